@@ -1,0 +1,277 @@
+//! The two objects that deferred statistics updates can reach after the scheduler lock is
+//! released, and their lifetimes (notes/invariants.md).
+//!
+//! Everything the scheduler *schedules* with (service trees, request lists, budgets) lives inside
+//! the scheduler lock, in `state.rs`. What a deferred update needs lives outside it, in two heap
+//! objects reached through raw pointers, as in the kernel:
+//!
+//! - [`GroupShared`]: a group's statistics, its reference count and its parent. Freed when the last
+//!   reference goes, through the stats policy's `retire_group` (immediately, or after an epoch).
+//!   References: one while the group is online, one per queue whose current group it is, one per
+//!   child group (until the child is freed).
+//! - [`QueueShared`]: a queue's current group (an atomic pointer: reparenting stores it, deferred
+//!   updates load it). Freed under the scheduler lock when its reference count (kept in the locked
+//!   state: process, requests, in-service) drops to zero.
+//!
+//! Both carry a [`Liveness`] word poisoned on drop; under loom, freed objects are quarantined so a
+//! stale access fails an assertion (the models' way of seeing a use after free).
+
+use crate::stats::GroupStats;
+use crate::sync::{reclaim, Arc, AtomicBool, AtomicPtr, AtomicUsize, Liveness, Ordering};
+use std::ptr::NonNull;
+
+/// Live-object counts of one scheduler instance (and of its deferred frees, which may outlive it).
+#[derive(Debug, Default)]
+pub struct Census {
+    groups: AtomicUsize,
+    queues: AtomicUsize,
+}
+
+impl Census {
+    /// Groups allocated and not yet freed (online, offline-awaiting-free, and root).
+    pub fn live_groups(&self) -> usize {
+        self.groups.load(Ordering::Acquire)
+    }
+
+    /// Queues allocated and not yet freed.
+    pub fn live_queues(&self) -> usize {
+        self.queues.load(Ordering::Acquire)
+    }
+}
+
+/// A group's shared part.
+pub struct GroupShared {
+    liveness: Liveness,
+    refs: AtomicUsize,
+    parent: Option<GroupPtr>,
+    stats: GroupStats,
+    serial: u64,
+    census: Arc<Census>,
+}
+
+impl GroupShared {
+    pub(crate) fn allocate(parent: Option<GroupPtr>, slots: usize, serial: u64, census: &Arc<Census>) -> GroupPtr {
+        census.groups.fetch_add(1, Ordering::Relaxed);
+        let group = Box::new(GroupShared {
+            liveness: Liveness::new(),
+            refs: AtomicUsize::new(1), // the online reference
+            parent,
+            stats: GroupStats::new(slots),
+            serial,
+            census: census.clone(),
+        });
+        GroupPtr(NonNull::from(Box::leak(group)))
+    }
+
+    /// The group's statistics. Under a model checker, asserts the group was not freed.
+    #[inline]
+    pub fn stats(&self) -> &GroupStats {
+        self.liveness.assert_alive("group");
+        &self.stats
+    }
+
+    /// A number that names this group for its whole life (never reused).
+    pub fn serial(&self) -> u64 {
+        self.serial
+    }
+
+    /// Takes a reference.
+    pub(crate) fn get(&self) {
+        self.liveness.assert_alive("group");
+        // Relaxed: taking a reference needs the object alive already (the caller holds one).
+        self.refs.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Drops a reference; `Some` when it was the last and the caller now owns the group.
+    ///
+    /// This is an atomic read-modify-write. The kernel's `bfqg->ref` was a plain `int` until
+    /// 2023 (kernel-bfq.md §5, second bug): decremented from two contexts, it lost updates.
+    pub(crate) fn put(this: GroupPtr) -> Option<RetiredGroup> {
+        // SAFETY: the caller holds a reference, so the group is allocated.
+        let group = unsafe { this.get() };
+        group.liveness.assert_alive("group");
+        // AcqRel: the last putter must see every access made under the other references
+        // (Acquire) before it frees; the others publish theirs (Release).
+        if group.refs.fetch_sub(1, Ordering::AcqRel) == 1 {
+            Some(RetiredGroup(this))
+        } else {
+            None
+        }
+    }
+}
+
+impl Drop for GroupShared {
+    fn drop(&mut self) {
+        self.liveness.poison();
+        self.census.groups.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// A raw pointer to a [`GroupShared`]. Copying it does not take a reference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GroupPtr(NonNull<GroupShared>);
+
+// SAFETY: a GroupPtr is only an address; every dereference is an `unsafe` call whose caller
+// argues the group is alive (a reference held, a lock, or an epoch pin), and the pointee is Sync
+// (atomics and per-CPU counters).
+unsafe impl Send for GroupPtr {}
+// SAFETY: as above.
+unsafe impl Sync for GroupPtr {}
+
+impl GroupPtr {
+    /// # Safety
+    /// The group must stay allocated for `'a`: the caller holds a reference, or a protection that
+    /// the stats policy's retire path respects (notes/invariants.md I1).
+    #[inline]
+    pub unsafe fn get<'a>(self) -> &'a GroupShared {
+        // SAFETY: the caller guarantees the allocation is live for 'a.
+        unsafe { self.0.as_ref() }
+    }
+
+    /// The address, for identity comparisons that never dereference.
+    pub fn addr(self) -> usize {
+        self.0.as_ptr() as usize
+    }
+}
+
+/// A group whose last reference has gone: owning this is owning the group. The stats policy
+/// decides when to call [`RetiredGroup::free`] (at once, or after a grace period).
+#[derive(Debug)]
+pub struct RetiredGroup(GroupPtr);
+
+// SAFETY: the value owns the group exclusively (the reference count reached zero and nothing can
+// take a new reference: a group is only reachable through references), so moving it to another
+// thread, e.g. an epoch collector, moves that ownership.
+unsafe impl Send for RetiredGroup {}
+
+impl RetiredGroup {
+    /// The group's identity (never dereferenced through this).
+    pub fn addr(&self) -> usize {
+        self.0.addr()
+    }
+
+    /// Frees the group: moves whatever its statistics gathered since it went offline into its
+    /// parent (the kernel's release-path drain, kernel-bfq.md §4), drops its reference on the
+    /// parent (handing the parent to `retire_parent` if that was the last), and frees the memory.
+    pub fn free(self, retire_parent: &mut dyn FnMut(RetiredGroup)) {
+        // SAFETY: we own the last reference (RetiredGroup's invariant): nothing else can reach the
+        // group any more, and it was allocated by `GroupShared::allocate` as a Box.
+        let group = unsafe { Box::from_raw(self.0 .0.as_ptr()) };
+        group.liveness.assert_alive("group");
+        if let Some(parent_ptr) = group.parent {
+            // SAFETY: a group holds a reference on its parent until this point.
+            let parent = unsafe { parent_ptr.get() };
+            group.stats.transfer_into(parent.stats());
+            if let Some(parent_retired) = GroupShared::put(parent_ptr) {
+                retire_parent(parent_retired);
+            }
+        }
+        reclaim(group);
+    }
+
+    /// Frees the group now, and its ancestors whose last reference this was.
+    pub fn free_now(self) {
+        self.free(&mut |parent| parent.free_now());
+    }
+}
+
+/// A queue's shared part.
+pub struct QueueShared {
+    liveness: Liveness,
+    group: AtomicPtr<GroupShared>,
+    wait_request: AtomicBool,
+    pid: u64,
+    census: Arc<Census>,
+}
+
+impl QueueShared {
+    pub(crate) fn allocate(group: GroupPtr, pid: u64, census: &Arc<Census>) -> QueueRef {
+        census.queues.fetch_add(1, Ordering::Relaxed);
+        let queue = Box::new(QueueShared {
+            liveness: Liveness::new(),
+            group: AtomicPtr::new(group.0.as_ptr()),
+            wait_request: AtomicBool::new(false),
+            pid,
+            census: census.clone(),
+        });
+        QueueRef(NonNull::from(Box::leak(queue)))
+    }
+
+    /// The queue's current group. Whether the group may be dereferenced depends on what the
+    /// caller holds (see [`GroupPtr::get`]).
+    #[inline]
+    pub fn current_group(&self) -> GroupPtr {
+        self.liveness.assert_alive("queue");
+        // Acquire pairs with the Release store in `set_group`: a deferred update that sees the
+        // new group also sees it initialised and referenced.
+        let raw = self.group.load(Ordering::Acquire);
+        GroupPtr(NonNull::new(raw).expect("a queue always has a group"))
+    }
+
+    /// Reparents the queue (scheduler lock held, plus the queue lock when the policy says so).
+    pub(crate) fn set_group(&self, group: GroupPtr) {
+        self.liveness.assert_alive("queue");
+        self.group.store(group.0.as_ptr(), Ordering::Release);
+    }
+
+    /// Whether the queue is idling, waiting for its next request (`bfq_bfqq_wait_request`).
+    /// A mirror of the locked flag, readable by policy hooks.
+    pub fn wait_request(&self) -> bool {
+        self.liveness.assert_alive("queue");
+        self.wait_request.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_wait_request(&self, on: bool) {
+        self.wait_request.store(on, Ordering::Relaxed);
+    }
+
+    /// The process the queue belongs to.
+    pub fn pid(&self) -> u64 {
+        self.pid
+    }
+}
+
+impl Drop for QueueShared {
+    fn drop(&mut self) {
+        self.liveness.poison();
+        self.census.queues.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// A raw pointer to a [`QueueShared`]. Copying it does not take a reference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct QueueRef(NonNull<QueueShared>);
+
+// SAFETY: only an address; dereferences are `unsafe` and argued at each site (the queue is pinned
+// by a request, by its process, or by the scheduler lock), and the pointee is Sync.
+unsafe impl Send for QueueRef {}
+// SAFETY: as above.
+unsafe impl Sync for QueueRef {}
+
+impl QueueRef {
+    /// # Safety
+    /// The queue must stay allocated for `'a` (notes/invariants.md I1a: pinned by an in-flight
+    /// request, by the calling process, or by the scheduler lock being held).
+    #[inline]
+    pub unsafe fn get<'a>(self) -> &'a QueueShared {
+        // SAFETY: the caller guarantees the allocation is live for 'a.
+        unsafe { self.0.as_ref() }
+    }
+
+    /// The address, for identity comparisons that never dereference.
+    pub fn addr(self) -> usize {
+        self.0.as_ptr() as usize
+    }
+
+    /// Frees the queue.
+    ///
+    /// # Safety
+    /// Its reference count (kept in the locked state) reached zero under the scheduler lock, and
+    /// no deferred update can still hold it (I1a).
+    pub(crate) unsafe fn free(self) {
+        // SAFETY: allocated by `QueueShared::allocate` as a Box; the caller owns it now.
+        let queue = unsafe { Box::from_raw(self.0.as_ptr()) };
+        queue.liveness.assert_alive("queue");
+        reclaim(queue);
+    }
+}

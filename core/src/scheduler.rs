@@ -1,0 +1,546 @@
+//! The scheduler's public face: the three hot paths shaped like `bfq_insert_request`,
+//! `bfq_dispatch_request` and `bfq_finish_request`, group creation and removal, processes.
+//!
+//! Each path takes the scheduler lock, does the scheduling work in `state.rs`, routes every
+//! statistics update through the policy (applied under the lock, or put in a batch), releases the
+//! lock, and hands the batch to the policy's `run_deferred`. Lock order: queue lock, then
+//! scheduler lock (group removal holds both when the policy asks; a deferred update takes only
+//! the queue lock, after the scheduler lock is released).
+
+use crate::clock::SchedClock;
+use crate::objects::{Census, QueueRef, RetiredGroup};
+use crate::policy::{DeferredBatch, DeferredCx, LockedView, Path, Route, StatEvent, StatKind, StatUpdate, StatsKept, StatsPolicy};
+use crate::state::{InsertOutcome, QueueId, RequestCounters, RequestSpec, RqId, SchedConfig, SchedState, StatSink};
+use crate::stats::{Op, StatsSnapshot};
+use crate::sync::{Arc, AtomicU64, Lock, LockGuard, LockKind, Ordering};
+use std::fmt;
+
+/// Names a group for as long as it is online (slab key + serial, so a stale id is detected).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct GroupId {
+    key: u32,
+    serial: u64,
+}
+
+impl GroupId {
+    /// A number naming the group for its whole life.
+    pub fn serial(self) -> u64 {
+        self.serial
+    }
+}
+
+impl fmt::Display for GroupId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "g{}", self.serial)
+    }
+}
+
+/// Why a group or process operation was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SchedError {
+    /// The group does not exist (never did, or went offline).
+    NoSuchGroup(GroupId),
+    /// Weights are 1..=1000, as in BFQ.
+    BadWeight(u64),
+    /// The root group cannot be removed.
+    RootGroup,
+    /// A group with online children cannot be removed (cgroup rmdir semantics).
+    HasChildren(GroupId),
+    /// The variant's deferred updates are unsafe under group removal or process moves.
+    UnsafeUnderRemoval(&'static str),
+}
+
+impl fmt::Display for SchedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SchedError::NoSuchGroup(g) => write!(f, "no such group {g}"),
+            SchedError::BadWeight(w) => write!(f, "group weight must be 1..=1000, got {w}"),
+            SchedError::RootGroup => write!(f, "the root group cannot be removed"),
+            SchedError::HasChildren(g) => write!(f, "group {g} still has child groups"),
+            SchedError::UnsafeUnderRemoval(v) => {
+                write!(f, "variant `{v}` updates group stats with no protection: groups cannot be removed or processes moved while it runs")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SchedError {}
+
+/// A group as seen from outside.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct GroupInfo {
+    pub id: GroupId,
+    pub parent: Option<GroupId>,
+    pub weight: u64,
+    pub depth: u32,
+    pub queues: usize,
+}
+
+/// The end-of-run conservation checks (see [`Scheduler::check_consistency`]).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Consistency {
+    pub counters: RequestCounters,
+    /// inserted = completed + merged + still in the scheduler or on the device.
+    pub requests_balance: bool,
+    /// Requests still queued, and on the device.
+    pub outstanding: (usize, usize),
+    /// Groups whose `queued` total is not 0 (only checked when the policy keeps debug stats).
+    pub groups_with_queued: Vec<(GroupId, i64)>,
+    /// Sum of io_serviced over online groups (removed groups handed theirs to their parents).
+    pub io_serviced_sum: Option<i64>,
+    /// io_serviced sum = dispatched (when the policy keeps io_serviced).
+    pub io_serviced_matches: bool,
+    /// Everything above holds.
+    pub ok: bool,
+}
+
+/// The scheduler instance (`struct bfq_data` plus its locks and policy).
+pub struct Scheduler<P: StatsPolicy> {
+    state: Lock<SchedState>,
+    queue_lock: Lock<()>,
+    policy: P,
+    clock: SchedClock,
+    census: Arc<Census>,
+    next_pid: AtomicU64,
+}
+
+/// Routes updates emitted under the scheduler lock: applied now, batched, or dropped.
+struct Router<'a, P: StatsPolicy> {
+    policy: &'a P,
+    batch: &'a mut DeferredBatch,
+    now: u64,
+}
+
+#[inline]
+fn effective_route<P: StatsPolicy>(policy: &P, kind: StatKind) -> Route {
+    match policy.route(kind) {
+        Route::Defer if !kind.deferrable() => Route::Now,
+        route => route,
+    }
+}
+
+impl<P: StatsPolicy> StatSink for Router<'_, P> {
+    #[inline]
+    fn emit(&mut self, queue: QueueRef, update: StatUpdate) {
+        match effective_route(self.policy, update.kind()) {
+            Route::Now => apply_locked(queue, update, self.now),
+            Route::Defer => self.batch.push(StatEvent { queue, update }),
+            Route::Skip => {}
+        }
+    }
+}
+
+/// Applies an update under the scheduler lock.
+#[inline]
+fn apply_locked(queue: QueueRef, update: StatUpdate, now: u64) {
+    // SAFETY: called with the scheduler lock held, for a queue that is in the locked state (the
+    // paths emit only for queues they hold), so the queue is allocated; its current group is
+    // referenced by the queue and changes only under the scheduler lock, so it is allocated too.
+    let group = unsafe { queue.get().current_group().get() };
+    update.apply_to(group.stats(), now);
+}
+
+impl<P: StatsPolicy> Scheduler<P> {
+    /// A scheduler with its root group.
+    pub fn new(lock: LockKind, config: SchedConfig, clock: SchedClock) -> Arc<Self> {
+        assert!((1..=64).contains(&config.slots), "slots must be 1..=64");
+        let census = Arc::new(Census::default());
+        Arc::new(Scheduler {
+            state: Lock::new(lock, SchedState::new(config, census.clone())),
+            queue_lock: Lock::new(lock, ()),
+            policy: P::new(),
+            clock,
+            census,
+            next_pid: AtomicU64::new(1),
+        })
+    }
+
+    /// The variant's name.
+    pub fn variant(&self) -> &'static str {
+        P::NAME
+    }
+
+    pub fn policy(&self) -> &P {
+        &self.policy
+    }
+
+    pub fn lock_kind(&self) -> LockKind {
+        self.state.kind()
+    }
+
+    pub fn clock(&self) -> &SchedClock {
+        &self.clock
+    }
+
+    /// Live-object counts; keep the `Arc` to read them after the scheduler is gone.
+    pub fn census(&self) -> Arc<Census> {
+        self.census.clone()
+    }
+
+    fn lock(&self) -> LockGuard<'_, SchedState> {
+        self.state.lock()
+    }
+
+    fn cx(&self) -> DeferredCx<'_> {
+        DeferredCx { queue_lock: &self.queue_lock, clock: &self.clock }
+    }
+
+    fn retire(&self, retired: Vec<RetiredGroup>) {
+        for group in retired {
+            self.policy.retire_group(group);
+        }
+    }
+
+    fn lookup(st: &SchedState, id: GroupId) -> Result<usize, SchedError> {
+        match st.groups.get(id.key as usize) {
+            Some(g) if g.serial == id.serial => Ok(id.key as usize),
+            _ => Err(SchedError::NoSuchGroup(id)),
+        }
+    }
+
+    fn id_of(st: &SchedState, key: usize) -> GroupId {
+        GroupId { key: key as u32, serial: st.groups[key].serial }
+    }
+
+    /// The root group.
+    pub fn root(&self) -> GroupId {
+        let st = self.lock();
+        Self::id_of(&st, st.root)
+    }
+
+    /// Creates a group under `parent` (`bfq_pd_init`).
+    pub fn create_group(&self, parent: GroupId, weight: u64) -> Result<GroupId, SchedError> {
+        if !(1..=1000).contains(&weight) {
+            return Err(SchedError::BadWeight(weight));
+        }
+        let mut st = self.lock();
+        let parent = Self::lookup(&st, parent)?;
+        let (key, serial) = st.create_group(parent, weight);
+        tracing::debug!(group = serial, weight, "group created");
+        Ok(GroupId { key: key as u32, serial })
+    }
+
+    /// Removes a group: offline now (its queues move to the parent, its statistics are added into
+    /// the parent's), freed when its last reference goes.
+    pub fn remove_group(&self, id: GroupId) -> Result<(), SchedError> {
+        if !P::SAFE_UNDER_GROUP_REMOVAL {
+            return Err(SchedError::UnsafeUnderRemoval(P::NAME));
+        }
+        // Lock order: queue lock, then scheduler lock (blkcg holds queue_lock around pd_offline).
+        let queue_guard = P::REPARENT_HOLDS_QUEUE_LOCK.then(|| self.queue_lock.lock());
+        let mut st = self.lock();
+        let g = Self::lookup(&st, id)?;
+        if g == st.root {
+            return Err(SchedError::RootGroup);
+        }
+        if st.online_children(g) > 0 {
+            return Err(SchedError::HasChildren(id));
+        }
+        let now = self.clock.now_ns();
+        let mut batch = DeferredBatch::new(Path::Dispatch);
+        st.offline_group(g, now, &mut Router { policy: &self.policy, batch: &mut batch, now });
+        debug_assert!(batch.is_empty(), "offline emits only lock-only updates");
+        let retired = std::mem::take(&mut st.retired);
+        drop(st);
+        tracing::debug!(group = id.serial, "group offline");
+        // Still under the queue lock when the policy relies on it (I1b).
+        self.retire(retired);
+        drop(queue_guard);
+        Ok(())
+    }
+
+    /// Every online group.
+    pub fn groups(&self) -> Vec<GroupInfo> {
+        let st = self.lock();
+        st.groups
+            .iter()
+            .map(|(key, g)| GroupInfo {
+                id: Self::id_of(&st, key),
+                parent: g.parent.map(|p| Self::id_of(&st, p)),
+                weight: g.shared_weight(),
+                depth: g.depth,
+                queues: g.members.len(),
+            })
+            .collect()
+    }
+
+    /// A group's statistics.
+    pub fn group_stats(&self, id: GroupId) -> Result<StatsSnapshot, SchedError> {
+        let st = self.lock();
+        let g = Self::lookup(&st, id)?;
+        // SAFETY: the group is online (in the slab) and the lock is held: its online reference
+        // keeps it allocated.
+        Ok(unsafe { st.groups[g].shared.get() }.stats().snapshot())
+    }
+
+    /// A new process with its own queue in `group` (`bfq_get_queue` for a new io context).
+    pub fn spawn_process(self: &Arc<Self>, group: GroupId) -> Result<Process<P>, SchedError> {
+        let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
+        let mut st = self.lock();
+        let g = Self::lookup(&st, group)?;
+        let queue = st.new_queue(g, pid);
+        let shared = st.queue_ref(queue);
+        drop(st);
+        Ok(Process { sched: self.clone(), queue, shared, pid })
+    }
+
+    /// `bfq_dispatch_request`: the next request for the device, if any.
+    pub fn dispatch(&self) -> Option<Dispatched<'_, P>> {
+        let mut batch = DeferredBatch::new(Path::Dispatch);
+        let mut st = self.lock();
+        let now = self.clock.now_ns();
+        let capture = self.policy.dispatch_begin(&LockedView { state: &st });
+        let rq = st.dispatch_one(now, &mut Router { policy: &self.policy, batch: &mut batch, now });
+        self.policy.dispatch_end(&LockedView { state: &st }, capture, &mut batch);
+        let dispatched = rq.map(|rq| {
+            let r = &st.requests[rq];
+            Dispatched {
+                sched: self,
+                rq: Some(rq),
+                queue: st.queue_ref(r.queue),
+                tag: r.tag,
+                sector: r.sector,
+                sectors: r.sectors,
+                op: r.op,
+                start_ns: r.start_ns,
+                io_start_ns: r.io_start_ns,
+            }
+        });
+        let retired = if st.retired.is_empty() { Vec::new() } else { std::mem::take(&mut st.retired) };
+        drop(st);
+        if !batch.is_empty() {
+            self.policy.run_deferred(&self.cx(), &mut batch);
+        }
+        if !retired.is_empty() {
+            self.retire_outside_removal(retired);
+        }
+        dispatched
+    }
+
+    /// Runs the idle timer if it is due (`bfq_idle_slice_timer`); for callers that drive time.
+    pub fn run_idle_timer(&self) -> bool {
+        let mut batch = DeferredBatch::new(Path::Dispatch);
+        let mut st = self.lock();
+        let now = self.clock.now_ns();
+        let fired = st.run_idle_timer(now, &mut Router { policy: &self.policy, batch: &mut batch, now });
+        let retired = std::mem::take(&mut st.retired);
+        drop(st);
+        debug_assert!(batch.is_empty());
+        self.retire_outside_removal(retired);
+        fired
+    }
+
+    /// When the idle timer will fire, if armed.
+    pub fn idle_deadline(&self) -> Option<u64> {
+        self.lock().idle_deadline
+    }
+
+    /// Sets `slice_idle` (the kernel sets it when the queue is registered, after probing).
+    pub fn set_slice_idle(&self, ns: u64) {
+        self.lock().cfg.slice_idle_ns = ns;
+    }
+
+    pub fn slice_idle(&self) -> u64 {
+        self.lock().cfg.slice_idle_ns
+    }
+
+    /// Groups can lose their last reference outside removal only if a queue of an offline group
+    /// is freed, which offlining prevents (it moves every queue out first).
+    fn retire_outside_removal(&self, retired: Vec<RetiredGroup>) {
+        debug_assert!(retired.is_empty(), "a hot path dropped a group's last reference");
+        self.retire(retired);
+    }
+
+    /// Request counts.
+    pub fn counters(&self) -> RequestCounters {
+        self.lock().counters
+    }
+
+    /// Requests still queued, and on the device.
+    pub fn outstanding(&self) -> (usize, usize) {
+        self.lock().requests_outstanding()
+    }
+
+    /// The conservation checks of a quiescent scheduler. Call with no request on the device and
+    /// after [`StatsPolicy::quiesce`], so that offline groups awaiting their grace period have
+    /// handed their residue to their parents.
+    pub fn check_consistency(&self) -> Consistency {
+        let st = self.lock();
+        let c = st.counters;
+        let outstanding = st.requests_outstanding();
+        let requests_balance =
+            c.inserted == c.completed + c.merged + (outstanding.0 + outstanding.1) as u64 && c.dispatched >= c.completed;
+        let mut groups_with_queued = Vec::new();
+        let mut serviced = 0i64;
+        for (key, g) in st.groups.iter() {
+            // SAFETY: online group, lock held.
+            let stats = unsafe { g.shared.get() }.stats();
+            if P::KEPT == StatsKept::Full {
+                let queued = stats.queued_total();
+                if queued != 0 {
+                    groups_with_queued.push((Self::id_of(&st, key), queued));
+                }
+            }
+            let s = stats.read_rwstat(crate::stats::RwStat::Serviced);
+            serviced += StatsSnapshot::total(&s);
+        }
+        let keeps_serviced = P::KEPT != StatsKept::None;
+        let io_serviced_sum = keeps_serviced.then_some(serviced);
+        let io_serviced_matches = !keeps_serviced || serviced == c.dispatched as i64;
+        let quiet = outstanding == (0, 0);
+        let ok = requests_balance && groups_with_queued.is_empty() && io_serviced_matches && quiet;
+        Consistency { counters: c, requests_balance, outstanding, groups_with_queued, io_serviced_sum, io_serviced_matches, ok }
+    }
+}
+
+impl<P: StatsPolicy> Drop for Scheduler<P> {
+    fn drop(&mut self) {
+        let mut st = self.state.lock();
+        let dropped = st.teardown();
+        if dropped > 0 {
+            tracing::warn!(dropped, "scheduler torn down with requests pending");
+        }
+        let retired = std::mem::take(&mut st.retired);
+        drop(st);
+        self.retire(retired);
+    }
+}
+
+/// A process: its own queue (`bfq_queue`) in a group. Dropping it is the process exiting.
+pub struct Process<P: StatsPolicy> {
+    sched: Arc<Scheduler<P>>,
+    queue: QueueId,
+    shared: QueueRef,
+    pid: u64,
+}
+
+/// What completion hands back to the submitter.
+#[derive(Debug)]
+pub struct Completed {
+    pub tag: u64,
+    /// Tags of requests that were merged into this one.
+    pub absorbed: Vec<u64>,
+}
+
+impl<P: StatsPolicy> Process<P> {
+    pub fn scheduler(&self) -> &Arc<Scheduler<P>> {
+        &self.sched
+    }
+
+    pub fn pid(&self) -> u64 {
+        self.pid
+    }
+
+    /// The group the process's queue is in now.
+    pub fn group(&self) -> GroupId {
+        let st = self.sched.lock();
+        Scheduler::<P>::id_of(&st, st.queue_group(self.queue))
+    }
+
+    /// `bfq_insert_request`.
+    pub fn insert(&self, spec: RequestSpec) -> InsertOutcome {
+        let sched = &*self.sched;
+        let mut batch = DeferredBatch::new(Path::Insert);
+        let mut st = sched.lock();
+        let now = sched.clock.now_ns();
+        let outcome = st.insert(self.queue, &spec, now, &mut Router { policy: &sched.policy, batch: &mut batch, now });
+        debug_assert!(st.retired.is_empty());
+        drop(st);
+        if !batch.is_empty() {
+            sched.policy.run_deferred(&sched.cx(), &mut batch);
+        }
+        outcome
+    }
+
+    /// Moves the process to another group (its queue follows: `bfq_bic_update_cgroup`).
+    pub fn move_to(&self, group: GroupId) -> Result<(), SchedError> {
+        if !P::SAFE_UNDER_GROUP_REMOVAL {
+            return Err(SchedError::UnsafeUnderRemoval(P::NAME));
+        }
+        let sched = &*self.sched;
+        let queue_guard = P::REPARENT_HOLDS_QUEUE_LOCK.then(|| sched.queue_lock.lock());
+        let mut st = sched.lock();
+        let g = Scheduler::<P>::lookup(&st, group)?;
+        let now = sched.clock.now_ns();
+        let mut batch = DeferredBatch::new(Path::Dispatch);
+        st.move_queue(self.queue, g, now, &mut Router { policy: &sched.policy, batch: &mut batch, now });
+        let retired = std::mem::take(&mut st.retired);
+        drop(st);
+        sched.retire(retired);
+        drop(queue_guard);
+        Ok(())
+    }
+
+    /// The queue's shared part (for hooks and models).
+    pub fn queue_ref(&self) -> QueueRef {
+        self.shared
+    }
+}
+
+impl<P: StatsPolicy> Drop for Process<P> {
+    fn drop(&mut self) {
+        // bfq_exit_icq: the process's reference goes; the queue lives on while requests or the
+        // in-service slot hold it.
+        let mut st = self.sched.lock();
+        st.put_queue(self.queue);
+        let retired = std::mem::take(&mut st.retired);
+        drop(st);
+        self.sched.retire(retired);
+    }
+}
+
+/// A request on the device. Completing it (or dropping it) runs the finish path.
+#[must_use = "a dispatched request must be completed"]
+pub struct Dispatched<'a, P: StatsPolicy> {
+    sched: &'a Scheduler<P>,
+    rq: Option<RqId>,
+    queue: QueueRef,
+    pub tag: u64,
+    pub sector: u64,
+    pub sectors: u32,
+    pub op: Op,
+    pub start_ns: u64,
+    pub io_start_ns: u64,
+}
+
+impl<P: StatsPolicy> Dispatched<'_, P> {
+    /// `bfq_finish_request`: completion statistics first (outside the scheduler lock, as the
+    /// kernel does, unless the policy routes them under it), then the locked bookkeeping.
+    pub fn complete(mut self) -> Completed {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Completed {
+        let rq = self.rq.take().expect("completed once");
+        let sched = self.sched;
+        let update = StatUpdate::Completion { op: self.op, start_ns: self.start_ns, io_start_ns: self.io_start_ns };
+        let route = effective_route(&sched.policy, StatKind::Completion);
+        if route == Route::Defer {
+            let mut batch = DeferredBatch::new(Path::Completion);
+            batch.push(StatEvent { queue: self.queue, update });
+            sched.policy.run_deferred(&sched.cx(), &mut batch);
+        }
+        let mut batch = DeferredBatch::new(Path::Completion);
+        let mut st = sched.lock();
+        let now = sched.clock.now_ns();
+        if route == Route::Now {
+            apply_locked(self.queue, update, now);
+        }
+        let r = st.complete(rq, now, &mut Router { policy: &sched.policy, batch: &mut batch, now });
+        let retired = if st.retired.is_empty() { Vec::new() } else { std::mem::take(&mut st.retired) };
+        drop(st);
+        debug_assert!(batch.is_empty(), "completion emits only lock-only updates under the lock");
+        if !retired.is_empty() {
+            sched.retire_outside_removal(retired);
+        }
+        Completed { tag: r.tag, absorbed: r.absorbed }
+    }
+}
+
+impl<P: StatsPolicy> Drop for Dispatched<'_, P> {
+    fn drop(&mut self) {
+        if self.rq.is_some() {
+            self.finish();
+        }
+    }
+}
