@@ -1,1 +1,317 @@
-fn main(){}
+//! `schedlab`: the workbench's command line.
+//!
+//! - `schedlab` (no arguments): a short run of every safe variant, side by side.
+//! - `schedlab variants`: the registered variants.
+//! - `schedlab run ...`: one variant, one configuration, optionally written as JSON.
+//!
+//! Bad input gets one line on stderr and exit code 2; an interrupted run (Ctrl-C) reports what it
+//! measured.
+
+use clap::{Parser, Subcommand};
+use schedlab_benches::provenance::Provenance;
+use schedlab_benches::workload::{run_named, RunResult, Rw, WorkloadConfig};
+use schedlab_core::sync::{AtomicBool, Ordering};
+use schedlab_core::LockKind;
+use serde::Serialize;
+use std::process::ExitCode;
+use std::time::Duration;
+
+static INTERRUPT: AtomicBool = AtomicBool::new(false);
+
+#[derive(Parser, Debug)]
+#[command(name = "schedlab", version, about = "Lock-contention workbench: a BFQ-style scheduler with swappable group-statistics policies")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List the stats variants: name, a tab, a one-line summary.
+    Variants,
+    /// Run one variant on the null device and report throughput and the end-of-run checks.
+    Run(RunArgs),
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct RunArgs {
+    /// Stats variant (see `schedlab variants`).
+    #[arg(long)]
+    variant: String,
+    /// Submitting threads (one process each).
+    #[arg(long, default_value_t = 2, allow_negative_numbers = true)]
+    threads: i64,
+    /// Measured seconds.
+    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
+    duration: f64,
+    /// Seconds run before measuring.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    ramp: f64,
+    /// Lock kind of the scheduler and queue locks: fair-spin or parking-lot.
+    #[arg(long, default_value = "fair-spin")]
+    lock: String,
+    /// Groups besides the root (a 3-level hierarchy).
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
+    groups: i64,
+    /// Group weights, comma-separated, assigned in turn (1..=1000).
+    #[arg(long, default_value = "100,200,300", allow_negative_numbers = true)]
+    weights: String,
+    /// Group removals per second (each also creates a group and moves a process into it).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    churn: f64,
+    /// Per-CPU slots of every statistics counter.
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true)]
+    slots: i64,
+    /// Seed of the request generators.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Access pattern: randread, randwrite, read, write.
+    #[arg(long, default_value = "randread")]
+    rw: String,
+    /// Block size in bytes (a multiple of 512, at most 128 KiB), e.g. 4096 or 4k.
+    #[arg(long, default_value = "4k")]
+    bs: String,
+    /// Requests each job keeps outstanding.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    iodepth: i64,
+    /// Simulated work outside the scheduler per request, ns (0: null device).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    outside_ns: i64,
+    /// Idle slice after a sync queue empties, ns (0: no idling, as in the seeds' benchmark).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    slice_idle_ns: i64,
+    /// Write the result, with provenance, to this JSON file.
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
+}
+
+/// A one-line user error (exit code 2).
+struct UsageError(String);
+
+fn nonneg(name: &str, v: i64) -> Result<u64, UsageError> {
+    u64::try_from(v).map_err(|_| UsageError(format!("--{name} must not be negative, got {v}")))
+}
+
+fn parse_bs(s: &str) -> Result<u32, UsageError> {
+    let lower = s.trim().to_ascii_lowercase();
+    let (digits, mult) = match lower.strip_suffix('k') {
+        Some(d) => (d, 1024u64),
+        None => (lower.as_str(), 1),
+    };
+    let bytes = digits.parse::<u64>().map_err(|_| UsageError(format!("--bs must be a size like 4096 or 4k, got `{s}`")))? * mult;
+    if bytes == 0 || bytes % 512 != 0 || bytes > 128 * 1024 {
+        return Err(UsageError(format!("--bs must be a multiple of 512 bytes up to 128k, got `{s}`")));
+    }
+    Ok((bytes / 512) as u32)
+}
+
+fn seconds(name: &str, v: f64, allow_zero: bool) -> Result<Duration, UsageError> {
+    if !v.is_finite() || v < 0.0 || (!allow_zero && v == 0.0) {
+        let what = if allow_zero { "must not be negative" } else { "must be greater than zero" };
+        return Err(UsageError(format!("--{name} {what}, got {v}")));
+    }
+    if v > 24.0 * 3600.0 {
+        return Err(UsageError(format!("--{name} {v} is more than a day")));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, UsageError> {
+    let lock = LockKind::from_name(&args.lock)
+        .ok_or_else(|| UsageError(format!("unknown lock kind `{}` (known: fair-spin, parking-lot)", args.lock)))?;
+    let rw = Rw::from_name(&args.rw)
+        .ok_or_else(|| UsageError(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", args.rw)))?;
+    let weights = args
+        .weights
+        .split(',')
+        .map(|w| w.trim().parse::<i64>().map_err(|_| UsageError(format!("--weights must be numbers, got `{w}`"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(bad) = weights.iter().find(|w| !(1..=1000).contains(*w)) {
+        return Err(UsageError(format!("group weight must be 1..=1000, got {bad}")));
+    }
+    if args.groups > 4096 {
+        return Err(UsageError(format!("--groups {} is more than 4096", args.groups)));
+    }
+    let cfg = WorkloadConfig {
+        threads: nonneg("threads", args.threads)? as usize,
+        duration: seconds("duration", args.duration, false)?,
+        ramp: seconds("ramp", args.ramp, true)?,
+        lock,
+        groups: nonneg("groups", args.groups)? as usize,
+        weights: weights.into_iter().map(|w| w as u64).collect(),
+        churn_per_sec: args.churn,
+        slots: nonneg("slots", args.slots)? as usize,
+        seed: args.seed,
+        rw,
+        bs_sectors: parse_bs(&args.bs)?,
+        iodepth: nonneg("iodepth", args.iodepth)? as usize,
+        outside_ns: nonneg("outside-ns", args.outside_ns)?,
+        slice_idle_ns: nonneg("slice-idle-ns", args.slice_idle_ns)?,
+    };
+    cfg.validate(&args.variant).map_err(UsageError)?;
+    Ok(cfg)
+}
+
+#[derive(Serialize)]
+struct RunJson<'a> {
+    provenance: Provenance,
+    variant: &'a str,
+    threads: usize,
+    lock: LockKind,
+    kiops: f64,
+    per_thread_kiops: &'a [f64],
+    requests: schedlab_core::RequestCounters,
+    consistent: bool,
+    groups_live_after: usize,
+    queues_live_after: usize,
+    measured_s: f64,
+    interrupted: bool,
+    churn_removals: u64,
+    consistency: &'a schedlab_core::Consistency,
+    config: &'a WorkloadConfig,
+}
+
+fn spread(v: &[f64]) -> (f64, f64, f64) {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    let med = match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => s[n / 2],
+        _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    };
+    (s.first().copied().unwrap_or(0.0), med, s.last().copied().unwrap_or(0.0))
+}
+
+fn print_run(r: &RunResult) {
+    let (min, med, max) = spread(&r.per_thread_kiops);
+    println!(
+        "{}: {:.1} KIOPS over {:.2} s ({} threads, {}); per-thread KIOPS min/median/max {:.1}/{:.1}/{:.1}",
+        r.variant, r.kiops, r.measured_s, r.threads, r.lock, min, med, max
+    );
+    let c = &r.requests;
+    println!(
+        "requests: inserted {} dispatched {} merged {} completed {}; consistent: {}; groups live after teardown: {}; churn removals: {}",
+        c.inserted, c.dispatched, c.merged, c.completed, r.consistent, r.groups_live_after, r.churn_removals
+    );
+    if !r.consistent {
+        println!("consistency details: {:?}", r.consistency);
+    }
+    if r.interrupted {
+        println!("(interrupted: the numbers cover the part that ran)");
+    }
+}
+
+fn cmd_run(args: &RunArgs) -> Result<ExitCode, UsageError> {
+    let cfg = workload_config(args)?;
+    let result = run_named(&args.variant, &cfg, &INTERRUPT).map_err(UsageError)?;
+    print_run(&result);
+    if let Some(path) = &args.json {
+        let json = RunJson {
+            provenance: Provenance::collect(),
+            variant: result.variant,
+            threads: result.threads,
+            lock: result.lock,
+            kiops: result.kiops,
+            per_thread_kiops: &result.per_thread_kiops,
+            requests: result.requests,
+            consistent: result.consistent,
+            groups_live_after: result.groups_live_after,
+            queues_live_after: result.queues_live_after,
+            measured_s: result.measured_s,
+            interrupted: result.interrupted,
+            churn_removals: result.churn_removals,
+            consistency: &result.consistency,
+            config: &cfg,
+        };
+        let text = serde_json::to_string_pretty(&json).expect("serialisable");
+        std::fs::write(path, text + "\n")
+            .map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))?;
+        println!("wrote {}", path.display());
+    }
+    let ok = result.consistent && result.groups_live_after == 0 && result.queues_live_after == 0;
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The default action: every safe variant, a short run each, one table.
+fn cmd_summary() -> ExitCode {
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let cfg = WorkloadConfig { threads: cpus, duration: Duration::from_secs(2), churn_per_sec: 10.0, ..WorkloadConfig::default() };
+    let prov = Provenance::collect();
+    println!("schedlab: every safe variant, {} threads, {} lock, 4 groups, churn 10/s, 2 s each, null device", cfg.threads, cfg.lock);
+    println!("{}", prov.one_line());
+    println!("(for interleaved rounds with spread, lock counters and the seeds' ratios, see the compare issue in notes/)\n");
+    let mut rows: Vec<RunResult> = Vec::new();
+    let mut all_ok = true;
+    for v in schedlab_variants::safe() {
+        if INTERRUPT.load(Ordering::Relaxed) {
+            break;
+        }
+        let r = run_named(v.name, &cfg, &INTERRUPT).expect("defaults are valid");
+        all_ok &= r.consistent && r.groups_live_after == 0;
+        rows.push(r);
+    }
+    let base = rows.iter().find(|r| r.variant == "sched-lock").map(|r| r.kiops);
+    println!("{:<12} {:>9} {:>10} {:>22} {:>11} {:>12}", "variant", "KIOPS", "x sched", "per-thread min/med/max", "consistent", "groups_after");
+    for r in &rows {
+        let (min, med, max) = spread(&r.per_thread_kiops);
+        let ratio = base.map_or("-".to_string(), |b| format!("{:.2}", r.kiops / b));
+        println!(
+            "{:<12} {:>9.1} {:>10} {:>22} {:>11} {:>12}",
+            r.variant,
+            r.kiops,
+            ratio,
+            format!("{min:.0}/{med:.0}/{max:.0}"),
+            r.consistent,
+            r.groups_live_after
+        );
+    }
+    println!("\nOne run each, not interleaved: a first look, not a measurement. Try `schedlab run --help`.");
+    if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            // clap renders several lines (error, usage, tip): keep the error itself on one line.
+            let rendered = e.to_string();
+            let line = rendered
+                .lines()
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
+            eprintln!("schedlab: {}", line.trim_start_matches("error: "));
+            return ExitCode::from(2);
+        }
+    };
+    let _ = ctrlc::set_handler(|| INTERRUPT.store(true, Ordering::Relaxed));
+    let result = match cli.command {
+        None => Ok(cmd_summary()),
+        Some(Command::Variants) => {
+            for v in schedlab_variants::ALL {
+                println!("{}\t{}", v.name, v.summary);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Run(args)) => cmd_run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(UsageError(msg)) => {
+            eprintln!("schedlab: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! Where a number came from: machine, toolchain, commit, command, date. Every result file and
+//! every `--json` output carries one.
+
+use serde::Serialize;
+use std::process::Command;
+
+/// How a result was produced.
+#[derive(Clone, Debug, Serialize)]
+pub struct Provenance {
+    /// `git describe`-like commit of the working tree (`-dirty` when it had uncommitted changes).
+    pub commit: String,
+    pub rustc: String,
+    /// Logical CPUs available to this process.
+    pub cpus: usize,
+    pub cpu_model: String,
+    pub os: String,
+    /// UTC, RFC 3339.
+    pub date: String,
+    pub command_line: String,
+    pub profile: &'static str,
+}
+
+fn git(args: &[&str]) -> Option<String> {
+    let out = Command::new("git").args(args).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn commit() -> String {
+    match git(&["rev-parse", "--short=12", "HEAD"]) {
+        Some(c) if !c.is_empty() => {
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+            if dirty {
+                format!("{c}-dirty")
+            } else {
+                c
+            }
+        }
+        _ => option_env!("SCHEDLAB_BUILD_COMMIT").unwrap_or("unknown").to_string(),
+    }
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|m| m.trim().to_string()))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+impl Provenance {
+    /// Collects the provenance of the current process.
+    pub fn collect() -> Self {
+        Provenance {
+            commit: commit(),
+            rustc: option_env!("SCHEDLAB_RUSTC").unwrap_or("unknown").to_string(),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cpu_model: cpu_model(),
+            os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+            date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            command_line: std::env::args().collect::<Vec<_>>().join(" "),
+            profile: if cfg!(debug_assertions) { "debug" } else { "release" },
+        }
+    }
+
+    /// One line for the head of a table.
+    pub fn one_line(&self) -> String {
+        format!(
+            "commit {} | {} | {} CPUs ({}) | {} | {}",
+            self.commit, self.rustc, self.cpus, self.cpu_model, self.profile, self.date
+        )
+    }
+}

@@ -1,0 +1,75 @@
+//! Conservation under real threads with group removal, for every safe variant: no request lost,
+//! every group's `queued` back to 0, io_serviced summed over the groups (removed groups handed
+//! theirs to their parents) equal to what was dispatched, and every group freed at teardown.
+
+use schedlab_benches::workload::{run_named, Rw, WorkloadConfig};
+use schedlab_core::sync::AtomicBool;
+use schedlab_core::LockKind;
+use std::time::Duration;
+
+fn check(variant: &str, cfg: &WorkloadConfig, expect_merges: bool) {
+    let r = run_named(variant, cfg, &AtomicBool::new(false)).unwrap();
+    let c = &r.consistency;
+    assert!(c.ok, "{variant} {:?}: {c:?}", cfg.rw);
+    assert_eq!(r.requests.inserted, r.requests.completed + r.requests.merged, "{variant}");
+    assert_eq!(r.requests.dispatched, r.requests.completed, "{variant}");
+    assert!(c.groups_with_queued.is_empty(), "{variant}: {:?}", c.groups_with_queued);
+    if variant != "no-stats" {
+        assert_eq!(c.io_serviced_sum, Some(r.requests.completed as i64), "{variant}");
+    }
+    assert!(r.churn_removals >= 3, "{variant}: only {} removals", r.churn_removals);
+    assert_eq!(r.groups_live_after, 0, "{variant}: groups leaked");
+    assert_eq!(r.queues_live_after, 0, "{variant}: queues leaked");
+    assert!(r.requests.completed > 1000, "{variant}: too little work");
+    if expect_merges {
+        assert!(r.requests.merged > 0, "{variant}: sequential I/O at depth 4 never merged");
+    }
+}
+
+#[test]
+fn random_io_with_churn_conserves_requests_and_stats() {
+    for lock in LockKind::ALL {
+        for v in schedlab_variants::safe() {
+            let cfg = WorkloadConfig {
+                threads: 2,
+                duration: Duration::from_millis(400),
+                lock,
+                groups: 5,
+                churn_per_sec: 50.0,
+                ..WorkloadConfig::default()
+            };
+            check(v.name, &cfg, false);
+        }
+    }
+}
+
+#[test]
+fn sequential_io_with_merges_and_churn_conserves_requests_and_stats() {
+    for v in schedlab_variants::safe() {
+        let cfg = WorkloadConfig {
+            threads: 3,
+            duration: Duration::from_millis(400),
+            groups: 4,
+            churn_per_sec: 50.0,
+            rw: Rw::Write,
+            iodepth: 4,
+            ..WorkloadConfig::default()
+        };
+        check(v.name, &cfg, true);
+    }
+}
+
+#[test]
+fn idling_run_with_churn_drains_and_conserves() {
+    for v in ["queue-lock", "epoch"] {
+        let cfg = WorkloadConfig {
+            threads: 2,
+            duration: Duration::from_millis(300),
+            groups: 3,
+            churn_per_sec: 40.0,
+            slice_idle_ns: 200_000,
+            ..WorkloadConfig::default()
+        };
+        check(v, &cfg, false);
+    }
+}
