@@ -16,6 +16,8 @@ use serde::Serialize;
 use std::process::ExitCode;
 use std::time::Duration;
 
+mod roundtrip;
+
 static INTERRUPT: AtomicBool = AtomicBool::new(false);
 
 #[derive(Parser, Debug)]
@@ -31,6 +33,8 @@ enum Command {
     Variants,
     /// Run one variant on the null device and report throughput and the end-of-run checks.
     Run(RunArgs),
+    /// Single-threaded cost of one request round trip per variant, interleaved and repeated.
+    Roundtrip(roundtrip::RoundtripArgs),
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -306,6 +310,7 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Run(args)) => cmd_run(&args),
+        Some(Command::Roundtrip(args)) => roundtrip::cmd(&args).map_err(UsageError),
     };
     match result {
         Ok(code) => code,

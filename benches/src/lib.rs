@@ -14,4 +14,5 @@
 //!   reaches a process at its next request.
 
 pub mod provenance;
+pub mod roundtrip;
 pub mod workload;

@@ -51,6 +51,7 @@ pub mod clock;
 pub mod objects;
 pub mod policy;
 pub mod scheduler;
+mod sorted;
 mod state;
 pub mod stats;
 pub mod sync;

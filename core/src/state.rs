@@ -17,7 +17,8 @@ use crate::policy::StatUpdate;
 use crate::stats::Op;
 use crate::sync::Arc;
 use slab::Slab;
-use std::collections::{BTreeSet, VecDeque};
+use crate::sorted::SortedVec;
+use std::collections::VecDeque;
 
 pub(crate) type QueueId = usize;
 pub(crate) type RqId = usize;
@@ -115,9 +116,9 @@ pub(crate) struct SchedData {
     vtime: u64,
     wsum: u64,
     /// Active (queued, not in service) entities by (finish, key, start).
-    by_finish: BTreeSet<(u64, EntityKey, u64)>,
+    by_finish: SortedVec<(u64, EntityKey, u64)>,
     /// The same entities by (start, key): the minimum start moves `vtime` forward.
-    by_start: BTreeSet<(u64, EntityKey)>,
+    by_start: SortedVec<(u64, EntityKey)>,
     in_service: Option<EntityKey>,
     /// Entities on the tree plus the one in service.
     backlogged: usize,
@@ -146,9 +147,9 @@ pub(crate) struct QueueSched {
     pub(crate) group: usize,
     member_idx: usize,
     /// Queued requests by (sector, id): `bfqq->sort_list`.
-    sort_list: BTreeSet<(u64, RqId)>,
+    sort_list: SortedVec<(u64, RqId)>,
     /// Queued requests by (deadline, id): `bfqq->fifo`.
-    fifo: BTreeSet<(u64, RqId)>,
+    fifo: SortedVec<(u64, RqId)>,
     dispatched: u32,
     /// Process + allocated requests + in service (`bfqq->ref`).
     refs: u32,
@@ -440,8 +441,8 @@ impl SchedState {
             entity: Entity::new(100, group, budget),
             group,
             member_idx,
-            sort_list: BTreeSet::new(),
-            fifo: BTreeSet::new(),
+            sort_list: SortedVec::default(),
+            fifo: SortedVec::default(),
             dispatched: 0,
             refs: 1, // the process
             wait_request: false,
@@ -494,8 +495,7 @@ impl SchedState {
             }
         }
         qs.sort_list
-            .range((self.last_position, 0)..)
-            .next()
+            .first_at_or_after(&(self.last_position, 0))
             .or_else(|| qs.sort_list.first())
             .map(|&(_, rq)| rq)
     }
@@ -662,7 +662,7 @@ impl SchedState {
 
     /// A queued request of `q` that ends where `spec` starts and can take it.
     fn find_back_merge(&self, q: QueueId, sector: u64, sectors: u32, op: Op) -> Option<RqId> {
-        let &(_, prev) = self.queues[q].sort_list.range(..(sector, 0)).next_back()?;
+        let &(_, prev) = self.queues[q].sort_list.last_before(&(sector, 0))?;
         let r = &self.requests[prev];
         let fits = r.sectors + sectors <= self.cfg.max_merge_sectors;
         (r.sector + r.sectors as u64 == sector && r.op.merge_compatible(op) && fits).then_some(prev)
@@ -687,7 +687,7 @@ impl SchedState {
             self.counters.merged += 1;
             sink.emit(queue, StatUpdate::IoMerged { op: spec.op });
             // attempt_back_merge: the grown request may now reach the next queued one.
-            let next = self.queues[q].sort_list.range((end, 0)..(end + 1, 0)).next().map(|&(_, id)| id);
+            let next = self.queues[q].sort_list.first_at_or_after(&(end, 0)).filter(|&&(s, _)| s == end).map(|&(_, id)| id);
             if let Some(next) = next {
                 let (n_sectors, n_op) = (self.requests[next].sectors, self.requests[next].op);
                 let fits = self.requests[prev].sectors + n_sectors <= self.cfg.max_merge_sectors;

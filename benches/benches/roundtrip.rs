@@ -1,0 +1,49 @@
+//! Single-threaded cost of one request round trip (insert, dispatch, completion) per variant,
+//! on a scheduler with a 3-level hierarchy, 8 stat slots, the fair lock and slice_idle 0.
+//!
+//! `cargo bench -p schedlab-benches --bench roundtrip`; results with provenance go to
+//! notes/results/.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use schedlab_core::{LockKind, Op, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy};
+use schedlab_variants::VariantVisitor;
+use std::hint::black_box;
+
+struct RoundTrip<'a> {
+    c: &'a mut Criterion,
+}
+
+impl VariantVisitor for RoundTrip<'_> {
+    type Output = ();
+    fn visit<P: StatsPolicy>(self) {
+        let sched = Scheduler::<P>::new(LockKind::FairSpin, SchedConfig::default(), SchedClock::real());
+        let a = sched.create_group(sched.root(), 100).unwrap();
+        let a1 = sched.create_group(a, 200).unwrap();
+        let process = sched.spawn_process(a1).unwrap();
+        let mut rng = SmallRng::seed_from_u64(7);
+        let mut tag = 0u64;
+        let mut group = self.c.benchmark_group("roundtrip");
+        group.throughput(Throughput::Elements(1));
+        group.bench_function(P::NAME, |b| {
+            b.iter(|| {
+                tag += 1;
+                let sector = rng.random_range(0..(1u64 << 28)) * 8;
+                process.insert(RequestSpec { sector, sectors: 8, op: Op::READ_SYNC, at_head: false, tag });
+                let rq = sched.dispatch().expect("the request just inserted");
+                black_box(rq.complete());
+            })
+        });
+        group.finish();
+    }
+}
+
+fn roundtrip(c: &mut Criterion) {
+    for v in schedlab_variants::ALL {
+        schedlab_variants::visit(v.name, RoundTrip { c });
+    }
+}
+
+criterion_group!(benches, roundtrip);
+criterion_main!(benches);
