@@ -4,7 +4,7 @@
 //! `Instant::now()` costs about 25 ns on this machine kind (measuring.md §2); stats paths read the
 //! clock several times per request, so the real clock uses the TSC through `quanta` (a few ns).
 
-use crate::sync::{AtomicU64, Arc, Ordering};
+use crate::sync::{AtomicU64, Arc, Ordering, RawClock};
 
 /// A monotonic nanosecond clock.
 pub trait Clock: Send + Sync {
@@ -12,17 +12,14 @@ pub trait Clock: Send + Sync {
     fn now_ns(&self) -> u64;
 }
 
-/// The real clock: TSC-based, calibrated once.
+/// The real clock: TSC-based, calibrated once (the source lives in the sync facade).
 pub struct RealClock {
-    clock: quanta::Clock,
-    origin: u64,
+    raw: RawClock,
 }
 
 impl RealClock {
     pub fn new() -> Self {
-        let clock = quanta::Clock::new();
-        let origin = clock.raw();
-        RealClock { clock, origin }
+        RealClock { raw: RawClock::new() }
     }
 }
 
@@ -35,7 +32,7 @@ impl Default for RealClock {
 impl Clock for RealClock {
     #[inline]
     fn now_ns(&self) -> u64 {
-        self.clock.delta_as_nanos(self.origin, self.clock.raw())
+        self.raw.now_ns()
     }
 }
 
@@ -97,7 +94,7 @@ impl SchedClock {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -17,7 +17,8 @@
 //! stale access fails an assertion (the models' way of seeing a use after free).
 
 use crate::stats::GroupStats;
-use crate::sync::{reclaim, Arc, AtomicBool, AtomicPtr, AtomicUsize, Liveness, Ordering};
+use crate::sync::{reclaim, AtomicBool, AtomicPtr, AtomicUsize, Liveness, OracleArc, Ordering};
+use std::any::Any;
 use std::ptr::NonNull;
 
 /// Live-object counts of one scheduler instance (and of its deferred frees, which may outlive it).
@@ -25,6 +26,8 @@ use std::ptr::NonNull;
 pub struct Census {
     groups: AtomicUsize,
     queues: AtomicUsize,
+    awaiting_reclamation: AtomicUsize,
+    torn_down: AtomicBool,
 }
 
 impl Census {
@@ -37,6 +40,21 @@ impl Census {
     pub fn live_queues(&self) -> usize {
         self.queues.load(Ordering::Acquire)
     }
+
+    /// Whether the scheduler instance has been torn down (no path can run any more: I4).
+    pub fn torn_down(&self) -> bool {
+        self.torn_down.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn mark_torn_down(&self) {
+        self.torn_down.store(true, Ordering::Release);
+    }
+
+    /// Groups whose last reference went and that were handed to the policy's `retire_group` but
+    /// not freed yet (an epoch policy's garbage awaiting its grace period).
+    pub fn awaiting_reclamation(&self) -> usize {
+        self.awaiting_reclamation.load(Ordering::Acquire)
+    }
 }
 
 /// A group's shared part.
@@ -46,11 +64,18 @@ pub struct GroupShared {
     parent: Option<GroupPtr>,
     stats: GroupStats,
     serial: u64,
-    census: Arc<Census>,
+    census: OracleArc<Census>,
+    policy_state: Box<dyn Any + Send + Sync>,
 }
 
 impl GroupShared {
-    pub(crate) fn allocate(parent: Option<GroupPtr>, slots: usize, serial: u64, census: &Arc<Census>) -> GroupPtr {
+    pub(crate) fn allocate(
+        parent: Option<GroupPtr>,
+        slots: usize,
+        serial: u64,
+        census: &OracleArc<Census>,
+        policy_state: Box<dyn Any + Send + Sync>,
+    ) -> GroupPtr {
         census.groups.fetch_add(1, Ordering::Relaxed);
         let group = Box::new(GroupShared {
             liveness: Liveness::new(),
@@ -59,6 +84,7 @@ impl GroupShared {
             stats: GroupStats::new(slots),
             serial,
             census: census.clone(),
+            policy_state,
         });
         GroupPtr(NonNull::from(Box::leak(group)))
     }
@@ -68,6 +94,18 @@ impl GroupShared {
     pub fn stats(&self) -> &GroupStats {
         self.liveness.assert_alive("group");
         &self.stats
+    }
+
+    /// The stats policy's own state for this group (`StatsPolicy::GroupState`), if `T` is it.
+    pub fn policy_state<T: 'static>(&self) -> Option<&T> {
+        self.liveness.assert_alive("group");
+        self.policy_state.downcast_ref()
+    }
+
+    /// Under a model checker, panics if the group was freed.
+    #[inline]
+    pub fn assert_alive(&self) {
+        self.liveness.assert_alive("group");
     }
 
     /// A number that names this group for its whole life (never reused).
@@ -93,17 +131,11 @@ impl GroupShared {
         // AcqRel: the last putter must see every access made under the other references
         // (Acquire) before it frees; the others publish theirs (Release).
         if group.refs.fetch_sub(1, Ordering::AcqRel) == 1 {
+            group.census.awaiting_reclamation.fetch_add(1, Ordering::Relaxed);
             Some(RetiredGroup(this))
         } else {
             None
         }
-    }
-}
-
-impl Drop for GroupShared {
-    fn drop(&mut self) {
-        self.liveness.poison();
-        self.census.groups.fetch_sub(1, Ordering::Release);
     }
 }
 
@@ -150,6 +182,18 @@ impl RetiredGroup {
         self.0.addr()
     }
 
+    /// Whether the scheduler this group belonged to is gone. Then no path, and so no deferred
+    /// update, can reach the group any more (I4): a policy may free it without a grace period.
+    pub fn scheduler_gone(&self) -> bool {
+        self.group().census.torn_down()
+    }
+
+    /// The group, for a last look before it is freed (its policy state, its statistics).
+    pub fn group(&self) -> &GroupShared {
+        // SAFETY: owning a RetiredGroup is owning the group: it stays allocated while `self` lives.
+        unsafe { self.0.get() }
+    }
+
     /// Frees the group: moves whatever its statistics gathered since it went offline into its
     /// parent (the kernel's release-path drain, kernel-bfq.md §4), drops its reference on the
     /// parent (handing the parent to `retire_parent` if that was the last), and frees the memory.
@@ -166,6 +210,9 @@ impl RetiredGroup {
                 retire_parent(parent_retired);
             }
         }
+        group.liveness.poison();
+        group.census.awaiting_reclamation.fetch_sub(1, Ordering::Relaxed);
+        group.census.groups.fetch_sub(1, Ordering::Release);
         reclaim(group);
     }
 
@@ -181,11 +228,11 @@ pub struct QueueShared {
     group: AtomicPtr<GroupShared>,
     wait_request: AtomicBool,
     pid: u64,
-    census: Arc<Census>,
+    census: OracleArc<Census>,
 }
 
 impl QueueShared {
-    pub(crate) fn allocate(group: GroupPtr, pid: u64, census: &Arc<Census>) -> QueueRef {
+    pub(crate) fn allocate(group: GroupPtr, pid: u64, census: &OracleArc<Census>) -> QueueRef {
         census.queues.fetch_add(1, Ordering::Relaxed);
         let queue = Box::new(QueueShared {
             liveness: Liveness::new(),
@@ -231,13 +278,6 @@ impl QueueShared {
     }
 }
 
-impl Drop for QueueShared {
-    fn drop(&mut self) {
-        self.liveness.poison();
-        self.census.queues.fetch_sub(1, Ordering::Release);
-    }
-}
-
 /// A raw pointer to a [`QueueShared`]. Copying it does not take a reference.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct QueueRef(NonNull<QueueShared>);
@@ -272,6 +312,8 @@ impl QueueRef {
         // SAFETY: allocated by `QueueShared::allocate` as a Box; the caller owns it now.
         let queue = unsafe { Box::from_raw(self.0.as_ptr()) };
         queue.liveness.assert_alive("queue");
+        queue.liveness.poison();
+        queue.census.queues.fetch_sub(1, Ordering::Release);
         reclaim(queue);
     }
 }

@@ -28,7 +28,7 @@
 //! policy's argument to make; [`DeferredBatch::apply`] is `unsafe` for exactly that reason.
 
 use crate::clock::SchedClock;
-use crate::objects::{QueueRef, RetiredGroup};
+use crate::objects::{GroupShared, QueueRef, RetiredGroup};
 use crate::state::SchedState;
 use crate::stats::{GroupStats, Op};
 use crate::sync::{Lock, LockGuard};
@@ -237,12 +237,25 @@ impl DeferredBatch {
     /// group respects (I1b: the queue lock when `REPARENT_HOLDS_QUEUE_LOCK`, an epoch pin when
     /// groups are retired through the epoch, or the scheduler lock itself).
     pub unsafe fn apply(&mut self, now: u64) {
+        // SAFETY: the caller's guarantee is the one `apply_with` requires.
+        unsafe { self.apply_with(|group, update| update.apply_to(group.stats(), now)) }
+    }
+
+    /// Resolves every update's group as [`DeferredBatch::apply`] does and hands it to `f` (for
+    /// policies that do more than apply: count, pin, log), then empties the batch.
+    ///
+    /// # Safety
+    /// As for [`DeferredBatch::apply`].
+    pub unsafe fn apply_with(&mut self, mut f: impl FnMut(&GroupShared, &StatUpdate)) {
         for event in self.events.drain(..) {
             // SAFETY: the caller guarantees the queue is allocated (I1a).
             let queue = unsafe { event.queue.get() };
             // SAFETY: the caller guarantees the queue's current group stays allocated (I1b).
             let group = unsafe { queue.current_group().get() };
-            event.update.apply_to(group.stats(), now);
+            f(group, &event.update);
+            // A free that landed in the middle of the update is caught here (under a model
+            // checker; a no-op otherwise).
+            group.assert_alive();
         }
     }
 }
@@ -284,6 +297,15 @@ impl LockedView<'_> {
     pub fn is_in_service(&self, queue: QueueRef) -> bool {
         self.state.in_service_queue_ref() == Some(queue)
     }
+
+    /// The group of the queue in service, if any (valid while the lock is held).
+    pub fn in_service_group(&self) -> Option<&GroupShared> {
+        let queue = self.state.in_service_queue_ref()?;
+        // SAFETY: the scheduler lock is held (this view borrows the locked state) and the queue is
+        // in service, so it is allocated; its current group is referenced by it and changes only
+        // under the scheduler lock.
+        Some(unsafe { queue.get().current_group().get() })
+    }
 }
 
 /// A stats variant. See the module documentation for the contract.
@@ -300,8 +322,15 @@ pub trait StatsPolicy: Send + Sync + Sized + 'static {
     /// the scheduler refuses group removal and process moves.
     const SAFE_UNDER_GROUP_REMOVAL: bool;
 
+    /// Whether `retire_group` frees after a grace period rather than before it returns. Models
+    /// then accept retired groups still awaiting reclamation at the end of an execution (loom
+    /// checks safety, not eventual progress; the real-thread tests check that they are freed).
+    const RECLAIMS_AFTER_GRACE_PERIOD: bool = false;
     /// What `dispatch_begin` captures for `dispatch_end`.
     type DispatchCapture: Copy;
+    /// State the policy keeps per group (`()` for none), reachable through
+    /// [`GroupShared::policy_state`] from any hook that holds a live group.
+    type GroupState: Default + Send + Sync + 'static;
 
     /// Makes the policy for one scheduler instance.
     fn new() -> Self;
@@ -318,8 +347,13 @@ pub trait StatsPolicy: Send + Sync + Sized + 'static {
     /// Applies a non-empty batch, outside the scheduler lock.
     fn run_deferred(&self, cx: &DeferredCx<'_>, batch: &mut DeferredBatch);
 
-    /// Frees (now or later) a group whose last reference went. Called outside the scheduler lock,
-    /// with the queue lock held iff `REPARENT_HOLDS_QUEUE_LOCK`.
+    /// Called under the scheduler lock when a group goes offline, after its queues moved to the
+    /// parent and its statistics were transferred.
+    fn group_offline(&self, _group: &GroupShared) {}
+
+    /// Frees (now or later) a group whose last reference went. Called outside the scheduler lock;
+    /// on the removal path with the queue lock held iff `REPARENT_HOLDS_QUEUE_LOCK`; at teardown
+    /// with no lock (no path, hence no deferred update, can be running: I4).
     fn retire_group(&self, group: RetiredGroup) {
         group.free_now();
     }

@@ -12,7 +12,7 @@ use crate::objects::{Census, QueueRef, RetiredGroup};
 use crate::policy::{DeferredBatch, DeferredCx, LockedView, Path, Route, StatEvent, StatKind, StatUpdate, StatsKept, StatsPolicy};
 use crate::state::{InsertOutcome, QueueId, RequestCounters, RequestSpec, RqId, SchedConfig, SchedState, StatSink};
 use crate::stats::{Op, StatsSnapshot};
-use crate::sync::{Arc, AtomicU64, Lock, LockGuard, LockKind, Ordering};
+use crate::sync::{Arc, AtomicU64, Lock, LockGuard, LockKind, OracleArc, Ordering};
 use std::fmt;
 
 /// Names a group for as long as it is online (slab key + serial, so a stale id is detected).
@@ -100,7 +100,7 @@ pub struct Scheduler<P: StatsPolicy> {
     queue_lock: Lock<()>,
     policy: P,
     clock: SchedClock,
-    census: Arc<Census>,
+    census: OracleArc<Census>,
     next_pid: AtomicU64,
 }
 
@@ -144,15 +144,19 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// A scheduler with its root group.
     pub fn new(lock: LockKind, config: SchedConfig, clock: SchedClock) -> Arc<Self> {
         assert!((1..=64).contains(&config.slots), "slots must be 1..=64");
-        let census = Arc::new(Census::default());
+        let census = OracleArc::new(Census::default());
         Arc::new(Scheduler {
-            state: Lock::new(lock, SchedState::new(config, census.clone())),
+            state: Lock::new(lock, SchedState::new(config, census.clone(), Self::new_group_state)),
             queue_lock: Lock::new(lock, ()),
             policy: P::new(),
             clock,
             census,
             next_pid: AtomicU64::new(1),
         })
+    }
+
+    fn new_group_state() -> Box<dyn std::any::Any + Send + Sync> {
+        Box::new(P::GroupState::default())
     }
 
     /// The variant's name.
@@ -173,7 +177,7 @@ impl<P: StatsPolicy> Scheduler<P> {
     }
 
     /// Live-object counts; keep the `Arc` to read them after the scheduler is gone.
-    pub fn census(&self) -> Arc<Census> {
+    pub fn census(&self) -> OracleArc<Census> {
         self.census.clone()
     }
 
@@ -215,7 +219,7 @@ impl<P: StatsPolicy> Scheduler<P> {
         }
         let mut st = self.lock();
         let parent = Self::lookup(&st, parent)?;
-        let (key, serial) = st.create_group(parent, weight);
+        let (key, serial) = st.create_group(parent, weight, Self::new_group_state());
         tracing::debug!(group = serial, weight, "group created");
         Ok(GroupId { key: key as u32, serial })
     }
@@ -238,7 +242,10 @@ impl<P: StatsPolicy> Scheduler<P> {
         }
         let now = self.clock.now_ns();
         let mut batch = DeferredBatch::new(Path::Dispatch);
-        st.offline_group(g, now, &mut Router { policy: &self.policy, batch: &mut batch, now });
+        let group = st.offline_group(g, now, &mut Router { policy: &self.policy, batch: &mut batch, now });
+        // SAFETY: the group still holds its online reference, and the lock is held.
+        self.policy.group_offline(unsafe { group.get() });
+        st.put_online_ref(group);
         debug_assert!(batch.is_empty(), "offline emits only lock-only updates");
         let retired = std::mem::take(&mut st.retired);
         drop(st);
@@ -273,15 +280,26 @@ impl<P: StatsPolicy> Scheduler<P> {
         Ok(unsafe { st.groups[g].shared.get() }.stats().snapshot())
     }
 
+    /// Runs `f` on an online group's shared part (statistics, policy state), under the lock.
+    pub fn inspect_group<R>(&self, id: GroupId, f: impl FnOnce(&crate::objects::GroupShared) -> R) -> Result<R, SchedError> {
+        let st = self.lock();
+        let g = Self::lookup(&st, id)?;
+        // SAFETY: the group is online and the lock is held: its online reference keeps it allocated.
+        Ok(f(unsafe { st.groups[g].shared.get() }))
+    }
+
     /// A new process with its own queue in `group` (`bfq_get_queue` for a new io context).
-    pub fn spawn_process(self: &Arc<Self>, group: GroupId) -> Result<Process<P>, SchedError> {
+    ///
+    /// The process borrows the scheduler: every path it runs (and every deferred update inside
+    /// one) ends before the scheduler can be torn down (I4).
+    pub fn spawn_process(&self, group: GroupId) -> Result<Process<'_, P>, SchedError> {
         let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
         let mut st = self.lock();
         let g = Self::lookup(&st, group)?;
         let queue = st.new_queue(g, pid);
         let shared = st.queue_ref(queue);
         drop(st);
-        Ok(Process { sched: self.clone(), queue, shared, pid })
+        Ok(Process { sched: self, queue, shared, pid })
     }
 
     /// `bfq_dispatch_request`: the next request for the device, if any.
@@ -402,13 +420,14 @@ impl<P: StatsPolicy> Drop for Scheduler<P> {
         }
         let retired = std::mem::take(&mut st.retired);
         drop(st);
+        self.census.mark_torn_down();
         self.retire(retired);
     }
 }
 
 /// A process: its own queue (`bfq_queue`) in a group. Dropping it is the process exiting.
-pub struct Process<P: StatsPolicy> {
-    sched: Arc<Scheduler<P>>,
+pub struct Process<'s, P: StatsPolicy> {
+    sched: &'s Scheduler<P>,
     queue: QueueId,
     shared: QueueRef,
     pid: u64,
@@ -422,9 +441,9 @@ pub struct Completed {
     pub absorbed: Vec<u64>,
 }
 
-impl<P: StatsPolicy> Process<P> {
-    pub fn scheduler(&self) -> &Arc<Scheduler<P>> {
-        &self.sched
+impl<'s, P: StatsPolicy> Process<'s, P> {
+    pub fn scheduler(&self) -> &'s Scheduler<P> {
+        self.sched
     }
 
     pub fn pid(&self) -> u64 {
@@ -439,7 +458,7 @@ impl<P: StatsPolicy> Process<P> {
 
     /// `bfq_insert_request`.
     pub fn insert(&self, spec: RequestSpec) -> InsertOutcome {
-        let sched = &*self.sched;
+        let sched = self.sched;
         let mut batch = DeferredBatch::new(Path::Insert);
         let mut st = sched.lock();
         let now = sched.clock.now_ns();
@@ -457,7 +476,7 @@ impl<P: StatsPolicy> Process<P> {
         if !P::SAFE_UNDER_GROUP_REMOVAL {
             return Err(SchedError::UnsafeUnderRemoval(P::NAME));
         }
-        let sched = &*self.sched;
+        let sched = self.sched;
         let queue_guard = P::REPARENT_HOLDS_QUEUE_LOCK.then(|| sched.queue_lock.lock());
         let mut st = sched.lock();
         let g = Scheduler::<P>::lookup(&st, group)?;
@@ -477,7 +496,7 @@ impl<P: StatsPolicy> Process<P> {
     }
 }
 
-impl<P: StatsPolicy> Drop for Process<P> {
+impl<P: StatsPolicy> Drop for Process<'_, P> {
     fn drop(&mut self) {
         // bfq_exit_icq: the process's reference goes; the queue lives on while requests or the
         // in-service slot hold it.

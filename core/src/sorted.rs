@@ -64,7 +64,7 @@ impl<T: Ord + Copy> SortedVec<T> {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
 mod tests {
     use super::SortedVec;
 

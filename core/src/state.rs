@@ -15,12 +15,14 @@
 use crate::objects::{Census, GroupPtr, GroupShared, QueueRef, QueueShared, RetiredGroup};
 use crate::policy::StatUpdate;
 use crate::stats::Op;
-use crate::sync::Arc;
+use crate::sync::OracleArc;
 use slab::Slab;
 use crate::sorted::SortedVec;
 use std::collections::VecDeque;
 
 pub(crate) type QueueId = usize;
+/// A policy's per-group state, type-erased.
+pub(crate) type PolicyState = Box<dyn std::any::Any + Send + Sync>;
 pub(crate) type RqId = usize;
 
 /// Fixed-point shift of virtual time (`WFQ_SERVICE_SHIFT` in bfq).
@@ -236,13 +238,13 @@ pub(crate) struct SchedState {
     pub(crate) retired: Vec<RetiredGroup>,
     pub(crate) cfg: SchedConfig,
     next_serial: u64,
-    pub(crate) census: Arc<Census>,
+    pub(crate) census: OracleArc<Census>,
 }
 
 impl SchedState {
-    pub(crate) fn new(cfg: SchedConfig, census: Arc<Census>) -> Self {
+    pub(crate) fn new(cfg: SchedConfig, census: OracleArc<Census>, new_state: fn() -> PolicyState) -> Self {
         let mut groups = Slab::new();
-        let root_shared = GroupShared::allocate(None, cfg.slots, 0, &census);
+        let root_shared = GroupShared::allocate(None, cfg.slots, 0, &census, new_state());
         let root = groups.insert(GroupSched {
             shared: root_shared,
             serial: 0,
@@ -559,13 +561,10 @@ impl SchedState {
                     if self.requests[rq].sectors as u64 > self.budget_left(q) {
                         break 'check Expiration::BudgetExhausted;
                     }
-                    if qs.wait_request {
-                        // A request arrived while idling: the timer is cancelled
-                        // (idle_timer_disabled); the idle interval closes.
-                        self.set_wait_request(q, false);
-                        self.idle_deadline = None;
-                        sink.emit(self.queues[q].shared, StatUpdate::IdleTime);
-                    }
+                    // NOTE: BFQ also stops the idle timer here, for a request that
+                    // bfq_rq_enqueued let wait (a small one, with budget left); our insert always
+                    // stops it (and emits idle_time), so a waiting queue never has a request here.
+                    debug_assert!(!qs.wait_request);
                     return Some(q);
                 }
                 if qs.wait_request {
@@ -803,13 +802,13 @@ impl SchedState {
 
     // ---- groups ----
 
-    pub(crate) fn create_group(&mut self, parent: usize, weight: u64) -> (usize, u64) {
+    pub(crate) fn create_group(&mut self, parent: usize, weight: u64, state: PolicyState) -> (usize, u64) {
         let serial = self.next_serial;
         self.next_serial += 1;
         let p = &mut self.groups[parent];
         // SAFETY: the parent is online: its online reference keeps it allocated.
         unsafe { p.shared.get() }.get(); // the child's reference on its parent
-        let shared = GroupShared::allocate(Some(p.shared), self.cfg.slots, serial, &self.census);
+        let shared = GroupShared::allocate(Some(p.shared), self.cfg.slots, serial, &self.census, state);
         p.online_children += 1;
         let depth = p.depth + 1;
         let key = self.groups.insert(GroupSched {
@@ -831,7 +830,7 @@ impl SchedState {
 
     /// `bfq_pd_offline`: move the queues to the parent, hand the statistics to the parent, drop
     /// the online reference. The memory goes when the last reference does.
-    pub(crate) fn offline_group(&mut self, g: usize, now: u64, sink: &mut impl StatSink) {
+    pub(crate) fn offline_group(&mut self, g: usize, now: u64, sink: &mut impl StatSink) -> GroupPtr {
         let parent = self.groups[g].parent.expect("the root never goes offline");
         debug_assert_eq!(self.groups[g].online_children, 0);
         let members = self.groups[g].members.clone();
@@ -850,7 +849,12 @@ impl SchedState {
         // bfqg_stats_xfer_dead: "IOs completing after this point" reach the parent through
         // their queue, which now points there.
         child.stats().transfer_into(into.stats());
-        if let Some(retired) = GroupShared::put(gs.shared) {
+        gs.shared
+    }
+
+    /// Drops the online reference of a group that went offline.
+    pub(crate) fn put_online_ref(&mut self, group: GroupPtr) {
+        if let Some(retired) = GroupShared::put(group) {
             self.retired.push(retired);
         }
     }

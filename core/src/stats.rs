@@ -416,7 +416,7 @@ impl GroupStats {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
 mod tests {
     use super::*;
 

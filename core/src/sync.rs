@@ -40,6 +40,36 @@ mod imp {
         };
     }
 
+    /// Runs a model body: once, outside a model checker.
+    pub fn model<F: Fn() + Sync + Send + 'static>(body: F) {
+        body();
+    }
+
+    /// Reports a violated invariant: outside a model checker, a panic.
+    pub fn violation(message: String) {
+        panic!("{message}");
+    }
+
+    /// The raw real-time source of [`crate::clock::RealClock`]: the TSC through `quanta`.
+    pub struct RawClock {
+        clock: quanta::Clock,
+        origin: u64,
+    }
+
+    impl RawClock {
+        pub fn new() -> Self {
+            let clock = quanta::Clock::new();
+            let origin = clock.raw();
+            RawClock { clock, origin }
+        }
+
+        /// Nanoseconds since `new`.
+        #[inline]
+        pub fn now_ns(&self) -> u64 {
+            self.clock.delta_as_nanos(self.origin, self.clock.raw())
+        }
+    }
+
     /// The calling thread's "CPU number": threads are numbered in the order they first ask, the
     /// way per-CPU data is indexed by `smp_processor_id()` when each job is pinned to its CPU.
     #[inline]
@@ -59,14 +89,63 @@ mod imp {
     /// `true` when the code runs inside a model checker.
     pub const MODEL_CHECKING: bool = true;
 
-    /// Runs the object's destructor (which poisons its [`super::Liveness`] word) but keeps the
-    /// allocation (quarantine), so that a later access through a stale pointer reads the poison
-    /// and fails its assertion deterministically instead of reading recycled memory.
+    /// Quarantines the object: it is neither dropped nor deallocated, so that a later access
+    /// through a stale pointer reads its poisoned [`super::Liveness`] word (poisoned by the caller
+    /// before this call) and fails an assertion, instead of touching freed memory. Nothing inside
+    /// is released either: a quarantined object must not own a loom `Arc` (loom would report it
+    /// leaked); objects use [`super::OracleArc`] for what they share with their census.
     pub fn reclaim<T>(object: Box<T>) {
-        let raw = Box::into_raw(object);
-        // SAFETY: `raw` comes from a live Box and is dropped exactly once, here; the allocation is
-        // deliberately never returned, so the memory stays valid for the liveness checks.
-        unsafe { std::ptr::drop_in_place(raw) }
+        std::mem::forget(object);
+    }
+
+    /// The branch budget of one execution: a scheduler path makes hundreds of loom operations
+    /// (every per-CPU add and every locked sum is one), far above loom's default of 1 000.
+    const MODEL_MAX_BRANCHES: usize = 1_000_000;
+
+    std::thread_local! {
+        /// Violations seen by the model running on this OS thread (loom runs every thread of a
+        /// model as a coroutine on the test's own thread, so this is per test).
+        static VIOLATION: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    }
+
+    /// Records a violated invariant; [`model`] fails once loom has finished exploring.
+    ///
+    /// Panicking on the spot would unwind through loom lock guards and crossbeam's epoch state,
+    /// whose drops call back into loom after it tore the execution down (an abort, not a test
+    /// failure). Quarantined objects stay valid memory, so executions can safely run on.
+    pub fn violation(message: String) {
+        VIOLATION.with(|v| {
+            v.borrow_mut().get_or_insert(message);
+        });
+    }
+
+    /// Runs a model body under loom, exploring its interleavings (`LOOM_MAX_PREEMPTIONS` and the
+    /// other `LOOM_*` variables apply), then panics with the first [`violation`] any execution
+    /// recorded.
+    pub fn model<F: Fn() + Sync + Send + 'static>(body: F) {
+        VIOLATION.with(|v| v.borrow_mut().take());
+        let mut builder = loom::model::Builder::new();
+        builder.max_branches = builder.max_branches.max(MODEL_MAX_BRANCHES);
+        builder.check(body);
+        if let Some(message) = VIOLATION.with(|v| v.borrow_mut().take()) {
+            panic!("{message}");
+        }
+    }
+
+    /// Under loom the real clock is `std::time::Instant` (quanta's dependency on crossbeam's
+    /// `AtomicCell` does not build under `crossbeam_loom`); models use the manual clock anyway.
+    pub struct RawClock {
+        origin: std::time::Instant,
+    }
+
+    impl RawClock {
+        pub fn new() -> Self {
+            RawClock { origin: std::time::Instant::now() }
+        }
+
+        pub fn now_ns(&self) -> u64 {
+            self.origin.elapsed().as_nanos() as u64
+        }
     }
 
     /// Every model thread uses slot 0: per-CPU adds are atomic, so the slot choice does not
@@ -78,6 +157,10 @@ mod imp {
 }
 
 pub use imp::*;
+
+/// A reference-counted pointer that loom does not track: for oracle objects (live-object
+/// counters) shared by objects that may be quarantined by [`reclaim`] under loom.
+pub type OracleArc<T> = std::sync::Arc<T>;
 
 use std::fmt;
 
@@ -103,12 +186,14 @@ impl Liveness {
         self.0.store(FREED, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Under a model checker, panics if the object was freed.
+    /// Under a model checker, reports a [`violation`] if the object was freed.
     #[inline(always)]
     pub fn assert_alive(&self, what: &str) {
         if MODEL_CHECKING {
             let word = self.0.load(std::sync::atomic::Ordering::Relaxed);
-            assert!(word == ALIVE, "{what} used after it was freed (liveness word {word:#x})");
+            if word != ALIVE {
+                violation(format!("{what} used after it was freed (liveness word {word:#x})"));
+            }
         }
     }
 }

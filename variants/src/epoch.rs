@@ -20,10 +20,20 @@ pub struct Epoch;
 /// same way if this was the parent's last reference).
 fn retire_after_grace_period(group: RetiredGroup) {
     let guard = crossbeam_epoch::pin();
-    guard.defer(move || {
-        let mut retire_parent = retire_after_grace_period;
-        group.free(&mut retire_parent);
-    });
+    guard.defer(move || group.free(&mut retire_parent));
+}
+
+/// A parent whose last reference went when its child was freed. A deferred update pinned after
+/// the child's retirement may still have read the parent from a queue, so the parent waits for a
+/// grace period of its own — unless the scheduler is gone, when no update can run (I4) and the
+/// parent can go at once (this is also what lets the chain finish while the epoch collector
+/// itself is being dropped).
+fn retire_parent(parent: RetiredGroup) {
+    if parent.scheduler_gone() {
+        parent.free_now();
+    } else {
+        retire_after_grace_period(parent);
+    }
 }
 
 impl StatsPolicy for Epoch {
@@ -32,7 +42,9 @@ impl StatsPolicy for Epoch {
     const KEPT: StatsKept = StatsKept::Full;
     const REPARENT_HOLDS_QUEUE_LOCK: bool = false;
     const SAFE_UNDER_GROUP_REMOVAL: bool = true;
+    const RECLAIMS_AFTER_GRACE_PERIOD: bool = true;
     type DispatchCapture = ();
+    type GroupState = ();
 
     fn new() -> Self {
         Epoch

@@ -19,6 +19,7 @@ impl StatsPolicy for NoStats {
     const REPARENT_HOLDS_QUEUE_LOCK: bool = false;
     const SAFE_UNDER_GROUP_REMOVAL: bool = true;
     type DispatchCapture = ();
+    type GroupState = ();
 
     fn new() -> Self {
         NoStats

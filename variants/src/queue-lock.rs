@@ -24,6 +24,7 @@ impl StatsPolicy for QueueLock {
     const REPARENT_HOLDS_QUEUE_LOCK: bool = true;
     const SAFE_UNDER_GROUP_REMOVAL: bool = true;
     type DispatchCapture = ();
+    type GroupState = ();
 
     fn new() -> Self {
         QueueLock

@@ -25,6 +25,7 @@ impl StatsPolicy for SchedLock {
     const REPARENT_HOLDS_QUEUE_LOCK: bool = false;
     const SAFE_UNDER_GROUP_REMOVAL: bool = true;
     type DispatchCapture = ();
+    type GroupState = ();
 
     fn new() -> Self {
         SchedLock

@@ -22,6 +22,7 @@ impl StatsPolicy for Unlocked {
     const REPARENT_HOLDS_QUEUE_LOCK: bool = false;
     const SAFE_UNDER_GROUP_REMOVAL: bool = false;
     type DispatchCapture = ();
+    type GroupState = ();
 
     fn new() -> Self {
         Unlocked
