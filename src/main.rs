@@ -3,6 +3,7 @@
 //! - `schedlab` (no arguments): a short run of every safe variant, side by side.
 //! - `schedlab variants`: the registered variants.
 //! - `schedlab run ...`: one variant, one configuration, optionally written as JSON.
+//! - `schedlab simulate ...`: fio-like jobs on a device model in virtual time (idling, weights).
 //!
 //! Bad input gets one line on stderr and exit code 2; an interrupted run (Ctrl-C) reports what it
 //! measured.
@@ -17,6 +18,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 mod roundtrip;
+mod simulate;
 
 static INTERRUPT: AtomicBool = AtomicBool::new(false);
 
@@ -35,6 +37,8 @@ enum Command {
     Run(RunArgs),
     /// Single-threaded cost of one request round trip per variant, interleaved and repeated.
     Roundtrip(roundtrip::RoundtripArgs),
+    /// fio-like jobs against a device model (null, ssd, hdd) in virtual time: one fio-style line.
+    Simulate(simulate::SimulateArgs),
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -311,6 +315,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Run(args)) => cmd_run(&args),
         Some(Command::Roundtrip(args)) => roundtrip::cmd(&args).map_err(UsageError),
+        Some(Command::Simulate(args)) => simulate::cmd(&args),
     };
     match result {
         Ok(code) => code,

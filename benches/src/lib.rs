@@ -12,7 +12,12 @@
 //!   jobs, not only in the total;
 //! - group churn runs on its own thread and reaches jobs through a mailbox, the way a cgroup move
 //!   reaches a process at its next request.
+//!
+//! [`sim`] is the other driver: the same scheduler core on a virtual clock, single-threaded, in
+//! front of a null, SSD or disk model, for scheduling-policy questions (idling, weights) rather
+//! than lock costs. Deterministic: same configuration and seed, same result.
 
 pub mod provenance;
 pub mod roundtrip;
+pub mod sim;
 pub mod workload;

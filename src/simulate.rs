@@ -1,0 +1,226 @@
+//! `schedlab simulate`: fio-like jobs against the scheduler and a device model in virtual time
+//! (`schedlab_benches::sim`). Prints one line in the manner of fio's group reporting; `--json`
+//! writes the full result with provenance. Same arguments and seed, same output (provenance
+//! aside).
+
+use crate::UsageError;
+use schedlab_benches::provenance::Provenance;
+use schedlab_benches::sim::{simulate_named, DeviceModel, IdlingDecision, SimConfig, SimResult};
+use schedlab_benches::workload::Rw;
+use serde::Serialize;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct SimulateArgs {
+    /// Device model: null (zero latency), ssd (parallel, lognormal service time), hdd (one at a
+    /// time, seek + rotation).
+    #[arg(long, default_value = "ssd")]
+    device: String,
+    /// Jobs (fio's numjobs): processes, one queue each.
+    #[arg(long, default_value_t = 10, allow_negative_numbers = true)]
+    jobs: i64,
+    /// Requests each job keeps outstanding.
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true)]
+    iodepth: i64,
+    /// Access pattern: randread, randwrite, read, write.
+    #[arg(long, default_value = "randread")]
+    rw: String,
+    /// Block size in bytes (a multiple of 512, at most 128 KiB), e.g. 4096 or 4k.
+    #[arg(long, default_value = "4k")]
+    bs: String,
+    /// Virtual time measured: seconds (10) or a duration (500ms).
+    #[arg(long, default_value = "10", allow_hyphen_values = true)]
+    runtime: String,
+    /// Idle slice after a sync queue empties (8ms, 500us, 1s, 0); default: the scheduler's own
+    /// decision (0 on a non-rotational device, BFQ's 8ms otherwise).
+    #[arg(long, allow_hyphen_values = true)]
+    slice_idle: Option<String>,
+    /// When the scheduler decides slice_idle from the rotational flag: registered (after the
+    /// device probe, the kernel fix) or init (before it, the first patch).
+    #[arg(long, default_value = "registered")]
+    idle_decision: String,
+    /// Think time between a completion and the next submission in its slot (0, 100us, 10ms).
+    #[arg(long, default_value = "0", allow_hyphen_values = true)]
+    think: String,
+    /// Sibling groups under the root (0: every job in the root group); jobs go round-robin.
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    groups: i64,
+    /// Group weights, comma-separated, assigned in turn (1..=1000).
+    #[arg(long, default_value = "100", allow_hyphen_values = true)]
+    weights: String,
+    /// SSD only: requests the device serves at once (default 256).
+    #[arg(long, allow_negative_numbers = true)]
+    parallelism: Option<i64>,
+    /// Seed of the offsets and the device's service times.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Stats variant (see `schedlab variants`); it does not change virtual-time results.
+    #[arg(long, default_value = "no-stats")]
+    variant: String,
+    /// Write the result, with provenance, to this JSON file.
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
+}
+
+/// A duration in ns: a number with a unit (ns, us, µs, ms, s); a bare number is `bare_unit_ns`
+/// nanoseconds each when given, otherwise only `0` may go without a unit.
+fn parse_duration(name: &str, text: &str, bare_unit_ns: Option<f64>) -> Result<u64, UsageError> {
+    let s = text.trim();
+    let example = if bare_unit_ns.is_some() { "10, 2.5s or 500ms" } else { "8ms, 500us, 1s or 0" };
+    let bad = || UsageError(format!("--{name} must be a duration like {example}, got `{text}`"));
+    if s.starts_with('-') {
+        return Err(UsageError(format!("--{name} must not be negative, got `{text}`")));
+    }
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let unit_ns = match unit.trim() {
+        "" => match bare_unit_ns {
+            Some(ns) => ns,
+            None if value == 0.0 => 1.0,
+            None => return Err(UsageError(format!("--{name} needs a unit (ns, us, ms, s), got `{text}`"))),
+        },
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => return Err(bad()),
+    };
+    let ns = value * unit_ns;
+    if !ns.is_finite() || ns > 3600e9 {
+        return Err(UsageError(format!("--{name} must be at most an hour, got `{text}`")));
+    }
+    Ok(ns.round() as u64)
+}
+
+fn count(name: &str, v: i64) -> Result<usize, UsageError> {
+    usize::try_from(v).map_err(|_| UsageError(format!("--{name} must not be negative, got {v}")))
+}
+
+fn sim_config(args: &SimulateArgs) -> Result<SimConfig, UsageError> {
+    let mut device = DeviceModel::from_name(&args.device).ok_or_else(|| {
+        UsageError(format!("unknown --device `{}` (known: {})", args.device, DeviceModel::NAMES.join(", ")))
+    })?;
+    if let Some(p) = args.parallelism {
+        match &mut device {
+            DeviceModel::Ssd(m) => m.units = count("parallelism", p)?,
+            other => return Err(UsageError(format!("--parallelism applies to --device ssd only, not `{}`", other.name()))),
+        }
+    }
+    let rw = Rw::from_name(&args.rw)
+        .ok_or_else(|| UsageError(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", args.rw)))?;
+    let decision = IdlingDecision::from_name(&args.idle_decision).ok_or_else(|| {
+        UsageError(format!("unknown --idle-decision `{}` (known: registered, init)", args.idle_decision))
+    })?;
+    let weights = args
+        .weights
+        .split(',')
+        .map(|w| match w.trim().parse::<i64>() {
+            Ok(w) if (1..=1000).contains(&w) => Ok(w as u64),
+            Ok(w) => Err(UsageError(format!("group weight must be 1..=1000, got {w}"))),
+            Err(_) => Err(UsageError(format!("--weights must be numbers, got `{w}`"))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let runtime_ns = parse_duration("runtime", &args.runtime, Some(1e9))?;
+    if runtime_ns == 0 {
+        return Err(UsageError(format!("--runtime must be greater than zero, got `{}`", args.runtime)));
+    }
+    let cfg = SimConfig {
+        device,
+        jobs: count("jobs", args.jobs)?,
+        iodepth: count("iodepth", args.iodepth)?,
+        rw,
+        bs_sectors: crate::parse_bs(&args.bs)?,
+        runtime_ns,
+        think_ns: parse_duration("think", &args.think, None)?,
+        groups: count("groups", args.groups)?,
+        weights,
+        slice_idle_ns: args.slice_idle.as_deref().map(|s| parse_duration("slice-idle", s, None)).transpose()?,
+        decision,
+        seed: args.seed,
+    };
+    cfg.validate(&args.variant).map_err(UsageError)?;
+    Ok(cfg)
+}
+
+/// The provenance of a simulation: where and how it ran, and how long it took in real time.
+#[derive(Serialize)]
+struct SimProvenance {
+    #[serde(flatten)]
+    base: Provenance,
+    /// Real seconds the simulation took (the only timing that depends on the machine).
+    wall_s: f64,
+}
+
+#[derive(Serialize)]
+struct SimJson<'a> {
+    provenance: SimProvenance,
+    #[serde(flatten)]
+    result: &'a SimResult,
+    config: &'a SimConfig,
+}
+
+fn duration_text(ns: u64) -> String {
+    match ns {
+        0 => "0".into(),
+        _ if ns % 1_000_000_000 == 0 => format!("{}s", ns / 1_000_000_000),
+        _ if ns % 1_000_000 == 0 => format!("{}ms", ns / 1_000_000),
+        _ if ns % 1_000 == 0 => format!("{}us", ns / 1_000),
+        _ => format!("{ns}ns"),
+    }
+}
+
+fn bs_text(sectors: u32) -> String {
+    let bytes = sectors as u64 * 512;
+    if bytes % 1024 == 0 {
+        format!("{}k", bytes / 1024)
+    } else {
+        bytes.to_string()
+    }
+}
+
+/// fio's group-reporting figures on one line, then what produced them.
+fn summary_line(cfg: &SimConfig, r: &SimResult) -> String {
+    let source = match r.slice_idle_source {
+        schedlab_benches::sim::SliceIdleSource::Registered => "registered",
+        schedlab_benches::sim::SliceIdleSource::Init => "init",
+        schedlab_benches::sim::SliceIdleSource::Explicit => "explicit",
+    };
+    format!(
+        "{}: IOPS={:.0}, BW={:.0}KiB/s, lat avg={:.1}us stdev={:.1}us ({}, slice_idle {} [{}], {} jobs x iodepth {}, bs {}, think {}, {} s virtual, seed {}, {})",
+        cfg.rw.name(),
+        r.iops,
+        r.bw_kib_s,
+        r.lat_avg_us,
+        r.lat_stddev_us,
+        cfg.device.name(),
+        duration_text(r.slice_idle_ns),
+        source,
+        cfg.jobs,
+        cfg.iodepth,
+        bs_text(cfg.bs_sectors),
+        duration_text(cfg.think_ns),
+        r.runtime_s,
+        cfg.seed,
+        r.variant,
+    )
+}
+
+pub fn cmd(args: &SimulateArgs) -> Result<ExitCode, UsageError> {
+    let cfg = sim_config(args)?;
+    let started = Instant::now();
+    let result = simulate_named(&args.variant, &cfg).map_err(UsageError)?;
+    let wall_s = started.elapsed().as_secs_f64();
+    println!("{}", summary_line(&cfg, &result));
+    if let Some(path) = &args.json {
+        let json = SimJson { provenance: SimProvenance { base: Provenance::collect(), wall_s }, result: &result, config: &cfg };
+        let text = serde_json::to_string_pretty(&json).expect("serialisable");
+        std::fs::write(path, text + "\n").map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))?;
+    }
+    if !result.consistent {
+        eprintln!("schedlab: end-of-run check failed: requests {:?}", result.requests);
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
