@@ -11,8 +11,8 @@
 //! | path | under the scheduler lock | after the scheduler lock |
 //! | --- | --- | --- |
 //! | insert | `route` for each update; updates routed `Now` are applied | `run_deferred` with the batch (io_add, io_merged, io_remove of a merged-away request, idle_time) |
-//! | dispatch | `dispatch_begin` (before any work), `route`, `dispatch_end` (after the work: may edit the batch) | `run_deferred` (avg_queue_size, set_start_empty_time, io_remove, io_service_bytes/io_serviced, idle_time) |
-//! | completion | `route`; updates routed `Now` applied after the completion bookkeeping | `run_deferred` runs *before* the lock is taken, as the kernel's finish path does: the request still pins its queue |
+//! | dispatch | `dispatch_begin` (before any work), `route`, `dispatch_end` (after the work: may edit the batch) | `run_deferred` (avg_queue_size, set_start_empty_time, io_remove, io_service_bytes/io_serviced) |
+//! | completion | `route`; updates routed `Now` are applied under the lock *before* the completion bookkeeping (which may free the queue) | `run_deferred` runs *before* the lock is taken, as the kernel's finish path does: the request still pins its queue |
 //! | group removal, process move | reparenting; holds the queue lock too iff [`StatsPolicy::REPARENT_HOLDS_QUEUE_LOCK`] | `retire_group` for each group whose last reference went |
 //!
 //! Updates of the kinds where [`StatKind::deferrable`] is false (`dequeue`, `set_start_idle_time`,
@@ -187,7 +187,8 @@ pub enum Path {
     Completion,
 }
 
-/// The most updates one path can emit (insert: 4; dispatch: 5 plus what `dispatch_end` adds).
+/// Room in one path's batch: the scheduler emits at most 3 deferrable updates on insert (a merge
+/// that absorbs the next request) and 4 on dispatch; the rest is for what `dispatch_end` adds.
 pub const BATCH_CAPACITY: usize = 16;
 
 /// The deferred updates of one path, applied by the policy after the scheduler lock.
