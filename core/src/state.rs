@@ -536,6 +536,8 @@ impl SchedState {
         let used_ns = now.saturating_sub(qs.slice_start);
         let backlogged = !qs.sort_list.is_empty();
         let queue = qs.shared;
+        // NOTE: `time` has no BFQ update (CFQ's timeslice_used); kept as an under-lock add per
+        // expiration (kernel-map.md D30).
         sink.emit(queue, StatUpdate::TimesliceUsed { used_ns });
         if !backlogged {
             sink.emit(queue, StatUpdate::Dequeue); // bfq_del_bfqq_busy
@@ -586,6 +588,9 @@ impl SchedState {
     }
 
     /// The idle timer's handler (`bfq_idle_slice_timer`), for callers that drive time.
+    ///
+    /// NOTE: there is no hrtimer: the deadline is checked by `select_queue` on every dispatch and
+    /// by this function, which virtual-time drivers call at the deadline (kernel-map.md D15).
     pub(crate) fn run_idle_timer(&mut self, now: u64, sink: &mut impl StatSink) -> bool {
         match (self.in_service, self.idle_deadline) {
             (Some(q), Some(deadline)) if now >= deadline && self.queues[q].wait_request => {
@@ -597,6 +602,9 @@ impl SchedState {
     }
 
     /// Emits the updates the 4.15 dispatch path makes for every dispatched request.
+    ///
+    /// NOTE: io_service_bytes/io_serviced come from blk-cgroup's own accounting in the kernel;
+    /// here they are counted at dispatch, with the others (kernel-map.md D29).
     fn emit_dispatch_stats(&self, rq: RqId, sink: &mut impl StatSink) {
         let r = &self.requests[rq];
         let queue = self.queues[r.queue].shared;
@@ -660,6 +668,10 @@ impl SchedState {
     }
 
     /// A queued request of `q` that ends where `spec` starts and can take it.
+    ///
+    /// NOTE: the kernel looks merge candidates up in a hash of request end sectors over the whole
+    /// scheduler and also front-merges bios; here only back merges, only against the preceding
+    /// request of the same queue (notes/kernel-map.md D13).
     fn find_back_merge(&self, q: QueueId, sector: u64, sectors: u32, op: Op) -> Option<RqId> {
         let &(_, prev) = self.queues[q].sort_list.last_before(&(sector, 0))?;
         let r = &self.requests[prev];
@@ -830,6 +842,9 @@ impl SchedState {
 
     /// `bfq_pd_offline`: move the queues to the parent, hand the statistics to the parent, drop
     /// the online reference. The memory goes when the last reference does.
+    ///
+    /// NOTE: the kernel reparents only the active queues, to the root group; here every queue
+    /// moves, to the parent, so that later completions find a live group (kernel-map.md D20).
     pub(crate) fn offline_group(&mut self, g: usize, now: u64, sink: &mut impl StatSink) -> GroupPtr {
         let parent = self.groups[g].parent.expect("the root never goes offline");
         debug_assert_eq!(self.groups[g].online_children, 0);
