@@ -15,24 +15,12 @@
 //! ## Adding a variant
 //!
 //! Write `src/<name>.rs` with a type implementing [`StatsPolicy`] (start from the closest
-//! existing file), declare the module below, and add one line to the `registry!` invocation. The
-//! CLI, the benches and the loom models pick it up from the registry.
+//! existing file) and add one line to the `registry!` invocation below (file, module, type): it
+//! declares the module and registers the variant. The CLI, the benches and the loom models pick
+//! it up from the registry (notes/new-variant.md).
 
 pub use schedlab_core::StatsPolicy;
 use schedlab_core::StatsKept;
-
-#[path = "debug-off.rs"]
-pub mod debug_off;
-#[path = "epoch.rs"]
-pub mod epoch;
-#[path = "no-stats.rs"]
-pub mod no_stats;
-#[path = "queue-lock.rs"]
-pub mod queue_lock;
-#[path = "sched-lock.rs"]
-pub mod sched_lock;
-#[path = "unlocked.rs"]
-pub mod unlocked;
 
 /// What the registry knows of a variant without instantiating it.
 #[derive(Clone, Copy, Debug)]
@@ -57,15 +45,20 @@ pub trait VariantVisitor {
 }
 
 macro_rules! registry {
-    ($($variant:ty),* $(,)?) => {
+    ($($file:literal => $module:ident :: $variant:ident),* $(,)?) => {
+        $(
+            #[path = $file]
+            pub mod $module;
+        )*
+
         /// Every registered variant, in report order.
-        pub const ALL: &[VariantInfo] = &[$(VariantInfo::of::<$variant>()),*];
+        pub const ALL: &[VariantInfo] = &[$(VariantInfo::of::<$module::$variant>()),*];
 
         /// Runs `visitor` with the type of the variant called `name`; `None` if there is none.
         pub fn visit<V: VariantVisitor>(name: &str, visitor: V) -> Option<V::Output> {
             $(
-                if name == <$variant as StatsPolicy>::NAME {
-                    return Some(visitor.visit::<$variant>());
+                if name == <$module::$variant as StatsPolicy>::NAME {
+                    return Some(visitor.visit::<$module::$variant>());
                 }
             )*
             None
@@ -74,12 +67,12 @@ macro_rules! registry {
 }
 
 registry![
-    sched_lock::SchedLock,
-    queue_lock::QueueLock,
-    unlocked::Unlocked,
-    epoch::Epoch,
-    debug_off::DebugOff,
-    no_stats::NoStats,
+    "sched-lock.rs" => sched_lock::SchedLock,
+    "queue-lock.rs" => queue_lock::QueueLock,
+    "unlocked.rs" => unlocked::Unlocked,
+    "epoch.rs" => epoch::Epoch,
+    "debug-off.rs" => debug_off::DebugOff,
+    "no-stats.rs" => no_stats::NoStats,
 ];
 
 /// The variant called `name`.
