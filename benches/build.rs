@@ -12,4 +12,10 @@ fn main() {
         }
     }
     println!("cargo:rerun-if-changed=build.rs");
+    // The fallback commit must follow HEAD (the runtime `git` call is preferred anyway).
+    for path in ["../.git/HEAD", "../.git/refs/heads"] {
+        if std::path::Path::new(path).exists() {
+            println!("cargo:rerun-if-changed={path}");
+        }
+    }
 }

@@ -1,9 +1,12 @@
 //! `schedlab`: the workbench's command line.
 //!
-//! - `schedlab` (no arguments): a short run of every safe variant, side by side.
+//! - `schedlab` (no arguments): `schedlab compare` with its defaults.
+//! - `schedlab compare ...`: every variant side by side, interleaved rounds, lock counters, the seeds' ratios.
+//! - `schedlab sweep ...`: KIOPS against threads, a CSV, an SVG chart and a scaling model.
 //! - `schedlab variants`: the registered variants.
 //! - `schedlab run ...`: one variant, one configuration, optionally written as JSON.
 //! - `schedlab simulate ...`: fio-like jobs on a device model in virtual time (idling, weights).
+//! - `schedlab flamegraph ...`: on-CPU flamegraphs per variant and where the time goes.
 //!
 //! Bad input gets one line on stderr and exit code 2; an interrupted run (Ctrl-C) reports what it
 //! measured.
@@ -17,8 +20,11 @@ use serde::Serialize;
 use std::process::ExitCode;
 use std::time::Duration;
 
+mod flamegraph;
+mod compare;
 mod roundtrip;
 mod simulate;
+mod sweep;
 
 static INTERRUPT: AtomicBool = AtomicBool::new(false);
 
@@ -35,10 +41,16 @@ enum Command {
     Variants,
     /// Run one variant on the null device and report throughput and the end-of-run checks.
     Run(RunArgs),
+    /// Every variant side by side, interleaved round by round: KIOPS, lock counters, the seeds' ratios.
+    Compare(compare::CompareArgs),
+    /// Throughput against thread count per variant and lock kind: a CSV, an SVG chart, a scaling model.
+    Sweep(sweep::SweepArgs),
     /// Single-threaded cost of one request round trip per variant, interleaved and repeated.
     Roundtrip(roundtrip::RoundtripArgs),
     /// fio-like jobs against a device model (null, ssd, hdd) in virtual time: one fio-style line.
     Simulate(simulate::SimulateArgs),
+    /// On-CPU flamegraphs per variant (pprof), a differential flamegraph, and where the time goes.
+    Flamegraph(flamegraph::FlamegraphArgs),
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -88,6 +100,12 @@ struct RunArgs {
     /// Idle slice after a sync queue empties, ns (0: no idling, as in the seeds' benchmark).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     slice_idle_ns: i64,
+    /// Pin job i to the i-th allowed CPU (as fio's cpus_allowed, one job per CPU).
+    #[arg(long)]
+    pin: bool,
+    /// Measure the scheduler, queue and counter-sum locks (lockstat-like table; costs time).
+    #[arg(long)]
+    lockstat: bool,
     /// Write the result, with provenance, to this JSON file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
@@ -155,6 +173,8 @@ fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, UsageError> {
         iodepth: nonneg("iodepth", args.iodepth)? as usize,
         outside_ns: nonneg("outside-ns", args.outside_ns)?,
         slice_idle_ns: nonneg("slice-idle-ns", args.slice_idle_ns)?,
+        pin_cpus: args.pin,
+        lockstat: args.lockstat,
     };
     cfg.validate(&args.variant).map_err(UsageError)?;
     Ok(cfg)
@@ -177,6 +197,8 @@ struct RunJson<'a> {
     churn_removals: u64,
     consistency: &'a schedlab_core::Consistency,
     config: &'a WorkloadConfig,
+    /// The named locks' counters (empty without --lockstat).
+    locks: &'a [schedlab_core::lockstat::LockSummary],
 }
 
 fn spread(v: &[f64]) -> (f64, f64, f64) {
@@ -214,6 +236,9 @@ fn cmd_run(args: &RunArgs) -> Result<ExitCode, UsageError> {
     let cfg = workload_config(args)?;
     let result = run_named(&args.variant, &cfg, &INTERRUPT).map_err(UsageError)?;
     print_run(&result);
+    if cfg.lockstat {
+        print!("{}", schedlab_benches::compare::lockstat_table(&result.locks));
+    }
     if let Some(path) = &args.json {
         let json = RunJson {
             provenance: Provenance::collect(),
@@ -231,6 +256,7 @@ fn cmd_run(args: &RunArgs) -> Result<ExitCode, UsageError> {
             churn_removals: result.churn_removals,
             consistency: &result.consistency,
             config: &cfg,
+            locks: &result.locks,
         };
         let text = serde_json::to_string_pretty(&json).expect("serialisable");
         std::fs::write(path, text + "\n")
@@ -241,45 +267,10 @@ fn cmd_run(args: &RunArgs) -> Result<ExitCode, UsageError> {
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// The default action: every safe variant, a short run each, one table.
+/// The default action: `schedlab compare` with its defaults (every safe variant, all cores,
+/// interleaved rounds, the fair lock; about 50 s).
 fn cmd_summary() -> ExitCode {
-    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let cfg = WorkloadConfig { threads: cpus, duration: Duration::from_secs(2), churn_per_sec: 10.0, ..WorkloadConfig::default() };
-    let prov = Provenance::collect();
-    println!("schedlab: every safe variant, {} threads, {} lock, 4 groups, churn 10/s, 2 s each, null device", cfg.threads, cfg.lock);
-    println!("{}", prov.one_line());
-    println!("(for interleaved rounds with spread, lock counters and the seeds' ratios, see the compare issue in notes/)\n");
-    let mut rows: Vec<RunResult> = Vec::new();
-    let mut all_ok = true;
-    for v in schedlab_variants::safe() {
-        if INTERRUPT.load(Ordering::Relaxed) {
-            break;
-        }
-        let r = run_named(v.name, &cfg, &INTERRUPT).expect("defaults are valid");
-        all_ok &= r.consistent && r.groups_live_after == 0;
-        rows.push(r);
-    }
-    let base = rows.iter().find(|r| r.variant == "sched-lock").map(|r| r.kiops);
-    println!("{:<12} {:>9} {:>10} {:>22} {:>11} {:>12}", "variant", "KIOPS", "x sched", "per-thread min/med/max", "consistent", "groups_after");
-    for r in &rows {
-        let (min, med, max) = spread(&r.per_thread_kiops);
-        let ratio = base.map_or("-".to_string(), |b| format!("{:.2}", r.kiops / b));
-        println!(
-            "{:<12} {:>9.1} {:>10} {:>22} {:>11} {:>12}",
-            r.variant,
-            r.kiops,
-            ratio,
-            format!("{min:.0}/{med:.0}/{max:.0}"),
-            r.consistent,
-            r.groups_live_after
-        );
-    }
-    println!("\nOne run each, not interleaved: a first look, not a measurement. Try `schedlab run --help`.");
-    if all_ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    compare::cmd_default()
 }
 
 fn main() -> ExitCode {
@@ -314,8 +305,11 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Run(args)) => cmd_run(&args),
+        Some(Command::Compare(args)) => compare::cmd(&args),
+        Some(Command::Sweep(args)) => sweep::cmd(&args),
         Some(Command::Roundtrip(args)) => roundtrip::cmd(&args).map_err(UsageError),
         Some(Command::Simulate(args)) => simulate::cmd(&args),
+        Some(Command::Flamegraph(args)) => flamegraph::cmd(&args).map_err(UsageError),
     };
     match result {
         Ok(code) => code,

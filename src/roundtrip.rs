@@ -4,7 +4,7 @@
 
 use schedlab_benches::provenance::Provenance;
 use schedlab_benches::roundtrip::measure_named;
-use schedlab_core::LockKind;
+use schedlab_core::{lockstat, LockKind};
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -21,6 +21,10 @@ pub struct RoundtripArgs {
     /// Lock kind: fair-spin or parking-lot.
     #[arg(long, default_value = "fair-spin")]
     lock: String,
+    /// Also measure every variant with the lock statistics on (instrumented against plain, in the
+    /// same rounds): the instrumentation's cost per round trip.
+    #[arg(long)]
+    lockstat: bool,
 }
 
 pub fn cmd(args: &RoundtripArgs) -> Result<ExitCode, String> {
@@ -40,9 +44,16 @@ pub fn cmd(args: &RoundtripArgs) -> Result<ExitCode, String> {
         None => schedlab_variants::ALL.iter().map(|v| v.name).collect(),
     };
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+    let mut instrumented: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
     for _ in 0..args.rounds {
         for (i, name) in names.iter().enumerate() {
             samples[i].push(measure_named(name, args.iterations as u64, lock).expect("known variant"));
+            if args.lockstat {
+                lockstat::reset();
+                lockstat::set_enabled(true);
+                instrumented[i].push(measure_named(name, args.iterations as u64, lock).expect("known variant"));
+                lockstat::set_enabled(false);
+            }
         }
     }
     println!("round trip (insert + dispatch + completion), 1 thread, {lock}, {} x {} round trips", args.rounds, args.iterations);
@@ -53,12 +64,21 @@ pub fn cmd(args: &RoundtripArgs) -> Result<ExitCode, String> {
         if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
     };
     let medians: Vec<f64> = samples.iter_mut().map(median).collect();
+    let instrumented_medians: Vec<f64> = instrumented.iter_mut().filter(|v| !v.is_empty()).map(median).collect();
     let base = names.iter().position(|n| *n == "no-stats").map(|i| medians[i]);
-    println!("{:<12} {:>10} {:>17} {:>11}", "variant", "ns median", "min-max", "x no-stats");
+    print!("{:<12} {:>10} {:>17} {:>11}", "variant", "ns median", "min-max", "x no-stats");
+    if args.lockstat {
+        print!(" {:>16} {:>9}", "lockstat ns med", "cost");
+    }
+    println!();
     for (i, name) in names.iter().enumerate() {
         let s = &samples[i];
         let ratio = base.map_or("-".into(), |b| format!("{:.2}", medians[i] / b));
-        println!("{:<12} {:>10.0} {:>17} {:>11}", name, medians[i], format!("{:.0}-{:.0}", s[0], s[s.len() - 1]), ratio);
+        print!("{:<12} {:>10.0} {:>17} {:>11}", name, medians[i], format!("{:.0}-{:.0}", s[0], s[s.len() - 1]), ratio);
+        if let Some(m) = instrumented_medians.get(i) {
+            print!(" {:>16.0} {:>8.1}%", m, 100.0 * (m / medians[i] - 1.0));
+        }
+        println!();
     }
     Ok(ExitCode::SUCCESS)
 }

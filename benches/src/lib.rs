@@ -13,11 +13,19 @@
 //! - group churn runs on its own thread and reaches jobs through a mailbox, the way a cgroup move
 //!   reaches a process at its next request.
 //!
+//! [`compare`] runs every variant round by round (plain runs for KIOPS, instrumented runs for the
+//! lock counters of `schedlab_core::lockstat`) and sets the measured ratios beside the seeds';
+//! [`sweep`] measures KIOPS against thread count, appends each point to a CSV, and draws an SVG
+//! chart with a scaling model built from the lock counters.
+//!
 //! [`sim`] is the other driver: the same scheduler core on a virtual clock, single-threaded, in
 //! front of a null, SSD or disk model, for scheduling-policy questions (idling, weights) rather
 //! than lock costs. Deterministic: same configuration and seed, same result.
 
+pub mod profile;
+pub mod compare;
 pub mod provenance;
 pub mod roundtrip;
 pub mod sim;
+pub mod sweep;
 pub mod workload;

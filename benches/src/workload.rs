@@ -8,9 +8,17 @@
 //!
 //! Group churn: a churn thread removes a random leaf group (its queues move to the parent),
 //! creates a new one, and asks a random job to move into it, `churn` times per second.
+//!
+//! Knobs, as fio names them where it has a name: jobs (`threads`, optionally pinned one per CPU
+//! with `pin_cpus`), `rw`, `bs`, `iodepth`, groups and weights, group churn rate, work outside the
+//! scheduler per request (`outside_ns`: simulated submission and completion work; 0 is the null
+//! device), stat slots, lock kind, `ramp_time`, `runtime`. With `lockstat` on, the named locks are
+//! measured during the measured window only ([`schedlab_core::lockstat`]) and the run returns
+//! their counters.
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use schedlab_core::lockstat::{self, LockStats, LockSummary};
 use schedlab_core::sync::{Arc, AtomicBool, AtomicU64, Lock, LockKind, Ordering};
 use schedlab_core::{
     Consistency, GroupId, Op, RequestCounters, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy,
@@ -86,6 +94,11 @@ pub struct WorkloadConfig {
     /// completion); 0 is the null device.
     pub outside_ns: u64,
     pub slice_idle_ns: u64,
+    /// Pin job *i* to the *i*-th CPU this process may run on (modulo their number), as the
+    /// seeds' benchmark pinned one fio job per CPU.
+    pub pin_cpus: bool,
+    /// Measure the named locks during the measured window (see the module documentation).
+    pub lockstat: bool,
 }
 
 impl Default for WorkloadConfig {
@@ -105,6 +118,8 @@ impl Default for WorkloadConfig {
             iodepth: 1,
             outside_ns: 0,
             slice_idle_ns: 0,
+            pin_cpus: false,
+            lockstat: false,
         }
     }
 }
@@ -174,6 +189,98 @@ pub struct RunResult {
     pub queues_live_after: usize,
     pub churn_removals: u64,
     pub interrupted: bool,
+    /// Whether the jobs were pinned (asked for, and the OS accepted every pin).
+    pub pinned: bool,
+    /// CPU time of this process in the measured window ÷ (window × jobs) × 100: below 100 when
+    /// jobs were off-CPU (parked, yielding, or preempted).
+    pub cpu_busy_pct: Option<f64>,
+    /// CPUs' worth of time used by *other* processes during the measured window (0.5: half a
+    /// CPU). Above a few tenths, the run competed for CPUs: lock holders get preempted.
+    pub other_cpus: Option<f64>,
+    /// Steal time during the window (the hypervisor ran someone else), CPUs' worth.
+    pub steal_cpus: Option<f64>,
+    /// The named locks' counters over the measured window (empty unless `lockstat` was on).
+    pub locks: Vec<LockSummary>,
+    /// The same counters in mergeable form (histograms), for aggregating runs.
+    #[serde(skip)]
+    pub lock_stats: Option<LockStats>,
+}
+
+/// CPU accounting at one moment: this process's CPU seconds, and the machine's busy and steal
+/// seconds (all CPUs) from `/proc/stat`.
+#[derive(Clone, Copy, Debug)]
+struct CpuSample {
+    process_s: f64,
+    machine_busy_s: f64,
+    steal_s: f64,
+}
+
+fn cpu_sample() -> Option<CpuSample> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: all-zero is a valid `rusage`; getrusage fills it for this process.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `usage` is a valid, writable `rusage` for the whole call.
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+            return None;
+        }
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        let process_s = tv(usage.ru_utime) + tv(usage.ru_stime);
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let fields: Vec<f64> = stat.lines().next()?.split_whitespace().skip(1).filter_map(|f| f.parse().ok()).collect();
+        if fields.len() < 8 {
+            return None;
+        }
+        // SAFETY: sysconf has no memory-safety preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        // user nice system idle iowait irq softirq steal [guest guest_nice: already in user]
+        let busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6];
+        Some(CpuSample { process_s, machine_busy_s: busy / hz, steal_s: fields[7] / hz })
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// The CPUs this process may run on, in order (Linux: the affinity mask; elsewhere 0..n).
+pub fn allowed_cpus() -> Vec<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: `cpu_set_t` is plain data for which all-zero is a valid (empty) set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: pid 0 is the calling thread; the size and pointer describe `set`, which lives
+        // for the whole call.
+        let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        if rc == 0 {
+            // SAFETY: `set` was filled by the kernel; CPU_ISSET only reads it, with an index
+            // below CPU_SETSIZE.
+            let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
+            if !cpus.is_empty() {
+                return cpus;
+            }
+        }
+    }
+    (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()
+}
+
+/// Pins the calling thread to `cpu`; false if the OS refused (or on non-Linux systems).
+pub fn pin_current_thread(cpu: usize) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return false;
+        }
+        // SAFETY: all-zero is a valid empty `cpu_set_t`.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `cpu` is below CPU_SETSIZE (checked above); CPU_SET writes inside `set`.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+        // SAFETY: pid 0 is the calling thread; size and pointer describe `set`.
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = cpu;
+        false
+    }
 }
 
 const DEVICE_SECTORS: u64 = 1 << 31; // 1 TiB
@@ -229,6 +336,13 @@ fn dispatch_and_complete<P: StatsPolicy>(sched: &Scheduler<P>, jobs: &[Job], out
     }
 }
 
+/// Where a job pins itself, and the flag it clears if the OS refuses.
+#[derive(Clone, Copy)]
+struct Pin<'a> {
+    cpu: Option<usize>,
+    all_ok: &'a AtomicBool,
+}
+
 fn job_loop<P: StatsPolicy>(
     index: usize,
     sched: Arc<Scheduler<P>>,
@@ -236,7 +350,13 @@ fn job_loop<P: StatsPolicy>(
     cfg: &WorkloadConfig,
     jobs: &[Job],
     stop: &AtomicBool,
+    pin: Pin<'_>,
 ) {
+    if let Some(cpu) = pin.cpu {
+        if !pin_current_thread(cpu) {
+            pin.all_ok.store(false, Ordering::Relaxed);
+        }
+    }
     let process = sched.spawn_process(group).expect("group exists at start");
     let mut rng = SmallRng::seed_from_u64(cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let op = cfg.rw.op();
@@ -295,6 +415,7 @@ fn job_loop<P: StatsPolicy>(
         }
     }
     drop(process);
+    lockstat::flush();
 }
 
 fn churn_loop<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig, jobs: &[Job], stop: &AtomicBool) -> u64 {
@@ -330,6 +451,7 @@ fn churn_loop<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig, jobs: 
             job.move_pending.store(true, Ordering::Relaxed);
         }
     }
+    lockstat::flush();
     removals
 }
 
@@ -359,12 +481,16 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> RunR
         .collect();
     let stop = AtomicBool::new(false);
     let mut interrupted = false;
+    let cpus = if cfg.pin_cpus { allowed_cpus() } else { Vec::new() };
+    let pinned = AtomicBool::new(cfg.pin_cpus);
+    let mut cpu: Option<(CpuSample, CpuSample)> = None;
     let (measured_s, deltas, churn_removals) = std::thread::scope(|s| {
         let mut handles = Vec::new();
         for i in 0..cfg.threads {
             let group = if groups.is_empty() { sched.root() } else { groups[i % groups.len()] };
-            let (sched, jobs, stop) = (sched.clone(), &jobs, &stop);
-            handles.push(s.spawn(move || job_loop(i, sched, group, cfg, jobs, stop)));
+            let (sched, jobs, stop, pinned) = (sched.clone(), &jobs, &stop, &pinned);
+            let pin = Pin { cpu: (!cpus.is_empty()).then(|| cpus[i % cpus.len()]), all_ok: pinned };
+            handles.push(s.spawn(move || job_loop(i, sched, group, cfg, jobs, stop, pin)));
         }
         let churner = (cfg.churn_per_sec > 0.0).then(|| {
             let (sched, jobs, stop) = (&sched, &jobs, &stop);
@@ -374,6 +500,11 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> RunR
         if !sleep_until(t0 + cfg.ramp, interrupt) {
             interrupted = true;
         }
+        if cfg.lockstat {
+            lockstat::reset();
+            lockstat::set_enabled(true);
+        }
+        let cpu_before = cpu_sample();
         let start = Instant::now();
         let before: Vec<u64> = jobs.iter().map(|j| j.completed_own.load(Ordering::Relaxed)).collect();
         if !interrupted && !sleep_until(start + cfg.duration, interrupt) {
@@ -381,6 +512,10 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> RunR
         }
         let after: Vec<u64> = jobs.iter().map(|j| j.completed_own.load(Ordering::Relaxed)).collect();
         let measured = start.elapsed().as_secs_f64();
+        cpu = cpu_before.zip(cpu_sample());
+        if cfg.lockstat {
+            lockstat::set_enabled(false);
+        }
         stop.store(true, Ordering::Relaxed);
         for h in handles {
             h.join().expect("a job thread panicked");
@@ -389,6 +524,8 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> RunR
         let deltas: Vec<u64> = before.iter().zip(&after).map(|(b, a)| a - b).collect();
         (measured, deltas, removals)
     });
+    // Every job and the churn thread flushed their lock counts as they ended.
+    let lock_stats = cfg.lockstat.then(lockstat::snapshot);
     // Anything a job left behind (another job's request) is drained here.
     while let Some(rq) = sched.dispatch() {
         let done = rq.complete();
@@ -400,6 +537,10 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> RunR
     drop(sched);
     P::quiesce();
     let secs = measured_s.max(1e-9);
+    let process_cpu_s = cpu.map(|(a, b)| b.process_s - a.process_s);
+    let cpu_busy_pct = process_cpu_s.map(|p| 100.0 * p / (secs * cfg.threads as f64));
+    let other_cpus = cpu.zip(process_cpu_s).map(|((a, b), p)| ((b.machine_busy_s - a.machine_busy_s - p) / secs).max(0.0));
+    let steal_cpus = cpu.map(|(a, b)| (b.steal_s - a.steal_s) / secs);
     let per_thread_kiops: Vec<f64> = deltas.iter().map(|&d| d as f64 / secs / 1e3).collect();
     RunResult {
         variant: P::NAME,
@@ -415,6 +556,12 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> RunR
         queues_live_after: census.live_queues(),
         churn_removals,
         interrupted,
+        pinned: pinned.load(Ordering::Relaxed),
+        cpu_busy_pct,
+        other_cpus,
+        steal_cpus,
+        locks: lock_stats.as_ref().map_or_else(Vec::new, |l| l.summarize((measured_s * 1e9) as u64)),
+        lock_stats,
     }
 }
 

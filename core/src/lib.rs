@@ -10,6 +10,7 @@
 //! | --- | --- | --- |
 //! | [`sync`] | spinlock_t, atomics | the one facade: locks (fair ticket spinlock or parking_lot), atomics, `Arc`, cells, threads, CPU slot; loom under `cfg(loom)` |
 //! | [`clock`] | `ktime_get_ns` | real TSC clock, manual clock for tests and models |
+//! | [`lockstat`] | `/proc/lock_stat` | lock statistics of the named locks (scheduler, queue, counter sums): acquisitions, contentions, owner changes, wait/hold histograms, per path; switchable at run time |
 //! | `state` | `struct bfq_data`, bfq-wf2q.c | everything under the scheduler lock: groups' and queues' entities and service trees (B-WF2Q+), requests, the priority dispatch list, the in-service queue, the idle timer |
 //! | [`objects`] | `struct bfq_group`, `struct bfq_queue` | the parts a deferred update reaches after the unlock: group statistics and reference count, a queue's current group |
 //! | [`stats`] | `struct bfqg_stats`, `blkg_rwstat`, `percpu_counter` | per-CPU-slot counters with a locked all-slot sum; every `bfqg_stats_*` function |
@@ -48,6 +49,7 @@
 //! deviation.
 
 pub mod clock;
+pub mod lockstat;
 pub mod objects;
 pub mod policy;
 pub mod scheduler;

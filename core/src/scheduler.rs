@@ -8,6 +8,7 @@
 //! the queue lock, after the scheduler lock is released).
 
 use crate::clock::SchedClock;
+use crate::lockstat::{self, LockClass, LockPath};
 use crate::objects::{Census, QueueRef, RetiredGroup};
 use crate::policy::{DeferredBatch, DeferredCx, LockedView, Path, Route, StatEvent, StatKind, StatUpdate, StatsKept, StatsPolicy};
 use crate::state::{InsertOutcome, QueueId, RequestCounters, RequestSpec, RqId, SchedConfig, SchedState, StatSink};
@@ -130,9 +131,11 @@ impl<P: StatsPolicy> StatSink for Router<'_, P> {
     }
 }
 
-/// Applies an update under the scheduler lock.
-#[inline]
+/// Applies an update under the scheduler lock (always inlined: the stats section's guard made it
+/// too big for the inliner, which cost every update a call).
+#[inline(always)]
 fn apply_locked(queue: QueueRef, update: StatUpdate, now: u64) {
+    let _section = lockstat::stats_section();
     // SAFETY: called with the scheduler lock held, for a queue that is in the locked state (the
     // paths emit only for queues they hold), so the queue is allocated; its current group is
     // referenced by the queue and changes only under the scheduler lock, so it is allocated too.
@@ -146,8 +149,8 @@ impl<P: StatsPolicy> Scheduler<P> {
         assert!((1..=64).contains(&config.slots), "slots must be 1..=64");
         let census = OracleArc::new(Census::default());
         Arc::new(Scheduler {
-            state: Lock::new(lock, SchedState::new(config, census.clone(), Self::new_group_state)),
-            queue_lock: Lock::new(lock, ()),
+            state: Lock::named(lock, LockClass::SCHED, SchedState::new(config, census.clone(), Self::new_group_state)),
+            queue_lock: Lock::named(lock, LockClass::QUEUE, ()),
             policy: P::new(),
             clock,
             census,
@@ -230,6 +233,7 @@ impl<P: StatsPolicy> Scheduler<P> {
         if !P::SAFE_UNDER_GROUP_REMOVAL {
             return Err(SchedError::UnsafeUnderRemoval(P::NAME));
         }
+        let _path = lockstat::enter(LockPath::GroupRemoval);
         // Lock order: queue lock, then scheduler lock (blkcg holds queue_lock around pd_offline).
         let queue_guard = P::REPARENT_HOLDS_QUEUE_LOCK.then(|| self.queue_lock.lock());
         let mut st = self.lock();
@@ -304,6 +308,7 @@ impl<P: StatsPolicy> Scheduler<P> {
 
     /// `bfq_dispatch_request`: the next request for the device, if any.
     pub fn dispatch(&self) -> Option<Dispatched<'_, P>> {
+        let _path = lockstat::enter(LockPath::Dispatch);
         let mut batch = DeferredBatch::new(Path::Dispatch);
         let mut st = self.lock();
         let now = self.clock.now_ns();
@@ -327,6 +332,7 @@ impl<P: StatsPolicy> Scheduler<P> {
         let retired = if st.retired.is_empty() { Vec::new() } else { std::mem::take(&mut st.retired) };
         drop(st);
         if !batch.is_empty() {
+            let _stats = lockstat::enter(LockPath::Stats);
             self.policy.run_deferred(&self.cx(), &mut batch);
         }
         if !retired.is_empty() {
@@ -459,6 +465,7 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
     /// `bfq_insert_request`.
     pub fn insert(&self, spec: RequestSpec) -> InsertOutcome {
         let sched = self.sched;
+        let _path = lockstat::enter(LockPath::Insert);
         let mut batch = DeferredBatch::new(Path::Insert);
         let mut st = sched.lock();
         let now = sched.clock.now_ns();
@@ -466,6 +473,7 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         debug_assert!(st.retired.is_empty());
         drop(st);
         if !batch.is_empty() {
+            let _stats = lockstat::enter(LockPath::Stats);
             sched.policy.run_deferred(&sched.cx(), &mut batch);
         }
         outcome
@@ -477,6 +485,7 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
             return Err(SchedError::UnsafeUnderRemoval(P::NAME));
         }
         let sched = self.sched;
+        let _path = lockstat::enter(LockPath::GroupRemoval);
         let queue_guard = P::REPARENT_HOLDS_QUEUE_LOCK.then(|| sched.queue_lock.lock());
         let mut st = sched.lock();
         let g = Scheduler::<P>::lookup(&st, group)?;
@@ -532,11 +541,13 @@ impl<P: StatsPolicy> Dispatched<'_, P> {
     fn finish(&mut self) -> Completed {
         let rq = self.rq.take().expect("completed once");
         let sched = self.sched;
+        let _path = lockstat::enter(LockPath::Completion);
         let update = StatUpdate::Completion { op: self.op, start_ns: self.start_ns, io_start_ns: self.io_start_ns };
         let route = effective_route(&sched.policy, StatKind::Completion);
         if route == Route::Defer {
             let mut batch = DeferredBatch::new(Path::Completion);
             batch.push(StatEvent { queue: self.queue, update });
+            let _stats = lockstat::enter(LockPath::Stats);
             sched.policy.run_deferred(&sched.cx(), &mut batch);
         }
         let mut batch = DeferredBatch::new(Path::Completion);

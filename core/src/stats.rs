@@ -14,6 +14,7 @@
 //! The functions below are named after the kernel functions they mirror; which of them a path
 //! calls, and under which lock, is decided by the scheduler and the stats policy, not here.
 
+use crate::lockstat::LockClass;
 use crate::sync::{cpu_slot, AtomicI64, AtomicU32, AtomicU64, Lock, LockKind, Ordering};
 use crossbeam_utils::CachePadded;
 use serde::Serialize;
@@ -116,7 +117,7 @@ impl PerCpuCounters {
         assert!((1..=64).contains(&nr_slots), "slot count must be 1..=64, got {nr_slots}");
         PerCpuCounters {
             slots: (0..nr_slots).map(|_| CachePadded::new(SlotArea::new())).collect(),
-            sum_locks: (0..NR_COUNTERS).map(|_| Lock::new(LockKind::FairSpin, ())).collect(),
+            sum_locks: (0..NR_COUNTERS).map(|_| Lock::named(LockKind::FairSpin, LockClass::STATS_SUM, ())).collect(),
             online: if nr_slots == 64 { u64::MAX } else { (1u64 << nr_slots) - 1 },
         }
     }
@@ -261,6 +262,10 @@ impl GroupStats {
 
     /// `bfqg_stats_set_start_group_wait_time`: open a group-wait interval unless one is open or
     /// this group is the one being served.
+    ///
+    /// NOTE: BFQ passes the queue's own group as the "current" group, so the interval never opens
+    /// and `group_wait_time` stays 0 there; here "current" is the in-service queue's group, CFQ's
+    /// meaning (kernel-map.md D28).
     fn set_start_group_wait_time(&self, now: u64, group_is_in_service: bool) {
         if self.flag(FLAG_WAITING) || group_is_in_service {
             return;

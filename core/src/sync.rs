@@ -12,6 +12,11 @@
 //! The kind is chosen at run time ([`Lock::new`]); the branch on it is one predictable compare.
 //! Under `cfg(loom)` both kinds become loom's `Mutex`, whose blocking loom understands.
 //!
+//! A lock made with [`Lock::named`] is also *measured* (real build only) while
+//! [`crate::lockstat::set_enabled`] is on: acquisitions, contentions (a first `try_lock` failed),
+//! owner changes, wait and hold times from the TSC ([`lock_ticks`]), and the path of the thread;
+//! `crate::lockstat` keeps the counts. Under `cfg(loom)` the name is ignored.
+//!
 //! Under `cfg(loom)` freed objects are also *quarantined* rather than returned to the allocator
 //! ([`reclaim`]), so that a use after free reads a poisoned liveness word and fails an assertion
 //! instead of reading recycled memory: loom does not see dangling pointers by itself.
@@ -75,6 +80,32 @@ mod imp {
     #[inline]
     pub fn cpu_slot() -> usize {
         SLOT.with(|slot| *slot)
+    }
+
+    /// The lock statistics' clock: one process-wide `quanta` clock, read raw (the TSC, no
+    /// scaling) on the critical path and scaled to ns when the counts are folded in.
+    static LOCK_CLOCK: std::sync::OnceLock<quanta::Clock> = std::sync::OnceLock::new();
+
+    #[inline]
+    fn lock_clock() -> &'static quanta::Clock {
+        LOCK_CLOCK.get_or_init(quanta::Clock::new)
+    }
+
+    /// Raw ticks of the lock statistics' clock.
+    #[inline]
+    pub fn lock_ticks() -> u64 {
+        lock_clock().raw()
+    }
+
+    /// A tick difference in ns.
+    #[inline]
+    pub fn lock_ticks_to_ns(ticks: u64) -> u64 {
+        lock_clock().delta_as_nanos(0, ticks)
+    }
+
+    /// Calibrates the clock now rather than inside the first measured acquisition.
+    pub fn lock_ticks_warm_up() {
+        let _ = lock_clock();
     }
 }
 
@@ -154,6 +185,20 @@ mod imp {
     pub fn cpu_slot() -> usize {
         0
     }
+
+    /// Lock statistics are not measured under loom (named locks are plain loom mutexes); the
+    /// clock exists so that `lockstat` compiles: ns since the first call.
+    pub fn lock_ticks() -> u64 {
+        static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        ORIGIN.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
+    }
+
+    /// Ticks are ns here.
+    pub fn lock_ticks_to_ns(ticks: u64) -> u64 {
+        ticks
+    }
+
+    pub fn lock_ticks_warm_up() {}
 }
 
 pub use imp::*;
@@ -241,7 +286,8 @@ impl fmt::Display for LockKind {
 #[cfg(not(loom))]
 mod locks {
     use super::LockKind;
-    use std::sync::atomic::{AtomicU32, Ordering};
+    use crate::lockstat::{self, LockClass};
+    use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
     /// How many polls a ticket waiter makes before it gives its CPU away once (about 3 µs of
     /// `pause` on this machine kind). Measured: with 3 threads on 2 CPUs, sched-lock ran at
@@ -263,7 +309,7 @@ mod locks {
     ///
     /// Both words share a cache line, as the kernel's ticket lock shares one word.
     pub struct TicketLock {
-        next: AtomicU32,
+        pub(super) next: AtomicU32,
         serving: AtomicU32,
     }
 
@@ -318,24 +364,117 @@ mod locks {
         }
     }
 
-    /// The raw lock behind [`super::Lock`]: one of the two kinds, picked when the lock is made.
+    /// `stamp` of a hold that is not being measured.
+    const NOT_MEASURED: u64 = 0;
+    /// `stamp` of a hold that is counted but not timed (hold-time sampling).
+    const UNTIMED: u64 = 1;
+
+    /// The raw lock behind [`super::Lock`]: one of the two kinds, picked when the lock is made,
+    /// and, for a named lock, the lock statistics of [`crate::lockstat`].
+    ///
+    /// | field | written by | meaning |
+    /// | --- | --- | --- |
+    /// | `class` | construction | what the lock counts as ([`LockClass::NONE`]: never measured) |
+    /// | `owner` | the holder, just after acquiring | the lockstat id of the last thread that held it |
+    /// | `stamp` | the holder | TSC at acquisition of a timed hold; [`UNTIMED`] for a counted one; [`NOT_MEASURED`] otherwise |
+    ///
+    /// `owner` and `stamp` sit beside the lock word, so the holder writes a line it already owns.
     pub struct RawKindLock {
         kind: LockKind,
+        class: LockClass,
         ticket: TicketLock,
         parking: parking_lot::RawMutex,
+        owner: AtomicU32,
+        stamp: AtomicU64,
     }
 
     impl RawKindLock {
         pub const fn new(kind: LockKind) -> Self {
+            Self::with_class(kind, LockClass::NONE)
+        }
+
+        /// A lock whose acquisitions count towards `class` while [`lockstat::enabled`].
+        pub const fn with_class(kind: LockKind, class: LockClass) -> Self {
             RawKindLock {
                 kind,
+                class,
                 ticket: TicketLock::new(),
                 parking: <parking_lot::RawMutex as lock_api::RawMutex>::INIT,
+                owner: AtomicU32::new(0),
+                stamp: AtomicU64::new(NOT_MEASURED),
             }
         }
 
         pub fn kind(&self) -> LockKind {
             self.kind
+        }
+
+        pub fn class(&self) -> LockClass {
+            self.class
+        }
+
+        #[inline]
+        fn raw_lock(&self) {
+            match self.kind {
+                LockKind::FairSpin => self.ticket.lock(),
+                LockKind::ParkingLot => drop(lock_api::RawMutex::lock(&self.parking)),
+            }
+        }
+
+        #[inline]
+        fn raw_try_lock(&self) -> bool {
+            match self.kind {
+                LockKind::FairSpin => self.ticket.try_lock(),
+                LockKind::ParkingLot => lock_api::RawMutex::try_lock(&self.parking).is_some(),
+            }
+        }
+
+        /// # Safety
+        /// The caller holds the lock.
+        #[inline]
+        unsafe fn raw_unlock(&self) {
+            match self.kind {
+                // SAFETY: the caller holds the lock, and it was taken through the same kind.
+                LockKind::FairSpin => unsafe { self.ticket.unlock() },
+                // SAFETY: as above; parking_lot's guard is a stateless marker.
+                LockKind::ParkingLot => unsafe { lock_api::RawMutex::unlock(&self.parking, Default::default()) },
+            }
+        }
+
+        /// The measured acquisition: a `try_lock` first (its failure is a contention), then the
+        /// plain lock, with the wait timed.
+        #[inline(never)]
+        fn lock_measured(&self) {
+            if self.raw_try_lock() {
+                self.note_acquired(false, 0, None);
+                return;
+            }
+            let start = super::lock_ticks();
+            self.raw_lock();
+            let now = super::lock_ticks();
+            self.note_acquired(true, now.saturating_sub(start), Some(now));
+        }
+
+        /// Releases a measured hold (out of line, so that the unmeasured unlock stays small).
+        ///
+        /// # Safety
+        /// The caller holds the lock, and `stamp` is its `stamp` word.
+        #[inline(never)]
+        unsafe fn unlock_measured(&self, stamp: u64) {
+            let hold = (stamp != UNTIMED).then(|| super::lock_ticks().saturating_sub(stamp));
+            self.stamp.store(NOT_MEASURED, Ordering::Relaxed);
+            // SAFETY: the caller holds the lock.
+            unsafe { self.raw_unlock() };
+            lockstat::released(self.class, hold);
+        }
+
+        /// Records an acquisition (the lock is held) and starts timing the hold if it is sampled.
+        #[inline(never)]
+        fn note_acquired(&self, contended: bool, wait_ticks: u64, now: Option<u64>) {
+            let timed = lockstat::acquired(self.class, contended, wait_ticks, &self.owner);
+            let stamp = if timed { now.unwrap_or_else(super::lock_ticks).max(UNTIMED + 1) } else { UNTIMED };
+            // Relaxed: only the holder reads or writes `stamp` (see `owner` in `acquired`).
+            self.stamp.store(stamp, Ordering::Relaxed);
         }
     }
 
@@ -349,31 +488,36 @@ mod locks {
 
         #[inline]
         fn lock(&self) -> Self::Guard {
-            match self.kind {
-                LockKind::FairSpin => self.ticket.lock(),
-                LockKind::ParkingLot => drop(lock_api::RawMutex::lock(&self.parking)),
+            if self.class.is_named() && lockstat::enabled() {
+                self.lock_measured();
+            } else {
+                self.raw_lock();
             }
             lock_api::GuardNoSend::new()
         }
 
         #[inline]
         fn try_lock(&self) -> Option<Self::Guard> {
-            let taken = match self.kind {
-                LockKind::FairSpin => self.ticket.try_lock(),
-                LockKind::ParkingLot => lock_api::RawMutex::try_lock(&self.parking).is_some(),
-            };
+            let taken = self.raw_try_lock();
+            if taken && self.class.is_named() && lockstat::enabled() {
+                self.note_acquired(false, 0, None);
+            }
             taken.then(lock_api::GuardNoSend::new)
         }
 
         #[inline]
         unsafe fn unlock(&self, _guard: Self::Guard) {
-            match self.kind {
-                // SAFETY: the caller holds the lock (the contract of `RawMutex::unlock`), and it
-                // was taken through the same kind.
-                LockKind::FairSpin => unsafe { self.ticket.unlock() },
-                // SAFETY: as above; parking_lot's guard is a stateless marker.
-                LockKind::ParkingLot => unsafe { lock_api::RawMutex::unlock(&self.parking, Default::default()) },
+            // A hold measured at acquisition is accounted whatever the switch says now.
+            if self.class.is_named() {
+                let stamp = self.stamp.load(Ordering::Relaxed);
+                if stamp != NOT_MEASURED {
+                    // SAFETY: the caller holds the lock (the contract of `RawMutex::unlock`).
+                    unsafe { self.unlock_measured(stamp) };
+                    return;
+                }
             }
+            // SAFETY: the caller holds the lock (the contract of `RawMutex::unlock`).
+            unsafe { self.raw_unlock() };
         }
 
         fn is_locked(&self) -> bool {
@@ -393,8 +537,14 @@ mod locks {
     pub type LockGuard<'a, T> = lock_api::MutexGuard<'a, RawKindLock, T>;
 
     impl<T> Lock<T> {
+        /// A lock that is never measured.
         pub fn new(kind: LockKind, value: T) -> Self {
             Lock { inner: lock_api::Mutex::from_raw(RawKindLock::new(kind), value) }
+        }
+
+        /// A lock whose acquisitions count towards `class` in the lock statistics.
+        pub fn named(kind: LockKind, class: LockClass, value: T) -> Self {
+            Lock { inner: lock_api::Mutex::from_raw(RawKindLock::with_class(kind, class), value) }
         }
 
         #[inline]
@@ -425,6 +575,11 @@ mod locks {
     impl<T> Lock<T> {
         pub fn new(kind: LockKind, value: T) -> Self {
             Lock { kind, inner: loom::sync::Mutex::new(value) }
+        }
+
+        /// As [`Lock::new`]: lock statistics are not measured under loom.
+        pub fn named(kind: LockKind, _class: crate::lockstat::LockClass, value: T) -> Self {
+            Self::new(kind, value)
         }
 
         pub fn lock(&self) -> LockGuard<'_, T> {
@@ -510,16 +665,102 @@ mod tests {
 
     #[test]
     fn ticket_lock_is_fifo() {
-        // Tickets are served in the order they were taken: take three, release in turn.
-        let t = TicketLock::new();
-        t.lock();
-        assert!(!t.try_lock());
-        // SAFETY: held by this thread.
-        unsafe { t.unlock() };
-        assert!(t.try_lock());
-        // SAFETY: held by this thread.
-        unsafe { t.unlock() };
-        assert!(!t.is_locked());
+        // Hold the lock; let waiter 1 take its ticket, then waiter 2; release: they must enter in
+        // the order they queued, whatever the OS scheduler does.
+        let lock = Arc::new(TicketLock::new());
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        lock.lock();
+        assert!(!lock.try_lock());
+        let mut waiters = Vec::new();
+        for id in 1..=2u32 {
+            let (waiter_lock, order) = (lock.clone(), order.clone());
+            waiters.push(thread::spawn(move || {
+                waiter_lock.lock();
+                order.lock().unwrap().push(id);
+                // SAFETY: held by this thread.
+                unsafe { waiter_lock.unlock() };
+            }));
+            // Wait until this waiter has taken its ticket before starting the next one.
+            while lock.next.load(Ordering::Relaxed) != id + 1 {
+                thread::yield_now();
+            }
+        }
+        // SAFETY: held by this thread since the first `lock`.
+        unsafe { lock.unlock() };
+        for w in waiters {
+            w.join().unwrap();
+        }
+        assert_eq!(*order.lock().unwrap(), [1, 2]);
+        assert!(!lock.is_locked());
+    }
+
+    /// The lock statistics of named locks under real threads: exact counts, sane times, paths.
+    /// (One test: the lockstat table is global to the process; it uses a class of its own.)
+    #[test]
+    fn named_locks_are_measured() {
+        use crate::lockstat::{self, LockClass, LockPath};
+        let class = LockClass::register("sync-test");
+        for kind in LockKind::ALL {
+            lockstat::reset();
+            lockstat::set_enabled(true);
+            let lock = Arc::new(Lock::named(kind, class, 0u64));
+            let handles: Vec<_> = (0..2)
+                .map(|_| {
+                    let lock = lock.clone();
+                    thread::spawn(move || {
+                        let _path = lockstat::enter(LockPath::Dispatch);
+                        for _ in 0..20_000 {
+                            let mut g = lock.lock();
+                            *g += 1;
+                            std::hint::black_box(&mut *g);
+                        }
+                        lockstat::flush();
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+            lockstat::set_enabled(false);
+            // Not measured: the switch is off.
+            *lock.lock() += 1;
+            let stats = lockstat::snapshot();
+            let s = stats.class(class).expect("measured");
+            assert_eq!(s.acquisitions, 40_000, "{kind}");
+            assert!(s.contentions <= s.acquisitions && s.owner_changes <= s.acquisitions, "{kind}: {s:?}");
+            assert!(s.owner_changes >= 1, "{kind}: two threads took the lock, so it moved at least once");
+            assert_eq!(s.hold.count(), 40_000, "{kind}: every hold of a class sampled 1 in 1 is timed");
+            assert_eq!(s.wait.count(), s.contentions, "{kind}");
+            let row = stats.summarize(1_000_000_000).into_iter().find(|r| r.name == "sync-test").unwrap();
+            assert!(row.hold_ns.total > 0 && row.hold_ns.avg > 0.0, "{kind}: {row:?}");
+            assert!(row.hold_ns.p50 <= row.hold_ns.p99 && row.hold_ns.p99 <= row.hold_ns.max, "{kind}: {row:?}");
+            let dispatch = row.paths.iter().find(|p| p.path == LockPath::Dispatch).expect("dispatch path");
+            assert_eq!(dispatch.acquisitions, 40_000, "{kind}: every acquisition ran under the dispatch path");
+            assert_eq!(*lock.lock(), 40_001);
+        }
+        // Nested: the inner lock's holds are seen inside the outer class; sampled holds are scaled.
+        let inner_class = LockClass::register("sync-test-inner");
+        lockstat::set_hold_sampling(inner_class, 4);
+        lockstat::reset();
+        lockstat::set_enabled(true);
+        let outer = Lock::named(LockKind::FairSpin, class, ());
+        let inner = Lock::named(LockKind::FairSpin, inner_class, ());
+        for _ in 0..4_000 {
+            let _o = outer.lock();
+            for _ in 0..4 {
+                drop(inner.lock());
+            }
+        }
+        lockstat::set_enabled(false);
+        let stats = lockstat::snapshot();
+        let i = stats.class(inner_class).unwrap();
+        assert_eq!(i.acquisitions, 16_000);
+        assert!(i.hold.count() > 2_000 && i.hold.count() < 6_000, "about one hold in 4 timed: {}", i.hold.count());
+        let rows = stats.summarize(1);
+        let row = rows.iter().find(|r| r.name == "sync-test-inner").unwrap();
+        assert!((row.hold_sampled_1_in - 4.0).abs() < 1.0, "{}", row.hold_sampled_1_in);
+        let inside = row.inside.iter().find(|x| x.outer == "sync-test").expect("held inside the outer class");
+        assert!(inside.hold_ns > 0 && inside.hold_ns <= row.hold_ns.total);
     }
 
     #[test]

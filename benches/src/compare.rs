@@ -1,0 +1,922 @@
+//! `schedlab compare`: every variant side by side, interleaved round by round, with the lock
+//! counters that explain the throughput and the seeds' ratios beside the measured ones.
+//!
+//! One *round* runs every variant once for every lock kind asked, in an order rotated by one each
+//! round (so that no variant always runs first, right after a build or a previous run heated the
+//! caches). Ratios between variants are taken *within* a round and then summarised (median, min,
+//! max), because this machine kind is shared and noisy (`../shared/reference/measuring.md` §2).
+//!
+//! Each variant is measured in up to two ways per round ([`Measure`]):
+//! - *plain*: the named locks are not measured; this gives the KIOPS;
+//! - *lockstat*: the same workload with [`schedlab_core::lockstat`] on (shorter by default); this
+//!   gives the lock counters, and its KIOPS against the plain one is the instrumentation's cost.
+//!
+//! The JSON written by the CLI is documented in `notes/compare-schema.md`.
+
+use crate::provenance::Provenance;
+use crate::workload::{run_named, RunResult, WorkloadConfig};
+use schedlab_core::lockstat::{self, LockClass, LockStats, LockSummary};
+use schedlab_core::sync::AtomicBool;
+use schedlab_core::LockKind;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// Which runs a comparison makes for each variant in each round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Measure {
+    /// Plain runs only: KIOPS, no lock counters.
+    Plain,
+    /// Instrumented runs only: KIOPS (lowered by the instrumentation) and lock counters.
+    Lockstat,
+    /// A plain run for the KIOPS and an instrumented one for the counters.
+    Both,
+}
+
+impl Measure {
+    pub fn from_name(name: &str) -> Option<Measure> {
+        match name {
+            "plain" => Some(Measure::Plain),
+            "lockstat" => Some(Measure::Lockstat),
+            "both" => Some(Measure::Both),
+            _ => None,
+        }
+    }
+
+    fn plain(self) -> bool {
+        self != Measure::Lockstat
+    }
+
+    fn lockstat(self) -> bool {
+        self != Measure::Plain
+    }
+}
+
+/// What to do with a run during which other processes used the CPUs (the machine is shared:
+/// with as many jobs as CPUs, a third runnable thread preempts lock holders and the run measures
+/// that instead of the variant).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct NoisePolicy {
+    /// A run is noisy when other processes used more than this many CPUs' worth of time during
+    /// its measured window (`RunResult::other_cpus`).
+    pub max_other_cpus: f64,
+    /// Re-runs of a noisy run, after a pause that doubles each time (1 s, 2 s, 4 s ...); the last
+    /// one is kept, noisy or not, and counted. A comparison or sweep re-runs at most half as many
+    /// runs as it makes.
+    pub retries: u32,
+}
+
+impl Default for NoisePolicy {
+    fn default() -> Self {
+        NoisePolicy { max_other_cpus: 0.3, retries: 3 }
+    }
+}
+
+/// How a measured run went with respect to other processes.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct NoiseCount {
+    /// Runs thrown away and re-run because they were noisy.
+    pub rerun: u32,
+    /// Runs kept although noisy (retries exhausted).
+    pub kept_noisy: u32,
+}
+
+/// Runs `variant` under `policy`: re-runs it while it is noisy, up to `policy.retries` times and
+/// while `budget` (re-runs left for the whole comparison or sweep, so that a busy machine cannot
+/// stretch it without bound) lasts.
+pub fn run_clean(
+    variant: &str,
+    cfg: &WorkloadConfig,
+    interrupt: &AtomicBool,
+    policy: NoisePolicy,
+    noise: &mut NoiseCount,
+    budget: &mut u32,
+) -> Result<RunResult, String> {
+    let mut pause = Duration::from_secs(1);
+    let mut attempt = 0;
+    loop {
+        let r = run_named(variant, cfg, interrupt)?;
+        let noisy = r.other_cpus.is_some_and(|o| o > policy.max_other_cpus);
+        if !noisy || r.interrupted {
+            return Ok(r);
+        }
+        if attempt >= policy.retries || *budget == 0 {
+            noise.kept_noisy += 1;
+            return Ok(r);
+        }
+        attempt += 1;
+        *budget -= 1;
+        noise.rerun += 1;
+        let until = std::time::Instant::now() + pause;
+        while std::time::Instant::now() < until {
+            if interrupt.load(schedlab_core::sync::Ordering::Relaxed) {
+                return Ok(r);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        pause *= 2;
+    }
+}
+
+/// What to compare.
+#[derive(Clone, Debug, Serialize)]
+pub struct CompareConfig {
+    /// The workload of every run (its `lock`, `lockstat` and, for instrumented runs, `duration`
+    /// are set per run).
+    pub workload: WorkloadConfig,
+    pub variants: Vec<&'static str>,
+    pub locks: Vec<LockKind>,
+    pub rounds: usize,
+    pub measure: Measure,
+    /// Measured window of the instrumented runs when `measure` is `Both`.
+    pub lockstat_duration: Duration,
+    /// Hold-time sampling period of the counter-sum locks (see `lockstat::set_hold_sampling`).
+    pub sum_sampling: u32,
+    pub noise: NoisePolicy,
+}
+
+impl CompareConfig {
+    /// The defaults of `schedlab compare` (and of plain `cargo run --release`): every safe
+    /// variant, all cores, 3 rounds of 2 s plain + 1 s instrumented, the fair lock. About 50 s.
+    pub fn defaults() -> Self {
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        CompareConfig {
+            workload: WorkloadConfig {
+                threads: cpus,
+                duration: Duration::from_secs(2),
+                ramp: Duration::from_millis(250),
+                churn_per_sec: 0.0,
+                ..WorkloadConfig::default()
+            },
+            variants: schedlab_variants::safe().map(|v| v.name).collect(),
+            locks: vec![LockKind::FairSpin],
+            rounds: 3,
+            measure: Measure::Both,
+            lockstat_duration: Duration::from_secs(1),
+            sum_sampling: lockstat::DEFAULT_SUM_SAMPLING,
+            noise: NoisePolicy::default(),
+        }
+    }
+
+    /// Checks every variant against the workload; the message is one line for the user.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.rounds == 0 {
+            return Err("--rounds must be at least 1".into());
+        }
+        if self.variants.is_empty() {
+            return Err("no variant to compare".into());
+        }
+        if self.locks.is_empty() {
+            return Err("no lock kind to compare".into());
+        }
+        if self.measure == Measure::Both && self.lockstat_duration.is_zero() {
+            return Err("--lockstat-duration must be greater than zero".into());
+        }
+        for v in &self.variants {
+            self.workload.validate(v)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the comparison will make.
+    pub fn total_runs(&self) -> usize {
+        let per = usize::from(self.measure.plain()) + usize::from(self.measure.lockstat());
+        self.rounds * self.locks.len() * self.variants.len() * per
+    }
+
+    /// Seconds the comparison will take, roughly (measured windows and ramps).
+    pub fn estimated_seconds(&self) -> f64 {
+        let w = &self.workload;
+        let per_variant = if self.measure.plain() { w.duration.as_secs_f64() + w.ramp.as_secs_f64() } else { 0.0 }
+            + match self.measure {
+                Measure::Plain => 0.0,
+                Measure::Lockstat => w.duration.as_secs_f64() + w.ramp.as_secs_f64(),
+                Measure::Both => self.lockstat_duration.as_secs_f64() + w.ramp.as_secs_f64(),
+            };
+        per_variant * (self.rounds * self.locks.len() * self.variants.len()) as f64
+    }
+}
+
+/// One run about to start, for progress display.
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// 0-based index of the run, of `total`.
+    pub index: usize,
+    pub total: usize,
+    pub round: usize,
+    pub variant: &'static str,
+    pub lock: LockKind,
+    pub instrumented: bool,
+}
+
+/// Median, minimum, maximum and every value.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub runs: Vec<f64>,
+}
+
+/// Median of a non-empty slice (0 when empty).
+pub fn median(values: &[f64]) -> f64 {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+impl Spread {
+    pub fn of(runs: Vec<f64>) -> Self {
+        let min = runs.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = runs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        Spread {
+            median: median(&runs),
+            min: if min.is_finite() { min } else { 0.0 },
+            max: if max.is_finite() { max } else { 0.0 },
+            runs,
+        }
+    }
+}
+
+/// Per-thread KIOPS: of every run its slowest, median and fastest job, then the median of each
+/// over the runs. Fairness shows as the gap between `min` and `max`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PerThread {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+    /// Every job's KIOPS, run by run.
+    pub runs: Vec<Vec<f64>>,
+}
+
+impl PerThread {
+    fn of(runs: Vec<Vec<f64>>) -> Self {
+        let pick = |f: &dyn Fn(&[f64]) -> f64| median(&runs.iter().filter(|r| !r.is_empty()).map(|r| f(r)).collect::<Vec<_>>());
+        PerThread {
+            min: pick(&|r| r.iter().copied().fold(f64::INFINITY, f64::min)),
+            median: pick(&|r| median(r)),
+            max: pick(&|r| r.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
+            runs,
+        }
+    }
+}
+
+/// How much of the scheduler lock's hold time the statistics take (instrumented runs).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StatsShare {
+    /// Time in statistics updates applied under the scheduler lock (timed stats sections,
+    /// sampled) ÷ the scheduler lock's hold time.
+    pub measured: Option<f64>,
+    /// The part of it spent in the locked all-slot counter sums (their hold and wait inside the
+    /// scheduler lock ÷ its hold time).
+    pub counter_sums: Option<f64>,
+}
+
+/// One variant under one lock kind.
+#[derive(Clone, Debug, Serialize)]
+pub struct VariantResult {
+    pub variant: &'static str,
+    pub lock: LockKind,
+    pub threads: usize,
+    /// From the plain runs (the instrumented ones when only those ran): see `kiops_source`.
+    pub kiops: Spread,
+    pub kiops_source: &'static str,
+    /// KIOPS of the instrumented runs.
+    pub kiops_lockstat: Option<Spread>,
+    /// 100 × (1 − instrumented median ÷ plain median): the throughput the instrumentation cost.
+    pub lockstat_overhead_pct: Option<f64>,
+    /// KIOPS ÷ `sched-lock`'s in the same round (median, min, max over rounds).
+    pub vs_sched_lock: Option<Spread>,
+    pub per_thread_kiops: PerThread,
+    /// Every run passed the end-of-run checks and freed every group and queue.
+    pub consistent: bool,
+    /// Requests completed in the measured windows of the runs behind `kiops`.
+    pub requests: u64,
+    /// Median over the runs behind `kiops` of this process's CPU time ÷ (window × jobs), %.
+    pub cpu_busy_pct: Option<f64>,
+    /// The most CPUs' worth of time other processes used during any run of this variant: above a
+    /// few tenths the jobs competed for CPUs and the numbers are not to be trusted.
+    pub other_cpus_max: Option<f64>,
+    /// The most steal time (hypervisor) during any run, CPUs' worth.
+    pub steal_cpus_max: Option<f64>,
+    /// Other processes' CPUs during each run behind `kiops` (aligned with `kiops.runs`).
+    pub other_cpus_runs: Vec<Option<f64>>,
+    /// Runs re-run because other processes used the CPUs, and runs kept although they did.
+    pub noise: NoiseCount,
+    /// Seconds the lock counters cover (all instrumented runs together).
+    pub lockstat_s: f64,
+    /// The named locks, merged over the instrumented runs.
+    pub locks: Vec<LockSummary>,
+    /// The statistics updates applied under the scheduler lock, timed like a lock's holds
+    /// (`acquisitions` = updates); absent when none ran.
+    pub stats_section: Option<LockSummary>,
+    /// Scheduler-lock acquisitions per completed request (instrumented runs).
+    pub sched_acquisitions_per_request: Option<f64>,
+    /// Scheduler-lock hold per completed request, ns (instrumented runs).
+    pub sched_hold_per_request_ns: Option<f64>,
+    pub stats_share_of_sched_hold: StatsShare,
+    #[serde(skip)]
+    pub lock_stats: LockStats,
+}
+
+impl VariantResult {
+    /// The lock called `name` ("sched", "queue", "stats-sum").
+    pub fn lock_named(&self, name: &str) -> Option<&LockSummary> {
+        self.locks.iter().find(|l| l.name == name)
+    }
+}
+
+/// A ratio of the seeds' table (kernel-bfq.md §1) or a goal of the issue.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Seed {
+    pub name: &'static str,
+    pub numerator: &'static str,
+    pub denominator: &'static str,
+    /// The seeds' ratio (None for a goal that is not a seed).
+    pub seed: Option<f64>,
+    /// The range the seeds' KIOPS ranges allow.
+    pub seed_range: Option<(f64, f64)>,
+    pub source: &'static str,
+    /// The issue's goal: measured ratio at least this.
+    pub goal_at_least: Option<f64>,
+}
+
+/// The seeds' ratios and the goals, in report order.
+pub const SEEDS: [Seed; 6] = [
+    Seed {
+        name: "deferred stats",
+        numerator: "queue-lock",
+        denominator: "sched-lock",
+        seed: Some(1.24),
+        seed_range: Some((310.0 / 260.0, 316.0 / 250.0)),
+        source: "250-260 -> 310-316 KIOPS (BFQ 4.15)",
+        goal_at_least: Some(1.0),
+    },
+    Seed {
+        name: "debug stats off",
+        numerator: "debug-off",
+        denominator: "sched-lock",
+        seed: Some(1.6),
+        seed_range: Some((400.0 / 260.0, 400.0 / 250.0)),
+        source: "250-260 -> 400 KIOPS",
+        goal_at_least: None,
+    },
+    Seed {
+        name: "no stats",
+        numerator: "no-stats",
+        denominator: "sched-lock",
+        seed: Some(1.55),
+        seed_range: Some((404.0 / 260.0, 404.0 / 250.0)),
+        source: "250-260 -> 404 KIOPS (+55 %)",
+        goal_at_least: None,
+    },
+    Seed {
+        name: "debug off vs deferred",
+        numerator: "debug-off",
+        denominator: "queue-lock",
+        seed: Some(1.28),
+        seed_range: Some((400.0 / 316.0, 400.0 / 310.0)),
+        source: "310-316 -> 400 KIOPS (+30 %)",
+        goal_at_least: None,
+    },
+    Seed {
+        name: "dropping the queue lock",
+        numerator: "unlocked",
+        denominator: "queue-lock",
+        seed: Some(1.05),
+        seed_range: Some((1.0, 1.05)),
+        source: "\"at most ~5 %\" (patch 3/4)",
+        goal_at_least: None,
+    },
+    Seed {
+        name: "epoch keeps every stat",
+        numerator: "epoch",
+        denominator: "debug-off",
+        seed: None,
+        seed_range: None,
+        source: "issue goal: >= 0.95",
+        goal_at_least: Some(0.95),
+    },
+];
+
+/// A seed's ratio as measured under one lock kind.
+#[derive(Clone, Debug, Serialize)]
+pub struct RatioByLock {
+    pub lock: LockKind,
+    /// Per-round ratio of the two variants' plain KIOPS (median, min, max over rounds).
+    pub measured: Spread,
+    /// Whether the median is inside the seeds' range.
+    pub within_seed_range: Option<bool>,
+    /// Whether the median meets the goal.
+    pub meets_goal: Option<bool>,
+}
+
+/// One row of the ratio table.
+#[derive(Clone, Debug, Serialize)]
+pub struct RatioResult {
+    #[serde(flatten)]
+    pub seed: Seed,
+    pub by_lock: Vec<RatioByLock>,
+}
+
+/// Everything a comparison measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct CompareReport {
+    pub provenance: Provenance,
+    pub config: CompareConfig,
+    /// Rounds finished for every variant (an interrupted comparison keeps what finished).
+    pub rounds_completed: usize,
+    pub interrupted: bool,
+    pub results: Vec<VariantResult>,
+    pub ratios: Vec<RatioResult>,
+}
+
+/// What a progress callback is told.
+pub enum Progress<'a> {
+    Start(&'a Step),
+    Done(&'a Step, &'a RunResult),
+}
+
+#[derive(Default)]
+struct Cell {
+    /// (round, result) of the plain and of the instrumented runs.
+    plain: Vec<(usize, RunResult)>,
+    lockstat: Vec<(usize, RunResult)>,
+    noise: NoiseCount,
+}
+
+impl Cell {
+    /// The runs behind the KIOPS: the plain ones, or the instrumented ones when only those ran.
+    fn main_runs(&self) -> &[(usize, RunResult)] {
+        if self.plain.is_empty() {
+            &self.lockstat
+        } else {
+            &self.plain
+        }
+    }
+}
+
+/// Runs the comparison. `interrupt` (Ctrl-C) stops it after the run in progress, which is
+/// dropped; every finished run is kept and reported.
+pub fn run(cfg: &CompareConfig, interrupt: &AtomicBool, progress: &mut dyn FnMut(Progress<'_>)) -> Result<CompareReport, String> {
+    cfg.validate()?;
+    lockstat::set_hold_sampling(LockClass::STATS_SUM, cfg.sum_sampling);
+    let nv = cfg.variants.len();
+    let mut cells: Vec<Vec<Cell>> = cfg.locks.iter().map(|_| (0..nv).map(|_| Cell::default()).collect()).collect();
+    let total = cfg.total_runs();
+    let mut index = 0;
+    let mut interrupted = false;
+    let mut rounds_completed = 0;
+    let mut rerun_budget = (total as u32).div_ceil(2);
+    'rounds: for round in 0..cfg.rounds {
+        for (li, &lock) in cfg.locks.iter().enumerate() {
+            for k in 0..nv {
+                let vi = (k + round) % nv;
+                let variant = cfg.variants[vi];
+                let modes = [(false, cfg.measure.plain()), (true, cfg.measure.lockstat())];
+                for (instrumented, wanted) in modes {
+                    if !wanted {
+                        continue;
+                    }
+                    let step = Step { index, total, round, variant, lock, instrumented };
+                    progress(Progress::Start(&step));
+                    let mut w = cfg.workload.clone();
+                    w.lock = lock;
+                    w.lockstat = instrumented;
+                    if instrumented && cfg.measure == Measure::Both {
+                        w.duration = cfg.lockstat_duration;
+                    }
+                    let r = run_clean(variant, &w, interrupt, cfg.noise, &mut cells[li][vi].noise, &mut rerun_budget)?;
+                    if r.interrupted {
+                        interrupted = true;
+                        break 'rounds;
+                    }
+                    progress(Progress::Done(&step, &r));
+                    let cell = &mut cells[li][vi];
+                    if instrumented {
+                        cell.lockstat.push((round, r));
+                    } else {
+                        cell.plain.push((round, r));
+                    }
+                    index += 1;
+                }
+            }
+        }
+        rounds_completed = round + 1;
+    }
+    let mut results = Vec::new();
+    for (li, &lock) in cfg.locks.iter().enumerate() {
+        for (vi, &variant) in cfg.variants.iter().enumerate() {
+            results.push(summarize_cell(variant, lock, cfg, &cells[li][vi]));
+        }
+    }
+    add_cross_variant(&mut results, &cells, cfg);
+    let ratios = ratios(&cells, cfg);
+    Ok(CompareReport { provenance: Provenance::collect(), config: cfg.clone(), rounds_completed, interrupted, results, ratios })
+}
+
+fn requests_of(r: &RunResult) -> f64 {
+    r.kiops * 1e3 * r.measured_s
+}
+
+fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, cell: &Cell) -> VariantResult {
+    let main_runs = cell.main_runs();
+    let kiops = Spread::of(main_runs.iter().map(|(_, r)| r.kiops).collect());
+    let kiops_lockstat = (cfg.measure == Measure::Both && !cell.lockstat.is_empty())
+        .then(|| Spread::of(cell.lockstat.iter().map(|(_, r)| r.kiops).collect()));
+    let lockstat_overhead_pct =
+        kiops_lockstat.as_ref().filter(|_| kiops.median > 0.0).map(|l| 100.0 * (1.0 - l.median / kiops.median));
+    let all = cell.plain.iter().chain(&cell.lockstat).map(|(_, r)| r);
+    let consistent = all.clone().count() > 0
+        && all.clone().all(|r| r.consistent && r.groups_live_after == 0 && r.queues_live_after == 0);
+    let mut lock_stats = LockStats::default();
+    let mut lockstat_s = 0.0;
+    let mut lockstat_requests = 0.0;
+    for (_, r) in &cell.lockstat {
+        if let Some(l) = &r.lock_stats {
+            lock_stats.merge(l);
+        }
+        lockstat_s += r.measured_s;
+        lockstat_requests += requests_of(r);
+    }
+    let mut locks = lock_stats.summarize((lockstat_s * 1e9) as u64);
+    let section_name = LockClass::STATS_SECTION.name();
+    let stats_section = locks.iter().position(|l| l.name == section_name).map(|i| locks.remove(i));
+    let sched = locks.iter().find(|l| l.name == "sched");
+    let per_request = |v: f64| (lockstat_requests > 0.0).then(|| v / lockstat_requests);
+    let sched_acquisitions_per_request = sched.and_then(|s| per_request(s.acquisitions as f64));
+    let sched_hold_per_request_ns = sched.and_then(|s| per_request(s.hold_ns.total as f64));
+    let inside_sched = |l: Option<&LockSummary>| {
+        l.and_then(|l| l.inside.iter().find(|i| i.outer == "sched")).map_or(0, |i| i.hold_ns + i.wait_ns) as f64
+    };
+    let share = |part: f64| sched.filter(|s| s.hold_ns.total > 0).map(|s| part / s.hold_ns.total as f64);
+    let stats_share = StatsShare {
+        measured: share(inside_sched(stats_section.as_ref())),
+        counter_sums: share(inside_sched(locks.iter().find(|l| l.name == "stats-sum"))),
+    };
+    VariantResult {
+        variant,
+        lock,
+        threads: cfg.workload.threads,
+        kiops,
+        kiops_source: if cell.plain.is_empty() { "lockstat" } else { "plain" },
+        kiops_lockstat,
+        lockstat_overhead_pct,
+        vs_sched_lock: None,
+        per_thread_kiops: PerThread::of(main_runs.iter().map(|(_, r)| r.per_thread_kiops.clone()).collect()),
+        consistent,
+        requests: main_runs.iter().map(|(_, r)| requests_of(r).round() as u64).sum(),
+        cpu_busy_pct: {
+            let v: Vec<f64> = main_runs.iter().filter_map(|(_, r)| r.cpu_busy_pct).collect();
+            (!v.is_empty()).then(|| median(&v))
+        },
+        other_cpus_max: all.clone().filter_map(|r| r.other_cpus).reduce(f64::max),
+        other_cpus_runs: main_runs.iter().map(|(_, r)| r.other_cpus).collect(),
+        noise: cell.noise,
+        steal_cpus_max: all.clone().filter_map(|r| r.steal_cpus).reduce(f64::max),
+        lockstat_s,
+        locks,
+        stats_section,
+        sched_acquisitions_per_request,
+        sched_hold_per_request_ns,
+        stats_share_of_sched_hold: stats_share,
+        lock_stats,
+    }
+}
+
+/// Per-round ratio of two variants' main-run KIOPS under one lock kind.
+fn paired(cells: &[Cell], cfg: &CompareConfig, num: &str, den: &str) -> Option<Spread> {
+    let ni = cfg.variants.iter().position(|v| *v == num)?;
+    let di = cfg.variants.iter().position(|v| *v == den)?;
+    let (n, d) = (cells[ni].main_runs(), cells[di].main_runs());
+    let ratios: Vec<f64> = n
+        .iter()
+        .filter_map(|(round, rn)| d.iter().find(|(r2, _)| r2 == round).map(|(_, rd)| rn.kiops / rd.kiops))
+        .filter(|x| x.is_finite())
+        .collect();
+    (!ratios.is_empty()).then(|| Spread::of(ratios))
+}
+
+fn add_cross_variant(results: &mut [VariantResult], cells: &[Vec<Cell>], cfg: &CompareConfig) {
+    for (li, &lock) in cfg.locks.iter().enumerate() {
+        for r in results.iter_mut().filter(|r| r.lock == lock) {
+            r.vs_sched_lock = paired(&cells[li], cfg, r.variant, "sched-lock");
+        }
+    }
+}
+
+fn ratios(cells: &[Vec<Cell>], cfg: &CompareConfig) -> Vec<RatioResult> {
+    SEEDS
+        .iter()
+        .filter_map(|seed| {
+            let by_lock: Vec<RatioByLock> = cfg
+                .locks
+                .iter()
+                .enumerate()
+                .filter_map(|(li, &lock)| {
+                    let measured = paired(&cells[li], cfg, seed.numerator, seed.denominator)?;
+                    let m = measured.median;
+                    Some(RatioByLock {
+                        lock,
+                        within_seed_range: seed.seed_range.map(|(lo, hi)| m >= lo - 1e-9 && m <= hi + 1e-9),
+                        meets_goal: seed.goal_at_least.map(|g| m >= g),
+                        measured,
+                    })
+                })
+                .collect();
+            (!by_lock.is_empty()).then_some(RatioResult { seed: *seed, by_lock })
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text tables.
+
+/// A duration in ns, short: "85 ns", "1.2 µs", "3.40 ms", "1.25 s".
+pub fn fmt_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        return "-".into();
+    }
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+fn lock_cell(l: Option<&LockSummary>) -> String {
+    match l {
+        Some(l) if l.acquisitions > 0 => format!(
+            "{:>5.1}% {:>8}/{:<8} {:>8}",
+            l.contention_pct,
+            fmt_ns(l.wait_ns.avg),
+            fmt_ns(l.wait_ns.p99 as f64),
+            fmt_ns(l.hold_ns.avg)
+        ),
+        _ => format!("{:>5} {:>8} {:<8} {:>8}", "-", "", "", "-"),
+    }
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("{:.0}%", 100.0 * x))
+}
+
+/// The main table: one row per variant and lock kind.
+pub fn main_table(report: &CompareReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<11} {:<11} {:>22} {:>10} {:>17} | {:<34} | {:<34} | {:>15}",
+        "variant",
+        "lock",
+        "KIOPS median (min-max)",
+        "x sched",
+        "per-thread min/med/max",
+        "sched lock: cont% wait avg/p99 hold",
+        "queue lock: cont% wait avg/p99 hold",
+        "stats/sched hold"
+    );
+    for r in &report.results {
+        let k = &r.kiops;
+        let ratio = r.vs_sched_lock.as_ref().map_or("-".into(), |s| format!("{:.2}", s.median));
+        let pt = &r.per_thread_kiops;
+        let share = &r.stats_share_of_sched_hold;
+        let _ = writeln!(
+            out,
+            "{:<11} {:<11} {:>22} {:>10} {:>17} | {:<34} | {:<34} | {:>15}",
+            r.variant,
+            r.lock.name(),
+            format!("{:.1} ({:.1}-{:.1})", k.median, k.min, k.max),
+            ratio,
+            format!("{:.1}/{:.1}/{:.1}", pt.min, pt.median, pt.max),
+            lock_cell(r.lock_named("sched")),
+            lock_cell(r.lock_named("queue")),
+            format!("{} ({} sums)", pct(share.measured), pct(share.counter_sums)),
+        );
+    }
+    out
+}
+
+/// The instrumentation's cost and the CPU accounting, variant by variant.
+pub fn overhead_table(report: &CompareReport) -> String {
+    let mut out = String::new();
+    let opt = |v: Option<f64>, digits: usize| v.map_or("-".into(), |x| format!("{x:.digits$}"));
+    let _ = writeln!(
+        out,
+        "{:<11} {:<11} {:>12} {:>16} {:>10} {:>10} {:>13} {:>10} {:>12}",
+        "variant", "lock", "plain KIOPS", "lockstat KIOPS", "cost", "CPU busy", "others (CPUs)", "steal", "rerun/noisy"
+    );
+    for r in &report.results {
+        let _ = writeln!(
+            out,
+            "{:<11} {:<11} {:>12.1} {:>16} {:>10} {:>9}% {:>13} {:>10} {:>12}",
+            r.variant,
+            r.lock.name(),
+            r.kiops.median,
+            r.kiops_lockstat.as_ref().map_or("-".into(), |l| format!("{:.1}", l.median)),
+            r.lockstat_overhead_pct.map_or("-".into(), |c| format!("{c:.1}%")),
+            opt(r.cpu_busy_pct, 0),
+            opt(r.other_cpus_max, 2),
+            opt(r.steal_cpus_max, 2),
+            format!("{}/{}", r.noise.rerun, r.noise.kept_noisy),
+        );
+    }
+    out
+}
+
+/// A line on runs re-run because of other processes, and a warning on runs kept although other
+/// processes competed for the CPUs; `None` when every run was clean at the first try.
+pub fn interference_warning(report: &CompareReport) -> Option<String> {
+    let rerun: u32 = report.results.iter().map(|r| r.noise.rerun).sum();
+    let kept: u32 = report.results.iter().map(|r| r.noise.kept_noisy).sum();
+    if rerun == 0 && kept == 0 {
+        return None;
+    }
+    let limit = report.config.noise.max_other_cpus;
+    let mut text = format!("{rerun} run(s) were re-run because other processes used more than {limit} CPUs during them.");
+    if kept > 0 {
+        let worst: Vec<String> = report
+            .results
+            .iter()
+            .filter(|r| r.noise.kept_noisy > 0)
+            .map(|r| format!("{}/{} ({})", r.variant, r.lock.name(), r.noise.kept_noisy))
+            .collect();
+        text.push_str(&format!(
+            "\nWARNING: {kept} run(s) were kept although other processes used the CPUs (retries exhausted): {}. With {} jobs on {} CPUs their lock holders were preempted; those numbers measure that, not the variants.",
+            worst.join(", "),
+            report.config.workload.threads,
+            report.provenance.cpus
+        ));
+    }
+    Some(text)
+}
+
+/// A lockstat-like table of some locks (one row per lock, then where each path waited and held).
+pub fn lockstat_table(locks: &[LockSummary]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "  {:<10} {:>10} {:>9} {:>6} {:>9} | {:>9} {:>8} {:>8} {:>8} | {:>9} {:>8} {:>8} {:>8} {:>8} | {:>6}",
+        "lock",
+        "acq",
+        "cont",
+        "cont%",
+        "owner-chg",
+        "wait tot",
+        "avg",
+        "p99",
+        "max",
+        "hold tot",
+        "avg",
+        "p50",
+        "p99",
+        "max",
+        "occup"
+    );
+    for l in locks {
+        let sampled = if l.hold_sampled_1_in > 1.05 { format!(" (holds timed 1 in {:.0})", l.hold_sampled_1_in) } else { String::new() };
+        let _ = writeln!(
+            out,
+            "  {:<10} {:>10} {:>9} {:>5.1}% {:>9} | {:>9} {:>8} {:>8} {:>8} | {:>9} {:>8} {:>8} {:>8} {:>8} | {:>5.1}%{}",
+            l.name,
+            l.acquisitions,
+            l.contentions,
+            l.contention_pct,
+            l.owner_changes,
+            fmt_ns(l.wait_ns.total as f64),
+            fmt_ns(l.wait_ns.avg),
+            fmt_ns(l.wait_ns.p99 as f64),
+            fmt_ns(l.wait_ns.max as f64),
+            fmt_ns(l.hold_ns.total as f64),
+            fmt_ns(l.hold_ns.avg),
+            fmt_ns(l.hold_ns.p50 as f64),
+            fmt_ns(l.hold_ns.p99 as f64),
+            fmt_ns(l.hold_ns.max as f64),
+            100.0 * l.hold_occupancy,
+            sampled
+        );
+        let total_hold: u64 = l.paths.iter().map(|p| p.hold_ns).sum::<u64>().max(1);
+        let total_wait: u64 = l.paths.iter().map(|p| p.wait_ns).sum::<u64>().max(1);
+        let by_path: Vec<String> = l
+            .paths
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {:.0}% of holds, {:.0}% of wait",
+                    p.path.name(),
+                    100.0 * p.hold_ns as f64 / total_hold as f64,
+                    100.0 * p.wait_ns as f64 / total_wait as f64
+                )
+            })
+            .collect();
+        if !by_path.is_empty() {
+            let _ = writeln!(out, "  {:<10} by path: {}", "", by_path.join("; "));
+        }
+        for i in &l.inside {
+            let _ = writeln!(out, "  {:<10} inside {}: hold {}, wait {}", "", i.outer, fmt_ns(i.hold_ns as f64), fmt_ns(i.wait_ns as f64));
+        }
+    }
+    out
+}
+
+/// One lockstat-like table per variant and lock kind.
+pub fn lockstat_tables(report: &CompareReport) -> String {
+    let mut out = String::new();
+    for r in report.results.iter().filter(|r| !r.locks.is_empty()) {
+        let _ = writeln!(out, "{} / {} ({:.1} s measured):", r.variant, r.lock.name(), r.lockstat_s);
+        out.push_str(&lockstat_table(&r.locks));
+        if let Some(s) = &r.stats_section {
+            let _ = writeln!(
+                out,
+                "  (not a lock) stats updates under the scheduler lock: {} updates, {} each on average, {} in all",
+                s.acquisitions,
+                fmt_ns(s.hold_ns.avg),
+                fmt_ns(s.hold_ns.total as f64)
+            );
+        }
+    }
+    out
+}
+
+/// The seeds' ratios beside the measured ones.
+pub fn ratio_table(report: &CompareReport) -> String {
+    let mut out = String::new();
+    let _ = write!(out, "{:<24} {:<24} {:>14}", "ratio", "", "seed (range)");
+    for lock in &report.config.locks {
+        let _ = write!(out, " {:>36}", format!("{} median (min-max)", lock.name()));
+    }
+    let _ = writeln!(out);
+    for r in &report.ratios {
+        let s = &r.seed;
+        let seed = match (s.seed, s.seed_range) {
+            (Some(v), Some((lo, hi))) => format!("{v:.2} ({lo:.2}-{hi:.2})"),
+            _ => "-".into(),
+        };
+        let _ = write!(out, "{:<24} {:<24} {:>14}", s.name, format!("{} / {}", s.numerator, s.denominator), seed);
+        for lock in &report.config.locks {
+            let cell = r.by_lock.iter().find(|b| b.lock == *lock).map_or("-".into(), |b| {
+                let mut mark = String::new();
+                if b.within_seed_range == Some(true) {
+                    mark.push_str(" in range");
+                }
+                match b.meets_goal {
+                    Some(true) => mark.push_str(" goal met"),
+                    Some(false) => mark.push_str(" goal missed"),
+                    None => {}
+                }
+                format!("{:.2} ({:.2}-{:.2}){}", b.measured.median, b.measured.min, b.measured.max, mark)
+            });
+            let _ = write!(out, " {cell:>36}");
+        }
+        let _ = writeln!(out, "   [{}]", s.source);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_spread() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
+        let s = Spread::of(vec![2.0, 5.0, 3.0]);
+        assert_eq!((s.median, s.min, s.max), (3.0, 2.0, 5.0));
+        let p = PerThread::of(vec![vec![1.0, 3.0], vec![2.0, 4.0], vec![1.5, 5.0]]);
+        assert_eq!((p.min, p.max), (1.5, 4.0));
+    }
+
+    #[test]
+    fn seeds_are_inside_their_ranges() {
+        for s in SEEDS {
+            if let (Some(v), Some((lo, hi))) = (s.seed, s.seed_range) {
+                assert!(lo <= hi && v >= lo - 0.02 && v <= hi + 0.02, "{}: {v} not in {lo}..{hi}", s.name);
+            }
+        }
+    }
+
+    #[test]
+    fn unlocked_with_churn_is_refused() {
+        let mut cfg = CompareConfig::defaults();
+        cfg.variants.push("unlocked");
+        cfg.workload.churn_per_sec = 5.0;
+        assert!(cfg.validate().unwrap_err().contains("unlocked"));
+        cfg.workload.churn_per_sec = 0.0;
+        cfg.validate().unwrap();
+    }
+}

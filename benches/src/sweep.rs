@@ -1,0 +1,817 @@
+//! `schedlab sweep`: KIOPS against thread count, per variant and lock kind (optionally per stat
+//! slot count or outside work), each point appended to a CSV as soon as it is measured, then an
+//! SVG chart with a linear-scaling reference and a scaling *model*.
+//!
+//! ## The model (`../shared/reference/measuring.md` §4)
+//!
+//! Two measured points (1 and 2 threads on this machine kind) fix Amdahl's serial fraction but
+//! not the Universal Scalability Law's coherency term, so the extrapolation is drawn dashed and
+//! labelled as a model, from the lock counters rather than from a curve fit:
+//!
+//! - the *dominant lock* is the scheduler or the queue lock, whichever is held longer per request
+//!   at the most threads measured;
+//! - serial fraction σ = its hold occupancy (total hold ÷ wall time) at 1 thread: the share of one
+//!   thread's time spent where no other thread can be (taken inside the instrumented run, so the
+//!   instrumentation's cost is on both sides of the division);
+//! - single-lock ceiling X_max = 1 ÷ (serial time per request + acquisitions per request ×
+//!   hand-off), all at the most threads measured: serial time = occupancy ÷ plain throughput (the
+//!   held fraction of time is assumed to survive the instrumentation), which includes the cache
+//!   misses a contended hold pays; hand-off = owner changes ÷ acquisitions × one cache-line
+//!   transfer (measured here by a ping-pong between two CPUs, or given). Holds that grow with
+//!   more CPUs (more lines to pull) would lower it: the ceiling is optimistic beyond what ran;
+//! - the model curve is min(Amdahl(n), X_max), drawn out to 64 threads, with its values at 8, 16
+//!   and 64 printed;
+//! - a USL curve is fitted (least squares on n/C(n) − 1 = σ(n−1) + κn(n−1)) only when at least
+//!   [`USL_MIN_POINTS`] thread counts were measured without oversubscription.
+//!
+//! Oversubscribed points (more threads than CPUs) are measured only when asked, marked in the CSV
+//! and on the chart, and never used by the model: they measure the OS scheduler, not the lock.
+
+use crate::compare::{median, run_clean, NoiseCount, NoisePolicy};
+use crate::workload::{allowed_cpus, pin_current_thread, RunResult, WorkloadConfig};
+use schedlab_core::lockstat::{self, LockClass, LockSummary};
+use schedlab_core::sync::{AtomicBool, Ordering};
+use schedlab_core::LockKind;
+use serde::Serialize;
+use std::io::Write as _;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Fewest measured (not oversubscribed) thread counts for a USL fit.
+pub const USL_MIN_POINTS: usize = 4;
+/// Thread counts the model is evaluated at.
+pub const MODEL_AT: [usize; 3] = [8, 16, 64];
+/// One-way cache-line transfer between two vCPUs of this machine kind (measuring.md §2), used when
+/// it cannot be measured (a single CPU).
+pub const DEFAULT_TRANSFER_NS: f64 = 34.0;
+
+/// What to sweep.
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepConfig {
+    /// The workload of every point (threads, slots, outside work, lock and lockstat set per point).
+    pub workload: WorkloadConfig,
+    pub threads: Vec<usize>,
+    /// CPUs available: thread counts above it are oversubscribed.
+    pub cpus: usize,
+    pub variants: Vec<&'static str>,
+    pub locks: Vec<LockKind>,
+    pub slots: Vec<usize>,
+    pub outside_ns: Vec<u64>,
+    /// Measured window of the instrumented run of each point (0: no instrumented run, no model).
+    pub lockstat_duration: Duration,
+    pub sum_sampling: u32,
+    pub noise: NoisePolicy,
+}
+
+impl SweepConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.threads.is_empty() || self.variants.is_empty() || self.locks.is_empty() {
+            return Err("nothing to sweep (no thread count, variant or lock kind)".into());
+        }
+        if self.slots.is_empty() || self.outside_ns.is_empty() {
+            return Err("nothing to sweep (empty slot or outside-work list)".into());
+        }
+        for &t in &self.threads {
+            for &s in &self.slots {
+                for &o in &self.outside_ns {
+                    let w = WorkloadConfig { threads: t, slots: s, outside_ns: o, ..self.workload.clone() };
+                    for v in &self.variants {
+                        w.validate(v)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every point, in measuring order: per lock kind, slot count and outside work, thread counts
+    /// in turn, every variant at each (so that variants are compared at nearby moments).
+    pub fn points(&self) -> Vec<PointKey> {
+        let mut keys = Vec::new();
+        for &lock in &self.locks {
+            for &slots in &self.slots {
+                for &outside_ns in &self.outside_ns {
+                    for &threads in &self.threads {
+                        for &variant in &self.variants {
+                            keys.push(PointKey { variant: variant.to_string(), lock, threads, slots, outside_ns });
+                        }
+                    }
+                }
+            }
+        }
+        keys
+    }
+
+    /// Seconds the sweep will take, roughly.
+    pub fn estimated_seconds(&self) -> f64 {
+        let ramp = self.workload.ramp.as_secs_f64();
+        let per = self.workload.duration.as_secs_f64()
+            + ramp
+            + if self.lockstat_duration.is_zero() { 0.0 } else { self.lockstat_duration.as_secs_f64() + ramp };
+        per * self.points().len() as f64
+    }
+}
+
+/// What identifies a point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PointKey {
+    pub variant: String,
+    pub lock: LockKind,
+    pub threads: usize,
+    pub slots: usize,
+    pub outside_ns: u64,
+}
+
+/// One measured point: a CSV row.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SweepPoint {
+    pub variant: String,
+    pub lock: LockKind,
+    pub threads: usize,
+    pub oversubscribed: bool,
+    pub slots: usize,
+    pub outside_ns: u64,
+    /// Plain run.
+    pub kiops: f64,
+    pub per_thread_min: f64,
+    pub per_thread_median: f64,
+    pub per_thread_max: f64,
+    /// Instrumented run (NaN without one).
+    pub kiops_lockstat: f64,
+    pub consistent: bool,
+    pub measured_s: f64,
+    pub sched_acq_per_req: f64,
+    pub sched_hold_per_req_ns: f64,
+    pub sched_hold_avg_ns: f64,
+    pub sched_occupancy: f64,
+    pub sched_contention_pct: f64,
+    pub sched_owner_change_frac: f64,
+    pub sched_wait_avg_ns: f64,
+    pub queue_acq_per_req: f64,
+    pub queue_hold_per_req_ns: f64,
+    pub queue_occupancy: f64,
+    pub queue_owner_change_frac: f64,
+    /// Other processes' CPUs during the plain run (see `NoisePolicy`), and re-runs it took.
+    pub other_cpus: f64,
+    pub reruns: u32,
+}
+
+/// The CSV header, in [`SweepPoint`] field order.
+pub const CSV_HEADER: &str = "variant,lock,threads,oversubscribed,slots,outside_ns,kiops,per_thread_min,per_thread_median,per_thread_max,kiops_lockstat,consistent,measured_s,sched_acq_per_req,sched_hold_per_req_ns,sched_hold_avg_ns,sched_occupancy,sched_contention_pct,sched_owner_change_frac,sched_wait_avg_ns,queue_acq_per_req,queue_hold_per_req_ns,queue_occupancy,queue_owner_change_frac,other_cpus,reruns";
+
+impl SweepPoint {
+    pub fn key(&self) -> PointKey {
+        PointKey { variant: self.variant.clone(), lock: self.lock, threads: self.threads, slots: self.slots, outside_ns: self.outside_ns }
+    }
+
+    /// Builds a point from a plain run and (optionally) an instrumented one.
+    pub fn from_runs(plain: &RunResult, instrumented: Option<&RunResult>, cfg: &WorkloadConfig, cpus: usize, reruns: u32) -> Self {
+        let pt = &plain.per_thread_kiops;
+        let lock_fields = |name: &str| -> (f64, f64, f64, f64, f64, f64, f64) {
+            let Some(r) = instrumented else { return (f64::NAN, f64::NAN, f64::NAN, f64::NAN, f64::NAN, f64::NAN, f64::NAN) };
+            let requests = r.kiops * 1e3 * r.measured_s;
+            match r.locks.iter().find(|l| l.name == name) {
+                Some(l) if requests > 0.0 => lock_numbers(l, requests),
+                _ => (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+            }
+        };
+        let s = lock_fields("sched");
+        let q = lock_fields("queue");
+        SweepPoint {
+            variant: plain.variant.to_string(),
+            lock: plain.lock,
+            threads: plain.threads,
+            oversubscribed: plain.threads > cpus,
+            slots: cfg.slots,
+            outside_ns: cfg.outside_ns,
+            kiops: plain.kiops,
+            per_thread_min: pt.iter().copied().fold(f64::INFINITY, f64::min),
+            per_thread_median: median(pt),
+            per_thread_max: pt.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            kiops_lockstat: instrumented.map_or(f64::NAN, |r| r.kiops),
+            consistent: plain.consistent && instrumented.is_none_or(|r| r.consistent),
+            measured_s: plain.measured_s,
+            sched_acq_per_req: s.0,
+            sched_hold_per_req_ns: s.1,
+            sched_hold_avg_ns: s.2,
+            sched_occupancy: s.3,
+            sched_contention_pct: s.4,
+            sched_owner_change_frac: s.5,
+            sched_wait_avg_ns: s.6,
+            queue_acq_per_req: q.0,
+            queue_hold_per_req_ns: q.1,
+            queue_occupancy: q.3,
+            queue_owner_change_frac: q.5,
+            other_cpus: plain.other_cpus.unwrap_or(f64::NAN),
+            reruns,
+        }
+    }
+
+    fn csv_row(&self) -> String {
+        let f = |v: f64| if v.is_finite() { format!("{v:.4}") } else { String::new() };
+        [
+            self.variant.clone(),
+            self.lock.name().to_string(),
+            self.threads.to_string(),
+            self.oversubscribed.to_string(),
+            self.slots.to_string(),
+            self.outside_ns.to_string(),
+            f(self.kiops),
+            f(self.per_thread_min),
+            f(self.per_thread_median),
+            f(self.per_thread_max),
+            f(self.kiops_lockstat),
+            self.consistent.to_string(),
+            f(self.measured_s),
+            f(self.sched_acq_per_req),
+            f(self.sched_hold_per_req_ns),
+            f(self.sched_hold_avg_ns),
+            f(self.sched_occupancy),
+            f(self.sched_contention_pct),
+            f(self.sched_owner_change_frac),
+            f(self.sched_wait_avg_ns),
+            f(self.queue_acq_per_req),
+            f(self.queue_hold_per_req_ns),
+            f(self.queue_occupancy),
+            f(self.queue_owner_change_frac),
+            f(self.other_cpus),
+            self.reruns.to_string(),
+        ]
+        .join(",")
+    }
+
+    fn from_csv_row(line: &str) -> Option<SweepPoint> {
+        let c: Vec<&str> = line.trim_end().split(',').collect();
+        if c.len() != CSV_HEADER.split(',').count() {
+            return None;
+        }
+        let f = |i: usize| -> f64 { if c[i].is_empty() { f64::NAN } else { c[i].parse().unwrap_or(f64::NAN) } };
+        Some(SweepPoint {
+            variant: schedlab_variants::info(c[0])?.name.to_string(),
+            lock: LockKind::from_name(c[1])?,
+            threads: c[2].parse().ok()?,
+            oversubscribed: c[3].parse().ok()?,
+            slots: c[4].parse().ok()?,
+            outside_ns: c[5].parse().ok()?,
+            kiops: f(6),
+            per_thread_min: f(7),
+            per_thread_median: f(8),
+            per_thread_max: f(9),
+            kiops_lockstat: f(10),
+            consistent: c[11].parse().ok()?,
+            measured_s: f(12),
+            sched_acq_per_req: f(13),
+            sched_hold_per_req_ns: f(14),
+            sched_hold_avg_ns: f(15),
+            sched_occupancy: f(16),
+            sched_contention_pct: f(17),
+            sched_owner_change_frac: f(18),
+            sched_wait_avg_ns: f(19),
+            queue_acq_per_req: f(20),
+            queue_hold_per_req_ns: f(21),
+            queue_occupancy: f(22),
+            queue_owner_change_frac: f(23),
+            other_cpus: f(24),
+            reruns: c[25].parse().ok()?,
+        })
+    }
+}
+
+/// (acquisitions per request, hold per request ns, hold avg ns, occupancy, contention %, owner
+/// change fraction, wait avg ns) of one lock.
+fn lock_numbers(l: &LockSummary, requests: f64) -> (f64, f64, f64, f64, f64, f64, f64) {
+    let acq = l.acquisitions as f64;
+    (
+        acq / requests,
+        l.hold_ns.total as f64 / requests,
+        l.hold_ns.avg,
+        l.hold_occupancy,
+        l.contention_pct,
+        if acq > 0.0 { l.owner_changes as f64 / acq } else { 0.0 },
+        l.wait_ns.avg,
+    )
+}
+
+/// Appends one point to the CSV (writing the header first if the file is new or empty) and
+/// flushes it to the OS at once: an interrupted sweep keeps every point it finished.
+pub fn append_csv(path: &Path, point: &SweepPoint) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let mut text = String::new();
+    if file.metadata()?.len() == 0 {
+        text.push_str(CSV_HEADER);
+        text.push('\n');
+    }
+    text.push_str(&point.csv_row());
+    text.push('\n');
+    file.write_all(text.as_bytes())?;
+    file.flush()
+}
+
+/// Reads the points of a sweep CSV (rows it cannot parse are skipped).
+pub fn read_csv(path: &Path) -> std::io::Result<Vec<SweepPoint>> {
+    let text = std::fs::read_to_string(path)?;
+    Ok(text.lines().skip(1).filter_map(SweepPoint::from_csv_row).collect())
+}
+
+/// Measures the one-way latency of a cache-line transfer between the first two allowed CPUs (a
+/// ping-pong on one atomic, both threads pinned). `None` with a single CPU.
+pub fn measure_transfer_ns() -> Option<f64> {
+    let cpus = allowed_cpus();
+    if cpus.len() < 2 {
+        return None;
+    }
+    // The least of seven trials: another process (or the hypervisor) that preempts either side
+    // only adds time. Seen on this machine kind: 60 to 260 ns from one minute to the next.
+    (0..7).map(|_| ping_pong(&cpus)).reduce(f64::min)
+}
+
+fn ping_pong(cpus: &[usize]) -> f64 {
+    const ROUNDS: u64 = 50_000;
+    let line = schedlab_core::sync::AtomicU64::new(0);
+    let elapsed = std::thread::scope(|s| {
+        let other = s.spawn(|| {
+            pin_current_thread(cpus[1]);
+            for i in 0..ROUNDS {
+                while line.load(Ordering::Acquire) != 2 * i + 1 {
+                    std::hint::spin_loop();
+                }
+                line.store(2 * i + 2, Ordering::Release);
+            }
+        });
+        let pinned = pin_current_thread(cpus[0]);
+        let start = Instant::now();
+        for i in 0..ROUNDS {
+            line.store(2 * i + 1, Ordering::Release);
+            while line.load(Ordering::Acquire) != 2 * i + 2 {
+                std::hint::spin_loop();
+            }
+        }
+        let elapsed = start.elapsed();
+        other.join().expect("ping-pong thread");
+        if pinned {
+            // Back to every allowed CPU.
+            unpin_current_thread(cpus);
+        }
+        elapsed
+    });
+    elapsed.as_nanos() as f64 / (2 * ROUNDS) as f64
+}
+
+fn unpin_current_thread(cpus: &[usize]) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: all-zero is a valid empty `cpu_set_t`.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+            // SAFETY: `c` is below CPU_SETSIZE; CPU_SET writes inside `set`.
+            unsafe { libc::CPU_SET(c, &mut set) };
+        }
+        // SAFETY: pid 0 is the calling thread; size and pointer describe `set`.
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cpus;
+}
+
+/// What a progress callback is told.
+pub enum SweepProgress<'a> {
+    Start { index: usize, total: usize, key: &'a PointKey },
+    Done(&'a SweepPoint),
+}
+
+/// Measures every point not in `skip`, appending each to `csv` as soon as it is measured.
+/// Returns the points measured; stops early (dropping the point in progress) when `interrupt` is
+/// set.
+pub fn run(
+    cfg: &SweepConfig,
+    csv: &Path,
+    skip: &[PointKey],
+    interrupt: &AtomicBool,
+    progress: &mut dyn FnMut(SweepProgress<'_>),
+) -> Result<Vec<SweepPoint>, String> {
+    cfg.validate()?;
+    lockstat::set_hold_sampling(LockClass::STATS_SUM, cfg.sum_sampling);
+    let keys: Vec<PointKey> = cfg.points().into_iter().filter(|k| !skip.contains(k)).collect();
+    let mut out = Vec::new();
+    let mut rerun_budget = (keys.len() as u32 * if cfg.lockstat_duration.is_zero() { 1 } else { 2 }).div_ceil(2);
+    for (index, key) in keys.iter().enumerate() {
+        progress(SweepProgress::Start { index, total: keys.len(), key });
+        let mut w = cfg.workload.clone();
+        w.threads = key.threads;
+        w.lock = key.lock;
+        w.slots = key.slots;
+        w.outside_ns = key.outside_ns;
+        w.lockstat = false;
+        let mut noise = NoiseCount::default();
+        let plain = run_clean(&key.variant, &w, interrupt, cfg.noise, &mut noise, &mut rerun_budget)?;
+        if plain.interrupted {
+            break;
+        }
+        let instrumented = if cfg.lockstat_duration.is_zero() {
+            None
+        } else {
+            let mut wi = w.clone();
+            wi.lockstat = true;
+            wi.duration = cfg.lockstat_duration;
+            let r = run_clean(&key.variant, &wi, interrupt, cfg.noise, &mut noise, &mut rerun_budget)?;
+            if r.interrupted {
+                break;
+            }
+            Some(r)
+        };
+        let point = SweepPoint::from_runs(&plain, instrumented.as_ref(), &w, cfg.cpus, noise.rerun);
+        append_csv(csv, &point).map_err(|e| format!("cannot write {}: {e}", csv.display()))?;
+        progress(SweepProgress::Done(&point));
+        out.push(point);
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model.
+
+/// The points of one variant under one configuration, and what the model makes of them.
+#[derive(Clone, Debug, Serialize)]
+pub struct SeriesModel {
+    pub variant: String,
+    pub lock: LockKind,
+    pub slots: usize,
+    pub outside_ns: u64,
+    /// KIOPS at 1 thread (plain).
+    pub x1: f64,
+    /// "sched" or "queue".
+    pub dominant_lock: &'static str,
+    /// Thread count the ceiling's numbers come from (the most measured without oversubscription).
+    pub ceiling_from_threads: usize,
+    /// Serial time per request (dominant lock held) at that thread count, ns.
+    pub serial_ns_per_request: f64,
+    /// Hold occupancy of the dominant lock at 1 thread.
+    pub sigma: f64,
+    pub acquisitions_per_request: f64,
+    /// Owner changes per acquisition of the dominant lock at that thread count.
+    pub handoff_fraction: f64,
+    pub transfer_ns: f64,
+    /// KIOPS ceiling of one lock.
+    pub ceiling_kiops: f64,
+    /// (threads, model KIOPS) at 8, 16, 64.
+    pub at: Vec<(usize, f64)>,
+    /// USL (σ, κ), fitted only with enough measured thread counts.
+    pub usl: Option<(f64, f64)>,
+    /// Distinct thread counts measured without oversubscription.
+    pub measured_thread_counts: usize,
+}
+
+impl SeriesModel {
+    /// KIOPS: the measured 1-thread value at n = 1; min(Amdahl(n), ceiling) from n = 2 (the ceiling
+    /// is a contended one: nothing changes hands with one thread); a straight line between.
+    pub fn model(&self, n: f64) -> f64 {
+        let contended = |n: f64| (self.x1 * n / (1.0 + self.sigma * (n - 1.0))).min(self.ceiling_kiops);
+        if n <= 1.0 {
+            self.x1
+        } else if n < 2.0 {
+            self.x1 + (contended(2.0) - self.x1) * (n - 1.0)
+        } else {
+            contended(n)
+        }
+    }
+
+    pub fn usl_at(&self, n: f64) -> Option<f64> {
+        self.usl.map(|(s, k)| self.x1 * n / (1.0 + s * (n - 1.0) + k * n * (n - 1.0)))
+    }
+}
+
+/// Fits σ and κ of the USL to relative capacities C(n) = X(n)/X(1), n ≥ 2 (least squares on
+/// n/C − 1 = σ(n−1) + κn(n−1)); both clamped at 0.
+pub fn fit_usl(points: &[(f64, f64)], x1: f64) -> Option<(f64, f64)> {
+    let rows: Vec<(f64, f64, f64)> = points
+        .iter()
+        .filter(|(n, x)| *n > 1.0 && *x > 0.0)
+        .map(|&(n, x)| (n - 1.0, n * (n - 1.0), n / (x / x1) - 1.0))
+        .collect();
+    if rows.len() < 2 {
+        return None;
+    }
+    let (mut aa, mut ab, mut bb, mut ay, mut by) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for (a, b, y) in rows {
+        aa += a * a;
+        ab += a * b;
+        bb += b * b;
+        ay += a * y;
+        by += b * y;
+    }
+    let det = aa * bb - ab * ab;
+    if det.abs() < 1e-12 {
+        return None;
+    }
+    let sigma = (ay * bb - by * ab) / det;
+    let kappa = (aa * by - ab * ay) / det;
+    Some((sigma.max(0.0), kappa.max(0.0)))
+}
+
+/// The model of every series that has a 1-thread point with lock counters.
+pub fn models(points: &[SweepPoint], transfer_ns: f64) -> Vec<SeriesModel> {
+    let mut out: Vec<SeriesModel> = Vec::new();
+    for p in points {
+        let same = |q: &SweepPoint| q.variant == p.variant && q.lock == p.lock && q.slots == p.slots && q.outside_ns == p.outside_ns;
+        if out.iter().any(|m| m.variant == p.variant && m.lock == p.lock && m.slots == p.slots && m.outside_ns == p.outside_ns) {
+            continue;
+        }
+        let mut series: Vec<&SweepPoint> = points.iter().filter(|q| same(q) && !q.oversubscribed).collect();
+        series.sort_by_key(|q| q.threads);
+        let Some(one) = series.iter().find(|q| q.threads == 1) else { continue };
+        let top = series.last().expect("has the 1-thread point");
+        if !one.sched_occupancy.is_finite() || !top.sched_occupancy.is_finite() {
+            continue;
+        }
+        let queue_dominant = top.queue_hold_per_req_ns > top.sched_hold_per_req_ns;
+        let (dominant, occupancy_1, occupancy_top, acq, owner_changes) = if queue_dominant {
+            ("queue", one.queue_occupancy, top.queue_occupancy, top.queue_acq_per_req, top.queue_owner_change_frac)
+        } else {
+            ("sched", one.sched_occupancy, top.sched_occupancy, top.sched_acq_per_req, top.sched_owner_change_frac)
+        };
+        // With one thread nothing changes hands: assume every acquisition would.
+        let handoff = if top.threads >= 2 && owner_changes.is_finite() { owner_changes } else { 1.0 };
+        let x1 = one.kiops;
+        let sigma = occupancy_1.clamp(0.0, 1.0);
+        let serial = if top.kiops > 0.0 { occupancy_top / (top.kiops * 1e-6) } else { f64::NAN };
+        let per_request_ns = serial + acq * handoff * transfer_ns;
+        let ceiling = if per_request_ns > 0.0 { 1e6 / per_request_ns } else { f64::INFINITY };
+        let mut threads: Vec<usize> = series.iter().map(|q| q.threads).collect();
+        threads.dedup();
+        let usl = (threads.len() >= USL_MIN_POINTS)
+            .then(|| {
+                // Median KIOPS per thread count (a resumed sweep may hold repeats).
+                let pts: Vec<(f64, f64)> = threads
+                    .iter()
+                    .map(|&t| (t as f64, median(&series.iter().filter(|q| q.threads == t).map(|q| q.kiops).collect::<Vec<_>>())))
+                    .collect();
+                fit_usl(&pts, x1)
+            })
+            .flatten();
+        let mut m = SeriesModel {
+            variant: p.variant.clone(),
+            lock: p.lock,
+            slots: p.slots,
+            outside_ns: p.outside_ns,
+            x1,
+            dominant_lock: dominant,
+            ceiling_from_threads: top.threads,
+            serial_ns_per_request: serial,
+            sigma,
+            acquisitions_per_request: acq,
+            handoff_fraction: handoff,
+            transfer_ns,
+            ceiling_kiops: ceiling,
+            at: Vec::new(),
+            usl,
+            measured_thread_counts: threads.len(),
+        };
+        m.at = MODEL_AT.iter().map(|&n| (n, m.model(n as f64))).collect();
+        out.push(m);
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// The chart.
+
+const PALETTE: [(u8, u8, u8); 8] =
+    [(31, 119, 180), (214, 39, 40), (44, 160, 44), (148, 103, 189), (255, 127, 14), (23, 190, 207), (140, 86, 75), (227, 119, 194)];
+
+/// Draws KIOPS against threads (log scale, 1 to 64), one panel per lock kind: measured points
+/// (solid; crosses when oversubscribed), a linear-scaling reference from each 1-thread point
+/// (thin), and the model (dashed, labelled "model"); USL fits dotted where they exist.
+pub fn draw_svg(points: &[SweepPoint], models: &[SeriesModel], path: &Path, title: &str) -> Result<(), String> {
+    use plotters::prelude::*;
+    let mut locks: Vec<LockKind> = Vec::new();
+    for p in points {
+        if !locks.contains(&p.lock) {
+            locks.push(p.lock);
+        }
+    }
+    if locks.is_empty() {
+        return Err("no point to draw".into());
+    }
+    let panel_h = 560u32;
+    let root = SVGBackend::new(path, (1100, panel_h * locks.len() as u32)).into_drawing_area();
+    let err = |e: &dyn std::fmt::Display| format!("cannot draw {}: {e}", path.display());
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let panels = root.split_evenly((locks.len(), 1));
+    for (panel, lock) in panels.iter().zip(&locks) {
+        let pts: Vec<&SweepPoint> = points.iter().filter(|p| p.lock == *lock && p.kiops.is_finite()).collect();
+        let mdl: Vec<&SeriesModel> = models.iter().filter(|m| m.lock == *lock).collect();
+        let max_threads = pts.iter().map(|p| p.threads).max().unwrap_or(1).max(64) as f64;
+        let measured_max = pts.iter().map(|p| p.kiops).fold(0.0, f64::max);
+        let model_max = mdl.iter().map(|m| m.model(max_threads)).filter(|v| v.is_finite()).fold(0.0, f64::max);
+        let usl_max = mdl
+            .iter()
+            .filter_map(|m| (1..=max_threads as usize).map(|n| m.usl_at(n as f64)).map(|v| v.unwrap_or(0.0)).reduce(f64::max))
+            .fold(0.0, f64::max);
+        let y_max = (measured_max.max(model_max).max(usl_max) * 1.15).max(1.0);
+        let mut chart = ChartBuilder::on(panel)
+            .caption(format!("{title} — {} lock", lock.name()), ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d((1f64..max_threads).log_scale(), 0f64..y_max)
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("threads (log scale)")
+            .y_desc("KIOPS")
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .draw()
+            .map_err(|e| err(&e))?;
+        let mut series_names: Vec<(String, usize, u64)> = Vec::new();
+        for p in &pts {
+            let k = (p.variant.clone(), p.slots, p.outside_ns);
+            if !series_names.contains(&k) {
+                series_names.push(k);
+            }
+        }
+        let multi = series_names.iter().any(|(_, s, o)| (*s, *o) != (series_names[0].1, series_names[0].2));
+        for (i, (variant, slots, outside)) in series_names.iter().enumerate() {
+            let (r, g, b) = PALETTE[i % PALETTE.len()];
+            let color = RGBColor(r, g, b);
+            let name = if multi { format!("{variant} (slots {slots}, outside {outside} ns)") } else { variant.clone() };
+            let mut series: Vec<&SweepPoint> =
+                pts.iter().copied().filter(|p| &p.variant == variant && p.slots == *slots && p.outside_ns == *outside).collect();
+            series.sort_by_key(|p| p.threads);
+            let mut by_threads: Vec<(f64, f64, bool)> = Vec::new();
+            for p in &series {
+                if by_threads.iter().any(|(t, _, _)| *t == p.threads as f64) {
+                    continue;
+                }
+                let same: Vec<f64> = series.iter().filter(|q| q.threads == p.threads).map(|q| q.kiops).collect();
+                by_threads.push((p.threads as f64, median(&same), p.oversubscribed));
+            }
+            let measured: Vec<(f64, f64)> = by_threads.iter().filter(|(_, _, o)| !o).map(|(t, k, _)| (*t, *k)).collect();
+            chart
+                .draw_series(LineSeries::new(measured.iter().copied(), color.stroke_width(2)))
+                .map_err(|e| err(&e))?
+                .label(format!("{name}: measured"))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            chart
+                .draw_series(measured.iter().map(|&(t, k)| Circle::new((t, k), 4, color.filled())))
+                .map_err(|e| err(&e))?;
+            chart
+                .draw_series(
+                    by_threads.iter().filter(|(_, _, o)| *o).map(|&(t, k, _)| Cross::new((t, k), 5, color.stroke_width(2))),
+                )
+                .map_err(|e| err(&e))?;
+            if let Some(&(_, x1)) = measured.iter().find(|(t, _)| *t == 1.0) {
+                // Linear scaling from the 1-thread point, up to the top of the panel.
+                let end = (y_max / x1).min(max_threads).max(1.0);
+                chart
+                    .draw_series(LineSeries::new([(1.0, x1), (end, x1 * end)], color.mix(0.35).stroke_width(1)))
+                    .map_err(|e| err(&e))?;
+            }
+            if let Some(m) = mdl.iter().find(|m| &m.variant == variant && m.slots == *slots && m.outside_ns == *outside) {
+                let curve: Vec<(f64, f64)> = (0..=60).map(|i| 2f64.powf(i as f64 * max_threads.log2() / 60.0)).map(|n| (n, m.model(n))).collect();
+                chart
+                    .draw_series(DashedLineSeries::new(curve, 8, 5, color.stroke_width(2)))
+                    .map_err(|e| err(&e))?
+                    .label(format!(
+                        "{name}: MODEL (Amdahl σ={:.2}, 1-lock ceiling {:.0} KIOPS)",
+                        m.sigma, m.ceiling_kiops
+                    ))
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 8, y), (x + 12, y), (x + 20, y)], color.stroke_width(1)));
+                for &(n, v) in &m.at {
+                    if v.is_finite() && v <= y_max {
+                        chart
+                            .draw_series(std::iter::once(Text::new(format!("{v:.0}"), (n as f64, v), ("sans-serif", 11).into_font().color(&color))))
+                            .map_err(|e| err(&e))?;
+                    }
+                }
+                if m.usl.is_some() {
+                    let curve: Vec<(f64, f64)> = (0..=60)
+                        .map(|i| 2f64.powf(i as f64 * max_threads.log2() / 60.0))
+                        .filter_map(|n| m.usl_at(n).map(|v| (n, v)))
+                        .collect();
+                    chart
+                        .draw_series(DashedLineSeries::new(curve, 2, 4, color.stroke_width(1)))
+                        .map_err(|e| err(&e))?
+                        .label(format!("{name}: USL fit (model)"))
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.mix(0.6).stroke_width(1)));
+                }
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.4))
+            .label_font(("sans-serif", 12))
+            .draw()
+            .map_err(|e| err(&e))?;
+        panel
+            .draw(&Text::new(
+                "thin lines: linear scaling from 1 thread; dashed: MODEL, not measured (numbers: model at 8/16/64); x: oversubscribed",
+                (70, panel_h as i32 - 14),
+                ("sans-serif", 12).into_font().color(&BLACK.mix(0.7)),
+            ))
+            .map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(variant: &str, threads: usize, kiops: f64) -> SweepPoint {
+        SweepPoint {
+            variant: variant.into(),
+            lock: LockKind::FairSpin,
+            threads,
+            oversubscribed: false,
+            slots: 8,
+            outside_ns: 0,
+            kiops,
+            per_thread_min: kiops / threads as f64,
+            per_thread_median: kiops / threads as f64,
+            per_thread_max: kiops / threads as f64,
+            kiops_lockstat: f64::NAN,
+            consistent: true,
+            measured_s: 1.0,
+            sched_acq_per_req: 3.0,
+            sched_hold_per_req_ns: 600.0,
+            sched_hold_avg_ns: 200.0,
+            sched_occupancy: 0.5,
+            sched_contention_pct: 10.0,
+            sched_owner_change_frac: 0.8,
+            sched_wait_avg_ns: 300.0,
+            queue_acq_per_req: 0.0,
+            queue_hold_per_req_ns: 0.0,
+            queue_occupancy: 0.0,
+            queue_owner_change_frac: 0.0,
+            other_cpus: 0.0,
+            reruns: 0,
+        }
+    }
+
+    #[test]
+    fn csv_rows_round_trip_and_append_keeps_every_point() {
+        let dir = std::env::temp_dir().join(format!("schedlab-sweep-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let csv = dir.join("points.csv");
+        let _ = std::fs::remove_file(&csv);
+        let a = point("sched-lock", 1, 800.0);
+        let b = point("epoch", 2, 1200.5);
+        append_csv(&csv, &a).unwrap();
+        // What an interrupted sweep leaves: the finished points, header once.
+        let first = read_csv(&csv).unwrap();
+        assert_eq!(first.len(), 1);
+        append_csv(&csv, &b).unwrap();
+        let text = std::fs::read_to_string(&csv).unwrap();
+        assert_eq!(text.lines().filter(|l| l.starts_with("variant,")).count(), 1);
+        let back = read_csv(&csv).unwrap();
+        assert_eq!(back.len(), 2);
+        assert_eq!(back[0].key(), a.key());
+        assert_eq!(back[1].variant, "epoch");
+        assert!((back[1].kiops - 1200.5).abs() < 1e-3);
+        assert!(back[0].kiops_lockstat.is_nan());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn model_from_counters() {
+        let pts = vec![point("sched-lock", 1, 800.0), point("sched-lock", 2, 1000.0)];
+        let m = &models(&pts, 34.0)[0];
+        // σ = the scheduler lock's occupancy at 1 thread.
+        assert!((m.sigma - 0.5).abs() < 1e-9, "{}", m.sigma);
+        // At 2 threads: serial time per request = 0.5 / 1000 KIOPS = 500 ns; ceiling = 1 / (500 +
+        // 3 acquisitions × 0.8 owner changes × 34 ns).
+        assert!((m.serial_ns_per_request - 500.0).abs() < 1e-6, "{}", m.serial_ns_per_request);
+        assert!((m.ceiling_kiops - 1e6 / (500.0 + 3.0 * 0.8 * 34.0)).abs() < 1e-6);
+        assert_eq!(m.ceiling_from_threads, 2);
+        assert!(m.usl.is_none(), "two thread counts must not fit a USL");
+        assert!(m.model(64.0) <= m.ceiling_kiops + 1e-9);
+        assert_eq!(m.at.len(), 3);
+    }
+
+    #[test]
+    fn usl_fit_recovers_known_parameters() {
+        let (s, k) = (0.05, 0.002);
+        let x1 = 100.0;
+        let pts: Vec<(f64, f64)> = [1.0, 2.0, 4.0, 8.0, 16.0].iter().map(|&n| (n, x1 * n / (1.0 + s * (n - 1.0) + k * n * (n - 1.0)))).collect();
+        let (fs, fk) = fit_usl(&pts, x1).unwrap();
+        assert!((fs - s).abs() < 1e-6 && (fk - k).abs() < 1e-6, "{fs} {fk}");
+    }
+
+    #[test]
+    fn svg_is_written_with_text() {
+        let dir = std::env::temp_dir().join(format!("schedlab-sweep-svg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let svg = dir.join("chart.svg");
+        let pts = vec![point("sched-lock", 1, 800.0), point("sched-lock", 2, 1000.0), point("epoch", 1, 900.0)];
+        let ms = models(&pts, 34.0);
+        draw_svg(&pts, &ms, &svg, "test").unwrap();
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(text.starts_with("<svg"), "{}", &text[..80.min(text.len())]);
+        assert!(text.contains("MODEL"));
+        assert!(text.contains("sched-lock: measured"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

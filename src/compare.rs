@@ -1,0 +1,359 @@
+//! `schedlab compare` (and plain `schedlab`): every safe variant side by side, interleaved round
+//! by round, with lock counters and the seeds' ratios. The measuring is in
+//! `schedlab_benches::compare`; this file parses arguments, shows progress, prints and writes JSON.
+
+use crate::{nonneg, parse_bs, seconds, UsageError, INTERRUPT};
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+use schedlab_benches::compare::{self, CompareConfig, CompareReport, Measure, NoisePolicy, Progress};
+use schedlab_benches::workload::{Rw, WorkloadConfig};
+use schedlab_core::sync::Ordering;
+use schedlab_core::LockKind;
+use std::process::ExitCode;
+
+/// The workload knobs shared by `compare` and `sweep` (see `schedlab run --help` for one run).
+#[derive(clap::Args, Debug, Clone)]
+pub struct WorkloadArgs {
+    /// Measured seconds of each plain run.
+    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
+    pub duration: f64,
+    /// Seconds run before measuring, every run.
+    #[arg(long, default_value_t = 0.25, allow_negative_numbers = true)]
+    pub ramp: f64,
+    /// Groups besides the root (a 3-level hierarchy).
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
+    pub groups: i64,
+    /// Group weights, comma-separated, assigned in turn (1..=1000).
+    #[arg(long, default_value = "100,200,300")]
+    pub weights: String,
+    /// Group removals per second (each also creates a group and moves a process into it).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub churn: f64,
+    /// Per-CPU slots of every statistics counter.
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true)]
+    pub slots: i64,
+    /// Seed of the request generators.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Access pattern: randread, randwrite, read, write.
+    #[arg(long, default_value = "randread")]
+    pub rw: String,
+    /// Block size in bytes (a multiple of 512, at most 128 KiB), e.g. 4096 or 4k.
+    #[arg(long, default_value = "4k")]
+    pub bs: String,
+    /// Requests each job keeps outstanding.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    pub iodepth: i64,
+    /// Simulated work outside the scheduler per request, ns (0: null device).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    pub outside_ns: i64,
+    /// Idle slice after a sync queue empties, ns (0: as in the seeds' benchmark).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    pub slice_idle_ns: i64,
+    /// Pin job i to the i-th allowed CPU.
+    #[arg(long)]
+    pub pin: bool,
+    /// Hold-time sampling of the counter-sum locks: time one hold in N (1: every hold; counts stay exact).
+    #[arg(long, default_value_t = schedlab_core::lockstat::DEFAULT_SUM_SAMPLING as i64, allow_negative_numbers = true)]
+    pub sum_sampling: i64,
+    /// A run during which other processes used more than this many CPUs is noisy: it is re-run.
+    #[arg(long, default_value_t = 0.3, allow_negative_numbers = true)]
+    pub max_other_cpus: f64,
+    /// Re-runs of a noisy run (pauses of 1, 2, 4 ... s between); the last is kept and counted.
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
+    pub retries: i64,
+}
+
+impl WorkloadArgs {
+    /// The workload for `threads` jobs (validated against variants by the caller).
+    pub fn config(&self, threads: usize) -> Result<WorkloadConfig, UsageError> {
+        let rw = Rw::from_name(&self.rw)
+            .ok_or_else(|| UsageError(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", self.rw)))?;
+        let weights = self
+            .weights
+            .split(',')
+            .map(|w| w.trim().parse::<u64>().map_err(|_| UsageError(format!("--weights must be numbers 1..=1000, got `{w}`"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        if self.groups > 4096 {
+            return Err(UsageError(format!("--groups {} is more than 4096", self.groups)));
+        }
+        if !(self.churn.is_finite() && self.churn >= 0.0) {
+            return Err(UsageError(format!("--churn must be a rate >= 0, got {}", self.churn)));
+        }
+        Ok(WorkloadConfig {
+            threads,
+            duration: seconds("duration", self.duration, false)?,
+            ramp: seconds("ramp", self.ramp, true)?,
+            lock: LockKind::FairSpin,
+            groups: nonneg("groups", self.groups)? as usize,
+            weights,
+            churn_per_sec: self.churn,
+            slots: nonneg("slots", self.slots)? as usize,
+            seed: self.seed,
+            rw,
+            bs_sectors: parse_bs(&self.bs)?,
+            iodepth: nonneg("iodepth", self.iodepth)? as usize,
+            outside_ns: nonneg("outside-ns", self.outside_ns)?,
+            slice_idle_ns: nonneg("slice-idle-ns", self.slice_idle_ns)?,
+            pin_cpus: self.pin,
+            lockstat: false,
+        })
+    }
+
+    pub fn noise_policy(&self) -> Result<NoisePolicy, UsageError> {
+        if !(self.max_other_cpus.is_finite() && self.max_other_cpus >= 0.0) {
+            return Err(UsageError(format!("--max-other-cpus must be >= 0, got {}", self.max_other_cpus)));
+        }
+        if !(0..=10).contains(&self.retries) {
+            return Err(UsageError(format!("--retries must be 0..=10, got {}", self.retries)));
+        }
+        Ok(NoisePolicy { max_other_cpus: self.max_other_cpus, retries: self.retries as u32 })
+    }
+
+    pub fn sum_sampling(&self) -> Result<u32, UsageError> {
+        match u32::try_from(self.sum_sampling) {
+            Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
+            _ => Err(UsageError(format!("--sum-sampling must be 1..=1000000, got {}", self.sum_sampling))),
+        }
+    }
+}
+
+/// Parses `--lock`: one kind or `both`.
+pub fn parse_locks(s: &str) -> Result<Vec<LockKind>, UsageError> {
+    if s == "both" {
+        return Ok(LockKind::ALL.to_vec());
+    }
+    LockKind::from_name(s)
+        .map(|k| vec![k])
+        .ok_or_else(|| UsageError(format!("unknown lock kind `{s}` (known: fair-spin, parking-lot, both)")))
+}
+
+/// Parses `--variants` (comma-separated; empty: every safe variant), adding `unlocked` if asked.
+pub fn parse_variants(list: Option<&str>, include_unlocked: bool) -> Result<Vec<&'static str>, UsageError> {
+    let mut names: Vec<&'static str> = match list {
+        None => schedlab_variants::safe().map(|v| v.name).collect(),
+        Some(list) => list
+            .split(',')
+            .map(|n| {
+                let n = n.trim();
+                schedlab_variants::info(n).map(|v| v.name).ok_or_else(|| {
+                    let known: Vec<_> = schedlab_variants::ALL.iter().map(|v| v.name).collect();
+                    UsageError(format!("unknown variant `{n}` (known: {})", known.join(", ")))
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    if include_unlocked && !names.contains(&"unlocked") {
+        names.push("unlocked");
+    }
+    let mut seen = Vec::new();
+    names.retain(|n| {
+        let fresh = !seen.contains(n);
+        seen.push(*n);
+        fresh
+    });
+    Ok(names)
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct CompareArgs {
+    /// Jobs (threads); default: every CPU.
+    #[arg(long, allow_negative_numbers = true)]
+    threads: Option<i64>,
+    /// Rounds; each runs every variant once per lock kind, in a rotated order.
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
+    rounds: i64,
+    /// Lock kind of the scheduler and queue locks: fair-spin, parking-lot or both.
+    #[arg(long, default_value = "fair-spin")]
+    lock: String,
+    /// Variants, comma-separated (default: every safe one).
+    #[arg(long)]
+    variants: Option<String>,
+    /// Also run `unlocked` (refused with --churn: it is unsafe under group removal).
+    #[arg(long)]
+    include_unlocked: bool,
+    /// plain (KIOPS only), lockstat (instrumented runs only) or both (plain KIOPS + instrumented counters).
+    #[arg(long, default_value = "both")]
+    measure: String,
+    /// Measured seconds of each instrumented run with --measure both.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    lockstat_duration: f64,
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Write everything, with provenance, to this JSON file (schema: notes/compare-schema.md).
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
+    /// Leave out the per-lock lockstat tables.
+    #[arg(long)]
+    brief: bool,
+}
+
+#[derive(Parser)]
+struct DefaultsOnly {
+    #[command(flatten)]
+    args: CompareArgs,
+}
+
+/// The arguments plain `schedlab` runs with.
+pub fn default_args() -> CompareArgs {
+    DefaultsOnly::parse_from(["schedlab"]).args
+}
+
+fn config(args: &CompareArgs) -> Result<CompareConfig, UsageError> {
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let threads = match args.threads {
+        None => cpus,
+        Some(t) if (1..=1024).contains(&t) => t as usize,
+        Some(t) => return Err(UsageError(format!("--threads must be 1..=1024, got {t}"))),
+    };
+    if args.rounds < 1 || args.rounds > 1000 {
+        return Err(UsageError(format!("--rounds must be 1..=1000, got {}", args.rounds)));
+    }
+    let measure = Measure::from_name(&args.measure)
+        .ok_or_else(|| UsageError(format!("unknown --measure `{}` (known: plain, lockstat, both)", args.measure)))?;
+    if args.include_unlocked && args.workload.churn > 0.0 {
+        return Err(UsageError(
+            "--include-unlocked cannot run with --churn: `unlocked` is unsafe under group removal".into(),
+        ));
+    }
+    let cfg = CompareConfig {
+        workload: args.workload.config(threads)?,
+        variants: parse_variants(args.variants.as_deref(), args.include_unlocked)?,
+        locks: parse_locks(&args.lock)?,
+        rounds: args.rounds as usize,
+        measure,
+        lockstat_duration: seconds("lockstat-duration", args.lockstat_duration, false)?,
+        sum_sampling: args.workload.sum_sampling()?,
+        noise: args.workload.noise_policy()?,
+    };
+    cfg.validate().map_err(UsageError)?;
+    Ok(cfg)
+}
+
+pub fn progress_bar(total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} runs, {elapsed} (about {eta} left) {msg}") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Prints the whole report (tables and notes) to stdout.
+pub fn print_report(report: &CompareReport, brief: bool) {
+    let c = &report.config;
+    let w = &c.workload;
+    println!(
+        "\nschedlab compare: {} threads{}, {} round(s) x {} variant(s) x {}, {} s plain{} per run (+{} s ramp), {} groups, churn {}/s, {} bs {} B, iodepth {}, outside {} ns, {} stat slots",
+        w.threads,
+        if w.pin_cpus { " (pinned)" } else { "" },
+        report.rounds_completed,
+        c.variants.len(),
+        c.locks.iter().map(|l| l.name()).collect::<Vec<_>>().join(" + "),
+        w.duration.as_secs_f64(),
+        match c.measure {
+            Measure::Both => format!(" + {} s instrumented", c.lockstat_duration.as_secs_f64()),
+            Measure::Lockstat => " instrumented".into(),
+            Measure::Plain => String::new(),
+        },
+        w.ramp.as_secs_f64(),
+        w.groups,
+        w.churn_per_sec,
+        w.rw.name(),
+        w.bs_sectors as u64 * 512,
+        w.iodepth,
+        w.outside_ns,
+        w.slots
+    );
+    println!("{}", report.provenance.one_line());
+    if report.interrupted {
+        println!("(interrupted: {} complete round(s); the tables use every run that finished)", report.rounds_completed);
+    }
+    println!();
+    print!("{}", compare::main_table(report));
+    if let Some(warning) = compare::interference_warning(report) {
+        println!("\n{warning}");
+    }
+    println!(
+        "\n  x sched: KIOPS / sched-lock's in the same round (median). cont%: contended acquisitions; wait: per contended\n  acquisition; hold: per acquisition (lock counters from the instrumented runs). stats/sched hold: time in\n  statistics updates applied under the scheduler lock / its hold time (and the part of it in locked counter sums)."
+    );
+    println!("\nThe seeds' ratios (kernel-bfq.md §1: 8 threads, i7-4850HQ, null_blk) beside the ones measured here:\n");
+    print!("{}", compare::ratio_table(report));
+    println!("\nInstrumentation cost (lockstat on against off, same rounds) and CPU accounting of the measured windows:\n");
+    print!("{}", compare::overhead_table(report));
+    if !brief {
+        let tables = compare::lockstat_tables(report);
+        if !tables.is_empty() {
+            println!("\nLock statistics (lockstat-like; wait over contended acquisitions; occup = hold total / wall time):\n");
+            print!("{tables}");
+        }
+    }
+    let bad: Vec<String> =
+        report.results.iter().filter(|r| !r.consistent).map(|r| format!("{}/{}", r.variant, r.lock.name())).collect();
+    if bad.is_empty() {
+        println!("\nEvery run passed the end-of-run checks (requests and statistics conserved, every group and queue freed).");
+    } else {
+        println!("\nINCONSISTENT: {} (see `schedlab run --variant V` for details)", bad.join(", "));
+    }
+}
+
+/// Runs a comparison from parsed arguments.
+pub fn cmd(args: &CompareArgs) -> Result<ExitCode, UsageError> {
+    let cfg = config(args)?;
+    eprintln!(
+        "schedlab compare: {} runs, about {:.0} s (Ctrl-C stops and keeps what finished)",
+        cfg.total_runs(),
+        cfg.estimated_seconds()
+    );
+    let bar = progress_bar(cfg.total_runs() as u64);
+    let report = compare::run(&cfg, &INTERRUPT, &mut |p| match p {
+        Progress::Start(step) => bar.set_message(format!(
+            "round {} {} {}{}",
+            step.round + 1,
+            step.lock.name(),
+            step.variant,
+            if step.instrumented { " (lockstat)" } else { "" }
+        )),
+        Progress::Done(..) => bar.inc(1),
+    })
+    .map_err(UsageError)?;
+    bar.finish_and_clear();
+    print_report(&report, args.brief);
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report).expect("serialisable");
+        std::fs::write(path, text + "\n").map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))?;
+        println!("wrote {}", path.display());
+    }
+    let interrupted = report.interrupted || INTERRUPT.load(Ordering::Relaxed);
+    Ok(if interrupted {
+        ExitCode::from(130)
+    } else if report.results.iter().all(|r| r.consistent) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// What plain `schedlab` runs: `compare` with its defaults.
+pub fn cmd_default() -> ExitCode {
+    match cmd(&default_args()) {
+        Ok(code) => code,
+        Err(UsageError(msg)) => {
+            eprintln!("schedlab: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_parse_and_validate() {
+        let args = default_args();
+        let cfg = config(&args).unwrap_or_else(|e| panic!("{}", e.0));
+        assert_eq!(cfg.locks, vec![LockKind::FairSpin]);
+        assert!(!cfg.variants.contains(&"unlocked"));
+        assert!(cfg.estimated_seconds() <= 65.0, "default compare takes {} s", cfg.estimated_seconds());
+    }
+}

@@ -1,0 +1,279 @@
+//! `schedlab sweep`: KIOPS against thread count per variant and lock kind; a CSV written point by
+//! point, an SVG chart and a scaling model at the end. The measuring and the model are in
+//! `schedlab_benches::sweep`.
+
+use crate::compare::{parse_locks, parse_variants, progress_bar, WorkloadArgs};
+use crate::{seconds, UsageError, INTERRUPT};
+use schedlab_benches::compare::fmt_ns;
+use schedlab_benches::provenance::Provenance;
+use schedlab_benches::sweep::{self, PointKey, SweepConfig, SweepProgress, DEFAULT_TRANSFER_NS, USL_MIN_POINTS};
+use schedlab_core::sync::Ordering;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct SweepArgs {
+    /// Thread counts, e.g. "1,2" or "1-4" (default: 1 to the CPU count).
+    #[arg(long)]
+    threads: Option<String>,
+    /// Also measure thread counts above the CPU count, up to this many (marked oversubscribed;
+    /// never used by the model).
+    #[arg(long, allow_negative_numbers = true)]
+    oversubscribe_to: Option<i64>,
+    /// Variants, comma-separated (default: every safe one).
+    #[arg(long)]
+    variants: Option<String>,
+    /// Also run `unlocked` (refused with --churn).
+    #[arg(long)]
+    include_unlocked: bool,
+    /// Lock kind: fair-spin, parking-lot or both.
+    #[arg(long, default_value = "fair-spin")]
+    lock: String,
+    /// Sweep the stat slot count too, e.g. "1,8,64" (default: --slots).
+    #[arg(long)]
+    sweep_slots: Option<String>,
+    /// Sweep the work outside the scheduler too, ns, e.g. "0,500,2000" (default: --outside-ns).
+    #[arg(long)]
+    sweep_outside_ns: Option<String>,
+    /// Measured seconds of the instrumented run of each point (0: none, and no model).
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    lockstat_duration: f64,
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// The CSV every point is appended to as soon as it is measured.
+    #[arg(long, default_value = "schedlab-sweep.csv")]
+    csv: PathBuf,
+    /// The SVG chart written at the end.
+    #[arg(long, default_value = "schedlab-sweep.svg")]
+    svg: PathBuf,
+    /// Keep the points already in --csv and measure only the missing ones (default: start afresh).
+    #[arg(long)]
+    resume: bool,
+    /// One-way cache-line transfer time for the model's hand-off, ns (default: measured now by a
+    /// ping-pong between two CPUs; 34 with a single CPU).
+    #[arg(long)]
+    transfer_ns: Option<f64>,
+}
+
+/// "1,2,4", "1-4", or a mix.
+fn parse_list(name: &str, s: &str, max: u64) -> Result<Vec<u64>, UsageError> {
+    let bad = || UsageError(format!("--{name} must be a list like 1,2,4 or 1-4 (each 0..={max}), got `{s}`"));
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (a.trim().parse::<u64>().map_err(|_| bad())?, b.trim().parse::<u64>().map_err(|_| bad())?),
+            None => {
+                let v = part.parse::<u64>().map_err(|_| bad())?;
+                (v, v)
+            }
+        };
+        if lo > hi || hi > max {
+            return Err(bad());
+        }
+        for v in lo..=hi {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(bad());
+    }
+    Ok(out)
+}
+
+fn config(args: &SweepArgs) -> Result<SweepConfig, UsageError> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut threads: Vec<usize> = match &args.threads {
+        Some(list) => parse_list("threads", list, 1024)?.into_iter().map(|t| t as usize).collect(),
+        None => (1..=cpus).collect(),
+    };
+    if threads.contains(&0) {
+        return Err(UsageError("--threads must be at least 1".into()));
+    }
+    match args.oversubscribe_to {
+        Some(n) if !(1..=1024).contains(&n) => return Err(UsageError(format!("--oversubscribe-to must be 1..=1024, got {n}"))),
+        Some(n) => {
+            for t in cpus + 1..=n as usize {
+                if !threads.contains(&t) {
+                    threads.push(t);
+                }
+            }
+        }
+        None => {
+            if let Some(&t) = threads.iter().find(|&&t| t > cpus) {
+                return Err(UsageError(format!(
+                    "--threads {t} is more than the {cpus} CPUs: oversubscribed points need --oversubscribe-to"
+                )));
+            }
+        }
+    }
+    threads.sort_unstable();
+    if args.include_unlocked && args.workload.churn > 0.0 {
+        return Err(UsageError("--include-unlocked cannot run with --churn: `unlocked` is unsafe under group removal".into()));
+    }
+    let workload = args.workload.config(1)?;
+    let slots = match &args.sweep_slots {
+        Some(list) => parse_list("sweep-slots", list, 64)?.into_iter().map(|s| s as usize).collect(),
+        None => vec![workload.slots],
+    };
+    let outside_ns = match &args.sweep_outside_ns {
+        Some(list) => parse_list("sweep-outside-ns", list, 1_000_000_000)?,
+        None => vec![workload.outside_ns],
+    };
+    if let Some(t) = args.transfer_ns {
+        if !(t.is_finite() && t >= 0.0) {
+            return Err(UsageError(format!("--transfer-ns must be a time >= 0, got {t}")));
+        }
+    }
+    let lockstat_duration = seconds("lockstat-duration", args.lockstat_duration, true)?;
+    let cfg = SweepConfig {
+        workload,
+        threads,
+        cpus,
+        variants: parse_variants(args.variants.as_deref(), args.include_unlocked)?,
+        locks: parse_locks(&args.lock)?,
+        slots,
+        outside_ns,
+        lockstat_duration,
+        sum_sampling: args.workload.sum_sampling()?,
+        noise: args.workload.noise_policy()?,
+    };
+    cfg.validate().map_err(UsageError)?;
+    Ok(cfg)
+}
+
+pub fn cmd(args: &SweepArgs) -> Result<ExitCode, UsageError> {
+    let cfg = config(args)?;
+    let mut kept = Vec::new();
+    if args.resume && args.csv.exists() {
+        kept = sweep::read_csv(&args.csv).map_err(|e| UsageError(format!("cannot read {}: {e}", args.csv.display())))?;
+    } else if args.csv.exists() {
+        std::fs::remove_file(&args.csv).map_err(|e| UsageError(format!("cannot replace {}: {e}", args.csv.display())))?;
+    }
+    let skip: Vec<PointKey> = kept.iter().map(|p| p.key()).collect();
+    let todo = cfg.points().into_iter().filter(|k| !skip.contains(k)).count();
+    eprintln!(
+        "schedlab sweep: {todo} point(s) ({} kept), about {:.0} s; every point goes to {} as it is measured (Ctrl-C keeps them)",
+        kept.len(),
+        cfg.estimated_seconds() * todo as f64 / cfg.points().len().max(1) as f64,
+        args.csv.display()
+    );
+    let (transfer_ns, transfer_source) = match args.transfer_ns {
+        Some(t) => (t, "given"),
+        None => match sweep::measure_transfer_ns() {
+            Some(t) => (t, "measured (ping-pong between two CPUs)"),
+            None => (DEFAULT_TRANSFER_NS, "assumed (one CPU: measuring.md §2's 34 ns)"),
+        },
+    };
+    let bar = progress_bar(todo as u64);
+    let measured = sweep::run(&cfg, &args.csv, &skip, &INTERRUPT, &mut |p| match p {
+        SweepProgress::Start { key, .. } => bar.set_message(format!(
+            "{} {} threads={} slots={} outside={}ns",
+            key.lock.name(),
+            key.variant,
+            key.threads,
+            key.slots,
+            key.outside_ns
+        )),
+        SweepProgress::Done(_) => bar.inc(1),
+    })
+    .map_err(UsageError)?;
+    bar.finish_and_clear();
+    let interrupted = INTERRUPT.load(Ordering::Relaxed);
+    let noisy: Vec<&sweep::SweepPoint> = measured.iter().filter(|p| p.other_cpus > cfg.noise.max_other_cpus).collect();
+    let points = sweep::read_csv(&args.csv).unwrap_or_else(|_| measured.clone());
+    let prov = Provenance::collect();
+    println!("schedlab sweep: {} point(s) in {}{}", points.len(), args.csv.display(), if interrupted { " (interrupted: the points that finished)" } else { "" });
+    println!("{}", prov.one_line());
+    println!(
+        "\n{:<11} {:<11} {:>7} {:>5} {:>8} {:>9} {:>17} {:>6} {:>9} {:>9} {:>10}",
+        "variant", "lock", "threads", "slots", "outside", "KIOPS", "per-thread min/max", "cont%", "sched/req", "occup", "owner-chg"
+    );
+    for p in &points {
+        println!(
+            "{:<11} {:<11} {:>7} {:>5} {:>8} {:>9.1} {:>17} {:>5.1}% {:>9} {:>8.0}% {:>9.0}%{}",
+            p.variant,
+            p.lock.name(),
+            p.threads,
+            p.slots,
+            p.outside_ns,
+            p.kiops,
+            format!("{:.1}/{:.1}", p.per_thread_min, p.per_thread_max),
+            p.sched_contention_pct,
+            fmt_ns(p.sched_hold_per_req_ns),
+            100.0 * p.sched_occupancy,
+            100.0 * p.sched_owner_change_frac,
+            if p.oversubscribed { "  (oversubscribed)" } else { "" }
+        );
+    }
+    let models = sweep::models(&points, transfer_ns);
+    println!(
+        "\nMODEL, not measured (measuring.md §4): σ = the dominant lock's hold occupancy at 1 thread; ceiling = 1 / (serial time\nper request + acquisitions per request × owner-change fraction × {transfer_ns:.0} ns line transfer, {transfer_source}),\nfrom the most threads measured; model(n) = min(Amdahl(n), ceiling). USL fitted only with >= {USL_MIN_POINTS} measured thread counts.\n"
+    );
+    println!(
+        "{:<11} {:<11} {:>5} {:>8} {:>6} {:>9} {:>6} {:>9} {:>8} {:>9} {:>9} {:>9}  USL",
+        "variant", "lock", "slots", "outside", "lock", "serial/rq", "σ", "handoff", "ceiling", "@8", "@16", "@64"
+    );
+    for m in &models {
+        let at = |n: usize| m.at.iter().find(|(t, _)| *t == n).map_or("-".into(), |(_, v)| format!("{v:.0}"));
+        println!(
+            "{:<11} {:<11} {:>5} {:>8} {:>6} {:>9} {:>6.3} {:>8.0}% {:>8.0} {:>9} {:>9} {:>9}  {}",
+            m.variant,
+            m.lock.name(),
+            m.slots,
+            m.outside_ns,
+            m.dominant_lock,
+            fmt_ns(m.serial_ns_per_request),
+            m.sigma,
+            100.0 * m.handoff_fraction,
+            m.ceiling_kiops,
+            at(8),
+            at(16),
+            at(64),
+            match m.usl {
+                Some((s, k)) => format!("σ={s:.3} κ={k:.5}"),
+                None => format!("not fitted ({} thread counts < {USL_MIN_POINTS})", m.measured_thread_counts),
+            }
+        );
+    }
+    if points.is_empty() {
+        println!("\nno point finished: no chart");
+    } else {
+        let title = format!("schedlab sweep: KIOPS vs threads ({} CPUs, commit {})", cfg.cpus, prov.commit);
+        sweep::draw_svg(&points, &models, &args.svg, &title).map_err(UsageError)?;
+        println!("\nwrote {} and {}", args.csv.display(), args.svg.display());
+    }
+    if !noisy.is_empty() {
+        println!(
+            "WARNING: {} point(s) kept although other processes used more than {} CPUs during them (retries exhausted): see the other_cpus column",
+            noisy.len(),
+            cfg.noise.max_other_cpus
+        );
+    }
+    let consistent = points.iter().all(|p| p.consistent);
+    if !consistent {
+        println!("INCONSISTENT points: see the `consistent` column of the CSV");
+    }
+    Ok(if interrupted {
+        ExitCode::from(130)
+    } else if consistent {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_parse() {
+        assert_eq!(parse_list("threads", "1,2,4", 8).ok().unwrap(), vec![1, 2, 4]);
+        assert_eq!(parse_list("threads", "1-3,8", 8).ok().unwrap(), vec![1, 2, 3, 8]);
+        assert!(parse_list("threads", "3-1", 8).is_err());
+        assert!(parse_list("threads", "x", 8).is_err());
+        assert!(parse_list("threads", "9", 8).is_err());
+    }
+}

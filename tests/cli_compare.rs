@@ -1,0 +1,161 @@
+//! `schedlab compare` and `schedlab sweep` as a user meets them: a short comparison with its JSON
+//! (the keys the issue names, consistent results, sane lock counters, the seeds' ratios printed),
+//! a short sweep writing its CSV and SVG, an interrupted sweep keeping its points, bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn schedlab(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).output().expect("the binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("schedlab-cli-compare-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn compare_writes_the_keys_with_consistent_results_and_prints_the_ratios() {
+    let dir = scratch("compare");
+    let json = dir.join("c.json");
+    let out = schedlab(&[
+        "compare", "--threads", "2", "--duration", "0.3", "--lockstat-duration", "0.2", "--ramp", "0", "--rounds", "1",
+        "--lock", "fair-spin", "--retries", "0", "--json", json.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    for text in ["deferred stats", "debug stats off", "no stats", "1.24", "sched lock", "queue lock", "by path"] {
+        assert!(stdout.contains(text), "`{text}` not printed:\n{stdout}");
+    }
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for key in ["commit", "rustc", "cpus", "cpu_model", "command_line", "date"] {
+        assert!(!v["provenance"][key].is_null(), "provenance.{key} missing");
+    }
+    let results = v["results"].as_array().expect("results[]");
+    let names: Vec<&str> = results.iter().map(|r| r["variant"].as_str().unwrap()).collect();
+    assert_eq!(names, ["sched-lock", "queue-lock", "epoch", "debug-off", "no-stats"], "every safe variant");
+    for r in results {
+        let what = r["variant"].as_str().unwrap();
+        assert_eq!(r["lock"], "fair-spin");
+        assert_eq!(r["consistent"], true, "{what}");
+        assert!(r["kiops"]["median"].as_f64().unwrap() > 0.0, "{what}");
+        assert_eq!(r["kiops"]["runs"].as_array().unwrap().len(), 1, "{what}");
+        assert!(!r["per_thread_kiops"].is_null(), "{what}");
+        let locks = r["locks"].as_array().expect("locks[]");
+        let sched = locks.iter().find(|l| l["name"] == "sched").unwrap_or_else(|| panic!("{what}: no sched lock"));
+        for l in locks {
+            for key in ["name", "acquisitions", "contentions", "owner_changes"] {
+                assert!(!l[key].is_null(), "{what}: locks[].{key}");
+            }
+            for t in ["wait_ns", "hold_ns"] {
+                for key in ["total", "avg", "p99", "max"] {
+                    assert!(l[t][key].is_number(), "{what}: locks[].{t}.{key}");
+                }
+            }
+            let n = |k: &str| l[k].as_u64().unwrap();
+            assert!(n("acquisitions") >= n("contentions"), "{what}: {l}");
+            assert!(l["hold_ns"]["total"].as_u64().unwrap() > 0, "{what}: {l}");
+        }
+        // The scheduler lock is held at most for the whole measured window.
+        let window_ns = r["lockstat_s"].as_f64().unwrap() * 1e9;
+        assert!(sched["hold_ns"]["total"].as_f64().unwrap() <= window_ns * 1.02, "{what}: {sched}");
+    }
+    let ratios = v["ratios"].as_array().unwrap();
+    assert!(ratios.iter().any(|r| r["name"] == "deferred stats" && r["by_lock"][0]["measured"]["median"].is_number()));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn sweep_writes_csv_and_svg() {
+    let dir = scratch("sweep");
+    let (csv, svg) = (dir.join("s.csv"), dir.join("s.svg"));
+    let out = schedlab(&[
+        "sweep", "--threads", "1,2", "--variants", "sched-lock,no-stats", "--duration", "0.2", "--lockstat-duration", "0.1",
+        "--ramp", "0", "--retries", "0", "--csv", csv.to_str().unwrap(), "--svg", svg.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().starts_with("variant,lock,threads,oversubscribed"));
+    assert_eq!(lines.count(), 4, "{text}");
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert!(chart.starts_with("<svg") && chart.contains("MODEL") && chart.contains("measured"), "{}", &chart[..200.min(chart.len())]);
+    assert!(stdout.contains("MODEL, not measured"), "{stdout}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn interrupted_sweep_keeps_its_points() {
+    let dir = scratch("interrupt");
+    let (csv, svg) = (dir.join("s.csv"), dir.join("s.svg"));
+    let child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args([
+            "sweep", "--threads", "1", "--variants", "sched-lock,queue-lock,epoch,debug-off,no-stats", "--duration", "0.4",
+            "--lockstat-duration", "0.1", "--ramp", "0", "--retries", "0", "--csv", csv.to_str().unwrap(),
+            "--svg", svg.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(&csv).map_or(0, |t| t.lines().count()) < 2 {
+        assert!(Instant::now() < deadline, "no point appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows = text.lines().count() - 1;
+    assert!((1..5).contains(&rows), "kept {rows} points:\n{text}");
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"), "a chart of what finished");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn run_with_lockstat_prints_and_writes_the_lock_table() {
+    let dir = scratch("run");
+    let json = dir.join("r.json");
+    let out = schedlab(&["run", "--variant", "queue-lock", "--duration", "0.3", "--lockstat", "--json", json.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("queue") && stdout.contains("stats-sum") && stdout.contains("owner-chg"), "{stdout}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(v["locks"].as_array().unwrap().iter().any(|l| l["name"] == "queue"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_compare_and_sweep_input_is_one_line_and_exit_code_2() {
+    let cases: &[&[&str]] = &[
+        &["compare", "--lock", "mcs"],
+        &["compare", "--rounds", "0"],
+        &["compare", "--threads", "0"],
+        &["compare", "--include-unlocked", "--churn", "5"],
+        &["compare", "--variants", "sched-lock,nonsense"],
+        &["compare", "--measure", "sometimes"],
+        &["compare", "--duration", "-1"],
+        &["compare", "--sum-sampling", "0"],
+        &["sweep", "--threads", "0"],
+        &["sweep", "--threads", "4096"],
+        &["sweep", "--threads", "2-1"],
+        &["sweep", "--sweep-slots", "100"],
+        &["sweep", "--lock", "both", "--rw", "sideways"],
+        &["sweep", "--transfer-ns", "-3"],
+        &["compare", "--retries", "11"],
+        &["sweep", "--max-other-cpus", "-1"],
+    ];
+    for args in cases {
+        let out = schedlab(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?} printed results");
+    }
+}
