@@ -2,11 +2,13 @@
 //! on a scheduler with a 3-level hierarchy, 8 stat slots, the fair lock and slice_idle 0.
 //!
 //! `cargo bench -p schedlab-benches --bench roundtrip`; results with provenance go to
-//! notes/results/.
+//! notes/results/. `cargo bench -p schedlab-benches -- --profile-time 5` writes a flamegraph per
+//! benchmark instead of measuring (notes/flamegraphs.md).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use schedlab_benches::profile::criterion_config;
 use schedlab_core::{LockKind, Op, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy};
 use schedlab_variants::VariantVisitor;
 use std::hint::black_box;
@@ -45,5 +47,11 @@ fn roundtrip(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, roundtrip);
+// `--profile-time N` runs each benchmark for N seconds under pprof and writes its flamegraph to
+// `target/criterion/roundtrip/<variant>/profile/flamegraph.svg`; other runs never start it.
+criterion_group! {
+    name = benches;
+    config = criterion_config();
+    targets = roundtrip
+}
 criterion_main!(benches);

@@ -1,0 +1,91 @@
+//! `schedlab flamegraph` as a user meets it: the files it writes, stats frames in `sched-lock`'s
+//! flamegraph and none in `no-stats`'s, the differential, the time table with the seed figure, and
+//! bad input (one line on stderr, exit code 2, nothing on stdout, never a panic).
+//!
+//! The profiler runs in the `schedlab` subprocess (pprof samples a whole process), one workload
+//! thread, half a second per variant.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn schedlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).output().expect("the binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("schedlab-cli-fg-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn writes_flamegraphs_a_differential_and_the_time_table() {
+    let dir = scratch("run");
+    let out = schedlab(&[
+        "flamegraph", "--variant", "no-stats", "--diff", "sched-lock", "no-stats", "--threads", "1", "--duration", "0.5",
+        "--out", dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let sched = read("sched-lock.svg");
+    let none = read("no-stats.svg");
+    let diff = read("diff-sched-lock-vs-no-stats.svg");
+    for svg in [&sched, &none, &diff] {
+        assert!(svg.starts_with("<?xml") && svg.contains("<svg"), "not an svg");
+        assert!(svg.contains("commit "), "the title names the commit");
+    }
+    assert!(sched.contains("sched-lock: on-CPU, fair-spin lock, 1 threads"), "title");
+    assert!(sched.contains("schedlab_core::stats::"), "sched-lock.svg has no stats frame");
+    assert!(!none.contains("schedlab_core::stats::"), "no-stats.svg has stats frames");
+    assert!(diff.contains("schedlab_core::stats::"), "the differential keeps sched-lock's stats frames");
+    assert!(read("sched-lock.folded").lines().all(|l| l.rsplit_once(' ').is_some_and(|(_, n)| n.parse::<u64>().is_ok())));
+    let json: serde_json::Value = serde_json::from_str(&read("time-shares.json")).unwrap();
+    assert_eq!(json["rows"].as_array().unwrap().len(), 2);
+    assert!(json["provenance"]["commit"].is_string());
+
+    // The table: a row per variant, shares adding up to 100 %, the seed figure beside sched-lock.
+    let row = |name: &str| stdout.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no {name} row in:\n{stdout}"));
+    let sched_row = row("sched-lock ");
+    assert!(sched_row.contains("100.0%") && sched_row.contains("40 %"), "{sched_row}");
+    let pcts = |line: &str| -> Vec<f64> {
+        line.split_whitespace().filter_map(|w| w.strip_suffix('%')).filter_map(|w| w.parse().ok()).collect()
+    };
+    // core, stats, lock, outside, other, total, stats/work, unsampled (the sums are in parentheses).
+    let p = pcts(sched_row);
+    assert!((p[0] + p[1] + p[2] + p[3] + p[4] - 100.0).abs() < 0.3, "{sched_row}");
+    assert!(p[1] > 0.0, "sched-lock's stats share is 0: {sched_row}");
+    let p = pcts(row("no-stats "));
+    assert_eq!(p[1], 0.0, "no-stats has a stats share");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_code_2() {
+    let dir = scratch("bad");
+    let out_dir = dir.to_str().unwrap();
+    let cases: &[&[&str]] = &[
+        &["flamegraph"],
+        &["flamegraph", "--variant", "nonsense"],
+        &["flamegraph", "--variant", "sched-lock", "--threads", "0"],
+        &["flamegraph", "--variant", "sched-lock", "--duration", "0"],
+        &["flamegraph", "--variant", "sched-lock", "--duration", "-1"],
+        &["flamegraph", "--variant", "sched-lock", "--lock", "mcs"],
+        &["flamegraph", "--variant", "sched-lock", "--frequency", "0"],
+        &["flamegraph", "--variant", "sched-lock", "--threads", "many"],
+        &["flamegraph", "--diff", "sched-lock"],
+        &["flamegraph", "--diff", "sched-lock", "bogus"],
+    ];
+    for args in cases {
+        let mut args = args.to_vec();
+        args.extend_from_slice(&["--out", out_dir]);
+        let out = schedlab(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?} printed results");
+    }
+    assert!(!dir.exists(), "bad input created the output directory");
+}
