@@ -43,7 +43,7 @@ use crate::sync::lock_ticks_to_ns;
 use serde::Serialize;
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::Mutex;
+use crate::sync::OracleMutex as Mutex;
 
 /// The most lock classes a process can name (the three built-in ones included).
 pub const MAX_CLASSES: usize = 8;

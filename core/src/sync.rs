@@ -207,6 +207,10 @@ pub use imp::*;
 /// counters) shared by objects that may be quarantined by [`reclaim`] under loom.
 pub type OracleArc<T> = std::sync::Arc<T>;
 
+/// A mutex that loom does not model: for the lock statistics' own bookkeeping (registries and
+/// merges, off the hot path), which observes the scheduler and is not part of what is checked.
+pub type OracleMutex<T> = std::sync::Mutex<T>;
+
 use std::fmt;
 
 /// A poison-on-drop word that makes "freed" observable to the models.
