@@ -385,7 +385,7 @@ impl<P: StatsPolicy> Scheduler<P> {
         self.lock().requests_outstanding()
     }
 
-    /// The conservation checks of a quiescent scheduler. Call with no request on the device and
+    /// The conservation checks of a quiescent scheduler (notes/invariants.md I2). Call with no request on the device and
     /// after [`StatsPolicy::quiesce`], so that offline groups awaiting their grace period have
     /// handed their residue to their parents.
     pub fn check_consistency(&self) -> Consistency {
@@ -418,6 +418,9 @@ impl<P: StatsPolicy> Scheduler<P> {
 }
 
 impl<P: StatsPolicy> Drop for Scheduler<P> {
+    /// Teardown (notes/invariants.md I3): every queue and group goes, the groups through the
+    /// policy's `retire_group`; the census counts what is left. No path is running (I4: each one
+    /// borrows the scheduler), so nothing deferred can still reach what is freed here.
     fn drop(&mut self) {
         let mut st = self.state.lock();
         let dropped = st.teardown();

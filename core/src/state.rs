@@ -690,6 +690,9 @@ impl SchedState {
             sink.emit(queue, StatUpdate::IoAdd { op: spec.op, group_in_service: self.group_in_service(q) });
             return InsertOutcome::Queued { idle_timer_disabled: false };
         }
+        // Every path in and out of the scheduler updates `queued` (seed patch 2/4; invariants.md
+        // I2): io_merged for a request merged at insert (it never entered), io_remove + io_merged
+        // for a queued request absorbed by the merge, io_add otherwise; io_remove at dispatch.
         if let Some(prev) = self.find_back_merge(q, spec.sector, spec.sectors, spec.op) {
             let r = &mut self.requests[prev];
             r.sectors += spec.sectors;
