@@ -61,6 +61,12 @@ mod imp {
         origin: u64,
     }
 
+    impl Default for RawClock {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
     impl RawClock {
         pub fn new() -> Self {
             let clock = quanta::Clock::new();
@@ -315,6 +321,12 @@ mod locks {
     pub struct TicketLock {
         pub(super) next: AtomicU32,
         serving: AtomicU32,
+    }
+
+    impl Default for TicketLock {
+        fn default() -> Self {
+            Self::new()
+        }
     }
 
     impl TicketLock {
