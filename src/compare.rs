@@ -2,11 +2,12 @@
 //! by round, with lock counters and the seeds' ratios. The measuring is in
 //! `schedlab_benches::compare`; this file parses arguments, shows progress, prints and writes JSON.
 
-use crate::{nonneg, parse_bs, seconds, UsageError, INTERRUPT};
+use crate::flags::{RunShape, WorkloadFlags};
+use crate::{seconds, UsageError, INTERRUPT};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use schedlab_benches::compare::{self, CompareConfig, CompareReport, Measure, NoisePolicy, Progress};
-use schedlab_benches::workload::{Rw, WorkloadConfig};
+use schedlab_benches::workload::WorkloadConfig;
 use schedlab_core::sync::Ordering;
 use schedlab_core::LockKind;
 use std::process::ExitCode;
@@ -20,39 +21,8 @@ pub struct WorkloadArgs {
     /// Seconds run before measuring, every run.
     #[arg(long, default_value_t = 0.25, allow_negative_numbers = true)]
     pub ramp: f64,
-    /// Groups besides the root (a 3-level hierarchy).
-    #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
-    pub groups: i64,
-    /// Group weights, comma-separated, assigned in turn (1..=1000).
-    #[arg(long, default_value = "100,200,300")]
-    pub weights: String,
-    /// Group removals per second (each also creates a group and moves a process into it).
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    pub churn: f64,
-    /// Per-CPU slots of every statistics counter.
-    #[arg(long, default_value_t = 8, allow_negative_numbers = true)]
-    pub slots: i64,
-    /// Seed of the request generators.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Access pattern: randread, randwrite, read, write.
-    #[arg(long, default_value = "randread")]
-    pub rw: String,
-    /// Block size in bytes (a multiple of 512, at most 128 KiB), e.g. 4096 or 4k.
-    #[arg(long, default_value = "4k")]
-    pub bs: String,
-    /// Requests each job keeps outstanding.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
-    pub iodepth: i64,
-    /// Simulated work outside the scheduler per request, ns (0: null device).
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
-    pub outside_ns: i64,
-    /// Idle slice after a sync queue empties, ns (0: as in the seeds' benchmark).
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
-    pub slice_idle_ns: i64,
-    /// Pin job i to the i-th allowed CPU.
-    #[arg(long)]
-    pub pin: bool,
+    #[command(flatten)]
+    pub jobs: WorkloadFlags,
     /// Hold-time sampling of the counter-sum locks: time one hold in N (1: every hold; counts stay exact).
     #[arg(long, default_value_t = schedlab_core::lockstat::DEFAULT_SUM_SAMPLING as i64, allow_negative_numbers = true)]
     pub sum_sampling: i64,
@@ -67,37 +37,7 @@ pub struct WorkloadArgs {
 impl WorkloadArgs {
     /// The workload for `threads` jobs (validated against variants by the caller).
     pub fn config(&self, threads: usize) -> Result<WorkloadConfig, UsageError> {
-        let rw = Rw::from_name(&self.rw)
-            .ok_or_else(|| UsageError(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", self.rw)))?;
-        let weights = self
-            .weights
-            .split(',')
-            .map(|w| w.trim().parse::<u64>().map_err(|_| UsageError(format!("--weights must be numbers 1..=1000, got `{w}`"))))
-            .collect::<Result<Vec<_>, _>>()?;
-        if self.groups > 4096 {
-            return Err(UsageError(format!("--groups {} is more than 4096", self.groups)));
-        }
-        if !(self.churn.is_finite() && self.churn >= 0.0) {
-            return Err(UsageError(format!("--churn must be a rate >= 0, got {}", self.churn)));
-        }
-        Ok(WorkloadConfig {
-            threads,
-            duration: seconds("duration", self.duration, false)?,
-            ramp: seconds("ramp", self.ramp, true)?,
-            lock: LockKind::FairSpin,
-            groups: nonneg("groups", self.groups)? as usize,
-            weights,
-            churn_per_sec: self.churn,
-            slots: nonneg("slots", self.slots)? as usize,
-            seed: self.seed,
-            rw,
-            bs_sectors: parse_bs(&self.bs)?,
-            iodepth: nonneg("iodepth", self.iodepth)? as usize,
-            outside_ns: nonneg("outside-ns", self.outside_ns)?,
-            slice_idle_ns: nonneg("slice-idle-ns", self.slice_idle_ns)?,
-            pin_cpus: self.pin,
-            lockstat: false,
-        })
+        self.jobs.config(RunShape { threads, duration: self.duration, ramp: self.ramp, lock: LockKind::FairSpin, lockstat: false })
     }
 
     pub fn noise_policy(&self) -> Result<NoisePolicy, UsageError> {
@@ -211,7 +151,7 @@ fn config(args: &CompareArgs) -> Result<CompareConfig, UsageError> {
     }
     let measure = Measure::from_name(&args.measure)
         .ok_or_else(|| UsageError(format!("unknown --measure `{}` (known: plain, lockstat, both)", args.measure)))?;
-    if args.include_unlocked && args.workload.churn > 0.0 {
+    if args.include_unlocked && args.workload.jobs.churn > 0.0 {
         return Err(UsageError(
             "--include-unlocked cannot run with --churn: `unlocked` is unsafe under group removal".into(),
         ));

@@ -13,13 +13,14 @@
 
 use clap::{Parser, Subcommand};
 use schedlab_benches::provenance::Provenance;
-use schedlab_benches::workload::{run_named, RunResult, Rw, WorkloadConfig};
+use schedlab_benches::workload::{run_named, RunResult, WorkloadConfig};
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::LockKind;
 use serde::Serialize;
 use std::process::ExitCode;
 use std::time::Duration;
 
+mod flags;
 mod flamegraph;
 mod compare;
 mod roundtrip;
@@ -70,39 +71,8 @@ struct RunArgs {
     /// Lock kind of the scheduler and queue locks: fair-spin or parking-lot.
     #[arg(long, default_value = "fair-spin")]
     lock: String,
-    /// Groups besides the root (a 3-level hierarchy).
-    #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
-    groups: i64,
-    /// Group weights, comma-separated, assigned in turn (1..=1000).
-    #[arg(long, default_value = "100,200,300", allow_negative_numbers = true)]
-    weights: String,
-    /// Group removals per second (each also creates a group and moves a process into it).
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    churn: f64,
-    /// Per-CPU slots of every statistics counter.
-    #[arg(long, default_value_t = 8, allow_negative_numbers = true)]
-    slots: i64,
-    /// Seed of the request generators.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Access pattern: randread, randwrite, read, write.
-    #[arg(long, default_value = "randread")]
-    rw: String,
-    /// Block size in bytes (a multiple of 512, at most 128 KiB), e.g. 4096 or 4k.
-    #[arg(long, default_value = "4k")]
-    bs: String,
-    /// Requests each job keeps outstanding.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
-    iodepth: i64,
-    /// Simulated work outside the scheduler per request, ns (0: null device).
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
-    outside_ns: i64,
-    /// Idle slice after a sync queue empties, ns (0: no idling, as in the seeds' benchmark).
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
-    slice_idle_ns: i64,
-    /// Pin job i to the i-th allowed CPU (as fio's cpus_allowed, one job per CPU).
-    #[arg(long)]
-    pin: bool,
+    #[command(flatten)]
+    jobs: flags::WorkloadFlags,
     /// Measure the scheduler, queue and counter-sum locks (lockstat-like table; costs time).
     #[arg(long)]
     lockstat: bool,
@@ -145,37 +115,9 @@ fn seconds(name: &str, v: f64, allow_zero: bool) -> Result<Duration, UsageError>
 fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, UsageError> {
     let lock = LockKind::from_name(&args.lock)
         .ok_or_else(|| UsageError(format!("unknown lock kind `{}` (known: fair-spin, parking-lot)", args.lock)))?;
-    let rw = Rw::from_name(&args.rw)
-        .ok_or_else(|| UsageError(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", args.rw)))?;
-    let weights = args
-        .weights
-        .split(',')
-        .map(|w| w.trim().parse::<i64>().map_err(|_| UsageError(format!("--weights must be numbers, got `{w}`"))))
-        .collect::<Result<Vec<_>, _>>()?;
-    if let Some(bad) = weights.iter().find(|w| !(1..=1000).contains(*w)) {
-        return Err(UsageError(format!("group weight must be 1..=1000, got {bad}")));
-    }
-    if args.groups > 4096 {
-        return Err(UsageError(format!("--groups {} is more than 4096", args.groups)));
-    }
-    let cfg = WorkloadConfig {
-        threads: nonneg("threads", args.threads)? as usize,
-        duration: seconds("duration", args.duration, false)?,
-        ramp: seconds("ramp", args.ramp, true)?,
-        lock,
-        groups: nonneg("groups", args.groups)? as usize,
-        weights: weights.into_iter().map(|w| w as u64).collect(),
-        churn_per_sec: args.churn,
-        slots: nonneg("slots", args.slots)? as usize,
-        seed: args.seed,
-        rw,
-        bs_sectors: parse_bs(&args.bs)?,
-        iodepth: nonneg("iodepth", args.iodepth)? as usize,
-        outside_ns: nonneg("outside-ns", args.outside_ns)?,
-        slice_idle_ns: nonneg("slice-idle-ns", args.slice_idle_ns)?,
-        pin_cpus: args.pin,
-        lockstat: args.lockstat,
-    };
+    let threads = nonneg("threads", args.threads)? as usize;
+    let shape = flags::RunShape { threads, duration: args.duration, ramp: args.ramp, lock, lockstat: args.lockstat };
+    let cfg = args.jobs.config(shape)?;
     cfg.validate(&args.variant).map_err(UsageError)?;
     Ok(cfg)
 }

@@ -109,7 +109,7 @@ fn config(args: &SweepArgs) -> Result<SweepConfig, UsageError> {
         }
     }
     threads.sort_unstable();
-    if args.include_unlocked && args.workload.churn > 0.0 {
+    if args.include_unlocked && args.workload.jobs.churn > 0.0 {
         return Err(UsageError("--include-unlocked cannot run with --churn: `unlocked` is unsafe under group removal".into()));
     }
     let workload = args.workload.config(1)?;

@@ -1,0 +1,94 @@
+//! The workload flags shared by `run`, `compare` and `sweep`, and their conversion into a
+//! [`WorkloadConfig`]: one definition, so the commands cannot drift apart.
+
+use crate::{nonneg, parse_bs, seconds, UsageError};
+use schedlab_benches::workload::{Rw, WorkloadConfig};
+use schedlab_core::LockKind;
+
+/// What the jobs do (everything but how many, how long and which lock).
+#[derive(clap::Args, Debug, Clone)]
+pub struct WorkloadFlags {
+    /// Groups besides the root (a 3-level hierarchy).
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
+    pub groups: i64,
+    /// Group weights, comma-separated, assigned in turn (1..=1000).
+    #[arg(long, default_value = "100,200,300", allow_negative_numbers = true)]
+    pub weights: String,
+    /// Group removals per second (each also creates a group and moves a process into it).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub churn: f64,
+    /// Per-CPU slots of every statistics counter.
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true)]
+    pub slots: i64,
+    /// Seed of the request generators.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Access pattern: randread, randwrite, read, write.
+    #[arg(long, default_value = "randread")]
+    pub rw: String,
+    /// Block size in bytes (a multiple of 512, at most 128 KiB), e.g. 4096 or 4k.
+    #[arg(long, default_value = "4k")]
+    pub bs: String,
+    /// Requests each job keeps outstanding.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    pub iodepth: i64,
+    /// Simulated work outside the scheduler per request, ns (0: null device).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    pub outside_ns: i64,
+    /// Idle slice after a sync queue empties, ns (0: no idling, as in the seeds' benchmark).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    pub slice_idle_ns: i64,
+    /// Pin job i to the i-th allowed CPU (as fio's cpus_allowed, one job per CPU).
+    #[arg(long)]
+    pub pin: bool,
+}
+
+/// How many jobs, for how long, on which lock: what each command decides itself.
+pub struct RunShape {
+    pub threads: usize,
+    pub duration: f64,
+    pub ramp: f64,
+    pub lock: LockKind,
+    pub lockstat: bool,
+}
+
+impl WorkloadFlags {
+    /// The workload config (checked here for its own flags; the caller validates it against the
+    /// variant with `WorkloadConfig::validate`).
+    pub fn config(&self, shape: RunShape) -> Result<WorkloadConfig, UsageError> {
+        let rw = Rw::from_name(&self.rw)
+            .ok_or_else(|| UsageError(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", self.rw)))?;
+        let weights = self
+            .weights
+            .split(',')
+            .map(|w| w.trim().parse::<i64>().map_err(|_| UsageError(format!("--weights must be numbers, got `{w}`"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        if let Some(bad) = weights.iter().find(|w| !(1..=1000).contains(*w)) {
+            return Err(UsageError(format!("group weight must be 1..=1000, got {bad}")));
+        }
+        if self.groups > 4096 {
+            return Err(UsageError(format!("--groups {} is more than 4096", self.groups)));
+        }
+        if !(self.churn.is_finite() && self.churn >= 0.0) {
+            return Err(UsageError(format!("--churn must be a rate >= 0, got {}", self.churn)));
+        }
+        Ok(WorkloadConfig {
+            threads: shape.threads,
+            duration: seconds("duration", shape.duration, false)?,
+            ramp: seconds("ramp", shape.ramp, true)?,
+            lock: shape.lock,
+            groups: nonneg("groups", self.groups)? as usize,
+            weights: weights.into_iter().map(|w| w as u64).collect(),
+            churn_per_sec: self.churn,
+            slots: nonneg("slots", self.slots)? as usize,
+            seed: self.seed,
+            rw,
+            bs_sectors: parse_bs(&self.bs)?,
+            iodepth: nonneg("iodepth", self.iodepth)? as usize,
+            outside_ns: nonneg("outside-ns", self.outside_ns)?,
+            slice_idle_ns: nonneg("slice-idle-ns", self.slice_idle_ns)?,
+            pin_cpus: self.pin,
+            lockstat: shape.lockstat,
+        })
+    }
+}
