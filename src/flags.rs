@@ -89,6 +89,7 @@ impl WorkloadFlags {
             slice_idle_ns: nonneg("slice-idle-ns", self.slice_idle_ns)?,
             pin_cpus: self.pin,
             lockstat: shape.lockstat,
+            trace_window: None,
         })
     }
 }

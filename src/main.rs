@@ -7,9 +7,11 @@
 //! - `schedlab run ...`: one variant, one configuration, optionally written as JSON.
 //! - `schedlab simulate ...`: fio-like jobs on a device model in virtual time (idling, weights).
 //! - `schedlab flamegraph ...`: on-CPU flamegraphs per variant and where the time goes.
+//! - `schedlab trace-summary FILE`: checks and summarises a trace written by `run --trace`.
 //!
 //! Bad input gets one line on stderr and exit code 2; an interrupted run (Ctrl-C) reports what it
-//! measured.
+//! measured. Diagnostics go through one `tracing` subscriber (`logging.rs`): `-v`/`RUST_LOG` for
+//! logs, `run --trace FILE` for a Chrome / Perfetto timeline.
 
 use clap::{Parser, Subcommand};
 use schedlab_benches::provenance::Provenance;
@@ -22,6 +24,7 @@ use std::time::Duration;
 
 mod flags;
 mod flamegraph;
+mod logging;
 mod compare;
 mod roundtrip;
 mod simulate;
@@ -32,6 +35,10 @@ static INTERRUPT: AtomicBool = AtomicBool::new(false);
 #[derive(Parser, Debug)]
 #[command(name = "schedlab", version, about = "Lock-contention workbench: a BFQ-style scheduler with swappable group-statistics policies")]
 struct Cli {
+    /// Log the run's configuration and progress to stderr (-v info, -vv debug, -vvv trace);
+    /// RUST_LOG, when set, takes precedence (tracing-subscriber's env-filter syntax).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -52,6 +59,28 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     /// On-CPU flamegraphs per variant (pprof), a differential flamegraph, and where the time goes.
     Flamegraph(flamegraph::FlamegraphArgs),
+    /// Check a trace written by `run --trace` and summarise it: tracks, slices, lock holds, waits, hand-overs.
+    TraceSummary(TraceSummaryArgs),
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct TraceSummaryArgs {
+    /// The trace file (Chrome / Perfetto JSON).
+    file: std::path::PathBuf,
+}
+
+/// Exit 1 when a lock's holds overlap (the trace contradicts mutual exclusion); 2 for a file that
+/// is not a well-formed trace.
+fn cmd_trace_summary(args: &TraceSummaryArgs) -> Result<ExitCode, UsageError> {
+    use schedlab_benches::trace_check;
+    let text = std::fs::read_to_string(&args.file).map_err(|e| UsageError(format!("cannot read {}: {e}", args.file.display())))?;
+    let trace = trace_check::parse(&text).map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;
+    print!("{}", trace_check::summary_text(&trace));
+    let overlapping = trace_check::lock_reports(&trace).iter().any(|r| r.overlapping_holds > 0);
+    if overlapping {
+        tracing::error!("{}: two holds of one lock overlap", args.file.display());
+    }
+    Ok(if overlapping { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -79,6 +108,23 @@ struct RunArgs {
     /// Write the result, with provenance, to this JSON file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
+    /// Write a Chrome / Perfetto trace (JSON) of the paths, lock waits and holds and statistics
+    /// updates to this file, for a window after the ramp-up (see --trace-window). Open it in
+    /// ui.perfetto.dev or chrome://tracing; notes/tracing.md shows how to read it.
+    #[arg(long)]
+    trace: Option<std::path::PathBuf>,
+    /// Seconds of the run the trace covers, from the end of the ramp-up (clipped to --duration).
+    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
+    trace_window: f64,
+    /// What the trace keeps, in RUST_LOG syntax over the targets schedlab::path, schedlab::lock,
+    /// schedlab::stats, schedlab::idle, schedlab::group (e.g. `schedlab::lock=trace` for lock
+    /// slices only: fewer records, less distortion).
+    #[arg(long, default_value = "schedlab=trace")]
+    trace_filter: String,
+    /// Leave the spans' fields (lock, path, group, pid, sector) out of the trace: about twice the
+    /// requests per second while the window is open.
+    #[arg(long)]
+    trace_no_args: bool,
 }
 
 /// A one-line user error (exit code 2).
@@ -117,7 +163,10 @@ fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, UsageError> {
         .ok_or_else(|| UsageError(format!("unknown lock kind `{}` (known: fair-spin, parking-lot)", args.lock)))?;
     let threads = nonneg("threads", args.threads)? as usize;
     let shape = flags::RunShape { threads, duration: args.duration, ramp: args.ramp, lock, lockstat: args.lockstat };
-    let cfg = args.jobs.config(shape)?;
+    let mut cfg = args.jobs.config(shape)?;
+    if args.trace.is_some() {
+        cfg.trace_window = Some(seconds("trace-window", args.trace_window, false)?);
+    }
     cfg.validate(&args.variant).map_err(UsageError)?;
     Ok(cfg)
 }
@@ -174,10 +223,18 @@ fn print_run(r: &RunResult) {
     }
 }
 
-fn cmd_run(args: &RunArgs) -> Result<ExitCode, UsageError> {
-    let cfg = workload_config(args)?;
+fn cmd_run(args: &RunArgs, cfg: WorkloadConfig, logging: &mut logging::Logging) -> Result<ExitCode, UsageError> {
     let result = run_named(&args.variant, &cfg, &INTERRUPT).map_err(UsageError)?;
     print_run(&result);
+    if let Some(path) = &args.trace {
+        logging.finish();
+        let window = cfg.trace_window.unwrap_or_default().min(cfg.duration);
+        println!(
+            "wrote trace {} ({:.0} ms after the ramp-up; KIOPS above include the tracing cost while the window was open)",
+            path.display(),
+            window.as_secs_f64() * 1e3
+        );
+    }
     if cfg.lockstat {
         print!("{}", schedlab_benches::compare::lockstat_table(&result.locks));
     }
@@ -233,10 +290,31 @@ fn main() -> ExitCode {
                 .filter(|l| !l.is_empty())
                 .collect::<Vec<_>>()
                 .join(" ");
-            eprintln!("schedlab: {}", line.trim_start_matches("error: "));
+            let (_logging, _) = logging::init(&logging::LogRequest::logs(0));
+            tracing::error!("{}", line.trim_start_matches("error: "));
             return ExitCode::from(2);
         }
     };
+    // `run` is checked before the subscriber is installed, so that bad input creates no trace file.
+    let run_config = match &cli.command {
+        Some(Command::Run(args)) => Some(workload_config(args)),
+        _ => None,
+    };
+    let request = match (&cli.command, &run_config) {
+        (Some(Command::Run(args)), Some(Ok(_))) => logging::LogRequest {
+            verbose: cli.verbose,
+            trace_file: args.trace.as_deref(),
+            trace_filter: &args.trace_filter,
+            trace_args: !args.trace_no_args,
+        },
+        _ => logging::LogRequest::logs(cli.verbose),
+    };
+    let (mut logging, log_problem) = logging::init(&request);
+    if let Err(msg) = log_problem {
+        tracing::error!("{msg}");
+        return ExitCode::from(2);
+    }
+    tracing::debug!(command = ?cli.command, "parsed");
     let _ = ctrlc::set_handler(|| INTERRUPT.store(true, Ordering::Relaxed));
     let result = match cli.command {
         None => Ok(cmd_summary()),
@@ -246,17 +324,21 @@ fn main() -> ExitCode {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Run(args)) => cmd_run(&args),
+        Some(Command::Run(args)) => match run_config.expect("computed above for run") {
+            Ok(cfg) => cmd_run(&args, cfg, &mut logging),
+            Err(e) => Err(e),
+        },
         Some(Command::Compare(args)) => compare::cmd(&args),
         Some(Command::Sweep(args)) => sweep::cmd(&args),
         Some(Command::Roundtrip(args)) => roundtrip::cmd(&args).map_err(UsageError),
         Some(Command::Simulate(args)) => simulate::cmd(&args),
         Some(Command::Flamegraph(args)) => flamegraph::cmd(&args).map_err(UsageError),
+        Some(Command::TraceSummary(args)) => cmd_trace_summary(&args),
     };
     match result {
         Ok(code) => code,
         Err(UsageError(msg)) => {
-            eprintln!("schedlab: {msg}");
+            tracing::error!("{msg}");
             ExitCode::from(2)
         }
     }

@@ -21,6 +21,9 @@
 //! [`sim`] is the other driver: the same scheduler core on a virtual clock, single-threaded, in
 //! front of a null, SSD or disk model, for scheduling-policy questions (idling, weights) rather
 //! than lock costs. Deterministic: same configuration and seed, same result.
+//!
+//! [`trace_check`] reads the Chrome / Perfetto traces `schedlab run --trace` writes: it checks their
+//! format and that no two holds of one lock overlap, and summarises holds, waits and hand-overs.
 
 pub mod profile;
 pub mod compare;
@@ -28,4 +31,5 @@ pub mod provenance;
 pub mod roundtrip;
 pub mod sim;
 pub mod sweep;
+pub mod trace_check;
 pub mod workload;

@@ -19,6 +19,7 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use schedlab_core::lockstat::{self, LockStats, LockSummary};
+use schedlab_core::trace;
 use schedlab_core::sync::{Arc, AtomicBool, AtomicU64, Lock, LockKind, Ordering};
 use schedlab_core::{
     Consistency, GroupId, Op, RequestCounters, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy,
@@ -99,6 +100,9 @@ pub struct WorkloadConfig {
     pub pin_cpus: bool,
     /// Measure the named locks during the measured window (see the module documentation).
     pub lockstat: bool,
+    /// Open the trace capture window ([`schedlab_core::trace::set_capture`]) for this long once
+    /// the ramp-up ends (clipped to the measured time); `None`: never open it.
+    pub trace_window: Option<Duration>,
 }
 
 impl Default for WorkloadConfig {
@@ -120,6 +124,7 @@ impl Default for WorkloadConfig {
             slice_idle_ns: 0,
             pin_cpus: false,
             lockstat: false,
+            trace_window: None,
         }
     }
 }
@@ -165,6 +170,9 @@ impl WorkloadConfig {
         }
         if self.iodepth == 0 || self.iodepth > 1024 {
             return Err(format!("--iodepth must be 1..=1024, got {}", self.iodepth));
+        }
+        if self.trace_window.is_some_and(|w| w.is_zero()) {
+            return Err("--trace-window must be greater than zero".into());
         }
         Ok(())
     }
@@ -472,6 +480,17 @@ fn sleep_until(deadline: Instant, stop: &AtomicBool) -> bool {
 /// Runs the workload against variant `P`. `interrupt` ends the run early (Ctrl-C): the measured
 /// window is then what elapsed, and the end-of-run checks still run.
 pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> RunResult {
+    tracing::info!(
+        variant = P::NAME,
+        threads = cfg.threads,
+        lock = %cfg.lock,
+        groups = cfg.groups,
+        churn = cfg.churn_per_sec,
+        rw = cfg.rw.name(),
+        iodepth = cfg.iodepth,
+        slots = cfg.slots,
+        "run starts"
+    );
     let sched_cfg = SchedConfig { slots: cfg.slots, slice_idle_ns: cfg.slice_idle_ns, ..SchedConfig::default() };
     let sched = Scheduler::<P>::new(cfg.lock, sched_cfg, SchedClock::real());
     let census = sched.census();
@@ -490,13 +509,19 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> RunR
             let group = if groups.is_empty() { sched.root() } else { groups[i % groups.len()] };
             let (sched, jobs, stop, pinned) = (sched.clone(), &jobs, &stop, &pinned);
             let pin = Pin { cpu: (!cpus.is_empty()).then(|| cpus[i % cpus.len()]), all_ok: pinned };
-            handles.push(s.spawn(move || job_loop(i, sched, group, cfg, jobs, stop, pin)));
+            // Named, so that logs and trace viewers show which job a line or a track is.
+            let job = std::thread::Builder::new().name(format!("job-{i}"));
+            handles.push(job.spawn_scoped(s, move || job_loop(i, sched, group, cfg, jobs, stop, pin)).expect("spawn a job thread"));
         }
         let churner = (cfg.churn_per_sec > 0.0).then(|| {
             let (sched, jobs, stop) = (&sched, &jobs, &stop);
-            s.spawn(move || churn_loop(sched, cfg, jobs, stop))
+            let churn = std::thread::Builder::new().name("churn".into());
+            churn.spawn_scoped(s, move || churn_loop(sched, cfg, jobs, stop)).expect("spawn the churn thread")
         });
         let t0 = Instant::now();
+        if !cfg.ramp.is_zero() {
+            tracing::info!(ramp = ?cfg.ramp, "ramping up");
+        }
         if !sleep_until(t0 + cfg.ramp, interrupt) {
             interrupted = true;
         }
@@ -507,15 +532,31 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> RunR
         let cpu_before = cpu_sample();
         let start = Instant::now();
         let before: Vec<u64> = jobs.iter().map(|j| j.completed_own.load(Ordering::Relaxed)).collect();
+        tracing::info!(duration = ?cfg.duration, lockstat = cfg.lockstat, "measuring");
+        if let Some(window) = cfg.trace_window.filter(|_| !interrupted) {
+            let window = window.min(cfg.duration);
+            trace::set_capture(true);
+            tracing::info!(name: "trace window open", ?window, "trace window open");
+            if !sleep_until(start + window, interrupt) {
+                interrupted = true;
+            }
+            trace::set_capture(false);
+            tracing::info!(name: "trace window closed", "trace window closed");
+        }
         if !interrupted && !sleep_until(start + cfg.duration, interrupt) {
             interrupted = true;
         }
+        trace::set_capture(false);
         let after: Vec<u64> = jobs.iter().map(|j| j.completed_own.load(Ordering::Relaxed)).collect();
         let measured = start.elapsed().as_secs_f64();
         cpu = cpu_before.zip(cpu_sample());
         if cfg.lockstat {
             lockstat::set_enabled(false);
         }
+        if interrupted {
+            tracing::warn!(measured_s = measured, "interrupted: keeping the part that ran");
+        }
+        tracing::info!(measured_s = measured, "measured window done; stopping the jobs and draining");
         stop.store(true, Ordering::Relaxed);
         for h in handles {
             h.join().expect("a job thread panicked");
@@ -534,6 +575,11 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> RunR
     P::quiesce();
     let consistency = sched.check_consistency();
     let requests = consistency.counters;
+    if consistency.ok {
+        tracing::info!(inserted = requests.inserted, completed = requests.completed, merged = requests.merged, "end-of-run checks hold");
+    } else {
+        tracing::warn!(?consistency, "end-of-run checks failed");
+    }
     drop(sched);
     P::quiesce();
     let secs = measured_s.max(1e-9);

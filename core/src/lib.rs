@@ -15,6 +15,7 @@
 //! | [`objects`] | `struct bfq_group`, `struct bfq_queue` | the parts a deferred update reaches after the unlock: group statistics and reference count, a queue's current group |
 //! | [`stats`] | `struct bfqg_stats`, `blkg_rwstat`, `percpu_counter` | per-CPU-slot counters with a locked all-slot sum; every `bfqg_stats_*` function |
 //! | [`policy`] | the 4.15 deferral and `CONFIG_DEBUG_BLK_CGROUP` | the stats-policy trait: which updates run under the lock, which after it, under what protection |
+//! | [`trace`] | tracepoints (`trace_block_rq_*`), lockdep's lock events | the `tracing` spans and events of the paths, locks, statistics updates, idle timer and group lifecycle; their targets, levels and cost |
 //! | [`scheduler`] | `bfq_insert_request`, `bfq_dispatch_request`, `bfq_finish_request`, `bfq_pd_offline` | the paths, groups, processes |
 //!
 //! ## The paths and their locks
@@ -57,6 +58,7 @@ mod sorted;
 mod state;
 pub mod stats;
 pub mod sync;
+pub mod trace;
 
 pub use clock::{Clock, ManualClock, RealClock, SchedClock};
 pub use objects::{Census, GroupPtr, GroupShared, QueueRef, QueueShared, RetiredGroup};

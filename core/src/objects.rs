@@ -210,6 +210,7 @@ impl RetiredGroup {
                 retire_parent(parent_retired);
             }
         }
+        tracing::debug!(name: "group freed", target: crate::trace::GROUPS, group = group.serial, "group freed");
         group.liveness.poison();
         group.census.awaiting_reclamation.fetch_sub(1, Ordering::Relaxed);
         group.census.groups.fetch_sub(1, Ordering::Release);

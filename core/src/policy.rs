@@ -30,7 +30,7 @@
 use crate::clock::SchedClock;
 use crate::objects::{GroupShared, QueueRef, RetiredGroup};
 use crate::state::SchedState;
-use crate::stats::{GroupStats, Op};
+use crate::stats::Op;
 use crate::sync::{Lock, LockGuard};
 use arrayvec::ArrayVec;
 
@@ -129,9 +129,12 @@ impl StatUpdate {
         }
     }
 
-    /// Calls the matching `GroupStats` function.
+    /// Calls the matching `GroupStats` function on `group`'s statistics (inside a
+    /// [`crate::trace::STATS`] span named by the kernel function when traced).
     #[inline]
-    pub fn apply_to(&self, stats: &GroupStats, now: u64) {
+    pub fn apply_to(&self, group: &GroupShared, now: u64) {
+        let _span = crate::trace::stat_span(self.kind(), group.serial()).entered();
+        let stats = group.stats();
         match *self {
             StatUpdate::IoAdd { op, group_in_service } => stats.update_io_add(op, now, group_in_service),
             StatUpdate::IoRemove { op } => stats.update_io_remove(op),
@@ -239,7 +242,7 @@ impl DeferredBatch {
     /// groups are retired through the epoch, or the scheduler lock itself).
     pub unsafe fn apply(&mut self, now: u64) {
         // SAFETY: the caller's guarantee is the one `apply_with` requires.
-        unsafe { self.apply_with(|group, update| update.apply_to(group.stats(), now)) }
+        unsafe { self.apply_with(|group, update| update.apply_to(group, now)) }
     }
 
     /// Resolves every update's group as [`DeferredBatch::apply`] does and hands it to `f` (for

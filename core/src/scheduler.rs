@@ -13,6 +13,7 @@ use crate::objects::{Census, QueueRef, RetiredGroup};
 use crate::policy::{DeferredBatch, DeferredCx, LockedView, Path, Route, StatEvent, StatKind, StatUpdate, StatsKept, StatsPolicy};
 use crate::state::{InsertOutcome, QueueId, RequestCounters, RequestSpec, RqId, SchedConfig, SchedState, StatSink};
 use crate::stats::{Op, StatsSnapshot};
+use crate::trace::{self, PathSpan};
 use crate::sync::{Arc, AtomicU64, Lock, LockGuard, LockKind, OracleArc, Ordering};
 use std::fmt;
 
@@ -140,7 +141,7 @@ fn apply_locked(queue: QueueRef, update: StatUpdate, now: u64) {
     // paths emit only for queues they hold), so the queue is allocated; its current group is
     // referenced by the queue and changes only under the scheduler lock, so it is allocated too.
     let group = unsafe { queue.get().current_group().get() };
-    update.apply_to(group.stats(), now);
+    update.apply_to(group, now);
 }
 
 impl<P: StatsPolicy> Scheduler<P> {
@@ -223,7 +224,7 @@ impl<P: StatsPolicy> Scheduler<P> {
         let mut st = self.lock();
         let parent = Self::lookup(&st, parent)?;
         let (key, serial) = st.create_group(parent, weight, Self::new_group_state());
-        tracing::debug!(group = serial, weight, "group created");
+        tracing::debug!(name: "group created", target: trace::GROUPS, group = serial, weight, "group created");
         Ok(GroupId { key: key as u32, serial })
     }
 
@@ -234,6 +235,7 @@ impl<P: StatsPolicy> Scheduler<P> {
             return Err(SchedError::UnsafeUnderRemoval(P::NAME));
         }
         let _path = lockstat::enter(LockPath::GroupRemoval);
+        let _span = trace::path_span(PathSpan::Offline { group: id.serial }).entered();
         // Lock order: queue lock, then scheduler lock (blkcg holds queue_lock around pd_offline).
         let queue_guard = P::REPARENT_HOLDS_QUEUE_LOCK.then(|| self.queue_lock.lock());
         let mut st = self.lock();
@@ -253,7 +255,7 @@ impl<P: StatsPolicy> Scheduler<P> {
         debug_assert!(batch.is_empty(), "offline emits only lock-only updates");
         let retired = std::mem::take(&mut st.retired);
         drop(st);
-        tracing::debug!(group = id.serial, "group offline");
+        tracing::debug!(name: "group offline", target: trace::GROUPS, group = id.serial, "group offline");
         // Still under the queue lock when the policy relies on it (I1b).
         self.retire(retired);
         drop(queue_guard);
@@ -309,6 +311,7 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// `bfq_dispatch_request`: the next request for the device, if any.
     pub fn dispatch(&self) -> Option<Dispatched<'_, P>> {
         let _path = lockstat::enter(LockPath::Dispatch);
+        let _span = trace::path_span(PathSpan::Dispatch).entered();
         let mut batch = DeferredBatch::new(Path::Dispatch);
         let mut st = self.lock();
         let now = self.clock.now_ns();
@@ -469,6 +472,7 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
     pub fn insert(&self, spec: RequestSpec) -> InsertOutcome {
         let sched = self.sched;
         let _path = lockstat::enter(LockPath::Insert);
+        let _span = trace::path_span(PathSpan::Insert { pid: self.pid, sector: spec.sector }).entered();
         let mut batch = DeferredBatch::new(Path::Insert);
         let mut st = sched.lock();
         let now = sched.clock.now_ns();
@@ -489,6 +493,7 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         }
         let sched = self.sched;
         let _path = lockstat::enter(LockPath::GroupRemoval);
+        let _span = trace::path_span(PathSpan::Move { pid: self.pid }).entered();
         let queue_guard = P::REPARENT_HOLDS_QUEUE_LOCK.then(|| sched.queue_lock.lock());
         let mut st = sched.lock();
         let g = Scheduler::<P>::lookup(&st, group)?;
@@ -545,6 +550,7 @@ impl<P: StatsPolicy> Dispatched<'_, P> {
         let rq = self.rq.take().expect("completed once");
         let sched = self.sched;
         let _path = lockstat::enter(LockPath::Completion);
+        let _span = trace::path_span(PathSpan::Finish { tag: self.tag }).entered();
         let update = StatUpdate::Completion { op: self.op, start_ns: self.start_ns, io_start_ns: self.io_start_ns };
         let route = effective_route(&sched.policy, StatKind::Completion);
         if route == Route::Defer {

@@ -15,6 +15,7 @@
 use crate::objects::{Census, GroupPtr, GroupShared, QueueRef, QueueShared, RetiredGroup};
 use crate::policy::StatUpdate;
 use crate::stats::Op;
+use crate::trace::{self, IdleTimer};
 use crate::sync::OracleArc;
 use slab::Slab;
 use crate::sorted::SortedVec;
@@ -546,7 +547,7 @@ impl SchedState {
         self.expire_path(q, backlogged);
         self.in_service = None;
         self.idle_deadline = None;
-        tracing::trace!(queue = q, ?reason, service, "expire");
+        tracing::trace!(name: "bfq_bfqq_expire", target: trace::PATHS, queue = q, ?reason, service, "expire");
         self.put_queue(q); // the in-service reference
     }
 
@@ -572,7 +573,10 @@ impl SchedState {
                 if qs.wait_request {
                     match self.idle_deadline {
                         Some(deadline) if now < deadline => return None, // idling
-                        _ => break 'check Expiration::TooIdle,           // the idle timer fired
+                        _ => {
+                            trace::idle_timer(q, IdleTimer::Fired);
+                            break 'check Expiration::TooIdle; // the idle timer fired
+                        }
                     }
                 }
                 if qs.dispatched > 0 && self.better_to_idle(q) {
@@ -594,6 +598,7 @@ impl SchedState {
     pub(crate) fn run_idle_timer(&mut self, now: u64, sink: &mut impl StatSink) -> bool {
         match (self.in_service, self.idle_deadline) {
             (Some(q), Some(deadline)) if now >= deadline && self.queues[q].wait_request => {
+                trace::idle_timer(q, IdleTimer::Fired);
                 self.expire(q, Expiration::TooIdle, now, sink);
                 true
             }
@@ -735,6 +740,7 @@ impl SchedState {
         if waiting {
             self.set_wait_request(q, false);
             self.idle_deadline = None;
+            trace::idle_timer(q, IdleTimer::Disabled);
         }
         sink.emit(queue, StatUpdate::IoAdd { op: spec.op, group_in_service: self.group_in_service(q) });
         if waiting {
@@ -756,6 +762,7 @@ impl SchedState {
                 // bfq_arm_slice_timer
                 self.set_wait_request(q, true);
                 self.idle_deadline = Some(now + self.cfg.slice_idle_ns);
+                trace::idle_timer(q, IdleTimer::Armed { deadline_ns: now + self.cfg.slice_idle_ns });
                 sink.emit(self.queues[q].shared, StatUpdate::SetStartIdleTime);
             } else {
                 self.expire(q, Expiration::NoMoreRequests, now, sink);

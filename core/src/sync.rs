@@ -17,6 +17,12 @@
 //! owner changes, wait and hold times from the TSC ([`lock_ticks`]), and the path of the thread;
 //! `crate::lockstat` keeps the counts. Under `cfg(loom)` the name is ignored.
 //!
+//! A named lock is also *traced* while a `tracing` subscriber records the target
+//! [`crate::trace::LOCKS`] at TRACE: a `<lock> lock: wait` span around a contended acquisition and
+//! a `<lock> lock: hold` span from the acquisition to the release (exited before the release, so
+//! that the holds of one lock never overlap on a timeline). Untraced, the check is one relaxed load
+//! ([`crate::trace::hot_paths_traced`]) beside the lockstat switch.
+//!
 //! Under `cfg(loom)` freed objects are also *quarantined* rather than returned to the allocator
 //! ([`reclaim`]), so that a use after free reads a poisoned liveness word and fails an assertion
 //! instead of reading recycled memory: loom does not see dangling pointers by itself.
@@ -384,6 +390,17 @@ mod locks {
     const NOT_MEASURED: u64 = 0;
     /// `stamp` of a hold that is counted but not timed (hold-time sampling).
     const UNTIMED: u64 = 1;
+    /// Bit of `stamp` set while the holder has a hold span entered (see [`HELD_SPANS`]); the TSC
+    /// never reaches it.
+    const TRACED: u64 = 1 << 63;
+
+    thread_local! {
+        /// The hold spans this thread has entered, with the address of their lock. Touched only
+        /// when a lock's `stamp` has [`TRACED`], i.e. while a `tracing` subscriber records the
+        /// lock target: an untraced acquisition never reaches it.
+        static HELD_SPANS: std::cell::RefCell<Vec<(usize, tracing::span::EnteredSpan)>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
 
     /// The raw lock behind [`super::Lock`]: one of the two kinds, picked when the lock is made,
     /// and, for a named lock, the lock statistics of [`crate::lockstat`].
@@ -392,7 +409,7 @@ mod locks {
     /// | --- | --- | --- |
     /// | `class` | construction | what the lock counts as ([`LockClass::NONE`]: never measured) |
     /// | `owner` | the holder, just after acquiring | the lockstat id of the last thread that held it |
-    /// | `stamp` | the holder | TSC at acquisition of a timed hold; [`UNTIMED`] for a counted one; [`NOT_MEASURED`] otherwise |
+    /// | `stamp` | the holder | TSC at acquisition of a timed hold; [`UNTIMED`] for a counted one; [`NOT_MEASURED`] otherwise; plus [`TRACED`] while a hold span is entered |
     ///
     /// `owner` and `stamp` sit beside the lock word, so the holder writes a line it already owns.
     pub struct RawKindLock {
@@ -457,31 +474,81 @@ mod locks {
             }
         }
 
-        /// The measured acquisition: a `try_lock` first (its failure is a contention), then the
-        /// plain lock, with the wait timed.
+        /// The instrumented acquisition: a `try_lock` first (its failure is a contention), then the
+        /// plain lock. Measured (wait timed) while lockstat is on; traced (a wait span around a
+        /// contended acquisition, then a hold span) while a subscriber records [`crate::trace::LOCKS`].
         #[inline(never)]
-        fn lock_measured(&self) {
+        fn lock_instrumented(&self) {
+            let measured = lockstat::enabled();
+            // Made before the attempt, entered after it: the span's bookkeeping stays out of the
+            // hold it marks.
+            let hold_span = self.hold_span();
             if self.raw_try_lock() {
-                self.note_acquired(false, 0, None);
+                if measured {
+                    self.note_acquired(false, 0, None);
+                }
+                self.enter_hold_span(hold_span);
                 return;
             }
-            let start = super::lock_ticks();
+            let wait_span = if hold_span.is_some() { lock_wait_span(self.class).entered() } else { tracing::Span::none().entered() };
+            let start = if measured { super::lock_ticks() } else { 0 };
             self.raw_lock();
-            let now = super::lock_ticks();
-            self.note_acquired(true, now.saturating_sub(start), Some(now));
+            if measured {
+                let now = super::lock_ticks();
+                self.note_acquired(true, now.saturating_sub(start), Some(now));
+            }
+            drop(wait_span);
+            self.enter_hold_span(hold_span);
         }
 
-        /// Releases a measured hold (out of line, so that the unmeasured unlock stays small).
+        /// The hold span for the next acquisition, if the lock target is being recorded.
+        #[inline]
+        fn hold_span(&self) -> Option<tracing::Span> {
+            if !crate::trace::hot_paths_traced() {
+                return None;
+            }
+            let span = lock_hold_span(self.class);
+            (!span.is_disabled()).then_some(span)
+        }
+
+        /// Enters the hold span (the lock is held) and marks `stamp` so that the release exits it.
+        fn enter_hold_span(&self, span: Option<tracing::Span>) {
+            let Some(span) = span else { return };
+            let entered = span.entered();
+            HELD_SPANS.with(|held| held.borrow_mut().push((self as *const Self as usize, entered)));
+            // Relaxed: only the holder reads or writes `stamp`.
+            let stamp = self.stamp.load(Ordering::Relaxed);
+            self.stamp.store(stamp | TRACED, Ordering::Relaxed);
+        }
+
+        /// Releases an instrumented hold (out of line, so that the plain unlock stays small): the
+        /// hold span is exited *before* the release, so no two holds of one lock overlap on a
+        /// timeline; it is closed (its bookkeeping freed) after.
         ///
         /// # Safety
         /// The caller holds the lock, and `stamp` is its `stamp` word.
         #[inline(never)]
-        unsafe fn unlock_measured(&self, stamp: u64) {
-            let hold = (stamp != UNTIMED).then(|| super::lock_ticks().saturating_sub(stamp));
+        unsafe fn unlock_instrumented(&self, stamp: u64) {
+            let span = if stamp & TRACED != 0 { self.exit_hold_span() } else { None };
+            let stamp = stamp & !TRACED;
+            let hold = (stamp != NOT_MEASURED && stamp != UNTIMED).then(|| super::lock_ticks().saturating_sub(stamp));
             self.stamp.store(NOT_MEASURED, Ordering::Relaxed);
             // SAFETY: the caller holds the lock.
             unsafe { self.raw_unlock() };
-            lockstat::released(self.class, hold);
+            if stamp != NOT_MEASURED {
+                lockstat::released(self.class, hold);
+            }
+            drop(span);
+        }
+
+        /// Exits this lock's hold span (the most recent one this thread entered for it).
+        fn exit_hold_span(&self) -> Option<tracing::Span> {
+            let me = self as *const Self as usize;
+            HELD_SPANS.with(|held| {
+                let mut held = held.borrow_mut();
+                let at = held.iter().rposition(|(lock, _)| *lock == me)?;
+                Some(held.remove(at).1.exit())
+            })
         }
 
         /// Records an acquisition (the lock is held) and starts timing the hold if it is sampled.
@@ -491,6 +558,40 @@ mod locks {
             let stamp = if timed { now.unwrap_or_else(super::lock_ticks).max(UNTIMED + 1) } else { UNTIMED };
             // Relaxed: only the holder reads or writes `stamp` (see `owner` in `acquired`).
             self.stamp.store(stamp, Ordering::Relaxed);
+        }
+
+        /// Whether acquisitions of this lock are measured or traced now.
+        #[inline(always)]
+        fn instrumented(&self) -> bool {
+            self.class.is_named() && (lockstat::enabled() || crate::trace::hot_paths_traced())
+        }
+    }
+
+    /// The span of a hold of a lock of `class`, made before the lock is taken (so that its creation
+    /// is not inside the hold) and entered once it is. `Span::none()` when not traced, and for the
+    /// counter-sum locks: they nest inside the statistics span that takes them
+    /// (`bfqg_stats_update_avg_queue_size` sums every slot), which already shows their time, and would
+    /// triple the records per request.
+    #[inline(never)]
+    fn lock_hold_span(class: LockClass) -> tracing::Span {
+        let path = lockstat::current_path().name();
+        match class {
+            LockClass::SCHED => tracing::trace_span!(target: crate::trace::LOCKS, "sched lock: hold", lock = %"sched", path = %path),
+            LockClass::QUEUE => tracing::trace_span!(target: crate::trace::LOCKS, "queue lock: hold", lock = %"queue", path = %path),
+            LockClass::STATS_SUM | LockClass::STATS_SECTION | LockClass::NONE => tracing::Span::none(),
+            _ => tracing::trace_span!(target: crate::trace::LOCKS, "lock: hold", lock = %class.name(), path = %path),
+        }
+    }
+
+    /// The span of a contended acquisition of a lock of `class` (a class [`lock_hold_span`] traces).
+    #[inline(never)]
+    fn lock_wait_span(class: LockClass) -> tracing::Span {
+        let path = lockstat::current_path().name();
+        match class {
+            LockClass::SCHED => tracing::trace_span!(target: crate::trace::LOCKS, "sched lock: wait", lock = %"sched", path = %path),
+            LockClass::QUEUE => tracing::trace_span!(target: crate::trace::LOCKS, "queue lock: wait", lock = %"queue", path = %path),
+            LockClass::STATS_SUM | LockClass::STATS_SECTION | LockClass::NONE => tracing::Span::none(),
+            _ => tracing::trace_span!(target: crate::trace::LOCKS, "lock: wait", lock = %class.name(), path = %path),
         }
     }
 
@@ -504,8 +605,8 @@ mod locks {
 
         #[inline]
         fn lock(&self) -> Self::Guard {
-            if self.class.is_named() && lockstat::enabled() {
-                self.lock_measured();
+            if self.instrumented() {
+                self.lock_instrumented();
             } else {
                 self.raw_lock();
             }
@@ -514,21 +615,28 @@ mod locks {
 
         #[inline]
         fn try_lock(&self) -> Option<Self::Guard> {
+            if !self.instrumented() {
+                return self.raw_try_lock().then(lock_api::GuardNoSend::new);
+            }
+            let hold_span = self.hold_span();
             let taken = self.raw_try_lock();
-            if taken && self.class.is_named() && lockstat::enabled() {
-                self.note_acquired(false, 0, None);
+            if taken {
+                if lockstat::enabled() {
+                    self.note_acquired(false, 0, None);
+                }
+                self.enter_hold_span(hold_span);
             }
             taken.then(lock_api::GuardNoSend::new)
         }
 
         #[inline]
         unsafe fn unlock(&self, _guard: Self::Guard) {
-            // A hold measured at acquisition is accounted whatever the switch says now.
+            // A hold measured or traced at acquisition is accounted whatever the switches say now.
             if self.class.is_named() {
                 let stamp = self.stamp.load(Ordering::Relaxed);
                 if stamp != NOT_MEASURED {
                     // SAFETY: the caller holds the lock (the contract of `RawMutex::unlock`).
-                    unsafe { self.unlock_measured(stamp) };
+                    unsafe { self.unlock_instrumented(stamp) };
                     return;
                 }
             }

@@ -287,7 +287,7 @@ macro_rules! pin_counting_variant {
                     batch.apply_with(|group, update| {
                         let pins = group.policy_state::<$state>().expect("this policy's state");
                         pins.add(1);
-                        update.apply_to(group.stats(), now);
+                        update.apply_to(group, now);
                         pins.add(-1);
                     })
                 };

@@ -1,0 +1,345 @@
+//! Reads a Chrome / Perfetto JSON trace written by `schedlab run --trace` and checks and
+//! summarises it: the format (an array of trace events; every `B` closed by an `E` of the same name
+//! on the same thread, innermost first), the tracks (one per thread, named by the `thread_name`
+//! metadata), and for each lock its hold and wait slices: whether two holds ever overlap (a lock is
+//! held by one thread at a time, so they must not), and the hand-overs between threads (the gap
+//! from one thread's release to the next thread's acquisition).
+//!
+//! `schedlab trace-summary FILE` prints the summary; the trace tests use the same checks.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One closed span on one thread's track.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Slice {
+    pub tid: u64,
+    pub name: String,
+    /// Category: the `tracing` target (`schedlab::lock`, ...).
+    pub cat: String,
+    /// Microseconds since the trace started.
+    pub start_us: f64,
+    pub end_us: f64,
+    /// Nesting depth on its track (0: outermost).
+    pub depth: usize,
+}
+
+impl Slice {
+    pub fn duration_us(&self) -> f64 {
+        self.end_us - self.start_us
+    }
+}
+
+/// One thread's track.
+#[derive(Clone, Debug, Serialize)]
+pub struct Track {
+    pub tid: u64,
+    pub name: String,
+    pub slices: usize,
+    pub instants: usize,
+}
+
+/// A parsed, well-formed trace.
+#[derive(Clone, Debug)]
+pub struct Trace {
+    pub tracks: Vec<Track>,
+    pub slices: Vec<Slice>,
+    /// Instant events (`ph: "i"`): name, thread, time.
+    pub instants: Vec<(String, u64, f64)>,
+}
+
+/// Parses and checks the trace format. The error says what is wrong and where (one line).
+pub fn parse(json: &str) -> Result<Trace, String> {
+    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("not valid JSON: {e}"))?;
+    let events = value.as_array().ok_or("not a Chrome trace: the top level is not an array of events")?;
+    let mut names: BTreeMap<u64, String> = BTreeMap::new();
+    let mut open: BTreeMap<u64, Vec<(String, String, f64)>> = BTreeMap::new();
+    let mut slices = Vec::new();
+    let mut instants = Vec::new();
+    let mut last_ts: BTreeMap<u64, f64> = BTreeMap::new();
+    for (i, event) in events.iter().enumerate() {
+        let field = |key: &str| event.get(key).ok_or_else(|| format!("event {i} has no `{key}`"));
+        let ph = field("ph")?.as_str().ok_or_else(|| format!("event {i}: `ph` is not a string"))?;
+        let tid = field("tid")?.as_u64().ok_or_else(|| format!("event {i}: `tid` is not a number"))?;
+        let name = field("name")?.as_str().ok_or_else(|| format!("event {i}: `name` is not a string"))?.to_string();
+        if ph == "M" {
+            if name == "thread_name" {
+                let thread = event.pointer("/args/name").and_then(|n| n.as_str()).ok_or_else(|| format!("event {i}: thread_name without args.name"))?;
+                names.insert(tid, thread.to_string());
+            }
+            continue;
+        }
+        let ts = field("ts")?.as_f64().ok_or_else(|| format!("event {i}: `ts` is not a number"))?;
+        // Events of one thread are written in the order they happened.
+        let last = last_ts.entry(tid).or_insert(f64::NEG_INFINITY);
+        if ts < *last {
+            return Err(format!("event {i}: time goes backwards on thread {tid} ({ts} after {last})"));
+        }
+        *last = ts;
+        let cat = event.get("cat").and_then(|c| c.as_str()).unwrap_or("").to_string();
+        let stack = open.entry(tid).or_default();
+        match ph {
+            "B" => stack.push((name, cat, ts)),
+            "E" => {
+                let (open_name, open_cat, start) =
+                    stack.pop().ok_or_else(|| format!("event {i}: `E` of {name:?} on thread {tid} with no open slice"))?;
+                if open_name != name {
+                    return Err(format!("event {i}: `E` of {name:?} on thread {tid} closes {open_name:?} (slices not nested)"));
+                }
+                slices.push(Slice { tid, name, cat: open_cat, start_us: start, end_us: ts, depth: stack.len() });
+            }
+            "i" | "I" => instants.push((name, tid, ts)),
+            other => return Err(format!("event {i}: phase {other:?} is not one schedlab writes")),
+        }
+    }
+    if let Some((tid, stack)) = open.iter().find(|(_, s)| !s.is_empty()) {
+        return Err(format!("thread {tid}: slice {:?} is never closed (trace cut short?)", stack.last().map(|s| &s.0)));
+    }
+    let mut tids: Vec<u64> = slices.iter().map(|s| s.tid).chain(instants.iter().map(|e| e.1)).collect();
+    tids.extend(names.keys());
+    tids.sort_unstable();
+    tids.dedup();
+    let tracks = tids
+        .into_iter()
+        .map(|tid| Track {
+            tid,
+            name: names.get(&tid).cloned().unwrap_or_else(|| tid.to_string()),
+            slices: slices.iter().filter(|s| s.tid == tid).count(),
+            instants: instants.iter().filter(|e| e.1 == tid).count(),
+        })
+        .collect();
+    Ok(Trace { tracks, slices, instants })
+}
+
+/// Two slices that overlap in time.
+#[derive(Clone, Debug, Serialize)]
+pub struct Overlap {
+    pub first: Slice,
+    pub second: Slice,
+}
+
+/// Every pair of slices among `slices` where one starts before an earlier-starting one ended
+/// (touching, end == start, is not an overlap). `slices` in any order.
+pub fn overlaps<'a>(slices: impl IntoIterator<Item = &'a Slice>) -> Vec<Overlap> {
+    let mut sorted: Vec<&Slice> = slices.into_iter().collect();
+    sorted.sort_by(|a, b| a.start_us.total_cmp(&b.start_us).then(a.end_us.total_cmp(&b.end_us)));
+    let mut found = Vec::new();
+    let mut latest: Option<&Slice> = None; // the slice with the latest end so far
+    for s in sorted {
+        if let Some(prev) = latest {
+            if s.start_us < prev.end_us {
+                found.push(Overlap { first: prev.clone(), second: s.clone() });
+            }
+            if s.end_us > prev.end_us {
+                latest = Some(s);
+            }
+        } else {
+            latest = Some(s);
+        }
+    }
+    found
+}
+
+/// Median and 90th percentile of `v` (0 when empty).
+fn median_p90(v: &mut [f64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.9))
+}
+
+/// One lock's slices in a trace.
+#[derive(Clone, Debug, Serialize)]
+pub struct LockReport {
+    /// `sched`, `queue`, ...: the part of the slice name before `: hold` / `: wait`.
+    pub lock: String,
+    pub holds: usize,
+    pub hold_median_us: f64,
+    pub hold_p90_us: f64,
+    /// Holds as a share of the traced time.
+    pub held_pct: f64,
+    pub waits: usize,
+    pub wait_median_us: f64,
+    pub wait_p90_us: f64,
+    /// Consecutive holds by different threads.
+    pub handovers: usize,
+    /// Consecutive holds by the same thread (a lock that is not handed over: unfair, or no
+    /// other thread was waiting).
+    pub reacquisitions: usize,
+    /// From a release to the next thread's acquisition.
+    pub handover_gap_median_us: f64,
+    pub handover_gap_p90_us: f64,
+    /// Hold slices that overlap another hold of the same lock (must be 0).
+    pub overlapping_holds: usize,
+}
+
+/// The per-lock report of a trace: hold slices are named `<lock> lock: hold`, waits
+/// `<lock> lock: wait`.
+pub fn lock_reports(trace: &Trace) -> Vec<LockReport> {
+    let first = trace.slices.iter().map(|s| s.start_us).fold(f64::INFINITY, f64::min);
+    let last = trace.slices.iter().map(|s| s.end_us).fold(f64::NEG_INFINITY, f64::max);
+    let span = (last - first).max(1e-9);
+    let mut locks: Vec<String> = trace
+        .slices
+        .iter()
+        .filter_map(|s| s.name.strip_suffix(" lock: hold").map(str::to_string))
+        .collect();
+    locks.sort();
+    locks.dedup();
+    locks
+        .into_iter()
+        .map(|lock| {
+            let hold_name = format!("{lock} lock: hold");
+            let wait_name = format!("{lock} lock: wait");
+            let mut holds: Vec<&Slice> = trace.slices.iter().filter(|s| s.name == hold_name).collect();
+            holds.sort_by(|a, b| a.start_us.total_cmp(&b.start_us));
+            let mut hold_us: Vec<f64> = holds.iter().map(|s| s.duration_us()).collect();
+            let mut wait_us: Vec<f64> = trace.slices.iter().filter(|s| s.name == wait_name).map(|s| s.duration_us()).collect();
+            let mut gaps = Vec::new();
+            let mut reacquisitions = 0;
+            for pair in holds.windows(2) {
+                if pair[0].tid == pair[1].tid {
+                    reacquisitions += 1;
+                } else {
+                    gaps.push(pair[1].start_us - pair[0].end_us);
+                }
+            }
+            let overlapping_holds = overlaps(holds.iter().copied()).len();
+            let held_pct = 100.0 * hold_us.iter().sum::<f64>() / span;
+            let (hold_median_us, hold_p90_us) = median_p90(&mut hold_us);
+            let (wait_median_us, wait_p90_us) = median_p90(&mut wait_us);
+            let handovers = gaps.len();
+            let (handover_gap_median_us, handover_gap_p90_us) = median_p90(&mut gaps);
+            LockReport {
+                lock,
+                holds: holds.len(),
+                hold_median_us,
+                hold_p90_us,
+                held_pct,
+                waits: wait_us.len(),
+                wait_median_us,
+                wait_p90_us,
+                handovers,
+                reacquisitions,
+                handover_gap_median_us,
+                handover_gap_p90_us,
+                overlapping_holds,
+            }
+        })
+        .collect()
+}
+
+/// The summary `schedlab trace-summary` prints.
+pub fn summary_text(trace: &Trace) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let first = trace.slices.iter().map(|s| s.start_us).fold(f64::INFINITY, f64::min);
+    let last = trace.slices.iter().map(|s| s.end_us).fold(f64::NEG_INFINITY, f64::max);
+    let _ = writeln!(out, "{} slices, {} instant events over {:.1} ms", trace.slices.len(), trace.instants.len(), (last - first).max(0.0) / 1e3);
+    let _ = writeln!(out, "tracks:");
+    for t in &trace.tracks {
+        let _ = writeln!(out, "  {:>3} {:<10} {:>8} slices {:>6} instants", t.tid, t.name, t.slices, t.instants);
+    }
+    let mut by_name: BTreeMap<&str, (usize, f64)> = BTreeMap::new();
+    for s in &trace.slices {
+        let e = by_name.entry(&s.name).or_default();
+        e.0 += 1;
+        e.1 += s.duration_us();
+    }
+    let _ = writeln!(out, "slices by name (count, mean µs):");
+    for (name, (n, total)) in &by_name {
+        let _ = writeln!(out, "  {:<48} {:>8} {:>9.2}", name, n, total / *n as f64);
+    }
+    let _ = writeln!(out, "locks (µs; gap = release to the next thread's acquisition):");
+    let _ = writeln!(
+        out,
+        "  {:<6} {:>7} {:>8} {:>8} {:>6} {:>7} {:>8} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
+        "lock", "holds", "hold p50", "hold p90", "held%", "waits", "wait p50", "wait p90", "handovers", "reacq", "gap p50", "gap p90", "overlaps"
+    );
+    for r in lock_reports(trace) {
+        let _ = writeln!(
+            out,
+            "  {:<6} {:>7} {:>8.2} {:>8.2} {:>6.1} {:>7} {:>8.2} {:>8.2} {:>9} {:>8} {:>8.2} {:>8.2} {:>8}",
+            r.lock,
+            r.holds,
+            r.hold_median_us,
+            r.hold_p90_us,
+            r.held_pct,
+            r.waits,
+            r.wait_median_us,
+            r.wait_p90_us,
+            r.handovers,
+            r.reacquisitions,
+            r.handover_gap_median_us,
+            r.handover_gap_p90_us,
+            r.overlapping_holds
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(ph: &str, name: &str, tid: u64, ts: f64) -> String {
+        format!(r#"{{"ph":"{ph}","pid":1,"tid":{tid},"name":"{name}","cat":"schedlab::lock","ts":{ts}}}"#)
+    }
+
+    fn trace(events: &[String]) -> String {
+        let meta = r#"{"ph":"M","pid":1,"tid":1,"name":"thread_name","args":{"name":"job-0"}}"#;
+        format!("[{meta},{}]", events.join(","))
+    }
+
+    #[test]
+    fn disjoint_holds_pass_and_count_handovers() {
+        let t = parse(&trace(&[
+            ev("B", "sched lock: hold", 1, 0.0),
+            ev("E", "sched lock: hold", 1, 1.0),
+            ev("B", "sched lock: hold", 2, 1.0), // touching: not an overlap
+            ev("E", "sched lock: hold", 2, 2.0),
+            ev("B", "sched lock: hold", 2, 3.0),
+            ev("E", "sched lock: hold", 2, 4.0),
+        ]))
+        .unwrap();
+        let r = &lock_reports(&t)[0];
+        assert_eq!((r.holds, r.overlapping_holds, r.handovers, r.reacquisitions), (3, 0, 1, 1));
+        assert_eq!(t.tracks[0].name, "job-0");
+    }
+
+    #[test]
+    fn overlapping_holds_are_caught() {
+        // Thread 2 "acquires" at 0.5 while thread 1 holds until 1.0; thread 3 inside a long hold.
+        let t = parse(&trace(&[
+            ev("B", "sched lock: hold", 1, 0.0),
+            ev("E", "sched lock: hold", 1, 1.0),
+            ev("B", "sched lock: hold", 2, 0.5),
+            ev("E", "sched lock: hold", 2, 0.7),
+            ev("B", "sched lock: hold", 3, 5.0),
+            ev("E", "sched lock: hold", 3, 9.0),
+            ev("B", "sched lock: hold", 4, 6.0),
+            ev("E", "sched lock: hold", 4, 6.5),
+        ]))
+        .unwrap();
+        assert_eq!(lock_reports(&t)[0].overlapping_holds, 2);
+    }
+
+    #[test]
+    fn malformed_traces_are_rejected() {
+        assert!(parse("{").unwrap_err().contains("not valid JSON"));
+        assert!(parse("{}").unwrap_err().contains("not an array"));
+        let unclosed = trace(&[ev("B", "sched lock: hold", 1, 0.0)]);
+        assert!(parse(&unclosed).unwrap_err().contains("never closed"));
+        let crossed = trace(&[
+            ev("B", "a", 1, 0.0),
+            ev("B", "b", 1, 1.0),
+            ev("E", "a", 1, 2.0),
+            ev("E", "b", 1, 3.0),
+        ]);
+        assert!(parse(&crossed).unwrap_err().contains("not nested"));
+        let backwards = trace(&[ev("B", "a", 1, 5.0), ev("E", "a", 1, 4.0)]);
+        assert!(parse(&backwards).unwrap_err().contains("backwards"));
+    }
+}

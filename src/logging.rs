@@ -1,0 +1,145 @@
+//! Where the CLI's diagnostics go: one `tracing` subscriber for the whole process.
+//!
+//! | layer | filter | output |
+//! | --- | --- | --- |
+//! | human-readable log (`tracing-subscriber`'s fmt) | `RUST_LOG` if set, else `-v` count: none = warn, `-v` = info, `-vv` = debug, `-vvv` = trace | stderr; without `-v`/`RUST_LOG` a line is `schedlab: message` (errors) or `schedlab: warning: message`, so bad input stays one line |
+//! | trace file (`tracing-chrome`, `run --trace FILE`) | schedlab's targets, only while the capture window is open ([`schedlab_core::trace::capturing`]), and `--trace-filter` (default `schedlab=trace`: everything) | Chrome / Perfetto JSON: one track per thread, spans as B/E slices, events as instants |
+//!
+//! Errors (exit code 2) are `tracing::error!` events, so they take the same path as every other
+//! line. The trace file is complete once the returned [`Logging`] is dropped (tracing-chrome's
+//! writer thread finishes the JSON array then).
+
+use std::fmt;
+use std::io::IsTerminal;
+use std::path::Path;
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::filter::{dynamic_filter_fn, EnvFilter, FilterExt, LevelFilter};
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::{Layer, Registry};
+
+/// Keeps the trace file's writer alive; dropping it completes the file.
+pub struct Logging {
+    trace: Option<tracing_chrome::FlushGuard>,
+}
+
+impl Logging {
+    /// Finishes the trace file now (it is also finished on drop).
+    pub fn finish(&mut self) {
+        drop(self.trace.take());
+    }
+}
+
+/// The terse format of a run without `-v`: only warnings and errors reach it.
+struct Terse;
+
+impl<S, N> FormatEvent<S, N> for Terse
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> fmt::Result {
+        write!(writer, "schedlab: ")?;
+        match *event.metadata().level() {
+            Level::ERROR => {}
+            Level::WARN => write!(writer, "warning: ")?,
+            other => write!(writer, "{}: ", other.as_str().to_ascii_lowercase())?,
+        }
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
+}
+
+/// How the run was asked to log.
+pub struct LogRequest<'a> {
+    pub verbose: u8,
+    /// `run --trace FILE`.
+    pub trace_file: Option<&'a Path>,
+    /// `run --trace-filter`: which targets and levels the trace keeps (env-filter syntax).
+    pub trace_filter: &'a str,
+    /// Record the spans' fields (lock, path, group, pid, ...) in the trace; about halves the
+    /// requests per second while the window is open.
+    pub trace_args: bool,
+}
+
+impl LogRequest<'_> {
+    /// Logs only (no trace file).
+    pub fn logs(verbose: u8) -> LogRequest<'static> {
+        LogRequest { verbose, trace_file: None, trace_filter: "", trace_args: false }
+    }
+}
+
+/// Installs the process's subscriber. The error is one line for the user (a bad `RUST_LOG`, a
+/// trace file that cannot be created); the subscriber is installed even then, so that the caller
+/// can report it through `tracing::error!`.
+pub fn init(request: &LogRequest<'_>) -> (Logging, Result<(), String>) {
+    let mut problem = Ok(());
+    let from_env = std::env::var_os("RUST_LOG").is_some_and(|v| !v.is_empty());
+    let default_level = match request.verbose {
+        0 => LevelFilter::WARN,
+        1 => LevelFilter::INFO,
+        2 => LevelFilter::DEBUG,
+        _ => LevelFilter::TRACE,
+    };
+    let filter = if from_env {
+        EnvFilter::builder().with_default_directive(default_level.into()).from_env().unwrap_or_else(|e| {
+            problem = Err(format!("RUST_LOG is not a valid filter: {}", first_line(&e.to_string())));
+            EnvFilter::new(default_level.to_string())
+        })
+    } else {
+        EnvFilter::new(default_level.to_string())
+    };
+    let ansi = std::io::stderr().is_terminal();
+    let log: Box<dyn Layer<Registry> + Send + Sync> = if request.verbose > 0 || from_env {
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(ansi)
+            .with_timer(tracing_subscriber::fmt::time::uptime())
+            .with_thread_names(true)
+            .with_filter(filter)
+            .boxed()
+    } else {
+        tracing_subscriber::fmt::layer().with_writer(std::io::stderr).event_format(Terse).with_filter(filter).boxed()
+    };
+    let mut guard = None;
+    let trace: Option<Box<dyn Layer<Registry> + Send + Sync>> = match request.trace_file {
+        // The filter is checked first: bad input must not leave an empty trace file behind.
+        Some(path) if problem.is_ok() => match EnvFilter::builder().parse(request.trace_filter).map(|f| (f, std::fs::File::create(path))) {
+            Err(e) => {
+                problem = Err(format!("--trace-filter `{}` is not a valid filter: {}", request.trace_filter, first_line(&e.to_string())));
+                None
+            }
+            Ok((targets, Ok(file))) => {
+                let (layer, flush) = tracing_chrome::ChromeLayerBuilder::new()
+                    .writer(std::io::BufWriter::new(file))
+                    .include_args(request.trace_args)
+                    .include_locations(false)
+                    .build();
+                guard = Some(flush);
+                // Dynamic: the answer changes when the capture window opens and closes, so it
+                // must not be cached per callsite.
+                let window = dynamic_filter_fn(|meta, _| {
+                    schedlab_core::trace::capturing() && meta.target().starts_with("schedlab")
+                })
+                .with_max_level_hint(LevelFilter::TRACE);
+                Some(layer.with_filter(window.and(targets)).boxed())
+            }
+            Ok((_, Err(e))) => {
+                problem = Err(format!("cannot create trace file {}: {e}", path.display()));
+                None
+            }
+        },
+        _ => None,
+    };
+    // One layer list over the registry: both layers see the same spans, each through its filter.
+    let subscriber = Registry::default().with(std::iter::once(log).chain(trace).collect::<Vec<_>>());
+    // Only fails if a subscriber is already installed, which `main` never does twice.
+    let _ = tracing::subscriber::set_global_default(subscriber);
+    (Logging { trace: guard }, problem)
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or(s)
+}
