@@ -67,6 +67,16 @@ enum Command {
 struct TraceSummaryArgs {
     /// The trace file (Chrome / Perfetto JSON).
     file: std::path::PathBuf,
+    /// Also draw an excerpt of the timeline (threads as bands: paths, lock waits and holds,
+    /// statistics updates) to this SVG file.
+    #[arg(long)]
+    svg: Option<std::path::PathBuf>,
+    /// Start of the excerpt, µs into the trace (default: 1 ms after the first slice).
+    #[arg(long, allow_negative_numbers = true)]
+    from_us: Option<f64>,
+    /// Length of the excerpt, µs.
+    #[arg(long, default_value_t = 200.0, allow_negative_numbers = true)]
+    span_us: f64,
 }
 
 /// Exit 1 when a lock's holds overlap (the trace contradicts mutual exclusion); 2 for a file that
@@ -76,6 +86,13 @@ fn cmd_trace_summary(args: &TraceSummaryArgs) -> Result<ExitCode, UsageError> {
     let text = std::fs::read_to_string(&args.file).map_err(|e| UsageError(format!("cannot read {}: {e}", args.file.display())))?;
     let trace = trace_check::parse(&text).map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;
     print!("{}", trace_check::summary_text(&trace));
+    if let Some(svg) = &args.svg {
+        let first = trace.slices.iter().map(|s| s.start_us).fold(f64::INFINITY, f64::min);
+        let from = args.from_us.unwrap_or(first + 1000.0);
+        let title = format!("{}: {:.0} µs from {:.1} µs", args.file.display(), args.span_us, from);
+        trace_check::excerpt_svg(&trace, from, args.span_us, svg, &title).map_err(UsageError)?;
+        println!("wrote {}", svg.display());
+    }
     let overlapping = trace_check::lock_reports(&trace).iter().any(|r| r.overlapping_holds > 0);
     if overlapping {
         tracing::error!("{}: two holds of one lock overlap", args.file.display());

@@ -280,6 +280,108 @@ pub fn summary_text(trace: &Trace) -> String {
     out
 }
 
+/// Where a slice is drawn in its thread's band of an excerpt, and how.
+fn lane_of(slice: &Slice) -> Option<(usize, (u8, u8, u8))> {
+    let name = slice.name.as_str();
+    Some(match slice.cat.as_str() {
+        "schedlab::path" => (
+            0,
+            match name {
+                "bfq_insert_request" => (170, 170, 170),
+                "bfq_dispatch_request" => (120, 120, 120),
+                "bfq_finish_request" => (200, 200, 200),
+                _ => (90, 90, 90),
+            },
+        ),
+        "schedlab::lock" => (
+            1,
+            match name {
+                "sched lock: hold" => (200, 40, 40),
+                "sched lock: wait" => (245, 170, 170),
+                "queue lock: hold" => (40, 80, 200),
+                "queue lock: wait" => (170, 190, 245),
+                _ => (120, 60, 160),
+            },
+        ),
+        "schedlab::stats" => (2, (40, 150, 60)),
+        _ => return None,
+    })
+}
+
+/// Draws `span_us` microseconds of the trace from `from_us` (trace time) as an SVG: one band per
+/// thread, with its path slices (grey, top), its lock waits and holds (middle: scheduler lock red,
+/// queue lock blue, waits pale) and its statistics updates (green, bottom).
+pub fn excerpt_svg(trace: &Trace, from_us: f64, span_us: f64, path: &std::path::Path, title: &str) -> Result<(), String> {
+    use plotters::prelude::*;
+    if !(span_us > 0.0 && span_us.is_finite() && from_us.is_finite()) {
+        return Err("the excerpt needs a start and a positive length".into());
+    }
+    let to_us = from_us + span_us;
+    let mut tracks: Vec<&Track> = trace.tracks.iter().filter(|t| t.slices > 0).collect();
+    tracks.sort_by(|a, b| a.name.cmp(&b.name));
+    if tracks.is_empty() {
+        return Err("the trace has no slices".into());
+    }
+    let rows = tracks.len();
+    let err = |e: &dyn std::fmt::Display| format!("cannot draw {}: {e}", path.display());
+    let root = SVGBackend::new(path, (1200, 150 + 130 * rows as u32)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 16))
+        .margin(14)
+        .x_label_area_size(36)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..span_us, 0f64..rows as f64)
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(0)
+        .x_desc(format!("µs from {from_us:.1} µs into the trace"))
+        .draw()
+        .map_err(|e| err(&e))?;
+    let lane_box = |row: usize, lane: usize| {
+        let top = (rows - row) as f64 - 0.08 - lane as f64 * 0.29;
+        (top - 0.24, top)
+    };
+    for (row, track) in tracks.iter().enumerate() {
+        chart
+            .draw_series(std::iter::once(Text::new(
+                track.name.clone(),
+                (0.0, (rows - row) as f64 - 0.02),
+                ("sans-serif", 13).into_font(),
+            )))
+            .map_err(|e| err(&e))?;
+        let slices = trace.slices.iter().filter(|s| s.tid == track.tid && s.end_us > from_us && s.start_us < to_us);
+        let rects: Vec<_> = slices
+            .filter_map(|s| {
+                let (lane, (r, g, b)) = lane_of(s)?;
+                let (y0, y1) = lane_box(row, lane);
+                let x0 = (s.start_us - from_us).max(0.0);
+                let x1 = (s.end_us - from_us).min(span_us);
+                Some(Rectangle::new([(x0, y0), (x1, y1)], RGBColor(r, g, b).filled()))
+            })
+            .collect();
+        chart.draw_series(rects).map_err(|e| err(&e))?;
+    }
+    let legend = [
+        ("path (insert / dispatch / finish)", (150, 150, 150)),
+        ("sched lock hold", (200, 40, 40)),
+        ("sched lock wait", (245, 170, 170)),
+        ("queue lock hold", (40, 80, 200)),
+        ("queue lock wait", (170, 190, 245)),
+        ("statistics update", (40, 150, 60)),
+    ];
+    for (i, (label, (r, g, b))) in legend.iter().enumerate() {
+        let x = 80 + 185 * i as i32;
+        let y = 36;
+        root.draw(&Rectangle::new([(x, y), (x + 14, y + 10)], RGBColor(*r, *g, *b).filled())).map_err(|e| err(&e))?;
+        root.draw(&Text::new(*label, (x + 18, y), ("sans-serif", 11).into_font())).map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -133,7 +133,7 @@ impl StatUpdate {
     /// [`crate::trace::STATS`] span named by the kernel function when traced).
     #[inline]
     pub fn apply_to(&self, group: &GroupShared, now: u64) {
-        let _span = crate::trace::stat_span(self.kind(), group.serial()).entered();
+        let _span = crate::trace::enter_stat(self.kind(), group.serial());
         let stats = group.stats();
         match *self {
             StatUpdate::IoAdd { op, group_in_service } => stats.update_io_add(op, now, group_in_service),

@@ -235,7 +235,7 @@ impl<P: StatsPolicy> Scheduler<P> {
             return Err(SchedError::UnsafeUnderRemoval(P::NAME));
         }
         let _path = lockstat::enter(LockPath::GroupRemoval);
-        let _span = trace::path_span(PathSpan::Offline { group: id.serial }).entered();
+        let _span = trace::enter_path(PathSpan::Offline { group: id.serial });
         // Lock order: queue lock, then scheduler lock (blkcg holds queue_lock around pd_offline).
         let queue_guard = P::REPARENT_HOLDS_QUEUE_LOCK.then(|| self.queue_lock.lock());
         let mut st = self.lock();
@@ -311,7 +311,7 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// `bfq_dispatch_request`: the next request for the device, if any.
     pub fn dispatch(&self) -> Option<Dispatched<'_, P>> {
         let _path = lockstat::enter(LockPath::Dispatch);
-        let _span = trace::path_span(PathSpan::Dispatch).entered();
+        let _span = trace::enter_path(PathSpan::Dispatch);
         let mut batch = DeferredBatch::new(Path::Dispatch);
         let mut st = self.lock();
         let now = self.clock.now_ns();
@@ -472,7 +472,7 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
     pub fn insert(&self, spec: RequestSpec) -> InsertOutcome {
         let sched = self.sched;
         let _path = lockstat::enter(LockPath::Insert);
-        let _span = trace::path_span(PathSpan::Insert { pid: self.pid, sector: spec.sector }).entered();
+        let _span = trace::enter_path(PathSpan::Insert { pid: self.pid, sector: spec.sector });
         let mut batch = DeferredBatch::new(Path::Insert);
         let mut st = sched.lock();
         let now = sched.clock.now_ns();
@@ -493,7 +493,7 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         }
         let sched = self.sched;
         let _path = lockstat::enter(LockPath::GroupRemoval);
-        let _span = trace::path_span(PathSpan::Move { pid: self.pid }).entered();
+        let _span = trace::enter_path(PathSpan::Move { pid: self.pid });
         let queue_guard = P::REPARENT_HOLDS_QUEUE_LOCK.then(|| sched.queue_lock.lock());
         let mut st = sched.lock();
         let g = Scheduler::<P>::lookup(&st, group)?;
@@ -550,7 +550,7 @@ impl<P: StatsPolicy> Dispatched<'_, P> {
         let rq = self.rq.take().expect("completed once");
         let sched = self.sched;
         let _path = lockstat::enter(LockPath::Completion);
-        let _span = trace::path_span(PathSpan::Finish { tag: self.tag }).entered();
+        let _span = trace::enter_path(PathSpan::Finish { tag: self.tag });
         let update = StatUpdate::Completion { op: self.op, start_ns: self.start_ns, io_start_ns: self.io_start_ns };
         let route = effective_route(&sched.policy, StatKind::Completion);
         if route == Route::Defer {

@@ -21,7 +21,8 @@
 //! Every TRACE site sits behind [`hot_paths_traced`]: `TRACE <= STATIC_MAX_LEVEL` (a constant) and
 //! `TRACE <= LevelFilter::current()` (one relaxed load of a word that only changes when a
 //! subscriber is installed). With no subscriber, or one whose filter stops below TRACE (`-v`,
-//! `-vv`), that is the whole cost: the span constructors are out of line. Building with the
+//! `-vv`), that is the whole cost: the span constructors are out of line, and the guards
+//! ([`SpanGuard`]) hold no `Span` value to build, enter or drop. Building with the
 //! workspace feature `no-trace` (tracing's `release_max_level_debug`) removes even the load;
 //! `notes/tracing.md` measures the difference.
 //!
@@ -30,6 +31,8 @@
 
 use crate::policy::StatKind;
 use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
+use std::mem::ManuallyDrop;
+use tracing::span::EnteredSpan;
 use tracing::{trace_span, Level, Span};
 
 /// Target of the path spans.
@@ -76,13 +79,45 @@ pub enum PathSpan {
     Move { pid: u64 },
 }
 
-/// The span of a path (disabled unless [`hot_paths_traced`]).
+/// An entered span, or nothing: what the hot paths hold while traced.
+///
+/// Not an `Option<EnteredSpan>`: its drop glue is an out-of-line call even for `None` (measured:
+/// about 10 instructions per guard under callgrind). Here the untraced drop is one inlined compare.
+#[must_use = "the span is entered only while the guard lives"]
+pub struct SpanGuard(ManuallyDrop<Option<EnteredSpan>>);
+
+impl SpanGuard {
+    const NONE: SpanGuard = SpanGuard(ManuallyDrop::new(None));
+
+    /// Whether a span is entered (false when nothing records TRACE).
+    pub fn is_entered(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl Drop for SpanGuard {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.0.is_some() {
+            exit_span(&mut self.0);
+        }
+    }
+}
+
+#[inline(never)]
+#[cold]
+fn exit_span(span: &mut ManuallyDrop<Option<EnteredSpan>>) {
+    // SAFETY: called once, from `SpanGuard::drop`; the value is never used again.
+    drop(unsafe { ManuallyDrop::take(span) });
+}
+
+/// Enters the span of a path until the guard drops (nothing unless [`hot_paths_traced`]).
 #[inline(always)]
-pub fn path_span(path: PathSpan) -> Span {
+pub fn enter_path(path: PathSpan) -> SpanGuard {
     if hot_paths_traced() {
-        path_span_slow(path)
+        SpanGuard(ManuallyDrop::new(Some(path_span_slow(path).entered())))
     } else {
-        Span::none()
+        SpanGuard::NONE
     }
 }
 
@@ -98,14 +133,14 @@ fn path_span_slow(path: PathSpan) -> Span {
     }
 }
 
-/// The span of one statistics update on `group` (by serial), named by the kernel function it
-/// mirrors. Disabled unless [`hot_paths_traced`].
+/// Enters the span of one statistics update on `group` (by serial), named by the kernel function
+/// it mirrors, until the guard drops; `None` unless [`hot_paths_traced`].
 #[inline(always)]
-pub fn stat_span(kind: StatKind, group: u64) -> Span {
+pub fn enter_stat(kind: StatKind, group: u64) -> SpanGuard {
     if hot_paths_traced() {
-        stat_span_slow(kind, group)
+        SpanGuard(ManuallyDrop::new(Some(stat_span_slow(kind, group).entered())))
     } else {
-        Span::none()
+        SpanGuard::NONE
     }
 }
 
