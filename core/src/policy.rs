@@ -133,8 +133,23 @@ impl StatUpdate {
     /// [`crate::trace::STATS`] span named by the kernel function when traced).
     #[inline]
     pub fn apply_to(&self, group: &GroupShared, now: u64) {
+        if crate::trace::hot_paths_traced() {
+            self.apply_to_traced(group, now);
+        } else {
+            self.apply_to_stats(group.stats(), now);
+        }
+    }
+
+    /// [`StatUpdate::apply_to`] inside its span (out of line: the untraced update stays small).
+    #[inline(never)]
+    #[cold]
+    fn apply_to_traced(&self, group: &GroupShared, now: u64) {
         let _span = crate::trace::enter_stat(self.kind(), group.serial());
-        let stats = group.stats();
+        self.apply_to_stats(group.stats(), now);
+    }
+
+    #[inline(always)]
+    fn apply_to_stats(&self, stats: &crate::stats::GroupStats, now: u64) {
         match *self {
             StatUpdate::IoAdd { op, group_in_service } => stats.update_io_add(op, now, group_in_service),
             StatUpdate::IoRemove { op } => stats.update_io_remove(op),

@@ -122,7 +122,9 @@ fn effective_route<P: StatsPolicy>(policy: &P, kind: StatKind) -> Route {
 }
 
 impl<P: StatsPolicy> StatSink for Router<'_, P> {
-    #[inline]
+    /// Always inlined: with the trace gate in `apply_to` the inliner stopped inlining it into the
+    /// locked paths (callgrind: about 260 more instructions per round trip).
+    #[inline(always)]
     fn emit(&mut self, queue: QueueRef, update: StatUpdate) {
         match effective_route(self.policy, update.kind()) {
             Route::Now => apply_locked(queue, update, self.now),
@@ -310,8 +312,12 @@ impl<P: StatsPolicy> Scheduler<P> {
 
     /// `bfq_dispatch_request`: the next request for the device, if any.
     pub fn dispatch(&self) -> Option<Dispatched<'_, P>> {
+        trace::in_path(PathSpan::Dispatch, || self.dispatch_body())
+    }
+
+    #[inline(always)]
+    fn dispatch_body(&self) -> Option<Dispatched<'_, P>> {
         let _path = lockstat::enter(LockPath::Dispatch);
-        let _span = trace::enter_path(PathSpan::Dispatch);
         let mut batch = DeferredBatch::new(Path::Dispatch);
         let mut st = self.lock();
         let now = self.clock.now_ns();
@@ -470,9 +476,13 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
 
     /// `bfq_insert_request`.
     pub fn insert(&self, spec: RequestSpec) -> InsertOutcome {
+        trace::in_path(PathSpan::Insert { pid: self.pid, sector: spec.sector }, || self.insert_body(spec))
+    }
+
+    #[inline(always)]
+    fn insert_body(&self, spec: RequestSpec) -> InsertOutcome {
         let sched = self.sched;
         let _path = lockstat::enter(LockPath::Insert);
-        let _span = trace::enter_path(PathSpan::Insert { pid: self.pid, sector: spec.sector });
         let mut batch = DeferredBatch::new(Path::Insert);
         let mut st = sched.lock();
         let now = sched.clock.now_ns();
@@ -547,10 +557,14 @@ impl<P: StatsPolicy> Dispatched<'_, P> {
     }
 
     fn finish(&mut self) -> Completed {
+        trace::in_path(PathSpan::Finish { tag: self.tag }, || self.finish_body())
+    }
+
+    #[inline(always)]
+    fn finish_body(&mut self) -> Completed {
         let rq = self.rq.take().expect("completed once");
         let sched = self.sched;
         let _path = lockstat::enter(LockPath::Completion);
-        let _span = trace::enter_path(PathSpan::Finish { tag: self.tag });
         let update = StatUpdate::Completion { op: self.op, start_ns: self.start_ns, io_start_ns: self.io_start_ns };
         let route = effective_route(&sched.policy, StatKind::Completion);
         if route == Route::Defer {

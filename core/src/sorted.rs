@@ -30,6 +30,7 @@ impl<T: Ord + Copy> SortedVec<T> {
     }
 
     /// Removes `item`; returns whether it was there.
+    #[inline]
     pub(crate) fn remove(&mut self, item: &T) -> bool {
         match self.items.binary_search(item) {
             Ok(at) => {
