@@ -89,7 +89,8 @@ fn cmd_trace_summary(args: &TraceSummaryArgs) -> Result<ExitCode, UsageError> {
     if let Some(svg) = &args.svg {
         let first = trace.slices.iter().map(|s| s.start_us).fold(f64::INFINITY, f64::min);
         let from = args.from_us.unwrap_or(first + 1000.0);
-        let title = format!("{}: {:.0} µs from {:.1} µs", args.file.display(), args.span_us, from);
+        let name = args.file.file_name().map_or_else(|| args.file.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let title = format!("{name}: {:.0} µs from {:.1} µs", args.span_us, from);
         trace_check::excerpt_svg(&trace, from, args.span_us, svg, &title).map_err(UsageError)?;
         println!("wrote {}", svg.display());
     }

@@ -329,6 +329,7 @@ pub fn excerpt_svg(trace: &Trace, from_us: f64, span_us: f64, path: &std::path::
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 16))
         .margin(14)
+        .margin_top(46)
         .x_label_area_size(36)
         .y_label_area_size(70)
         .build_cartesian_2d(0f64..span_us, 0f64..rows as f64)
@@ -374,7 +375,7 @@ pub fn excerpt_svg(trace: &Trace, from_us: f64, span_us: f64, path: &std::path::
     ];
     for (i, (label, (r, g, b))) in legend.iter().enumerate() {
         let x = 80 + 185 * i as i32;
-        let y = 36;
+        let y = 12;
         root.draw(&Rectangle::new([(x, y), (x + 14, y + 10)], RGBColor(*r, *g, *b).filled())).map_err(|e| err(&e))?;
         root.draw(&Text::new(*label, (x + 18, y), ("sans-serif", 11).into_font())).map_err(|e| err(&e))?;
     }

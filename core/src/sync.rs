@@ -497,8 +497,12 @@ mod locks {
                 let now = super::lock_ticks();
                 self.note_acquired(true, now.saturating_sub(start), Some(now));
             }
-            drop(wait_span);
+            // Exit the wait (its end is stamped now), enter the hold, and only then close the
+            // wait span: closing frees its bookkeeping, which would otherwise sit between the two
+            // on the timeline.
+            let wait_span = wait_span.exit();
             self.enter_hold_span(hold_span);
+            drop(wait_span);
         }
 
         /// The hold span for the next acquisition, if the lock target is being recorded.
