@@ -168,7 +168,8 @@ pub struct LockReport {
     /// Consecutive holds by the same thread (a lock that is not handed over: unfair, or no
     /// other thread was waiting).
     pub reacquisitions: usize,
-    /// From a release to the next thread's acquisition.
+    /// From a release (end of a hold slice) to the next thread's acquisition (the end of its wait
+    /// slice if it waited, else the start of its hold slice).
     pub handover_gap_median_us: f64,
     pub handover_gap_p90_us: f64,
     /// Hold slices that overlap another hold of the same lock (must be 0).
@@ -197,13 +198,32 @@ pub fn lock_reports(trace: &Trace) -> Vec<LockReport> {
             holds.sort_by(|a, b| a.start_us.total_cmp(&b.start_us));
             let mut hold_us: Vec<f64> = holds.iter().map(|s| s.duration_us()).collect();
             let mut wait_us: Vec<f64> = trace.slices.iter().filter(|s| s.name == wait_name).map(|s| s.duration_us()).collect();
+            // A contended acquisition happens when its wait slice ends (the end is stamped right
+            // after the lock is taken); the hold slice starts a little later. Gaps are measured
+            // to the acquisition.
+            let mut wait_ends: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+            for w in trace.slices.iter().filter(|s| s.name == wait_name) {
+                wait_ends.entry(w.tid).or_default().push(w.end_us);
+            }
+            for ends in wait_ends.values_mut() {
+                ends.sort_by(f64::total_cmp);
+            }
+            // The end of the thread's last wait before the hold, if it ended after `released`.
+            let acquired_at = |hold: &Slice, released: f64| {
+                let ends = wait_ends.get(&hold.tid).map_or(&[][..], Vec::as_slice);
+                let before = ends.partition_point(|&e| e <= hold.start_us);
+                match before.checked_sub(1).map(|i| ends[i]) {
+                    Some(end) if end >= released => end,
+                    _ => hold.start_us,
+                }
+            };
             let mut gaps = Vec::new();
             let mut reacquisitions = 0;
             for pair in holds.windows(2) {
                 if pair[0].tid == pair[1].tid {
                     reacquisitions += 1;
                 } else {
-                    gaps.push(pair[1].start_us - pair[0].end_us);
+                    gaps.push(acquired_at(pair[1], pair[0].end_us) - pair[0].end_us);
                 }
             }
             let overlapping_holds = overlaps(holds.iter().copied()).len();
@@ -410,6 +430,23 @@ mod tests {
         let r = &lock_reports(&t)[0];
         assert_eq!((r.holds, r.overlapping_holds, r.handovers, r.reacquisitions), (3, 0, 1, 1));
         assert_eq!(t.tracks[0].name, "job-0");
+    }
+
+    #[test]
+    fn handover_gap_ends_at_the_acquisition_not_the_hold_slice() {
+        // Thread 2 waits 0.5..1.2 (acquires at 1.2), but its hold slice starts only at 3.0.
+        let t = parse(&trace(&[
+            ev("B", "sched lock: hold", 1, 0.0),
+            ev("E", "sched lock: hold", 1, 1.0),
+            ev("B", "sched lock: wait", 2, 0.5),
+            ev("E", "sched lock: wait", 2, 1.2),
+            ev("B", "sched lock: hold", 2, 3.0),
+            ev("E", "sched lock: hold", 2, 4.0),
+        ]))
+        .unwrap();
+        let r = &lock_reports(&t)[0];
+        assert_eq!(r.handovers, 1);
+        assert!((r.handover_gap_median_us - 0.2).abs() < 1e-9, "{}", r.handover_gap_median_us);
     }
 
     #[test]
