@@ -71,12 +71,16 @@ struct TraceSummaryArgs {
     /// statistics updates) to this SVG file.
     #[arg(long)]
     svg: Option<std::path::PathBuf>,
-    /// Start of the excerpt, µs into the trace (default: 1 ms after the first slice).
+    /// Start of the excerpt, µs into the trace (default: the middle of the traced window).
     #[arg(long, allow_negative_numbers = true)]
     from_us: Option<f64>,
     /// Length of the excerpt, µs.
     #[arg(long, default_value_t = 200.0, allow_negative_numbers = true)]
     span_us: f64,
+    /// Also draw 100 µs around the end of the longest lock wait (from 60 µs before it ends): what
+    /// a convoy or a preempted lock holder looks like in this trace.
+    #[arg(long)]
+    stall_svg: Option<std::path::PathBuf>,
 }
 
 /// Exit 1 when a lock's holds overlap (the trace contradicts mutual exclusion); 2 for a file that
@@ -88,11 +92,21 @@ fn cmd_trace_summary(args: &TraceSummaryArgs) -> Result<ExitCode, UsageError> {
     print!("{}", trace_check::summary_text(&trace));
     if let Some(svg) = &args.svg {
         let first = trace.slices.iter().map(|s| s.start_us).fold(f64::INFINITY, f64::min);
-        let from = args.from_us.unwrap_or(first + 1000.0);
+        let last = trace.slices.iter().map(|s| s.end_us).fold(f64::NEG_INFINITY, f64::max);
+        let from = args.from_us.unwrap_or((first + last - args.span_us) / 2.0);
         let name = args.file.file_name().map_or_else(|| args.file.display().to_string(), |n| n.to_string_lossy().into_owned());
         let title = format!("{name}: {:.0} µs from {:.1} µs", args.span_us, from);
         trace_check::excerpt_svg(&trace, from, args.span_us, svg, &title).map_err(UsageError)?;
         println!("wrote {}", svg.display());
+    }
+    if let Some(svg) = &args.stall_svg {
+        let longest = trace.slices.iter().filter(|s| s.name.ends_with(" lock: wait")).max_by(|a, b| a.duration_us().total_cmp(&b.duration_us()));
+        let Some(wait) = longest else {
+            return Err(UsageError(format!("{}: no lock waits to draw", args.file.display())));
+        };
+        let title = format!("longest wait: {} on thread {}, {:.1} µs, ending at {:.1} µs", wait.name, wait.tid, wait.duration_us(), wait.end_us);
+        trace_check::excerpt_svg(&trace, wait.end_us - 60.0, 100.0, svg, &title).map_err(UsageError)?;
+        println!("wrote {} ({title})", svg.display());
     }
     let overlapping = trace_check::lock_reports(&trace).iter().any(|r| r.overlapping_holds > 0);
     if overlapping {
