@@ -71,7 +71,8 @@ struct TraceSummaryArgs {
     /// statistics updates) to this SVG file.
     #[arg(long)]
     svg: Option<std::path::PathBuf>,
-    /// Start of the excerpt, µs into the trace (default: the middle of the traced window).
+    /// Start of the excerpt, µs into the trace (default: where the most slices start within the
+    /// excerpt's length: steady state, not a stall).
     #[arg(long, allow_negative_numbers = true)]
     from_us: Option<f64>,
     /// Length of the excerpt, µs.
@@ -83,6 +84,22 @@ struct TraceSummaryArgs {
     stall_svg: Option<std::path::PathBuf>,
 }
 
+/// The start of the `span_us` window in which the most slices start.
+fn busiest_window(trace: &schedlab_benches::trace_check::Trace, span_us: f64) -> f64 {
+    let mut starts: Vec<f64> = trace.slices.iter().map(|s| s.start_us).collect();
+    starts.sort_by(f64::total_cmp);
+    let (mut best, mut best_count, mut j) = (starts.first().copied().unwrap_or(0.0), 0, 0);
+    for (i, &t) in starts.iter().enumerate() {
+        while j < starts.len() && starts[j] < t + span_us {
+            j += 1;
+        }
+        if j - i > best_count {
+            (best, best_count) = (t, j - i);
+        }
+    }
+    best
+}
+
 /// Exit 1 when a lock's holds overlap (the trace contradicts mutual exclusion); 2 for a file that
 /// is not a well-formed trace.
 fn cmd_trace_summary(args: &TraceSummaryArgs) -> Result<ExitCode, UsageError> {
@@ -91,9 +108,7 @@ fn cmd_trace_summary(args: &TraceSummaryArgs) -> Result<ExitCode, UsageError> {
     let trace = trace_check::parse(&text).map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;
     print!("{}", trace_check::summary_text(&trace));
     if let Some(svg) = &args.svg {
-        let first = trace.slices.iter().map(|s| s.start_us).fold(f64::INFINITY, f64::min);
-        let last = trace.slices.iter().map(|s| s.end_us).fold(f64::NEG_INFINITY, f64::max);
-        let from = args.from_us.unwrap_or((first + last - args.span_us) / 2.0);
+        let from = args.from_us.unwrap_or_else(|| busiest_window(&trace, args.span_us));
         let name = args.file.file_name().map_or_else(|| args.file.display().to_string(), |n| n.to_string_lossy().into_owned());
         let title = format!("{name}: {:.0} µs from {:.1} µs", args.span_us, from);
         trace_check::excerpt_svg(&trace, from, args.span_us, svg, &title).map_err(UsageError)?;
