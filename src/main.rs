@@ -71,8 +71,8 @@ struct TraceSummaryArgs {
     /// statistics updates) to this SVG file.
     #[arg(long)]
     svg: Option<std::path::PathBuf>,
-    /// Start of the excerpt, µs into the trace (default: where the most slices start within the
-    /// excerpt's length: steady state, not a stall).
+    /// Start of the excerpt, µs into the trace (default: where the least busy thread is busiest:
+    /// steady state, not a stall).
     #[arg(long, allow_negative_numbers = true)]
     from_us: Option<f64>,
     /// Length of the excerpt, µs.
@@ -84,18 +84,28 @@ struct TraceSummaryArgs {
     stall_svg: Option<std::path::PathBuf>,
 }
 
-/// The start of the `span_us` window in which the most slices start.
+/// The start of the `span_us` window where every thread is busiest: the most slices starting on
+/// the least busy thread (a window where one thread runs alone is a stall, not steady state).
 fn busiest_window(trace: &schedlab_benches::trace_check::Trace, span_us: f64) -> f64 {
-    let mut starts: Vec<f64> = trace.slices.iter().map(|s| s.start_us).collect();
-    starts.sort_by(f64::total_cmp);
-    let (mut best, mut best_count, mut j) = (starts.first().copied().unwrap_or(0.0), 0, 0);
-    for (i, &t) in starts.iter().enumerate() {
-        while j < starts.len() && starts[j] < t + span_us {
+    let tids: Vec<u64> = trace.tracks.iter().filter(|t| t.slices > 0).map(|t| t.tid).collect();
+    let mut starts: Vec<(f64, usize)> = trace
+        .slices
+        .iter()
+        .filter_map(|s| tids.iter().position(|&t| t == s.tid).map(|i| (s.start_us, i)))
+        .collect();
+    starts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut counts = vec![0usize; tids.len()];
+    let (mut best, mut best_score, mut j) = (starts.first().map_or(0.0, |s| s.0), 0, 0);
+    for i in 0..starts.len() {
+        while j < starts.len() && starts[j].0 < starts[i].0 + span_us {
+            counts[starts[j].1] += 1;
             j += 1;
         }
-        if j - i > best_count {
-            (best, best_count) = (t, j - i);
+        let score = counts.iter().copied().min().unwrap_or(0);
+        if score > best_score {
+            (best, best_score) = (starts[i].0, score);
         }
+        counts[starts[i].1] -= 1;
     }
     best
 }
