@@ -253,7 +253,20 @@ pub fn cmd(args: &CompareArgs) -> Result<ExitCode, UsageError> {
             step.variant,
             if step.instrumented { " (lockstat)" } else { "" }
         )),
-        Progress::Done(..) => bar.inc(1),
+        Progress::Done(step, r) => {
+            tracing::info!(
+                run = step.index + 1,
+                of = step.total,
+                round = step.round + 1,
+                variant = step.variant,
+                lock = %step.lock,
+                lockstat = step.instrumented,
+                kiops = r.kiops,
+                consistent = r.consistent,
+                "run done"
+            );
+            bar.inc(1)
+        }
     })
     .map_err(UsageError)?;
     bar.finish_and_clear();
@@ -278,7 +291,7 @@ pub fn cmd_default() -> ExitCode {
     match cmd(&default_args()) {
         Ok(code) => code,
         Err(UsageError(msg)) => {
-            eprintln!("schedlab: {msg}");
+            tracing::error!("{msg}");
             ExitCode::from(2)
         }
     }

@@ -219,7 +219,7 @@ pub fn cmd(args: &SimulateArgs) -> Result<ExitCode, UsageError> {
         std::fs::write(path, text + "\n").map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))?;
     }
     if !result.consistent {
-        eprintln!("schedlab: end-of-run check failed: requests {:?}", result.requests);
+        tracing::error!("end-of-run check failed: requests {:?}", result.requests);
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)

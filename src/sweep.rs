@@ -176,7 +176,10 @@ pub fn cmd(args: &SweepArgs) -> Result<ExitCode, UsageError> {
             key.slots,
             key.outside_ns
         )),
-        SweepProgress::Done(_) => bar.inc(1),
+        SweepProgress::Done(point) => {
+            tracing::info!(variant = %point.variant, lock = %point.lock, threads = point.threads, kiops = point.kiops, "point done");
+            bar.inc(1)
+        }
     })
     .map_err(UsageError)?;
     bar.finish_and_clear();
