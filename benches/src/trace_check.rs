@@ -255,8 +255,9 @@ pub fn lock_reports(trace: &Trace) -> Vec<LockReport> {
 pub fn summary_text(trace: &Trace) -> String {
     use std::fmt::Write;
     let mut out = String::new();
-    let first = trace.slices.iter().map(|s| s.start_us).fold(f64::INFINITY, f64::min);
-    let last = trace.slices.iter().map(|s| s.end_us).fold(f64::NEG_INFINITY, f64::max);
+    let instants = trace.instants.iter().map(|e| e.2);
+    let first = trace.slices.iter().map(|s| s.start_us).chain(instants.clone()).fold(f64::INFINITY, f64::min);
+    let last = trace.slices.iter().map(|s| s.end_us).chain(instants).fold(f64::NEG_INFINITY, f64::max);
     let _ = writeln!(out, "{} slices, {} instant events over {:.1} ms", trace.slices.len(), trace.instants.len(), (last - first).max(0.0) / 1e3);
     let _ = writeln!(out, "tracks:");
     for t in &trace.tracks {
