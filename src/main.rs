@@ -84,32 +84,6 @@ struct TraceSummaryArgs {
     stall_svg: Option<std::path::PathBuf>,
 }
 
-/// The start of the `span_us` window where every thread is busiest: the most slices starting on
-/// the least busy thread (a window where one thread runs alone is a stall, not steady state).
-fn busiest_window(trace: &schedlab_benches::trace_check::Trace, span_us: f64) -> f64 {
-    let tids: Vec<u64> = trace.tracks.iter().filter(|t| t.slices > 0).map(|t| t.tid).collect();
-    let mut starts: Vec<(f64, usize)> = trace
-        .slices
-        .iter()
-        .filter_map(|s| tids.iter().position(|&t| t == s.tid).map(|i| (s.start_us, i)))
-        .collect();
-    starts.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut counts = vec![0usize; tids.len()];
-    let (mut best, mut best_score, mut j) = (starts.first().map_or(0.0, |s| s.0), 0, 0);
-    for i in 0..starts.len() {
-        while j < starts.len() && starts[j].0 < starts[i].0 + span_us {
-            counts[starts[j].1] += 1;
-            j += 1;
-        }
-        let score = counts.iter().copied().min().unwrap_or(0);
-        if score > best_score {
-            (best, best_score) = (starts[i].0, score);
-        }
-        counts[starts[i].1] -= 1;
-    }
-    best
-}
-
 /// Exit 1 when a lock's holds overlap (the trace contradicts mutual exclusion); 2 for a file that
 /// is not a well-formed trace.
 fn cmd_trace_summary(args: &TraceSummaryArgs) -> Result<ExitCode, UsageError> {
@@ -118,15 +92,14 @@ fn cmd_trace_summary(args: &TraceSummaryArgs) -> Result<ExitCode, UsageError> {
     let trace = trace_check::parse(&text).map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;
     print!("{}", trace_check::summary_text(&trace));
     if let Some(svg) = &args.svg {
-        let from = args.from_us.unwrap_or_else(|| busiest_window(&trace, args.span_us));
+        let from = args.from_us.unwrap_or_else(|| trace_check::busiest_window(&trace, args.span_us));
         let name = args.file.file_name().map_or_else(|| args.file.display().to_string(), |n| n.to_string_lossy().into_owned());
         let title = format!("{name}: {:.0} µs from {:.1} µs", args.span_us, from);
         trace_check::excerpt_svg(&trace, from, args.span_us, svg, &title).map_err(UsageError)?;
         println!("wrote {}", svg.display());
     }
     if let Some(svg) = &args.stall_svg {
-        let longest = trace.slices.iter().filter(|s| s.name.ends_with(" lock: wait")).max_by(|a, b| a.duration_us().total_cmp(&b.duration_us()));
-        let Some(wait) = longest else {
+        let Some(wait) = trace_check::longest_wait(&trace) else {
             return Err(UsageError(format!("{}: no lock waits to draw", args.file.display())));
         };
         let title = format!("longest wait: {} on thread {}, {:.1} µs, ending at {:.1} µs", wait.name, wait.tid, wait.duration_us(), wait.end_us);

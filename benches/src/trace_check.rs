@@ -301,6 +301,37 @@ pub fn summary_text(trace: &Trace) -> String {
     out
 }
 
+/// The start of the `span_us` window where every thread is busiest: the most slices starting on
+/// the least busy thread (a window where one thread runs alone is a stall, not steady state).
+pub fn busiest_window(trace: &Trace, span_us: f64) -> f64 {
+    let tids: Vec<u64> = trace.tracks.iter().filter(|t| t.slices > 0).map(|t| t.tid).collect();
+    let mut starts: Vec<(f64, usize)> = trace
+        .slices
+        .iter()
+        .filter_map(|s| tids.iter().position(|&t| t == s.tid).map(|i| (s.start_us, i)))
+        .collect();
+    starts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut counts = vec![0usize; tids.len()];
+    let (mut best, mut best_score, mut j) = (starts.first().map_or(0.0, |s| s.0), 0, 0);
+    for i in 0..starts.len() {
+        while j < starts.len() && starts[j].0 < starts[i].0 + span_us {
+            counts[starts[j].1] += 1;
+            j += 1;
+        }
+        let score = counts.iter().copied().min().unwrap_or(0);
+        if score > best_score {
+            (best, best_score) = (starts[i].0, score);
+        }
+        counts[starts[i].1] -= 1;
+    }
+    best
+}
+
+/// The longest lock wait in the trace: where a stall or a convoy ends.
+pub fn longest_wait(trace: &Trace) -> Option<&Slice> {
+    trace.slices.iter().filter(|s| s.name.ends_with(" lock: wait")).max_by(|a, b| a.duration_us().total_cmp(&b.duration_us()))
+}
+
 /// Where a slice is drawn in its thread's band of an excerpt, and how.
 fn lane_of(slice: &Slice) -> Option<(usize, (u8, u8, u8))> {
     let name = slice.name.as_str();

@@ -236,8 +236,11 @@ impl<P: StatsPolicy> Scheduler<P> {
         if !P::SAFE_UNDER_GROUP_REMOVAL {
             return Err(SchedError::UnsafeUnderRemoval(P::NAME));
         }
+        trace::in_path(PathSpan::Offline { group: id.serial }, || self.remove_group_body(id))
+    }
+
+    fn remove_group_body(&self, id: GroupId) -> Result<(), SchedError> {
         let _path = lockstat::enter(LockPath::GroupRemoval);
-        let _span = trace::enter_path(PathSpan::Offline { group: id.serial });
         // Lock order: queue lock, then scheduler lock (blkcg holds queue_lock around pd_offline).
         let queue_guard = P::REPARENT_HOLDS_QUEUE_LOCK.then(|| self.queue_lock.lock());
         let mut st = self.lock();
@@ -501,9 +504,12 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         if !P::SAFE_UNDER_GROUP_REMOVAL {
             return Err(SchedError::UnsafeUnderRemoval(P::NAME));
         }
+        trace::in_path(PathSpan::Move { pid: self.pid }, || self.move_to_body(group))
+    }
+
+    fn move_to_body(&self, group: GroupId) -> Result<(), SchedError> {
         let sched = self.sched;
         let _path = lockstat::enter(LockPath::GroupRemoval);
-        let _span = trace::enter_path(PathSpan::Move { pid: self.pid });
         let queue_guard = P::REPARENT_HOLDS_QUEUE_LOCK.then(|| sched.queue_lock.lock());
         let mut st = sched.lock();
         let g = Scheduler::<P>::lookup(&st, group)?;

@@ -490,7 +490,8 @@ mod locks {
                 self.enter_hold_span(hold_span);
                 return;
             }
-            let wait_span = if hold_span.is_some() { lock_wait_span(self.class).entered() } else { tracing::Span::none().entered() };
+            // Only when traced: a lockstat-only acquisition builds no span at all.
+            let wait_span = hold_span.is_some().then(|| lock_wait_span(self.class).entered());
             let start = if measured { super::lock_ticks() } else { 0 };
             self.raw_lock();
             if measured {
@@ -500,7 +501,7 @@ mod locks {
             // Exit the wait (its end is stamped now), enter the hold, and only then close the
             // wait span: closing frees its bookkeeping, which would otherwise sit between the two
             // on the timeline.
-            let wait_span = wait_span.exit();
+            let wait_span = wait_span.map(tracing::span::EnteredSpan::exit);
             self.enter_hold_span(hold_span);
             drop(wait_span);
         }

@@ -21,8 +21,8 @@
 //! Every TRACE site sits behind [`hot_paths_traced`]: `TRACE <= STATIC_MAX_LEVEL` (a constant) and
 //! `TRACE <= LevelFilter::current()` (one relaxed load of a word that only changes when a
 //! subscriber is installed). With no subscriber, or one whose filter stops below TRACE (`-v`,
-//! `-vv`), that is the whole cost: the span constructors are out of line, and the guards
-//! ([`SpanGuard`]) hold no `Span` value to build, enter or drop. Building with the
+//! `-vv`), that is the whole cost: the span constructors are out of line, and a path runs through
+//! [`in_path`], whose untraced branch is the plain call (no `Span` value to build, enter or drop). Building with the
 //! workspace feature `no-trace` (tracing's `release_max_level_debug`) removes even the load;
 //! `notes/tracing.md` measures the difference.
 //!
@@ -31,7 +31,6 @@
 
 use crate::policy::StatKind;
 use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
-use std::mem::ManuallyDrop;
 use tracing::span::EnteredSpan;
 use tracing::{trace_span, Level, Span};
 
@@ -79,38 +78,6 @@ pub enum PathSpan {
     Move { pid: u64 },
 }
 
-/// An entered span, or nothing: what the hot paths hold while traced.
-///
-/// Not an `Option<EnteredSpan>`: its drop glue is an out-of-line call even for `None` (measured:
-/// about 10 instructions per guard under callgrind). Here the untraced drop is one inlined compare.
-#[must_use = "the span is entered only while the guard lives"]
-pub struct SpanGuard(ManuallyDrop<Option<EnteredSpan>>);
-
-impl SpanGuard {
-    const NONE: SpanGuard = SpanGuard(ManuallyDrop::new(None));
-
-    /// Whether a span is entered (false when nothing records TRACE).
-    pub fn is_entered(&self) -> bool {
-        self.0.is_some()
-    }
-}
-
-impl Drop for SpanGuard {
-    #[inline(always)]
-    fn drop(&mut self) {
-        if self.0.is_some() {
-            exit_span(&mut self.0);
-        }
-    }
-}
-
-#[inline(never)]
-#[cold]
-fn exit_span(span: &mut ManuallyDrop<Option<EnteredSpan>>) {
-    // SAFETY: called once, from `SpanGuard::drop`; the value is never used again.
-    drop(unsafe { ManuallyDrop::take(span) });
-}
-
 /// Runs `f` inside the span of `path`. Untraced, this is `f()` behind one branch: the span, its
 /// guard and its drop live only in the cold copy, so they do not count against the inliner's
 /// budget for the path (measured with callgrind: a guard with a `Drop` on the hot path made the
@@ -129,18 +96,6 @@ pub fn in_path<R>(path: PathSpan, f: impl FnOnce() -> R) -> R {
 fn in_path_traced<R>(path: PathSpan, f: impl FnOnce() -> R) -> R {
     let _entered = path_span_slow(path).entered();
     f()
-}
-
-/// Enters the span of a path until the guard drops (nothing unless [`hot_paths_traced`]); for
-/// the paths that are not hot (group removal, process moves), where a guard reads better than
-/// [`in_path`].
-#[inline(always)]
-pub fn enter_path(path: PathSpan) -> SpanGuard {
-    if hot_paths_traced() {
-        SpanGuard(ManuallyDrop::new(Some(path_span_slow(path).entered())))
-    } else {
-        SpanGuard::NONE
-    }
 }
 
 #[inline(never)]
