@@ -89,7 +89,7 @@ impl Sampling {
             _ => None,
         };
         // The report must be built before the guard drops: stopping clears the samples.
-        let report = self.guard.report().build().map_err(|e| format!("cannot read the profile: {e}"))?;
+        let report = self.guard.report().build_unresolved().map_err(|e| format!("cannot read the profile: {e}"))?;
         drop(self.guard);
         let mut stacks = BTreeMap::new();
         for (frames, &count) in &report.data {
@@ -97,11 +97,11 @@ impl Sampling {
                 continue;
             }
             let mut names = Vec::new();
-            // `frames.frames` runs from the sampled frame out to the thread's start; within one
-            // frame the symbols run from the innermost inlined function out.
-            for frame in frames.frames.iter().rev() {
-                for symbol in frame.iter().rev() {
-                    names.push(frame_name(&symbol.name(), symbol.filename.as_deref()));
+            // Sampled frame first, out to the thread's start; within one frame the symbols run
+            // from the innermost inlined function out, so both are reversed for a root-first stack.
+            for symbols in resolve_sample(&frames.frames).iter().rev() {
+                for (name, file) in symbols.iter().rev() {
+                    names.push(frame_name(name, file.as_deref()));
                 }
             }
             // Drop what runs before the workbench's own code (thread start, std's spawn closures):
@@ -116,6 +116,43 @@ impl Sampling {
         }
         Ok(Folded { stacks, frequency: self.frequency, wall_s, cpu_s })
     }
+}
+
+/// One sample's frames as (symbol, source file) lists, sampled frame first.
+///
+/// pprof's own resolution looks every address up at `ip - 1`, right for a return address (it
+/// lands in the call instruction) but wrong for the interrupted instruction itself: a sample on
+/// the first instruction of a function was charged to the last bytes of whatever function lies
+/// before it in the binary. Measured: `no-stats` profiles showed `emit<SchedLock>` →
+/// `apply_locked` once in about ten runs, the tail of the function placed before no-stats'
+/// `SchedState::expire`. So the frames below the signal handler are resolved here: the
+/// interrupted one at its own address, the callers at `ip - 1`.
+fn resolve_sample(frames: &[backtrace::Frame]) -> Vec<Vec<(String, Option<std::path::PathBuf>)>> {
+    // `backtrace::resolve(addr)` looks up `addr - 1` (its adjustment for return addresses).
+    let symbols_at = |lookup: usize| {
+        let mut symbols = Vec::new();
+        backtrace::resolve((lookup + 1) as *mut std::ffi::c_void, |symbol| {
+            let name = symbol.name().map_or_else(String::new, |n| n.to_string());
+            symbols.push((name, symbol.filename().map(Path::to_path_buf)));
+        });
+        symbols
+    };
+    let resolved: Vec<_> = frames.iter().map(|f| symbols_at((f.ip() as usize).saturating_sub(1))).collect();
+    // As pprof does: drop the handler's frame and the signal trampoline after it.
+    let handler = resolved.iter().position(|symbols| symbols.iter().any(|(name, _)| name.contains("perf_signal_handler")));
+    let mut out = Vec::new();
+    for (i, symbols) in resolved.into_iter().enumerate() {
+        let symbols = match handler {
+            Some(h) if i == h || i == h + 1 => continue,
+            // The interrupted instruction: its own address.
+            Some(h) if i == h + 2 => symbols_at(frames[i].ip() as usize),
+            _ => symbols,
+        };
+        if !symbols.is_empty() {
+            out.push(symbols);
+        }
+    }
+    out
 }
 
 /// The module path of a source file, from where it lies: `/rustc/<hash>/library/core/src/ptr/mod.rs`
@@ -404,7 +441,13 @@ fn leaf_name(frame: &str) -> &str {
 /// every update, even for `no-stats`), batching, epoch pins.
 fn is_stats_machinery(frame: &str) -> bool {
     let leaf = leaf_name(frame);
-    ((frame.starts_with("schedlab_variants::") || frame.starts_with("<schedlab_variants::")) && leaf != "route")
+    // A variant's code lives in its module (`schedlab_variants::queue_lock::...`, or a trait
+    // impl `<schedlab_variants::...>`); the crate root is the registry (`schedlab_variants::visit`
+    // on the thread that starts a run), not statistics.
+    let head = &frame[..frame.find('<').unwrap_or(frame.len())];
+    let in_variant = frame.starts_with("<schedlab_variants::")
+        || (frame.starts_with("schedlab_variants::") && head.matches("::").count() >= 2);
+    (in_variant && leaf != "route")
         || frame.starts_with("crossbeam_epoch::")
         || leaf == "run_deferred"
         || (frame.starts_with("schedlab_core::policy::") && leaf == "push")
