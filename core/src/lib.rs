@@ -50,21 +50,24 @@
 //! deviation.
 
 pub mod clock;
+pub mod fault;
 pub mod lockstat;
 pub mod objects;
 pub mod policy;
+pub mod protection;
 pub mod scheduler;
 mod sorted;
 mod state;
 pub mod stats;
 pub mod sync;
 pub mod trace;
+pub mod update;
 
 pub use clock::{Clock, ManualClock, RealClock, SchedClock};
 pub use objects::{Census, GroupPtr, GroupShared, QueueRef, QueueShared, RetiredGroup};
-pub use policy::{
-    DeferredBatch, DeferredCx, LockedView, Path, Route, StatEvent, StatKind, StatUpdate, StatsKept, StatsPolicy,
-};
+pub use policy::{DeferredBatch, DeferredCx, LockedView, Route, StatsPolicy};
+pub use protection::{GracePeriod, NoRemoval, Protection, QueueLock, Reclaimer, SchedLockOnly, Witness};
+pub use update::{Path, StatEvent, StatKind, StatUpdate, StatsKept};
 pub use scheduler::{Completed, Consistency, Dispatched, GroupId, GroupInfo, Process, SchedError, Scheduler};
 pub use state::{InsertOutcome, RequestCounters, RequestSpec, SchedConfig};
 pub use stats::{GroupStats, Op, StatsSnapshot};

@@ -6,7 +6,8 @@
 //! objects reached through raw pointers, as in the kernel:
 //!
 //! - [`GroupShared`]: a group's statistics, its reference count and its parent. Freed when the last
-//!   reference goes, through the stats policy's `retire_group` (immediately, or after an epoch).
+//!   reference goes, through the stats policy's `retire_group` and its protection (immediately, or
+//!   after an epoch grace period: `protection.rs`).
 //!   References: one while the group is online, one per queue whose current group it is, one per
 //!   child group (until the child is freed).
 //! - [`QueueShared`]: a queue's current group (an atomic pointer: reparenting stores it, deferred
@@ -16,6 +17,7 @@
 //! Both carry a [`Liveness`] word poisoned on drop; under loom, freed objects are quarantined so a
 //! stale access fails an assertion (the models' way of seeing a use after free).
 
+use crate::fault::{self, Fault};
 use crate::stats::GroupStats;
 use crate::sync::{reclaim, AtomicBool, AtomicPtr, AtomicUsize, Liveness, OracleArc, Ordering};
 use std::any::Any;
@@ -110,12 +112,18 @@ impl GroupShared {
 
     /// A number that names this group for its whole life (never reused).
     pub fn serial(&self) -> u64 {
+        self.liveness.assert_alive("group");
         self.serial
     }
 
     /// Takes a reference.
     pub(crate) fn get(&self) {
         self.liveness.assert_alive("group");
+        if fault::active(Fault::PlainGroupRefcount) {
+            let old = self.refs.load(Ordering::Relaxed);
+            self.refs.store(old + 1, Ordering::Relaxed);
+            return;
+        }
         // Relaxed: taking a reference needs the object alive already (the caller holds one).
         self.refs.fetch_add(1, Ordering::Relaxed);
     }
@@ -130,7 +138,14 @@ impl GroupShared {
         group.liveness.assert_alive("group");
         // AcqRel: the last putter must see every access made under the other references
         // (Acquire) before it frees; the others publish theirs (Release).
-        if group.refs.fetch_sub(1, Ordering::AcqRel) == 1 {
+        let before = if fault::active(Fault::PlainGroupRefcount) {
+            let old = group.refs.load(Ordering::Acquire);
+            group.refs.store(old - 1, Ordering::Release);
+            old
+        } else {
+            group.refs.fetch_sub(1, Ordering::AcqRel)
+        };
+        if before == 1 {
             group.census.awaiting_reclamation.fetch_add(1, Ordering::Relaxed);
             Some(RetiredGroup(this))
         } else {
@@ -197,7 +212,12 @@ impl RetiredGroup {
     /// Frees the group: moves whatever its statistics gathered since it went offline into its
     /// parent (the kernel's release-path drain, kernel-bfq.md §4), drops its reference on the
     /// parent (handing the parent to `retire_parent` if that was the last), and frees the memory.
-    pub fn free(self, retire_parent: &mut dyn FnMut(RetiredGroup)) {
+    ///
+    /// # Safety
+    /// No deferred update may still reach the group: the caller's protection guarantees it (a
+    /// grace period has ended since the retirement, or the queue lock that every deferred update
+    /// takes is held, or nothing is deferred, or the scheduler is gone: protection.rs, I1, I4).
+    pub unsafe fn free(self, retire_parent: &mut dyn FnMut(RetiredGroup)) {
         // SAFETY: we own the last reference (RetiredGroup's invariant): nothing else can reach the
         // group any more, and it was allocated by `GroupShared::allocate` as a Box.
         let group = unsafe { Box::from_raw(self.0 .0.as_ptr()) };
@@ -205,7 +225,9 @@ impl RetiredGroup {
         if let Some(parent_ptr) = group.parent {
             // SAFETY: a group holds a reference on its parent until this point.
             let parent = unsafe { parent_ptr.get() };
-            group.stats.transfer_into(parent.stats());
+            if !fault::active(Fault::ReleaseWithoutFlush) {
+                group.stats.transfer_into(parent.stats());
+            }
             if let Some(parent_retired) = GroupShared::put(parent_ptr) {
                 retire_parent(parent_retired);
             }
@@ -218,8 +240,12 @@ impl RetiredGroup {
     }
 
     /// Frees the group now, and its ancestors whose last reference this was.
-    pub fn free_now(self) {
-        self.free(&mut |parent| parent.free_now());
+    ///
+    /// # Safety
+    /// As for [`RetiredGroup::free`], for the group and for each ancestor freed with it.
+    pub unsafe fn free_now(self) {
+        // SAFETY: the caller's guarantee covers the group and the ancestors it releases.
+        unsafe { self.free(&mut |parent| parent.free_now()) }
     }
 }
 
@@ -270,12 +296,20 @@ impl QueueShared {
     }
 
     pub(crate) fn set_wait_request(&self, on: bool) {
+        self.liveness.assert_alive("queue");
         self.wait_request.store(on, Ordering::Relaxed);
     }
 
     /// The process the queue belongs to.
     pub fn pid(&self) -> u64 {
+        self.liveness.assert_alive("queue");
         self.pid
+    }
+
+    /// Under a model checker, panics if the queue was freed.
+    #[inline]
+    pub fn assert_alive(&self) {
+        self.liveness.assert_alive("queue");
     }
 }
 
@@ -302,6 +336,15 @@ impl QueueRef {
     /// The address, for identity comparisons that never dereference.
     pub fn addr(self) -> usize {
         self.0.as_ptr() as usize
+    }
+
+    pub(crate) fn as_ptr(self) -> *mut QueueShared {
+        self.0.as_ptr()
+    }
+
+    /// The queue at `ptr`, if not null (never dereferenced here).
+    pub(crate) fn from_ptr(ptr: *mut QueueShared) -> Option<QueueRef> {
+        NonNull::new(ptr).map(QueueRef)
     }
 
     /// Frees the queue.

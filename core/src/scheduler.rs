@@ -8,13 +8,16 @@
 //! the queue lock, after the scheduler lock is released).
 
 use crate::clock::SchedClock;
+use crate::fault::{self, Fault};
 use crate::lockstat::{self, LockClass, LockPath};
-use crate::objects::{Census, QueueRef, RetiredGroup};
-use crate::policy::{DeferredBatch, DeferredCx, LockedView, Path, Route, StatEvent, StatKind, StatUpdate, StatsKept, StatsPolicy};
+use crate::objects::{Census, QueueRef, QueueShared, RetiredGroup};
+use crate::policy::{DeferredBatch, DeferredCx, LockedView, Route, StatsPolicy};
+use crate::update::{Path, StatEvent, StatKind, StatUpdate, StatsKept};
+use crate::protection::{Protection, Reclaimer};
 use crate::state::{InsertOutcome, QueueId, RequestCounters, RequestSpec, RqId, SchedConfig, SchedState, StatSink};
 use crate::stats::{Op, StatsSnapshot};
 use crate::trace::{self, PathSpan};
-use crate::sync::{Arc, AtomicU64, Lock, LockGuard, LockKind, OracleArc, Ordering};
+use crate::sync::{Arc, AtomicPtr, AtomicU64, Lock, LockGuard, LockKind, OracleArc, Ordering};
 use std::fmt;
 
 /// Names a group for as long as it is online (slab key + serial, so a stale id is detected).
@@ -99,6 +102,8 @@ pub struct Consistency {
 /// The scheduler instance (`struct bfq_data` plus its locks and policy).
 pub struct Scheduler<P: StatsPolicy> {
     state: Lock<SchedState>,
+    /// The in-service queue as the idle-slice timer reads it, outside the lock (`state.rs`).
+    in_service_hint: Arc<AtomicPtr<QueueShared>>,
     queue_lock: Lock<()>,
     policy: P,
     clock: SchedClock,
@@ -128,7 +133,7 @@ impl<P: StatsPolicy> StatSink for Router<'_, P> {
     fn emit(&mut self, queue: QueueRef, update: StatUpdate) {
         match effective_route(self.policy, update.kind()) {
             Route::Now => apply_locked(queue, update, self.now),
-            Route::Defer => self.batch.push(StatEvent { queue, update }),
+            Route::Defer => self.batch.push_pinned(StatEvent { queue, update }),
             Route::Skip => {}
         }
     }
@@ -151,8 +156,10 @@ impl<P: StatsPolicy> Scheduler<P> {
     pub fn new(lock: LockKind, config: SchedConfig, clock: SchedClock) -> Arc<Self> {
         assert!((1..=64).contains(&config.slots), "slots must be 1..=64");
         let census = OracleArc::new(Census::default());
+        let state = SchedState::new(config, census.clone(), Self::new_group_state);
         Arc::new(Scheduler {
-            state: Lock::named(lock, LockClass::SCHED, SchedState::new(config, census.clone(), Self::new_group_state)),
+            in_service_hint: state.in_service_hint.clone(),
+            state: Lock::named(lock, LockClass::SCHED, state),
             queue_lock: Lock::named(lock, LockClass::QUEUE, ()),
             policy: P::new(),
             clock,
@@ -191,19 +198,23 @@ impl<P: StatsPolicy> Scheduler<P> {
         self.state.lock()
     }
 
-    fn cx(&self) -> DeferredCx<'_> {
-        DeferredCx { queue_lock: &self.queue_lock, clock: &self.clock }
+    fn cx(&self) -> DeferredCx<'_, P::Protection> {
+        DeferredCx::new(&self.queue_lock, &self.clock)
     }
 
     fn retire(&self, retired: Vec<RetiredGroup>) {
+        let reclaim = Reclaimer::new();
         for group in retired {
-            self.policy.retire_group(group);
+            self.policy.retire_group(group, &reclaim);
         }
     }
 
+    /// The slot of the online group `id` names: a handle carries the group's serial (its
+    /// generation), so a handle kept past its group's removal never reaches a group created later
+    /// in the same slot.
     fn lookup(st: &SchedState, id: GroupId) -> Result<usize, SchedError> {
         match st.groups.get(id.key as usize) {
-            Some(g) if g.serial == id.serial => Ok(id.key as usize),
+            Some(g) if g.serial == id.serial || fault::active(Fault::GroupHandleWithoutGeneration) => Ok(id.key as usize),
             _ => Err(SchedError::NoSuchGroup(id)),
         }
     }
@@ -233,7 +244,7 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// Removes a group: offline now (its queues move to the parent, its statistics are added into
     /// the parent's), freed when its last reference goes.
     pub fn remove_group(&self, id: GroupId) -> Result<(), SchedError> {
-        if !P::SAFE_UNDER_GROUP_REMOVAL {
+        if !<P::Protection as Protection>::ALLOWS_REMOVAL {
             return Err(SchedError::UnsafeUnderRemoval(P::NAME));
         }
         trace::in_path(PathSpan::Offline { group: id.serial }, || self.remove_group_body(id))
@@ -242,7 +253,7 @@ impl<P: StatsPolicy> Scheduler<P> {
     fn remove_group_body(&self, id: GroupId) -> Result<(), SchedError> {
         let _path = lockstat::enter(LockPath::GroupRemoval);
         // Lock order: queue lock, then scheduler lock (blkcg holds queue_lock around pd_offline).
-        let queue_guard = P::REPARENT_HOLDS_QUEUE_LOCK.then(|| self.queue_lock.lock());
+        let queue_guard = <P::Protection as Protection>::REMOVAL_HOLDS_QUEUE_LOCK.then(|| self.queue_lock.lock());
         let mut st = self.lock();
         let g = Self::lookup(&st, id)?;
         if g == st.root {
@@ -353,10 +364,29 @@ impl<P: StatsPolicy> Scheduler<P> {
         dispatched
     }
 
-    /// Runs the idle timer if it is due (`bfq_idle_slice_timer`); for callers that drive time.
+    /// The idle-slice timer's handler (`bfq_idle_slice_timer`), for callers that drive time: it
+    /// expires the in-service queue if it is still idling past its deadline.
+    ///
+    /// As in the kernel, the handler reads the in-service queue *before* it takes the scheduler
+    /// lock (the hrtimer callback has only `bfqd`), so what it read may have been expired and freed
+    /// by a dispatch or a process exit meanwhile. Under the lock it first checks that the queue is
+    /// still the one in service, and touches it only then (the 2020 fix: fault.rs,
+    /// `IdleTimerTouchesBeforeCheck`).
     pub fn run_idle_timer(&self) -> bool {
+        // Acquire pairs with the Release stores in `state.rs` (`set_in_service`, `expire`).
+        let Some(queue) = QueueRef::from_ptr(self.in_service_hint.load(Ordering::Acquire)) else {
+            return false;
+        };
         let mut batch = DeferredBatch::new(Path::Dispatch);
         let mut st = self.lock();
+        if fault::active(Fault::IdleTimerTouchesBeforeCheck) {
+            // SAFETY: none: this is the fault (the pre-2020 order). The queue read without the
+            // lock may have been freed.
+            unsafe { queue.get() }.set_wait_request(false);
+        }
+        if st.in_service_queue_ref() != Some(queue) {
+            return false; // expired (and possibly freed) since it was read: nothing to do
+        }
         let now = self.clock.now_ns();
         let fired = st.run_idle_timer(now, &mut Router { policy: &self.policy, batch: &mut batch, now });
         let retired = std::mem::take(&mut st.retired);
@@ -501,7 +531,7 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
 
     /// Moves the process to another group (its queue follows: `bfq_bic_update_cgroup`).
     pub fn move_to(&self, group: GroupId) -> Result<(), SchedError> {
-        if !P::SAFE_UNDER_GROUP_REMOVAL {
+        if !<P::Protection as Protection>::ALLOWS_REMOVAL {
             return Err(SchedError::UnsafeUnderRemoval(P::NAME));
         }
         trace::in_path(PathSpan::Move { pid: self.pid }, || self.move_to_body(group))
@@ -510,7 +540,7 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
     fn move_to_body(&self, group: GroupId) -> Result<(), SchedError> {
         let sched = self.sched;
         let _path = lockstat::enter(LockPath::GroupRemoval);
-        let queue_guard = P::REPARENT_HOLDS_QUEUE_LOCK.then(|| sched.queue_lock.lock());
+        let queue_guard = <P::Protection as Protection>::REMOVAL_HOLDS_QUEUE_LOCK.then(|| sched.queue_lock.lock());
         let mut st = sched.lock();
         let g = Scheduler::<P>::lookup(&st, group)?;
         let now = sched.clock.now_ns();
@@ -575,7 +605,7 @@ impl<P: StatsPolicy> Dispatched<'_, P> {
         let route = effective_route(&sched.policy, StatKind::Completion);
         if route == Route::Defer {
             let mut batch = DeferredBatch::new(Path::Completion);
-            batch.push(StatEvent { queue: self.queue, update });
+            batch.push_pinned(StatEvent { queue: self.queue, update });
             let _stats = lockstat::enter(LockPath::Stats);
             sched.policy.run_deferred(&sched.cx(), &mut batch);
         }

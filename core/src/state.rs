@@ -12,8 +12,10 @@
 //!
 //! Deviations from the kernel are marked `NOTE:` where they occur; notes/kernel-map.md lists them.
 
+use crate::fault::{self, Fault};
 use crate::objects::{Census, GroupPtr, GroupShared, QueueRef, QueueShared, RetiredGroup};
-use crate::policy::StatUpdate;
+use crate::sync::{Arc, AtomicPtr, Ordering};
+use crate::update::StatUpdate;
 use crate::stats::Op;
 use crate::trace::{self, IdleTimer};
 use crate::sync::OracleArc;
@@ -232,6 +234,10 @@ pub(crate) struct SchedState {
     pub(crate) root: usize,
     dispatch_list: VecDeque<RqId>,
     in_service: Option<QueueId>,
+    /// `bfqd->in_service_queue` as the idle-slice timer reads it: without the scheduler lock.
+    /// Written under the lock whenever `in_service` changes; the timer must re-validate what it
+    /// read once it holds the lock (the queue may have been expired and freed meanwhile).
+    pub(crate) in_service_hint: Arc<AtomicPtr<QueueShared>>,
     pub(crate) idle_deadline: Option<u64>,
     last_position: u64,
     pub(crate) counters: RequestCounters,
@@ -263,6 +269,7 @@ impl SchedState {
             root,
             dispatch_list: VecDeque::new(),
             in_service: None,
+            in_service_hint: Arc::new(AtomicPtr::new(std::ptr::null_mut())),
             idle_deadline: None,
             last_position: 0,
             counters: RequestCounters::default(),
@@ -506,6 +513,8 @@ impl SchedState {
     /// `__bfq_set_in_service_queue`.
     fn set_in_service(&mut self, q: QueueId, now: u64) {
         self.in_service = Some(q);
+        // Release: a timer that reads the pointer reads it with the queue initialised.
+        self.in_service_hint.store(self.queues[q].shared.as_ptr(), Ordering::Release);
         let next_sectors = self.peek_next_rq(q, now).map_or(0, |rq| self.requests[rq].sectors as u64);
         let qs = &mut self.queues[q];
         qs.refs += 1;
@@ -546,6 +555,7 @@ impl SchedState {
         self.set_wait_request(q, false);
         self.expire_path(q, backlogged);
         self.in_service = None;
+        self.in_service_hint.store(std::ptr::null_mut(), Ordering::Release);
         self.idle_deadline = None;
         tracing::trace!(name: "bfq_bfqq_expire", target: trace::PATHS, queue = q, ?reason, service, "expire");
         self.put_queue(q); // the in-service reference
@@ -721,7 +731,9 @@ impl SchedState {
                     r.absorbed.extend_from_slice(&n.absorbed);
                     self.counters.merged += 1;
                     // bfq_requests_merged: the absorbed request leaves the scheduler.
-                    sink.emit(queue, StatUpdate::IoRemove { op: n.op });
+                    if !fault::active(Fault::MergeWithoutIoRemove) {
+                        sink.emit(queue, StatUpdate::IoRemove { op: n.op });
+                    }
                     sink.emit(queue, StatUpdate::IoMerged { op: n.op });
                     self.put_queue(q); // `next`'s reference; the process still holds one
                 }
@@ -774,7 +786,24 @@ impl SchedState {
 
     /// `bfq_bfqq_move`: the queue changes group (cgroup move, or its group goes offline).
     pub(crate) fn move_queue(&mut self, q: QueueId, to: usize, now: u64, sink: &mut impl StatSink) {
-        if self.in_service == Some(q) {
+        self.move_queue_publishing(q, to, now, sink, true);
+    }
+
+    /// [`SchedState::move_queue`]; `publish` false is the `OfflineMovesOnlyBusyQueues` fault: the
+    /// queue's shared pointer keeps naming the old group after its reference moved.
+    fn move_queue_publishing(&mut self, q: QueueId, to: usize, now: u64, sink: &mut impl StatSink, publish: bool) {
+        if self.in_service == Some(q) && fault::active(Fault::ExpireWithoutOwnReference) {
+            // The 2019 bug: expire, then go on with the queue as if the expiration could not have
+            // dropped its last reference.
+            let queue = self.queues[q].shared;
+            self.expire(q, Expiration::Preempted, now, sink);
+            // SAFETY: none: this is the fault. The queue may have been freed by `expire`.
+            let still_waiting = unsafe { queue.get() }.wait_request();
+            debug_assert!(!still_waiting);
+            if self.queues.get(q).is_none() {
+                return;
+            }
+        } else if self.in_service == Some(q) {
             // The in-service reference may have been the last one.
             self.queues[q].refs += 1;
             self.expire(q, Expiration::Preempted, now, sink);
@@ -812,8 +841,10 @@ impl SchedState {
         // Virtual times are per tree: start afresh in the new one.
         qs.entity.start = 0;
         qs.entity.finish = 0;
-        // SAFETY: the queue is in the locked state, so it is allocated.
-        unsafe { qs.shared.get() }.set_group(to_shared);
+        if publish {
+            // SAFETY: the queue is in the locked state, so it is allocated.
+            unsafe { qs.shared.get() }.set_group(to_shared);
+        }
         if let Some(retired) = GroupShared::put(from_shared) {
             self.retired.push(retired);
         }
@@ -861,7 +892,11 @@ impl SchedState {
         let members = self.groups[g].members.clone();
         for q in members {
             if self.queues.get(q).is_some_and(|qs| qs.group == g) {
-                self.move_queue(q, parent, now, sink);
+                // bfq_reparent_active_queues moved only busy queues: an idle one kept pointing at
+                // the offline group (the fault leaves its shared pointer there).
+                let busy = self.queues[q].entity.on_tree || self.queues[q].entity.in_service;
+                let publish = busy || !fault::active(Fault::OfflineMovesOnlyBusyQueues);
+                self.move_queue_publishing(q, parent, now, sink, publish);
             }
         }
         let gs = self.groups.remove(g);

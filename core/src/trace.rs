@@ -29,7 +29,7 @@
 //! Under `cfg(loom)` the same calls compile (no subscriber is ever installed in a model), and the
 //! lock spans do not exist (loom's `Mutex` has no hook).
 
-use crate::policy::StatKind;
+use crate::update::StatKind;
 use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
 use tracing::span::EnteredSpan;
 use tracing::{trace_span, Level, Span};

@@ -8,7 +8,7 @@
 //! Why it exists: the seeds measured +30 % over `queue-lock` for it (400 KIOPS), close to removing
 //! every statistic (404).
 
-use schedlab_core::{DeferredBatch, DeferredCx, LockedView, Route, StatKind, StatsKept, StatsPolicy};
+use schedlab_core::{DeferredBatch, DeferredCx, LockedView, Route, SchedLockOnly, StatKind, StatsKept, StatsPolicy};
 
 /// Only the two legacy counters, under the scheduler lock.
 #[derive(Debug, Default)]
@@ -18,8 +18,7 @@ impl StatsPolicy for DebugOff {
     const NAME: &'static str = "debug-off";
     const SUMMARY: &'static str = "only io_service_bytes and io_serviced, under the scheduler lock (seed patch 4/4)";
     const KEPT: StatsKept = StatsKept::Legacy;
-    const REPARENT_HOLDS_QUEUE_LOCK: bool = false;
-    const SAFE_UNDER_GROUP_REMOVAL: bool = true;
+    type Protection = SchedLockOnly;
     type DispatchCapture = ();
     type GroupState = ();
 
@@ -38,7 +37,7 @@ impl StatsPolicy for DebugOff {
 
     fn dispatch_begin(&self, _view: &LockedView<'_>) {}
 
-    fn run_deferred(&self, _cx: &DeferredCx<'_>, batch: &mut DeferredBatch) {
+    fn run_deferred(&self, _cx: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
         unreachable!("debug-off defers nothing, got {} updates", batch.len());
     }
 }

@@ -9,18 +9,26 @@
 //! | `queue-lock` | deferred past the scheduler lock | the queue lock, also held by group removal | all |
 //! | `unlocked` | deferred | none: group removal is refused | all |
 //! | `epoch` | deferred | crossbeam-epoch pin; groups retired through the epoch | all |
+//!
+//! The protection column is each variant's `StatsPolicy::Protection` type
+//! (`schedlab_core::protection`): the scheduler holds up its side (locks, refusals, how a retired
+//! group is freed), and the variant's `run_deferred` needs the protection's witness to apply a
+//! batch. No variant here contains `unsafe`.
 //! | `debug-off` | io_service_bytes/io_serviced under the scheduler lock | (none deferred) | legacy two |
 //! | `no-stats` | nowhere | — | none |
 //!
 //! ## Adding a variant
 //!
 //! Write `src/<name>.rs` with a type implementing [`StatsPolicy`] (start from the closest
-//! existing file) and add one line to the `registry!` invocation below (file, module, type): it
-//! declares the module and registers the variant. The CLI, the benches and the loom models pick
-//! it up from the registry (notes/new-variant.md).
+//! existing file) and add one line to the list in [`with_registry!`] below (file, module, type): it
+//! declares the module and registers the variant. The CLI and the benches pick it up from the
+//! registry, and the model suites of `schedlab-verify` generate every check for it from the same
+//! list (notes/new-variant.md).
+
+#![warn(unsafe_code)]
 
 pub use schedlab_core::StatsPolicy;
-use schedlab_core::StatsKept;
+use schedlab_core::{Protection, StatsKept};
 
 /// What the registry knows of a variant without instantiating it.
 #[derive(Clone, Copy, Debug)]
@@ -30,11 +38,19 @@ pub struct VariantInfo {
     pub kept: StatsKept,
     /// Whether groups may be removed while it runs.
     pub safe_under_removal: bool,
+    /// What keeps a group alive while a deferred update reaches it (`schedlab_core::protection`).
+    pub protection: &'static str,
 }
 
 impl VariantInfo {
     const fn of<P: StatsPolicy>() -> Self {
-        VariantInfo { name: P::NAME, summary: P::SUMMARY, kept: P::KEPT, safe_under_removal: P::SAFE_UNDER_GROUP_REMOVAL }
+        VariantInfo {
+            name: P::NAME,
+            summary: P::SUMMARY,
+            kept: P::KEPT,
+            safe_under_removal: <P::Protection as Protection>::ALLOWS_REMOVAL,
+            protection: <P::Protection as Protection>::NAME,
+        }
     }
 }
 
@@ -42,6 +58,24 @@ impl VariantInfo {
 pub trait VariantVisitor {
     type Output;
     fn visit<P: StatsPolicy>(self) -> Self::Output;
+}
+
+/// The registry's one list: file, module and type of every variant, in report order. Add a line
+/// here for a new variant. The list is handed to `$callback!`, so that this crate (the modules and
+/// [`ALL`], [`visit`]) and the model suites of `schedlab-verify` (a module of checks per variant)
+/// are generated from the same lines.
+#[macro_export]
+macro_rules! with_registry {
+    ($($callback:ident)::+) => {
+        $($callback)::+! {
+            "sched-lock.rs" => sched_lock::SchedLock,
+            "queue-lock.rs" => queue_lock::QueueLock,
+            "unlocked.rs" => unlocked::Unlocked,
+            "epoch.rs" => epoch::Epoch,
+            "debug-off.rs" => debug_off::DebugOff,
+            "no-stats.rs" => no_stats::NoStats,
+        }
+    };
 }
 
 macro_rules! registry {
@@ -66,14 +100,7 @@ macro_rules! registry {
     };
 }
 
-registry![
-    "sched-lock.rs" => sched_lock::SchedLock,
-    "queue-lock.rs" => queue_lock::QueueLock,
-    "unlocked.rs" => unlocked::Unlocked,
-    "epoch.rs" => epoch::Epoch,
-    "debug-off.rs" => debug_off::DebugOff,
-    "no-stats.rs" => no_stats::NoStats,
-];
+with_registry!(registry);
 
 /// The variant called `name`.
 pub fn info(name: &str) -> Option<VariantInfo> {

@@ -6,7 +6,7 @@
 //! Why it exists: the seeds' upper bound (404 KIOPS, +55 % over `sched-lock`), and the floor of
 //! the per-request cost.
 
-use schedlab_core::{DeferredBatch, DeferredCx, LockedView, Route, StatKind, StatsKept, StatsPolicy};
+use schedlab_core::{DeferredBatch, DeferredCx, LockedView, Route, SchedLockOnly, StatKind, StatsKept, StatsPolicy};
 
 /// No statistics.
 #[derive(Debug, Default)]
@@ -16,8 +16,7 @@ impl StatsPolicy for NoStats {
     const NAME: &'static str = "no-stats";
     const SUMMARY: &'static str = "no group statistics at all";
     const KEPT: StatsKept = StatsKept::None;
-    const REPARENT_HOLDS_QUEUE_LOCK: bool = false;
-    const SAFE_UNDER_GROUP_REMOVAL: bool = true;
+    type Protection = SchedLockOnly;
     type DispatchCapture = ();
     type GroupState = ();
 
@@ -32,7 +31,7 @@ impl StatsPolicy for NoStats {
 
     fn dispatch_begin(&self, _view: &LockedView<'_>) {}
 
-    fn run_deferred(&self, _cx: &DeferredCx<'_>, batch: &mut DeferredBatch) {
+    fn run_deferred(&self, _cx: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
         unreachable!("no-stats defers nothing, got {} updates", batch.len());
     }
 }

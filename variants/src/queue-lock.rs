@@ -15,7 +15,7 @@
 //! like the other deferred updates, because a completion can race with group removal just as an
 //! insert can (kernel-map.md D33). It costs one more queue-lock acquisition per request.
 
-use schedlab_core::{DeferredBatch, DeferredCx, LockedView, Route, StatKind, StatsKept, StatsPolicy};
+use schedlab_core::{DeferredBatch, DeferredCx, LockedView, QueueLock as QueueLockHeldByRemoval, Route, StatKind, StatsKept, StatsPolicy};
 
 /// Deferred statistics under the queue lock.
 #[derive(Debug, Default)]
@@ -25,8 +25,7 @@ impl StatsPolicy for QueueLock {
     const NAME: &'static str = "queue-lock";
     const SUMMARY: &'static str = "stats deferred past the scheduler lock, under the queue lock that group removal also takes (BFQ 4.15)";
     const KEPT: StatsKept = StatsKept::Full;
-    const REPARENT_HOLDS_QUEUE_LOCK: bool = true;
-    const SAFE_UNDER_GROUP_REMOVAL: bool = true;
+    type Protection = QueueLockHeldByRemoval;
     type DispatchCapture = ();
     type GroupState = ();
 
@@ -45,17 +44,17 @@ impl StatsPolicy for QueueLock {
 
     fn dispatch_begin(&self, _view: &LockedView<'_>) {}
 
-    fn run_deferred(&self, cx: &DeferredCx<'_>, batch: &mut DeferredBatch) {
+    fn run_deferred(&self, cx: &DeferredCx<'_, QueueLockHeldByRemoval>, batch: &mut DeferredBatch) {
         // Why everything this touches still exists (notes/invariants.md):
         // - each event's queue: pinned by the request in flight (dispatch, completion) or by the
         //   process running this insert, until this path returns (I1a);
-        // - each queue's group: read from the queue below, with the queue lock held. The queue
-        //   holds a reference on its current group, and every path that changes a queue's group or
-        //   drops a group's last reference (group removal, process move) holds the queue lock
-        //   (REPARENT_HOLDS_QUEUE_LOCK; retire_group runs before removal releases it) (I1b);
+        // - each queue's group: read from the queue by `apply`, with the queue lock held. The
+        //   queue holds a reference on its current group, and every path that changes a queue's
+        //   group or drops a group's last reference (group removal, process move) holds the queue
+        //   lock and frees the groups it retired before releasing it: the scheduler does so for
+        //   the `QueueLock` protection, and `apply` takes the held lock as its witness (I1b);
         // - the scheduler: the caller borrows it for the whole path (I4).
-        let _queue_lock = cx.lock_queue();
-        // SAFETY: I1a and I1b as argued above; the queue lock is held until apply returns.
-        unsafe { batch.apply(cx.now()) };
+        let queue_lock = cx.lock_queue();
+        batch.apply(&queue_lock, cx.now());
     }
 }

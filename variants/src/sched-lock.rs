@@ -11,7 +11,7 @@
 //! so that this is the fully serial end of the range. The update points are the 4.15 ones for all
 //! variants (notes/kernel-map.md), so that final values are comparable field by field.
 
-use schedlab_core::{DeferredBatch, DeferredCx, LockedView, Route, StatKind, StatsKept, StatsPolicy};
+use schedlab_core::{DeferredBatch, DeferredCx, LockedView, Route, SchedLockOnly, StatKind, StatsKept, StatsPolicy};
 
 /// Every statistics update under the scheduler lock.
 #[derive(Debug, Default)]
@@ -22,8 +22,7 @@ impl StatsPolicy for SchedLock {
     const SUMMARY: &'static str = "every stats update inside the scheduler lock (BFQ 4.12-4.14)";
     const KEPT: StatsKept = StatsKept::Full;
     // Nothing reads a group outside the scheduler lock, so removal needs only that lock.
-    const REPARENT_HOLDS_QUEUE_LOCK: bool = false;
-    const SAFE_UNDER_GROUP_REMOVAL: bool = true;
+    type Protection = SchedLockOnly;
     type DispatchCapture = ();
     type GroupState = ();
 
@@ -38,7 +37,7 @@ impl StatsPolicy for SchedLock {
 
     fn dispatch_begin(&self, _view: &LockedView<'_>) {}
 
-    fn run_deferred(&self, _cx: &DeferredCx<'_>, batch: &mut DeferredBatch) {
+    fn run_deferred(&self, _cx: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
         unreachable!("sched-lock defers nothing, got {} updates", batch.len());
     }
 }

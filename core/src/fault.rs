@@ -1,0 +1,90 @@
+//! Named fault-injection switches: bugs from the kernel's history, re-created in the core so that
+//! the model checks can show they would catch them (notes/verify.md, "Faults in the core").
+//!
+//! Compiled in only with the cargo feature `fault-injection` (off by default; the model-checking
+//! builds of `schedlab-verify` turn it on). Without it [`active`] is the constant `false` and every
+//! fault branch is dead code that the compiler removes: no release build contains them.
+//!
+//! A switch is process-wide (a plain `std` atomic, an oracle outside what the checkers explore):
+//! each model check runs in a process of its own, turns on at most one fault, and runs.
+//!
+//! | fault | what the core then does wrong | the history it mirrors |
+//! | --- | --- | --- |
+//! | [`Fault::IdleTimerTouchesBeforeCheck`] | the idle-slice timer clears the `wait_request` flag of the queue it read without the lock *before* checking, under the lock, that the queue is still in service | BFQ, 2020: "block, bfq: fix use-after-free in bfq_idle_slice_timer" moved `bfq_clear_bfqq_wait_request` after the `bfqq != bfqd->in_service_queue` check |
+//! | [`Fault::ExpireWithoutOwnReference`] | a process move (or a group going offline) expires the in-service queue without holding a reference of its own, then goes on using the queue that the expiration may have freed | BFQ, 2019: "block, bfq: fix use after free in bfq_bfqq_expire" (`__bfq_bfqq_expire` may free the in-service queue; nothing after it may touch the queue) |
+//! | [`Fault::GroupHandleWithoutGeneration`] | a group handle is checked by its slot alone, so a stale handle reaches a group created later in the same slot | CFQ, 2011: "cfq-iosched: do not leak ioc_data across iosched switches" (a cached pointer matched a new object allocated at the same address) |
+//! | [`Fault::PlainGroupRefcount`] | the group reference count is changed by a plain load and store, from the scheduler lock and from a grace period's free that holds no lock | BFQ's `int ref` until 2022–2023 (kernel-bfq.md §5, second bug) |
+//! | [`Fault::OfflineMovesOnlyBusyQueues`] | going offline moves only the group's busy queues (on a service tree or in service); idle queues keep pointing at the offline group | BFQ's `bfq_reparent_active_queues` (kernel-map.md D20), whose idle queues kept a reference to the offline group and were behind the 2021–2022 use-after-free fixes of moved and offline groups |
+//! | [`Fault::ReleaseWithoutFlush`] | freeing an offline group drops whatever its statistics gathered after it went offline instead of flushing it into the parent | blk-cgroup, 2023: "blk-cgroup: Flush stats before releasing blkcg_gq" |
+//! | [`Fault::MergeWithoutIoRemove`] | a queued request absorbed by a merge leaves the scheduler without `io_remove` | seed patch 2/4 (2017): "block, bfq: add missing invocations of bfqg_stats_update_io_add/remove" |
+
+/// One fault (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fault {
+    IdleTimerTouchesBeforeCheck,
+    ExpireWithoutOwnReference,
+    GroupHandleWithoutGeneration,
+    PlainGroupRefcount,
+    OfflineMovesOnlyBusyQueues,
+    ReleaseWithoutFlush,
+    MergeWithoutIoRemove,
+}
+
+impl Fault {
+    /// Every fault.
+    pub const ALL: [Fault; 7] = [
+        Fault::IdleTimerTouchesBeforeCheck,
+        Fault::ExpireWithoutOwnReference,
+        Fault::GroupHandleWithoutGeneration,
+        Fault::PlainGroupRefcount,
+        Fault::OfflineMovesOnlyBusyQueues,
+        Fault::ReleaseWithoutFlush,
+        Fault::MergeWithoutIoRemove,
+    ];
+
+    /// The switch's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::IdleTimerTouchesBeforeCheck => "idle-timer-touches-before-check",
+            Fault::ExpireWithoutOwnReference => "expire-without-own-reference",
+            Fault::GroupHandleWithoutGeneration => "group-handle-without-generation",
+            Fault::PlainGroupRefcount => "plain-group-refcount",
+            Fault::OfflineMovesOnlyBusyQueues => "offline-moves-only-busy-queues",
+            Fault::ReleaseWithoutFlush => "release-without-flush",
+            Fault::MergeWithoutIoRemove => "merge-without-io-remove",
+        }
+    }
+
+    fn bit(self) -> u32 {
+        1 << (self as u32)
+    }
+}
+
+#[cfg(feature = "fault-injection")]
+static ACTIVE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Turns `fault` on for the rest of the process.
+#[cfg(feature = "fault-injection")]
+pub fn inject(fault: Fault) {
+    ACTIVE.fetch_or(fault.bit(), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Turns every fault off.
+#[cfg(feature = "fault-injection")]
+pub fn clear() {
+    ACTIVE.store(0, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether `fault` is on (always `false` without the `fault-injection` feature).
+#[inline(always)]
+pub fn active(fault: Fault) -> bool {
+    #[cfg(feature = "fault-injection")]
+    {
+        ACTIVE.load(std::sync::atomic::Ordering::Relaxed) & fault.bit() != 0
+    }
+    #[cfg(not(feature = "fault-injection"))]
+    {
+        let _ = fault.bit();
+        false
+    }
+}
