@@ -8,9 +8,9 @@ echo "== cargo test --workspace --release"
 cargo test --workspace --release
 
 if [ -d verify/tests ] && ls verify/tests/loom_*.rs >/dev/null 2>&1; then
-  echo "== loom models (LOOM_MAX_PREEMPTIONS=2)"
+  echo "== loom models (LOOM_MAX_PREEMPTIONS=2, debug assertions on)"
   CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 \
-    RUSTFLAGS="--cfg loom --cfg crossbeam_loom --cfg crossbeam_sanitize" \
+    RUSTFLAGS="--cfg loom --cfg crossbeam_loom --cfg crossbeam_sanitize -C debug-assertions=on" \
     cargo test -p schedlab-verify --release
 fi
 

@@ -1,23 +1,35 @@
 //! Negative controls: deliberately wrong variants, each written only through the public
 //! `StatsPolicy` trait (as a researcher's own variant would be), each paired with its fixed form.
-//! The loom tests expect every broken one to be rejected and every fixed one to pass. A model that
-//! could not reject these would prove nothing about the real variants.
+//! The model suites expect every broken one to be rejected and every fixed one to pass. A model
+//! that could not reject these would prove nothing about the real variants.
 //!
-//! | broken | what is wrong | kernel history | fixed form |
+//! Since the protection a deferred update relies on is a type (`schedlab_core::protection`), none
+//! of the broken ones can be written without `unsafe`: each `unsafe` block below says what it
+//! claims and why that is wrong. Faults in the core itself are switched on by name
+//! (`schedlab_core::fault`, the `fault-injection` feature) and run against the real variants.
+//!
+//! | broken | what is wrong | history | fixed form |
 //! | --- | --- | --- | --- |
 //! | [`UnlockedUnderRemoval`] | deferred updates with no protection, while groups are removed | the seeds' "without even this lock" | `queue-lock` |
 //! | [`QueueLockWrongRemoval`] | deferred updates hold the queue lock, but removal takes only the scheduler lock | — | `queue-lock` |
-//! | [`CapturedInServiceQueue`] | the in-service queue captured at dispatch start is used at its end, after expiration freed it | 2017–2022 (§5, first bug) | [`RevalidatedInServiceQueue`] |
-//! | [`PlainGroupPins`] | a per-group count changed by plain load/store under the scheduler lock and from the unlocked path | 4.12–2023 (§5, second bug) | [`AtomicGroupPins`] |
+//! | [`CapturedInServiceQueue`] | the in-service queue captured at dispatch start is used at its end, after expiration freed it | BFQ 2017–2022 (§5, first bug) | [`RevalidatedInServiceQueue`] |
+//! | [`PlainGroupPins`] | a per-group count changed by plain load/store under the scheduler lock and from the unlocked path | BFQ 4.12–2023 (§5, second bug) | [`AtomicGroupPins`] |
 //! | [`MissingIoRemove`] | a path out of the scheduler does not update `queued` | seed patch 2/4 | `queue-lock` |
-//! | [`LeakOnRetire`] | a retired group is never freed | 6.2 pending-update lists (§4) | `sched-lock` |
+//! | [`LeakOnRetire`] | a retired group is never freed | — | `sched-lock` |
 //! | [`EscapingDeferral`] | the deferred update outlives the path that made it | §5, third bug | `queue-lock` |
+//! | [`EpochWithoutPin`] | `epoch`'s deferred update with its pin removed | — | `epoch` |
+//! | [`EpochFreesAtOnce`] | `epoch`'s retired groups freed at once instead of after a grace period | — | `epoch` |
+//! | [`EpochPinDroppedEarly`] | the groups are read under a pin, the pin is dropped, then they are updated | CFQ 2008: "cfq-iosched: fix RCU race in the cfq io_context destructor handling" (`rcu_read_unlock` before the last use) | `epoch` |
+//! | [`EpochWrongDomain`] | the deferred update pins one epoch domain while groups are retired through another | the RCU-flavour mismatch class (a reader of one flavour, a free after another's grace period) | `epoch` |
+//! | [`ParentFreedAtOnce`] | after a child's grace period, the parent it releases is freed at once, without a grace period of its own | — | `epoch` |
+//! | [`PendingPinsLeak`] | pending updates keep a removed group until a drain that only the group's own release performs | blk-cgroup 6.2 per-CPU pending lists (kernel-bfq.md §4; fixed 2023) | [`DrainOnRelease`] |
 
-use schedlab_core::sync::{thread, AtomicUsize, Ordering};
+use schedlab_core::sync::{epoch, thread, AtomicUsize, Ordering};
 use schedlab_core::{
-    DeferredBatch, DeferredCx, LockedView, Path, QueueRef, RetiredGroup, Route, StatEvent, StatKind,
-    StatUpdate, StatsKept, StatsPolicy,
+    DeferredBatch, DeferredCx, GracePeriod, GroupPtr, LockedView, NoRemoval, Path, QueueLock, QueueRef, Reclaimer,
+    RetiredGroup, Route, SchedLockOnly, StatEvent, StatKind, StatUpdate, StatsKept, StatsPolicy,
 };
+use std::sync::Mutex;
 
 /// Deferred kinds go to the batch, the others are applied under the lock (the 4.15 split).
 fn defer_deferrable(kind: StatKind) -> Route {
@@ -28,7 +40,8 @@ fn defer_deferrable(kind: StatKind) -> Route {
     }
 }
 
-/// `unlocked` as it would be if the scheduler let it run under group removal.
+/// `unlocked` as it would be if it claimed the protection of a variant that defers nothing: the
+/// scheduler then lets groups be removed under it.
 #[derive(Debug, Default)]
 pub struct UnlockedUnderRemoval;
 
@@ -36,9 +49,8 @@ impl StatsPolicy for UnlockedUnderRemoval {
     const NAME: &'static str = "broken-unlocked-under-removal";
     const SUMMARY: &'static str = "deferred updates with no protection while groups are removed";
     const KEPT: StatsKept = StatsKept::Full;
-    const REPARENT_HOLDS_QUEUE_LOCK: bool = false;
     // The lie: nothing protects a deferred update from a concurrent removal.
-    const SAFE_UNDER_GROUP_REMOVAL: bool = true;
+    type Protection = SchedLockOnly;
     type DispatchCapture = ();
     type GroupState = ();
 
@@ -49,10 +61,10 @@ impl StatsPolicy for UnlockedUnderRemoval {
         defer_deferrable(kind)
     }
     fn dispatch_begin(&self, _: &LockedView<'_>) {}
-    fn run_deferred(&self, cx: &DeferredCx<'_>, batch: &mut DeferredBatch) {
+    fn run_deferred(&self, cx: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
         // SAFETY: none — this is the negative control. A concurrent removal can reparent the
         // queue and free its old group between the load of the group and its use.
-        unsafe { batch.apply(cx.now()) };
+        unsafe { batch.apply_unchecked(cx.now()) };
     }
 }
 
@@ -64,9 +76,8 @@ impl StatsPolicy for QueueLockWrongRemoval {
     const NAME: &'static str = "broken-queue-lock-wrong-removal";
     const SUMMARY: &'static str = "deferred updates under the queue lock; removal under the scheduler lock only";
     const KEPT: StatsKept = StatsKept::Full;
-    // The mistake: the protection the deferred update relies on is not taken by removal.
-    const REPARENT_HOLDS_QUEUE_LOCK: bool = false;
-    const SAFE_UNDER_GROUP_REMOVAL: bool = true;
+    // The mistake: the protection the deferred update relies on is not the one removal honours.
+    type Protection = SchedLockOnly;
     type DispatchCapture = ();
     type GroupState = ();
 
@@ -77,10 +88,11 @@ impl StatsPolicy for QueueLockWrongRemoval {
         defer_deferrable(kind)
     }
     fn dispatch_begin(&self, _: &LockedView<'_>) {}
-    fn run_deferred(&self, cx: &DeferredCx<'_>, batch: &mut DeferredBatch) {
-        let _queue_lock = cx.lock_queue();
-        // SAFETY: none — the queue lock excludes nothing that frees groups here.
-        unsafe { batch.apply(cx.now()) };
+    fn run_deferred(&self, cx: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
+        let _queue_lock = cx.queue_lock();
+        // SAFETY: none — the queue lock excludes nothing that frees groups here (it is a plain
+        // lock, no witness, because removal does not take it under this protection).
+        unsafe { batch.apply_unchecked(cx.now()) };
     }
 }
 
@@ -105,8 +117,7 @@ impl StatsPolicy for CapturedInServiceQueue {
     const NAME: &'static str = "broken-captured-in-service-queue";
     const SUMMARY: &'static str = "uses the in-service queue captured before dispatch after dispatch expired it";
     const KEPT: StatsKept = StatsKept::Full;
-    const REPARENT_HOLDS_QUEUE_LOCK: bool = true;
-    const SAFE_UNDER_GROUP_REMOVAL: bool = true;
+    type Protection = QueueLock;
     type DispatchCapture = InServiceCapture;
     type GroupState = ();
 
@@ -129,15 +140,14 @@ impl StatsPolicy for CapturedInServiceQueue {
             // dispatch may have expired it and dropped its last reference.
             let still_waiting = unsafe { queue.get() }.wait_request();
             if was_waiting && !still_waiting {
-                batch.push(StatEvent { queue, update: StatUpdate::IdleTime });
+                // SAFETY: none, as above.
+                unsafe { batch.push(StatEvent { queue, update: StatUpdate::IdleTime }) };
             }
         }
     }
-    fn run_deferred(&self, cx: &DeferredCx<'_>, batch: &mut DeferredBatch) {
-        let _queue_lock = cx.lock_queue();
-        // SAFETY: as for queue-lock (I1a, I1b) for the scheduler's own events; the captured queue
-        // pushed in dispatch_end has no such guarantee (that is the bug).
-        unsafe { batch.apply(cx.now()) };
+    fn run_deferred(&self, cx: &DeferredCx<'_, QueueLock>, batch: &mut DeferredBatch) {
+        let queue_lock = cx.lock_queue();
+        batch.apply(&queue_lock, cx.now());
     }
 }
 
@@ -150,8 +160,7 @@ impl StatsPolicy for RevalidatedInServiceQueue {
     const NAME: &'static str = "fixed-revalidated-in-service-queue";
     const SUMMARY: &'static str = "re-validates the captured in-service queue before use";
     const KEPT: StatsKept = StatsKept::Full;
-    const REPARENT_HOLDS_QUEUE_LOCK: bool = true;
-    const SAFE_UNDER_GROUP_REMOVAL: bool = true;
+    type Protection = QueueLock;
     type DispatchCapture = InServiceCapture;
     type GroupState = ();
 
@@ -172,20 +181,19 @@ impl StatsPolicy for RevalidatedInServiceQueue {
             if !view.is_in_service(queue) {
                 return; // expired during this dispatch: it may be gone
             }
-            // SAFETY: the lock is held and the queue is (still) in service, so it is allocated;
-            // it stays so until the deferred update because the request just dispatched came from
-            // it (a request arriving ended its wait) and pins it (I1a).
+            // SAFETY: the lock is held and the queue is (still) in service, so it is allocated.
             let still_waiting = unsafe { queue.get() }.wait_request();
             if was_waiting && !still_waiting {
-                batch.push(StatEvent { queue, update: StatUpdate::IdleTime });
+                // SAFETY: the queue stays allocated until the deferred update: a wait ends only
+                // when a request arrives for the queue, and that request, dispatched by this very
+                // dispatch (it is the only one the in-service queue had), pins it (I1a).
+                unsafe { batch.push(StatEvent { queue, update: StatUpdate::IdleTime }) };
             }
         }
     }
-    fn run_deferred(&self, cx: &DeferredCx<'_>, batch: &mut DeferredBatch) {
-        let _queue_lock = cx.lock_queue();
-        // SAFETY: I1a (every queue in the batch is pinned, the captured one by the dispatched
-        // request) and I1b (queue lock held; removal holds it too).
-        unsafe { batch.apply(cx.now()) };
+    fn run_deferred(&self, cx: &DeferredCx<'_, QueueLock>, batch: &mut DeferredBatch) {
+        let queue_lock = cx.lock_queue();
+        batch.apply(&queue_lock, cx.now());
     }
 }
 
@@ -247,8 +255,8 @@ macro_rules! pin_counting_variant {
     ($name:ident, $state:ty, $label:literal, $summary:literal) => {
         /// Deferred updates that take a reference on their group's policy data while they run
         /// (no scheduler lock), and a dispatch that takes and drops one on the in-service group
-        /// (under the scheduler lock): two contexts changing one count. Without group removal,
-        /// so that memory safety is not in question, only the count (scenario
+        /// (under the scheduler lock): two contexts changing one count. Under `NoRemoval`, so
+        /// that memory safety is not in question, only the count (scenario
         /// `pins_balanced_after_insert_vs_dispatch`).
         #[derive(Debug, Default)]
         pub struct $name;
@@ -257,9 +265,7 @@ macro_rules! pin_counting_variant {
             const NAME: &'static str = $label;
             const SUMMARY: &'static str = $summary;
             const KEPT: StatsKept = StatsKept::Full;
-            const REPARENT_HOLDS_QUEUE_LOCK: bool = false;
-            // Like `unlocked`, its deferred updates rely on groups never being removed.
-            const SAFE_UNDER_GROUP_REMOVAL: bool = false;
+            type Protection = NoRemoval;
             type DispatchCapture = ();
             type GroupState = $state;
 
@@ -279,18 +285,14 @@ macro_rules! pin_counting_variant {
                     pins.add(-1);
                 }
             }
-            fn run_deferred(&self, cx: &DeferredCx<'_>, batch: &mut DeferredBatch) {
+            fn run_deferred(&self, cx: &DeferredCx<'_, NoRemoval>, batch: &mut DeferredBatch) {
                 let now = cx.now();
-                // SAFETY: I1a and I1c: groups are never removed or moved with this policy (the
-                // scheduler refuses), so a queue's group is the one its reference keeps alive.
-                unsafe {
-                    batch.apply_with(|group, update| {
-                        let pins = group.policy_state::<$state>().expect("this policy's state");
-                        pins.add(1);
-                        update.apply_to(group, now);
-                        pins.add(-1);
-                    })
-                };
+                batch.apply_with(&cx.groups_stay(), |group, update| {
+                    let pins = group.policy_state::<$state>().expect("this policy's state");
+                    pins.add(1);
+                    update.apply_to(group, now);
+                    pins.add(-1);
+                });
             }
         }
     };
@@ -317,8 +319,7 @@ impl StatsPolicy for MissingIoRemove {
     const NAME: &'static str = "broken-missing-io-remove";
     const SUMMARY: &'static str = "no io_remove on dispatch: queued drifts";
     const KEPT: StatsKept = StatsKept::Full;
-    const REPARENT_HOLDS_QUEUE_LOCK: bool = true;
-    const SAFE_UNDER_GROUP_REMOVAL: bool = true;
+    type Protection = QueueLock;
     type DispatchCapture = ();
     type GroupState = ();
 
@@ -332,10 +333,9 @@ impl StatsPolicy for MissingIoRemove {
         }
     }
     fn dispatch_begin(&self, _: &LockedView<'_>) {}
-    fn run_deferred(&self, cx: &DeferredCx<'_>, batch: &mut DeferredBatch) {
-        let _queue_lock = cx.lock_queue();
-        // SAFETY: as for queue-lock: I1a and I1b.
-        unsafe { batch.apply(cx.now()) };
+    fn run_deferred(&self, cx: &DeferredCx<'_, QueueLock>, batch: &mut DeferredBatch) {
+        let queue_lock = cx.lock_queue();
+        batch.apply(&queue_lock, cx.now());
     }
 }
 
@@ -347,8 +347,7 @@ impl StatsPolicy for LeakOnRetire {
     const NAME: &'static str = "broken-leak-on-retire";
     const SUMMARY: &'static str = "never frees a retired group";
     const KEPT: StatsKept = StatsKept::Full;
-    const REPARENT_HOLDS_QUEUE_LOCK: bool = false;
-    const SAFE_UNDER_GROUP_REMOVAL: bool = true;
+    type Protection = SchedLockOnly;
     type DispatchCapture = ();
     type GroupState = ();
 
@@ -359,11 +358,11 @@ impl StatsPolicy for LeakOnRetire {
         Route::Now
     }
     fn dispatch_begin(&self, _: &LockedView<'_>) {}
-    fn run_deferred(&self, _: &DeferredCx<'_>, batch: &mut DeferredBatch) {
+    fn run_deferred(&self, _: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
         assert!(batch.is_empty(), "nothing is deferred");
     }
-    /// Lets the RetiredGroup go without calling `free`: the group it owns is leaked.
-    fn retire_group(&self, _leaked: RetiredGroup) {}
+    /// Lets the RetiredGroup go without handing it over: the group it owns is leaked.
+    fn retire_group(&self, _leaked: RetiredGroup, _: &Reclaimer<'_, SchedLockOnly>) {}
 }
 
 /// Hands its deferred updates to another thread and returns: the update now runs outside the
@@ -375,8 +374,7 @@ impl StatsPolicy for EscapingDeferral {
     const NAME: &'static str = "broken-escaping-deferral";
     const SUMMARY: &'static str = "deferred updates applied by a detached thread after the path returned";
     const KEPT: StatsKept = StatsKept::Full;
-    const REPARENT_HOLDS_QUEUE_LOCK: bool = false;
-    const SAFE_UNDER_GROUP_REMOVAL: bool = false;
+    type Protection = NoRemoval;
     type DispatchCapture = ();
     type GroupState = ();
 
@@ -387,17 +385,248 @@ impl StatsPolicy for EscapingDeferral {
         defer_deferrable(kind)
     }
     fn dispatch_begin(&self, _: &LockedView<'_>) {}
-    fn run_deferred(&self, _: &DeferredCx<'_>, batch: &mut DeferredBatch) {
+    fn run_deferred(&self, _: &DeferredCx<'_, NoRemoval>, batch: &mut DeferredBatch) {
         let events: Vec<StatEvent> = batch.events().to_vec();
         batch.clear();
         thread::spawn(move || {
             let mut late = DeferredBatch::new(Path::Insert);
             for event in events {
-                late.push(event);
+                // SAFETY: none — the path that pinned these queues has returned.
+                unsafe { late.push(event) };
             }
-            // SAFETY: none — the path that pinned these queues has returned; the scheduler may
-            // be gone.
-            unsafe { late.apply(0) };
+            // SAFETY: none — the scheduler may be gone.
+            unsafe { late.apply_unchecked(0) };
         });
     }
 }
+
+// ---- the grace-period family: what `epoch` could get wrong ----
+
+/// Routes like `epoch`: deferrable kinds deferred, the rest under the lock.
+macro_rules! grace_period_route {
+    () => {
+        fn route(&self, kind: StatKind) -> Route {
+            defer_deferrable(kind)
+        }
+        fn dispatch_begin(&self, _: &LockedView<'_>) {}
+    };
+}
+
+/// `epoch` with the pin removed from its deferred update.
+#[derive(Debug, Default)]
+pub struct EpochWithoutPin;
+
+impl StatsPolicy for EpochWithoutPin {
+    const NAME: &'static str = "broken-epoch-without-pin";
+    const SUMMARY: &'static str = "epoch's deferred update without its pin";
+    const KEPT: StatsKept = StatsKept::Full;
+    type Protection = GracePeriod;
+    type DispatchCapture = ();
+    type GroupState = ();
+
+    fn new() -> Self {
+        EpochWithoutPin
+    }
+    grace_period_route!();
+    fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
+        // SAFETY: none — without a pin, nothing holds a retired group's grace period open.
+        unsafe { batch.apply_unchecked(cx.now()) };
+    }
+}
+
+/// `epoch` with its retired groups freed at once.
+#[derive(Debug, Default)]
+pub struct EpochFreesAtOnce;
+
+impl StatsPolicy for EpochFreesAtOnce {
+    const NAME: &'static str = "broken-epoch-frees-at-once";
+    const SUMMARY: &'static str = "epoch's retired groups freed without a grace period";
+    const KEPT: StatsKept = StatsKept::Full;
+    type Protection = GracePeriod;
+    type DispatchCapture = ();
+    type GroupState = ();
+
+    fn new() -> Self {
+        EpochFreesAtOnce
+    }
+    grace_period_route!();
+    fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
+        let pin = cx.pin();
+        batch.apply(&pin, cx.now());
+    }
+    fn retire_group(&self, group: RetiredGroup, _: &Reclaimer<'_, GracePeriod>) {
+        // SAFETY: none — pinned deferred updates may still be reading the group.
+        unsafe { group.free_now() };
+    }
+}
+
+/// Reads each update's group under a pin, drops the pin, then applies the updates.
+#[derive(Debug, Default)]
+pub struct EpochPinDroppedEarly;
+
+impl StatsPolicy for EpochPinDroppedEarly {
+    const NAME: &'static str = "broken-epoch-pin-dropped-early";
+    const SUMMARY: &'static str = "groups resolved under a pin, updated after it ended";
+    const KEPT: StatsKept = StatsKept::Full;
+    type Protection = GracePeriod;
+    type DispatchCapture = ();
+    type GroupState = ();
+
+    fn new() -> Self {
+        EpochPinDroppedEarly
+    }
+    grace_period_route!();
+    fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
+        let pin = cx.pin();
+        let resolved: Vec<(GroupPtr, StatUpdate)> = batch
+            .events()
+            .iter()
+            // SAFETY: the queues are pinned by the path (I1a), and the pin is held while each
+            // queue's group pointer is read.
+            .map(|event| (unsafe { event.queue.get() }.current_group(), event.update))
+            .collect();
+        drop(pin);
+        batch.clear();
+        let now = cx.now();
+        for (group, update) in resolved {
+            // SAFETY: none — the pin that kept the group's grace period open has ended.
+            update.apply_to(unsafe { group.get() }, now);
+        }
+    }
+}
+
+/// Pins an epoch domain of its own while groups are retired through the scheduler's.
+pub struct EpochWrongDomain {
+    own: crossbeam_epoch::Collector,
+}
+
+impl std::fmt::Debug for EpochWrongDomain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EpochWrongDomain")
+    }
+}
+
+impl StatsPolicy for EpochWrongDomain {
+    const NAME: &'static str = "broken-epoch-wrong-domain";
+    const SUMMARY: &'static str = "pins one epoch domain, groups are reclaimed in another";
+    const KEPT: StatsKept = StatsKept::Full;
+    type Protection = GracePeriod;
+    type DispatchCapture = ();
+    type GroupState = ();
+
+    fn new() -> Self {
+        EpochWrongDomain { own: crossbeam_epoch::Collector::new() }
+    }
+    grace_period_route!();
+    fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
+        let participant = self.own.register();
+        let _pin = participant.pin();
+        // SAFETY: none — a pin of this domain does not hold back a grace period of the other.
+        unsafe { batch.apply_unchecked(cx.now()) };
+    }
+}
+
+/// Frees a retired group after a grace period, but the parent it releases at once.
+#[derive(Debug, Default)]
+pub struct ParentFreedAtOnce;
+
+impl StatsPolicy for ParentFreedAtOnce {
+    const NAME: &'static str = "broken-parent-freed-at-once";
+    const SUMMARY: &'static str = "a child after its grace period, its parent with none";
+    const KEPT: StatsKept = StatsKept::Full;
+    type Protection = GracePeriod;
+    type DispatchCapture = ();
+    type GroupState = ();
+
+    fn new() -> Self {
+        ParentFreedAtOnce
+    }
+    grace_period_route!();
+    fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
+        let pin = cx.pin();
+        batch.apply(&pin, cx.now());
+    }
+    fn retire_group(&self, group: RetiredGroup, _: &Reclaimer<'_, GracePeriod>) {
+        epoch::pin().defer(move || {
+            let mut release_parent = |parent: RetiredGroup| {
+                // SAFETY: none — an update pinned after the child's retirement may be reading
+                // the parent.
+                unsafe { parent.free_now() }
+            };
+            // SAFETY: the child's own grace period has ended.
+            unsafe { group.free(&mut release_parent) };
+        });
+    }
+}
+
+/// Per-group pending state of the two rstat-like controls: whether updates are waiting to be
+/// flushed (the kernel's per-CPU pending list entry for the group).
+#[derive(Debug, Default)]
+pub struct PendingFlush {
+    pending: AtomicUsize,
+}
+
+/// Updates applied under the queue lock, each also marking its group "pending flush" (as 6.2 queued
+/// the group on a per-CPU list); the flush happens when the group is released.
+macro_rules! pending_list_variant {
+    ($name:ident, $label:literal, $summary:literal, $retire:item) => {
+        #[derive(Debug, Default)]
+        pub struct $name {
+            /// Groups held back until their pending entries are flushed.
+            held: Mutex<Vec<RetiredGroup>>,
+        }
+
+        impl StatsPolicy for $name {
+            const NAME: &'static str = $label;
+            const SUMMARY: &'static str = $summary;
+            const KEPT: StatsKept = StatsKept::Full;
+            type Protection = QueueLock;
+            type DispatchCapture = ();
+            type GroupState = PendingFlush;
+
+            fn new() -> Self {
+                $name { held: Mutex::new(Vec::new()) }
+            }
+            fn route(&self, kind: StatKind) -> Route {
+                defer_deferrable(kind)
+            }
+            fn dispatch_begin(&self, _: &LockedView<'_>) {}
+            fn run_deferred(&self, cx: &DeferredCx<'_, QueueLock>, batch: &mut DeferredBatch) {
+                let now = cx.now();
+                let queue_lock = cx.lock_queue();
+                batch.apply_with(&queue_lock, |group, update| {
+                    update.apply_to(group, now);
+                    group.policy_state::<PendingFlush>().expect("this policy's state").pending.store(1, Ordering::Relaxed);
+                });
+            }
+            $retire
+        }
+    };
+}
+
+pending_list_variant!(
+    PendingPinsLeak,
+    "broken-pending-pins-leak",
+    "a pending entry holds its group until a flush that only the group's release runs (6.2)",
+    fn retire_group(&self, group: RetiredGroup, reclaim: &Reclaimer<'_, QueueLock>) {
+        let pending = group.group().policy_state::<PendingFlush>().expect("this policy's state").pending.load(Ordering::Relaxed);
+        if pending != 0 {
+            // The cycle: the entry keeps the group until it is flushed, and the flush would run
+            // from the group's release, which the entry prevents.
+            self.held.lock().unwrap().push(group);
+        } else {
+            reclaim.release(group);
+        }
+    }
+);
+
+pending_list_variant!(
+    DrainOnRelease,
+    "fixed-drain-on-release",
+    "the release drains the pending entries, which hold no reference (the 2023 fix)",
+    fn retire_group(&self, group: RetiredGroup, reclaim: &Reclaimer<'_, QueueLock>) {
+        group.group().policy_state::<PendingFlush>().expect("this policy's state").pending.store(0, Ordering::Relaxed);
+        let _ = &self.held;
+        reclaim.release(group);
+    }
+);

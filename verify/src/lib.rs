@@ -40,4 +40,5 @@
 //! a new variant gets these checks.
 
 pub mod broken;
+pub mod harness;
 pub mod scenarios;

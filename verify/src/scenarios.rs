@@ -1,15 +1,38 @@
-//! Model bodies, generic over the variant: each is one execution that loom repeats under every
-//! interleaving it explores (or that a plain test runs once). They build the real scheduler with
-//! a manual clock and one stat slot (the smallest state that still has every counter and lock).
+//! Model bodies, generic over the variant: each is one execution that a checker repeats under
+//! every interleaving it explores (or that a plain test runs once). They build the real scheduler
+//! with a manual clock and one stat slot (the smallest state that still has every counter and
+//! lock), race the paths that can reach a group or a queue after the scheduler lock against the
+//! paths that reparent and free them, and end with the same checks ([`finish`]):
 //!
-//! Threads get the scheduler through an `Arc` (loom's, under `cfg(loom)`): a `Process` borrows
-//! the scheduler, so each thread makes its own.
+//! 1. every thread joined, every request completed;
+//! 2. reclamation finished *inside the execution* ([`quiesce`]: a grace-period protection's
+//!    collector is flushed until nothing awaits it);
+//! 3. I2, conservation: requests balance, and over the online groups (removed groups handed
+//!    their counts to their parents) `queued` sums to 0 (per group, unless a process moved with
+//!    requests queued: kernel-map.md §3), `merged` to the merges and `io_serviced` to the
+//!    dispatches;
+//! 4. teardown, reclamation again, then I3 with no allowance: no queue, no group and nothing
+//!    awaiting reclamation is left.
+//!
+//! A use after free anywhere on the way is a violation too: freed objects are quarantined with a
+//! poisoned liveness word that every accessor checks (`schedlab_core::sync`).
+//!
+//! Removal scenarios race [`Protection::reclaim_step`] against the deferred updates (the remover
+//! flushes right after removing), so that a free which a protection lets happen too early happens
+//! inside the update's window. A variant whose protection refuses removal (`NoRemoval`) runs the
+//! same paths with the removal replaced by a check that it is refused.
+//!
+//! Threads get the scheduler through an `Arc` (the checker's): a `Process` borrows the scheduler,
+//! so each thread makes its own.
 
 use schedlab_core::sync::{thread, violation, Arc, OracleArc};
-use schedlab_core::{Census, GroupId, LockKind, Op, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy};
+use schedlab_core::{
+    Census, GroupId, InsertOutcome, LockKind, Op, Protection, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler,
+    StatsKept, StatsPolicy, StatsSnapshot,
+};
 
 /// Checks an invariant inside a model: a failure is recorded and fails the execution when the
-/// model body returns (a panic here would unwind through loom's objects and abort the process).
+/// model body returns (a panic here would unwind through the checker's objects and abort).
 pub fn require(holds: bool, message: impl FnOnce() -> String) {
     if !holds {
         violation(message());
@@ -21,9 +44,23 @@ pub fn config() -> SchedConfig {
     SchedConfig { slots: 1, ..SchedConfig::default() }
 }
 
-/// A request of 8 sectors at `sector`.
+/// The configuration of the idling scenarios: a queue that empties waits `IDLE_NS` for its next
+/// request.
+pub fn idling_config() -> SchedConfig {
+    SchedConfig { slice_idle_ns: IDLE_NS, ..config() }
+}
+
+/// The idle slice of [`idling_config`].
+pub const IDLE_NS: u64 = 1_000;
+
+/// A request of 8 sectors at `sector * 64` (so two requests never merge unless asked to).
 pub fn request(sector: u64, tag: u64) -> RequestSpec {
     RequestSpec { sector: sector * 64, sectors: 8, op: Op::READ_SYNC, at_head: false, tag }
+}
+
+/// A request of 8 sectors at exactly `sector` (for merges).
+pub fn request_at(sector: u64, tag: u64) -> RequestSpec {
+    RequestSpec { sector, sectors: 8, op: Op::READ_SYNC, at_head: false, tag }
 }
 
 /// A scheduler on a manual clock, and its census.
@@ -34,6 +71,50 @@ pub fn scheduler<P: StatsPolicy>(cfg: SchedConfig) -> (Arc<Scheduler<P>>, Oracle
     (sched, census)
 }
 
+/// Whether the variant's protection lets groups be removed and processes move.
+pub fn allows_removal<P: StatsPolicy>() -> bool {
+    <P::Protection as Protection>::ALLOWS_REMOVAL
+}
+
+/// Removes `group`, or (for a protection that refuses removal) checks that it is refused.
+/// Returns whether it was removed.
+pub fn remove_or_refused<P: StatsPolicy>(sched: &Scheduler<P>, group: GroupId) -> bool {
+    match sched.remove_group(group) {
+        Ok(()) => {
+            require(allows_removal::<P>(), || format!("{}: removal went through although the protection refuses it", P::NAME));
+            true
+        }
+        Err(SchedError::UnsafeUnderRemoval(_)) => {
+            require(!allows_removal::<P>(), || format!("{}: removal refused although the protection allows it", P::NAME));
+            false
+        }
+        Err(e) => {
+            violation(format!("scenario: removing {group} failed: {e}"));
+            false
+        }
+    }
+}
+
+/// One step of the protection's deferred reclamation (a grace-period protection: pin, flush,
+/// try to advance and collect), as a racing thread would make it.
+pub fn reclaim_step<P: StatsPolicy>() {
+    <P::Protection as Protection>::reclaim_step();
+}
+
+/// Reclamation steps until nothing awaits reclamation (bounded: inside a model the other threads
+/// have been joined, so each step makes progress or there is nothing left to make).
+pub fn quiesce<P: StatsPolicy>(census: &Census) {
+    for _ in 0..QUIESCE_STEPS {
+        if census.awaiting_reclamation() == 0 {
+            return;
+        }
+        reclaim_step::<P>();
+    }
+}
+
+/// Enough for a retired group and two generations of parents (two epoch advances each).
+const QUIESCE_STEPS: usize = 16;
+
 /// Dispatches and completes everything left.
 pub fn drain<P: StatsPolicy>(sched: &Scheduler<P>) {
     while let Some(rq) = sched.dispatch() {
@@ -41,30 +122,58 @@ pub fn drain<P: StatsPolicy>(sched: &Scheduler<P>) {
     }
 }
 
-/// I3 at the end of every scenario: drop the last handle, let the policy finish its deferred
-/// reclamation, and require that nothing is alive.
-pub fn teardown_and_check<P: StatsPolicy>(sched: Arc<Scheduler<P>>, census: OracleArc<Census>) {
-    drop(sched);
-    check_nothing_alive::<P>(&census, "I3", 0);
+/// Whether a process moved while it had requests queued (then `queued` is conserved only summed
+/// over groups: the move leaves `+n` in the old group and `-n` in the new one, kernel-map.md §3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Moves {
+    None,
+    WithRequestsQueued,
 }
 
-/// I3 for one moment: no queue alive, and no group alive beyond `expected` and (for a policy
-/// that reclaims after a grace period) those handed to it and awaiting reclamation. Epoch
-/// reclamation is not forced here: under loom a flush loop explores every stale read crossbeam
-/// may make and does not terminate in bounded time; the real-thread tests check it completes.
-pub fn check_nothing_alive<P: StatsPolicy>(census: &Census, invariant: &str, expected: usize) {
-    let (queues, groups, awaiting) = (census.live_queues(), census.live_groups(), census.awaiting_reclamation());
-    require(queues == 0, || format!("{invariant}: a queue outlived the scheduler ({queues} live)"));
-    if P::RECLAIMS_AFTER_GRACE_PERIOD {
-        // What is alive must be waiting on the reclamation mechanism: retired groups, and the
-        // ancestors their parent references keep.
-        require(groups <= expected || awaiting > 0, || {
-            format!("{invariant}: a group was not freed ({groups} live, none awaiting reclamation)")
-        });
-    } else {
-        require(awaiting == 0, || format!("{invariant}: a group was not freed ({awaiting} retired and never freed)"));
-        require(groups == expected, || format!("{invariant}: a group was not freed ({groups} live, {expected} expected)"));
+/// The end of every scenario: drain, reclaim, I2, teardown, reclaim, I3 (see the module doc).
+pub fn finish<P: StatsPolicy>(sched: Arc<Scheduler<P>>, census: OracleArc<Census>, moves: Moves) {
+    drain(&sched);
+    quiesce::<P>(&census);
+    check_conservation(&sched, moves);
+    drop(sched);
+    quiesce::<P>(&census);
+    check_nothing_alive(&census, "I3");
+}
+
+/// I2 on a quiescent scheduler.
+pub fn check_conservation<P: StatsPolicy>(sched: &Scheduler<P>, moves: Moves) {
+    let c = sched.check_consistency();
+    let r = c.counters;
+    require(c.requests_balance && c.outstanding == (0, 0), || format!("I2: inserted != completed + merged, or requests left: {c:?}"));
+    require(r.dispatched == r.completed, || format!("I2: dispatched != completed: {r:?}"));
+    let stats: Vec<(GroupId, StatsSnapshot)> =
+        sched.groups().into_iter().filter_map(|g| sched.group_stats(g.id).ok().map(|s| (g.id, s))).collect();
+    if P::KEPT == StatsKept::Full {
+        let queued: i64 = stats.iter().map(|(_, s)| StatsSnapshot::total(&s.queued)).sum();
+        require(queued == 0, || format!("I2: queued did not return to 0 (sum over groups {queued}): {stats:?}"));
+        if moves == Moves::None {
+            require(c.groups_with_queued.is_empty(), || format!("I2: queued did not return to 0: {:?}", c.groups_with_queued));
+        }
+        let merged: i64 = stats.iter().map(|(_, s)| StatsSnapshot::total(&s.merged)).sum();
+        require(merged == r.merged as i64, || format!("I2: io_merged sums to {merged}, {} merges happened", r.merged));
     }
+    if P::KEPT != StatsKept::None {
+        let serviced: i64 = stats.iter().map(|(_, s)| StatsSnapshot::total(&s.io_serviced)).sum();
+        require(serviced == r.dispatched as i64, || format!("I2: io_serviced sums to {serviced}, {} dispatched", r.dispatched));
+    }
+}
+
+/// I3 with no allowance: no queue, no group beyond `groups`, nothing awaiting reclamation.
+pub fn check_alive(census: &Census, invariant: &str, groups: usize) {
+    let (queues, live, awaiting) = (census.live_queues(), census.live_groups(), census.awaiting_reclamation());
+    require(awaiting == 0, || format!("{invariant}: a group was not freed ({awaiting} retired and never freed)"));
+    require(live == groups, || format!("{invariant}: a group was not freed ({live} live, {groups} expected)"));
+    require(queues == 0, || format!("{invariant}: a queue outlived its holders ({queues} live)"));
+}
+
+/// I3 after teardown.
+pub fn check_nothing_alive(census: &Census, invariant: &str) {
+    check_alive(census, invariant, 0);
 }
 
 fn spawn_in<P: StatsPolicy>(sched: &Arc<Scheduler<P>>, f: impl FnOnce(&Scheduler<P>) + Send + 'static) -> thread::JoinHandle<()> {
@@ -72,9 +181,35 @@ fn spawn_in<P: StatsPolicy>(sched: &Arc<Scheduler<P>>, f: impl FnOnce(&Scheduler
     thread::spawn(move || f(&sched))
 }
 
+fn dispatch_and_complete<P: StatsPolicy>(sched: &Scheduler<P>) {
+    if let Some(rq) = sched.dispatch() {
+        rq.complete();
+    }
+}
+
+/// Puts a queue of a new process in service and lets it idle: its request is dispatched and
+/// completed, the idle timer is armed, and the clock is moved past the idle deadline.
+fn idle_in_service<'s, P: StatsPolicy>(sched: &'s Scheduler<P>, group: GroupId, clock: &schedlab_core::ManualClock) -> schedlab_core::Process<'s, P> {
+    let p = sched.spawn_process(group).expect("scenario: spawn");
+    p.insert(request(1, 1));
+    sched.dispatch().expect("scenario: the request").complete();
+    require(sched.idle_deadline().is_some(), || "scenario: the queue should idle".into());
+    clock.advance(2 * IDLE_NS);
+    p
+}
+
+fn manual_scheduler<P: StatsPolicy>(cfg: SchedConfig) -> (Arc<Scheduler<P>>, OracleArc<Census>, Arc<schedlab_core::ManualClock>) {
+    let (clock, manual) = SchedClock::manual(1);
+    let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, clock);
+    let census = sched.census();
+    (sched, census, manual)
+}
+
+// ---- I1: deferred updates against removal ----
+
 /// I1, insert path: thread A's process in G inserts a request, whose statistics are deferred past
-/// the scheduler lock; meanwhile the main thread removes G (offline, then the drop of its last
-/// reference). No interleaving may let the deferred update reach a freed G.
+/// the scheduler lock; meanwhile the main thread removes G and makes reclamation progress. No
+/// interleaving may let the deferred update reach a freed G.
 pub fn i1_insert_vs_removal<P: StatsPolicy>() {
     let (sched, census) = scheduler::<P>(config());
     let g = sched.create_group(sched.root(), 100).unwrap();
@@ -84,33 +219,33 @@ pub fn i1_insert_vs_removal<P: StatsPolicy>() {
             process.insert(request(1, 1));
         }
     });
-    sched.remove_group(g).unwrap();
+    remove_or_refused(&sched, g);
+    reclaim_step::<P>();
+    reclaim_step::<P>();
     a.join().unwrap();
-    drain(&sched);
-    teardown_and_check(sched, census);
+    finish(sched, census, Moves::None);
 }
 
 /// I1, dispatch and completion paths: a request of G is queued (its process has exited, so only
 /// the request pins the queue); thread A dispatches and completes it, with deferred dispatch
 /// statistics after the unlock and completion statistics before the finish path's lock; the main
-/// thread removes G meanwhile.
+/// thread removes G and makes reclamation progress meanwhile.
 pub fn i1_dispatch_vs_removal<P: StatsPolicy>() {
     let (sched, census) = scheduler::<P>(config());
     let g = sched.create_group(sched.root(), 100).unwrap();
     sched.spawn_process(g).unwrap().insert(request(1, 1));
-    let a = spawn_in(&sched, |s| {
-        if let Some(rq) = s.dispatch() {
-            rq.complete();
-        }
-    });
-    sched.remove_group(g).unwrap();
+    let a = spawn_in(&sched, dispatch_and_complete);
+    remove_or_refused(&sched, g);
+    reclaim_step::<P>();
+    reclaim_step::<P>();
     a.join().unwrap();
-    drain(&sched);
-    teardown_and_check(sched, census);
+    finish(sched, census, Moves::None);
 }
 
-/// I2: thread A inserts while thread B dispatches and completes; once quiescent, inserted =
-/// completed + merged, every group's `queued` is 0 and io_serviced sums to what was dispatched.
+// ---- I2 ----
+
+/// I2: thread A inserts while thread B dispatches and completes; once quiescent, the counters
+/// balance (see [`check_conservation`]).
 pub fn i2_insert_vs_dispatch<P: StatsPolicy>() {
     let (sched, census) = scheduler::<P>(config());
     let g = sched.create_group(sched.root(), 100).unwrap();
@@ -119,54 +254,58 @@ pub fn i2_insert_vs_dispatch<P: StatsPolicy>() {
         let process = s.spawn_process(g).unwrap();
         process.insert(request(9, 2));
     });
-    let b = spawn_in(&sched, |s| {
-        if let Some(rq) = s.dispatch() {
-            rq.complete();
-        }
-    });
+    let b = spawn_in(&sched, dispatch_and_complete);
     a.join().unwrap();
     b.join().unwrap();
-    drain(&sched);
-    // No group is removed here, so nothing awaits reclamation: no quiesce needed.
-    let c = sched.check_consistency();
-    require(c.requests_balance, || format!("I2: inserted != completed + merged: {c:?}"));
-    require(c.groups_with_queued.is_empty(), || format!("I2: queued did not return to 0: {c:?}"));
-    require(c.io_serviced_matches, || format!("I2: io_serviced != dispatched: {c:?}"));
-    teardown_and_check(sched, census);
+    finish(sched, census, Moves::None);
 }
 
-/// I3: one thread does I/O in a subgroup and exits, the other removes the subgroup's parent
-/// chain; after teardown no group or queue is alive.
-pub fn i3_no_leak<P: StatsPolicy>() {
+// ---- I3 and the hierarchy ----
+
+/// I3: one thread does I/O in a subgroup and exits, the main thread removes the subgroup and then
+/// its parent; while the scheduler lives only the root may stay, and after teardown nothing.
+pub fn i3_nested_removal<P: StatsPolicy>() {
     let (sched, census) = scheduler::<P>(config());
     let parent = sched.create_group(sched.root(), 200).unwrap();
     let child: GroupId = sched.create_group(parent, 100).unwrap();
     let a = spawn_in(&sched, move |s| {
         if let Ok(process) = s.spawn_process(child) {
             process.insert(request(1, 1));
-            if let Some(rq) = s.dispatch() {
-                rq.complete();
-            }
+            dispatch_and_complete(s);
         }
     });
-    sched.remove_group(child).unwrap();
-    sched.remove_group(parent).unwrap();
+    let removed = remove_or_refused(&sched, child) && remove_or_refused(&sched, parent);
     a.join().unwrap();
     drain(&sched);
-    check_nothing_alive_but_queues::<P>(&census);
-    teardown_and_check(sched, census);
+    quiesce::<P>(&census);
+    let expected = if removed { 1 } else { 3 };
+    check_alive(&census, "I3 (while the scheduler lives)", expected);
+    finish(sched, census, Moves::None);
 }
 
-/// While the scheduler lives: only the root group may be alive (beyond reclamation in flight).
-fn check_nothing_alive_but_queues<P: StatsPolicy>(census: &Census) {
-    let (groups, awaiting) = (census.live_groups(), census.awaiting_reclamation());
-    if P::RECLAIMS_AFTER_GRACE_PERIOD {
-        require(groups <= 1 || awaiting > 0, || format!("I3: a removed group was not freed ({groups} live, none awaiting)"));
-    } else {
-        require(awaiting == 0, || format!("I3: a removed group was not freed ({awaiting} retired and never freed)"));
-        require(groups == 1, || format!("I3: a removed group was not freed ({groups} live, only the root should be)"));
+/// The hierarchy under a grace period: a request of a process (exited) in child group C is
+/// queued; thread A dispatches and completes it, its deferred updates reading the queue's group;
+/// the main thread removes C, makes reclamation progress, removes C's parent Q and makes more. The
+/// removals move the queue up, so A reads C, Q or the root. Q must outlive C (C's free drops C's
+/// reference on Q, and an update pinned after C's retirement may be reading Q: Q needs a grace
+/// period of its own), and the root must end with every count.
+pub fn child_then_parent_removal<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let parent = sched.create_group(sched.root(), 200).unwrap();
+    let child = sched.create_group(parent, 100).unwrap();
+    sched.spawn_process(child).unwrap().insert(request(1, 1));
+    let a = spawn_in(&sched, dispatch_and_complete);
+    if remove_or_refused(&sched, child) {
+        reclaim_step::<P>();
+        remove_or_refused(&sched, parent);
+        reclaim_step::<P>();
+        reclaim_step::<P>();
     }
+    a.join().unwrap();
+    finish(sched, census, Moves::None);
 }
+
+// ---- I4 ----
 
 /// I4: thread A runs a path with a deferred update while the main thread drops its handle; the
 /// scheduler is torn down by whichever drops last, never inside A's deferred window.
@@ -176,14 +315,231 @@ pub fn i4_teardown_vs_deferred<P: StatsPolicy>() {
     let a = spawn_in(&sched, move |s| {
         let process = s.spawn_process(g).unwrap();
         process.insert(request(1, 1));
-        if let Some(rq) = s.dispatch() {
-            rq.complete();
-        }
+        dispatch_and_complete(s);
     });
     drop(sched);
     a.join().unwrap();
-    check_nothing_alive::<P>(&census, "I4/I3", 0);
+    quiesce::<P>(&census);
+    check_nothing_alive(&census, "I4/I3");
 }
+
+// ---- the idle-slice timer ----
+
+/// The idle-slice timer against dispatch: P1's queue idles in service past its deadline and P1
+/// has exited, so only the in-service slot holds the queue. Thread A runs the timer (which reads
+/// the in-service queue before taking the lock); thread B starts P2 and inserts; the main thread
+/// dispatches, expiring P1's queue as too idle (which frees it) and serving P2.
+pub fn timer_vs_dispatch<P: StatsPolicy>() {
+    let (sched, census, clock) = manual_scheduler::<P>(idling_config());
+    let root = sched.root();
+    drop(idle_in_service(&sched, root, &clock));
+    let a = spawn_in(&sched, |s| {
+        s.run_idle_timer();
+    });
+    let b = spawn_in(&sched, move |s| {
+        s.spawn_process(root).unwrap().insert(request(7, 2));
+    });
+    dispatch_and_complete(&sched);
+    a.join().unwrap();
+    b.join().unwrap();
+    finish(sched, census, Moves::None);
+}
+
+/// The idle-slice timer against process exit: P1's queue idles in service past its deadline and
+/// P1 is alive. Thread A runs the timer; the main thread exits P1 (the in-service slot is then the
+/// queue's last holder) and runs the timer itself, which expires and frees the queue that A may
+/// have read.
+pub fn timer_vs_exit<P: StatsPolicy>() {
+    let (sched, census, clock) = manual_scheduler::<P>(idling_config());
+    let root = sched.root();
+    let p1 = idle_in_service(&sched, root, &clock);
+    let a = spawn_in(&sched, |s| {
+        s.run_idle_timer();
+    });
+    drop(p1);
+    sched.run_idle_timer();
+    a.join().unwrap();
+    finish(sched, census, Moves::None);
+}
+
+// ---- process moves ----
+
+/// A process move against dispatch, with the queue idle or emptying: thread A's process in G1
+/// inserts, moves to G2 and inserts again; thread B dispatches and completes whatever is there;
+/// the main thread then removes G1, which the move left. References cross the deactivation, the
+/// move and the completion; every deferred update reads whichever group the queue is in then.
+/// (The move may find a request still queued: `queued` is then conserved over groups only.)
+pub fn move_vs_dispatch_idle<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let root = sched.root();
+    let g1 = sched.create_group(root, 100).unwrap();
+    let g2 = sched.create_group(root, 100).unwrap();
+    let a = spawn_in(&sched, move |s| {
+        let p = s.spawn_process(g1).unwrap();
+        p.insert(request(1, 1));
+        match p.move_to(g2) {
+            Ok(()) | Err(SchedError::UnsafeUnderRemoval(_)) => {}
+            Err(e) => violation(format!("scenario: move failed: {e}")),
+        }
+        p.insert(request(5, 2));
+    });
+    let b = spawn_in(&sched, |s| {
+        dispatch_and_complete(s);
+        dispatch_and_complete(s);
+    });
+    a.join().unwrap();
+    b.join().unwrap();
+    if remove_or_refused(&sched, g1) {
+        reclaim_step::<P>();
+    }
+    finish(sched, census, Moves::WithRequestsQueued);
+}
+
+/// A process move against dispatch and the idle timer, with the queue in service: P's queue
+/// idles in service past its deadline in G1. Thread A runs the idle timer; thread B dispatches
+/// (another process's request); the main thread moves P to G2 (expiring its in-service queue,
+/// with a reference of its own), P exits, and G1 is removed.
+pub fn move_vs_dispatch_in_service<P: StatsPolicy>() {
+    let (sched, census, clock) = manual_scheduler::<P>(idling_config());
+    let root = sched.root();
+    let g1 = sched.create_group(root, 100).unwrap();
+    let g2 = sched.create_group(root, 100).unwrap();
+    let p = idle_in_service(&sched, g1, &clock);
+    sched.spawn_process(root).unwrap().insert(request(9, 3));
+    let a = spawn_in(&sched, |s| {
+        s.run_idle_timer();
+    });
+    let b = spawn_in(&sched, dispatch_and_complete);
+    match p.move_to(g2) {
+        Ok(()) | Err(SchedError::UnsafeUnderRemoval(_)) => {}
+        Err(e) => violation(format!("scenario: move failed: {e}")),
+    }
+    drop(p);
+    if remove_or_refused(&sched, g1) {
+        reclaim_step::<P>();
+    }
+    a.join().unwrap();
+    b.join().unwrap();
+    finish(sched, census, Moves::None);
+}
+
+// ---- removal while a queue idles ----
+
+/// Group removal while a queue of that group idles in service (`slice_idle > 0`) and its process
+/// has exited: the in-service slot is the queue's only holder, so moving it to the parent expires
+/// it and may free it. Thread A removes the group; thread B runs the idle timer; the main thread
+/// inserts for a new process and dispatches.
+pub fn removal_while_idling<P: StatsPolicy>() {
+    let (sched, census, clock) = manual_scheduler::<P>(idling_config());
+    let root = sched.root();
+    let g = sched.create_group(root, 100).unwrap();
+    drop(idle_in_service(&sched, g, &clock));
+    let a = spawn_in(&sched, move |s| {
+        if remove_or_refused(s, g) {
+            reclaim_step::<P>();
+        }
+    });
+    let b = spawn_in(&sched, |s| {
+        s.run_idle_timer();
+    });
+    sched.spawn_process(root).unwrap().insert(request(4, 2));
+    dispatch_and_complete(&sched);
+    a.join().unwrap();
+    b.join().unwrap();
+    finish(sched, census, Moves::None);
+}
+
+// ---- stale handles ----
+
+/// A group created after a removal: thread A holds the handle of G; the main thread removes G and
+/// creates G' (which may take G's slot). A's stale handle must never reach G': creating a process
+/// with it fails, or (if A came first) puts the process in G, which the removal moved up.
+pub fn created_after_removal<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let g = sched.create_group(sched.root(), 100).unwrap();
+    let a = spawn_in(&sched, move |s| {
+        if let Ok(process) = s.spawn_process(g) {
+            process.insert(request(1, 1));
+        }
+    });
+    let removed = remove_or_refused(&sched, g);
+    let newer = sched.create_group(sched.root(), 300).unwrap();
+    a.join().unwrap();
+    if removed {
+        let info = sched.groups().into_iter().find(|i| i.id == newer).expect("the new group is online");
+        require(info.queues == 0, || format!("a stale handle reached a group created after its removal: {info:?}"));
+        let stats = sched.group_stats(newer).unwrap();
+        require(StatsSnapshot::total(&stats.queued) == 0 && stats.io_serviced == [0; 4], || {
+            format!("a stale handle's request was accounted in a group created after the removal: {stats:?}")
+        });
+    }
+    finish(sched, census, Moves::None);
+}
+
+// ---- merges and priority requests ----
+
+/// Merges across a removal: P in G has two queued requests with a gap between them; thread A's
+/// insert fills the gap, back-merging into the first and absorbing the second (io_merged twice,
+/// io_remove of the absorbed request, deferred); the main thread removes G.
+pub fn merge_across_removal<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let g = sched.create_group(sched.root(), 100).unwrap();
+    let a = spawn_in(&sched, move |s| {
+        let p = s.spawn_process(g).unwrap_or_else(|_| s.spawn_process(s.root()).unwrap());
+        p.insert(request_at(0, 1));
+        p.insert(request_at(16, 2));
+        let outcome = p.insert(request_at(8, 3));
+        require(outcome == InsertOutcome::Merged, || format!("scenario: the middle request should merge, got {outcome:?}"));
+    });
+    remove_or_refused(&sched, g);
+    reclaim_step::<P>();
+    a.join().unwrap();
+    require(sched.counters().merged == 2, || format!("scenario: two merges expected: {:?}", sched.counters()));
+    finish(sched, census, Moves::None);
+}
+
+/// Priority requests across a removal: P in G inserts a request at the head of the priority
+/// dispatch list (its queue is not on any service tree) and exits; thread A dispatches and
+/// completes it; the main thread removes G.
+pub fn priority_across_removal<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let g = sched.create_group(sched.root(), 100).unwrap();
+    sched.spawn_process(g).unwrap().insert(RequestSpec { at_head: true, ..request(2, 1) });
+    let a = spawn_in(&sched, dispatch_and_complete);
+    remove_or_refused(&sched, g);
+    reclaim_step::<P>();
+    a.join().unwrap();
+    finish(sched, census, Moves::None);
+}
+
+// ---- reference counts from two contexts ----
+
+/// A group's reference count changed from two contexts: the main thread removes child C, whose
+/// free drops C's reference on its parent Q outside the scheduler lock (at once, or from the
+/// collector); thread A creates and exits a process in Q (taking and dropping a reference under
+/// the lock). Q is removed afterwards: a lost update would free Q early or leak it.
+pub fn refcount_two_contexts<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let q = sched.create_group(sched.root(), 100).unwrap();
+    let c = sched.create_group(q, 100).unwrap();
+    let a = spawn_in(&sched, move |s| {
+        let p = s.spawn_process(q).unwrap();
+        p.insert(request(1, 1));
+        reclaim_step::<P>();
+    });
+    if remove_or_refused(&sched, c) {
+        reclaim_step::<P>();
+        reclaim_step::<P>();
+    }
+    a.join().unwrap();
+    drain(&sched);
+    if allows_removal::<P>() {
+        require(sched.remove_group(q).is_ok(), || "scenario: removing the parent failed".into());
+    }
+    finish(sched, census, Moves::None);
+}
+
+// ---- the negative controls' own scenarios ----
 
 /// Kernel-bfq.md §5, first bug: the in-service queue idles after its last request completed and
 /// its process exited, so only the in-service slot holds it. A dispatch finds the idle timer
@@ -191,29 +547,16 @@ pub fn i4_teardown_vs_deferred<P: StatsPolicy>() {
 /// thread B. A policy that captured the in-service queue at the start of that dispatch must not
 /// use it at the end.
 pub fn in_service_queue_freed_during_dispatch<P: StatsPolicy>() {
-    let (clock, manual) = SchedClock::manual(1);
-    let cfg = SchedConfig { slice_idle_ns: 1_000, ..config() };
-    let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, clock);
-    let census = sched.census();
+    let (sched, census, clock) = manual_scheduler::<P>(idling_config());
     let root = sched.root();
-    {
-        let p1 = sched.spawn_process(root).unwrap();
-        p1.insert(request(1, 1));
-        sched.dispatch().expect("p1's request").complete();
-        require(sched.idle_deadline().is_some(), || "scenario: p1's queue should idle".into());
-    } // p1 exits: its queue is held only by the in-service slot
-    manual.advance(2_000); // past the idle deadline
+    drop(idle_in_service(&sched, root, &clock));
     let b = spawn_in(&sched, move |s| {
         s.spawn_process(root).unwrap().insert(request(7, 2));
     });
-    if let Some(rq) = sched.dispatch() {
-        rq.complete();
-    }
+    dispatch_and_complete(&sched);
     b.join().unwrap();
-    drain(&sched);
-    teardown_and_check(sched, census);
+    finish(sched, census, Moves::None);
 }
-
 
 /// The pin-count controls: thread A inserts (its deferred update takes and drops a reference on
 /// its group's policy data, without the scheduler lock) while thread B dispatches (taking and
@@ -226,15 +569,48 @@ pub fn pins_balanced_after_insert_vs_dispatch<P: StatsPolicy>(count: fn(&schedla
     let a = spawn_in(&sched, move |s| {
         s.spawn_process(g).unwrap().insert(request(9, 2));
     });
-    let b = spawn_in(&sched, |s| {
-        if let Some(rq) = s.dispatch() {
-            rq.complete();
-        }
-    });
+    let b = spawn_in(&sched, dispatch_and_complete);
     a.join().unwrap();
     b.join().unwrap();
     drain(&sched);
     let pins = sched.inspect_group(g, count).unwrap();
     require(pins == 1, || format!("lost update: the group's reference count is {pins}, expected 1"));
-    teardown_and_check(sched, census);
+    finish(sched, census, Moves::None);
 }
+
+/// Calls `$callback!($variant; scenario, ...)` with every scenario of the generated suite: the
+/// one list that the per-variant model modules, [`SCENARIOS`] and the mutation script use. The
+/// two negative-control scenarios at the end of this file are not in it (they need a variant
+/// built to fail them).
+#[macro_export]
+macro_rules! for_each_scenario {
+    ($($callback:ident)::+, $variant:ty) => {
+        $($callback)::+! {
+            $variant;
+            i1_insert_vs_removal,
+            i1_dispatch_vs_removal,
+            i2_insert_vs_dispatch,
+            i3_nested_removal,
+            child_then_parent_removal,
+            i4_teardown_vs_deferred,
+            timer_vs_dispatch,
+            timer_vs_exit,
+            move_vs_dispatch_idle,
+            move_vs_dispatch_in_service,
+            removal_while_idling,
+            created_after_removal,
+            merge_across_removal,
+            priority_across_removal,
+            refcount_two_contexts,
+        }
+    };
+}
+
+macro_rules! scenario_names {
+    ($variant:ty; $($scenario:ident),* $(,)?) => {
+        &[$(stringify!($scenario)),*]
+    };
+}
+
+/// Every scenario of the generated suite, by name.
+pub const SCENARIOS: &[&str] = for_each_scenario!(scenario_names, ());

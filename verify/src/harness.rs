@@ -1,0 +1,146 @@
+//! How a model check runs: in a child process of its own (rusty-fork re-runs the test binary
+//! with the one test selected), under the checker the binary was built for, with at most one core
+//! fault switched on. The parent reads the child's exit status and output.
+//!
+//! Why a child process: a panic inside a checker's execution (a core `debug_assert!`, an
+//! `expect`) unwinds through the checker's own objects, whose destructors then panic again, and
+//! the process aborts: in-process, one failing model would take every other model of its binary
+//! down with it. In a child, it fails that model alone, and a negative control can expect it.
+
+use schedlab_core::sync::model;
+use std::io::{Read, Seek, SeekFrom};
+
+/// What the parent expects of a model.
+#[derive(Clone, Copy, Debug)]
+pub enum Expect {
+    /// Every execution keeps every invariant.
+    Pass,
+    /// The checker finds an execution that breaks one, and its report contains this text (or
+    /// one of the `|`-separated alternatives, for a fault whose first symptom depends on the
+    /// interleaving).
+    Rejected(&'static str),
+}
+
+/// Runs `body` as a model in a child process (with `fault` switched on, if any) and checks the
+/// outcome against `expect`. `test_name` is the test's full path (`rusty_fork_test_name!`) and
+/// `fork_id` identifies the call site (`rusty_fork_id!`).
+pub fn run_model<I: std::hash::Hash>(
+    test_name: &str,
+    fork_id: I,
+    expect: Expect,
+    fault: Option<schedlab_core::fault::Fault>,
+    body: fn(),
+) {
+    let (success, output) = rusty_fork::fork(
+        test_name,
+        fork_id,
+        |_| {},
+        |child, file| {
+            let status = child.wait().expect("waiting for the model's process");
+            let mut output = String::new();
+            file.seek(SeekFrom::Start(0)).expect("rewinding the model's output");
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes).expect("reading the model's output");
+            output.push_str(&String::from_utf8_lossy(&bytes));
+            (status.success(), output)
+        },
+        move || {
+            switch_on(fault);
+            model(body);
+        },
+    )
+    .expect("starting the model's process");
+    match expect {
+        Expect::Pass => assert!(success, "the model failed:\n{output}"),
+        Expect::Rejected(reason) => {
+            assert!(!success, "the checker accepted a broken version (expected: {reason}):\n{output}");
+            let expected = reason.split('|').any(|alternative| output.contains(alternative));
+            assert!(expected, "rejected, but not for the expected reason ({reason}):\n{output}");
+        }
+    }
+}
+
+#[cfg(any(loom, shuttle))]
+fn switch_on(fault: Option<schedlab_core::fault::Fault>) {
+    schedlab_core::fault::clear();
+    if let Some(fault) = fault {
+        schedlab_core::fault::inject(fault);
+    }
+}
+
+#[cfg(not(any(loom, shuttle)))]
+fn switch_on(fault: Option<schedlab_core::fault::Fault>) {
+    assert!(fault.is_none(), "core faults exist only in the model-checking builds");
+}
+
+/// A model check that must pass, in its own process.
+#[macro_export]
+macro_rules! model_passes {
+    ($test:ident, $body:expr) => {
+        #[test]
+        fn $test() {
+            $crate::harness::run_model(
+                rusty_fork::rusty_fork_test_name!($test),
+                rusty_fork::rusty_fork_id!(),
+                $crate::harness::Expect::Pass,
+                None,
+                $body,
+            );
+        }
+    };
+}
+
+/// A negative control: the checker must reject `$body` (with `$fault` switched on, if given) for
+/// the reason `$reason`.
+#[macro_export]
+macro_rules! model_rejects {
+    ($test:ident, $reason:literal, $body:expr) => {
+        #[test]
+        fn $test() {
+            $crate::harness::run_model(
+                rusty_fork::rusty_fork_test_name!($test),
+                rusty_fork::rusty_fork_id!(),
+                $crate::harness::Expect::Rejected($reason),
+                None,
+                $body,
+            );
+        }
+    };
+    ($test:ident, $reason:literal, fault = $fault:ident, $body:expr) => {
+        #[test]
+        fn $test() {
+            $crate::harness::run_model(
+                rusty_fork::rusty_fork_test_name!($test),
+                rusty_fork::rusty_fork_id!(),
+                $crate::harness::Expect::Rejected($reason),
+                Some(schedlab_core::fault::Fault::$fault),
+                $body,
+            );
+        }
+    };
+}
+
+/// The generated suite of one variant: every scenario of [`crate::scenarios`] as a model that
+/// must pass. Invoked by [`models_for_every_variant!`] for each line of the variant registry.
+#[macro_export]
+macro_rules! models_for_variant {
+    ($variant:ty; $($scenario:ident),* $(,)?) => {
+        $(
+            $crate::model_passes!($scenario, $crate::scenarios::$scenario::<$variant>);
+        )*
+    };
+}
+
+/// One module of models per registered variant (`schedlab_variants::with_registry!` calls this
+/// with the registry's lines): adding a variant file and its registry line adds its models, with
+/// no edit here or in the test files.
+#[macro_export]
+macro_rules! models_for_every_variant {
+    ($($file:literal => $module:ident :: $variant:ident),* $(,)?) => {
+        $(
+            mod $module {
+                $crate::for_each_scenario!($crate::models_for_variant, schedlab_variants::$module::$variant);
+            }
+        )*
+    };
+}
