@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one test command (README, .ci/run): unit, integration and CLI tests in release mode, the
-# loom models (bounded, in their own target directory), and a smoke run of every benchmark.
+# loom models (bounded, in their own target directory), the shuttle models (in theirs), and a
+# smoke run of every benchmark.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +14,10 @@ if [ -d verify/tests ] && ls verify/tests/loom_*.rs >/dev/null 2>&1; then
     RUSTFLAGS="--cfg loom --cfg crossbeam_loom --cfg crossbeam_sanitize -C debug-assertions=on" \
     cargo test -p schedlab-verify --release
 fi
+
+echo "== shuttle models and controls (PCT depth 3 then random, 2000 schedules each, debug assertions on)"
+CARGO_TARGET_DIR=target/shuttle RUSTFLAGS="--cfg shuttle -C debug-assertions=on" \
+  cargo test -p schedlab-verify --release --test shuttle_models --test shuttle_controls
 
 echo "== benchmark smoke run (cargo bench -- --test)"
 cargo bench -p schedlab-benches -- --test

@@ -222,6 +222,9 @@ impl RetiredGroup {
         // group any more, and it was allocated by `GroupShared::allocate` as a Box.
         let group = unsafe { Box::from_raw(self.0 .0.as_ptr()) };
         group.liveness.assert_alive("group");
+        // Freed from here on: an update that reaches the group while its residue is moved to the
+        // parent is caught as a use after free (under a checker), not silently lost.
+        group.liveness.poison();
         if let Some(parent_ptr) = group.parent {
             // SAFETY: a group holds a reference on its parent until this point.
             let parent = unsafe { parent_ptr.get() };
@@ -233,7 +236,6 @@ impl RetiredGroup {
             }
         }
         tracing::debug!(name: "group freed", target: crate::trace::GROUPS, group = group.serial, "group freed");
-        group.liveness.poison();
         group.census.awaiting_reclamation.fetch_sub(1, Ordering::Relaxed);
         group.census.groups.fetch_sub(1, Ordering::Release);
         reclaim(group);

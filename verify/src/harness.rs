@@ -90,36 +90,6 @@ macro_rules! model_passes {
     };
 }
 
-/// A negative control: the checker must reject `$body` (with `$fault` switched on, if given) for
-/// the reason `$reason`.
-#[macro_export]
-macro_rules! model_rejects {
-    ($test:ident, $reason:literal, $body:expr) => {
-        #[test]
-        fn $test() {
-            $crate::harness::run_model(
-                rusty_fork::rusty_fork_test_name!($test),
-                rusty_fork::rusty_fork_id!(),
-                $crate::harness::Expect::Rejected($reason),
-                None,
-                $body,
-            );
-        }
-    };
-    ($test:ident, $reason:literal, fault = $fault:ident, $body:expr) => {
-        #[test]
-        fn $test() {
-            $crate::harness::run_model(
-                rusty_fork::rusty_fork_test_name!($test),
-                rusty_fork::rusty_fork_id!(),
-                $crate::harness::Expect::Rejected($reason),
-                Some(schedlab_core::fault::Fault::$fault),
-                $body,
-            );
-        }
-    };
-}
-
 /// The generated suite of one variant: every scenario of [`crate::scenarios`] as a model that
 /// must pass. Invoked by [`models_for_every_variant!`] for each line of the variant registry.
 #[macro_export]

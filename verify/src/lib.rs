@@ -40,5 +40,7 @@
 //! a new variant gets these checks.
 
 pub mod broken;
+pub mod controls;
 pub mod harness;
 pub mod scenarios;
+pub mod workloads;

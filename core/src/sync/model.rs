@@ -33,6 +33,8 @@ pub mod thread {
     use loom::thread as backend;
     #[cfg(shuttle)]
     use shuttle::thread as backend;
+    #[cfg(shuttle)]
+    use super::{AtomicBool, Ordering};
 
     pub use backend::{yield_now, JoinHandle};
 
@@ -42,11 +44,18 @@ pub mod thread {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        backend::spawn(move || {
+        let handle = backend::spawn(move || {
             let out = body();
             super::super::epoch::release_thread_participant();
             out
-        })
+        });
+        // shuttle's PCT draws its change points from the first schedule's length, counted only
+        // where two threads could run: one scheduling point with both runnable (an atomic load,
+        // not a yield, which would also lower the spawner's priority) keeps a scenario whose
+        // spawner would otherwise run on alone from counting as sequential.
+        #[cfg(shuttle)]
+        AtomicBool::new(false).load(Ordering::SeqCst);
+        handle
     }
 }
 
@@ -93,9 +102,10 @@ const MODEL_MAX_BRANCHES: usize = 1_000_000;
 pub struct Exploration {
     /// loom: the preemption bound (`None`: `LOOM_MAX_PREEMPTIONS`, as the test command sets it).
     pub max_preemptions: Option<usize>,
-    /// shuttle: schedules tried (`SCHEDLAB_SHUTTLE_ITERATIONS` overrides it).
+    /// shuttle: schedules tried per scheduler (`SCHEDLAB_SHUTTLE_ITERATIONS` overrides it).
     pub iterations: usize,
-    /// shuttle: PCT's bug depth; `None` for the uniformly random scheduler.
+    /// shuttle: PCT's bug depth, for a PCT run followed by a random one; `None` for the uniformly
+    /// random scheduler alone.
     pub pct_depth: Option<usize>,
     /// shuttle: the first seed (`SCHEDLAB_SHUTTLE_SEED` overrides it).
     pub seed: u64,
@@ -103,7 +113,7 @@ pub struct Exploration {
 
 impl Default for Exploration {
     fn default() -> Self {
-        Exploration { max_preemptions: None, iterations: 1_000, pct_depth: Some(3), seed: 0x5c4e_d1ab }
+        Exploration { max_preemptions: None, iterations: 2_000, pct_depth: Some(3), seed: 0x5c4e_d1ab }
     }
 }
 
@@ -128,11 +138,19 @@ pub fn model_with<F: Fn() + Sync + Send + 'static>(exploration: Exploration, bod
     }
     #[cfg(shuttle)]
     {
+        // A portfolio: PCT (which finds bugs of small depth among long schedules) and then the
+        // uniformly random scheduler (which finds what needs many short preemptions); they catch
+        // different controls (notes/loom-budget.md). Stops at the first violation.
         let body = std::sync::Arc::new(body);
-        let iterations = env_or("SCHEDLAB_SHUTTLE_ITERATIONS", exploration.iterations as u64) as usize;
-        let seed = env_or("SCHEDLAB_SHUTTLE_SEED", exploration.seed);
-        for i in 0..iterations as u64 {
-            if !run_shuttle_schedule(&exploration, seed.wrapping_add(i), body.clone()) {
+        let mut schedulers = vec![exploration];
+        if exploration.pct_depth.is_some() {
+            schedulers.push(Exploration { pct_depth: None, ..exploration });
+        }
+        for scheduler in schedulers {
+            let body = body.clone();
+            let outcome = explore_shuttle(&scheduler, move || body(), true);
+            if let Some(message) = outcome.first_message {
+                violation(message);
                 break;
             }
         }
@@ -147,18 +165,60 @@ fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-/// Runs one shuttle schedule of `body` from `seed`; `false` if it recorded a violation.
+/// What a shuttle exploration saw.
 #[cfg(shuttle)]
-pub fn run_shuttle_schedule<F: Fn() + Sync + Send + 'static>(exploration: &Exploration, seed: u64, body: std::sync::Arc<F>) -> bool {
+#[derive(Clone, Debug, Default)]
+pub struct ShuttleOutcome {
+    /// Schedules run.
+    pub iterations: usize,
+    /// Schedules in which a violation was recorded.
+    pub detections: usize,
+    /// The 1-based number of the first schedule with a violation.
+    pub first_detection: Option<usize>,
+    /// What that schedule violated.
+    pub first_message: Option<String>,
+}
+
+/// Runs `body` under shuttle for `exploration.iterations` schedules (overridable with
+/// `SCHEDLAB_SHUTTLE_ITERATIONS` and `SCHEDLAB_SHUTTLE_SEED`) from one scheduler, so that PCT
+/// re-draws its priorities and change points for each schedule (its first schedule is its
+/// default order). With `stop_at_first`, the schedules after a detection return at once.
+#[cfg(shuttle)]
+pub fn explore_shuttle<F: Fn() + Sync + Send + 'static>(exploration: &Exploration, body: F, stop_at_first: bool) -> ShuttleOutcome {
     use shuttle::scheduler::{PctScheduler, RandomScheduler};
+    use std::sync::{Arc, Mutex};
+    let iterations = env_or("SCHEDLAB_SHUTTLE_ITERATIONS", exploration.iterations as u64) as usize;
+    let seed = env_or("SCHEDLAB_SHUTTLE_SEED", exploration.seed);
+    let outcome = Arc::new(Mutex::new(ShuttleOutcome::default()));
+    let seen = outcome.clone();
+    let each = move || {
+        let skip = stop_at_first && seen.lock().unwrap().first_message.is_some();
+        if skip {
+            // Shuttle needs one scheduling point per schedule; the run is decided already.
+            shuttle::thread::yield_now();
+            return;
+        }
+        take_violation();
+        body();
+        let mut o = seen.lock().unwrap();
+        o.iterations += 1;
+        if let Some(message) = take_violation() {
+            o.detections += 1;
+            if o.first_message.is_none() {
+                o.first_detection = Some(o.iterations);
+                o.first_message = Some(message);
+            }
+        }
+    };
     let mut config = shuttle::Config::new();
     config.max_steps = shuttle::MaxSteps::FailAfter(2_000_000);
-    let f = move || body();
+    config.silence_warnings = true;
     match exploration.pct_depth {
-        Some(depth) => shuttle::Runner::new(PctScheduler::new_from_seed(seed, depth, 1), config).run(f),
-        None => shuttle::Runner::new(RandomScheduler::new_from_seed(seed, 1), config).run(f),
+        Some(depth) => shuttle::Runner::new(PctScheduler::new_from_seed(seed, depth, iterations), config).run(each),
+        None => shuttle::Runner::new(RandomScheduler::new_from_seed(seed, iterations), config).run(each),
     };
-    VIOLATION.with(|v| v.borrow().is_none())
+    let o = outcome.lock().unwrap().clone();
+    o
 }
 
 /// Under a checker the real clock is `std::time::Instant` (quanta's dependency on crossbeam's

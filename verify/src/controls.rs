@@ -1,0 +1,151 @@
+//! The negative controls and their fixed forms, as one list that every checker runs: each broken
+//! version (a variant of [`crate::broken`], written through the public `StatsPolicy` trait, or a
+//! named core fault of `schedlab_core::fault` against a real variant) must be rejected by the model
+//! of the property it breaks, for its expected reason; each fixed form must pass the same model.
+//! Every scenario of the generated suite appears here at least once, so every model has been shown
+//! to fail.
+//!
+//! [`for_each_control!`](crate::for_each_control) hands the list to a callback: the loom and
+//! shuttle test files turn it into tests ([`control_tests!`](crate::control_tests)), the shuttle
+//! detection-rate tool into a table ([`CONTROLS`]).
+
+use crate::harness::Expect;
+use schedlab_core::fault::Fault;
+
+/// One control: its name, what the checker must say, the core fault it switches on, its model.
+#[derive(Clone, Copy, Debug)]
+pub struct Control {
+    pub name: &'static str,
+    pub expect: Expect,
+    pub fault: Option<Fault>,
+    pub body: fn(),
+}
+
+/// Calls `$callback! { name: expect, fault, body; ... }` with every control.
+#[macro_export]
+macro_rules! for_each_control {
+    ($($callback:ident)::+) => {
+        $($callback)::+! {
+            // ---- I1: deferred updates against removal ----
+            unlocked_under_removal_insert: Rejected("group used after it was freed"), None,
+                $crate::scenarios::i1_insert_vs_removal::<$crate::broken::UnlockedUnderRemoval>;
+            unlocked_under_removal_dispatch: Rejected("group used after it was freed"), None,
+                $crate::scenarios::i1_dispatch_vs_removal::<$crate::broken::UnlockedUnderRemoval>;
+            queue_lock_wrong_removal: Rejected("group used after it was freed"), None,
+                $crate::scenarios::i1_insert_vs_removal::<$crate::broken::QueueLockWrongRemoval>;
+            queue_lock_right_removal: Pass, None,
+                $crate::scenarios::i1_insert_vs_removal::<schedlab_variants::queue_lock::QueueLock>;
+
+            // ---- I1: the grace-period family (`epoch` broken the ways an RCU user breaks it) ----
+            epoch_without_pin_insert: Rejected("group used after it was freed"), None,
+                $crate::scenarios::i1_insert_vs_removal::<$crate::broken::EpochWithoutPin>;
+            epoch_without_pin_dispatch: Rejected("group used after it was freed"), None,
+                $crate::scenarios::i1_dispatch_vs_removal::<$crate::broken::EpochWithoutPin>;
+            epoch_frees_at_once: Rejected("group used after it was freed"), None,
+                $crate::scenarios::i1_insert_vs_removal::<$crate::broken::EpochFreesAtOnce>;
+            // The update may land on the group while its free moves the residue to the parent: lost.
+            epoch_pin_dropped_early: Rejected("group used after it was freed|I2:"), None,
+                $crate::scenarios::i1_dispatch_vs_removal::<$crate::broken::EpochPinDroppedEarly>;
+            epoch_wrong_domain: Rejected("group used after it was freed"), None,
+                $crate::scenarios::i1_insert_vs_removal::<$crate::broken::EpochWrongDomain>;
+            parent_freed_at_once: Rejected("group used after it was freed|I2:"), None,
+                $crate::scenarios::child_then_parent_removal::<$crate::broken::ParentFreedAtOnce>;
+            epoch_parent_after_its_own_grace_period: Pass, None,
+                $crate::scenarios::child_then_parent_removal::<schedlab_variants::epoch::Epoch>;
+
+            // ---- I1: kernel-bfq.md §5, first bug ----
+            captured_in_service_queue: Rejected("queue used after it was freed"), None,
+                $crate::scenarios::in_service_queue_freed_during_dispatch::<$crate::broken::CapturedInServiceQueue>;
+            revalidated_in_service_queue: Pass, None,
+                $crate::scenarios::in_service_queue_freed_during_dispatch::<$crate::broken::RevalidatedInServiceQueue>;
+
+            // ---- §5 second bug: a count changed from two contexts without atomicity ----
+            plain_group_pins: Rejected("lost update"), None,
+                || $crate::scenarios::pins_balanced_after_insert_vs_dispatch::<$crate::broken::PlainGroupPins>(|g| {
+                    $crate::broken::PinCount::value(g.policy_state::<$crate::broken::PlainPins>().unwrap())
+                });
+            atomic_group_pins: Pass, None,
+                || $crate::scenarios::pins_balanced_after_insert_vs_dispatch::<$crate::broken::AtomicGroupPins>(|g| {
+                    $crate::broken::PinCount::value(g.policy_state::<$crate::broken::AtomicPins>().unwrap())
+                });
+
+            // ---- I2 ----
+            missing_io_remove: Rejected("I2: queued did not return to 0"), None,
+                $crate::scenarios::i2_insert_vs_dispatch::<$crate::broken::MissingIoRemove>;
+            missing_io_remove_across_a_move: Rejected("I2: queued did not return to 0"), None,
+                $crate::scenarios::move_vs_dispatch_idle::<$crate::broken::MissingIoRemove>;
+
+            // ---- I3 ----
+            leak_on_retire: Rejected("retired and never freed"), None,
+                $crate::scenarios::i3_nested_removal::<$crate::broken::LeakOnRetire>;
+            pending_pins_leak: Rejected("retired and never freed"), None,
+                $crate::scenarios::i1_insert_vs_removal::<$crate::broken::PendingPinsLeak>;
+            drain_on_release_insert: Pass, None,
+                $crate::scenarios::i1_insert_vs_removal::<$crate::broken::DrainOnRelease>;
+            drain_on_release_nested: Pass, None,
+                $crate::scenarios::i3_nested_removal::<$crate::broken::DrainOnRelease>;
+
+            // ---- I4 ----
+            escaping_deferral: Rejected("used after it was freed"), None,
+                $crate::scenarios::i4_teardown_vs_deferred::<$crate::broken::EscapingDeferral>;
+
+            // ---- faults in the core (schedlab_core::fault), against the real variants ----
+            fault_idle_timer_vs_dispatch: Rejected("queue used after it was freed"),
+                Some(schedlab_core::fault::Fault::IdleTimerTouchesBeforeCheck),
+                $crate::scenarios::timer_vs_dispatch::<schedlab_variants::sched_lock::SchedLock>;
+            fault_idle_timer_vs_exit: Rejected("queue used after it was freed"),
+                Some(schedlab_core::fault::Fault::IdleTimerTouchesBeforeCheck),
+                $crate::scenarios::timer_vs_exit::<schedlab_variants::sched_lock::SchedLock>;
+            fault_idle_timer_vs_move: Rejected("queue used after it was freed"),
+                Some(schedlab_core::fault::Fault::IdleTimerTouchesBeforeCheck),
+                $crate::scenarios::move_vs_dispatch_in_service::<schedlab_variants::queue_lock::QueueLock>;
+            fault_expire_without_own_reference: Rejected("queue used after it was freed"),
+                Some(schedlab_core::fault::Fault::ExpireWithoutOwnReference),
+                $crate::scenarios::removal_while_idling::<schedlab_variants::sched_lock::SchedLock>;
+            fault_group_handle_without_generation: Rejected("a stale handle"),
+                Some(schedlab_core::fault::Fault::GroupHandleWithoutGeneration),
+                $crate::scenarios::created_after_removal::<schedlab_variants::sched_lock::SchedLock>;
+            fault_plain_group_refcount:
+                Rejected("group used after it was freed|was not freed|a hot path dropped a group's last reference"),
+                Some(schedlab_core::fault::Fault::PlainGroupRefcount),
+                $crate::scenarios::refcount_two_contexts::<schedlab_variants::sched_lock::SchedLock>;
+            fault_offline_moves_only_busy_queues: Rejected("group used after it was freed"),
+                Some(schedlab_core::fault::Fault::OfflineMovesOnlyBusyQueues),
+                $crate::scenarios::priority_across_removal::<schedlab_variants::queue_lock::QueueLock>;
+            fault_release_without_flush: Rejected("I2:"),
+                Some(schedlab_core::fault::Fault::ReleaseWithoutFlush),
+                $crate::scenarios::i1_dispatch_vs_removal::<schedlab_variants::epoch::Epoch>;
+            fault_merge_without_io_remove: Rejected("I2: queued did not return to 0"),
+                Some(schedlab_core::fault::Fault::MergeWithoutIoRemove),
+                $crate::scenarios::merge_across_removal::<schedlab_variants::sched_lock::SchedLock>;
+        }
+    };
+}
+
+/// Turns the control list into tests, each model in its own process.
+#[macro_export]
+macro_rules! control_tests {
+    ($($name:ident: $expect:ident $(($reason:literal))?, $fault:expr, $body:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                $crate::harness::run_model(
+                    rusty_fork::rusty_fork_test_name!($name),
+                    rusty_fork::rusty_fork_id!(),
+                    $crate::harness::Expect::$expect $(($reason))?,
+                    $fault,
+                    $body,
+                );
+            }
+        )*
+    };
+}
+
+macro_rules! control_table {
+    ($($name:ident: $expect:ident $(($reason:literal))?, $fault:expr, $body:expr;)*) => {
+        &[$(Control { name: stringify!($name), expect: Expect::$expect $(($reason))?, fault: $fault, body: $body }),*]
+    };
+}
+
+/// Every control, as data.
+pub const CONTROLS: &[Control] = for_each_control!(control_table);
