@@ -211,7 +211,7 @@ impl<P: StatsPolicy> Scheduler<P> {
 
     /// The slot of the online group `id` names: a handle carries the group's serial (its
     /// generation), so a handle kept past its group's removal never reaches a group created later
-    /// in the same slot.
+    /// in the same slot (notes/invariants.md I6).
     fn lookup(st: &SchedState, id: GroupId) -> Result<usize, SchedError> {
         match st.groups.get(id.key as usize) {
             Some(g) if g.serial == id.serial || fault::active(Fault::GroupHandleWithoutGeneration) => Ok(id.key as usize),
@@ -370,8 +370,8 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// As in the kernel, the handler reads the in-service queue *before* it takes the scheduler
     /// lock (the hrtimer callback has only `bfqd`), so what it read may have been expired and freed
     /// by a dispatch or a process exit meanwhile. Under the lock it first checks that the queue is
-    /// still the one in service, and touches it only then (the 2020 fix: fault.rs,
-    /// `IdleTimerTouchesBeforeCheck`).
+    /// still the one in service, and touches it only then (notes/invariants.md I5; the 2020 fix:
+    /// fault.rs, `IdleTimerTouchesBeforeCheck`).
     pub fn run_idle_timer(&self) -> bool {
         // Acquire pairs with the Release stores in `state.rs` (`set_in_service`, `expire`).
         let Some(queue) = QueueRef::from_ptr(self.in_service_hint.load(Ordering::Acquire)) else {
@@ -384,6 +384,8 @@ impl<P: StatsPolicy> Scheduler<P> {
             // lock may have been freed.
             unsafe { queue.get() }.set_wait_request(false);
         }
+        // I5: touch the queue read without the lock only if it is still the one in service (then
+        // the in-service reference holds it).
         if st.in_service_queue_ref() != Some(queue) {
             return false; // expired (and possibly freed) since it was read: nothing to do
         }

@@ -236,7 +236,7 @@ pub(crate) struct SchedState {
     in_service: Option<QueueId>,
     /// `bfqd->in_service_queue` as the idle-slice timer reads it: without the scheduler lock.
     /// Written under the lock whenever `in_service` changes; the timer must re-validate what it
-    /// read once it holds the lock (the queue may have been expired and freed meanwhile).
+    /// read once it holds the lock (the queue may have been expired and freed meanwhile: I5).
     pub(crate) in_service_hint: Arc<AtomicPtr<QueueShared>>,
     pub(crate) idle_deadline: Option<u64>,
     last_position: u64,

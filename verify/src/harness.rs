@@ -34,7 +34,9 @@ pub fn run_model<I: std::hash::Hash>(
     let (success, output) = rusty_fork::fork(
         test_name,
         fork_id,
-        |_| {},
+        |command| {
+            command.env(schedlab_core::sync::STOP_AT_FIRST_VIOLATION, "1");
+        },
         |child, file| {
             let status = child.wait().expect("waiting for the model's process");
             let mut output = String::new();

@@ -384,11 +384,12 @@ pub fn timer_vs_exit<P: StatsPolicy>() {
 
 // ---- process moves ----
 
-/// A process move against dispatch, with the queue idle or emptying: thread A's process in G1
-/// inserts, moves to G2 and inserts again; thread B dispatches and completes whatever is there;
-/// the main thread then removes G1, which the move left. References cross the deactivation, the
-/// move and the completion; every deferred update reads whichever group the queue is in then.
-/// (The move may find a request still queued: `queued` is then conserved over groups only.)
+/// A process move against dispatch, with the queue busy, in flight or idle: thread A's process in
+/// G1 inserts and moves to G2; thread B dispatches and completes the request; the main thread then
+/// removes G1, which the move left. References cross the deactivation, the move and the
+/// completion; the dispatch's and the completion's deferred updates read whichever group the
+/// queue is in then. (The move may find the request still queued: `queued` is then conserved over
+/// groups only.)
 pub fn move_vs_dispatch_idle<P: StatsPolicy>() {
     let (sched, census) = scheduler::<P>(config());
     let root = sched.root();
@@ -401,12 +402,8 @@ pub fn move_vs_dispatch_idle<P: StatsPolicy>() {
             Ok(()) | Err(SchedError::UnsafeUnderRemoval(_)) => {}
             Err(e) => violation(format!("scenario: move failed: {e}")),
         }
-        p.insert(request(5, 2));
     });
-    let b = spawn_in(&sched, |s| {
-        dispatch_and_complete(s);
-        dispatch_and_complete(s);
-    });
+    let b = spawn_in(&sched, dispatch_and_complete);
     a.join().unwrap();
     b.join().unwrap();
     if remove_or_refused(&sched, g1) {

@@ -82,10 +82,21 @@ std::thread_local! {
 /// state, whose drops call back into the checker after it tore the execution down (an abort, not
 /// a test failure). Quarantined objects stay valid memory, so executions can safely run on.
 pub fn violation(message: String) {
+    if std::env::var_os(STOP_AT_FIRST_VIOLATION).is_some() {
+        // A model running in a process of its own (`schedlab_verify::harness`): the first
+        // violation decides the outcome, so report it and end the process now rather than explore
+        // the rest of the schedules.
+        eprintln!("model violation: {message}");
+        std::process::exit(101);
+    }
     VIOLATION.with(|v| {
         v.borrow_mut().get_or_insert(message);
     });
 }
+
+/// Set in the environment of a process that runs exactly one model (the harness's child): the
+/// first violation ends it.
+pub const STOP_AT_FIRST_VIOLATION: &str = "SCHEDLAB_MODEL_STOP_AT_FIRST_VIOLATION";
 
 /// Takes the recorded violation, if any (the checker-agnostic end of [`model`]).
 pub fn take_violation() -> Option<String> {

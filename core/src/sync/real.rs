@@ -44,6 +44,9 @@ pub fn model_with<F: Fn() + Sync + Send + 'static>(_exploration: Exploration, bo
     body();
 }
 
+/// The model backends' switch (see there); outside a model checker every violation panics.
+pub const STOP_AT_FIRST_VIOLATION: &str = "SCHEDLAB_MODEL_STOP_AT_FIRST_VIOLATION";
+
 /// Outside a model checker a violation panics at once, so there is never one to take.
 pub fn take_violation() -> Option<String> {
     None

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The test command cargo-mutants runs for each mutant (scripts/mutants.sh puts this script in
+# $CARGO): the loom suite and the real-thread stress suite, which need different RUSTFLAGS and so
+# cannot be one `cargo test`. cargo-mutants calls it as `$CARGO test --no-run ...` (build) and
+# `$CARGO test ...` (test), in its copy of the tree; the arguments it adds are not used.
+#
+#   build: the loom test binaries (the stress build waits until a mutant survives loom)
+#   test:  1. the generated loom models at one preemption (seconds: most mutants fail here)
+#          2. the loom models and the negative controls at two preemptions (the CI bound)
+#          3. the real-thread stress test (every safe variant under group churn)
+#   A failing step is a caught mutant; passing all three is a missed one.
+set -euo pipefail
+real_cargo="${SCHEDLAB_REAL_CARGO:-cargo}"
+if [ "${1:-}" != test ]; then exec "$real_cargo" "$@"; fi
+unset CARGO_ENCODED_RUSTFLAGS
+# Faster builds of the same code: no debug info, parallel codegen (numbers, not the binaries, matter).
+export CARGO_PROFILE_RELEASE_DEBUG=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+loom_flags="--cfg loom --cfg crossbeam_loom --cfg crossbeam_sanitize -C debug-assertions=on --cap-lints=warn"
+loom() { # preemption bound, test targets...
+  local bound=$1; shift
+  CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=$bound RUSTFLAGS="$loom_flags" \
+    "$real_cargo" test -q -p schedlab-verify --release "$@"
+}
+case " $* " in
+  *" --no-run "*) loom 2 --test loom_models --test loom_controls --no-run ;;
+  *)
+    loom 1 --test loom_models
+    loom 2 --test loom_models --test loom_controls
+    RUSTFLAGS="--cap-lints=warn" "$real_cargo" test -q -p schedlab-verify --release --test stress
+    ;;
+esac

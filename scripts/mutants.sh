@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Mutation score of the verification suite over the code where lifetimes are decided: group and
+# queue objects, reference counts, removal, moves, frees, teardown, the idle timer, the
+# protections and epoch reclamation, and the variants. Test command: the loom suite and the
+# real-thread stress suite (scripts/mutants-cargo.sh). Budget: 90 minutes on the project's 2-vCPU
+# machine kind (cargo-mutants' own timeouts bound a mutant that hangs).
+#
+#   bash scripts/mutants.sh [OUTPUT-DIR]      (default target/mutants; results in OUTPUT-DIR/mutants.out)
+#
+# Then: caught.txt, missed.txt, timeout.txt, unviable.txt and outcomes.json in mutants.out;
+# the score is caught / (caught + missed + timeout). notes/results/*-mutants.md explains each miss.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-target/mutants}"
+command -v cargo-mutants >/dev/null || cargo install cargo-mutants --locked --version 27.1.0
+# Functions that take, drop or depend on a reference, free or reparent, or decide a protection.
+lifetimes='GroupShared::|GroupPtr::get|RetiredGroup::|QueueShared::|QueueRef::(get|free)|Census::(live|awaiting|torn|mark)'
+lifetimes+='|protection\.rs|release|free_after|retire_after|reclaim_step|quiesce'
+lifetimes+='|put_queue|move_queue|offline_group|put_online_ref|teardown|SchedState::expire( |$)|new_queue'
+lifetimes+='|SchedState::create_group|set_in_service|run_idle_timer|SchedState::complete|alloc_request|set_wait_request'
+lifetimes+='|remove_group|move_to|Scheduler<P>::retire|lookup -> Result|finish_body|dispatch_body|insert_body'
+lifetimes+='|impl Drop for|effective_route|apply_locked|Router|spawn_process|sync/epoch\.rs'
+export SCHEDLAB_REAL_CARGO="$(command -v cargo)"
+CARGO="$PWD/scripts/mutants-cargo.sh" cargo mutants \
+  -p schedlab-core -p schedlab-variants \
+  -f core/src/objects.rs -f core/src/protection.rs -f core/src/state.rs -f core/src/scheduler.rs \
+  -f core/src/sync/epoch.rs -f 'variants/src/*.rs' \
+  --re "$lifetimes" \
+  --test-workspace=false --test-package schedlab-verify \
+  --timeout 900 --build-timeout 600 --no-shuffle \
+  --output "$out" "$@"
+
+# The variant files are declared by the registry macro, which cargo-mutants does not expand: list
+# their mutants with cargo-mutants itself and run each through the same test command, in a copy
+# of the tree (the source tree is never modified).
+root=$PWD
+variants_out="$out/mutants.out/variants.txt"
+: > "$variants_out"
+copy=$(mktemp -d)
+trap 'rm -rf "$copy"' EXIT
+git ls-files -z | (cd "$root" && xargs -0 cp --parents -t "$copy")
+for file in variants/src/*.rs; do
+  [ "$(basename "$file")" = lib.rs ] && continue
+  cargo mutants --Zmutate-file "$file" --json 2>/dev/null \
+    | python3 -c 'import json, sys; [print(json.dumps(m)) for m in json.load(sys.stdin)]' \
+    | while read -r mutant; do
+      name=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["name"])' "$mutant")
+      python3 -c 'import json, sys; print(json.loads(sys.argv[1])["diff"])' "$mutant" > "$copy/mutant.diff"
+      (cd "$copy" && patch -s "$file" < mutant.diff)
+      if ! (cd "$copy" && "$root/scripts/mutants-cargo.sh" test --no-run >/dev/null 2>&1); then
+        outcome=unviable
+      elif (cd "$copy" && "$root/scripts/mutants-cargo.sh" test >/dev/null 2>&1); then
+        outcome=missed
+      else
+        outcome=caught
+      fi
+      (cd "$copy" && patch -s -R "$file" < mutant.diff)
+      printf '%s\t%s\n' "$outcome" "$file:${name#*:}" | tee -a "$variants_out"
+    done
+done
