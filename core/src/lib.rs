@@ -8,13 +8,16 @@
 //!
 //! | module | kernel counterpart | what it holds |
 //! | --- | --- | --- |
-//! | [`sync`] | spinlock_t, atomics | the one facade: locks (fair ticket spinlock or parking_lot), atomics, `Arc`, cells, threads, CPU slot; loom under `cfg(loom)` |
+//! | [`sync`] | spinlock_t, atomics, RCU | the one facade: locks (fair ticket spinlock or parking_lot), atomics, `Arc`, cells, threads, CPU slot, epoch pins; a real backend, and a model backend for loom (`cfg(loom)`) or shuttle (`cfg(shuttle)`) |
 //! | [`clock`] | `ktime_get_ns` | real TSC clock, manual clock for tests and models |
 //! | [`lockstat`] | `/proc/lock_stat` | lock statistics of the named locks (scheduler, queue, counter sums): acquisitions, contentions, owner changes, wait/hold histograms, per path; switchable at run time |
 //! | `state` | `struct bfq_data`, bfq-wf2q.c | everything under the scheduler lock: groups' and queues' entities and service trees (B-WF2Q+), requests, the priority dispatch list, the in-service queue, the idle timer |
 //! | [`objects`] | `struct bfq_group`, `struct bfq_queue` | the parts a deferred update reaches after the unlock: group statistics and reference count, a queue's current group |
 //! | [`stats`] | `struct bfqg_stats`, `blkg_rwstat`, `percpu_counter` | per-CPU-slot counters with a locked all-slot sum; every `bfqg_stats_*` function |
-//! | [`policy`] | the 4.15 deferral and `CONFIG_DEBUG_BLK_CGROUP` | the stats-policy trait: which updates run under the lock, which after it, under what protection |
+//! | [`update`] | the `bfqg_stats_*` calls | the statistics updates: kinds, arguments, how one is applied to a group |
+//! | [`policy`] | the 4.15 deferral and `CONFIG_DEBUG_BLK_CGROUP` | the stats-policy trait: which updates run under the lock, which after it |
+//! | [`protection`] | the 4.15 existence argument, RCU | what keeps a group alive while a deferred update reaches it, as types: the four protections, their witnesses, how each frees a retired group |
+//! | [`fault`] | the kernel's lifetime bugs | named fault-injection switches for the models' negative controls (feature `fault-injection`, off by default) |
 //! | [`trace`] | tracepoints (`trace_block_rq_*`), lockdep's lock events | the `tracing` spans and events of the paths, locks, statistics updates, idle timer and group lifecycle; their targets, levels and cost |
 //! | [`scheduler`] | `bfq_insert_request`, `bfq_dispatch_request`, `bfq_finish_request`, `bfq_pd_offline` | the paths, groups, processes |
 //!
@@ -35,8 +38,11 @@
 //! A deferred update holds a queue pointer, never a group pointer: the queue is pinned by the
 //! request in flight or by the process running the path (I1a); the group is read from the queue
 //! when the update is applied, and stays allocated only as long as the policy's protection holds
-//! (I1b). Groups are freed through [`policy::StatsPolicy::retire_group`]; freeing is observable
-//! (a census of live objects, and under loom a poisoned liveness word on every freed object).
+//! (I1b–I1d). The protection is a type ([`protection`]): applying a batch takes its witness, and
+//! the scheduler takes the locks, refuses the operations and frees retired groups as it says.
+//! Groups are freed through [`policy::StatsPolicy::retire_group`] and the protection's release;
+//! freeing is observable (a census of live objects, and under a model checker a poisoned liveness
+//! word on every freed object). `schedlab-verify` model-checks all of it.
 //!
 //! ## Running
 //!

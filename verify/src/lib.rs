@@ -3,41 +3,55 @@
 //! Deferring statistics past the scheduler lock rests on an argument: *the request pins its queue,
 //! the queue pins its group, and whatever the variant holds keeps the group from being freed while
 //! the deferred update runs*. The kernel wrote that argument as a comment and it was wrong more than
-//! once (kernel-bfq.md §5). Here it is checked by loom, on the real scheduler and the real variants
-//! (built with `--cfg loom`, the sync facade turns every lock, atomic and `Arc` into loom's).
+//! once (kernel-bfq.md §5). Here it is stated as types where it can be (`schedlab_core::protection`:
+//! a deferred batch is applied only with the witness of the variant's protection) and checked by
+//! two model checkers where it cannot, on the real scheduler and the real variants, built through
+//! the sync facade (`--cfg loom` or `--cfg shuttle` turn every lock, atomic, `Arc`, thread and epoch
+//! pin into the checker's).
 //!
-//! ## What is checked (notes/invariants.md)
+//! ## What is checked
 //!
-//! | invariant | scenario ([`scenarios`]) | variants |
-//! | --- | --- | --- |
-//! | I1 no group freed under a deferred update | insert vs group removal; dispatch + completion vs group removal | sched-lock, queue-lock, epoch, debug-off |
-//! | I2 conservation | concurrent insert and dispatch; once quiescent, every group's `queued` is 0 and io_serviced = dispatched | same |
-//! | I3 no leak | I/O, group removal and process exit in two threads; after teardown no group or queue is alive | same |
-//! | I4 scheduler outlives its deferred updates | a thread inside a deferred update while another drops the last other handle | same |
+//! | module | what |
+//! | --- | --- |
+//! | [`scenarios`] | small model bodies, generic over the variant: I1 (insert, dispatch and completion against removal), I2, I3 (nested removal), I4 (teardown), the hierarchy under a grace period (child, then parent), the idle timer against dispatch and exit (I5), moves with the queue idle and in service, removal while a queue idles, stale handles (I6), merges and priority requests across a removal, reference counts from two contexts. Each ends with reclamation inside the execution, I2 and a strict I3 ([`scenarios::finish`]) |
+//! | [`workloads`] | shuttle-sized bodies: three or four threads, tens of requests, churn, moves, merges, priority requests and the timer in one execution |
+//! | [`broken`] | negative controls written through the public `StatsPolicy` trait (each needs `unsafe` to be wrong), with their fixed forms |
+//! | [`controls`] | the one list of negative controls both checkers run: broken variants, and named core faults (`schedlab_core::fault`) against real variants, each with the reason it must be rejected for |
+//! | [`harness`] | each model in a child process of its own (a panic under a checker aborts; in a child it fails that model alone), a core fault switched on by name, the outcome checked against what was expected |
 //!
-//! Every property has a negative control in [`broken`]: a variant written only through the public
-//! `StatsPolicy` trait, as a researcher would write one, that loom must reject (the tests expect
-//! the panic), paired with its fixed form that passes.
+//! The test files are generated: `tests/loom_models.rs` and `tests/shuttle_models.rs` expand the
+//! variant registry (`schedlab_variants::with_registry!`) into one module per variant with every
+//! scenario ([`for_each_scenario!`]); `tests/loom_controls.rs` and `tests/shuttle_controls.rs`
+//! expand [`for_each_control!`]. A variant file plus its registry line is model-checked with no
+//! edit here; no test counts the variants.
 //!
-//! ## How "freed" becomes visible
+//! ## How "freed" and "reclaimed" become visible
 //!
-//! loom does not see dangling pointers. Under `cfg(loom)` the facade's `reclaim` runs an object's
-//! destructor but keeps its memory (quarantine); the destructor poisons a liveness word that every
-//! access through a raw pointer asserts. A use after free is then a deterministic assertion
-//! failure ("group used after it was freed"). Live-object counts ([`schedlab_core::Census`]) turn
-//! leaks into failures; loom's own checks catch data races on `UnsafeCell`s and leaked `Arc`s.
+//! Neither checker sees dangling pointers. Under a checker the facade's `reclaim` poisons an
+//! object's liveness word and keeps its memory (quarantine); every accessor a deferred update can
+//! reach asserts the word, so a use after free is a deterministic violation ("group used after it
+//! was freed"). A free poisons first, so an update racing the free is caught, not lost. Grace
+//! periods end inside the execution: each model thread owns its epoch participant and releases it
+//! when its body returns (`schedlab_core::sync::epoch`), and the scenarios flush the collector from
+//! racing threads and at the end, so a missing pin, a shortened grace period or a wrong free order
+//! frees a group while an update can still reach it. Live-object counts
+//! ([`schedlab_core::Census`]) turn leaks into violations; loom's own checks catch data races on
+//! facade `UnsafeCell`s and leaked checker `Arc`s.
 //!
 //! ## Running
 //!
 //! ```text
 //! CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 \
-//!   RUSTFLAGS="--cfg loom --cfg crossbeam_loom --cfg crossbeam_sanitize" \
+//!   RUSTFLAGS="--cfg loom --cfg crossbeam_loom --cfg crossbeam_sanitize -C debug-assertions=on" \
 //!   cargo test -p schedlab-verify --release
+//! CARGO_TARGET_DIR=target/shuttle RUSTFLAGS="--cfg shuttle -C debug-assertions=on" \
+//!   cargo test -p schedlab-verify --release --test shuttle_models --test shuttle_controls
 //! ```
 //!
-//! Without `--cfg loom` this crate's model tests compile to nothing and the real-thread stress test
-//! runs instead. notes/loom-budget.md records each model's time; notes/new-variant.md explains how
-//! a new variant gets these checks.
+//! Without a checker cfg the model tests compile to nothing and the real-thread stress test runs
+//! instead. `notes/verify-budget.md` records each model's time and shuttle's detection rates
+//! (`src/bin/shuttle-rates.rs`); `notes/new-variant.md` explains how a new variant gets these
+//! checks; `scripts/mutants.sh` measures what the suite catches.
 
 pub mod broken;
 pub mod controls;

@@ -6,7 +6,7 @@
 //! Shuttle samples schedules (uniformly random, or PCT with a bug depth) instead of enumerating
 //! them; crossbeam-epoch runs uninstrumented, a black box whose participants are the facade's per
 //! model thread (`schedlab_core::sync::epoch`). What it cannot see is listed in
-//! notes/loom-budget.md.
+//! notes/verify-budget.md.
 
 use crate::scenarios::{finish, quiesce, reclaim_step, remove_or_refused, require, Moves, IDLE_NS};
 use schedlab_core::sync::{thread, violation};

@@ -3,7 +3,7 @@
 //! scenarios). Both run every modelled thread on the test's own OS thread, so the plain `std`
 //! thread-locals below (the violation slot) are shared by the whole model.
 //!
-//! What the two checkers see differently (notes/loom-budget.md):
+//! What the two checkers see differently (notes/verify-budget.md):
 //! - loom explores every interleaving up to the bound, and the values a relaxed load may read;
 //!   crossbeam-epoch is built with its own loom instrumentation (`--cfg crossbeam_loom`), so its
 //!   internals are explored too;
@@ -151,7 +151,7 @@ pub fn model_with<F: Fn() + Sync + Send + 'static>(exploration: Exploration, bod
     {
         // A portfolio: PCT (which finds bugs of small depth among long schedules) and then the
         // uniformly random scheduler (which finds what needs many short preemptions); they catch
-        // different controls (notes/loom-budget.md). Stops at the first violation.
+        // different controls (notes/verify-budget.md). Stops at the first violation.
         let body = std::sync::Arc::new(body);
         let mut schedulers = vec![exploration];
         if exploration.pct_depth.is_some() {

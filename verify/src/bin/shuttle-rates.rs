@@ -1,7 +1,7 @@
 //! How well shuttle catches each negative control: for every control of
 //! `schedlab_verify::controls` that must be rejected, runs N schedules with the random scheduler
 //! and with PCT (depths 2 and 3), and prints how many schedules caught the bug and after how many
-//! schedules it was first caught. Markdown on stdout (notes/loom-budget.md keeps a copy).
+//! schedules it was first caught. Markdown on stdout (notes/verify-budget.md keeps a copy).
 //!
 //! ```text
 //! CARGO_TARGET_DIR=target/shuttle RUSTFLAGS="--cfg shuttle -C debug-assertions=on" \
