@@ -105,7 +105,7 @@ pub fn init(request: &LogRequest<'_>) -> (Logging, Result<(), String>) {
             .with_filter(filter)
             .boxed()
     } else {
-        tracing_subscriber::fmt::layer().with_writer(std::io::stderr).event_format(Terse).with_filter(filter).boxed()
+        tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(ansi).event_format(Terse).with_filter(filter).boxed()
     };
     let mut guard = None;
     let trace: Option<Box<dyn Layer<Registry> + Send + Sync>> = match request.trace_file.clone() {

@@ -291,7 +291,7 @@ pub fn other_runnable_threads() -> Option<usize> {
 }
 
 /// What to tell a user whose fair-lock run has (or had) more runnable threads than CPUs.
-pub const FAIR_LOCK_ADVICE: &str = "a spinning FIFO lock (fair-spin) collapses when its holder or the next waiter in line is preempted: every waiter behind that thread spins until the OS runs it again, and throughput falls by 10x to 1000x (notes/results/2026-12-01-collapse.md). Use --lock parking-lot (waiters sleep, a running thread may take the lock), or no more jobs than idle CPUs";
+pub const FAIR_LOCK_ADVICE: &str = "a spinning FIFO lock collapses when its holder or next waiter is preempted (every waiter behind it spins until the OS runs that thread again; notes/results/2026-12-01-collapse.md): use --lock parking-lot, or fewer jobs than idle CPUs";
 
 /// The warning due before a run of `threads` jobs on `lock`, if any: the fair lock with more
 /// runnable threads (these jobs and other processes' runnable threads now) than CPUs.
@@ -302,8 +302,8 @@ pub fn fair_lock_warning_before(lock: LockKind, threads: usize, others: Option<u
     let cpus = allowed_cpus().len();
     let others = others.unwrap_or(0);
     (threads + others > cpus).then(|| {
-        let load = if others > 0 { format!(" while {others} other runnable thread(s) compete for them") } else { String::new() };
-        format!("{threads} job(s) on the fair lock with {cpus} CPU(s){load}: {FAIR_LOCK_ADVICE}")
+        let load = if others > 0 { format!(" and {others} other runnable thread(s)") } else { String::new() };
+        format!("fair-spin with {threads} job(s) on {cpus} CPU(s){load}: {FAIR_LOCK_ADVICE}")
     })
 }
 
@@ -327,11 +327,11 @@ pub fn fair_lock_warning_after(r: &RunResult) -> Option<String> {
     let others = r.other_cpus.unwrap_or(0.0);
     if others > OTHERS_DISTURB_CPUS {
         Some(format!(
-            "other processes used {others:.1} CPU(s) during this run of {} job(s) on {cpus} CPU(s): its KIOPS measure lock-holder preemption, not the variant; {FAIR_LOCK_ADVICE}",
+            "other processes used {others:.1} CPU(s) during this fair-spin run ({} job(s), {cpus} CPU(s)): its KIOPS measure preemption, not the variant; {FAIR_LOCK_ADVICE}",
             r.threads
         ))
     } else if r.threads > cpus {
-        Some(format!("this run had {} job(s) on {cpus} CPU(s): {FAIR_LOCK_ADVICE}", r.threads))
+        Some(format!("this fair-spin run had {} job(s) on {cpus} CPU(s): {FAIR_LOCK_ADVICE}", r.threads))
     } else {
         None
     }
