@@ -15,10 +15,10 @@ use schedlab_core::LockKind;
 pub struct WorkloadArgs {
     /// Measured time of each plain run: seconds (2, 0.5) or a duration (500ms); more than 0, at
     /// most a day.
-    #[arg(long, default_value = "2", value_parser = units::seconds, allow_negative_numbers = true)]
+    #[arg(long, default_value = "2", value_parser = units::seconds, allow_hyphen_values = true)]
     pub duration: f64,
     /// Time run before measuring, every run: seconds or a duration, at most a day.
-    #[arg(long, default_value = "0.25", value_parser = units::seconds, allow_negative_numbers = true)]
+    #[arg(long, default_value = "0.25", value_parser = units::seconds, allow_hyphen_values = true)]
     pub ramp: f64,
     #[command(flatten)]
     pub jobs: WorkloadFlags,
@@ -28,7 +28,7 @@ pub struct WorkloadArgs {
     pub sum_sampling: u64,
     /// A run during which other processes used more than this many CPUs (0..=1024) is noisy: it
     /// is re-run.
-    #[arg(long, default_value_t = 0.3, value_parser = units::cpus, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.3, value_parser = units::cpus, allow_hyphen_values = true)]
     pub max_other_cpus: f64,
     /// Re-runs of a noisy run, 0..=10 (pauses of 1, 2, 4 ... s between); the last is kept and counted.
     #[arg(long, default_value_t = 3, value_parser = units::count::<0, 10>, allow_negative_numbers = true)]
@@ -118,7 +118,7 @@ pub struct CompareArgs {
     measure: String,
     /// Measured time of each instrumented run with --measure both: seconds or a duration, more
     /// than 0, at most a day.
-    #[arg(long, default_value = "1", value_parser = units::seconds, allow_negative_numbers = true)]
+    #[arg(long, default_value = "1", value_parser = units::seconds, allow_hyphen_values = true)]
     lockstat_duration: f64,
     #[command(flatten)]
     workload: WorkloadArgs,

@@ -15,7 +15,7 @@ pub struct WorkloadFlags {
     #[arg(long, default_value = "100,200,300", allow_negative_numbers = true)]
     pub weights: String,
     /// Group removals per second, 0..=10000 (each also creates a group and moves a process into it).
-    #[arg(long, default_value_t = 0.0, value_parser = units::churn, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.0, value_parser = units::churn, allow_hyphen_values = true)]
     pub churn: f64,
     /// Per-CPU slots of every statistics counter, 1..=64.
     #[arg(long, default_value_t = 8, value_parser = units::count::<1, 64>, allow_negative_numbers = true)]

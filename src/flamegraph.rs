@@ -30,7 +30,7 @@ pub struct FlamegraphArgs {
     #[arg(long, default_value_t = 2, value_parser = crate::units::count::<1, 1024>, allow_negative_numbers = true)]
     threads: u64,
     /// Time each variant runs (and is sampled): seconds or a duration, more than 0, at most 3600 s.
-    #[arg(long, default_value = "2", value_parser = crate::units::seconds, allow_negative_numbers = true)]
+    #[arg(long, default_value = "2", value_parser = crate::units::seconds, allow_hyphen_values = true)]
     duration: f64,
     /// Lock kind of the scheduler and queue locks: fair-spin or parking-lot.
     #[arg(long, default_value = "fair-spin")]

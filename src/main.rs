@@ -122,10 +122,10 @@ struct TraceSummaryArgs {
     svg: Option<std::path::PathBuf>,
     /// Start of the excerpt, µs into the trace (default: where the least busy thread is busiest:
     /// steady state, not a stall).
-    #[arg(long, value_parser = units::micros, allow_negative_numbers = true)]
+    #[arg(long, value_parser = units::micros, allow_hyphen_values = true)]
     from_us: Option<f64>,
     /// Length of the excerpt, µs (more than 0, at most 10000000).
-    #[arg(long, default_value_t = 200.0, value_parser = units::span_micros, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 200.0, value_parser = units::span_micros, allow_hyphen_values = true)]
     span_us: f64,
     /// Also draw 100 µs around the end of the longest lock wait (from 60 µs before it ends): what
     /// a convoy or a preempted lock holder looks like in this trace.
@@ -182,10 +182,10 @@ struct RunArgs {
     #[arg(long, default_value_t = 2, value_parser = units::count::<1, 1024>, allow_negative_numbers = true)]
     threads: u64,
     /// Measured time: seconds (2, 0.5) or a duration (500ms, 1m); more than 0, at most a day.
-    #[arg(long, default_value = "2", value_parser = units::seconds, allow_negative_numbers = true)]
+    #[arg(long, default_value = "2", value_parser = units::seconds, allow_hyphen_values = true)]
     duration: f64,
     /// Time run before measuring: seconds or a duration, at most a day.
-    #[arg(long, default_value = "0", value_parser = units::seconds, allow_negative_numbers = true)]
+    #[arg(long, default_value = "0", value_parser = units::seconds, allow_hyphen_values = true)]
     ramp: f64,
     /// Lock kind of the scheduler and queue locks: fair-spin or parking-lot.
     #[arg(long, default_value = "fair-spin")]
@@ -205,7 +205,7 @@ struct RunArgs {
     trace: Option<std::path::PathBuf>,
     /// Time the trace covers, from the end of the ramp-up: seconds or a duration, more than 0
     /// (clipped to --duration).
-    #[arg(long, default_value = "0.2", value_parser = units::seconds, allow_negative_numbers = true)]
+    #[arg(long, default_value = "0.2", value_parser = units::seconds, allow_hyphen_values = true)]
     trace_window: f64,
     /// What the trace keeps, in RUST_LOG syntax over the targets schedlab::path, schedlab::lock,
     /// schedlab::stats, schedlab::idle, schedlab::group (e.g. `schedlab::lock=trace` for lock

@@ -36,7 +36,7 @@ pub struct SweepArgs {
     sweep_outside_ns: Option<String>,
     /// Measured time of the instrumented run of each point: seconds or a duration, at most a day
     /// (0: none, and no model).
-    #[arg(long, default_value = "1", value_parser = units::seconds, allow_negative_numbers = true)]
+    #[arg(long, default_value = "1", value_parser = units::seconds, allow_hyphen_values = true)]
     lockstat_duration: f64,
     #[command(flatten)]
     workload: WorkloadArgs,
@@ -55,7 +55,7 @@ pub struct SweepArgs {
     resume: bool,
     /// One-way cache-line transfer time for the model's hand-off, ns, 0..=1000000 (default:
     /// measured now by a ping-pong between two CPUs; 34 with a single CPU).
-    #[arg(long, value_parser = units::transfer_ns, allow_negative_numbers = true)]
+    #[arg(long, value_parser = units::transfer_ns, allow_hyphen_values = true)]
     transfer_ns: Option<f64>,
 }
 
