@@ -95,20 +95,28 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// List the stats variants: name, a tab, a one-line summary.
+    #[command(after_help = EXIT_CODES_HELP)]
     Variants,
     /// Run one variant on the null device and report throughput and the end-of-run checks.
+    #[command(after_help = EXIT_CODES_HELP)]
     Run(RunArgs),
     /// Every variant side by side, interleaved round by round: KIOPS, lock counters, the seeds' ratios.
+    #[command(after_help = EXIT_CODES_HELP)]
     Compare(compare::CompareArgs),
     /// Throughput against thread count per variant and lock kind: a CSV, an SVG chart, a scaling model.
+    #[command(after_help = EXIT_CODES_HELP)]
     Sweep(sweep::SweepArgs),
     /// Single-threaded cost of one request round trip per variant, interleaved and repeated.
+    #[command(after_help = EXIT_CODES_HELP)]
     Roundtrip(roundtrip::RoundtripArgs),
     /// fio-like jobs against a device model (null, ssd, hdd) in virtual time: one fio-style line.
+    #[command(after_help = EXIT_CODES_HELP)]
     Simulate(simulate::SimulateArgs),
     /// On-CPU flamegraphs per variant (pprof), a differential flamegraph, and where the time goes.
+    #[command(after_help = EXIT_CODES_HELP)]
     Flamegraph(flamegraph::FlamegraphArgs),
     /// Check a trace written by `run --trace` and summarise it: tracks, slices, lock holds, waits, hand-overs.
+    #[command(after_help = EXIT_CODES_HELP)]
     TraceSummary(TraceSummaryArgs),
 }
 

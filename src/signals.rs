@@ -43,6 +43,7 @@ pub fn install() -> Result<(), String> {
             for signal in signals.forever() {
                 if RECEIVED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst).is_err() {
                     tracing::error!("{}: second signal, stopping at once", name(signal));
+                    schedlab_benches::output::remove_temporary_files();
                     std::process::exit(exit_code(signal).into());
                 }
                 crate::INTERRUPT.store(true, Ordering::SeqCst);

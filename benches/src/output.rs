@@ -30,6 +30,20 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+/// Temporary files not yet renamed into place, for [`remove_temporary_files`].
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes the temporary files of outputs not yet finished: for a process about to exit without
+/// unwinding (a second signal), which would otherwise leave them behind. Finished outputs are
+/// not touched.
+pub fn remove_temporary_files() {
+    if let Ok(mut pending) = PENDING.lock() {
+        for path in pending.drain(..) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
 /// How the bytes reach the path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Kind {
@@ -197,16 +211,24 @@ impl OutputFile {
         let dir = directory_of(&self.target);
         let name = self.target.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
         let mode = std::fs::metadata(&self.target).map_or(0o666, |m| m.permissions().mode() & 0o7777);
-        tempfile::Builder::new()
+        let temp = tempfile::Builder::new()
             .prefix(&format!(".{name}."))
             .suffix(".tmp")
             .permissions(std::fs::Permissions::from_mode(mode))
             .tempfile_in(&dir)
-            .map_err(|e| format!("cannot write {}: cannot create a file in {}: {}", self.path.display(), dir.display(), one_line(&e)))
+            .map_err(|e| format!("cannot write {}: cannot create a file in {}: {}", self.path.display(), dir.display(), one_line(&e)))?;
+        if let Ok(mut pending) = PENDING.lock() {
+            pending.retain(|p| p.exists());
+            pending.push(temp.path().to_path_buf());
+        }
+        Ok(temp)
     }
 
     /// Renames a finished temporary file over the target.
     fn persist(&self, temp: tempfile::NamedTempFile) -> Result<(), String> {
+        if let Ok(mut pending) = PENDING.lock() {
+            pending.retain(|p| p != temp.path());
+        }
         temp.as_file().sync_all().map_err(|e| self.error(&e))?;
         temp.persist(&self.target).map(drop).map_err(|e| self.error(&e.error))
     }

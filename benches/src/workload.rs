@@ -301,7 +301,8 @@ pub fn fair_lock_warning_before(lock: LockKind, threads: usize, others: Option<u
     }
     let cpus = allowed_cpus().len();
     let others = others.unwrap_or(0);
-    (threads + others > cpus).then(|| {
+    // One job has no waiter behind it: nothing to collapse.
+    (threads >= 2 && threads + others > cpus).then(|| {
         let load = if others > 0 { format!(" and {others} other runnable thread(s)") } else { String::new() };
         format!("fair-spin with {threads} job(s) on {cpus} CPU(s){load}: {FAIR_LOCK_ADVICE}")
     })
@@ -317,15 +318,18 @@ pub fn warn_before_run(lock: LockKind, threads: usize) {
 /// Other processes' CPUs above which a run counts as disturbed (as `NoisePolicy`'s default).
 pub const OTHERS_DISTURB_CPUS: f64 = 0.3;
 
-/// The warning due after a fair-lock run during which other processes' load was measured, or
-/// which had more jobs than CPUs.
+/// The warning due after a fair-lock run of two or more jobs during which its jobs and other
+/// processes' measured load together needed more than the CPUs (by more than
+/// [`OTHERS_DISTURB_CPUS`]), or which had more jobs than CPUs.
 pub fn fair_lock_warning_after(r: &RunResult) -> Option<String> {
     if r.lock != LockKind::FairSpin {
         return None;
     }
     let cpus = allowed_cpus().len();
     let others = r.other_cpus.unwrap_or(0.0);
-    if others > OTHERS_DISTURB_CPUS {
+    if r.threads < 2 {
+        None
+    } else if r.threads as f64 + others > cpus as f64 + OTHERS_DISTURB_CPUS {
         Some(format!(
             "other processes used {others:.1} CPU(s) during this fair-spin run ({} job(s), {cpus} CPU(s)): its KIOPS measure preemption, not the variant; {FAIR_LOCK_ADVICE}",
             r.threads
@@ -817,4 +821,22 @@ impl VariantVisitor for RunVisitor<'_> {
 pub fn run_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, String> {
     cfg.validate(name)?;
     schedlab_variants::visit(name, RunVisitor { cfg, interrupt }).unwrap_or_else(|| Err(format!("unknown variant `{name}`")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fair_lock_warning_fires_only_when_runnable_threads_outnumber_cpus() {
+        let cpus = allowed_cpus().len();
+        assert!(fair_lock_warning_before(LockKind::FairSpin, 1, Some(100)).is_none(), "one job has no waiter");
+        assert!(fair_lock_warning_before(LockKind::ParkingLot, cpus + 8, Some(100)).is_none());
+        let w = fair_lock_warning_before(LockKind::FairSpin, cpus + 1, Some(0)).expect("more jobs than CPUs");
+        assert!(w.contains("--lock parking-lot"), "{w}");
+        assert!(fair_lock_warning_before(LockKind::FairSpin, 2, Some(cpus)).is_some(), "others' runnable threads count");
+        if cpus >= 2 {
+            assert!(fair_lock_warning_before(LockKind::FairSpin, 2, Some(cpus - 2)).is_none());
+        }
+    }
 }
