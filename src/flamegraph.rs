@@ -111,7 +111,7 @@ fn config(args: &FlamegraphArgs) -> Result<(WorkloadConfig, i32), String> {
         duration: Duration::from_secs_f64(args.duration),
         lock,
         groups: args.groups as usize,
-        outside_ns: args.outside_ns as u64,
+        outside_ns: args.outside_ns,
         ..WorkloadConfig::default()
     };
     Ok((cfg, args.frequency as i32))
