@@ -26,8 +26,22 @@ pub struct Logging {
 }
 
 impl Logging {
-    /// Finishes the trace file now (it is also finished on drop).
-    pub fn finish(&mut self) {
+    /// Finishes the trace file now (it is also finished on drop). `writer_thread` is the trace
+    /// writer's OS thread id: it ran at nice 19 during the run (see [`build_chrome_layer`]); it
+    /// is put back to nice 0 first, so that writing its backlog is not starved by other
+    /// processes (a loaded machine made that take seconds after a signal). Only a process
+    /// allowed to lower a nice value (root, or RLIMIT_NICE) can; otherwise it stays at 19.
+    pub fn finish(&mut self, writer_thread: Option<i64>) {
+        #[cfg(target_os = "linux")]
+        if let Some(tid) = writer_thread {
+            // SAFETY: setpriority has no memory-safety preconditions; a failure (no permission)
+            // only leaves the writer at nice 19.
+            unsafe {
+                libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 0);
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = writer_thread;
         drop(self.trace.take());
     }
 }

@@ -337,7 +337,7 @@ fn cmd_run(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, tr
         tracing::warn!(name: "run interrupted", target: logging::MARKER_TARGET, signal = signals::received().map(signals::name), "the run stopped early: the trace covers the part that ran");
     }
     if let Some(trace) = trace {
-        logging.finish();
+        logging.finish(trace.writer_thread());
         let window = cfg.trace_window.unwrap_or_default().min(cfg.duration);
         match trace.commit() {
             Ok(()) => outln!(

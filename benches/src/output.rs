@@ -258,7 +258,7 @@ impl OutputFile {
             }
             Kind::Through { fifo } => (self.open_through(fifo)?, None),
         };
-        Ok(Stream { output: self.clone(), writer: StreamWriter { file: Arc::new(file), error: Arc::default() }, temp })
+        Ok(Stream { output: self.clone(), writer: StreamWriter { file: Arc::new(file), error: Arc::default(), first_writer: Arc::default() }, temp })
     }
 }
 
@@ -292,6 +292,9 @@ pub struct Stream {
 pub struct StreamWriter {
     file: Arc<File>,
     error: Arc<Mutex<Option<io::Error>>>,
+    /// The OS thread id of the first thread that wrote (0: none yet), so that its owner can
+    /// change that thread's priority (the trace writer runs at nice 19 until the run ends).
+    first_writer: Arc<std::sync::atomic::AtomicI64>,
 }
 
 impl StreamWriter {
@@ -308,6 +311,14 @@ impl StreamWriter {
 
 impl Write for StreamWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.first_writer.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+            #[cfg(target_os = "linux")]
+            {
+                // SAFETY: gettid has no preconditions.
+                let tid = unsafe { libc::gettid() };
+                self.first_writer.store(tid.into(), std::sync::atomic::Ordering::Relaxed);
+            }
+        }
         if !self.failed() {
             if let Err(e) = (&*self.file).write_all(buf) {
                 self.keep(e);
@@ -330,6 +341,14 @@ impl Stream {
     /// A writer for the stream (clones write to the same file).
     pub fn writer(&self) -> StreamWriter {
         self.writer.clone()
+    }
+
+    /// The OS thread id of the first thread that wrote to the stream, if any wrote yet.
+    pub fn writer_thread(&self) -> Option<i64> {
+        match self.writer.first_writer.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            tid => Some(tid),
+        }
     }
 
     /// Writes `bytes` now (from the calling thread).
