@@ -98,7 +98,7 @@ pub fn parse_variants(list: Option<&str>, include_unlocked: bool) -> Result<Vec<
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct CompareArgs {
-    /// Jobs (threads), 1..=1024; default: every CPU.
+    /// Jobs (threads), 1..=1024 (with the fair lock at most 64 per CPU); default: every CPU.
     #[arg(long, value_parser = units::count::<1, 1024>, allow_negative_numbers = true)]
     threads: Option<u64>,
     /// Rounds, 1..=1000; each runs every variant once per lock kind, in a rotated order.

@@ -26,7 +26,7 @@ pub struct FlamegraphArgs {
     /// (what B removes), red where it has more. E.g. `--diff sched-lock debug-off`.
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
     diff: Option<Vec<String>>,
-    /// Submitting threads (one process each), 1..=1024.
+    /// Submitting threads (one process each), 1..=1024 (with the fair lock at most 64 per CPU).
     #[arg(long, default_value_t = 2, value_parser = crate::units::count::<1, 1024>, allow_negative_numbers = true)]
     threads: u64,
     /// Time each variant runs (and is sampled): seconds or a duration, more than 0, at most 3600 s.

@@ -186,7 +186,8 @@ struct RunArgs {
     /// Stats variant (see `schedlab variants`).
     #[arg(long)]
     variant: String,
-    /// Submitting threads (one process each), 1..=1024.
+    /// Submitting threads (one process each), 1..=1024; with the fair lock at most 64 per CPU
+    /// (a collapsed FIFO spinlock with more could not stop promptly).
     #[arg(long, default_value_t = 2, value_parser = units::count::<1, 1024>, allow_negative_numbers = true)]
     threads: u64,
     /// Measured time: seconds (2, 0.5) or a duration (500ms, 1m); more than 0, at most a day.

@@ -535,6 +535,19 @@ fn more_jobs_than_cpus_on_the_fair_lock_is_said_plainly() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
     assert!(stderr.contains("spinning FIFO lock collapses") && stderr.contains("--lock parking-lot"), "{stderr}");
+    // Beyond 64 jobs per CPU the fair lock is refused (its collapse could not stop in a second),
+    // with the way out named; the parking lock takes them.
+    let over = 64 * cpus + 1;
+    if over <= 1024 {
+        let n = over.to_string();
+        let out = schedlab(&["run", "--variant", "no-stats", "--threads", &n, "--duration", "0.05", "--lock", "fair-spin"]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("--lock parking-lot") && out.stdout.is_empty(), "{}", text(&out.stderr));
+        let out = schedlab(&["compare", "--threads", &n, "--lock", "both", "--rounds", "1"]);
+        assert_eq!(out.status.code(), Some(2), "compare checks every lock kind asked: {}", text(&out.stderr));
+        let out = schedlab(&["run", "--variant", "no-stats", "--threads", &n, "--duration", "0.05", "--lock", "parking-lot"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
     // The parking lock has nothing to warn about, whatever the load.
     let out = schedlab(&["run", "--variant", "no-stats", "--threads", &threads, "--duration", "0.1", "--lock", "parking-lot"]);
     assert!(out.status.success());

@@ -173,8 +173,11 @@ impl CompareConfig {
         if self.measure == Measure::Both && self.lockstat_duration.is_zero() {
             return Err("--lockstat-duration must be greater than zero".into());
         }
-        for v in &self.variants {
-            self.workload.validate(v)?;
+        for &lock in &self.locks {
+            let w = WorkloadConfig { lock, ..self.workload.clone() };
+            for v in &self.variants {
+                w.validate(v)?;
+            }
         }
         Ok(())
     }

@@ -72,9 +72,11 @@ impl SweepConfig {
         for &t in &self.threads {
             for &s in &self.slots {
                 for &o in &self.outside_ns {
-                    let w = WorkloadConfig { threads: t, slots: s, outside_ns: o, ..self.workload.clone() };
-                    for v in &self.variants {
-                        w.validate(v)?;
+                    for &lock in &self.locks {
+                        let w = WorkloadConfig { threads: t, slots: s, outside_ns: o, lock, ..self.workload.clone() };
+                        for v in &self.variants {
+                            w.validate(v)?;
+                        }
                     }
                 }
             }

@@ -142,6 +142,13 @@ impl WorkloadConfig {
         if self.threads > 1024 {
             return Err(format!("--threads {} is more than 1024", self.threads));
         }
+        let fair_max = max_fair_spin_threads();
+        if self.lock == LockKind::FairSpin && self.threads > fair_max {
+            return Err(format!(
+                "--threads {} with the fair lock: at most {fair_max} ({MAX_FAIR_SPIN_THREADS_PER_CPU} per CPU): beyond that a collapsed FIFO spinlock cannot stop within a second of the run's end (notes/results/2026-12-01-collapse.md); use --lock parking-lot",
+                self.threads
+            ));
+        }
         if self.duration.is_zero() {
             return Err("--duration must be greater than zero".into());
         }
@@ -369,6 +376,18 @@ pub fn pin_current_thread(cpu: usize) -> bool {
     }
 }
 
+/// Jobs per CPU the fair lock accepts. Once oversubscribed, a FIFO spinlock hands over only when
+/// the OS happens to run the next waiter: every job still queued for it when the run ends must
+/// get it once more, so stopping takes time that grows with jobs per CPU squared. Measured beside
+/// two CPU-bound processes on 2 CPUs: 128 and 256 jobs stopped in 0.3-0.7 s, 1024 in 2.5-7.6 s.
+pub const MAX_FAIR_SPIN_THREADS_PER_CPU: usize = 64;
+
+/// The most jobs a fair-lock run accepts here: [`MAX_FAIR_SPIN_THREADS_PER_CPU`] per allowed CPU,
+/// at most 1024.
+pub fn max_fair_spin_threads() -> usize {
+    (MAX_FAIR_SPIN_THREADS_PER_CPU * allowed_cpus().len()).min(1024)
+}
+
 /// The most group removals per second a run accepts.
 pub const MAX_CHURN_PER_SEC: f64 = 10_000.0;
 /// The most groups besides the root.
@@ -442,6 +461,29 @@ fn dispatch_and_complete<P: StatsPolicy>(sched: &Scheduler<P>, jobs: &[Job], out
     }
 }
 
+/// The start line: jobs wait here, asleep, until every job has spawned its process, so that the
+/// thread spawning them is not competing with running jobs for the CPUs (with hundreds of jobs on
+/// a few CPUs that made the start take seconds) and all jobs start together.
+#[derive(Default)]
+struct Gate {
+    open: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl Gate {
+    fn wait(&self) {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        while !*open {
+            open = self.opened.wait(open).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn open(&self) {
+        *self.open.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.opened.notify_all();
+    }
+}
+
 /// Counts a job as started when dropped: whether it spawned its process, failed, or panicked,
 /// the thread that waits for every job to start is never left waiting.
 struct Started<'a>(&'a AtomicU64);
@@ -469,6 +511,7 @@ fn job_loop<P: StatsPolicy>(
     stop: &AtomicBool,
     pin: Pin<'_>,
     started: &AtomicU64,
+    gate: &Gate,
 ) -> Result<(), String> {
     let started = Started(started);
     if let Some(cpu) = pin.cpu {
@@ -483,6 +526,7 @@ fn job_loop<P: StatsPolicy>(
         .or_else(|_| sched.spawn_process(sched.root()))
         .map_err(|e| format!("job {index} cannot start its process: {e}"))?;
     drop(started);
+    gate.wait();
     let mut rng = SmallRng::seed_from_u64(cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let op = cfg.rw.op();
     let bs = cfg.bs_sectors as u64;
@@ -641,6 +685,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         .collect();
     let stop = AtomicBool::new(false);
     let started = AtomicU64::new(0);
+    let gate = Gate::default();
     let mut interrupted = false;
     let cpus = if cfg.pin_cpus { allowed_cpus() } else { Vec::new() };
     let pinned = AtomicBool::new(cfg.pin_cpus);
@@ -650,11 +695,11 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         let mut handles = Vec::new();
         for i in 0..cfg.threads {
             let group = if groups.is_empty() { sched.root() } else { groups[i % groups.len()] };
-            let (sched, jobs, stop, pinned, started) = (sched.clone(), &jobs, &stop, &pinned, &started);
+            let (sched, jobs, stop, pinned, started, gate) = (sched.clone(), &jobs, &stop, &pinned, &started, &gate);
             let pin = Pin { cpu: (!cpus.is_empty()).then(|| cpus[i % cpus.len()]), all_ok: pinned };
             // Named, so that logs and trace viewers show which job a line or a track is.
             let job = std::thread::Builder::new().name(format!("job-{i}"));
-            match job.spawn_scoped(s, move || job_loop(i, sched, group, cfg, jobs, stop, pin, started)) {
+            match job.spawn_scoped(s, move || job_loop(i, sched, group, cfg, jobs, stop, pin, started, gate)) {
                 Ok(h) => handles.push(h),
                 Err(e) => {
                     failures.push(format!("cannot start job thread {i} of {}: {e}", cfg.threads));
@@ -662,10 +707,15 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
                 }
             }
         }
-        // Every job has spawned its process (or given up) before any group can be removed.
+        // Every job has spawned its process (or given up) before any group can be removed; then
+        // they all start together. (On a failure the gate opens too, with `stop` set below.)
         while started.load(Ordering::Acquire) < handles.len() as u64 {
             std::thread::sleep(Duration::from_micros(200));
         }
+        if !failures.is_empty() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        gate.open();
         let churner = (cfg.churn_per_sec > 0.0 && failures.is_empty())
             .then(|| {
                 let (sched, jobs, stop) = (&sched, &jobs, &stop);
