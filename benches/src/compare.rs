@@ -93,10 +93,25 @@ pub fn run_clean(
     noise: &mut NoiseCount,
     budget: &mut u32,
 ) -> Result<RunResult, String> {
+    run_clean_with(&run_named, variant, cfg, interrupt, policy, noise, budget)
+}
+
+/// How a comparison makes one run: [`run_named`], or a stand-in in tests (to make a run fail).
+pub type Runner<'a> = &'a dyn Fn(&str, &WorkloadConfig, &AtomicBool) -> Result<RunResult, String>;
+
+fn run_clean_with(
+    runner: Runner<'_>,
+    variant: &str,
+    cfg: &WorkloadConfig,
+    interrupt: &AtomicBool,
+    policy: NoisePolicy,
+    noise: &mut NoiseCount,
+    budget: &mut u32,
+) -> Result<RunResult, String> {
     let mut pause = Duration::from_secs(1);
     let mut attempt = 0;
     loop {
-        let r = run_named(variant, cfg, interrupt)?;
+        let r = runner(variant, cfg, interrupt)?;
         let noisy = r.other_cpus.is_some_and(|o| o > policy.max_other_cpus);
         if !noisy || r.interrupted {
             return Ok(r);
@@ -503,6 +518,16 @@ impl Cell {
 /// dropped; every finished run is kept and reported. A run that fails is recorded in
 /// `failures` and the comparison goes on.
 pub fn run(cfg: &CompareConfig, interrupt: &AtomicBool, progress: &mut dyn FnMut(Progress<'_>)) -> Result<CompareReport, String> {
+    run_with(&run_named, cfg, interrupt, progress)
+}
+
+/// [`run`] with each run made by `runner`.
+pub fn run_with(
+    runner: Runner<'_>,
+    cfg: &CompareConfig,
+    interrupt: &AtomicBool,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<CompareReport, String> {
     cfg.validate()?;
     lockstat::set_hold_sampling(LockClass::STATS_SUM, cfg.sum_sampling);
     let nv = cfg.variants.len();
@@ -531,7 +556,7 @@ pub fn run(cfg: &CompareConfig, interrupt: &AtomicBool, progress: &mut dyn FnMut
                     if instrumented && cfg.measure == Measure::Both {
                         w.duration = cfg.lockstat_duration;
                     }
-                    let r = match run_clean(variant, &w, interrupt, cfg.noise, &mut cells[li][vi].noise, &mut rerun_budget) {
+                    let r = match run_clean_with(runner, variant, &w, interrupt, cfg.noise, &mut cells[li][vi].noise, &mut rerun_budget) {
                         Ok(r) => r,
                         Err(error) => {
                             progress(Progress::Failed(&step, &error));
@@ -988,6 +1013,63 @@ mod tests {
                 assert!(lo <= hi && v >= lo - 0.02 && v <= hi + 0.02, "{}: {v} not in {lo}..{hi}", s.name);
             }
         }
+    }
+
+    fn small(variants: Vec<&'static str>, rounds: usize) -> CompareConfig {
+        CompareConfig {
+            workload: WorkloadConfig { threads: 1, duration: Duration::from_millis(30), ..WorkloadConfig::default() },
+            variants,
+            locks: vec![LockKind::ParkingLot],
+            rounds,
+            measure: Measure::Plain,
+            noise: NoisePolicy { max_other_cpus: 1e9, retries: 0 },
+            ..CompareConfig::defaults()
+        }
+    }
+
+    #[test]
+    fn a_failed_run_is_reported_and_the_others_are_kept() {
+        let cfg = small(vec!["no-stats", "epoch"], 2);
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        // The second run fails (round 0's epoch: rounds rotate the order, no-stats runs first).
+        let runner = |v: &str, w: &WorkloadConfig, i: &AtomicBool| {
+            if calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 1 {
+                return Err(format!("{v}: injected failure"));
+            }
+            run_named(v, w, i)
+        };
+        let mut failed_steps = 0;
+        let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut |p| {
+            if let Progress::Failed(..) = p {
+                failed_steps += 1;
+            }
+        })
+        .unwrap();
+        assert_eq!(failed_steps, 1);
+        assert_eq!(report.failures.len(), 1);
+        assert_eq!((report.failures[0].variant, report.failures[0].round), ("epoch", 0));
+        assert!(report.failures[0].error.contains("injected failure"));
+        let row = |v: &str| report.results.iter().find(|r| r.variant == v).unwrap();
+        assert_eq!((row("no-stats").status, row("no-stats").runs), ("complete", 2));
+        assert_eq!((row("epoch").status, row("epoch").runs), ("partial", 1));
+        assert_eq!(row("epoch").consistent, Some(true), "the run that finished is checked and kept");
+        assert!(report.all_consistent());
+        assert!(!report.interrupted);
+    }
+
+    #[test]
+    fn a_variant_whose_every_run_failed_is_failed_not_inconsistent() {
+        let cfg = small(vec!["no-stats", "epoch"], 1);
+        let runner = |v: &str, w: &WorkloadConfig, i: &AtomicBool| if v == "epoch" { Err("injected".to_string()) } else { run_named(v, w, i) };
+        let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut |_| {}).unwrap();
+        let epoch = report.results.iter().find(|r| r.variant == "epoch").unwrap();
+        assert_eq!(epoch.status, "failed");
+        assert!(epoch.kiops.is_none() && epoch.consistent.is_none());
+        assert!(report.all_consistent(), "a failure is not an inconsistency");
+        // An interrupted comparison: variants that never ran are `not run`.
+        let report = run_with(&runner, &cfg, &AtomicBool::new(true), &mut |_| {}).unwrap();
+        assert!(report.interrupted);
+        assert!(report.results.iter().all(|r| r.status == "not run" && r.consistent.is_none() && r.kiops.is_none()));
     }
 
     #[test]
