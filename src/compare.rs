@@ -3,35 +3,36 @@
 //! `schedlab_benches::compare`; this file parses arguments, shows progress, prints and writes JSON.
 
 use crate::flags::{RunShape, WorkloadFlags};
-use crate::{seconds, UsageError, INTERRUPT};
+use crate::{check_output, exit, seconds, units, write_output, UsageError, INTERRUPT};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use schedlab_benches::compare::{self, CompareConfig, CompareReport, Measure, NoisePolicy, Progress};
 use schedlab_benches::workload::WorkloadConfig;
-use schedlab_core::sync::Ordering;
 use schedlab_core::LockKind;
-use std::process::ExitCode;
 
 /// The workload knobs shared by `compare` and `sweep` (see `schedlab run --help` for one run).
 #[derive(clap::Args, Debug, Clone)]
 pub struct WorkloadArgs {
-    /// Measured seconds of each plain run.
-    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
+    /// Measured time of each plain run: seconds (2, 0.5) or a duration (500ms); more than 0, at
+    /// most a day.
+    #[arg(long, default_value = "2", value_parser = units::seconds, allow_hyphen_values = true)]
     pub duration: f64,
-    /// Seconds run before measuring, every run.
-    #[arg(long, default_value_t = 0.25, allow_negative_numbers = true)]
+    /// Time run before measuring, every run: seconds or a duration, at most a day.
+    #[arg(long, default_value = "0.25", value_parser = units::seconds, allow_hyphen_values = true)]
     pub ramp: f64,
     #[command(flatten)]
     pub jobs: WorkloadFlags,
-    /// Hold-time sampling of the counter-sum locks: time one hold in N (1: every hold; counts stay exact).
-    #[arg(long, default_value_t = schedlab_core::lockstat::DEFAULT_SUM_SAMPLING as i64, allow_negative_numbers = true)]
-    pub sum_sampling: i64,
-    /// A run during which other processes used more than this many CPUs is noisy: it is re-run.
-    #[arg(long, default_value_t = 0.3, allow_negative_numbers = true)]
+    /// Hold-time sampling of the counter-sum locks: time one hold in N, 1..=1000000 (1: every
+    /// hold; counts stay exact).
+    #[arg(long, default_value_t = schedlab_core::lockstat::DEFAULT_SUM_SAMPLING as u64, value_parser = units::count::<1, 1_000_000>, allow_negative_numbers = true)]
+    pub sum_sampling: u64,
+    /// A run during which other processes used more than this many CPUs (0..=1024) is noisy: it
+    /// is re-run.
+    #[arg(long, default_value_t = 0.3, value_parser = units::cpus, allow_hyphen_values = true)]
     pub max_other_cpus: f64,
-    /// Re-runs of a noisy run (pauses of 1, 2, 4 ... s between); the last is kept and counted.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
-    pub retries: i64,
+    /// Re-runs of a noisy run, 0..=10 (pauses of 1, 2, 4 ... s between); the last is kept and counted.
+    #[arg(long, default_value_t = 3, value_parser = units::count::<0, 10>, allow_negative_numbers = true)]
+    pub retries: u64,
 }
 
 impl WorkloadArgs {
@@ -44,7 +45,7 @@ impl WorkloadArgs {
         if !(self.max_other_cpus.is_finite() && self.max_other_cpus >= 0.0) {
             return Err(UsageError(format!("--max-other-cpus must be >= 0, got {}", self.max_other_cpus)));
         }
-        if !(0..=10).contains(&self.retries) {
+        if self.retries > 10 {
             return Err(UsageError(format!("--retries must be 0..=10, got {}", self.retries)));
         }
         Ok(NoisePolicy { max_other_cpus: self.max_other_cpus, retries: self.retries as u32 })
@@ -97,12 +98,12 @@ pub fn parse_variants(list: Option<&str>, include_unlocked: bool) -> Result<Vec<
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct CompareArgs {
-    /// Jobs (threads); default: every CPU.
-    #[arg(long, allow_negative_numbers = true)]
-    threads: Option<i64>,
-    /// Rounds; each runs every variant once per lock kind, in a rotated order.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
-    rounds: i64,
+    /// Jobs (threads), 1..=1024 (with the fair lock at most 64 per CPU); default: every CPU.
+    #[arg(long, value_parser = units::count::<1, 1024>, allow_negative_numbers = true)]
+    threads: Option<u64>,
+    /// Rounds, 1..=1000; each runs every variant once per lock kind, in a rotated order.
+    #[arg(long, default_value_t = 3, value_parser = units::count::<1, 1000>, allow_negative_numbers = true)]
+    rounds: u64,
     /// Lock kind of the scheduler and queue locks: fair-spin, parking-lot or both.
     #[arg(long, default_value = "fair-spin")]
     lock: String,
@@ -115,8 +116,9 @@ pub struct CompareArgs {
     /// plain (KIOPS only), lockstat (instrumented runs only) or both (plain KIOPS + instrumented counters).
     #[arg(long, default_value = "both")]
     measure: String,
-    /// Measured seconds of each instrumented run with --measure both.
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    /// Measured time of each instrumented run with --measure both: seconds or a duration, more
+    /// than 0, at most a day.
+    #[arg(long, default_value = "1", value_parser = units::seconds, allow_hyphen_values = true)]
     lockstat_duration: f64,
     #[command(flatten)]
     workload: WorkloadArgs,
@@ -146,7 +148,7 @@ fn config(args: &CompareArgs) -> Result<CompareConfig, UsageError> {
         Some(t) if (1..=1024).contains(&t) => t as usize,
         Some(t) => return Err(UsageError(format!("--threads must be 1..=1024, got {t}"))),
     };
-    if args.rounds < 1 || args.rounds > 1000 {
+    if !(1..=1000).contains(&args.rounds) {
         return Err(UsageError(format!("--rounds must be 1..=1000, got {}", args.rounds)));
     }
     let measure = Measure::from_name(&args.measure)
@@ -182,7 +184,7 @@ pub fn progress_bar(total: u64) -> ProgressBar {
 pub fn print_report(report: &CompareReport, brief: bool) {
     let c = &report.config;
     let w = &c.workload;
-    println!(
+    outln!(
         "\nschedlab compare: {} threads{}, {} round(s) x {} variant(s) x {}, {} s plain{} per run (+{} s ramp), {} groups, churn {}/s, {} bs {} B, iodepth {}, outside {} ns, {} stat slots",
         w.threads,
         if w.pin_cpus { " (pinned)" } else { "" },
@@ -204,46 +206,69 @@ pub fn print_report(report: &CompareReport, brief: bool) {
         w.outside_ns,
         w.slots
     );
-    println!("{}", report.provenance.one_line());
+    outln!("{}", report.provenance.one_line());
     if report.interrupted {
-        println!("(interrupted: {} complete round(s); the tables use every run that finished)", report.rounds_completed);
+        outln!("(interrupted: {} complete round(s); the tables use every run that finished)", report.rounds_completed);
     }
-    println!();
-    print!("{}", compare::main_table(report));
+    outln!();
+    out!("{}", compare::main_table(report));
     if let Some(warning) = compare::interference_warning(report) {
-        println!("\n{warning}");
+        outln!("\n{warning}");
     }
-    println!(
+    outln!(
         "\n  x sched: KIOPS / sched-lock's in the same round (median). cont%: contended acquisitions; wait: per contended\n  acquisition; hold: per acquisition (lock counters from the instrumented runs). stats/sched hold: time in\n  statistics updates applied under the scheduler lock / its hold time (and the part of it in locked counter sums)."
     );
-    println!("\nThe seeds' ratios (kernel-bfq.md §1: 8 threads, i7-4850HQ, null_blk) beside the ones measured here:\n");
-    print!("{}", compare::ratio_table(report));
-    println!("\nInstrumentation cost (lockstat on against off, same rounds) and CPU accounting of the measured windows:\n");
-    print!("{}", compare::overhead_table(report));
+    outln!("\nThe seeds' ratios (kernel-bfq.md §1: 8 threads, i7-4850HQ, null_blk) beside the ones measured here:\n");
+    out!("{}", compare::ratio_table(report));
+    outln!("\nInstrumentation cost (lockstat on against off, same rounds) and CPU accounting of the measured windows:\n");
+    out!("{}", compare::overhead_table(report));
     if !brief {
         let tables = compare::lockstat_tables(report);
         if !tables.is_empty() {
-            println!("\nLock statistics (lockstat-like; wait over contended acquisitions; occup = hold total / wall time):\n");
-            print!("{tables}");
+            outln!("\nLock statistics (lockstat-like; wait over contended acquisitions; occup = hold total / wall time):\n");
+            out!("{tables}");
         }
     }
-    let bad: Vec<String> =
-        report.results.iter().filter(|r| !r.consistent).map(|r| format!("{}/{}", r.variant, r.lock.name())).collect();
+    let bad: Vec<String> = report
+        .results
+        .iter()
+        .filter(|r| r.consistent == Some(false))
+        .map(|r| format!("{}/{}", r.variant, r.lock.name()))
+        .collect();
+    let not_run: Vec<String> =
+        report.results.iter().filter(|r| r.status != "complete").map(|r| format!("{}/{} ({})", r.variant, r.lock.name(), r.status)).collect();
+    for f in &report.failures {
+        outln!(
+            "\nFAILED: round {} {}/{}{}: {}",
+            f.round + 1,
+            f.variant,
+            f.lock.name(),
+            if f.instrumented { " (lockstat)" } else { "" },
+            f.error
+        );
+    }
+    if !not_run.is_empty() {
+        outln!("\nNot every run finished: {} (their rows cover the runs that did).", not_run.join(", "));
+    }
     if bad.is_empty() {
-        println!("\nEvery run passed the end-of-run checks (requests and statistics conserved, every group and queue freed).");
+        outln!("\nEvery run that finished passed the end-of-run checks (requests and statistics conserved, every group and queue freed).");
     } else {
-        println!("\nINCONSISTENT: {} (see `schedlab run --variant V` for details)", bad.join(", "));
+        outln!("\nINCONSISTENT: {} (see `schedlab run --variant V` for details)", bad.join(", "));
     }
 }
 
 /// Runs a comparison from parsed arguments.
-pub fn cmd(args: &CompareArgs) -> Result<ExitCode, UsageError> {
+pub fn cmd(args: &CompareArgs) -> Result<u8, UsageError> {
     let cfg = config(args)?;
-    eprintln!(
-        "schedlab compare: {} runs, about {:.0} s (Ctrl-C stops and keeps what finished)",
+    let json_out = check_output(args.json.as_deref())?;
+    crate::out::progress(format_args!(
+        "schedlab compare: {} runs, about {:.0} s (Ctrl-C, SIGTERM or SIGHUP stops it and keeps what finished)\n",
         cfg.total_runs(),
         cfg.estimated_seconds()
-    );
+    ));
+    for &lock in &cfg.locks {
+        schedlab_benches::workload::warn_before_run(lock, cfg.workload.threads);
+    }
     let bar = progress_bar(cfg.total_runs() as u64);
     let report = compare::run(&cfg, &INTERRUPT, &mut |p| match p {
         Progress::Start(step) => bar.set_message(format!(
@@ -267,34 +292,40 @@ pub fn cmd(args: &CompareArgs) -> Result<ExitCode, UsageError> {
             );
             bar.inc(1)
         }
+        Progress::Failed(step, error) => {
+            tracing::error!("run {} of {} failed (the comparison goes on): {error}", step.index + 1, step.total);
+            bar.inc(1)
+        }
     })
     .map_err(UsageError)?;
     bar.finish_and_clear();
     print_report(&report, args.brief);
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report).expect("serialisable");
-        std::fs::write(path, text + "\n").map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))?;
-        println!("wrote {}", path.display());
-    }
-    let interrupted = report.interrupted || INTERRUPT.load(Ordering::Relaxed);
-    Ok(if interrupted {
-        ExitCode::from(130)
-    } else if report.results.iter().all(|r| r.consistent) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
-}
-
-/// What plain `schedlab` runs: `compare` with its defaults.
-pub fn cmd_default() -> ExitCode {
-    match cmd(&default_args()) {
-        Ok(code) => code,
-        Err(UsageError(msg)) => {
-            tracing::error!("{msg}");
-            ExitCode::from(2)
+    let mut code = exit::OK;
+    if let Some(json_out) = &json_out {
+        #[derive(serde::Serialize)]
+        struct WithSignal<'a> {
+            #[serde(flatten)]
+            report: &'a CompareReport,
+            /// The signal that stopped the comparison, if one did.
+            signal: Option<&'static str>,
+        }
+        let doc = WithSignal { report: &report, signal: crate::signals::received().map(crate::signals::name) };
+        let text = serde_json::to_string_pretty(&doc).map_err(|e| UsageError(format!("cannot serialise the report: {e}")))? + "\n";
+        if write_output(json_out, text.as_bytes()) {
+            outln!("wrote {}", json_out.path().display());
+        } else {
+            code = exit::WRITE_FAILED;
         }
     }
+    Ok(if code != exit::OK {
+        code
+    } else if !report.all_consistent() {
+        exit::CHECK_FAILED
+    } else if !report.failures.is_empty() {
+        exit::RUN_FAILED
+    } else {
+        exit::OK
+    })
 }
 
 #[cfg(test)]

@@ -1,25 +1,25 @@
 //! The workload flags shared by `run`, `compare` and `sweep`, and their conversion into a
 //! [`WorkloadConfig`]: one definition, so the commands cannot drift apart.
 
-use crate::{nonneg, parse_bs, seconds, UsageError};
+use crate::{parse_bs, seconds, units, UsageError};
 use schedlab_benches::workload::{Rw, WorkloadConfig};
 use schedlab_core::LockKind;
 
 /// What the jobs do (everything but how many, how long and which lock).
 #[derive(clap::Args, Debug, Clone)]
 pub struct WorkloadFlags {
-    /// Groups besides the root (a 3-level hierarchy).
-    #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
-    pub groups: i64,
+    /// Groups besides the root (a 3-level hierarchy), 0..=4096.
+    #[arg(long, default_value_t = 4, value_parser = units::count::<0, 4096>, allow_negative_numbers = true)]
+    pub groups: u64,
     /// Group weights, comma-separated, assigned in turn (1..=1000).
     #[arg(long, default_value = "100,200,300", allow_negative_numbers = true)]
     pub weights: String,
-    /// Group removals per second (each also creates a group and moves a process into it).
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    /// Group removals per second, 0..=10000 (each also creates a group and moves a process into it).
+    #[arg(long, default_value_t = 0.0, value_parser = units::churn, allow_hyphen_values = true)]
     pub churn: f64,
-    /// Per-CPU slots of every statistics counter.
-    #[arg(long, default_value_t = 8, allow_negative_numbers = true)]
-    pub slots: i64,
+    /// Per-CPU slots of every statistics counter, 1..=64.
+    #[arg(long, default_value_t = 8, value_parser = units::count::<1, 64>, allow_negative_numbers = true)]
+    pub slots: u64,
     /// Seed of the request generators.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -29,15 +29,16 @@ pub struct WorkloadFlags {
     /// Block size in bytes (a multiple of 512, at most 128 KiB), e.g. 4096 or 4k.
     #[arg(long, default_value = "4k")]
     pub bs: String,
-    /// Requests each job keeps outstanding.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
-    pub iodepth: i64,
-    /// Simulated work outside the scheduler per request, ns (0: null device).
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
-    pub outside_ns: i64,
-    /// Idle slice after a sync queue empties, ns (0: no idling, as in the seeds' benchmark).
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
-    pub slice_idle_ns: i64,
+    /// Requests each job keeps outstanding, 1..=1024.
+    #[arg(long, default_value_t = 1, value_parser = units::count::<1, 1024>, allow_negative_numbers = true)]
+    pub iodepth: u64,
+    /// Simulated work outside the scheduler per request, ns, 0..=1000000000 (0: null device).
+    #[arg(long, default_value_t = 0, value_parser = units::count::<0, 1_000_000_000>, allow_negative_numbers = true)]
+    pub outside_ns: u64,
+    /// Idle slice after a sync queue empties, ns, 0..=100000000 (0: no idling, as in the seeds'
+    /// benchmark; BFQ's default is 8000000).
+    #[arg(long, default_value_t = 0, value_parser = units::count::<0, 100_000_000>, allow_negative_numbers = true)]
+    pub slice_idle_ns: u64,
     /// Pin job i to the i-th allowed CPU (as fio's cpus_allowed, one job per CPU).
     #[arg(long)]
     pub pin: bool,
@@ -66,27 +67,21 @@ impl WorkloadFlags {
         if let Some(bad) = weights.iter().find(|w| !(1..=1000).contains(*w)) {
             return Err(UsageError(format!("group weight must be 1..=1000, got {bad}")));
         }
-        if self.groups > 4096 {
-            return Err(UsageError(format!("--groups {} is more than 4096", self.groups)));
-        }
-        if !(self.churn.is_finite() && self.churn >= 0.0) {
-            return Err(UsageError(format!("--churn must be a rate >= 0, got {}", self.churn)));
-        }
         Ok(WorkloadConfig {
             threads: shape.threads,
             duration: seconds("duration", shape.duration, false)?,
             ramp: seconds("ramp", shape.ramp, true)?,
             lock: shape.lock,
-            groups: nonneg("groups", self.groups)? as usize,
+            groups: self.groups as usize,
             weights: weights.into_iter().map(|w| w as u64).collect(),
             churn_per_sec: self.churn,
-            slots: nonneg("slots", self.slots)? as usize,
+            slots: self.slots as usize,
             seed: self.seed,
             rw,
             bs_sectors: parse_bs(&self.bs)?,
-            iodepth: nonneg("iodepth", self.iodepth)? as usize,
-            outside_ns: nonneg("outside-ns", self.outside_ns)?,
-            slice_idle_ns: nonneg("slice-idle-ns", self.slice_idle_ns)?,
+            iodepth: self.iodepth as usize,
+            outside_ns: self.outside_ns,
+            slice_idle_ns: self.slice_idle_ns,
             pin_cpus: self.pin,
             lockstat: shape.lockstat,
             trace_window: None,

@@ -8,13 +8,13 @@
 //! `--folded FILE` renders a folded-stacks file instead (the off-CPU stacks of scripts/offcpu.sh).
 
 use schedlab_benches::profile::{self, format_table, profile_named, VariantProfile};
+use schedlab_benches::output::{check_dir, OutputFile};
 use schedlab_benches::provenance::Provenance;
 use schedlab_benches::workload::WorkloadConfig;
 use schedlab_core::sync::Ordering;
 use schedlab_core::LockKind;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -26,24 +26,24 @@ pub struct FlamegraphArgs {
     /// (what B removes), red where it has more. E.g. `--diff sched-lock debug-off`.
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
     diff: Option<Vec<String>>,
-    /// Submitting threads (one process each).
-    #[arg(long, default_value_t = 2, allow_negative_numbers = true)]
-    threads: i64,
-    /// Seconds each variant runs (and is sampled).
-    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
+    /// Submitting threads (one process each), 1..=1024 (with the fair lock at most 64 per CPU).
+    #[arg(long, default_value_t = 2, value_parser = crate::units::count::<1, 1024>, allow_negative_numbers = true)]
+    threads: u64,
+    /// Time each variant runs (and is sampled): seconds or a duration, more than 0, at most 3600 s.
+    #[arg(long, default_value = "2", value_parser = crate::units::seconds, allow_hyphen_values = true)]
     duration: f64,
     /// Lock kind of the scheduler and queue locks: fair-spin or parking-lot.
     #[arg(long, default_value = "fair-spin")]
     lock: String,
-    /// Groups besides the root (a 3-level hierarchy).
-    #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
-    groups: i64,
-    /// Simulated work outside the scheduler per request, ns (0: null device).
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
-    outside_ns: i64,
-    /// Sampling frequency, Hz (keep it under the kernel tick, 250 Hz here).
-    #[arg(long, default_value_t = profile::DEFAULT_FREQUENCY as i64, allow_negative_numbers = true)]
-    frequency: i64,
+    /// Groups besides the root (a 3-level hierarchy), 0..=4096.
+    #[arg(long, default_value_t = 4, value_parser = crate::units::count::<0, 4096>, allow_negative_numbers = true)]
+    groups: u64,
+    /// Simulated work outside the scheduler per request, ns, 0..=1000000000 (0: null device).
+    #[arg(long, default_value_t = 0, value_parser = crate::units::count::<0, 1_000_000_000>, allow_negative_numbers = true)]
+    outside_ns: u64,
+    /// Sampling frequency, Hz, 1..=1000 (keep it under the kernel tick, 250 Hz here).
+    #[arg(long, default_value_t = profile::DEFAULT_FREQUENCY as u64, value_parser = crate::units::count::<1, 1000>, allow_negative_numbers = true)]
+    frequency: u64,
     /// Render this folded-stacks file ("stack count" lines, e.g. from scripts/offcpu.sh) as
     /// DIR/<file stem>.svg instead of profiling; --title and --count-name label it.
     #[arg(long, conflicts_with_all = ["variant", "diff"])]
@@ -97,14 +97,11 @@ fn config(args: &FlamegraphArgs) -> Result<(WorkloadConfig, i32), String> {
     if !(1..=1024).contains(&args.threads) {
         return Err(format!("--threads must be 1..=1024, got {}", args.threads));
     }
-    if !args.duration.is_finite() || args.duration <= 0.0 || args.duration > 3600.0 {
+    if !(args.duration > 0.0 && args.duration <= 3600.0) {
         return Err(format!("--duration must be more than 0 and at most 3600 seconds, got {}", args.duration));
     }
     if !(0..=4096).contains(&args.groups) {
         return Err(format!("--groups must be 0..=4096, got {}", args.groups));
-    }
-    if args.outside_ns < 0 {
-        return Err(format!("--outside-ns must not be negative, got {}", args.outside_ns));
     }
     if !(1..=1000).contains(&args.frequency) {
         return Err(format!("--frequency must be 1..=1000 Hz, got {}", args.frequency));
@@ -114,19 +111,30 @@ fn config(args: &FlamegraphArgs) -> Result<(WorkloadConfig, i32), String> {
         duration: Duration::from_secs_f64(args.duration),
         lock,
         groups: args.groups as usize,
-        outside_ns: args.outside_ns as u64,
+        outside_ns: args.outside_ns,
         ..WorkloadConfig::default()
     };
     Ok((cfg, args.frequency as i32))
 }
 
-fn write_file(path: &Path, write: impl FnOnce(std::io::BufWriter<std::fs::File>) -> Result<(), String>) -> Result<(), String> {
-    let file = std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    write(std::io::BufWriter::new(file))
+/// Renders an output in memory, then writes it safely (`schedlab_benches::output`). A rendering
+/// error is returned; a write error is logged and counted in `failed_writes`.
+fn write_file(path: &Path, failed_writes: &mut u32, render: impl FnOnce(&mut Vec<u8>) -> Result<(), String>) -> Result<bool, String> {
+    let mut bytes = Vec::new();
+    render(&mut bytes)?;
+    match OutputFile::check(path).and_then(|out| out.write(&bytes)) {
+        Ok(()) => Ok(true),
+        Err(e) => {
+            tracing::error!("{e}");
+            *failed_writes += 1;
+            Ok(false)
+        }
+    }
 }
 
 /// `--folded FILE`: renders a folded-stacks file.
-fn render_folded(args: &FlamegraphArgs, path: &Path) -> Result<ExitCode, String> {
+fn render_folded(args: &FlamegraphArgs, path: &Path) -> Result<u8, String> {
+    check_dir(&args.out)?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let folded = profile::Folded::from_text(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     if folded.stacks.is_empty() {
@@ -137,12 +145,14 @@ fn render_folded(args: &FlamegraphArgs, path: &Path) -> Result<ExitCode, String>
     let subtitle = format!("{} {} in {} stacks, from {}", folded.samples(), args.count_name, folded.stacks.len(), path.display());
     std::fs::create_dir_all(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
     let svg = args.out.join(format!("{stem}.svg"));
-    write_file(&svg, |w| profile::write_flamegraph_counting(&folded, &title, &subtitle, &args.count_name, w))?;
-    println!("{} -> {}", path.display(), svg.display());
-    Ok(ExitCode::SUCCESS)
+    let mut failed = 0;
+    if write_file(&svg, &mut failed, |w| profile::write_flamegraph_counting(&folded, &title, &subtitle, &args.count_name, w))? {
+        outln!("{} -> {}", path.display(), svg.display());
+    }
+    Ok(if failed > 0 { crate::exit::WRITE_FAILED } else { crate::exit::OK })
 }
 
-pub fn cmd(args: &FlamegraphArgs) -> Result<ExitCode, String> {
+pub fn cmd(args: &FlamegraphArgs) -> Result<u8, String> {
     if let Some(path) = &args.folded {
         return render_folded(args, path);
     }
@@ -169,10 +179,11 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<ExitCode, String> {
     for name in &names {
         cfg.validate(name)?;
     }
+    check_dir(&args.out)?;
     std::fs::create_dir_all(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
 
     let prov = Provenance::collect();
-    println!(
+    outln!(
         "schedlab flamegraph: {} threads, {} lock, {} groups, outside {} ns, {:.1} s per variant, on-CPU samples at {} Hz",
         cfg.threads,
         cfg.lock,
@@ -181,14 +192,24 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<ExitCode, String> {
         cfg.duration.as_secs_f64(),
         frequency
     );
-    println!("{}", prov.one_line());
+    outln!("{}", prov.one_line());
+    schedlab_benches::workload::warn_before_run(cfg.lock, cfg.threads);
     let interrupt = &crate::INTERRUPT;
     let mut profiles: Vec<VariantProfile> = Vec::new();
+    let mut failed_writes = 0u32;
+    let mut failed_runs = 0u32;
     for name in &names {
         if interrupt.load(Ordering::Relaxed) {
             break;
         }
-        let p = profile_named(name, &cfg, interrupt, frequency)?;
+        let p = match profile_named(name, &cfg, interrupt, frequency) {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::error!("{name}: {e}");
+                failed_runs += 1;
+                continue;
+            }
+        };
         let title = format!("{name}: on-CPU, {} lock, {} threads, commit {}", cfg.lock, cfg.threads, prov.commit);
         let subtitle = format!(
             "{} samples at {} Hz over {:.1} s, {:.1} KIOPS; stats {:.1}% of samples ({:.1}% of the scheduler's work)",
@@ -200,11 +221,18 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<ExitCode, String> {
             p.shares.stats_of_work()
         );
         let svg = args.out.join(format!("{name}.svg"));
-        write_file(&svg, |w| profile::write_flamegraph(&p.folded, &title, &subtitle, w))?;
+        // A run too short for one sample has no flamegraph: said, not fatal.
+        match write_file(&svg, &mut failed_writes, |w| profile::write_flamegraph(&p.folded, &title, &subtitle, w)) {
+            Ok(_) => {}
+            Err(e) => tracing::warn!("{name}: no flamegraph: {e}"),
+        }
         let folded = args.out.join(format!("{name}.folded"));
-        std::fs::write(&folded, p.folded.to_text()).map_err(|e| format!("cannot write {}: {e}", folded.display()))?;
+        write_file(&folded, &mut failed_writes, |w| {
+            w.extend_from_slice(p.folded.to_text().as_bytes());
+            Ok(())
+        })?;
         let unsampled = p.folded.unsampled_share().map_or(String::new(), |u| format!(", {:.0}% of CPU time unsampled", u * 100.0));
-        println!("{name}: {:.1} KIOPS, {} samples{unsampled} -> {}", p.run.kiops, p.folded.samples(), svg.display());
+        outln!("{name}: {:.1} KIOPS, {} samples{unsampled} -> {}", p.run.kiops, p.folded.samples(), svg.display());
         profiles.push(p);
     }
 
@@ -220,14 +248,17 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<ExitCode, String> {
                 "width: {a}'s {} samples; blue: less CPU time per request in {b} (what {b} removes), red: more in {b}",
                 pa.folded.samples()
             );
-            write_file(&svg, |w| profile::write_differential(&pa.folded, &pb.folded, per_request, &title, &subtitle, w))?;
-            println!("diff {a} against {b} -> {}", svg.display());
+            match write_file(&svg, &mut failed_writes, |w| profile::write_differential(&pa.folded, &pb.folded, per_request, &title, &subtitle, w)) {
+                Ok(true) => outln!("diff {a} against {b} -> {}", svg.display()),
+                Ok(false) => {}
+                Err(e) => tracing::warn!("no differential flamegraph: {e}"),
+            }
         }
     }
 
     let rows: Vec<(&str, &profile::TimeShares)> = profiles.iter().map(|p| (p.run.variant, &p.shares)).collect();
-    println!("\nwhere the time goes (percent of on-CPU samples; stats/work = stats / (core + stats)):");
-    println!("{}", format_table(&rows));
+    outln!("\nwhere the time goes (percent of on-CPU samples; stats/work = stats / (core + stats)):");
+    outln!("{}", format_table(&rows));
     let json = SharesJson {
         provenance: prov,
         config: &cfg,
@@ -252,12 +283,24 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<ExitCode, String> {
             .collect(),
     };
     let path = args.out.join("time-shares.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&json).expect("serialisable") + "\n")
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    println!("wrote {}", path.display());
-    if profiles.iter().any(|p| p.run.interrupted) {
-        println!("(interrupted: the profiles cover the part that ran)");
+    let text = serde_json::to_string_pretty(&json).map_err(|e| format!("cannot serialise the table: {e}"))? + "\n";
+    if write_file(&path, &mut failed_writes, |w| {
+        w.extend_from_slice(text.as_bytes());
+        Ok(())
+    })? {
+        outln!("wrote {}", path.display());
+    }
+    if profiles.iter().any(|p| p.run.interrupted) || interrupt.load(Ordering::Relaxed) {
+        outln!("(interrupted: the profiles cover the part that ran)");
     }
     let ok = profiles.iter().all(|p| p.run.consistent && p.run.groups_live_after == 0);
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if failed_writes > 0 {
+        crate::exit::WRITE_FAILED
+    } else if !ok {
+        crate::exit::CHECK_FAILED
+    } else if failed_runs > 0 {
+        crate::exit::RUN_FAILED
+    } else {
+        crate::exit::OK
+    })
 }

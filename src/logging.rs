@@ -9,9 +9,9 @@
 //! line. The trace file is complete once the returned [`Logging`] is dropped (tracing-chrome's
 //! writer thread finishes the JSON array then).
 
+use schedlab_benches::output::StreamWriter;
 use std::fmt;
 use std::io::IsTerminal;
-use std::path::Path;
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::filter::{dynamic_filter_fn, EnvFilter, FilterExt, LevelFilter};
 use tracing_subscriber::fmt::format::Writer;
@@ -26,8 +26,22 @@ pub struct Logging {
 }
 
 impl Logging {
-    /// Finishes the trace file now (it is also finished on drop).
-    pub fn finish(&mut self) {
+    /// Finishes the trace file now (it is also finished on drop). `writer_thread` is the trace
+    /// writer's OS thread id: it ran at nice 19 during the run (see [`build_chrome_layer`]); it
+    /// is put back to nice 0 first, so that writing its backlog is not starved by other
+    /// processes (a loaded machine made that take seconds after a signal). Only a process
+    /// allowed to lower a nice value (root, or RLIMIT_NICE) can; otherwise it stays at 19.
+    pub fn finish(&mut self, writer_thread: Option<i64>) {
+        #[cfg(target_os = "linux")]
+        if let Some(tid) = writer_thread {
+            // SAFETY: setpriority has no memory-safety preconditions; a failure (no permission)
+            // only leaves the writer at nice 19.
+            unsafe {
+                libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 0);
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = writer_thread;
         drop(self.trace.take());
     }
 }
@@ -52,11 +66,15 @@ where
     }
 }
 
+/// The target of the trace file's markers (`run interrupted`): recorded whether or not the
+/// capture window is open, whatever `--trace-filter` keeps.
+pub const MARKER_TARGET: &str = "schedlab::marker";
+
 /// How the run was asked to log.
 pub struct LogRequest<'a> {
     pub verbose: u8,
-    /// `run --trace FILE`.
-    pub trace_file: Option<&'a Path>,
+    /// `run --trace FILE`: where the trace goes (an output stream, checked and opened by the caller).
+    pub trace_file: Option<StreamWriter>,
     /// `run --trace-filter`: which targets and levels the trace keeps (env-filter syntax).
     pub trace_filter: &'a str,
     /// Record the spans' fields (lock, path, group, pid, ...) in the trace; about halves the
@@ -101,17 +119,16 @@ pub fn init(request: &LogRequest<'_>) -> (Logging, Result<(), String>) {
             .with_filter(filter)
             .boxed()
     } else {
-        tracing_subscriber::fmt::layer().with_writer(std::io::stderr).event_format(Terse).with_filter(filter).boxed()
+        tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(ansi).event_format(Terse).with_filter(filter).boxed()
     };
     let mut guard = None;
-    let trace: Option<Box<dyn Layer<Registry> + Send + Sync>> = match request.trace_file {
-        // The filter is checked first: bad input must not leave an empty trace file behind.
-        Some(path) if problem.is_ok() => match EnvFilter::builder().parse(request.trace_filter).map(|f| (f, std::fs::File::create(path))) {
+    let trace: Option<Box<dyn Layer<Registry> + Send + Sync>> = match request.trace_file.clone() {
+        Some(file) if problem.is_ok() => match EnvFilter::builder().parse(request.trace_filter) {
             Err(e) => {
                 problem = Err(format!("--trace-filter `{}` is not a valid filter: {}", request.trace_filter, first_line(&e.to_string())));
                 None
             }
-            Ok((targets, Ok(file))) => {
+            Ok(targets) => {
                 let (layer, flush) = build_chrome_layer(file, request.trace_args);
                 guard = Some(flush);
                 // Dynamic: the answer changes when the capture window opens and closes, so it
@@ -120,11 +137,8 @@ pub fn init(request: &LogRequest<'_>) -> (Logging, Result<(), String>) {
                     schedlab_core::trace::capturing() && meta.target().starts_with("schedlab")
                 })
                 .with_max_level_hint(LevelFilter::TRACE);
-                Some(layer.with_filter(window.and(targets)).boxed())
-            }
-            Ok((_, Err(e))) => {
-                problem = Err(format!("cannot create trace file {}: {e}", path.display()));
-                None
+                let marker = dynamic_filter_fn(|meta, _| meta.target() == MARKER_TARGET);
+                Some(layer.with_filter(window.and(targets).or(marker)).boxed())
             }
         },
         _ => None,
@@ -146,7 +160,7 @@ fn first_line(s: &str) -> &str {
 /// is built on a helper thread whose nice value is 19, which the writer thread inherits (on Linux
 /// the nice value is per thread): the writer then runs mostly when a CPU is free, and catches up
 /// at the latest when the run ends (the channel in between is unbounded).
-fn build_chrome_layer(file: std::fs::File, args: bool) -> (tracing_chrome::ChromeLayer<Registry>, tracing_chrome::FlushGuard) {
+fn build_chrome_layer(file: StreamWriter, args: bool) -> (tracing_chrome::ChromeLayer<Registry>, tracing_chrome::FlushGuard) {
     std::thread::scope(|s| {
         s.spawn(move || {
             #[cfg(target_os = "linux")]

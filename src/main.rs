@@ -9,31 +9,80 @@
 //! - `schedlab flamegraph ...`: on-CPU flamegraphs per variant and where the time goes.
 //! - `schedlab trace-summary FILE`: checks and summarises a trace written by `run --trace`.
 //!
-//! Bad input gets one line on stderr and exit code 2; an interrupted run (Ctrl-C) reports what it
-//! measured. Diagnostics go through one `tracing` subscriber (`logging.rs`): `-v`/`RUST_LOG` for
-//! logs, `run --trace FILE` for a Chrome / Perfetto timeline.
+//! Bad input gets one line on stderr and exit code 2, before any work (output paths included:
+//! `benches/src/output.rs`); a signal stops any subcommand within about a second and keeps what
+//! it finished (`signals.rs`); nothing panics on bad input, a full disk or a closed stdout
+//! (`out.rs`). Diagnostics go through one `tracing` subscriber (`logging.rs`): `-v`/`RUST_LOG`
+//! for logs, `run --trace FILE` for a Chrome / Perfetto timeline.
+//!
+//! Exit codes (also in `--help` and the README): 0 done; 1 a check failed (a run was
+//! inconsistent, a trace's lock holds overlap); 2 bad input (arguments, input files, output
+//! paths); 3 an output could not be written (disk full, a FIFO's reader left, stdout failed);
+//! 4 a run failed (the driver's error; the other runs are kept); 128 + n when stopped by signal n:
+//! 130 SIGINT, 143 SIGTERM, 129 SIGHUP.
 
 use clap::{Parser, Subcommand};
+use schedlab_benches::output::OutputFile;
 use schedlab_benches::provenance::Provenance;
 use schedlab_benches::workload::{run_named, RunResult, WorkloadConfig};
-use schedlab_core::sync::{AtomicBool, Ordering};
+use schedlab_core::sync::AtomicBool;
 use schedlab_core::LockKind;
 use serde::Serialize;
 use std::process::ExitCode;
 use std::time::Duration;
 
+#[macro_use]
+mod out;
+mod compare;
 mod flags;
 mod flamegraph;
 mod logging;
-mod compare;
 mod roundtrip;
+mod signals;
 mod simulate;
 mod sweep;
+mod units;
 
+/// Set by the first SIGINT, SIGTERM or SIGHUP (`signals.rs`); every driver polls it.
 static INTERRUPT: AtomicBool = AtomicBool::new(false);
 
+/// The exit codes (see the crate documentation).
+pub mod exit {
+    pub const OK: u8 = 0;
+    /// A check failed: an inconsistent run, overlapping lock holds in a trace.
+    pub const CHECK_FAILED: u8 = 1;
+    /// Bad input: arguments, input files, output paths (checked before any work).
+    pub const BAD_INPUT: u8 = 2;
+    /// An output could not be written after the work (the results were printed).
+    pub const WRITE_FAILED: u8 = 3;
+    /// A run failed (the driver's error); the other runs were kept and reported.
+    pub const RUN_FAILED: u8 = 4;
+}
+
+const EXIT_CODES_HELP: &str = "Exit codes: 0 done; 1 a check failed (inconsistent run, overlapping lock holds); 2 bad input \
+(arguments, input files, output paths: checked before any work); 3 an output could not be written; 4 a run failed (the \
+others are kept). Signals: SIGINT (Ctrl-C) exits 130, SIGTERM 143, SIGHUP 129, after keeping what finished (tables, \
+JSON, CSV, SVG and trace, marked interrupted); a second signal exits at once.";
+
+/// Checks an optional output path before any work (exit 2 when it cannot be written).
+fn check_output(path: Option<&std::path::Path>) -> Result<Option<OutputFile>, UsageError> {
+    path.map(OutputFile::check).transpose().map_err(UsageError)
+}
+
+/// Writes an output; on failure logs one line and returns false (the caller exits with
+/// [`exit::WRITE_FAILED`] and prints no "wrote" line).
+fn write_output(out: &OutputFile, bytes: &[u8]) -> bool {
+    match out.write(bytes) {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::error!("{e}");
+            false
+        }
+    }
+}
+
 #[derive(Parser, Debug)]
-#[command(name = "schedlab", version, about = "Lock-contention workbench: a BFQ-style scheduler with swappable group-statistics policies")]
+#[command(name = "schedlab", version, about = "Lock-contention workbench: a BFQ-style scheduler with swappable group-statistics policies", after_help = EXIT_CODES_HELP)]
 struct Cli {
     /// Log the run's configuration and progress to stderr (-v info, -vv debug, -vvv trace);
     /// RUST_LOG, when set, takes precedence (tracing-subscriber's env-filter syntax).
@@ -46,20 +95,28 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// List the stats variants: name, a tab, a one-line summary.
+    #[command(after_help = EXIT_CODES_HELP)]
     Variants,
     /// Run one variant on the null device and report throughput and the end-of-run checks.
+    #[command(after_help = EXIT_CODES_HELP)]
     Run(RunArgs),
     /// Every variant side by side, interleaved round by round: KIOPS, lock counters, the seeds' ratios.
+    #[command(after_help = EXIT_CODES_HELP)]
     Compare(compare::CompareArgs),
     /// Throughput against thread count per variant and lock kind: a CSV, an SVG chart, a scaling model.
+    #[command(after_help = EXIT_CODES_HELP)]
     Sweep(sweep::SweepArgs),
     /// Single-threaded cost of one request round trip per variant, interleaved and repeated.
+    #[command(after_help = EXIT_CODES_HELP)]
     Roundtrip(roundtrip::RoundtripArgs),
     /// fio-like jobs against a device model (null, ssd, hdd) in virtual time: one fio-style line.
+    #[command(after_help = EXIT_CODES_HELP)]
     Simulate(simulate::SimulateArgs),
     /// On-CPU flamegraphs per variant (pprof), a differential flamegraph, and where the time goes.
+    #[command(after_help = EXIT_CODES_HELP)]
     Flamegraph(flamegraph::FlamegraphArgs),
     /// Check a trace written by `run --trace` and summarise it: tracks, slices, lock holds, waits, hand-overs.
+    #[command(after_help = EXIT_CODES_HELP)]
     TraceSummary(TraceSummaryArgs),
 }
 
@@ -73,10 +130,10 @@ struct TraceSummaryArgs {
     svg: Option<std::path::PathBuf>,
     /// Start of the excerpt, µs into the trace (default: where the least busy thread is busiest:
     /// steady state, not a stall).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, value_parser = units::micros, allow_hyphen_values = true)]
     from_us: Option<f64>,
-    /// Length of the excerpt, µs.
-    #[arg(long, default_value_t = 200.0, allow_negative_numbers = true)]
+    /// Length of the excerpt, µs (more than 0, at most 10000000).
+    #[arg(long, default_value_t = 200.0, value_parser = units::span_micros, allow_hyphen_values = true)]
     span_us: f64,
     /// Also draw 100 µs around the end of the longest lock wait (from 60 µs before it ends): what
     /// a convoy or a preempted lock holder looks like in this trace.
@@ -86,31 +143,42 @@ struct TraceSummaryArgs {
 
 /// Exit 1 when a lock's holds overlap (the trace contradicts mutual exclusion); 2 for a file that
 /// is not a well-formed trace.
-fn cmd_trace_summary(args: &TraceSummaryArgs) -> Result<ExitCode, UsageError> {
+fn cmd_trace_summary(args: &TraceSummaryArgs) -> Result<u8, UsageError> {
     use schedlab_benches::trace_check;
+    let svg_out = check_output(args.svg.as_deref())?;
+    let stall_out = check_output(args.stall_svg.as_deref())?;
     let text = std::fs::read_to_string(&args.file).map_err(|e| UsageError(format!("cannot read {}: {e}", args.file.display())))?;
     let trace = trace_check::parse(&text).map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;
-    print!("{}", trace_check::summary_text(&trace));
-    if let Some(svg) = &args.svg {
+    outln!("{}", trace_check::summary_text(&trace).trim_end_matches('\n'));
+    let mut code = exit::OK;
+    if let Some(svg) = &svg_out {
         let from = args.from_us.unwrap_or_else(|| trace_check::busiest_window(&trace, args.span_us));
         let name = args.file.file_name().map_or_else(|| args.file.display().to_string(), |n| n.to_string_lossy().into_owned());
         let title = format!("{name}: {:.0} µs from {:.1} µs", args.span_us, from);
-        trace_check::excerpt_svg(&trace, from, args.span_us, svg, &title).map_err(UsageError)?;
-        println!("wrote {}", svg.display());
+        let drawing = trace_check::excerpt_svg(&trace, from, args.span_us, &title).map_err(UsageError)?;
+        if write_output(svg, drawing.as_bytes()) {
+            outln!("wrote {}", svg.path().display());
+        } else {
+            code = exit::WRITE_FAILED;
+        }
     }
-    if let Some(svg) = &args.stall_svg {
+    if let Some(svg) = &stall_out {
         let Some(wait) = trace_check::longest_wait(&trace) else {
             return Err(UsageError(format!("{}: no lock waits to draw", args.file.display())));
         };
         let title = format!("longest wait: {} on thread {}, {:.1} µs, ending at {:.1} µs", wait.name, wait.tid, wait.duration_us(), wait.end_us);
-        trace_check::excerpt_svg(&trace, wait.end_us - 60.0, 100.0, svg, &title).map_err(UsageError)?;
-        println!("wrote {} ({title})", svg.display());
+        let drawing = trace_check::excerpt_svg(&trace, wait.end_us - 60.0, 100.0, &title).map_err(UsageError)?;
+        if write_output(svg, drawing.as_bytes()) {
+            outln!("wrote {} ({title})", svg.path().display());
+        } else {
+            code = exit::WRITE_FAILED;
+        }
     }
     let overlapping = trace_check::lock_reports(&trace).iter().any(|r| r.overlapping_holds > 0);
     if overlapping {
         tracing::error!("{}: two holds of one lock overlap", args.file.display());
     }
-    Ok(if overlapping { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if code != exit::OK { code } else if overlapping { exit::CHECK_FAILED } else { exit::OK })
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -118,14 +186,15 @@ struct RunArgs {
     /// Stats variant (see `schedlab variants`).
     #[arg(long)]
     variant: String,
-    /// Submitting threads (one process each).
-    #[arg(long, default_value_t = 2, allow_negative_numbers = true)]
-    threads: i64,
-    /// Measured seconds.
-    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
+    /// Submitting threads (one process each), 1..=1024; with the fair lock at most 64 per CPU
+    /// (a collapsed FIFO spinlock with more could not stop promptly).
+    #[arg(long, default_value_t = 2, value_parser = units::count::<1, 1024>, allow_negative_numbers = true)]
+    threads: u64,
+    /// Measured time: seconds (2, 0.5) or a duration (500ms, 1m); more than 0, at most a day.
+    #[arg(long, default_value = "2", value_parser = units::seconds, allow_hyphen_values = true)]
     duration: f64,
-    /// Seconds run before measuring.
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    /// Time run before measuring: seconds or a duration, at most a day.
+    #[arg(long, default_value = "0", value_parser = units::seconds, allow_hyphen_values = true)]
     ramp: f64,
     /// Lock kind of the scheduler and queue locks: fair-spin or parking-lot.
     #[arg(long, default_value = "fair-spin")]
@@ -143,8 +212,9 @@ struct RunArgs {
     /// ui.perfetto.dev or chrome://tracing; notes/tracing.md shows how to read it.
     #[arg(long)]
     trace: Option<std::path::PathBuf>,
-    /// Seconds of the run the trace covers, from the end of the ramp-up (clipped to --duration).
-    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
+    /// Time the trace covers, from the end of the ramp-up: seconds or a duration, more than 0
+    /// (clipped to --duration).
+    #[arg(long, default_value = "0.2", value_parser = units::seconds, allow_hyphen_values = true)]
     trace_window: f64,
     /// What the trace keeps, in RUST_LOG syntax over the targets schedlab::path, schedlab::lock,
     /// schedlab::stats, schedlab::idle, schedlab::group (e.g. `schedlab::lock=trace` for lock
@@ -160,10 +230,6 @@ struct RunArgs {
 /// A one-line user error (exit code 2).
 struct UsageError(String);
 
-fn nonneg(name: &str, v: i64) -> Result<u64, UsageError> {
-    u64::try_from(v).map_err(|_| UsageError(format!("--{name} must not be negative, got {v}")))
-}
-
 fn parse_bs(s: &str) -> Result<u32, UsageError> {
     let lower = s.trim().to_ascii_lowercase();
     let (digits, mult) = match lower.strip_suffix('k') {
@@ -177,13 +243,17 @@ fn parse_bs(s: &str) -> Result<u32, UsageError> {
     Ok((bytes / 512) as u32)
 }
 
+/// A time option's value (already a finite, non-negative number of seconds: `units::seconds`),
+/// range-checked: more than zero unless `allow_zero`, at most a day.
 fn seconds(name: &str, v: f64, allow_zero: bool) -> Result<Duration, UsageError> {
-    if !v.is_finite() || v < 0.0 || (!allow_zero && v == 0.0) {
-        let what = if allow_zero { "must not be negative" } else { "must be greater than zero" };
-        return Err(UsageError(format!("--{name} {what}, got {v}")));
+    if !v.is_finite() || v < 0.0 {
+        return Err(UsageError(format!("--{name} must be a finite time >= 0, got {v}")));
+    }
+    if !allow_zero && v == 0.0 {
+        return Err(UsageError(format!("--{name} must be greater than zero")));
     }
     if v > 24.0 * 3600.0 {
-        return Err(UsageError(format!("--{name} {v} is more than a day")));
+        return Err(UsageError(format!("--{name} {v} s is more than a day")));
     }
     Ok(Duration::from_secs_f64(v))
 }
@@ -191,7 +261,7 @@ fn seconds(name: &str, v: f64, allow_zero: bool) -> Result<Duration, UsageError>
 fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, UsageError> {
     let lock = LockKind::from_name(&args.lock)
         .ok_or_else(|| UsageError(format!("unknown lock kind `{}` (known: fair-spin, parking-lot)", args.lock)))?;
-    let threads = nonneg("threads", args.threads)? as usize;
+    let threads = args.threads as usize;
     let shape = flags::RunShape { threads, duration: args.duration, ramp: args.ramp, lock, lockstat: args.lockstat };
     let mut cfg = args.jobs.config(shape)?;
     if args.trace.is_some() {
@@ -215,7 +285,14 @@ struct RunJson<'a> {
     queues_live_after: usize,
     measured_s: f64,
     interrupted: bool,
+    /// The signal that stopped the run (SIGINT, SIGTERM, SIGHUP), if one did.
+    signal: Option<&'static str>,
     churn_removals: u64,
+    /// Other processes' CPUs during the measured window (above a few tenths the jobs competed
+    /// for CPUs), steal time, and this process's CPU busy %.
+    other_cpus: Option<f64>,
+    steal_cpus: Option<f64>,
+    cpu_busy_pct: Option<f64>,
     consistency: &'a schedlab_core::Consistency,
     config: &'a WorkloadConfig,
     /// The named locks' counters (empty without --lockstat).
@@ -236,39 +313,58 @@ fn spread(v: &[f64]) -> (f64, f64, f64) {
 
 fn print_run(r: &RunResult) {
     let (min, med, max) = spread(&r.per_thread_kiops);
-    println!(
+    outln!(
         "{}: {:.1} KIOPS over {:.2} s ({} threads, {}); per-thread KIOPS min/median/max {:.1}/{:.1}/{:.1}",
         r.variant, r.kiops, r.measured_s, r.threads, r.lock, min, med, max
     );
     let c = &r.requests;
-    println!(
+    outln!(
         "requests: inserted {} dispatched {} merged {} completed {}; consistent: {}; groups live after teardown: {}; churn removals: {}",
         c.inserted, c.dispatched, c.merged, c.completed, r.consistent, r.groups_live_after, r.churn_removals
     );
     if !r.consistent {
-        println!("consistency details: {:?}", r.consistency);
+        outln!("consistency details: {:?}", r.consistency);
     }
     if r.interrupted {
-        println!("(interrupted: the numbers cover the part that ran)");
+        outln!("(interrupted: the numbers cover the part that ran)");
     }
 }
 
-fn cmd_run(args: &RunArgs, cfg: WorkloadConfig, logging: &mut logging::Logging) -> Result<ExitCode, UsageError> {
-    let result = run_named(&args.variant, &cfg, &INTERRUPT).map_err(UsageError)?;
-    print_run(&result);
-    if let Some(path) = &args.trace {
-        logging.finish();
+fn cmd_run(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, trace: Option<schedlab_benches::output::Stream>, logging: &mut logging::Logging) -> Result<u8, UsageError> {
+    schedlab_benches::workload::warn_before_run(cfg.lock, cfg.threads);
+    let result = run_named(&args.variant, &cfg, &INTERRUPT);
+    let mut code = exit::OK;
+    if result.as_ref().is_ok_and(|r| r.interrupted) || result.is_err() {
+        tracing::warn!(name: "run interrupted", target: logging::MARKER_TARGET, signal = signals::received().map(signals::name), "the run stopped early: the trace covers the part that ran");
+    }
+    if let Some(trace) = trace {
+        logging.finish(trace.writer_thread());
         let window = cfg.trace_window.unwrap_or_default().min(cfg.duration);
-        println!(
-            "wrote trace {} ({:.0} ms after the ramp-up; not comparable with untraced KIOPS: every tracing site consulted the recorder during the whole run)",
-            path.display(),
-            window.as_secs_f64() * 1e3
-        );
+        match trace.commit() {
+            Ok(()) => outln!(
+                "wrote trace {} ({:.0} ms after the ramp-up; not comparable with untraced KIOPS: every tracing site consulted the recorder during the whole run)",
+                args.trace.as_deref().map_or_else(String::new, |p| p.display().to_string()),
+                window.as_secs_f64() * 1e3
+            ),
+            Err(e) => {
+                tracing::error!("{e}");
+                code = exit::WRITE_FAILED;
+            }
+        }
     }
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!("{e}");
+            return Ok(if code == exit::OK { exit::RUN_FAILED } else { code });
+        }
+    };
+    print_run(&result);
+    schedlab_benches::workload::warn_after_run(&result);
     if cfg.lockstat {
-        print!("{}", schedlab_benches::compare::lockstat_table(&result.locks));
+        out!("{}", schedlab_benches::compare::lockstat_table(&result.locks));
     }
-    if let Some(path) = &args.json {
+    if let Some(json_out) = &json_out {
         let json = RunJson {
             provenance: Provenance::collect(),
             variant: result.variant,
@@ -282,34 +378,55 @@ fn cmd_run(args: &RunArgs, cfg: WorkloadConfig, logging: &mut logging::Logging) 
             queues_live_after: result.queues_live_after,
             measured_s: result.measured_s,
             interrupted: result.interrupted,
+            signal: signals::received().map(signals::name),
             churn_removals: result.churn_removals,
+            other_cpus: result.other_cpus,
+            steal_cpus: result.steal_cpus,
+            cpu_busy_pct: result.cpu_busy_pct,
             consistency: &result.consistency,
             config: &cfg,
             locks: &result.locks,
         };
-        let text = serde_json::to_string_pretty(&json).expect("serialisable");
-        std::fs::write(path, text + "\n")
-            .map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))?;
-        println!("wrote {}", path.display());
+        let text = serde_json::to_string_pretty(&json).map_err(|e| UsageError(format!("cannot serialise the result: {e}")))? + "\n";
+        if write_output(json_out, text.as_bytes()) {
+            outln!("wrote {}", json_out.path().display());
+        } else {
+            code = exit::WRITE_FAILED;
+        }
     }
     let ok = result.consistent && result.groups_live_after == 0 && result.queues_live_after == 0;
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if code != exit::OK { code } else if ok { exit::OK } else { exit::CHECK_FAILED })
 }
 
-/// The default action: `schedlab compare` with its defaults (every safe variant, all cores,
-/// interleaved rounds, the fair lock; about 50 s).
-fn cmd_summary() -> ExitCode {
-    compare::cmd_default()
+/// One line for a panic, through the log (the default hook prints several, with a backtrace
+/// hint). A panic is a bug: the driver turns one in a job thread into a failed run.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".into());
+        let at = info.location().map_or_else(String::new, |l| format!(" at {}:{}", l.file(), l.line()));
+        let thread = std::thread::current().name().map_or_else(String::new, |n| format!(" in thread {n}"));
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "schedlab: internal error{thread}: {}{at}", msg.lines().next().unwrap_or(""));
+    }));
 }
 
 fn main() -> ExitCode {
+    install_panic_hook();
+    // First, so that a signal at any later moment is seen (before this, the default action ends
+    // the process: nothing has been started or written yet).
+    let signal_problem = signals::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
-                let _ = e.print();
-                return ExitCode::SUCCESS;
+                out!("{e}");
+                return finish(exit::OK);
             }
             // clap renders several lines (error, usage, tip): keep the error itself on one line.
             let rendered = e.to_string();
@@ -322,41 +439,53 @@ fn main() -> ExitCode {
                 .join(" ");
             let (_logging, _) = logging::init(&logging::LogRequest::logs(0));
             tracing::error!("{}", line.trim_start_matches("error: "));
-            return ExitCode::from(2);
+            return ExitCode::from(exit::BAD_INPUT);
         }
     };
-    // `run` is checked before the subscriber is installed, so that bad input creates no trace file.
-    let run_config = match &cli.command {
-        Some(Command::Run(args)) => Some(workload_config(args)),
+    // `run` is checked before the subscriber is installed, so that bad input creates no trace
+    // file; its output paths too, before any work.
+    let run_setup = match &cli.command {
+        Some(Command::Run(args)) => Some(workload_config(args).and_then(|cfg| {
+            let json = check_output(args.json.as_deref())?;
+            let trace = match check_output(args.trace.as_deref())? {
+                Some(out) => Some(out.stream().map_err(UsageError)?),
+                None => None,
+            };
+            Ok((cfg, json, trace))
+        })),
         _ => None,
     };
-    let request = match (&cli.command, &run_config) {
-        (Some(Command::Run(args)), Some(Ok(_))) => logging::LogRequest {
+    let trace_writer = match &run_setup {
+        Some(Ok((_, _, Some(stream)))) => Some(stream.writer()),
+        _ => None,
+    };
+    let request = match &cli.command {
+        Some(Command::Run(args)) if trace_writer.is_some() => logging::LogRequest {
             verbose: cli.verbose,
-            trace_file: args.trace.as_deref(),
+            trace_file: trace_writer,
             trace_filter: &args.trace_filter,
             trace_args: !args.trace_no_args,
         },
         _ => logging::LogRequest::logs(cli.verbose),
     };
     let (mut logging, log_problem) = logging::init(&request);
-    if let Err(msg) = log_problem {
+    if let Err(msg) = log_problem.and(signal_problem) {
         tracing::error!("{msg}");
-        return ExitCode::from(2);
+        return ExitCode::from(exit::BAD_INPUT);
     }
     tracing::debug!(command = ?cli.command, "parsed");
-    let _ = ctrlc::set_handler(|| INTERRUPT.store(true, Ordering::Relaxed));
     let result = match cli.command {
-        None => Ok(cmd_summary()),
+        None => compare::cmd(&compare::default_args()),
         Some(Command::Variants) => {
             for v in schedlab_variants::ALL {
-                println!("{}\t{}", v.name, v.summary);
+                outln!("{}\t{}", v.name, v.summary);
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(exit::OK)
         }
-        Some(Command::Run(args)) => match run_config.expect("computed above for run") {
-            Ok(cfg) => cmd_run(&args, cfg, &mut logging),
-            Err(e) => Err(e),
+        Some(Command::Run(args)) => match run_setup {
+            Some(Ok((cfg, json, trace))) => cmd_run(&args, cfg, json, trace, &mut logging),
+            Some(Err(e)) => Err(e),
+            None => Err(UsageError("internal: run was not set up".into())),
         },
         Some(Command::Compare(args)) => compare::cmd(&args),
         Some(Command::Sweep(args)) => sweep::cmd(&args),
@@ -365,11 +494,31 @@ fn main() -> ExitCode {
         Some(Command::Flamegraph(args)) => flamegraph::cmd(&args).map_err(UsageError),
         Some(Command::TraceSummary(args)) => cmd_trace_summary(&args),
     };
-    match result {
+    let code = match result {
         Ok(code) => code,
         Err(UsageError(msg)) => {
             tracing::error!("{msg}");
-            ExitCode::from(2)
+            exit::BAD_INPUT
+        }
+    };
+    drop(logging);
+    finish(code)
+}
+
+/// The process's exit code: bad input and failed writes first, then the signal that stopped the
+/// run (128 + its number), then the command's own code; stdout's failure counts as a failed write.
+fn finish(code: u8) -> ExitCode {
+    let mut code = code;
+    if let Some(e) = out::finish() {
+        tracing::error!("cannot write to standard output: {e}");
+        if code != exit::BAD_INPUT {
+            code = exit::WRITE_FAILED;
         }
     }
+    if let Some(signal) = signals::received() {
+        if code != exit::BAD_INPUT && code != exit::WRITE_FAILED {
+            code = signals::exit_code(signal);
+        }
+    }
+    ExitCode::from(code)
 }

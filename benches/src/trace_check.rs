@@ -363,7 +363,13 @@ fn lane_of(slice: &Slice) -> Option<(usize, (u8, u8, u8))> {
 /// Draws `span_us` microseconds of the trace from `from_us` (trace time) as an SVG: one band per
 /// thread, with its path slices (grey, top), its lock waits and holds (middle: scheduler lock red,
 /// queue lock blue, waits pale) and its statistics updates (green, bottom).
-pub fn excerpt_svg(trace: &Trace, from_us: f64, span_us: f64, path: &std::path::Path, title: &str) -> Result<(), String> {
+pub fn excerpt_svg(trace: &Trace, from_us: f64, span_us: f64, title: &str) -> Result<String, String> {
+    let mut svg = String::new();
+    excerpt_svg_into(trace, from_us, span_us, title, &mut svg)?;
+    Ok(svg)
+}
+
+fn excerpt_svg_into(trace: &Trace, from_us: f64, span_us: f64, title: &str, svg: &mut String) -> Result<(), String> {
     use plotters::prelude::*;
     if !(span_us > 0.0 && span_us.is_finite() && from_us.is_finite()) {
         return Err("the excerpt needs a start and a positive length".into());
@@ -375,8 +381,8 @@ pub fn excerpt_svg(trace: &Trace, from_us: f64, span_us: f64, path: &std::path::
         return Err("the trace has no slices".into());
     }
     let rows = tracks.len();
-    let err = |e: &dyn std::fmt::Display| format!("cannot draw {}: {e}", path.display());
-    let root = SVGBackend::new(path, (1200, 150 + 130 * rows as u32)).into_drawing_area();
+    let err = |e: &dyn std::fmt::Display| format!("cannot draw the excerpt: {e}");
+    let root = SVGBackend::with_string(svg, (1200, 150 + 130 * rows as u32)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 16))

@@ -142,6 +142,13 @@ impl WorkloadConfig {
         if self.threads > 1024 {
             return Err(format!("--threads {} is more than 1024", self.threads));
         }
+        let fair_max = max_fair_spin_threads();
+        if self.lock == LockKind::FairSpin && self.threads > fair_max {
+            return Err(format!(
+                "--threads {} with the fair lock: at most {fair_max} ({MAX_FAIR_SPIN_THREADS_PER_CPU} per CPU): beyond that a collapsed FIFO spinlock cannot stop within a second of the run's end (notes/results/2026-12-01-collapse.md); use --lock parking-lot",
+                self.threads
+            ));
+        }
         if self.duration.is_zero() {
             return Err("--duration must be greater than zero".into());
         }
@@ -151,8 +158,20 @@ impl WorkloadConfig {
         if self.weights.is_empty() {
             return Err("at least one group weight is needed".into());
         }
-        if !(self.churn_per_sec.is_finite() && self.churn_per_sec >= 0.0) {
-            return Err(format!("--churn must be a rate >= 0, got {}", self.churn_per_sec));
+        if !(self.churn_per_sec.is_finite() && (0.0..=MAX_CHURN_PER_SEC).contains(&self.churn_per_sec)) {
+            return Err(format!("--churn must be a rate in 0..={MAX_CHURN_PER_SEC} per second, got {}", self.churn_per_sec));
+        }
+        if self.groups > MAX_GROUPS {
+            return Err(format!("--groups must be 0..={MAX_GROUPS}, got {}", self.groups));
+        }
+        if self.outside_ns > MAX_OUTSIDE_NS {
+            return Err(format!("--outside-ns must be 0..={MAX_OUTSIDE_NS}, got {}", self.outside_ns));
+        }
+        if self.slice_idle_ns > MAX_SLICE_IDLE_NS {
+            return Err(format!("--slice-idle-ns must be 0..={MAX_SLICE_IDLE_NS}, got {}", self.slice_idle_ns));
+        }
+        if self.duration > MAX_DURATION || self.ramp > MAX_DURATION {
+            return Err("--duration and --ramp must be at most a day".into());
         }
         if self.churn_per_sec > 0.0 && !info.safe_under_removal {
             return Err(format!(
@@ -270,6 +289,72 @@ pub fn allowed_cpus() -> Vec<usize> {
     (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()
 }
 
+/// Threads of other processes runnable right now: the running count of `/proc/loadavg` less the
+/// thread that reads it. `None` where that file is missing.
+pub fn other_runnable_threads() -> Option<usize> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let running: usize = text.split_whitespace().nth(3)?.split('/').next()?.parse().ok()?;
+    Some(running.saturating_sub(1))
+}
+
+/// What to tell a user whose fair-lock run has (or had) more runnable threads than CPUs.
+pub const FAIR_LOCK_ADVICE: &str = "a spinning FIFO lock collapses when its holder or next waiter is preempted (every waiter behind it spins until the OS runs that thread again; notes/results/2026-12-01-collapse.md): use --lock parking-lot, or fewer jobs than idle CPUs";
+
+/// The warning due before a run of `threads` jobs on `lock`, if any: the fair lock with more
+/// runnable threads (these jobs and other processes' runnable threads now) than CPUs.
+pub fn fair_lock_warning_before(lock: LockKind, threads: usize, others: Option<usize>) -> Option<String> {
+    if lock != LockKind::FairSpin {
+        return None;
+    }
+    let cpus = allowed_cpus().len();
+    let others = others.unwrap_or(0);
+    // One job has no waiter behind it: nothing to collapse.
+    (threads >= 2 && threads + others > cpus).then(|| {
+        let load = if others > 0 { format!(" and {others} other runnable thread(s)") } else { String::new() };
+        format!("fair-spin with {threads} job(s) on {cpus} CPU(s){load}: {FAIR_LOCK_ADVICE}")
+    })
+}
+
+/// Logs [`fair_lock_warning_before`] (measuring other processes' load now).
+pub fn warn_before_run(lock: LockKind, threads: usize) {
+    if let Some(w) = fair_lock_warning_before(lock, threads, other_runnable_threads()) {
+        tracing::warn!("{w}");
+    }
+}
+
+/// Other processes' CPUs above which a run counts as disturbed (as `NoisePolicy`'s default).
+pub const OTHERS_DISTURB_CPUS: f64 = 0.3;
+
+/// The warning due after a fair-lock run of two or more jobs during which its jobs and other
+/// processes' measured load together needed more than the CPUs (by more than
+/// [`OTHERS_DISTURB_CPUS`]), or which had more jobs than CPUs.
+pub fn fair_lock_warning_after(r: &RunResult) -> Option<String> {
+    if r.lock != LockKind::FairSpin {
+        return None;
+    }
+    let cpus = allowed_cpus().len();
+    let others = r.other_cpus.unwrap_or(0.0);
+    if r.threads < 2 {
+        None
+    } else if r.threads as f64 + others > cpus as f64 + OTHERS_DISTURB_CPUS {
+        Some(format!(
+            "other processes used {others:.1} CPU(s) during this fair-spin run ({} job(s), {cpus} CPU(s)): its KIOPS measure preemption, not the variant; {FAIR_LOCK_ADVICE}",
+            r.threads
+        ))
+    } else if r.threads > cpus {
+        Some(format!("this fair-spin run had {} job(s) on {cpus} CPU(s): {FAIR_LOCK_ADVICE}", r.threads))
+    } else {
+        None
+    }
+}
+
+/// Logs [`fair_lock_warning_after`].
+pub fn warn_after_run(r: &RunResult) {
+    if let Some(w) = fair_lock_warning_after(r) {
+        tracing::warn!("{w}");
+    }
+}
+
 /// Pins the calling thread to `cpu`; false if the OS refused (or on non-Linux systems).
 pub fn pin_current_thread(cpu: usize) -> bool {
     #[cfg(target_os = "linux")]
@@ -291,6 +376,31 @@ pub fn pin_current_thread(cpu: usize) -> bool {
     }
 }
 
+/// Jobs per CPU the fair lock accepts. Once oversubscribed, a FIFO spinlock hands over only when
+/// the OS happens to run the next waiter: every job still queued for it when the run ends must
+/// get it once more, so stopping takes time that grows with jobs per CPU squared. Measured beside
+/// two CPU-bound processes on 2 CPUs: 128 and 256 jobs stopped in 0.3-0.7 s, 1024 in 2.5-7.6 s.
+pub const MAX_FAIR_SPIN_THREADS_PER_CPU: usize = 64;
+
+/// The most jobs a fair-lock run accepts here: [`MAX_FAIR_SPIN_THREADS_PER_CPU`] per allowed CPU,
+/// at most 1024.
+pub fn max_fair_spin_threads() -> usize {
+    (MAX_FAIR_SPIN_THREADS_PER_CPU * allowed_cpus().len()).min(1024)
+}
+
+/// The most group removals per second a run accepts.
+pub const MAX_CHURN_PER_SEC: f64 = 10_000.0;
+/// The most groups besides the root.
+pub const MAX_GROUPS: usize = 4096;
+/// The most simulated work outside the scheduler per request (1 s): a job checks for the end of
+/// the run while it spins, so even this much work cannot hold a run past its duration.
+pub const MAX_OUTSIDE_NS: u64 = 1_000_000_000;
+/// The longest idle slice (100 ms, twelve times BFQ's default): when a run stops, at most one
+/// armed slice is waited out (idling is switched off for the drain).
+pub const MAX_SLICE_IDLE_NS: u64 = 100_000_000;
+/// The longest measured window or ramp.
+pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
+
 const DEVICE_SECTORS: u64 = 1 << 31; // 1 TiB
 const OWNER_SHIFT: u32 = 40;
 
@@ -301,28 +411,35 @@ struct Job {
     move_pending: AtomicBool,
 }
 
-fn spin_for(clock: &SchedClock, ns: u64) {
+/// Spins for `ns` of simulated outside work, or until `stop` is set (so that a long
+/// `outside_ns` cannot hold a run past its end).
+fn spin_for(clock: &SchedClock, ns: u64, stop: &AtomicBool) {
     if ns == 0 {
         return;
     }
-    let end = clock.now_ns() + ns;
+    let end = clock.now_ns().saturating_add(ns);
+    let mut polls = 0u32;
     while clock.now_ns() < end {
         std::hint::spin_loop();
+        polls = polls.wrapping_add(1);
+        if polls % 1024 == 0 && stop.load(Ordering::Relaxed) {
+            return;
+        }
     }
 }
 
 /// Builds the initial hierarchy: the first half of the groups under the root, the rest under
 /// them in turn (so the tree has the root and two more levels).
-fn build_groups<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig) -> Vec<GroupId> {
+fn build_groups<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig) -> Result<Vec<GroupId>, String> {
     let root = sched.root();
     let level1 = cfg.groups.div_ceil(2);
     let mut groups = Vec::with_capacity(cfg.groups);
     for i in 0..cfg.groups {
         let parent = if i < level1 { root } else { groups[(i - level1) % level1] };
         let weight = cfg.weights[i % cfg.weights.len()];
-        groups.push(sched.create_group(parent, weight).expect("valid parent and weight"));
+        groups.push(sched.create_group(parent, weight).map_err(|e| format!("cannot create group {i}: {e}"))?);
     }
-    groups
+    Ok(groups)
 }
 
 fn credit(jobs: &[Job], tag: u64, absorbed: &[u64]) {
@@ -332,15 +449,48 @@ fn credit(jobs: &[Job], tag: u64, absorbed: &[u64]) {
     }
 }
 
-fn dispatch_and_complete<P: StatsPolicy>(sched: &Scheduler<P>, jobs: &[Job], outside_ns: u64) -> bool {
+fn dispatch_and_complete<P: StatsPolicy>(sched: &Scheduler<P>, jobs: &[Job], outside_ns: u64, stop: &AtomicBool) -> bool {
     match sched.dispatch() {
         Some(rq) => {
             let done = rq.complete();
             credit(jobs, done.tag, &done.absorbed);
-            spin_for(sched.clock(), outside_ns / 2);
+            spin_for(sched.clock(), outside_ns / 2, stop);
             true
         }
         None => false,
+    }
+}
+
+/// The start line: jobs wait here, asleep, until every job has spawned its process, so that the
+/// thread spawning them is not competing with running jobs for the CPUs (with hundreds of jobs on
+/// a few CPUs that made the start take seconds) and all jobs start together.
+#[derive(Default)]
+struct Gate {
+    open: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl Gate {
+    fn wait(&self) {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        while !*open {
+            open = self.opened.wait(open).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn open(&self) {
+        *self.open.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.opened.notify_all();
+    }
+}
+
+/// Counts a job as started when dropped: whether it spawned its process, failed, or panicked,
+/// the thread that waits for every job to start is never left waiting.
+struct Started<'a>(&'a AtomicU64);
+
+impl Drop for Started<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Release);
     }
 }
 
@@ -351,6 +501,7 @@ struct Pin<'a> {
     all_ok: &'a AtomicBool,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn job_loop<P: StatsPolicy>(
     index: usize,
     sched: Arc<Scheduler<P>>,
@@ -359,13 +510,23 @@ fn job_loop<P: StatsPolicy>(
     jobs: &[Job],
     stop: &AtomicBool,
     pin: Pin<'_>,
-) {
+    started: &AtomicU64,
+    gate: &Gate,
+) -> Result<(), String> {
+    let started = Started(started);
     if let Some(cpu) = pin.cpu {
         if !pin_current_thread(cpu) {
             pin.all_ok.store(false, Ordering::Relaxed);
         }
     }
-    let process = sched.spawn_process(group).expect("group exists at start");
+    // The churn thread starts only once every job has its process (see `run`), so `group` still
+    // exists; the root, which is never removed, is the fallback all the same.
+    let process = sched
+        .spawn_process(group)
+        .or_else(|_| sched.spawn_process(sched.root()))
+        .map_err(|e| format!("job {index} cannot start its process: {e}"))?;
+    drop(started);
+    gate.wait();
     let mut rng = SmallRng::seed_from_u64(cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let op = cfg.rw.op();
     let bs = cfg.bs_sectors as u64;
@@ -401,11 +562,14 @@ fn job_loop<P: StatsPolicy>(
                 rng.random_range(0..DEVICE_SECTORS / bs) * bs
             };
             let tag = ((index as u64) << OWNER_SHIFT) | (submitted & ((1 << OWNER_SHIFT) - 1));
-            spin_for(sched.clock(), cfg.outside_ns / 2);
+            spin_for(sched.clock(), cfg.outside_ns / 2, stop);
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
             process.insert(RequestSpec { sector, sectors: cfg.bs_sectors, op, at_head: false, tag });
             submitted += 1;
         }
-        if dispatch_and_complete(&sched, jobs, cfg.outside_ns) {
+        if dispatch_and_complete(&sched, jobs, cfg.outside_ns, stop) {
             idle_polls = 0;
         } else {
             idle_polls += 1;
@@ -416,19 +580,19 @@ fn job_loop<P: StatsPolicy>(
             }
         }
     }
-    // Drain: stop submitting, help dispatch until this job's own requests are done.
-    while submitted > me.completed_own.load(Ordering::Relaxed) {
-        if !dispatch_and_complete(&sched, jobs, 0) {
-            std::thread::yield_now();
-        }
-    }
+    // The process exits with requests still queued (its queue lives on while they hold it, as
+    // in the kernel); `run` drains them on one thread once every job has gone. Draining here, with
+    // every job taking the scheduler lock, could take seconds with a fair lock and more jobs than
+    // CPUs (each hand-over waits for the next waiter to be scheduled).
     drop(process);
     lockstat::flush();
+    Ok(())
 }
 
 fn churn_loop<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig, jobs: &[Job], stop: &AtomicBool) -> u64 {
     let mut rng = SmallRng::seed_from_u64(cfg.seed ^ 0xC0FF_EE00);
-    let period = Duration::from_secs_f64(1.0 / cfg.churn_per_sec);
+    // At most an hour between removals (a rate of 1e-300 would overflow a Duration).
+    let period = Duration::from_secs_f64((1.0 / cfg.churn_per_sec).min(3600.0));
     let mut next = Instant::now() + period;
     let mut removals = 0;
     while !stop.load(Ordering::Relaxed) {
@@ -451,6 +615,9 @@ fn churn_loop<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig, jobs: 
             removals += 1;
         }
         let parents: Vec<_> = sched.groups().into_iter().filter(|g| g.depth < 2).collect();
+        if parents.is_empty() {
+            continue;
+        }
         let parent = parents[rng.random_range(0..parents.len())].id;
         let weight = cfg.weights[rng.random_range(0..cfg.weights.len())];
         if let Ok(new_group) = sched.create_group(parent, weight) {
@@ -477,9 +644,27 @@ fn sleep_until(deadline: Instant, stop: &AtomicBool) -> bool {
     }
 }
 
-/// Runs the workload against variant `P`. `interrupt` ends the run early (Ctrl-C): the measured
-/// window is then what elapsed, and the end-of-run checks still run.
-pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> RunResult {
+/// The text of a thread's panic payload.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with no message".into())
+}
+
+/// Runs the workload against variant `P`. `interrupt` ends the run early (a signal): the
+/// measured window is then what elapsed, and the end-of-run checks still run.
+///
+/// Start order, so that nothing races: the jobs start first, each spawning its process in its
+/// group; the churn thread starts only when every job has done so (before that, a removal could
+/// take a job's group away before the job spawned its process in it). The main thread is the
+/// timer. At the end the jobs stop, drop their processes and exit; this thread then drains what
+/// they left queued, alone, with idling switched off.
+///
+/// An error (a thread that could not be started, a job that could not spawn its process, a
+/// thread that panicked) ends the run and is returned as one line; nothing is torn down half.
+pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, String> {
     tracing::info!(
         variant = P::NAME,
         threads = cfg.threads,
@@ -494,35 +679,58 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> RunR
     let sched_cfg = SchedConfig { slots: cfg.slots, slice_idle_ns: cfg.slice_idle_ns, ..SchedConfig::default() };
     let sched = Scheduler::<P>::new(cfg.lock, sched_cfg, SchedClock::real());
     let census = sched.census();
-    let groups = build_groups(&sched, cfg);
+    let groups = build_groups(&sched, cfg)?;
     let jobs: Vec<Job> = (0..cfg.threads)
         .map(|_| Job { completed_own: AtomicU64::new(0), move_to: Lock::new(LockKind::FairSpin, None), move_pending: AtomicBool::new(false) })
         .collect();
     let stop = AtomicBool::new(false);
+    let started = AtomicU64::new(0);
+    let gate = Gate::default();
     let mut interrupted = false;
     let cpus = if cfg.pin_cpus { allowed_cpus() } else { Vec::new() };
     let pinned = AtomicBool::new(cfg.pin_cpus);
     let mut cpu: Option<(CpuSample, CpuSample)> = None;
+    let mut failures: Vec<String> = Vec::new();
     let (measured_s, deltas, churn_removals) = std::thread::scope(|s| {
         let mut handles = Vec::new();
         for i in 0..cfg.threads {
             let group = if groups.is_empty() { sched.root() } else { groups[i % groups.len()] };
-            let (sched, jobs, stop, pinned) = (sched.clone(), &jobs, &stop, &pinned);
+            let (sched, jobs, stop, pinned, started, gate) = (sched.clone(), &jobs, &stop, &pinned, &started, &gate);
             let pin = Pin { cpu: (!cpus.is_empty()).then(|| cpus[i % cpus.len()]), all_ok: pinned };
             // Named, so that logs and trace viewers show which job a line or a track is.
             let job = std::thread::Builder::new().name(format!("job-{i}"));
-            handles.push(job.spawn_scoped(s, move || job_loop(i, sched, group, cfg, jobs, stop, pin)).expect("spawn a job thread"));
+            match job.spawn_scoped(s, move || job_loop(i, sched, group, cfg, jobs, stop, pin, started, gate)) {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    failures.push(format!("cannot start job thread {i} of {}: {e}", cfg.threads));
+                    break;
+                }
+            }
         }
-        let churner = (cfg.churn_per_sec > 0.0).then(|| {
-            let (sched, jobs, stop) = (&sched, &jobs, &stop);
-            let churn = std::thread::Builder::new().name("churn".into());
-            churn.spawn_scoped(s, move || churn_loop(sched, cfg, jobs, stop)).expect("spawn the churn thread")
-        });
+        // Every job has spawned its process (or given up) before any group can be removed; then
+        // they all start together. (On a failure the gate opens too, with `stop` set below.)
+        while started.load(Ordering::Acquire) < handles.len() as u64 {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        if !failures.is_empty() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        gate.open();
+        let churner = (cfg.churn_per_sec > 0.0 && failures.is_empty())
+            .then(|| {
+                let (sched, jobs, stop) = (&sched, &jobs, &stop);
+                let churn = std::thread::Builder::new().name("churn".into());
+                churn.spawn_scoped(s, move || churn_loop(sched, cfg, jobs, stop)).map_err(|e| format!("cannot start the churn thread: {e}"))
+            })
+            .and_then(|r| r.map_err(|e| failures.push(e)).ok());
         let t0 = Instant::now();
-        if !cfg.ramp.is_zero() {
+        if !failures.is_empty() {
+            interrupted = true;
+        }
+        if !interrupted && !cfg.ramp.is_zero() {
             tracing::info!(ramp = ?cfg.ramp, "ramping up");
         }
-        if !sleep_until(t0 + cfg.ramp, interrupt) {
+        if !interrupted && !sleep_until(t0 + cfg.ramp, interrupt) {
             interrupted = true;
         }
         if cfg.lockstat {
@@ -553,26 +761,62 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> RunR
         if cfg.lockstat {
             lockstat::set_enabled(false);
         }
-        if interrupted {
+        if interrupted && failures.is_empty() {
             tracing::warn!(measured_s = measured, "interrupted: keeping the part that ran");
         }
         tracing::info!(measured_s = measured, "measured window done; stopping the jobs and draining");
+        // No new idle slice from here on: the drain waits out at most the one armed now.
+        sched.set_slice_idle(0);
         stop.store(true, Ordering::Relaxed);
-        for h in handles {
-            h.join().expect("a job thread panicked");
+        for (i, h) in handles.into_iter().enumerate() {
+            match h.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => failures.push(e),
+                Err(payload) => failures.push(format!("job {i} panicked: {}", panic_text(&*payload))),
+            }
         }
-        let removals = churner.map_or(0, |h| h.join().expect("the churn thread panicked"));
+        let removals = match churner.map(|h| h.join()) {
+            None => 0,
+            Some(Ok(n)) => n,
+            Some(Err(payload)) => {
+                failures.push(format!("the churn thread panicked: {}", panic_text(&*payload)));
+                0
+            }
+        };
         let deltas: Vec<u64> = before.iter().zip(&after).map(|(b, a)| a - b).collect();
         (measured, deltas, removals)
     });
     // Every job and the churn thread flushed their lock counts as they ended.
     let lock_stats = cfg.lockstat.then(lockstat::snapshot);
-    // Anything a job left behind (another job's request) is drained here.
-    while let Some(rq) = sched.dispatch() {
-        let done = rq.complete();
-        credit(&jobs, done.tag, &done.absorbed);
+    // What the jobs left queued is drained here, by this thread alone. Idling is off, so the only
+    // wait is for an idle slice armed before the stop (at most MAX_SLICE_IDLE_NS).
+    let drain_limit = Instant::now() + Duration::from_nanos(MAX_SLICE_IDLE_NS) + Duration::from_secs(5);
+    loop {
+        if let Some(rq) = sched.dispatch() {
+            let done = rq.complete();
+            credit(&jobs, done.tag, &done.absorbed);
+            continue;
+        }
+        let left = sched.outstanding();
+        if left == (0, 0) {
+            break;
+        }
+        if Instant::now() > drain_limit {
+            failures.push(format!("{} request(s) still queued and {} on the device after the drain: the scheduler stopped dispatching", left.0, left.1));
+            break;
+        }
+        if !sched.run_idle_timer() {
+            std::thread::sleep(Duration::from_micros(100));
+        }
     }
     P::quiesce();
+    if let Some(first) = failures.first() {
+        let more = if failures.len() > 1 { format!(" (and {} more)", failures.len() - 1) } else { String::new() };
+        tracing::error!(variant = P::NAME, "run failed: {first}{more}");
+        drop(sched);
+        P::quiesce();
+        return Err(format!("{} run failed: {first}{more}", P::NAME));
+    }
     let consistency = sched.check_consistency();
     let requests = consistency.counters;
     if consistency.ok {
@@ -588,7 +832,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> RunR
     let other_cpus = cpu.zip(process_cpu_s).map(|((a, b), p)| ((b.machine_busy_s - a.machine_busy_s - p) / secs).max(0.0));
     let steal_cpus = cpu.map(|(a, b)| (b.steal_s - a.steal_s) / secs);
     let per_thread_kiops: Vec<f64> = deltas.iter().map(|&d| d as f64 / secs / 1e3).collect();
-    RunResult {
+    Ok(RunResult {
         variant: P::NAME,
         lock: cfg.lock,
         threads: cfg.threads,
@@ -608,7 +852,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> RunR
         steal_cpus,
         locks: lock_stats.as_ref().map_or_else(Vec::new, |l| l.summarize((measured_s * 1e9) as u64)),
         lock_stats,
-    }
+    })
 }
 
 struct RunVisitor<'a> {
@@ -617,8 +861,8 @@ struct RunVisitor<'a> {
 }
 
 impl VariantVisitor for RunVisitor<'_> {
-    type Output = RunResult;
-    fn visit<P: StatsPolicy>(self) -> RunResult {
+    type Output = Result<RunResult, String>;
+    fn visit<P: StatsPolicy>(self) -> Self::Output {
         run::<P>(self.cfg, self.interrupt)
     }
 }
@@ -626,5 +870,23 @@ impl VariantVisitor for RunVisitor<'_> {
 /// Runs the workload against the variant called `name`, after validating the parameters.
 pub fn run_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, String> {
     cfg.validate(name)?;
-    Ok(schedlab_variants::visit(name, RunVisitor { cfg, interrupt }).expect("validated name"))
+    schedlab_variants::visit(name, RunVisitor { cfg, interrupt }).unwrap_or_else(|| Err(format!("unknown variant `{name}`")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fair_lock_warning_fires_only_when_runnable_threads_outnumber_cpus() {
+        let cpus = allowed_cpus().len();
+        assert!(fair_lock_warning_before(LockKind::FairSpin, 1, Some(100)).is_none(), "one job has no waiter");
+        assert!(fair_lock_warning_before(LockKind::ParkingLot, cpus + 8, Some(100)).is_none());
+        let w = fair_lock_warning_before(LockKind::FairSpin, cpus + 1, Some(0)).expect("more jobs than CPUs");
+        assert!(w.contains("--lock parking-lot"), "{w}");
+        assert!(fair_lock_warning_before(LockKind::FairSpin, 2, Some(cpus)).is_some(), "others' runnable threads count");
+        if cpus >= 2 {
+            assert!(fair_lock_warning_before(LockKind::FairSpin, 2, Some(cpus - 2)).is_none());
+        }
+    }
 }

@@ -29,7 +29,7 @@ fn workload_lock_counters_are_sane() {
             assert!(r.consistent, "{what}");
             let wall_ns = r.measured_s * 1e9;
             let requests = r.kiops * 1e3 * r.measured_s;
-            assert!(requests > 1000.0, "{what}: too little work");
+            assert!(requests > 0.0, "{what}: no work was done");
             let sched = lock(&r.locks, "sched").unwrap_or_else(|| panic!("{what}: no sched lock in {:?}", r.locks));
             for l in &r.locks {
                 assert!(l.acquisitions >= l.contentions, "{what} {}: {l:?}", l.name);
@@ -44,7 +44,9 @@ fn workload_lock_counters_are_sane() {
             // One lock cannot be held longer than the measured window (plus one hold in flight at
             // each edge), and a scheduler-lock hold is a short critical section.
             assert!((sched.hold_ns.total as f64) <= wall_ns * 1.02, "{what}: sched held {} ns in {wall_ns} ns", sched.hold_ns.total);
-            assert!(sched.hold_ns.avg > 5.0 && sched.hold_ns.avg < 100_000.0, "{what}: sched hold avg {}", sched.hold_ns.avg);
+            // (No upper bound on the average: a holder preempted by another process adds a whole
+            // time slice to one hold. The median is immune to a few of those.)
+            assert!(sched.hold_ns.avg > 5.0, "{what}: sched hold avg {}", sched.hold_ns.avg);
             assert!(sched.hold_ns.p50 < 50_000, "{what}: sched hold p50 {}", sched.hold_ns.p50);
             // Insert, dispatch and completion each take it once per request (a dispatch that finds
             // nothing takes it too).

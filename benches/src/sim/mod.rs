@@ -45,7 +45,7 @@ pub use device::{Device, DeviceModel, HddModel, SsdModel, CAPACITY_SECTORS};
 use crate::workload::Rw;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use schedlab_core::sync::Arc;
+use schedlab_core::sync::{Arc, AtomicBool, Ordering};
 use schedlab_core::{
     Dispatched, InsertOutcome, LockKind, ManualClock, Op, RequestCounters, RequestSpec, SchedClock, SchedConfig, Scheduler,
     StatsPolicy,
@@ -297,6 +297,8 @@ pub struct SimResult {
     pub requests: RequestCounters,
     /// Every request inserted was completed or merged, nothing left queued or on the device.
     pub consistent: bool,
+    /// A signal stopped the run: `runtime_s` is the virtual time it reached.
+    pub interrupted: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -377,6 +379,9 @@ struct Engine<'s, P: StatsPolicy> {
     /// Integral over the runtime of requests on the device (ns x requests), and busy time.
     in_flight_area: u128,
     busy_ns: u64,
+    /// Set by a signal: the runtime ends at the virtual time reached, and the run drains.
+    interrupt: Option<&'s AtomicBool>,
+    interrupted: bool,
 }
 
 impl<'s, P: StatsPolicy> Engine<'s, P> {
@@ -500,7 +505,14 @@ impl<'s, P: StatsPolicy> Engine<'s, P> {
             }
         }
         self.pump();
+        let mut steps = 0u32;
         loop {
+            steps = steps.wrapping_add(1);
+            if steps % 4096 == 0 && !self.interrupted && self.interrupt.is_some_and(|i| i.load(Ordering::Relaxed)) {
+                // Stop submitting now; what is in flight completes (in virtual time: at once).
+                self.interrupted = true;
+                self.end = self.end.min(self.now);
+            }
             let next = self.events.peek().map(|Reverse((t, _, _))| *t);
             match (self.sched.idle_deadline(), next) {
                 // The timer fires before an event at the same instant.
@@ -526,6 +538,12 @@ impl<'s, P: StatsPolicy> Engine<'s, P> {
 
 /// Runs one simulation against variant `P` (parameters assumed valid: see [`simulate_named`]).
 pub fn simulate<P: StatsPolicy>(cfg: &SimConfig) -> Result<SimResult, String> {
+    simulate_until::<P>(cfg, None)
+}
+
+/// [`simulate`], stopped early when `interrupt` is set: the runtime then ends at the virtual time
+/// reached, the run drains, and the result says `interrupted` (its rates are over that time).
+pub fn simulate_until<P: StatsPolicy>(cfg: &SimConfig, interrupt: Option<&AtomicBool>) -> Result<SimResult, String> {
     let up = bring_up::<P>(cfg.device.clone(), cfg.seed ^ 0xD15C_0000_0000_0001, cfg.decision, cfg.slice_idle_ns);
     let sched = &*up.sched;
     let root = sched.root();
@@ -572,6 +590,8 @@ pub fn simulate<P: StatsPolicy>(cfg: &SimConfig) -> Result<SimResult, String> {
         dispatched: 0,
         in_flight_area: 0,
         busy_ns: 0,
+        interrupt,
+        interrupted: false,
     };
     let outcome = engine.run();
     // On error the loop stopped with requests in flight: complete them so the scheduler can go.
@@ -580,7 +600,9 @@ pub fn simulate<P: StatsPolicy>(cfg: &SimConfig) -> Result<SimResult, String> {
     }
     outcome?;
 
-    let secs = cfg.runtime_ns as f64 / 1e9;
+    // The runtime measured: all of it, or up to the interrupt.
+    let runtime_ns = engine.end.max(1);
+    let secs = runtime_ns as f64 / 1e9;
     let bs_bytes = cfg.bs_sectors as u64 * 512;
     let n_groups = groups.len().max(1);
     let mut shares: Vec<GroupShare> = (0..n_groups)
@@ -622,13 +644,14 @@ pub fn simulate<P: StatsPolicy>(cfg: &SimConfig) -> Result<SimResult, String> {
         lat_p50_us: us(lat.percentile(0.50) as f64),
         lat_p99_us: us(lat.percentile(0.99) as f64),
         lat_max_us: us(lat.samples.iter().copied().max().unwrap_or(0) as f64),
-        device_mean_in_flight: engine.in_flight_area as f64 / cfg.runtime_ns as f64,
-        device_busy_pct: 100.0 * engine.busy_ns as f64 / cfg.runtime_ns as f64,
+        device_mean_in_flight: engine.in_flight_area as f64 / runtime_ns as f64,
+        device_busy_pct: 100.0 * engine.busy_ns as f64 / runtime_ns as f64,
         idle_timer_fired: engine.timer_fired,
         per_job_iops,
         groups: shares,
         requests: RequestCounters::default(),
         consistent: false,
+        interrupted: engine.interrupted,
     };
     drop(engine);
     drop(processes); // the processes exit
@@ -639,17 +662,23 @@ pub fn simulate<P: StatsPolicy>(cfg: &SimConfig) -> Result<SimResult, String> {
 
 struct SimVisitor<'a> {
     cfg: &'a SimConfig,
+    interrupt: Option<&'a AtomicBool>,
 }
 
 impl VariantVisitor for SimVisitor<'_> {
     type Output = Result<SimResult, String>;
     fn visit<P: StatsPolicy>(self) -> Self::Output {
-        simulate::<P>(self.cfg)
+        simulate_until::<P>(self.cfg, self.interrupt)
     }
 }
 
 /// Runs the simulation against the variant called `name`, after validating the parameters.
 pub fn simulate_named(name: &str, cfg: &SimConfig) -> Result<SimResult, String> {
+    simulate_named_until(name, cfg, None)
+}
+
+/// [`simulate_named`], stopped early when `interrupt` is set (see [`simulate_until`]).
+pub fn simulate_named_until(name: &str, cfg: &SimConfig, interrupt: Option<&AtomicBool>) -> Result<SimResult, String> {
     cfg.validate(name)?;
-    schedlab_variants::visit(name, SimVisitor { cfg }).expect("validated name")
+    schedlab_variants::visit(name, SimVisitor { cfg, interrupt }).unwrap_or_else(|| Err(format!("unknown variant `{name}`")))
 }

@@ -1,0 +1,492 @@
+//! Output files that cannot lose work or damage what they point at.
+//!
+//! Every output path of the CLI (`--json`, `--csv`, `--svg`, `--trace`, the files under `--out`)
+//! goes through [`OutputFile`]:
+//!
+//! 1. [`OutputFile::check`] runs *before any work*: the path must not be a directory (nor end in
+//!    `/`), its directory must exist and accept a new file (a temporary file is created there and
+//!    removed at once: the only test that a read-only mount, a full quota or root's missing
+//!    permission cannot fool). A bad path costs the user a second, not a measurement.
+//! 2. What the path is decides how it is written:
+//!
+//! | the path is | written how |
+//! | --- | --- |
+//! | missing, or a regular file | to a temporary file in the same directory, flushed to disk, then renamed over the path: readers see the old file or the new one, never half of one; a failure leaves the old file as it was |
+//! | a symlink | resolved (up to 40 links); the link itself is never removed or replaced. A link to a regular or missing file: that file is replaced as above, in *its* directory. A link to anything else: written through |
+//! | a character or block device (`/dev/null`, `/dev/full`, a tty), a FIFO | written through: opened for writing as it is, never truncated, removed or replaced. A FIFO with no reader is an error, not a wait |
+//! | a directory, a socket | refused at the check |
+//!
+//! A failed write (a full disk, `/dev/full`, a FIFO whose reader left) is an `Err` with one line
+//! naming the path and the OS error; the callers print it and exit non-zero, and print no "wrote"
+//! line for it.
+//!
+//! [`Stream`] is the same for files written piece by piece by another thread (the trace writer):
+//! its writer never fails (the first error is kept and the rest of the bytes dropped, so a
+//! writer thread that unwraps cannot panic), and [`Stream::commit`] reports the error or renames
+//! the finished file into place.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Temporary files not yet renamed into place, for [`remove_temporary_files`].
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes the temporary files of outputs not yet finished: for a process about to exit without
+/// unwinding (a second signal), which would otherwise leave them behind. Finished outputs are
+/// not touched.
+pub fn remove_temporary_files() {
+    if let Ok(mut pending) = PENDING.lock() {
+        for path in pending.drain(..) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// How the bytes reach the path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Kind {
+    /// A regular file (or none yet) at `target`: temporary file + rename.
+    Replace,
+    /// A device or a FIFO: opened and written as it is.
+    Through { fifo: bool },
+}
+
+/// An output path, checked.
+#[derive(Clone, Debug)]
+pub struct OutputFile {
+    /// The path as the user gave it (for messages).
+    path: PathBuf,
+    /// Where the bytes go: the path, or the file at the end of its symlinks.
+    target: PathBuf,
+    kind: Kind,
+}
+
+/// An I/O error as one short line (tempfile appends ` at path "..."` to its errors: the caller
+/// names the path already).
+fn one_line(e: &io::Error) -> String {
+    let text = e.to_string();
+    let line = text.lines().next().unwrap_or("");
+    line.split(" at path \"").next().unwrap_or(line).to_string()
+}
+
+/// Follows `path`'s symlinks (not those of its directories, which the OS resolves) up to 40.
+fn resolve(path: &Path) -> Result<PathBuf, String> {
+    let mut at = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = std::fs::read_link(&at).map_err(|e| format!("cannot read the symlink {}: {}", at.display(), one_line(&e)))?;
+                at = match at.parent() {
+                    Some(dir) if link.is_relative() => dir.join(link),
+                    _ => link,
+                };
+            }
+            _ => return Ok(at),
+        }
+    }
+    Err(format!("{}: too many levels of symbolic links", path.display()))
+}
+
+/// The directory a file at `path` lives in ("." for a bare name).
+fn directory_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Creates and removes a temporary file in `dir`: the one sure test that a file can be made there.
+fn check_writable_dir(dir: &Path, shown: &Path) -> Result<(), String> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(format!("cannot write {}: {} is not a directory", shown.display(), dir.display())),
+        Err(e) => return Err(format!("cannot write {}: directory {}: {}", shown.display(), dir.display(), one_line(&e))),
+    }
+    tempfile::Builder::new()
+        .prefix(".schedlab-check-")
+        .tempfile_in(dir)
+        .map(drop)
+        .map_err(|e| format!("cannot write {}: cannot create a file in {}: {}", shown.display(), dir.display(), one_line(&e)))
+}
+
+/// Checks an output *directory* before any work: an existing one must be a directory that
+/// accepts new files; a missing one is created later, so its nearest existing ancestor must.
+pub fn check_dir(path: &Path) -> Result<(), String> {
+    let mut at = path.to_path_buf();
+    loop {
+        match std::fs::metadata(&at) {
+            Ok(m) if m.is_dir() => return check_writable_dir(&at, path),
+            Ok(_) => return Err(format!("cannot write into {}: {} is not a directory", path.display(), at.display())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match at.parent() {
+                Some(p) if !p.as_os_str().is_empty() => at = p.to_path_buf(),
+                _ => return check_writable_dir(Path::new("."), path),
+            },
+            Err(e) => return Err(format!("cannot write into {}: {}", path.display(), one_line(&e))),
+        }
+    }
+}
+
+impl OutputFile {
+    /// Checks `path` as an output file (see the module documentation); the error is one line.
+    pub fn check(path: &Path) -> Result<OutputFile, String> {
+        let shown = path.display();
+        if path.as_os_str().is_empty() {
+            return Err("an output path is empty".into());
+        }
+        if path.as_os_str().to_string_lossy().ends_with('/') {
+            return Err(format!("cannot write {shown}: it names a directory (ends with /)"));
+        }
+        let target = resolve(path)?;
+        let kind = match std::fs::metadata(&target) {
+            Ok(m) if m.is_dir() => return Err(format!("cannot write {shown}: it is a directory")),
+            Ok(m) if m.is_file() => Kind::Replace,
+            Ok(m) => {
+                use std::os::unix::fs::FileTypeExt;
+                let t = m.file_type();
+                if t.is_fifo() {
+                    Kind::Through { fifo: true }
+                } else if t.is_char_device() || t.is_block_device() {
+                    Kind::Through { fifo: false }
+                } else {
+                    return Err(format!("cannot write {shown}: it is neither a file, a device nor a FIFO"));
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Kind::Replace,
+            Err(e) => return Err(format!("cannot write {shown}: {}", one_line(&e))),
+        };
+        match kind {
+            Kind::Replace => check_writable_dir(&directory_of(&target), path)?,
+            Kind::Through { fifo: false } => {
+                // Opening a device has effects on some (a tape rewinds), none on the usual
+                // ones (null, full, a tty); it is the only check that write access is there.
+                OpenOptions::new().write(true).open(&target).map(drop).map_err(|e| format!("cannot write {shown}: {}", one_line(&e)))?;
+            }
+            // A FIFO is opened when its data is ready: a reader may come later.
+            Kind::Through { fifo: true } => {}
+        }
+        Ok(OutputFile { path: path.to_path_buf(), target, kind })
+    }
+
+    /// The path as given.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the path is (or will be) a regular file: one that can be read back and resumed.
+    pub fn is_regular(&self) -> bool {
+        self.kind == Kind::Replace
+    }
+
+    fn error(&self, e: &io::Error) -> String {
+        format!("cannot write {}: {}", self.path.display(), one_line(e))
+    }
+
+    /// Opens a device or FIFO for writing (never blocks: a FIFO without a reader is an error).
+    fn open_through(&self, fifo: bool) -> Result<File, String> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut options = OpenOptions::new();
+        options.write(true);
+        if fifo {
+            options.custom_flags(libc::O_NONBLOCK);
+        }
+        let file = options.open(&self.target).map_err(|e| {
+            if fifo && e.raw_os_error() == Some(libc::ENXIO) {
+                format!("cannot write {}: no process is reading the FIFO", self.path.display())
+            } else {
+                self.error(&e)
+            }
+        })?;
+        if fifo {
+            set_blocking(&file).map_err(|e| self.error(&e))?;
+        }
+        Ok(file)
+    }
+
+    /// A temporary file beside the target, with the target's permissions if it exists (else
+    /// 0666 less the umask, as a plain create would give).
+    fn temporary(&self) -> Result<tempfile::NamedTempFile, String> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = directory_of(&self.target);
+        let name = self.target.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+        let mode = std::fs::metadata(&self.target).map_or(0o666, |m| m.permissions().mode() & 0o7777);
+        let temp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .permissions(std::fs::Permissions::from_mode(mode))
+            .tempfile_in(&dir)
+            .map_err(|e| format!("cannot write {}: cannot create a file in {}: {}", self.path.display(), dir.display(), one_line(&e)))?;
+        if let Ok(mut pending) = PENDING.lock() {
+            pending.retain(|p| p.exists());
+            pending.push(temp.path().to_path_buf());
+        }
+        Ok(temp)
+    }
+
+    /// Renames a finished temporary file over the target.
+    fn persist(&self, temp: tempfile::NamedTempFile) -> Result<(), String> {
+        if let Ok(mut pending) = PENDING.lock() {
+            pending.retain(|p| p != temp.path());
+        }
+        temp.as_file().sync_all().map_err(|e| self.error(&e))?;
+        temp.persist(&self.target).map(drop).map_err(|e| self.error(&e.error))
+    }
+
+    /// Writes `bytes` as the whole content of the output (see the module documentation).
+    pub fn write(&self, bytes: &[u8]) -> Result<(), String> {
+        match self.kind {
+            Kind::Replace => {
+                let mut temp = self.temporary()?;
+                temp.write_all(bytes).and_then(|()| temp.flush()).map_err(|e| self.error(&e))?;
+                self.persist(temp)
+            }
+            Kind::Through { fifo } => {
+                let mut file = self.open_through(fifo)?;
+                file.write_all(bytes).and_then(|()| file.flush()).map_err(|e| self.error(&e))
+            }
+        }
+    }
+
+    /// Opens the output for writing piece by piece (see [`Stream`]).
+    pub fn stream(&self) -> Result<Stream, String> {
+        let (file, temp) = match self.kind {
+            Kind::Replace => {
+                let temp = self.temporary()?;
+                let file = temp.as_file().try_clone().map_err(|e| self.error(&e))?;
+                (file, Some(temp))
+            }
+            Kind::Through { fifo } => (self.open_through(fifo)?, None),
+        };
+        Ok(Stream { output: self.clone(), writer: StreamWriter { file: Arc::new(file), error: Arc::default(), first_writer: Arc::default() }, temp })
+    }
+}
+
+fn set_blocking(file: &File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this `File` owns and keeps open for the whole call; F_GETFL
+    // and F_SETFL read and write only the descriptor's flags.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// An output written piece by piece, possibly from another thread.
+pub struct Stream {
+    output: OutputFile,
+    writer: StreamWriter,
+    /// The temporary file renamed into place by [`Stream::commit`] (regular targets).
+    temp: Option<tempfile::NamedTempFile>,
+}
+
+/// The writing end of a [`Stream`]: never returns an error; the first one is kept for
+/// [`Stream::commit`], and what follows it is dropped.
+#[derive(Clone)]
+pub struct StreamWriter {
+    file: Arc<File>,
+    error: Arc<Mutex<Option<io::Error>>>,
+    /// The OS thread id of the first thread that wrote (0: none yet), so that its owner can
+    /// change that thread's priority (the trace writer runs at nice 19 until the run ends).
+    first_writer: Arc<std::sync::atomic::AtomicI64>,
+}
+
+impl StreamWriter {
+    fn failed(&self) -> bool {
+        self.error.lock().map_or(true, |e| e.is_some())
+    }
+
+    fn keep(&self, e: io::Error) {
+        if let Ok(mut slot) = self.error.lock() {
+            slot.get_or_insert(e);
+        }
+    }
+}
+
+impl Write for StreamWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.first_writer.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+            #[cfg(target_os = "linux")]
+            {
+                // SAFETY: gettid has no preconditions.
+                let tid = unsafe { libc::gettid() };
+                self.first_writer.store(tid.into(), std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        if !self.failed() {
+            if let Err(e) = (&*self.file).write_all(buf) {
+                self.keep(e);
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.failed() {
+            if let Err(e) = (&*self.file).flush() {
+                self.keep(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Stream {
+    /// A writer for the stream (clones write to the same file).
+    pub fn writer(&self) -> StreamWriter {
+        self.writer.clone()
+    }
+
+    /// The OS thread id of the first thread that wrote to the stream, if any wrote yet.
+    pub fn writer_thread(&self) -> Option<i64> {
+        match self.writer.first_writer.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            tid => Some(tid),
+        }
+    }
+
+    /// Writes `bytes` now (from the calling thread).
+    pub fn append(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let mut w = self.writer();
+        w.write_all(bytes).expect("a StreamWriter never fails");
+        self.check()
+    }
+
+    /// The first write error so far, as one line.
+    pub fn check(&self) -> Result<(), String> {
+        match self.writer.error.lock() {
+            Ok(e) => e.as_ref().map_or(Ok(()), |e| Err(self.output.error(e))),
+            Err(_) => Err(format!("cannot write {}: a writer thread failed", self.output.path.display())),
+        }
+    }
+
+    /// Finishes the output: reports the first write error, else renames a regular target's
+    /// temporary file into place (the temporary file is removed on error).
+    pub fn commit(self) -> Result<(), String> {
+        self.check()?;
+        match self.temp {
+            Some(temp) => self.output.persist(temp),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_and_missing_parents_are_refused_before_anything_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = OutputFile::check(dir.path()).unwrap_err();
+        assert!(e.contains("is a directory"), "{e}");
+        let e = OutputFile::check(&dir.path().join("missing/x.json")).unwrap_err();
+        assert!(e.contains("directory") && e.contains("missing"), "{e}");
+        let e = OutputFile::check(Path::new("x.json/")).unwrap_err();
+        assert!(e.contains("ends with /"), "{e}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the checks leave nothing behind");
+    }
+
+    #[test]
+    fn a_regular_file_is_replaced_whole_and_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.json");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let out = OutputFile::check(&path).unwrap();
+        assert!(out.is_regular());
+        out.write(b"new content").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new content");
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["out.json"], "no temporary file left");
+    }
+
+    #[test]
+    fn a_symlink_is_kept_and_its_target_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let target = other.path().join("real.csv");
+        let link = dir.path().join("link.csv");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        // A dangling link: the target is created, the link stays.
+        OutputFile::check(&link).unwrap().write(b"one").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "one");
+        OutputFile::check(&link).unwrap().write(b"two").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "two");
+    }
+
+    #[test]
+    fn devices_are_written_through_and_a_full_one_is_an_error() {
+        let null = OutputFile::check(Path::new("/dev/null")).unwrap();
+        assert!(!null.is_regular());
+        null.write(b"nothing").unwrap();
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null is still a device");
+        let full = OutputFile::check(Path::new("/dev/full")).unwrap();
+        let e = full.write(b"x").unwrap_err();
+        assert!(e.starts_with("cannot write /dev/full: ") && e.contains("space"), "{e}");
+        let mut stream = full.stream().unwrap();
+        let mut w = stream.writer();
+        w.write_all(&[b'x'; 100_000]).unwrap();
+        w.flush().unwrap();
+        assert!(stream.append(b"more").is_err());
+        assert!(stream.commit().unwrap_err().contains("space"));
+    }
+
+    #[test]
+    fn a_fifo_without_reader_is_an_error_not_a_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path for the whole call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let out = OutputFile::check(&fifo).unwrap();
+        let e = out.write(b"x").unwrap_err();
+        assert!(e.contains("no process is reading"), "{e}");
+        let reader = std::thread::spawn({
+            let fifo = fifo.clone();
+            move || std::fs::read_to_string(fifo).unwrap()
+        });
+        // The reader may not have opened its end yet: retry until it has (no timing assumed).
+        loop {
+            match out.write(b"through the pipe") {
+                Ok(()) => break,
+                Err(e) if e.contains("no process is reading") => std::thread::yield_now(),
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(reader.join().unwrap(), "through the pipe");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is still there");
+    }
+
+    #[test]
+    fn a_stream_is_renamed_into_place_only_when_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trace.json");
+        std::fs::write(&path, "previous").unwrap();
+        let out = OutputFile::check(&path).unwrap();
+        let mut s = out.stream().unwrap();
+        s.append(b"[1,").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "previous", "unfinished: the old file is intact");
+        s.append(b"2]").unwrap();
+        s.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "[1,2]");
+        // Dropped without commit: the temporary file goes, the file stays.
+        let mut s = out.stream().unwrap();
+        s.append(b"half").unwrap();
+        drop(s);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "[1,2]");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

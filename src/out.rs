@@ -1,0 +1,58 @@
+//! Standard output that cannot panic: `println!` panics when stdout is full (`> /dev/full`) or
+//! gone; [`outln!`] and [`out!`] record the first error instead, stop writing, and let `main`
+//! report it as one line with exit code 3. A closed pipe (`schedlab ... | head`) only stops the
+//! printing: the work goes on and its files are still written.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+static ERROR: Mutex<Option<String>> = Mutex::new(None);
+static CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn keep(e: std::io::Error) {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+        return;
+    }
+    if let Ok(mut slot) = ERROR.lock() {
+        slot.get_or_insert_with(|| e.to_string());
+    }
+    CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Writes to stdout unless an earlier write failed.
+pub fn write(args: std::fmt::Arguments<'_>) {
+    if CLOSED.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(args) {
+        keep(e);
+    }
+}
+
+/// Flushes stdout; the first error of the whole run, if any (a closed pipe is not one).
+pub fn finish() -> Option<String> {
+    if !CLOSED.load(std::sync::atomic::Ordering::Relaxed) {
+        if let Err(e) = std::io::stdout().lock().flush() {
+            keep(e);
+        }
+    }
+    ERROR.lock().ok().and_then(|e| e.clone())
+}
+
+/// `print!` that never panics (see the module documentation).
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::out::write(format_args!($($arg)*)) };
+}
+
+/// `println!` that never panics (see the module documentation).
+macro_rules! outln {
+    () => { $crate::out::write(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::out::write(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// A progress or status line on stderr (never fails: a closed stderr only loses the line).
+pub fn progress(args: std::fmt::Arguments<'_>) {
+    let _ = std::io::stderr().lock().write_fmt(args);
+}

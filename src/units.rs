@@ -1,0 +1,136 @@
+//! Numbers on the command line: every numeric option goes through one of these parsers, so that
+//! `inf`, `nan`, negative numbers, fractions where a count is meant and durations with units get
+//! a clear one-line message (clap adds the flag's name), and every range is enforced where it is
+//! documented: in the option's `--help`.
+
+/// Seconds: a plain number (`2`, `0.5`) or a duration with a unit (`500ms`, `2s`, `1.5m`; units
+/// ns, us, µs, ms, s, m, h). Finite and not negative; ranges are the caller's.
+pub fn seconds(text: &str) -> Result<f64, String> {
+    let s = text.trim();
+    let lower = s.to_ascii_lowercase();
+    if lower.trim_start_matches(['-', '+']).starts_with("inf") || lower.contains("nan") {
+        return Err("must be a finite number of seconds, like 2, 0.5 or 500ms".into());
+    }
+    if s.starts_with('-') {
+        return Err("must not be negative".into());
+    }
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == 'e' || c == 'E')).unwrap_or(s.len());
+    // "2e" followed by a unit letter is not an exponent: back off to the digits.
+    let (mut number, mut unit) = s.split_at(split);
+    if number.ends_with(['e', 'E']) {
+        number = &s[..split - 1];
+        unit = &s[split - 1..];
+    }
+    let value: f64 = number
+        .parse()
+        .map_err(|_| "must be seconds like 2 or 0.5, or a duration like 500ms, 2s, 1m (units ns, us, ms, s, m, h)".to_string())?;
+    let scale = match unit.trim() {
+        "" | "s" => 1.0,
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        other => return Err(format!("unknown unit `{other}` (use ns, us, ms, s, m or h, or a plain number of seconds)")),
+    };
+    let v = value * scale;
+    if !v.is_finite() {
+        return Err("must be a finite number of seconds".into());
+    }
+    Ok(v)
+}
+
+/// A whole number in `LO..=HI`: `4`, `1000`, or `1e6` when it is whole.
+pub fn count<const LO: u64, const HI: u64>(text: &str) -> Result<u64, String> {
+    let s = text.trim();
+    let range = || format!("must be a whole number in {LO}..={HI}, got `{text}`");
+    if s.starts_with('-') && s.len() > 1 {
+        return Err(format!("must not be negative (range {LO}..={HI}), got `{text}`"));
+    }
+    let v = match s.parse::<u64>() {
+        Ok(v) => v,
+        Err(_) => match s.parse::<f64>() {
+            Ok(f) if f.is_finite() && f.fract() == 0.0 && f >= 0.0 && f <= u64::MAX as f64 => f as u64,
+            _ => return Err(range()),
+        },
+    };
+    if !(LO..=HI).contains(&v) {
+        return Err(range());
+    }
+    Ok(v)
+}
+
+/// A finite number in `lo..=hi` (not a duration: a rate, a CPU count, a position).
+pub fn number_in(text: &str, lo: f64, hi: f64) -> Result<f64, String> {
+    let v: f64 = text.trim().parse().map_err(|_| format!("must be a number in {lo}..={hi}, got `{text}`"))?;
+    if !v.is_finite() || v < lo || v > hi {
+        return Err(format!("must be a finite number in {lo}..={hi}, got `{text}`"));
+    }
+    Ok(v)
+}
+
+/// `--churn`: group removals per second, 0..=10000.
+pub fn churn(text: &str) -> Result<f64, String> {
+    number_in(text, 0.0, 10_000.0)
+}
+
+/// `--max-other-cpus`: 0..=1024.
+pub fn cpus(text: &str) -> Result<f64, String> {
+    number_in(text, 0.0, 1024.0)
+}
+
+/// `--transfer-ns`: 0..=1000000.
+pub fn transfer_ns(text: &str) -> Result<f64, String> {
+    number_in(text, 0.0, 1e6)
+}
+
+/// A position on a trace's time axis, µs: any finite number.
+pub fn micros(text: &str) -> Result<f64, String> {
+    number_in(text, -1e12, 1e12)
+}
+
+/// A trace excerpt's length, µs: more than 0, at most 10 s.
+pub fn span_micros(text: &str) -> Result<f64, String> {
+    let v = number_in(text, 0.0, 1e7)?;
+    if v == 0.0 {
+        return Err("must be more than 0".into());
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_take_units_and_refuse_what_is_not_a_time() {
+        assert_eq!(seconds("2").unwrap(), 2.0);
+        assert_eq!(seconds("0.5").unwrap(), 0.5);
+        assert_eq!(seconds("500ms").unwrap(), 0.5);
+        assert_eq!(seconds("2s").unwrap(), 2.0);
+        assert_eq!(seconds("1m").unwrap(), 60.0);
+        assert!((seconds("250us").unwrap() - 250e-6).abs() < 1e-12);
+        assert_eq!(seconds("1e1").unwrap(), 10.0);
+        for bad in ["inf", "-inf", "NaN", "infinity"] {
+            assert!(seconds(bad).unwrap_err().contains("finite"), "{bad}");
+        }
+        assert!(seconds("-2").unwrap_err().contains("negative"));
+        assert!(seconds("2 fortnights").unwrap_err().contains("unknown unit"));
+        assert!(seconds("").is_err());
+        assert!(seconds("1e400").unwrap_err().contains("finite"));
+    }
+
+    #[test]
+    fn counts_are_whole_and_in_range() {
+        assert_eq!(count::<1, 1024>("4").unwrap(), 4);
+        assert_eq!(count::<0, 100_000_000>("1e8").unwrap(), 100_000_000);
+        assert!(count::<1, 1000>("1e8").unwrap_err().contains("1..=1000"));
+        assert!(count::<1, 1024>("0").is_err());
+        assert!(count::<1, 1024>("-3").unwrap_err().contains("negative"));
+        assert!(count::<1, 1024>("2.5").is_err());
+        assert!(count::<1, 1024>("inf").is_err());
+        assert!(count::<1, 1024>("NaN").is_err());
+        assert!(churn("1e400").is_err() && churn("-1").is_err() && churn("nan").is_err());
+        assert_eq!(churn("1000").unwrap(), 1000.0);
+    }
+}

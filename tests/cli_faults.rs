@@ -1,0 +1,567 @@
+//! Fault injection, one class at a time (issue 12): outputs that cannot be written (a full
+//! device, a read-only directory, a directory, a FIFO without reader), outputs that must not be
+//! damaged (symlinks, devices, FIFOs, an existing file), signals at work (SIGINT, SIGTERM, SIGHUP
+//! through the harness: exit 128 + n, what finished kept and marked), numbers out of range, a
+//! sweep resumed from a truncated, foreign or differently measured file, and the fair lock's
+//! warning. No assertion depends on timing: processes are signalled after an event they report
+//! (a log line, a file), and the only clock is a watchdog that fails a test which would hang.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
+
+fn schedlab(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).env_remove("RUST_LOG").output().expect("the binary runs")
+}
+
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(&format!("schedlab-faults-{name}-")).tempdir().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The lines of stderr that are errors (not the warnings a loaded machine may add).
+fn errors(out: &Output) -> Vec<String> {
+    text(&out.stderr).lines().filter(|l| !l.starts_with("schedlab: warning: ")).map(String::from).collect()
+}
+
+fn no_panic(out: &Output, what: &str) {
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{what}: {stderr}");
+}
+
+/// A directory in which no file can be created, even by root: /proc refuses new files.
+fn unwritable_dir() -> PathBuf {
+    PathBuf::from("/proc")
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path for the whole call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", path.display());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outputs that cannot be written.
+
+#[test]
+fn a_full_device_is_a_one_line_error_and_exit_3_never_a_success() {
+    // (code 3: found when writing the results; 2: found before any work, as the sweep's CSV, whose
+    // header goes to a device before the first point.)
+    let cases: [(&[&str], i32); 4] = [
+        (&["run", "--variant", "epoch", "--duration", "0.1", "--json", "/dev/full"], 3),
+        (&["run", "--variant", "epoch", "--duration", "0.1", "--trace", "/dev/full", "--trace-window", "0.05"], 3),
+        (&["simulate", "--runtime", "10ms", "--json", "/dev/full"], 3),
+        (&["sweep", "--threads", "1", "--variants", "no-stats", "--duration", "0.05", "--lockstat-duration", "0", "--ramp", "0",
+            "--transfer-ns", "34", "--csv", "/dev/full", "--svg", "/dev/null"], 2),
+    ];
+    for (args, code) in cases {
+        let out = schedlab(args);
+        no_panic(&out, &format!("{args:?}"));
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", text(&out.stderr));
+        let errs = errors(&out);
+        assert_eq!(errs.len(), 1, "{args:?}: {errs:?}");
+        assert!(errs[0].starts_with("schedlab: cannot write /dev/full: ") && errs[0].contains("space"), "{args:?}: {errs:?}");
+        assert!(!text(&out.stdout).contains("wrote /dev/full") && !text(&out.stdout).contains("wrote trace"), "{args:?}");
+    }
+    assert!(std::fs::metadata("/dev/full").unwrap().file_type().is_char_device(), "/dev/full is still a device");
+}
+
+#[test]
+fn a_full_stdout_is_exit_3_not_a_panic() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = Command::new(BIN).arg("variants").stdout(full).stderr(Stdio::piped()).output().unwrap();
+    no_panic(&out, "variants > /dev/full");
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains("cannot write to standard output"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn bad_output_paths_are_refused_before_any_work() {
+    let dir = scratch("paths");
+    let d = dir.path().to_str().unwrap().to_string();
+    let in_proc = unwritable_dir().join("schedlab-never.json");
+    let unwritable = in_proc.to_str().unwrap();
+    let missing = format!("{d}/no/such/dir/out.json");
+    let as_dir = format!("{d}/");
+    let csv = format!("{d}/s.csv");
+    let cases: Vec<Vec<&str>> = vec![
+        // Each of these would measure for a minute before writing: refused at once instead.
+        vec!["run", "--variant", "epoch", "--duration", "60", "--json", unwritable],
+        vec!["run", "--variant", "epoch", "--duration", "60", "--json", &missing],
+        vec!["run", "--variant", "epoch", "--duration", "60", "--json", &d],
+        vec!["run", "--variant", "epoch", "--duration", "60", "--json", &as_dir],
+        vec!["run", "--variant", "epoch", "--duration", "60", "--trace", unwritable],
+        vec!["compare", "--duration", "60", "--rounds", "3", "--json", unwritable],
+        vec!["simulate", "--runtime", "3600", "--json", &missing],
+        vec!["sweep", "--duration", "60", "--csv", &d],
+        vec!["sweep", "--duration", "60", "--csv", &csv, "--svg", unwritable],
+        vec!["flamegraph", "--variant", "epoch", "--duration", "60", "--out", "/proc/schedlab-never"],
+        vec!["trace-summary", "/dev/null", "--svg", unwritable],
+    ];
+    for args in &cases {
+        let out = schedlab(args);
+        no_panic(&out, &format!("{args:?}"));
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        let errs = errors(&out);
+        assert_eq!(errs.len(), 1, "{args:?}: {stderr}");
+        assert!(errs[0].contains("cannot write") || errs[0].contains("directory"), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}: work was done before the path was checked");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no file was created by refused commands");
+}
+
+#[test]
+fn a_fifo_without_reader_is_an_error_not_a_hang_and_with_one_gets_the_json() {
+    let dir = scratch("fifo");
+    let fifo = dir.path().join("pipe");
+    mkfifo(&fifo);
+    let f = fifo.to_str().unwrap();
+    let out = schedlab(&["run", "--variant", "no-stats", "--duration", "0.05", "--json", f]);
+    no_panic(&out, "fifo without reader");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("no process is reading the FIFO"));
+    // With a reader: the JSON goes through, the FIFO stays.
+    let reader = std::thread::spawn({
+        let fifo = fifo.clone();
+        move || std::fs::read_to_string(fifo).unwrap()
+    });
+    let mut got = None;
+    for _ in 0..100 {
+        let out = schedlab(&["run", "--variant", "no-stats", "--duration", "0.05", "--json", f]);
+        no_panic(&out, "fifo with reader");
+        // The reader thread may not have opened its end yet when the run ends: then try again.
+        if out.status.code() == Some(0) {
+            got = Some(out);
+            break;
+        }
+        assert!(text(&out.stderr).contains("no process is reading"), "{}", text(&out.stderr));
+    }
+    assert!(got.is_some(), "the reader never opened the FIFO");
+    let json: serde_json::Value = serde_json::from_str(&reader.join().unwrap()).expect("valid JSON through the FIFO");
+    assert_eq!(json["variant"], "no-stats");
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outputs that must not be damaged.
+
+#[test]
+fn symlinks_are_kept_and_written_through() {
+    let dir = scratch("symlinks");
+    let elsewhere = scratch("symlink-targets");
+    let target = elsewhere.path().join("real.json");
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let null_link = dir.path().join("null.json");
+    std::os::unix::fs::symlink("/dev/null", &null_link).unwrap();
+    let csv_target = elsewhere.path().join("real.csv");
+    let csv_link = dir.path().join("s.csv");
+    std::os::unix::fs::symlink(&csv_target, &csv_link).unwrap();
+    for json in [&link, &null_link] {
+        let out = schedlab(&["run", "--variant", "no-stats", "--duration", "0.05", "--json", json.to_str().unwrap()]);
+        no_panic(&out, "symlink");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(std::fs::symlink_metadata(json).unwrap().file_type().is_symlink(), "{} was replaced", json.display());
+    }
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+    assert_eq!(v["variant"], "no-stats");
+    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null is still a device");
+    let out = schedlab(&[
+        "sweep", "--threads", "1", "--variants", "no-stats", "--duration", "0.05", "--lockstat-duration", "0", "--ramp", "0",
+        "--transfer-ns", "34", "--csv", csv_link.to_str().unwrap(), "--svg", dir.path().join("s.svg").to_str().unwrap(),
+    ]);
+    no_panic(&out, "sweep through a symlink");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(std::fs::symlink_metadata(&csv_link).unwrap().file_type().is_symlink(), "the CSV symlink was replaced");
+    assert_eq!(std::fs::read_to_string(&csv_target).unwrap().lines().count(), 2, "header and one point, through the link");
+}
+
+#[test]
+fn devices_as_outputs_stay_devices() {
+    let dir = scratch("devices");
+    let out = schedlab(&[
+        "sweep", "--threads", "1", "--variants", "no-stats", "--duration", "0.05", "--lockstat-duration", "0", "--ramp", "0",
+        "--transfer-ns", "34", "--csv", "/dev/null", "--svg", "/dev/null",
+    ]);
+    no_panic(&out, "sweep to /dev/null");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = schedlab(&["compare", "--threads", "1", "--duration", "0.05", "--lockstat-duration", "0.05", "--ramp", "0", "--rounds", "1",
+        "--variants", "no-stats", "--retries", "0", "--json", "/dev/null"]);
+    no_panic(&out, "compare to /dev/null");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null is still a device");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn an_existing_file_is_replaced_whole_and_no_temporary_file_stays() {
+    let dir = scratch("replace");
+    let json = dir.path().join("r.json");
+    std::fs::write(&json, "previous content").unwrap();
+    let out = schedlab(&["run", "--variant", "no-stats", "--duration", "0.05", "--json", json.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["variant"], "no-stats");
+    let names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["r.json"], "a temporary file was left behind");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signals, sent by the harness after an event the process reports.
+
+/// A running schedlab whose stderr lines arrive on a channel.
+struct Running {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+/// Fails the test rather than hanging it: far beyond any duration used here.
+const WATCHDOG: Duration = Duration::from_secs(180);
+
+impl Running {
+    fn start(args: &[&str]) -> Running {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .env_remove("RUST_LOG")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Running { child, lines, seen: Vec::new() }
+    }
+
+    /// Waits for a stderr line containing `pattern`.
+    fn wait_for(&mut self, pattern: &str) {
+        let deadline = Instant::now() + WATCHDOG;
+        loop {
+            match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(line) => {
+                    let hit = line.contains(pattern);
+                    self.seen.push(line);
+                    if hit {
+                        return;
+                    }
+                }
+                Err(_) => panic!("no `{pattern}` on stderr; saw: {:?}", self.seen),
+            }
+        }
+    }
+
+    fn signal(&self, signal: i32) {
+        // SAFETY: kill has no memory-safety preconditions; the pid is our child's, not yet reaped.
+        assert_eq!(unsafe { libc::kill(self.child.id() as libc::pid_t, signal) }, 0);
+    }
+
+    /// Waits for the process to end; its exit code, stdout and the rest of stderr.
+    fn finish(mut self) -> (Option<i32>, String, String) {
+        let deadline = Instant::now() + WATCHDOG;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("schedlab did not stop after the signal; stderr: {:?}", self.seen);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stdout = String::new();
+        use std::io::Read;
+        self.child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+        let mut stderr = self.seen.join("\n");
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            stderr.push('\n');
+            stderr.push_str(&line);
+        }
+        (status.code(), stdout, stderr)
+    }
+}
+
+#[test]
+fn a_signal_stops_compare_and_keeps_every_finished_run_marked() {
+    for (signal, code, name) in [(libc::SIGTERM, 143, "SIGTERM"), (libc::SIGHUP, 129, "SIGHUP"), (libc::SIGINT, 130, "SIGINT")] {
+        let dir = scratch("compare-signal");
+        let json = dir.path().join("c.json");
+        let mut p = Running::start(&[
+            "-v", "compare", "--threads", "2", "--duration", "0.3", "--lockstat-duration", "0.1", "--ramp", "0", "--rounds", "50",
+            "--retries", "0", "--json", json.to_str().unwrap(),
+        ]);
+        p.wait_for("run done");
+        p.signal(signal);
+        let (status, stdout, stderr) = p.finish();
+        assert_eq!(status, Some(code), "{name}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+        assert!(stdout.contains("KIOPS median") && stdout.contains("interrupted"), "{name}: the table is printed: {stdout}");
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).expect("valid JSON");
+        assert_eq!(v["interrupted"], true, "{name}");
+        assert_eq!(v["signal"], name);
+        let results = v["results"].as_array().unwrap();
+        assert!(results.iter().any(|r| r["runs"].as_u64().unwrap() > 0), "{name}: a finished run is kept");
+        for r in results {
+            let status = r["status"].as_str().unwrap();
+            assert!(["partial", "not run"].contains(&status), "{name}: 50 rounds cannot be complete: {status}");
+            if status == "not run" {
+                assert!(r["consistent"].is_null() && r["kiops"].is_null(), "{name}: a variant that did not run is not a failure: {r}");
+            } else {
+                assert_eq!(r["consistent"], true, "{name}: {r}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_signal_during_a_traced_run_leaves_a_valid_trace_marked_interrupted() {
+    let dir = scratch("trace-signal");
+    let trace = dir.path().join("t.json");
+    let json = dir.path().join("r.json");
+    let mut p = Running::start(&[
+        "-v", "run", "--variant", "queue-lock", "--threads", "2", "--duration", "60", "--trace-window", "60", "--trace",
+        trace.to_str().unwrap(), "--json", json.to_str().unwrap(),
+    ]);
+    p.wait_for("trace window open");
+    p.signal(libc::SIGTERM);
+    let (status, stdout, stderr) = p.finish();
+    assert_eq!(status, Some(143), "{stderr}");
+    assert!(stdout.contains("interrupted") && stdout.contains("wrote trace"), "{stdout}");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    schedlab_benches::trace_check::parse(&text).expect("a well-formed trace");
+    assert!(text.contains("\"run interrupted\""), "the trace is marked interrupted");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!((v["interrupted"].as_bool(), v["signal"].as_str()), (Some(true), Some("SIGTERM")));
+    assert_eq!(v["consistent"], true);
+}
+
+#[test]
+fn roundtrip_simulate_and_sweep_stop_on_a_signal() {
+    // roundtrip: 10^8 round trips per measurement would take minutes.
+    let mut p = Running::start(&["-vv", "roundtrip", "--iterations", "1e8", "--rounds", "1000"]);
+    p.wait_for("parsed");
+    p.signal(libc::SIGINT);
+    let (status, stdout, stderr) = p.finish();
+    assert_eq!(status, Some(130), "{stderr}");
+    assert!(stdout.contains("interrupted"), "{stdout}");
+
+    // simulate: an hour of virtual time.
+    let dir = scratch("sim-signal");
+    let json = dir.path().join("s.json");
+    let mut p = Running::start(&["-vv", "simulate", "--runtime", "3600", "--json", json.to_str().unwrap()]);
+    p.wait_for("parsed");
+    p.signal(libc::SIGTERM);
+    let (status, stdout, stderr) = p.finish();
+    assert_eq!(status, Some(143), "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], true, "{stdout}");
+    assert_eq!(v["consistent"], true, "the interrupted simulation drained: {v}");
+
+    // sweep, on SIGHUP (a closed terminal): the CSV keeps its points, whole rows only.
+    let csv = dir.path().join("p.csv");
+    let mut p = Running::start(&[
+        "-v", "sweep", "--threads", "1", "--sweep-slots", "1-64", "--duration", "0.1", "--lockstat-duration", "0", "--ramp", "0",
+        "--retries", "0", "--transfer-ns", "34", "--csv", csv.to_str().unwrap(), "--svg", dir.path().join("p.svg").to_str().unwrap(),
+    ]);
+    p.wait_for("point done");
+    p.signal(libc::SIGHUP);
+    let (status, _, stderr) = p.finish();
+    assert_eq!(status, Some(129), "{stderr}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.lines().count() >= 2 && text.ends_with('\n'), "{text}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Numbers and durations.
+
+#[test]
+fn out_of_range_numbers_get_one_clear_line_and_exit_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "--variant", "epoch", "--duration", "inf"], "finite"),
+        (&["run", "--variant", "epoch", "--duration", "NaN"], "finite"),
+        (&["run", "--variant", "epoch", "--duration", "-1"], "negative"),
+        (&["run", "--variant", "epoch", "--duration", "2 fortnights"], "unit"),
+        (&["run", "--variant", "epoch", "--duration", "2d"], "unit"),
+        (&["run", "--variant", "epoch", "--duration", "1e9"], "more than a day"),
+        (&["run", "--variant", "epoch", "--ramp", "inf"], "finite"),
+        (&["run", "--variant", "epoch", "--outside-ns", "1e12"], "0..=1000000000"),
+        (&["run", "--variant", "epoch", "--slice-idle-ns", "5000000000"], "0..=100000000"),
+        (&["run", "--variant", "epoch", "--churn", "inf"], "finite"),
+        (&["run", "--variant", "epoch", "--churn", "1e6"], "0..=10000"),
+        (&["run", "--variant", "epoch", "--threads", "-4"], "negative"),
+        (&["run", "--variant", "epoch", "--threads", "2.5"], "whole number"),
+        (&["run", "--variant", "epoch", "--threads", "99999999999999999999999"], "1..=1024"),
+        (&["run", "--variant", "epoch", "--iodepth", "0"], "1..=1024"),
+        (&["run", "--variant", "epoch", "--slots", "65"], "1..=64"),
+        (&["run", "--variant", "epoch", "--groups", "5000"], "0..=4096"),
+        (&["run", "--variant", "epoch", "--trace", "/dev/null", "--trace-window", "0"], "greater than zero"),
+        (&["roundtrip", "--rounds", "1e8"], "1..=1000"),
+        (&["roundtrip", "--iterations", "1e9"], "1..=100000000"),
+        (&["compare", "--lockstat-duration", "-inf"], "finite"),
+        (&["compare", "--max-other-cpus", "nan"], "number"),
+        (&["compare", "--rounds", "inf"], "whole number"),
+        (&["sweep", "--transfer-ns", "inf"], "finite"),
+        (&["sweep", "--oversubscribe-to", "0"], "1..=1024"),
+        (&["simulate", "--runtime", "7200"], "at most an hour"),
+        (&["simulate", "--think", "-5ms"], "negative"),
+        (&["simulate", "--jobs", "1e9"], "1..=4096"),
+        (&["flamegraph", "--variant", "epoch", "--duration", "7200"], "3600"),
+        (&["flamegraph", "--variant", "epoch", "--outside-ns", "-1"], "negative"),
+        (&["trace-summary", "/dev/null", "--span-us", "inf"], "finite"),
+        (&["trace-summary", "/dev/null", "--span-us", "0"], "more than 0"),
+    ];
+    for (args, says) in cases {
+        let out = schedlab(args);
+        no_panic(&out, &format!("{args:?}"));
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?} should say `{says}`: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?} did work");
+    }
+}
+
+#[test]
+fn durations_take_units() {
+    let dir = scratch("units");
+    let json = dir.path().join("r.json");
+    let out = schedlab(&["run", "--variant", "no-stats", "--duration", "150ms", "--ramp", "10ms", "--json", json.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["config"]["duration"]["nanos"], 150_000_000, "{}", v["config"]["duration"]);
+    assert_eq!(v["config"]["ramp"]["nanos"], 10_000_000);
+}
+
+#[test]
+fn long_outside_work_and_idle_slices_stop_with_the_run() {
+    // One request's outside work (1 s) is longer than the run: the job notices the end while it
+    // spins. The idle slice (100 ms) is waited out at most once, by the drain. Both runs end and
+    // their checks hold; how long they took is not asserted (it depends on the machine's load).
+    for extra in [["--outside-ns", "1000000000"], ["--slice-idle-ns", "100000000"]] {
+        let mut args = vec!["run", "--variant", "sched-lock", "--threads", "2", "--duration", "0.2"];
+        args.extend(extra);
+        let out = schedlab(&args);
+        no_panic(&out, &format!("{args:?}"));
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("consistent: true"), "{args:?}: {}", text(&out.stdout));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resume.
+
+fn sweep_args<'a>(csv: &'a str, svg: &'a str, threads: &'a str, groups: &'a str) -> Vec<&'a str> {
+    vec![
+        "sweep", "--threads", threads, "--variants", "no-stats", "--duration", "0.05", "--lockstat-duration", "0", "--ramp", "0",
+        "--retries", "0", "--transfer-ns", "34", "--groups", groups, "--csv", csv, "--svg", svg, "--resume",
+    ]
+}
+
+#[test]
+fn resume_recovers_a_truncated_file_and_refuses_foreign_or_different_ones() {
+    let dir = scratch("resume");
+    let csv = dir.path().join("s.csv");
+    let svg = dir.path().join("s.svg");
+    let (c, s) = (csv.to_str().unwrap(), svg.to_str().unwrap());
+    // One point, then a half-written second row (what a sweep killed mid-write would leave).
+    let out = schedlab(&sweep_args(c, s, "1", "4"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let first = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(first.lines().count(), 2);
+    let row = first.lines().nth(1).unwrap().to_string();
+    std::fs::write(&csv, format!("{first}{}", &row[..row.len() / 2])).unwrap();
+    let out = schedlab(&sweep_args(c, s, "1,2", "4"));
+    no_panic(&out, "resume truncated");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("half-written"), "{}", text(&out.stderr));
+    let after = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = after.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "the kept point and the missing one: {after}");
+    assert_eq!(rows[0], row, "the kept row is written back unchanged");
+    assert!(rows[1].starts_with("no-stats,fair-spin,2,"), "{after}");
+    assert!(after.ends_with('\n'));
+
+    // A different --groups: refused, naming it; the file untouched.
+    let out = schedlab(&sweep_args(c, s, "1,2", "8"));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("groups = 4") && stderr.contains("groups = 8"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), after);
+
+    // A foreign file: refused, untouched.
+    let foreign = "name,kiops\nmine,12\n";
+    std::fs::write(&csv, foreign).unwrap();
+    let out = schedlab(&sweep_args(c, s, "1", "4"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("not a schedlab sweep CSV"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), foreign);
+
+    // Garbage in the middle (two rows glued together): refused, naming the line.
+    std::fs::write(&csv, format!("{}{}{}\n", first, &row[..10], row)).unwrap();
+    let out = schedlab(&sweep_args(c, s, "1", "4"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("line 3"), "{}", text(&out.stderr));
+
+    // Binary junk: refused.
+    std::fs::write(&csv, [0xff, 0xfe, 0x00, 0x12]).unwrap();
+    let out = schedlab(&sweep_args(c, s, "1", "4"));
+    assert_eq!(out.status.code(), Some(2));
+    no_panic(&out, "binary resume file");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fair lock under oversubscription.
+
+#[test]
+fn more_jobs_than_cpus_on_the_fair_lock_is_said_plainly() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = (cpus + 2).to_string();
+    let out = schedlab(&["run", "--variant", "no-stats", "--threads", &threads, "--duration", "0.1", "--lock", "fair-spin"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("spinning FIFO lock collapses") && stderr.contains("--lock parking-lot"), "{stderr}");
+    // Beyond 64 jobs per CPU the fair lock is refused (its collapse could not stop in a second),
+    // with the way out named; the parking lock takes them.
+    let over = 64 * cpus + 1;
+    if over <= 1024 {
+        let n = over.to_string();
+        let out = schedlab(&["run", "--variant", "no-stats", "--threads", &n, "--duration", "0.05", "--lock", "fair-spin"]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("--lock parking-lot") && out.stdout.is_empty(), "{}", text(&out.stderr));
+        let out = schedlab(&["compare", "--threads", &n, "--lock", "both", "--rounds", "1"]);
+        assert_eq!(out.status.code(), Some(2), "compare checks every lock kind asked: {}", text(&out.stderr));
+        let out = schedlab(&["run", "--variant", "no-stats", "--threads", &n, "--duration", "0.05", "--lock", "parking-lot"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    // The parking lock has nothing to warn about, whatever the load.
+    let out = schedlab(&["run", "--variant", "no-stats", "--threads", &threads, "--duration", "0.1", "--lock", "parking-lot"]);
+    assert!(out.status.success());
+    assert!(!text(&out.stderr).contains("spinning FIFO lock"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn tables_print_no_nan() {
+    let dir = scratch("nan");
+    let out = schedlab(&[
+        "sweep", "--threads", "1", "--variants", "no-stats", "--duration", "0.05", "--lockstat-duration", "0", "--ramp", "0",
+        "--transfer-ns", "34", "--csv", dir.path().join("s.csv").to_str().unwrap(), "--svg", dir.path().join("s.svg").to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("no-stats") && !stdout.contains("NaN"), "{stdout}");
+}
