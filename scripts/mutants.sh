@@ -12,6 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-target/mutants}"
+shift || true
 command -v cargo-mutants >/dev/null || cargo install cargo-mutants --locked --version 27.1.0
 # Functions that take, drop or depend on a reference, free or reparent, or decide a protection.
 lifetimes='GroupShared::|GroupPtr::get|RetiredGroup::|QueueShared::|QueueRef::(get|free)|Census::(live|awaiting|torn|mark)'
@@ -21,7 +22,8 @@ lifetimes+='|SchedState::create_group|set_in_service|run_idle_timer|SchedState::
 lifetimes+='|remove_group|move_to|Scheduler<P>::retire|lookup -> Result|finish_body|dispatch_body|insert_body'
 lifetimes+='|impl Drop for|effective_route|apply_locked|Router|spawn_process|sync/epoch\.rs'
 export SCHEDLAB_REAL_CARGO="$(command -v cargo)"
-CARGO="$PWD/scripts/mutants-cargo.sh" cargo mutants \
+# Run cargo-mutants directly: as `cargo mutants`, cargo would set $CARGO to itself.
+CARGO="$PWD/scripts/mutants-cargo.sh" cargo-mutants mutants \
   -p schedlab-core -p schedlab-variants \
   -f core/src/objects.rs -f core/src/protection.rs -f core/src/state.rs -f core/src/scheduler.rs \
   -f core/src/sync/epoch.rs -f 'variants/src/*.rs' \
