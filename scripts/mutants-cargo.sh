@@ -7,7 +7,7 @@
 #   build: the loom test binaries (the stress build waits until a mutant survives loom)
 #   test:  1. the generated loom models at one preemption (seconds: most mutants fail here)
 #          2. the loom models and the negative controls at two preemptions (the CI bound)
-#          3. the real-thread stress test (every safe variant under group churn)
+#          3. the real-thread stress test (every safe variant under group churn, 1 s each)
 #   A failing step is a caught mutant; passing all three is a missed one.
 set -euo pipefail
 real_cargo="${SCHEDLAB_REAL_CARGO:-cargo}"
@@ -26,6 +26,6 @@ case " $* " in
   *)
     loom 1 --test loom_models
     loom 2 --test loom_models --test loom_controls
-    RUSTFLAGS="--cap-lints=warn" "$real_cargo" test -q -p schedlab-verify --release --test stress
+    SCHEDLAB_STRESS_SECS=1 RUSTFLAGS="--cap-lints=warn" "$real_cargo" test -q -p schedlab-verify --release --test stress
     ;;
 esac

@@ -15,7 +15,10 @@ out="${1:-target/mutants}"
 shift || true
 command -v cargo-mutants >/dev/null || cargo install cargo-mutants --locked --version 27.1.0
 # Functions that take, drop or depend on a reference, free or reparent, or decide a protection.
-lifetimes='GroupShared::|GroupPtr::get|RetiredGroup::|QueueShared::|QueueRef::(get|free)|Census::(live|awaiting|torn|mark)'
+# Not in scope: `Census` (the models' oracle: what they count with, not what decides a lifetime),
+# identity helpers (`addr`), reporting (`check_consistency`, `groups`) and the scheduling
+# arithmetic of the service trees.
+lifetimes='GroupShared::|GroupPtr::get|RetiredGroup::(group|free|scheduler_gone)|QueueShared::|QueueRef::(get|free)'
 lifetimes+='|protection\.rs|release|free_after|retire_after|reclaim_step|quiesce'
 lifetimes+='|put_queue|move_queue|offline_group|put_online_ref|teardown|SchedState::expire( |$)|new_queue'
 lifetimes+='|SchedState::create_group|set_in_service|run_idle_timer|SchedState::complete|alloc_request|set_wait_request'

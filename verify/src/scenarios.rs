@@ -145,8 +145,18 @@ pub enum Moves {
     WithRequestsQueued,
 }
 
+/// The census against the scheduler's own view: every live queue is a member of an online group
+/// (offline moves every queue out), so the two counts agree whenever the scheduler is quiet
+/// between paths. Keeps the oracle honest: a census that always said 0 would pass every I3 check.
+pub fn check_census<P: StatsPolicy>(sched: &Scheduler<P>, census: &Census) {
+    let members: usize = sched.groups().iter().map(|g| g.queues).sum();
+    let live = census.live_queues();
+    require(live == members, || format!("census: {live} live queues, {members} in the scheduler's groups"));
+}
+
 /// The end of every scenario: drain, reclaim, I2, teardown, reclaim, I3 (see the module doc).
 pub fn finish<P: StatsPolicy>(sched: Arc<Scheduler<P>>, census: OracleArc<Census>, moves: Moves) {
+    check_census(&sched, &census);
     drain(&sched);
     quiesce::<P>(&census);
     check_conservation(&sched, moves);
@@ -209,6 +219,7 @@ fn idle_in_service<'s, P: StatsPolicy>(sched: &'s Scheduler<P>, group: GroupId, 
     p.insert(request(1, 1));
     sched.dispatch().expect("scenario: the request").complete();
     require(sched.idle_deadline().is_some(), || "scenario: the queue should idle".into());
+    check_census(sched, &sched.census());
     clock.advance(2 * IDLE_NS);
     p
 }
