@@ -825,7 +825,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         tracing::warn!(?consistency, "end-of-run checks failed");
     }
     drop(sched);
-    P::quiesce();
+    quiesce_until_reclaimed::<P>(&census);
     let secs = measured_s.max(1e-9);
     let process_cpu_s = cpu.map(|(a, b)| b.process_s - a.process_s);
     let cpu_busy_pct = process_cpu_s.map(|p| 100.0 * p / (secs * cfg.threads as f64));
@@ -888,5 +888,18 @@ mod tests {
         if cpus >= 2 {
             assert!(fair_lock_warning_before(LockKind::FairSpin, 2, Some(cpus - 2)).is_none());
         }
+    }
+}
+
+/// Finishes deferred reclamation after a run. A grace period also waits on pins of *other*
+/// threads of the process (another run's, a test's running in parallel: the epoch collector is
+/// process-wide, notes/invariants.md I3), so this retries for a bounded while; what is still
+/// awaiting reclamation after it is reported as alive, never hidden.
+pub fn quiesce_until_reclaimed<P: StatsPolicy>(census: &schedlab_core::Census) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    P::quiesce();
+    while census.awaiting_reclamation() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+        P::quiesce();
     }
 }

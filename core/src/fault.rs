@@ -17,6 +17,11 @@
 //! | [`Fault::OfflineMovesOnlyBusyQueues`] | going offline moves only the group's busy queues (on a service tree or in service); idle queues keep pointing at the offline group | BFQ's `bfq_reparent_active_queues` (kernel-map.md D20), whose idle queues kept a reference to the offline group and were behind the 2021–2022 use-after-free fixes of moved and offline groups |
 //! | [`Fault::ReleaseWithoutFlush`] | freeing an offline group drops whatever its statistics gathered after it went offline instead of flushing it into the parent | blk-cgroup, 2023: "blk-cgroup: Flush stats before releasing blkcg_gq" |
 //! | [`Fault::MergeWithoutIoRemove`] | a queued request absorbed by a merge leaves the scheduler without `io_remove` | seed patch 2/4 (2017): "block, bfq: add missing invocations of bfqg_stats_update_io_add/remove" |
+//! | [`Fault::SplicePinDroppedEarly`] | a dispatch that splices insertion lists drops each listed request's pin on its queue inside the splice, before the splice's deferred statistics (which name that queue) are applied | BFQ 2017–2022 (kernel-bfq.md §5, first bug): a queue used by a deferred update after the critical section that could free it; here on the 2024 lists path |
+//! | [`Fault::FlushWithoutGlobalLock`] | an rstat flush walks the pending lists without the global flush lock, so a group's release-path drain can finish, and the group be freed, while another flush still reads it | blk-cgroup, 2023: flushes serialised under one global lock (`blkg_stat_lock`) with the release-path drain |
+//!
+//! With [`Fault::ReleaseWithoutFlush`] a released group also skips its rstat drain (`rstat.rs`): a
+//! pending entry is left on a list after its group is freed, as before the 2023 fix.
 
 /// One fault (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -28,11 +33,13 @@ pub enum Fault {
     OfflineMovesOnlyBusyQueues,
     ReleaseWithoutFlush,
     MergeWithoutIoRemove,
+    FlushWithoutGlobalLock,
+    SplicePinDroppedEarly,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 7] = [
+    pub const ALL: [Fault; 9] = [
         Fault::IdleTimerTouchesBeforeCheck,
         Fault::ExpireWithoutOwnReference,
         Fault::GroupHandleWithoutGeneration,
@@ -40,6 +47,8 @@ impl Fault {
         Fault::OfflineMovesOnlyBusyQueues,
         Fault::ReleaseWithoutFlush,
         Fault::MergeWithoutIoRemove,
+        Fault::FlushWithoutGlobalLock,
+        Fault::SplicePinDroppedEarly,
     ];
 
     /// The switch's name.
@@ -52,6 +61,8 @@ impl Fault {
             Fault::OfflineMovesOnlyBusyQueues => "offline-moves-only-busy-queues",
             Fault::ReleaseWithoutFlush => "release-without-flush",
             Fault::MergeWithoutIoRemove => "merge-without-io-remove",
+            Fault::FlushWithoutGlobalLock => "flush-without-global-lock",
+            Fault::SplicePinDroppedEarly => "splice-pin-dropped-early",
         }
     }
 

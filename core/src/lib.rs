@@ -57,10 +57,12 @@
 
 pub mod clock;
 pub mod fault;
+pub mod insert;
 pub mod lockstat;
 pub mod objects;
 pub mod policy;
 pub mod protection;
+pub mod rstat;
 pub mod scheduler;
 mod sorted;
 mod state;
@@ -70,6 +72,8 @@ pub mod trace;
 pub mod update;
 
 pub use clock::{Clock, ManualClock, RealClock, SchedClock};
+pub use insert::InsertPathKind;
+pub use rstat::RstatLists;
 pub use objects::{Census, GroupPtr, GroupShared, QueueRef, QueueShared, RetiredGroup};
 pub use policy::{DeferredBatch, DeferredCx, LockedView, Route, StatsPolicy};
 pub use protection::{GracePeriod, NoRemoval, Protection, QueueLock, Reclaimer, SchedLockOnly, Witness};

@@ -18,8 +18,9 @@
 //! stale access fails an assertion (the models' way of seeing a use after free).
 
 use crate::fault::{self, Fault};
+use crate::rstat::{GroupIostat, RstatLists};
 use crate::stats::GroupStats;
-use crate::sync::{reclaim, AtomicBool, AtomicPtr, AtomicUsize, Liveness, OracleArc, Ordering};
+use crate::sync::{reclaim, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Liveness, OracleArc, Ordering};
 use std::any::Any;
 use std::ptr::NonNull;
 
@@ -68,6 +69,9 @@ pub struct GroupShared {
     serial: u64,
     census: OracleArc<Census>,
     policy_state: Box<dyn Any + Send + Sync>,
+    /// The per-CPU rstat area and the scheduler's pending lists, when the policy keeps them
+    /// (`StatsPolicy::RSTAT_LISTS`): the release drains the lists before the memory goes.
+    rstat: Option<(GroupIostat, OracleArc<RstatLists>)>,
 }
 
 impl GroupShared {
@@ -77,6 +81,7 @@ impl GroupShared {
         serial: u64,
         census: &OracleArc<Census>,
         policy_state: Box<dyn Any + Send + Sync>,
+        rstat: Option<&OracleArc<RstatLists>>,
     ) -> GroupPtr {
         census.groups.fetch_add(1, Ordering::Relaxed);
         let group = Box::new(GroupShared {
@@ -87,6 +92,7 @@ impl GroupShared {
             serial,
             census: census.clone(),
             policy_state,
+            rstat: rstat.map(|lists| (GroupIostat::new(slots), lists.clone())),
         });
         GroupPtr(NonNull::from(Box::leak(group)))
     }
@@ -108,6 +114,15 @@ impl GroupShared {
     #[inline]
     pub fn assert_alive(&self) {
         self.liveness.assert_alive("group");
+    }
+
+    /// The group's per-CPU rstat area (`rstat.rs`).
+    ///
+    /// # Panics
+    /// If the scheduler keeps no rstat lists (`StatsPolicy::RSTAT_LISTS` is false).
+    pub(crate) fn iostat(&self) -> &GroupIostat {
+        self.liveness.assert_alive("group");
+        &self.rstat.as_ref().expect("the policy keeps rstat lists").0
     }
 
     /// A number that names this group for its whole life (never reused).
@@ -222,6 +237,14 @@ impl RetiredGroup {
         // group any more, and it was allocated by `GroupShared::allocate` as a Box.
         let group = unsafe { Box::from_raw(self.0 .0.as_ptr()) };
         group.liveness.assert_alive("group");
+        // The release-path drain (rstat.rs, the 2023 fix): no update can reach the group any more,
+        // so after this flush no pending entry names it, and the flush lock orders this after any
+        // flush still reading it.
+        if let Some((_, lists)) = &group.rstat {
+            if !fault::active(Fault::ReleaseWithoutFlush) {
+                lists.flush();
+            }
+        }
         // Freed from here on: an update that reaches the group while its residue is moved to the
         // parent is caught as a use after free (under a checker), not silently lost.
         group.liveness.poison();
@@ -256,6 +279,9 @@ pub struct QueueShared {
     liveness: Liveness,
     group: AtomicPtr<GroupShared>,
     wait_request: AtomicBool,
+    /// Requests of this queue on an insertion list (`insert/lists.rs`): each pins the queue until
+    /// the splice that inserts it has applied its statistics.
+    pending_inserts: AtomicU32,
     pid: u64,
     census: OracleArc<Census>,
 }
@@ -267,6 +293,7 @@ impl QueueShared {
             liveness: Liveness::new(),
             group: AtomicPtr::new(group.0.as_ptr()),
             wait_request: AtomicBool::new(false),
+            pending_inserts: AtomicU32::new(0),
             pid,
             census: census.clone(),
         });
@@ -300,6 +327,26 @@ impl QueueShared {
     pub(crate) fn set_wait_request(&self, on: bool) {
         self.liveness.assert_alive("queue");
         self.wait_request.store(on, Ordering::Relaxed);
+    }
+
+    /// A request of this queue was listed (its process holds a reference meanwhile).
+    pub(crate) fn add_pending(&self) {
+        self.liveness.assert_alive("queue");
+        // Relaxed: the insertion lock publishes it to the splicer; the scheduler lock orders it
+        // before any exit of the process that listed it.
+        self.pending_inserts.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A listed request was spliced and its statistics applied; returns how many remain.
+    pub(crate) fn release_pending(&self) -> u32 {
+        self.liveness.assert_alive("queue");
+        self.pending_inserts.fetch_sub(1, Ordering::Relaxed) - 1
+    }
+
+    /// Listed requests of this queue.
+    pub(crate) fn pending(&self) -> u32 {
+        self.liveness.assert_alive("queue");
+        self.pending_inserts.load(Ordering::Relaxed)
     }
 
     /// The process the queue belongs to.

@@ -33,6 +33,7 @@
 use crate::clock::SchedClock;
 use crate::objects::{GroupShared, QueueRef, RetiredGroup};
 use crate::protection::{EpochPin, GracePeriod, GroupsStay, NoRemoval, Protection, QueueLock, QueueLockHeld, Reclaimer, Witness};
+use crate::rstat::RstatLists;
 use crate::state::SchedState;
 use crate::sync::{epoch, Lock, LockGuard};
 pub use crate::update::{Path, StatEvent, StatKind, StatUpdate, StatsKept};
@@ -55,15 +56,19 @@ pub enum Route {
 pub const BATCH_CAPACITY: usize = 16;
 
 /// The deferred updates of one path, applied by the policy after the scheduler lock.
+///
+/// A path emits a handful of updates; a dispatch that splices insertion lists (`insert/lists.rs`)
+/// emits a few per request spliced, which go to `overflow` past the inline capacity.
 #[derive(Debug)]
 pub struct DeferredBatch {
     path: Path,
     events: ArrayVec<StatEvent, BATCH_CAPACITY>,
+    overflow: Vec<StatEvent>,
 }
 
 impl DeferredBatch {
     pub fn new(path: Path) -> Self {
-        DeferredBatch { path, events: ArrayVec::new() }
+        DeferredBatch { path, events: ArrayVec::new(), overflow: Vec::new() }
     }
 
     pub fn path(&self) -> Path {
@@ -75,16 +80,19 @@ impl DeferredBatch {
     }
 
     pub fn len(&self) -> usize {
-        self.events.len()
+        self.events.len() + self.overflow.len()
     }
 
-    pub fn events(&self) -> &[StatEvent] {
-        &self.events
+    /// Every update, in the order they were emitted.
+    pub fn events(&self) -> impl Iterator<Item = &StatEvent> {
+        self.events.iter().chain(self.overflow.iter())
     }
 
     /// Adds an update the scheduler emitted for a queue it pins until the path returns (I1a).
     pub(crate) fn push_pinned(&mut self, event: StatEvent) {
-        self.events.try_push(event).expect("a path emits at most BATCH_CAPACITY updates");
+        if let Err(full) = self.events.try_push(event) {
+            self.overflow.push(full.element());
+        }
     }
 
     /// Adds an update of the policy's own (from `dispatch_end`).
@@ -100,6 +108,7 @@ impl DeferredBatch {
     /// Removes every update without applying it.
     pub fn clear(&mut self) {
         self.events.clear();
+        self.overflow.clear();
     }
 
     /// Applies every update to its queue's *current* group, then empties the batch.
@@ -138,7 +147,8 @@ impl DeferredBatch {
     /// # Safety
     /// As for [`DeferredBatch::apply_unchecked`].
     pub unsafe fn apply_with_unchecked(&mut self, mut f: impl FnMut(&GroupShared, &StatUpdate)) {
-        for event in self.events.drain(..) {
+        let overflow = std::mem::take(&mut self.overflow);
+        for event in self.events.drain(..).chain(overflow) {
             // SAFETY: the caller guarantees the queue is allocated (I1a).
             let queue = unsafe { event.queue.get() };
             // SAFETY: the caller guarantees the queue's current group stays allocated (I1b).
@@ -156,12 +166,22 @@ impl DeferredBatch {
 pub struct DeferredCx<'a, R: Protection> {
     pub(crate) queue_lock: &'a Lock<()>,
     pub(crate) clock: &'a SchedClock,
+    pub(crate) rstat: Option<&'a RstatLists>,
     pub(crate) _protection: PhantomData<fn() -> R>,
 }
 
 impl<'a, R: Protection> DeferredCx<'a, R> {
-    pub(crate) fn new(queue_lock: &'a Lock<()>, clock: &'a SchedClock) -> Self {
-        DeferredCx { queue_lock, clock, _protection: PhantomData }
+    pub(crate) fn new(queue_lock: &'a Lock<()>, clock: &'a SchedClock, rstat: Option<&'a RstatLists>) -> Self {
+        DeferredCx { queue_lock, clock, rstat, _protection: PhantomData }
+    }
+
+    /// The scheduler's per-CPU rstat lists (`rstat.rs`).
+    ///
+    /// # Panics
+    /// If the policy does not keep them (`StatsPolicy::RSTAT_LISTS` is false).
+    #[inline]
+    pub fn rstat(&self) -> &'a RstatLists {
+        self.rstat.expect("StatsPolicy::RSTAT_LISTS is false for this policy")
     }
 
     /// The scheduler's clock.
@@ -238,6 +258,9 @@ pub trait StatsPolicy: Send + Sync + Sized + 'static {
     const SUMMARY: &'static str;
     /// Which statistics it keeps.
     const KEPT: StatsKept;
+    /// Whether the scheduler keeps per-CPU rstat lists for it (`rstat.rs`): every group gets a
+    /// per-CPU area, reads flush the lists first, and a released group drains them.
+    const RSTAT_LISTS: bool = false;
     /// What keeps a group allocated while a deferred update reaches it; the scheduler takes the
     /// locks, refuses the operations and frees groups as this protection says (protection.rs).
     type Protection: Protection;

@@ -13,7 +13,9 @@ use crate::lockstat::{self, LockClass, LockPath};
 use crate::objects::{Census, QueueRef, QueueShared, RetiredGroup};
 use crate::policy::{DeferredBatch, DeferredCx, LockedView, Route, StatsPolicy};
 use crate::update::{Path, StatEvent, StatKind, StatUpdate, StatsKept};
+use crate::insert::{InsertLists, InsertPathKind};
 use crate::protection::{Protection, Reclaimer};
+use crate::rstat::RstatLists;
 use crate::state::{InsertOutcome, QueueId, RequestCounters, RequestSpec, RqId, SchedConfig, SchedState, StatSink};
 use crate::stats::{Op, StatsSnapshot};
 use crate::trace::{self, PathSpan};
@@ -89,6 +91,9 @@ pub struct Consistency {
     pub requests_balance: bool,
     /// Requests still queued, and on the device.
     pub outstanding: (usize, usize),
+    /// Requests on insertion lists, not yet in the scheduler (`insert/lists.rs`; they are not
+    /// counted as inserted until spliced).
+    pub listed: usize,
     /// Groups whose `queued` total is not 0 (only checked when the policy keeps debug stats).
     pub groups_with_queued: Vec<(GroupId, i64)>,
     /// Sum of io_serviced over online groups (removed groups handed theirs to their parents).
@@ -102,6 +107,11 @@ pub struct Consistency {
 /// The scheduler instance (`struct bfq_data` plus its locks and policy).
 pub struct Scheduler<P: StatsPolicy> {
     state: Lock<SchedState>,
+    /// How requests enter the scheduler (`insert/`), and the insertion lists of the lists path.
+    insert_path: InsertPathKind,
+    insert_lists: Lock<InsertLists>,
+    /// The per-CPU rstat lists, when the policy keeps them (`rstat.rs`).
+    rstat: Option<OracleArc<RstatLists>>,
     /// The in-service queue as the idle-slice timer reads it, outside the lock (`state.rs`).
     in_service_hint: Arc<AtomicPtr<QueueShared>>,
     queue_lock: Lock<()>,
@@ -156,8 +166,13 @@ impl<P: StatsPolicy> Scheduler<P> {
     pub fn new(lock: LockKind, config: SchedConfig, clock: SchedClock) -> Arc<Self> {
         assert!((1..=64).contains(&config.slots), "slots must be 1..=64");
         let census = OracleArc::new(Census::default());
-        let state = SchedState::new(config, census.clone(), Self::new_group_state);
+        let rstat = P::RSTAT_LISTS.then(|| OracleArc::new(RstatLists::new(config.slots)));
+        let insert_path = config.insert;
+        let state = SchedState::new(config, census.clone(), Self::new_group_state, rstat.clone());
         Arc::new(Scheduler {
+            insert_path,
+            insert_lists: Lock::named(lock, LockClass::register("insert"), InsertLists::default()),
+            rstat,
             in_service_hint: state.in_service_hint.clone(),
             state: Lock::named(lock, LockClass::SCHED, state),
             queue_lock: Lock::named(lock, LockClass::QUEUE, ()),
@@ -199,7 +214,25 @@ impl<P: StatsPolicy> Scheduler<P> {
     }
 
     fn cx(&self) -> DeferredCx<'_, P::Protection> {
-        DeferredCx::new(&self.queue_lock, &self.clock)
+        DeferredCx::new(&self.queue_lock, &self.clock, self.rstat.as_deref())
+    }
+
+    /// The insertion lists (`insert/lists.rs`).
+    pub(crate) fn insert_lists(&self) -> &Lock<InsertLists> {
+        &self.insert_lists
+    }
+
+    /// The insert path this scheduler uses.
+    pub fn insert_path(&self) -> InsertPathKind {
+        self.insert_path
+    }
+
+    /// Flushes the rstat lists, if the policy keeps them: every statistics read starts with it
+    /// (`blkcg_print_stat` flushes before it reads).
+    fn flush_rstat(&self) {
+        if let Some(lists) = &self.rstat {
+            lists.flush();
+        }
     }
 
     fn retire(&self, retired: Vec<RetiredGroup>) {
@@ -295,6 +328,7 @@ impl<P: StatsPolicy> Scheduler<P> {
 
     /// A group's statistics.
     pub fn group_stats(&self, id: GroupId) -> Result<StatsSnapshot, SchedError> {
+        self.flush_rstat();
         let st = self.lock();
         let g = Self::lookup(&st, id)?;
         // SAFETY: the group is online (in the slab) and the lock is held: its online reference
@@ -304,6 +338,7 @@ impl<P: StatsPolicy> Scheduler<P> {
 
     /// Runs `f` on an online group's shared part (statistics, policy state), under the lock.
     pub fn inspect_group<R>(&self, id: GroupId, f: impl FnOnce(&crate::objects::GroupShared) -> R) -> Result<R, SchedError> {
+        self.flush_rstat();
         let st = self.lock();
         let g = Self::lookup(&st, id)?;
         // SAFETY: the group is online and the lock is held: its online reference keeps it allocated.
@@ -332,10 +367,15 @@ impl<P: StatsPolicy> Scheduler<P> {
     #[inline(always)]
     fn dispatch_body(&self) -> Option<Dispatched<'_, P>> {
         let _path = lockstat::enter(LockPath::Dispatch);
+        // The lists path: what was listed since the last dispatch enters the scheduler first.
+        let listed = self.insert_path.take_listed(self);
         let mut batch = DeferredBatch::new(Path::Dispatch);
         let mut st = self.lock();
         let now = self.clock.now_ns();
         let capture = self.policy.dispatch_begin(&LockedView { state: &st });
+        if !listed.is_empty() {
+            st.splice(&listed, now, &mut Router { policy: &self.policy, batch: &mut batch, now });
+        }
         let rq = st.dispatch_one(now, &mut Router { policy: &self.policy, batch: &mut batch, now });
         self.policy.dispatch_end(&LockedView { state: &st }, capture, &mut batch);
         let dispatched = rq.map(|rq| {
@@ -357,6 +397,16 @@ impl<P: StatsPolicy> Scheduler<P> {
         if !batch.is_empty() {
             let _stats = lockstat::enter(LockPath::Stats);
             self.policy.run_deferred(&self.cx(), &mut batch);
+        }
+        if !listed.is_empty() && !fault::active(Fault::SplicePinDroppedEarly) {
+            // The spliced requests' statistics are applied: their pins on their queues can go
+            // (I1a: until here, a spliced request merged into another one, or dispatched and
+            // completed by another thread meanwhile, left its queue pinned only by this).
+            let mut st = self.lock();
+            for l in &listed {
+                st.release_listed(l.queue);
+            }
+            debug_assert!(st.retired.is_empty(), "a queue's free dropped a group's last reference");
         }
         if !retired.is_empty() {
             self.retire_outside_removal(retired);
@@ -424,15 +474,19 @@ impl<P: StatsPolicy> Scheduler<P> {
         self.lock().counters
     }
 
-    /// Requests still queued, and on the device.
+    /// Requests still queued (on an insertion list or in the scheduler), and on the device.
     pub fn outstanding(&self) -> (usize, usize) {
-        self.lock().requests_outstanding()
+        let listed = self.insert_lists.lock().len();
+        let (queued, on_device) = self.lock().requests_outstanding();
+        (queued + listed, on_device)
     }
 
     /// The conservation checks of a quiescent scheduler (notes/invariants.md I2). Call with no request on the device and
     /// after [`StatsPolicy::quiesce`], so that offline groups awaiting their grace period have
     /// handed their residue to their parents.
     pub fn check_consistency(&self) -> Consistency {
+        self.flush_rstat();
+        let listed = self.insert_lists.lock().len();
         let st = self.lock();
         let c = st.counters;
         let outstanding = st.requests_outstanding();
@@ -455,9 +509,9 @@ impl<P: StatsPolicy> Scheduler<P> {
         let keeps_serviced = P::KEPT != StatsKept::None;
         let io_serviced_sum = keeps_serviced.then_some(serviced);
         let io_serviced_matches = !keeps_serviced || serviced == c.dispatched as i64;
-        let quiet = outstanding == (0, 0);
+        let quiet = outstanding == (0, 0) && listed == 0;
         let ok = requests_balance && groups_with_queued.is_empty() && io_serviced_matches && quiet;
-        Consistency { counters: c, requests_balance, outstanding, groups_with_queued, io_serviced_sum, io_serviced_matches, ok }
+        Consistency { counters: c, requests_balance, outstanding, listed, groups_with_queued, io_serviced_sum, io_serviced_matches, ok }
     }
 }
 
@@ -466,8 +520,9 @@ impl<P: StatsPolicy> Drop for Scheduler<P> {
     /// policy's `retire_group`; the census counts what is left. No path is running (I4: each one
     /// borrows the scheduler), so nothing deferred can still reach what is freed here.
     fn drop(&mut self) {
+        let listed = self.insert_lists.lock().take_all();
         let mut st = self.state.lock();
-        let dropped = st.teardown();
+        let dropped = st.teardown(listed);
         if dropped > 0 {
             tracing::warn!(dropped, "scheduler torn down with requests pending");
         }
@@ -509,13 +564,25 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         Scheduler::<P>::id_of(&st, st.queue_group(self.queue))
     }
 
-    /// `bfq_insert_request`.
+    /// `bfq_insert_request`, through the scheduler's insert path (`insert/`).
     pub fn insert(&self, spec: RequestSpec) -> InsertOutcome {
-        trace::in_path(PathSpan::Insert { pid: self.pid, sector: spec.sector }, || self.insert_body(spec))
+        trace::in_path(PathSpan::Insert { pid: self.pid, sector: spec.sector }, || self.sched.insert_path.insert(self, spec))
     }
 
+    /// The process's queue (for the insert paths).
+    pub(crate) fn queue_id(&self) -> QueueId {
+        self.queue
+    }
+
+    /// The process's queue's shared part; the process holds a reference on it.
+    pub(crate) fn queue_shared(&self) -> &QueueShared {
+        // SAFETY: the process holds a reference on its queue for as long as it lives (I1a).
+        unsafe { self.shared.get() }
+    }
+
+    /// The insert work under the scheduler lock (the `direct` path).
     #[inline(always)]
-    fn insert_body(&self, spec: RequestSpec) -> InsertOutcome {
+    pub(crate) fn insert_locked(&self, spec: RequestSpec) -> InsertOutcome {
         let sched = self.sched;
         let _path = lockstat::enter(LockPath::Insert);
         let mut batch = DeferredBatch::new(Path::Insert);

@@ -13,6 +13,8 @@
 //! Deviations from the kernel are marked `NOTE:` where they occur; notes/kernel-map.md lists them.
 
 use crate::fault::{self, Fault};
+use crate::insert::{InsertPathKind, Listed};
+use crate::rstat::RstatLists;
 use crate::objects::{Census, GroupPtr, GroupShared, QueueRef, QueueShared, RetiredGroup};
 use crate::sync::{Arc, AtomicPtr, Ordering};
 use crate::update::StatUpdate;
@@ -55,6 +57,9 @@ pub struct SchedConfig {
     pub fifo_expire_async_ns: u64,
     /// Largest request a back merge may build, sectors (max_sectors, 128 KiB).
     pub max_merge_sectors: u32,
+    /// How requests enter the scheduler (`insert/`): under the scheduler lock, or through
+    /// insertion lists spliced by dispatch.
+    pub insert: InsertPathKind,
 }
 
 impl Default for SchedConfig {
@@ -67,6 +72,7 @@ impl Default for SchedConfig {
             fifo_expire_sync_ns: 125_000_000,
             fifo_expire_async_ns: 250_000_000,
             max_merge_sectors: 256,
+            insert: InsertPathKind::Direct,
         }
     }
 }
@@ -212,6 +218,8 @@ pub enum InsertOutcome {
     Queued { idle_timer_disabled: bool },
     /// The request was back-merged into a queued one and freed.
     Merged,
+    /// The request waits on an insertion list; the next dispatch inserts it (`insert/lists.rs`).
+    Listed,
 }
 
 /// What the caller asks to insert.
@@ -246,12 +254,19 @@ pub(crate) struct SchedState {
     pub(crate) cfg: SchedConfig,
     next_serial: u64,
     pub(crate) census: OracleArc<Census>,
+    /// The per-CPU pending lists of the rstat policies (`rstat.rs`), handed to every group.
+    rstat: Option<OracleArc<RstatLists>>,
 }
 
 impl SchedState {
-    pub(crate) fn new(cfg: SchedConfig, census: OracleArc<Census>, new_state: fn() -> PolicyState) -> Self {
+    pub(crate) fn new(
+        cfg: SchedConfig,
+        census: OracleArc<Census>,
+        new_state: fn() -> PolicyState,
+        rstat: Option<OracleArc<RstatLists>>,
+    ) -> Self {
         let mut groups = Slab::new();
-        let root_shared = GroupShared::allocate(None, cfg.slots, 0, &census, new_state());
+        let root_shared = GroupShared::allocate(None, cfg.slots, 0, &census, new_state(), rstat.as_ref());
         let root = groups.insert(GroupSched {
             shared: root_shared,
             serial: 0,
@@ -277,6 +292,7 @@ impl SchedState {
             cfg,
             next_serial: 1,
             census,
+            rstat,
         }
     }
 
@@ -470,6 +486,37 @@ impl SchedState {
         if qs.refs > 0 {
             return;
         }
+        // SAFETY: the queue is in the locked state, so it is allocated.
+        if unsafe { qs.shared.get() }.pending() > 0 {
+            return; // listed requests still pin it: the splice that inserts the last frees it
+        }
+        self.free_queue(q);
+    }
+
+    /// A listed request of `q` was spliced and the splice's statistics applied: drop its pin, and
+    /// free the queue if nothing else holds it (its process exited meanwhile).
+    pub(crate) fn release_listed(&mut self, q: QueueId) {
+        // SAFETY: the listed request pinned the queue (its pending count), so it is allocated.
+        let left = unsafe { self.queues[q].shared.get() }.release_pending();
+        if left == 0 && self.queues[q].refs == 0 {
+            self.free_queue(q);
+        }
+    }
+
+    /// Inserts requests taken from the insertion lists (under the scheduler lock, at the start of
+    /// a dispatch): the insert work of `bfq_insert_request` for each. Their queues stay pinned by
+    /// their pending counts until [`SchedState::release_listed`].
+    pub(crate) fn splice(&mut self, listed: &[Listed], now: u64, sink: &mut impl StatSink) {
+        for l in listed {
+            self.insert(l.queue, &l.spec, now, sink);
+            if fault::active(Fault::SplicePinDroppedEarly) {
+                self.release_listed(l.queue); // the fault: before the statistics are applied
+            }
+        }
+    }
+
+    /// Frees a queue whose references and pins are all gone.
+    fn free_queue(&mut self, q: QueueId) {
         let qs = self.queues.remove(q);
         debug_assert!(!qs.entity.on_tree && !qs.entity.in_service && qs.sort_list.is_empty());
         let members = &mut self.groups[qs.group].members;
@@ -861,7 +908,7 @@ impl SchedState {
         let p = &mut self.groups[parent];
         // SAFETY: the parent is online: its online reference keeps it allocated.
         unsafe { p.shared.get() }.get(); // the child's reference on its parent
-        let shared = GroupShared::allocate(Some(p.shared), self.cfg.slots, serial, &self.census, state);
+        let shared = GroupShared::allocate(Some(p.shared), self.cfg.slots, serial, &self.census, state, self.rstat.as_ref());
         p.online_children += 1;
         let depth = p.depth + 1;
         let key = self.groups.insert(GroupSched {
@@ -921,13 +968,18 @@ impl SchedState {
 
     /// Frees what is left when the scheduler goes away: queued requests are dropped, every queue
     /// and group is released (children before parents). Returns the number of requests dropped.
-    pub(crate) fn teardown(&mut self) -> usize {
+    pub(crate) fn teardown(&mut self, listed: Vec<Listed>) -> usize {
         let now = 0;
         let mut sink = NullSink;
+        // Requests still listed are dropped: their pins go, their queues are released below.
+        for l in &listed {
+            // SAFETY: the listed request pins its queue, so it is allocated.
+            unsafe { self.queues[l.queue].shared.get() }.release_pending();
+        }
         if let Some(q) = self.in_service {
             self.expire(q, Expiration::Preempted, now, &mut sink);
         }
-        let dropped = self.requests.len();
+        let dropped = self.requests.len() + listed.len();
         let ids: Vec<RqId> = self.requests.iter().map(|(id, _)| id).collect();
         self.dispatch_list.clear();
         for rq in ids {

@@ -367,6 +367,19 @@ impl GroupStats {
         self.rwstat_add(RwStat::Serviced, op, 1);
     }
 
+    /// Adds flushed per-type deltas of io_service_bytes and io_serviced (the rstat flush,
+    /// `rstat.rs`), to the calling thread's slot like any update.
+    pub fn add_legacy_deltas(&self, bytes: &[i64; RWSTAT_NR], ios: &[i64; RWSTAT_NR]) {
+        for kind in 0..RWSTAT_NR {
+            if bytes[kind] != 0 {
+                self.counters.add(rw_index(RwStat::ServiceBytes, kind), bytes[kind]);
+            }
+            if ios[kind] != 0 {
+                self.counters.add(rw_index(RwStat::Serviced, kind), ios[kind]);
+            }
+        }
+    }
+
     /// Reads one rwstat type by type (four locked sums).
     pub fn read_rwstat(&self, stat: RwStat) -> [i64; RWSTAT_NR] {
         std::array::from_fn(|kind| self.counters.sum(rw_index(stat, kind)))

@@ -9,13 +9,17 @@
 //! | `queue-lock` | deferred past the scheduler lock | the queue lock, also held by group removal | all |
 //! | `unlocked` | deferred | none: group removal is refused | all |
 //! | `epoch` | deferred | crossbeam-epoch pin; groups retired through the epoch | all |
+//! | `debug-off` | io_service_bytes/io_serviced under the scheduler lock | (none deferred) | legacy two |
+//! | `rstat` | io_service_bytes/io_serviced per-CPU after the lock, flushed on read (blk-cgroup 6.2 + 2023) | crossbeam-epoch pin; groups drained on release | legacy two |
+//! | `no-stats` | nowhere | — | none |
 //!
 //! The protection column is each variant's `StatsPolicy::Protection` type
 //! (`schedlab_core::protection`): the scheduler holds up its side (locks, refusals, how a retired
 //! group is freed), and the variant's `run_deferred` needs the protection's witness to apply a
 //! batch. No variant here contains `unsafe`.
-//! | `debug-off` | io_service_bytes/io_serviced under the scheduler lock | (none deferred) | legacy two |
-//! | `no-stats` | nowhere | — | none |
+//!
+//! Each variant runs on either insert path (`schedlab_core::insert`: `direct`, or the 2024
+//! insertion lists), chosen per scheduler in `SchedConfig::insert`.
 //!
 //! ## Adding a variant
 //!
@@ -73,6 +77,7 @@ macro_rules! with_registry {
             "unlocked.rs" => unlocked::Unlocked,
             "epoch.rs" => epoch::Epoch,
             "debug-off.rs" => debug_off::DebugOff,
+            "rstat.rs" => rstat::Rstat,
             "no-stats.rs" => no_stats::NoStats,
         }
     };

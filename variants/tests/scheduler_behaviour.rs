@@ -140,7 +140,7 @@ fn run_workload<P: StatsPolicy>(seed: u64, churn: bool) -> WorkloadResult {
         match outcome {
             InsertOutcome::Merged => res.insert_merges += 1,
             InsertOutcome::Queued { idle_timer_disabled: true } => res.idle_timer_disables += 1,
-            InsertOutcome::Queued { idle_timer_disabled: false } => {}
+            InsertOutcome::Queued { idle_timer_disabled: false } | InsertOutcome::Listed => {}
         }
     }
 

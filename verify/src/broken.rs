@@ -386,7 +386,7 @@ impl StatsPolicy for EscapingDeferral {
     }
     fn dispatch_begin(&self, _: &LockedView<'_>) {}
     fn run_deferred(&self, _: &DeferredCx<'_, NoRemoval>, batch: &mut DeferredBatch) {
-        let events: Vec<StatEvent> = batch.events().to_vec();
+        let events: Vec<StatEvent> = batch.events().copied().collect();
         batch.clear();
         thread::spawn(move || {
             let mut late = DeferredBatch::new(Path::Insert);
@@ -480,7 +480,6 @@ impl StatsPolicy for EpochPinDroppedEarly {
         let pin = cx.pin();
         let resolved: Vec<(GroupPtr, StatUpdate)> = batch
             .events()
-            .iter()
             // SAFETY: the queues are pinned by the path (I1a), and the pin is held while each
             // queue's group pointer is read.
             .map(|event| (unsafe { event.queue.get() }.current_group(), event.update))

@@ -118,6 +118,24 @@ macro_rules! for_each_control {
             fault_merge_without_io_remove: Rejected("I2: queued did not return to 0"),
                 Some(schedlab_core::fault::Fault::MergeWithoutIoRemove),
                 $crate::scenarios::merge_across_removal::<schedlab_variants::sched_lock::SchedLock>;
+            fault_merge_without_io_remove_at_splice: Rejected("I2: queued did not return to 0"),
+                Some(schedlab_core::fault::Fault::MergeWithoutIoRemove),
+                $crate::scenarios::lists_conservation::<schedlab_variants::queue_lock::QueueLock>;
+
+            // ---- rstat (blk-cgroup's per-CPU pending lists) ----
+            fault_rstat_release_without_flush: Rejected("group used after it was freed"),
+                Some(schedlab_core::fault::Fault::ReleaseWithoutFlush),
+                $crate::scenarios::pending_update_vs_release::<schedlab_variants::rstat::Rstat>;
+            // Without the lock the drain can free the group while another flush is still moving its
+            // deltas: they land on a freed group, or are lost with it.
+            fault_rstat_flush_without_global_lock: Rejected("group used after it was freed|I2:"),
+                Some(schedlab_core::fault::Fault::FlushWithoutGlobalLock),
+                $crate::scenarios::flush_vs_removal::<schedlab_variants::rstat::Rstat>;
+
+            // ---- insertion lists (the 2024 insert path) ----
+            fault_splice_pin_dropped_early: Rejected("queue used after it was freed"),
+                Some(schedlab_core::fault::Fault::SplicePinDroppedEarly),
+                $crate::scenarios::lists_insert_vs_splice_and_removal::<schedlab_variants::queue_lock::QueueLock>;
         }
     };
 }

@@ -27,7 +27,7 @@
 
 use schedlab_core::sync::{thread, violation, Arc, OracleArc};
 use schedlab_core::{
-    Clock, Census, GroupId, InsertOutcome, LockKind, Op, Protection, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler,
+    Clock, Census, GroupId, InsertOutcome, InsertPathKind, LockKind, Op, Protection, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler,
     StatsKept, StatsPolicy, StatsSnapshot,
 };
 
@@ -567,6 +567,95 @@ pub fn refcount_two_contexts<P: StatsPolicy>() {
     finish(sched, census, Moves::None);
 }
 
+// ---- rstat: per-CPU pending lists drained on release ----
+
+/// A pending update racing the group's release: a request of G is queued (its process exited);
+/// thread A dispatches and completes it — under `rstat` its deferred io_serviced update adds to
+/// G's per-CPU slot and puts G on the CPU's pending list — while the main thread removes G and
+/// makes reclamation progress, so G's release (and its drain of the lists) races the update. After
+/// the release nothing may name G: the final read flushes the lists.
+pub fn pending_update_vs_release<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let g = sched.create_group(sched.root(), 100).unwrap();
+    sched.spawn_process(g).unwrap().insert(request(1, 1));
+    let a = spawn_in(&sched, dispatch_and_complete);
+    remove_or_refused(&sched, g);
+    reclaim_step::<P>();
+    reclaim_step::<P>();
+    a.join().unwrap();
+    finish(sched, census, Moves::None);
+}
+
+/// A flush racing a removal: G has an unflushed update on a pending list (a request of G was
+/// dispatched and completed before the threads start); thread A reads statistics, which flushes
+/// the lists (walking G's entry); the main thread removes G and makes reclamation progress, so G's
+/// release drains the lists and frees G. The drain must wait for a flush still reading G.
+pub fn flush_vs_removal<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let root = sched.root();
+    let g = sched.create_group(root, 100).unwrap();
+    sched.spawn_process(g).unwrap().insert(request(1, 1));
+    dispatch_and_complete(&sched);
+    let a = spawn_in(&sched, move |s| {
+        let _ = s.group_stats(root);
+    });
+    if remove_or_refused(&sched, g) {
+        reclaim_step::<P>();
+        reclaim_step::<P>();
+    }
+    a.join().unwrap();
+    finish(sched, census, Moves::None);
+}
+
+// ---- insertion lists (the 2024 insert path) ----
+
+/// The insertion-lists configuration.
+pub fn lists_config() -> SchedConfig {
+    SchedConfig { insert: InsertPathKind::Lists, ..config() }
+}
+
+/// An insert on the list racing a dispatch's splice and a group removal: a process in G lists a
+/// request and exits (a listed request's pending count is then its queue's only pin), and a
+/// process in the root lists one at the head; thread A dispatches and completes (splicing both:
+/// the at-head one is dispatched, G's stays queued, the splice's statistics deferred); the main
+/// thread dispatches and completes too (perhaps G's request, whose completion frees its queue once
+/// the pin is gone) and removes G. The spliced request's deferred statistics must find its queue.
+pub fn lists_insert_vs_splice_and_removal<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(lists_config());
+    let root = sched.root();
+    let g = sched.create_group(root, 100).unwrap();
+    let outcome = sched.spawn_process(g).unwrap().insert(request(1, 1));
+    require(outcome == InsertOutcome::Listed, || format!("scenario: a listed insert, got {outcome:?}"));
+    sched.spawn_process(root).unwrap().insert(RequestSpec { at_head: true, ..request(5, 2) });
+    let a = spawn_in(&sched, dispatch_and_complete);
+    dispatch_and_complete(&sched);
+    remove_or_refused(&sched, g);
+    reclaim_step::<P>();
+    a.join().unwrap();
+    finish(sched, census, Moves::None);
+}
+
+/// Conservation with requests sitting on the list: thread A's process lists three requests that
+/// will merge when spliced (the middle one back-merges into the first and absorbs the last: io_merged
+/// twice, io_remove of the absorbed one) while thread B dispatches and completes. Whatever B
+/// spliced is inserted, whatever it did not is still listed: inserted + listed = submitted.
+pub fn lists_conservation<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(lists_config());
+    let root = sched.root();
+    let a = spawn_in(&sched, move |s| {
+        let p = s.spawn_process(root).unwrap();
+        p.insert(request_at(0, 1));
+        p.insert(request_at(16, 2));
+        p.insert(request_at(8, 3));
+    });
+    let b = spawn_in(&sched, dispatch_and_complete);
+    a.join().unwrap();
+    b.join().unwrap();
+    let c = sched.check_consistency();
+    require(c.counters.inserted + c.listed as u64 == 3, || format!("I2 with listed requests: 3 submitted, {c:?}"));
+    finish(sched, census, Moves::None);
+}
+
 // ---- the negative controls' own scenarios ----
 
 /// Kernel-bfq.md §5, first bug: the in-service queue idles after its last request completed and
@@ -630,6 +719,10 @@ macro_rules! for_each_scenario {
             merge_across_removal,
             priority_across_removal,
             refcount_two_contexts,
+            pending_update_vs_release,
+            flush_vs_removal,
+            lists_insert_vs_splice_and_removal,
+            lists_conservation,
         }
     };
 }

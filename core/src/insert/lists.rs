@@ -1,0 +1,53 @@
+//! `lists`: separate insertion lists (BFQ, January 2024, "block/bfq: use separate insertion
+//! lists", after the same change to mq-deadline). Insert takes only a small insertion lock, puts
+//! the request on a list (at-head requests on their own) and returns; the next dispatch takes the
+//! lists and, under the scheduler lock, does the insert work for each request before it selects
+//! one. The scheduler lock is then held by dispatches alone. Published: 32 fio jobs of 512 B
+//! random reads on NVMe on a 7950X, 567 K → 1550 K IOPS, scheduler-lock contention from about 96 %
+//! to about 30 %.
+//!
+//! NOTE: merging moves with the insert work: a listed request is merged (or merges a queued one)
+//! when it is spliced, not when it is listed, so two requests listed between dispatches can merge
+//! with each other only in splice order; the kernel's patch likewise left listed requests out of
+//! the scheduler's merge lookups until their insertion (kernel-map.md D40). A request's
+//! statistics (io_add, io_merged, ...) are emitted at the splice, in the dispatcher's deferred
+//! batch.
+
+use super::{InsertPath, Listed};
+use crate::lockstat::{self, LockPath};
+use crate::scheduler::{Process, Scheduler};
+use crate::state::{InsertOutcome, RequestSpec};
+use crate::StatsPolicy;
+
+/// Insert onto a list; the dispatcher splices.
+#[derive(Debug)]
+pub struct Lists;
+
+impl InsertPath for Lists {
+    const NAME: &'static str = "lists";
+    const SUMMARY: &'static str = "insert onto a list under a small lock; dispatch splices it in (BFQ 2024)";
+
+    fn insert<P: StatsPolicy>(process: &Process<'_, P>, spec: RequestSpec) -> InsertOutcome {
+        let _path = lockstat::enter(LockPath::Insert);
+        let sched = process.scheduler();
+        let mut lists = sched.insert_lists().lock();
+        // The listed request pins the queue until the splice has applied its statistics; the
+        // process holds a reference now, so the queue is allocated (I1a).
+        process.queue_shared().add_pending();
+        let listed = Listed { queue: process.queue_id(), spec };
+        if spec.at_head {
+            lists.head.push(listed);
+        } else {
+            lists.tail.push(listed);
+        }
+        InsertOutcome::Listed
+    }
+
+    fn take_listed<P: StatsPolicy>(sched: &Scheduler<P>) -> Vec<Listed> {
+        let mut lists = sched.insert_lists().lock();
+        if lists.is_empty() {
+            return Vec::new();
+        }
+        lists.take_all()
+    }
+}
