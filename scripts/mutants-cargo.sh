@@ -25,6 +25,9 @@ case " $* " in
   *" --no-run "*) loom 2 --test loom_models --test loom_controls --no-run ;;
   *)
     loom 1 --test loom_models
+    # A quick survey (SCHEDLAB_MUTANTS_QUICK=1) stops here: what survives it is a candidate for
+    # the full command, not a result.
+    if [ -n "${SCHEDLAB_MUTANTS_QUICK:-}" ]; then exit 0; fi
     loom 2 --test loom_models --test loom_controls
     SCHEDLAB_STRESS_SECS=1 RUSTFLAGS="--cap-lints=warn" "$real_cargo" test -q -p schedlab-verify --release --test stress
     ;;

@@ -24,13 +24,17 @@ lifetimes+='|put_queue|move_queue|offline_group|put_online_ref|teardown|SchedSta
 lifetimes+='|SchedState::create_group|set_in_service|run_idle_timer|SchedState::complete|alloc_request|set_wait_request'
 lifetimes+='|remove_group|move_to|Scheduler<P>::retire|lookup -> Result|finish_body|dispatch_body|insert_body'
 lifetimes+='|impl Drop for|effective_route|apply_locked|Router|spawn_process|sync/epoch\.rs'
+lifetimes+='|splice|release_listed|free_queue|pending|insert_locked|take_listed|take_all|rstat|RstatLists|iostat|add_legacy_deltas'
+# The fault-injection branches (`fault_*` functions, `fault.rs`) re-create bugs on purpose: out of scope.
+exclude='fault_|GroupShared::serial|QueueShared::pid'
 export SCHEDLAB_REAL_CARGO="$(command -v cargo)"
 # Run cargo-mutants directly: as `cargo mutants`, cargo would set $CARGO to itself.
 CARGO="$PWD/scripts/mutants-cargo.sh" cargo-mutants mutants \
   -p schedlab-core -p schedlab-variants \
   -f core/src/objects.rs -f core/src/protection.rs -f core/src/state.rs -f core/src/scheduler.rs \
-  -f core/src/sync/epoch.rs -f 'variants/src/*.rs' \
-  --re "$lifetimes" \
+  -f core/src/sync/epoch.rs -f core/src/rstat.rs -f 'core/src/insert/*.rs' -f core/src/stats.rs \
+  -f 'variants/src/*.rs' \
+  --re "$lifetimes" --exclude-re "$exclude" \
   --test-workspace=false --test-package schedlab-verify \
   --timeout 900 --build-timeout 600 --no-shuffle \
   --output "$out" "$@"

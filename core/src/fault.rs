@@ -71,6 +71,21 @@ impl Fault {
     }
 }
 
+/// `PlainGroupRefcount`: a read-modify-write as a plain load and store (a concurrent change
+/// between them is lost). Returns the value before.
+pub(crate) fn plain_add(count: &crate::sync::AtomicUsize, delta: usize) -> usize {
+    let old = count.load(crate::sync::Ordering::Relaxed);
+    count.store(old + delta, crate::sync::Ordering::Relaxed);
+    old
+}
+
+/// As [`plain_add`], subtracting.
+pub(crate) fn plain_sub(count: &crate::sync::AtomicUsize, delta: usize) -> usize {
+    let old = count.load(crate::sync::Ordering::Acquire);
+    count.store(old - delta, crate::sync::Ordering::Release);
+    old
+}
+
 #[cfg(feature = "fault-injection")]
 static ACTIVE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 

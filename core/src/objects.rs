@@ -135,8 +135,7 @@ impl GroupShared {
     pub(crate) fn get(&self) {
         self.liveness.assert_alive("group");
         if fault::active(Fault::PlainGroupRefcount) {
-            let old = self.refs.load(Ordering::Relaxed);
-            self.refs.store(old + 1, Ordering::Relaxed);
+            fault::plain_add(&self.refs, 1);
             return;
         }
         // Relaxed: taking a reference needs the object alive already (the caller holds one).
@@ -154,9 +153,7 @@ impl GroupShared {
         // AcqRel: the last putter must see every access made under the other references
         // (Acquire) before it frees; the others publish theirs (Release).
         let before = if fault::active(Fault::PlainGroupRefcount) {
-            let old = group.refs.load(Ordering::Acquire);
-            group.refs.store(old - 1, Ordering::Release);
-            old
+            fault::plain_sub(&group.refs, 1)
         } else {
             group.refs.fetch_sub(1, Ordering::AcqRel)
         };

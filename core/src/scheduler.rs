@@ -430,9 +430,7 @@ impl<P: StatsPolicy> Scheduler<P> {
         let mut batch = DeferredBatch::new(Path::Dispatch);
         let mut st = self.lock();
         if fault::active(Fault::IdleTimerTouchesBeforeCheck) {
-            // SAFETY: none: this is the fault (the pre-2020 order). The queue read without the
-            // lock may have been freed.
-            unsafe { queue.get() }.set_wait_request(false);
+            fault_touch_before_check(queue);
         }
         // I5: touch the queue read without the lock only if it is still the one in service (then
         // the in-service reference holds it).
@@ -513,6 +511,14 @@ impl<P: StatsPolicy> Scheduler<P> {
         let ok = requests_balance && groups_with_queued.is_empty() && io_serviced_matches && quiet;
         Consistency { counters: c, requests_balance, outstanding, listed, groups_with_queued, io_serviced_sum, io_serviced_matches, ok }
     }
+}
+
+/// The fault `IdleTimerTouchesBeforeCheck` (the order before BFQ's 2020 fix): the timer clears
+/// the flag of the queue it read without the lock before checking it is still in service.
+#[cold]
+fn fault_touch_before_check(queue: QueueRef) {
+    // SAFETY: none: this is the fault. The queue read without the lock may have been freed.
+    unsafe { queue.get() }.set_wait_request(false);
 }
 
 impl<P: StatsPolicy> Drop for Scheduler<P> {

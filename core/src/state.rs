@@ -515,6 +515,18 @@ impl SchedState {
         }
     }
 
+    /// The fault `ExpireWithoutOwnReference` (the 2019 bug): expire, then go on with the queue as
+    /// if the expiration could not have dropped its last reference. Returns whether the queue is
+    /// gone.
+    fn fault_expire_without_own_reference(&mut self, q: QueueId, now: u64, sink: &mut impl StatSink) -> bool {
+        let queue = self.queues[q].shared;
+        self.expire(q, Expiration::Preempted, now, sink);
+        // SAFETY: none: this is the fault. The queue may have been freed by `expire`.
+        let still_waiting = unsafe { queue.get() }.wait_request();
+        debug_assert!(!still_waiting);
+        self.queues.get(q).is_none()
+    }
+
     /// Frees a queue whose references and pins are all gone.
     fn free_queue(&mut self, q: QueueId) {
         let qs = self.queues.remove(q);
@@ -840,14 +852,7 @@ impl SchedState {
     /// queue's shared pointer keeps naming the old group after its reference moved.
     fn move_queue_publishing(&mut self, q: QueueId, to: usize, now: u64, sink: &mut impl StatSink, publish: bool) {
         if self.in_service == Some(q) && fault::active(Fault::ExpireWithoutOwnReference) {
-            // The 2019 bug: expire, then go on with the queue as if the expiration could not have
-            // dropped its last reference.
-            let queue = self.queues[q].shared;
-            self.expire(q, Expiration::Preempted, now, sink);
-            // SAFETY: none: this is the fault. The queue may have been freed by `expire`.
-            let still_waiting = unsafe { queue.get() }.wait_request();
-            debug_assert!(!still_waiting);
-            if self.queues.get(q).is_none() {
+            if self.fault_expire_without_own_reference(q, now, sink) {
                 return;
             }
         } else if self.in_service == Some(q) {
