@@ -7,8 +7,8 @@ use crate::{check_output, exit, seconds, units, write_output, UsageError, INTERR
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use schedlab_benches::compare::{self, CompareConfig, CompareReport, Measure, NoisePolicy, Progress};
-use schedlab_benches::workload::WorkloadConfig;
-use schedlab_core::LockKind;
+use schedlab_benches::workload::{entry_name, WorkloadConfig};
+use schedlab_core::{InsertPathKind, LockKind};
 
 /// The workload knobs shared by `compare` and `sweep` (see `schedlab run --help` for one run).
 #[derive(clap::Args, Debug, Clone)]
@@ -158,9 +158,21 @@ fn config(args: &CompareArgs) -> Result<CompareConfig, UsageError> {
             "--include-unlocked cannot run with --churn: `unlocked` is unsafe under group removal".into(),
         ));
     }
+    // `--insert both`: every variant on each insert path, as entries `<variant>` and
+    // `<variant>+lists`, interleaved like the variants.
+    let paths: Vec<InsertPathKind> = if args.workload.jobs.insert == "both" {
+        InsertPathKind::ALL.to_vec()
+    } else {
+        vec![crate::flags::parse_insert(&args.workload.jobs.insert)?]
+    };
+    let mut workload_args = args.workload.clone();
+    workload_args.jobs.insert = InsertPathKind::Direct.name().into();
+    let variants = parse_variants(args.variants.as_deref(), args.include_unlocked)?;
+    let entries: Vec<&'static str> =
+        paths.iter().flat_map(|&path| variants.iter().map(move |&v| entry_name(v, path))).collect();
     let cfg = CompareConfig {
-        workload: args.workload.config(threads)?,
-        variants: parse_variants(args.variants.as_deref(), args.include_unlocked)?,
+        workload: workload_args.config(threads)?,
+        variants: entries,
         locks: parse_locks(&args.lock)?,
         rounds: args.rounds as usize,
         measure,

@@ -3,7 +3,7 @@
 
 use crate::{parse_bs, seconds, units, UsageError};
 use schedlab_benches::workload::{Rw, WorkloadConfig};
-use schedlab_core::LockKind;
+use schedlab_core::{InsertPathKind, LockKind};
 
 /// What the jobs do (everything but how many, how long and which lock).
 #[derive(clap::Args, Debug, Clone)]
@@ -42,6 +42,19 @@ pub struct WorkloadFlags {
     /// Pin job i to the i-th allowed CPU (as fio's cpus_allowed, one job per CPU).
     #[arg(long)]
     pub pin: bool,
+    /// How requests enter the scheduler: `direct` (under the scheduler lock, BFQ through 2023)
+    /// or `lists` (separate insertion lists spliced by dispatch, BFQ 2024); `compare` also
+    /// takes `both` (every variant on each path, side by side).
+    #[arg(long, default_value = "direct")]
+    pub insert: String,
+}
+
+/// Parses an `--insert` value that names one path.
+pub fn parse_insert(s: &str) -> Result<InsertPathKind, UsageError> {
+    InsertPathKind::from_name(s).ok_or_else(|| {
+        let known: Vec<_> = InsertPathKind::ALL.iter().map(|k| k.name()).collect();
+        UsageError(format!("unknown --insert `{s}` (known: {})", known.join(", ")))
+    })
 }
 
 /// How many jobs, for how long, on which lock: what each command decides itself.
@@ -85,6 +98,7 @@ impl WorkloadFlags {
             pin_cpus: self.pin,
             lockstat: shape.lockstat,
             trace_window: None,
+            insert: parse_insert(&self.insert)?,
         })
     }
 }

@@ -22,7 +22,7 @@ use schedlab_core::lockstat::{self, LockStats, LockSummary};
 use schedlab_core::trace;
 use schedlab_core::sync::{Arc, AtomicBool, AtomicU64, Lock, LockKind, Ordering};
 use schedlab_core::{
-    Consistency, GroupId, Op, RequestCounters, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy,
+    Consistency, GroupId, InsertPathKind, Op, RequestCounters, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy,
 };
 use schedlab_variants::VariantVisitor;
 use serde::Serialize;
@@ -103,6 +103,9 @@ pub struct WorkloadConfig {
     /// Open the trace capture window ([`schedlab_core::trace::set_capture`]) for this long once
     /// the ramp-up ends (clipped to the measured time); `None`: never open it.
     pub trace_window: Option<Duration>,
+    /// How requests enter the scheduler: `direct` (under the scheduler lock) or `lists` (the
+    /// 2024 insertion lists, spliced by dispatch; `schedlab_core::insert`).
+    pub insert: InsertPathKind,
 }
 
 impl Default for WorkloadConfig {
@@ -125,6 +128,7 @@ impl Default for WorkloadConfig {
             pin_cpus: false,
             lockstat: false,
             trace_window: None,
+            insert: InsertPathKind::Direct,
         }
     }
 }
@@ -132,6 +136,7 @@ impl Default for WorkloadConfig {
 impl WorkloadConfig {
     /// Checks the parameters; the message is one line for the user.
     pub fn validate(&self, variant: &str) -> Result<(), String> {
+        let (variant, _) = split_entry(variant)?;
         let info = schedlab_variants::info(variant).ok_or_else(|| {
             let names: Vec<_> = schedlab_variants::ALL.iter().map(|v| v.name).collect();
             format!("unknown variant `{variant}` (known: {})", names.join(", "))
@@ -676,7 +681,8 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         slots = cfg.slots,
         "run starts"
     );
-    let sched_cfg = SchedConfig { slots: cfg.slots, slice_idle_ns: cfg.slice_idle_ns, ..SchedConfig::default() };
+    let sched_cfg =
+        SchedConfig { slots: cfg.slots, slice_idle_ns: cfg.slice_idle_ns, insert: cfg.insert, ..SchedConfig::default() };
     let sched = Scheduler::<P>::new(cfg.lock, sched_cfg, SchedClock::real());
     let census = sched.census();
     let groups = build_groups(&sched, cfg)?;
@@ -869,8 +875,42 @@ impl VariantVisitor for RunVisitor<'_> {
 
 /// Runs the workload against the variant called `name`, after validating the parameters.
 pub fn run_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, String> {
-    cfg.validate(name)?;
-    schedlab_variants::visit(name, RunVisitor { cfg, interrupt }).unwrap_or_else(|| Err(format!("unknown variant `{name}`")))
+    let (variant, insert) = split_entry(name)?;
+    let with_path;
+    let cfg = match insert {
+        Some(insert) => {
+            with_path = WorkloadConfig { insert, ..cfg.clone() };
+            &with_path
+        }
+        None => cfg,
+    };
+    cfg.validate(variant)?;
+    schedlab_variants::visit(variant, RunVisitor { cfg, interrupt }).unwrap_or_else(|| Err(format!("unknown variant `{variant}`")))
+}
+
+/// A comparison entry: a variant name, optionally with an insert path after a `+`
+/// (`queue-lock+lists`): the variant and the path it asks for.
+pub fn split_entry(name: &str) -> Result<(&str, Option<InsertPathKind>), String> {
+    match name.split_once('+') {
+        Some((variant, path)) => match InsertPathKind::from_name(path) {
+            Some(insert) => Ok((variant, Some(insert))),
+            None => {
+                let known: Vec<_> = InsertPathKind::ALL.iter().map(|k| k.name()).collect();
+                Err(format!("unknown insert path `{path}` in `{name}` (known: {})", known.join(", ")))
+            }
+        },
+        None => Ok((name, None)),
+    }
+}
+
+/// The entry name of `variant` on `insert` (`queue-lock+lists`; the plain name on `direct`).
+pub fn entry_name(variant: &'static str, insert: InsertPathKind) -> &'static str {
+    if insert == InsertPathKind::Direct {
+        variant
+    } else {
+        // Leaked once per (variant, path) a comparison asks for: a handful of short strings.
+        Box::leak(format!("{variant}+{insert}").into_boxed_str())
+    }
 }
 
 #[cfg(test)]
