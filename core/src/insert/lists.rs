@@ -9,7 +9,7 @@
 //! NOTE: merging moves with the insert work: a listed request is merged (or merges a queued one)
 //! when it is spliced, not when it is listed, so two requests listed between dispatches can merge
 //! with each other only in splice order; the kernel's patch likewise left listed requests out of
-//! the scheduler's merge lookups until their insertion (kernel-map.md D40). A request's
+//! the scheduler's merge lookups until their insertion (kernel-map.md D45). A request's
 //! statistics (io_add, io_merged, ...) are emitted at the splice, in the dispatcher's deferred
 //! batch.
 
