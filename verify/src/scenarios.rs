@@ -115,20 +115,17 @@ pub fn quiesce<P: StatsPolicy>(census: &Census) {
 /// Enough for a retired group and two generations of parents (two epoch advances each).
 const QUIESCE_STEPS: usize = 16;
 
-/// Dispatches and completes everything left. A queue that idles (with `slice_idle`) makes
-/// dispatch return nothing while requests remain: the manual clock is then moved past the idle
-/// slice and the idle timer run, as the timer would fire.
+/// Dispatches and completes everything left, and lets an idling queue's timer fire. A queue that
+/// idles (with `slice_idle`) makes dispatch return nothing while requests remain, and keeps the
+/// queue in service after its last one: the manual clock is then moved past the idle slice and
+/// the idle timer run, as the timer would fire.
 pub fn drain<P: StatsPolicy>(sched: &Scheduler<P>) {
     loop {
         if let Some(rq) = sched.dispatch() {
             rq.complete();
             continue;
         }
-        let (queued, _) = sched.outstanding();
         let Some(deadline) = sched.idle_deadline() else { break };
-        if queued == 0 {
-            break;
-        }
         match sched.clock() {
             SchedClock::Manual(clock) => clock.set(clock.now_ns().max(deadline)),
             SchedClock::Real(_) => break,
@@ -159,6 +156,11 @@ pub fn finish<P: StatsPolicy>(sched: Arc<Scheduler<P>>, census: OracleArc<Census
     check_census(&sched, &census);
     drain(&sched);
     quiesce::<P>(&census);
+    // No process is alive here (each borrows the scheduler, which `finish` owns), nothing is on
+    // the device or listed, and no queue idles: every queue has lost its last holder and must be
+    // gone already, not only after teardown (I3 while the scheduler lives).
+    let queues = census.live_queues();
+    require(queues == 0, || format!("I3: {queues} queue(s) outlived their process, requests and pins"));
     check_conservation(&sched, moves);
     drop(sched);
     quiesce::<P>(&census);
