@@ -351,12 +351,6 @@ impl QueueShared {
         self.liveness.assert_alive("queue");
         self.pid
     }
-
-    /// Under a model checker, panics if the queue was freed.
-    #[inline]
-    pub fn assert_alive(&self) {
-        self.liveness.assert_alive("queue");
-    }
 }
 
 /// A raw pointer to a [`QueueShared`]. Copying it does not take a reference.

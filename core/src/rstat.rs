@@ -152,3 +152,43 @@ impl RstatLists {
         }
     }
 }
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+    use crate::sync::OracleArc;
+
+    /// Many threads (more than slots squared: every thread is a new CPU slot number) add to one
+    /// group through its per-CPU slots; a read flushes; nothing is lost and every slot index stays
+    /// in range.
+    #[test]
+    fn adds_from_many_cpu_slots_are_flushed_whole() {
+        let lists = OracleArc::new(RstatLists::new(4));
+        let census = OracleArc::new(crate::Census::default());
+        let group = crate::objects::GroupShared::allocate(None, 4, 1, &census, Box::new(()), Some(&lists));
+        // SAFETY: the group was just allocated and is never freed in this test (leaked).
+        let g = unsafe { group.get() };
+        let threads: Vec<_> = (0..40)
+            .map(|i| {
+                let lists = lists.clone();
+                let g = group;
+                std::thread::spawn(move || {
+                    // SAFETY: as above.
+                    let g = unsafe { g.get() };
+                    let op = if i % 2 == 0 { Op::READ_SYNC } else { Op::WRITE_SYNC };
+                    lists.add(g, op, 4096);
+                    if i % 3 == 0 {
+                        lists.flush();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        lists.flush();
+        let s = g.stats().snapshot();
+        assert_eq!(s.io_serviced[0] + s.io_serviced[1], 40, "{s:?}");
+        assert_eq!(s.io_service_bytes[0] + s.io_service_bytes[1], 40 * 4096, "{s:?}");
+    }
+}
