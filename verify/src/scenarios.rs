@@ -302,6 +302,11 @@ pub fn i3_nested_removal<P: StatsPolicy>() {
             dispatch_and_complete(s);
         }
     });
+    // cgroup rmdir semantics: a group with an online child cannot go.
+    if allows_removal::<P>() {
+        let early = sched.remove_group(parent);
+        require(matches!(early, Err(SchedError::HasChildren(_))), || format!("removing a parent with an online child: {early:?}"));
+    }
     let removed = remove_or_refused(&sched, child) && remove_or_refused(&sched, parent);
     a.join().unwrap();
     drain(&sched);
@@ -386,12 +391,16 @@ pub fn timer_vs_exit<P: StatsPolicy>() {
     let (sched, census, clock) = manual_scheduler::<P>(idling_config());
     let root = sched.root();
     let p1 = idle_in_service(&sched, root, &clock);
-    let a = spawn_in(&sched, |s| {
-        s.run_idle_timer();
-    });
+    let a = {
+        let s = sched.clone();
+        thread::spawn(move || s.run_idle_timer())
+    };
     drop(p1);
-    sched.run_idle_timer();
-    a.join().unwrap();
+    let fired_here = sched.run_idle_timer();
+    let fired_there = a.join().unwrap();
+    // The deadline had passed with the queue idling: exactly one of the two handlers expires it.
+    require(fired_here != fired_there, || format!("idle timer: fired here {fired_here}, in A {fired_there}: exactly one must"));
+    require(sched.idle_deadline().is_none(), || "idle timer: the idling queue was not expired".into());
     finish(sched, census, Moves::None);
 }
 
