@@ -63,9 +63,10 @@ pub fn request_at(sector: u64, tag: u64) -> RequestSpec {
     RequestSpec { sector, sectors: 8, op: Op::READ_SYNC, at_head: false, tag }
 }
 
-/// A scheduler on a manual clock, and its census.
+/// A scheduler on a ticking manual clock (every read moves it by 1 ns, so every interval a
+/// statistic measures is at least 1 ns), and its census.
 pub fn scheduler<P: StatsPolicy>(cfg: SchedConfig) -> (Arc<Scheduler<P>>, OracleArc<Census>) {
-    let (clock, _) = SchedClock::manual(1);
+    let (clock, _) = SchedClock::manual_ticking(1);
     let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, clock);
     let census = sched.census();
     (sched, census)
@@ -122,7 +123,9 @@ const QUIESCE_STEPS: usize = 16;
 pub fn drain<P: StatsPolicy>(sched: &Scheduler<P>) {
     loop {
         if let Some(rq) = sched.dispatch() {
-            rq.complete();
+            // Dropping a dispatched request completes it (the path a submitter that gives up
+            // takes): the rest of the suite completes explicitly.
+            drop(rq);
             continue;
         }
         let Some(deadline) = sched.idle_deadline() else { break };
@@ -183,6 +186,12 @@ pub fn check_conservation<P: StatsPolicy>(sched: &Scheduler<P>, moves: Moves) {
         }
         let merged: i64 = stats.iter().map(|(_, s)| StatsSnapshot::total(&s.merged)).sum();
         require(merged == r.merged as i64, || format!("I2: io_merged sums to {merged}, {} merges happened", r.merged));
+        // Every completion's statistics landed: on the ticking clock each completed request
+        // adds at least 1 ns of service time.
+        let service: i64 = stats.iter().map(|(_, s)| StatsSnapshot::total(&s.service_time)).sum();
+        require(service >= r.completed as i64, || {
+            format!("I2: service_time sums to {service} ns for {} completed requests (a completion's statistics were lost)", r.completed)
+        });
     }
     if P::KEPT != StatsKept::None {
         let serviced: i64 = stats.iter().map(|(_, s)| StatsSnapshot::total(&s.io_serviced)).sum();
@@ -227,10 +236,26 @@ fn idle_in_service<'s, P: StatsPolicy>(sched: &'s Scheduler<P>, group: GroupId, 
 }
 
 fn manual_scheduler<P: StatsPolicy>(cfg: SchedConfig) -> (Arc<Scheduler<P>>, OracleArc<Census>, Arc<schedlab_core::ManualClock>) {
-    let (clock, manual) = SchedClock::manual(1);
+    let (clock, manual) = SchedClock::manual_ticking(1);
     let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, clock);
     let census = sched.census();
     (sched, census, manual)
+}
+
+/// Moves `p` to `to` and checks the outcome: done, and the process is in `to`, iff the
+/// protection allows moves; refused otherwise.
+fn check_move<P: StatsPolicy>(p: &schedlab_core::Process<'_, P>, to: GroupId) {
+    match p.move_to(to) {
+        Ok(()) => {
+            require(allows_removal::<P>(), || format!("{}: a move went through although the protection refuses it", P::NAME));
+            let now = p.group();
+            require(now == to, || format!("a move to {to} left the process in {now}"));
+        }
+        Err(SchedError::UnsafeUnderRemoval(_)) => {
+            require(!allows_removal::<P>(), || format!("{}: a move refused although the protection allows it", P::NAME));
+        }
+        Err(e) => violation(format!("scenario: move failed: {e}")),
+    }
 }
 
 // ---- I1: deferred updates against removal ----
@@ -420,10 +445,7 @@ pub fn move_vs_dispatch_idle<P: StatsPolicy>() {
     let a = spawn_in(&sched, move |s| {
         let p = s.spawn_process(g1).unwrap();
         p.insert(request(1, 1));
-        match p.move_to(g2) {
-            Ok(()) | Err(SchedError::UnsafeUnderRemoval(_)) => {}
-            Err(e) => violation(format!("scenario: move failed: {e}")),
-        }
+        check_move(&p, g2);
     });
     let b = spawn_in(&sched, dispatch_and_complete);
     a.join().unwrap();
@@ -449,10 +471,7 @@ pub fn move_vs_dispatch_in_service<P: StatsPolicy>() {
         s.run_idle_timer();
     });
     let b = spawn_in(&sched, dispatch_and_complete);
-    match p.move_to(g2) {
-        Ok(()) | Err(SchedError::UnsafeUnderRemoval(_)) => {}
-        Err(e) => violation(format!("scenario: move failed: {e}")),
-    }
+    check_move(&p, g2);
     drop(p);
     if remove_or_refused(&sched, g1) {
         reclaim_step::<P>();
