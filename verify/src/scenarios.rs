@@ -231,6 +231,7 @@ fn idle_in_service<'s, P: StatsPolicy>(sched: &'s Scheduler<P>, group: GroupId, 
     sched.dispatch().expect("scenario: the request").complete();
     require(sched.idle_deadline().is_some(), || "scenario: the queue should idle".into());
     check_census(sched, &sched.census());
+    require(!sched.run_idle_timer(), || "idle timer: fired before its deadline".into());
     clock.advance(2 * IDLE_NS);
     p
 }
