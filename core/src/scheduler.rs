@@ -155,6 +155,8 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// A scheduler with its root group.
     pub fn new(lock: LockKind, config: SchedConfig, clock: SchedClock) -> Arc<Self> {
         assert!((1..=64).contains(&config.slots), "slots must be 1..=64");
+        // The lock classes' names and spans (measurement hooks: nothing the scheduler does).
+        lockstat::install();
         let census = OracleArc::new(Census::default());
         let state = SchedState::new(config, census.clone(), Self::new_group_state);
         Arc::new(Scheduler {
