@@ -70,6 +70,11 @@ impl TicketLock {
         TicketLock { next: AtomicU32::new(0), serving: AtomicU32::new(0) }
     }
 
+    /// Whether a thread besides the holder has taken a ticket (is queued).
+    pub fn has_waiters(&self) -> bool {
+        self.next.load(Ordering::Relaxed).wrapping_sub(self.serving.load(Ordering::Relaxed)) > 1
+    }
+
     #[cold]
     fn lock_slow(&self, ticket: u32) {
         let mut spins = 0u32;
@@ -174,6 +179,12 @@ impl RawKindLock {
 
     pub fn kind(&self) -> LockKind {
         self.kind
+    }
+
+    /// Whether a thread is queued behind the holder: known for the ticket lock, always `false`
+    /// for parking_lot (which does not say).
+    pub fn has_waiters(&self) -> bool {
+        self.kind == LockKind::FairSpin && self.ticket.has_waiters()
     }
 }
 
@@ -487,5 +498,12 @@ impl<T> Lock<T> {
     pub fn kind(&self) -> LockKind {
         // SAFETY: reading the kind does not touch the protected data or the lock state.
         unsafe { self.inner.raw() }.raw().kind()
+    }
+
+    /// Whether another thread is queued for the lock (see [`RawKindLock::has_waiters`]): lets a
+    /// test build contention it knows, rather than hope for a race.
+    pub fn has_waiters(&self) -> bool {
+        // SAFETY: reading the lock words does not touch the protected data.
+        unsafe { self.inner.raw() }.raw().has_waiters()
     }
 }

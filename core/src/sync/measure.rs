@@ -232,6 +232,9 @@ pub const F_SAMPLED: u8 = 4;
 pub const F_CONTENDED: u8 = 8;
 /// Acquisition flag: a hold span is entered (the guard carries it).
 pub const F_TRACED: u8 = 16;
+/// Acquisition flag: the sampler fired; the next gap is drawn at the release, out of the hold
+/// (drawn before the hold's first stamp, its logarithm's latency leaked into the timed hold).
+pub const F_REDRAW: u8 = 64;
 /// Acquisition flag: timed because exact mode was on (then [`F_SAMPLED`] marks the sampler's
 /// pick, which is also recorded apart).
 pub const F_EXACT: u8 = 32;
@@ -249,7 +252,8 @@ struct Fast {
     acquisitions: [Cell<u64>; SLOTS],
     contentions: [Cell<u64>; SLOTS],
     owner_changes: [Cell<u64>; MAX_CLASSES],
-    /// Per class: acquisitions left up to and including the next sampled one (0: not drawn).
+    /// Per class: acquisitions left up to and including the next sampled one (drawn when the
+    /// thread registers, and after each sampled release; 0 while a draw is pending).
     countdown: [Cell<u32>; MAX_CLASSES],
     rng: Cell<u64>,
 }
@@ -318,6 +322,10 @@ fn register_thread(f: &Fast) -> u32 {
     f.id.set(id);
     let seed = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ lock_ticks() ^ ((&f.rng as *const _ as u64) << 17);
     f.rng.set(seed | 1);
+    // The random phase: every class's first gap, drawn now.
+    for c in 0..MAX_CLASSES {
+        f.countdown[c].set(draw_gap(f, PERIOD[c].load(Ordering::Relaxed)));
+    }
     let _ = ACC.try_with(|_| ());
     id
 }
@@ -347,27 +355,17 @@ fn draw_gap(f: &Fast, period: u32) -> u32 {
     gap.clamp(1.0, u32::MAX as f64) as u32
 }
 
-/// Whether this acquisition of `class` is sampled; updates the countdown.
+/// Whether this acquisition of `class` is sampled (the countdown reached 1). The next gap is
+/// drawn after the release ([`redraw`]); until then the countdown is 0 and nothing is sampled.
 #[cold]
 #[inline(never)]
 fn sample_slow(f: &Fast, c: usize, left: u32) -> bool {
-    let period = PERIOD[c].load(Ordering::Relaxed);
     match left {
-        0 => {
-            // First acquisition of the class on this thread: draw the phase.
-            let g = draw_gap(f, period);
-            if g == 1 {
-                f.countdown[c].set(draw_gap(f, period));
-                true
-            } else {
-                f.countdown[c].set(g - 1);
-                false
-            }
-        }
         1 => {
-            f.countdown[c].set(draw_gap(f, period));
+            f.countdown[c].set(0);
             true
         }
+        0 => false,
         _ => {
             f.countdown[c].set(left - 1);
             false
@@ -375,18 +373,28 @@ fn sample_slow(f: &Fast, c: usize, left: u32) -> bool {
     }
 }
 
+/// Draws the next gap of `class` (after a sampled hold was released).
+#[cold]
+#[inline(never)]
+fn redraw(f: &Fast, c: usize) {
+    if f.countdown[c].get() == 0 {
+        f.countdown[c].set(draw_gap(f, PERIOD[c].load(Ordering::Relaxed)));
+    }
+}
+
 /// The flags of a timed/sampled decision, given the sampler's pick.
 #[inline(always)]
 fn timing_flags(f: &Fast, sampled: bool, mode: u8) -> u8 {
+    let redraw = if sampled { F_REDRAW } else { 0 };
     if mode & MODE_EXACT != 0 {
         f.timing.set(f.timing.get() + 1);
-        return F_TIMED | F_EXACT | if sampled { F_SAMPLED } else { 0 };
+        return F_TIMED | F_EXACT | redraw | if sampled { F_SAMPLED } else { 0 };
     }
     if sampled && f.timing.get() == 0 {
         f.timing.set(1);
-        return F_TIMED | F_SAMPLED;
+        return F_TIMED | F_SAMPLED | F_REDRAW;
     }
-    0
+    redraw
 }
 
 /// Called by a measured lock right after it was acquired (the caller holds it). `owner` is the
@@ -433,7 +441,7 @@ pub fn released(class: LockClass, flags: u8, start: u64, end: u64, wait: u64) {
     let f = fast();
     let held = f.held.get() & !(1 << class.index());
     f.held.set(held);
-    if flags & (F_TIMED | F_CONTENDED) != 0 {
+    if flags & (F_TIMED | F_CONTENDED | F_REDRAW) != 0 {
         record(f, class, flags, end.saturating_sub(start), wait, held);
     }
 }
@@ -449,8 +457,14 @@ pub fn released_untimed(class: LockClass) {
 #[cold]
 #[inline(never)]
 fn record(f: &Fast, class: LockClass, flags: u8, hold: u64, wait: u64, outer: u16) {
+    if flags & F_REDRAW != 0 {
+        redraw(f, class.index());
+    }
     if flags & F_TIMED != 0 {
         f.timing.set(f.timing.get().saturating_sub(1));
+    }
+    if flags & (F_TIMED | F_CONTENDED) == 0 {
+        return;
     }
     let path = f.path.get() as usize & (NR_PATHS - 1);
     with_acc(|acc| {
@@ -521,8 +535,8 @@ pub fn section(class: LockClass) -> SectionGuard {
 impl Drop for SectionGuard {
     #[inline(always)]
     fn drop(&mut self) {
-        if self.flags & F_TIMED != 0 {
-            let end = lock_ticks();
+        if self.flags & (F_TIMED | F_REDRAW) != 0 {
+            let end = if self.flags & F_TIMED != 0 { lock_ticks() } else { 0 };
             let (class, flags, start) = (self.class, self.flags, self.start);
             let f = fast();
             record(f, class, flags, end.saturating_sub(start), 0, f.held.get());
@@ -619,6 +633,11 @@ impl Histogram {
             Some(h) if self.count > 0 => h.value_at_quantile(q.clamp(0.0, 1.0)).clamp(self.min, self.max),
             _ => 0,
         }
+    }
+
+    /// The standard deviation (from the histogram's buckets, within 1 %).
+    pub fn stdev(&self) -> f64 {
+        self.hdr.as_ref().filter(|_| self.count > 1).map_or(0.0, |h| h.stdev())
     }
 
     /// The fraction of values at or below `v` (0..=1).
