@@ -45,17 +45,31 @@ pub fn cmd(args: &RoundtripArgs) -> Result<u8, String> {
     'rounds: for _ in 0..args.rounds {
         let mut round: Vec<(f64, Option<f64>)> = Vec::with_capacity(names.len());
         for name in &names {
-            let Some(plain) = measure_named_until(name, args.iterations, lock, &INTERRUPT) else { break 'rounds };
-            let mut with_lockstat = None;
-            if let Some(mode) = args.lockstat {
+            let measure_plain = || measure_named_until(name, args.iterations, lock, &INTERRUPT);
+            let measure_instrumented = |mode| {
                 lockstat::set_mode(mode);
                 lockstat::reset();
                 lockstat::set_enabled(true);
                 let m = measure_named_until(name, args.iterations, lock, &INTERRUPT);
                 lockstat::set_enabled(false);
-                let Some(m) = m else { break 'rounds };
-                with_lockstat = Some(m);
-            }
+                m
+            };
+            // The two run back to back, in an order that alternates round by round, so that
+            // neither always runs second (warmer caches, or the next burst of another process).
+            let (plain, with_lockstat) = match args.lockstat {
+                None => (measure_plain(), None),
+                Some(mode) if rounds_done % 2 == 0 => {
+                    let p = measure_plain();
+                    (p, p.and_then(|_| measure_instrumented(mode)).map(Some))
+                }
+                Some(mode) => {
+                    let m = measure_instrumented(mode);
+                    (m.and_then(|_| measure_plain()), m.map(Some))
+                }
+            };
+            let (Some(plain), Some(with_lockstat)) = (plain, with_lockstat.or(args.lockstat.is_none().then_some(None))) else {
+                break 'rounds;
+            };
             round.push((plain, with_lockstat));
         }
         for (i, (plain, with_lockstat)) in round.into_iter().enumerate() {

@@ -232,9 +232,6 @@ pub const F_SAMPLED: u8 = 4;
 pub const F_CONTENDED: u8 = 8;
 /// Acquisition flag: a hold span is entered (the guard carries it).
 pub const F_TRACED: u8 = 16;
-/// Acquisition flag: the sampler fired; the next gap is drawn at the release, out of the hold
-/// (drawn before the hold's first stamp, its logarithm's latency leaked into the timed hold).
-pub const F_REDRAW: u8 = 64;
 /// Acquisition flag: timed because exact mode was on (then [`F_SAMPLED`] marks the sampler's
 /// pick, which is also recorded apart).
 pub const F_EXACT: u8 = 32;
@@ -252,11 +249,34 @@ struct Fast {
     acquisitions: [Cell<u64>; SLOTS],
     contentions: [Cell<u64>; SLOTS],
     owner_changes: [Cell<u64>; MAX_CLASSES],
-    /// Per class: acquisitions left up to and including the next sampled one (drawn when the
-    /// thread registers, and after each sampled release; 0 while a draw is pending).
+    /// Per class: acquisitions left up to and including the next sampled one.
     countdown: [Cell<u32>; MAX_CLASSES],
+    /// Per class: the gap after that, drawn in advance, so that a sample needs no draw (a
+    /// logarithm) inside a hold; refilled outside every lock ([`Fast::refill`]).
+    next_gap: [Cell<u32>; MAX_CLASSES],
+    /// Classes whose `next_gap` was used and awaits a fresh draw (a bit each).
+    refill: Cell<u16>,
+    /// Records of timed holds and contended waits made while the thread still held a measured
+    /// lock: kept here and folded once it holds none, so that the bookkeeping of a nested lock
+    /// (a counter sum inside the scheduler lock) does not lengthen the outer hold.
+    pending: [Cell<Pending>; PENDING],
+    npending: Cell<u8>,
     rng: Cell<u64>,
 }
+
+/// A record awaiting its fold (see `Fast::pending`).
+#[derive(Clone, Copy)]
+struct Pending {
+    class: LockClass,
+    flags: u8,
+    path: u8,
+    outer: u16,
+    hold: u64,
+    wait: u64,
+}
+
+const PENDING: usize = 16;
+const NO_PENDING: Pending = Pending { class: LockClass::NONE, flags: 0, path: 0, outer: 0, hold: 0, wait: 0 };
 
 thread_local! {
     static FAST: Fast = const {
@@ -269,6 +289,10 @@ thread_local! {
             contentions: [const { Cell::new(0) }; SLOTS],
             owner_changes: [const { Cell::new(0) }; MAX_CLASSES],
             countdown: [const { Cell::new(0) }; MAX_CLASSES],
+            next_gap: [const { Cell::new(1) }; MAX_CLASSES],
+            refill: Cell::new(0),
+            pending: [const { Cell::new(NO_PENDING) }; PENDING],
+            npending: Cell::new(0),
             rng: Cell::new(0),
         }
     };
@@ -324,7 +348,9 @@ fn register_thread(f: &Fast) -> u32 {
     f.rng.set(seed | 1);
     // The random phase: every class's first gap, drawn now.
     for c in 0..MAX_CLASSES {
-        f.countdown[c].set(draw_gap(f, PERIOD[c].load(Ordering::Relaxed)));
+        let period = PERIOD[c].load(Ordering::Relaxed);
+        f.countdown[c].set(draw_gap(f, period));
+        f.next_gap[c].set(draw_gap(f, period));
     }
     let _ = ACC.try_with(|_| ());
     id
@@ -355,46 +381,54 @@ fn draw_gap(f: &Fast, period: u32) -> u32 {
     gap.clamp(1.0, u32::MAX as f64) as u32
 }
 
-/// Whether this acquisition of `class` is sampled (the countdown reached 1). The next gap is
-/// drawn after the release ([`redraw`]); until then the countdown is 0 and nothing is sampled.
+/// Whether this acquisition of `class` is sampled (the countdown reached 1). The next countdown
+/// is the gap drawn in advance; a fresh one is drawn outside every lock ([`settle`]).
 #[cold]
 #[inline(never)]
 fn sample_slow(f: &Fast, c: usize, left: u32) -> bool {
-    match left {
-        1 => {
-            f.countdown[c].set(0);
-            true
-        }
-        0 => false,
-        _ => {
-            f.countdown[c].set(left - 1);
-            false
-        }
+    if left > 1 {
+        f.countdown[c].set(left - 1);
+        return false;
     }
+    let bit = 1u16 << c;
+    if f.refill.get() & bit != 0 {
+        // Sampled twice before the thread left its locks: draw now (rare).
+        f.next_gap[c].set(draw_gap(f, PERIOD[c].load(Ordering::Relaxed)));
+    }
+    f.countdown[c].set(f.next_gap[c].get().max(1));
+    f.refill.set(f.refill.get() | bit);
+    true
 }
 
-/// Draws the next gap of `class` (after a sampled hold was released).
+/// The thread holds no measured lock any more: fold the records it kept and draw the gaps it
+/// used (out of every hold).
 #[cold]
 #[inline(never)]
-fn redraw(f: &Fast, c: usize) {
-    if f.countdown[c].get() == 0 {
-        f.countdown[c].set(draw_gap(f, PERIOD[c].load(Ordering::Relaxed)));
+fn settle(f: &Fast) {
+    let n = f.npending.replace(0) as usize;
+    for cell in &f.pending[..n.min(PENDING)] {
+        fold(f, cell.get());
+    }
+    let mut refill = f.refill.replace(0);
+    while refill != 0 {
+        let c = refill.trailing_zeros() as usize;
+        refill &= refill - 1;
+        f.next_gap[c].set(draw_gap(f, PERIOD[c].load(Ordering::Relaxed)));
     }
 }
 
 /// The flags of a timed/sampled decision, given the sampler's pick.
 #[inline(always)]
 fn timing_flags(f: &Fast, sampled: bool, mode: u8) -> u8 {
-    let redraw = if sampled { F_REDRAW } else { 0 };
     if mode & MODE_EXACT != 0 {
         f.timing.set(f.timing.get() + 1);
-        return F_TIMED | F_EXACT | redraw | if sampled { F_SAMPLED } else { 0 };
+        return F_TIMED | F_EXACT | if sampled { F_SAMPLED } else { 0 };
     }
     if sampled && f.timing.get() == 0 {
         f.timing.set(1);
-        return F_TIMED | F_SAMPLED | F_REDRAW;
+        return F_TIMED | F_SAMPLED;
     }
-    redraw
+    0
 }
 
 /// Called by a measured lock right after it was acquired (the caller holds it). `owner` is the
@@ -441,8 +475,10 @@ pub fn released(class: LockClass, flags: u8, start: u64, end: u64, wait: u64) {
     let f = fast();
     let held = f.held.get() & !(1 << class.index());
     f.held.set(held);
-    if flags & (F_TIMED | F_CONTENDED | F_REDRAW) != 0 {
+    if flags & (F_TIMED | F_CONTENDED) != 0 {
         record(f, class, flags, end.saturating_sub(start), wait, held);
+    } else if held == 0 && (f.npending.get() != 0 || f.refill.get() != 0) {
+        settle(f);
     }
 }
 
@@ -450,23 +486,40 @@ pub fn released(class: LockClass, flags: u8, start: u64, end: u64, wait: u64) {
 #[inline(always)]
 pub fn released_untimed(class: LockClass) {
     let f = fast();
-    f.held.set(f.held.get() & !(1 << class.index()));
+    let held = f.held.get() & !(1 << class.index());
+    f.held.set(held);
+    if held == 0 && (f.npending.get() != 0 || f.refill.get() != 0) {
+        settle(f);
+    }
 }
 
 /// Records a timed hold and/or a contended wait into the thread's histograms (after the release).
 #[cold]
 #[inline(never)]
 fn record(f: &Fast, class: LockClass, flags: u8, hold: u64, wait: u64, outer: u16) {
-    if flags & F_REDRAW != 0 {
-        redraw(f, class.index());
-    }
     if flags & F_TIMED != 0 {
         f.timing.set(f.timing.get().saturating_sub(1));
     }
-    if flags & (F_TIMED | F_CONTENDED) == 0 {
-        return;
+    let record = Pending { class, flags, path: f.path.get(), outer, hold, wait };
+    if f.held.get() != 0 {
+        // Still inside another measured lock: fold once out of it.
+        let n = f.npending.get() as usize;
+        if n < PENDING {
+            f.pending[n].set(record);
+            f.npending.set(n as u8 + 1);
+            return;
+        }
     }
-    let path = f.path.get() as usize & (NR_PATHS - 1);
+    fold(f, record);
+    if f.held.get() == 0 {
+        settle(f);
+    }
+}
+
+/// Folds one record into the thread's histograms.
+fn fold(_f: &Fast, r: Pending) {
+    let Pending { class, flags, path, outer, hold, wait } = r;
+    let path = path as usize & (NR_PATHS - 1);
     with_acc(|acc| {
         let c = acc.class(class);
         let p = &mut c.paths[path];
@@ -535,8 +588,8 @@ pub fn section(class: LockClass) -> SectionGuard {
 impl Drop for SectionGuard {
     #[inline(always)]
     fn drop(&mut self) {
-        if self.flags & (F_TIMED | F_REDRAW) != 0 {
-            let end = if self.flags & F_TIMED != 0 { lock_ticks() } else { 0 };
+        if self.flags & F_TIMED != 0 {
+            let end = lock_ticks();
             let (class, flags, start) = (self.class, self.flags, self.start);
             let f = fast();
             record(f, class, flags, end.saturating_sub(start), 0, f.held.get());
@@ -834,6 +887,10 @@ fn merge_global(acc: &Acc) {
 
 /// Merges the calling thread's counts into the global table (threads also do it when they exit).
 pub fn flush() {
+    let f = fast();
+    if f.held.get() == 0 && (f.npending.get() != 0 || f.refill.get() != 0) {
+        settle(f);
+    }
     let _ = ACC.try_with(|slot| {
         let mut acc = slot.0.borrow_mut().take();
         FAST.with(|f| fold_counts(f, &mut acc));
@@ -854,6 +911,7 @@ pub fn reset() {
     FAST.with(|f| {
         let mut none = None;
         fold_counts(f, &mut none);
+        f.npending.set(0);
     });
 }
 
@@ -890,6 +948,10 @@ mod tests {
             contentions: [const { Cell::new(0) }; SLOTS],
             owner_changes: [const { Cell::new(0) }; MAX_CLASSES],
             countdown: [const { Cell::new(0) }; MAX_CLASSES],
+            next_gap: [const { Cell::new(1) }; MAX_CLASSES],
+            refill: Cell::new(0),
+            pending: [const { Cell::new(NO_PENDING) }; PENDING],
+            npending: Cell::new(0),
             rng: Cell::new(0x1234_5678_9abc_def1),
         };
         for period in [1u32, 4, 64] {
