@@ -63,13 +63,6 @@ pub unsafe trait RawLockWait: RawMutex {
     fn lock_or_queue(&self) -> Result<Self::Guard, Self::Queued>;
     /// Waits for a queued acquisition.
     fn wait_queued(&self, queued: Self::Queued) -> Self::Guard;
-    /// Waits for a queued acquisition and says when the wait ended by `clock`: a lock that polls
-    /// reads the clock before each look, so that the stamp is not taken inside the hold (where it
-    /// would lengthen the critical section every waiter queues behind).
-    fn wait_queued_stamped(&self, queued: Self::Queued, clock: fn() -> u64) -> (Self::Guard, u64) {
-        let guard = self.wait_queued(queued);
-        (guard, clock())
-    }
 }
 
 /// A FIFO ticket spinlock: `next` hands out tickets, `serving` says whose turn it is.
@@ -173,23 +166,6 @@ unsafe impl RawLockWait for TicketLock {
     fn wait_queued(&self, ticket: u32) -> GuardNoSend {
         self.lock_slow(ticket);
         GuardNoSend::new()
-    }
-
-    fn wait_queued_stamped(&self, ticket: u32, clock: fn() -> u64) -> (GuardNoSend, u64) {
-        let mut spins = 0u32;
-        loop {
-            // The stamp of the look that finds our turn, read before it: outside the hold.
-            let now = clock();
-            if self.serving.load(Ordering::Acquire) == ticket {
-                return (GuardNoSend::new(), now);
-            }
-            std::hint::spin_loop();
-            spins += 1;
-            if spins == SPINS_BEFORE_YIELD {
-                spins = 0;
-                yield_cpu();
-            }
-        }
     }
 }
 
@@ -300,14 +276,6 @@ unsafe impl RawLockWait for RawKindLock {
         }
         GuardNoSend::new()
     }
-
-    fn wait_queued_stamped(&self, queued: KindQueued, clock: fn() -> u64) -> (GuardNoSend, u64) {
-        let end = match queued {
-            KindQueued::Ticket(t) => self.ticket.wait_queued_stamped(t, clock).1,
-            KindQueued::Parking => self.parking.wait_queued_stamped((), clock).1,
-        };
-        (GuardNoSend::new(), end)
-    }
 }
 
 /// A raw lock with measurement: its class (what its acquisitions count as) and the id of its last
@@ -379,8 +347,8 @@ impl<R: RawLockWait> Measured<R> {
     #[inline(never)]
     fn wait_timed(&self, queued: R::Queued) -> (R::Guard, bool, u64) {
         let t0 = lock_ticks();
-        let (raw, end) = self.raw.wait_queued_stamped(queued, lock_ticks);
-        (raw, true, end.saturating_sub(t0))
+        let raw = self.raw.wait_queued(queued);
+        (raw, true, lock_ticks().saturating_sub(t0))
     }
 
     /// A traced acquisition: a wait span around a contended wait, then a hold span (made before the
