@@ -241,7 +241,7 @@ pub fn print_report(report: &CompareReport, brief: bool) {
     outln!(
         "\nWhat the lock statistics cost ({}) and CPU accounting of the measured windows:\n",
         match c.measure {
-            Measure::Lockstat => "on against off windows of the same run, median of the pairs; median over runs",
+            Measure::Lockstat => "on against off windows of the same runs: each window against its two neighbours, median over all windows; the range is over the runs' own medians",
             _ => "instrumented runs against plain runs of the same rounds",
         }
     );

@@ -331,9 +331,9 @@ pub struct VariantResult {
     pub kiops_source: &'static str,
     /// KIOPS of the instrumented runs.
     pub kiops_lockstat: Option<Spread>,
-    /// The throughput the lock statistics cost, %: with `measure` `lockstat`, the median over
-    /// runs of each run's median on/off window pair; with `both`, 100 × (1 − instrumented median
-    /// ÷ plain median).
+    /// The throughput the lock statistics cost, %: with `measure` `lockstat`, the median of every
+    /// window comparison of every run (each window against its two neighbours of the other kind);
+    /// with `both`, 100 × (1 − instrumented median ÷ plain median).
     pub lockstat_overhead_pct: Option<f64>,
     /// How `lockstat_overhead_pct` was measured: "same run, alternating windows" or "separate runs".
     pub lockstat_overhead_source: Option<&'static str>,
@@ -634,8 +634,12 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ce
         .then(|| Spread::of(cell.lockstat.iter().map(|(_, r)| r.kiops).collect()));
     let lockstat_overhead_runs: Vec<f64> =
         cell.lockstat.iter().filter_map(|(_, r)| r.lockstat_toggle.as_ref().and_then(|t| t.cost_pct)).collect();
+    // Every window comparison of every run, pooled: more comparisons than runs, so the median
+    // is steadier than a median of per-run medians.
+    let pooled: Vec<f64> =
+        cell.lockstat.iter().filter_map(|(_, r)| r.lockstat_toggle.as_ref()).flat_map(|t| t.pair_costs_pct.iter().copied()).collect();
     let (lockstat_overhead_pct, lockstat_overhead_source) = if cfg.measure == Measure::Lockstat {
-        ((!lockstat_overhead_runs.is_empty()).then(|| median(&lockstat_overhead_runs)), Some("same run, alternating windows"))
+        ((!pooled.is_empty()).then(|| median(&pooled)), Some("same run, alternating windows"))
     } else {
         let cost = kiops_lockstat
             .as_ref()

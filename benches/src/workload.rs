@@ -244,7 +244,7 @@ pub struct RunResult {
 }
 
 /// The statistics' cost measured inside one run: windows with lockstat on alternate with windows
-/// with it off; each on window is paired with the off window after it.
+/// with it off; each window is compared with its two neighbours.
 #[derive(Clone, Debug, Serialize)]
 pub struct ToggleResult {
     pub window_s: f64,
@@ -254,7 +254,8 @@ pub struct ToggleResult {
     /// KIOPS over the on windows and over the off windows.
     pub kiops_on: f64,
     pub kiops_off: f64,
-    /// Per pair, 100 × (1 − on rate ÷ off rate).
+    /// Per interior window, 100 × (1 − on rate ÷ off rate), the window against the mean of its
+    /// two neighbours (of the other kind).
     pub pair_costs_pct: Vec<f64>,
     /// Median of `pair_costs_pct`: the statistics' cost in this run.
     pub cost_pct: Option<f64>,
@@ -265,13 +266,20 @@ impl ToggleResult {
         let sum = |on: bool| windows.iter().filter(|w| w.0 == on).fold((0.0, 0u64), |(s, n), w| (s + w.1, n + w.2));
         let ((on_s, on_n), (off_s, off_n)) = (sum(true), sum(false));
         let rate = |s: f64, n: u64| if s > 0.0 { n as f64 / s / 1e3 } else { 0.0 };
+        // Each interior window against the mean rate of its two neighbours (which are of the
+        // other kind): a load that drifts across the three cancels to first order, whichever
+        // kind comes first. A window cut short by the end of the run (under a tenth of a window)
+        // says little and is left out.
+        let full = |w: &(bool, f64, u64)| w.1 > window.as_secs_f64() * 0.1;
         let mut pair_costs_pct = Vec::new();
-        for pair in windows.chunks_exact(2) {
-            let (a, b) = (pair[0], pair[1]);
-            let (on, off) = if a.0 { (a, b) } else { (b, a) };
-            let (r_on, r_off) = (rate(on.1, on.2), rate(off.1, off.2));
-            // A window cut short by the end of the run (under a tenth of a window) says little.
-            if r_off > 0.0 && on.1 > window.as_secs_f64() * 0.1 && off.1 > window.as_secs_f64() * 0.1 {
+        for three in windows.windows(3) {
+            let (a, b, c) = (three[0], three[1], three[2]);
+            if !(full(&a) && full(&b) && full(&c)) {
+                continue;
+            }
+            let neighbours = (rate(a.1, a.2) + rate(c.1, c.2)) / 2.0;
+            let (r_on, r_off) = if b.0 { (rate(b.1, b.2), neighbours) } else { (neighbours, rate(b.1, b.2)) };
+            if r_off > 0.0 {
                 pair_costs_pct.push(100.0 * (1.0 - r_on / r_off));
             }
         }
