@@ -347,10 +347,10 @@ fn register_thread(f: &Fast) -> u32 {
     let seed = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ lock_ticks() ^ ((&f.rng as *const _ as u64) << 17);
     f.rng.set(seed | 1);
     // The random phase: every class's first gap, drawn now.
-    for c in 0..MAX_CLASSES {
-        let period = PERIOD[c].load(Ordering::Relaxed);
-        f.countdown[c].set(draw_gap(f, period));
-        f.next_gap[c].set(draw_gap(f, period));
+    for ((period, countdown), next_gap) in PERIOD.iter().zip(&f.countdown).zip(&f.next_gap) {
+        let period = period.load(Ordering::Relaxed);
+        countdown.set(draw_gap(f, period));
+        next_gap.set(draw_gap(f, period));
     }
     let _ = ACC.try_with(|_| ());
     id
