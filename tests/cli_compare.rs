@@ -23,6 +23,9 @@ fn compare_writes_the_keys_with_consistent_results_and_prints_the_ratios() {
     let out = schedlab(&[
         "compare", "--threads", "2", "--duration", "0.3", "--lockstat-duration", "0.2", "--ramp", "0", "--rounds", "1",
         "--lock", "fair-spin", "--retries", "0", "--json", json.to_str().unwrap(),
+        // Exact mode, so that the hold totals are sums of real intervals and the window bound
+        // below is physical (a sampled total is an estimate).
+        "--lockstat-mode", "exact",
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
@@ -58,7 +61,10 @@ fn compare_writes_the_keys_with_consistent_results_and_prints_the_ratios() {
             assert!(n("acquisitions") >= n("contentions"), "{what}: {l}");
             assert!(l["hold_ns"]["total"].as_u64().unwrap() > 0, "{what}: {l}");
         }
+        // One run per variant: the counters and the cost come from the same run.
+        assert_eq!(r["lockstat_overhead_source"], "same run, alternating windows", "{what}");
         // The scheduler lock is held at most for the whole measured window.
+        assert_eq!(sched["hold_exact"], true, "{what}: {sched}");
         let window_ns = r["lockstat_s"].as_f64().unwrap() * 1e9;
         assert!(sched["hold_ns"]["total"].as_f64().unwrap() <= window_ns * 1.02, "{what}: {sched}");
     }

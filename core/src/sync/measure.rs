@@ -16,7 +16,8 @@
 //! | contention | the raw lock's own first attempt says whether it had to wait ([`RawLockWait`]); no extra `try_lock` | none |
 //! | wait time | only on the contended path: two clock reads around the wait, recorded after the release | none when uncontended |
 //! | hold time | one hold in N (per class, [`set_hold_sampling`], default [`DEFAULT_HOLD_SAMPLING`]) is timed: each acquisition is picked independently with probability 1/N (a geometric countdown, so the phase is random and no periodic pattern can alias with it) | one countdown decrement; two clock reads one time in N |
-//! | histograms | `hdrhistogram` (2 significant digits), per thread, recorded after the release, only for timed holds and contended waits | amortised 1/N |
+//! | histograms | `hdrhistogram` (2 significant digits), per thread, recorded after the release, only for timed holds and contended waits; a nested lock's record waits until the thread holds no measured lock (`Fast::pending`) | amortised 1/N, outside every hold |
+//! | the sampler's next gaps | four per class drawn in advance, replenished once the thread holds no measured lock (a logarithm inside a hold would leak into the next timed hold) | none inside a hold |
 //!
 //! Estimates: the timed holds are an unbiased sample of the holds, so their mean, percentiles and
 //! per-path shares estimate the population's, and `total = mean × acquisitions` (exact count).
@@ -251,10 +252,12 @@ struct Fast {
     owner_changes: [Cell<u64>; MAX_CLASSES],
     /// Per class: acquisitions left up to and including the next sampled one.
     countdown: [Cell<u32>; MAX_CLASSES],
-    /// Per class: the gap after that, drawn in advance, so that a sample needs no draw (a
-    /// logarithm) inside a hold; refilled outside every lock ([`Fast::refill`]).
-    next_gap: [Cell<u32>; MAX_CLASSES],
-    /// Classes whose `next_gap` was used and awaits a fresh draw (a bit each).
+    /// Per class: [`SPARE_GAPS`] gaps drawn in advance, so that a sample needs no draw (a
+    /// logarithm) inside a hold; replenished outside every lock ([`Fast::refill`]).
+    spare_gaps: [Cell<u32>; MAX_CLASSES * SPARE_GAPS],
+    /// Per class: how many of its spare gaps are left.
+    spares_left: [Cell<u8>; MAX_CLASSES],
+    /// Classes that used spare gaps and await fresh draws (a bit each).
     refill: Cell<u16>,
     /// Records of timed holds and contended waits made while the thread still held a measured
     /// lock: kept here and folded once it holds none, so that the bookkeeping of a nested lock
@@ -276,6 +279,9 @@ struct Pending {
 }
 
 const PENDING: usize = 16;
+/// Gaps drawn in advance per class: more samples of one class than this inside one outer hold
+/// (two at most in practice: eight counter sums per scheduler hold, one in 64 sampled) draw inline.
+const SPARE_GAPS: usize = 4;
 const NO_PENDING: Pending = Pending { class: LockClass::NONE, flags: 0, path: 0, outer: 0, hold: 0, wait: 0 };
 
 thread_local! {
@@ -289,7 +295,8 @@ thread_local! {
             contentions: [const { Cell::new(0) }; SLOTS],
             owner_changes: [const { Cell::new(0) }; MAX_CLASSES],
             countdown: [const { Cell::new(0) }; MAX_CLASSES],
-            next_gap: [const { Cell::new(1) }; MAX_CLASSES],
+            spare_gaps: [const { Cell::new(1) }; MAX_CLASSES * SPARE_GAPS],
+            spares_left: [const { Cell::new(0) }; MAX_CLASSES],
             refill: Cell::new(0),
             pending: [const { Cell::new(NO_PENDING) }; PENDING],
             npending: Cell::new(0),
@@ -347,11 +354,11 @@ fn register_thread(f: &Fast) -> u32 {
     let seed = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ lock_ticks() ^ ((&f.rng as *const _ as u64) << 17);
     f.rng.set(seed | 1);
     // The random phase: every class's first gap, drawn now.
-    for ((period, countdown), next_gap) in PERIOD.iter().zip(&f.countdown).zip(&f.next_gap) {
-        let period = period.load(Ordering::Relaxed);
-        countdown.set(draw_gap(f, period));
-        next_gap.set(draw_gap(f, period));
+    for (period, countdown) in PERIOD.iter().zip(&f.countdown) {
+        countdown.set(draw_gap(f, period.load(Ordering::Relaxed)));
     }
+    f.refill.set(u16::MAX);
+    refill_gaps(f);
     let _ = ACC.try_with(|_| ());
     id
 }
@@ -390,14 +397,33 @@ fn sample_slow(f: &Fast, c: usize, left: u32) -> bool {
         f.countdown[c].set(left - 1);
         return false;
     }
-    let bit = 1u16 << c;
-    // Sampled again before the thread left its locks: the gap drawn in advance is used twice
-    // rather than drawn here (a logarithm's latency before the hold's first stamp leaks into the
-    // timed hold: measured, +30 % on the 12 ns counter-sum holds). Each gap is still geometric
-    // with mean N, so every acquisition is still picked with probability 1/N.
-    f.countdown[c].set(f.next_gap[c].get().max(1));
-    f.refill.set(f.refill.get() | bit);
+    // The next gap comes from those drawn in advance: a draw here, a logarithm before the hold's
+    // first stamp, leaks its latency into the timed hold (measured: +30 % on the 12 ns counter-sum
+    // holds). Only when they are used up inside one outer hold is one drawn here.
+    let left = f.spares_left[c].get();
+    let gap = if left > 0 {
+        f.spares_left[c].set(left - 1);
+        f.spare_gaps[c * SPARE_GAPS + left as usize - 1].get()
+    } else {
+        draw_gap(f, PERIOD[c].load(Ordering::Relaxed))
+    };
+    f.countdown[c].set(gap.max(1));
+    f.refill.set(f.refill.get() | (1u16 << c));
     true
+}
+
+/// Draws fresh spare gaps for the classes that used theirs.
+fn refill_gaps(f: &Fast) {
+    let mut refill = f.refill.replace(0);
+    while refill != 0 {
+        let c = refill.trailing_zeros() as usize;
+        refill &= refill - 1;
+        let period = PERIOD[c].load(Ordering::Relaxed);
+        for slot in &f.spare_gaps[c * SPARE_GAPS..(c + 1) * SPARE_GAPS] {
+            slot.set(draw_gap(f, period));
+        }
+        f.spares_left[c].set(SPARE_GAPS as u8);
+    }
 }
 
 /// The thread holds no measured lock any more: fold the records it kept and draw the gaps it
@@ -409,12 +435,7 @@ fn settle(f: &Fast) {
     for cell in &f.pending[..n.min(PENDING)] {
         fold(f, cell.get());
     }
-    let mut refill = f.refill.replace(0);
-    while refill != 0 {
-        let c = refill.trailing_zeros() as usize;
-        refill &= refill - 1;
-        f.next_gap[c].set(draw_gap(f, PERIOD[c].load(Ordering::Relaxed)));
-    }
+    refill_gaps(f);
 }
 
 /// The flags of a timed/sampled decision, given the sampler's pick.
@@ -948,7 +969,8 @@ mod tests {
             contentions: [const { Cell::new(0) }; SLOTS],
             owner_changes: [const { Cell::new(0) }; MAX_CLASSES],
             countdown: [const { Cell::new(0) }; MAX_CLASSES],
-            next_gap: [const { Cell::new(1) }; MAX_CLASSES],
+            spare_gaps: [const { Cell::new(1) }; MAX_CLASSES * SPARE_GAPS],
+            spares_left: [const { Cell::new(0) }; MAX_CLASSES],
             refill: Cell::new(0),
             pending: [const { Cell::new(NO_PENDING) }; PENDING],
             npending: Cell::new(0),
