@@ -412,14 +412,17 @@ fn sample_slow(f: &Fast, c: usize, left: u32) -> bool {
     true
 }
 
-/// Draws fresh spare gaps for the classes that used theirs.
+/// Draws fresh spare gaps for the classes that used some (only the used ones: one draw per
+/// sample, as without spares).
 fn refill_gaps(f: &Fast) {
     let mut refill = f.refill.replace(0);
     while refill != 0 {
         let c = refill.trailing_zeros() as usize;
         refill &= refill - 1;
         let period = PERIOD[c].load(Ordering::Relaxed);
-        for slot in &f.spare_gaps[c * SPARE_GAPS..(c + 1) * SPARE_GAPS] {
+        // Spares are taken from the top: the used ones are those above `spares_left`.
+        let left = (f.spares_left[c].get() as usize).min(SPARE_GAPS);
+        for slot in &f.spare_gaps[c * SPARE_GAPS + left..(c + 1) * SPARE_GAPS] {
             slot.set(draw_gap(f, period));
         }
         f.spares_left[c].set(SPARE_GAPS as u8);
