@@ -38,7 +38,14 @@ pub struct WorkloadArgs {
 impl WorkloadArgs {
     /// The workload for `threads` jobs (validated against variants by the caller).
     pub fn config(&self, threads: usize) -> Result<WorkloadConfig, UsageError> {
-        self.jobs.config(RunShape { threads, duration: self.duration, ramp: self.ramp, lock: LockKind::FairSpin, lockstat: false })
+        self.jobs.config(RunShape {
+            threads,
+            duration: self.duration,
+            ramp: self.ramp,
+            lock: LockKind::FairSpin,
+            lockstat: false,
+            lockstat_mode: schedlab_core::lockstat::Mode::Sampled,
+        })
     }
 
     pub fn noise_policy(&self) -> Result<NoisePolicy, UsageError> {
@@ -113,9 +120,14 @@ pub struct CompareArgs {
     /// Also run `unlocked` (refused with --churn: it is unsafe under group removal).
     #[arg(long)]
     include_unlocked: bool,
-    /// plain (KIOPS only), lockstat (instrumented runs only) or both (plain KIOPS + instrumented counters).
-    #[arg(long, default_value = "both")]
+    /// lockstat (one run per variant and round: KIOPS and lock counters from the same run, the
+    /// statistics switched on and off in alternating 100 ms windows whose pairs give their cost),
+    /// both (two runs: plain KIOPS + separately instrumented counters) or plain (KIOPS only).
+    #[arg(long, default_value = "lockstat")]
     measure: String,
+    /// How instrumented runs time lock holds: sampled (one in 64, estimated) or exact.
+    #[arg(long, default_value = "sampled", value_parser = crate::flags::lockstat_mode)]
+    lockstat_mode: schedlab_core::lockstat::Mode,
     /// Measured time of each instrumented run with --measure both: seconds or a duration, more
     /// than 0, at most a day.
     #[arg(long, default_value = "1", value_parser = units::seconds, allow_hyphen_values = true)]
@@ -177,6 +189,8 @@ fn config(args: &CompareArgs) -> Result<CompareConfig, UsageError> {
         rounds: args.rounds as usize,
         measure,
         lockstat_duration: seconds("lockstat-duration", args.lockstat_duration, false)?,
+        lockstat_window: std::time::Duration::from_millis(100),
+        lockstat_mode: args.lockstat_mode,
         sum_sampling: args.workload.sum_sampling()?,
         noise: args.workload.noise_policy()?,
     };
@@ -206,7 +220,7 @@ pub fn print_report(report: &CompareReport, brief: bool) {
         w.duration.as_secs_f64(),
         match c.measure {
             Measure::Both => format!(" + {} s instrumented", c.lockstat_duration.as_secs_f64()),
-            Measure::Lockstat => " instrumented".into(),
+            Measure::Lockstat => " (lock statistics on and off in 100 ms windows of the same run)".into(),
             Measure::Plain => String::new(),
         },
         w.ramp.as_secs_f64(),
@@ -228,12 +242,34 @@ pub fn print_report(report: &CompareReport, brief: bool) {
         outln!("\n{warning}");
     }
     outln!(
-        "\n  x sched: KIOPS / sched-lock's in the same round (median). cont%: contended acquisitions; wait: per contended\n  acquisition; hold: per acquisition (lock counters from the instrumented runs). stats/sched hold: time in\n  statistics updates applied under the scheduler lock / its hold time (and the part of it in locked counter sums)."
+        "\n  x sched: KIOPS / sched-lock's in the same round (median). cont%: contended acquisitions; wait: per contended\n  acquisition (exact); hold: per acquisition (estimated from sampled holds; lock counters {}). stats/sched hold:\n  time in statistics updates applied under the scheduler lock / its hold time (and the part of it in locked counter sums).",
+        match c.measure {
+            Measure::Lockstat => "from the same runs as the KIOPS",
+            _ => "from the instrumented runs",
+        }
     );
     outln!("\nThe seeds' ratios (kernel-bfq.md §1: 8 threads, i7-4850HQ, null_blk) beside the ones measured here:\n");
     out!("{}", compare::ratio_table(report));
-    outln!("\nInstrumentation cost (lockstat on against off, same rounds) and CPU accounting of the measured windows:\n");
+    outln!(
+        "\nWhat the lock statistics cost ({}) and CPU accounting of the measured windows:\n",
+        match c.measure {
+            Measure::Lockstat => "on against off windows of the same runs: each window against its two neighbours, median over all windows; the range is over the runs' own medians",
+            _ => "instrumented runs against plain runs of the same rounds",
+        }
+    );
     out!("{}", compare::overhead_table(report));
+    let costly: Vec<String> = report
+        .results
+        .iter()
+        .filter(|r| r.lockstat_overhead_pct.is_some_and(|c| c > 5.0))
+        .map(|r| format!("{}/{} ({:.1}%)", r.variant, r.lock.name(), r.lockstat_overhead_pct.unwrap_or(0.0)))
+        .collect();
+    if c.measure == Measure::Lockstat && !costly.is_empty() {
+        outln!(
+            "\nNOTE: the lock statistics cost more than 5 % in {}: there the counters describe a slower system than\nan unmeasured one; `--measure both` takes the KIOPS from separate plain runs.",
+            costly.join(", ")
+        );
+    }
     if !brief {
         let tables = compare::lockstat_tables(report);
         if !tables.is_empty() {

@@ -64,6 +64,7 @@ pub struct RunShape {
     pub ramp: f64,
     pub lock: LockKind,
     pub lockstat: bool,
+    pub lockstat_mode: schedlab_core::lockstat::Mode,
 }
 
 impl WorkloadFlags {
@@ -97,8 +98,15 @@ impl WorkloadFlags {
             slice_idle_ns: self.slice_idle_ns,
             pin_cpus: self.pin,
             lockstat: shape.lockstat,
+            lockstat_mode: shape.lockstat_mode,
+            lockstat_toggle: None,
             trace_window: None,
             insert: parse_insert(&self.insert)?,
         })
     }
+}
+
+/// Parses `--lockstat[=sampled|exact]` (given without a value: sampled).
+pub fn lockstat_mode(value: &str) -> Result<schedlab_core::lockstat::Mode, String> {
+    schedlab_core::lockstat::Mode::from_name(value).ok_or_else(|| format!("unknown lock statistics mode `{value}` (known: sampled, exact)"))
 }

@@ -201,9 +201,12 @@ struct RunArgs {
     lock: String,
     #[command(flatten)]
     jobs: flags::WorkloadFlags,
-    /// Measure the scheduler, queue and counter-sum locks (lockstat-like table; costs time).
-    #[arg(long)]
-    lockstat: bool,
+    /// Measure the scheduler, queue and counter-sum locks (lockstat-like table): `--lockstat`
+    /// (sampled: counts and waits exact, holds timed one in 64 and estimated; a few % of the
+    /// throughput) or `--lockstat exact` (every hold timed, and the sampled estimate of the same
+    /// holds beside it, for validation; costs more).
+    #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "sampled", require_equals = false, value_parser = flags::lockstat_mode)]
+    lockstat: Option<schedlab_core::lockstat::Mode>,
     /// Write the result, with provenance, to this JSON file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
@@ -262,7 +265,14 @@ fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, UsageError> {
     let lock = LockKind::from_name(&args.lock)
         .ok_or_else(|| UsageError(format!("unknown lock kind `{}` (known: fair-spin, parking-lot)", args.lock)))?;
     let threads = args.threads as usize;
-    let shape = flags::RunShape { threads, duration: args.duration, ramp: args.ramp, lock, lockstat: args.lockstat };
+    let shape = flags::RunShape {
+        threads,
+        duration: args.duration,
+        ramp: args.ramp,
+        lock,
+        lockstat: args.lockstat.is_some(),
+        lockstat_mode: args.lockstat.unwrap_or(schedlab_core::lockstat::Mode::Sampled),
+    };
     let mut cfg = args.jobs.config(shape)?;
     if args.trace.is_some() {
         cfg.trace_window = Some(seconds("trace-window", args.trace_window, false)?);

@@ -23,6 +23,9 @@ fn compare_writes_the_keys_with_consistent_results_and_prints_the_ratios() {
     let out = schedlab(&[
         "compare", "--threads", "2", "--duration", "0.3", "--lockstat-duration", "0.2", "--ramp", "0", "--rounds", "1",
         "--lock", "fair-spin", "--retries", "0", "--json", json.to_str().unwrap(),
+        // Exact mode, so that the hold totals are sums of real intervals and the window bound
+        // below is physical (a sampled total is an estimate).
+        "--lockstat-mode", "exact",
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
@@ -59,7 +62,10 @@ fn compare_writes_the_keys_with_consistent_results_and_prints_the_ratios() {
             assert!(n("acquisitions") >= n("contentions"), "{what}: {l}");
             assert!(l["hold_ns"]["total"].as_u64().unwrap() > 0, "{what}: {l}");
         }
+        // One run per variant: the counters and the cost come from the same run.
+        assert_eq!(r["lockstat_overhead_source"], "same run, alternating windows", "{what}");
         // The scheduler lock is held at most for the whole measured window.
+        assert_eq!(sched["hold_exact"], true, "{what}: {sched}");
         let window_ns = r["lockstat_s"].as_f64().unwrap() * 1e9;
         assert!(sched["hold_ns"]["total"].as_f64().unwrap() <= window_ns * 1.02, "{what}: {sched}");
     }
@@ -132,8 +138,16 @@ fn run_with_lockstat_prints_and_writes_the_lock_table() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("queue") && stdout.contains("stats-sum") && stdout.contains("owner-chg"), "{stdout}");
+    assert!(stdout.contains("estimated from") && stdout.contains("timed holds (1 in"), "sampled holds are marked as estimates: {stdout}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert!(v["locks"].as_array().unwrap().iter().any(|l| l["name"] == "queue"));
+    let queue = v["locks"].as_array().unwrap().iter().find(|l| l["name"] == "queue").expect("the queue lock");
+    assert_eq!(queue["hold_exact"], false);
+    assert!(queue["holds_timed"].as_u64().unwrap() <= queue["acquisitions"].as_u64().unwrap());
+    // Exact mode: every hold timed, the sampled estimate of the same holds beside it.
+    let out = schedlab(&["run", "--variant", "sched-lock", "--duration", "0.3", "--lockstat", "exact"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("exact (every hold timed)") && stdout.contains("the sampled mode's estimate from"), "{stdout}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -146,6 +160,9 @@ fn bad_compare_and_sweep_input_is_one_line_and_exit_code_2() {
         &["compare", "--include-unlocked", "--churn", "5"],
         &["compare", "--variants", "sched-lock,nonsense"],
         &["compare", "--measure", "sometimes"],
+        &["compare", "--lockstat-mode", "sometimes"],
+        &["run", "--variant", "epoch", "--lockstat", "sometimes"],
+        &["roundtrip", "--lockstat", "sometimes"],
         &["compare", "--duration", "-1"],
         &["compare", "--sum-sampling", "0"],
         &["sweep", "--threads", "0"],

@@ -6,10 +6,16 @@
 //! caches). Ratios between variants are taken *within* a round and then summarised (median, min,
 //! max), because this machine kind is shared and noisy (`../shared/reference/measuring.md` §2).
 //!
-//! Each variant is measured in up to two ways per round ([`Measure`]):
-//! - *plain*: the named locks are not measured; this gives the KIOPS;
-//! - *lockstat*: the same workload with [`schedlab_core::lockstat`] on (shorter by default); this
-//!   gives the lock counters, and its KIOPS against the plain one is the instrumentation's cost.
+//! Each variant is measured in one of three ways per round ([`Measure`]):
+//! - *lockstat* (the default, one run): [`schedlab_core::lockstat`] is switched on and off in
+//!   alternating windows of 100 ms of the same run; the KIOPS are the run's, the lock counters
+//!   come from its on windows, and the statistics' cost from on against off windows, pair by pair
+//!   (so the cost is measured under the very load the counters describe). The statistics cost a
+//!   few percent (notes/results/2026-12-01-lockstat-cost.md), so the counters describe the system
+//!   whose throughput is reported;
+//! - *both* (two runs): a plain run gives the KIOPS, a separate instrumented run the counters, and
+//!   the two runs' KIOPS the cost;
+//! - *plain*: KIOPS only.
 //!
 //! The JSON written by the CLI is documented in `notes/compare-schema.md`.
 
@@ -28,9 +34,10 @@ use std::time::Duration;
 pub enum Measure {
     /// Plain runs only: KIOPS, no lock counters.
     Plain,
-    /// Instrumented runs only: KIOPS (lowered by the instrumentation) and lock counters.
+    /// One run per variant and round: KIOPS and lock counters from the same run, the statistics
+    /// switched on and off in alternating windows, whose pairs give the cost.
     Lockstat,
-    /// A plain run for the KIOPS and an instrumented one for the counters.
+    /// Two runs: a plain run for the KIOPS and an instrumented one for the counters.
     Both,
 }
 
@@ -146,6 +153,10 @@ pub struct CompareConfig {
     pub measure: Measure,
     /// Measured window of the instrumented runs when `measure` is `Both`.
     pub lockstat_duration: Duration,
+    /// With `Lockstat`: the length of each on and off window.
+    pub lockstat_window: Duration,
+    /// How holds are timed in instrumented runs.
+    pub lockstat_mode: lockstat::Mode,
     /// Hold-time sampling period of the counter-sum locks (see `lockstat::set_hold_sampling`).
     pub sum_sampling: u32,
     pub noise: NoisePolicy,
@@ -153,7 +164,8 @@ pub struct CompareConfig {
 
 impl CompareConfig {
     /// The defaults of `schedlab compare` (and of plain `cargo run --release`): every safe
-    /// variant, all cores, 3 rounds of 2 s plain + 1 s instrumented, the fair lock. About 50 s.
+    /// variant, all cores, 3 rounds of one 2 s run each (statistics on and off in 100 ms windows),
+    /// the fair lock. About 35 s.
     pub fn defaults() -> Self {
         let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
         CompareConfig {
@@ -167,8 +179,10 @@ impl CompareConfig {
             variants: schedlab_variants::safe().map(|v| v.name).collect(),
             locks: vec![LockKind::FairSpin],
             rounds: 3,
-            measure: Measure::Both,
+            measure: Measure::Lockstat,
             lockstat_duration: Duration::from_secs(1),
+            lockstat_window: Duration::from_millis(100),
+            lockstat_mode: lockstat::Mode::Sampled,
             sum_sampling: lockstat::DEFAULT_SUM_SAMPLING,
             noise: NoisePolicy::default(),
         }
@@ -317,8 +331,14 @@ pub struct VariantResult {
     pub kiops_source: &'static str,
     /// KIOPS of the instrumented runs.
     pub kiops_lockstat: Option<Spread>,
-    /// 100 × (1 − instrumented median ÷ plain median): the throughput the instrumentation cost.
+    /// The throughput the lock statistics cost, %: with `measure` `lockstat`, the median of every
+    /// window comparison of every run (each window against its two neighbours of the other kind);
+    /// with `both`, 100 × (1 − instrumented median ÷ plain median).
     pub lockstat_overhead_pct: Option<f64>,
+    /// How `lockstat_overhead_pct` was measured: "same run, alternating windows" or "separate runs".
+    pub lockstat_overhead_source: Option<&'static str>,
+    /// With `measure` `lockstat`: each run's cost (median of its window pairs), %.
+    pub lockstat_overhead_runs: Vec<f64>,
     /// KIOPS ÷ `sched-lock`'s in the same round (median, min, max over rounds).
     pub vs_sched_lock: Option<Spread>,
     pub per_thread_kiops: PerThread,
@@ -580,8 +600,12 @@ pub fn run_with(
                     let mut w = cfg.workload.clone();
                     w.lock = lock;
                     w.lockstat = instrumented;
+                    w.lockstat_mode = cfg.lockstat_mode;
                     if instrumented && cfg.measure == Measure::Both {
                         w.duration = cfg.lockstat_duration;
+                    }
+                    if instrumented && cfg.measure == Measure::Lockstat {
+                        w.lockstat_toggle = Some(cfg.lockstat_window);
                     }
                     let r = match run_clean_with(runner, variant, &w, interrupt, cfg.noise, &mut cells[li][vi].noise, &mut rerun_budget) {
                         Ok(r) => r,
@@ -635,8 +659,21 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ce
     let plain_median = kiops.as_ref().map_or(0.0, |k| k.median);
     let kiops_lockstat = (cfg.measure == Measure::Both && !cell.lockstat.is_empty())
         .then(|| Spread::of(cell.lockstat.iter().map(|(_, r)| r.kiops).collect()));
-    let lockstat_overhead_pct =
-        kiops_lockstat.as_ref().filter(|_| plain_median > 0.0 && cfg.measure == Measure::Both && !cell.plain.is_empty()).map(|l| 100.0 * (1.0 - l.median / plain_median));
+    let lockstat_overhead_runs: Vec<f64> =
+        cell.lockstat.iter().filter_map(|(_, r)| r.lockstat_toggle.as_ref().and_then(|t| t.cost_pct)).collect();
+    // Every window comparison of every run, pooled: more comparisons than runs, so the median
+    // is steadier than a median of per-run medians.
+    let pooled: Vec<f64> =
+        cell.lockstat.iter().filter_map(|(_, r)| r.lockstat_toggle.as_ref()).flat_map(|t| t.pair_costs_pct.iter().copied()).collect();
+    let (lockstat_overhead_pct, lockstat_overhead_source) = if cfg.measure == Measure::Lockstat {
+        ((!pooled.is_empty()).then(|| median(&pooled)), Some("same run, alternating windows"))
+    } else {
+        let cost = kiops_lockstat
+            .as_ref()
+            .filter(|_| plain_median > 0.0 && cfg.measure == Measure::Both && !cell.plain.is_empty())
+            .map(|l| 100.0 * (1.0 - l.median / plain_median));
+        (cost, cost.map(|_| "separate runs"))
+    };
     let all = cell.plain.iter().chain(&cell.lockstat).map(|(_, r)| r);
     let runs = all.clone().count();
     let consistent =
@@ -655,8 +692,17 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ce
         if let Some(l) = &r.lock_stats {
             lock_stats.merge(l);
         }
-        lockstat_s += r.measured_s;
-        lockstat_requests += requests_of(r);
+        // A toggled run's counters cover its on windows.
+        match &r.lockstat_toggle {
+            Some(t) => {
+                lockstat_s += t.on_s;
+                lockstat_requests += t.kiops_on * 1e3 * t.on_s;
+            }
+            None => {
+                lockstat_s += r.measured_s;
+                lockstat_requests += requests_of(r);
+            }
+        }
     }
     let mut locks = lock_stats.summarize((lockstat_s * 1e9) as u64);
     let section_name = LockClass::STATS_SECTION.name();
@@ -683,6 +729,8 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ce
         kiops_source: if cell.plain.is_empty() { "lockstat" } else { "plain" },
         kiops_lockstat,
         lockstat_overhead_pct,
+        lockstat_overhead_source,
+        lockstat_overhead_runs,
         vs_sched_lock: None,
         per_thread_kiops: PerThread::of(main_runs.iter().map(|(_, r)| r.per_thread_kiops.clone()).collect()),
         consistent,
@@ -828,18 +876,27 @@ pub fn overhead_table(report: &CompareReport) -> String {
     let opt = |v: Option<f64>, digits: usize| v.map_or("-".into(), |x| format!("{x:.digits$}"));
     let _ = writeln!(
         out,
-        "{:<16} {:<11} {:>12} {:>16} {:>10} {:>10} {:>13} {:>10} {:>12}",
-        "variant", "lock", "plain KIOPS", "lockstat KIOPS", "cost", "CPU busy", "others (CPUs)", "steal", "rerun/noisy"
+        "{:<16} {:<11} {:>12} {:>16} {:>22} {:>10} {:>13} {:>10} {:>12}",
+        "variant", "lock", "KIOPS", "lockstat KIOPS", "cost (runs min..max)", "CPU busy", "others (CPUs)", "steal", "rerun/noisy"
     );
     for r in &report.results {
         let _ = writeln!(
             out,
-            "{:<16} {:<11} {:>12} {:>16} {:>10} {:>10} {:>13} {:>10} {:>12}",
+            "{:<16} {:<11} {:>12} {:>16} {:>22} {:>10} {:>13} {:>10} {:>12}",
             r.variant,
             r.lock.name(),
             r.kiops.as_ref().map_or("-".into(), |k| format!("{:.1}", k.median)),
             r.kiops_lockstat.as_ref().map_or("-".into(), |l| format!("{:.1}", l.median)),
-            r.lockstat_overhead_pct.map_or("-".into(), |c| format!("{c:.1}%")),
+            r.lockstat_overhead_pct.map_or("-".into(), |c| {
+                let runs = &r.lockstat_overhead_runs;
+                if runs.len() > 1 {
+                    let lo = runs.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = runs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    format!("{c:.1}% ({lo:.1}..{hi:.1})")
+                } else {
+                    format!("{c:.1}%")
+                }
+            }),
             r.cpu_busy_pct.map_or("-".into(), |c| format!("{c:.0}%")),
             opt(r.other_cpus_max, 2),
             opt(r.steal_cpus_max, 2),
@@ -896,12 +953,13 @@ pub fn interference_warning(report: &CompareReport) -> Option<String> {
     Some(text)
 }
 
-/// A lockstat-like table of some locks (one row per lock, then where each path waited and held).
+/// A lockstat-like table of some locks (one row per lock, then where each path waited and held,
+/// and what is exact and what estimated). Estimated figures are marked `~`.
 pub fn lockstat_table(locks: &[LockSummary]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "  {:<10} {:>10} {:>9} {:>6} {:>9} | {:>9} {:>8} {:>8} {:>8} | {:>9} {:>8} {:>8} {:>8} {:>8} | {:>6}",
+        "  {:<10} {:>10} {:>9} {:>6} {:>9} | {:>9} {:>8} {:>8} {:>8} | {:>10} {:>9} {:>9} {:>9} {:>9} | {:>7}",
         "lock",
         "acq",
         "cont",
@@ -919,10 +977,10 @@ pub fn lockstat_table(locks: &[LockSummary]) -> String {
         "occup"
     );
     for l in locks {
-        let sampled = if l.hold_sampled_1_in > 1.05 { format!(" (holds timed 1 in {:.0})", l.hold_sampled_1_in) } else { String::new() };
+        let est = |v: String| if l.hold_exact { v } else { format!("~{v}") };
         let _ = writeln!(
             out,
-            "  {:<10} {:>10} {:>9} {:>5.1}% {:>9} | {:>9} {:>8} {:>8} {:>8} | {:>9} {:>8} {:>8} {:>8} {:>8} | {:>5.1}%{}",
+            "  {:<10} {:>10} {:>9} {:>5.1}% {:>9} | {:>9} {:>8} {:>8} {:>8} | {:>10} {:>9} {:>9} {:>9} {:>9} | {:>7}",
             l.name,
             l.acquisitions,
             l.contentions,
@@ -932,14 +990,29 @@ pub fn lockstat_table(locks: &[LockSummary]) -> String {
             fmt_ns(l.wait_ns.avg),
             fmt_ns(l.wait_ns.p99 as f64),
             fmt_ns(l.wait_ns.max as f64),
-            fmt_ns(l.hold_ns.total as f64),
-            fmt_ns(l.hold_ns.avg),
-            fmt_ns(l.hold_ns.p50 as f64),
-            fmt_ns(l.hold_ns.p99 as f64),
-            fmt_ns(l.hold_ns.max as f64),
-            100.0 * l.hold_occupancy,
-            sampled
+            est(fmt_ns(l.hold_ns.total as f64)),
+            est(fmt_ns(l.hold_ns.avg)),
+            est(fmt_ns(l.hold_ns.p50 as f64)),
+            est(fmt_ns(l.hold_ns.p99 as f64)),
+            est(fmt_ns(l.hold_ns.max as f64)),
+            est(format!("{:.1}%", 100.0 * l.hold_occupancy)),
         );
+        let _ = writeln!(out, "  {:<10} hold: {}; acquisitions, contentions, owner changes and waits: exact", "", l.hold_provenance());
+        if let Some(e) = &l.hold_sampled_estimate {
+            let rel = |a: f64, b: f64| if b > 0.0 { format!("{:+.1}%", 100.0 * (a / b - 1.0)) } else { "-".into() };
+            let _ = writeln!(
+                out,
+                "  {:<10} the sampled mode's estimate from {} of these holds: avg {} ({}), p99 {} ({}), total {} ({})",
+                "",
+                l.hold_sampled_estimate_n,
+                fmt_ns(e.avg),
+                rel(e.avg, l.hold_ns.avg),
+                fmt_ns(e.p99 as f64),
+                rel(e.p99 as f64, l.hold_ns.p99 as f64),
+                fmt_ns(e.total as f64),
+                rel(e.total as f64, l.hold_ns.total as f64),
+            );
+        }
         let total_hold: u64 = l.paths.iter().map(|p| p.hold_ns).sum::<u64>().max(1);
         let total_wait: u64 = l.paths.iter().map(|p| p.wait_ns).sum::<u64>().max(1);
         let by_path: Vec<String> = l
@@ -958,7 +1031,7 @@ pub fn lockstat_table(locks: &[LockSummary]) -> String {
             let _ = writeln!(out, "  {:<10} by path: {}", "", by_path.join("; "));
         }
         for i in &l.inside {
-            let _ = writeln!(out, "  {:<10} inside {}: hold {}, wait {}", "", i.outer, fmt_ns(i.hold_ns as f64), fmt_ns(i.wait_ns as f64));
+            let _ = writeln!(out, "  {:<10} inside {}: hold {}, wait {}", "", i.outer, est(fmt_ns(i.hold_ns as f64)), fmt_ns(i.wait_ns as f64));
         }
     }
     out

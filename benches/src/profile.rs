@@ -2,8 +2,14 @@
 //! differential flamegraphs (inferno, through pprof), where the time goes as a table, and a
 //! criterion profiler.
 //!
-//! pprof-rs arms `ITIMER_PROF`: the kernel sends `SIGPROF` after every 1/frequency seconds of CPU
-//! time the *process* uses, and the handler records the interrupted thread's stack. So the samples
+//! pprof-rs installs the `SIGPROF` handler that records the interrupted thread's stack, and keeps
+//! the samples, the report and the flamegraph. Its own timer (`ITIMER_PROF`, one per *process*)
+//! lost about a third of the samples with two busy threads (both CPUs' ticks find the timer
+//! expired together, and a process-wide signal pending once is not queued twice). So
+//! [`Sampling`] turns that timer off and gives every thread its own: a POSIX timer on the
+//! thread's CPU-time clock (`timer_create` on its `CLOCK_THREAD_CPUTIME_ID`-style clock, with
+//! `SIGEV_THREAD_ID` delivery), which sends `SIGPROF` to that thread after every 1/frequency
+//! seconds of *its* CPU time ([`ThreadTimers`]; a watcher arms threads as they appear). The samples
 //! are on-CPU time: a spinning waiter shows up, a thread parked in a futex or sleeping does not
 //! (notes/flamegraphs.md gives the `perf` command for off-CPU time).
 //!
@@ -47,8 +53,295 @@ fn process_cpu_s() -> Option<f64> {
     Some((utime + stime) as f64 / 100.0)
 }
 
+/// Per-thread CPU-time timers delivering `SIGPROF` to their own thread (Linux).
+///
+/// A watcher thread lists `/proc/self/task` every few milliseconds and arms a timer for every
+/// thread it has not armed yet (itself included), on that thread's CPU clock
+/// (`(!tid << 3) | 6`, the encoding `pthread_getcpuclockid` uses: a per-thread, scheduler-precise
+/// CPU clock), firing every 1/frequency s of that thread's CPU time with `SIGEV_THREAD_ID`
+/// delivery to it. A thread that lives less than a scan leaves no sample.
+pub struct ThreadTimers {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    watcher: Option<std::thread::JoinHandle<Vec<usize>>>,
+}
+
+impl std::fmt::Debug for ThreadTimers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThreadTimers").finish_non_exhaustive()
+    }
+}
+
+/// How often the watcher looks for new threads.
+const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(5);
+
+#[cfg(target_os = "linux")]
+fn arm_thread_timer(tid: libc::pid_t, frequency: i32) -> Option<usize> {
+    // The thread's CPU-time clock: CPUCLOCK_PERTHREAD_MASK (4) | CPUCLOCK_SCHED (2), tid in the
+    // upper bits, complemented (what glibc's pthread_getcpuclockid computes).
+    let clock = ((!tid) << 3) | 6;
+    // SAFETY: all-zero is a valid `sigevent` (its union and padding included); the fields that
+    // matter are set below.
+    let mut event: libc::sigevent = unsafe { std::mem::zeroed() };
+    event.sigev_notify = libc::SIGEV_THREAD_ID;
+    event.sigev_signo = libc::SIGPROF;
+    event.sigev_notify_thread_id = tid;
+    let mut timer: libc::timer_t = std::ptr::null_mut();
+    // SAFETY: `event` and `timer` are valid for the call; the kernel checks the clock and tid.
+    if unsafe { libc::timer_create(clock, &mut event, &mut timer) } != 0 {
+        return None;
+    }
+    let period_ns = 1_000_000_000 / frequency.max(1) as i64;
+    let period = libc::timespec { tv_sec: period_ns / 1_000_000_000, tv_nsec: period_ns % 1_000_000_000 };
+    let spec = libc::itimerspec { it_interval: period, it_value: period };
+    // SAFETY: `timer` was just created; `spec` is valid for the call.
+    if unsafe { libc::timer_settime(timer, 0, &spec, std::ptr::null_mut()) } != 0 {
+        // SAFETY: `timer` was created above and is deleted once.
+        unsafe { libc::timer_delete(timer) };
+        return None;
+    }
+    Some(timer as usize)
+}
+
+#[cfg(target_os = "linux")]
+fn thread_ids() -> Vec<libc::pid_t> {
+    std::fs::read_dir("/proc/self/task")
+        .map(|dir| dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+impl ThreadTimers {
+    /// Arms every thread of the process now, and every thread that appears until [`stop`].
+    ///
+    /// [`stop`]: ThreadTimers::stop
+    pub fn start(frequency: i32) -> ThreadTimers {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let seen_stop = stop.clone();
+        #[cfg(target_os = "linux")]
+        let arm_new = move |armed: &mut std::collections::BTreeMap<libc::pid_t, usize>| {
+            for tid in thread_ids() {
+                if let std::collections::btree_map::Entry::Vacant(e) = armed.entry(tid) {
+                    if let Some(timer) = arm_thread_timer(tid, frequency) {
+                        e.insert(timer);
+                    }
+                }
+            }
+        };
+        #[cfg(target_os = "linux")]
+        let mut armed = std::collections::BTreeMap::new();
+        #[cfg(target_os = "linux")]
+        arm_new(&mut armed);
+        let watcher = std::thread::Builder::new()
+            .name("profile-timers".into())
+            .spawn(move || {
+                #[cfg(target_os = "linux")]
+                {
+                    while !seen_stop.load(Ordering::Relaxed) {
+                        arm_new(&mut armed);
+                        std::thread::sleep(WATCH_EVERY);
+                    }
+                    armed.into_values().collect()
+                }
+                #[cfg(not(target_os = "linux"))]
+                {
+                    let _ = (seen_stop, frequency);
+                    Vec::new()
+                }
+            })
+            .ok();
+        ThreadTimers { stop, watcher }
+    }
+
+    /// Disarms and deletes every timer.
+    pub fn stop(mut self) {
+        self.stop_now();
+    }
+
+    fn stop_now(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let Some(watcher) = self.watcher.take() else { return };
+        let timers = watcher.join().unwrap_or_default();
+        #[cfg(target_os = "linux")]
+        for timer in timers {
+            // SAFETY: each timer was created by `arm_thread_timer` and is deleted once, here.
+            unsafe { libc::timer_delete(timer as libc::timer_t) };
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = timers;
+    }
+}
+
+impl Drop for ThreadTimers {
+    fn drop(&mut self) {
+        self.stop_now();
+    }
+}
+
+/// pprof's `SIGPROF` handler, called by [`serialized_sigprof`] (0: none).
+static PPROF_HANDLER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// `SIGPROF`s delivered while sampling (a diagnostic: samples = delivered − dropped by pprof).
+static SIGNALS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Samples interrupted inside a blocklisted object: not unwound (pprof would drop them), counted.
+static BLOCKED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Executable address ranges of the blocklisted objects ([`BLOCKLIST`]), read from
+/// `/proc/self/maps` before the timers are armed; the handler only reads them.
+static BLOCKED_RANGES: [(std::sync::atomic::AtomicUsize, std::sync::atomic::AtomicUsize); 32] =
+    [const { (std::sync::atomic::AtomicUsize::new(0), std::sync::atomic::AtomicUsize::new(0)) }; 32];
+
+/// Reads the blocklisted objects' executable ranges into [`BLOCKED_RANGES`].
+fn load_blocked_ranges() {
+    use std::sync::atomic::Ordering;
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let mut n = 0;
+    for line in maps.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (Some(range), Some(perms)) = (fields.first(), fields.get(1)) else { continue };
+        let path = fields.get(5).copied().unwrap_or("");
+        let name = path.rsplit('/').next().unwrap_or(path);
+        if !perms.contains('x') || !BLOCKLIST.iter().any(|b| name.contains(b)) {
+            continue;
+        }
+        let Some((lo, hi)) = range.split_once('-') else { continue };
+        let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16)) else { continue };
+        if n < BLOCKED_RANGES.len() {
+            BLOCKED_RANGES[n].0.store(lo, Ordering::Relaxed);
+            BLOCKED_RANGES[n].1.store(hi, Ordering::Relaxed);
+            n += 1;
+        }
+    }
+    for r in &BLOCKED_RANGES[n..] {
+        r.0.store(0, Ordering::Relaxed);
+        r.1.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Whether the interrupted instruction of `context` lies in a blocklisted object.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn interrupted_in_blocklisted(context: *mut libc::c_void) -> bool {
+    use std::sync::atomic::Ordering;
+    if context.is_null() {
+        return false;
+    }
+    // SAFETY: for an SA_SIGINFO handler the third argument is the kernel's `ucontext_t` of the
+    // interrupted thread, valid for the handler's duration.
+    let ip = unsafe { (*(context as *const libc::ucontext_t)).uc_mcontext.gregs[libc::REG_RIP as usize] } as usize;
+    BLOCKED_RANGES.iter().any(|(lo, hi)| {
+        let (lo, hi) = (lo.load(Ordering::Relaxed), hi.load(Ordering::Relaxed));
+        lo <= ip && ip < hi
+    })
+}
+
+#[cfg(all(target_os = "linux", not(target_arch = "x86_64")))]
+fn interrupted_in_blocklisted(_context: *mut libc::c_void) -> bool {
+    false
+}
+
+/// The frame under which samples taken inside libc, libgcc, libpthread or the vDSO are counted:
+/// they are not unwound (that can deadlock), but their CPU time is in the table.
+pub const NOT_UNWOUND: &str = "[in libc, libgcc, libpthread or the vDSO: not unwound]";
+
+/// Set while one thread runs pprof's handler.
+static HANDLER_BUSY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Runs pprof's handler one thread at a time. pprof's handler unwinds while holding its profiler
+/// with `try_write`, and drops the sample of any other thread whose signal arrives meanwhile;
+/// with per-thread timers on CPUs whose ticks are aligned, two threads' timers often expire on
+/// the same tick, and that dropped about a third of the samples at two threads. Here the second
+/// thread waits (spins: both are on CPUs, and an unwind takes tens of microseconds) for the first.
+/// Async-signal-safe: atomics and `spin_loop` only; `SIGPROF` is blocked in its own handler, so a
+/// thread never waits for itself.
+#[cfg(target_os = "linux")]
+extern "C" fn serialized_sigprof(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+    use std::sync::atomic::Ordering;
+    SIGNALS.fetch_add(1, Ordering::Relaxed);
+    while HANDLER_BUSY.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+        std::hint::spin_loop();
+    }
+    let handler = PPROF_HANDLER.load(Ordering::Relaxed);
+    if handler != 0 {
+        // SAFETY: the value is the `sa_sigaction` of pprof's SA_SIGINFO action, read back from the
+        // kernel by `serialize_pprof_handler`: a function of exactly this signature.
+        let handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) = unsafe { std::mem::transmute(handler) };
+        // A timer that expired again before its signal was taken counts the extra expiries as
+        // its overrun (the thread's CPU clock is checked on ticks, and a thread that runs in short
+        // slices between yields can miss a check): each stands for a period of CPU time spent
+        // here too, so the stack is recorded once per expiry (at most 8 times).
+        let expiries = 1 + timer_overrun(info).min(8);
+        if interrupted_in_blocklisted(context) {
+            BLOCKED.fetch_add(expiries as u64, Ordering::Relaxed);
+        } else {
+            for _ in 0..expiries {
+                handler(signal, info, context);
+            }
+        }
+    }
+    HANDLER_BUSY.store(false, Ordering::Release);
+}
+
+/// The overrun of a POSIX timer's signal (0 for any other signal).
+#[cfg(target_os = "linux")]
+fn timer_overrun(info: *const libc::siginfo_t) -> u32 {
+    if info.is_null() {
+        return 0;
+    }
+    // SAFETY: `info` is the kernel's siginfo for this signal. For `si_code == SI_TIMER` the union
+    // after the three leading ints (and their padding, at offset 16 on 64-bit Linux) is
+    // `{ int si_tid; int si_overrun; sigval_t si_sigval; }` (include/uapi/asm-generic/siginfo.h).
+    unsafe {
+        if (*info).si_code != libc::SI_TIMER {
+            return 0;
+        }
+        let overrun = (info as *const u8).add(20).cast::<i32>().read_unaligned();
+        overrun.max(0) as u32
+    }
+}
+
+/// Puts [`serialized_sigprof`] in front of pprof's handler; returns pprof's action, to restore.
+#[cfg(target_os = "linux")]
+fn serialize_pprof_handler() -> Option<libc::sigaction> {
+    // SAFETY: all-zero is a valid `sigaction` to be filled in by the kernel.
+    let mut pprof: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: reads the current action into `pprof`, a valid `sigaction`.
+    if unsafe { libc::sigaction(libc::SIGPROF, std::ptr::null(), &mut pprof) } != 0 || pprof.sa_flags & libc::SA_SIGINFO == 0 {
+        return None;
+    }
+    PPROF_HANDLER.store(pprof.sa_sigaction, std::sync::atomic::Ordering::Relaxed);
+    let mut ours = pprof;
+    ours.sa_sigaction = serialized_sigprof as *const () as usize;
+    // SAFETY: installs a valid SA_SIGINFO action with pprof's mask and flags.
+    if unsafe { libc::sigaction(libc::SIGPROF, &ours, std::ptr::null_mut()) } != 0 {
+        return None;
+    }
+    Some(pprof)
+}
+
+/// Puts pprof's own action back (before pprof stops and sets `SIGPROF` to ignored).
+#[cfg(target_os = "linux")]
+fn restore_pprof_handler(pprof: libc::sigaction) {
+    // SAFETY: `pprof` is the action read back by `serialize_pprof_handler`.
+    unsafe { libc::sigaction(libc::SIGPROF, &pprof, std::ptr::null_mut()) };
+}
+
+/// Turns the process-wide `ITIMER_PROF` off (pprof armed it; its handler stays installed).
+fn disarm_process_timer() {
+    #[cfg(target_os = "linux")]
+    {
+        let zero = libc::itimerval {
+            it_interval: libc::timeval { tv_sec: 0, tv_usec: 0 },
+            it_value: libc::timeval { tv_sec: 0, tv_usec: 0 },
+        };
+        // SAFETY: `zero` is a valid `itimerval`; the old value is not asked for.
+        unsafe { libc::setitimer(libc::ITIMER_PROF, &zero, std::ptr::null_mut()) };
+    }
+}
+
 /// A running profiler. [`Sampling::finish`] stops it and folds what it saw.
 pub struct Sampling {
+    // Dropped first: no timer fires once the profiler has stopped.
+    timers: Option<ThreadTimers>,
+    /// pprof's own `SIGPROF` action, put back before pprof stops.
+    #[cfg(target_os = "linux")]
+    pprof_action: Option<libc::sigaction>,
     // Dropped before `_one`: the profiler stops before the next caller may start one.
     guard: pprof::ProfilerGuard<'static>,
     _one: MutexGuard<'static, ()>,
@@ -78,11 +371,36 @@ impl Sampling {
             .blocklist(&BLOCKLIST)
             .build()
             .map_err(|e| format!("cannot start the profiler: {e}"))?;
-        Ok(Sampling { guard, _one: one, frequency, started: Instant::now(), cpu_start: process_cpu_s() })
+        // pprof's handler stays; its process-wide timer goes, and every thread gets its own.
+        disarm_process_timer();
+        load_blocked_ranges();
+        BLOCKED.store(0, std::sync::atomic::Ordering::Relaxed);
+        #[cfg(target_os = "linux")]
+        let pprof_action = serialize_pprof_handler();
+        let cpu_start = process_cpu_s();
+        let timers = Some(ThreadTimers::start(frequency));
+        Ok(Sampling {
+            timers,
+            #[cfg(target_os = "linux")]
+            pprof_action,
+            guard,
+            _one: one,
+            frequency,
+            started: Instant::now(),
+            cpu_start,
+        })
     }
 
     /// Stops sampling and folds the stacks (every thread merged, root first).
-    pub fn finish(self) -> Result<Folded, String> {
+    pub fn finish(mut self) -> Result<Folded, String> {
+        if let Some(timers) = self.timers.take() {
+            timers.stop();
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(action) = self.pprof_action.take() {
+            restore_pprof_handler(action);
+        }
+        let signals = SIGNALS.swap(0, std::sync::atomic::Ordering::Relaxed);
         let wall_s = self.started.elapsed().as_secs_f64();
         let cpu_s = match (self.cpu_start, process_cpu_s()) {
             (Some(a), Some(b)) => Some(b - a),
@@ -114,7 +432,11 @@ impl Sampling {
             }
             *stacks.entry(names.join(";")).or_insert(0) += count as u64;
         }
-        Ok(Folded { stacks, frequency: self.frequency, wall_s, cpu_s })
+        let blocked = BLOCKED.swap(0, std::sync::atomic::Ordering::Relaxed);
+        if blocked > 0 {
+            *stacks.entry(NOT_UNWOUND.to_string()).or_insert(0) += blocked;
+        }
+        Ok(Folded { stacks, frequency: self.frequency, wall_s, cpu_s, signals: Some(signals) })
     }
 }
 
@@ -138,12 +460,15 @@ fn resolve_sample(frames: &[backtrace::Frame]) -> Vec<Vec<(String, Option<std::p
         symbols
     };
     let resolved: Vec<_> = frames.iter().map(|f| symbols_at((f.ip() as usize).saturating_sub(1))).collect();
-    // As pprof does: drop the handler's frame and the signal trampoline after it.
-    let handler = resolved.iter().position(|symbols| symbols.iter().any(|(name, _)| name.contains("perf_signal_handler")));
+    // As pprof does: drop the handler's frames (pprof's, and the serializing one that calls it)
+    // and the signal trampoline after them.
+    let handler = resolved
+        .iter()
+        .rposition(|symbols| symbols.iter().any(|(name, _)| name.contains("perf_signal_handler") || name.contains("serialized_sigprof")));
     let mut out = Vec::new();
     for (i, symbols) in resolved.into_iter().enumerate() {
         let symbols = match handler {
-            Some(h) if i == h || i == h + 1 => continue,
+            Some(h) if i <= h + 1 => continue,
             // The interrupted instruction: its own address.
             Some(h) if i == h + 2 => symbols_at(frames[i].ip() as usize),
             _ => symbols,
@@ -227,6 +552,8 @@ pub struct Folded {
     pub wall_s: f64,
     /// Process CPU seconds used while sampling, if /proc told.
     pub cpu_s: Option<f64>,
+    /// `SIGPROF`s the per-thread timers delivered (each may stand for several expiries).
+    pub signals: Option<u64>,
 }
 
 impl Folded {
@@ -503,11 +830,20 @@ pub struct TimeShares {
     pub sums: u64,
     /// Share (0..1) of the process's CPU time that left no sample ([`Folded::unsampled_share`]).
     pub unsampled: Option<f64>,
+    /// The process's CPU seconds while sampling (measured, /proc/self/stat).
+    pub cpu_s: Option<f64>,
+    /// The CPU seconds the samples stand for: samples ÷ frequency.
+    pub sampled_s: f64,
 }
 
 impl TimeShares {
     pub fn from_folded(folded: &Folded) -> TimeShares {
-        let mut t = TimeShares { unsampled: folded.unsampled_share(), ..TimeShares::default() };
+        let mut t = TimeShares {
+            unsampled: folded.unsampled_share(),
+            cpu_s: folded.cpu_s,
+            sampled_s: if folded.frequency > 0 { folded.samples() as f64 / folded.frequency as f64 } else { 0.0 },
+            ..TimeShares::default()
+        };
         for (stack, &n) in &folded.stacks {
             let (category, in_sum) = classify(stack);
             t.counts[category as usize] += n;
@@ -558,18 +894,18 @@ impl TimeShares {
 /// The seeds' figure for `sched-lock` (kernel-bfq.md §1): stats ≈ 40 % of BFQ's execution time.
 pub const SEED_STATS_SHARE: &str = "≈ 40 %";
 
-/// The time table: one row per variant, shares of all samples, stats of the scheduler's work, and
-/// the CPU time that left no sample.
+/// The time table: one row per variant, shares of all samples, stats of the scheduler's work, the
+/// CPU time that left no sample, and the CPU time measured beside the time the samples stand for.
 pub fn format_table(rows: &[(&str, &TimeShares)]) -> String {
     let mut out = format!(
-        "{:<11} {:>7} {:>7} {:>7} {:>8} {:>7} {:>8} {:>7} {:>7} {:>11} {:>10}  {}\n",
-        "variant", "samples", "core", "stats", "(sums)", "lock", "outside", "other", "total", "stats/work", "unsampled", "seed"
+        "{:<11} {:>7} {:>7} {:>7} {:>8} {:>7} {:>8} {:>7} {:>7} {:>11} {:>10} {:>7} {:>9}  {}\n",
+        "variant", "samples", "core", "stats", "(sums)", "lock", "outside", "other", "total", "stats/work", "unsampled", "cpu s", "sampled s", "seed"
     );
     for (name, t) in rows {
         let seed = if *name == "sched-lock" { format!("stats {SEED_STATS_SHARE} of BFQ") } else { String::new() };
         let unsampled = t.unsampled.map_or("-".to_string(), |u| format!("{:.0}%", u * 100.0));
         out.push_str(&format!(
-            "{:<11} {:>7} {:>6.1}% {:>6.1}% {:>7} {:>6.1}% {:>7.1}% {:>6.1}% {:>6.1}% {:>10.1}% {:>10}  {}\n",
+            "{:<11} {:>7} {:>6.1}% {:>6.1}% {:>7} {:>6.1}% {:>7.1}% {:>6.1}% {:>6.1}% {:>10.1}% {:>10} {:>7} {:>9.2}  {}\n",
             name,
             t.samples,
             t.share(Category::Core),
@@ -581,6 +917,8 @@ pub fn format_table(rows: &[(&str, &TimeShares)]) -> String {
             t.total_share(),
             t.stats_of_work(),
             unsampled,
+            t.cpu_s.map_or("-".to_string(), |c| format!("{c:.2}")),
+            t.sampled_s,
             seed
         ));
     }

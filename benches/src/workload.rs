@@ -100,6 +100,12 @@ pub struct WorkloadConfig {
     pub pin_cpus: bool,
     /// Measure the named locks during the measured window (see the module documentation).
     pub lockstat: bool,
+    /// How holds are timed while measuring: sampled (cheap; hold figures estimated) or exact.
+    pub lockstat_mode: lockstat::Mode,
+    /// With `lockstat`: switch the statistics on and off in alternating windows of this length,
+    /// so that one run gives the counters (on windows), the throughput (all windows) and the
+    /// statistics' cost (on against off windows, pair by pair). `None`: on for the whole window.
+    pub lockstat_toggle: Option<Duration>,
     /// Open the trace capture window ([`schedlab_core::trace::set_capture`]) for this long once
     /// the ramp-up ends (clipped to the measured time); `None`: never open it.
     pub trace_window: Option<Duration>,
@@ -127,6 +133,8 @@ impl Default for WorkloadConfig {
             slice_idle_ns: 0,
             pin_cpus: false,
             lockstat: false,
+            lockstat_mode: lockstat::Mode::Sampled,
+            lockstat_toggle: None,
             trace_window: None,
             insert: InsertPathKind::Direct,
         }
@@ -236,6 +244,61 @@ pub struct RunResult {
     /// The same counters in mergeable form (histograms), for aggregating runs.
     #[serde(skip)]
     pub lock_stats: Option<LockStats>,
+    /// With `lockstat_toggle`: the on and off windows of the run and what the statistics cost.
+    pub lockstat_toggle: Option<ToggleResult>,
+}
+
+/// The statistics' cost measured inside one run: windows with lockstat on alternate with windows
+/// with it off; each window is compared with its two neighbours.
+#[derive(Clone, Debug, Serialize)]
+pub struct ToggleResult {
+    pub window_s: f64,
+    /// Seconds measured with the statistics on (what the lock counters cover).
+    pub on_s: f64,
+    pub off_s: f64,
+    /// KIOPS over the on windows and over the off windows.
+    pub kiops_on: f64,
+    pub kiops_off: f64,
+    /// Per interior window, 100 × (1 − on rate ÷ off rate), the window against the mean of its
+    /// two neighbours (of the other kind).
+    pub pair_costs_pct: Vec<f64>,
+    /// Median of `pair_costs_pct`: the statistics' cost in this run.
+    pub cost_pct: Option<f64>,
+}
+
+impl ToggleResult {
+    fn of(window: Duration, windows: &[(bool, f64, u64)]) -> ToggleResult {
+        let sum = |on: bool| windows.iter().filter(|w| w.0 == on).fold((0.0, 0u64), |(s, n), w| (s + w.1, n + w.2));
+        let ((on_s, on_n), (off_s, off_n)) = (sum(true), sum(false));
+        let rate = |s: f64, n: u64| if s > 0.0 { n as f64 / s / 1e3 } else { 0.0 };
+        // Each interior window against the mean rate of its two neighbours (which are of the
+        // other kind): a load that drifts across the three cancels to first order, whichever
+        // kind comes first. A window cut short by the end of the run (under a tenth of a window)
+        // says little and is left out.
+        let full = |w: &(bool, f64, u64)| w.1 > window.as_secs_f64() * 0.1;
+        let mut pair_costs_pct = Vec::new();
+        for three in windows.windows(3) {
+            let (a, b, c) = (three[0], three[1], three[2]);
+            if !(full(&a) && full(&b) && full(&c)) {
+                continue;
+            }
+            let neighbours = (rate(a.1, a.2) + rate(c.1, c.2)) / 2.0;
+            let (r_on, r_off) = if b.0 { (rate(b.1, b.2), neighbours) } else { (neighbours, rate(b.1, b.2)) };
+            if r_off > 0.0 {
+                pair_costs_pct.push(100.0 * (1.0 - r_on / r_off));
+            }
+        }
+        let cost_pct = (!pair_costs_pct.is_empty()).then(|| crate::compare::median(&pair_costs_pct));
+        ToggleResult {
+            window_s: window.as_secs_f64(),
+            on_s,
+            off_s,
+            kiops_on: rate(on_s, on_n),
+            kiops_off: rate(off_s, off_n),
+            pair_costs_pct,
+            cost_pct,
+        }
+    }
 }
 
 /// CPU accounting at one moment: this process's CPU seconds, and the machine's busy and steal
@@ -696,6 +759,8 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
     let cpus = if cfg.pin_cpus { allowed_cpus() } else { Vec::new() };
     let pinned = AtomicBool::new(cfg.pin_cpus);
     let mut cpu: Option<(CpuSample, CpuSample)> = None;
+    // (on, seconds, requests) of each window of a toggled run.
+    let mut windows: Vec<(bool, f64, u64)> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
     let (measured_s, deltas, churn_removals) = std::thread::scope(|s| {
         let mut handles = Vec::new();
@@ -740,6 +805,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
             interrupted = true;
         }
         if cfg.lockstat {
+            lockstat::set_mode(cfg.lockstat_mode);
             lockstat::reset();
             lockstat::set_enabled(true);
         }
@@ -756,6 +822,27 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
             }
             trace::set_capture(false);
             tracing::info!(name: "trace window closed", "trace window closed");
+        }
+        let toggle = cfg.lockstat_toggle.filter(|w| cfg.lockstat && !w.is_zero() && cfg.trace_window.is_none());
+        if let Some(window) = toggle.filter(|_| !interrupted) {
+            // Alternate on and off windows; each ends on the clock, and the requests completed in
+            // it are read at its end.
+            let total = || jobs.iter().map(|j| j.completed_own.load(Ordering::Relaxed)).sum::<u64>();
+            let end = start + cfg.duration;
+            let (mut t, mut n, mut on) = (start, total(), true);
+            while t < end {
+                lockstat::set_enabled(on);
+                let stop_at = (t + window).min(end);
+                if !sleep_until(stop_at, interrupt) {
+                    interrupted = true;
+                }
+                let (now, m) = (Instant::now(), total());
+                windows.push((on, (now - t).as_secs_f64(), m - n));
+                (t, n, on) = (now, m, !on);
+                if interrupted {
+                    break;
+                }
+            }
         }
         if !interrupted && !sleep_until(start + cfg.duration, interrupt) {
             interrupted = true;
@@ -838,6 +925,9 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
     let other_cpus = cpu.zip(process_cpu_s).map(|((a, b), p)| ((b.machine_busy_s - a.machine_busy_s - p) / secs).max(0.0));
     let steal_cpus = cpu.map(|(a, b)| (b.steal_s - a.steal_s) / secs);
     let per_thread_kiops: Vec<f64> = deltas.iter().map(|&d| d as f64 / secs / 1e3).collect();
+    let lockstat_toggle = cfg.lockstat_toggle.filter(|_| !windows.is_empty()).map(|w| ToggleResult::of(w, &windows));
+    // The lock counters cover the on windows of a toggled run, the whole window otherwise.
+    let lockstat_s = lockstat_toggle.as_ref().map_or(measured_s, |t| t.on_s);
     Ok(RunResult {
         variant: P::NAME,
         lock: cfg.lock,
@@ -856,8 +946,9 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         cpu_busy_pct,
         other_cpus,
         steal_cpus,
-        locks: lock_stats.as_ref().map_or_else(Vec::new, |l| l.summarize((measured_s * 1e9) as u64)),
+        locks: lock_stats.as_ref().map_or_else(Vec::new, |l| l.summarize((lockstat_s * 1e9) as u64)),
         lock_stats,
+        lockstat_toggle,
     })
 }
 

@@ -4,7 +4,7 @@
 //! the process.
 
 use schedlab_benches::workload::{run_named, WorkloadConfig};
-use schedlab_core::lockstat::{LockPath, LockSummary};
+use schedlab_core::lockstat::{LockPath, LockSummary, Mode};
 use schedlab_core::sync::AtomicBool;
 use schedlab_core::LockKind;
 use std::time::Duration;
@@ -22,6 +22,10 @@ fn workload_lock_counters_are_sane() {
                 duration: Duration::from_millis(300),
                 lock: lock_kind,
                 lockstat: true,
+                // Exact mode: every hold timed, so the totals are sums of real intervals and the
+                // bound below is physical (a sampled total is an estimate, mean × count, which a
+                // preempted hold in the sample can push past the window).
+                lockstat_mode: Mode::Exact,
                 ..WorkloadConfig::default()
             };
             let r = run_named(variant, &cfg, &AtomicBool::new(false)).unwrap();
@@ -35,6 +39,7 @@ fn workload_lock_counters_are_sane() {
                 assert!(l.acquisitions >= l.contentions, "{what} {}: {l:?}", l.name);
                 assert!(l.acquisitions >= l.owner_changes, "{what} {}: {l:?}", l.name);
                 assert!(l.hold_ns.total > 0, "{what} {}: no hold time", l.name);
+                assert!(l.hold_exact && l.holds_timed == l.acquisitions, "{what} {}: exact mode times every hold", l.name);
                 assert!(l.hold_ns.p50 <= l.hold_ns.p99 && l.hold_ns.p99 <= l.hold_ns.max, "{what} {}: {l:?}", l.name);
                 assert!(l.wait_ns.p99 <= l.wait_ns.max, "{what} {}: {l:?}", l.name);
                 assert_eq!(l.contentions == 0, l.wait_ns.total == 0, "{what} {}: waits come only from contentions", l.name);

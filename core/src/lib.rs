@@ -8,9 +8,9 @@
 //!
 //! | module | kernel counterpart | what it holds |
 //! | --- | --- | --- |
-//! | [`sync`] | spinlock_t, atomics, RCU | the one facade: locks (fair ticket spinlock or parking_lot), atomics, `Arc`, cells, threads, CPU slot, epoch pins; a real backend, and a model backend for loom (`cfg(loom)`) or shuttle (`cfg(shuttle)`) |
+//! | [`sync`] | spinlock_t, atomics, RCU | the one facade, at the bottom (it imports nothing of the crate): locks (fair ticket spinlock or parking_lot, as raw locks, and the measured wrapper), atomics, `Arc`, cells, threads, CPU slot, epoch pins, the lock-measurement mechanism (`sync::measure`); a real backend, and a model backend for loom (`cfg(loom)`) or shuttle (`cfg(shuttle)`) |
 //! | [`clock`] | `ktime_get_ns` | real TSC clock, manual clock for tests and models |
-//! | [`lockstat`] | `/proc/lock_stat` | lock statistics of the named locks (scheduler, queue, counter sums): acquisitions, contentions, owner changes, wait/hold histograms, per path; switchable at run time |
+//! | [`lockstat`] | `/proc/lock_stat` | lock statistics of the named locks (scheduler, queue, counter sums): names the classes and paths the facade counts, injects the lock spans, reports acquisitions, contentions, owner changes (exact), waits (exact), holds (sampled 1 in N, estimated; or exact mode), per path; switchable at run time |
 //! | `state` | `struct bfq_data`, bfq-wf2q.c | everything under the scheduler lock: groups' and queues' entities and service trees (B-WF2Q+), requests, the priority dispatch list, the in-service queue, the idle timer |
 //! | [`objects`] | `struct bfq_group`, `struct bfq_queue` | the parts a deferred update reaches after the unlock: group statistics and reference count, a queue's current group |
 //! | [`stats`] | `struct bfqg_stats`, `blkg_rwstat`, `percpu_counter` | per-CPU-slot counters with a locked all-slot sum; every `bfqg_stats_*` function |
@@ -18,7 +18,10 @@
 //! | [`policy`] | the 4.15 deferral and `CONFIG_DEBUG_BLK_CGROUP` | the stats-policy trait: which updates run under the lock, which after it |
 //! | [`protection`] | the 4.15 existence argument, RCU | what keeps a group alive while a deferred update reaches it, as types: the four protections, their witnesses, how each frees a retired group |
 //! | [`fault`] | the kernel's lifetime bugs | named fault-injection switches for the models' negative controls (feature `fault-injection`, off by default) |
-//! | [`trace`] | tracepoints (`trace_block_rq_*`), lockdep's lock events | the `tracing` spans and events of the paths, locks, statistics updates, idle timer and group lifecycle; their targets, levels and cost |
+//! | [`trace`] | tracepoints (`trace_block_rq_*`), lockdep's lock events | the `tracing` targets, the trace gate, the path spans and idle-timer events (imports nothing of the crate; lock spans are made in `lockstat`, statistics spans in `update`) |
+//!
+//! The modules are layered: `sync` at the bottom, and no circle among the others
+//! (`tests/layering.rs` checks both).
 //! | [`scheduler`] | `bfq_insert_request`, `bfq_dispatch_request`, `bfq_finish_request`, `bfq_pd_offline` | the paths, groups, processes |
 //!
 //! ## The paths and their locks

@@ -165,6 +165,8 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// A scheduler with its root group.
     pub fn new(lock: LockKind, config: SchedConfig, clock: SchedClock) -> Arc<Self> {
         assert!((1..=64).contains(&config.slots), "slots must be 1..=64");
+        // The lock classes' names and spans (measurement hooks: nothing the scheduler does).
+        lockstat::install();
         let census = OracleArc::new(Census::default());
         let rstat = P::RSTAT_LISTS.then(|| OracleArc::new(RstatLists::new(config.slots)));
         let insert_path = config.insert;

@@ -7,14 +7,16 @@
 //! | --- | --- | --- | --- | --- | --- |
 //! | [`PATHS`] | TRACE | span | `bfq_insert_request`, `bfq_dispatch_request`, `bfq_finish_request` | `pid`, `sector` (insert), `tag` (finish) | the three hot paths, whole (deferred updates included) |
 //! | [`PATHS`] | TRACE | span | `bfq_pd_offline` (group removal), `bfq_bfqq_move` (process move) | `group` | the reparenting paths |
-//! | [`STATS`] | TRACE | span | the kernel function, e.g. `bfqg_stats_update_io_add` ([`StatKind::kernel_name`]) | `group` (serial) | every statistics update applied, under whatever protection the variant gives it |
+//! | [`STATS`] | TRACE | span | the kernel function, e.g. `bfqg_stats_update_io_add` (`StatKind::kernel_name`, made in `update.rs`) | `group` (serial) | every statistics update applied, under whatever protection the variant gives it |
 //! | [`LOCKS`] | TRACE | span | `sched lock: wait`, `sched lock: hold`, `queue lock: wait`, `queue lock: hold` | `lock`, `path` (insert, dispatch, completion, stats, removal, other) | a contended acquisition (wait: from the failed `try_lock` to the acquisition), and every hold (from the acquisition to the release); the scheduler and queue locks (and any class a variant registers), real build only |
 //! | [`IDLE`] | TRACE | event | `idle timer armed`, `idle timer fired`, `idle timer disabled` | `queue`, `deadline_ns` | `bfq_arm_slice_timer`, the timer's expiry (checked on dispatch), a request for the idling queue |
 //! | [`GROUPS`] | DEBUG | event | `group created`, `group offline`, `group freed` | `group`, `weight` | `bfq_pd_init`, `bfq_pd_offline`, the last reference going |
 //!
-//! A lock's spans are made in `sync.rs` (the facade owns the locks): the hold span is opened after
-//! the lock is taken and closed before it is released, so on a timeline the hold slices of one
-//! lock can never overlap (the trace tests check it).
+//! A lock's spans are made by `lockstat.rs` and injected into the sync facade (which owns the
+//! locks and imports nothing of the scheduler): the hold span is opened after the lock is taken
+//! and closed before it is released, so on a timeline the hold slices of one lock can never
+//! overlap (the trace tests check it). The statistics spans are made in `update.rs`, beside the
+//! kinds they name. This module imports nothing of the scheduler either.
 //!
 //! ## Cost when nobody listens
 //!
@@ -29,9 +31,7 @@
 //! Under `cfg(loom)` the same calls compile (no subscriber is ever installed in a model), and the
 //! lock spans do not exist (loom's `Mutex` has no hook).
 
-use crate::update::StatKind;
 use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
-use tracing::span::EnteredSpan;
 use tracing::{trace_span, Level, Span};
 
 /// Target of the path spans.
@@ -110,33 +110,6 @@ fn path_span_slow(path: PathSpan) -> Span {
     }
 }
 
-/// Enters the span of one statistics update on `group` (by serial), named by the kernel function
-/// it mirrors, until the guard drops. Called only when [`hot_paths_traced`] (from the cold copy of
-/// `StatUpdate::apply_to`).
-pub fn enter_stat(kind: StatKind, group: u64) -> EnteredSpan {
-    stat_span_slow(kind, group).entered()
-}
-
-/// One callsite per kind: a span's name is static, and the name is what a trace viewer shows.
-/// `stat_span_names_are_the_kernel_functions` checks each against [`StatKind::kernel_name`].
-#[inline(never)]
-#[cold]
-fn stat_span_slow(kind: StatKind, group: u64) -> Span {
-    match kind {
-        StatKind::IoAdd => trace_span!(target: STATS, "bfqg_stats_update_io_add", group),
-        StatKind::IoRemove => trace_span!(target: STATS, "bfqg_stats_update_io_remove", group),
-        StatKind::IoMerged => trace_span!(target: STATS, "bfqg_stats_update_io_merged", group),
-        StatKind::AvgQueueSize => trace_span!(target: STATS, "bfqg_stats_update_avg_queue_size", group),
-        StatKind::SetStartEmptyTime => trace_span!(target: STATS, "bfqg_stats_set_start_empty_time", group),
-        StatKind::IdleTime => trace_span!(target: STATS, "bfqg_stats_update_idle_time", group),
-        StatKind::Completion => trace_span!(target: STATS, "bfqg_stats_update_completion", group),
-        StatKind::LegacyIo => trace_span!(target: STATS, "blkg_rwstat_add(io_service_bytes, io_serviced)", group),
-        StatKind::Dequeue => trace_span!(target: STATS, "bfqg_stats_update_dequeue", group),
-        StatKind::SetStartIdleTime => trace_span!(target: STATS, "bfqg_stats_set_start_idle_time", group),
-        StatKind::TimesliceUsed => trace_span!(target: STATS, "bfqg_stats_update_timeslice_used", group),
-    }
-}
-
 /// What happened to the idle timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IdleTimer {
@@ -165,45 +138,5 @@ fn idle_timer_slow(queue: usize, what: IdleTimer) {
         }
         IdleTimer::Fired => tracing::trace!(name: "idle timer fired", target: IDLE, queue, "idle timer fired"),
         IdleTimer::Disabled => tracing::trace!(name: "idle timer disabled", target: IDLE, queue, "idle timer disabled"),
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use std::sync::{Arc, Mutex};
-    use tracing::span::{Attributes, Id, Record};
-    use tracing::{Event, Metadata, Subscriber};
-
-    /// A subscriber that keeps the name of every span created (nothing else).
-    struct Names(Arc<Mutex<Vec<String>>>);
-
-    impl Subscriber for Names {
-        fn enabled(&self, _: &Metadata<'_>) -> bool {
-            true
-        }
-        fn new_span(&self, span: &Attributes<'_>) -> Id {
-            let mut names = self.0.lock().unwrap();
-            names.push(span.metadata().name().to_string());
-            Id::from_u64(names.len() as u64)
-        }
-        fn record(&self, _: &Id, _: &Record<'_>) {}
-        fn record_follows_from(&self, _: &Id, _: &Id) {}
-        fn event(&self, _: &Event<'_>) {}
-        fn enter(&self, _: &Id) {}
-        fn exit(&self, _: &Id) {}
-    }
-
-    #[test]
-    fn stat_span_names_are_the_kernel_functions() {
-        let names = Arc::new(Mutex::new(Vec::new()));
-        tracing::subscriber::with_default(Names(names.clone()), || {
-            for kind in StatKind::ALL {
-                let _ = stat_span_slow(kind, 7);
-            }
-        });
-        let names = names.lock().unwrap();
-        let expected: Vec<_> = StatKind::ALL.iter().map(|k| k.kernel_name().to_string()).collect();
-        assert_eq!(*names, expected);
     }
 }

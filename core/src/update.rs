@@ -115,7 +115,7 @@ impl StatUpdate {
     #[inline(never)]
     #[cold]
     fn apply_to_traced(&self, group: &GroupShared, now: u64) {
-        let _span = crate::trace::enter_stat(self.kind(), group.serial());
+        let _span = stat_span(self.kind(), group.serial()).entered();
         self.apply_to_stats(group.stats(), now);
     }
 
@@ -165,3 +165,66 @@ pub enum Path {
     Completion,
 }
 
+/// The span of one statistics update on `group` (by serial), named by the kernel function it
+/// mirrors: one callsite per kind (a span's name is static, and the name is what a trace viewer
+/// shows). `stat_span_names_are_the_kernel_functions` checks each against
+/// [`StatKind::kernel_name`].
+#[inline(never)]
+#[cold]
+fn stat_span(kind: StatKind, group: u64) -> tracing::Span {
+    use crate::trace::STATS;
+    use tracing::trace_span;
+    match kind {
+        StatKind::IoAdd => trace_span!(target: STATS, "bfqg_stats_update_io_add", group),
+        StatKind::IoRemove => trace_span!(target: STATS, "bfqg_stats_update_io_remove", group),
+        StatKind::IoMerged => trace_span!(target: STATS, "bfqg_stats_update_io_merged", group),
+        StatKind::AvgQueueSize => trace_span!(target: STATS, "bfqg_stats_update_avg_queue_size", group),
+        StatKind::SetStartEmptyTime => trace_span!(target: STATS, "bfqg_stats_set_start_empty_time", group),
+        StatKind::IdleTime => trace_span!(target: STATS, "bfqg_stats_update_idle_time", group),
+        StatKind::Completion => trace_span!(target: STATS, "bfqg_stats_update_completion", group),
+        StatKind::LegacyIo => trace_span!(target: STATS, "blkg_rwstat_add(io_service_bytes, io_serviced)", group),
+        StatKind::Dequeue => trace_span!(target: STATS, "bfqg_stats_update_dequeue", group),
+        StatKind::SetStartIdleTime => trace_span!(target: STATS, "bfqg_stats_set_start_idle_time", group),
+        StatKind::TimesliceUsed => trace_span!(target: STATS, "bfqg_stats_update_timeslice_used", group),
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod span_tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata, Subscriber};
+
+    /// A subscriber that keeps the name of every span created (nothing else).
+    struct Names(Arc<Mutex<Vec<String>>>);
+
+    impl Subscriber for Names {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, span: &Attributes<'_>) -> Id {
+            let mut names = self.0.lock().unwrap();
+            names.push(span.metadata().name().to_string());
+            Id::from_u64(names.len() as u64)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, _: &Event<'_>) {}
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+
+    #[test]
+    fn stat_span_names_are_the_kernel_functions() {
+        let names = Arc::new(Mutex::new(Vec::new()));
+        tracing::subscriber::with_default(Names(names.clone()), || {
+            for kind in StatKind::ALL {
+                let _ = stat_span(kind, 7);
+            }
+        });
+        let names = names.lock().unwrap();
+        let expected: Vec<_> = StatKind::ALL.iter().map(|k| k.kernel_name().to_string()).collect();
+        assert_eq!(*names, expected);
+    }
+}

@@ -19,15 +19,12 @@
 //! Under a checker both kinds become the checker's `Mutex`, whose blocking it understands.
 //!
 //! A lock made with [`Lock::named`] is also *measured* (real build only) while
-//! [`crate::lockstat::set_enabled`] is on: acquisitions, contentions (a first `try_lock` failed),
-//! owner changes, wait and hold times from the TSC ([`lock_ticks`]), and the path of the thread;
-//! `crate::lockstat` keeps the counts. Under a checker the name is ignored.
-//!
-//! A named lock is also *traced* while a `tracing` subscriber records the target
-//! [`crate::trace::LOCKS`] at TRACE: a `<lock> lock: wait` span around a contended acquisition and
-//! a `<lock> lock: hold` span from the acquisition to the release (exited before the release, so
-//! that the holds of one lock never overlap on a timeline). Untraced, the check is one relaxed load
-//! ([`crate::trace::hot_paths_traced`]) beside the lockstat switch.
+//! [`measure::set_enabled`] is on: acquisitions, contentions and owner changes counted exactly per
+//! thread, waits timed on the contended path only, holds timed one in N ([`measure`]), and
+//! *traced* while span hooks are installed ([`measure::set_span_hooks`]) and a `tracing`
+//! subscriber records TRACE. The facade is a leaf: it imports nothing of the scheduler. What the
+//! classes and paths are called, the spans a lock opens and the reports are the layer above's
+//! (`crate::lockstat`), injected through `measure`. Under a checker the class is ignored.
 //!
 //! [`epoch`] is the one door to crossbeam-epoch: pins and flushes (see there why model threads
 //! own their participants).
@@ -50,6 +47,12 @@ mod imp;
 pub use imp::*;
 
 pub mod epoch;
+pub mod measure;
+
+#[cfg(not(any(loom, shuttle)))]
+mod lock;
+#[cfg(not(any(loom, shuttle)))]
+pub use lock::{KindQueued, Lock, LockGuard, Measured, MeasuredGuard, RawKindLock, RawLockWait, TicketLock};
 
 
 /// A reference-counted pointer that loom does not track: for oracle objects (live-object
@@ -214,10 +217,11 @@ mod tests {
     fn ticket_lock_is_fifo() {
         // Hold the lock; let waiter 1 take its ticket, then waiter 2; release: they must enter in
         // the order they queued, whatever the OS scheduler does.
+        use lock_api::{GuardNoSend, RawMutex};
         let lock = Arc::new(TicketLock::new());
         let order = Arc::new(std::sync::Mutex::new(Vec::new()));
         lock.lock();
-        assert!(!lock.try_lock());
+        assert!(lock.try_lock().is_none());
         let mut waiters = Vec::new();
         for id in 1..=2u32 {
             let (waiter_lock, order) = (lock.clone(), order.clone());
@@ -225,7 +229,7 @@ mod tests {
                 waiter_lock.lock();
                 order.lock().unwrap().push(id);
                 // SAFETY: held by this thread.
-                unsafe { waiter_lock.unlock() };
+                unsafe { waiter_lock.unlock(GuardNoSend::new()) };
             }));
             // Wait until this waiter has taken its ticket before starting the next one.
             while lock.next.load(Ordering::Relaxed) != id + 1 {
@@ -233,7 +237,7 @@ mod tests {
             }
         }
         // SAFETY: held by this thread since the first `lock`.
-        unsafe { lock.unlock() };
+        unsafe { lock.unlock(GuardNoSend::new()) };
         for w in waiters {
             w.join().unwrap();
         }
@@ -241,55 +245,55 @@ mod tests {
         assert!(!lock.is_locked());
     }
 
-    /// The lock statistics of named locks under real threads: exact counts, sane times, paths.
-    /// (One test: the lockstat table is global to the process; it uses a class of its own.)
+    /// The measurement of named locks under real threads: exact counts, sane times, paths.
+    /// (One test: the table is global to the process; it uses classes of its own.)
     #[test]
     fn named_locks_are_measured() {
-        use crate::lockstat::{self, LockClass, LockPath};
+        use measure::LockClass;
         let class = LockClass::register("sync-test");
+        measure::set_hold_sampling(class, 1);
         for kind in LockKind::ALL {
-            lockstat::reset();
-            lockstat::set_enabled(true);
+            measure::reset();
+            measure::set_enabled(true);
             let lock = Arc::new(Lock::named(kind, class, 0u64));
             let handles: Vec<_> = (0..2)
                 .map(|_| {
                     let lock = lock.clone();
                     thread::spawn(move || {
-                        let _path = lockstat::enter(LockPath::Dispatch);
+                        let _path = measure::enter_path(2);
                         for _ in 0..20_000 {
                             let mut g = lock.lock();
                             *g += 1;
                             std::hint::black_box(&mut *g);
                         }
-                        lockstat::flush();
+                        measure::flush();
                     })
                 })
                 .collect();
             for h in handles {
                 h.join().unwrap();
             }
-            lockstat::set_enabled(false);
+            measure::set_enabled(false);
             // Not measured: the switch is off.
             *lock.lock() += 1;
-            let stats = lockstat::snapshot();
+            let stats = measure::snapshot();
             let s = stats.class(class).expect("measured");
             assert_eq!(s.acquisitions, 40_000, "{kind}");
             assert!(s.contentions <= s.acquisitions && s.owner_changes <= s.acquisitions, "{kind}: {s:?}");
             assert!(s.owner_changes >= 1, "{kind}: two threads took the lock, so it moved at least once");
             assert_eq!(s.hold.count(), 40_000, "{kind}: every hold of a class sampled 1 in 1 is timed");
+            assert!(s.holds_exact());
             assert_eq!(s.wait.count(), s.contentions, "{kind}");
-            let row = stats.summarize(1_000_000_000).into_iter().find(|r| r.name == "sync-test").unwrap();
-            assert!(row.hold_ns.total > 0 && row.hold_ns.avg > 0.0, "{kind}: {row:?}");
-            assert!(row.hold_ns.p50 <= row.hold_ns.p99 && row.hold_ns.p99 <= row.hold_ns.max, "{kind}: {row:?}");
-            let dispatch = row.paths.iter().find(|p| p.path == LockPath::Dispatch).expect("dispatch path");
-            assert_eq!(dispatch.acquisitions, 40_000, "{kind}: every acquisition ran under the dispatch path");
+            assert!(s.hold.sum() > 0 && s.hold.quantile(0.5) <= s.hold.quantile(0.99), "{kind}");
+            assert_eq!(s.paths[2].acquisitions, 40_000, "{kind}: every acquisition ran under path 2");
             assert_eq!(*lock.lock(), 40_001);
         }
-        // Nested: the inner lock's holds are seen inside the outer class; sampled holds are scaled.
+        // Nested: the inner lock's holds are seen inside the outer class; one in 4 is timed.
         let inner_class = LockClass::register("sync-test-inner");
-        lockstat::set_hold_sampling(inner_class, 4);
-        lockstat::reset();
-        lockstat::set_enabled(true);
+        measure::set_hold_sampling(class, 1_000_000);
+        measure::set_hold_sampling(inner_class, 4);
+        measure::reset();
+        measure::set_enabled(true);
         let outer = Lock::named(LockKind::FairSpin, class, ());
         let inner = Lock::named(LockKind::FairSpin, inner_class, ());
         for _ in 0..4_000 {
@@ -298,16 +302,27 @@ mod tests {
                 drop(inner.lock());
             }
         }
-        lockstat::set_enabled(false);
-        let stats = lockstat::snapshot();
+        measure::set_enabled(false);
+        let stats = measure::snapshot();
         let i = stats.class(inner_class).unwrap();
         assert_eq!(i.acquisitions, 16_000);
-        assert!(i.hold.count() > 2_000 && i.hold.count() < 6_000, "about one hold in 4 timed: {}", i.hold.count());
-        let rows = stats.summarize(1);
-        let row = rows.iter().find(|r| r.name == "sync-test-inner").unwrap();
-        assert!((row.hold_sampled_1_in - 4.0).abs() < 1.0, "{}", row.hold_sampled_1_in);
-        let inside = row.inside.iter().find(|x| x.outer == "sync-test").expect("held inside the outer class");
-        assert!(inside.hold_ns > 0 && inside.hold_ns <= row.hold_ns.total);
+        // Binomial(16000, 1/4): mean 4000, sd 55; far outside 6 sd means the sampler is wrong.
+        assert!(i.hold.count() > 3_600 && i.hold.count() < 4_400, "about one hold in 4 timed: {}", i.hold.count());
+        assert!(!i.holds_exact());
+        assert!(i.hold_inside[class.index()] > 0 && i.hold_inside[class.index()] <= i.hold.sum());
+        // Exact mode: every hold timed, and the sampler's picks kept apart.
+        measure::reset();
+        measure::set_exact(true);
+        measure::set_enabled(true);
+        for _ in 0..4_000 {
+            drop(inner.lock());
+        }
+        measure::set_enabled(false);
+        measure::set_exact(false);
+        let stats = measure::snapshot();
+        let i = stats.class(inner_class).unwrap();
+        assert_eq!((i.acquisitions, i.hold.count()), (4_000, 4_000));
+        assert!(i.hold_sample.count() > 800 && i.hold_sample.count() < 1_200, "{}", i.hold_sample.count());
     }
 
     #[test]

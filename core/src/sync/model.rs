@@ -262,7 +262,7 @@ pub fn cpu_slot() -> usize {
 }
 
 /// Lock statistics are not measured under a checker (named locks are plain model mutexes); the
-/// clock exists so that `lockstat` compiles: ns since the first call.
+/// clock exists so that `measure` compiles: ns since the first call.
 pub fn lock_ticks() -> u64 {
     static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     ORIGIN.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
@@ -291,7 +291,7 @@ impl<T> Lock<T> {
     }
 
     /// As [`Lock::new`]: lock statistics are not measured under a checker.
-    pub fn named(kind: super::LockKind, _class: crate::lockstat::LockClass, value: T) -> Self {
+    pub fn named(kind: super::LockKind, _class: super::measure::LockClass, value: T) -> Self {
         Self::new(kind, value)
     }
 

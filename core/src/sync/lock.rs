@@ -1,0 +1,528 @@
+//! The two lock kinds of the real build, as raw locks, and the measurement that wraps any raw lock
+//! (lock_api's split: a raw trait, a safe wrapper).
+//!
+//! | type | what it is |
+//! | --- | --- |
+//! | [`TicketLock`] | a FIFO ticket spinlock, a `lock_api::RawMutex` of its own |
+//! | `parking_lot::RawMutex` | parking_lot's adaptive, unfair mutex |
+//! | [`RawKindLock`] | one of the two, picked at run time (one predictable branch per call) |
+//! | [`Measured<R>`] | any [`RawLockWait`] raw lock plus a class and a last-owner word; its per-acquisition guard state carries the hold's stamp, the wait and the hold span |
+//! | [`Lock<T>`] | `lock_api::Mutex<Measured<RawKindLock>, T>`: the guard is the only way to the data |
+//!
+//! The measurement itself (counters, sampling, histograms) is `super::measure`; the spans are made
+//! by the hooks the layer above installed there.
+
+use super::measure::{self, LockClass, F_CONTENDED, F_MEASURED, F_TIMED, F_TRACED, MODE_ENABLED};
+use super::{lock_ticks, LockKind};
+use lock_api::{GuardNoSend, RawMutex};
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// How many polls a ticket waiter makes before it gives its CPU away once (about 3 µs of
+/// `pause` on this machine kind). Measured: with 3 threads on 2 CPUs, sched-lock ran at
+/// 158 KIOPS with 64, 67 with 256, 25 with 1024, 9 with 4096; with 2 threads the budget made
+/// no difference (416-428 KIOPS).
+///
+/// NOTE: the kernel's queued spinlock never yields. Here threads can outnumber CPUs (tests run
+/// in parallel, the OS preempts), and a FIFO lock whose next owner is descheduled stalls every
+/// waiter behind it; yielding after a spin budget keeps FIFO order (the ticket is kept) while
+/// letting the preempted owner run. With threads <= CPUs the budget is rarely reached.
+const SPINS_BEFORE_YIELD: u32 = 64;
+
+/// Gives the CPU away once (`sched_yield`), from this function's own code on x86-64 Linux.
+///
+/// NOTE: the same system call as `std::thread::yield_now`, issued here rather than through libc's
+/// wrapper so that a profiler's sample taken while a waiter yields lands in the lock's own frames:
+/// pprof drops samples whose interrupted instruction is inside libc (unwinding from there can
+/// deadlock), and with two threads on a contended fair lock that dropped about a third of the
+/// samples (notes/flamegraphs.md).
+#[inline]
+fn yield_cpu() {
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    // SAFETY: `sched_yield` (24 on x86-64) takes no arguments and touches no memory of ours; the
+    // `syscall` instruction clobbers rcx and r11 and returns in rax, all declared.
+    unsafe {
+        std::arch::asm!("syscall", inlateout("rax") 24usize => _, lateout("rcx") _, lateout("r11") _, options(nostack));
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+    std::thread::yield_now();
+}
+
+/// A raw lock whose acquisition can say whether it had to wait, at no cost beyond its own first
+/// attempt: the ticket lock's `fetch_add` either finds its turn or queues; parking_lot's fast
+/// path is a `try_lock` anyway.
+///
+/// # Safety
+/// `lock_or_queue` returning `Ok` and `wait_queued` returning at all must mean that the caller
+/// holds the lock, exactly as `RawMutex::lock` does; a `Queued` value must be passed to
+/// `wait_queued` of the same lock (a queued ticket that is never waited for stalls the lock).
+pub unsafe trait RawLockWait: RawMutex {
+    /// A queued acquisition (the ticket lock: the ticket).
+    type Queued;
+    /// Takes the lock at once, or queues for it.
+    fn lock_or_queue(&self) -> Result<Self::Guard, Self::Queued>;
+    /// Waits for a queued acquisition.
+    fn wait_queued(&self, queued: Self::Queued) -> Self::Guard;
+}
+
+/// A FIFO ticket spinlock: `next` hands out tickets, `serving` says whose turn it is.
+///
+/// | word | written by | meaning |
+/// | --- | --- | --- |
+/// | `next` | every acquirer (`fetch_add`) | the ticket the next acquirer gets |
+/// | `serving` | only the holder (on unlock) | the ticket that may enter |
+///
+/// Both words share a cache line, as the kernel's ticket lock shares one word.
+pub struct TicketLock {
+    pub(in crate::sync) next: AtomicU32,
+    serving: AtomicU32,
+}
+
+impl Default for TicketLock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TicketLock {
+    pub const fn new() -> Self {
+        TicketLock { next: AtomicU32::new(0), serving: AtomicU32::new(0) }
+    }
+
+    /// Whether a thread besides the holder has taken a ticket (is queued).
+    pub fn has_waiters(&self) -> bool {
+        self.next.load(Ordering::Relaxed).wrapping_sub(self.serving.load(Ordering::Relaxed)) > 1
+    }
+
+    #[cold]
+    fn lock_slow(&self, ticket: u32) {
+        let mut spins = 0u32;
+        while self.serving.load(Ordering::Acquire) != ticket {
+            std::hint::spin_loop();
+            spins += 1;
+            if spins == SPINS_BEFORE_YIELD {
+                spins = 0;
+                yield_cpu();
+            }
+        }
+    }
+}
+
+// SAFETY: a ticket admits exactly one holder: `serving` moves on only in `unlock`, written by the
+// holder alone; Acquire on the `serving` load that admits a ticket pairs with the Release store of
+// the previous holder's `unlock`, so the critical sections are ordered. The guard is stateless.
+unsafe impl RawMutex for TicketLock {
+    #[allow(clippy::declare_interior_mutable_const)]
+    const INIT: Self = TicketLock::new();
+    type Guard = GuardNoSend;
+
+    #[inline]
+    fn lock(&self) -> GuardNoSend {
+        if let Err(ticket) = self.lock_or_queue() {
+            self.lock_slow(ticket);
+        }
+        GuardNoSend::new()
+    }
+
+    #[inline]
+    fn try_lock(&self) -> Option<GuardNoSend> {
+        let serving = self.serving.load(Ordering::Relaxed);
+        self.next
+            .compare_exchange(serving, serving.wrapping_add(1), Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+            .then(GuardNoSend::new)
+    }
+
+    #[inline]
+    unsafe fn unlock(&self, _guard: GuardNoSend) {
+        // Only the holder writes `serving`, so a load + store is enough; Release publishes the
+        // critical section to the next ticket's Acquire load.
+        let serving = self.serving.load(Ordering::Relaxed);
+        self.serving.store(serving.wrapping_add(1), Ordering::Release);
+    }
+
+    fn is_locked(&self) -> bool {
+        self.next.load(Ordering::Relaxed) != self.serving.load(Ordering::Relaxed)
+    }
+}
+
+// SAFETY: `lock_or_queue` takes a ticket; `Ok` only when `serving` (Acquire) already admits it,
+// and `wait_queued` returns only once it does: the same conditions as `lock`.
+unsafe impl RawLockWait for TicketLock {
+    type Queued = u32;
+
+    #[inline]
+    fn lock_or_queue(&self) -> Result<GuardNoSend, u32> {
+        let ticket = self.next.fetch_add(1, Ordering::Relaxed);
+        // Acquire pairs with the Release store in `unlock` of the previous holder.
+        if self.serving.load(Ordering::Acquire) == ticket {
+            Ok(GuardNoSend::new())
+        } else {
+            Err(ticket)
+        }
+    }
+
+    #[inline]
+    fn wait_queued(&self, ticket: u32) -> GuardNoSend {
+        self.lock_slow(ticket);
+        GuardNoSend::new()
+    }
+}
+
+// SAFETY: `try_lock` and `lock` are parking_lot's own acquisitions.
+unsafe impl RawLockWait for parking_lot::RawMutex {
+    type Queued = ();
+
+    #[inline]
+    fn lock_or_queue(&self) -> Result<Self::Guard, ()> {
+        RawMutex::try_lock(self).ok_or(())
+    }
+
+    #[inline]
+    fn wait_queued(&self, (): ()) -> Self::Guard {
+        RawMutex::lock(self)
+    }
+}
+
+/// One of the two lock kinds, picked when the lock is made.
+pub struct RawKindLock {
+    kind: LockKind,
+    ticket: TicketLock,
+    parking: parking_lot::RawMutex,
+}
+
+impl RawKindLock {
+    pub const fn new(kind: LockKind) -> Self {
+        RawKindLock { kind, ticket: TicketLock::new(), parking: <parking_lot::RawMutex as RawMutex>::INIT }
+    }
+
+    pub fn kind(&self) -> LockKind {
+        self.kind
+    }
+
+    /// Whether a thread is queued behind the holder: known for the ticket lock, always `false`
+    /// for parking_lot (which does not say).
+    pub fn has_waiters(&self) -> bool {
+        self.kind == LockKind::FairSpin && self.ticket.has_waiters()
+    }
+}
+
+/// A queued acquisition of a [`RawKindLock`].
+pub enum KindQueued {
+    Ticket(u32),
+    Parking,
+}
+
+// SAFETY: every call goes to the raw lock of `kind`, which never changes after construction, so a
+// lock and its unlock always reach the same lock. Both guards are stateless markers.
+unsafe impl RawMutex for RawKindLock {
+    #[allow(clippy::declare_interior_mutable_const)]
+    const INIT: Self = RawKindLock::new(LockKind::FairSpin);
+    type Guard = GuardNoSend;
+
+    #[inline]
+    fn lock(&self) -> GuardNoSend {
+        match self.kind {
+            LockKind::FairSpin => drop(self.ticket.lock()),
+            LockKind::ParkingLot => drop(self.parking.lock()),
+        }
+        GuardNoSend::new()
+    }
+
+    #[inline]
+    fn try_lock(&self) -> Option<GuardNoSend> {
+        let taken = match self.kind {
+            LockKind::FairSpin => self.ticket.try_lock().is_some(),
+            LockKind::ParkingLot => self.parking.try_lock().is_some(),
+        };
+        taken.then(GuardNoSend::new)
+    }
+
+    #[inline]
+    unsafe fn unlock(&self, _guard: GuardNoSend) {
+        match self.kind {
+            // SAFETY: the caller holds the lock (the contract of `unlock`), taken through the same kind.
+            LockKind::FairSpin => unsafe { self.ticket.unlock(GuardNoSend::new()) },
+            // SAFETY: as above; parking_lot's guard is a stateless marker, recreated here.
+            LockKind::ParkingLot => unsafe { self.parking.unlock(Default::default()) },
+        }
+    }
+
+    fn is_locked(&self) -> bool {
+        match self.kind {
+            LockKind::FairSpin => self.ticket.is_locked(),
+            LockKind::ParkingLot => self.parking.is_locked(),
+        }
+    }
+}
+
+// SAFETY: as for `RawMutex` above: each call reaches the raw lock of the fixed kind.
+unsafe impl RawLockWait for RawKindLock {
+    type Queued = KindQueued;
+
+    #[inline]
+    fn lock_or_queue(&self) -> Result<GuardNoSend, KindQueued> {
+        match self.kind {
+            LockKind::FairSpin => self.ticket.lock_or_queue().map_err(KindQueued::Ticket),
+            LockKind::ParkingLot => self.parking.lock_or_queue().map(drop).map(|()| GuardNoSend::new()).map_err(|()| KindQueued::Parking),
+        }
+    }
+
+    #[inline]
+    fn wait_queued(&self, queued: KindQueued) -> GuardNoSend {
+        match queued {
+            KindQueued::Ticket(t) => drop(self.ticket.wait_queued(t)),
+            KindQueued::Parking => drop(self.parking.wait_queued(())),
+        }
+        GuardNoSend::new()
+    }
+}
+
+/// A raw lock with measurement: its class (what its acquisitions count as) and the id of its last
+/// owner (owner changes). The holder writes the owner word, which sits beside the lock word, on a
+/// line it already owns.
+pub struct Measured<R> {
+    raw: R,
+    class: LockClass,
+    owner: AtomicU32,
+}
+
+impl<R> Measured<R> {
+    pub const fn new(raw: R, class: LockClass) -> Self {
+        Measured { raw, class, owner: AtomicU32::new(0) }
+    }
+
+    pub fn raw(&self) -> &R {
+        &self.raw
+    }
+
+    pub fn class(&self) -> LockClass {
+        self.class
+    }
+}
+
+/// The per-acquisition state of a [`Measured`] lock (lock_api's guard state): what the release
+/// must account. A plain acquisition has `flags == 0` and nothing else set.
+pub struct MeasuredGuard<G> {
+    raw: G,
+    /// `measure::F_*` bits.
+    flags: u8,
+    /// Clock ticks when a timed hold began.
+    start: u64,
+    /// Ticks a contended acquisition waited.
+    wait: u64,
+    /// The entered hold span of a traced acquisition (`F_TRACED`), from `Box::into_raw`; null
+    /// otherwise. A raw pointer, not an `Option<Box<_>>`, so that the guard state has no drop
+    /// glue: the untraced release stays a flag test and the raw unlock. Forgetting the guard
+    /// leaks the span, which is safe.
+    span: *mut tracing::span::EnteredSpan,
+    /// The counts are the acquiring thread's, and an entered span belongs to it: not `Send`.
+    _thread: PhantomData<*const ()>,
+}
+
+impl<G> MeasuredGuard<G> {
+    #[inline(always)]
+    fn plain(raw: G) -> Self {
+        MeasuredGuard { raw, flags: 0, start: 0, wait: 0, span: std::ptr::null_mut(), _thread: PhantomData }
+    }
+}
+
+impl<R: RawLockWait> Measured<R> {
+    /// The measured, untraced acquisition (timed waits and the sampler's draw are out of line).
+    #[inline(always)]
+    fn lock_measured(&self, mode: u8) -> MeasuredGuard<R::Guard> {
+        let (raw, contended, wait) = match self.raw.lock_or_queue() {
+            Ok(raw) => (raw, false, 0),
+            Err(queued) => self.wait_timed(queued),
+        };
+        let mut flags = measure::acquired(self.class, &self.owner, contended, mode);
+        if contended {
+            flags |= F_CONTENDED;
+        }
+        let start = if flags & F_TIMED != 0 { lock_ticks() } else { 0 };
+        MeasuredGuard { raw, flags, start, wait, span: std::ptr::null_mut(), _thread: PhantomData }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wait_timed(&self, queued: R::Queued) -> (R::Guard, bool, u64) {
+        let t0 = lock_ticks();
+        let raw = self.raw.wait_queued(queued);
+        (raw, true, lock_ticks().saturating_sub(t0))
+    }
+
+    /// A traced acquisition: a wait span around a contended wait, then a hold span (made before the
+    /// attempt, entered after it, so that its bookkeeping stays out of the hold it marks).
+    #[cold]
+    #[inline(never)]
+    fn lock_traced(&self, mode: u8) -> MeasuredGuard<R::Guard> {
+        let measured = mode & MODE_ENABLED != 0;
+        let hold_span = measure::hold_span(self.class);
+        let (raw, contended, wait, wait_span) = match self.raw.lock_or_queue() {
+            Ok(raw) => (raw, false, 0, None),
+            Err(queued) => {
+                let wait_span = hold_span.is_some().then(|| measure::wait_span(self.class).entered());
+                let t0 = lock_ticks();
+                let raw = self.raw.wait_queued(queued);
+                (raw, true, lock_ticks().saturating_sub(t0), wait_span)
+            }
+        };
+        let mut flags = 0;
+        if measured {
+            flags = measure::acquired(self.class, &self.owner, contended, mode);
+            if contended {
+                flags |= F_CONTENDED;
+            }
+        }
+        // Exit the wait (its end is stamped now), enter the hold, and only then close the wait
+        // span: closing frees its bookkeeping, which would otherwise sit between the two.
+        let wait_span = wait_span.map(tracing::span::EnteredSpan::exit);
+        let span = enter_span(hold_span, &mut flags);
+        drop(wait_span);
+        let start = if flags & F_TIMED != 0 { lock_ticks() } else { 0 };
+        MeasuredGuard { raw, flags, start, wait: if measured { wait } else { 0 }, span, _thread: PhantomData }
+    }
+
+    /// Releases a measured or traced hold: the hold span is exited *before* the release (so no
+    /// two holds of one lock overlap on a timeline) and closed after; the counts are accounted
+    /// after the release, out of the hold.
+    ///
+    /// # Safety
+    /// The caller holds the lock through `guard`.
+    #[inline(never)]
+    unsafe fn unlock_measured(&self, guard: MeasuredGuard<R::Guard>) {
+        let MeasuredGuard { raw, flags, start, wait, span, .. } = guard;
+        let end = if flags & F_TIMED != 0 { lock_ticks() } else { 0 };
+        // SAFETY: with `F_TRACED` the pointer came from `Box::into_raw` in `enter_span` and this
+        // guard state, consumed here, is its only owner.
+        let span = if flags & F_TRACED != 0 { unsafe { exit_span(span) } } else { None };
+        // SAFETY: the caller holds the lock through this guard state.
+        unsafe { self.raw.unlock(raw) };
+        if flags & F_MEASURED != 0 {
+            measure::released(self.class, flags, start, end, wait);
+        }
+        drop(span);
+    }
+}
+
+/// Enters a hold span (if any) for a guard state: `F_TRACED` and the owning pointer.
+#[cold]
+#[inline(never)]
+fn enter_span(span: Option<tracing::Span>, flags: &mut u8) -> *mut tracing::span::EnteredSpan {
+    match span {
+        Some(span) => {
+            *flags |= F_TRACED;
+            Box::into_raw(Box::new(span.entered()))
+        }
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// Exits a hold span entered by [`enter_span`]; the span is closed when the result drops.
+///
+/// # Safety
+/// `span` came from [`enter_span`] and is not used again.
+#[cold]
+#[inline(never)]
+unsafe fn exit_span(span: *mut tracing::span::EnteredSpan) -> Option<tracing::Span> {
+    // SAFETY: the caller passes the pointer `Box::into_raw` made, once.
+    (!span.is_null()).then(|| unsafe { Box::from_raw(span) }.exit())
+}
+
+// SAFETY: every acquisition goes through `R`'s own (`lock_or_queue`/`wait_queued`, `try_lock`)
+// and every release through `R::unlock` with the state `R` handed out, so exclusion is `R`'s. The
+// measurement only reads the clock and writes the owner word, which only the holder touches.
+// Forgetting the guard state leaks the acquisition, as with `R`.
+unsafe impl<R: RawLockWait> RawMutex for Measured<R> {
+    #[allow(clippy::declare_interior_mutable_const)]
+    const INIT: Self = Measured::new(R::INIT, LockClass::NONE);
+    type Guard = MeasuredGuard<R::Guard>;
+
+    #[inline(always)]
+    fn lock(&self) -> Self::Guard {
+        let mode = if self.class.is_named() { measure::mode() } else { 0 };
+        if mode & MODE_ENABLED == 0 && !measure::traced(mode) {
+            return MeasuredGuard::plain(self.raw.lock());
+        }
+        if measure::traced(mode) {
+            return self.lock_traced(mode);
+        }
+        // Measured, untraced: inline, so that an uncontended, untimed acquisition is a few
+        // thread-local adds beside the raw lock, with no call.
+        self.lock_measured(mode)
+    }
+
+    #[inline]
+    fn try_lock(&self) -> Option<Self::Guard> {
+        let mode = if self.class.is_named() { measure::mode() } else { 0 };
+        if mode & MODE_ENABLED == 0 && !measure::traced(mode) {
+            return self.raw.try_lock().map(MeasuredGuard::plain);
+        }
+        let hold_span = if measure::traced(mode) { measure::hold_span(self.class) } else { None };
+        let raw = self.raw.try_lock()?;
+        let mut flags = if mode & MODE_ENABLED != 0 { measure::acquired(self.class, &self.owner, false, mode) } else { 0 };
+        let span = enter_span(hold_span, &mut flags);
+        let start = if flags & F_TIMED != 0 { lock_ticks() } else { 0 };
+        Some(MeasuredGuard { raw, flags, start, wait: 0, span, _thread: PhantomData })
+    }
+
+    #[inline(always)]
+    unsafe fn unlock(&self, guard: Self::Guard) {
+        // A hold measured or traced at acquisition is accounted whatever the switches say now.
+        if guard.flags == 0 {
+            // SAFETY: the caller holds the lock (the contract of `RawMutex::unlock`).
+            unsafe { self.raw.unlock(guard.raw) };
+            return;
+        }
+        if guard.flags == F_MEASURED {
+            // Counted, not timed, not contended, not traced: the common measured release.
+            // SAFETY: as above.
+            unsafe { self.raw.unlock(guard.raw) };
+            measure::released_untimed(self.class);
+            return;
+        }
+        // SAFETY: as above.
+        unsafe { self.unlock_measured(guard) };
+    }
+
+    fn is_locked(&self) -> bool {
+        self.raw.is_locked()
+    }
+}
+
+/// A lock of either kind around `T`.
+pub struct Lock<T> {
+    inner: lock_api::Mutex<Measured<RawKindLock>, T>,
+}
+
+/// Proof that a [`Lock`] is held: the only way to reach the data.
+pub type LockGuard<'a, T> = lock_api::MutexGuard<'a, Measured<RawKindLock>, T>;
+
+impl<T> Lock<T> {
+    /// A lock that is never measured.
+    pub fn new(kind: LockKind, value: T) -> Self {
+        Self::named(kind, LockClass::NONE, value)
+    }
+
+    /// A lock whose acquisitions count towards `class` while measurement is on.
+    pub fn named(kind: LockKind, class: LockClass, value: T) -> Self {
+        Lock { inner: lock_api::Mutex::from_raw(Measured::new(RawKindLock::new(kind), class), value) }
+    }
+
+    #[inline]
+    pub fn lock(&self) -> LockGuard<'_, T> {
+        self.inner.lock()
+    }
+
+    pub fn kind(&self) -> LockKind {
+        // SAFETY: reading the kind does not touch the protected data or the lock state.
+        unsafe { self.inner.raw() }.raw().kind()
+    }
+
+    /// Whether another thread is queued for the lock (see [`RawKindLock::has_waiters`]): lets a
+    /// test build contention it knows, rather than hope for a race.
+    pub fn has_waiters(&self) -> bool {
+        // SAFETY: reading the lock words does not touch the protected data.
+        unsafe { self.inner.raw() }.raw().has_waiters()
+    }
+}
