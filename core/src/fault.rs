@@ -20,7 +20,7 @@
 //! | [`Fault::SplicePinDroppedEarly`] | a dispatch that splices insertion lists drops each listed request's pin on its queue inside the splice, before the splice's deferred statistics (which name that queue) are applied | BFQ 2017–2022 (kernel-bfq.md §5, first bug): a queue used by a deferred update after the critical section that could free it; here on the 2024 lists path |
 //! | [`Fault::FlushWithoutGlobalLock`] | an rstat flush walks the pending lists without the global flush lock, so a group's release-path drain can finish, and the group be freed, while another flush still reads it | blk-cgroup, 2023: flushes serialised under one global lock (`blkg_stat_lock`) with the release-path drain |
 //!
-//! With [`Fault::ReleaseWithoutFlush`] a released group also skips its rstat drain (`rstat.rs`): a
+//! With [`Fault::ReleaseWithoutFlush`] a released group also skips its rstat drain (`objects/rstat.rs`): a
 //! pending entry is left on a list after its group is freed, as before the 2023 fix.
 
 /// One fault (see the module documentation).

@@ -12,7 +12,8 @@
 //! | [`clock`] | `ktime_get_ns` | real TSC clock, manual clock for tests and models |
 //! | [`lockstat`] | `/proc/lock_stat` | lock statistics of the named locks (scheduler, queue, counter sums): names the classes and paths the facade counts, injects the lock spans, reports acquisitions, contentions, owner changes (exact), waits (exact), holds (sampled 1 in N, estimated; or exact mode), per path; switchable at run time |
 //! | `state` | `struct bfq_data`, bfq-wf2q.c | everything under the scheduler lock: groups' and queues' entities and service trees (B-WF2Q+), requests, the priority dispatch list, the in-service queue, the idle timer |
-//! | [`objects`] | `struct bfq_group`, `struct bfq_queue` | the parts a deferred update reaches after the unlock: group statistics and reference count, a queue's current group |
+//! | [`objects`] | `struct bfq_group`, `struct bfq_queue`, blk-cgroup rstat | the parts a deferred update reaches after the unlock: group statistics and reference count, a queue's current group and its listing pins; `objects::rstat`, the per-CPU pending lists flushed on read and drained on release |
+//! | [`insert`] | `bfq_insert_requests` (2023 and 2024) | the insert-path axis: `direct`, or insertion lists spliced by dispatch; the request types (`RequestSpec`, `InsertOutcome`); below the scheduler, which it reaches through `InsertSite`/`DispatchSite` |
 //! | [`stats`] | `struct bfqg_stats`, `blkg_rwstat`, `percpu_counter` | per-CPU-slot counters with a locked all-slot sum; every `bfqg_stats_*` function |
 //! | [`update`] | the `bfqg_stats_*` calls | the statistics updates: kinds, arguments, how one is applied to a group |
 //! | [`policy`] | the 4.15 deferral and `CONFIG_DEBUG_BLK_CGROUP` | the stats-policy trait: which updates run under the lock, which after it |
@@ -20,14 +21,16 @@
 //! | [`fault`] | the kernel's lifetime bugs | named fault-injection switches for the models' negative controls (feature `fault-injection`, off by default) |
 //! | [`trace`] | tracepoints (`trace_block_rq_*`), lockdep's lock events | the `tracing` targets, the trace gate, the path spans and idle-timer events (imports nothing of the crate; lock spans are made in `lockstat`, statistics spans in `update`) |
 //!
+//! | [`scheduler`] | `bfq_insert_request`, `bfq_dispatch_request`, `bfq_finish_request`, `bfq_pd_offline` | the paths, groups, processes |
+//!
 //! The modules are layered: `sync` at the bottom, and no circle among the others
 //! (`tests/layering.rs` checks both).
-//! | [`scheduler`] | `bfq_insert_request`, `bfq_dispatch_request`, `bfq_finish_request`, `bfq_pd_offline` | the paths, groups, processes |
 //!
 //! ## The paths and their locks
 //!
 //! ```text
 //! insert:     [sched lock: merge | add to queue, activate entities, maybe stop idle timer; route stats] -> run_deferred
+//!   (lists)   [insert lock: list the request, pin its queue]; the next dispatch splices it in under the sched lock
 //! dispatch:   [sched lock: dispatch_begin; priority list | select queue (expire, descend trees), take request, charge service; route stats; dispatch_end] -> run_deferred
 //! completion: run_deferred(completion stats) -> [sched lock: bookkeeping, arm idle timer or expire, put queue]
 //! removal:    [queue lock?] [sched lock: move queues to parent, transfer stats, drop online ref] retire_group [/queue lock]
@@ -65,7 +68,6 @@ pub mod lockstat;
 pub mod objects;
 pub mod policy;
 pub mod protection;
-pub mod rstat;
 pub mod scheduler;
 mod sorted;
 mod state;
@@ -76,7 +78,7 @@ pub mod update;
 
 pub use clock::{Clock, ManualClock, RealClock, SchedClock};
 pub use insert::InsertPathKind;
-pub use rstat::RstatLists;
+pub use objects::rstat::RstatLists;
 pub use objects::{Census, GroupPtr, GroupShared, QueueRef, QueueShared, RetiredGroup};
 pub use policy::{DeferredBatch, DeferredCx, LockedView, Route, StatsPolicy};
 pub use protection::{GracePeriod, NoRemoval, Protection, QueueLock, Reclaimer, SchedLockOnly, Witness};

@@ -33,7 +33,7 @@
 use crate::clock::SchedClock;
 use crate::objects::{GroupShared, QueueRef, RetiredGroup};
 use crate::protection::{EpochPin, GracePeriod, GroupsStay, NoRemoval, Protection, QueueLock, QueueLockHeld, Reclaimer, Witness};
-use crate::rstat::RstatLists;
+use crate::objects::rstat::RstatLists;
 use crate::state::SchedState;
 use crate::sync::{epoch, Lock, LockGuard};
 pub use crate::update::{Path, StatEvent, StatKind, StatUpdate, StatsKept};
@@ -175,7 +175,7 @@ impl<'a, R: Protection> DeferredCx<'a, R> {
         DeferredCx { queue_lock, clock, rstat, _protection: PhantomData }
     }
 
-    /// The scheduler's per-CPU rstat lists (`rstat.rs`).
+    /// The scheduler's per-CPU rstat lists (`objects/rstat.rs`).
     ///
     /// # Panics
     /// If the policy does not keep them (`StatsPolicy::RSTAT_LISTS` is false).
@@ -258,7 +258,7 @@ pub trait StatsPolicy: Send + Sync + Sized + 'static {
     const SUMMARY: &'static str;
     /// Which statistics it keeps.
     const KEPT: StatsKept;
-    /// Whether the scheduler keeps per-CPU rstat lists for it (`rstat.rs`): every group gets a
+    /// Whether the scheduler keeps per-CPU rstat lists for it (`objects/rstat.rs`): every group gets a
     /// per-CPU area, reads flush the lists first, and a released group drains them.
     const RSTAT_LISTS: bool = false;
     /// What keeps a group allocated while a deferred update reaches it; the scheduler takes the

@@ -13,9 +13,9 @@ use crate::lockstat::{self, LockClass, LockPath};
 use crate::objects::{Census, QueueRef, QueueShared, RetiredGroup};
 use crate::policy::{DeferredBatch, DeferredCx, LockedView, Route, StatsPolicy};
 use crate::update::{Path, StatEvent, StatKind, StatUpdate, StatsKept};
-use crate::insert::{InsertLists, InsertPathKind};
+use crate::insert::{DispatchSite, InsertLists, InsertPathKind, InsertSite};
 use crate::protection::{Protection, Reclaimer};
-use crate::rstat::RstatLists;
+use crate::objects::rstat::RstatLists;
 use crate::state::{InsertOutcome, QueueId, RequestCounters, RequestSpec, RqId, SchedConfig, SchedState, StatSink};
 use crate::stats::{Op, StatsSnapshot};
 use crate::trace::{self, PathSpan};
@@ -110,7 +110,7 @@ pub struct Scheduler<P: StatsPolicy> {
     /// How requests enter the scheduler (`insert/`), and the insertion lists of the lists path.
     insert_path: InsertPathKind,
     insert_lists: Lock<InsertLists>,
-    /// The per-CPU rstat lists, when the policy keeps them (`rstat.rs`).
+    /// The per-CPU rstat lists, when the policy keeps them (`objects/rstat.rs`).
     rstat: Option<OracleArc<RstatLists>>,
     /// The in-service queue as the idle-slice timer reads it, outside the lock (`state.rs`).
     in_service_hint: Arc<AtomicPtr<QueueShared>>,
@@ -217,11 +217,6 @@ impl<P: StatsPolicy> Scheduler<P> {
 
     fn cx(&self) -> DeferredCx<'_, P::Protection> {
         DeferredCx::new(&self.queue_lock, &self.clock, self.rstat.as_deref())
-    }
-
-    /// The insertion lists (`insert/lists.rs`).
-    pub(crate) fn insert_lists(&self) -> &Lock<InsertLists> {
-        &self.insert_lists
     }
 
     /// The insert path this scheduler uses.
@@ -577,20 +572,9 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         trace::in_path(PathSpan::Insert { pid: self.pid, sector: spec.sector }, || self.sched.insert_path.insert(self, spec))
     }
 
-    /// The process's queue (for the insert paths).
-    pub(crate) fn queue_id(&self) -> QueueId {
-        self.queue
-    }
-
-    /// The process's queue's shared part; the process holds a reference on it.
-    pub(crate) fn queue_shared(&self) -> &QueueShared {
-        // SAFETY: the process holds a reference on its queue for as long as it lives (I1a).
-        unsafe { self.shared.get() }
-    }
-
     /// The insert work under the scheduler lock (the `direct` path).
     #[inline(always)]
-    pub(crate) fn insert_locked(&self, spec: RequestSpec) -> InsertOutcome {
+    fn insert_body(&self, spec: RequestSpec) -> InsertOutcome {
         let sched = self.sched;
         let _path = lockstat::enter(LockPath::Insert);
         let mut batch = DeferredBatch::new(Path::Insert);
@@ -633,6 +617,32 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
     /// The queue's shared part (for hooks and models).
     pub fn queue_ref(&self) -> QueueRef {
         self.shared
+    }
+}
+
+impl<P: StatsPolicy> InsertSite for Process<'_, P> {
+    #[inline(always)]
+    fn insert_locked(&self, spec: RequestSpec) -> InsertOutcome {
+        self.insert_body(spec)
+    }
+
+    fn insert_lists(&self) -> &Lock<InsertLists> {
+        &self.sched.insert_lists
+    }
+
+    fn queue_id(&self) -> usize {
+        self.queue
+    }
+
+    fn pin_queue_for_listing(&self) {
+        // SAFETY: the process holds a reference on its queue for as long as it lives (I1a).
+        unsafe { self.shared.get() }.add_pending();
+    }
+}
+
+impl<P: StatsPolicy> DispatchSite for Scheduler<P> {
+    fn insert_lists(&self) -> &Lock<InsertLists> {
+        &self.insert_lists
     }
 }
 

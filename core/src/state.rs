@@ -14,7 +14,8 @@
 
 use crate::fault::{self, Fault};
 use crate::insert::{InsertPathKind, Listed};
-use crate::rstat::RstatLists;
+pub use crate::insert::{InsertOutcome, RequestSpec};
+use crate::objects::rstat::RstatLists;
 use crate::objects::{Census, GroupPtr, GroupShared, QueueRef, QueueShared, RetiredGroup};
 use crate::sync::{Arc, AtomicPtr, Ordering};
 use crate::update::StatUpdate;
@@ -211,29 +212,6 @@ impl StatSink for NullSink {
     fn emit(&mut self, _: QueueRef, _: StatUpdate) {}
 }
 
-/// What an insert did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InsertOutcome {
-    /// The request entered the scheduler; `idle_timer_disabled` when it ended an idle wait.
-    Queued { idle_timer_disabled: bool },
-    /// The request was back-merged into a queued one and freed.
-    Merged,
-    /// The request waits on an insertion list; the next dispatch inserts it (`insert/lists.rs`).
-    Listed,
-}
-
-/// What the caller asks to insert.
-#[derive(Clone, Copy, Debug)]
-pub struct RequestSpec {
-    pub sector: u64,
-    pub sectors: u32,
-    pub op: Op,
-    /// Insert at the head of the priority dispatch list (`at_head`), bypassing the queues.
-    pub at_head: bool,
-    /// The submitter's own identifier, handed back at completion.
-    pub tag: u64,
-}
-
 /// `struct bfq_data`.
 pub(crate) struct SchedState {
     pub(crate) groups: Slab<GroupSched>,
@@ -254,7 +232,7 @@ pub(crate) struct SchedState {
     pub(crate) cfg: SchedConfig,
     next_serial: u64,
     pub(crate) census: OracleArc<Census>,
-    /// The per-CPU pending lists of the rstat policies (`rstat.rs`), handed to every group.
+    /// The per-CPU pending lists of the rstat policies (`objects/rstat.rs`), handed to every group.
     rstat: Option<OracleArc<RstatLists>>,
 }
 

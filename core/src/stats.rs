@@ -368,7 +368,7 @@ impl GroupStats {
     }
 
     /// Adds flushed per-type deltas of io_service_bytes and io_serviced (the rstat flush,
-    /// `rstat.rs`), to the calling thread's slot like any update.
+    /// `objects/rstat.rs`), to the calling thread's slot like any update.
     pub fn add_legacy_deltas(&self, bytes: &[i64; RWSTAT_NR], ios: &[i64; RWSTAT_NR]) {
         for kind in 0..RWSTAT_NR {
             if bytes[kind] != 0 {

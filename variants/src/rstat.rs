@@ -4,7 +4,7 @@
 //! What it changes: the debug statistics are off (as `debug-off`); the two kept counters are
 //! updated after the scheduler lock with no lock at all: a plain add to the group's slot for this
 //! CPU, and, the first time that slot has something unflushed, a push of the group on the CPU's
-//! lock-free list of pending groups (`schedlab_core::rstat`). A read of the statistics (any
+//! lock-free list of pending groups (`schedlab_core::objects::rstat`). A read of the statistics (any
 //! `schedlab` report, during and after a run) flushes the lists into the groups first. A removed
 //! group is drained when it is released, after its epoch grace period: no pending entry holds a
 //! reference on it (the 6.2 version did, and leaked removed groups; notes/kernel-map.md).
@@ -49,7 +49,7 @@ impl StatsPolicy for Rstat {
         // - each queue's group: loaded from the queue by `apply_with` while this thread is pinned;
         //   a group retired meanwhile is freed only after the pin ends (I1d), and only after its
         //   release has drained the pending lists, so the entry this update may push never
-        //   outlives the group (I3, schedlab_core::rstat).
+        //   outlives the group (I3, schedlab_core::objects::rstat).
         let pin = cx.pin();
         let lists = cx.rstat();
         batch.apply_with(&pin, |group, update| {

@@ -2,10 +2,7 @@
 //! merges or queues the request, routes its statistics, and runs the deferred ones after the
 //! unlock. Nothing waits outside the scheduler.
 
-use super::{InsertPath, Listed};
-use crate::scheduler::{Process, Scheduler};
-use crate::state::{InsertOutcome, RequestSpec};
-use crate::StatsPolicy;
+use super::{DispatchSite, InsertOutcome, InsertPath, InsertSite, Listed, RequestSpec};
 
 /// Insert under the scheduler lock.
 #[derive(Debug)]
@@ -16,12 +13,12 @@ impl InsertPath for Direct {
     const SUMMARY: &'static str = "insert under the scheduler lock (BFQ through 2023)";
 
     #[inline(always)]
-    fn insert<P: StatsPolicy>(process: &Process<'_, P>, spec: RequestSpec) -> InsertOutcome {
-        process.insert_locked(spec)
+    fn insert(site: &impl InsertSite, spec: RequestSpec) -> InsertOutcome {
+        site.insert_locked(spec)
     }
 
     #[inline(always)]
-    fn take_listed<P: StatsPolicy>(_sched: &Scheduler<P>) -> Vec<Listed> {
+    fn take_listed(_site: &impl DispatchSite) -> Vec<Listed> {
         Vec::new()
     }
 }

@@ -13,11 +13,8 @@
 //! statistics (io_add, io_merged, ...) are emitted at the splice, in the dispatcher's deferred
 //! batch.
 
-use super::{InsertPath, Listed};
+use super::{DispatchSite, InsertOutcome, InsertPath, InsertSite, Listed, RequestSpec};
 use crate::lockstat::{self, LockPath};
-use crate::scheduler::{Process, Scheduler};
-use crate::state::{InsertOutcome, RequestSpec};
-use crate::StatsPolicy;
 
 /// Insert onto a list; the dispatcher splices.
 #[derive(Debug)]
@@ -27,14 +24,13 @@ impl InsertPath for Lists {
     const NAME: &'static str = "lists";
     const SUMMARY: &'static str = "insert onto a list under a small lock; dispatch splices it in (BFQ 2024)";
 
-    fn insert<P: StatsPolicy>(process: &Process<'_, P>, spec: RequestSpec) -> InsertOutcome {
+    fn insert(site: &impl InsertSite, spec: RequestSpec) -> InsertOutcome {
         let _path = lockstat::enter(LockPath::Insert);
-        let sched = process.scheduler();
-        let mut lists = sched.insert_lists().lock();
+        let mut lists = site.insert_lists().lock();
         // The listed request pins the queue until the splice has applied its statistics; the
         // process holds a reference now, so the queue is allocated (I1a).
-        process.queue_shared().add_pending();
-        let listed = Listed { queue: process.queue_id(), spec };
+        site.pin_queue_for_listing();
+        let listed = Listed { queue: site.queue_id(), spec };
         if spec.at_head {
             lists.head.push(listed);
         } else {
@@ -43,8 +39,8 @@ impl InsertPath for Lists {
         InsertOutcome::Listed
     }
 
-    fn take_listed<P: StatsPolicy>(sched: &Scheduler<P>) -> Vec<Listed> {
-        let mut lists = sched.insert_lists().lock();
+    fn take_listed(site: &impl DispatchSite) -> Vec<Listed> {
+        let mut lists = site.insert_lists().lock();
         if lists.is_empty() {
             return Vec::new();
         }

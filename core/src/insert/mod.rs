@@ -18,12 +18,56 @@
 //! applied (notes/invariants.md I1a). Group removal while requests are listed moves the queue as
 //! usual: the splice inserts into the queue's group at that time.
 
-use crate::scheduler::{Process, Scheduler};
-use crate::state::{InsertOutcome, QueueId, RequestSpec};
-use crate::StatsPolicy;
+use crate::stats::Op;
+use crate::sync::Lock;
 
 pub mod direct;
 pub mod lists;
+
+/// What an insert did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InsertOutcome {
+    /// The request entered the scheduler; `idle_timer_disabled` when it ended an idle wait.
+    Queued { idle_timer_disabled: bool },
+    /// The request was back-merged into a queued one and freed.
+    Merged,
+    /// The request waits on an insertion list; the next dispatch inserts it (`lists.rs`).
+    Listed,
+}
+
+/// What the caller asks to insert.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestSpec {
+    pub sector: u64,
+    pub sectors: u32,
+    pub op: Op,
+    /// Insert at the head of the priority dispatch list (`at_head`), bypassing the queues.
+    pub at_head: bool,
+    /// The submitter's own identifier, handed back at completion.
+    pub tag: u64,
+}
+
+/// What an insert path needs of the process inserting: the scheduler implements it
+/// (`scheduler.rs`, for `Process`). The paths sit below the scheduler and reach it only through
+/// this and [`DispatchSite`].
+pub trait InsertSite {
+    /// The insert work under the scheduler lock: merge or queue, route the statistics, run the
+    /// deferred ones (all of the `direct` path).
+    fn insert_locked(&self, spec: RequestSpec) -> InsertOutcome;
+    /// The scheduler's insertion lists.
+    fn insert_lists(&self) -> &Lock<InsertLists>;
+    /// The process's queue (a slot of the scheduler's queue table).
+    fn queue_id(&self) -> usize;
+    /// Pins the process's queue for one listed request (its pending count; the process holds a
+    /// reference meanwhile, so the queue is allocated).
+    fn pin_queue_for_listing(&self);
+}
+
+/// What an insert path needs of a dispatch: the scheduler implements it.
+pub trait DispatchSite {
+    /// The scheduler's insertion lists.
+    fn insert_lists(&self) -> &Lock<InsertLists>;
+}
 
 /// One insert path (see the module documentation).
 pub trait InsertPath {
@@ -32,19 +76,19 @@ pub trait InsertPath {
     /// One line on what it does.
     const SUMMARY: &'static str;
 
-    /// `bfq_insert_request` for `process`.
-    fn insert<P: StatsPolicy>(process: &Process<'_, P>, spec: RequestSpec) -> InsertOutcome;
+    /// `bfq_insert_request` for the process of `site`.
+    fn insert(site: &impl InsertSite, spec: RequestSpec) -> InsertOutcome;
 
     /// What waits outside the scheduler, taken at the start of a dispatch (before the scheduler
     /// lock) to be inserted under it.
-    fn take_listed<P: StatsPolicy>(sched: &Scheduler<P>) -> Vec<Listed>;
+    fn take_listed(site: &impl DispatchSite) -> Vec<Listed>;
 }
 
 /// A request on an insertion list, with the queue it will enter (pinned by the queue's pending
 /// count while listed).
 #[derive(Clone, Copy, Debug)]
 pub struct Listed {
-    pub(crate) queue: QueueId,
+    pub(crate) queue: usize,
     pub(crate) spec: RequestSpec,
 }
 
@@ -108,15 +152,15 @@ macro_rules! insert_paths {
                 Self::ALL.iter().copied().find(|k| k.name() == name)
             }
 
-            pub(crate) fn insert<P: StatsPolicy>(self, process: &Process<'_, P>, spec: RequestSpec) -> InsertOutcome {
+            pub(crate) fn insert(self, site: &impl InsertSite, spec: RequestSpec) -> InsertOutcome {
                 match self {
-                    $(InsertPathKind::$path => <$module::$path as InsertPath>::insert(process, spec)),*
+                    $(InsertPathKind::$path => <$module::$path as InsertPath>::insert(site, spec)),*
                 }
             }
 
-            pub(crate) fn take_listed<P: StatsPolicy>(self, sched: &Scheduler<P>) -> Vec<Listed> {
+            pub(crate) fn take_listed(self, site: &impl DispatchSite) -> Vec<Listed> {
                 match self {
-                    $(InsertPathKind::$path => <$module::$path as InsertPath>::take_listed(sched)),*
+                    $(InsertPathKind::$path => <$module::$path as InsertPath>::take_listed(site)),*
                 }
             }
         }

@@ -18,7 +18,9 @@
 //! stale access fails an assertion (the models' way of seeing a use after free).
 
 use crate::fault::{self, Fault};
-use crate::rstat::{GroupIostat, RstatLists};
+pub mod rstat;
+
+use rstat::{GroupIostat, RstatLists};
 use crate::stats::GroupStats;
 use crate::sync::{reclaim, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Liveness, OracleArc, Ordering};
 use std::any::Any;
@@ -116,7 +118,7 @@ impl GroupShared {
         self.liveness.assert_alive("group");
     }
 
-    /// The group's per-CPU rstat area (`rstat.rs`).
+    /// The group's per-CPU rstat area (`objects/rstat.rs`).
     ///
     /// # Panics
     /// If the scheduler keeps no rstat lists (`StatsPolicy::RSTAT_LISTS` is false).

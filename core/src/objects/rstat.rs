@@ -32,7 +32,7 @@
 
 use crate::fault::{self, Fault};
 use crate::lockstat::LockClass;
-use crate::objects::GroupShared;
+use super::GroupShared;
 use crate::stats::{Op, RWSTAT_NR};
 use crate::sync::{cpu_slot, AtomicBool, AtomicI64, AtomicPtr, Lock, LockKind, Ordering};
 use crossbeam_utils::CachePadded;
@@ -164,8 +164,8 @@ mod tests {
     #[test]
     fn adds_from_many_cpu_slots_are_flushed_whole() {
         let lists = OracleArc::new(RstatLists::new(4));
-        let census = OracleArc::new(crate::Census::default());
-        let group = crate::objects::GroupShared::allocate(None, 4, 1, &census, Box::new(()), Some(&lists));
+        let census = OracleArc::new(super::super::Census::default());
+        let group = super::super::GroupShared::allocate(None, 4, 1, &census, Box::new(()), Some(&lists));
         // SAFETY: the group was just allocated and is never freed in this test (leaked).
         let g = unsafe { group.get() };
         let threads: Vec<_> = (0..40)
