@@ -28,7 +28,7 @@ fn spec(job: u64, i: u64) -> RequestSpec {
 /// reclamation progress. Jobs whose group is gone start in the root (a stale handle is refused).
 pub fn mixed_churn<P: StatsPolicy>() {
     let cfg = SchedConfig { slots: 2, slice_idle_ns: IDLE_NS, ..SchedConfig::default() };
-    let (clock, manual) = SchedClock::manual(1);
+    let (clock, manual) = SchedClock::manual_ticking(1);
     let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, clock);
     let census = sched.census();
     let root = sched.root();
@@ -88,7 +88,7 @@ pub fn mixed_churn<P: StatsPolicy>() {
 /// including those that refuse removal.
 pub fn four_threads_no_removal<P: StatsPolicy>() {
     let cfg = SchedConfig { slots: 2, slice_idle_ns: IDLE_NS, ..SchedConfig::default() };
-    let (clock, manual) = SchedClock::manual(1);
+    let (clock, manual) = SchedClock::manual_ticking(1);
     let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, clock);
     let census = sched.census();
     let root = sched.root();
