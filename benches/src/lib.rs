@@ -29,6 +29,7 @@
 //! format and that no two holds of one lock overlap, and summarises holds, waits and hand-overs.
 
 pub mod output;
+pub mod predict;
 pub mod profile;
 pub mod compare;
 pub mod provenance;
