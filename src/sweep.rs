@@ -202,6 +202,7 @@ pub fn cmd(args: &SweepArgs) -> Result<u8, UsageError> {
         stream.append(sweep::csv_text(&[]).as_bytes()).map_err(UsageError)?;
         CsvSink::Through(stream)
     };
+    let model_topology = args.topology.as_deref().map(Topology::load).transpose().map_err(UsageError)?;
     let skip: Vec<PointKey> = kept.iter().map(|p| p.key()).collect();
     let todo = cfg.points().into_iter().filter(|k| !skip.contains(k)).count();
     crate::out::progress(format_args!(
@@ -213,49 +214,6 @@ pub fn cmd(args: &SweepArgs) -> Result<u8, UsageError> {
     let max_threads = cfg.threads.iter().copied().max().unwrap_or(1);
     for &lock in &cfg.locks {
         schedlab_benches::workload::warn_before_run(lock, max_threads);
-    }
-    // The model's calibration: single-threaded, before the sweep's runs (a few seconds per
-    // variant, lock kind and slot count).
-    let model_topology = args.topology.as_deref().map(Topology::load).transpose().map_err(UsageError)?;
-    let mut calibrations: Vec<(usize, CalibrationSet)> = Vec::new();
-    if !args.no_model {
-        let wanted = Wanted { variants: cfg.variants.clone(), locks: cfg.locks.clone(), inserts: vec![cfg.workload.insert] };
-        crate::out::progress(format_args!(
-            "schedlab sweep: calibrating the model ({} variant/lock entries × {} slot count(s), single-threaded; --no-model skips it)\n",
-            wanted.entries().len(),
-            cfg.slots.len()
-        ));
-        for &slots in &cfg.slots {
-            let w = schedlab_benches::workload::WorkloadConfig { slots, ..cfg.workload.clone() };
-            match predict::calibrate_all(&w, &wanted, &CalibrationSettings::default(), &INTERRUPT, &mut |_| {}) {
-                Ok(set) => calibrations.push((slots, set)),
-                Err(e) => {
-                    if INTERRUPT.load(schedlab_core::sync::Ordering::Relaxed) {
-                        break;
-                    }
-                    tracing::warn!("the model's calibration failed ({e}): no model");
-                    break;
-                }
-            }
-        }
-    }
-    let mut topo = match (&model_topology, calibrations.first()) {
-        (Some(t), _) => Some(t.clone()),
-        (None, Some((_, set))) => {
-            let mut t = set.machine.clone();
-            let cores = args.model_cores as usize;
-            t.name = format!("{} cores like this machine's ({:.0} ns line transfer; hypothetical beyond {})", cores, t.transfer.core_ns, set.machine.cpus());
-            t.cores = cores;
-            t.threads_per_core = 1;
-            t.smt.busy_slowdown = 1.0;
-            t.smt.spin_slowdown = 1.0;
-            Some(t)
-        }
-        (None, None) => None,
-    };
-    if let (Some(t), Some(x)) = (topo.as_mut(), args.transfer_ns) {
-        t.transfer.core_ns = x;
-        t.transfer.sibling_ns = t.transfer.sibling_ns.min(x);
     }
     let bar = progress_bar(todo as u64);
     let mut record = |point: &sweep::SweepPoint| -> Result<(), String> {
@@ -324,6 +282,49 @@ pub fn cmd(args: &SweepArgs) -> Result<u8, UsageError> {
             pct0(p.sched_owner_change_frac),
             if p.oversubscribed { "  (oversubscribed)" } else { "" }
         );
+    }
+    // The model's calibration: single-threaded, after the sweep's runs (about a second per
+    // variant, lock kind and slot count measured); none when the sweep was interrupted.
+    let mut calibrations: Vec<(usize, CalibrationSet)> = Vec::new();
+    if !args.no_model && !interrupted && !points.is_empty() {
+        let wanted = Wanted { variants: cfg.variants.clone(), locks: cfg.locks.clone(), inserts: vec![cfg.workload.insert] };
+        crate::out::progress(format_args!(
+            "schedlab sweep: calibrating the model ({} variant/lock entries × {} slot count(s), single-threaded; --no-model skips it)\n",
+            wanted.entries().len(),
+            cfg.slots.iter().filter(|s| points.iter().any(|p| p.slots == **s)).count()
+        ));
+        let settings = CalibrationSettings { windows: 3, rounds: 2000, ..CalibrationSettings::default() };
+        for &slots in cfg.slots.iter().filter(|s| points.iter().any(|p| p.slots == **s)) {
+            let w = schedlab_benches::workload::WorkloadConfig { slots, ..cfg.workload.clone() };
+            match predict::calibrate_all(&w, &wanted, &settings, &INTERRUPT, &mut |_| {}) {
+                Ok(set) => calibrations.push((slots, set)),
+                Err(e) => {
+                    if INTERRUPT.load(schedlab_core::sync::Ordering::Relaxed) {
+                        break;
+                    }
+                    tracing::warn!("the model's calibration failed ({e}): no model");
+                    break;
+                }
+            }
+        }
+    }
+    let mut topo = match (&model_topology, calibrations.first()) {
+        (Some(t), _) => Some(t.clone()),
+        (None, Some((_, set))) => {
+            let mut t = set.machine.clone();
+            let cores = args.model_cores as usize;
+            t.name = format!("{} cores like this machine's ({:.0} ns line transfer; hypothetical beyond {})", cores, t.transfer.core_ns, set.machine.cpus());
+            t.cores = cores;
+            t.threads_per_core = 1;
+            t.smt.busy_slowdown = 1.0;
+            t.smt.spin_slowdown = 1.0;
+            Some(t)
+        }
+        (None, None) => None,
+    };
+    if let (Some(t), Some(x)) = (topo.as_mut(), args.transfer_ns) {
+        t.transfer.core_ns = x;
+        t.transfer.sibling_ns = t.transfer.sibling_ns.min(x);
     }
     let models = match &topo {
         Some(t) => sweep::models(&points, &calibrations, cfg.workload.insert, t, cfg.workload.seed),

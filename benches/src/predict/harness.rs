@@ -426,9 +426,17 @@ pub fn run_pattern<P: StatsPolicy>(
                         let group = group_of(me);
                         s.spawn(move || -> Result<(Acc, u64), String> {
                             let _pin = super::measure::PinGuard::pin(cpu);
+                            let process = match sched.spawn_process(group) {
+                                Ok(p) => p,
+                                Err(e) => {
+                                    // The partner must not wait for this thread's turns.
+                                    stop.store(true, Ordering::Relaxed);
+                                    return Err(format!("cannot spawn process {me}: {e}"));
+                                }
+                            };
                             let mut st = ProcState {
                                 index: me,
-                                process: sched.spawn_process(group).map_err(|e| format!("cannot spawn process {me}: {e}"))?,
+                                process,
                                 requests: Requests::new(w, me, 2),
                                 dispatched: None,
                                 completed_tag: None,
@@ -450,7 +458,10 @@ pub fn run_pattern<P: StatsPolicy>(
                                             }
                                             std::hint::spin_loop();
                                             polls = polls.wrapping_add(1);
-                                            if polls % 4096 == 0 {
+                                            // Often enough that a partner preempted by a
+                                            // neighbour's process gets its CPU back soon; the
+                                            // wait is outside every timed step.
+                                            if polls % 64 == 0 {
                                                 std::thread::yield_now();
                                             }
                                         }

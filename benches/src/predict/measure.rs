@@ -73,7 +73,12 @@ fn ping_pong(a: usize, b: usize) -> f64 {
                     }
                     std::hint::spin_loop();
                 }
-                line.store(2 * i + 2, Ordering::Release);
+                // A compare-and-swap, not a store: the measuring side may have given up (its time
+                // limit) and written DONE since; a plain store would overwrite it and leave this
+                // side waiting forever.
+                if line.compare_exchange(2 * i + 1, 2 * i + 2, Ordering::AcqRel, Ordering::Acquire).is_err() {
+                    return;
+                }
             }
         });
         let pinned = PinGuard::pin(a);
