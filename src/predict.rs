@@ -419,6 +419,9 @@ fn print_calibration(set: &CalibrationSet, wanted: &Wanted) {
             c.loop_ns,
             parts.join(" ")
         );
+        if !c.relayed && set.machine.cpus() > 1 {
+            outln!("    WARNING: the relay between two CPUs measured nothing (the CPUs were busy with other processes): no lines, hand-offs move only the lock's line; calibrate again on a quieter machine");
+        }
         if c.anomalies > 0 {
             outln!("    ({} calibration steps found the scheduler other than expected)", c.anomalies);
         }

@@ -324,7 +324,8 @@ pub struct Calibration {
     pub insert: String,
     /// The line transfer the relay's excess was divided by, ns (one way).
     pub transfer_ns: f64,
-    /// Whether the relay ran (two CPUs); without it every `lines` is 0.
+    /// Whether the relay ran (two CPUs) and measured every call; without it every `lines` is 0
+    /// (one CPU, or CPUs so busy with other processes that no relayed round finished in time).
     pub relayed: bool,
     /// The one-job loop's own cost per request (request generation, checks), ns.
     pub loop_ns: f64,
@@ -400,6 +401,10 @@ struct ModeWindow {
     holds: Vec<(Call, Vec<LockHolds>)>,
 }
 
+/// The longest one pass may take (it keeps the rounds it did): bounds a calibration on a busy
+/// machine, where a relay waits for its partner's CPU at every step.
+pub const PASS_TIME_LIMIT: std::time::Duration = std::time::Duration::from_millis(300);
+
 const PROBED: [Call; 4] = [Call::Insert, Call::Dispatch, Call::Complete, Call::EmptyDispatch];
 
 fn measure_mode<P: StatsPolicy>(
@@ -414,9 +419,10 @@ fn measure_mode<P: StatsPolicy>(
         procs,
         placement,
         rounds,
-        warmup: rounds / 10 + 50,
+        warmup: (rounds / 10 + 50).min(200),
         timed: true,
         empty_dispatch: procs > 1,
+        max_time: Some(PASS_TIME_LIMIT),
     };
     let mut w = ModeWindow { times: Some(harness::run_pattern::<P>(&cfg, None, interrupt)?), holds: Vec::new() };
     for call in PROBED {
@@ -473,8 +479,14 @@ fn median_holds(windows: &[ModeWindow], call: Call) -> Vec<LockHolds> {
         .collect()
 }
 
+/// The median over windows of a call's mean time; NaN when no window timed it.
 fn median_time(windows: &[ModeWindow], call: Call) -> f64 {
-    median(&windows.iter().filter_map(|w| w.times.as_ref()).map(|t| t.mean(call)).filter(|v| v.is_finite()).collect::<Vec<_>>())
+    let v: Vec<f64> = windows.iter().filter_map(|w| w.times.as_ref()).map(|t| t.mean(call)).filter(|v| v.is_finite()).collect();
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        median(&v)
+    }
 }
 
 fn median_cv(windows: &[ModeWindow], call: Call) -> f64 {
@@ -668,7 +680,7 @@ pub fn calibrate<P: StatsPolicy>(
         lock: workload.lock,
         insert: insert.name().to_string(),
         transfer_ns: transfer,
-        relayed: !relay.is_empty(),
+        relayed: !relay.is_empty() && [Call::Insert, Call::Dispatch, Call::Complete].iter().all(|&c| median_time(&relay, c).is_finite()),
         loop_ns: (solo_cycle - calls_solo).max(0.0),
         timing_ns,
         solo_cycle_ns: solo_cycle,

@@ -91,6 +91,9 @@ pub struct PatternConfig {
     pub timed: bool,
     /// End every round with a dispatch that finds nothing.
     pub empty_dispatch: bool,
+    /// Stop measuring after this long (keeping the rounds done): on a busy machine a relay waits
+    /// for its partner to be scheduled at every step, and a pass could take minutes.
+    pub max_time: Option<std::time::Duration>,
 }
 
 /// What one pass measured.
@@ -380,8 +383,9 @@ pub fn run_pattern<P: StatsPolicy>(
             let mut rounds_done = 0;
             let mut chunk_start = clock.now_ns();
             let mut chunk_requests = acc.requests;
+            let began = Instant::now();
             for round in 0..total_rounds {
-                if round % 256 == 0 && interrupt.load(Ordering::Relaxed) {
+                if round % 64 == 0 && (interrupt.load(Ordering::Relaxed) || cfg.max_time.is_some_and(|m| began.elapsed() > m)) {
                     break;
                 }
                 let measuring = round >= cfg.warmup;
@@ -416,13 +420,14 @@ pub fn run_pattern<P: StatsPolicy>(
             let steps_per_round = round_steps(cfg.procs, 0, cfg.empty_dispatch).len() as u64;
             let start_ns = AtomicU64::new(0);
             let end_ns = AtomicU64::new(0);
+            let began = Instant::now();
             let results: Vec<Result<(Acc, u64), String>> = std::thread::scope(|s| {
                 let handles: Vec<_> = [a, b]
                     .into_iter()
                     .enumerate()
                     .map(|(me, cpu)| {
-                        let (sched, counters, turn, stop, clock, start_ns, end_ns) =
-                            (&sched, &counters, &turn, &stop, &clock, &start_ns, &end_ns);
+                        let (sched, counters, turn, stop, clock, start_ns, end_ns, began) =
+                            (&sched, &counters, &turn, &stop, &clock, &start_ns, &end_ns, &began);
                         let group = group_of(me);
                         s.spawn(move || -> Result<(Acc, u64), String> {
                             let _pin = super::measure::PinGuard::pin(cpu);
@@ -468,7 +473,9 @@ pub fn run_pattern<P: StatsPolicy>(
                                         if index == cfg.warmup * steps_per_round {
                                             start_ns.store(clock.now_ns(), Ordering::Relaxed);
                                         }
-                                        if round % 256 == 0 && interrupt.load(Ordering::Relaxed) {
+                                        if round % 16 == 0
+                                            && (interrupt.load(Ordering::Relaxed) || cfg.max_time.is_some_and(|m| began.elapsed() > m))
+                                        {
                                             stop.store(true, Ordering::Relaxed);
                                             break 'rounds;
                                         }
@@ -529,6 +536,7 @@ pub fn untimed_cycle_ns<P: StatsPolicy>(workload: &WorkloadConfig, cpu: usize, r
         warmup: rounds / 10,
         timed: false,
         empty_dispatch: false,
+        max_time: Some(std::time::Duration::from_millis(300)),
     };
     let t = run_pattern::<P>(&cfg, None, interrupt)?;
     // Per-request time of each chunk; the slowest 5 % of chunks (preempted) left out.
