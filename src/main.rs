@@ -2,7 +2,9 @@
 //!
 //! - `schedlab` (no arguments): `schedlab compare` with its defaults.
 //! - `schedlab compare ...`: every variant side by side, interleaved rounds, lock counters, the seeds' ratios.
-//! - `schedlab sweep ...`: KIOPS against threads, a CSV, an SVG chart and a scaling model.
+//! - `schedlab sweep ...`: KIOPS against threads, a CSV, an SVG chart and the model's prediction.
+//! - `schedlab predict ...`: KIOPS against threads on any machine (a calibrated simulation);
+//!   `--validate` measures it beside the prediction here.
 //! - `schedlab variants`: the registered variants.
 //! - `schedlab run ...`: one variant, one configuration, optionally written as JSON.
 //! - `schedlab simulate ...`: fio-like jobs on a device model in virtual time (idling, weights).
@@ -37,6 +39,7 @@ mod compare;
 mod flags;
 mod flamegraph;
 mod logging;
+mod predict;
 mod roundtrip;
 mod signals;
 mod simulate;
@@ -103,9 +106,12 @@ enum Command {
     /// Every variant side by side, interleaved round by round: KIOPS, lock counters, the seeds' ratios.
     #[command(after_help = EXIT_CODES_HELP)]
     Compare(compare::CompareArgs),
-    /// Throughput against thread count per variant and lock kind: a CSV, an SVG chart, a scaling model.
+    /// Throughput against thread count per variant and lock kind: a CSV, an SVG chart, the model's prediction.
     #[command(after_help = EXIT_CODES_HELP)]
     Sweep(sweep::SweepArgs),
+    /// KIOPS against threads on any machine, from a simulation calibrated on single-threaded runs; --validate measures it here.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Predict(predict::PredictArgs),
     /// Single-threaded cost of one request round trip per variant, interleaved and repeated.
     #[command(after_help = EXIT_CODES_HELP)]
     Roundtrip(roundtrip::RoundtripArgs),
@@ -499,6 +505,7 @@ fn main() -> ExitCode {
         },
         Some(Command::Compare(args)) => compare::cmd(&args),
         Some(Command::Sweep(args)) => sweep::cmd(&args),
+        Some(Command::Predict(args)) => predict::cmd(&args),
         Some(Command::Roundtrip(args)) => roundtrip::cmd(&args).map_err(UsageError),
         Some(Command::Simulate(args)) => simulate::cmd(&args),
         Some(Command::Flamegraph(args)) => flamegraph::cmd(&args).map_err(UsageError),

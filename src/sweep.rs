@@ -1,12 +1,16 @@
 //! `schedlab sweep`: KIOPS against thread count per variant and lock kind; a CSV written point by
-//! point, an SVG chart and a scaling model at the end. The measuring and the model are in
-//! `schedlab_benches::sweep`.
+//! point, an SVG chart with the model's prediction (`schedlab predict`'s simulation, calibrated
+//! single-threaded before the sweep) at the end. The measuring and the model are in
+//! `schedlab_benches::sweep` and `schedlab_benches::predict`.
 
 use crate::compare::{parse_locks, parse_variants, progress_bar, WorkloadArgs};
 use crate::{check_output, exit, seconds, units, write_output, UsageError, INTERRUPT};
 use schedlab_benches::compare::fmt_ns;
 use schedlab_benches::provenance::Provenance;
-use schedlab_benches::sweep::{self, PointKey, SweepConfig, SweepProgress, DEFAULT_TRANSFER_NS, USL_MIN_POINTS};
+use schedlab_benches::predict::calibrate::CalibrationSettings;
+use schedlab_benches::predict::topology::Topology;
+use schedlab_benches::predict::{self, CalibrationSet, Wanted};
+use schedlab_benches::sweep::{self, PointKey, SweepConfig, SweepProgress, USL_MIN_POINTS};
 use schedlab_benches::output::OutputFile;
 use std::path::PathBuf;
 
@@ -53,10 +57,21 @@ pub struct SweepArgs {
     /// seed, durations, sum sampling); a half-written last line is dropped.
     #[arg(long)]
     resume: bool,
-    /// One-way cache-line transfer time for the model's hand-off, ns, 0..=1000000 (default:
-    /// measured now by a ping-pong between two CPUs; 34 with a single CPU).
+    /// One-way cache-line transfer for the model, ns, 0..=1000000 (default: the model machine's;
+    /// measured now by a ping-pong between two CPUs for this machine's profile).
     #[arg(long, value_parser = units::transfer_ns, allow_hyphen_values = true)]
     transfer_ns: Option<f64>,
+    /// The machine the model simulates: a topology profile (JSON, notes/predict.md). Default: this
+    /// machine's measured profile with --model-cores cores (a hypothetical machine of its cores).
+    #[arg(long)]
+    topology: Option<PathBuf>,
+    /// Cores of the default model machine, 1..=1024.
+    #[arg(long, default_value_t = 64, value_parser = units::count::<1, 1024>, allow_negative_numbers = true)]
+    model_cores: u64,
+    /// No model: skip the single-threaded calibration (a few seconds per variant and lock kind)
+    /// and draw the measured points only.
+    #[arg(long)]
+    no_model: bool,
 }
 
 /// "1,2,4", "1-4", or a mix.
@@ -187,6 +202,7 @@ pub fn cmd(args: &SweepArgs) -> Result<u8, UsageError> {
         stream.append(sweep::csv_text(&[]).as_bytes()).map_err(UsageError)?;
         CsvSink::Through(stream)
     };
+    let model_topology = args.topology.as_deref().map(Topology::load).transpose().map_err(UsageError)?;
     let skip: Vec<PointKey> = kept.iter().map(|p| p.key()).collect();
     let todo = cfg.points().into_iter().filter(|k| !skip.contains(k)).count();
     crate::out::progress(format_args!(
@@ -199,13 +215,6 @@ pub fn cmd(args: &SweepArgs) -> Result<u8, UsageError> {
     for &lock in &cfg.locks {
         schedlab_benches::workload::warn_before_run(lock, max_threads);
     }
-    let (transfer_ns, transfer_source) = match args.transfer_ns {
-        Some(t) => (t, "given"),
-        None => match sweep::measure_transfer_ns() {
-            Some(t) => (t, "measured (ping-pong between two CPUs)"),
-            None => (DEFAULT_TRANSFER_NS, "assumed (one CPU: measuring.md §2's 34 ns)"),
-        },
-    };
     let bar = progress_bar(todo as u64);
     let mut record = |point: &sweep::SweepPoint| -> Result<(), String> {
         let row = point.csv_row(&settings);
@@ -274,27 +283,76 @@ pub fn cmd(args: &SweepArgs) -> Result<u8, UsageError> {
             if p.oversubscribed { "  (oversubscribed)" } else { "" }
         );
     }
-    let models = sweep::models(&points, transfer_ns);
-    outln!(
-        "\nMODEL, not measured (measuring.md §4): σ = the dominant lock's hold occupancy at 1 thread; ceiling = 1 / (serial time\nper request + acquisitions per request × owner-change fraction × {transfer_ns:.0} ns line transfer, {transfer_source}),\nfrom the most threads measured; model(n) = min(Amdahl(n), ceiling). USL fitted only with >= {USL_MIN_POINTS} measured thread counts.\n"
-    );
-    outln!(
-        "{:<11} {:<11} {:>5} {:>8} {:>6} {:>9} {:>6} {:>9} {:>8} {:>9} {:>9} {:>9}  USL",
-        "variant", "lock", "slots", "outside", "lock", "serial/rq", "σ", "handoff", "ceiling", "@8", "@16", "@64"
-    );
-    for m in &models {
-        let at = |n: usize| m.at.iter().find(|(t, _)| *t == n).map_or("-".into(), |(_, v)| format!("{v:.0}"));
+    // The model's calibration: single-threaded, after the sweep's runs (about a second per
+    // variant, lock kind and slot count measured); none when the sweep was interrupted.
+    let mut calibrations: Vec<(usize, CalibrationSet)> = Vec::new();
+    if !args.no_model && !interrupted && !points.is_empty() {
+        let wanted = Wanted { variants: cfg.variants.clone(), locks: cfg.locks.clone(), inserts: vec![cfg.workload.insert] };
+        crate::out::progress(format_args!(
+            "schedlab sweep: calibrating the model ({} variant/lock entries × {} slot count(s), single-threaded; --no-model skips it)\n",
+            wanted.entries().len(),
+            cfg.slots.iter().filter(|s| points.iter().any(|p| p.slots == **s)).count()
+        ));
+        let settings = CalibrationSettings { windows: 3, rounds: 2000, ..CalibrationSettings::default() };
+        for &slots in cfg.slots.iter().filter(|s| points.iter().any(|p| p.slots == **s)) {
+            let w = schedlab_benches::workload::WorkloadConfig { slots, ..cfg.workload.clone() };
+            match predict::calibrate_all(&w, &wanted, &settings, &INTERRUPT, &mut |_| {}) {
+                Ok(set) => calibrations.push((slots, set)),
+                Err(e) => {
+                    if INTERRUPT.load(schedlab_core::sync::Ordering::Relaxed) {
+                        break;
+                    }
+                    tracing::warn!("the model's calibration failed ({e}): no model");
+                    break;
+                }
+            }
+        }
+    }
+    let mut topo = match (&model_topology, calibrations.first()) {
+        (Some(t), _) => Some(t.clone()),
+        (None, Some((_, set))) => {
+            let mut t = set.machine.clone();
+            let cores = args.model_cores as usize;
+            t.name = format!("{} cores like this machine's ({:.0} ns line transfer; hypothetical beyond {})", cores, t.transfer.core_ns, set.machine.cpus());
+            t.cores = cores;
+            t.threads_per_core = 1;
+            t.smt.busy_slowdown = 1.0;
+            t.smt.spin_slowdown = 1.0;
+            Some(t)
+        }
+        (None, None) => None,
+    };
+    if let (Some(t), Some(x)) = (topo.as_mut(), args.transfer_ns) {
+        t.transfer.core_ns = x;
+        t.transfer.sibling_ns = t.transfer.sibling_ns.min(x);
+    }
+    let models = match &topo {
+        Some(t) => sweep::models(&points, &calibrations, cfg.workload.insert, t, cfg.workload.seed),
+        None => Vec::new(),
+    };
+    if let Some(t) = &topo {
         outln!(
-            "{:<11} {:<11} {:>5} {:>8} {:>6} {:>9} {:>6.3} {:>8.0}% {:>8.0} {:>9} {:>9} {:>9}  {}",
+            "\nMODEL, not measured: schedlab predict's simulation (calibrated on single-threaded runs and a line-transfer measurement, never on\nthese points) on {}; error = the largest |model − measured| ÷ measured over this sweep's thread counts. USL fitted only with >= {USL_MIN_POINTS} measured thread counts.\n",
+            t.name
+        );
+        outln!(
+            "{:<11} {:<11} {:>5} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}  USL",
+            "variant", "lock", "slots", "outside", "model@1", "model@2", "error", "@8", "@16", "@64"
+        );
+    } else {
+        outln!("\nno model (--no-model, or its calibration did not run)");
+    }
+    for m in &models {
+        let at = |n: usize| m.predicted.iter().find(|(t, _)| *t == n).map_or("-".into(), |(_, v)| format!("{v:.0}"));
+        outln!(
+            "{:<11} {:<11} {:>5} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}  {}",
             m.variant,
             m.lock.name(),
             m.slots,
             m.outside_ns,
-            m.dominant_lock,
-            fmt_ns(m.serial_ns_per_request),
-            m.sigma,
-            100.0 * m.handoff_fraction,
-            m.ceiling_kiops,
+            at(1),
+            at(2),
+            m.error_pct.map_or("-".into(), |e| format!("{e:.1}%")),
             at(8),
             at(16),
             at(64),

@@ -16,7 +16,11 @@
 //! [`compare`] runs every variant round by round (plain runs for KIOPS, instrumented runs for the
 //! lock counters of `schedlab_core::lockstat`) and sets the measured ratios beside the seeds';
 //! [`sweep`] measures KIOPS against thread count, appends each point to a CSV, and draws an SVG
-//! chart with a scaling model built from the lock counters.
+//! chart with [`predict`]'s model beside the points.
+//!
+//! [`predict`] is `schedlab predict`: a discrete-event simulation of the workload on N CPUs, each
+//! lock by its kind's discipline, calibrated on single-threaded runs (its one adapter to the lock
+//! statistics is `predict::calibrate::critical_sections`), and its validation against runs here.
 //!
 //! [`sim`] is the other driver: the same scheduler core on a virtual clock, single-threaded, in
 //! front of a null, SSD or disk model, for scheduling-policy questions (idling, weights) rather
@@ -29,6 +33,7 @@
 //! format and that no two holds of one lock overlap, and summarises holds, waits and hand-overs.
 
 pub mod output;
+pub mod predict;
 pub mod profile;
 pub mod compare;
 pub mod provenance;

@@ -2,38 +2,33 @@
 //! slot count or outside work), each point appended to a CSV as soon as it is measured, then an
 //! SVG chart with a linear-scaling reference and a scaling *model*.
 //!
-//! ## The model (`../shared/reference/measuring.md` §4)
+//! ## The model
 //!
 //! Two measured points (1 and 2 threads on this machine kind) fix Amdahl's serial fraction but
-//! not the Universal Scalability Law's coherency term, so the extrapolation is drawn dashed and
-//! labelled as a model, from the lock counters rather than from a curve fit:
+//! not the Universal Scalability Law's coherency term (`../shared/reference/measuring.md` §4),
+//! so the line beyond them is not a fit: it is the prediction of `schedlab predict`
+//! ([`crate::predict`]), a discrete-event simulation of the workload on N CPUs with each lock's
+//! discipline (FIFO hand-off for the fair lock; barging, spinning and parking for parking_lot),
+//! calibrated on single-threaded runs and a cache-line transfer measurement only. It is drawn
+//! dashed and labelled MODEL, with its largest error against the points this sweep measured
+//! (`SeriesModel::error_pct`); its values at 8, 16 and 64 threads are printed. The machine
+//! simulated is this one's measured profile with as many cores as asked (64 by default: a
+//! hypothetical machine of this one's cores and transfers), or a topology profile given.
 //!
-//! - the *dominant lock* is the scheduler or the queue lock, whichever is held longer per request
-//!   at the most threads measured;
-//! - serial fraction σ = its hold occupancy (total hold ÷ wall time) at 1 thread: the share of one
-//!   thread's time spent where no other thread can be (taken inside the instrumented run, so the
-//!   instrumentation's cost is on both sides of the division);
-//! - single-lock ceiling X_max = 1 ÷ (serial time per request + acquisitions per request ×
-//!   hand-off), all at the most threads measured: serial time = occupancy ÷ plain throughput (the
-//!   held fraction of time is assumed to survive the instrumentation), which includes the cache
-//!   misses a contended hold pays; hand-off = owner changes ÷ acquisitions × one cache-line
-//!   transfer (measured here by a ping-pong between two CPUs, or given). Holds that grow with
-//!   more CPUs (more lines to pull) would lower it: the ceiling is optimistic beyond what ran;
-//! - the model curve is min(Amdahl(n), X_max), drawn out to 64 threads, with its values at 8, 16
-//!   and 64 printed;
-//! - a USL curve is fitted (least squares on n/C(n) − 1 = σ(n−1) + κn(n−1)) only when at least
-//!   [`USL_MIN_POINTS`] thread counts were measured without oversubscription.
+//! A USL curve is fitted (least squares on n/C(n) − 1 = σ(n−1) + κn(n−1)) only when at least
+//! [`USL_MIN_POINTS`] thread counts were measured without oversubscription, and drawn dotted.
 //!
 //! Oversubscribed points (more threads than CPUs) are measured only when asked, marked in the CSV
 //! and on the chart, and never used by the model: they measure the OS scheduler, not the lock.
 
 use crate::compare::{median, run_clean, NoiseCount, NoisePolicy};
-use crate::workload::{allowed_cpus, pin_current_thread, RunResult, WorkloadConfig};
+use crate::predict::{self, topology::Topology, CalibrationSet};
+use crate::workload::{RunResult, WorkloadConfig};
 use schedlab_core::lockstat::{self, LockClass, LockSummary};
 use schedlab_core::sync::{AtomicBool, Ordering};
-use schedlab_core::LockKind;
+use schedlab_core::{InsertPathKind, LockKind};
 use serde::Serialize;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Fewest measured (not oversubscribed) thread counts for a USL fit.
 pub const USL_MIN_POINTS: usize = 4;
@@ -422,87 +417,10 @@ pub fn csv_text(rows: &[String]) -> String {
     text
 }
 
-/// Measures the one-way latency of a cache-line transfer between the first two allowed CPUs (a
-/// ping-pong on one atomic, both threads pinned). `None` with a single CPU.
+/// Measures the one-way latency of a cache-line transfer between the first two allowed CPUs
+/// (`predict::measure::transfer_ns`); `None` with a single CPU.
 pub fn measure_transfer_ns() -> Option<f64> {
-    let cpus = allowed_cpus();
-    if cpus.len() < 2 {
-        return None;
-    }
-    // The least of seven trials: another process (or the hypervisor) that preempts either side
-    // only adds time. Seen on this machine kind: 60 to 260 ns from one minute to the next.
-    (0..7).map(|_| ping_pong(&cpus)).reduce(f64::min)
-}
-
-/// One ping-pong trial: up to 50 000 round trips, but no longer than 100 ms (on a loaded machine
-/// a round trip can take a whole time slice: the trial then ends early, with what it measured).
-fn ping_pong(cpus: &[usize]) -> f64 {
-    const ROUNDS: u64 = 50_000;
-    const LIMIT: Duration = Duration::from_millis(100);
-    /// The value that tells the other side to stop.
-    const DONE: u64 = u64::MAX;
-    let line = schedlab_core::sync::AtomicU64::new(0);
-    let (elapsed, rounds) = std::thread::scope(|s| {
-        let other = s.spawn(|| {
-            pin_current_thread(cpus[1]);
-            for i in 0..ROUNDS {
-                loop {
-                    let v = line.load(Ordering::Acquire);
-                    if v == DONE {
-                        return;
-                    }
-                    if v == 2 * i + 1 {
-                        break;
-                    }
-                    std::hint::spin_loop();
-                }
-                line.store(2 * i + 2, Ordering::Release);
-            }
-        });
-        let pinned = pin_current_thread(cpus[0]);
-        let start = Instant::now();
-        let mut done = 0;
-        'trial: for i in 0..ROUNDS {
-            line.store(2 * i + 1, Ordering::Release);
-            let mut polls = 0u32;
-            while line.load(Ordering::Acquire) != 2 * i + 2 {
-                std::hint::spin_loop();
-                polls = polls.wrapping_add(1);
-                if polls % 4096 == 0 && start.elapsed() > LIMIT {
-                    break 'trial;
-                }
-            }
-            done = i + 1;
-            if i % 1024 == 1023 && start.elapsed() > LIMIT {
-                break;
-            }
-        }
-        let elapsed = start.elapsed();
-        line.store(DONE, Ordering::Release);
-        let _ = other.join();
-        if pinned {
-            // Back to every allowed CPU.
-            unpin_current_thread(cpus);
-        }
-        (elapsed, done.max(1))
-    });
-    elapsed.as_nanos() as f64 / (2 * rounds) as f64
-}
-
-fn unpin_current_thread(cpus: &[usize]) {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: all-zero is a valid empty `cpu_set_t`.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
-            // SAFETY: `c` is below CPU_SETSIZE; CPU_SET writes inside `set`.
-            unsafe { libc::CPU_SET(c, &mut set) };
-        }
-        // SAFETY: pid 0 is the calling thread; size and pointer describe `set`.
-        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = cpus;
+    predict::measure::transfer_ns()
 }
 
 /// What a progress callback is told.
@@ -586,30 +504,25 @@ pub fn run(
 // ---------------------------------------------------------------------------------------------
 // The model.
 
-/// The points of one variant under one configuration, and what the model makes of them.
+/// The points of one variant under one configuration, and what the model makes of them: the
+/// prediction of `schedlab predict` (a simulation calibrated on single-threaded runs, never on
+/// these points) and, where enough thread counts were measured, a USL fit.
 #[derive(Clone, Debug, Serialize)]
 pub struct SeriesModel {
     pub variant: String,
     pub lock: LockKind,
     pub slots: usize,
     pub outside_ns: u64,
-    /// KIOPS at 1 thread (plain).
+    /// KIOPS at 1 thread (plain), NaN if not measured.
     pub x1: f64,
-    /// "sched" or "queue".
-    pub dominant_lock: &'static str,
-    /// Thread count the ceiling's numbers come from (the most measured without oversubscription).
-    pub ceiling_from_threads: usize,
-    /// Serial time per request (dominant lock held) at that thread count, ns.
-    pub serial_ns_per_request: f64,
-    /// Hold occupancy of the dominant lock at 1 thread.
-    pub sigma: f64,
-    pub acquisitions_per_request: f64,
-    /// Owner changes per acquisition of the dominant lock at that thread count.
-    pub handoff_fraction: f64,
-    pub transfer_ns: f64,
-    /// KIOPS ceiling of one lock.
-    pub ceiling_kiops: f64,
-    /// (threads, model KIOPS) at 8, 16, 64.
+    /// The machine simulated.
+    pub topology: String,
+    /// (threads, predicted KIOPS), ascending.
+    pub predicted: Vec<(usize, f64)>,
+    /// The largest |predicted − measured| ÷ measured over the measured (not oversubscribed)
+    /// thread counts, %: the model's validation error on this sweep.
+    pub error_pct: Option<f64>,
+    /// (threads, model KIOPS) at 8, 16, 64 (those the machine has).
     pub at: Vec<(usize, f64)>,
     /// USL (σ, κ), fitted only with enough measured thread counts.
     pub usl: Option<(f64, f64)>,
@@ -618,17 +531,24 @@ pub struct SeriesModel {
 }
 
 impl SeriesModel {
-    /// KIOPS: the measured 1-thread value at n = 1; min(Amdahl(n), ceiling) from n = 2 (the ceiling
-    /// is a contended one: nothing changes hands with one thread); a straight line between.
+    /// The prediction at `n` threads: the simulated value at a simulated count, straight lines
+    /// (in log n) between; NaN outside the simulated range.
     pub fn model(&self, n: f64) -> f64 {
-        let contended = |n: f64| (self.x1 * n / (1.0 + self.sigma * (n - 1.0))).min(self.ceiling_kiops);
-        if n <= 1.0 {
-            self.x1
-        } else if n < 2.0 {
-            self.x1 + (contended(2.0) - self.x1) * (n - 1.0)
-        } else {
-            contended(n)
+        let p = &self.predicted;
+        if p.is_empty() || n < p[0].0 as f64 || n > p[p.len() - 1].0 as f64 {
+            return f64::NAN;
         }
+        for w in p.windows(2) {
+            let ((a, ya), (b, yb)) = (w[0], w[1]);
+            if n <= b as f64 {
+                if a == b {
+                    return yb;
+                }
+                let f = ((n.ln() - (a as f64).ln()) / ((b as f64).ln() - (a as f64).ln())).clamp(0.0, 1.0);
+                return ya + (yb - ya) * f;
+            }
+        }
+        p[p.len() - 1].1
     }
 
     pub fn usl_at(&self, n: f64) -> Option<f64> {
@@ -664,66 +584,69 @@ pub fn fit_usl(points: &[(f64, f64)], x1: f64) -> Option<(f64, f64)> {
     Some((sigma.max(0.0), kappa.max(0.0)))
 }
 
-/// The model of every series that has a 1-thread point with lock counters.
-pub fn models(points: &[SweepPoint], transfer_ns: f64) -> Vec<SeriesModel> {
+/// Thread counts the model is simulated at on a machine of `cpus` logical CPUs.
+pub fn model_threads(cpus: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = (1..=cpus.min(16)).collect();
+    for n in [24, 32, 48, 64] {
+        if n <= cpus {
+            v.push(n);
+        }
+    }
+    v
+}
+
+/// The model of every series whose variant, lock kind and slot count has a calibration in
+/// `calibrations` (one set per slot count), simulated on `topo` with `seed`.
+pub fn models(
+    points: &[SweepPoint],
+    calibrations: &[(usize, CalibrationSet)],
+    insert: InsertPathKind,
+    topo: &Topology,
+    seed: u64,
+) -> Vec<SeriesModel> {
     let mut out: Vec<SeriesModel> = Vec::new();
+    let threads = model_threads(topo.cpus());
     for p in points {
         let same = |q: &SweepPoint| q.variant == p.variant && q.lock == p.lock && q.slots == p.slots && q.outside_ns == p.outside_ns;
         if out.iter().any(|m| m.variant == p.variant && m.lock == p.lock && m.slots == p.slots && m.outside_ns == p.outside_ns) {
             continue;
         }
-        let mut series: Vec<&SweepPoint> = points.iter().filter(|q| same(q) && !q.oversubscribed).collect();
-        series.sort_by_key(|q| q.threads);
-        let Some(one) = series.iter().find(|q| q.threads == 1) else { continue };
-        let top = series.last().expect("has the 1-thread point");
-        if !one.sched_occupancy.is_finite() || !top.sched_occupancy.is_finite() {
+        let Some(cal) = calibrations.iter().find(|(s, _)| *s == p.slots).and_then(|(_, set)| set.find(&p.variant, p.lock, insert)) else {
             continue;
-        }
-        let queue_dominant = top.queue_hold_per_req_ns > top.sched_hold_per_req_ns;
-        let (dominant, occupancy_1, occupancy_top, acq, owner_changes) = if queue_dominant {
-            ("queue", one.queue_occupancy, top.queue_occupancy, top.queue_acq_per_req, top.queue_owner_change_frac)
-        } else {
-            ("sched", one.sched_occupancy, top.sched_occupancy, top.sched_acq_per_req, top.sched_owner_change_frac)
         };
-        // With one thread nothing changes hands: assume every acquisition would.
-        let handoff = if top.threads >= 2 && owner_changes.is_finite() { owner_changes } else { 1.0 };
-        let x1 = one.kiops;
-        let sigma = occupancy_1.clamp(0.0, 1.0);
-        let serial = if top.kiops > 0.0 { occupancy_top / (top.kiops * 1e-6) } else { f64::NAN };
-        let per_request_ns = serial + acq * handoff * transfer_ns;
-        let ceiling = if per_request_ns > 0.0 { 1e6 / per_request_ns } else { f64::INFINITY };
-        let mut threads: Vec<usize> = series.iter().map(|q| q.threads).collect();
-        threads.dedup();
-        let usl = (threads.len() >= USL_MIN_POINTS)
-            .then(|| {
-                // Median KIOPS per thread count (a resumed sweep may hold repeats).
-                let pts: Vec<(f64, f64)> = threads
-                    .iter()
-                    .map(|&t| (t as f64, median(&series.iter().filter(|q| q.threads == t).map(|q| q.kiops).collect::<Vec<_>>())))
-                    .collect();
-                fit_usl(&pts, x1)
+        let Ok(pred) = predict::predict_one(cal, topo, &threads, p.outside_ns, seed, false) else { continue };
+        let predicted: Vec<(usize, f64)> = pred.iter().map(|q| (q.result.threads, q.result.kiops)).collect();
+        let series: Vec<&SweepPoint> = points.iter().filter(|q| same(q) && !q.oversubscribed).collect();
+        let mut measured_threads: Vec<usize> = series.iter().map(|q| q.threads).collect();
+        measured_threads.sort_unstable();
+        measured_threads.dedup();
+        let at_threads = |t: usize| median(&series.iter().filter(|q| q.threads == t).map(|q| q.kiops).collect::<Vec<_>>());
+        let x1 = if measured_threads.contains(&1) { at_threads(1) } else { f64::NAN };
+        let error_pct = measured_threads
+            .iter()
+            .filter_map(|&t| {
+                let m = at_threads(t);
+                let e = predicted.iter().find(|(n, _)| *n == t).map(|(_, v)| 100.0 * (v - m).abs() / m);
+                e.filter(|e| e.is_finite())
             })
+            .reduce(f64::max);
+        let usl = (measured_threads.len() >= USL_MIN_POINTS && x1.is_finite())
+            .then(|| fit_usl(&measured_threads.iter().map(|&t| (t as f64, at_threads(t))).collect::<Vec<_>>(), x1))
             .flatten();
-        let mut m = SeriesModel {
+        let at = MODEL_AT.iter().filter_map(|&n| predicted.iter().find(|(t, _)| *t == n).copied()).collect();
+        out.push(SeriesModel {
             variant: p.variant.clone(),
             lock: p.lock,
             slots: p.slots,
             outside_ns: p.outside_ns,
             x1,
-            dominant_lock: dominant,
-            ceiling_from_threads: top.threads,
-            serial_ns_per_request: serial,
-            sigma,
-            acquisitions_per_request: acq,
-            handoff_fraction: handoff,
-            transfer_ns,
-            ceiling_kiops: ceiling,
-            at: Vec::new(),
+            topology: topo.name.clone(),
+            predicted,
+            error_pct,
+            at,
             usl,
-            measured_thread_counts: threads.len(),
-        };
-        m.at = MODEL_AT.iter().map(|&n| (n, m.model(n as f64))).collect();
-        out.push(m);
+            measured_thread_counts: measured_threads.len(),
+        });
     }
     out
 }
@@ -764,7 +687,7 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, svg
         let mdl: Vec<&SeriesModel> = models.iter().filter(|m| m.lock == *lock).collect();
         let max_threads = pts.iter().map(|p| p.threads).max().unwrap_or(1).max(64) as f64;
         let measured_max = pts.iter().map(|p| p.kiops).fold(0.0, f64::max);
-        let model_max = mdl.iter().map(|m| m.model(max_threads)).filter(|v| v.is_finite()).fold(0.0, f64::max);
+        let model_max = mdl.iter().flat_map(|m| m.predicted.iter().map(|(_, v)| *v)).filter(|v| v.is_finite()).fold(0.0, f64::max);
         let usl_max = mdl
             .iter()
             .filter_map(|m| (1..=max_threads as usize).map(|n| m.usl_at(n as f64)).map(|v| v.unwrap_or(0.0)).reduce(f64::max))
@@ -829,14 +752,12 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, svg
                     .map_err(|e| err(&e))?;
             }
             if let Some(m) = mdl.iter().find(|m| &m.variant == variant && m.slots == *slots && m.outside_ns == *outside) {
-                let curve: Vec<(f64, f64)> = (0..=60).map(|i| 2f64.powf(i as f64 * max_threads.log2() / 60.0)).map(|n| (n, m.model(n))).collect();
+                let curve: Vec<(f64, f64)> = m.predicted.iter().map(|&(n, v)| (n as f64, v)).filter(|(n, v)| *n <= max_threads && v.is_finite()).collect();
+                let error = m.error_pct.map_or_else(|| "no measured point to check it".to_string(), |e| format!("|error| ≤ {e:.0}% where measured"));
                 chart
                     .draw_series(DashedLineSeries::new(curve, 8, 5, color.stroke_width(2)))
                     .map_err(|e| err(&e))?
-                    .label(format!(
-                        "{name}: MODEL (Amdahl σ={:.2}, 1-lock ceiling {:.0} KIOPS)",
-                        m.sigma, m.ceiling_kiops
-                    ))
+                    .label(format!("{name}: MODEL (simulation calibrated single-threaded; {error})"))
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 8, y), (x + 12, y), (x + 20, y)], color.stroke_width(1)));
                 for &(n, v) in &m.at {
                     if v.is_finite() && v <= y_max {
@@ -868,7 +789,7 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, svg
             .map_err(|e| err(&e))?;
         panel
             .draw(&Text::new(
-                "thin lines: linear scaling from 1 thread; dashed: MODEL, not measured (numbers: model at 8/16/64); x: oversubscribed",
+                "thin lines: linear scaling from 1 thread; dashed: MODEL (schedlab predict), not measured (numbers: model at 8/16/64); x: oversubscribed",
                 (70, panel_h as i32 - 14),
                 ("sans-serif", 12).into_font().color(&BLACK.mix(0.7)),
             ))
@@ -982,20 +903,68 @@ mod tests {
         assert!(e.contains("groups = 8") && e.contains("groups = 4"), "{e}");
     }
 
+    /// A calibration set with `variant` on the fair lock: 250 ns held, 250 ns outside per request.
+    fn calibrations(variant: &str) -> Vec<(usize, CalibrationSet)> {
+        use crate::predict::calibrate::{CallModel, Calibration, Segment};
+        use crate::predict::harness::Call;
+        let seg = |lock: Option<&str>, ns: f64| Segment { lock: lock.map(String::from), ns, lines: 0.0, probability: 1.0 };
+        let call = |c: Call, s: Vec<Segment>| CallModel { call: c, total_ns: s.iter().map(|x| x.ns).sum(), cv: 0.0, segments: s };
+        let calls = vec![
+            call(Call::Insert, vec![seg(None, 250.0)]),
+            call(Call::Dispatch, vec![seg(Some("sched"), 250.0)]),
+            call(Call::Complete, vec![seg(None, 0.0)]),
+            call(Call::EmptyDispatch, vec![seg(Some("sched"), 0.0)]),
+        ];
+        let cal = Calibration {
+            variant: variant.into(),
+            lock: LockKind::FairSpin,
+            insert: "direct".into(),
+            transfer_ns: 0.0,
+            relayed: false,
+            loop_ns: 0.0,
+            solo_cycle_ns: 500.0,
+            timing_ns: 0.0,
+            solo: calls.clone(),
+            pair: calls,
+            raw: Vec::new(),
+            windows: 1,
+            rounds_per_window: 1,
+            anomalies: 0,
+        };
+        let machine = crate::predict::topology::measure_here(Some(0.0));
+        vec![(8, CalibrationSet { provenance: serde_json::json!({}), machine, workload: serde_json::json!({}), calibrations: vec![cal] })]
+    }
+
+    fn topology(cores: usize) -> Topology {
+        use crate::predict::topology::{Parking, Smt, Transfer};
+        Topology {
+            name: "test".into(),
+            cores,
+            threads_per_core: 1,
+            transfer: Transfer { sibling_ns: 0.0, core_ns: 0.0 },
+            smt: Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 },
+            parking: Parking { pause_ns: 5.0, yield_ns: 100.0, wake_latency_ns: 1000.0, unpark_cost_ns: 500.0 },
+            compute_scale: 1.0,
+            source: Vec::new(),
+        }
+    }
+
     #[test]
-    fn model_from_counters() {
-        let pts = vec![point("sched-lock", 1, 800.0), point("sched-lock", 2, 1000.0)];
-        let m = &models(&pts, 34.0)[0];
-        // σ = the scheduler lock's occupancy at 1 thread.
-        assert!((m.sigma - 0.5).abs() < 1e-9, "{}", m.sigma);
-        // At 2 threads: serial time per request = 0.5 / 1000 KIOPS = 500 ns; ceiling = 1 / (500 +
-        // 3 acquisitions × 0.8 owner changes × 34 ns).
-        assert!((m.serial_ns_per_request - 500.0).abs() < 1e-6, "{}", m.serial_ns_per_request);
-        assert!((m.ceiling_kiops - 1e6 / (500.0 + 3.0 * 0.8 * 34.0)).abs() < 1e-6);
-        assert_eq!(m.ceiling_from_threads, 2);
+    fn the_model_is_the_prediction_with_its_error_against_the_sweep() {
+        // Measured 1800 and 3600 KIOPS; the model says 2000 (one job: 500 ns) and 4000 (the lock's
+        // 250 ns), so its error here is 11 %.
+        let pts = vec![point("sched-lock", 1, 1800.0), point("sched-lock", 2, 3600.0), point("epoch", 1, 900.0)];
+        let ms = models(&pts, &calibrations("sched-lock"), InsertPathKind::Direct, &topology(64), 1);
+        assert_eq!(ms.len(), 1, "epoch has no calibration: no model");
+        let m = &ms[0];
+        assert!((m.model(1.0) - 2000.0).abs() < 2.0, "{}", m.model(1.0));
+        assert!((m.model(2.0) - 4000.0).abs() < 80.0, "{}", m.model(2.0));
+        assert!((m.model(64.0) - 4000.0).abs() < 120.0, "saturated: {}", m.model(64.0));
+        let e = m.error_pct.unwrap();
+        assert!((e - 11.1).abs() < 2.5, "{e}");
+        assert_eq!(m.at.iter().map(|(n, _)| *n).collect::<Vec<_>>(), vec![8, 16, 64]);
         assert!(m.usl.is_none(), "two thread counts must not fit a USL");
-        assert!(m.model(64.0) <= m.ceiling_kiops + 1e-9);
-        assert_eq!(m.at.len(), 3);
+        assert!(m.model(65.0).is_nan(), "nothing beyond the machine");
     }
 
     #[test]
@@ -1010,10 +979,10 @@ mod tests {
     #[test]
     fn svg_is_drawn_with_text() {
         let pts = vec![point("sched-lock", 1, 800.0), point("sched-lock", 2, 1000.0), point("epoch", 1, 900.0)];
-        let ms = models(&pts, 34.0);
+        let ms = models(&pts, &calibrations("sched-lock"), InsertPathKind::Direct, &topology(64), 1);
         let text = draw_svg(&pts, &ms, "test").unwrap();
         assert!(text.starts_with("<svg"), "{}", &text[..80.min(text.len())]);
-        assert!(text.contains("MODEL"));
+        assert!(text.contains("MODEL (simulation calibrated single-threaded; |error|"), "the model is labelled with its error");
         assert!(text.contains("sched-lock: measured"));
     }
 }

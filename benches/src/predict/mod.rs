@@ -1,0 +1,228 @@
+//! `schedlab predict`: what a variant does on more CPUs than this machine has, from a calibrated
+//! discrete-event simulation of the workload (`notes/predict.md` is the long form).
+//!
+//! ## Pipeline
+//!
+//! 1. **Machine** ([`topology`]): cores, hyperthreads, the transfer of one cache line between
+//!    siblings and between cores, parking_lot's costs (pause, yield, wake-up, wake call); measured
+//!    here ([`topology::measure_here`], [`measure`]) or read from a JSON profile.
+//! 2. **Calibration** ([`calibrate`], [`harness`]): per variant, lock kind and insert path, from
+//!    single-threaded runs with every hold of the path locks timed (the one adapter to
+//!    `schedlab_core::lockstat` is [`calibrate::critical_sections`]): each call's critical
+//!    sections and the work between them, and, by relaying the calls between two CPUs that never
+//!    run at the same time, the cache lines each section pulls when the previous one ran
+//!    elsewhere. No multi-threaded throughput is used.
+//! 3. **Simulation** ([`sim`]): N CPUs, one job each, the request cycle of `workload.rs`, each lock
+//!    by its kind's discipline (FIFO hand-off for the ticket lock; barging, spinning and parking
+//!    for parking_lot); KIOPS and the cycle's breakdown (hold, hand-off, wait, outside).
+//!    Deterministic: same inputs and seed, same output.
+//! 4. **Validation** ([`validate`]): measured against predicted at the thread counts this machine
+//!    has, interleaved rounds, with the error and the ordering of the variants.
+//!
+//! ## Limits
+//!
+//! One job per logical CPU (no oversubscription: that measures the OS scheduler). The counter-sum
+//! locks are modelled as work, not as locks (they are many, one per counter). Lines are counted
+//! on two CPUs: a section's data is assumed to be as far as the previous holder's CPU is, however
+//! many CPUs wrote parts of it. The sections' lengths are those measured with one or two requests
+//! queued. A segment's speed under SMT is fixed when it starts.
+
+pub mod calibrate;
+pub mod harness;
+pub mod measure;
+pub mod sim;
+pub mod topology;
+pub mod validate;
+
+use crate::provenance::Provenance;
+use calibrate::{Calibration, CalibrationSettings};
+use schedlab_core::sync::AtomicBool;
+use schedlab_core::{InsertPathKind, LockKind};
+use serde::{Deserialize, Serialize};
+use sim::{Program, SimConfig, SimResult};
+use topology::Topology;
+
+/// Every calibration of one measuring session, with the machine it was measured on.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CalibrationSet {
+    /// What `schedlab predict` wrote this with (a file's own record; never checked).
+    pub provenance: serde_json::Value,
+    /// The machine measured with it (transfers, parking costs).
+    pub machine: Topology,
+    /// The workload the calibrations were measured for (groups, weights, slots, rw, bs).
+    pub workload: serde_json::Value,
+    pub calibrations: Vec<Calibration>,
+}
+
+impl CalibrationSet {
+    pub fn find(&self, variant: &str, lock: LockKind, insert: InsertPathKind) -> Option<&Calibration> {
+        self.calibrations.iter().find(|c| c.variant == variant && c.lock == lock && c.insert == insert.name())
+    }
+
+    /// Reads a calibration file; the error is one line naming it.
+    pub fn load(path: &std::path::Path) -> Result<CalibrationSet, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read calibration {}: {e}", path.display()))?;
+        let set: CalibrationSet = serde_json::from_str(&text).map_err(|e| {
+            format!("{} is not a schedlab calibration: {}", path.display(), e.to_string().lines().next().unwrap_or(""))
+        })?;
+        set.machine.validate().map_err(|e| format!("{}: its machine: {e}", path.display()))?;
+        for c in &set.calibrations {
+            let bad = |v: f64| !v.is_finite() || v < 0.0;
+            if c.solo.iter().chain(&c.pair).flat_map(|m| &m.segments).any(|s| bad(s.ns) || bad(s.lines) || !(0.0..=1.0).contains(&s.probability)) || bad(c.loop_ns) {
+                return Err(format!("{}: the calibration of {} ({}) has a negative or non-finite figure", path.display(), c.variant, c.lock));
+            }
+        }
+        Ok(set)
+    }
+}
+
+/// What to calibrate.
+#[derive(Clone, Debug)]
+pub struct Wanted {
+    pub variants: Vec<&'static str>,
+    pub locks: Vec<LockKind>,
+    pub inserts: Vec<InsertPathKind>,
+}
+
+impl Wanted {
+    pub fn entries(&self) -> Vec<(&'static str, LockKind, InsertPathKind)> {
+        let mut out = Vec::new();
+        for &insert in &self.inserts {
+            for &lock in &self.locks {
+                for &v in &self.variants {
+                    out.push((v, lock, insert));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// What a calibration session is told as it goes.
+pub enum CalibrationProgress<'a> {
+    Machine,
+    Start { variant: &'a str, lock: LockKind, insert: InsertPathKind, index: usize, total: usize },
+    Fraction(f64),
+}
+
+/// Measures this machine and calibrates every wanted entry for `workload` (its groups, weights,
+/// slots, rw, bs; lock and insert path set per entry). Seconds per entry.
+pub fn calibrate_all(
+    workload: &crate::workload::WorkloadConfig,
+    wanted: &Wanted,
+    settings: &CalibrationSettings,
+    interrupt: &AtomicBool,
+    progress: &mut dyn FnMut(CalibrationProgress<'_>),
+) -> Result<CalibrationSet, String> {
+    progress(CalibrationProgress::Machine);
+    let cpus = crate::workload::allowed_cpus();
+    let relay = (cpus.len() >= 2).then(|| (cpus[0], cpus[1]));
+    let transfer = relay.and_then(|(a, b)| measure::transfer_between(a, b, measure::TRIALS));
+    let machine = topology::measure_here(transfer.as_ref().map(|t| t.one_way_ns));
+    let settings = CalibrationSettings { relay, transfer_ns: transfer.as_ref().map_or(0.0, |t| t.one_way_ns), ..settings.clone() };
+    let entries = wanted.entries();
+    let mut calibrations = Vec::new();
+    for (index, &(variant, lock, insert)) in entries.iter().enumerate() {
+        progress(CalibrationProgress::Start { variant, lock, insert, index, total: entries.len() });
+        let w = crate::workload::WorkloadConfig { lock, insert, threads: 1, ..workload.clone() };
+        let mut frac = |f: f64| progress(CalibrationProgress::Fraction((index as f64 + f) / entries.len() as f64));
+        calibrations.push(calibrate::calibrate_named(variant, &w, &settings, interrupt, &mut frac)?);
+    }
+    Ok(CalibrationSet {
+        provenance: serde_json::to_value(Provenance::collect()).unwrap_or_default(),
+        machine,
+        workload: serde_json::json!({
+            "groups": workload.groups,
+            "weights": workload.weights,
+            "slots": workload.slots,
+            "rw": workload.rw.name(),
+            "bs_bytes": workload.bs_sectors as u64 * 512,
+            "iodepth": workload.iodepth,
+            "seed": workload.seed,
+        }),
+        calibrations,
+    })
+}
+
+/// One predicted point.
+#[derive(Clone, Debug, Serialize)]
+pub struct Prediction {
+    pub variant: String,
+    pub lock: LockKind,
+    pub insert: String,
+    pub outside_ns: u64,
+    #[serde(flatten)]
+    pub result: SimResult,
+}
+
+/// Simulates `cal` at each thread count the topology has CPUs for.
+pub fn predict_one(cal: &Calibration, topo: &Topology, threads: &[usize], outside_ns: u64, seed: u64, outside_is_work: bool) -> Result<Vec<Prediction>, String> {
+    threads
+        .iter()
+        .map(|&n| {
+            let prog = Program::new(cal, n, outside_ns as f64)?;
+            let cfg = SimConfig { outside_is_work, ..SimConfig::new(n, seed) };
+            Ok(Prediction {
+                variant: cal.variant.clone(),
+                lock: cal.lock,
+                insert: cal.insert.clone(),
+                outside_ns,
+                result: sim::simulate(&prog, topo, &cfg)?,
+            })
+        })
+        .collect()
+}
+
+/// A seed's ratio (kernel-bfq.md §1) as predicted: numerator ÷ denominator KIOPS.
+#[derive(Clone, Debug, Serialize)]
+pub struct PredictedRatio {
+    pub name: &'static str,
+    pub numerator: &'static str,
+    pub denominator: &'static str,
+    pub seed: Option<f64>,
+    pub lock: LockKind,
+    pub threads: usize,
+    pub outside_ns: u64,
+    pub predicted: f64,
+}
+
+/// The seeds' ratios (`compare::SEEDS`) among `predictions` at `threads`, per lock kind and
+/// outside work (entries `variant+lists` are the lists path).
+pub fn seed_ratios(predictions: &[Prediction], threads: usize) -> Vec<PredictedRatio> {
+    let mut out = Vec::new();
+    let find = |entry: &str, lock: LockKind, outside: u64| -> Option<f64> {
+        let (variant, insert) = match entry.split_once('+') {
+            Some((v, p)) => (v, p),
+            None => (entry, "direct"),
+        };
+        predictions
+            .iter()
+            .find(|p| p.variant == variant && p.insert == insert && p.lock == lock && p.outside_ns == outside && p.result.threads == threads)
+            .map(|p| p.result.kiops)
+    };
+    let mut keys: Vec<(LockKind, u64)> = Vec::new();
+    for p in predictions {
+        if !keys.contains(&(p.lock, p.outside_ns)) {
+            keys.push((p.lock, p.outside_ns));
+        }
+    }
+    for (lock, outside) in keys {
+        for s in crate::compare::SEEDS {
+            if let (Some(a), Some(b)) = (find(s.numerator, lock, outside), find(s.denominator, lock, outside)) {
+                if b > 0.0 {
+                    out.push(PredictedRatio {
+                        name: s.name,
+                        numerator: s.numerator,
+                        denominator: s.denominator,
+                        seed: s.seed,
+                        lock,
+                        threads,
+                        outside_ns: outside,
+                        predicted: a / b,
+                    });
+                }
+            }
+        }
+    }
+    out
+}

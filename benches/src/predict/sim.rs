@@ -1,0 +1,820 @@
+//! The discrete-event simulation: N CPUs, one workload job on each, running the request cycle of
+//! a calibrated variant, every lock modelled by its kind's discipline.
+//!
+//! ## A job (as `benches/src/workload.rs::job_loop` with iodepth 1)
+//!
+//! ```text
+//! loop:
+//!   if its own request is done:  outside/2, insert (the request becomes dispatchable)
+//!   dispatch: [prefix] take the deciding lock (the scheduler lock's dispatch hold) and look:
+//!     a request queued (oldest first) -> the rest of the dispatch, complete, credit its owner,
+//!                                        outside/2, the loop's own cost
+//!     nothing queued                  -> the empty dispatch's hold, one idle poll (a pause; a
+//!                                        yield every 64th in a row)
+//! ```
+//!
+//! Every piece is a calibrated [`super::calibrate::Segment`]: work outside any modelled lock, or a
+//! hold of one. A piece takes `ns × speed` (`compute_scale`, and the SMT slowdown when a sibling
+//! hyperthread is busy or spinning *when it starts*), plus `lines × transfer(from, here)` when its
+//! data was last written on another CPU: for a hold, the lock's previous holder; for work, the CPU
+//! that last ran that piece. The outside work is a timed spin in the workload (not slowed by a
+//! sibling) unless [`SimConfig::outside_is_work`].
+//!
+//! ## The lock disciplines
+//!
+//! **fair-spin** (the ticket lock of `core/src/sync/real.rs`): FIFO. An acquirer finding the lock
+//! free takes it after pulling the lock's line from its last holder; otherwise it queues and
+//! spins. A release hands the lock to the head of the queue, which sees it one line transfer
+//! later, or, if it is inside one of its `sched_yield`s (one after every 64 polls, as the ticket
+//! waiter does), when that returns.
+//!
+//! **parking-lot** (parking_lot 0.13's `RawMutex`): barging. A release frees the lock at once;
+//! whoever tries first takes it, the releaser included. A waiter checks the lock between the steps
+//! of its spin phase (1, 2, 4 pauses, then seven `sched_yield`s: `SpinWait`), and parks when that
+//! is over, or at once if another waiter is parked already. A release that finds a parked waiter
+//! wakes one (the waker pays the wake call, after the release); the woken thread runs after the
+//! wake-up latency and competes again, spinning or parking anew. (0.13 has no eventual-fairness
+//! hand-off in a plain unlock.)
+//!
+//! ## Output
+//!
+//! KIOPS (completions in the measured window), the per-job spread, and the time of the cycle split
+//! into *hold* (inside critical sections, their calibrated length), *hand-off* (a lock's line and
+//! the lines its data pulls when it changed CPUs, and parking_lot's wake calls), *wait* (spinning or
+//! parked for a lock) and *outside* (everything else). Same inputs and seed, same output: time is
+//! an `f64` of ns advanced by one event queue ordered by (time, sequence number).
+
+use super::calibrate::{Calibration, CallModel, Segment};
+use super::harness::Call;
+use super::topology::Topology;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Gamma};
+use schedlab_core::LockKind;
+use serde::Serialize;
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Polls a ticket waiter makes before each `sched_yield` (`SPINS_BEFORE_YIELD`,
+/// core/src/sync/real.rs).
+pub const TICKET_SPINS_BEFORE_YIELD: f64 = 64.0;
+/// parking_lot's spin phase: steps 1–3 spin 1, 2, 4 pauses; steps 4–10 yield (`SpinWait::spin`,
+/// parking_lot_core 0.10).
+pub const SPINWAIT_STEPS: u32 = 10;
+/// Idle polls in a row after which a job yields (`workload.rs::job_loop`).
+pub const IDLE_POLLS_BEFORE_YIELD: u32 = 64;
+
+/// One piece of the cycle, with its lock as an index.
+#[derive(Clone, Copy, Debug)]
+pub struct Seg {
+    pub lock: Option<usize>,
+    pub ns: f64,
+    pub lines: f64,
+    pub probability: f64,
+    /// For work: which piece it is (the data it touches); for holds, unused.
+    pub data: usize,
+    /// The distribution of its length ÷ mean, in [`Program::spreads`] (`None`: always the mean).
+    pub spread: Option<usize>,
+}
+
+/// A calibrated variant's cycle, ready to simulate.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub locks: Vec<String>,
+    pub kind: LockKind,
+    pub insert: Vec<Seg>,
+    /// The dispatch up to the hold whose acquisition decides whether a request is there.
+    pub dispatch_prefix: Vec<Seg>,
+    pub decide_lock: usize,
+    /// From the deciding hold on (its first piece is that hold), with a request.
+    pub dispatch_rest: Vec<Seg>,
+    /// From the deciding hold on, with nothing queued.
+    pub empty_rest: Vec<Seg>,
+    pub complete: Vec<Seg>,
+    pub credit: Vec<Seg>,
+    pub loop_ns: f64,
+    pub outside_ns: f64,
+    pub data_ids: usize,
+    /// Gamma distributions of mean 1, one per call spread.
+    pub spreads: Vec<Gamma<f64>>,
+}
+
+impl Program {
+    /// The cycle of `cal` for `threads` jobs: one job meets the one-process sections, more meet
+    /// the two-process ones with their lines. `outside_ns` per request (half before the insert,
+    /// half after the completion).
+    pub fn new(cal: &Calibration, threads: usize, outside_ns: f64) -> Result<Program, String> {
+        let pair = threads > 1;
+        let mut locks: Vec<String> = Vec::new();
+        let mut data_ids = 0usize;
+        let mut spreads: Vec<Gamma<f64>> = Vec::new();
+        let mut convert = |m: Option<&CallModel>| -> Vec<Seg> {
+            m.map_or_else(Vec::new, |m| {
+                // Shape 1/cv², scale cv²: mean 1, standard deviation cv.
+                let spread = (m.cv.is_finite() && m.cv > 0.01).then(|| {
+                    let cv = m.cv.min(3.0);
+                    spreads.push(Gamma::new(1.0 / (cv * cv), cv * cv).expect("a positive shape and scale"));
+                    spreads.len() - 1
+                });
+                m.segments
+                    .iter()
+                    .map(|s: &Segment| {
+                        let lock = s.lock.as_ref().map(|name| match locks.iter().position(|l| l == name) {
+                            Some(i) => i,
+                            None => {
+                                locks.push(name.clone());
+                                locks.len() - 1
+                            }
+                        });
+                        data_ids += 1;
+                        Seg { lock, ns: s.ns.max(0.0), lines: s.lines.max(0.0), probability: s.probability.clamp(0.0, 1.0), data: data_ids - 1, spread }
+                    })
+                    .collect()
+            })
+        };
+        let need = |call: Call| cal.call(pair, call).or_else(|| cal.call(false, call)).ok_or_else(|| format!("the calibration of {} has no {} call", cal.variant, call.name()));
+        let insert = convert(Some(need(Call::Insert)?));
+        let dispatch = convert(Some(need(Call::Dispatch)?));
+        let complete = convert(Some(need(Call::Complete)?));
+        let credit = convert(cal.call(pair, Call::Credit).or_else(|| cal.call(false, Call::Credit)));
+        let empty = convert(cal.call(true, Call::EmptyDispatch));
+        let sched = locks.iter().position(|l| l == "sched");
+        // The deciding hold: the dispatch's first hold of the scheduler lock (or its first hold).
+        let decide_at = dispatch
+            .iter()
+            .position(|s| s.lock.is_some() && s.lock == sched)
+            .or_else(|| dispatch.iter().position(|s| s.lock.is_some()))
+            .ok_or_else(|| format!("the calibration of {} has a dispatch without a lock", cal.variant))?;
+        let decide_lock = dispatch[decide_at].lock.expect("a hold");
+        let empty_at = empty.iter().position(|s| s.lock == Some(decide_lock));
+        let empty_rest = match empty_at {
+            Some(i) => empty[i..].to_vec(),
+            // No empty dispatch measured (one process): a hold as long as the dispatch's.
+            None => vec![Seg { probability: 1.0, ..dispatch[decide_at] }],
+        };
+        let mut decide = dispatch[decide_at];
+        decide.probability = 1.0;
+        let mut dispatch_rest = vec![decide];
+        dispatch_rest.extend_from_slice(&dispatch[decide_at + 1..]);
+        Ok(Program {
+            kind: cal.lock,
+            insert,
+            dispatch_prefix: dispatch[..decide_at].to_vec(),
+            decide_lock,
+            dispatch_rest,
+            empty_rest,
+            complete,
+            credit,
+            loop_ns: cal.loop_ns.max(0.0),
+            outside_ns: outside_ns.max(0.0),
+            data_ids,
+            locks,
+            spreads,
+        })
+    }
+
+    /// The cycle on one CPU with nothing in the way: every piece at its probability, ns.
+    pub fn solo_cycle_ns(&self) -> f64 {
+        let sum = |v: &[Seg]| v.iter().map(|s| s.ns * s.probability).sum::<f64>();
+        sum(&self.insert) + sum(&self.dispatch_prefix) + sum(&self.dispatch_rest) + sum(&self.complete) + sum(&self.credit) + self.loop_ns + self.outside_ns
+    }
+}
+
+/// How to simulate.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub threads: usize,
+    pub seed: u64,
+    /// Virtual time simulated before measuring, ns.
+    pub warmup_ns: f64,
+    /// The measured window lasts at least this long and until `min_completions`, ns...
+    pub min_measure_ns: f64,
+    pub min_completions: u64,
+    /// ... but at most this long, ns.
+    pub max_measure_ns: f64,
+    /// The outside work is real work (slowed by a busy sibling), not the workload's timed spin.
+    pub outside_is_work: bool,
+}
+
+impl SimConfig {
+    pub fn new(threads: usize, seed: u64) -> Self {
+        SimConfig { threads, seed, warmup_ns: 1e6, min_measure_ns: 5e6, min_completions: 30_000, max_measure_ns: 100e6, outside_is_work: false }
+    }
+}
+
+/// Where the cycle's time goes, ns per request (per job: they add up to threads ÷ throughput).
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct Breakdown {
+    pub hold_ns: f64,
+    pub handoff_ns: f64,
+    pub wait_ns: f64,
+    pub outside_ns: f64,
+}
+
+impl Breakdown {
+    pub fn total(&self) -> f64 {
+        self.hold_ns + self.handoff_ns + self.wait_ns + self.outside_ns
+    }
+}
+
+/// One simulated point.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SimResult {
+    pub threads: usize,
+    pub kiops: f64,
+    pub per_thread_min: f64,
+    pub per_thread_max: f64,
+    pub breakdown: Breakdown,
+    /// Share of the window each lock was held (its hand-off lines included), by lock.
+    pub lock_busy: Vec<(String, f64)>,
+    /// Requests completed and virtual time measured, ns.
+    pub completions: u64,
+    pub measured_ns: f64,
+    pub events: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cat {
+    Hold,
+    Handoff,
+    Wait,
+    Outside,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Work { ns: f64, lines: f64, data: usize, cat: Cat, slowed: bool },
+    Acquire(usize),
+    Hold { ns: f64, lines: f64, lock: usize },
+    Release(usize),
+    /// The request becomes dispatchable.
+    Submit,
+    /// Under the deciding lock: take the oldest queued request or find nothing.
+    Decide,
+    /// The completed request is credited to its owner.
+    Credit,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CpuState {
+    Busy,
+    Spin,
+    Idle,
+}
+
+struct Thread {
+    cpu: usize,
+    ops: VecDeque<Op>,
+    state: CpuState,
+    /// Its own request is outstanding.
+    outstanding: bool,
+    /// The owner of the request it dispatched.
+    dispatched: Option<usize>,
+    idle_polls: u32,
+    wait_since: f64,
+    /// parking_lot: steps of the current spin phase taken.
+    spin_steps: u32,
+    /// Invalidates stale polls.
+    generation: u64,
+    completed: u64,
+}
+
+#[derive(Default)]
+struct LockState {
+    owner: Option<usize>,
+    /// The CPU of the last acquirer: where the lock's line and its data are.
+    last_cpu: Option<usize>,
+    /// The CPU of the holder before the current one: where the current hold's data comes from.
+    data_from: Option<usize>,
+    fifo: VecDeque<usize>,
+    parked: VecDeque<usize>,
+    acquired_at: f64,
+    busy_ns: f64,
+    /// Bumped at every acquisition: a compare-and-swap that saw the lock free at an older
+    /// version fails.
+    version: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum EvKind {
+    /// The thread's current piece is done: run its next ops.
+    Step(usize),
+    /// A parking_lot spinner looks at the lock.
+    Poll(usize, u64),
+    /// A parked thread runs again.
+    Wake(usize),
+    /// A parking_lot acquirer's compare-and-swap lands (after a load that saw the lock free at
+    /// this version; `None`: a blind one).
+    Cas(usize, u64, Option<u64>),
+}
+
+struct Ev {
+    t: f64,
+    seq: u64,
+    kind: EvKind,
+}
+
+impl PartialEq for Ev {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == CmpOrdering::Equal
+    }
+}
+impl Eq for Ev {}
+impl PartialOrd for Ev {
+    fn partial_cmp(&self, o: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Ev {
+    /// Reversed: the heap pops the earliest event, ties in the order they were made.
+    fn cmp(&self, o: &Self) -> CmpOrdering {
+        o.t.total_cmp(&self.t).then(o.seq.cmp(&self.seq))
+    }
+}
+
+struct Sim<'a> {
+    prog: &'a Program,
+    topo: &'a Topology,
+    cfg: &'a SimConfig,
+    rng: SmallRng,
+    now: f64,
+    seq: u64,
+    heap: BinaryHeap<Ev>,
+    threads: Vec<Thread>,
+    locks: Vec<LockState>,
+    /// The CPU that last ran each piece of work.
+    data_cpu: Vec<Option<usize>>,
+    /// Requests queued (dispatchable), by owner, oldest first.
+    queue: VecDeque<usize>,
+    /// The lock each thread is waiting for.
+    waiting: Vec<Option<usize>>,
+    window_start: f64,
+    measuring: bool,
+    completions: u64,
+    acc: [f64; 4],
+    events: u64,
+}
+
+impl<'a> Sim<'a> {
+    fn schedule(&mut self, t: f64, kind: EvKind) {
+        self.seq += 1;
+        self.heap.push(Ev { t, seq: self.seq, kind });
+    }
+
+    fn account(&mut self, cat: Cat, ns: f64) {
+        if self.measuring {
+            let i = match cat {
+                Cat::Hold => 0,
+                Cat::Handoff => 1,
+                Cat::Wait => 2,
+                Cat::Outside => 3,
+            };
+            self.acc[i] += ns;
+        }
+    }
+
+    /// How much longer work takes on `cpu` now (compute scale × the busiest sibling's effect).
+    fn speed(&self, cpu: usize) -> f64 {
+        let mut slow: f64 = 1.0;
+        for s in self.topo.siblings(cpu) {
+            if let Some(th) = self.threads.get(s) {
+                slow = slow.max(match th.state {
+                    CpuState::Busy => self.topo.smt.busy_slowdown,
+                    CpuState::Spin => self.topo.smt.spin_slowdown,
+                    CpuState::Idle => 1.0,
+                });
+            }
+        }
+        slow * self.topo.compute_scale
+    }
+
+    fn transfer(&self, from: Option<usize>, to: usize) -> f64 {
+        from.map_or(0.0, |f| self.topo.transfer(f, to))
+    }
+
+    fn push_segs(ops: &mut VecDeque<Op>, segs: &[Seg], spreads: &[Gamma<f64>], rng: &mut SmallRng, skip_first_acquire: bool) {
+        for (i, s) in segs.iter().enumerate() {
+            if s.probability < 1.0 && rng.random::<f64>() >= s.probability {
+                continue;
+            }
+            let ns = match s.spread {
+                Some(d) => s.ns * spreads[d].sample(rng),
+                None => s.ns,
+            };
+            match s.lock {
+                None => ops.push_back(Op::Work { ns, lines: s.lines, data: s.data, cat: Cat::Outside, slowed: true }),
+                Some(l) => {
+                    if !(skip_first_acquire && i == 0) {
+                        ops.push_back(Op::Acquire(l));
+                    }
+                    ops.push_back(Op::Hold { ns, lines: s.lines, lock: l });
+                    ops.push_back(Op::Release(l));
+                }
+            }
+        }
+    }
+
+    /// The next loop iteration of thread `i` (module documentation).
+    fn refill(&mut self, i: usize) {
+        let prog = self.prog;
+        let mut ops = std::mem::take(&mut self.threads[i].ops);
+        if !self.threads[i].outstanding {
+            if prog.outside_ns > 0.0 {
+                ops.push_back(Op::Work { ns: prog.outside_ns / 2.0, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: self.cfg.outside_is_work });
+            }
+            let before = ops.len();
+            Self::push_segs(&mut ops, &prog.insert, &prog.spreads, &mut self.rng, false);
+            // Dispatchable once the insert's first lock is released (direct: the scheduler lock;
+            // lists: the insertion lock).
+            match ops.iter().skip(before).position(|o| matches!(o, Op::Release(_))) {
+                Some(p) => ops.insert(before + p + 1, Op::Submit),
+                None => ops.push_back(Op::Submit),
+            }
+            self.threads[i].outstanding = true;
+        }
+        Self::push_segs(&mut ops, &prog.dispatch_prefix, &prog.spreads, &mut self.rng, false);
+        ops.push_back(Op::Acquire(prog.decide_lock));
+        ops.push_back(Op::Decide);
+        self.threads[i].ops = ops;
+    }
+
+    fn run_ops(&mut self, i: usize) {
+        loop {
+            if self.threads[i].ops.is_empty() {
+                self.refill(i);
+            }
+            let op = self.threads[i].ops.pop_front().expect("refilled");
+            let cpu = self.threads[i].cpu;
+            match op {
+                Op::Work { ns, lines, data, cat, slowed } => {
+                    let speed = if slowed { self.speed(cpu) } else { 1.0 };
+                    let moved = if data == usize::MAX {
+                        0.0
+                    } else {
+                        let from = self.data_cpu[data];
+                        self.data_cpu[data] = Some(cpu);
+                        lines * self.transfer(from, cpu)
+                    };
+                    let dur = ns * speed + moved;
+                    self.account(cat, dur);
+                    self.threads[i].state = CpuState::Busy;
+                    self.schedule(self.now + dur, EvKind::Step(i));
+                    return;
+                }
+                Op::Hold { ns, lines, lock } => {
+                    let base = ns * self.speed(cpu);
+                    // The lock's data was last written by its previous holder.
+                    let moved = lines * self.transfer(self.locks[lock].data_from, cpu);
+                    self.account(Cat::Hold, base);
+                    self.account(Cat::Handoff, moved);
+                    self.threads[i].state = CpuState::Busy;
+                    self.schedule(self.now + base + moved, EvKind::Step(i));
+                    return;
+                }
+                Op::Acquire(lock) => {
+                    if self.acquire(i, lock) {
+                        return;
+                    }
+                    // Acquired at once with nothing to pull: go on.
+                }
+                Op::Release(lock) => self.release(i, lock),
+                Op::Submit => self.queue.push_back(i),
+                Op::Decide => {
+                    let prog = self.prog;
+                    let mut ops = std::mem::take(&mut self.threads[i].ops);
+                    match self.queue.pop_front() {
+                        Some(owner) => {
+                            self.threads[i].dispatched = Some(owner);
+                            self.threads[i].idle_polls = 0;
+                            Self::push_segs(&mut ops, &prog.dispatch_rest, &prog.spreads, &mut self.rng, true);
+                            Self::push_segs(&mut ops, &prog.complete, &prog.spreads, &mut self.rng, false);
+                            Self::push_segs(&mut ops, &prog.credit, &prog.spreads, &mut self.rng, false);
+                            ops.push_back(Op::Credit);
+                            if prog.outside_ns > 0.0 {
+                                ops.push_back(Op::Work { ns: prog.outside_ns / 2.0, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: self.cfg.outside_is_work });
+                            }
+                            ops.push_back(Op::Work { ns: prog.loop_ns, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: true });
+                        }
+                        None => {
+                            Self::push_segs(&mut ops, &prog.empty_rest, &prog.spreads, &mut self.rng, true);
+                            let polls = self.threads[i].idle_polls + 1;
+                            self.threads[i].idle_polls = polls;
+                            let poll = if polls > IDLE_POLLS_BEFORE_YIELD { self.topo.parking.yield_ns } else { self.topo.parking.pause_ns };
+                            ops.push_back(Op::Work { ns: prog.loop_ns + poll, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: true });
+                        }
+                    }
+                    // `ops` held the rest of this iteration (nothing, normally); keep it after.
+                    let rest = std::mem::replace(&mut self.threads[i].ops, ops);
+                    self.threads[i].ops.extend(rest);
+                }
+                Op::Credit => {
+                    if let Some(owner) = self.threads[i].dispatched.take() {
+                        self.threads[owner].outstanding = false;
+                        if self.measuring {
+                            self.completions += 1;
+                            self.threads[owner].completed += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Thread `i` takes `lock`, free, at `at` (after pulling its line from the last holder).
+    fn take(&mut self, i: usize, lock: usize, at: f64) {
+        let cpu = self.threads[i].cpu;
+        self.waiting[i] = None;
+        let l = &mut self.locks[lock];
+        l.owner = Some(i);
+        l.data_from = l.last_cpu;
+        l.last_cpu = Some(cpu);
+        l.acquired_at = at;
+        l.version += 1;
+    }
+
+    /// Thread `i` asks for `lock` now. Returns true if it must wait for an event (the line's
+    /// transfer, or the lock), false if it holds the lock now and goes on.
+    fn acquire(&mut self, i: usize, lock: usize) -> bool {
+        let cpu = self.threads[i].cpu;
+        let free = self.locks[lock].owner.is_none();
+        let xfer = self.transfer(self.locks[lock].last_cpu, cpu);
+        match self.prog.kind {
+            LockKind::FairSpin => {
+                if free && self.locks[lock].fifo.is_empty() {
+                    self.take(i, lock, self.now + xfer);
+                    self.account(Cat::Handoff, xfer);
+                    if xfer == 0.0 {
+                        return false;
+                    }
+                    self.threads[i].state = CpuState::Busy;
+                    self.schedule(self.now + xfer, EvKind::Step(i));
+                } else {
+                    self.locks[lock].fifo.push_back(i);
+                    self.waiting[i] = Some(lock);
+                    self.threads[i].wait_since = self.now;
+                    self.threads[i].state = CpuState::Spin;
+                }
+                true
+            }
+            LockKind::ParkingLot => {
+                self.threads[i].wait_since = self.now;
+                self.threads[i].spin_steps = 0;
+                self.waiting[i] = Some(lock);
+                self.try_parking_lot(i, lock, true)
+            }
+        }
+    }
+
+    /// A parking_lot acquirer looks at `lock`: on its first try (`blind`: a compare-and-swap
+    /// straight away), or after a spin step or a wake-up (a load, then a compare-and-swap). If the
+    /// lock's line is here, it takes a free lock at once. Otherwise its blind compare-and-swap
+    /// reaches the line half a transfer later and wins if the lock is free then; a load that finds
+    /// it free is followed by a compare-and-swap that reaches the line one transfer later and wins
+    /// only if nobody took the lock meanwhile. Either way the line comes back half a transfer
+    /// after the win. (So the holder that just released it re-takes it from its own cache first:
+    /// that is how barging keeps a lock on one CPU.) Held: it parks if a waiter is parked or its
+    /// spin phase is over, spins on otherwise. Returns true if it waits for an event.
+    fn try_parking_lot(&mut self, i: usize, lock: usize, blind: bool) -> bool {
+        let cpu = self.threads[i].cpu;
+        let xfer = self.transfer(self.locks[lock].last_cpu, cpu);
+        if xfer == 0.0 && self.locks[lock].owner.is_none() {
+            let waited = self.now - self.threads[i].wait_since;
+            self.account(Cat::Wait, waited);
+            self.take(i, lock, self.now);
+            self.threads[i].generation += 1;
+            self.threads[i].state = CpuState::Busy;
+            return false;
+        }
+        if blind || self.locks[lock].owner.is_none() {
+            let (g, v) = (self.threads[i].generation, self.locks[lock].version);
+            self.threads[i].state = CpuState::Spin;
+            let at = if blind { xfer / 2.0 } else { xfer };
+            self.schedule(self.now + at, EvKind::Cas(i, g, if blind { None } else { Some(v) }));
+            return true;
+        }
+        self.spin_or_park(i, lock);
+        true
+    }
+
+    /// A parking_lot waiter that found `lock` held: the next step of its spin phase, or parks.
+    fn spin_or_park(&mut self, i: usize, lock: usize) {
+        let steps = self.threads[i].spin_steps;
+        if self.locks[lock].parked.is_empty() && steps < SPINWAIT_STEPS {
+            let step = steps + 1;
+            self.threads[i].spin_steps = step;
+            let p = &self.topo.parking;
+            let dur = if step <= 3 { p.pause_ns * f64::from(1u32 << (step - 1)) } else { p.yield_ns };
+            self.threads[i].state = CpuState::Spin;
+            let g = self.threads[i].generation;
+            self.schedule(self.now + dur, EvKind::Poll(i, g));
+        } else {
+            self.threads[i].state = CpuState::Idle;
+            self.locks[lock].parked.push_back(i);
+        }
+    }
+
+    /// A compare-and-swap reaches the lock's line: it wins if the lock is free (and, after a
+    /// load, untaken since the load saw it free); the winner runs on when the line is back.
+    fn cas(&mut self, i: usize, lock: usize, seen: Option<u64>) -> bool {
+        let cpu = self.threads[i].cpu;
+        let l = &self.locks[lock];
+        if l.owner.is_none() && seen.is_none_or(|v| v == l.version) {
+            let xfer = self.transfer(l.last_cpu, cpu);
+            let back = xfer / 2.0;
+            let waited = self.now - self.threads[i].wait_since;
+            self.account(Cat::Wait, (waited - back).max(0.0));
+            self.account(Cat::Handoff, xfer);
+            self.take(i, lock, self.now);
+            self.threads[i].generation += 1;
+            self.threads[i].state = CpuState::Busy;
+            self.schedule(self.now + back, EvKind::Step(i));
+            return true;
+        }
+        if l.owner.is_none() {
+            // Taken and released meanwhile: look again.
+            return self.try_parking_lot(i, lock, false);
+        }
+        self.spin_or_park(i, lock);
+        true
+    }
+
+    /// Thread `i` releases `lock` now.
+    fn release(&mut self, i: usize, lock: usize) {
+        let cpu = self.threads[i].cpu;
+        debug_assert_eq!(self.locks[lock].owner, Some(i), "released by its holder");
+        if self.measuring {
+            let held = self.now - self.locks[lock].acquired_at.max(self.window_start);
+            self.locks[lock].busy_ns += held.max(0.0);
+        }
+        self.locks[lock].owner = None;
+        match self.prog.kind {
+            LockKind::FairSpin => {
+                let Some(j) = self.locks[lock].fifo.pop_front() else { return };
+                // j sees the new `serving` one transfer later, or when its yield returns.
+                let xfer = self.topo.transfer(cpu, self.threads[j].cpu);
+                let p = &self.topo.parking;
+                let spin = TICKET_SPINS_BEFORE_YIELD * p.pause_ns;
+                let period = spin + p.yield_ns;
+                let since = self.threads[j].wait_since;
+                let mut at = self.now + xfer;
+                if period > 0.0 {
+                    let phase = (at - since) % period;
+                    if phase > spin {
+                        at += period - phase;
+                    }
+                }
+                self.account(Cat::Wait, at - xfer - since);
+                self.account(Cat::Handoff, xfer);
+                self.take(j, lock, at);
+                self.schedule(at, EvKind::Step(j));
+                // Between the hand-off and `at` the waiter is still spinning.
+            }
+            LockKind::ParkingLot => {
+                if let Some(j) = self.locks[lock].parked.pop_front() {
+                    let p = &self.topo.parking;
+                    let (wake, cost) = (p.wake_latency_ns, p.unpark_cost_ns);
+                    self.schedule(self.now + wake, EvKind::Wake(j));
+                    self.threads[i].ops.push_front(Op::Work { ns: cost, lines: 0.0, data: usize::MAX, cat: Cat::Handoff, slowed: false });
+                }
+            }
+        }
+    }
+
+    fn event(&mut self, ev: Ev) {
+        self.now = ev.t;
+        self.events += 1;
+        match ev.kind {
+            EvKind::Step(i) => self.run_ops(i),
+            EvKind::Poll(i, g) => {
+                if self.threads[i].generation != g {
+                    return;
+                }
+                let Some(Op::Acquire(lock)) = self.pending_acquire(i) else { return };
+                if !self.try_parking_lot(i, lock, false) {
+                    self.run_ops(i);
+                }
+            }
+            EvKind::Cas(i, g, v) => {
+                if self.threads[i].generation != g {
+                    return;
+                }
+                let Some(lock) = self.waiting[i] else { return };
+                if !self.cas(i, lock, v) {
+                    self.run_ops(i);
+                }
+            }
+            EvKind::Wake(i) => {
+                let Some(Op::Acquire(lock)) = self.pending_acquire(i) else { return };
+                self.threads[i].spin_steps = 0;
+                self.threads[i].generation += 1;
+                self.threads[i].state = CpuState::Busy;
+                if !self.try_parking_lot(i, lock, false) {
+                    self.run_ops(i);
+                }
+            }
+        }
+    }
+
+    /// The acquisition thread `i` is waiting in (kept as `waiting`).
+    fn pending_acquire(&self, i: usize) -> Option<Op> {
+        self.waiting[i].map(Op::Acquire)
+    }
+}
+
+/// Simulates `prog` on `topo` (see the module documentation). An error (one line) for a thread
+/// count the profile has no CPUs for.
+pub fn simulate(prog: &Program, topo: &Topology, cfg: &SimConfig) -> Result<SimResult, String> {
+    if cfg.threads == 0 {
+        return Err("at least one thread".into());
+    }
+    if cfg.threads > topo.cpus() {
+        return Err(format!(
+            "{} threads on `{}`, which has {} logical CPUs: the model runs one job per CPU (oversubscription measures the OS scheduler, measuring.md §4)",
+            cfg.threads,
+            topo.name,
+            topo.cpus()
+        ));
+    }
+    let mut sim = Sim {
+        prog,
+        topo,
+        cfg,
+        rng: SmallRng::seed_from_u64(cfg.seed),
+        now: 0.0,
+        seq: 0,
+        heap: BinaryHeap::new(),
+        threads: (0..cfg.threads)
+            .map(|cpu| Thread {
+                cpu,
+                ops: VecDeque::new(),
+                state: CpuState::Busy,
+                outstanding: false,
+                dispatched: None,
+                idle_polls: 0,
+                wait_since: 0.0,
+                spin_steps: 0,
+                generation: 0,
+                completed: 0,
+            })
+            .collect(),
+        locks: (0..prog.locks.len()).map(|_| LockState::default()).collect(),
+        data_cpu: vec![None; prog.data_ids],
+        queue: VecDeque::new(),
+        waiting: vec![None; cfg.threads],
+        window_start: 0.0,
+        measuring: false,
+        completions: 0,
+        acc: [0.0; 4],
+        events: 0,
+    };
+    for i in 0..cfg.threads {
+        // Staggered starts, so that the jobs do not run in lockstep.
+        let t = sim.rng.random::<f64>() * 500.0;
+        sim.schedule(t, EvKind::Step(i));
+    }
+    let end_max = cfg.warmup_ns + cfg.max_measure_ns;
+    while let Some(ev) = sim.heap.pop() {
+        if !sim.measuring && ev.t >= cfg.warmup_ns {
+            sim.measuring = true;
+            sim.window_start = ev.t;
+        }
+        if sim.measuring {
+            let elapsed = ev.t - sim.window_start;
+            if (elapsed >= cfg.min_measure_ns && sim.completions >= cfg.min_completions) || ev.t >= end_max {
+                sim.now = ev.t;
+                break;
+            }
+        }
+        sim.event(ev);
+    }
+    let window = (sim.now - sim.window_start).max(1.0);
+    let per = |c: u64| c as f64 / window * 1e6;
+    let per_thread: Vec<f64> = sim.threads.iter().map(|t| per(t.completed)).collect();
+    let scale = if sim.completions == 0 { 0.0 } else { 1.0 / sim.completions as f64 };
+    // Lock time still running at the end of the window.
+    let lock_busy = prog
+        .locks
+        .iter()
+        .zip(&sim.locks)
+        .map(|(name, l)| {
+            let open = if l.owner.is_some() { (sim.now - l.acquired_at.max(sim.window_start)).max(0.0) } else { 0.0 };
+            (name.clone(), (l.busy_ns + open) / window)
+        })
+        .collect();
+    Ok(SimResult {
+        threads: cfg.threads,
+        kiops: per(sim.completions),
+        per_thread_min: per_thread.iter().copied().fold(f64::INFINITY, f64::min),
+        per_thread_max: per_thread.iter().copied().fold(0.0, f64::max),
+        breakdown: Breakdown {
+            hold_ns: sim.acc[0] * scale,
+            handoff_ns: sim.acc[1] * scale,
+            wait_ns: sim.acc[2] * scale,
+            outside_ns: sim.acc[3] * scale,
+        },
+        lock_busy,
+        completions: sim.completions,
+        measured_ns: window,
+        events: sim.events,
+    })
+}

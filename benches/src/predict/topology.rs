@@ -1,0 +1,330 @@
+//! The CPU topology profile: the simulation's machine. A JSON file (serde), or measured here.
+//!
+//! ```json
+//! {
+//!   "name": "i7-4850HQ (the seeds' machine)",
+//!   "cores": 4,
+//!   "threads_per_core": 2,
+//!   "transfer": { "sibling_ns": 12, "core_ns": 40 },
+//!   "smt": { "busy_slowdown": 1.6, "spin_slowdown": 1.1 },
+//!   "parking": { "pause_ns": 3.5, "yield_ns": 250, "wake_latency_ns": 5000, "unpark_cost_ns": 1500 },
+//!   "compute_scale": 1.0,
+//!   "source": ["why each figure is what it is"]
+//! }
+//! ```
+//!
+//! | field | meaning |
+//! | --- | --- |
+//! | `cores`, `threads_per_core` | logical CPU *i* is hardware thread *i / cores* of core *i % cores* (Linux's numbering on Intel: 0–3 the cores' first threads, 4–7 their siblings); thread *i* of the workload runs on CPU *i*, so up to `cores` threads have a core each |
+//! | `transfer.sibling_ns`, `transfer.core_ns` | one cache line moving, one way, between two hyperthreads of one core / two cores |
+//! | `smt.busy_slowdown` | how much longer a piece of work takes while the sibling hyperthread works too (1: no SMT effect) |
+//! | `smt.spin_slowdown` | the same while the sibling spins on `pause` |
+//! | `parking.*` | parking_lot's costs: one `pause`, one `sched_yield` with nothing else to run, from a futex wake to the woken thread running, and the wake call itself on the waker |
+//! | `compute_scale` | multiplies every calibrated length: the target's time for work that took 1 ns on the calibration machine |
+//!
+//! [`measure_here`] fills a profile of this machine: cores and siblings from sysfs, transfers by
+//! ping-pong ([`super::measure`]), the parking costs by their microbenchmarks.
+
+use super::measure;
+use crate::workload::allowed_cpus;
+use serde::{Deserialize, Serialize};
+
+/// One-way line transfers.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Transfer {
+    pub sibling_ns: f64,
+    pub core_ns: f64,
+}
+
+/// Hyperthreading's effect on a thread's speed.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Smt {
+    pub busy_slowdown: f64,
+    pub spin_slowdown: f64,
+}
+
+/// parking_lot's costs on this machine.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Parking {
+    pub pause_ns: f64,
+    pub yield_ns: f64,
+    pub wake_latency_ns: f64,
+    pub unpark_cost_ns: f64,
+}
+
+/// A machine for the simulation (module documentation).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    pub name: String,
+    pub cores: usize,
+    pub threads_per_core: usize,
+    pub transfer: Transfer,
+    pub smt: Smt,
+    pub parking: Parking,
+    #[serde(default = "one")]
+    pub compute_scale: f64,
+    /// Where each figure comes from.
+    #[serde(default)]
+    pub source: Vec<String>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Largest accepted values (a typo of a few orders of magnitude is refused, not simulated).
+const MAX_CPUS: usize = 1024;
+const MAX_NS: f64 = 1e8;
+
+impl Topology {
+    /// Logical CPUs.
+    pub fn cpus(&self) -> usize {
+        self.cores * self.threads_per_core
+    }
+
+    /// The core of logical CPU `cpu`.
+    pub fn core_of(&self, cpu: usize) -> usize {
+        cpu % self.cores.max(1)
+    }
+
+    /// The other hyperthreads of `cpu`'s core.
+    pub fn siblings(&self, cpu: usize) -> impl Iterator<Item = usize> + '_ {
+        let core = self.core_of(cpu);
+        (0..self.threads_per_core).map(move |t| t * self.cores + core).filter(move |&c| c != cpu)
+    }
+
+    /// One line from `from` to `to`, ns (0 on the same CPU).
+    pub fn transfer(&self, from: usize, to: usize) -> f64 {
+        if from == to {
+            0.0
+        } else if self.core_of(from) == self.core_of(to) {
+            self.transfer.sibling_ns
+        } else {
+            self.transfer.core_ns
+        }
+    }
+
+    /// Checks the figures; the message is one line.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.cores == 0 || self.cores > MAX_CPUS {
+            return Err(format!("cores must be 1..={MAX_CPUS}, got {}", self.cores));
+        }
+        if !(1..=8).contains(&self.threads_per_core) || self.cpus() > MAX_CPUS {
+            return Err(format!("threads_per_core must be 1..=8 and cores × threads_per_core at most {MAX_CPUS}, got {}", self.threads_per_core));
+        }
+        let ns = [
+            ("transfer.sibling_ns", self.transfer.sibling_ns),
+            ("transfer.core_ns", self.transfer.core_ns),
+            ("parking.pause_ns", self.parking.pause_ns),
+            ("parking.yield_ns", self.parking.yield_ns),
+            ("parking.wake_latency_ns", self.parking.wake_latency_ns),
+            ("parking.unpark_cost_ns", self.parking.unpark_cost_ns),
+        ];
+        for (name, v) in ns {
+            if !(v.is_finite() && (0.0..=MAX_NS).contains(&v)) {
+                return Err(format!("{name} must be a time in 0..={MAX_NS} ns, got {v}"));
+            }
+        }
+        for (name, v) in [("smt.busy_slowdown", self.smt.busy_slowdown), ("smt.spin_slowdown", self.smt.spin_slowdown)] {
+            if !(v.is_finite() && (1.0..=10.0).contains(&v)) {
+                return Err(format!("{name} must be 1..=10, got {v}"));
+            }
+        }
+        if !(self.compute_scale.is_finite() && (0.01..=100.0).contains(&self.compute_scale)) {
+            return Err(format!("compute_scale must be 0.01..=100, got {}", self.compute_scale));
+        }
+        if self.parking.pause_ns <= 0.0 {
+            return Err("parking.pause_ns must be more than 0".into());
+        }
+        Ok(())
+    }
+
+    /// Reads and checks a profile; the error is one line naming the file.
+    pub fn load(path: &std::path::Path) -> Result<Topology, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read topology {}: {e}", path.display()))?;
+        let t: Topology = serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not a topology profile: {}", path.display(), e.to_string().lines().next().unwrap_or("")))?;
+        t.validate().map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(t)
+    }
+}
+
+/// This machine's cores and hyperthreads from sysfs (`thread_siblings_list`): (cores, threads
+/// per core) over the allowed CPUs. Falls back to one thread per core.
+pub fn cores_here() -> (usize, usize) {
+    let cpus = allowed_cpus();
+    let mut per_core: Vec<Vec<usize>> = Vec::new();
+    for &c in &cpus {
+        let path = format!("/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list");
+        let siblings = std::fs::read_to_string(path).unwrap_or_else(|_| c.to_string());
+        let key: Vec<usize> = parse_cpu_list(siblings.trim());
+        if !per_core.iter().any(|k| *k == key) {
+            per_core.push(key);
+        }
+    }
+    let cores = per_core.len().max(1);
+    let threads = (cpus.len() / cores).max(1);
+    (cores, threads)
+}
+
+fn parse_cpu_list(s: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.trim().parse::<usize>(), b.trim().parse::<usize>()) {
+                    out.extend(a..=b);
+                }
+            }
+            None => {
+                if let Ok(v) = part.trim().parse() {
+                    out.push(v);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A sibling pair and a cross-core pair among the allowed CPUs, if there are such.
+fn pairs_here() -> (Option<(usize, usize)>, Option<(usize, usize)>) {
+    let cpus = allowed_cpus();
+    let siblings_of = |c: usize| {
+        let path = format!("/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list");
+        parse_cpu_list(std::fs::read_to_string(path).unwrap_or_default().trim())
+    };
+    let mut sibling = None;
+    let mut core = None;
+    for &a in &cpus {
+        let sib = siblings_of(a);
+        for &b in &cpus {
+            if a == b {
+                continue;
+            }
+            if sib.contains(&b) {
+                sibling.get_or_insert((a, b));
+            } else {
+                core.get_or_insert((a, b));
+            }
+        }
+    }
+    (sibling, core)
+}
+
+/// Measures this machine's profile (a few seconds). `transfer_core_ns`: a cross-core transfer
+/// already measured (by the caller, at the same moment as a calibration), used as is.
+pub fn measure_here(transfer_core_ns: Option<f64>) -> Topology {
+    let (cores, threads_per_core) = cores_here();
+    let (sibling_pair, core_pair) = pairs_here();
+    let mut source = Vec::new();
+    let core_ns = match (transfer_core_ns, core_pair) {
+        (Some(t), _) => {
+            source.push(format!("transfer.core_ns: {t:.1} ns, ping-pong measured with the calibration"));
+            t
+        }
+        (None, Some((a, b))) => match measure::transfer_between(a, b, measure::TRIALS) {
+            Some(s) => {
+                source.push(format!("transfer.core_ns: ping-pong between CPUs {a} and {b}, least of {} trials", s.trials_ns.len()));
+                s.one_way_ns
+            }
+            None => 0.0,
+        },
+        (None, None) => {
+            source.push("transfer.core_ns: 0 (a single core: nothing to measure)".into());
+            0.0
+        }
+    };
+    let sibling_ns = match sibling_pair.and_then(|(a, b)| measure::transfer_between(a, b, measure::TRIALS)) {
+        Some(s) => {
+            source.push(format!("transfer.sibling_ns: ping-pong between siblings {} and {}", s.cpu_a, s.cpu_b));
+            s.one_way_ns
+        }
+        None => {
+            source.push("transfer.sibling_ns: no hyperthread pair here; set to transfer.core_ns (never used)".into());
+            core_ns
+        }
+    };
+    let pair = core_pair.or(sibling_pair);
+    let wake = pair.and_then(|(a, b)| measure::wake(a, b, 200, std::time::Duration::from_micros(30)));
+    let (wake_latency_ns, unpark_cost_ns) = match &wake {
+        Some(w) => {
+            source.push(format!(
+                "parking.wake_latency_ns, unpark_cost_ns: {} futex waits woken after 30 µs asleep (std park/unpark), medians",
+                w.trials
+            ));
+            (w.wake_latency_ns, w.unpark_cost_ns)
+        }
+        None => {
+            source.push("parking.wake_latency_ns, unpark_cost_ns: not measurable with one CPU; 0".into());
+            (0.0, 0.0)
+        }
+    };
+    let pause_ns = measure::pause_ns();
+    let yield_ns = measure::yield_ns();
+    source.push("parking.pause_ns, yield_ns: medians of timed loops of spin_loop() and yield_now()".into());
+    source.push(format!(
+        "smt: {}",
+        if threads_per_core > 1 { "not measured here: 1.6 / 1.1 assumed (see the seeds' profile for the reasoning)" } else { "no hyperthreads here: 1 / 1" }
+    ));
+    let smt = if threads_per_core > 1 { Smt { busy_slowdown: 1.6, spin_slowdown: 1.1 } } else { Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 } };
+    Topology {
+        name: format!("this machine: {} ({} cores × {} threads)", crate::provenance::Provenance::collect().cpu_model, cores, threads_per_core),
+        cores,
+        threads_per_core,
+        transfer: Transfer { sibling_ns, core_ns },
+        smt,
+        parking: Parking { pause_ns, yield_ns, wake_latency_ns, unpark_cost_ns },
+        compute_scale: 1.0,
+        source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn laptop() -> Topology {
+        Topology {
+            name: "t".into(),
+            cores: 4,
+            threads_per_core: 2,
+            transfer: Transfer { sibling_ns: 10.0, core_ns: 40.0 },
+            smt: Smt { busy_slowdown: 1.6, spin_slowdown: 1.1 },
+            parking: Parking { pause_ns: 4.0, yield_ns: 200.0, wake_latency_ns: 5000.0, unpark_cost_ns: 1000.0 },
+            compute_scale: 1.0,
+            source: vec![],
+        }
+    }
+
+    #[test]
+    fn linux_numbering_puts_siblings_cores_apart() {
+        let t = laptop();
+        assert_eq!(t.cpus(), 8);
+        assert_eq!(t.siblings(1).collect::<Vec<_>>(), vec![5]);
+        assert_eq!(t.siblings(6).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(t.transfer(1, 5), 10.0);
+        assert_eq!(t.transfer(1, 2), 40.0);
+        assert_eq!(t.transfer(3, 3), 0.0);
+        assert!(t.validate().is_ok());
+    }
+
+    #[test]
+    fn bad_profiles_are_refused_with_one_line() {
+        let mut t = laptop();
+        t.cores = 0;
+        assert!(t.validate().unwrap_err().contains("cores"));
+        let mut t = laptop();
+        t.transfer.core_ns = f64::NAN;
+        assert!(t.validate().unwrap_err().contains("transfer.core_ns"));
+        let mut t = laptop();
+        t.smt.busy_slowdown = 0.5;
+        assert!(t.validate().unwrap_err().contains("busy_slowdown"));
+        let e = serde_json::from_str::<Topology>("{\"name\": \"x\", \"cores\": 2}").unwrap_err().to_string();
+        assert!(e.contains("missing field"), "{e}");
+        assert_eq!(parse_cpu_list("0-2,5"), vec![0, 1, 2, 5]);
+    }
+}

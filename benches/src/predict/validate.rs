@@ -1,0 +1,231 @@
+//! Validation: the workload measured at the thread counts this machine has, beside the prediction.
+//!
+//! Every (variant, lock kind, insert path, outside work, thread count) is run once per round, the
+//! order rotated by one each round (as `compare` does), plain runs (no lock statistics), re-run
+//! while other processes used the CPUs ([`NoisePolicy`]). The measured figure is the median over
+//! rounds, with its min and max; the error is (predicted − measured) ÷ measured. The calibration
+//! never sees these runs: it comes from single-threaded runs and the transfer measurement only.
+
+use super::{Prediction, Wanted};
+use crate::compare::{median, run_clean, NoiseCount, NoisePolicy, Spread};
+use crate::workload::{entry_name, WorkloadConfig};
+use schedlab_core::sync::{AtomicBool, Ordering};
+use schedlab_core::LockKind;
+use serde::Serialize;
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct ValidationConfig {
+    /// The workload of every run (duration, ramp, groups ...; threads, lock, outside work and
+    /// insert path are set per run).
+    pub workload: WorkloadConfig,
+    pub wanted: Wanted,
+    pub threads: Vec<usize>,
+    pub outside_ns: Vec<u64>,
+    pub rounds: usize,
+    pub noise: NoisePolicy,
+}
+
+/// One measured configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Key {
+    pub variant: &'static str,
+    pub lock: LockKind,
+    pub insert: schedlab_core::InsertPathKind,
+    pub outside_ns: u64,
+    pub threads: usize,
+}
+
+impl ValidationConfig {
+    pub fn keys(&self) -> Vec<Key> {
+        let mut keys = Vec::new();
+        for &insert in &self.wanted.inserts {
+            for &lock in &self.wanted.locks {
+                for &outside_ns in &self.outside_ns {
+                    for &threads in &self.threads {
+                        for &variant in &self.wanted.variants {
+                            keys.push(Key { variant, lock, insert, outside_ns, threads });
+                        }
+                    }
+                }
+            }
+        }
+        keys
+    }
+
+    /// Seconds the measuring takes, roughly.
+    pub fn estimated_seconds(&self) -> f64 {
+        (self.workload.duration.as_secs_f64() + self.workload.ramp.as_secs_f64() + 0.05) * (self.keys().len() * self.rounds) as f64
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        for k in self.keys() {
+            let w = self.run_config(&k);
+            w.validate(k.variant)?;
+        }
+        Ok(())
+    }
+
+    fn run_config(&self, k: &Key) -> WorkloadConfig {
+        WorkloadConfig { threads: k.threads, lock: k.lock, outside_ns: k.outside_ns, insert: k.insert, lockstat: false, ..self.workload.clone() }
+    }
+}
+
+/// The runs of one configuration.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    pub key: Key,
+    pub kiops: Vec<f64>,
+    /// Other processes' CPUs during each kept run.
+    pub other_cpus: Vec<f64>,
+    pub noise: NoiseCount,
+    pub failures: Vec<String>,
+}
+
+/// What measuring is told as it goes.
+pub enum MeasureProgress<'a> {
+    Start { round: usize, key: &'a Key },
+    Done,
+}
+
+/// Measures every configuration `cfg.rounds` times, interleaved. Stops early (keeping what ran)
+/// when `interrupt` is set; returns whether it did.
+pub fn measure(cfg: &ValidationConfig, interrupt: &AtomicBool, progress: &mut dyn FnMut(MeasureProgress<'_>)) -> Result<(Vec<Measured>, bool), String> {
+    cfg.validate()?;
+    let keys = cfg.keys();
+    let mut out: Vec<Measured> =
+        keys.iter().map(|k| Measured { key: k.clone(), kiops: Vec::new(), other_cpus: Vec::new(), noise: NoiseCount::default(), failures: Vec::new() }).collect();
+    let mut budget = (keys.len() * cfg.rounds).div_ceil(2) as u32;
+    for round in 0..cfg.rounds {
+        for j in 0..keys.len() {
+            let idx = (j + round) % keys.len();
+            if interrupt.load(Ordering::Relaxed) {
+                return Ok((out, true));
+            }
+            let key = &keys[idx];
+            progress(MeasureProgress::Start { round, key });
+            let w = cfg.run_config(key);
+            let entry = entry_name(key.variant, key.insert);
+            let m = &mut out[idx];
+            match run_clean(entry, &w, interrupt, cfg.noise, &mut m.noise, &mut budget) {
+                Ok(r) if r.interrupted => return Ok((out, true)),
+                Ok(r) => {
+                    m.kiops.push(r.kiops);
+                    m.other_cpus.push(r.other_cpus.unwrap_or(f64::NAN));
+                }
+                Err(e) => m.failures.push(e),
+            }
+            progress(MeasureProgress::Done);
+        }
+    }
+    Ok((out, false))
+}
+
+/// Measured beside predicted.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub variant: &'static str,
+    pub lock: LockKind,
+    pub insert: &'static str,
+    pub outside_ns: u64,
+    pub threads: usize,
+    pub measured: Spread,
+    pub predicted: f64,
+    /// (predicted − measured median) ÷ measured median × 100.
+    pub error_pct: f64,
+    /// The most other processes used during a kept run, CPUs.
+    pub other_cpus_max: f64,
+    pub reruns: u32,
+    pub failures: Vec<String>,
+}
+
+/// Pairs each measured configuration with its prediction.
+pub fn rows(measured: &[Measured], predictions: &[Prediction]) -> Vec<Row> {
+    measured
+        .iter()
+        .map(|m| {
+            let k = &m.key;
+            let predicted = predictions
+                .iter()
+                .find(|p| p.variant == k.variant && p.lock == k.lock && p.insert == k.insert.name() && p.outside_ns == k.outside_ns && p.result.threads == k.threads)
+                .map_or(f64::NAN, |p| p.result.kiops);
+            let measured = Spread::of(m.kiops.clone());
+            let error_pct = if m.kiops.is_empty() || measured.median <= 0.0 { f64::NAN } else { 100.0 * (predicted - measured.median) / measured.median };
+            Row {
+                variant: k.variant,
+                lock: k.lock,
+                insert: k.insert.name(),
+                outside_ns: k.outside_ns,
+                threads: k.threads,
+                measured,
+                predicted,
+                error_pct,
+                other_cpus_max: m.other_cpus.iter().copied().filter(|v| v.is_finite()).fold(0.0, f64::max),
+                reruns: m.noise.rerun,
+                failures: m.failures.clone(),
+            }
+        })
+        .collect()
+}
+
+/// The variants ranked by measured and by predicted KIOPS, for one lock kind, insert path,
+/// outside work and thread count.
+#[derive(Clone, Debug, Serialize)]
+pub struct OrderCheck {
+    pub lock: LockKind,
+    pub insert: &'static str,
+    pub outside_ns: u64,
+    pub threads: usize,
+    /// Fastest first.
+    pub measured: Vec<&'static str>,
+    pub predicted: Vec<&'static str>,
+    pub same: bool,
+    /// Pairs of variants ordered alike ÷ all pairs.
+    pub pairs_agreeing: f64,
+}
+
+pub fn orderings(rows: &[Row]) -> Vec<OrderCheck> {
+    let mut groups: Vec<(LockKind, &'static str, u64, usize)> = Vec::new();
+    for r in rows {
+        let g = (r.lock, r.insert, r.outside_ns, r.threads);
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|(lock, insert, outside_ns, threads)| {
+            let rs: Vec<&Row> = rows
+                .iter()
+                .filter(|r| r.lock == lock && r.insert == insert && r.outside_ns == outside_ns && r.threads == threads && r.measured.median > 0.0 && r.predicted.is_finite())
+                .collect();
+            if rs.len() < 2 {
+                return None;
+            }
+            let rank = |f: &dyn Fn(&Row) -> f64| {
+                let mut v: Vec<&Row> = rs.clone();
+                v.sort_by(|a, b| f(b).total_cmp(&f(a)));
+                v.iter().map(|r| r.variant).collect::<Vec<_>>()
+            };
+            let measured = rank(&|r: &Row| r.measured.median);
+            let predicted = rank(&|r: &Row| r.predicted);
+            let mut agree = 0;
+            let mut pairs = 0;
+            for (i, a) in rs.iter().enumerate() {
+                for b in &rs[i + 1..] {
+                    pairs += 1;
+                    if (a.measured.median - b.measured.median).signum() == (a.predicted - b.predicted).signum() {
+                        agree += 1;
+                    }
+                }
+            }
+            Some(OrderCheck { lock, insert, outside_ns, threads, same: measured == predicted, measured, predicted, pairs_agreeing: agree as f64 / pairs.max(1) as f64 })
+        })
+        .collect()
+}
+
+/// Median and largest |error| over the rows with both figures.
+pub fn error_summary(rows: &[Row]) -> (f64, f64) {
+    let errs: Vec<f64> = rows.iter().map(|r| r.error_pct.abs()).filter(|e| e.is_finite()).collect();
+    (median(&errs), errs.iter().copied().fold(0.0, f64::max))
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Measured against predicted from 1 to 16 threads on a machine with at least 16 CPUs: every safe
+# variant, both lock kinds, direct insert, outside work 0. `schedlab predict --validate` measures
+# this machine's profile (cores and siblings from sysfs, line transfers, wake-ups), calibrates
+# every variant single-threaded (never on the runs it is judged on), predicts 1..16 threads, then
+# runs the workload at each thread count, jobs pinned one per CPU as the model places them, and
+# prints measured beside predicted with the error and the variants' order.
+#
+# Budget: about 12 calibrations × 2 s + 6 variants × 2 locks × 16 thread counts × (0.8 s + 0.1 s
+# ramp) ≈ 3.5 min, re-runs of noisy runs bounded (--retries 1); killed at 9.5 min whatever happens.
+#
+# Usage: bash scripts/predict-16core.sh [OUTPUT_DIR]   (default: notes/results/<date>-predict-16core)
+#        FORCE=1 bash scripts/predict-16core.sh        runs on fewer than 16 CPUs too (up to their count)
+#
+# NOT RUN YET: written on the project's 2-vCPU machine kind, where no 16-core machine was
+# available (issue 14). Commit the output folder with its provenance when it has run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CPUS=$(nproc)
+THREADS=16
+if [ "$CPUS" -lt 16 ]; then
+  if [ "${FORCE:-0}" != 1 ]; then
+    echo "predict-16core.sh: this machine has $CPUS CPUs; the script is for one with at least 16 (FORCE=1 runs 1..$CPUS here)" >&2
+    exit 2
+  fi
+  THREADS=$CPUS
+fi
+OUT=${1:-notes/results/$(date -u +%Y-%m-%d)-predict-16core}
+mkdir -p "$OUT"
+cargo build --release -q
+B=target/release/schedlab
+{
+  echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname): $CPUS CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+  echo "# lscpu: $(lscpu | grep -E '^(Thread|Core|Socket|NUMA node\(s\))' | tr -s ' ' | tr '\n' ';')"
+  echo "# load before: $(cut -d' ' -f1-4 /proc/loadavg)"
+} >"$OUT/machine.txt"
+cat "$OUT/machine.txt"
+timeout --signal=INT 570 "$B" predict --validate --threads "1-$THREADS" --lock both --insert direct \
+  --outside-list 0 --rounds 1 --duration 0.8 --ramp 0.1 --retries 1 --pin \
+  --save-calibration "$OUT/calibration.json" --save-topology "$OUT/topology.json" \
+  --json "$OUT/predict-validate.json" 2>&1 | tee "$OUT/predict-validate.txt"
+echo "wrote $OUT (predict-validate.txt: measured beside predicted; the JSON has every run and the calibration)"
