@@ -31,8 +31,8 @@ export SCHEDLAB_REAL_CARGO="$(command -v cargo)"
 # Run cargo-mutants directly: as `cargo mutants`, cargo would set $CARGO to itself.
 CARGO="$PWD/scripts/mutants-cargo.sh" cargo-mutants mutants \
   -p schedlab-core -p schedlab-variants \
-  -f core/src/objects.rs -f core/src/protection.rs -f core/src/state.rs -f core/src/scheduler.rs \
-  -f core/src/sync/epoch.rs -f core/src/rstat.rs -f 'core/src/insert/*.rs' -f core/src/stats.rs \
+  -f 'core/src/objects/*.rs' -f core/src/protection.rs -f core/src/state.rs -f core/src/scheduler.rs \
+  -f core/src/sync/epoch.rs -f 'core/src/insert/*.rs' -f core/src/stats.rs \
   -f 'variants/src/*.rs' \
   --re "$lifetimes" --exclude-re "$exclude" \
   --test-workspace=false --test-package schedlab-verify \
