@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Mutation score of the verification suite over the code where lifetimes are decided: group and
 # queue objects, reference counts, removal, moves, frees, teardown, the idle timer, the
-# protections and epoch reclamation, and the variants. Test command: the loom suite and the
-# real-thread stress suite (scripts/mutants-cargo.sh). Budget: 90 minutes on the project's 2-vCPU
+# protections and epoch reclamation, the rstat lists and the insert lists, and the variants. Test
+# command: the loom models, the real-thread stress suite and the shuttle models
+# (scripts/mutants-cargo.sh). Budget: 90 minutes on the project's 2-vCPU
 # machine kind (cargo-mutants' own timeouts bound a mutant that hangs).
 #
 #   bash scripts/mutants.sh [OUTPUT-DIR]      (default target/mutants; results in OUTPUT-DIR/mutants.out)
@@ -36,7 +37,7 @@ CARGO="$PWD/scripts/mutants-cargo.sh" cargo-mutants mutants \
   -f 'variants/src/*.rs' \
   --re "$lifetimes" --exclude-re "$exclude" \
   --test-workspace=false --test-package schedlab-verify \
-  --timeout 900 --build-timeout 600 --no-shuffle \
+  --timeout 300 --build-timeout 600 --no-shuffle \
   --output "$out" "$@"
 
 # The variant files are declared by the registry macro, which cargo-mutants does not expand: list

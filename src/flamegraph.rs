@@ -10,18 +10,23 @@
 use schedlab_benches::profile::{self, format_table, profile_named, VariantProfile};
 use schedlab_benches::output::{check_dir, OutputFile};
 use schedlab_benches::provenance::Provenance;
-use schedlab_benches::workload::WorkloadConfig;
+use schedlab_benches::workload::{entry_name, split_entry, WorkloadConfig};
 use schedlab_core::sync::Ordering;
-use schedlab_core::LockKind;
+use schedlab_core::{InsertPathKind, LockKind};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct FlamegraphArgs {
-    /// Variant to profile (see `schedlab variants`), or `all` for every safe variant.
+    /// Variant to profile (see `schedlab variants`), or `all` for every safe variant; a variant
+    /// on the 2024 insert path is `NAME+lists` (as in `compare`'s rows).
     #[arg(long)]
     variant: Option<String>,
+    /// Insert path of every variant named without one: `direct` (under the scheduler lock, BFQ
+    /// through 2023) or `lists` (separate insertion lists spliced by dispatch, BFQ 2024).
+    #[arg(long, default_value = "direct")]
+    insert: String,
     /// Differential flamegraph of A against B: widths are A's samples, blue where B has fewer
     /// (what B removes), red where it has more. E.g. `--diff sched-lock debug-off`.
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
@@ -84,11 +89,14 @@ struct RowJson<'a> {
     consistent: bool,
 }
 
-fn known(name: &str) -> Result<&'static str, String> {
-    schedlab_variants::info(name).map(|v| v.name).ok_or_else(|| {
+/// The entry a name stands for: `VARIANT` on the `--insert` path, or `VARIANT+PATH`.
+fn known(name: &str, insert: InsertPathKind) -> Result<&'static str, String> {
+    let (variant, path) = split_entry(name)?;
+    let info = schedlab_variants::info(variant).ok_or_else(|| {
         let names: Vec<_> = schedlab_variants::ALL.iter().map(|v| v.name).collect();
-        format!("unknown variant `{name}` (known: {}, or all)", names.join(", "))
-    })
+        format!("unknown variant `{variant}` (known: {}, or all; NAME+lists for the 2024 insert path)", names.join(", "))
+    })?;
+    Ok(entry_name(info.name, path.unwrap_or(insert)))
 }
 
 fn config(args: &FlamegraphArgs) -> Result<(WorkloadConfig, i32), String> {
@@ -157,13 +165,17 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<u8, String> {
         return render_folded(args, path);
     }
     let (cfg, frequency) = config(args)?;
+    let insert = InsertPathKind::from_name(&args.insert).ok_or_else(|| {
+        let known: Vec<_> = InsertPathKind::ALL.iter().map(|k| k.name()).collect();
+        format!("unknown insert path `{}` (known: {})", args.insert, known.join(", "))
+    })?;
     let mut names: Vec<&'static str> = match args.variant.as_deref() {
-        Some("all") => schedlab_variants::safe().map(|v| v.name).collect(),
-        Some(name) => vec![known(name)?],
+        Some("all") => schedlab_variants::safe().map(|v| entry_name(v.name, insert)).collect(),
+        Some(name) => vec![known(name, insert)?],
         None => Vec::new(),
     };
     let diff = match &args.diff {
-        Some(pair) => Some((known(&pair[0])?, known(&pair[1])?)),
+        Some(pair) => Some((known(&pair[0], insert)?, known(&pair[1], insert)?)),
         None => None,
     };
     if names.is_empty() && diff.is_none() {
@@ -195,7 +207,8 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<u8, String> {
     outln!("{}", prov.one_line());
     schedlab_benches::workload::warn_before_run(cfg.lock, cfg.threads);
     let interrupt = &crate::INTERRUPT;
-    let mut profiles: Vec<VariantProfile> = Vec::new();
+    // Each profile with its entry name (the run reports the variant alone, not its insert path).
+    let mut profiles: Vec<(&'static str, VariantProfile)> = Vec::new();
     let mut failed_writes = 0u32;
     let mut failed_runs = 0u32;
     for name in &names {
@@ -233,11 +246,11 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<u8, String> {
         })?;
         let unsampled = p.folded.unsampled_share().map_or(String::new(), |u| format!(", {:.0}% of CPU time unsampled", u * 100.0));
         outln!("{name}: {:.1} KIOPS, {} samples{unsampled} -> {}", p.run.kiops, p.folded.samples(), svg.display());
-        profiles.push(p);
+        profiles.push((name, p));
     }
 
     if let Some((a, b)) = diff {
-        let find = |n: &str| profiles.iter().find(|p| p.run.variant == n);
+        let find = |n: &str| profiles.iter().find(|(entry, _)| *entry == n).map(|(_, p)| p);
         if let (Some(pa), Some(pb)) = (find(a), find(b)) {
             let svg = args.out.join(format!("diff-{a}-vs-{b}.svg"));
             let title = format!("{a} against {b}: on-CPU, {} lock, {} threads, commit {}", cfg.lock, cfg.threads, prov.commit);
@@ -256,7 +269,7 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<u8, String> {
         }
     }
 
-    let rows: Vec<(&str, &profile::TimeShares)> = profiles.iter().map(|p| (p.run.variant, &p.shares)).collect();
+    let rows: Vec<(&str, &profile::TimeShares)> = profiles.iter().map(|(entry, p)| (*entry, &p.shares)).collect();
     outln!("\nwhere the time goes (percent of on-CPU samples; stats/work = stats / (core + stats)):");
     outln!("{}", format_table(&rows));
     let json = SharesJson {
@@ -266,8 +279,8 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<u8, String> {
         seed_stats_share_sched_lock: profile::SEED_STATS_SHARE,
         rows: profiles
             .iter()
-            .map(|p| RowJson {
-                variant: p.run.variant,
+            .map(|(entry, p)| RowJson {
+                variant: entry,
                 kiops: p.run.kiops,
                 samples: p.shares.samples,
                 core_pct: p.shares.share(profile::Category::Core),
@@ -290,10 +303,10 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<u8, String> {
     })? {
         outln!("wrote {}", path.display());
     }
-    if profiles.iter().any(|p| p.run.interrupted) || interrupt.load(Ordering::Relaxed) {
+    if profiles.iter().any(|(_, p)| p.run.interrupted) || interrupt.load(Ordering::Relaxed) {
         outln!("(interrupted: the profiles cover the part that ran)");
     }
-    let ok = profiles.iter().all(|p| p.run.consistent && p.run.groups_live_after == 0);
+    let ok = profiles.iter().all(|(_, p)| p.run.consistent && p.run.groups_live_after == 0);
     Ok(if failed_writes > 0 {
         crate::exit::WRITE_FAILED
     } else if !ok {

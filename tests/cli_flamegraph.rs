@@ -61,6 +61,31 @@ fn writes_flamegraphs_a_differential_and_the_time_table() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A variant on the 2024 insert path (`NAME+lists`, as in `compare`'s rows, or `--insert lists`)
+/// is profiled on that path: the insertion lists' lock shows in its flamegraph, and the files and
+/// the table's rows carry the entry's name.
+#[test]
+fn profiles_a_variant_on_the_insertion_lists() {
+    let dir = scratch("lists");
+    let out = schedlab(&[
+        "flamegraph", "--variant", "rstat+lists", "--diff", "rstat", "rstat+lists", "--threads", "1", "--duration", "1",
+        "--out", dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let lists = read("rstat+lists.folded");
+    let direct = read("rstat.folded");
+    assert!(lists.contains("schedlab_core::insert::lists::"), "no insertion-list frame in rstat+lists");
+    assert!(!direct.contains("schedlab_core::insert::lists::"), "insertion-list frames in plain rstat");
+    assert!(read("diff-rstat-vs-rstat+lists.svg").contains("<svg"));
+    let json: serde_json::Value = serde_json::from_str(&read("time-shares.json")).unwrap();
+    let names: Vec<_> = json["rows"].as_array().unwrap().iter().map(|r| r["variant"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(names, ["rstat+lists", "rstat"]);
+    assert!(stdout.lines().any(|l| l.starts_with("rstat+lists ")), "{stdout}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn bad_input_is_one_line_and_exit_code_2() {
     let dir = scratch("bad");
@@ -76,6 +101,9 @@ fn bad_input_is_one_line_and_exit_code_2() {
         &["flamegraph", "--variant", "sched-lock", "--threads", "many"],
         &["flamegraph", "--diff", "sched-lock"],
         &["flamegraph", "--diff", "sched-lock", "bogus"],
+        &["flamegraph", "--variant", "rstat", "--insert", "bogus"],
+        &["flamegraph", "--variant", "rstat+bogus"],
+        &["flamegraph", "--variant", "bogus+lists"],
     ];
     for args in cases {
         let mut args = args.to_vec();

@@ -302,14 +302,26 @@ pub struct CallModel {
     pub segments: Vec<Segment>,
 }
 
+/// serde: a number, or null (what serde_json writes for NaN) read as NaN.
+fn null_as_nan<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(f64::NAN))
+}
+
 /// The measured figures a calibration was derived from (medians over windows), for reports.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct RawCall {
     pub call: Option<Call>,
+    // A figure that was not measured (a pattern without that call: one job never dispatches from
+    // an empty scheduler) is NaN, which JSON writes as null; read null back as NaN.
+    #[serde(deserialize_with = "null_as_nan")]
     pub solo_ns: f64,
+    #[serde(deserialize_with = "null_as_nan")]
     pub pair_same_ns: f64,
+    #[serde(deserialize_with = "null_as_nan")]
     pub pair_relay_ns: f64,
+    #[serde(deserialize_with = "null_as_nan")]
     pub solo_cv: f64,
+    #[serde(deserialize_with = "null_as_nan")]
     pub pair_same_cv: f64,
     pub holds_solo: Vec<LockHolds>,
     pub holds_pair_same: Vec<LockHolds>,
@@ -717,4 +729,21 @@ pub fn calibrate_named(
 ) -> Result<Calibration, String> {
     schedlab_variants::visit(name, CalibrateVisitor { workload, settings, interrupt, progress })
         .unwrap_or_else(|| Err(format!("unknown variant `{name}`")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A figure that was not measured is NaN, written as null: a saved calibration with one must
+    /// read back (`--calibration`) with the NaN in place, not fail.
+    #[test]
+    fn an_unmeasured_figure_survives_a_json_round_trip() {
+        let raw = RawCall { solo_ns: f64::NAN, pair_same_ns: 38.5, ..RawCall::default() };
+        let json = serde_json::to_string(&raw).unwrap();
+        assert!(json.contains("\"solo_ns\":null"), "{json}");
+        let back: RawCall = serde_json::from_str(&json).unwrap();
+        assert!(back.solo_ns.is_nan());
+        assert_eq!(back.pair_same_ns, 38.5);
+    }
 }
