@@ -4,20 +4,28 @@
 # smoke run of every benchmark.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage's wall time, for the budget (notes/verify-budget.md: the whole command within 30
+# minutes on the 2-vCPU machine kind, the loom part within 10).
+stage_start=$SECONDS
+took() { echo "== ($1 took $((SECONDS - stage_start)) s; $SECONDS s in all)"; stage_start=$SECONDS; }
 
 echo "== cargo test --workspace --release"
 cargo test --workspace --release
+took "workspace tests"
 
 if [ -d verify/tests ] && ls verify/tests/loom_*.rs >/dev/null 2>&1; then
   echo "== loom models (LOOM_MAX_PREEMPTIONS=2, debug assertions on)"
   CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 \
     RUSTFLAGS="--cfg loom --cfg crossbeam_loom --cfg crossbeam_sanitize -C debug-assertions=on" \
     cargo test -p schedlab-verify --release
+  took "loom models"
 fi
 
 echo "== shuttle models and controls (PCT depth 3 then random, 2000 schedules each, debug assertions on)"
 CARGO_TARGET_DIR=target/shuttle RUSTFLAGS="--cfg shuttle -C debug-assertions=on" \
   cargo test -p schedlab-verify --release --test shuttle_models --test shuttle_controls
+took "shuttle models"
 
 echo "== benchmark smoke run (cargo bench -- --test)"
 cargo bench -p schedlab-benches -- --test
+took "benchmark smoke run"
