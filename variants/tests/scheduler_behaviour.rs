@@ -1,6 +1,7 @@
 //! Behaviour of the scheduler through its public API, single-threaded and on a manual clock:
 //!
-//! - every stats-keeping variant ends a seeded workload with the same statistics, field by field;
+//! - every stats-keeping variant ends a seeded workload with the same statistics, field by field
+//!   (`debug-off` and `rstat`: the legacy pair they keep);
 //! - B-WF2Q+ shares the device in proportion to the group weights, also across levels;
 //! - `slice_idle` holds the device for the emptied in-service queue until its next request or the
 //!   timer, and not at all when it is 0;
@@ -20,6 +21,7 @@ use schedlab_variants::debug_off::DebugOff;
 use schedlab_variants::epoch::Epoch;
 use schedlab_variants::no_stats::NoStats;
 use schedlab_variants::queue_lock::QueueLock;
+use schedlab_variants::rstat::Rstat;
 use schedlab_variants::sched_lock::SchedLock;
 use schedlab_variants::unlocked::Unlocked;
 use std::sync::Arc;
@@ -356,6 +358,8 @@ fn identical_final_stats_for_all_stats_keeping_variants() {
         assert_same_stats(&base, &other);
     }
     assert_same_legacy(&base, &run_workload::<DebugOff>(WORKLOAD_SEED, false));
+    // rstat: the same pair, through per-CPU deltas and pending lists flushed when read.
+    assert_same_legacy(&base, &run_workload::<Rstat>(WORKLOAD_SEED, false));
     let none = run_workload::<NoStats>(WORKLOAD_SEED, false);
     assert_eq!(none.counters, base.counters);
     assert_eq!(none.dispatch_order, base.dispatch_order);
@@ -374,6 +378,8 @@ fn identical_final_stats_for_all_stats_keeping_variants() {
         assert_same_stats(&base, &other);
     }
     assert_same_legacy(&base, &run_workload::<DebugOff>(WORKLOAD_SEED, true));
+    // Across the removal, rstat's pending entries of A2 are drained into its parent on release.
+    assert_same_legacy(&base, &run_workload::<Rstat>(WORKLOAD_SEED, true));
 
     // `unlocked` refuses both operations, and the run is otherwise unaffected.
     let refused = run_workload::<Unlocked>(WORKLOAD_SEED, true);
