@@ -18,6 +18,7 @@
 //! | [`Fault::ReleaseWithoutFlush`] | freeing an offline group drops whatever its statistics gathered after it went offline instead of flushing it into the parent | blk-cgroup, 2023: "blk-cgroup: Flush stats before releasing blkcg_gq" |
 //! | [`Fault::MergeWithoutIoRemove`] | a queued request absorbed by a merge leaves the scheduler without `io_remove` | seed patch 2/4 (2017): "block, bfq: add missing invocations of bfqg_stats_update_io_add/remove" |
 //! | [`Fault::SplicePinDroppedEarly`] | a dispatch that splices insertion lists drops each listed request's pin on its queue inside the splice, before the splice's deferred statistics (which name that queue) are applied | BFQ 2017–2022 (kernel-bfq.md §5, first bug): a queue used by a deferred update after the critical section that could free it; here on the 2024 lists path |
+//! | [`Fault::DeferLockOnlyUpdates`] | the scheduler lets a variant defer the lock-only updates too (`dequeue`, `set_start_idle_time`, `time`: `StatKind::deferrable` is false), so an expiration's statistics name a queue that the same critical section freed | BFQ 2017–2022 (kernel-bfq.md §5, first bug): the 4.15 deferral read a queue after the section that dropped its last reference; fixed by keeping those updates under the lock |
 //! | [`Fault::FlushWithoutGlobalLock`] | an rstat flush walks the pending lists without the global flush lock, so a group's release-path drain can finish, and the group be freed, while another flush still reads it | blk-cgroup, 2023: flushes serialised under one global lock (`blkg_stat_lock`) with the release-path drain |
 //!
 //! With [`Fault::ReleaseWithoutFlush`] a released group also skips its rstat drain (`objects/rstat.rs`): a
@@ -35,11 +36,12 @@ pub enum Fault {
     MergeWithoutIoRemove,
     FlushWithoutGlobalLock,
     SplicePinDroppedEarly,
+    DeferLockOnlyUpdates,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 9] = [
+    pub const ALL: [Fault; 10] = [
         Fault::IdleTimerTouchesBeforeCheck,
         Fault::ExpireWithoutOwnReference,
         Fault::GroupHandleWithoutGeneration,
@@ -49,6 +51,7 @@ impl Fault {
         Fault::MergeWithoutIoRemove,
         Fault::FlushWithoutGlobalLock,
         Fault::SplicePinDroppedEarly,
+        Fault::DeferLockOnlyUpdates,
     ];
 
     /// The switch's name.
@@ -63,6 +66,7 @@ impl Fault {
             Fault::MergeWithoutIoRemove => "merge-without-io-remove",
             Fault::FlushWithoutGlobalLock => "flush-without-global-lock",
             Fault::SplicePinDroppedEarly => "splice-pin-dropped-early",
+            Fault::DeferLockOnlyUpdates => "defer-lock-only-updates",
         }
     }
 

@@ -128,12 +128,22 @@ struct Router<'a, P: StatsPolicy> {
     now: u64,
 }
 
+/// The route an update takes: the policy's, except that the lock-only kinds
+/// (`StatKind::deferrable` is false) are applied under the lock even if the policy asks to defer
+/// them: their queue may be freed in the same critical section (notes/invariants.md, "Lock-only
+/// updates").
 #[inline]
 fn effective_route<P: StatsPolicy>(policy: &P, kind: StatKind) -> Route {
     match policy.route(kind) {
-        Route::Defer if !kind.deferrable() => Route::Now,
+        Route::Defer if !kind.deferrable() && !fault_defer_lock_only_updates() => Route::Now,
         route => route,
     }
+}
+
+/// The fault `DeferLockOnlyUpdates` (fault.rs): the lock-only kinds deferred as the policy asks.
+#[inline(always)]
+fn fault_defer_lock_only_updates() -> bool {
+    fault::active(Fault::DeferLockOnlyUpdates)
 }
 
 impl<P: StatsPolicy> StatSink for Router<'_, P> {

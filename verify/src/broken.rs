@@ -22,6 +22,7 @@
 //! | [`EpochPinDroppedEarly`] | the groups are read under a pin, the pin is dropped, then they are updated | CFQ 2008: "cfq-iosched: fix RCU race in the cfq io_context destructor handling" (`rcu_read_unlock` before the last use) | `epoch` |
 //! | [`EpochWrongDomain`] | the deferred update pins one epoch domain while groups are retired through another | the RCU-flavour mismatch class (a reader of one flavour, a free after another's grace period) | `epoch` |
 //! | [`ParentFreedAtOnce`] | after a child's grace period, the parent it releases is freed at once, without a grace period of its own | — | `epoch` |
+//! | [`DefersEveryKind`] (not broken: the core must make it safe) | asks to defer every kind of update, the lock-only ones included; with the core fault `DeferLockOnlyUpdates` the scheduler lets it | BFQ 2017–2022 (§5, first bug): an expiration's statistics applied after the section that freed the queue | itself, with the fault off |
 //! | [`PendingPinsLeak`] | pending updates keep a removed group until a drain that only the group's own release performs | blk-cgroup 6.2 per-CPU pending lists (kernel-bfq.md §4; fixed 2023) | [`DrainOnRelease`] |
 
 use schedlab_core::sync::{epoch, thread, AtomicUsize, Ordering};
@@ -93,6 +94,40 @@ impl StatsPolicy for QueueLockWrongRemoval {
         // SAFETY: none — the queue lock excludes nothing that frees groups here (it is a plain
         // lock, no witness, because removal does not take it under this protection).
         unsafe { batch.apply_unchecked(cx.now()) };
+    }
+}
+
+/// `queue-lock` with a greedier `route`: it asks to defer every kind of update, including the
+/// three the kernel keeps under the scheduler lock (`StatKind::deferrable` is false: `dequeue`,
+/// `set_start_idle_time`, `time`). A researcher may write this; the scheduler must still apply
+/// those under its lock (`effective_route`), because their queue can be freed by the same
+/// critical section (notes/invariants.md, "Lock-only updates"). Safe as written, with no
+/// `unsafe`: its models pass, and with the core fault `DeferLockOnlyUpdates` (the scheduler
+/// honouring the request) they must fail.
+#[derive(Debug, Default)]
+pub struct DefersEveryKind;
+
+impl StatsPolicy for DefersEveryKind {
+    const NAME: &'static str = "defers-every-kind";
+    const SUMMARY: &'static str = "queue-lock asking to defer every update, the lock-only kinds too";
+    const KEPT: StatsKept = StatsKept::Full;
+    type Protection = QueueLock;
+    type DispatchCapture = ();
+    type GroupState = ();
+
+    fn new() -> Self {
+        DefersEveryKind
+    }
+    fn route(&self, _kind: StatKind) -> Route {
+        Route::Defer
+    }
+    fn dispatch_begin(&self, _: &LockedView<'_>) {}
+    fn run_deferred(&self, cx: &DeferredCx<'_, QueueLock>, batch: &mut DeferredBatch) {
+        // What this touches still exists as for `queue-lock` (I1a, I1b, I4): every event in the
+        // batch names a queue the path pins, because the scheduler applied the lock-only kinds,
+        // whose queue it may have freed, before releasing its lock.
+        let queue_lock = cx.lock_queue();
+        batch.apply(&queue_lock, cx.now());
     }
 }
 

@@ -136,6 +136,21 @@ macro_rules! for_each_control {
             fault_splice_pin_dropped_early: Rejected("queue used after it was freed"),
                 Some(schedlab_core::fault::Fault::SplicePinDroppedEarly),
                 $crate::scenarios::lists_insert_vs_splice_and_removal::<schedlab_variants::queue_lock::QueueLock>;
+
+            // ---- lock-only updates: a variant may ask to defer them, the scheduler must not ----
+            // Deferred anyway, an expiration's update names a queue the same section freed, or
+            // the completion path's lock-only update is left in a batch nobody applies (the
+            // core's debug assertion).
+            defers_every_kind_idling: Pass, None,
+                $crate::scenarios::removal_while_idling::<$crate::broken::DefersEveryKind>;
+            fault_defer_lock_only_updates_idling: Rejected("queue used after it was freed|completion emits only lock-only updates"),
+                Some(schedlab_core::fault::Fault::DeferLockOnlyUpdates),
+                $crate::scenarios::removal_while_idling::<$crate::broken::DefersEveryKind>;
+            defers_every_kind_timer: Pass, None,
+                $crate::scenarios::timer_vs_exit::<$crate::broken::DefersEveryKind>;
+            fault_defer_lock_only_updates_timer: Rejected("queue used after it was freed|completion emits only lock-only updates"),
+                Some(schedlab_core::fault::Fault::DeferLockOnlyUpdates),
+                $crate::scenarios::timer_vs_exit::<$crate::broken::DefersEveryKind>;
         }
     };
 }
