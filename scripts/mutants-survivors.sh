@@ -2,8 +2,10 @@
 # Runs the mutants that survived scripts/mutants.sh through one more stage, in a copy of the tree
 # (the source tree is never modified):
 #
-#   controls  the loom negative controls (verify/src/controls.rs) at the CI's bound of two
-#             preemptions: the last stage of the mutation test command. A mutant that deletes or
+#   controls  the loom models again (bound 1, as they are now: models strengthened after the
+#             main run kill survivors here), then the loom negative controls
+#             (verify/src/controls.rs) at the CI's bound of two preemptions: the last stage of the
+#             mutation test command. A mutant that deletes or
 #             weakens a check the correct code never trips (a liveness assertion, a guard that
 #             only a broken variant needs) passes every model of the correct code; it shows only
 #             when a broken version the check should reject is no longer rejected, or a fixed
@@ -35,8 +37,10 @@ git ls-files -z | xargs -0 cp --parents -t "$copy"
 export CARGO_PROFILE_RELEASE_DEBUG=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_INCREMENTAL=true
 run_stage() {
   if [ "$stage" = controls ]; then
-    (cd "$copy" && CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 \
-      RUSTFLAGS="--cfg loom --cfg crossbeam_loom --cfg crossbeam_sanitize -C debug-assertions=on --cap-lints=warn" \
+    local flags="--cfg loom --cfg crossbeam_loom --cfg crossbeam_sanitize -C debug-assertions=on --cap-lints=warn"
+    (cd "$copy" && CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=1 RUSTFLAGS="$flags" \
+      cargo test -q -p schedlab-verify --release --test loom_models "$@") &&
+    (cd "$copy" && CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 RUSTFLAGS="$flags" \
       cargo test -q -p schedlab-verify --release --test loom_controls "$@")
   else
     (cd "$copy" && RUSTFLAGS="--cap-lints=warn" cargo test -q --release -p schedlab-core -p schedlab-variants "$@")

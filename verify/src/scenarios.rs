@@ -196,6 +196,15 @@ pub fn check_conservation<P: StatsPolicy>(sched: &Scheduler<P>, moves: Moves) {
     if P::KEPT != StatsKept::None {
         let serviced: i64 = stats.iter().map(|(_, s)| StatsSnapshot::total(&s.io_serviced)).sum();
         require(serviced == r.dispatched as i64, || format!("I2: io_serviced sums to {serviced}, {} dispatched", r.dispatched));
+        // Every serviced request carried at least one sector, in each of READ/WRITE/SYNC/ASYNC:
+        // a request counted without its bytes (a lost or misrouted io_service_bytes delta) shows.
+        let per_type = |f: fn(&StatsSnapshot) -> [i64; 4]| -> [i64; 4] {
+            stats.iter().fold([0; 4], |acc, (_, s)| std::array::from_fn(|k| acc[k] + f(s)[k]))
+        };
+        let (bytes, ios) = (per_type(|s| s.io_service_bytes), per_type(|s| s.io_serviced));
+        require((0..4).all(|k| bytes[k] >= 512 * ios[k]), || {
+            format!("I2: io_service_bytes {bytes:?} for io_serviced {ios:?}: a serviced request's bytes were lost")
+        });
     }
 }
 
