@@ -455,8 +455,11 @@ pub fn move_vs_dispatch_idle<P: StatsPolicy>() {
     let a = spawn_in(&sched, move |s| {
         let p = s.spawn_process(g1).unwrap();
         p.insert(request(1, 1));
-        // A move to the group the queue is in changes nothing (its request stays dispatchable).
+        // A move to the group the queue is in changes nothing (its request stays dispatchable),
+        // before and after a real move; the last one is not followed by a move that would
+        // re-activate a queue the own-group move left off the tree.
         check_move(&p, g1);
+        check_move(&p, g2);
         check_move(&p, g2);
     });
     let b = spawn_in(&sched, dispatch_and_complete);
