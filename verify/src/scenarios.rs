@@ -381,13 +381,17 @@ pub fn child_then_parent_removal<P: StatsPolicy>() {
 // ---- I4 ----
 
 /// I4: thread A runs a path with a deferred update while the main thread drops its handle; the
-/// scheduler is torn down by whichever drops last, never inside A's deferred window.
+/// scheduler is torn down by whichever drops last, never inside A's deferred window. Two of A's
+/// three requests are still queued in its queue when the scheduler goes: teardown drops them
+/// (the `Drop for Scheduler` path with requests pending) and must still free everything.
 pub fn i4_teardown_vs_deferred<P: StatsPolicy>() {
     let (sched, census) = scheduler::<P>(config());
     let g = sched.create_group(sched.root(), 100).unwrap();
     let a = spawn_in(&sched, move |s| {
         let process = s.spawn_process(g).unwrap();
-        process.insert(request(1, 1));
+        for (sector, tag) in [(1, 1), (3, 2), (5, 3)] {
+            process.insert(request(sector, tag));
+        }
         dispatch_and_complete(s);
     });
     drop(sched);
