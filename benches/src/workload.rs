@@ -1004,6 +1004,19 @@ pub fn entry_name(variant: &'static str, insert: InsertPathKind) -> &'static str
     }
 }
 
+/// Finishes deferred reclamation after a run. A grace period also waits on pins of *other*
+/// threads of the process (another run's, a test's running in parallel: the epoch collector is
+/// process-wide, notes/invariants.md I3), so this retries for a bounded while; what is still
+/// awaiting reclamation after it is reported as alive, never hidden.
+pub fn quiesce_until_reclaimed<P: StatsPolicy>(census: &schedlab_core::Census) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    P::quiesce();
+    while census.awaiting_reclamation() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+        P::quiesce();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1019,18 +1032,5 @@ mod tests {
         if cpus >= 2 {
             assert!(fair_lock_warning_before(LockKind::FairSpin, 2, Some(cpus - 2)).is_none());
         }
-    }
-}
-
-/// Finishes deferred reclamation after a run. A grace period also waits on pins of *other*
-/// threads of the process (another run's, a test's running in parallel: the epoch collector is
-/// process-wide, notes/invariants.md I3), so this retries for a bounded while; what is still
-/// awaiting reclamation after it is reported as alive, never hidden.
-pub fn quiesce_until_reclaimed<P: StatsPolicy>(census: &schedlab_core::Census) {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    P::quiesce();
-    while census.awaiting_reclamation() > 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(1));
-        P::quiesce();
     }
 }

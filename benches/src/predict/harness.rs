@@ -412,7 +412,7 @@ pub fn run_pattern<P: StatsPolicy>(
                 p.thread_done();
             }
             drop(states);
-            return Ok(finish(acc, window_ns, rounds_done));
+            Ok(finish(acc, window_ns, rounds_done))
         }
         Placement::Relay(a, b) => {
             let turn = AtomicU64::new(0);
@@ -516,7 +516,7 @@ pub fn run_pattern<P: StatsPolicy>(
             }
             let (s0, s1) = (start_ns.load(Ordering::Relaxed), end_ns.load(Ordering::Relaxed));
             window_ns = s1.saturating_sub(s0) as f64;
-            return Ok(finish(acc, window_ns, rounds));
+            Ok(finish(acc, window_ns, rounds))
         }
     }
 }

@@ -162,7 +162,7 @@ pub fn cores_here() -> (usize, usize) {
         let path = format!("/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list");
         let siblings = std::fs::read_to_string(path).unwrap_or_else(|_| c.to_string());
         let key: Vec<usize> = parse_cpu_list(siblings.trim());
-        if !per_core.iter().any(|k| *k == key) {
+        if !per_core.contains(&key) {
             per_core.push(key);
         }
     }
