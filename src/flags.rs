@@ -17,6 +17,10 @@ pub struct WorkloadFlags {
     /// Group removals per second, 0..=10000 (each also creates a group and moves a process into it).
     #[arg(long, default_value_t = 0.0, value_parser = units::churn, allow_hyphen_values = true)]
     pub churn: f64,
+    /// Reads of every group's statistics per second during the run, 0..=10000, by a thread of
+    /// their own (a monitor reading io.stat; under rstat each read flushes the pending lists).
+    #[arg(long, default_value_t = 0.0, value_parser = units::stats_reads, allow_hyphen_values = true)]
+    pub stats_reads: f64,
     /// Per-CPU slots of every statistics counter, 1..=64.
     #[arg(long, default_value_t = 8, value_parser = units::count::<1, 64>, allow_negative_numbers = true)]
     pub slots: u64,
@@ -89,6 +93,7 @@ impl WorkloadFlags {
             groups: self.groups as usize,
             weights: weights.into_iter().map(|w| w as u64).collect(),
             churn_per_sec: self.churn,
+            stats_reads_per_sec: self.stats_reads,
             slots: self.slots as usize,
             seed: self.seed,
             rw,

@@ -304,6 +304,8 @@ struct RunJson<'a> {
     /// The signal that stopped the run (SIGINT, SIGTERM, SIGHUP), if one did.
     signal: Option<&'static str>,
     churn_removals: u64,
+    /// Reads of every group's statistics during the run (`--stats-reads`).
+    stats_reads: u64,
     /// Other processes' CPUs during the measured window (above a few tenths the jobs competed
     /// for CPUs), steal time, and this process's CPU busy %.
     other_cpus: Option<f64>,
@@ -338,6 +340,9 @@ fn print_run(r: &RunResult) {
         "requests: inserted {} dispatched {} merged {} completed {}; consistent: {}; groups live after teardown: {}; churn removals: {}",
         c.inserted, c.dispatched, c.merged, c.completed, r.consistent, r.groups_live_after, r.churn_removals
     );
+    if r.stats_reads > 0 {
+        outln!("statistics read {} times during the run (every group each time)", r.stats_reads);
+    }
     if !r.consistent {
         outln!("consistency details: {:?}", r.consistency);
     }
@@ -396,6 +401,7 @@ fn cmd_run(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, tr
             interrupted: result.interrupted,
             signal: signals::received().map(signals::name),
             churn_removals: result.churn_removals,
+            stats_reads: result.stats_reads,
             other_cpus: result.other_cpus,
             steal_cpus: result.steal_cpus,
             cpu_busy_pct: result.cpu_busy_pct,

@@ -74,6 +74,11 @@ pub fn churn(text: &str) -> Result<f64, String> {
     number_in(text, 0.0, 10_000.0)
 }
 
+/// `--stats-reads`: 0..=10000 per second.
+pub fn stats_reads(text: &str) -> Result<f64, String> {
+    number_in(text, 0.0, 10_000.0)
+}
+
 /// `--max-other-cpus`: 0..=1024.
 pub fn cpus(text: &str) -> Result<f64, String> {
     number_in(text, 0.0, 1024.0)

@@ -403,6 +403,8 @@ fn out_of_range_numbers_get_one_clear_line_and_exit_2() {
         (&["run", "--variant", "epoch", "--slice-idle-ns", "5000000000"], "0..=100000000"),
         (&["run", "--variant", "epoch", "--churn", "inf"], "finite"),
         (&["run", "--variant", "epoch", "--churn", "1e6"], "0..=10000"),
+        (&["run", "--variant", "rstat", "--stats-reads", "-1"], "0..=10000"),
+        (&["run", "--variant", "rstat", "--stats-reads", "nan"], "finite"),
         (&["run", "--variant", "epoch", "--threads", "-4"], "negative"),
         (&["run", "--variant", "epoch", "--threads", "2.5"], "whole number"),
         (&["run", "--variant", "epoch", "--threads", "99999999999999999999999"], "1..=1024"),

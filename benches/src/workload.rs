@@ -83,6 +83,9 @@ pub struct WorkloadConfig {
     pub weights: Vec<u64>,
     /// Group removals (each with a creation and a process move) per second.
     pub churn_per_sec: f64,
+    /// Reads of every group's statistics per second during the run, by a thread of their own (a
+    /// monitor reading `io.stat`: under `rstat` each read flushes the per-CPU pending lists).
+    pub stats_reads_per_sec: f64,
     /// Per-CPU slots of every statistics counter.
     pub slots: usize,
     pub seed: u64,
@@ -124,6 +127,7 @@ impl Default for WorkloadConfig {
             groups: 4,
             weights: vec![100, 200, 300],
             churn_per_sec: 0.0,
+            stats_reads_per_sec: 0.0,
             slots: 8,
             seed: 1,
             rw: Rw::RandRead,
@@ -170,6 +174,9 @@ impl WorkloadConfig {
         }
         if self.weights.is_empty() {
             return Err("at least one group weight is needed".into());
+        }
+        if !(self.stats_reads_per_sec.is_finite() && (0.0..=MAX_STATS_READS_PER_SEC).contains(&self.stats_reads_per_sec)) {
+            return Err(format!("--stats-reads must be a rate in 0..={MAX_STATS_READS_PER_SEC} per second, got {}", self.stats_reads_per_sec));
         }
         if !(self.churn_per_sec.is_finite() && (0.0..=MAX_CHURN_PER_SEC).contains(&self.churn_per_sec)) {
             return Err(format!("--churn must be a rate in 0..={MAX_CHURN_PER_SEC} per second, got {}", self.churn_per_sec));
@@ -228,6 +235,8 @@ pub struct RunResult {
     pub groups_live_after: usize,
     pub queues_live_after: usize,
     pub churn_removals: u64,
+    /// Reads of every group's statistics made during the run (`stats_reads_per_sec`).
+    pub stats_reads: u64,
     pub interrupted: bool,
     /// Whether the jobs were pinned (asked for, and the OS accepted every pin).
     pub pinned: bool,
@@ -458,6 +467,8 @@ pub fn max_fair_spin_threads() -> usize {
 
 /// The most group removals per second a run accepts.
 pub const MAX_CHURN_PER_SEC: f64 = 10_000.0;
+/// The most statistics reads per second a run takes (`--stats-reads`).
+pub const MAX_STATS_READS_PER_SEC: f64 = 10_000.0;
 /// The most groups besides the root.
 pub const MAX_GROUPS: usize = 4096;
 /// The most simulated work outside the scheduler per request (1 s): a job checks for the end of
@@ -657,6 +668,30 @@ fn job_loop<P: StatsPolicy>(
     Ok(())
 }
 
+/// The statistics reader: every group's statistics, `stats_reads_per_sec` times a second, as a
+/// monitor would read them. Each read takes the scheduler lock (and under `rstat` first flushes
+/// the pending lists under the global flush lock), like the kernel's `io.stat` read. A group
+/// removed between the listing and its read is skipped. Returns the number of full reads.
+fn stats_reader_loop<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig, stop: &AtomicBool) -> u64 {
+    let period = Duration::from_secs_f64((1.0 / cfg.stats_reads_per_sec).min(3600.0));
+    let mut next = Instant::now() + period;
+    let mut reads = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now < next {
+            std::thread::sleep((next - now).min(Duration::from_millis(10)));
+            continue;
+        }
+        next += period;
+        for group in sched.groups() {
+            let _ = sched.group_stats(group.id);
+        }
+        reads += 1;
+    }
+    lockstat::flush();
+    reads
+}
+
 fn churn_loop<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig, jobs: &[Job], stop: &AtomicBool) -> u64 {
     let mut rng = SmallRng::seed_from_u64(cfg.seed ^ 0xC0FF_EE00);
     // At most an hour between removals (a rate of 1e-300 would overflow a Duration).
@@ -762,7 +797,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
     // (on, seconds, requests) of each window of a toggled run.
     let mut windows: Vec<(bool, f64, u64)> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
-    let (measured_s, deltas, churn_removals) = std::thread::scope(|s| {
+    let (measured_s, deltas, churn_removals, stats_reads) = std::thread::scope(|s| {
         let mut handles = Vec::new();
         for i in 0..cfg.threads {
             let group = if groups.is_empty() { sched.root() } else { groups[i % groups.len()] };
@@ -792,6 +827,13 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
                 let (sched, jobs, stop) = (&sched, &jobs, &stop);
                 let churn = std::thread::Builder::new().name("churn".into());
                 churn.spawn_scoped(s, move || churn_loop(sched, cfg, jobs, stop)).map_err(|e| format!("cannot start the churn thread: {e}"))
+            })
+            .and_then(|r| r.map_err(|e| failures.push(e)).ok());
+        let reader = (cfg.stats_reads_per_sec > 0.0 && failures.is_empty())
+            .then(|| {
+                let (sched, stop) = (&sched, &stop);
+                let reader = std::thread::Builder::new().name("stats-reader".into());
+                reader.spawn_scoped(s, move || stats_reader_loop(sched, cfg, stop)).map_err(|e| format!("cannot start the statistics reader: {e}"))
             })
             .and_then(|r| r.map_err(|e| failures.push(e)).ok());
         let t0 = Instant::now();
@@ -876,8 +918,16 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
                 0
             }
         };
+        let reads = match reader.map(|h| h.join()) {
+            None => 0,
+            Some(Ok(n)) => n,
+            Some(Err(payload)) => {
+                failures.push(format!("the statistics reader panicked: {}", panic_text(&*payload)));
+                0
+            }
+        };
         let deltas: Vec<u64> = before.iter().zip(&after).map(|(b, a)| a - b).collect();
-        (measured, deltas, removals)
+        (measured, deltas, removals, reads)
     });
     // Every job and the churn thread flushed their lock counts as they ended.
     let lock_stats = cfg.lockstat.then(lockstat::snapshot);
@@ -941,6 +991,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         groups_live_after: census.live_groups(),
         queues_live_after: census.live_queues(),
         churn_removals,
+        stats_reads,
         interrupted,
         pinned: pinned.load(Ordering::Relaxed),
         cpu_busy_pct,
