@@ -2,6 +2,7 @@
 //! discrete-event simulation (`schedlab_benches::predict`; notes/predict.md), and `--validate`:
 //! measured against predicted where this machine can measure.
 
+use crate::sweep::parse_list;
 use crate::compare::{parse_locks, parse_variants, progress_bar, WorkloadArgs};
 use crate::{check_output, exit, units, write_output, UsageError, INTERRUPT};
 use schedlab_benches::compare::median;
@@ -71,32 +72,6 @@ pub struct PredictArgs {
     /// Write the calibration, the profile, the predictions (and the validation) to this JSON file.
     #[arg(long)]
     json: Option<PathBuf>,
-}
-
-fn parse_list(name: &str, s: &str, max: u64) -> Result<Vec<u64>, UsageError> {
-    let bad = || UsageError(format!("--{name} must be a list like 1,2,4 or 1-4 (each 0..={max}), got `{s}`"));
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (a.trim().parse::<u64>().map_err(|_| bad())?, b.trim().parse::<u64>().map_err(|_| bad())?),
-            None => {
-                let v = part.parse::<u64>().map_err(|_| bad())?;
-                (v, v)
-            }
-        };
-        if lo > hi || hi > max {
-            return Err(bad());
-        }
-        for v in lo..=hi {
-            if !out.contains(&v) {
-                out.push(v);
-            }
-        }
-    }
-    if out.is_empty() {
-        return Err(bad());
-    }
-    Ok(out)
 }
 
 /// Default thread counts for `cpus` logical CPUs: all up to 16, then powers of two and `cpus`.

@@ -74,8 +74,8 @@ pub struct SweepArgs {
     no_model: bool,
 }
 
-/// "1,2,4", "1-4", or a mix.
-fn parse_list(name: &str, s: &str, max: u64) -> Result<Vec<u64>, UsageError> {
+/// "1,2,4", "1-4", or a mix (also `predict`'s lists).
+pub(crate) fn parse_list(name: &str, s: &str, max: u64) -> Result<Vec<u64>, UsageError> {
     let bad = || UsageError(format!("--{name} must be a list like 1,2,4 or 1-4 (each 0..={max}), got `{s}`"));
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {

@@ -673,15 +673,10 @@ fn job_loop<P: StatsPolicy>(
 /// the pending lists under the global flush lock), like the kernel's `io.stat` read. A group
 /// removed between the listing and its read is skipped. Returns the number of full reads.
 fn stats_reader_loop<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig, stop: &AtomicBool) -> u64 {
-    let period = Duration::from_secs_f64((1.0 / cfg.stats_reads_per_sec).min(3600.0));
+    let period = period_of(cfg.stats_reads_per_sec);
     let mut next = Instant::now() + period;
     let mut reads = 0;
-    while !stop.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        if now < next {
-            std::thread::sleep((next - now).min(Duration::from_millis(10)));
-            continue;
-        }
+    while sleep_until(next, stop) {
         next += period;
         for group in sched.groups() {
             let _ = sched.group_stats(group.id);
@@ -694,16 +689,10 @@ fn stats_reader_loop<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig,
 
 fn churn_loop<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig, jobs: &[Job], stop: &AtomicBool) -> u64 {
     let mut rng = SmallRng::seed_from_u64(cfg.seed ^ 0xC0FF_EE00);
-    // At most an hour between removals (a rate of 1e-300 would overflow a Duration).
-    let period = Duration::from_secs_f64((1.0 / cfg.churn_per_sec).min(3600.0));
+    let period = period_of(cfg.churn_per_sec);
     let mut next = Instant::now() + period;
     let mut removals = 0;
-    while !stop.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        if now < next {
-            std::thread::sleep((next - now).min(Duration::from_millis(10)));
-            continue;
-        }
+    while sleep_until(next, stop) {
         next += period;
         let groups = sched.groups();
         let leaves: Vec<_> = groups
@@ -731,6 +720,12 @@ fn churn_loop<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig, jobs: 
     }
     lockstat::flush();
     removals
+}
+
+/// The time between two events at `per_sec` a second: at most an hour (a rate of 1e-300 would
+/// overflow a Duration).
+fn period_of(per_sec: f64) -> Duration {
+    Duration::from_secs_f64((1.0 / per_sec).min(3600.0))
 }
 
 /// Sleeps until `deadline` or until `stop` is set; returns false if stopped early.
