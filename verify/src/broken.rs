@@ -23,6 +23,7 @@
 //! | [`EpochWrongDomain`] | the deferred update pins one epoch domain while groups are retired through another | the RCU-flavour mismatch class (a reader of one flavour, a free after another's grace period) | `epoch` |
 //! | [`ParentFreedAtOnce`] | after a child's grace period, the parent it releases is freed at once, without a grace period of its own | — | `epoch` |
 //! | [`DefersEveryKind`] (not broken: the core must make it safe) | asks to defer every kind of update, the lock-only ones included; with the core fault `DeferLockOnlyUpdates` the scheduler lets it | BFQ 2017–2022 (§5, first bug): an expiration's statistics applied after the section that freed the queue | itself, with the fault off |
+//! | [`LosesServicedBytes`] | the deferred io_service_bytes adds nothing while io_serviced counts the request | a lost rstat delta (blk-cgroup's flush) | `queue-lock` |
 //! | [`PendingPinsLeak`] | pending updates keep a removed group until a drain that only the group's own release performs | blk-cgroup 6.2 per-CPU pending lists (kernel-bfq.md §4; fixed 2023) | [`DrainOnRelease`] |
 
 use schedlab_core::sync::{epoch, thread, AtomicUsize, Ordering};
@@ -126,6 +127,43 @@ impl StatsPolicy for DefersEveryKind {
         // What this touches still exists as for `queue-lock` (I1a, I1b, I4): every event in the
         // batch names a queue the path pins, because the scheduler applied the lock-only kinds,
         // whose queue it may have freed, before releasing its lock.
+        let queue_lock = cx.lock_queue();
+        batch.apply(&queue_lock, cx.now());
+    }
+}
+
+/// `queue-lock` whose deferred update counts each dispatched request in io_serviced but adds
+/// none of its bytes to io_service_bytes: the statistic a flush or a batch can lose without
+/// any lifetime going wrong. The I2 check that every serviced request carried its bytes must
+/// reject it; `queue-lock` is the fixed form.
+#[derive(Debug, Default)]
+pub struct LosesServicedBytes;
+
+impl StatsPolicy for LosesServicedBytes {
+    const NAME: &'static str = "broken-loses-serviced-bytes";
+    const SUMMARY: &'static str = "queue-lock whose deferred io_service_bytes adds nothing";
+    const KEPT: StatsKept = StatsKept::Full;
+    type Protection = QueueLock;
+    type DispatchCapture = ();
+    type GroupState = ();
+
+    fn new() -> Self {
+        LosesServicedBytes
+    }
+    fn route(&self, kind: StatKind) -> Route {
+        defer_deferrable(kind)
+    }
+    fn dispatch_begin(&self, _: &LockedView<'_>) {}
+    fn run_deferred(&self, cx: &DeferredCx<'_, QueueLock>, batch: &mut DeferredBatch) {
+        let events: Vec<StatEvent> = batch.events().copied().collect();
+        batch.clear();
+        for mut event in events {
+            if let StatUpdate::LegacyIo { bytes, .. } = &mut event.update {
+                *bytes = 0; // the bug
+            }
+            // SAFETY: the same events, for the same queues, which this path still pins (I1a).
+            unsafe { batch.push(event) };
+        }
         let queue_lock = cx.lock_queue();
         batch.apply(&queue_lock, cx.now());
     }

@@ -137,6 +137,10 @@ macro_rules! for_each_control {
                 Some(schedlab_core::fault::Fault::SplicePinDroppedEarly),
                 $crate::scenarios::lists_insert_vs_splice_and_removal::<schedlab_variants::queue_lock::QueueLock>;
 
+            // ---- I2: every serviced request's bytes ----
+            loses_serviced_bytes: Rejected("a serviced request's bytes were lost"), None,
+                $crate::scenarios::i2_insert_vs_dispatch::<$crate::broken::LosesServicedBytes>;
+
             // ---- lock-only updates: a variant may ask to defer them, the scheduler must not ----
             // Deferred anyway, an expiration's update names a queue the same section freed, or
             // the completion path's lock-only update is left in a batch nobody applies (the
