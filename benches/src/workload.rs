@@ -947,7 +947,9 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
             std::thread::sleep(Duration::from_micros(100));
         }
     }
-    P::quiesce();
+    // Removed groups hand their last statistics to their parents when they are freed (rstat: all
+    // they did since the last read), so the end-of-run check waits for their grace periods.
+    sched.quiesce_until_reclaimed(RECLAMATION_WAIT);
     if let Some(first) = failures.first() {
         let more = if failures.len() > 1 { format!(" (and {} more)", failures.len() - 1) } else { String::new() };
         tracing::error!(variant = P::NAME, "run failed: {first}{more}");
@@ -1050,12 +1052,15 @@ pub fn entry_name(variant: &'static str, insert: InsertPathKind) -> &'static str
     }
 }
 
+/// How long a run waits for grace periods held up by pins of other threads of the process.
+const RECLAMATION_WAIT: Duration = Duration::from_secs(10);
+
 /// Finishes deferred reclamation after a run. A grace period also waits on pins of *other*
 /// threads of the process (another run's, a test's running in parallel: the epoch collector is
 /// process-wide, notes/invariants.md I3), so this retries for a bounded while; what is still
 /// awaiting reclamation after it is reported as alive, never hidden.
 pub fn quiesce_until_reclaimed<P: StatsPolicy>(census: &schedlab_core::Census) {
-    let deadline = Instant::now() + Duration::from_secs(2);
+    let deadline = Instant::now() + RECLAMATION_WAIT;
     P::quiesce();
     while census.awaiting_reclamation() > 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(1));

@@ -74,3 +74,33 @@ fn idling_run_with_churn_drains_and_conserves() {
         check(v, &cfg, false);
     }
 }
+
+/// Another thread of the process holds a pin through the end of the run (a test beside it, a
+/// monitor): the removed groups' grace periods end late, and with them rstat's release-path drain
+/// that hands a removed group's unflushed io_serviced to its parent. The end-of-run check waits for
+/// them instead of reporting the statistics as lost.
+#[test]
+fn a_grace_period_held_past_the_run_delays_the_check_not_the_statistics() {
+    let cfg = WorkloadConfig {
+        threads: 2,
+        duration: Duration::from_millis(300),
+        groups: 4,
+        churn_per_sec: 50.0,
+        ..WorkloadConfig::default()
+    };
+    let (pinned, release) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        let _pin = schedlab_core::sync::epoch::pin();
+        // Until the run has been going for a while and then some: the pin outlives its end on
+        // any machine that is not stalled for a second.
+        let _ = release.recv_timeout(Duration::from_millis(1300));
+    });
+    let r = run_named("rstat", &cfg, &AtomicBool::new(false)).unwrap();
+    drop(pinned);
+    holder.join().unwrap();
+    let c = &r.consistency;
+    assert!(c.ok, "{c:?}");
+    assert_eq!(c.io_serviced_sum, Some(r.requests.completed as i64), "{c:?}");
+    assert!(r.churn_removals >= 1, "churn never removed a group");
+    assert_eq!(r.groups_live_after, 0, "groups leaked");
+}

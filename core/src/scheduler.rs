@@ -100,6 +100,11 @@ pub struct Consistency {
     pub io_serviced_sum: Option<i64>,
     /// io_serviced sum = dispatched (when the policy keeps io_serviced).
     pub io_serviced_matches: bool,
+    /// Removed groups still awaiting their grace period. Each may hold statistics its parent has
+    /// not received yet (epoch: updates that reached it after removal; rstat: everything not
+    /// flushed before removal, drained at release), so a check with any is incomplete: call
+    /// [`Scheduler::quiesce_until_reclaimed`] first.
+    pub awaiting_reclamation: usize,
     /// Everything above holds.
     pub ok: bool,
 }
@@ -486,9 +491,10 @@ impl<P: StatsPolicy> Scheduler<P> {
         (queued + listed, on_device)
     }
 
-    /// The conservation checks of a quiescent scheduler (notes/invariants.md I2). Call with no request on the device and
-    /// after [`StatsPolicy::quiesce`], so that offline groups awaiting their grace period have
-    /// handed their residue to their parents.
+    /// The conservation checks of a quiescent scheduler (notes/invariants.md I2). Call with no
+    /// request on the device and after [`Scheduler::quiesce_until_reclaimed`], so that offline
+    /// groups awaiting their grace period have handed their residue to their parents; a check
+    /// made while some still wait says so (`awaiting_reclamation`) and is not `ok`.
     pub fn check_consistency(&self) -> Consistency {
         self.flush_rstat();
         let listed = self.insert_lists.lock().len();
@@ -515,8 +521,38 @@ impl<P: StatsPolicy> Scheduler<P> {
         let io_serviced_sum = keeps_serviced.then_some(serviced);
         let io_serviced_matches = !keeps_serviced || serviced == c.dispatched as i64;
         let quiet = outstanding == (0, 0) && listed == 0;
-        let ok = requests_balance && groups_with_queued.is_empty() && io_serviced_matches && quiet;
-        Consistency { counters: c, requests_balance, outstanding, listed, groups_with_queued, io_serviced_sum, io_serviced_matches, ok }
+        let awaiting_reclamation = self.census.awaiting_reclamation();
+        let ok = requests_balance && groups_with_queued.is_empty() && io_serviced_matches && quiet && awaiting_reclamation == 0;
+        Consistency {
+            counters: c,
+            requests_balance,
+            outstanding,
+            listed,
+            groups_with_queued,
+            io_serviced_sum,
+            io_serviced_matches,
+            awaiting_reclamation,
+            ok,
+        }
+    }
+
+    /// Runs [`StatsPolicy::quiesce`] until no removed group awaits its grace period, for at most
+    /// `timeout`; says whether it got there. A grace period also waits for pins of other threads
+    /// of the process (another run, a test running in parallel: the epoch collector is
+    /// process-wide), hence the retries.
+    #[cfg(not(any(loom, shuttle)))]
+    pub fn quiesce_until_reclaimed(&self, timeout: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            P::quiesce();
+            if self.census.awaiting_reclamation() == 0 {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 }
 

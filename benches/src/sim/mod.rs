@@ -655,7 +655,7 @@ pub fn simulate_until<P: StatsPolicy>(cfg: &SimConfig, interrupt: Option<&Atomic
     };
     drop(engine);
     drop(processes); // the processes exit
-    P::quiesce();
+    sched.quiesce_until_reclaimed(std::time::Duration::from_secs(10));
     let consistency = sched.check_consistency();
     Ok(SimResult { requests: consistency.counters, consistent: consistency.ok, ..result })
 }
