@@ -13,22 +13,24 @@
 #             failure, is the same command as scripts/mutants-cargo.sh followed by this stage; it
 #             is split because building the controls for each of ~200 mutants would not fit the
 #             90-minute budget.
-#   unit      the core's and the variants' unit and behaviour tests (single-threaded, on a manual
-#             clock). NOT part of the mutation command: it only sorts the remaining survivors into
-#             "the rest of the suite catches it" and "nothing does", for the results page.
+#   behaviour the core's and the variants' unit and behaviour tests (single-threaded, on a manual
+#             clock), on what the controls did not catch: the command's last stage. The functions
+#             in scope take and drop references and also compute a budget, a deadline or a
+#             depth, which no lifetime model states; these tests do (a stage of its own, after
+#             the controls, for the same budget reason).
 #
-#   bash scripts/mutants-survivors.sh controls|unit [MUTANTS-OUT-DIR]   (default target/mutants/mutants.out)
+#   bash scripts/mutants-survivors.sh controls|behaviour [MUTANTS-OUT-DIR]   (default target/mutants/mutants.out)
 #
 # Reads the survivors (outcomes.json for core mutants; variants.txt for variant-file mutants, whose
-# diffs are re-listed by cargo-mutants; for `unit`, those still missed in controls.txt) and writes
+# diffs are re-listed by cargo-mutants; for `behaviour`, those still missed in controls.txt) and writes
 # STAGE.txt in the same directory: "caught|missed|unviable|stale<TAB>mutant" (stale: the diff no
 # longer applies, the code changed since the run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-stage="${1:?usage: mutants-survivors.sh controls|unit [MUTANTS-OUT-DIR]}"
+stage="${1:?usage: mutants-survivors.sh controls|behaviour [MUTANTS-OUT-DIR]}"
 out="${2:-target/mutants/mutants.out}"
-case "$stage" in controls|unit) ;; *) echo "mutants-survivors.sh: unknown stage \`$stage\` (controls or unit)" >&2; exit 2 ;; esac
+case "$stage" in controls|behaviour) ;; *) echo "mutants-survivors.sh: unknown stage \`$stage\` (controls or behaviour)" >&2; exit 2 ;; esac
 result="$out/$stage.txt"
 : > "$result"
 copy=$(mktemp -d)
@@ -52,9 +54,9 @@ run_stage --no-run >/dev/null 2>&1
 python3 - "$out" "$stage" > "$copy/survivors.tsv" <<'EOF'
 import json, os, subprocess, sys
 out, stage = sys.argv[1], sys.argv[2]
-# For `unit`, only what the controls did not catch.
+# For `behaviour`, only what the controls did not catch.
 still = None
-if stage == "unit":
+if stage == "behaviour":
     still = {l.split("\t", 1)[1].rstrip("\n") for l in open(os.path.join(out, "controls.txt")) if l.startswith("missed\t")}
 outcomes = json.load(open(os.path.join(out, "outcomes.json")))["outcomes"]
 for o in outcomes:

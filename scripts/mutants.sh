@@ -2,14 +2,16 @@
 # Mutation score of the verification suite over the code where lifetimes are decided: group and
 # queue objects, reference counts, removal, moves, frees, teardown, the idle timer, the
 # protections and epoch reclamation, the rstat lists and the insert lists, and the variants. Test
-# command: the loom models, the real-thread stress suite and the shuttle models
-# (scripts/mutants-cargo.sh). Budget: 90 minutes on the project's 2-vCPU
+# command, stage by stage, each on what the previous ones left: the loom models, the real-thread
+# stress suite and the shuttle models (scripts/mutants-cargo.sh, every mutant); the loom negative
+# controls, then the single-threaded behaviour tests (scripts/mutants-survivors.sh). Budget: 90 minutes on the project's 2-vCPU
 # machine kind (cargo-mutants' own timeouts bound a mutant that hangs).
 #
 #   bash scripts/mutants.sh [OUTPUT-DIR]      (default target/mutants; results in OUTPUT-DIR/mutants.out)
 #
-# Then: caught.txt, missed.txt, timeout.txt, unviable.txt and outcomes.json in mutants.out;
-# the score is caught / (caught + missed + timeout). notes/results/*-mutants.md explains each miss.
+# Then: caught.txt, missed.txt, timeout.txt, unviable.txt and outcomes.json in mutants.out (stages
+# 1-3), variants.txt (the variant files, stages 1-3), controls.txt and behaviour.txt (stages 4-5),
+# and the score, printed last: caught / viable. notes/results/*-mutants.md explains each miss.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-target/mutants}"
@@ -75,3 +77,26 @@ for file in variants/src/*.rs; do
       printf '%s\t%s\n' "$outcome" "$file:${name#*:}" | tee -a "$variants_out"
     done
 done
+
+# Stages 4 and 5 on the survivors, then the score.
+bash scripts/mutants-survivors.sh controls "$out/mutants.out"
+bash scripts/mutants-survivors.sh behaviour "$out/mutants.out"
+python3 - "$out/mutants.out" <<'EOF'
+import os, sys
+out = sys.argv[1]
+def outcomes(name):
+    path = os.path.join(out, name)
+    return [l.split("\t", 1)[0] for l in open(path)] if os.path.exists(path) else []
+variants = outcomes("variants.txt")
+caught = len(outcomes("caught.txt")) + len(outcomes("timeout.txt")) + variants.count("caught")
+survived = len(outcomes("missed.txt")) + variants.count("missed")
+stale = 0
+for stage in ("controls.txt", "behaviour.txt"):
+    o = outcomes(stage)
+    caught += o.count("caught")
+    survived -= o.count("caught") + o.count("unviable") + o.count("stale")
+    stale += o.count("stale")
+viable = caught + survived
+note = f"; {stale} stale (the code changed under them since stage 1)" if stale else ""
+print(f"mutation score: {caught} caught of {viable} viable ({100 * caught / max(viable, 1):.1f} %), {survived} survived{note}")
+EOF

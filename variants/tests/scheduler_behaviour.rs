@@ -952,3 +952,123 @@ fn rstat_residue_of_a_removed_group_arrives_at_its_release() {
     assert_eq!((c.awaiting_reclamation, c.io_serviced_sum), (0, Some(8)), "{c:?}");
     assert_eq!(census.awaiting_reclamation(), 0);
 }
+
+// ---- Scheduling decisions of the paths that also decide lifetimes ----
+//
+// `new_queue`, `set_in_service`, `expire`, `alloc_request` and `create_group` take and drop
+// references (the models check those) and also compute a budget, a deadline or a depth, which no
+// lifetime model states. These pin the BFQ behaviour down (and are the last stage of the mutation
+// command, scripts/mutants.sh).
+
+/// Tags of process `p`'s requests: `p * 1000 + k`.
+fn owner(tag: u64) -> u64 {
+    tag / 1000
+}
+
+/// Dispatches until nothing is left, completing each request at once and advancing the clock by
+/// `step_ns` before each dispatch; returns the run lengths: (process, consecutive dispatches).
+fn dispatch_runs<P: StatsPolicy>(sched: &Scheduler<P>, hand: &ManualClock, step_ns: u64) -> Vec<(u64, usize)> {
+    let mut runs: Vec<(u64, usize)> = Vec::new();
+    loop {
+        hand.advance(step_ns);
+        let Some(rq) = sched.dispatch() else { break };
+        let who = owner(rq.tag);
+        match runs.last_mut() {
+            Some((last, n)) if *last == who => *n += 1,
+            _ => runs.push((who, 1)),
+        }
+        rq.complete();
+    }
+    assert_eq!(sched.outstanding(), (0, 0));
+    runs
+}
+
+/// Two equal processes of one group, each with `n` requests of 8 sectors queued.
+fn two_backlogged<'s, P: StatsPolicy>(sched: &'s Scheduler<P>, n: u64) -> [Process<'s, P>; 2] {
+    let procs = [sched.spawn_process(sched.root()).unwrap(), sched.spawn_process(sched.root()).unwrap()];
+    for (i, p) in procs.iter().enumerate() {
+        let who = i as u64 + 1;
+        for k in 0..n {
+            // Far apart: no merges.
+            p.insert(spec((who << 30) + k * 64, 8, Op::READ_SYNC, who * 1000 + k));
+        }
+    }
+    procs
+}
+
+/// A new queue's first budget is 2/3 of the maximum (`bfq_init_bfqq` → `bfq_default_budget`
+/// before any feedback); a queue that used its whole budget gets twice as much next time
+/// (`__bfq_bfqq_recalc_budget`, BUDGET_EXHAUSTED), up to the maximum.
+#[test]
+fn first_budget_is_two_thirds_of_the_maximum_and_doubles_when_used_up() {
+    // 96 sectors: a first slice of 64 (8 requests of 8), then 96 (12) = min(128, 96).
+    let cfg = SchedConfig { slots: 2, max_budget: 96, ..SchedConfig::default() };
+    let (sched, hand) = manual_sched::<SchedLock>(cfg);
+    let procs = two_backlogged(&sched, 40);
+    let runs = dispatch_runs(&sched, &hand, 10 * US);
+    let lengths: Vec<usize> = runs.iter().map(|&(_, n)| n).collect();
+    assert_eq!(&lengths[..4], &[8, 8, 12, 12], "runs (process, requests): {runs:?}");
+    assert_eq!(lengths.iter().sum::<usize>(), 80);
+    // With more room, a doubled budget stays below the cap: 64 → 128 sectors (8 → 16 requests).
+    let cfg = SchedConfig { slots: 2, max_budget: 192, ..SchedConfig::default() };
+    let (sched2, hand2) = manual_sched::<SchedLock>(cfg);
+    let procs2 = two_backlogged(&sched2, 60);
+    let runs = dispatch_runs(&sched2, &hand2, 10 * US);
+    let lengths: Vec<usize> = runs.iter().map(|&(_, n)| n).collect();
+    assert_eq!(&lengths[..4], &[16, 16, 24, 24], "runs (process, requests): {runs:?}");
+    drop((procs, procs2));
+}
+
+/// A queue stays in service at most `timeout_ns` (`bfq_timeout`, checked as BUDGET_TIMEOUT when
+/// the next request is selected), however much budget it has left.
+#[test]
+fn a_queue_leaves_service_when_its_budget_timeout_passes() {
+    // A first budget of ~10900 sectors: only the 10 ms timeout can end a slice of 8-sector
+    // requests dispatched 1 ms apart.
+    let cfg = SchedConfig { slots: 2, timeout_ns: 10 * MS, ..SchedConfig::default() };
+    let (sched, hand) = manual_sched::<SchedLock>(cfg);
+    let procs = two_backlogged(&sched, 25);
+    let runs = dispatch_runs(&sched, &hand, MS);
+    // Dispatched at t0, t0 + 1 ms, ..., t0 + 9 ms; at t0 + 10 ms the slice is over.
+    assert_eq!(runs[..3].iter().map(|&(_, n)| n).collect::<Vec<_>>(), [10, 10, 10], "{runs:?}");
+    assert_ne!(runs[0].0, runs[1].0, "the other queue takes over: {runs:?}");
+    drop(procs);
+}
+
+/// A request waits in sector order until its FIFO deadline (`bfq_fifo_expire`) passes; then it is
+/// served next (`bfq_check_fifo`), ahead of the sector order.
+#[test]
+fn a_request_past_its_fifo_deadline_is_served_before_the_sector_order() {
+    for expired in [false, true] {
+        let cfg = SchedConfig { slots: 2, fifo_expire_sync_ns: 5 * MS, ..SchedConfig::default() };
+        let (sched, hand) = manual_sched::<SchedLock>(cfg);
+        let p = sched.spawn_process(sched.root()).unwrap();
+        // The oldest request is the farthest one; the others come 1 ms later, nearer the head.
+        p.insert(spec(1 << 30, 8, Op::READ_SYNC, 1));
+        hand.advance(MS);
+        for k in 0..3u64 {
+            p.insert(spec(k * 64, 8, Op::READ_SYNC, 10 + k));
+        }
+        // 4.5 ms after the first insert: no deadline has passed; 5 ms: the first one's has.
+        hand.advance(if expired { 4 * MS } else { 3 * MS + MS / 2 });
+        let first = sched.dispatch().expect("a request");
+        assert_eq!(first.tag, if expired { 1 } else { 10 }, "expired: {expired}");
+        first.complete();
+        while let Some(rq) = sched.dispatch() {
+            rq.complete();
+        }
+        drop(p);
+    }
+}
+
+/// `groups()` reports each group's depth below the root (the teardown frees deepest first).
+#[test]
+fn group_depth_counts_the_levels_below_the_root() {
+    let (sched, _hand) = manual_sched::<SchedLock>(SchedConfig { slots: 2, ..SchedConfig::default() });
+    let root = sched.root();
+    let a = sched.create_group(root, 100).unwrap();
+    let a1 = sched.create_group(a, 100).unwrap();
+    let a11 = sched.create_group(a1, 100).unwrap();
+    let depth = |id| sched.groups().into_iter().find(|g| g.id == id).unwrap().depth;
+    assert_eq!([depth(root), depth(a), depth(a1), depth(a11)], [0, 1, 2, 3]);
+}
