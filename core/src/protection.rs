@@ -205,8 +205,11 @@ impl Witness for GroupsStay<'_> {}
 /// Hands retired groups to a protection's reclamation: the only safe way a variant's
 /// `retire_group` can free one (dropping it instead leaks it, which the models report).
 pub struct Reclaimer<'a, R: Protection> {
-    _protection: PhantomData<(&'a (), fn() -> R)>,
+    _protection: ReclaimerMarker<'a, R>,
 }
+
+/// Borrows for `'a` (the removal path it is lent to) and names `R` without owning one.
+type ReclaimerMarker<'a, R> = PhantomData<(&'a (), fn() -> R)>;
 
 impl<R: Protection> Reclaimer<'_, R> {
     pub(crate) fn new() -> Self {

@@ -190,8 +190,11 @@ fn parse_cpu_list(s: &str) -> Vec<usize> {
     out
 }
 
+/// Two CPUs, by number.
+type CpuPair = (usize, usize);
+
 /// A sibling pair and a cross-core pair among the allowed CPUs, if there are such.
-fn pairs_here() -> (Option<(usize, usize)>, Option<(usize, usize)>) {
+fn pairs_here() -> (Option<CpuPair>, Option<CpuPair>) {
     let cpus = allowed_cpus();
     let siblings_of = |c: usize| {
         let path = format!("/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list");
