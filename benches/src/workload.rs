@@ -965,7 +965,8 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         tracing::warn!(?consistency, "end-of-run checks failed");
     }
     drop(sched);
-    quiesce_until_reclaimed::<P>(&census);
+    // What the teardown retired; a group still awaiting reclamation is reported as alive.
+    schedlab_core::quiesce_until_reclaimed::<P>(&census, RECLAMATION_WAIT);
     let secs = measured_s.max(1e-9);
     let process_cpu_s = cpu.map(|(a, b)| b.process_s - a.process_s);
     let cpu_busy_pct = process_cpu_s.map(|p| 100.0 * p / (secs * cfg.threads as f64));
@@ -1052,21 +1053,10 @@ pub fn entry_name(variant: &'static str, insert: InsertPathKind) -> &'static str
     }
 }
 
-/// How long a run waits for grace periods held up by pins of other threads of the process.
+/// How long a run waits for grace periods held up by pins of other threads of the process
+/// (another run's, a test's running in parallel: the epoch collector is process-wide,
+/// notes/invariants.md I3).
 const RECLAMATION_WAIT: Duration = Duration::from_secs(10);
-
-/// Finishes deferred reclamation after a run. A grace period also waits on pins of *other*
-/// threads of the process (another run's, a test's running in parallel: the epoch collector is
-/// process-wide, notes/invariants.md I3), so this retries for a bounded while; what is still
-/// awaiting reclamation after it is reported as alive, never hidden.
-pub fn quiesce_until_reclaimed<P: StatsPolicy>(census: &schedlab_core::Census) {
-    let deadline = Instant::now() + RECLAMATION_WAIT;
-    P::quiesce();
-    while census.awaiting_reclamation() > 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(1));
-        P::quiesce();
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -84,6 +84,8 @@ pub use policy::{DeferredBatch, DeferredCx, LockedView, Route, StatsPolicy};
 pub use protection::{GracePeriod, NoRemoval, Protection, QueueLock, Reclaimer, SchedLockOnly, Witness};
 pub use update::{Path, StatEvent, StatKind, StatUpdate, StatsKept};
 pub use scheduler::{Completed, Consistency, Dispatched, GroupId, GroupInfo, Process, SchedError, Scheduler};
+#[cfg(not(any(loom, shuttle)))]
+pub use scheduler::quiesce_until_reclaimed;
 pub use state::{InsertOutcome, RequestCounters, RequestSpec, SchedConfig};
 pub use stats::{GroupStats, Op, StatsSnapshot};
 pub use sync::LockKind;

@@ -542,17 +542,24 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// process-wide), hence the retries.
     #[cfg(not(any(loom, shuttle)))]
     pub fn quiesce_until_reclaimed(&self, timeout: std::time::Duration) -> bool {
-        let deadline = std::time::Instant::now() + timeout;
-        loop {
-            P::quiesce();
-            if self.census.awaiting_reclamation() == 0 {
-                return true;
-            }
-            if std::time::Instant::now() >= deadline {
-                return false;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(1));
+        quiesce_until_reclaimed::<P>(&self.census, timeout)
+    }
+}
+
+/// [`Scheduler::quiesce_until_reclaimed`] for a census whose scheduler may be gone (the groups
+/// retired at its teardown).
+#[cfg(not(any(loom, shuttle)))]
+pub fn quiesce_until_reclaimed<P: StatsPolicy>(census: &Census, timeout: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        P::quiesce();
+        if census.awaiting_reclamation() == 0 {
+            return true;
         }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
 
