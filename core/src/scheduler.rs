@@ -550,16 +550,16 @@ impl<P: StatsPolicy> Scheduler<P> {
 /// retired at its teardown).
 #[cfg(not(any(loom, shuttle)))]
 pub fn quiesce_until_reclaimed<P: StatsPolicy>(census: &Census, timeout: std::time::Duration) -> bool {
-    let deadline = std::time::Instant::now() + timeout;
+    let clock = crate::sync::RawClock::new();
     loop {
         P::quiesce();
         if census.awaiting_reclamation() == 0 {
             return true;
         }
-        if std::time::Instant::now() >= deadline {
+        if u128::from(clock.now_ns()) >= timeout.as_nanos() {
             return false;
         }
-        std::thread::sleep(std::time::Duration::from_millis(1));
+        crate::sync::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
 

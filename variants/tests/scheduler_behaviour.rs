@@ -996,27 +996,32 @@ fn two_backlogged<'s, P: StatsPolicy>(sched: &'s Scheduler<P>, n: u64) -> [Proce
     procs
 }
 
+/// The first run lengths (requests of 8 sectors) of two equal backlogged processes, each with `n`
+/// requests, under a maximum budget of `max_budget` sectors; and the total dispatched.
+fn first_runs(max_budget: u64, n: u64) -> (Vec<(u64, usize)>, usize) {
+    let cfg = SchedConfig { slots: 2, max_budget, ..SchedConfig::default() };
+    let (sched, hand) = manual_sched::<SchedLock>(cfg);
+    let procs = two_backlogged(&sched, n);
+    let runs = dispatch_runs(&sched, &hand, 10 * US);
+    drop(procs);
+    let total = runs.iter().map(|&(_, n)| n).sum();
+    (runs, total)
+}
+
 /// A new queue's first budget is 2/3 of the maximum (`bfq_init_bfqq` → `bfq_default_budget`
 /// before any feedback); a queue that used its whole budget gets twice as much next time
-/// (`__bfq_bfqq_recalc_budget`, BUDGET_EXHAUSTED), up to the maximum.
+/// (`__bfq_bfqq_recalc_budget`, BUDGET_EXHAUSTED), up to the maximum (4/3 of the maximum: the
+/// first doubling always reaches the cap).
 #[test]
 fn first_budget_is_two_thirds_of_the_maximum_and_doubles_when_used_up() {
+    let lengths = |runs: &[(u64, usize)]| runs.iter().map(|&(_, n)| n).collect::<Vec<_>>();
     // 96 sectors: a first slice of 64 (8 requests of 8), then 96 (12) = min(128, 96).
-    let cfg = SchedConfig { slots: 2, max_budget: 96, ..SchedConfig::default() };
-    let (sched, hand) = manual_sched::<SchedLock>(cfg);
-    let procs = two_backlogged(&sched, 40);
-    let runs = dispatch_runs(&sched, &hand, 10 * US);
-    let lengths: Vec<usize> = runs.iter().map(|&(_, n)| n).collect();
-    assert_eq!(&lengths[..4], &[8, 8, 12, 12], "runs (process, requests): {runs:?}");
-    assert_eq!(lengths.iter().sum::<usize>(), 80);
-    // With more room, a doubled budget stays below the cap: 64 → 128 sectors (8 → 16 requests).
-    let cfg = SchedConfig { slots: 2, max_budget: 192, ..SchedConfig::default() };
-    let (sched2, hand2) = manual_sched::<SchedLock>(cfg);
-    let procs2 = two_backlogged(&sched2, 60);
-    let runs = dispatch_runs(&sched2, &hand2, 10 * US);
-    let lengths: Vec<usize> = runs.iter().map(|&(_, n)| n).collect();
-    assert_eq!(&lengths[..4], &[16, 16, 24, 24], "runs (process, requests): {runs:?}");
-    drop((procs, procs2));
+    let (runs, total) = first_runs(96, 40);
+    assert_eq!(&lengths(&runs)[..4], &[8, 8, 12, 12], "runs (process, requests): {runs:?}");
+    assert_eq!(total, 80);
+    // 192 sectors: 128 (16 requests), then 192 (24) = min(256, 192).
+    let (runs, _) = first_runs(192, 60);
+    assert_eq!(&lengths(&runs)[..4], &[16, 16, 24, 24], "runs (process, requests): {runs:?}");
 }
 
 /// A queue stays in service at most `timeout_ns` (`bfq_timeout`, checked as BUDGET_TIMEOUT when
