@@ -945,6 +945,7 @@ mod tests {
             smt: Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 },
             parking: Parking { pause_ns: 5.0, yield_ns: 100.0, wake_latency_ns: 1000.0, unpark_cost_ns: 500.0 },
             compute_scale: 1.0,
+            interruptions: None,
             source: Vec::new(),
         }
     }

@@ -6,7 +6,7 @@
 use schedlab_benches::predict::calibrate::{CallModel, Calibration, Segment};
 use schedlab_benches::predict::harness::Call;
 use schedlab_benches::predict::sim::{simulate, Program, SimConfig};
-use schedlab_benches::predict::topology::{Parking, Smt, Topology, Transfer};
+use schedlab_benches::predict::topology::{Interruptions, Parking, Smt, Topology, Transfer};
 use schedlab_core::LockKind;
 
 fn free(ns: f64) -> Segment {
@@ -60,6 +60,7 @@ fn machine(cores: usize, transfer: f64) -> Topology {
         smt: Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 },
         parking: Parking { pause_ns: 5.0, yield_ns: 0.0, wake_latency_ns: 5000.0, unpark_cost_ns: 1000.0 },
         compute_scale: 1.0,
+        interruptions: None,
         source: Vec::new(),
     }
 }
@@ -92,6 +93,36 @@ fn one_job_runs_its_cycle_back_to_back() {
         let x = kiops(&one_lock(kind, 200.0, 5.0, 300.0), &machine(4, 50.0), 1, 1);
         assert!(close(x, 2000.0, 0.001), "{kind:?}: {x}");
     }
+}
+
+#[test]
+fn interruptions_lengthen_a_lone_jobs_cycle_by_the_time_they_take() {
+    // 100 000 interruptions a second of 1 µs each: a CPU that always runs loses 0.1 s of every
+    // second of work, so the cycle of 500 ns takes 550 on average: 2000 KIOPS become 1818.
+    for kind in [LockKind::FairSpin, LockKind::ParkingLot] {
+        let cal = one_lock(kind, 200.0, 5.0, 300.0);
+        let mut topo = machine(4, 50.0);
+        topo.interruptions = Some(Interruptions { rate_per_s: 100_000.0, durations_ns: vec![500.0, 1500.0] });
+        let x = kiops(&cal, &topo, 1, 1);
+        assert!(close(x, 2000.0 / 1.1, 0.02), "{kind:?}: {x}");
+        // None at all, or a rate of 0: the cycle as before.
+        topo.interruptions = Some(Interruptions { rate_per_s: 0.0, durations_ns: vec![] });
+        assert!(close(kiops(&cal, &topo, 1, 1), 2000.0, 0.001), "{kind:?}");
+    }
+}
+
+#[test]
+fn a_fifo_lock_handed_to_an_interrupted_waiter_waits_for_it() {
+    // Two jobs saturate a FIFO lock held 250 ns per request (nothing outside, no transfers):
+    // 4000 KIOPS. Interruptions of 1 µs, 100 000 a second: each hold runs 10 % longer (275 ns),
+    // and a hand-off finds the waiter inside an interruption with the chance 0.1 / 1.1, for
+    // half of one on average (500 ns): 45.5 ns per hand-off. 1e6 / 320.5 = 3120 KIOPS.
+    let cal = one_lock(LockKind::FairSpin, 250.0, 0.0, 0.0);
+    let mut topo = machine(2, 0.0);
+    assert!(close(kiops(&cal, &topo, 2, 1), 4000.0, 0.02));
+    topo.interruptions = Some(Interruptions { rate_per_s: 100_000.0, durations_ns: vec![1000.0] });
+    let x = kiops(&cal, &topo, 2, 1);
+    assert!(close(x, 1e6 / (275.0 + 500.0 / 11.0), 0.03), "{x} KIOPS");
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! The microbenchmarks the model's machine-dependent inputs come from: a cache-line transfer
 //! between two pinned CPUs (ping-pong on one atomic), the wake-up of a parked thread (a futex
 //! wait and wake, as parking_lot's Linux parker), the cost of the wake call to the waker, and
-//! the length of the two steps of parking_lot's spin phase (a `pause` and a `sched_yield`).
+//! the length of the two steps of parking_lot's spin phase (a `pause` and a `sched_yield`), and
+//! how often and how long a running CPU is interrupted (a loop that reads the clock and keeps the
+//! gaps).
 //!
 //! Every figure is the least (transfers) or the median (the rest) of several trials: another
 //! process or the hypervisor that preempts either side only ever adds time
@@ -267,6 +269,51 @@ pub fn yield_ns() -> f64 {
         })
         .collect();
     median(&trials)
+}
+
+/// How long [`interruptions`] watches each CPU.
+pub const INTERRUPTION_WINDOW: Duration = Duration::from_millis(250);
+
+/// Quantiles kept of the interruptions' lengths.
+const INTERRUPTION_QUANTILES: usize = 32;
+
+/// How often and how long a running CPU is interrupted: a thread pinned to each of `cpus` in turn
+/// reads the TSC clock in a tight loop (a few ns a read) for `window`, and every gap longer than
+/// [`super::topology::INTERRUPTION_THRESHOLD_NS`] is an interruption (a timer tick, the
+/// hypervisor, another process). The rate is per second of watching, over all the CPUs; the
+/// lengths are [`INTERRUPTION_QUANTILES`] evenly spaced quantiles of the gaps (all of them if
+/// fewer). None seen: rate 0 and no lengths.
+pub fn interruptions(cpus: &[usize], window: Duration) -> super::topology::Interruptions {
+    let threshold = super::topology::INTERRUPTION_THRESHOLD_NS as u64;
+    let clock = schedlab_core::RealClock::new();
+    let mut gaps: Vec<f64> = Vec::new();
+    let mut watched_ns = 0u64;
+    let here = [usize::MAX];
+    let cpus = if cpus.is_empty() { &here[..] } else { cpus };
+    for &cpu in cpus {
+        let _pin = (cpu != usize::MAX).then(|| PinGuard::pin(cpu));
+        let start = clock.now_ns();
+        let end = start + window.as_nanos() as u64;
+        let mut last = start;
+        while last < end {
+            let now = clock.now_ns();
+            let gap = now.saturating_sub(last);
+            if gap > threshold {
+                gaps.push(gap as f64);
+            }
+            last = now;
+        }
+        watched_ns += last - start;
+    }
+    gaps.sort_by(f64::total_cmp);
+    let n = gaps.len();
+    let durations_ns = if n <= INTERRUPTION_QUANTILES {
+        gaps
+    } else {
+        (0..INTERRUPTION_QUANTILES).map(|k| gaps[((k as f64 + 0.5) / INTERRUPTION_QUANTILES as f64 * n as f64) as usize]).collect()
+    };
+    let rate_per_s = if watched_ns == 0 { 0.0 } else { n as f64 / (watched_ns as f64 / 1e9) };
+    super::topology::Interruptions { rate_per_s, durations_ns }
 }
 
 fn median(v: &[f64]) -> f64 {

@@ -36,6 +36,19 @@
 //! wake-up latency and competes again, spinning or parking anew. (0.13 has no eventual-fairness
 //! hand-off in a plain unlock.)
 //!
+//! ## Interruptions
+//!
+//! A real CPU is taken away from the workload now and then (timer ticks, the hypervisor): on
+//! this machine kind about 500 times a second, mostly for 15–30 µs. With a profile's
+//! `interruptions`, every piece a CPU runs (work or a hold) is lengthened by those that land in
+//! it, drawn as a Poisson process per CPU with the measured lengths; an interrupted holder keeps
+//! its lock. A FIFO hand-off to a waiter that is inside an interruption at that instant waits for
+//! the rest of it (the lock-waiter preemption of fair locks in virtual machines); a parking_lot
+//! waiter's interruption costs nothing, since anyone else may take the lock. Without them two jobs whose cycles fit between each other's holds can stay in that
+//! phase for ever in the simulation, while on a machine the first interruption breaks it: the
+//! simulated result then depended on the seed (the starting phase), by up to a factor of two
+//! (notes/results/2026-12-01-predict-validation.md, fifth section).
+//!
 //! ## Output
 //!
 //! KIOPS (completions in the measured window), the per-job spread, and the time of the cycle split
@@ -353,9 +366,60 @@ struct Sim<'a> {
     completions: u64,
     acc: [f64; 4],
     events: u64,
+    /// When each CPU is next interrupted (virtual ns; see [`Sim::interrupted`]).
+    next_interruption: Vec<f64>,
 }
 
 impl<'a> Sim<'a> {
+    /// How much longer a piece of `dur` ns that starts now on `cpu` takes because the CPU is
+    /// interrupted meanwhile (the profile's `interruptions`: a Poisson process per CPU, each
+    /// interruption one of the measured lengths). The piece's end moves by each one, and an
+    /// interruption can land in that extra time too. A CPU waiting for a lock is not charged: the
+    /// next interruption is drawn afresh when its next piece starts (memoryless, so that is the
+    /// same as ignoring those that fell in the wait).
+    fn interrupted(&mut self, cpu: usize, dur: f64) -> f64 {
+        let Some(int) = &self.topo.interruptions else { return 0.0 };
+        if int.rate_per_s <= 0.0 || int.durations_ns.is_empty() {
+            return 0.0;
+        }
+        let mean_gap_ns = 1e9 / int.rate_per_s;
+        let gap = |rng: &mut SmallRng| -(1.0 - rng.random::<f64>()).ln() * mean_gap_ns;
+        if self.next_interruption[cpu] < self.now {
+            self.next_interruption[cpu] = self.now + gap(&mut self.rng);
+        }
+        let mut extra = 0.0;
+        while self.next_interruption[cpu] < self.now + dur + extra {
+            let length = int.durations_ns[self.rng.random_range(0..int.durations_ns.len())];
+            extra += length;
+            self.next_interruption[cpu] += length + gap(&mut self.rng);
+        }
+        extra
+    }
+
+    /// What is left, at a given instant, of an interruption of a CPU that was waiting (not
+    /// running a piece): with the chance that a CPU is inside an interruption at any instant
+    /// (`rate × mean length ÷ (1 + rate × mean length)`), the rest of one, drawn as an instant
+    /// falls in a renewal process: the interruption by its length (longer ones are likelier to
+    /// be the one in progress), the instant uniformly within it. 0 otherwise. A FIFO waiter pays
+    /// this when the lock is handed to it: the lock waits for it.
+    fn interruption_in_progress(&mut self) -> f64 {
+        let Some(int) = &self.topo.interruptions else { return 0.0 };
+        if int.rate_per_s <= 0.0 || int.durations_ns.is_empty() {
+            return 0.0;
+        }
+        let total: f64 = int.durations_ns.iter().sum();
+        let busy = int.rate_per_s / 1e9 * total / int.durations_ns.len() as f64;
+        if self.rng.random::<f64>() >= busy / (1.0 + busy) {
+            return 0.0;
+        }
+        let mut pick = self.rng.random::<f64>() * total;
+        let length = int.durations_ns.iter().copied().find(|&l| {
+            pick -= l;
+            pick < 0.0
+        });
+        length.unwrap_or(int.durations_ns[int.durations_ns.len() - 1]) * self.rng.random::<f64>()
+    }
+
     fn schedule(&mut self, t: f64, kind: EvKind) {
         self.seq += 1;
         self.heap.push(Ev { t, seq: self.seq, kind });
@@ -455,7 +519,8 @@ impl<'a> Sim<'a> {
                         self.data_cpu[data] = Some(cpu);
                         lines * self.transfer(from, cpu)
                     };
-                    let dur = ns * speed + moved;
+                    let mut dur = ns * speed + moved;
+                    dur += self.interrupted(cpu, dur);
                     self.account(cat, dur);
                     self.threads[i].state = CpuState::Busy;
                     self.schedule(self.now + dur, EvKind::Step(i));
@@ -465,6 +530,8 @@ impl<'a> Sim<'a> {
                     let base = ns * self.speed(cpu);
                     // The lock's data was last written by its previous holder.
                     let moved = lines * self.transfer(self.locks[lock].data_from, cpu);
+                    // An interrupted holder keeps the lock: the hold is longer.
+                    let base = base + self.interrupted(cpu, base + moved);
                     self.account(Cat::Hold, base);
                     self.account(Cat::Handoff, moved);
                     self.threads[i].state = CpuState::Busy;
@@ -663,6 +730,7 @@ impl<'a> Sim<'a> {
                         at += period - phase;
                     }
                 }
+                at += self.interruption_in_progress();
                 self.account(Cat::Wait, at - xfer - since);
                 self.account(Cat::Handoff, xfer);
                 self.take(j, lock, at);
@@ -766,12 +834,19 @@ pub fn simulate(prog: &Program, topo: &Topology, cfg: &SimConfig) -> Result<SimR
         completions: 0,
         acc: [0.0; 4],
         events: 0,
+        next_interruption: vec![f64::NEG_INFINITY; cfg.threads],
     };
     for i in 0..cfg.threads {
         // Staggered starts, so that the jobs do not run in lockstep.
         let t = sim.rng.random::<f64>() * 500.0;
         sim.schedule(t, EvKind::Step(i));
     }
+    // With interruptions the window sees at least 50 of them per CPU (their effect is then an
+    // average, not the luck of one), within the longest window.
+    let min_measure_ns = match &topo.interruptions {
+        Some(int) if int.rate_per_s > 0.0 => cfg.min_measure_ns.max(50e9 / int.rate_per_s).min(cfg.max_measure_ns),
+        _ => cfg.min_measure_ns,
+    };
     let end_max = cfg.warmup_ns + cfg.max_measure_ns;
     while let Some(ev) = sim.heap.pop() {
         if !sim.measuring && ev.t >= cfg.warmup_ns {
@@ -780,7 +855,7 @@ pub fn simulate(prog: &Program, topo: &Topology, cfg: &SimConfig) -> Result<SimR
         }
         if sim.measuring {
             let elapsed = ev.t - sim.window_start;
-            if (elapsed >= cfg.min_measure_ns && sim.completions >= cfg.min_completions) || ev.t >= end_max {
+            if (elapsed >= min_measure_ns && sim.completions >= cfg.min_completions) || ev.t >= end_max {
                 sim.now = ev.t;
                 break;
             }

@@ -9,6 +9,7 @@
 //!   "smt": { "busy_slowdown": 1.6, "spin_slowdown": 1.1 },
 //!   "parking": { "pause_ns": 3.5, "yield_ns": 250, "wake_latency_ns": 5000, "unpark_cost_ns": 1500 },
 //!   "compute_scale": 1.0,
+//!   "interruptions": { "rate_per_s": 480, "durations_ns": [1100, 1800, 17000, 21000] },
 //!   "source": ["why each figure is what it is"]
 //! }
 //! ```
@@ -21,6 +22,7 @@
 //! | `smt.spin_slowdown` | the same while the sibling spins on `pause` |
 //! | `parking.*` | parking_lot's costs: one `pause`, one `sched_yield` with nothing else to run, from a futex wake to the woken thread running, and the wake call itself on the waker |
 //! | `compute_scale` | multiplies every calibrated length: the target's time for work that took 1 ns on the calibration machine |
+//! | `interruptions` (optional) | how often a running CPU is taken away from the workload for longer than [`INTERRUPTION_THRESHOLD_NS`] (timer ticks, the hypervisor, other processes), per second, and for how long: equally likely lengths, each interruption draws one. Absent: none (the simulation is then strictly periodic where the workload is, and may lock into one of two steady states; notes/predict.md) |
 //!
 //! [`measure_here`] fills a profile of this machine: cores and siblings from sysfs, transfers by
 //! ping-pong ([`super::measure`]), the parking costs by their microbenchmarks.
@@ -55,6 +57,21 @@ pub struct Parking {
     pub unpark_cost_ns: f64,
 }
 
+/// A CPU taken away from the workload now and then (module documentation).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Interruptions {
+    /// Interruptions per second of one running CPU.
+    pub rate_per_s: f64,
+    /// Their lengths, ns, equally likely (quantiles of the measured ones).
+    pub durations_ns: Vec<f64>,
+}
+
+/// The shortest gap in a clock-reading loop that counts as an interruption: four times the
+/// longest piece of a calibrated cycle (about 250 ns). Shorter stalls are inside the pieces'
+/// calibrated lengths and spreads already.
+pub const INTERRUPTION_THRESHOLD_NS: f64 = 1000.0;
+
 /// A machine for the simulation (module documentation).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -67,6 +84,9 @@ pub struct Topology {
     pub parking: Parking,
     #[serde(default = "one")]
     pub compute_scale: f64,
+    /// Interruptions of a running CPU; `None`: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interruptions: Option<Interruptions>,
     /// Where each figure comes from.
     #[serde(default)]
     pub source: Vec<String>,
@@ -139,6 +159,20 @@ impl Topology {
         }
         if self.parking.pause_ns <= 0.0 {
             return Err("parking.pause_ns must be more than 0".into());
+        }
+        if let Some(i) = &self.interruptions {
+            if !(i.rate_per_s.is_finite() && (0.0..=1e6).contains(&i.rate_per_s)) {
+                return Err(format!("interruptions.rate_per_s must be 0..=1000000, got {}", i.rate_per_s));
+            }
+            if i.rate_per_s > 0.0 && i.durations_ns.is_empty() {
+                return Err("interruptions.durations_ns must list at least one length when rate_per_s is more than 0".into());
+            }
+            if i.durations_ns.len() > 1024 {
+                return Err(format!("interruptions.durations_ns: at most 1024 lengths, got {}", i.durations_ns.len()));
+            }
+            if let Some(d) = i.durations_ns.iter().find(|d| !(d.is_finite() && (0.0..=MAX_NS).contains(*d))) {
+                return Err(format!("interruptions.durations_ns must be times in 0..={MAX_NS} ns, got {d}"));
+            }
         }
         Ok(())
     }
@@ -274,6 +308,14 @@ pub fn measure_here(transfer_core_ns: Option<f64>) -> Topology {
         if threads_per_core > 1 { "not measured here: 1.6 / 1.1 assumed (see the seeds' profile for the reasoning)" } else { "no hyperthreads here: 1 / 1" }
     ));
     let smt = if threads_per_core > 1 { Smt { busy_slowdown: 1.6, spin_slowdown: 1.1 } } else { Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 } };
+    let measured_on: Vec<usize> = allowed_cpus().into_iter().take(2).collect();
+    let interruptions = measure::interruptions(&measured_on, measure::INTERRUPTION_WINDOW);
+    source.push(format!(
+        "interruptions: gaps over {INTERRUPTION_THRESHOLD_NS} ns in a clock-reading loop pinned to CPU(s) {measured_on:?}, {} ms each: {:.0} per second, lengths the {} quantiles",
+        measure::INTERRUPTION_WINDOW.as_millis(),
+        interruptions.rate_per_s,
+        interruptions.durations_ns.len()
+    ));
     Topology {
         name: format!("this machine: {} ({} cores × {} threads)", crate::provenance::Provenance::collect().cpu_model, cores, threads_per_core),
         cores,
@@ -282,6 +324,7 @@ pub fn measure_here(transfer_core_ns: Option<f64>) -> Topology {
         smt,
         parking: Parking { pause_ns, yield_ns, wake_latency_ns, unpark_cost_ns },
         compute_scale: 1.0,
+        interruptions: Some(interruptions),
         source,
     }
 }
@@ -299,6 +342,7 @@ mod tests {
             smt: Smt { busy_slowdown: 1.6, spin_slowdown: 1.1 },
             parking: Parking { pause_ns: 4.0, yield_ns: 200.0, wake_latency_ns: 5000.0, unpark_cost_ns: 1000.0 },
             compute_scale: 1.0,
+            interruptions: None,
             source: vec![],
         }
     }
@@ -328,6 +372,15 @@ mod tests {
         assert!(t.validate().unwrap_err().contains("busy_slowdown"));
         let e = serde_json::from_str::<Topology>("{\"name\": \"x\", \"cores\": 2}").unwrap_err().to_string();
         assert!(e.contains("missing field"), "{e}");
+        let mut t = laptop();
+        t.interruptions = Some(Interruptions { rate_per_s: 300.0, durations_ns: vec![] });
+        assert!(t.validate().unwrap_err().contains("durations_ns"));
+        t.interruptions = Some(Interruptions { rate_per_s: 300.0, durations_ns: vec![2e3, f64::INFINITY] });
+        assert!(t.validate().unwrap_err().contains("durations_ns"));
+        t.interruptions = Some(Interruptions { rate_per_s: -1.0, durations_ns: vec![2e3] });
+        assert!(t.validate().unwrap_err().contains("rate_per_s"));
+        t.interruptions = Some(Interruptions { rate_per_s: 300.0, durations_ns: vec![2e3, 2e4] });
+        assert!(t.validate().is_ok());
         assert_eq!(parse_cpu_list("0-2,5"), vec![0, 1, 2, 5]);
     }
 }
