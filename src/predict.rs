@@ -361,6 +361,19 @@ fn print_machine(topo: &Topology, set: &CalibrationSet) {
         topo.parking.unpark_cost_ns / 1e3,
         topo.compute_scale
     );
+    match &topo.interruptions {
+        Some(int) if int.rate_per_s > 0.0 && !int.durations_ns.is_empty() => {
+            let mean = int.durations_ns.iter().sum::<f64>() / int.durations_ns.len() as f64;
+            outln!(
+                "interruptions: {:.0} a second per CPU, {:.1} µs on average (median {:.1} µs): {:.2} % of a CPU's time",
+                int.rate_per_s,
+                mean / 1e3,
+                schedlab_benches::compare::median(&int.durations_ns) / 1e3,
+                int.rate_per_s * mean / 1e7
+            );
+        }
+        _ => outln!("interruptions: none modelled (the profile has none)"),
+    }
     if set.machine != *topo {
         outln!(
             "calibrated on: {} (line transfer {:.1} ns): a section's lines measured there cost the modelled machine's transfer here",
