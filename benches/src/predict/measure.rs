@@ -319,3 +319,27 @@ pub fn interruptions(cpus: &[usize], window: Duration) -> super::topology::Inter
 fn median(v: &[f64]) -> f64 {
     crate::compare::median(v)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interruptions_are_gaps_over_the_threshold_in_order_at_most_the_quantiles_kept() {
+        // Whatever the machine does meanwhile (a loaded one sees more gaps, a quiet one fewer):
+        // every length kept is a gap over the threshold, in order, at most the quantiles kept,
+        // and the rate is a finite rate, 0 with no gap.
+        let cpus: Vec<usize> = allowed_cpus().into_iter().take(2).collect();
+        let seen = interruptions(&cpus, Duration::from_millis(20));
+        assert!(seen.rate_per_s.is_finite() && seen.rate_per_s >= 0.0, "{seen:?}");
+        assert!(seen.durations_ns.len() <= INTERRUPTION_QUANTILES, "{seen:?}");
+        assert!(seen.durations_ns.iter().all(|&d| d > super::super::topology::INTERRUPTION_THRESHOLD_NS), "{seen:?}");
+        assert!(seen.durations_ns.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+        assert_eq!(seen.rate_per_s == 0.0, seen.durations_ns.is_empty(), "{seen:?}");
+        // The profile accepts what was measured.
+        let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../notes/topology/i7-4850hq.json");
+        let mut topo = super::super::topology::Topology::load(&seeds).expect("the seeds' profile");
+        topo.interruptions = Some(seen);
+        assert!(topo.validate().is_ok());
+    }
+}
