@@ -288,10 +288,10 @@ pub fn interruptions(cpus: &[usize], window: Duration) -> super::topology::Inter
     let clock = schedlab_core::RealClock::new();
     let mut gaps: Vec<f64> = Vec::new();
     let mut watched_ns = 0u64;
-    let here = [usize::MAX];
-    let cpus = if cpus.is_empty() { &here[..] } else { cpus };
-    for &cpu in cpus {
-        let _pin = (cpu != usize::MAX).then(|| PinGuard::pin(cpu));
+    // No CPU named: the calling thread where it runs, unpinned.
+    let places: Vec<Option<usize>> = if cpus.is_empty() { vec![None] } else { cpus.iter().copied().map(Some).collect() };
+    for cpu in places {
+        let _pin = cpu.map(PinGuard::pin);
         let start = clock.now_ns();
         let end = start + window.as_nanos() as u64;
         let mut last = start;
