@@ -242,7 +242,7 @@ pub fn print_report(report: &CompareReport, brief: bool) {
         outln!("\n{warning}");
     }
     outln!(
-        "\n  x sched: KIOPS / sched-lock's in the same round (median). cont%: contended acquisitions; wait: per contended\n  acquisition (exact); hold: per acquisition (estimated from sampled holds; lock counters {}). stats/sched hold:\n  time in statistics updates applied under the scheduler lock / its hold time (and the part of it in locked counter sums).",
+        "\n  x sched: KIOPS / sched-lock's in the same round (median). cont%: contended acquisitions; wait: per contended\n  acquisition (estimated from sampled waits); hold: per acquisition (estimated from sampled holds; lock counters {}). stats/sched hold:\n  time in statistics updates applied under the scheduler lock / its hold time (and the part of it in locked counter sums).",
         match c.measure {
             Measure::Lockstat => "from the same runs as the KIOPS",
             _ => "from the instrumented runs",

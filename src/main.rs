@@ -208,9 +208,9 @@ struct RunArgs {
     #[command(flatten)]
     jobs: flags::WorkloadFlags,
     /// Measure the scheduler, queue and counter-sum locks (lockstat-like table): `--lockstat`
-    /// (sampled: counts and waits exact, holds timed one in 64 and estimated; a few % of the
-    /// throughput) or `--lockstat exact` (every hold timed, and the sampled estimate of the same
-    /// holds beside it, for validation; costs more).
+    /// (sampled: counts exact, holds timed one in 64 and contended waits one in 8, estimated; a
+    /// few % of the throughput) or `--lockstat exact` (every hold and wait timed, and the sampled
+    /// estimate of the same holds and waits beside it, for validation; costs more).
     #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "sampled", require_equals = false, value_parser = flags::lockstat_mode)]
     lockstat: Option<schedlab_core::lockstat::Mode>,
     /// Write the result, with provenance, to this JSON file.

@@ -978,6 +978,7 @@ pub fn lockstat_table(locks: &[LockSummary]) -> String {
     );
     for l in locks {
         let est = |v: String| if l.hold_exact { v } else { format!("~{v}") };
+        let est_wait = |v: String| if l.wait_exact || l.contentions == 0 { v } else { format!("~{v}") };
         let _ = writeln!(
             out,
             "  {:<10} {:>10} {:>9} {:>5.1}% {:>9} | {:>9} {:>8} {:>8} {:>8} | {:>10} {:>9} {:>9} {:>9} {:>9} | {:>7}",
@@ -986,10 +987,10 @@ pub fn lockstat_table(locks: &[LockSummary]) -> String {
             l.contentions,
             l.contention_pct,
             l.owner_changes,
-            fmt_ns(l.wait_ns.total as f64),
-            fmt_ns(l.wait_ns.avg),
-            fmt_ns(l.wait_ns.p99 as f64),
-            fmt_ns(l.wait_ns.max as f64),
+            est_wait(fmt_ns(l.wait_ns.total as f64)),
+            est_wait(fmt_ns(l.wait_ns.avg)),
+            est_wait(fmt_ns(l.wait_ns.p99 as f64)),
+            est_wait(fmt_ns(l.wait_ns.max as f64)),
             est(fmt_ns(l.hold_ns.total as f64)),
             est(fmt_ns(l.hold_ns.avg)),
             est(fmt_ns(l.hold_ns.p50 as f64)),
@@ -997,9 +998,29 @@ pub fn lockstat_table(locks: &[LockSummary]) -> String {
             est(fmt_ns(l.hold_ns.max as f64)),
             est(format!("{:.1}%", 100.0 * l.hold_occupancy)),
         );
-        let _ = writeln!(out, "  {:<10} hold: {}; acquisitions, contentions, owner changes and waits: exact", "", l.hold_provenance());
+        let _ = writeln!(
+            out,
+            "  {:<10} hold: {}; wait: {}; acquisitions, contentions and owner changes: exact",
+            "",
+            l.hold_provenance(),
+            l.wait_provenance()
+        );
+        let rel = |a: f64, b: f64| if b > 0.0 { format!("{:+.1}%", 100.0 * (a / b - 1.0)) } else { "-".into() };
+        if let Some(e) = &l.wait_sampled_estimate {
+            let _ = writeln!(
+                out,
+                "  {:<10} the sampled mode's estimate from {} of these waits: avg {} ({}), p99 {} ({}), total {} ({})",
+                "",
+                l.wait_sampled_estimate_n,
+                fmt_ns(e.avg),
+                rel(e.avg, l.wait_ns.avg),
+                fmt_ns(e.p99 as f64),
+                rel(e.p99 as f64, l.wait_ns.p99 as f64),
+                fmt_ns(e.total as f64),
+                rel(e.total as f64, l.wait_ns.total as f64),
+            );
+        }
         if let Some(e) = &l.hold_sampled_estimate {
-            let rel = |a: f64, b: f64| if b > 0.0 { format!("{:+.1}%", 100.0 * (a / b - 1.0)) } else { "-".into() };
             let _ = writeln!(
                 out,
                 "  {:<10} the sampled mode's estimate from {} of these holds: avg {} ({}), p99 {} ({}), total {} ({})",

@@ -43,6 +43,7 @@ fn workload_lock_counters_are_sane() {
                 assert!(l.hold_ns.p50 <= l.hold_ns.p99 && l.hold_ns.p99 <= l.hold_ns.max, "{what} {}: {l:?}", l.name);
                 assert!(l.wait_ns.p99 <= l.wait_ns.max, "{what} {}: {l:?}", l.name);
                 assert_eq!(l.contentions == 0, l.wait_ns.total == 0, "{what} {}: waits come only from contentions", l.name);
+                assert!(l.contentions == 0 || (l.wait_exact && l.waits_timed == l.contentions), "{what} {}: exact mode times every contended wait", l.name);
                 let by_path: u64 = l.paths.iter().map(|p| p.acquisitions).sum();
                 assert_eq!(by_path, l.acquisitions, "{what} {}: paths add up", l.name);
             }

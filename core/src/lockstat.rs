@@ -16,12 +16,13 @@
 //! | figure | how |
 //! | --- | --- |
 //! | acquisitions, contentions, owner changes (per class and path) | exact: every acquisition counted in the thread's own counters |
-//! | wait (total, avg, p99, max) | exact: every contended acquisition is timed, only on the contended path (as lockstat's waittime) |
+//! | wait (total, avg, p99, max), per-path and "inside" waits | estimated from one contended wait in M timed ([`set_wait_sampling`], default [`DEFAULT_WAIT_SAMPLING`]), only on the contended path (as lockstat's waittime, but sampled): each contended acquisition is picked independently, so `total = mean × contentions`. [`LockSummary::waits_timed`] is the sample count; [`LockSummary::wait_exact`] says when every wait was timed |
 //! | hold (total, avg, p50, p99, max), per-path hold shares, occupancy, "inside" | estimated from one hold in N timed ([`set_hold_sampling`], default [`DEFAULT_HOLD_SAMPLING`]): each hold is picked independently (random phase), so the sample's mean and percentiles are unbiased estimates and `total = mean × acquisitions`. [`LockSummary::holds_timed`] is the sample count; [`LockSummary::hold_exact`] says when every hold was timed |
 //!
-//! [`Mode::Exact`] (`--lockstat exact`) times every hold, for validation: it costs more, and one
-//! run then gives both the exact figures and the sampled estimate of the same holds
-//! ([`LockSummary::hold_sampled_estimate`]).
+//! [`Mode::Exact`] (`--lockstat exact`) times every hold and every contended wait, for
+//! validation: it costs more, and one run then gives both the exact figures and the sampled
+//! estimate of the same holds and waits ([`LockSummary::hold_sampled_estimate`],
+//! [`LockSummary::wait_sampled_estimate`]).
 //!
 //! ## Cost
 //!
@@ -36,8 +37,8 @@
 //! reads it. Run one measured workload at a time.
 
 pub use crate::sync::measure::{
-    enabled, flush, hold_sampling, reset, set_hold_sampling, ClassStats, Histogram, LockClass, LockStats, PathGuard, PathStats,
-    SectionGuard, DEFAULT_HOLD_SAMPLING, MAX_CLASSES, MAX_SAMPLING,
+    enabled, flush, hold_sampling, reset, set_hold_sampling, set_wait_sampling, wait_sampling, ClassStats, Histogram, LockClass,
+    LockStats, PathGuard, PathStats, SectionGuard, DEFAULT_HOLD_SAMPLING, DEFAULT_WAIT_SAMPLING, MAX_CLASSES, MAX_SAMPLING,
 };
 use crate::sync::measure::{self, ticks_to_ns, SpanHooks};
 use serde::Serialize;
@@ -269,8 +270,11 @@ pub struct PathSummary {
     pub acquisitions: u64,
     /// Exact.
     pub contentions: u64,
-    /// Exact.
+    /// Estimated like the class's wait total when waits are sampled (the path's timed waits ×
+    /// its contentions ÷ their count).
     pub wait_ns: u64,
+    /// Timed waits behind `wait_ns`.
+    pub waits_timed: u64,
     /// Estimated like the class's hold total when holds are sampled (the path's timed mean × its
     /// acquisitions).
     pub hold_ns: u64,
@@ -290,8 +294,19 @@ pub struct LockSummary {
     pub contention_pct: f64,
     /// Exact.
     pub owner_changes: u64,
-    /// Over contended acquisitions only (as lockstat's waittime); exact: every wait is timed.
+    /// Over contended acquisitions only (as lockstat's waittime); `total` is the mean ×
+    /// contentions. Estimated unless `wait_exact`.
     pub wait_ns: TimeSummary,
+    /// Whether every contended wait was timed (exact mode): then `wait_ns` is exact.
+    pub wait_exact: bool,
+    /// Contended waits timed: the sample count behind `wait_ns`.
+    pub waits_timed: u64,
+    /// contentions ÷ waits timed (1: all).
+    pub wait_sampled_1_in: f64,
+    /// Exact mode only: what the sampled mode would have estimated from the same run's waits.
+    pub wait_sampled_estimate: Option<TimeSummary>,
+    /// Waits the sampled wait estimate rests on.
+    pub wait_sampled_estimate_n: u64,
     /// Over timed holds; `total` is the mean × acquisitions. Estimated unless `hold_exact`.
     pub hold_ns: TimeSummary,
     /// Whether every hold was timed (exact mode): then `hold_ns` is exact.
@@ -324,9 +339,20 @@ impl LockSummary {
             format!("estimated from {} timed holds (1 in {:.0})", self.holds_timed, self.hold_sampled_1_in)
         }
     }
+
+    /// "exact" or "estimated from N timed waits (1 in M contended)": what the wait figures are.
+    pub fn wait_provenance(&self) -> String {
+        if self.contentions == 0 {
+            "none (no contention)".to_string()
+        } else if self.wait_exact {
+            "exact (every contended wait timed)".to_string()
+        } else {
+            format!("estimated from {} timed waits (1 in {:.0} contended)", self.waits_timed, self.wait_sampled_1_in)
+        }
+    }
 }
 
-/// Time a class spent nested inside another (hold estimated when sampled).
+/// Time a class spent nested inside another (hold and wait estimated when sampled).
 #[derive(Clone, Debug, Serialize)]
 pub struct InsideSummary {
     pub outer: &'static str,
@@ -346,12 +372,14 @@ fn summarize_class(class: LockClass, s: &ClassStats, wall_ns: u64) -> LockSummar
     let timed = s.hold.count();
     let scale = if timed == 0 { 0.0 } else { s.acquisitions as f64 / timed as f64 };
     let hold = TimeSummary::of(&s.hold, s.acquisitions);
+    let waits_timed = s.wait.count();
+    let wait_scale = if waits_timed == 0 { 0.0 } else { s.contentions as f64 / waits_timed as f64 };
     let inside = (0..MAX_CLASSES)
         .filter(|&i| s.hold_inside[i] != 0 || s.wait_inside[i] != 0)
         .map(|i| InsideSummary {
             outer: LockClass::from_index(i).name(),
             hold_ns: (ns(s.hold_inside[i]) as f64 * scale).round() as u64,
-            wait_ns: ns(s.wait_inside[i]),
+            wait_ns: (ns(s.wait_inside[i]) as f64 * wait_scale).round() as u64,
         })
         .collect();
     let paths = LockPath::ALL
@@ -359,11 +387,13 @@ fn summarize_class(class: LockClass, s: &ClassStats, wall_ns: u64) -> LockSummar
         .map(|&p| {
             let ps = s.paths[p as usize];
             let path_scale = if ps.holds_timed == 0 { 0.0 } else { ps.acquisitions as f64 / ps.holds_timed as f64 };
+            let path_wait_scale = if ps.waits_timed == 0 { 0.0 } else { ps.contentions as f64 / ps.waits_timed as f64 };
             PathSummary {
                 path: p,
                 acquisitions: ps.acquisitions,
                 contentions: ps.contentions,
-                wait_ns: ns(ps.wait as u128),
+                wait_ns: (ns(ps.wait as u128) as f64 * path_wait_scale).round() as u64,
+                waits_timed: ps.waits_timed,
                 hold_ns: (ns(ps.hold as u128) as f64 * path_scale).round() as u64,
                 holds_timed: ps.holds_timed,
             }
@@ -377,7 +407,12 @@ fn summarize_class(class: LockClass, s: &ClassStats, wall_ns: u64) -> LockSummar
         contentions: s.contentions,
         contention_pct: if s.acquisitions == 0 { 0.0 } else { 100.0 * s.contentions as f64 / s.acquisitions as f64 },
         owner_changes: s.owner_changes,
-        wait_ns: TimeSummary::of(&s.wait, s.wait.count()),
+        wait_ns: TimeSummary::of(&s.wait, s.contentions),
+        wait_exact: s.contentions > 0 && s.waits_exact(),
+        waits_timed,
+        wait_sampled_1_in: wait_scale,
+        wait_sampled_estimate: (s.wait_sample.count() > 0).then(|| TimeSummary::of(&s.wait_sample, s.contentions)),
+        wait_sampled_estimate_n: s.wait_sample.count(),
         hold_ns: hold,
         hold_exact: timed > 0 && s.holds_exact(),
         holds_timed: timed,

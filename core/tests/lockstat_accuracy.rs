@@ -16,8 +16,10 @@
 //!   standard errors of the sample mean (σ of the exact holds ÷ √samples), and for the p99 four
 //!   standard errors of a quantile's rank (√(0.99 × 0.01 ÷ samples)). On a quiet machine the
 //!   5 % decides; under load the preemption outliers widen σ and the bound says how much.
-//! - Waits are timed on every contended acquisition in both modes (the same code path), so their
-//!   figures are exact in the sampled mode too: the test checks that every contention was timed.
+//! - Waits are sampled like holds (one contended wait in `PERIOD`, picked independently): in
+//!   exact mode every contended wait is timed and the sampler's picks are recorded apart, and the
+//!   same comparison holds for them. B's waits have known lengths too: B queues while A holds, and
+//!   A then spins for its hold's length before it releases.
 //!
 //! No assertion depends on how fast the machine is; a deadline only bounds how many rounds run.
 
@@ -71,6 +73,7 @@ fn wait_for(cond: impl Fn() -> bool, give_up: &AtomicBool) -> bool {
 fn run(class: LockClass, mode: Mode, rounds: u64, budget: Duration) -> (u64, ClassStats) {
     lockstat::set_mode(mode);
     lockstat::set_hold_sampling(class, PERIOD);
+    lockstat::set_wait_sampling(class, PERIOD);
     lockstat::reset();
     lockstat::set_enabled(true);
     let lock = Arc::new(Lock::named(LockKind::FairSpin, class, 0u64));
@@ -129,49 +132,42 @@ fn assert_counts_exact(rounds: u64, s: &ClassStats) {
     // those, and none of A's, are contended.
     assert!(s.contentions <= rounds && rounds - s.contentions <= rounds / 100, "{} contentions in {rounds} rounds", s.contentions);
     assert_eq!(s.owner_changes, 2 * rounds - 1, "the lock changed hands at every acquisition but the first");
-    assert_eq!(s.wait.count(), s.contentions, "every contended acquisition's wait is timed");
 }
 
-/// Standard deviation of the exact holds (ticks, from the histogram: within its 1 %).
-fn sd(h: &lockstat::Histogram) -> f64 {
-    h.stdev()
-}
-
-#[test]
-fn sampled_hold_estimates_agree_with_the_exact_ones_of_the_same_run() {
-    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
-    let class = lockstat::register("accuracy-test");
-    let (rounds, s) = run(class, Mode::Exact, 20_000, Duration::from_secs(20));
-    assert!(rounds >= 1_000, "only {rounds} rounds ran in 20 s");
-    assert_counts_exact(rounds, &s);
-    assert_eq!(s.hold.count(), s.acquisitions, "exact mode times every hold");
-    let n = s.hold_sample.count();
-    // The sampler picks each hold with probability 1/PERIOD: binomial, 6 standard deviations.
-    let expect = s.acquisitions as f64 / PERIOD as f64;
+/// `picked` of `population` items, each picked independently with probability 1/PERIOD: within six
+/// standard deviations of the binomial mean.
+fn assert_one_in_period(what: &str, picked: u64, population: u64) {
+    let expect = population as f64 / PERIOD as f64;
     let sd_n = (expect * (1.0 - 1.0 / PERIOD as f64)).sqrt();
-    assert!((n as f64 - expect).abs() <= 6.0 * sd_n, "{n} holds sampled, expected about {expect:.0}");
+    assert!((picked as f64 - expect).abs() <= 6.0 * sd_n, "{picked} {what} picked of {population}, expected about {expect:.0}");
+}
 
-    let (exact, sampled) = (&s.hold, &s.hold_sample);
+/// The sampled estimate (`sampled`, a subset picked one in PERIOD) against the exact figures of
+/// the same run (`exact`, every one of `population` values): average and total within 5 % or four
+/// standard errors, p99 within 5 % or at rank 0.99 of the exact values within four standard errors.
+fn assert_estimate_agrees(what: &str, exact: &lockstat::Histogram, sampled: &lockstat::Histogram, population: u64) {
+    let n = sampled.count();
+    assert!(n > 0, "no {what} sampled");
     // The sample is a subset of the population the exact mean is taken over: the finite-population
     // correction √(1 − n/N) narrows the standard error.
-    let fpc = (1.0 - n as f64 / s.acquisitions as f64).max(0.0).sqrt();
+    let fpc = (1.0 - n as f64 / population as f64).max(0.0).sqrt();
     let mean_tol = (0.05 * exact.mean()).max(4.0 * sd(exact) * fpc / (n as f64).sqrt());
     let mean_err = (sampled.mean() - exact.mean()).abs();
     assert!(
         mean_err <= mean_tol,
-        "hold average: sampled {:.0} vs exact {:.0} ticks (error {:.1} %, tolerance {:.1} %, {n} samples)",
+        "{what} average: sampled {:.0} vs exact {:.0} ticks (error {:.1} %, tolerance {:.1} %, {n} samples)",
         sampled.mean(),
         exact.mean(),
         100.0 * mean_err / exact.mean(),
         100.0 * mean_tol / exact.mean()
     );
     // The total is the mean times the exact count: the same relative error.
-    let total_sampled = sampled.mean() * s.acquisitions as f64;
-    assert!((total_sampled - exact.sum() as f64).abs() <= mean_tol * s.acquisitions as f64 + 1.0);
+    let total_sampled = sampled.mean() * population as f64;
+    assert!((total_sampled - exact.sum() as f64).abs() <= mean_tol * population as f64 + 1.0);
 
     let (p_exact, p_sampled) = (exact.quantile(0.99) as f64, sampled.quantile(0.99) as f64);
     eprintln!(
-        "{rounds} rounds, {n} sampled holds: avg sampled {:.0} / exact {:.0} ticks ({:+.2} %, tolerance {:.1} %); p99 sampled {p_sampled:.0} / exact {p_exact:.0} ({:+.2} %)",
+        "{n} sampled {what}: avg sampled {:.0} / exact {:.0} ticks ({:+.2} %, tolerance {:.1} %); p99 sampled {p_sampled:.0} / exact {p_exact:.0} ({:+.2} %)",
         sampled.mean(),
         exact.mean(),
         100.0 * (sampled.mean() / exact.mean() - 1.0),
@@ -185,8 +181,30 @@ fn sampled_hold_estimates_agree_with_the_exact_ones_of_the_same_run() {
     let rank_tol = 4.0 * (0.99 * 0.01 / n as f64).sqrt() + 0.002;
     assert!(
         value_ok || (rank - 0.99).abs() <= rank_tol,
-        "hold p99: sampled {p_sampled:.0} vs exact {p_exact:.0} ticks, at rank {rank:.4} of the exact holds ({n} samples)"
+        "{what} p99: sampled {p_sampled:.0} vs exact {p_exact:.0} ticks, at rank {rank:.4} of the exact values ({n} samples)"
     );
+}
+
+/// Standard deviation of the exact holds (ticks, from the histogram: within its 1 %).
+fn sd(h: &lockstat::Histogram) -> f64 {
+    h.stdev()
+}
+
+#[test]
+fn sampled_hold_and_wait_estimates_agree_with_the_exact_ones_of_the_same_run() {
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let class = lockstat::register("accuracy-test");
+    let (rounds, s) = run(class, Mode::Exact, 20_000, Duration::from_secs(20));
+    assert!(rounds >= 1_000, "only {rounds} rounds ran in 20 s");
+    assert_counts_exact(rounds, &s);
+    assert_eq!(s.hold.count(), s.acquisitions, "exact mode times every hold");
+    assert_eq!(s.wait.count(), s.contentions, "exact mode times every contended wait");
+    eprintln!("{rounds} rounds");
+    assert_one_in_period("holds", s.hold_sample.count(), s.acquisitions);
+    assert_one_in_period("waits", s.wait_sample.count(), s.contentions);
+    assert_estimate_agrees("holds", &s.hold, &s.hold_sample, s.acquisitions);
+    assert_estimate_agrees("waits", &s.wait, &s.wait_sample, s.contentions);
+    let (exact, sampled) = (&s.hold, &s.hold_sample);
     // The known lengths: nine holds in ten are short, so the median is in the short mode and the
     // p99 in the long one, in both figures (a check of the instrument, not of the machine's speed:
     // a preempted hold only lengthens).
@@ -202,16 +220,20 @@ fn the_sampled_mode_counts_exactly_and_times_one_hold_in_n() {
     let (rounds, s) = run(class, Mode::Sampled, 20_000, Duration::from_secs(20));
     assert!(rounds >= 1_000, "only {rounds} rounds ran in 20 s");
     assert_counts_exact(rounds, &s);
-    assert!(s.hold_sample.count() == 0, "the shadow sample is kept in exact mode only");
-    let timed = s.hold.count() as f64;
-    let expect = s.acquisitions as f64 / PERIOD as f64;
+    assert!(s.hold_sample.count() == 0 && s.wait_sample.count() == 0, "the shadow samples are kept in exact mode only");
     // Each hold is picked with probability 1/PERIOD; a pick is skipped only while another timed
-    // hold is open on the thread, which never happens here (one lock, no nesting).
-    let sd_n = (expect * (1.0 - 1.0 / PERIOD as f64)).sqrt();
-    assert!((timed - expect).abs() <= 6.0 * sd_n, "{timed} holds timed, expected about {expect:.0}");
+    // hold is open on the thread, which never happens here (one lock, no nesting). Each contended
+    // wait likewise.
+    assert_one_in_period("holds", s.hold.count(), s.acquisitions);
+    assert_one_in_period("waits", s.wait.count(), s.contentions);
     let summary = lockstat::snapshot().summarize(1_000_000_000);
     let row = summary.iter().find(|l| l.name == "accuracy-test-sampled").expect("a report row");
     assert!(!row.hold_exact && row.holds_timed == s.hold.count());
     assert!(row.hold_provenance().contains("estimated from"));
     assert!(row.wait_ns.avg > 0.0, "waits are timed");
+    assert!(!row.wait_exact && row.waits_timed == s.wait.count());
+    assert!(row.wait_provenance().contains("estimated from"), "{}", row.wait_provenance());
+    // The wait total is the sample's mean times the exact contention count.
+    let expect_total = row.wait_ns.avg * s.contentions as f64;
+    assert!((row.wait_ns.total as f64 - expect_total).abs() <= 1.0 + 1e-9 * expect_total);
 }

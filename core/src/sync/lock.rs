@@ -12,7 +12,7 @@
 //! The measurement itself (counters, sampling, histograms) is `super::measure`; the spans are made
 //! by the hooks the layer above installed there.
 
-use super::measure::{self, LockClass, F_CONTENDED, F_MEASURED, F_TIMED, F_TRACED, MODE_ENABLED};
+use super::measure::{self, LockClass, F_CONTENDED, F_MEASURED, F_TIMED, F_TRACED, F_WAIT_TIMED, MODE_ENABLED};
 use super::{lock_ticks, LockKind};
 use lock_api::{GuardNoSend, RawMutex};
 use std::marker::PhantomData;
@@ -309,7 +309,7 @@ pub struct MeasuredGuard<G> {
     flags: u8,
     /// Clock ticks when a timed hold began.
     start: u64,
-    /// Ticks a contended acquisition waited.
+    /// Ticks a contended acquisition waited (timed waits only, `F_WAIT_TIMED`).
     wait: u64,
     /// The entered hold span of a traced acquisition (`F_TRACED`), from `Box::into_raw`; null
     /// otherwise. A raw pointer, not an `Option<Box<_>>`, so that the guard state has no drop
@@ -328,27 +328,33 @@ impl<G> MeasuredGuard<G> {
 }
 
 impl<R: RawLockWait> Measured<R> {
-    /// The measured, untraced acquisition (timed waits and the sampler's draw are out of line).
+    /// The measured, untraced acquisition (the contended wait and the sampler's draw are out of
+    /// line).
     #[inline(always)]
     fn lock_measured(&self, mode: u8) -> MeasuredGuard<R::Guard> {
-        let (raw, contended, wait) = match self.raw.lock_or_queue() {
-            Ok(raw) => (raw, false, 0),
-            Err(queued) => self.wait_timed(queued),
+        let (raw, wait_flags, wait) = match self.raw.lock_or_queue() {
+            Ok(raw) => (raw, 0, 0),
+            Err(queued) => self.wait_contended(queued, mode),
         };
-        let mut flags = measure::acquired(self.class, &self.owner, contended, mode);
-        if contended {
-            flags |= F_CONTENDED;
-        }
+        let contended = wait_flags & F_CONTENDED != 0;
+        let flags = measure::acquired(self.class, &self.owner, contended, mode) | wait_flags;
         let start = if flags & F_TIMED != 0 { lock_ticks() } else { 0 };
         MeasuredGuard { raw, flags, start, wait, span: std::ptr::null_mut(), _thread: PhantomData }
     }
 
+    /// A contended acquisition's wait: timed when the wait sampler picks it (or in exact mode).
+    /// Returns the guard, the wait's flags (`F_CONTENDED`, and `F_WAIT_TIMED`/`F_WAIT_SAMPLED`)
+    /// and the wait in ticks (0 when not timed).
     #[cold]
     #[inline(never)]
-    fn wait_timed(&self, queued: R::Queued) -> (R::Guard, bool, u64) {
+    fn wait_contended(&self, queued: R::Queued, mode: u8) -> (R::Guard, u8, u64) {
+        let picked = measure::pick_wait(self.class, mode);
+        if picked & F_WAIT_TIMED == 0 {
+            return (self.raw.wait_queued(queued), F_CONTENDED, 0);
+        }
         let t0 = lock_ticks();
         let raw = self.raw.wait_queued(queued);
-        (raw, true, lock_ticks().saturating_sub(t0))
+        (raw, F_CONTENDED | picked, lock_ticks().saturating_sub(t0))
     }
 
     /// A traced acquisition: a wait span around a contended wait, then a hold span (made before the
@@ -358,21 +364,19 @@ impl<R: RawLockWait> Measured<R> {
     fn lock_traced(&self, mode: u8) -> MeasuredGuard<R::Guard> {
         let measured = mode & MODE_ENABLED != 0;
         let hold_span = measure::hold_span(self.class);
-        let (raw, contended, wait, wait_span) = match self.raw.lock_or_queue() {
-            Ok(raw) => (raw, false, 0, None),
+        let (raw, wait_flags, wait, wait_span) = match self.raw.lock_or_queue() {
+            Ok(raw) => (raw, 0, 0, None),
             Err(queued) => {
+                let picked = if measured { measure::pick_wait(self.class, mode) } else { 0 };
                 let wait_span = hold_span.is_some().then(|| measure::wait_span(self.class).entered());
                 let t0 = lock_ticks();
                 let raw = self.raw.wait_queued(queued);
-                (raw, true, lock_ticks().saturating_sub(t0), wait_span)
+                (raw, F_CONTENDED | picked, lock_ticks().saturating_sub(t0), wait_span)
             }
         };
         let mut flags = 0;
         if measured {
-            flags = measure::acquired(self.class, &self.owner, contended, mode);
-            if contended {
-                flags |= F_CONTENDED;
-            }
+            flags = measure::acquired(self.class, &self.owner, wait_flags & F_CONTENDED != 0, mode) | wait_flags;
         }
         // Exit the wait (its end is stamped now), enter the hold, and only then close the wait
         // span: closing frees its bookkeeping, which would otherwise sit between the two.
@@ -380,7 +384,7 @@ impl<R: RawLockWait> Measured<R> {
         let span = enter_span(hold_span, &mut flags);
         drop(wait_span);
         let start = if flags & F_TIMED != 0 { lock_ticks() } else { 0 };
-        MeasuredGuard { raw, flags, start, wait: if measured { wait } else { 0 }, span, _thread: PhantomData }
+        MeasuredGuard { raw, flags, start, wait: if flags & F_WAIT_TIMED != 0 { wait } else { 0 }, span, _thread: PhantomData }
     }
 
     /// Releases a measured or traced hold: the hold span is exited *before* the release (so no
@@ -474,8 +478,8 @@ unsafe impl<R: RawLockWait> RawMutex for Measured<R> {
             unsafe { self.raw.unlock(guard.raw) };
             return;
         }
-        if guard.flags == F_MEASURED {
-            // Counted, not timed, not contended, not traced: the common measured release.
+        if guard.flags & !F_CONTENDED == F_MEASURED {
+            // Counted, nothing timed, not traced: the common measured release (contended or not).
             // SAFETY: as above.
             unsafe { self.raw.unlock(guard.raw) };
             measure::released_untimed(self.class);

@@ -14,13 +14,21 @@
 //! | --- | --- | --- |
 //! | acquisitions, contentions (per class and path), owner changes (per class) | exact, in the calling thread's own counters (a `const` thread-local without destructor: plain TLS adds) | a few adds, no shared line, no call |
 //! | contention | the raw lock's own first attempt says whether it had to wait ([`RawLockWait`]); no extra `try_lock` | none |
-//! | wait time | only on the contended path: two clock reads around the wait, recorded after the release | none when uncontended |
+//! | wait time | only on the contended path, and there one contended wait in M (per class, [`set_wait_sampling`], default [`DEFAULT_WAIT_SAMPLING`]; picked like the holds, independently with probability 1/M): two clock reads around the wait, recorded after the release | none when uncontended; a countdown decrement when contended and not picked |
 //! | hold time | one hold in N (per class, [`set_hold_sampling`], default [`DEFAULT_HOLD_SAMPLING`]) is timed: each acquisition is picked independently with probability 1/N (a geometric countdown, so the phase is random and no periodic pattern can alias with it) | one countdown decrement; two clock reads one time in N |
 //! | histograms | `hdrhistogram` (2 significant digits), per thread, recorded after the release, only for timed holds and contended waits; a nested lock's record waits until the thread holds no measured lock (`Fast::pending`) | amortised 1/N, outside every hold |
 //! | the sampler's next gaps | four per class drawn in advance, replenished once the thread holds no measured lock (a logarithm inside a hold would leak into the next timed hold) | none inside a hold |
 //!
 //! Estimates: the timed holds are an unbiased sample of the holds, so their mean, percentiles and
 //! per-path shares estimate the population's, and `total = mean × acquisitions` (exact count).
+//! Likewise the timed waits are an unbiased sample of the contended acquisitions' waits:
+//! `total = mean × contentions` (exact count).
+//!
+//! Why waits are sampled too: at two threads on the fair lock nearly every acquisition is
+//! contended, and timing each wait put a clock read inside every hold and a histogram record
+//! between every release and the next attempt. Measured on the 2-vCPU machine kind (AMD EPYC,
+//! `schedlab compare`, on against off windows of the same runs): that was most of the
+//! statistics' cost at two threads (notes/results/2026-12-01-lockstat-cost.md §6).
 //! A sampled hold is not timed while the same thread already times another hold or section
 //! (its two clock reads would lengthen the outer, timed hold): that leaves out a random subset
 //! (the outer one was picked at random), so the estimate stays unbiased.
@@ -176,6 +184,22 @@ pub fn hold_sampling(class: LockClass) -> u32 {
     PERIOD[class.index()].load(Ordering::Relaxed)
 }
 
+/// Default wait sampling: one contended wait in this many is timed.
+pub const DEFAULT_WAIT_SAMPLING: u32 = 8;
+
+static WAIT_PERIOD: [AtomicU32; MAX_CLASSES] = [const { AtomicU32::new(DEFAULT_WAIT_SAMPLING) }; MAX_CLASSES];
+
+/// Times one contended wait in `period` (on average, independently per contended acquisition)
+/// for `class`; 1 times every contended wait. Contentions stay counted exactly.
+pub fn set_wait_sampling(class: LockClass, period: u32) {
+    WAIT_PERIOD[class.index()].store(period.clamp(1, MAX_SAMPLING), Ordering::Relaxed);
+}
+
+/// The wait sampling period of `class`.
+pub fn wait_sampling(class: LockClass) -> u32 {
+    WAIT_PERIOD[class.index()].load(Ordering::Relaxed)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Span hooks, injected by the layer above.
 
@@ -229,13 +253,19 @@ pub const F_TIMED: u8 = 2;
 /// Acquisition flag: the sampler picked this hold (in exact mode every hold is timed, and this
 /// says whether the sampled mode would have timed it).
 pub const F_SAMPLED: u8 = 4;
-/// Acquisition flag: the first attempt failed; the wait was timed.
+/// Acquisition flag: the first attempt failed (a contention; its wait is timed if
+/// [`F_WAIT_TIMED`]).
 pub const F_CONTENDED: u8 = 8;
 /// Acquisition flag: a hold span is entered (the guard carries it).
 pub const F_TRACED: u8 = 16;
 /// Acquisition flag: timed because exact mode was on (then [`F_SAMPLED`] marks the sampler's
 /// pick, which is also recorded apart).
 pub const F_EXACT: u8 = 32;
+/// Acquisition flag: the contended wait was timed (picked, or exact mode).
+pub const F_WAIT_TIMED: u8 = 64;
+/// Acquisition flag: the wait sampler picked this contended wait (in exact mode every contended
+/// wait is timed, and this says whether the sampled mode would have timed it).
+pub const F_WAIT_SAMPLED: u8 = 128;
 
 const SLOTS: usize = MAX_CLASSES * NR_PATHS;
 
@@ -252,6 +282,11 @@ struct Fast {
     owner_changes: [Cell<u64>; MAX_CLASSES],
     /// Per class: acquisitions left up to and including the next sampled one.
     countdown: [Cell<u32>; MAX_CLASSES],
+    /// Per class: contended acquisitions left up to and including the next one whose wait is
+    /// timed; 0 after a pick until the next gap is drawn (`wait_redraw`).
+    wait_countdown: [Cell<u32>; MAX_CLASSES],
+    /// Classes whose wait countdown awaits its next gap (a bit each), drawn after the release.
+    wait_redraw: Cell<u16>,
     /// Per class: [`SPARE_GAPS`] gaps drawn in advance, so that a sample needs no draw (a
     /// logarithm) inside a hold; replenished outside every lock ([`Fast::refill`]).
     spare_gaps: [Cell<u32>; MAX_CLASSES * SPARE_GAPS],
@@ -295,6 +330,8 @@ thread_local! {
             contentions: [const { Cell::new(0) }; SLOTS],
             owner_changes: [const { Cell::new(0) }; MAX_CLASSES],
             countdown: [const { Cell::new(0) }; MAX_CLASSES],
+            wait_countdown: [const { Cell::new(0) }; MAX_CLASSES],
+            wait_redraw: Cell::new(0),
             spare_gaps: [const { Cell::new(1) }; MAX_CLASSES * SPARE_GAPS],
             spares_left: [const { Cell::new(0) }; MAX_CLASSES],
             refill: Cell::new(0),
@@ -357,6 +394,9 @@ fn register_thread(f: &Fast) -> u32 {
     for (period, countdown) in PERIOD.iter().zip(&f.countdown) {
         countdown.set(draw_gap(f, period.load(Ordering::Relaxed)));
     }
+    for (period, countdown) in WAIT_PERIOD.iter().zip(&f.wait_countdown) {
+        countdown.set(draw_gap(f, period.load(Ordering::Relaxed)));
+    }
     f.refill.set(u16::MAX);
     refill_gaps(f);
     let _ = ACC.try_with(|_| ());
@@ -412,6 +452,16 @@ fn sample_slow(f: &Fast, c: usize, left: u32) -> bool {
     true
 }
 
+/// Draws the next wait gap of every class whose wait sampler picked (see [`pick_wait`]).
+fn redraw_wait_gaps(f: &Fast) {
+    let mut redraw = f.wait_redraw.replace(0);
+    while redraw != 0 {
+        let c = redraw.trailing_zeros() as usize;
+        redraw &= redraw - 1;
+        f.wait_countdown[c].set(draw_gap(f, WAIT_PERIOD[c].load(Ordering::Relaxed)).max(1));
+    }
+}
+
 /// Draws fresh spare gaps for the classes that used some (only the used ones: one draw per
 /// sample, as without spares).
 fn refill_gaps(f: &Fast) {
@@ -455,6 +505,41 @@ fn timing_flags(f: &Fast, sampled: bool, mode: u8) -> u8 {
     0
 }
 
+/// Called by a measured lock whose first attempt failed, before it waits: whether to time this
+/// wait ([`F_WAIT_TIMED`], and [`F_WAIT_SAMPLED`] for the sampler's pick).
+///
+/// A pick leaves the countdown at 0; the next gap is drawn when the timed wait is recorded, after
+/// the release ([`record`]), not here: a draw (a logarithm) between the failed attempt and the
+/// wait's first clock read would shorten every timed wait by its length (measured: the sampled
+/// p99 7 % below the exact one in the accuracy test). Only a contended acquisition made before
+/// that record (nested inside the picked hold) finds the countdown at 0 and draws here.
+#[inline(never)]
+pub fn pick_wait(class: LockClass, mode: u8) -> u8 {
+    let f = fast();
+    if f.id.get() == 0 {
+        register_thread(f);
+    }
+    let c = class.index();
+    let mut left = f.wait_countdown[c].get();
+    if left == 0 {
+        left = draw_gap(f, WAIT_PERIOD[c].load(Ordering::Relaxed)).max(1);
+        f.wait_redraw.set(f.wait_redraw.get() & !(1u16 << c));
+    }
+    let picked = left <= 1;
+    if picked {
+        f.wait_countdown[c].set(0);
+        f.wait_redraw.set(f.wait_redraw.get() | (1u16 << c));
+    } else {
+        f.wait_countdown[c].set(left - 1);
+    }
+    match (mode & MODE_EXACT != 0, picked) {
+        (true, true) => F_WAIT_TIMED | F_WAIT_SAMPLED,
+        (true, false) => F_WAIT_TIMED,
+        (false, true) => F_WAIT_TIMED | F_WAIT_SAMPLED,
+        (false, false) => 0,
+    }
+}
+
 /// Called by a measured lock right after it was acquired (the caller holds it). `owner` is the
 /// lock's last-owner word, which only the holder touches. Returns the acquisition's flags
 /// ([`F_MEASURED`], and [`F_TIMED`]/[`F_SAMPLED`] when its hold is to be timed).
@@ -493,20 +578,20 @@ pub fn acquired(class: LockClass, owner: &AtomicU32, contended: bool, mode: u8) 
 }
 
 /// Called by a measured lock right after it was released, with its acquisition's flags, the
-/// hold's start and end (clock ticks; timed holds only) and the wait (contended ones only).
+/// hold's start and end (clock ticks; timed holds only) and the wait (timed waits only).
 #[inline(always)]
 pub fn released(class: LockClass, flags: u8, start: u64, end: u64, wait: u64) {
     let f = fast();
     let held = f.held.get() & !(1 << class.index());
     f.held.set(held);
-    if flags & (F_TIMED | F_CONTENDED) != 0 {
+    if flags & (F_TIMED | F_WAIT_TIMED) != 0 {
         record(f, class, flags, end.saturating_sub(start), wait, held);
     } else if held == 0 && (f.npending.get() != 0 || f.refill.get() != 0) {
         settle(f);
     }
 }
 
-/// [`released`] of an acquisition that was neither timed nor contended.
+/// [`released`] of an acquisition whose hold and wait were not timed.
 #[inline(always)]
 pub fn released_untimed(class: LockClass) {
     let f = fast();
@@ -517,12 +602,15 @@ pub fn released_untimed(class: LockClass) {
     }
 }
 
-/// Records a timed hold and/or a contended wait into the thread's histograms (after the release).
+/// Records a timed hold and/or a timed wait into the thread's histograms (after the release).
 #[cold]
 #[inline(never)]
 fn record(f: &Fast, class: LockClass, flags: u8, hold: u64, wait: u64, outer: u16) {
     if flags & F_TIMED != 0 {
         f.timing.set(f.timing.get().saturating_sub(1));
+    }
+    if f.wait_redraw.get() != 0 {
+        redraw_wait_gaps(f);
     }
     let record = Pending { class, flags, path: f.path.get(), outer, hold, wait };
     if f.held.get() != 0 {
@@ -557,9 +645,14 @@ fn fold(_f: &Fast, r: Pending) {
             }
             for_each_bit(outer, |i| c.hold_inside[i] += hold as u128);
         }
-        if flags & F_CONTENDED != 0 {
+        if flags & F_WAIT_TIMED != 0 {
             c.wait.record(wait);
             p.wait += wait;
+            p.waits_timed += 1;
+            // In exact mode every wait is timed; the sampler's picks are also recorded apart.
+            if flags & (F_EXACT | F_WAIT_SAMPLED) == F_EXACT | F_WAIT_SAMPLED {
+                c.wait_sample.record(wait);
+            }
             for_each_bit(outer, |i| c.wait_inside[i] += wait as u128);
         }
     });
@@ -738,8 +831,13 @@ pub struct ClassStats {
     pub contentions: u64,
     /// Acquisitions by another thread than the previous holder (exact).
     pub owner_changes: u64,
-    /// Every contended acquisition's wait (exact).
+    /// Timed waits of contended acquisitions: every one in exact mode, one in
+    /// [`wait_sampling`] otherwise (`wait.count()` is the sample count; exact when it equals
+    /// `contentions`).
     pub wait: Histogram,
+    /// Exact mode only: the waits the wait sampler picked, i.e. what the sampled mode would have
+    /// timed in the same run.
+    pub wait_sample: Histogram,
     /// Timed holds: every hold in exact mode, the sample otherwise (`hold.count()` is the sample
     /// count; the figures are exact when it equals `acquisitions`).
     pub hold: Histogram,
@@ -758,7 +856,9 @@ pub struct ClassStats {
 pub struct PathStats {
     pub acquisitions: u64,
     pub contentions: u64,
+    /// Sum of the timed waits, and how many there were.
     pub wait: u64,
+    pub waits_timed: u64,
     /// Sum of the timed holds, and how many there were.
     pub hold: u64,
     pub holds_timed: u64,
@@ -772,10 +872,12 @@ impl ClassStats {
         self.wait.merge(&o.wait);
         self.hold.merge(&o.hold);
         self.hold_sample.merge(&o.hold_sample);
+        self.wait_sample.merge(&o.wait_sample);
         for (a, b) in self.paths.iter_mut().zip(&o.paths) {
             a.acquisitions += b.acquisitions;
             a.contentions += b.contentions;
             a.wait += b.wait;
+            a.waits_timed += b.waits_timed;
             a.hold += b.hold;
             a.holds_timed += b.holds_timed;
         }
@@ -788,6 +890,11 @@ impl ClassStats {
     /// Whether every hold was timed (exact mode, or sampling 1 in 1).
     pub fn holds_exact(&self) -> bool {
         self.hold.count() >= self.acquisitions
+    }
+
+    /// Whether every contended wait was timed (exact mode, or wait sampling 1 in 1).
+    pub fn waits_exact(&self) -> bool {
+        self.wait.count() >= self.contentions
     }
 }
 
@@ -972,6 +1079,8 @@ mod tests {
             contentions: [const { Cell::new(0) }; SLOTS],
             owner_changes: [const { Cell::new(0) }; MAX_CLASSES],
             countdown: [const { Cell::new(0) }; MAX_CLASSES],
+            wait_countdown: [const { Cell::new(0) }; MAX_CLASSES],
+            wait_redraw: Cell::new(0),
             spare_gaps: [const { Cell::new(1) }; MAX_CLASSES * SPARE_GAPS],
             spares_left: [const { Cell::new(0) }; MAX_CLASSES],
             refill: Cell::new(0),

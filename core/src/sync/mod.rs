@@ -252,6 +252,7 @@ mod tests {
         use measure::LockClass;
         let class = LockClass::register("sync-test");
         measure::set_hold_sampling(class, 1);
+        measure::set_wait_sampling(class, 1);
         for kind in LockKind::ALL {
             measure::reset();
             measure::set_enabled(true);
@@ -283,7 +284,8 @@ mod tests {
             assert!(s.owner_changes >= 1, "{kind}: two threads took the lock, so it moved at least once");
             assert_eq!(s.hold.count(), 40_000, "{kind}: every hold of a class sampled 1 in 1 is timed");
             assert!(s.holds_exact());
-            assert_eq!(s.wait.count(), s.contentions, "{kind}");
+            assert_eq!(s.wait.count(), s.contentions, "{kind}: every contended wait of a class sampled 1 in 1 is timed");
+            assert!(s.waits_exact());
             assert!(s.hold.sum() > 0 && s.hold.quantile(0.5) <= s.hold.quantile(0.99), "{kind}");
             assert_eq!(s.paths[2].acquisitions, 40_000, "{kind}: every acquisition ran under path 2");
             assert_eq!(*lock.lock(), 40_001);
