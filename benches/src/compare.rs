@@ -1005,33 +1005,21 @@ pub fn lockstat_table(locks: &[LockSummary]) -> String {
             l.hold_provenance(),
             l.wait_provenance()
         );
-        let rel = |a: f64, b: f64| if b > 0.0 { format!("{:+.1}%", 100.0 * (a / b - 1.0)) } else { "-".into() };
-        if let Some(e) = &l.wait_sampled_estimate {
+        // Exact mode: what the sampled mode would have estimated from the same run, beside the exact figures.
+        let estimates = [("waits", &l.wait_sampled_estimate, l.wait_sampled_estimate_n, &l.wait_ns), ("holds", &l.hold_sampled_estimate, l.hold_sampled_estimate_n, &l.hold_ns)];
+        for (what, estimate, n, exact) in estimates {
+            let Some(e) = estimate else { continue };
+            let rel = |a: f64, b: f64| if b > 0.0 { format!("{:+.1}%", 100.0 * (a / b - 1.0)) } else { "-".into() };
             let _ = writeln!(
                 out,
-                "  {:<10} the sampled mode's estimate from {} of these waits: avg {} ({}), p99 {} ({}), total {} ({})",
+                "  {:<10} the sampled mode's estimate from {n} of these {what}: avg {} ({}), p99 {} ({}), total {} ({})",
                 "",
-                l.wait_sampled_estimate_n,
                 fmt_ns(e.avg),
-                rel(e.avg, l.wait_ns.avg),
+                rel(e.avg, exact.avg),
                 fmt_ns(e.p99 as f64),
-                rel(e.p99 as f64, l.wait_ns.p99 as f64),
+                rel(e.p99 as f64, exact.p99 as f64),
                 fmt_ns(e.total as f64),
-                rel(e.total as f64, l.wait_ns.total as f64),
-            );
-        }
-        if let Some(e) = &l.hold_sampled_estimate {
-            let _ = writeln!(
-                out,
-                "  {:<10} the sampled mode's estimate from {} of these holds: avg {} ({}), p99 {} ({}), total {} ({})",
-                "",
-                l.hold_sampled_estimate_n,
-                fmt_ns(e.avg),
-                rel(e.avg, l.hold_ns.avg),
-                fmt_ns(e.p99 as f64),
-                rel(e.p99 as f64, l.hold_ns.p99 as f64),
-                fmt_ns(e.total as f64),
-                rel(e.total as f64, l.hold_ns.total as f64),
+                rel(e.total as f64, exact.total as f64),
             );
         }
         let total_hold: u64 = l.paths.iter().map(|p| p.hold_ns).sum::<u64>().max(1);
