@@ -977,8 +977,10 @@ pub fn lockstat_table(locks: &[LockSummary]) -> String {
         "occup"
     );
     for l in locks {
-        let est = |v: String| if l.hold_exact { v } else { format!("~{v}") };
-        let est_wait = |v: String| if l.wait_exact || l.contentions == 0 { v } else { format!("~{v}") };
+        // "~" marks a figure estimated from samples.
+        let mark = |exact: bool, v: String| if exact { v } else { format!("~{v}") };
+        let est = |v: String| mark(l.hold_exact, v);
+        let est_wait = |v: String| mark(l.wait_exact || l.contentions == 0, v);
         let _ = writeln!(
             out,
             "  {:<10} {:>10} {:>9} {:>5.1}% {:>9} | {:>9} {:>8} {:>8} {:>8} | {:>10} {:>9} {:>9} {:>9} {:>9} | {:>7}",

@@ -29,8 +29,8 @@
 //! Off, a named lock pays one relaxed load of the switch word. On, an uncontended acquisition adds
 //! a few thread-local adds and a countdown, no call and no shared line, and a contended one a
 //! second countdown (its wait timed one time in M); see `crate::sync::measure` for the table,
-//! `notes/results/2026-12-01-lockstat-cost.md` for what it measured. `schedlab roundtrip --lockstat` and
-//! `schedlab compare` report the cost.
+//! `notes/results/2026-12-01-lockstat-cost.md` for what it measured. `schedlab roundtrip
+//! --lockstat` and `schedlab compare` report the cost.
 //!
 //! ## Scope
 //!

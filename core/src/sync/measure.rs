@@ -23,15 +23,16 @@
 //! per-path shares estimate the population's, and `total = mean × acquisitions` (exact count).
 //! Likewise the timed waits are an unbiased sample of the contended acquisitions' waits:
 //! `total = mean × contentions` (exact count).
+
+//! A sampled hold is not timed while the same thread already times another hold or section
+//! (its two clock reads would lengthen the outer, timed hold): that leaves out a random subset
+//! (the outer one was picked at random), so the estimate stays unbiased.
 //!
 //! Why waits are sampled too: at two threads on the fair lock nearly every acquisition is
 //! contended, and timing each wait put a clock read inside every hold and a histogram record
 //! between every release and the next attempt. Measured on the 2-vCPU machine kind (AMD EPYC,
 //! `schedlab compare`, on against off windows of the same runs): that was most of the
 //! statistics' cost at two threads (notes/results/2026-12-01-lockstat-cost.md §6).
-//! A sampled hold is not timed while the same thread already times another hold or section
-//! (its two clock reads would lengthen the outer, timed hold): that leaves out a random subset
-//! (the outer one was picked at random), so the estimate stays unbiased.
 //!
 //! **Exact mode** ([`set_exact`]): every hold is timed, and the holds the sampler would have
 //! picked are *also* recorded apart (`ClassStats::hold_sample`), so one run gives the exact figures
@@ -394,8 +395,8 @@ fn register_thread(f: &Fast) -> u32 {
     for (period, countdown) in PERIOD.iter().zip(&f.countdown) {
         countdown.set(draw_gap(f, period.load(Ordering::Relaxed)));
     }
-    for (period, countdown) in WAIT_PERIOD.iter().zip(&f.wait_countdown) {
-        countdown.set(draw_gap(f, period.load(Ordering::Relaxed)));
+    for c in 0..MAX_CLASSES {
+        f.wait_countdown[c].set(draw_wait_gap(f, c));
     }
     f.refill.set(u16::MAX);
     refill_gaps(f);
@@ -452,13 +453,18 @@ fn sample_slow(f: &Fast, c: usize, left: u32) -> bool {
     true
 }
 
+/// A wait gap of class `c`: contended acquisitions up to and including the next timed one.
+fn draw_wait_gap(f: &Fast, c: usize) -> u32 {
+    draw_gap(f, WAIT_PERIOD[c].load(Ordering::Relaxed)).max(1)
+}
+
 /// Draws the next wait gap of every class whose wait sampler picked (see [`pick_wait`]).
 fn redraw_wait_gaps(f: &Fast) {
     let mut redraw = f.wait_redraw.replace(0);
     while redraw != 0 {
         let c = redraw.trailing_zeros() as usize;
         redraw &= redraw - 1;
-        f.wait_countdown[c].set(draw_gap(f, WAIT_PERIOD[c].load(Ordering::Relaxed)).max(1));
+        f.wait_countdown[c].set(draw_wait_gap(f, c));
     }
 }
 
@@ -489,6 +495,7 @@ fn settle(f: &Fast) {
         fold(f, cell.get());
     }
     refill_gaps(f);
+    redraw_wait_gaps(f);
 }
 
 /// The flags of a timed/sampled decision, given the sampler's pick.
@@ -508,11 +515,12 @@ fn timing_flags(f: &Fast, sampled: bool, mode: u8) -> u8 {
 /// Called by a measured lock whose first attempt failed, before it waits: whether to time this
 /// wait ([`F_WAIT_TIMED`], and [`F_WAIT_SAMPLED`] for the sampler's pick).
 ///
-/// A pick leaves the countdown at 0; the next gap is drawn when the timed wait is recorded, after
-/// the release ([`record`]), not here: a draw (a logarithm) between the failed attempt and the
-/// wait's first clock read would shorten every timed wait by its length (measured: the sampled
-/// p99 7 % below the exact one in the accuracy test). Only a contended acquisition made before
-/// that record (nested inside the picked hold) finds the countdown at 0 and draws here.
+/// A pick leaves the countdown at 0; the next gap is drawn once the thread holds no measured lock
+/// ([`settle`], which the timed wait's record always reaches), not here: a draw (a logarithm)
+/// between the failed attempt and the wait's first clock read would shorten every timed wait by
+/// its length (measured: the sampled p99 7 % below the exact one in the accuracy test). Only a
+/// contended acquisition made before that (nested inside a measured lock) finds the countdown at
+/// 0 and draws here.
 #[inline(never)]
 pub fn pick_wait(class: LockClass, mode: u8) -> u8 {
     let f = fast();
@@ -522,7 +530,7 @@ pub fn pick_wait(class: LockClass, mode: u8) -> u8 {
     let c = class.index();
     let mut left = f.wait_countdown[c].get();
     if left == 0 {
-        left = draw_gap(f, WAIT_PERIOD[c].load(Ordering::Relaxed)).max(1);
+        left = draw_wait_gap(f, c);
         f.wait_redraw.set(f.wait_redraw.get() & !(1u16 << c));
     }
     let picked = left <= 1;
@@ -532,11 +540,12 @@ pub fn pick_wait(class: LockClass, mode: u8) -> u8 {
     } else {
         f.wait_countdown[c].set(left - 1);
     }
-    match (mode & MODE_EXACT != 0, picked) {
-        (true, true) => F_WAIT_TIMED | F_WAIT_SAMPLED,
-        (true, false) => F_WAIT_TIMED,
-        (false, true) => F_WAIT_TIMED | F_WAIT_SAMPLED,
-        (false, false) => 0,
+    if picked {
+        F_WAIT_TIMED | F_WAIT_SAMPLED
+    } else if mode & MODE_EXACT != 0 {
+        F_WAIT_TIMED
+    } else {
+        0
     }
 }
 
@@ -608,9 +617,6 @@ pub fn released_untimed(class: LockClass) {
 fn record(f: &Fast, class: LockClass, flags: u8, hold: u64, wait: u64, outer: u16) {
     if flags & F_TIMED != 0 {
         f.timing.set(f.timing.get().saturating_sub(1));
-    }
-    if f.wait_redraw.get() != 0 {
-        redraw_wait_gaps(f);
     }
     let record = Pending { class, flags, path: f.path.get(), outer, hold, wait };
     if f.held.get() != 0 {
