@@ -125,7 +125,7 @@ pub struct CompareArgs {
     /// both (two runs: plain KIOPS + separately instrumented counters) or plain (KIOPS only).
     #[arg(long, default_value = "lockstat")]
     measure: String,
-    /// How instrumented runs time lock holds: sampled (one in 64, estimated) or exact.
+    /// How instrumented runs time lock holds: sampled (one in 256, estimated) or exact.
     #[arg(long, default_value = "sampled", value_parser = crate::flags::lockstat_mode)]
     lockstat_mode: schedlab_core::lockstat::Mode,
     /// Measured time of each instrumented run with --measure both: seconds or a duration, more

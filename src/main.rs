@@ -208,7 +208,7 @@ struct RunArgs {
     #[command(flatten)]
     jobs: flags::WorkloadFlags,
     /// Measure the scheduler, queue and counter-sum locks (lockstat-like table): `--lockstat`
-    /// (sampled: counts exact, holds timed one in 64 and contended waits one in 8, estimated; a
+    /// (sampled: counts exact, holds timed one in 256 and contended waits one in 8, estimated; a
     /// few % of the throughput) or `--lockstat exact` (every hold and wait timed, and the sampled
     /// estimate of the same holds and waits beside it, for validation; costs more).
     #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "sampled", require_equals = false, value_parser = flags::lockstat_mode)]

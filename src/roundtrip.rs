@@ -4,7 +4,7 @@
 
 use crate::{units, INTERRUPT};
 use schedlab_benches::provenance::Provenance;
-use schedlab_benches::roundtrip::measure_named_until;
+use schedlab_benches::roundtrip::{lockstat_windows_named_until, measure_named_until, window_ratios};
 use schedlab_core::{lockstat, LockKind};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -21,11 +21,26 @@ pub struct RoundtripArgs {
     /// Lock kind: fair-spin or parking-lot.
     #[arg(long, default_value = "fair-spin")]
     lock: String,
-    /// Also measure every variant with the lock statistics on (instrumented right after plain, in
-    /// the same rounds): the statistics' cost per round trip, as the median of the per-round
-    /// ratios. `--lockstat` (sampled, what runs use) or `--lockstat exact` (every hold timed).
+    /// Also measure what the lock statistics cost: each measurement then runs on one scheduler in
+    /// 41 alternating windows (off, on, off, ..., off; the round trips split between them), and
+    /// each on window is compared with its two off neighbours. `--lockstat` (sampled, what runs
+    /// use) or `--lockstat exact` (every hold timed).
     #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "sampled", value_parser = crate::flags::lockstat_mode)]
     lockstat: Option<lockstat::Mode>,
+}
+
+/// On windows per measurement with `--lockstat` (each between two off windows).
+const WINDOW_PAIRS: u64 = 20;
+
+/// The median (sorts `v`; `v` is not empty).
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 pub fn cmd(args: &RoundtripArgs) -> Result<u8, String> {
@@ -37,45 +52,36 @@ pub fn cmd(args: &RoundtripArgs) -> Result<u8, String> {
     };
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
     let mut instrumented: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
-    // Per round: instrumented ÷ plain of the same round (the two measured back to back).
+    // Per round: the median over its on windows of on ÷ the mean of the two off neighbours.
     let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
     let mut rounds_done = 0;
     // A round counts only when every variant was measured in it (a signal drops the round in
     // progress), so that every column covers the same rounds.
     'rounds: for _ in 0..args.rounds {
-        let mut round: Vec<(f64, Option<f64>)> = Vec::with_capacity(names.len());
+        // Per variant: plain ns, and with --lockstat the on windows' ns and the round's cost ratio.
+        let mut round: Vec<(f64, Option<(f64, f64)>)> = Vec::with_capacity(names.len());
         for name in &names {
-            let measure_plain = || measure_named_until(name, args.iterations, lock, &INTERRUPT);
-            let measure_instrumented = |mode| {
-                lockstat::set_mode(mode);
-                lockstat::reset();
-                lockstat::set_enabled(true);
-                let m = measure_named_until(name, args.iterations, lock, &INTERRUPT);
-                lockstat::set_enabled(false);
-                m
-            };
-            // The two run back to back, in an order that alternates round by round, so that
-            // neither always runs second (warmer caches, or the next burst of another process).
-            let (plain, with_lockstat) = match args.lockstat {
-                None => (measure_plain(), None),
-                Some(mode) if rounds_done % 2 == 0 => {
-                    let p = measure_plain();
-                    (p, p.and_then(|_| measure_instrumented(mode)).map(Some))
-                }
+            let measured = match args.lockstat {
+                None => measure_named_until(name, args.iterations, lock, &INTERRUPT).map(|plain| (plain, None)),
                 Some(mode) => {
-                    let m = measure_instrumented(mode);
-                    (m.and_then(|_| measure_plain()), m.map(Some))
+                    let window = (args.iterations / WINDOW_PAIRS).max(1);
+                    lockstat_windows_named_until(name, window, WINDOW_PAIRS, lock, mode, &INTERRUPT).map(|(mut off, mut on)| {
+                        let mut costs = window_ratios(&off, &on);
+                        (median(&mut off), Some((median(&mut on), median(&mut costs))))
+                    })
                 }
             };
-            let (Some(plain), Some(with_lockstat)) = (plain, with_lockstat.or(args.lockstat.is_none().then_some(None))) else {
+            let Some(measured) = measured else {
                 break 'rounds;
             };
-            round.push((plain, with_lockstat));
+            round.push(measured);
         }
         for (i, (plain, with_lockstat)) in round.into_iter().enumerate() {
             samples[i].push(plain);
-            instrumented[i].extend(with_lockstat);
-            ratios[i].extend(with_lockstat.map(|m| m / plain));
+            if let Some((on, cost)) = with_lockstat {
+                instrumented[i].push(on);
+                ratios[i].push(cost);
+            }
         }
         rounds_done += 1;
     }
@@ -88,13 +94,8 @@ pub fn cmd(args: &RoundtripArgs) -> Result<u8, String> {
         outln!("no round finished: nothing measured");
         return Ok(crate::exit::OK);
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
-    };
-    let medians: Vec<f64> = samples.iter_mut().map(median).collect();
-    let instrumented_medians: Vec<f64> = instrumented.iter_mut().filter(|v| !v.is_empty()).map(median).collect();
+    let medians: Vec<f64> = samples.iter_mut().map(|v| median(v)).collect();
+    let instrumented_medians: Vec<f64> = instrumented.iter_mut().filter(|v| !v.is_empty()).map(|v| median(v)).collect();
     let cost = |r: &mut Vec<f64>| {
         let m = median(r);
         (100.0 * (m - 1.0), 100.0 * (r[0] - 1.0), 100.0 * (r[r.len() - 1] - 1.0))
@@ -117,8 +118,10 @@ pub fn cmd(args: &RoundtripArgs) -> Result<u8, String> {
     }
     if let Some(mode) = args.lockstat {
         outln!(
-            "cost: lock statistics on ({}) against off, median over rounds of the per-round ratio (each round measures the two back to back), and its range",
-            mode.name()
+            "cost: lock statistics on ({}) against off in {} alternating windows of {} round trips on one scheduler (each on window against its two off neighbours); per round the median over its windows; shown: the median over rounds, and the range of the rounds",
+            mode.name(),
+            2 * WINDOW_PAIRS + 1,
+            (args.iterations / WINDOW_PAIRS).max(1)
         );
     }
     Ok(crate::exit::OK)

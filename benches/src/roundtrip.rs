@@ -3,10 +3,12 @@
 //! The same scenario as the criterion bench `roundtrip`: a 3-level hierarchy (root, A, A1), one
 //! process in A1, random 4 KiB reads, slice_idle 0, 8 stat slots. [`measure_named`] times
 //! `iterations` round trips on a fresh scheduler; callers interleave variants and repeat.
+//! [`lockstat_windows_named_until`] measures what the lock statistics cost inside one run: windows
+//! with them off and on, alternating on one scheduler.
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use schedlab_core::{LockKind, Op, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy};
+use schedlab_core::{lockstat, LockKind, Op, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy};
 use schedlab_variants::VariantVisitor;
 use schedlab_core::sync::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -19,33 +21,109 @@ pub fn measure<P: StatsPolicy>(iterations: u64, lock: LockKind) -> f64 {
 /// [`measure`], abandoned (`None`) as soon as `interrupt` is set: it is polled every 1024 round
 /// trips, so a signal stops even a long measurement at once.
 pub fn measure_until<P: StatsPolicy>(iterations: u64, lock: LockKind, interrupt: &AtomicBool) -> Option<f64> {
+    with_round_trips::<P, _>(lock, iterations / 10, interrupt, |timed| timed(iterations))
+}
+
+/// Builds the scenario on a fresh scheduler, runs `warm_up` round trips, then hands `body` a
+/// function that times `n` more round trips (ns per round trip; `None` once `interrupt` is set).
+fn with_round_trips<P: StatsPolicy, R>(
+    lock: LockKind,
+    warm_up: u64,
+    interrupt: &AtomicBool,
+    body: impl FnOnce(&mut dyn FnMut(u64) -> Option<f64>) -> Option<R>,
+) -> Option<R> {
     let sched = Scheduler::<P>::new(lock, SchedConfig::default(), SchedClock::real());
     let a = sched.create_group(sched.root(), 100).expect("root exists");
     let a1 = sched.create_group(a, 200).expect("a exists");
     let process = sched.spawn_process(a1).expect("a1 exists");
     let mut rng = SmallRng::seed_from_u64(7);
-    let mut round_trip = |tag: u64| {
-        let sector = rng.random_range(0..(1u64 << 28)) * 8;
-        process.insert(RequestSpec { sector, sectors: 8, op: Op::READ_SYNC, at_head: false, tag });
-        let rq = sched.dispatch().expect("the request just inserted");
-        std::hint::black_box(rq.complete());
+    let mut tag = 0u64;
+    let mut run = |n: u64| -> bool {
+        for _ in 0..n {
+            // One relaxed load per 1024 round trips: nothing against a round trip's cost.
+            if tag % 1024 == 0 && interrupt.load(Ordering::Relaxed) {
+                return false;
+            }
+            let sector = rng.random_range(0..(1u64 << 28)) * 8;
+            process.insert(RequestSpec { sector, sectors: 8, op: Op::READ_SYNC, at_head: false, tag });
+            let rq = sched.dispatch().expect("the request just inserted");
+            std::hint::black_box(rq.complete());
+            tag += 1;
+        }
+        true
     };
-    let stopped = || interrupt.load(Ordering::Relaxed);
-    for tag in 0..iterations / 10 {
-        if tag % 1024 == 0 && stopped() {
-            return None;
-        }
-        round_trip(tag);
+    if !run(warm_up) {
+        return None;
     }
-    let start = Instant::now();
-    for tag in 0..iterations {
-        // One relaxed load per 1024 round trips: nothing against a round trip's cost.
-        if tag % 1024 == 0 && stopped() {
-            return None;
+    let mut timed = |n: u64| {
+        let start = Instant::now();
+        run(n).then(|| start.elapsed().as_nanos() as f64 / n.max(1) as f64)
+    };
+    body(&mut timed)
+}
+
+/// What the lock statistics cost inside one run: after a warm-up, `pairs` windows with the
+/// statistics on (in `mode`), each between two windows with them off, all of `window` round trips
+/// on the same scheduler (off, on, off, on, ..., off). Returns the off windows' and the on
+/// windows' ns per round trip, in order. The statistics are reset first and off at the end.
+pub fn lockstat_windows_until<P: StatsPolicy>(
+    window: u64,
+    pairs: u64,
+    lock: LockKind,
+    mode: lockstat::Mode,
+    interrupt: &AtomicBool,
+) -> Option<(Vec<f64>, Vec<f64>)> {
+    lockstat::set_enabled(false);
+    lockstat::set_mode(mode);
+    lockstat::reset();
+    let result = with_round_trips::<P, _>(lock, window.max(1000), interrupt, |timed| {
+        let (mut off, mut on) = (Vec::new(), Vec::new());
+        off.push(timed(window)?);
+        for _ in 0..pairs {
+            lockstat::set_enabled(true);
+            let m = timed(window);
+            lockstat::set_enabled(false);
+            on.push(m?);
+            off.push(timed(window)?);
         }
-        round_trip(tag);
+        Some((off, on))
+    });
+    lockstat::set_enabled(false);
+    result
+}
+
+/// The per-window costs of [`lockstat_windows_until`]'s result: each on window ÷ the mean of its
+/// two off neighbours.
+pub fn window_ratios(off: &[f64], on: &[f64]) -> Vec<f64> {
+    on.iter().enumerate().filter(|(i, _)| i + 1 < off.len()).map(|(i, m)| m / ((off[i] + off[i + 1]) / 2.0)).collect()
+}
+
+struct Windows<'a> {
+    window: u64,
+    pairs: u64,
+    lock: LockKind,
+    mode: lockstat::Mode,
+    interrupt: &'a AtomicBool,
+}
+
+impl VariantVisitor for Windows<'_> {
+    type Output = Option<(Vec<f64>, Vec<f64>)>;
+    fn visit<P: StatsPolicy>(self) -> Self::Output {
+        lockstat_windows_until::<P>(self.window, self.pairs, self.lock, self.mode, self.interrupt)
     }
-    Some(start.elapsed().as_nanos() as f64 / iterations as f64)
+}
+
+/// [`lockstat_windows_until`] for the variant called `name` (`None`: no such variant, or
+/// interrupted).
+pub fn lockstat_windows_named_until(
+    name: &str,
+    window: u64,
+    pairs: u64,
+    lock: LockKind,
+    mode: lockstat::Mode,
+    interrupt: &AtomicBool,
+) -> Option<(Vec<f64>, Vec<f64>)> {
+    schedlab_variants::visit(name, Windows { window, pairs, lock, mode, interrupt }).flatten()
 }
 
 struct Measure<'a> {

@@ -6,13 +6,13 @@
 //! | [`TicketLock`] | a FIFO ticket spinlock, a `lock_api::RawMutex` of its own |
 //! | `parking_lot::RawMutex` | parking_lot's adaptive, unfair mutex |
 //! | [`RawKindLock`] | one of the two, picked at run time (one predictable branch per call) |
-//! | [`Measured<R>`] | any [`RawLockWait`] raw lock plus a class and a last-owner word; its per-acquisition guard state carries the hold's stamp, the wait and the hold span |
+//! | [`Measured<R>`] | any [`RawLockWait`] raw lock plus a class and a last-owner word; its per-acquisition guard state is one word: the acquisition's flags and the hold's stamp, or a pointer to a traced hold's span and stamp |
 //! | [`Lock<T>`] | `lock_api::Mutex<Measured<RawKindLock>, T>`: the guard is the only way to the data |
 //!
 //! The measurement itself (counters, sampling, histograms) is `super::measure`; the spans are made
 //! by the hooks the layer above installed there.
 
-use super::measure::{self, LockClass, F_CONTENDED, F_MEASURED, F_TIMED, F_TRACED, F_WAIT_TIMED, MODE_ENABLED};
+use super::measure::{self, LockClass, F_MEASURED, F_NEW_OWNER, F_TIMED, F_TRACED, F_WAIT_TIMED, MODE_ENABLED};
 use super::{lock_ticks, LockKind};
 use lock_api::{GuardNoSend, RawMutex};
 use std::marker::PhantomData;
@@ -279,8 +279,9 @@ unsafe impl RawLockWait for RawKindLock {
 }
 
 /// A raw lock with measurement: its class (what its acquisitions count as) and the id of its last
-/// owner (owner changes). The holder writes the owner word, which sits beside the lock word, on a
-/// line it already owns.
+/// owner (owner changes). The owner word sits beside the lock word; a holder that is a new owner
+/// writes it at its release, just before the raw unlock writes the lock word on the same line
+/// (`measure::F_NEW_OWNER`).
 pub struct Measured<R> {
     raw: R,
     class: LockClass,
@@ -302,59 +303,111 @@ impl<R> Measured<R> {
 }
 
 /// The per-acquisition state of a [`Measured`] lock (lock_api's guard state): what the release
-/// must account. A plain acquisition has `flags == 0` and nothing else set.
+/// must account, in one word, so that the guard costs one register or one stack slot.
+///
+/// | `word` | meaning |
+/// | --- | --- |
+/// | 0 | not measured, not traced: the release is the raw unlock |
+/// | `F_MEASURED`, with or without `F_NEW_OWNER` | counted, not timed: the common measured acquisition |
+/// | low byte `measure::F_*` flags (without `F_TRACED`), bits 8.. the start stamp | a timed hold: the stamp is the clock's low 56 bits (at 3 GHz about 760 years, and only differences are used) |
+/// | a pointer to a [`TracedHold`], or'ed with `F_TRACED` | a traced hold (the box is 8-aligned, so its low three bits, where `F_TRACED` sits, are free): the span, flags and stamp are in the box |
+///
+/// A timed contended wait is not carried here: its record is kept by the thread as soon as the
+/// wait ends ([`measure::waited`]), and folded after the release.
 pub struct MeasuredGuard<G> {
     raw: G,
-    /// `measure::F_*` bits.
-    flags: u8,
-    /// Clock ticks when a timed hold began.
-    start: u64,
-    /// Ticks a contended acquisition waited (timed waits only, `F_WAIT_TIMED`).
-    wait: u64,
-    /// The entered hold span of a traced acquisition (`F_TRACED`), from `Box::into_raw`; null
-    /// otherwise. A raw pointer, not an `Option<Box<_>>`, so that the guard state has no drop
-    /// glue: the untraced release stays a flag test and the raw unlock. Forgetting the guard
-    /// leaks the span, which is safe.
-    span: *mut tracing::span::EnteredSpan,
+    word: u64,
     /// The counts are the acquiring thread's, and an entered span belongs to it: not `Send`.
     _thread: PhantomData<*const ()>,
 }
 
+/// A traced hold's state, boxed (traced acquisitions are made only while a timeline is being
+/// recorded, and a span costs an allocation of its own anyway).
+struct TracedHold {
+    span: tracing::span::EnteredSpan,
+    flags: u8,
+    start: u64,
+}
+
+// The pointer's low three bits carry the tag.
+const _: () = assert!(std::mem::align_of::<TracedHold>() >= 8 && F_TRACED < 8);
+
+/// Bits of a guard word below the stamp.
+const STAMP_SHIFT: u32 = 8;
+
+/// The guard word of an untraced acquisition with `flags`, stamped now if it is timed.
+#[inline(always)]
+fn untraced_word(flags: u8) -> u64 {
+    debug_assert!(flags & F_TRACED == 0);
+    let start = if flags & F_TIMED != 0 { lock_ticks() } else { 0 };
+    flags as u64 | start << STAMP_SHIFT
+}
+
+/// Ticks from a stamp kept in a guard word (56 bits) to `end`: their difference modulo 2^56,
+/// and 0 if the clock went back.
+#[inline]
+fn ticks_since(word: u64, end: u64) -> u64 {
+    let d = (end << STAMP_SHIFT).wrapping_sub(word & !((1 << STAMP_SHIFT) - 1)) >> STAMP_SHIFT;
+    if d >> (63 - STAMP_SHIFT) != 0 {
+        0
+    } else {
+        d
+    }
+}
+
+/// The guard word of a traced acquisition: the hold span (if any) entered and boxed with the
+/// flags, then `before_stamp`, then the stamp (so that neither the allocation nor `before_stamp`
+/// lies inside the timed hold).
+#[cold]
+#[inline(never)]
+fn traced_word(flags: u8, hold_span: Option<tracing::Span>, before_stamp: impl FnOnce()) -> u64 {
+    let Some(span) = hold_span else {
+        before_stamp();
+        return untraced_word(flags);
+    };
+    let hold = Box::into_raw(Box::new(TracedHold { span: span.entered(), flags, start: 0 }));
+    before_stamp();
+    if flags & F_TIMED != 0 {
+        // SAFETY: `hold` was made just above by `Box::into_raw` and nothing else has it yet.
+        unsafe { (*hold).start = lock_ticks() };
+    }
+    hold as u64 | F_TRACED as u64
+}
+
 impl<G> MeasuredGuard<G> {
     #[inline(always)]
-    fn plain(raw: G) -> Self {
-        MeasuredGuard { raw, flags: 0, start: 0, wait: 0, span: std::ptr::null_mut(), _thread: PhantomData }
+    fn with_word(raw: G, word: u64) -> Self {
+        MeasuredGuard { raw, word, _thread: PhantomData }
     }
 }
 
 impl<R: RawLockWait> Measured<R> {
-    /// The measured, untraced acquisition (the contended wait and the sampler's draw are out of
-    /// line).
+    /// The measured, untraced acquisition (the contended wait and the sampler's slow path are out
+    /// of line).
     #[inline(always)]
     fn lock_measured(&self, mode: u8) -> MeasuredGuard<R::Guard> {
-        let (raw, wait_flags, wait) = match self.raw.lock_or_queue() {
-            Ok(raw) => (raw, 0, 0),
+        let raw = match self.raw.lock_or_queue() {
+            Ok(raw) => raw,
             Err(queued) => self.wait_contended(queued, mode),
         };
-        let contended = wait_flags & F_CONTENDED != 0;
-        let flags = measure::acquired(self.class, &self.owner, contended, mode) | wait_flags;
-        let start = if flags & F_TIMED != 0 { lock_ticks() } else { 0 };
-        MeasuredGuard { raw, flags, start, wait, span: std::ptr::null_mut(), _thread: PhantomData }
+        let flags = measure::acquired(self.class, &self.owner, mode);
+        let word = if flags & F_TIMED == 0 { flags as u64 } else { untraced_word(flags) };
+        MeasuredGuard::with_word(raw, word)
     }
 
-    /// A contended acquisition's wait: timed when the wait sampler picks it (or in exact mode).
-    /// Returns the guard, the wait's flags (`F_CONTENDED`, and `F_WAIT_TIMED`/`F_WAIT_SAMPLED`)
-    /// and the wait in ticks (0 when not timed).
+    /// A contended acquisition: counts the contention and waits, timing the wait when the wait
+    /// sampler picks it (or in exact mode).
     #[cold]
     #[inline(never)]
-    fn wait_contended(&self, queued: R::Queued, mode: u8) -> (R::Guard, u8, u64) {
-        let picked = measure::pick_wait(self.class, mode);
+    fn wait_contended(&self, queued: R::Queued, mode: u8) -> R::Guard {
+        let picked = measure::contended(self.class, mode);
         if picked & F_WAIT_TIMED == 0 {
-            return (self.raw.wait_queued(queued), F_CONTENDED, 0);
+            return self.raw.wait_queued(queued);
         }
         let t0 = lock_ticks();
         let raw = self.raw.wait_queued(queued);
-        (raw, F_CONTENDED | picked, lock_ticks().saturating_sub(t0))
+        measure::waited(self.class, picked, lock_ticks().saturating_sub(t0));
+        raw
     }
 
     /// A traced acquisition: a wait span around a contended wait, then a hold span (made before the
@@ -364,79 +417,75 @@ impl<R: RawLockWait> Measured<R> {
     fn lock_traced(&self, mode: u8) -> MeasuredGuard<R::Guard> {
         let measured = mode & MODE_ENABLED != 0;
         let hold_span = measure::hold_span(self.class);
-        let (raw, wait_flags, wait, wait_span) = match self.raw.lock_or_queue() {
-            Ok(raw) => (raw, 0, 0, None),
+        let (raw, wait_span) = match self.raw.lock_or_queue() {
+            Ok(raw) => (raw, None),
             Err(queued) => {
-                let picked = if measured { measure::pick_wait(self.class, mode) } else { 0 };
+                let picked = if measured { measure::contended(self.class, mode) } else { 0 };
                 let wait_span = hold_span.is_some().then(|| measure::wait_span(self.class).entered());
                 let t0 = lock_ticks();
                 let raw = self.raw.wait_queued(queued);
-                (raw, F_CONTENDED | picked, lock_ticks().saturating_sub(t0), wait_span)
+                let wait = lock_ticks().saturating_sub(t0);
+                if picked & F_WAIT_TIMED != 0 {
+                    measure::waited(self.class, picked, wait);
+                }
+                (raw, wait_span)
             }
         };
-        let mut flags = 0;
-        if measured {
-            flags = measure::acquired(self.class, &self.owner, wait_flags & F_CONTENDED != 0, mode) | wait_flags;
-        }
+        let flags = if measured { measure::acquired(self.class, &self.owner, mode) } else { 0 };
         // Exit the wait (its end is stamped now), enter the hold, and only then close the wait
         // span: closing frees its bookkeeping, which would otherwise sit between the two.
         let wait_span = wait_span.map(tracing::span::EnteredSpan::exit);
-        let span = enter_span(hold_span, &mut flags);
-        drop(wait_span);
-        let start = if flags & F_TIMED != 0 { lock_ticks() } else { 0 };
-        MeasuredGuard { raw, flags, start, wait: if flags & F_WAIT_TIMED != 0 { wait } else { 0 }, span, _thread: PhantomData }
+        MeasuredGuard::with_word(raw, traced_word(flags, hold_span, || drop(wait_span)))
     }
 
-    /// Releases a measured or traced hold: the hold span is exited *before* the release (so no
-    /// two holds of one lock overlap on a timeline) and closed after; the counts are accounted
-    /// after the release, out of the hold.
+    /// A new owner's release writes its id into the owner word (still holding the lock; see
+    /// `measure::F_NEW_OWNER`).
+    #[inline(always)]
+    fn note_owner(&self, flags: u8) {
+        if flags & F_NEW_OWNER != 0 {
+            // Relaxed: the raw unlock that follows (Release) publishes it to the next holder.
+            self.owner.store(measure::thread_id(), Ordering::Relaxed);
+        }
+    }
+
+    /// Releases a timed or traced hold: the hold span is exited *before* the release (so no two
+    /// holds of one lock overlap on a timeline) and closed after; the counts are accounted after
+    /// the release, out of the hold.
     ///
     /// # Safety
     /// The caller holds the lock through `guard`.
     #[inline(never)]
     unsafe fn unlock_measured(&self, guard: MeasuredGuard<R::Guard>) {
-        let MeasuredGuard { raw, flags, start, wait, span, .. } = guard;
+        let MeasuredGuard { raw, word, .. } = guard;
+        if word & F_TRACED as u64 == 0 {
+            let flags = word as u8;
+            let hold = if flags & F_TIMED != 0 { ticks_since(word, lock_ticks()) } else { 0 };
+            self.note_owner(flags);
+            // SAFETY: the caller holds the lock through this guard state.
+            unsafe { self.raw.unlock(raw) };
+            measure::released(self.class, flags, hold);
+            return;
+        }
+        // SAFETY: with `F_TRACED` the rest of the word is the pointer `traced_word` made with
+        // `Box::into_raw`, and this guard state, consumed here, is its only owner.
+        let traced = unsafe { Box::from_raw((word & !(F_TRACED as u64)) as *mut TracedHold) };
+        let TracedHold { span, flags, start } = *traced;
         let end = if flags & F_TIMED != 0 { lock_ticks() } else { 0 };
-        // SAFETY: with `F_TRACED` the pointer came from `Box::into_raw` in `enter_span` and this
-        // guard state, consumed here, is its only owner.
-        let span = if flags & F_TRACED != 0 { unsafe { exit_span(span) } } else { None };
+        let span = span.exit();
+        self.note_owner(flags);
         // SAFETY: the caller holds the lock through this guard state.
         unsafe { self.raw.unlock(raw) };
         if flags & F_MEASURED != 0 {
-            measure::released(self.class, flags, start, end, wait);
+            measure::released(self.class, flags, end.saturating_sub(start));
         }
         drop(span);
     }
 }
 
-/// Enters a hold span (if any) for a guard state: `F_TRACED` and the owning pointer.
-#[cold]
-#[inline(never)]
-fn enter_span(span: Option<tracing::Span>, flags: &mut u8) -> *mut tracing::span::EnteredSpan {
-    match span {
-        Some(span) => {
-            *flags |= F_TRACED;
-            Box::into_raw(Box::new(span.entered()))
-        }
-        None => std::ptr::null_mut(),
-    }
-}
-
-/// Exits a hold span entered by [`enter_span`]; the span is closed when the result drops.
-///
-/// # Safety
-/// `span` came from [`enter_span`] and is not used again.
-#[cold]
-#[inline(never)]
-unsafe fn exit_span(span: *mut tracing::span::EnteredSpan) -> Option<tracing::Span> {
-    // SAFETY: the caller passes the pointer `Box::into_raw` made, once.
-    (!span.is_null()).then(|| unsafe { Box::from_raw(span) }.exit())
-}
-
 // SAFETY: every acquisition goes through `R`'s own (`lock_or_queue`/`wait_queued`, `try_lock`)
 // and every release through `R::unlock` with the state `R` handed out, so exclusion is `R`'s. The
-// measurement only reads the clock and writes the owner word, which only the holder touches.
-// Forgetting the guard state leaks the acquisition, as with `R`.
+// measurement only reads the clock and reads and writes the owner word, which only a holder touches.
+// Forgetting the guard state leaks the acquisition, as with `R` (and a traced hold's box).
 unsafe impl<R: RawLockWait> RawMutex for Measured<R> {
     #[allow(clippy::declare_interior_mutable_const)]
     const INIT: Self = Measured::new(R::INIT, LockClass::NONE);
@@ -445,41 +494,41 @@ unsafe impl<R: RawLockWait> RawMutex for Measured<R> {
     #[inline(always)]
     fn lock(&self) -> Self::Guard {
         let mode = if self.class.is_named() { measure::mode() } else { 0 };
-        if mode & MODE_ENABLED == 0 && !measure::traced(mode) {
-            return MeasuredGuard::plain(self.raw.lock());
-        }
         if measure::traced(mode) {
             return self.lock_traced(mode);
         }
-        // Measured, untraced: inline, so that an uncontended, untimed acquisition is a few
-        // thread-local adds beside the raw lock, with no call.
+        if mode & MODE_ENABLED == 0 {
+            return MeasuredGuard::with_word(self.raw.lock(), 0);
+        }
+        // Measured, untraced: inline, so that an uncontended, unsampled acquisition is a few
+        // thread-local operations beside the raw lock, with no call.
         self.lock_measured(mode)
     }
 
     #[inline]
     fn try_lock(&self) -> Option<Self::Guard> {
         let mode = if self.class.is_named() { measure::mode() } else { 0 };
-        if mode & MODE_ENABLED == 0 && !measure::traced(mode) {
-            return self.raw.try_lock().map(MeasuredGuard::plain);
+        let traced = measure::traced(mode);
+        if mode & MODE_ENABLED == 0 && !traced {
+            return self.raw.try_lock().map(|raw| MeasuredGuard::with_word(raw, 0));
         }
-        let hold_span = if measure::traced(mode) { measure::hold_span(self.class) } else { None };
+        let hold_span = if traced { measure::hold_span(self.class) } else { None };
         let raw = self.raw.try_lock()?;
-        let mut flags = if mode & MODE_ENABLED != 0 { measure::acquired(self.class, &self.owner, false, mode) } else { 0 };
-        let span = enter_span(hold_span, &mut flags);
-        let start = if flags & F_TIMED != 0 { lock_ticks() } else { 0 };
-        Some(MeasuredGuard { raw, flags, start, wait: 0, span, _thread: PhantomData })
+        let flags = if mode & MODE_ENABLED != 0 { measure::acquired(self.class, &self.owner, mode) } else { 0 };
+        Some(MeasuredGuard::with_word(raw, traced_word(flags, hold_span, || ())))
     }
 
     #[inline(always)]
     unsafe fn unlock(&self, guard: Self::Guard) {
         // A hold measured or traced at acquisition is accounted whatever the switches say now.
-        if guard.flags == 0 {
+        if guard.word == 0 {
             // SAFETY: the caller holds the lock (the contract of `RawMutex::unlock`).
             unsafe { self.raw.unlock(guard.raw) };
             return;
         }
-        if guard.flags & !F_CONTENDED == F_MEASURED {
-            // Counted, nothing timed, not traced: the common measured release (contended or not).
+        if guard.word & !(F_NEW_OWNER as u64) == F_MEASURED as u64 {
+            // Counted, not timed, not traced: the common measured release.
+            self.note_owner(guard.word as u8);
             // SAFETY: as above.
             unsafe { self.raw.unlock(guard.raw) };
             measure::released_untimed(self.class);

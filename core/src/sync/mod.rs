@@ -325,6 +325,28 @@ mod tests {
         let i = stats.class(inner_class).unwrap();
         assert_eq!((i.acquisitions, i.hold.count()), (4_000, 4_000));
         assert!(i.hold_sample.count() > 800 && i.hold_sample.count() < 1_200, "{}", i.hold_sample.count());
+        // The counts are the sampler's countdowns (ended gaps plus the current gap's progress):
+        // exact per path, and across flushes that fall in the middle of a gap.
+        measure::set_hold_sampling(inner_class, 7);
+        measure::reset();
+        measure::set_enabled(true);
+        let mut expected = [0u64; 8];
+        for (round, n) in [(1u8, 1_000u64), (3, 333), (1, 1), (0, 2_500), (3, 77)] {
+            let _path = measure::enter_path(round);
+            for _ in 0..n {
+                drop(inner.lock());
+            }
+            expected[round as usize] += n;
+            let stats = measure::snapshot();
+            let i = stats.class(inner_class).unwrap();
+            let paths: Vec<u64> = i.paths.iter().map(|p| p.acquisitions).collect();
+            assert_eq!(paths, expected, "per-path acquisitions after a flush");
+            assert_eq!(i.acquisitions, expected.iter().sum::<u64>());
+        }
+        measure::set_enabled(false);
+        let i = measure::snapshot().class(inner_class).unwrap().clone();
+        // Binomial(3911, 1/7): mean 559, sd 22.
+        assert!(i.hold.count() > 420 && i.hold.count() < 700, "about one hold in 7 timed: {}", i.hold.count());
     }
 
     #[test]
