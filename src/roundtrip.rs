@@ -32,15 +32,10 @@ pub struct RoundtripArgs {
 /// On windows per measurement with `--lockstat` (each between two off windows).
 const WINDOW_PAIRS: u64 = 20;
 
-/// The median (sorts `v`; `v` is not empty).
+/// The median; sorts `v` (the callers read the range from its ends).
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    schedlab_benches::compare::median(v)
 }
 
 pub fn cmd(args: &RoundtripArgs) -> Result<u8, String> {

@@ -148,3 +148,16 @@ pub fn measure_named(name: &str, iterations: u64, lock: LockKind) -> Option<f64>
 pub fn measure_named_until(name: &str, iterations: u64, lock: LockKind, interrupt: &AtomicBool) -> Option<f64> {
     schedlab_variants::visit(name, Measure { iterations, lock, interrupt }).flatten()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_on_window_is_compared_with_its_two_off_neighbours() {
+        // off, on, off, on, off: the second on window sits between 1.0 and 3.0.
+        assert_eq!(window_ratios(&[1.0, 1.0, 3.0], &[1.5, 4.0]), vec![1.5, 2.0]);
+        // A trailing on window without an off window after it (an interrupted run) is left out.
+        assert_eq!(window_ratios(&[2.0], &[3.0]), Vec::<f64>::new());
+    }
+}
