@@ -383,16 +383,14 @@ impl<G> MeasuredGuard<G> {
 
 impl<R: RawLockWait> Measured<R> {
     /// The measured, untraced acquisition (the contended wait and the sampler's slow path are out
-    /// of line). Inside the hold it adds only the owner check, and the stamp of a timed hold.
+    /// of line).
     #[inline(always)]
     fn lock_measured(&self, mode: u8) -> MeasuredGuard<R::Guard> {
-        // The count, the sampler and the held count before the attempt: out of the hold.
-        let flags = measure::before_acquire(self.class, mode);
         let raw = match self.raw.lock_or_queue() {
             Ok(raw) => raw,
             Err(queued) => self.wait_contended(queued, mode),
         };
-        let flags = measure::owner_check(self.class, &self.owner, flags);
+        let flags = measure::acquired(self.class, &self.owner, mode);
         let word = if flags & F_TIMED == 0 { flags as u64 } else { untraced_word(flags) };
         MeasuredGuard::with_word(raw, word)
     }

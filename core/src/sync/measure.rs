@@ -747,17 +747,17 @@ pub fn waited(class: LockClass, flags: u8, wait: u64) {
     }
 }
 
-/// The part of a measured acquisition that does not need the lock, done by [`Measured`] before
-/// its attempt so that it stays out of the hold (where, with the lock the bottleneck, every
-/// instruction is one the whole system waits for): the count and the sampler's decision (one
-/// decrement), and the held count. Returns the acquisition's flags so far ([`F_MEASURED`], and
-/// [`F_TIMED`]/[`F_SAMPLED`] when its hold is to be timed); [`owner_check`] completes them once
-/// the lock is held.
+/// Called by a measured lock right after it was acquired (the caller holds it). `owner` is the
+/// lock's last-owner word, which only a holder writes (at its release, see [`F_NEW_OWNER`]).
+/// Returns the acquisition's flags ([`F_MEASURED`]; [`F_NEW_OWNER`] when the release must write
+/// the owner word; [`F_TIMED`]/[`F_SAMPLED`] when its hold is to be timed).
 ///
-/// [`Measured`]: super::Measured
+/// The common case (not sampled, not exact) is one decrement (the count and the sampler), a
+/// compare with the owner word, and one increment of the held count.
 #[inline(always)]
-pub fn before_acquire(class: LockClass, mode: u8) -> u8 {
+pub fn acquired(class: LockClass, owner: &AtomicU32, mode: u8) -> u8 {
     let f = fast();
+    let c = class.byte();
     let slot = f.slot(class);
     // Never 0 at rest, so this does not wrap.
     let left = f.countdown[slot].get().wrapping_sub(1);
@@ -768,36 +768,20 @@ pub fn before_acquire(class: LockClass, mode: u8) -> u8 {
         let sampled = count_slow(f, class.index(), slot, left);
         F_MEASURED | timing_flags(f, sampled, mode)
     };
-    let c = class.byte();
+    // Registered by now: the first acquisition of every slot took `count_slow`. Relaxed: the
+    // word is written only by a holder, at its release and before the raw unlock, whose Release
+    // (and this acquisition's Acquire) orders it before this load.
+    let previous = owner.load(Ordering::Relaxed);
+    let flags = if previous != f.id.get() {
+        if previous != 0 {
+            bump(&f.owner_changes[c]);
+        }
+        flags | F_NEW_OWNER
+    } else {
+        flags
+    };
     f.held.count(c).set(f.held.count(c).get().wrapping_add(1));
     flags
-}
-
-/// The part of a measured acquisition that needs the lock (the caller holds it now, after
-/// [`before_acquire`]): the owner check. `owner` is the lock's last-owner word, which only a holder
-/// writes (at its release, see [`F_NEW_OWNER`]). Returns `flags` with [`F_NEW_OWNER`] when the
-/// release must write it.
-#[inline(always)]
-pub fn owner_check(class: LockClass, owner: &AtomicU32, flags: u8) -> u8 {
-    // The thread is registered by now: `before_acquire` on a slot's first acquisition took
-    // `count_slow`. Relaxed: the word is written only by a holder, at its release and before the
-    // raw unlock, whose Release (and this acquisition's Acquire) orders it before this load.
-    let f = fast();
-    let previous = owner.load(Ordering::Relaxed);
-    if previous == f.id.get() {
-        return flags;
-    }
-    if previous != 0 {
-        bump(&f.owner_changes[class.byte()]);
-    }
-    flags | F_NEW_OWNER
-}
-
-/// [`before_acquire`] and [`owner_check`] at once, for an acquisition already made (a traced one,
-/// or a `try_lock`).
-#[inline(always)]
-pub fn acquired(class: LockClass, owner: &AtomicU32, mode: u8) -> u8 {
-    owner_check(class, owner, before_acquire(class, mode))
 }
 
 /// Called by a measured lock right after it was released, with its acquisition's flags and, for
