@@ -277,10 +277,11 @@ pub const F_TRACED: u8 = 4;
 /// says whether the sampled mode would have timed it).
 pub const F_SAMPLED: u8 = 8;
 /// Acquisition flag: the lock's last owner was another thread (an owner change, counted). The
-/// release writes the thread's id into the owner word just before the raw unlock, so the write
-/// shares the release's cache-line transfer: written at acquisition, inside the hold, it took the
-/// line from a waiter spinning on it and cost a transfer of its own (an owner change is nearly
-/// every acquisition at two threads).
+/// release writes the thread's id into the owner word just before the raw unlock, so that the
+/// write shares the line the release writes anyway, rather than taking it from a waiter spinning
+/// on it in the middle of the hold (an owner change is nearly every acquisition at two threads).
+/// Measured on its own, on the Intel machine, neither placement could be told from the other
+/// within the noise (results page §5).
 pub const F_NEW_OWNER: u8 = 16;
 /// Acquisition flag: timed because exact mode was on (then [`F_SAMPLED`] marks the sampler's
 /// pick, which is also recorded apart).
