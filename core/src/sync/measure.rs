@@ -512,20 +512,15 @@ fn bump(cell: &Cell<u64>) {
     cell.set(cell.get() + 1);
 }
 
-/// A geometric draw with mean `period` (≥ 1): the number of acquisitions up to and including the
-/// next sampled one, when each is sampled independently with probability 1/period.
-#[cfg(test)]
-fn draw_gap(f: &Fast, period: u32) -> u32 {
-    gap_with_scale(f, period, gap_scale(period))
-}
-
 /// `1 / ln(1 - 1/period)`, the factor that turns `ln(u)` into a geometric gap.
 fn gap_scale(period: u32) -> f64 {
     1.0 / (-1.0 / period.max(2) as f64).ln_1p()
 }
 
-/// [`draw_gap`] with the factor cached per sampler (`which`: a class's hold sampler, or
-/// `MAX_CLASSES +` the class for its wait sampler): one logarithm per draw instead of two.
+/// A geometric draw with mean `period` (≥ 1): the number of acquisitions up to and including the
+/// next sampled one, when each is sampled independently with probability 1/period. The factor is
+/// cached per sampler (`which`: a class's hold sampler, or `MAX_CLASSES +` the class for its wait
+/// sampler): one logarithm per draw instead of two.
 fn draw_cached(f: &Fast, which: usize, period: u32) -> u32 {
     let cache = &f.gap_scales[which];
     let (cached, mut scale) = cache.get();
@@ -737,7 +732,12 @@ pub fn waited(class: LockClass, flags: u8, wait: u64) {
     let f = fast();
     // The classes held while it waited (this one is not counted as held yet).
     let outer = f.held_bits() & !(1 << class.index());
-    let r = Pending { class, flags: flags & (F_WAIT_TIMED | F_WAIT_SAMPLED | F_EXACT), path: f.path.get(), outer, hold: 0, wait };
+    keep(f, Pending { class, flags: flags & (F_WAIT_TIMED | F_WAIT_SAMPLED | F_EXACT), path: f.path.get(), outer, hold: 0, wait });
+}
+
+/// Keeps a record until the thread holds no measured lock ([`settle`] folds it), or folds it now
+/// if the list is full.
+fn keep(f: &Fast, r: Pending) {
     let n = f.npending.get() as usize;
     if n < PENDING {
         f.pending[n].set(r);
@@ -789,14 +789,13 @@ pub fn acquired(class: LockClass, owner: &AtomicU32, mode: u8) -> u8 {
 /// a timed hold, its length in clock ticks.
 #[inline(always)]
 pub fn released(class: LockClass, flags: u8, hold: u64) {
+    if flags & F_TIMED == 0 {
+        return released_untimed(class);
+    }
     let f = fast();
     let c = class.byte();
     f.held.count(c).set(f.held.count(c).get().wrapping_sub(1));
-    if flags & F_TIMED != 0 {
-        record(f, class, flags, hold, f.held_bits() & !(1 << class.index()));
-    } else if f.work.get() {
-        settle_if_free(f);
-    }
+    record(f, class, flags, hold, f.held_bits() & !(1 << class.index()));
 }
 
 /// [`released`] of an acquisition whose hold was not timed: one decrement and one test.
@@ -819,14 +818,7 @@ fn record(f: &Fast, class: LockClass, flags: u8, hold: u64, outer: u16) {
     let record = Pending { class, flags: flags & (F_TIMED | F_SAMPLED | F_EXACT), path: f.path.get(), outer, hold, wait: 0 };
     if !f.holds_none() {
         // Still inside another measured lock: fold once out of it.
-        let n = f.npending.get() as usize;
-        if n < PENDING {
-            f.pending[n].set(record);
-            f.npending.set(n as u8 + 1);
-            f.work.set(true);
-            return;
-        }
-        fold(f, record);
+        keep(f, record);
         return;
     }
     fold(f, record);
@@ -1277,7 +1269,7 @@ mod tests {
         f.rng.set(0x1234_5678_9abc_def1);
         for period in [1u32, 4, 64] {
             let n = 200_000;
-            let sum: u64 = (0..n).map(|_| draw_gap(&f, period) as u64).sum();
+            let sum: u64 = (0..n).map(|_| draw_cached(&f, 0, period) as u64).sum();
             let mean = sum as f64 / n as f64;
             // Standard error of the mean of a geometric(1/p) variable: sqrt(p(p-1)/n); 6 sigma.
             let se = ((period as f64) * (period as f64 - 1.0) / n as f64).sqrt();
