@@ -11,15 +11,17 @@ fn schedlab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).env_remove("RUST_LOG").output().expect("the binary runs")
 }
 
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("schedlab-trace-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+/// A fresh directory (removed when the returned guard drops, so runs leave no traces behind in
+/// the temp dir) and the path `name` in it.
+fn temp(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new().prefix("schedlab-trace-").tempdir().unwrap();
+    let path = dir.path().join(name);
+    (dir, path)
 }
 
 /// Runs `variant` with a trace and returns the parsed, format-checked trace.
 fn traced_run(variant: &str, lock: &str, extra: &[&str]) -> Trace {
-    let path = temp(&format!("{variant}-{lock}.json"));
+    let (_dir, path) = temp(&format!("{variant}-{lock}.json"));
     let mut args = vec![
         "run", "--variant", variant, "--lock", lock, "--threads", "2", "--duration", "0.4", "--trace-window", "0.1", "--trace",
         path.to_str().unwrap(),
@@ -119,7 +121,7 @@ fn verbose_and_rust_log_show_configuration_and_progress() {
 
 #[test]
 fn bad_trace_input_is_one_line_exit_2_and_leaves_no_file() {
-    let path = temp("never.json");
+    let (_dir, path) = temp("never.json");
     let p = path.to_str().unwrap();
     let cases: [&[&str]; 4] = [
         &["run", "--variant", "queue-lock", "--trace", p, "--trace-window", "0"],
@@ -139,7 +141,7 @@ fn bad_trace_input_is_one_line_exit_2_and_leaves_no_file() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write /nonexistent-dir/t.json"));
     // trace-summary on something that is not a trace.
-    let not_trace = temp("not-a-trace.json");
+    let (_not_trace_dir, not_trace) = temp("not-a-trace.json");
     std::fs::write(&not_trace, "{\"a\": 1}").unwrap();
     let out = schedlab(&["trace-summary", not_trace.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
