@@ -1,0 +1,35 @@
+#!/bin/bash
+# The floor of the measured acquisition: how much of the lock statistics' cost is left when parts
+# of the fast path are taken out. Builds four binaries from one commit (the shipped path and three
+# cumulative cuts, each a patch in this folder, none of them shippable: each drops something the
+# statistics report), then measures them interleaved:
+#   a  no per-class held counts (records fold inside outer holds; no "inside" split)
+#   b  a as well, and no owner check, no exact-mode test: the per-(class, path) countdown only
+#      (the exact count and the sampler), i.e. "count every acquisition" and nothing else
+#   c  b as well, and lock acquisitions not counted at all: what is left is the guard word's
+#      release branch, the statistics sections' countdowns and the samples of the sections
+# Usage: floor.sh [COMMIT] (default HEAD); run from the repository root; outputs in $OUT (default
+# /tmp/floorrun).
+set -euo pipefail
+commit=${1:-HEAD}
+here=$(cd "$(dirname "$0")" && pwd)
+OUT=${OUT:-/tmp/floorrun}; mkdir -p "$OUT"
+wt=$(mktemp -d /tmp/floor-wt.XXXXXX)
+git worktree add -f -d "$wt" "$commit" >/dev/null
+trap 'git worktree remove --force "$wt"' EXIT
+build() { (cd "$wt" && cargo build --release -p schedlab -q && cp target/release/schedlab "$OUT/schedlab-$1"); }
+build head
+for p in a-no-held-counts b-count-only c-no-lock-counting; do
+  (cd "$wt" && git checkout -q core/src/sync/measure.rs && git apply "$here/floor-$p.diff")
+  l=${p:0:1}; build "floor${l^^}"
+done
+cg=$here/../callgrind.sh
+for b in head floorA floorB floorC; do for v in sched-lock no-stats; do
+  SCHEDLAB=$OUT/schedlab-$b bash "$cg" $v | sed "s/^/$b /"
+done; done | tee "$OUT/callgrind.txt"
+for r in 1 2 3; do for b in head floorA floorB floorC; do for v in sched-lock no-stats; do
+  echo "== $r $b $v"; "$OUT/schedlab-$b" roundtrip --variant $v --lockstat --rounds 7 2>&1 | grep -E "^$v "
+done; done; done | tee "$OUT/roundtrip.txt"
+cmp() { "$OUT/schedlab-$1" compare --lock "$2" --variants sched-lock,queue-lock,no-stats,epoch 2>&1 | grep -E "^(sched-lock|queue-lock|no-stats|epoch) "; }
+for r in 1 2 3; do for b in head floorC; do echo "== round $r $b"; cmp $b both; done; done | tee "$OUT/compare-both-head-c.txt"
+for r in 1 2 3; do for b in head floorA floorB; do echo "== round $r $b"; cmp $b parking-lot; done; done | tee "$OUT/compare-parking-lot-head-a-b.txt"
