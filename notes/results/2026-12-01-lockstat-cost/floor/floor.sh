@@ -3,17 +3,19 @@
 # of the fast path are taken out. Builds four binaries from one commit (the shipped path and three
 # cumulative cuts, each a patch in this folder, none of them shippable: each drops something the
 # statistics report), then measures them interleaved:
-#   a  no per-class held counts (records fold inside outer holds; no "inside" split)
+#   a  no per-class held counts and no `work` test at the release (records fold inside outer
+#      holds; no "inside" split; kept records and gap redraws wait for the next timed release)
 #   b  a as well, and no owner check, no exact-mode test: the per-(class, path) countdown only
 #      (the exact count and the sampler), i.e. "count every acquisition" and nothing else
 #   c  b as well, and lock acquisitions not counted at all: what is left is the guard word's
-#      release branch, the statistics sections' countdowns and the samples of the sections
+#      release branch, the statistics sections' countdowns and samples, and (contended only) the
+#      contention count and the wait sampler
 # Usage: floor.sh [COMMIT] (default HEAD); run from the repository root; outputs in $OUT (default
 # /tmp/floorrun).
 set -euo pipefail
 commit=${1:-HEAD}
 here=$(cd "$(dirname "$0")" && pwd)
-OUT=${OUT:-/tmp/floorrun}; mkdir -p "$OUT"
+OUT=${OUT:-/tmp/floorrun}; mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
 wt=$(mktemp -d /tmp/floor-wt.XXXXXX)
 git worktree add -f -d "$wt" "$commit" >/dev/null
 trap 'git worktree remove --force "$wt"' EXIT
@@ -24,9 +26,12 @@ for p in a-no-held-counts b-count-only c-no-lock-counting; do
   l=${p:0:1}; build "floor${l^^}"
 done
 cg=$here/../callgrind.sh
-for b in head floorA floorB floorC; do for v in sched-lock no-stats; do
-  SCHEDLAB=$OUT/schedlab-$b bash "$cg" $v | sed "s/^/$b /"
-done; done | tee "$OUT/callgrind.txt"
+{ echo "# callgrind.sh VARIANT with SCHEDLAB=<binary>, $(date -u +%FT%TZ), $(git rev-parse --short=12 "$commit") (instructions are"
+  echo "# deterministic; the plain figure differs between binaries because code layout does)"
+  for b in head floorA floorB floorC; do for v in sched-lock no-stats; do
+    SCHEDLAB=$OUT/schedlab-$b bash "$cg" $v | sed "s/^/$b /"
+  done; done; } | tee "$OUT/callgrind.txt"
+"$OUT/schedlab-head" run --variant sched-lock --threads 1 --duration 0.5 --lockstat > "$OUT/run-counts.txt" 2>&1
 for r in 1 2 3; do for b in head floorA floorB floorC; do for v in sched-lock no-stats; do
   echo "== $r $b $v"; "$OUT/schedlab-$b" roundtrip --variant $v --lockstat --rounds 7 2>&1 | grep -E "^$v "
 done; done; done | tee "$OUT/roundtrip.txt"
