@@ -1,0 +1,233 @@
+//! Every file that the notes and the README name exists: a renamed or deleted file breaks this
+//! test, not a newcomer's reading.
+//!
+//! What counts as a reference, in `README.md` and every `notes/**/*.md`:
+//! - a markdown link `[text](target)`, resolved relative to the file that holds it. Links with a
+//!   scheme (`https://…`, `mailto:`) and anchor-only links (`#…`) are skipped; an anchor after a
+//!   path (`x.md#y`) is cut, and the anchor itself is not checked.
+//! - a backticked span that is a path of this repository: it starts with a top-level folder of
+//!   the repository (`core/`, `notes/`, `scripts/`, …) and holds only path characters. It is
+//!   resolved from the repository root. A line suffix (`:12`, `:12-30`) and an item suffix
+//!   (`::Type::method`) are cut. Spans with `*`, `{`, `<`, spaces or `...` are patterns or
+//!   commands, not paths, and are skipped.
+//!
+//! Not checked: fenced code blocks (commands and their output name files that the commands
+//! create), bare file names (`lock.rs`), and paths outside the repository (`../shared/…`).
+
+use std::collections::BTreeSet;
+use std::path::{Component, Path, PathBuf};
+
+/// One reference found in a note: where it is, what it says, and the repository-relative path it
+/// resolves to.
+#[derive(Debug)]
+struct Reference {
+    file: PathBuf,
+    line: usize,
+    written: String,
+    resolved: PathBuf,
+}
+
+/// `path` with `.` and `..` folded away lexically; a `..` above the start is kept.
+fn normalise(path: &Path) -> PathBuf {
+    let mut parts: Vec<Component> = Vec::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(parts.last(), Some(Component::Normal(_))) => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    parts.iter().collect()
+}
+
+/// The repository path a backticked span names, if it is one (see the module doc).
+fn backticked_path(span: &str, tops: &BTreeSet<String>) -> Option<String> {
+    let mut path = span.split("::").next().unwrap_or(span);
+    if let Some((before, after)) = path.rsplit_once(':') {
+        if !after.is_empty() && after.chars().all(|c| c.is_ascii_digit() || c == '-') {
+            path = before;
+        }
+    }
+    let path_chars = |c: char| c.is_ascii_alphanumeric() || "_-./".contains(c);
+    if path.is_empty() || !path.chars().all(path_chars) || path.contains("...") {
+        return None;
+    }
+    let (top, rest) = path.split_once('/')?;
+    (tops.contains(top) && !rest.starts_with('/')).then(|| path.to_string())
+}
+
+/// Every reference in one markdown file. `file` is relative to the repository root; `tops` are
+/// the repository's top-level folders.
+fn references(file: &Path, text: &str, tops: &BTreeSet<String>) -> Vec<Reference> {
+    let dir = file.parent().unwrap_or(Path::new(""));
+    let mut found = Vec::new();
+    let mut fenced = false;
+    for (index, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let mut add = |written: &str, resolved: PathBuf| {
+            found.push(Reference {
+                file: file.to_path_buf(),
+                line: index + 1,
+                written: written.to_string(),
+                resolved: normalise(&resolved),
+            })
+        };
+        // Even segments are prose, odd ones are inside backticks.
+        for (segment_index, segment) in line.split('`').enumerate() {
+            if segment_index % 2 == 1 {
+                if let Some(path) = backticked_path(segment, tops) {
+                    add(segment, PathBuf::from(path));
+                }
+                continue;
+            }
+            let mut rest = segment;
+            while let Some(at) = rest.find("](") {
+                rest = &rest[at + 2..];
+                let Some(end) = rest.find(')') else { break };
+                let inner = rest[..end].trim();
+                rest = &rest[end + 1..];
+                let target = inner.split_whitespace().next().unwrap_or("");
+                let target = target.trim_start_matches('<').trim_end_matches('>');
+                if target.is_empty() || target.starts_with('#') || target.contains("://") {
+                    continue;
+                }
+                if target.starts_with("mailto:") {
+                    continue;
+                }
+                let path = target.split('#').next().unwrap_or(target);
+                let resolved = match path.strip_prefix('/') {
+                    Some(from_root) => PathBuf::from(from_root),
+                    None => dir.join(path),
+                };
+                add(target, resolved);
+            }
+        }
+    }
+    found
+}
+
+/// The references whose target does not exist, one line each (`file:line: written -> resolved`).
+fn missing(found: &[Reference], exists: impl Fn(&Path) -> bool) -> Vec<String> {
+    found
+        .iter()
+        .filter(|r| !exists(&r.resolved))
+        .map(|r| format!("{}:{}: `{}` -> {}", r.file.display(), r.line, r.written, r.resolved.display()))
+        .collect()
+}
+
+fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read a notes folder") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            markdown_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "md") {
+            out.push(path);
+        }
+    }
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("core/ has a parent").to_path_buf()
+}
+
+/// The repository's top-level folders, hidden ones and the build output left out.
+fn top_folders(root: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(root)
+        .expect("read the repository root")
+        .map(|entry| entry.expect("dir entry").path())
+        .filter(|path| path.is_dir())
+        .filter_map(|path| path.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .filter(|name| !name.starts_with('.') && name != "target")
+        .collect()
+}
+
+#[test]
+fn notes_name_only_files_that_exist() {
+    let root = repo_root();
+    let tops = top_folders(&root);
+    assert!(tops.contains("notes") && tops.contains("core"), "top-level folders: {tops:?}");
+    let mut files = vec![root.join("README.md")];
+    markdown_files(&root.join("notes"), &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    for path in &files {
+        let text = std::fs::read_to_string(path).expect("read a note");
+        let relative = path.strip_prefix(&root).expect("a note inside the repository");
+        found.extend(references(relative, &text, &tops));
+    }
+    // A parser that finds nothing would pass trivially; the notes hold hundreds of references.
+    assert!(found.len() >= 100, "only {} references found in {} files", found.len(), files.len());
+    let broken = missing(&found, |path| root.join(path).exists());
+    assert!(
+        broken.is_empty(),
+        "{} of {} references in {} files name files that do not exist:\n{}",
+        broken.len(),
+        found.len(),
+        files.len(),
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn the_checker_reports_each_broken_reference_and_nothing_else() {
+    let tops: BTreeSet<String> = ["core", "notes", "scripts"].iter().map(|s| s.to_string()).collect();
+    let existing: BTreeSet<PathBuf> = [
+        "notes/design.md",
+        "notes/results/page.md",
+        "notes/results/page/raw.json",
+        "core/src/lib.rs",
+        "core/src/sync",
+        "scripts/test.sh",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
+    let text = "\
+# Page
+See [design](../design.md), [raw output](page/raw.json), [a section](#what-stands),
+[the web](https://example.org/x.md), [mail](mailto:a@b.c) and [gone](page/old-run.json).
+The lock is in `core/src/lib.rs:12-30` (`core/src/lib.rs::Scheduler::new`), the folder
+`core/src/sync/`, the script `scripts/test.sh`; `core/src/sync.rs:40` was renamed.
+Patterns and outsiders are not paths: `core/src/*.rs`, `variants/src/x.rs` (no such top),
+`core/src/...rs`, `cargo test -p core/x`, `../shared/reference/kernel-bfq.md`, `lib.rs`.
+[`design`](../design.md#invariants) is fine; [`renamed`](../missing.md#x) is not.
+```
+cargo run -- compare --out notes/results/page/new.json [x](notes/nope.md)
+```
+";
+    let found = references(Path::new("notes/results/page.md"), text, &tops);
+    let written: Vec<&str> = found.iter().map(|r| r.written.as_str()).collect();
+    assert_eq!(
+        written,
+        [
+            "../design.md",
+            "page/raw.json",
+            "page/old-run.json",
+            "core/src/lib.rs:12-30",
+            "core/src/lib.rs::Scheduler::new",
+            "core/src/sync/",
+            "scripts/test.sh",
+            "core/src/sync.rs:40",
+            "../design.md#invariants",
+            "../missing.md#x",
+        ],
+        "references found"
+    );
+    let broken = missing(&found, |path| existing.contains(path));
+    assert_eq!(
+        broken,
+        [
+            "notes/results/page.md:3: `page/old-run.json` -> notes/results/page/old-run.json",
+            "notes/results/page.md:5: `core/src/sync.rs:40` -> core/src/sync.rs",
+            "notes/results/page.md:8: `../missing.md#x` -> notes/missing.md",
+        ]
+    );
+}
