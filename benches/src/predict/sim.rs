@@ -47,7 +47,7 @@
 //! waiter's interruption costs nothing, since anyone else may take the lock. Without them two jobs whose cycles fit between each other's holds can stay in that
 //! phase for ever in the simulation, while on a machine the first interruption breaks it: the
 //! simulated result then depended on the seed (the starting phase), by up to a factor of two
-//! (notes/results/2026-12-01-predict-validation.md, fifth section).
+//! (notes/results/2026-12-01-predict-validation.md, "Fifth validation").
 //!
 //! ## Output
 //!

@@ -281,7 +281,7 @@ pub const F_SAMPLED: u8 = 8;
 /// write shares the line the release writes anyway, rather than taking it from a waiter spinning
 /// on it in the middle of the hold (an owner change is nearly every acquisition at two threads).
 /// Measured on its own, on the Intel machine, neither placement could be told from the other
-/// within the noise (results page §5).
+/// within the noise (notes/results/2026-12-01-lockstat-cost.md §5).
 pub const F_NEW_OWNER: u8 = 16;
 /// Acquisition flag: timed because exact mode was on (then [`F_SAMPLED`] marks the sampler's
 /// pick, which is also recorded apart).
