@@ -9,7 +9,8 @@
 //!   the repository (`core/`, `notes/`, `scripts/`, …) and holds only path characters. It is
 //!   resolved from the repository root. A line suffix (`:12`, `:12-30`) and an item suffix
 //!   (`::Type::method`) are cut. Spans with `*`, `{`, `<`, spaces or `...` are patterns or
-//!   commands, not paths, and are skipped.
+//!   commands, not paths, and are skipped. A span may run over the lines of its paragraph (then
+//!   it holds a line break and is no path).
 //!
 //! Not checked: fenced code blocks (commands and their output name files that the commands
 //! create), bare file names (`lock.rs`), and paths outside the repository (`../shared/…`).
@@ -58,57 +59,86 @@ fn backticked_path(span: &str, tops: &BTreeSet<String>) -> Option<String> {
     (tops.contains(top) && !rest.starts_with('/')).then(|| path.to_string())
 }
 
+/// The markdown link targets in a piece of prose (outside code spans).
+fn link_targets(prose: &str) -> Vec<&str> {
+    let mut targets = Vec::new();
+    let mut rest = prose;
+    while let Some(at) = rest.find("](") {
+        rest = &rest[at + 2..];
+        let Some(end) = rest.find(')') else { break };
+        let inner = rest[..end].trim();
+        rest = &rest[end + 1..];
+        // `(target "title")` and `(<target>)` are links to `target` too.
+        let target = inner.split_whitespace().next().unwrap_or("");
+        let target = target.trim_start_matches('<').trim_end_matches('>');
+        let external = target.contains("://") || target.starts_with("mailto:");
+        if !target.is_empty() && !target.starts_with('#') && !external {
+            targets.push(target);
+        }
+    }
+    targets
+}
+
 /// Every reference in one markdown file. `file` is relative to the repository root; `tops` are
 /// the repository's top-level folders.
 fn references(file: &Path, text: &str, tops: &BTreeSet<String>) -> Vec<Reference> {
     let dir = file.parent().unwrap_or(Path::new(""));
     let mut found = Vec::new();
+    let mut add = |line: usize, written: &str, resolved: PathBuf| {
+        found.push(Reference {
+            file: file.to_path_buf(),
+            line,
+            written: written.to_string(),
+            resolved: normalise(&resolved),
+        })
+    };
     let mut fenced = false;
+    // The code span being read: the line it opened on and its text so far. A span may run onto
+    // the next lines of its paragraph (its line breaks are kept, so it is no path), never past a
+    // blank line, where a backtick left open is just a backtick.
+    let mut span: Option<(usize, String)> = None;
     for (index, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~") {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
             fenced = !fenced;
+            span = None;
             continue;
         }
         if fenced {
             continue;
         }
-        let mut add = |written: &str, resolved: PathBuf| {
-            found.push(Reference {
-                file: file.to_path_buf(),
-                line: index + 1,
-                written: written.to_string(),
-                resolved: normalise(&resolved),
-            })
-        };
-        // Even segments are prose, odd ones are inside backticks.
+        if trimmed.is_empty() {
+            span = None;
+            continue;
+        }
         for (segment_index, segment) in line.split('`').enumerate() {
-            if segment_index % 2 == 1 {
-                if let Some(path) = backticked_path(segment, tops) {
-                    add(segment, PathBuf::from(path));
+            if segment_index > 0 {
+                // A backtick: it closes the open span or opens one.
+                match span.take() {
+                    Some((start, content)) => {
+                        if let Some(path) = backticked_path(&content, tops) {
+                            add(start + 1, &content, PathBuf::from(path));
+                        }
+                    }
+                    None => span = Some((index, String::new())),
                 }
-                continue;
             }
-            let mut rest = segment;
-            while let Some(at) = rest.find("](") {
-                rest = &rest[at + 2..];
-                let Some(end) = rest.find(')') else { break };
-                let inner = rest[..end].trim();
-                rest = &rest[end + 1..];
-                let target = inner.split_whitespace().next().unwrap_or("");
-                let target = target.trim_start_matches('<').trim_end_matches('>');
-                if target.is_empty() || target.starts_with('#') || target.contains("://") {
-                    continue;
+            match span.as_mut() {
+                Some((_, content)) => content.push_str(segment),
+                None => {
+                    for target in link_targets(segment) {
+                        let path = target.split('#').next().unwrap_or(target);
+                        let resolved = match path.strip_prefix('/') {
+                            Some(from_root) => PathBuf::from(from_root),
+                            None => dir.join(path),
+                        };
+                        add(index + 1, target, resolved);
+                    }
                 }
-                if target.starts_with("mailto:") {
-                    continue;
-                }
-                let path = target.split('#').next().unwrap_or(target);
-                let resolved = match path.strip_prefix('/') {
-                    Some(from_root) => PathBuf::from(from_root),
-                    None => dir.join(path),
-                };
-                add(target, resolved);
             }
+        }
+        if let Some((_, content)) = span.as_mut() {
+            content.push('\n');
         }
     }
     found
@@ -199,6 +229,10 @@ The lock is in `core/src/lib.rs:12-30` (`core/src/lib.rs::Scheduler::new`), the 
 Patterns and outsiders are not paths: `core/src/*.rs`, `variants/src/x.rs` (no such top),
 `core/src/...rs`, `cargo test -p core/x`, `../shared/reference/kernel-bfq.md`, `lib.rs`.
 [`design`](../design.md#invariants) is fine; [`renamed`](../missing.md#x) is not.
+A span may cross a line: `cargo run --
+scripts/gone.sh` is a command, and after it `scripts/old.sh` is a path again. An open ` here
+
+is closed by the blank line, so `notes/gone.md` is read as a path.
 ```
 cargo run -- compare --out notes/results/page/new.json [x](notes/nope.md)
 ```
@@ -218,6 +252,8 @@ cargo run -- compare --out notes/results/page/new.json [x](notes/nope.md)
             "core/src/sync.rs:40",
             "../design.md#invariants",
             "../missing.md#x",
+            "scripts/old.sh",
+            "notes/gone.md",
         ],
         "references found"
     );
@@ -228,6 +264,8 @@ cargo run -- compare --out notes/results/page/new.json [x](notes/nope.md)
             "notes/results/page.md:3: `page/old-run.json` -> notes/results/page/old-run.json",
             "notes/results/page.md:5: `core/src/sync.rs:40` -> core/src/sync.rs",
             "notes/results/page.md:8: `../missing.md#x` -> notes/missing.md",
+            "notes/results/page.md:10: `scripts/old.sh` -> scripts/old.sh",
+            "notes/results/page.md:12: `notes/gone.md` -> notes/gone.md",
         ]
     );
 }
