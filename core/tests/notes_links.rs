@@ -168,14 +168,14 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("core/ has a parent").to_path_buf()
 }
 
-/// The repository's top-level folders, hidden ones and the build output left out.
+/// The repository's top-level folders (`.ci` among them), git's own and the build output left out.
 fn top_folders(root: &Path) -> BTreeSet<String> {
     std::fs::read_dir(root)
         .expect("read the repository root")
         .map(|entry| entry.expect("dir entry").path())
         .filter(|path| path.is_dir())
         .filter_map(|path| path.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .filter(|name| !name.starts_with('.') && name != "target")
+        .filter(|name| name != ".git" && name != "target")
         .collect()
 }
 
