@@ -10,9 +10,9 @@
 //! - *lockstat* (the default, one run): [`schedlab_core::lockstat`] is switched on and off in
 //!   alternating windows of 100 ms of the same run; the KIOPS are the run's, the lock counters
 //!   come from its on windows, and the statistics' cost from on against off windows, pair by pair
-//!   (so the cost is measured under the very load the counters describe). The statistics cost a
-//!   few percent (notes/results/2026-12-01-lockstat-cost.md), so the counters describe the system
-//!   whose throughput is reported;
+//!   (so the cost is measured under the very load the counters describe). The cost column says
+//!   how far the counted system is from the one whose throughput is reported (what it has
+//!   measured: notes/results/2026-12-01-lockstat-cost.md, "What stands");
 //! - *both* (two runs): a plain run gives the KIOPS, a separate instrumented run the counters, and
 //!   the two runs' KIOPS the cost;
 //! - *plain*: KIOPS only.
