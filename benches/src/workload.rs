@@ -146,6 +146,20 @@ impl Default for WorkloadConfig {
 }
 
 impl WorkloadConfig {
+    /// Checks the parameters of a run of the reference row `none` (no scheduler: groups, churn,
+    /// statistics reads, lock kind and insert path do not apply, and are refused where they
+    /// would be silently ignored).
+    pub fn validate_reference(&self) -> Result<(), String> {
+        if self.churn_per_sec > 0.0 || self.stats_reads_per_sec > 0.0 {
+            return Err("the reference row `none` has no scheduler: --churn and --stats-reads do not apply".into());
+        }
+        if self.trace_window.is_some() {
+            return Err("the reference row `none` takes no lock and records no trace".into());
+        }
+        // The remaining checks are the variants' (threads, duration, sizes, depth, outside work).
+        self.validate("no-stats")
+    }
+
     /// Checks the parameters; the message is one line for the user.
     pub fn validate(&self, variant: &str) -> Result<(), String> {
         let (variant, _) = split_entry(variant)?;
@@ -1001,6 +1015,124 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
     })
 }
 
+/// The reference row `none`: the kernel's `none` elevator on the null device. Each job keeps
+/// `iodepth` requests of its own, draws each request's sector as a variant's job does, spins the
+/// same outside work, and issues it straight to the null device, which completes it at once: no
+/// scheduler, no lock, no statistics, no groups. What is left is the per-request work outside
+/// any scheduler, so that `variant ÷ none` is the share of the throughput the scheduler keeps.
+pub fn run_without_scheduler(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, String> {
+    tracing::info!(threads = cfg.threads, rw = cfg.rw.name(), iodepth = cfg.iodepth, "reference run (no scheduler) starts");
+    let clock = SchedClock::real();
+    let stop = AtomicBool::new(false);
+    let completed: Vec<AtomicU64> = (0..cfg.threads).map(|_| AtomicU64::new(0)).collect();
+    let cpus = if cfg.pin_cpus { allowed_cpus() } else { Vec::new() };
+    let pinned = AtomicBool::new(cfg.pin_cpus);
+    let gate = Gate::default();
+    let mut interrupted = false;
+    let mut failures = Vec::new();
+    let (measured_s, deltas, cpu) = std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for index in 0..cfg.threads {
+            let (clock, stop, completed, gate, pinned) = (&clock, &stop, &completed, &gate, &pinned);
+            let cpu = (!cpus.is_empty()).then(|| cpus[index % cpus.len()]);
+            let job = std::thread::Builder::new().name(format!("job-{index}"));
+            let spawned = job.spawn_scoped(s, move || {
+                if cpu.is_some_and(|c| !pin_current_thread(c)) {
+                    pinned.store(false, Ordering::Relaxed);
+                }
+                gate.wait();
+                let mut rng = SmallRng::seed_from_u64(cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                let (op, bs) = (cfg.rw.op(), cfg.bs_sectors as u64);
+                let region = DEVICE_SECTORS / cfg.threads as u64;
+                let mut next_seq = region * index as u64;
+                let mut tag = (index as u64) << OWNER_SHIFT;
+                while !stop.load(Ordering::Relaxed) {
+                    // A whole queue depth is submitted, then completed: the null device completes
+                    // each request as it is issued, so the depth changes nothing but the batching.
+                    for _ in 0..cfg.iodepth {
+                        let sector = if cfg.rw.sequential() {
+                            let at = next_seq;
+                            next_seq = if next_seq + bs >= region * (index as u64 + 1) { region * index as u64 } else { next_seq + bs };
+                            at
+                        } else {
+                            rng.random_range(0..DEVICE_SECTORS / bs) * bs
+                        };
+                        spin_for(clock, cfg.outside_ns / 2, stop);
+                        let request = RequestSpec { sector, sectors: cfg.bs_sectors, op, at_head: false, tag };
+                        tag += 1;
+                        // The null device: the request is complete as soon as it is issued.
+                        std::hint::black_box(request);
+                        spin_for(clock, cfg.outside_ns / 2, stop);
+                        completed[index].fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    failures.push(format!("cannot start job thread {index} of {}: {e}", cfg.threads));
+                    stop.store(true, Ordering::Relaxed);
+                    break;
+                }
+            }
+        }
+        gate.open();
+        let t0 = Instant::now();
+        if !failures.is_empty() || !sleep_until(t0 + cfg.ramp, interrupt) {
+            interrupted = true;
+        }
+        let cpu_before = cpu_sample();
+        let start = Instant::now();
+        let before: Vec<u64> = completed.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+        if !interrupted && !sleep_until(start + cfg.duration, interrupt) {
+            interrupted = true;
+        }
+        let after: Vec<u64> = completed.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+        let measured = start.elapsed().as_secs_f64();
+        let cpu = cpu_before.zip(cpu_sample());
+        stop.store(true, Ordering::Relaxed);
+        for (i, h) in handles.into_iter().enumerate() {
+            if let Err(payload) = h.join() {
+                failures.push(format!("job {i} panicked: {}", panic_text(&*payload)));
+            }
+        }
+        (measured, before.iter().zip(&after).map(|(b, a)| a - b).collect::<Vec<u64>>(), cpu)
+    });
+    if let Some(first) = failures.first() {
+        return Err(format!("none run failed: {first}"));
+    }
+    let secs = measured_s.max(1e-9);
+    let process_cpu_s = cpu.map(|(a, b)| b.process_s - a.process_s);
+    let per_thread_kiops: Vec<f64> = deltas.iter().map(|&d| d as f64 / secs / 1e3).collect();
+    let total: u64 = deltas.iter().sum();
+    let requests = RequestCounters { inserted: total, dispatched: total, completed: total, ..RequestCounters::default() };
+    // Nothing is queued, merged, grouped or counted: the conservation checks hold trivially.
+    let consistency = Consistency { counters: requests, requests_balance: true, io_serviced_matches: true, ok: true, ..Consistency::default() };
+    Ok(RunResult {
+        variant: "none",
+        lock: cfg.lock,
+        threads: cfg.threads,
+        measured_s,
+        kiops: per_thread_kiops.iter().sum(),
+        per_thread_kiops,
+        requests,
+        consistent: true,
+        consistency,
+        groups_live_after: 0,
+        queues_live_after: 0,
+        churn_removals: 0,
+        stats_reads: 0,
+        interrupted,
+        pinned: pinned.load(Ordering::Relaxed),
+        cpu_busy_pct: process_cpu_s.map(|p| 100.0 * p / (secs * cfg.threads as f64)),
+        other_cpus: cpu.zip(process_cpu_s).map(|((a, b), p)| ((b.machine_busy_s - a.machine_busy_s - p) / secs).max(0.0)),
+        steal_cpus: cpu.map(|(a, b)| (b.steal_s - a.steal_s) / secs),
+        locks: Vec::new(),
+        lock_stats: None,
+        lockstat_toggle: None,
+    })
+}
+
 struct RunVisitor<'a> {
     cfg: &'a WorkloadConfig,
     interrupt: &'a AtomicBool,
@@ -1013,8 +1145,13 @@ impl VariantVisitor for RunVisitor<'_> {
     }
 }
 
-/// Runs the workload against the variant called `name`, after validating the parameters.
+/// Runs the workload against the variant called `name` (or the reference row `none`), after
+/// validating the parameters.
 pub fn run_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, String> {
+    if name == "none" {
+        cfg.validate_reference()?;
+        return run_without_scheduler(cfg, interrupt);
+    }
     let (variant, insert) = split_entry(name)?;
     let with_path;
     let cfg = match insert {

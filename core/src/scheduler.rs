@@ -84,7 +84,7 @@ pub struct GroupInfo {
 }
 
 /// The end-of-run conservation checks (see [`Scheduler::check_consistency`]).
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct Consistency {
     pub counters: RequestCounters,
     /// inserted = completed + merged + still in the scheduler or on the device.

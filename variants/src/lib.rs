@@ -107,6 +107,26 @@ macro_rules! registry {
 
 with_registry!(registry);
 
+/// A reference row: a baseline the experiments run beside the variants. Not a statistics variant
+/// (no [`StatsPolicy`]), so not in the model checks: nothing of it is deferred or freed.
+#[derive(Clone, Copy, Debug)]
+pub struct ReferenceInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+}
+
+/// The reference rows. `none`: no scheduler at all, as the kernel's `none` elevator; the
+/// workload driver (`schedlab_benches::workload`) issues each request straight to the null device.
+pub const REFERENCES: &[ReferenceInfo] = &[ReferenceInfo {
+    name: "none",
+    summary: "no scheduler, no statistics: each request goes straight to the null device (the kernel's `none`); a baseline, not a variant",
+}];
+
+/// The reference row called `name`.
+pub fn reference(name: &str) -> Option<ReferenceInfo> {
+    REFERENCES.iter().copied().find(|r| r.name == name)
+}
+
 /// The variant called `name`.
 pub fn info(name: &str) -> Option<VariantInfo> {
     ALL.iter().copied().find(|v| v.name == name)
