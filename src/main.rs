@@ -10,6 +10,7 @@
 //! - `schedlab simulate ...`: fio-like jobs on a device model in virtual time (idling, weights).
 //! - `schedlab flamegraph ...`: on-CPU flamegraphs per variant and where the time goes.
 //! - `schedlab trace-summary FILE`: checks and summarises a trace written by `run --trace`.
+//! - `schedlab kernel ...`: the same experiment on this machine's own BFQ, beside the model.
 //!
 //! Bad input gets one line on stderr and exit code 2, before any work (output paths included:
 //! `benches/src/output.rs`); a signal stops any subcommand within about a second and keeps what
@@ -38,6 +39,7 @@ mod out;
 mod compare;
 mod flags;
 mod flamegraph;
+mod kernel;
 mod logging;
 mod predict;
 mod roundtrip;
@@ -124,6 +126,10 @@ enum Command {
     /// Check a trace written by `run --trace` and summarise it: tracks, slices, lock holds, waits, hand-overs.
     #[command(after_help = EXIT_CODES_HELP)]
     TraceSummary(TraceSummaryArgs),
+    /// This machine's own kernel beside the model: fio under none, mq-deadline, bfq and bfq with
+    /// cgroups on a loop device, lock contention, a kernel flamegraph; root, fio, perf, bpftrace.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Kernel(kernel::KernelArgs),
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -239,7 +245,7 @@ struct RunArgs {
 /// A one-line user error (exit code 2).
 struct UsageError(String);
 
-fn parse_bs(s: &str) -> Result<u32, UsageError> {
+pub(crate) fn parse_bs(s: &str) -> Result<u32, UsageError> {
     let lower = s.trim().to_ascii_lowercase();
     let (digits, mult) = match lower.strip_suffix('k') {
         Some(d) => (d, 1024u64),
@@ -254,7 +260,7 @@ fn parse_bs(s: &str) -> Result<u32, UsageError> {
 
 /// A time option's value (already a finite, non-negative number of seconds: `units::seconds`),
 /// range-checked: more than zero unless `allow_zero`, at most a day.
-fn seconds(name: &str, v: f64, allow_zero: bool) -> Result<Duration, UsageError> {
+pub(crate) fn seconds(name: &str, v: f64, allow_zero: bool) -> Result<Duration, UsageError> {
     if !v.is_finite() || v < 0.0 {
         return Err(UsageError(format!("--{name} must be a finite time >= 0, got {v}")));
     }
@@ -516,6 +522,7 @@ fn main() -> ExitCode {
         Some(Command::Simulate(args)) => simulate::cmd(&args),
         Some(Command::Flamegraph(args)) => flamegraph::cmd(&args).map_err(UsageError),
         Some(Command::TraceSummary(args)) => cmd_trace_summary(&args),
+        Some(Command::Kernel(args)) => kernel::cmd(&args),
     };
     let code = match result {
         Ok(code) => code,

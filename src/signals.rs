@@ -44,6 +44,8 @@ pub fn install() -> Result<(), String> {
                 if RECEIVED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst).is_err() {
                     tracing::error!("{}: second signal, stopping at once", name(signal));
                     schedlab_benches::output::remove_temporary_files();
+                    // What `schedlab kernel` changed on the machine (nothing for the others).
+                    schedlab_benches::kernel::system::undo_own_ledger();
                     std::process::exit(exit_code(signal).into());
                 }
                 crate::INTERRUPT.store(true, Ordering::SeqCst);

@@ -36,6 +36,8 @@ pub mod output;
 pub mod predict;
 pub mod profile;
 pub mod compare;
+pub mod experiment;
+pub mod kernel;
 pub mod provenance;
 pub mod roundtrip;
 pub mod sim;

@@ -1,0 +1,923 @@
+//! `schedlab kernel`: the same experiment on this machine's own kernel, beside the model.
+//!
+//! fio jobs against a block device (a loop device over a sparse file in a tmpfs, or `--device`)
+//! under the kernel's schedulers — `none`, `mq-deadline`, `bfq` (slice_idle 0, low_latency 0, as
+//! the seeds) and `bfq` with the jobs spread over N cgroups — interleaved in rounds with the
+//! model's matching rows: `none` (the reference row: no scheduler), `no-stats`, `debug-off` and
+//! `rstat` on the 2024 insertion lists (this kernel's BFQ: insertion lists since 6.8, the legacy
+//! io_service_bytes/io_serviced of `debug-off`, and blk-cgroup's rstat), at 0 and N groups.
+//!
+//! Per kernel configuration: IOPS (median and range over rounds); CPU time per I/O over all CPUs
+//! (`/proc/stat`: submitters, the loop worker, softirq; and fio's own from its accounting cgroup);
+//! in a second, recorded run per round, lock contention from the kernel's tracepoints aggregated
+//! in the kernel by bpftrace ([`contention`]), and what recording cost; after the rounds, one
+//! `perf record -a -g` run per configuration folded into a flamegraph with BFQ's and the group
+//! statistics' shares ([`profile`]). The model's rows give KIOPS, CPU per request, the scheduler
+//! lock's contentions per request (lock statistics) and, from a profiled run, the statistics'
+//! share of the scheduler's work.
+//!
+//! The experiment has the house shape (`crate::experiment`): [`run`] takes the configuration, a
+//! stop flag and an observer, and returns a serialisable [`KernelReport`] or a typed error.
+//! Everything it changes is put back (`system`): on success, on error, on a stop, and after a
+//! SIGKILL by the next run or `--cleanup`.
+//!
+//! The model's outside work: by default each model row spins, per request, the CPU time the
+//! kernel's `none` configuration spent per I/O (measured in a calibration run before the
+//! rounds), so that the model's `variant ÷ none` compares with the kernel's `bfq ÷ none` (with
+//! no outside work the model's `none` does nothing at all and the ratio says little).
+
+pub mod contention;
+pub mod fio;
+pub mod profile;
+pub mod system;
+
+use crate::compare::{median, Spread};
+use crate::experiment::{Event, ExperimentError, Observer};
+use crate::provenance::Provenance;
+use crate::workload::{self, Rw, WorkloadConfig};
+use contention::ContentionSummary;
+use schedlab_core::sync::{AtomicBool, Ordering};
+use schedlab_core::LockKind;
+use serde::Serialize;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A kernel configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KernelSched {
+    None,
+    MqDeadline,
+    Bfq,
+    /// BFQ with the jobs spread over the groups (cgroups), as the model's `--groups N`.
+    BfqGroups,
+}
+
+impl KernelSched {
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelSched::None => "none",
+            KernelSched::MqDeadline => "mq-deadline",
+            KernelSched::Bfq => "bfq",
+            KernelSched::BfqGroups => "bfq-groups",
+        }
+    }
+
+    fn elevator(self) -> &'static str {
+        match self {
+            KernelSched::None => "none",
+            KernelSched::MqDeadline => "mq-deadline",
+            KernelSched::Bfq | KernelSched::BfqGroups => "bfq",
+        }
+    }
+}
+
+/// How much outside work the model's rows spin per request.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelOutside {
+    /// The kernel `none` configuration's CPU time per I/O, measured before the rounds.
+    Kernel,
+    Fixed(u64),
+}
+
+/// The experiment's configuration.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelConfig {
+    /// Jobs: fio's numjobs, the model's threads.
+    pub threads: usize,
+    pub rw: Rw,
+    pub bs_sectors: u32,
+    pub iodepth: usize,
+    pub ioengine: &'static str,
+    pub duration: Duration,
+    pub ramp: Duration,
+    pub rounds: usize,
+    /// Groups (cgroups in the kernel, groups in the model); 0: no grouped rows.
+    pub groups: usize,
+    pub weights: Vec<u64>,
+    /// Size of the loop device's backing file.
+    pub size_bytes: u64,
+    /// An existing device instead of a loop device (only read from).
+    pub device: Option<PathBuf>,
+    /// Record lock contention (a second run per configuration and round).
+    pub contention: bool,
+    /// Profile each configuration once (`perf record -g`) and draw its flamegraph.
+    pub profile: bool,
+    /// Where the flamegraphs go (one SVG per configuration), if anywhere.
+    pub flamegraph_dir: Option<PathBuf>,
+    /// Run the model's rows.
+    pub model: bool,
+    pub model_lock: LockKind,
+    pub model_outside: ModelOutside,
+}
+
+impl KernelConfig {
+    /// Checks the configuration (before any work).
+    pub fn validate(&self) -> Result<(), ExperimentError> {
+        let bad = |m: String| Err(ExperimentError::bad_input(m));
+        if !(1..=256).contains(&self.threads) {
+            return bad(format!("--threads must be 1..=256, got {}", self.threads));
+        }
+        if self.duration.is_zero() || self.duration > Duration::from_secs(3600) {
+            return bad("--duration must be more than 0 and at most an hour".into());
+        }
+        if self.ramp > Duration::from_secs(3600) {
+            return bad("--ramp must be at most an hour".into());
+        }
+        if !(1..=100).contains(&self.rounds) {
+            return bad(format!("--rounds must be 1..=100, got {}", self.rounds));
+        }
+        if self.groups > 64 {
+            return bad(format!("--groups must be 0..=64 here (one fio process per group), got {}", self.groups));
+        }
+        if self.weights.is_empty() || self.weights.iter().any(|w| !(1..=1000).contains(w)) {
+            return bad("group weights must be 1..=1000".into());
+        }
+        if self.bs_sectors == 0 || self.bs_sectors > 256 {
+            return bad(format!("block size must be 512 B to 128 KiB, got {} sectors", self.bs_sectors));
+        }
+        if !(1..=1024).contains(&self.iodepth) {
+            return bad(format!("--iodepth must be 1..=1024, got {}", self.iodepth));
+        }
+        if !(16 << 20..=64 << 30).contains(&self.size_bytes) {
+            return bad("--size must be 16 MiB to 64 GiB".into());
+        }
+        if self.device.is_some() && matches!(self.rw, Rw::Write | Rw::RandWrite) {
+            return bad("--device is only read from: writes go only to a loop device this command makes (leave out --device)".into());
+        }
+        if self.model {
+            let cfg = self.model_config("rstat+lists", self.groups, 0);
+            cfg.validate("rstat+lists").map_err(ExperimentError::bad_input)?;
+        }
+        Ok(())
+    }
+
+    fn fio_job(&self, numjobs: usize, region: Option<(u64, u64)>) -> fio::FioJob {
+        fio::FioJob {
+            rw: self.rw,
+            bs_bytes: self.bs_sectors as u64 * 512,
+            iodepth: self.iodepth,
+            numjobs,
+            runtime: self.duration,
+            ramp: self.ramp,
+            ioengine: self.ioengine,
+            region,
+        }
+    }
+
+    /// The model's workload for `entry` at `groups` groups with `outside_ns` per request.
+    fn model_config(&self, entry: &str, groups: usize, outside_ns: u64) -> WorkloadConfig {
+        let _ = entry;
+        WorkloadConfig {
+            threads: self.threads,
+            duration: self.duration,
+            ramp: self.ramp,
+            lock: self.model_lock,
+            groups,
+            weights: self.weights.clone(),
+            rw: self.rw,
+            bs_sectors: self.bs_sectors,
+            iodepth: self.iodepth,
+            outside_ns,
+            slice_idle_ns: 0,
+            lockstat: entry != "none",
+            lockstat_toggle: (entry != "none").then_some(Duration::from_millis(100)),
+            ..WorkloadConfig::default()
+        }
+    }
+
+    fn kernel_configs(&self) -> Vec<KernelSched> {
+        let mut v = vec![KernelSched::None, KernelSched::MqDeadline, KernelSched::Bfq];
+        if self.groups > 0 {
+            v.push(KernelSched::BfqGroups);
+        }
+        v
+    }
+
+    fn model_entries(&self) -> Vec<(&'static str, usize)> {
+        if !self.model {
+            return Vec::new();
+        }
+        let mut v = vec![("none", 0), ("no-stats+lists", 0), ("debug-off+lists", 0), ("rstat+lists", 0)];
+        if self.groups > 0 {
+            v.push(("debug-off+lists", self.groups));
+            v.push(("rstat+lists", self.groups));
+        }
+        v
+    }
+}
+
+/// One kernel run.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelRun {
+    pub round: usize,
+    pub iops: f64,
+    pub ios: u64,
+    pub runtime_s: f64,
+    /// Busy CPU time of the whole machine per I/O, µs (`/proc/stat`, all CPUs).
+    pub cpu_per_io_us: Option<f64>,
+    /// fio's own CPU time per I/O, µs (its accounting cgroup: submission and what runs in its
+    /// context), where the accounting cgroup exists.
+    pub fio_cpu_per_io_us: Option<f64>,
+    /// Lock contention (recorded runs only).
+    pub contention: Option<ContentionSummary>,
+}
+
+/// A kernel configuration's results.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelRow {
+    pub config: KernelSched,
+    /// Plain runs (no recording).
+    pub runs: Vec<KernelRun>,
+    /// Recorded runs (lock contention).
+    pub recorded: Vec<KernelRun>,
+    pub kiops: Spread,
+    pub cpu_per_io_us: Spread,
+    /// The scheduler lock's contended acquisitions per I/O, over the recorded runs.
+    pub sched_contentions_per_io: Option<Spread>,
+    pub other_contentions_per_io: Option<Spread>,
+    /// The scheduler lock's mean wait, ns (median over recorded runs) and longest wait.
+    pub sched_wait_avg_ns: Option<f64>,
+    pub sched_wait_max_ns: Option<u64>,
+    /// What recording cost: 100 × (1 − recorded IOPS ÷ plain IOPS), medians.
+    pub recording_cost_pct: Option<f64>,
+    /// The profiled run's shares (`perf record -a -g`).
+    pub profile: Option<profile::KernelShares>,
+    pub flamegraph: Option<PathBuf>,
+}
+
+/// A model row's results.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModelRow {
+    pub entry: &'static str,
+    pub groups: usize,
+    pub kiops: Spread,
+    /// This process's CPU time per request, µs.
+    pub cpu_per_io_us: Spread,
+    /// The scheduler lock's contended acquisitions per request (lock statistics).
+    pub sched_contentions_per_io: Option<Spread>,
+    pub sched_wait_avg_ns: Option<f64>,
+    pub consistent: bool,
+    /// From a profiled run: statistics' share of the scheduler's work, %.
+    pub stats_share_of_scheduler_pct: Option<f64>,
+}
+
+/// A kernel figure beside the model's.
+#[derive(Clone, Debug, Serialize)]
+pub struct SideBySide {
+    pub what: String,
+    pub kernel: Option<f64>,
+    pub model: Option<f64>,
+    pub unit: &'static str,
+}
+
+/// Where the kernel half ran.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Environment {
+    pub kernel_release: String,
+    pub device: String,
+    /// A loop device this command made over a tmpfs file (else `--device`).
+    pub loop_device: bool,
+    pub direct_io: Option<bool>,
+    pub fio: String,
+    pub perf: String,
+    pub bpftrace: Option<String>,
+    pub cgroup: Option<String>,
+    /// Clean-up of what earlier runs left, one line each.
+    pub cleaned_up_before: Vec<String>,
+}
+
+/// The report: both halves, side by side, with their provenance.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelReport {
+    pub provenance: Provenance,
+    pub environment: Environment,
+    pub config: KernelConfig,
+    /// The model's outside work per request, ns (from the calibration run when asked).
+    pub model_outside_ns: u64,
+    pub kernel: Vec<KernelRow>,
+    pub model: Vec<ModelRow>,
+    pub side_by_side: Vec<SideBySide>,
+    pub warnings: Vec<String>,
+    pub interrupted: bool,
+    pub failures: Vec<String>,
+}
+
+fn tool_version(tool: &str, arg: &str) -> String {
+    Command::new(tool).arg(arg).output().ok().map(|o| String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").trim().to_string()).unwrap_or_default()
+}
+
+/// Busy and total CPU seconds of the machine (`/proc/stat`, all CPUs; steal left out).
+fn machine_busy_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let f: Vec<f64> = stat.lines().next()?.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    if f.len() < 7 {
+        return None;
+    }
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Some((f[0] + f[1] + f[2] + f[5] + f[6]) / hz)
+}
+
+/// Sleeps until `deadline` or `stop`; false when stopped.
+fn sleep_until(deadline: Instant, stop: &AtomicBool) -> bool {
+    while Instant::now() < deadline {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(20)));
+    }
+    !stop.load(Ordering::Relaxed)
+}
+
+/// Sends `signal` to a child (ignoring one that has already exited).
+fn signal(child: &Child, signal: i32) {
+    // SAFETY: sending a signal involves no memory of ours; the pid is our own unreaped child.
+    unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+}
+
+/// Waits for a child up to `limit`, then kills it. Its exit status, if it exited by itself.
+fn wait_bounded(child: &mut Child, limit: Duration, stop: Option<&AtomicBool>) -> Option<std::process::ExitStatus> {
+    let end = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) => {}
+            Err(_) => return None,
+        }
+        if Instant::now() > end || stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The machine as set up for the run: the device, the cgroups, the ledger that puts them back.
+struct Rig {
+    ledger: system::Ledger,
+    device: PathBuf,
+    queue: PathBuf,
+    device_bytes: u64,
+    cgroups: Option<system::Cgroups>,
+}
+
+impl Rig {
+    fn set_scheduler(&mut self, sched: KernelSched) -> Result<(), String> {
+        std::fs::write(self.queue.join("scheduler"), sched.elevator()).map_err(|e| format!("cannot switch {} to {}: {e}", self.device.display(), sched.elevator()))?;
+        if sched.elevator() == "bfq" {
+            for (knob, value) in [("slice_idle", "0"), ("low_latency", "0")] {
+                let path = self.queue.join("iosched").join(knob);
+                std::fs::write(&path, value).map_err(|e| format!("cannot set {}: {e}", path.display()))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs fio once under the current scheduler: one process per group of jobs. With
+    /// `record`, a recorder is attached for the measured part.
+    fn fio_run(&self, cfg: &KernelConfig, sched: KernelSched, round: usize, stop: &AtomicBool) -> Result<Option<KernelRun>, String> {
+        let groups: Vec<Option<&Path>> = match (sched, &self.cgroups) {
+            (KernelSched::BfqGroups, Some(cg)) => cg.groups.iter().map(|g| Some(g.as_path())).collect(),
+            _ => vec![None],
+        };
+        // Jobs in turn over the groups, as the model's job i runs in group i mod N.
+        let mut counts = vec![0usize; groups.len()];
+        for i in 0..cfg.threads {
+            counts[i % groups.len()] += 1;
+        }
+        let region = self.device_bytes / cfg.threads as u64 / 4096 * 4096;
+        let sequential = matches!(cfg.rw, Rw::Read | Rw::Write);
+        let accounting = self.cgroups.as_ref().and_then(|c| c.accounting.clone()).filter(|_| matches!(self.cgroups.as_ref().map(|c| &c.io), Some(system::CgroupIo::V1 { .. })));
+        let acct_before = accounting.as_deref().and_then(system::accounting_ns);
+        let mut children = Vec::new();
+        let mut first_job = 0u64;
+        for (g, &n) in groups.iter().zip(&counts) {
+            if n == 0 {
+                continue;
+            }
+            let job = cfg.fio_job(n, sequential.then_some((first_job * region, region)));
+            first_job += n as u64;
+            let mut cmd = Command::new("fio");
+            cmd.args(job.args(&self.device, sched.name())).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+            let joins: Vec<&Path> = g.iter().copied().chain(accounting.as_deref()).collect();
+            // The cgroup files stay open until the child has joined them (at its exec).
+            let setup = system::ChildSetup::new(&joins)?;
+            setup.apply(&mut cmd);
+            children.push(cmd.spawn().map_err(|e| format!("cannot start fio: {e}"))?);
+            drop(setup);
+        }
+        let t0 = Instant::now();
+        if !sleep_until(t0 + cfg.ramp, stop) {
+            for c in children.iter_mut() {
+                let _ = wait_bounded(c, Duration::ZERO, None);
+            }
+            return Ok(None);
+        }
+        let busy_before = machine_busy_s();
+        let limit = cfg.duration + Duration::from_secs(30);
+        let mut outputs = Vec::new();
+        let mut stopped = false;
+        for mut child in children {
+            // Read its output in full while it runs (a pipe that fills would block fio).
+            let mut stdout = child.stdout.take();
+            let reader = std::thread::spawn(move || {
+                let mut s = String::new();
+                if let Some(out) = stdout.as_mut() {
+                    let _ = std::io::Read::read_to_string(out, &mut s);
+                }
+                s
+            });
+            let status = wait_bounded(&mut child, limit, Some(stop));
+            let mut err = String::new();
+            if let Some(e) = child.stderr.as_mut() {
+                let _ = std::io::Read::read_to_string(e, &mut err);
+            }
+            let out = reader.join().unwrap_or_default();
+            match status {
+                Some(s) if s.success() => outputs.push(out),
+                Some(s) => return Err(format!("fio failed ({s}): {}", err.lines().next().unwrap_or("").trim())),
+                None => stopped = true,
+            }
+        }
+        let busy_after = machine_busy_s();
+        let acct_after = accounting.as_deref().and_then(system::accounting_ns);
+        if stopped {
+            return Ok(None);
+        }
+        let results: Vec<fio::FioResult> = outputs.iter().map(|o| fio::parse(o)).collect::<Result<_, _>>()?;
+        if let Some(e) = results.iter().find_map(|r| r.error) {
+            return Err(format!("fio reported error {e}"));
+        }
+        let ios: u64 = results.iter().map(|r| r.ios).sum();
+        let iops: f64 = results.iter().map(|r| r.iops).sum();
+        let runtime_s = results.iter().map(|r| r.runtime_s).fold(0.0, f64::max);
+        let per_io = |s: f64| (ios > 0).then(|| s * 1e6 / ios as f64);
+        Ok(Some(KernelRun {
+            round,
+            iops,
+            ios,
+            runtime_s,
+            cpu_per_io_us: busy_before.zip(busy_after).and_then(|(a, b)| per_io(b - a)),
+            fio_cpu_per_io_us: acct_before.zip(acct_after).and_then(|(a, b)| per_io((b.saturating_sub(a)) as f64 / 1e9)),
+            contention: None,
+        }))
+    }
+}
+
+/// A recorder attached to the kernel for one run (bpftrace or perf), ended by SIGINT.
+struct Recorder {
+    child: Child,
+    output: std::thread::JoinHandle<String>,
+}
+
+impl Recorder {
+    /// Starts bpftrace with the contention program and waits until its probes are attached.
+    fn bpftrace() -> Result<Recorder, String> {
+        let mut cmd = Command::new("bpftrace");
+        cmd.args(["-f", "json", "-e", contention::BPFTRACE_PROGRAM]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+        system::ChildSetup::new(&[])?.apply(&mut cmd);
+        let mut child = cmd.spawn().map_err(|e| format!("cannot start bpftrace: {e}"))?;
+        let stdout = child.stdout.take().ok_or("bpftrace has no stdout")?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let output = std::thread::spawn(move || {
+            let mut all = String::new();
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if line.contains("attached_probes") {
+                    let _ = tx.send(());
+                }
+                all.push_str(&line);
+                all.push('\n');
+            }
+            all
+        });
+        if rx.recv_timeout(Duration::from_secs(60)).is_err() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err("bpftrace did not attach its probes within 60 s".into());
+        }
+        Ok(Recorder { child, output })
+    }
+
+    /// Starts `perf record -a -g` into `file`.
+    fn perf(file: &Path) -> Result<Recorder, String> {
+        let mut cmd = Command::new("perf");
+        cmd.args(["record", "-a", "-g", "-F", "499", "-q", "-o"]).arg(file).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        system::ChildSetup::new(&[])?.apply(&mut cmd);
+        let child = cmd.spawn().map_err(|e| format!("cannot start perf: {e}"))?;
+        // perf prints nothing when it is ready; its first samples come within a few ms.
+        std::thread::sleep(Duration::from_millis(300));
+        let output = std::thread::spawn(String::new);
+        Ok(Recorder { child, output })
+    }
+
+    fn finish(mut self) -> Result<String, String> {
+        signal(&self.child, libc::SIGINT);
+        let status = wait_bounded(&mut self.child, Duration::from_secs(30), None);
+        let text = self.output.join().unwrap_or_default();
+        match status {
+            Some(_) => Ok(text),
+            None => Err("the recorder did not stop within 30 s of SIGINT".into()),
+        }
+    }
+}
+
+fn spread_of<T>(runs: &[T], f: impl Fn(&T) -> Option<f64>) -> Option<Spread> {
+    let v: Vec<f64> = runs.iter().filter_map(f).collect();
+    (!v.is_empty()).then(|| Spread::of(v))
+}
+
+fn kernel_row(config: KernelSched, runs: Vec<KernelRun>, recorded: Vec<KernelRun>, ramp: Duration) -> KernelRow {
+    let per_io = |r: &KernelRun, sched: bool| {
+        r.contention.as_ref().filter(|_| r.ios > 0 && r.runtime_s > 0.0).map(|c| {
+            let n = if sched { c.scheduler_lock.contentions } else { c.other_locks.contentions };
+            // The recorder covers the whole run, ramp included; fio's I/Os only the measured
+            // part: its I/Os are scaled to the whole at the measured rate.
+            let ios_whole = r.ios as f64 * (r.runtime_s + ramp.as_secs_f64()) / r.runtime_s;
+            n as f64 / ios_whole
+        })
+    };
+    let kiops = Spread::of(runs.iter().map(|r| r.iops / 1e3).collect());
+    let rec_kiops = median(&recorded.iter().map(|r| r.iops / 1e3).collect::<Vec<_>>());
+    KernelRow {
+        config,
+        kiops: kiops.clone(),
+        cpu_per_io_us: spread_of(&runs, |r| r.cpu_per_io_us).unwrap_or_default(),
+        sched_contentions_per_io: spread_of(&recorded, |r| per_io(r, true)),
+        other_contentions_per_io: spread_of(&recorded, |r| per_io(r, false)),
+        sched_wait_avg_ns: (!recorded.is_empty()).then(|| median(&recorded.iter().filter_map(|r| r.contention.as_ref()).map(|c| c.scheduler_lock.wait_avg_ns()).collect::<Vec<_>>())),
+        sched_wait_max_ns: recorded.iter().filter_map(|r| r.contention.as_ref()).map(|c| c.scheduler_lock.wait_max_ns).max(),
+        recording_cost_pct: (!recorded.is_empty() && kiops.median > 0.0).then(|| 100.0 * (1.0 - rec_kiops / kiops.median)),
+        runs,
+        recorded,
+        profile: None,
+        flamegraph: None,
+    }
+}
+
+/// Runs the experiment (see the module documentation).
+pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<KernelReport, ExperimentError> {
+    cfg.validate()?;
+    let cgroup_io = system::preflight(cfg.groups > 0, cfg.contention, cfg.device.as_deref()).map_err(ExperimentError::bad_input)?;
+    let (cleaned, problems) = system::cleanup_stale();
+    let mut warnings: Vec<String> = Vec::new();
+    for p in problems {
+        warnings.push(format!("clean-up of an earlier run: {p}"));
+    }
+    let mut env = Environment {
+        kernel_release: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
+        fio: tool_version("fio", "--version"),
+        perf: tool_version("perf", "--version"),
+        bpftrace: cfg.contention.then(|| tool_version("bpftrace", "--version")),
+        cgroup: cgroup_io.as_ref().map(|c| c.version().to_string()),
+        cleaned_up_before: cleaned,
+        ..Environment::default()
+    };
+    let kernel_configs = cfg.kernel_configs();
+    let model_entries = cfg.model_entries();
+    let per_round = kernel_configs.len() * if cfg.contention { 2 } else { 1 } + model_entries.len();
+    let extra = if cfg.profile { kernel_configs.len() + 2 } else { 0 } + usize::from(cfg.model && cfg.model_outside == ModelOutside::Kernel);
+    let steps = per_round * cfg.rounds + extra;
+    let run_s = (cfg.duration + cfg.ramp).as_secs_f64() + 0.5;
+    observer.event(Event::Planned { steps, estimated_s: steps as f64 * run_s + if cfg.contention { kernel_configs.len() as f64 * cfg.rounds as f64 * 2.0 } else { 0.0 } });
+
+    // Set-up: every change goes through the ledger, which puts it all back when dropped.
+    let mut ledger = system::Ledger::create().map_err(ExperimentError::run_failed)?;
+    let setup = (|| -> Result<(PathBuf, PathBuf, u64, Option<system::Cgroups>), String> {
+        let (device, device_bytes) = match &cfg.device {
+            Some(d) => {
+                let bytes = std::fs::read_to_string(system::queue_dir(d)?.parent().unwrap_or(Path::new("/")).join("size"))
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u64>().ok())
+                    .map_or(cfg.size_bytes, |sectors| sectors * 512);
+                env.device = d.display().to_string();
+                (d.clone(), bytes)
+            }
+            None => {
+                let dev = system::make_loop_device(&mut ledger, cfg.size_bytes)?;
+                env.device = format!(
+                    "{} over a sparse {} MiB file in {} ({})",
+                    dev.device.display(),
+                    cfg.size_bytes >> 20,
+                    system::TMPFS_DIR,
+                    if dev.direct_io { "direct I/O" } else { "buffered: the kernel refused direct I/O" }
+                );
+                env.loop_device = true;
+                env.direct_io = Some(dev.direct_io);
+                (dev.device, dev.size_bytes)
+            }
+        };
+        let queue = system::queue_dir(&device)?;
+        // The device's scheduler and BFQ's knobs are recorded once, before the first switch.
+        system::record_queue_state(&mut ledger, &queue)?;
+        let cgroups = match &cgroup_io {
+            Some(io) => Some(system::make_cgroups(&mut ledger, io, cfg.groups, &cfg.weights)?),
+            None => None,
+        };
+        Ok((device, queue, device_bytes, cgroups))
+    })();
+    let mut rig = match setup {
+        Ok((device, queue, device_bytes, cgroups)) => Rig { ledger, device, queue, device_bytes, cgroups },
+        Err(e) => {
+            drop(ledger);
+            return Err(ExperimentError::run_failed(format!("set-up failed: {e}")));
+        }
+    };
+    let mut failures: Vec<String> = Vec::new();
+    let mut interrupted = false;
+    let mut done = 0usize;
+
+    // Calibration: the kernel's none, its CPU time per I/O as the model's outside work.
+    let mut model_outside_ns = match cfg.model_outside {
+        ModelOutside::Fixed(ns) => ns,
+        ModelOutside::Kernel => 0,
+    };
+    if cfg.model && cfg.model_outside == ModelOutside::Kernel {
+        observer.event(Event::Step { done, label: "calibration: kernel none" });
+        done += 1;
+        let calibrated = rig.set_scheduler(KernelSched::None).and_then(|()| rig.fio_run(cfg, KernelSched::None, 0, stop));
+        match calibrated {
+            Ok(Some(r)) => match r.cpu_per_io_us {
+                Some(us) => model_outside_ns = (us * 1e3).round() as u64,
+                None => warnings.push("the calibration run measured no CPU time: the model runs with no outside work".into()),
+            },
+            Ok(None) => interrupted = true,
+            Err(e) => failures.push(format!("calibration: {e}")),
+        }
+    }
+
+    let mut kernel_runs: Vec<(Vec<KernelRun>, Vec<KernelRun>)> = vec![(Vec::new(), Vec::new()); kernel_configs.len()];
+    let mut model_runs: Vec<Vec<workload::RunResult>> = vec![Vec::new(); model_entries.len()];
+    let mut noisy_model_runs: Vec<String> = Vec::new();
+    // Steps of a round: every kernel configuration and model row, in an order rotated by the
+    // round, so that no row always runs first or after the same neighbour.
+    #[derive(Clone, Copy)]
+    enum Item {
+        Kernel(usize),
+        Model(usize),
+    }
+    let items: Vec<Item> = (0..kernel_configs.len()).map(Item::Kernel).chain((0..model_entries.len()).map(Item::Model)).collect();
+    'rounds: for round in 0..cfg.rounds {
+        for k in 0..items.len() {
+            if interrupted || stop.load(Ordering::Relaxed) {
+                interrupted = true;
+                break 'rounds;
+            }
+            match items[(k + round) % items.len()] {
+                Item::Kernel(i) => {
+                    let sched = kernel_configs[i];
+                    let label = format!("round {}/{}: kernel {}", round + 1, cfg.rounds, sched.name());
+                    observer.event(Event::Step { done, label: &label });
+                    done += 1;
+                    let plain = rig.set_scheduler(sched).and_then(|()| rig.fio_run(cfg, sched, round, stop));
+                    match plain {
+                        Ok(Some(r)) => kernel_runs[i].0.push(r),
+                        Ok(None) => {
+                            interrupted = true;
+                            break 'rounds;
+                        }
+                        Err(e) => {
+                            failures.push(format!("kernel {} round {}: {e}", sched.name(), round + 1));
+                            continue;
+                        }
+                    }
+                    if cfg.contention {
+                        let label = format!("round {}/{}: kernel {} (lock contention recorded)", round + 1, cfg.rounds, sched.name());
+                        observer.event(Event::Step { done, label: &label });
+                        done += 1;
+                        let recorded = Recorder::bpftrace().and_then(|rec| {
+                            let run = rig.fio_run(cfg, sched, round, stop);
+                            let text = rec.finish();
+                            let run = run?;
+                            Ok(match run {
+                                Some(mut r) => {
+                                    r.contention = Some(ContentionSummary::of(&contention::parse_bpftrace(&text?)?));
+                                    Some(r)
+                                }
+                                None => None,
+                            })
+                        });
+                        match recorded {
+                            Ok(Some(r)) => kernel_runs[i].1.push(r),
+                            Ok(None) => {
+                                interrupted = true;
+                                break 'rounds;
+                            }
+                            Err(e) => failures.push(format!("kernel {} round {} (recorded): {e}", sched.name(), round + 1)),
+                        }
+                    }
+                }
+                Item::Model(i) => {
+                    let (entry, groups) = model_entries[i];
+                    let label = format!("round {}/{}: model {entry} ({groups} groups)", round + 1, cfg.rounds);
+                    observer.event(Event::Step { done, label: &label });
+                    done += 1;
+                    match workload::run_named(entry, &cfg.model_config(entry, groups, model_outside_ns), stop) {
+                        Ok(r) if r.interrupted => {
+                            interrupted = true;
+                            break 'rounds;
+                        }
+                        Ok(r) => {
+                            if let Some(w) = workload::fair_lock_warning_after(&r) {
+                                noisy_model_runs.push(format!("{entry} round {}: {w}", round + 1));
+                            }
+                            model_runs[i].push(r)
+                        }
+                        Err(e) => failures.push(format!("model {entry} round {}: {e}", round + 1)),
+                    }
+                }
+            }
+        }
+    }
+
+    if let Some(first) = noisy_model_runs.first() {
+        warnings.push(format!("{} model run(s) shared the CPUs with other processes; the first: {first}", noisy_model_runs.len()));
+    }
+    let mut kernel: Vec<KernelRow> = kernel_configs.iter().zip(kernel_runs).map(|(&c, (runs, rec))| kernel_row(c, runs, rec, cfg.ramp)).collect();
+    let mut model: Vec<ModelRow> = model_entries
+        .iter()
+        .zip(&model_runs)
+        .map(|(&(entry, groups), runs)| {
+            let sched = |r: &workload::RunResult| r.locks.iter().find(|l| l.name == "sched").cloned();
+            // The lock counters cover the on windows of a toggled run: per request of those windows.
+            let per_io = |r: &workload::RunResult| {
+                let requests_on = r.lockstat_toggle.as_ref().map_or(r.kiops * 1e3 * r.measured_s, |t| t.kiops_on * 1e3 * t.on_s);
+                sched(r).filter(|_| requests_on > 0.0).map(|l| l.contentions as f64 / requests_on)
+            };
+            ModelRow {
+                entry,
+                groups,
+                kiops: Spread::of(runs.iter().map(|r| r.kiops).collect()),
+                cpu_per_io_us: Spread::of(
+                    runs.iter().filter_map(|r| r.cpu_busy_pct.filter(|_| r.kiops > 0.0).map(|p| p / 100.0 * r.threads as f64 / (r.kiops * 1e3) * 1e6)).collect(),
+                ),
+                sched_contentions_per_io: spread_of(runs, per_io),
+                sched_wait_avg_ns: {
+                    let v: Vec<f64> = runs.iter().filter_map(sched).filter(|l| l.contentions > 0).map(|l| l.wait_ns.avg).collect();
+                    (!v.is_empty()).then(|| median(&v))
+                },
+                consistent: runs.iter().all(|r| r.consistent),
+                stats_share_of_scheduler_pct: None,
+            }
+        })
+        .collect();
+
+    // Profiles: one perf run per kernel configuration, one profiled model run per statistics row.
+    if cfg.profile && !interrupted {
+        let tmp = tempfile::tempdir().map_err(|e| ExperimentError::run_failed(format!("cannot make a temporary directory: {e}")))?;
+        for row in kernel.iter_mut() {
+            if stop.load(Ordering::Relaxed) {
+                interrupted = true;
+                break;
+            }
+            let label = format!("profile: kernel {}", row.config.name());
+            observer.event(Event::Step { done, label: &label });
+            done += 1;
+            let data = tmp.path().join(format!("{}.data", row.config.name()));
+            let profiled = rig.set_scheduler(row.config).and_then(|()| {
+                let rec = Recorder::perf(&data)?;
+                let run = rig.fio_run(cfg, row.config, cfg.rounds, stop);
+                rec.finish()?;
+                run?;
+                let script = Command::new("perf")
+                    .args(["script", "-F", "comm,pid,tid,cpu,time,event,ip,sym", "-i"])
+                    .arg(&data)
+                    .stderr(Stdio::null())
+                    .output()
+                    .map_err(|e| format!("cannot run perf script: {e}"))?;
+                let mut folded = profile::fold_perf_script(&String::from_utf8_lossy(&script.stdout))?;
+                folded.frequency = 499;
+                Ok(folded)
+            });
+            match profiled {
+                Ok(folded) => {
+                    row.profile = Some(profile::KernelShares::of(&folded));
+                    if let Some(dir) = &cfg.flamegraph_dir {
+                        // A missing directory is made now (it was checked before any work).
+                        let _ = std::fs::create_dir_all(dir);
+                        let path = dir.join(format!("kernel-{}.svg", row.config.name()));
+                        let mut svg = Vec::new();
+                        let title = format!("kernel {}: {} jobs, {} {}, iodepth {}", row.config.name(), cfg.threads, cfg.rw.name(), cfg.bs_sectors * 512, cfg.iodepth);
+                        match crate::profile::write_flamegraph(&folded, &title, &env.device, &mut svg)
+                            .and_then(|()| crate::output::OutputFile::check(&path).and_then(|o| o.write(&svg)))
+                        {
+                            Ok(()) => row.flamegraph = Some(path),
+                            Err(e) => failures.push(format!("flamegraph of kernel {}: {e}", row.config.name())),
+                        }
+                    }
+                }
+                Err(e) => failures.push(format!("profile of kernel {}: {e}", row.config.name())),
+            }
+        }
+        for row in model.iter_mut().filter(|m| m.entry != "none" && m.entry != "no-stats+lists" && m.groups == 0) {
+            if stop.load(Ordering::Relaxed) {
+                interrupted = true;
+                break;
+            }
+            let label = format!("profile: model {}", row.entry);
+            observer.event(Event::Step { done, label: &label });
+            done += 1;
+            let mut mcfg = cfg.model_config(row.entry, 0, model_outside_ns);
+            mcfg.lockstat = false;
+            mcfg.lockstat_toggle = None;
+            match crate::profile::profile_named(row.entry, &mcfg, stop, 999) {
+                Ok(p) => row.stats_share_of_scheduler_pct = Some(p.shares.stats_of_work()),
+                Err(e) => failures.push(format!("profile of model {}: {e}", row.entry)),
+            }
+        }
+    }
+    observer.event(Event::Finished);
+    // Put everything back now (not at the end of the caller's printing).
+    let problems = rig.ledger.undo_all();
+    for p in problems {
+        failures.push(format!("clean-up: {p}"));
+    }
+    let side_by_side = side_by_side(&kernel, &model, cfg.groups);
+    for w in &warnings {
+        observer.event(Event::Warning(w));
+    }
+    Ok(KernelReport {
+        provenance: Provenance::collect(),
+        environment: env,
+        config: cfg.clone(),
+        model_outside_ns,
+        kernel,
+        model,
+        side_by_side,
+        warnings,
+        interrupted,
+        failures,
+    })
+}
+
+/// The figures a reader compares: the kernel's beside the model's matching ones.
+pub fn side_by_side(kernel: &[KernelRow], model: &[ModelRow], groups: usize) -> Vec<SideBySide> {
+    let k = |c: KernelSched| kernel.iter().find(|r| r.config == c && !r.runs.is_empty());
+    let m = |e: &str, g: usize| model.iter().find(|r| r.entry == e && r.groups == g && !r.kiops.runs.is_empty());
+    let ratio = |a: Option<f64>, b: Option<f64>| a.zip(b).filter(|(_, b)| *b > 0.0).map(|(a, b)| a / b);
+    let kk = |c| k(c).map(|r| r.kiops.median);
+    let mk = |e, g| m(e, g).map(|r| r.kiops.median);
+    let kcpu = |c| k(c).map(|r| r.cpu_per_io_us.median).filter(|v| *v > 0.0);
+    let mcpu = |e, g| m(e, g).map(|r| r.cpu_per_io_us.median).filter(|v| *v > 0.0);
+    let mut v = vec![
+        SideBySide { what: "bfq ÷ none (model: rstat+lists ÷ none), IOPS".into(), kernel: ratio(kk(KernelSched::Bfq), kk(KernelSched::None)), model: ratio(mk("rstat+lists", 0), mk("none", 0)), unit: "×" },
+        SideBySide { what: "bfq ÷ mq-deadline (model: rstat+lists ÷ no-stats+lists), IOPS".into(), kernel: ratio(kk(KernelSched::Bfq), kk(KernelSched::MqDeadline)), model: ratio(mk("rstat+lists", 0), mk("no-stats+lists", 0)), unit: "×" },
+    ];
+    if groups > 0 {
+        v.push(SideBySide {
+            what: format!("bfq with {groups} groups ÷ bfq (model: rstat+lists at {groups} groups ÷ at 0), IOPS"),
+            kernel: ratio(kk(KernelSched::BfqGroups), kk(KernelSched::Bfq)),
+            model: ratio(mk("rstat+lists", groups), mk("rstat+lists", 0)),
+            unit: "×",
+        });
+    }
+    v.push(SideBySide {
+        what: "extra CPU per I/O of bfq over none (model: rstat+lists over none)".into(),
+        kernel: kcpu(KernelSched::Bfq).zip(kcpu(KernelSched::None)).map(|(a, b)| a - b),
+        model: mcpu("rstat+lists", 0).zip(mcpu("none", 0)).map(|(a, b)| a - b),
+        unit: "µs",
+    });
+    v.push(SideBySide {
+        what: "scheduler lock: contended acquisitions per I/O, bfq (model: rstat+lists)".into(),
+        kernel: k(KernelSched::Bfq).and_then(|r| r.sched_contentions_per_io.as_ref()).map(|s| s.median),
+        model: m("rstat+lists", 0).and_then(|r| r.sched_contentions_per_io.as_ref()).map(|s| s.median),
+        unit: "per I/O",
+    });
+    v.push(SideBySide {
+        what: "scheduler lock: mean contended wait, bfq (model: rstat+lists)".into(),
+        kernel: k(KernelSched::Bfq).and_then(|r| r.sched_wait_avg_ns),
+        model: m("rstat+lists", 0).and_then(|r| r.sched_wait_avg_ns),
+        unit: "ns",
+    });
+    v.push(SideBySide {
+        what: "group statistics' share of the scheduler's work, bfq (model: rstat+lists)".into(),
+        kernel: k(KernelSched::Bfq).and_then(|r| r.profile.as_ref()).and_then(|p| p.stats_share_of_scheduler_pct),
+        model: m("rstat+lists", 0).and_then(|r| r.stats_share_of_scheduler_pct),
+        unit: "%",
+    });
+    v.push(SideBySide {
+        what: "group statistics' share of the scheduler's work, bfq (model: debug-off+lists)".into(),
+        kernel: k(KernelSched::Bfq).and_then(|r| r.profile.as_ref()).and_then(|p| p.stats_share_of_scheduler_pct),
+        model: m("debug-off+lists", 0).and_then(|r| r.stats_share_of_scheduler_pct),
+        unit: "%",
+    });
+    v
+}
+
+/// Puts back what dead runs left (`schedlab kernel --cleanup`): one line per thing put back, and
+/// the problems.
+pub fn cleanup() -> Result<Vec<String>, ExperimentError> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(ExperimentError::bad_input("schedlab kernel --cleanup needs root"));
+    }
+    let (done, problems) = system::cleanup_stale();
+    if let Some(p) = problems.first() {
+        return Err(ExperimentError::run_failed(format!("clean-up: {p} ({} problem(s))", problems.len())));
+    }
+    Ok(done)
+}

@@ -1,0 +1,187 @@
+//! Where the kernel's CPU time goes: `perf record -a -g` over one fio run, `perf script` folded
+//! into stacks ("comm;outer;...;inner count", the format of the project's own flamegraphs, drawn
+//! by `crate::profile::write_flamegraph`), and the shares of BFQ's and the group statistics'
+//! frames.
+
+use crate::profile::Folded;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Folds `perf script` output (header line, then one frame a line, innermost first, then a blank
+/// line). The process name is the outermost frame; addresses and offsets are dropped.
+pub fn fold_perf_script(text: &str) -> Result<Folded, String> {
+    let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
+    let mut comm: Option<String> = None;
+    let mut frames: Vec<String> = Vec::new();
+    let mut flush = |comm: &mut Option<String>, frames: &mut Vec<String>| {
+        if let Some(c) = comm.take() {
+            let mut stack = c.replace(';', ":");
+            for f in frames.iter().rev() {
+                stack.push(';');
+                stack.push_str(f);
+            }
+            *stacks.entry(stack).or_insert(0) += 1;
+        }
+        frames.clear();
+    };
+    let mut headers = 0usize;
+    for line in text.lines() {
+        if line.trim().is_empty() {
+            flush(&mut comm, &mut frames);
+            continue;
+        }
+        if line.starts_with(char::is_whitespace) {
+            if comm.is_none() {
+                continue;
+            }
+            let mut parts = line.split_whitespace();
+            let _addr = parts.next();
+            let rest: Vec<&str> = parts.collect();
+            // "sym+0x1f (dso)" or "sym (dso)" or "[unknown] ([kernel.kallsyms])"
+            let sym = rest.iter().take_while(|p| !p.starts_with('(')).copied().collect::<Vec<_>>().join(" ");
+            let sym = sym.split("+0x").next().unwrap_or(&sym).trim();
+            frames.push(if sym.is_empty() { "[unknown]".to_string() } else { sym.replace(';', ":") });
+        } else {
+            flush(&mut comm, &mut frames);
+            headers += 1;
+            // "comm  pid/tid  [cpu]  time: event:" — the command name may hold spaces: it ends
+            // where the first field made of digits (and a '/') starts.
+            let tokens: Vec<&str> = line.split_whitespace().collect();
+            let end = tokens.iter().position(|t| t.chars().all(|c| c.is_ascii_digit() || c == '/') && t.chars().any(|c| c.is_ascii_digit()));
+            let name = match end {
+                Some(0) | None => tokens.first().copied().unwrap_or("[unknown]").to_string(),
+                Some(e) => tokens[..e].join(" "),
+            };
+            comm = Some(name);
+        }
+    }
+    flush(&mut comm, &mut frames);
+    if headers == 0 {
+        return Err("perf script printed no sample".into());
+    }
+    Ok(Folded { stacks, ..Folded::default() })
+}
+
+/// Whether a kernel function is BFQ's (bfq-iosched.c, bfq-wf2q.c, bfq-cgroup.c).
+pub fn is_bfq(frame: &str) -> bool {
+    frame.starts_with("bfq_") || frame.starts_with("bfqg_") || frame.starts_with("bfqq_") || frame.starts_with("__bfq")
+}
+
+/// Whether a kernel function updates or flushes group statistics: BFQ's own (`bfqg_stats_*`,
+/// the legacy io_service_bytes/io_serviced) or blk-cgroup's (`blk_cgroup_bio_start`, the rstat
+/// iostat and its flush, `blkg_rwstat_*`).
+pub fn is_group_stats(frame: &str) -> bool {
+    frame.starts_with("bfqg_stats")
+        || frame.starts_with("blkg_rwstat")
+        || frame.starts_with("blk_cgroup_bio_start")
+        || (frame.starts_with("blkcg_") && frame.contains("stat"))
+        || (frame.starts_with("blkg_") && frame.contains("stat"))
+        || frame.starts_with("__blkcg_rstat")
+}
+
+/// The scheduler lock's spinning, as the flamegraph shows it.
+fn is_spin(frame: &str) -> bool {
+    frame.contains("queued_spin_lock_slowpath")
+}
+
+/// What a kernel profile says about the scheduler's share of the CPU.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct KernelShares {
+    /// Samples of busy CPUs (the idle task's left out): the base of every share below.
+    pub samples: u64,
+    /// Samples with a BFQ frame (its statistics included), % of all samples.
+    pub bfq_pct: f64,
+    /// Samples with a group-statistics frame (BFQ's or blk-cgroup's), % of all.
+    pub group_stats_pct: f64,
+    /// Samples spinning on a lock under a BFQ frame, % of all.
+    pub bfq_lock_spin_pct: f64,
+    /// Group statistics' share of the scheduler's work: statistics samples ÷ samples with a BFQ
+    /// or a statistics frame that are not spinning on a lock, %. The model's counterpart is
+    /// `stats_of_work` of its profile (lock acquiring and waiting left out there too).
+    pub stats_share_of_scheduler_pct: Option<f64>,
+    /// The heaviest statistics functions (leaf-most statistics frame), samples.
+    pub stats_functions: Vec<(String, u64)>,
+}
+
+impl KernelShares {
+    pub fn of(folded: &Folded) -> KernelShares {
+        let (mut total, mut bfq, mut stats, mut either, mut spin) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        let mut by_fn: BTreeMap<String, u64> = BTreeMap::new();
+        for (stack, &n) in &folded.stacks {
+            let frames: Vec<&str> = stack.split(';').collect();
+            // An idle CPU (the idle task, `swapper/N`) is not time anybody spent.
+            if frames.first().is_some_and(|comm| comm.starts_with("swapper")) {
+                continue;
+            }
+            total += n;
+            let has_bfq = frames.iter().any(|f| is_bfq(f));
+            let stats_frame = frames.iter().rev().find(|f| is_group_stats(f));
+            if has_bfq {
+                bfq += n;
+            }
+            if let Some(f) = stats_frame {
+                stats += n;
+                *by_fn.entry(f.to_string()).or_insert(0) += n;
+            }
+            let spinning = frames.iter().any(|f| is_spin(f));
+            // The scheduler's work: its frames and the statistics', less the lock's spinning
+            // (as the model's `stats_of_work` leaves lock acquiring and waiting out).
+            if (has_bfq || stats_frame.is_some()) && !spinning {
+                either += n;
+            }
+            if has_bfq && spinning {
+                spin += n;
+            }
+        }
+        let pct = |n: u64| if total == 0 { 0.0 } else { 100.0 * n as f64 / total as f64 };
+        let mut stats_functions: Vec<_> = by_fn.into_iter().collect();
+        stats_functions.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        stats_functions.truncate(6);
+        KernelShares {
+            samples: total,
+            bfq_pct: pct(bfq),
+            group_stats_pct: pct(stats),
+            bfq_lock_spin_pct: pct(spin),
+            // Only where BFQ ran: without it, blk-cgroup's own statistics are no scheduler's.
+            stats_share_of_scheduler_pct: (bfq > 0 && either > 0).then(|| 100.0 * stats as f64 / either as f64),
+            stats_functions,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn perf_script_blocks_fold_into_outermost_first_stacks() {
+        let text = "fio  8050/8050  [001]   320.246305: cpu-clock:ppp: \n\tffffffff8163bb71 bfqg_stats_update_legacy_io+0x1f ([kernel.kallsyms])\n\tffffffff81675fb6 bfq_insert_requests ([kernel.kallsyms])\n\t6df9 [unknown] (/usr/bin/fio)\n\nkworker/1:1H-kb    44/44    [001]   320.248309: cpu-clock:ppp: \n\tffffffff8130f5b3 read_tsc\n\n";
+        let f = fold_perf_script(text).unwrap();
+        assert_eq!(f.samples(), 2);
+        assert_eq!(f.stacks.get("fio;[unknown];bfq_insert_requests;bfqg_stats_update_legacy_io"), Some(&1));
+        assert_eq!(f.stacks.get("kworker/1:1H-kb;read_tsc"), Some(&1));
+        assert!(fold_perf_script("").is_err());
+    }
+
+    #[test]
+    fn shares_count_bfq_statistics_and_spinning_frames() {
+        let mut f = Folded::default();
+        f.stacks.insert("fio;bfq_insert_requests;bfqg_stats_update_legacy_io".into(), 2);
+        f.stacks.insert("fio;bfq_dispatch_request;_raw_spin_lock_irq;__pv_queued_spin_lock_slowpath".into(), 3);
+        f.stacks.insert("fio;submit_bio;blk_cgroup_bio_start".into(), 1);
+        f.stacks.insert("fio;read_tsc".into(), 4);
+        f.stacks.insert("swapper/0;do_idle;default_idle".into(), 100);
+        let s = KernelShares::of(&f);
+        assert_eq!(s.samples, 10);
+        assert!((s.bfq_pct - 50.0).abs() < 1e-9);
+        assert!((s.group_stats_pct - 30.0).abs() < 1e-9);
+        assert!((s.bfq_lock_spin_pct - 30.0).abs() < 1e-9);
+        // 3 statistics samples of 3 non-spinning scheduler samples.
+        assert!((s.stats_share_of_scheduler_pct.unwrap() - 100.0).abs() < 1e-9);
+        assert_eq!(s.stats_functions[0], ("bfqg_stats_update_legacy_io".to_string(), 2));
+        // Without BFQ, blk-cgroup's statistics are no scheduler's share.
+        let mut none = Folded::default();
+        none.stacks.insert("fio;submit_bio;blk_cgroup_bio_start".into(), 1);
+        assert_eq!(KernelShares::of(&none).stats_share_of_scheduler_pct, None);
+    }
+}

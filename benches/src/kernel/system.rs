@@ -1,0 +1,674 @@
+//! What `schedlab kernel` changes on the machine, and how every change is put back.
+//!
+//! Every change is written to a ledger (`/run/schedlab-kernel/<pid>.json`) *before* it is made,
+//! so that whatever stops the process, the next run (or `schedlab kernel --cleanup`) finds it:
+//!
+//! | change | put back by |
+//! | --- | --- |
+//! | a sparse backing file in a tmpfs (`/dev/shm/schedlab-kernel-<pid>.img`) | removing it |
+//! | a loop device over it | `losetup -d` (deferred by the kernel while an orphaned fio holds it) |
+//! | a device's scheduler and its iosched knobs (`--device`) | writing the old values back |
+//! | cgroups `schedlab-kernel-<pid>/…` (blkio v1 or io v2, and v1's cpuacct for accounting) | killing what runs in them, then `rmdir` |
+//!
+//! The loop devices and files are also found without a ledger, by their names; the cgroups by
+//! theirs. A run cleans up what a dead process of its own kind left (the owning pid is in every
+//! name) and never touches what a live one holds. fio, bpftrace and perf are started with
+//! `PR_SET_PDEATHSIG`, so that they end with the process that started them.
+
+use serde::{Deserialize, Serialize};
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Where ledgers live.
+pub const STATE_DIR: &str = "/run/schedlab-kernel";
+/// Every name this tool gives (files, cgroups) starts with this, followed by the owner's pid.
+pub const PREFIX: &str = "schedlab-kernel-";
+/// The tmpfs that holds backing files.
+pub const TMPFS_DIR: &str = "/dev/shm";
+
+/// One change, recorded before it is made.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Change {
+    BackingFile { path: PathBuf },
+    LoopDevice { device: PathBuf },
+    /// A queue's scheduler and its knobs as they were: the scheduler is written back first (a
+    /// switch resets the knobs), then each knob.
+    QueueState { queue: PathBuf, scheduler: String, knobs: Vec<(String, String)> },
+    Cgroup { path: PathBuf },
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Change::BackingFile { path } => write!(f, "backing file {}", path.display()),
+            Change::LoopDevice { device } => write!(f, "loop device {}", device.display()),
+            Change::QueueState { queue, scheduler, knobs } => write!(f, "{}: scheduler {scheduler} and {} knob(s)", queue.display(), knobs.len()),
+            Change::Cgroup { path } => write!(f, "cgroup {}", path.display()),
+        }
+    }
+}
+
+/// The ledger of this process's changes.
+#[derive(Debug)]
+pub struct Ledger {
+    path: PathBuf,
+    changes: Vec<Change>,
+}
+
+fn pid_alive(pid: u32) -> bool {
+    // SAFETY: kill with signal 0 only checks that the process exists; no memory is involved.
+    let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The owner pid in a name made by this tool (`schedlab-kernel-1234`, `...-1234.img`).
+fn owner_of(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(PREFIX)?;
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().ok()
+}
+
+impl Ledger {
+    /// Opens this process's ledger (empty).
+    pub fn create() -> Result<Ledger, String> {
+        std::fs::create_dir_all(STATE_DIR).map_err(|e| format!("cannot create {STATE_DIR}: {e}"))?;
+        let ledger = Ledger { path: Path::new(STATE_DIR).join(format!("{}.json", std::process::id())), changes: Vec::new() };
+        ledger.save()?;
+        Ok(ledger)
+    }
+
+    fn save(&self) -> Result<(), String> {
+        let text = serde_json::to_string_pretty(&self.changes).map_err(|e| e.to_string())?;
+        let tmp = self.path.with_extension("json.tmp");
+        std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &self.path)).map_err(|e| format!("cannot write the ledger {}: {e}", self.path.display()))
+    }
+
+    /// Records a change about to be made.
+    pub fn record(&mut self, change: Change) -> Result<(), String> {
+        self.changes.push(change);
+        self.save()
+    }
+
+    /// Puts back every change, newest first, and removes the ledger. Returns what could not be
+    /// put back (one line each).
+    pub fn undo_all(&mut self) -> Vec<String> {
+        let mut problems = Vec::new();
+        while let Some(change) = self.changes.pop() {
+            if let Err(e) = undo(&change) {
+                problems.push(e);
+            }
+            let _ = self.save();
+        }
+        let _ = std::fs::remove_file(&self.path);
+        problems
+    }
+}
+
+impl Drop for Ledger {
+    fn drop(&mut self) {
+        for p in self.undo_all() {
+            tracing::warn!("clean-up: {p}");
+        }
+    }
+}
+
+/// Puts back one change.
+fn undo(change: &Change) -> Result<(), String> {
+    match change {
+        Change::BackingFile { path } => match std::fs::remove_file(path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
+        },
+        Change::LoopDevice { device } => detach_loop(device),
+        Change::Cgroup { path } => remove_cgroup(path),
+        Change::QueueState { queue, scheduler, knobs } => {
+            if !queue.join("scheduler").exists() {
+                return Ok(());
+            }
+            std::fs::write(queue.join("scheduler"), scheduler).map_err(|e| format!("cannot restore {}'s scheduler to `{scheduler}`: {e}", queue.display()))?;
+            let mut failed = Vec::new();
+            for (knob, value) in knobs {
+                if std::fs::write(queue.join("iosched").join(knob), value).is_err() {
+                    failed.push(knob.as_str());
+                }
+            }
+            if failed.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("cannot restore {}'s iosched knobs {}", queue.display(), failed.join(", ")))
+            }
+        }
+    }
+}
+
+/// Records a queue's scheduler and its current knobs (see [`Change::QueueState`]).
+pub fn record_queue_state(ledger: &mut Ledger, queue: &Path) -> Result<(), String> {
+    let (_, scheduler) = schedulers(queue)?;
+    let mut knobs = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(queue.join("iosched")) {
+        for e in entries.flatten() {
+            use std::os::unix::fs::PermissionsExt;
+            let writable = e.metadata().is_ok_and(|m| m.permissions().mode() & 0o200 != 0);
+            if let (true, Ok(v)) = (writable, std::fs::read_to_string(e.path())) {
+                knobs.push((e.file_name().to_string_lossy().into_owned(), v.trim().to_string()));
+            }
+        }
+    }
+    ledger.record(Change::QueueState { queue: queue.to_path_buf(), scheduler: if scheduler.is_empty() { "none".into() } else { scheduler }, knobs })
+}
+
+/// Puts back this process's own changes from its ledger file, for a process about to exit without
+/// unwinding (a second signal): whatever the ledger recorded, newest first.
+pub fn undo_own_ledger() {
+    let path = Path::new(STATE_DIR).join(format!("{}.json", std::process::id()));
+    let Ok(text) = std::fs::read_to_string(&path) else { return };
+    let changes: Vec<Change> = serde_json::from_str(&text).unwrap_or_default();
+    for change in changes.iter().rev() {
+        let _ = undo(change);
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+fn detach_loop(device: &Path) -> Result<(), String> {
+    let Some(name) = device.file_name().and_then(|n| n.to_str()) else { return Ok(()) };
+    if !Path::new("/sys/block").join(name).join("loop").exists() {
+        return Ok(()); // not bound any more
+    }
+    let out = Command::new("losetup").arg("-d").arg(device).output().map_err(|e| format!("cannot run losetup: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("losetup -d {}: {}", device.display(), String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+/// Kills what runs in a cgroup (and its children), then removes them, deepest first.
+fn remove_cgroup(path: &Path) -> Result<(), String> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let mut dirs = vec![path.to_path_buf()];
+    let mut i = 0;
+    while i < dirs.len() {
+        if let Ok(entries) = std::fs::read_dir(&dirs[i]) {
+            for e in entries.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    dirs.push(e.path());
+                }
+            }
+        }
+        i += 1;
+    }
+    for dir in dirs.iter().rev() {
+        for attempt in 0..50 {
+            let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+            for pid in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+                // SAFETY: sending a signal involves no memory of ours; the pid was read from a
+                // cgroup this tool made, which only its own fio processes join.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            match std::fs::remove_dir(dir) {
+                Ok(()) => break,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                Err(e) => {
+                    if attempt == 49 {
+                        return Err(format!("cannot remove cgroup {}: {e}", dir.display()));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Which cgroup hierarchy holds the I/O controller.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum CgroupIo {
+    /// cgroup v1: the blkio hierarchy's mount point; cpuacct's, if mounted separately.
+    V1 { blkio: PathBuf, cpuacct: Option<PathBuf> },
+    /// cgroup v2: the unified mount point (with `io` available).
+    V2 { root: PathBuf },
+}
+
+impl CgroupIo {
+    pub fn version(&self) -> &'static str {
+        match self {
+            CgroupIo::V1 { .. } => "v1 (blkio)",
+            CgroupIo::V2 { .. } => "v2 (io)",
+        }
+    }
+}
+
+/// Finds the I/O controller's hierarchy from /proc/mounts.
+pub fn find_cgroup_io() -> Option<CgroupIo> {
+    let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
+    let (mut blkio, mut cpuacct, mut v2) = (None, None, None);
+    for line in mounts.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 4 {
+            continue;
+        }
+        let opts: Vec<&str> = f[3].split(',').collect();
+        match f[2] {
+            "cgroup" if opts.contains(&"blkio") => blkio = Some(PathBuf::from(f[1])),
+            "cgroup" if opts.contains(&"cpuacct") => cpuacct = Some(PathBuf::from(f[1])),
+            "cgroup2" => {
+                let controllers = std::fs::read_to_string(Path::new(f[1]).join("cgroup.controllers")).unwrap_or_default();
+                if controllers.split_whitespace().any(|c| c == "io") {
+                    v2 = Some(PathBuf::from(f[1]));
+                }
+            }
+            _ => {}
+        }
+    }
+    match (blkio, v2) {
+        (Some(blkio), _) => Some(CgroupIo::V1 { blkio, cpuacct }),
+        (None, Some(root)) => Some(CgroupIo::V2 { root }),
+        _ => None,
+    }
+}
+
+/// The directories every cleanup scan looks in for cgroups named [`PREFIX`]`<pid>`.
+fn cgroup_roots() -> Vec<PathBuf> {
+    match find_cgroup_io() {
+        Some(CgroupIo::V1 { blkio, cpuacct }) => std::iter::once(blkio).chain(cpuacct).collect(),
+        Some(CgroupIo::V2 { root }) => vec![root],
+        None => Vec::new(),
+    }
+}
+
+/// Finds and removes what dead runs left: their ledgers' changes, loop devices over their
+/// backing files, the files, their cgroups. Returns one line per thing put back, and one per
+/// problem.
+pub fn cleanup_stale() -> (Vec<String>, Vec<String>) {
+    let (mut done, mut problems) = (Vec::new(), Vec::new());
+    let me = std::process::id();
+    let dead = |pid: u32| pid != me && !pid_alive(pid);
+    // 1. Ledgers of dead processes: every change they recorded (scheduler settings of a
+    //    `--device` first of all: nothing else would find those).
+    if let Ok(entries) = std::fs::read_dir(STATE_DIR) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name.strip_suffix(".json").and_then(|p| p.parse::<u32>().ok()) else { continue };
+            if !dead(pid) {
+                continue;
+            }
+            let changes: Vec<Change> = std::fs::read_to_string(e.path()).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+            for change in changes.iter().rev() {
+                match undo(change) {
+                    Ok(()) => done.push(format!("put back {change} (left by pid {pid})")),
+                    Err(p) => problems.push(p),
+                }
+            }
+            let _ = std::fs::remove_file(e.path());
+            let _ = std::fs::remove_file(e.path().with_extension("json.tmp"));
+        }
+    }
+    // 2. Loop devices over a backing file of a dead run, even without a ledger entry.
+    if let Ok(entries) = std::fs::read_dir("/sys/block") {
+        for e in entries.flatten() {
+            let backing = std::fs::read_to_string(e.path().join("loop/backing_file")).unwrap_or_default();
+            let backing = backing.trim();
+            let file = Path::new(backing).file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if let Some(pid) = owner_of(file).filter(|&p| dead(p)) {
+                let device = Path::new("/dev").join(e.file_name());
+                match detach_loop(&device) {
+                    Ok(()) => done.push(format!("detached {} (left by pid {pid})", device.display())),
+                    Err(p) => problems.push(p),
+                }
+            }
+        }
+    }
+    // 3. Backing files.
+    if let Ok(entries) = std::fs::read_dir(TMPFS_DIR) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = owner_of(&name).filter(|&p| dead(p)) {
+                match std::fs::remove_file(e.path()) {
+                    Ok(()) => done.push(format!("removed {} (left by pid {pid})", e.path().display())),
+                    Err(err) => problems.push(format!("cannot remove {}: {err}", e.path().display())),
+                }
+            }
+        }
+    }
+    // 4. Cgroups.
+    for root in cgroup_roots() {
+        if let Ok(entries) = std::fs::read_dir(&root) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if let Some(pid) = owner_of(&name).filter(|&p| dead(p)) {
+                    match remove_cgroup(&e.path()) {
+                        Ok(()) => done.push(format!("removed cgroup {} (left by pid {pid})", e.path().display())),
+                        Err(p) => problems.push(p),
+                    }
+                }
+            }
+        }
+    }
+    (done, problems)
+}
+
+/// The queue directory of a block device (`/sys/block/<name>/queue`).
+pub fn queue_dir(device: &Path) -> Result<PathBuf, String> {
+    let canonical = std::fs::canonicalize(device).map_err(|e| format!("{}: {e}", device.display()))?;
+    let name = canonical.file_name().and_then(|n| n.to_str()).ok_or_else(|| format!("{}: not a block device", device.display()))?;
+    let dir = Path::new("/sys/block").join(name).join("queue");
+    if dir.join("scheduler").exists() {
+        Ok(dir)
+    } else {
+        Err(format!("{}: not a whole block device with a scheduler (no {})", device.display(), dir.join("scheduler").display()))
+    }
+}
+
+/// The schedulers a queue offers and the one in use (`none mq-deadline [bfq]`).
+pub fn schedulers(queue: &Path) -> Result<(Vec<String>, String), String> {
+    let text = std::fs::read_to_string(queue.join("scheduler")).map_err(|e| format!("cannot read {}: {e}", queue.join("scheduler").display()))?;
+    let mut all = Vec::new();
+    let mut current = String::new();
+    for w in text.split_whitespace() {
+        let name = w.trim_start_matches('[').trim_end_matches(']');
+        if w.starts_with('[') {
+            current = name.to_string();
+        }
+        all.push(name.to_string());
+    }
+    Ok((all, current))
+}
+
+/// Whether a block device (or one of its partitions) holds a mounted filesystem or swap: the
+/// mount point, or "swap".
+pub fn mounted(device: &Path) -> Result<Option<String>, String> {
+    use std::os::unix::fs::MetadataExt;
+    let rdev = std::fs::metadata(device).map_err(|e| format!("{}: {e}", device.display()))?.rdev();
+    let mut ids = vec![format!("{}:{}", libc::major(rdev), libc::minor(rdev))];
+    let name = std::fs::canonicalize(device).ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_default();
+    if let Ok(children) = std::fs::read_dir(Path::new("/sys/block").join(&name)) {
+        for c in children.flatten() {
+            if c.path().join("partition").exists() {
+                if let Ok(dev) = std::fs::read_to_string(c.path().join("dev")) {
+                    ids.push(dev.trim().to_string());
+                }
+            }
+        }
+    }
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").map_err(|e| format!("cannot read mountinfo: {e}"))?;
+    for line in mounts.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() >= 5 && ids.iter().any(|id| id == f[2]) {
+            return Ok(Some(f[4].to_string()));
+        }
+    }
+    let target = std::fs::canonicalize(device).ok();
+    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    if swaps.lines().skip(1).any(|l| l.split_whitespace().next().is_some_and(|d| std::fs::canonicalize(d).ok() == target)) {
+        return Ok(Some("swap".into()));
+    }
+    Ok(None)
+}
+
+/// The loop device made for a run and the file behind it.
+#[derive(Clone, Debug, Serialize)]
+pub struct LoopDevice {
+    pub device: PathBuf,
+    pub backing: PathBuf,
+    pub size_bytes: u64,
+    /// The loop device reads its file with direct I/O (tmpfs takes O_DIRECT since 6.6).
+    pub direct_io: bool,
+}
+
+/// Makes a sparse file in the tmpfs and a loop device over it (direct I/O where the kernel
+/// takes it), recording both first.
+pub fn make_loop_device(ledger: &mut Ledger, size_bytes: u64) -> Result<LoopDevice, String> {
+    let backing = Path::new(TMPFS_DIR).join(format!("{PREFIX}{}.img", std::process::id()));
+    ledger.record(Change::BackingFile { path: backing.clone() })?;
+    let file = std::fs::File::create(&backing).map_err(|e| format!("cannot create {}: {e}", backing.display()))?;
+    file.set_len(size_bytes).map_err(|e| format!("cannot size {}: {e}", backing.display()))?;
+    drop(file);
+    let out = Command::new("losetup")
+        .args(["-f", "--show", "--direct-io=on"])
+        .arg(&backing)
+        .output()
+        .map_err(|e| format!("cannot run losetup: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("losetup -f: {}", String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    let device = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    // Recorded right after: a process killed in between leaves a device that the scan by backing
+    // file name finds (cleanup_stale).
+    ledger.record(Change::LoopDevice { device: device.clone() })?;
+    let name = device.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+    let direct_io = std::fs::read_to_string(Path::new("/sys/block").join(&name).join("loop/dio")).is_ok_and(|s| s.trim() == "1");
+    Ok(LoopDevice { device, backing, size_bytes, direct_io })
+}
+
+/// Whether a free loop device can be had (`losetup -f` finds one, or loop-control can add one).
+pub fn free_loop_device() -> Result<(), String> {
+    let out = Command::new("losetup").arg("-f").output().map_err(|e| format!("cannot run losetup (util-linux / mount package): {e}"))?;
+    if out.status.success() && !out.stdout.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("no free loop device: {}", String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+/// The cgroups of a run: a parent named after the pid, and N children (groups).
+#[derive(Clone, Debug, Serialize)]
+pub struct Cgroups {
+    pub io: CgroupIo,
+    /// The parent in the I/O hierarchy.
+    pub parent: PathBuf,
+    /// The groups, in order.
+    pub groups: Vec<PathBuf>,
+    /// The accounting cgroup every fio process joins (v1: cpuacct; v2: the parent), for its CPU
+    /// time and so that clean-up finds every process.
+    pub accounting: Option<PathBuf>,
+}
+
+/// Makes the parent cgroup and `groups` children with the weights given in turn (BFQ's weight
+/// file: `blkio.bfq.weight` in v1, `io.bfq.weight` in v2), recording each before it is made.
+pub fn make_cgroups(ledger: &mut Ledger, io: &CgroupIo, groups: usize, weights: &[u64]) -> Result<Cgroups, String> {
+    let name = format!("{PREFIX}{}", std::process::id());
+    let mkdir = |ledger: &mut Ledger, path: PathBuf| -> Result<PathBuf, String> {
+        ledger.record(Change::Cgroup { path: path.clone() })?;
+        match std::fs::create_dir(&path) {
+            Ok(()) => Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(path),
+            Err(e) => Err(format!("cannot create cgroup {}: {e}", path.display())),
+        }
+    };
+    let (parent, accounting, weight_file) = match io {
+        CgroupIo::V1 { blkio, cpuacct } => {
+            let parent = mkdir(ledger, blkio.join(&name))?;
+            let accounting = match cpuacct {
+                Some(c) if c != blkio => Some(mkdir(ledger, c.join(&name))?),
+                _ => None,
+            };
+            (parent, accounting, "blkio.bfq.weight")
+        }
+        CgroupIo::V2 { root } => {
+            let parent = mkdir(ledger, root.join(&name))?;
+            if groups > 0 {
+                std::fs::write(parent.join("cgroup.subtree_control"), "+io").map_err(|e| format!("cannot enable io in {}: {e}", parent.display()))?;
+            }
+            (parent.clone(), Some(parent), "io.bfq.weight")
+        }
+    };
+    let mut out = Cgroups { io: io.clone(), parent: parent.clone(), groups: Vec::new(), accounting };
+    for i in 0..groups {
+        let g = mkdir(ledger, parent.join(format!("g{i}")))?;
+        let w = weights[i % weights.len()];
+        let wf = g.join(weight_file);
+        if wf.exists() {
+            std::fs::write(&wf, w.to_string()).map_err(|e| format!("cannot set {}: {e}", wf.display()))?;
+        }
+        out.groups.push(g);
+    }
+    Ok(out)
+}
+
+/// CPU time used by every process of the accounting cgroup so far, ns (v1 cpuacct.usage; v2
+/// cpu.stat's usage_usec).
+pub fn accounting_ns(cg: &Path) -> Option<u64> {
+    if let Ok(t) = std::fs::read_to_string(cg.join("cpuacct.usage")) {
+        return t.trim().parse().ok();
+    }
+    let stat = std::fs::read_to_string(cg.join("cpu.stat")).ok()?;
+    stat.lines().find_map(|l| l.strip_prefix("usage_usec ")).and_then(|v| v.trim().parse::<u64>().ok()).map(|us| us * 1000)
+}
+
+/// A command's child setup: join these cgroups (their `cgroup.procs`, opened before the fork)
+/// and die with the parent.
+pub struct ChildSetup {
+    procs: Vec<std::fs::File>,
+}
+
+impl ChildSetup {
+    pub fn new(cgroups: &[&Path]) -> Result<ChildSetup, String> {
+        let procs = cgroups
+            .iter()
+            .map(|c| {
+                std::fs::OpenOptions::new().write(true).open(c.join("cgroup.procs")).map_err(|e| format!("cannot open {}: {e}", c.join("cgroup.procs").display()))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(ChildSetup { procs })
+    }
+
+    /// Arranges for `cmd`'s child to join the cgroups and to die with this thread.
+    pub fn apply(&self, cmd: &mut Command) {
+        use std::os::unix::io::AsRawFd;
+        use std::os::unix::process::CommandExt;
+        let fds: Vec<i32> = self.procs.iter().map(|f| f.as_raw_fd()).collect();
+        // SAFETY: the closure runs in the child between fork and exec and calls only
+        // async-signal-safe functions (prctl, getppid, write, _exit) on values copied in before
+        // the fork; it allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+                for &fd in &fds {
+                    // "0": the writing process itself (v1 and v2).
+                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
+}
+
+/// Why this machine cannot run the kernel experiment, if it cannot: one line naming what to
+/// install or change.
+pub fn preflight(need_cgroups: bool, need_bpftrace: bool, device: Option<&Path>) -> Result<Option<CgroupIo>, String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("schedlab kernel needs root (it makes loop devices, switches schedulers, makes cgroups)".into());
+    }
+    for (tool, package) in [("fio", "fio"), ("perf", "linux-perf")] {
+        if !on_path(tool) {
+            return Err(format!("`{tool}` not found: install it (Debian: apt-get install {package})"));
+        }
+    }
+    if need_bpftrace && !on_path("bpftrace") {
+        return Err("`bpftrace` not found: install it (Debian: apt-get install bpftrace), or pass --contention off".into());
+    }
+    if need_bpftrace && !Path::new("/sys/kernel/tracing/events/lock/contention_begin").exists() && !Path::new("/sys/kernel/debug/tracing/events/lock/contention_begin").exists() {
+        // tracefs may just not be mounted yet.
+        let _ = Command::new("mount").args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"]).output();
+        if !Path::new("/sys/kernel/tracing/events/lock/contention_begin").exists() {
+            return Err("this kernel has no lock:contention_begin tracepoint (Linux 5.19 or later, tracefs mounted): pass --contention off".into());
+        }
+    }
+    match device {
+        Some(d) => {
+            if let Some(m) = mounted(d)? {
+                return Err(format!("{} holds a mounted filesystem ({m}): refused", d.display()));
+            }
+            let queue = queue_dir(d)?;
+            let (all, _) = schedulers(&queue)?;
+            if !all.iter().any(|s| s == "bfq") {
+                return Err(format!("no BFQ in this kernel for {} (schedulers: {}): modprobe bfq, or a kernel with CONFIG_IOSCHED_BFQ", d.display(), all.join(" ")));
+            }
+        }
+        None => {
+            if !on_path("losetup") {
+                return Err("`losetup` not found: install it (Debian: apt-get install mount)".into());
+            }
+            free_loop_device()?;
+            if !bfq_available() {
+                return Err("no BFQ in this kernel (no loop device offers it): modprobe bfq, or a kernel with CONFIG_IOSCHED_BFQ".into());
+            }
+            if !is_tmpfs(Path::new(TMPFS_DIR)) {
+                return Err(format!("{TMPFS_DIR} is not a tmpfs: give an existing device with --device"));
+            }
+        }
+    }
+    if need_cgroups {
+        return match find_cgroup_io() {
+            Some(io) => Ok(Some(io)),
+            None => Err("no cgroup hierarchy with the I/O controller is mounted (blkio v1 or io v2): run with --groups 0".into()),
+        };
+    }
+    Ok(find_cgroup_io())
+}
+
+/// Whether a loop device offers BFQ (any `/sys/block/loop*`: the scheduler list is the kernel's,
+/// not the device's; a built-in or loaded bfq shows on every one).
+fn bfq_available() -> bool {
+    let Ok(entries) = std::fs::read_dir("/sys/block") else { return false };
+    let mut any = false;
+    for e in entries.flatten() {
+        if e.file_name().to_string_lossy().starts_with("loop") {
+            any = true;
+            if let Ok((all, _)) = schedulers(&e.path().join("queue")) {
+                return all.iter().any(|s| s == "bfq");
+            }
+        }
+    }
+    // No loop device yet to ask: the module list is the next best witness.
+    !any && std::fs::read_to_string("/proc/modules").is_ok_and(|m| m.lines().any(|l| l.starts_with("bfq ")))
+}
+
+fn is_tmpfs(path: &Path) -> bool {
+    let Ok(c) = CString::new(path.as_os_str().as_encoded_bytes()) else { return false };
+    // SAFETY: all-zero is a valid statfs; statfs fills it for a NUL-terminated path that lives
+    // for the whole call.
+    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let rc = unsafe { libc::statfs(c.as_ptr(), &mut s) };
+    rc == 0 && s.f_type as i64 == 0x0102_1994
+}
+
+/// Whether `tool` is an executable on PATH.
+pub fn on_path(tool: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|p| {
+        std::env::split_paths(&p).any(|d| std::fs::metadata(d.join(tool)).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owners_are_read_from_names_this_tool_gives() {
+        assert_eq!(owner_of("schedlab-kernel-1234"), Some(1234));
+        assert_eq!(owner_of("schedlab-kernel-1234.img"), Some(1234));
+        assert_eq!(owner_of("schedlab-kernel-"), None);
+        assert_eq!(owner_of("other-1234"), None);
+    }
+
+    #[test]
+    fn changes_round_trip_through_the_ledger_format() {
+        let changes = vec![
+            Change::BackingFile { path: "/dev/shm/schedlab-kernel-1.img".into() },
+            Change::QueueState { queue: "/sys/block/loop0/queue".into(), scheduler: "none".into(), knobs: vec![("slice_idle".into(), "8".into())] },
+        ];
+        let text = serde_json::to_string(&changes).unwrap();
+        let back: Vec<Change> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, changes);
+    }
+}

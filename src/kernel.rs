@@ -1,0 +1,312 @@
+//! `schedlab kernel`: this machine's own BFQ beside the model (`schedlab_benches::kernel`). This
+//! file parses arguments, shows progress, prints the tables and writes the JSON.
+
+use crate::{check_output, exit, parse_bs, seconds, units, write_output, UsageError, INTERRUPT};
+use indicatif::{ProgressBar, ProgressStyle};
+use schedlab_benches::experiment::{Event, Observer};
+use schedlab_benches::kernel::{self, KernelConfig, KernelReport, ModelOutside};
+use schedlab_benches::workload::Rw;
+use schedlab_core::LockKind;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct KernelArgs {
+    /// Jobs: fio's numjobs and the model's threads, 1..=256.
+    #[arg(long, default_value_t = 2, value_parser = units::count::<1, 256>, allow_negative_numbers = true)]
+    threads: u64,
+    /// Measured time of each run: seconds or a duration (more than 0, at most an hour).
+    #[arg(long, default_value = "2", value_parser = units::seconds, allow_hyphen_values = true)]
+    duration: f64,
+    /// Time run before measuring, every run (fio's ramp_time).
+    #[arg(long, default_value = "0.25", value_parser = units::seconds, allow_hyphen_values = true)]
+    ramp: f64,
+    /// Rounds, 1..=100; each runs every configuration and model row once, in a rotated order.
+    #[arg(long, default_value_t = 3, value_parser = units::count::<1, 100>, allow_negative_numbers = true)]
+    rounds: u64,
+    /// Groups, 0..=64: cgroups for the `bfq-groups` configuration (jobs in turn), groups for the
+    /// model's grouped rows; 0 leaves both out.
+    #[arg(long, default_value_t = 4, value_parser = units::count::<0, 64>, allow_negative_numbers = true)]
+    groups: u64,
+    /// Group weights, assigned in turn (1..=1000 each).
+    #[arg(long, default_value = "100,200,300")]
+    weights: String,
+    /// Access pattern: randread, randwrite, read, write (writes only to a loop device made here).
+    #[arg(long, default_value = "randread")]
+    rw: String,
+    /// Block size: 512 to 128k.
+    #[arg(long, default_value = "4k")]
+    bs: String,
+    /// Requests each job keeps outstanding, 1..=1024.
+    #[arg(long, default_value_t = 32, value_parser = units::count::<1, 1024>, allow_negative_numbers = true)]
+    iodepth: u64,
+    /// fio's I/O engine: io_uring (batched submission, where the scheduler's cost shows) or psync.
+    #[arg(long, default_value = "io_uring")]
+    ioengine: String,
+    /// Size of the loop device's sparse backing file in the tmpfs, MiB (16..=65536).
+    #[arg(long, default_value_t = 1024, value_parser = units::count::<16, 65536>, allow_negative_numbers = true)]
+    size_mib: u64,
+    /// An existing block device instead of a loop device (only read from; refused when it holds
+    /// a mounted filesystem), e.g. /dev/nullb0.
+    #[arg(long)]
+    device: Option<std::path::PathBuf>,
+    /// Lock contention from the kernel's tracepoints (bpftrace, a second run per configuration
+    /// and round): on or off.
+    #[arg(long, default_value = "on")]
+    contention: String,
+    /// Leave out the perf profile (and flamegraph) of each kernel configuration.
+    #[arg(long)]
+    no_profile: bool,
+    /// Write each kernel configuration's flamegraph here (kernel-<config>.svg; a missing
+    /// directory is made).
+    #[arg(long)]
+    flamegraphs: Option<std::path::PathBuf>,
+    /// Leave out the model's rows.
+    #[arg(long)]
+    no_model: bool,
+    /// The model's lock kind (the kernel's qspinlock is a fair spinning lock).
+    #[arg(long, default_value = "fair-spin")]
+    model_lock: String,
+    /// The model's outside work per request: `kernel` (the kernel's none CPU time per I/O,
+    /// measured first) or ns (0..=1000000000).
+    #[arg(long, default_value = "kernel")]
+    model_outside_ns: String,
+    /// Write both halves, with provenance, to this JSON file.
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
+    /// Only put back what an earlier run that was killed left (loop devices, files, cgroups,
+    /// scheduler settings), then exit.
+    #[arg(long)]
+    cleanup: bool,
+}
+
+fn config(args: &KernelArgs) -> Result<KernelConfig, UsageError> {
+    let rw = Rw::from_name(&args.rw).ok_or_else(|| UsageError(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", args.rw)))?;
+    let weights = args
+        .weights
+        .split(',')
+        .map(|w| w.trim().parse::<u64>().ok().filter(|w| (1..=1000).contains(w)).ok_or_else(|| UsageError(format!("--weights must be numbers 1..=1000, got `{w}`"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ioengine = match args.ioengine.as_str() {
+        "io_uring" => "io_uring",
+        "psync" => "psync",
+        other => return Err(UsageError(format!("unknown --ioengine `{other}` (known: io_uring, psync)"))),
+    };
+    let contention = match args.contention.as_str() {
+        "on" => true,
+        "off" => false,
+        other => return Err(UsageError(format!("--contention must be on or off, got `{other}`"))),
+    };
+    let model_lock = LockKind::from_name(&args.model_lock).ok_or_else(|| UsageError(format!("unknown --model-lock `{}` (known: fair-spin, parking-lot)", args.model_lock)))?;
+    let model_outside = match args.model_outside_ns.as_str() {
+        "kernel" => ModelOutside::Kernel,
+        n => ModelOutside::Fixed(units::count::<0, 1_000_000_000>(n).map_err(|e| UsageError(format!("--model-outside-ns: {e} (or `kernel`)")))?),
+    };
+    if args.no_profile && args.flamegraphs.is_some() {
+        return Err(UsageError("--flamegraphs needs the profiles: leave out --no-profile".into()));
+    }
+    if let Some(dir) = &args.flamegraphs {
+        schedlab_benches::output::check_dir(dir).map_err(UsageError)?;
+    }
+    Ok(KernelConfig {
+        threads: args.threads as usize,
+        rw,
+        bs_sectors: parse_bs(&args.bs)?,
+        iodepth: args.iodepth as usize,
+        ioengine,
+        duration: seconds("duration", args.duration, false)?,
+        ramp: seconds("ramp", args.ramp, true)?,
+        rounds: args.rounds as usize,
+        groups: args.groups as usize,
+        weights,
+        size_bytes: args.size_mib << 20,
+        device: args.device.clone(),
+        contention,
+        profile: !args.no_profile,
+        flamegraph_dir: args.flamegraphs.clone(),
+        model: !args.no_model,
+        model_lock,
+        model_outside,
+    })
+}
+
+/// The progress bar and warnings on stderr.
+struct Progress {
+    bar: Option<ProgressBar>,
+}
+
+impl Observer for Progress {
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Planned { steps, estimated_s } => {
+                let bar = ProgressBar::new(steps as u64);
+                bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} runs, {elapsed} (about {msg})").unwrap_or_else(|_| ProgressStyle::default_bar()));
+                bar.set_message(format!("{:.0} s in all", estimated_s));
+                self.bar = Some(bar);
+            }
+            Event::Step { done, label } => {
+                if let Some(bar) = &self.bar {
+                    bar.set_position(done as u64);
+                    bar.set_message(label.to_string());
+                }
+                tracing::info!("{label}");
+            }
+            Event::Warning(w) => {
+                if let Some(bar) = &self.bar {
+                    bar.suspend(|| tracing::warn!("{w}"));
+                } else {
+                    tracing::warn!("{w}");
+                }
+            }
+            Event::Finished => {
+                if let Some(bar) = self.bar.take() {
+                    bar.finish_and_clear();
+                }
+            }
+        }
+    }
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{v:.digits$}"))
+}
+
+/// The tables.
+pub fn print(report: &KernelReport) {
+    let env = &report.environment;
+    outln!("schedlab kernel: {} | {}", env.kernel_release, env.device);
+    outln!("fio {} | {} | {} | cgroups {}", env.fio, env.perf, env.bpftrace.as_deref().unwrap_or("no contention recording"), env.cgroup.as_deref().unwrap_or("none"));
+    outln!("{}", report.provenance.one_line());
+    let c = &report.config;
+    outln!(
+        "{} jobs, {} {} B, iodepth {}, {}, {} rounds of {:.2} s (+{:.2} s ramp); model: {} lock, {} ns outside work per request{}",
+        c.threads,
+        c.rw.name(),
+        c.bs_sectors * 512,
+        c.iodepth,
+        c.ioengine,
+        c.rounds,
+        c.duration.as_secs_f64(),
+        c.ramp.as_secs_f64(),
+        c.model_lock,
+        report.model_outside_ns,
+        if c.model_outside == ModelOutside::Kernel { " (the kernel's none CPU per I/O)" } else { "" }
+    );
+    outln!();
+    outln!("kernel          KIOPS (min-max)          CPU/IO µs  sched-lock cont/IO  wait avg ns  wait max µs  other cont/IO  rec. cost  bfq %  stats %  stats of sched %");
+    for r in &report.kernel {
+        let p = r.profile.as_ref();
+        outln!(
+            "{:<15} {:>7.1} ({:>6.1}-{:>6.1})  {:>9}  {:>18}  {:>11}  {:>11}  {:>13}  {:>9}  {:>5}  {:>7}  {:>16}",
+            r.config.name(),
+            r.kiops.median,
+            r.kiops.min,
+            r.kiops.max,
+            opt(Some(r.cpu_per_io_us.median).filter(|v| *v > 0.0), 2),
+            opt(r.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
+            opt(r.sched_wait_avg_ns, 0),
+            opt(r.sched_wait_max_ns.map(|n| n as f64 / 1e3), 1),
+            opt(r.other_contentions_per_io.as_ref().map(|s| s.median), 3),
+            opt(r.recording_cost_pct, 1).to_string() + if r.recording_cost_pct.is_some() { "%" } else { "" },
+            opt(p.map(|p| p.bfq_pct), 1),
+            opt(p.map(|p| p.group_stats_pct), 1),
+            opt(p.and_then(|p| p.stats_share_of_scheduler_pct), 1),
+        );
+    }
+    if let Some(bfq) = report.kernel.iter().find(|r| r.config == kernel::KernelSched::Bfq) {
+        let callers: Vec<String> = bfq
+            .recorded
+            .iter()
+            .filter_map(|r| r.contention.as_ref())
+            .last()
+            .map(|c| c.scheduler_callers.iter().take(5).map(|(f, c)| format!("{f} {} ({:.1} µs avg)", c.contentions, c.wait_avg_ns() / 1e3)).collect())
+            .unwrap_or_default();
+        if !callers.is_empty() {
+            outln!("bfq's lock by caller (last recorded run): {}", callers.join(", "));
+        }
+        if let Some(p) = &bfq.profile {
+            let f: Vec<String> = p.stats_functions.iter().map(|(f, n)| format!("{f} {n}")).collect();
+            outln!("bfq's statistics frames (samples of {}): {}", p.samples, if f.is_empty() { "none".into() } else { f.join(", ") });
+        }
+    }
+    if !report.model.is_empty() {
+        outln!();
+        outln!("model                 groups  KIOPS (min-max)            CPU/IO µs  sched-lock cont/IO  wait avg ns  stats of sched %  consistent");
+        for m in &report.model {
+            outln!(
+                "{:<21} {:>6}  {:>8.1} ({:>7.1}-{:>7.1})  {:>9}  {:>18}  {:>11}  {:>16}  {}",
+                m.entry,
+                m.groups,
+                m.kiops.median,
+                m.kiops.min,
+                m.kiops.max,
+                opt(Some(m.cpu_per_io_us.median).filter(|v| *v > 0.0), 2),
+                opt(m.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
+                opt(m.sched_wait_avg_ns, 0),
+                opt(m.stats_share_of_scheduler_pct, 1),
+                if m.consistent { "yes" } else { "NO" }
+            );
+        }
+    }
+    outln!();
+    outln!("side by side                                                                          kernel      model");
+    for s in &report.side_by_side {
+        let digits = if s.unit == "×" || s.unit == "per I/O" { 3 } else { 1 };
+        outln!("{:<84} {:>9} {:>10}  {}", s.what, opt(s.kernel, digits), opt(s.model, digits), s.unit);
+    }
+    for f in &report.failures {
+        outln!("failed: {f}");
+    }
+    if report.interrupted {
+        outln!("interrupted: the rows above hold the runs that finished");
+    }
+}
+
+pub fn cmd(args: &KernelArgs) -> Result<u8, UsageError> {
+    if args.cleanup {
+        return match kernel::cleanup() {
+            Ok(done) => {
+                for d in &done {
+                    outln!("{d}");
+                }
+                if done.is_empty() {
+                    outln!("nothing left by an earlier run");
+                }
+                Ok(exit::OK)
+            }
+            Err(e) if e.exit_code() == exit::BAD_INPUT => Err(UsageError(e.message)),
+            Err(e) => {
+                tracing::error!("{e}");
+                Ok(e.exit_code())
+            }
+        };
+    }
+    let cfg = config(args)?;
+    let json_out = check_output(args.json.as_deref())?;
+    let mut progress = Progress { bar: None };
+    let report = match kernel::run(&cfg, &INTERRUPT, &mut progress) {
+        Ok(r) => r,
+        Err(e) if e.exit_code() == exit::BAD_INPUT => return Err(UsageError(e.message)),
+        Err(e) => {
+            tracing::error!("{e}");
+            return Ok(e.exit_code());
+        }
+    };
+    progress.event(Event::Finished);
+    print(&report);
+    let mut code = if report.failures.is_empty() { exit::OK } else { exit::RUN_FAILED };
+    if report.model.iter().any(|m| !m.consistent) && code == exit::OK {
+        code = exit::CHECK_FAILED;
+    }
+    if let Some(out) = &json_out {
+        let mut value = serde_json::to_value(&report).map_err(|e| UsageError(format!("cannot serialise the report: {e}")))?;
+        if let Some(obj) = value.as_object_mut() {
+            obj.insert("signal".into(), crate::signals::received().map(crate::signals::name).into());
+        }
+        let text = serde_json::to_string_pretty(&value).unwrap_or_default() + "\n";
+        if write_output(out, text.as_bytes()) {
+            outln!("wrote {}", out.path().display());
+        } else {
+            code = exit::WRITE_FAILED;
+        }
+    }
+    Ok(code)
+}
