@@ -13,6 +13,14 @@ echo "== cargo test --workspace --release"
 cargo test --workspace --release
 took "workspace tests"
 
+echo "== schedlab kernel on the real kernel (tests/cli_kernel.rs: its ignored tests)"
+if why=$(bash scripts/kernel-ready.sh); then
+  cargo test --release --test cli_kernel -- --ignored --test-threads=1
+else
+  echo "skipped: $why (the 5 tests on the real kernel stay ignored; install fio, linux-perf and bpftrace as root to run them)"
+fi
+took "kernel peer"
+
 if [ -d verify/tests ] && ls verify/tests/loom_*.rs >/dev/null 2>&1; then
   echo "== loom models (LOOM_MAX_PREEMPTIONS=2, debug assertions on)"
   CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 \

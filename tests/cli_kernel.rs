@@ -1,0 +1,271 @@
+//! `schedlab kernel` as a user meets it.
+//!
+//! The refusals run everywhere. The runs on the real kernel need root, a free loop device, BFQ,
+//! fio, perf and bpftrace: they are `#[ignore]`d, so that a machine without them reports them as
+//! ignored (never as passed), and `scripts/test.sh` runs them with `--ignored` where
+//! `scripts/kernel-ready.sh` finds all of it (saying why it skips them otherwise). Each checks
+//! that nothing of its run is left: no loop device over its file, no file, no cgroup, no ledger.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn schedlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).output().expect("the binary runs")
+}
+
+fn one_line_exit_2(out: &Output, what: &str) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{what}: not one line: {err}");
+    assert!(!err.contains("panicked"), "{what}: {err}");
+    err
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn bad_arguments_are_refused_before_any_work() {
+    let cases: &[&[&str]] = &[
+        &["kernel", "--threads", "0"],
+        &["kernel", "--contention", "maybe"],
+        &["kernel", "--ioengine", "libaio"],
+        &["kernel", "--rw", "trim"],
+        &["kernel", "--bs", "3"],
+        &["kernel", "--weights", "100,0"],
+        &["kernel", "--model-outside-ns", "-5"],
+        &["kernel", "--model-lock", "ticket"],
+        &["kernel", "--duration", "0"],
+        &["kernel", "--size-mib", "1"],
+        &["kernel", "--no-profile", "--flamegraphs", "/tmp"],
+        &["kernel", "--flamegraphs", "/proc/version/fg"],
+        &["kernel", "--json", "/nonexistent/dir/k.json"],
+        // Writes go only to a device this command made.
+        &["kernel", "--rw", "randwrite", "--device", "/dev/null"],
+    ];
+    for args in cases {
+        one_line_exit_2(&schedlab(args), &args.join(" "));
+    }
+}
+
+#[test]
+fn a_missing_tool_or_root_is_one_line_naming_what_to_install() {
+    // An empty PATH: no fio, no perf, no bpftrace.
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["kernel", "--rounds", "1"])
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    let err = one_line_exit_2(&out, "empty PATH");
+    if is_root() {
+        assert!(err.contains("`fio` not found") && err.contains("apt-get install fio"), "{err}");
+    } else {
+        assert!(err.contains("needs root"), "{err}");
+    }
+    // Perf missing, fio present: a PATH with a stand-in fio only.
+    let fio = empty.path().join("fio");
+    std::fs::write(&fio, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&fio, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(["kernel"]).env("PATH", empty.path()).output().unwrap();
+    let err = one_line_exit_2(&out, "no perf");
+    if is_root() {
+        assert!(err.contains("`perf` not found") && err.contains("linux-perf"), "{err}");
+    }
+}
+
+#[test]
+fn without_root_it_refuses() {
+    if !is_root() {
+        let err = one_line_exit_2(&schedlab(&["kernel"]), "not root");
+        assert!(err.contains("needs root"), "{err}");
+        return;
+    }
+    // As root: the same binary under another user, where setpriv exists and that user can run it.
+    let Some(setpriv) = ["/usr/bin/setpriv", "/bin/setpriv"].into_iter().find(|p| Path::new(p).exists()) else {
+        eprintln!("setpriv not installed: the non-root refusal is checked by the case above on non-root machines only");
+        return;
+    };
+    let out = Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_schedlab"), "kernel", "--cleanup"])
+        .output()
+        .unwrap();
+    if out.status.code() == Some(127) || out.status.code() == Some(126) {
+        eprintln!("user 65534 cannot run the binary here: {}", String::from_utf8_lossy(&out.stderr));
+        return;
+    }
+    let err = one_line_exit_2(&out, "not root");
+    assert!(err.contains("needs root"), "{err}");
+}
+
+// ---- On the real kernel (root, a free loop device, BFQ, fio, perf, bpftrace) ----
+
+/// What a run of pid `pid` could have left.
+fn leftovers(pid: u32) -> Vec<String> {
+    let name = format!("schedlab-kernel-{pid}");
+    let mut left = Vec::new();
+    let file = PathBuf::from(format!("/dev/shm/{name}.img"));
+    if file.exists() {
+        left.push(file.display().to_string());
+    }
+    let ledger = PathBuf::from(format!("/run/schedlab-kernel/{pid}.json"));
+    if ledger.exists() {
+        left.push(ledger.display().to_string());
+    }
+    for root in ["/sys/fs/cgroup/blkio", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup"] {
+        let cg = Path::new(root).join(&name);
+        if cg.exists() {
+            left.push(cg.display().to_string());
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir("/sys/block") {
+        for e in entries.flatten() {
+            let backing = std::fs::read_to_string(e.path().join("loop/backing_file")).unwrap_or_default();
+            if backing.contains(&name) {
+                left.push(format!("/dev/{}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    left
+}
+
+/// Waits until `path` names a file that exists (the ledger: set-up has begun), up to `limit`.
+fn wait_for(path: &Path, limit: Duration) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if path.exists() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+const SHORT: &[&str] = &["kernel", "--threads", "2", "--duration", "0.3", "--ramp", "0", "--groups", "2", "--size-mib", "64"];
+
+#[test]
+#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+fn a_short_run_prints_both_halves_writes_the_json_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("k.json");
+    let fg = dir.path().join("fg");
+    std::fs::create_dir(&fg).unwrap();
+    let mut args = SHORT.to_vec();
+    args.extend(["--rounds", "1", "--json", json.to_str().unwrap(), "--flamegraphs", fg.to_str().unwrap()]);
+    let child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    for want in ["kernel ", "model ", "side by side", "bfq ÷ none", "bfq-groups"] {
+        assert!(text.contains(want), "`{want}` missing:\n{text}");
+    }
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let kernel = v["kernel"].as_array().unwrap();
+    let names: Vec<&str> = kernel.iter().map(|r| r["config"].as_str().unwrap()).collect();
+    assert_eq!(names, ["none", "mq-deadline", "bfq", "bfq-groups"]);
+    for r in kernel {
+        assert!(r["kiops"]["median"].as_f64().unwrap() > 0.0, "{r}");
+        assert_eq!(r["recorded"].as_array().unwrap().len(), 1, "one recorded run per round");
+    }
+    let bfq = &kernel[2];
+    assert!(bfq["profile"]["samples"].as_u64().unwrap() > 0);
+    assert!(fg.join("kernel-bfq.svg").exists());
+    let model: Vec<&str> = v["model"].as_array().unwrap().iter().map(|m| m["entry"].as_str().unwrap()).collect();
+    assert!(model.contains(&"none") && model.contains(&"rstat+lists"), "{model:?}");
+    assert!(v["environment"]["kernel_release"].as_str().unwrap().len() > 1);
+    assert!(v["environment"]["fio"].as_str().unwrap().starts_with("fio"));
+    assert_eq!(v["interrupted"], false);
+    assert!(v["side_by_side"][0]["kernel"].as_f64().is_some(), "{}", v["side_by_side"]);
+    assert_eq!(leftovers(pid), Vec::<String>::new());
+}
+
+#[test]
+#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+fn sigint_in_the_middle_keeps_what_finished_and_puts_everything_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("k.json");
+    let mut args = SHORT.to_vec();
+    args.extend(["--rounds", "20", "--no-profile", "--json", json.to_str().unwrap()]);
+    let child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    // Interrupt once the machine is set up and a few runs went by.
+    assert!(wait_for(Path::new(&format!("/run/schedlab-kernel/{pid}.json")), Duration::from_secs(60)), "the run never started");
+    std::thread::sleep(Duration::from_secs(4));
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], true);
+    assert_eq!(v["signal"], "SIGINT");
+    assert_eq!(leftovers(pid), Vec::<String>::new());
+}
+
+#[test]
+#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+fn after_a_sigkill_cleanup_removes_what_was_left() {
+    let mut args = SHORT.to_vec();
+    args.extend(["--rounds", "20", "--no-profile"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let pid = child.id();
+    let ledger = PathBuf::from(format!("/run/schedlab-kernel/{pid}.json"));
+    assert!(wait_for(&ledger, Duration::from_secs(60)), "the run never started");
+    // Killed once its cgroups exist (set-up done).
+    assert!(wait_for(Path::new(&format!("/sys/fs/cgroup/blkio/schedlab-kernel-{pid}/g1")), Duration::from_secs(30)) || wait_for(Path::new(&format!("/sys/fs/cgroup/schedlab-kernel-{pid}/g1")), Duration::from_secs(1)));
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!leftovers(pid).is_empty(), "a SIGKILL leaves its set-up behind (else this test checks nothing)");
+    let out = schedlab(&["kernel", "--cleanup"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // fio's orphaned workers may hold the loop device a moment: the kernel detaches it when they
+    // close it (the cleanup's losetup -d sets autoclear).
+    let end = Instant::now() + Duration::from_secs(10);
+    while !leftovers(pid).is_empty() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(leftovers(pid), Vec::<String>::new());
+}
+
+#[test]
+#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+fn an_existing_device_is_only_read_and_its_scheduler_put_back() {
+    // A device this test makes, set to mq-deadline with a non-default knob: the command must put
+    // both back.
+    let file = tempfile::NamedTempFile::new_in("/dev/shm").unwrap();
+    file.as_file().set_len(64 << 20).unwrap();
+    let out = Command::new("losetup").args(["-f", "--show"]).arg(file.path()).output().unwrap();
+    assert!(out.status.success());
+    let device = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let queue = PathBuf::from(format!("/sys/block/{}/queue", device.trim_start_matches("/dev/")));
+    std::fs::write(queue.join("scheduler"), "mq-deadline").unwrap();
+    std::fs::write(queue.join("iosched/fifo_batch"), "7").unwrap();
+    let out = schedlab(&[
+        "kernel", "--device", &device, "--threads", "1", "--duration", "0.3", "--ramp", "0", "--rounds", "1", "--groups", "0", "--no-model", "--no-profile", "--contention", "off",
+    ]);
+    let scheduler = std::fs::read_to_string(queue.join("scheduler")).unwrap();
+    let fifo_batch = std::fs::read_to_string(queue.join("iosched/fifo_batch")).unwrap_or_default();
+    let _ = Command::new("losetup").args(["-d", &device]).status();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(scheduler.contains("[mq-deadline]"), "{scheduler}");
+    assert_eq!(fifo_batch.trim(), "7");
+}
+
+#[test]
+#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+fn a_device_with_a_mounted_filesystem_is_refused() {
+    // The device under `/`, from mountinfo's major:minor.
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let root = info.lines().map(|l| l.split_whitespace().collect::<Vec<_>>()).find(|f| f.len() > 4 && f[4] == "/").unwrap();
+    let dev = std::fs::read_link(format!("/sys/dev/block/{}", root[2])).ok().and_then(|p| p.file_name().map(|n| format!("/dev/{}", n.to_string_lossy())));
+    let Some(dev) = dev.filter(|d| Path::new(d).exists()) else {
+        eprintln!("no block device node under / here (overlay or container root): nothing to refuse");
+        return;
+    };
+    let err = one_line_exit_2(&schedlab(&["kernel", "--device", &dev]), "mounted device");
+    assert!(err.contains("mounted filesystem"), "{err}");
+}
