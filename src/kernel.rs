@@ -55,8 +55,8 @@ pub struct KernelArgs {
     /// Leave out the perf profile (and flamegraph) of each kernel configuration.
     #[arg(long)]
     no_profile: bool,
-    /// Write each kernel configuration's flamegraph here (kernel-<config>.svg; a missing
-    /// directory is made).
+    /// Write each kernel configuration's flamegraph here (kernel-<config>.svg, and its folded
+    /// stacks kernel-<config>.folded; a missing directory is made).
     #[arg(long)]
     flamegraphs: Option<std::path::PathBuf>,
     /// Leave out the model's rows.
@@ -215,14 +215,16 @@ pub fn print(report: &KernelReport) {
         let callers: Vec<String> = bfq
             .recorded
             .iter()
-            .filter_map(|r| r.contention.as_ref())
-            .last()
+            .rev()
+            .find_map(|r| r.contention.as_ref())
             .map(|c| c.scheduler_callers.iter().take(5).map(|(f, c)| format!("{f} {} ({:.1} µs avg)", c.contentions, c.wait_avg_ns() / 1e3)).collect())
             .unwrap_or_default();
         if !callers.is_empty() {
             outln!("bfq's lock by caller (last recorded run): {}", callers.join(", "));
         }
         if let Some(p) = &bfq.profile {
+            let e: Vec<String> = p.bfq_entries_pct.iter().take(6).map(|(f, pct)| format!("{f} {pct:.1} %")).collect();
+            outln!("bfq's time by entry point (% of busy samples): {}", e.join(", "));
             let f: Vec<String> = p.stats_functions.iter().map(|(f, n)| format!("{f} {n}")).collect();
             outln!("bfq's statistics frames (samples of {}): {}", p.samples, if f.is_empty() { "none".into() } else { f.join(", ") });
         }

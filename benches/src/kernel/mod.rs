@@ -263,6 +263,9 @@ pub struct ModelRow {
     pub consistent: bool,
     /// From a profiled run: statistics' share of the scheduler's work, %.
     pub stats_share_of_scheduler_pct: Option<f64>,
+    /// From a profiled run: the scheduler's share of the CPU (its work, its statistics, its
+    /// locks), % of samples.
+    pub scheduler_pct: Option<f64>,
 }
 
 /// A kernel figure beside the model's.
@@ -762,6 +765,7 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
                 },
                 consistent: runs.iter().all(|r| r.consistent),
                 stats_share_of_scheduler_pct: None,
+                scheduler_pct: None,
             }
         })
         .collect();
@@ -802,8 +806,10 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
                         let path = dir.join(format!("kernel-{}.svg", row.config.name()));
                         let mut svg = Vec::new();
                         let title = format!("kernel {}: {} jobs, {} {}, iodepth {}", row.config.name(), cfg.threads, cfg.rw.name(), cfg.bs_sectors * 512, cfg.iodepth);
+                        let folded_path = dir.join(format!("kernel-{}.folded", row.config.name()));
                         match crate::profile::write_flamegraph(&folded, &title, &env.device, &mut svg)
                             .and_then(|()| crate::output::OutputFile::check(&path).and_then(|o| o.write(&svg)))
+                            .and_then(|()| crate::output::OutputFile::check(&folded_path).and_then(|o| o.write(folded.to_text().as_bytes())))
                         {
                             Ok(()) => row.flamegraph = Some(path),
                             Err(e) => failures.push(format!("flamegraph of kernel {}: {e}", row.config.name())),
@@ -825,7 +831,11 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
             mcfg.lockstat = false;
             mcfg.lockstat_toggle = None;
             match crate::profile::profile_named(row.entry, &mcfg, stop, 999) {
-                Ok(p) => row.stats_share_of_scheduler_pct = Some(p.shares.stats_of_work()),
+                Ok(p) => {
+                    use crate::profile::Category;
+                    row.stats_share_of_scheduler_pct = Some(p.shares.stats_of_work());
+                    row.scheduler_pct = Some(p.shares.share(Category::Core) + p.shares.share(Category::Stats) + p.shares.share(Category::Lock));
+                }
                 Err(e) => failures.push(format!("profile of model {}: {e}", row.entry)),
             }
         }
@@ -879,6 +889,13 @@ pub fn side_by_side(kernel: &[KernelRow], model: &[ModelRow], groups: usize) -> 
         what: "extra CPU per I/O of bfq over none (model: rstat+lists over none)".into(),
         kernel: kcpu(KernelSched::Bfq).zip(kcpu(KernelSched::None)).map(|(a, b)| a - b),
         model: mcpu("rstat+lists", 0).zip(mcpu("none", 0)).map(|(a, b)| a - b),
+        unit: "µs",
+    });
+    // The scheduler's CPU time per I/O: its share of the profile times the CPU per I/O.
+    v.push(SideBySide {
+        what: "the scheduler's CPU per I/O (profile share × CPU per I/O), bfq (model: rstat+lists)".into(),
+        kernel: k(KernelSched::Bfq).and_then(|r| r.profile.as_ref().map(|p| p.bfq_pct / 100.0 * r.cpu_per_io_us.median)).filter(|v| *v > 0.0),
+        model: m("rstat+lists", 0).and_then(|r| r.scheduler_pct.map(|p| p / 100.0 * r.cpu_per_io_us.median)).filter(|v| *v > 0.0),
         unit: "µs",
     });
     v.push(SideBySide {

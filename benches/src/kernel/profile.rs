@@ -101,12 +101,16 @@ pub struct KernelShares {
     pub stats_share_of_scheduler_pct: Option<f64>,
     /// The heaviest statistics functions (leaf-most statistics frame), samples.
     pub stats_functions: Vec<(String, u64)>,
+    /// BFQ's time by entry point (the outermost BFQ frame of each stack: `bfq_dispatch_request`,
+    /// `bfq_insert_requests`, `bfq_finish_requeue_request`, ...), % of all samples, largest first.
+    pub bfq_entries_pct: Vec<(String, f64)>,
 }
 
 impl KernelShares {
     pub fn of(folded: &Folded) -> KernelShares {
         let (mut total, mut bfq, mut stats, mut either, mut spin) = (0u64, 0u64, 0u64, 0u64, 0u64);
         let mut by_fn: BTreeMap<String, u64> = BTreeMap::new();
+        let mut by_entry: BTreeMap<String, u64> = BTreeMap::new();
         for (stack, &n) in &folded.stacks {
             let frames: Vec<&str> = stack.split(';').collect();
             // An idle CPU (the idle task, `swapper/N`) is not time anybody spent.
@@ -118,6 +122,9 @@ impl KernelShares {
             let stats_frame = frames.iter().rev().find(|f| is_group_stats(f));
             if has_bfq {
                 bfq += n;
+                if let Some(entry) = frames.iter().find(|f| is_bfq(f)) {
+                    *by_entry.entry(entry.to_string()).or_insert(0) += n;
+                }
             }
             if let Some(f) = stats_frame {
                 stats += n;
@@ -137,6 +144,8 @@ impl KernelShares {
         let mut stats_functions: Vec<_> = by_fn.into_iter().collect();
         stats_functions.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         stats_functions.truncate(6);
+        let mut bfq_entries_pct: Vec<(String, f64)> = by_entry.into_iter().map(|(f, n)| (f, pct(n))).collect();
+        bfq_entries_pct.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         KernelShares {
             samples: total,
             bfq_pct: pct(bfq),
@@ -145,6 +154,7 @@ impl KernelShares {
             // Only where BFQ ran: without it, blk-cgroup's own statistics are no scheduler's.
             stats_share_of_scheduler_pct: (bfq > 0 && either > 0).then(|| 100.0 * stats as f64 / either as f64),
             stats_functions,
+            bfq_entries_pct,
         }
     }
 }
@@ -179,6 +189,8 @@ mod tests {
         // 3 statistics samples of 3 non-spinning scheduler samples.
         assert!((s.stats_share_of_scheduler_pct.unwrap() - 100.0).abs() < 1e-9);
         assert_eq!(s.stats_functions[0], ("bfqg_stats_update_legacy_io".to_string(), 2));
+        assert_eq!(s.bfq_entries_pct[0].0, "bfq_dispatch_request");
+        assert!((s.bfq_entries_pct[0].1 - 30.0).abs() < 1e-9 && (s.bfq_entries_pct[1].1 - 20.0).abs() < 1e-9);
         // Without BFQ, blk-cgroup's statistics are no scheduler's share.
         let mut none = Folded::default();
         none.stacks.insert("fio;submit_bio;blk_cgroup_bio_start".into(), 1);
