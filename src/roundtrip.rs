@@ -35,7 +35,7 @@ const WINDOW_PAIRS: u64 = 20;
 /// The median; sorts `v` (the callers read the range from its ends).
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
-    schedlab_benches::compare::median(v)
+    schedlab_benches::numbers::median(v)
 }
 
 pub fn cmd(args: &RoundtripArgs) -> Result<u8, String> {

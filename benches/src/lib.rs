@@ -38,6 +38,7 @@ pub mod profile;
 pub mod compare;
 pub mod experiment;
 pub mod kernel;
+pub mod numbers;
 pub mod provenance;
 pub mod roundtrip;
 pub mod sim;

@@ -311,7 +311,7 @@ impl ToggleResult {
                 pair_costs_pct.push(100.0 * (1.0 - r_on / r_off));
             }
         }
-        let cost_pct = (!pair_costs_pct.is_empty()).then(|| crate::compare::median(&pair_costs_pct));
+        let cost_pct = (!pair_costs_pct.is_empty()).then(|| crate::numbers::median(&pair_costs_pct));
         ToggleResult {
             window_s: window.as_secs_f64(),
             on_s,
@@ -522,8 +522,9 @@ fn spin_for(clock: &SchedClock, ns: u64, stop: &AtomicBool) {
 }
 
 /// Builds the initial hierarchy: the first half of the groups under the root, the rest under
-/// them in turn (so the tree has the root and two more levels).
-fn build_groups<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig) -> Result<Vec<GroupId>, String> {
+/// them in turn (so the tree has the root and two more levels). The one definition: the
+/// prediction's harness builds the same tree.
+pub fn build_groups<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig) -> Result<Vec<GroupId>, String> {
     let root = sched.root();
     let level1 = cfg.groups.div_ceil(2);
     let mut groups = Vec::with_capacity(cfg.groups);

@@ -31,7 +31,7 @@ pub mod fio;
 pub mod profile;
 pub mod system;
 
-use crate::compare::{median, Spread};
+use crate::numbers::{median, Spread};
 use crate::experiment::{Event, ExperimentError, Observer};
 use crate::provenance::Provenance;
 use crate::workload::{self, Rw, WorkloadConfig};

@@ -452,9 +452,7 @@ fn measure_mode<P: StatsPolicy>(
     Ok(w)
 }
 
-fn median(v: &[f64]) -> f64 {
-    crate::compare::median(v)
-}
+use crate::numbers::median;
 
 /// The median over windows of the holds of one call (classes matched by name; a class absent
 /// from a window counts as 0 acquisitions there).

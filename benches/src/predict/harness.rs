@@ -31,7 +31,7 @@ use crate::workload::{Rw, WorkloadConfig};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use schedlab_core::sync::{AtomicBool, AtomicU64, Ordering};
-use schedlab_core::{Clock, Dispatched, GroupId, Op, Process, RealClock, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy};
+use schedlab_core::{Clock, Dispatched, Op, Process, RealClock, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
@@ -165,19 +165,7 @@ pub fn trimmed_cv(samples: &[u32]) -> f64 {
 const OWNER_SHIFT: u32 = 40;
 const DEVICE_SECTORS: u64 = 1 << 31;
 
-/// The workload's initial groups (as `workload::build_groups`: the first half under the root, the
-/// rest under them in turn).
-fn build_groups<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig) -> Result<Vec<GroupId>, String> {
-    let root = sched.root();
-    let level1 = cfg.groups.div_ceil(2);
-    let mut groups = Vec::with_capacity(cfg.groups);
-    for i in 0..cfg.groups {
-        let parent = if i < level1 { root } else { groups[(i - level1) % level1] };
-        let weight = cfg.weights[i % cfg.weights.len()];
-        groups.push(sched.create_group(parent, weight).map_err(|e| format!("cannot create group {i}: {e}"))?);
-    }
-    Ok(groups)
-}
+use crate::workload::build_groups;
 
 fn op_of(rw: Rw) -> Op {
     match rw {

@@ -316,9 +316,7 @@ pub fn interruptions(cpus: &[usize], window: Duration) -> super::topology::Inter
     super::topology::Interruptions { rate_per_s, durations_ns }
 }
 
-fn median(v: &[f64]) -> f64 {
-    crate::compare::median(v)
-}
+use crate::numbers::median;
 
 #[cfg(test)]
 mod tests {
