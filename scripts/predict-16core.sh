@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Measured against predicted from 1 to 16 threads on a machine with at least 16 CPUs: every safe
+# Measured against predicted from 1 to 16 threads on a machine with at least 16 CPUs (and, where it
+# can run, `schedlab kernel` at 1..16 threads: the real BFQ in the seeds' regime): every safe
 # variant, both lock kinds, direct insert, outside work 0. `schedlab predict --validate` measures
 # this machine's profile (cores and siblings from sysfs, line transfers, wake-ups), calibrates
 # every variant single-threaded (never on the runs it is judged on), predicts 1..16 threads, then
@@ -40,3 +41,16 @@ timeout --signal=INT 570 "$B" predict --validate --threads "1-$THREADS" --lock b
   --save-calibration "$OUT/calibration.json" --save-topology "$OUT/topology.json" \
   --json "$OUT/predict-validate.json" 2>&1 | tee "$OUT/predict-validate.txt"
 echo "wrote $OUT (predict-validate.txt: measured beside predicted; the JSON has every run and the calibration)"
+# The kernel peer at 1..16 threads (the seeds' regime on a real kernel), where this machine can run
+# it (root, fio, perf, bpftrace, BFQ, a free loop device: scripts/kernel-ready.sh). About 35 s per
+# thread count: 1 round of 1 s, no profile.
+if why=$(bash scripts/kernel-ready.sh); then
+  for t in 1 2 4 8 16; do
+    [ "$t" -le "$THREADS" ] || break
+    timeout --signal=INT 120 "$B" kernel --threads "$t" --duration 1 --ramp 0.1 --rounds 1 --groups 4 --no-profile \
+      --model-lock parking-lot --json "$OUT/kernel-$t.json" > "$OUT/kernel-$t.txt" 2>&1 || echo "kernel at $t threads: exit $?" >> "$OUT/kernel-failures.txt"
+  done
+  echo "wrote $OUT/kernel-*.txt (schedlab kernel at 1..$THREADS threads)"
+else
+  echo "schedlab kernel skipped: $why" | tee "$OUT/kernel-skipped.txt"
+fi

@@ -29,6 +29,13 @@
 //! [`output`] writes every output file: checked before any work, regular files replaced by a
 //! rename (never half-written), devices, FIFOs and symlinks written through (never removed).
 //!
+//! [`kernel`] is `schedlab kernel`: the same workload on this machine's own kernel (fio under
+//! none, mq-deadline, bfq and bfq with cgroups, on a loop device it makes and puts back), its lock
+//! contention from the kernel's tracepoints and a perf flamegraph, beside the model's matching
+//! rows. It is the first experiment in the house shape of [`experiment`] (configuration, stop flag
+//! and observer in; a serialisable report or a typed error carrying its exit code out). [`numbers`]
+//! holds the one median and spread every experiment uses.
+//!
 //! [`trace_check`] reads the Chrome / Perfetto traces `schedlab run --trace` writes: it checks their
 //! format and that no two holds of one lock overlap, and summarises holds, waits and hand-overs.
 
