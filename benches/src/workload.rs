@@ -359,6 +359,16 @@ fn cpu_sample() -> Option<CpuSample> {
     None
 }
 
+/// A run's CPU figures from its two samples over `secs` of `threads` jobs: this process's busy
+/// percent of the jobs' time, other processes' CPUs, steal CPUs (see [`RunResult`]).
+fn cpu_figures(cpu: Option<(CpuSample, CpuSample)>, secs: f64, threads: usize) -> (Option<f64>, Option<f64>, Option<f64>) {
+    let process_cpu_s = cpu.map(|(a, b)| b.process_s - a.process_s);
+    let cpu_busy_pct = process_cpu_s.map(|p| 100.0 * p / (secs * threads as f64));
+    let other_cpus = cpu.zip(process_cpu_s).map(|((a, b), p)| ((b.machine_busy_s - a.machine_busy_s - p) / secs).max(0.0));
+    let steal_cpus = cpu.map(|(a, b)| (b.steal_s - a.steal_s) / secs);
+    (cpu_busy_pct, other_cpus, steal_cpus)
+}
+
 /// The CPUs this process may run on, in order (Linux: the affinity mask; elsewhere 0..n).
 pub fn allowed_cpus() -> Vec<usize> {
     #[cfg(target_os = "linux")]
@@ -983,10 +993,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
     // What the teardown retired; a group still awaiting reclamation is reported as alive.
     schedlab_core::quiesce_until_reclaimed::<P>(&census, RECLAMATION_WAIT);
     let secs = measured_s.max(1e-9);
-    let process_cpu_s = cpu.map(|(a, b)| b.process_s - a.process_s);
-    let cpu_busy_pct = process_cpu_s.map(|p| 100.0 * p / (secs * cfg.threads as f64));
-    let other_cpus = cpu.zip(process_cpu_s).map(|((a, b), p)| ((b.machine_busy_s - a.machine_busy_s - p) / secs).max(0.0));
-    let steal_cpus = cpu.map(|(a, b)| (b.steal_s - a.steal_s) / secs);
+    let (cpu_busy_pct, other_cpus, steal_cpus) = cpu_figures(cpu, secs, cfg.threads);
     let per_thread_kiops: Vec<f64> = deltas.iter().map(|&d| d as f64 / secs / 1e3).collect();
     let lockstat_toggle = cfg.lockstat_toggle.filter(|_| !windows.is_empty()).map(|w| ToggleResult::of(w, &windows));
     // The lock counters cover the on windows of a toggled run, the whole window otherwise.
@@ -1103,7 +1110,7 @@ pub fn run_without_scheduler(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Re
         return Err(format!("none run failed: {first}"));
     }
     let secs = measured_s.max(1e-9);
-    let process_cpu_s = cpu.map(|(a, b)| b.process_s - a.process_s);
+    let (cpu_busy_pct, other_cpus, steal_cpus) = cpu_figures(cpu, secs, cfg.threads);
     let per_thread_kiops: Vec<f64> = deltas.iter().map(|&d| d as f64 / secs / 1e3).collect();
     let total: u64 = deltas.iter().sum();
     let requests = RequestCounters { inserted: total, dispatched: total, completed: total, ..RequestCounters::default() };
@@ -1125,9 +1132,9 @@ pub fn run_without_scheduler(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Re
         stats_reads: 0,
         interrupted,
         pinned: pinned.load(Ordering::Relaxed),
-        cpu_busy_pct: process_cpu_s.map(|p| 100.0 * p / (secs * cfg.threads as f64)),
-        other_cpus: cpu.zip(process_cpu_s).map(|((a, b), p)| ((b.machine_busy_s - a.machine_busy_s - p) / secs).max(0.0)),
-        steal_cpus: cpu.map(|(a, b)| (b.steal_s - a.steal_s) / secs),
+        cpu_busy_pct,
+        other_cpus,
+        steal_cpus,
         locks: Vec::new(),
         lock_stats: None,
         lockstat_toggle: None,

@@ -170,7 +170,6 @@ impl KernelConfig {
 
     /// The model's workload for `entry` at `groups` groups with `outside_ns` per request.
     fn model_config(&self, entry: &str, groups: usize, outside_ns: u64) -> WorkloadConfig {
-        let _ = entry;
         WorkloadConfig {
             threads: self.threads,
             duration: self.duration,
@@ -381,8 +380,8 @@ impl Rig {
         Ok(())
     }
 
-    /// Runs fio once under the current scheduler: one process per group of jobs. With
-    /// `record`, a recorder is attached for the measured part.
+    /// Runs fio once under the current scheduler: one process per group of jobs, each in its
+    /// cgroups. `None` when stopped.
     fn fio_run(&self, cfg: &KernelConfig, sched: KernelSched, round: usize, stop: &AtomicBool) -> Result<Option<KernelRun>, String> {
         let groups: Vec<Option<&Path>> = match (sched, &self.cgroups) {
             (KernelSched::BfqGroups, Some(cg)) => cg.groups.iter().map(|g| Some(g.as_path())).collect(),
