@@ -25,6 +25,9 @@
 //! | [`Fault::TicketTryRelaxed`] | `try_lock` reads `serving` Relaxed, so nothing orders the previous hold before the new one (this file's own `try_lock` until loom's lock models found it) | the same class, on the try path |
 //! | [`Fault::TicketReleaseRelaxed`] | the unlock stores `serving` Relaxed (no Release): the hold is not published to the next holder | the same class, on the release |
 //! | [`Fault::OwnerAfterRelease`] | the measured wrapper writes its owner word after the raw unlock instead of before it: the next holder may read the word before the write and miscount an owner change | a lock statistic updated outside the hold it describes |
+//! | [`Fault::OfflineStatsToRoot`] | a group going offline hands its statistics to the root group instead of its parent, while its queues (and its ledger) go to the parent: every count is conserved (I2), but the service a removed child issued is charged to the root, not to the ancestor the rules name (I7) | BFQ 4.12–4.15: `bfq_reparent_active_entities` reparented to `bfqd->root_group` (kernel-map.md D20) |
+//! | [`Fault::StatsReadOutsideLock`] | the statistics reader (`Scheduler::group_stats`) looks the group up under the scheduler lock, releases the lock, and then reads the group's counters: a removal between the two can free the group under the reader | a reader that keeps an object past the lock that protected it (the blkg lookups that had to move under `rcu_read_lock`/`queue_lock`) |
+//! | [`Fault::ChildDoesNotPinParent`] | a child group holds no reference on its parent (kernel-map.md D22 undone): a parent retired by one thread can be freed after its own grace period while its child, retired by another thread, still waits for its own, whose free then moves the child's residue into the freed parent | the bfq group did not count a reference on its parent; the blkg's pin on its parent blkg is what orders the frees |
 //!
 //! The five lock faults weaken `sync::lock`'s orderings through `sync::weakened` (the facade cannot
 //! name this module); they are checked by `verify/tests/loom_locks.rs` (loom only: shuttle treats
@@ -51,11 +54,14 @@ pub enum Fault {
     TicketTryRelaxed,
     TicketReleaseRelaxed,
     OwnerAfterRelease,
+    OfflineStatsToRoot,
+    StatsReadOutsideLock,
+    ChildDoesNotPinParent,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 15] = [
+    pub const ALL: [Fault; 18] = [
         Fault::IdleTimerTouchesBeforeCheck,
         Fault::ExpireWithoutOwnReference,
         Fault::GroupHandleWithoutGeneration,
@@ -71,6 +77,9 @@ impl Fault {
         Fault::TicketTryRelaxed,
         Fault::TicketReleaseRelaxed,
         Fault::OwnerAfterRelease,
+        Fault::OfflineStatsToRoot,
+        Fault::StatsReadOutsideLock,
+        Fault::ChildDoesNotPinParent,
     ];
 
     /// The switch's name.
@@ -91,6 +100,9 @@ impl Fault {
             Fault::TicketTryRelaxed => "ticket-try-relaxed",
             Fault::TicketReleaseRelaxed => "ticket-release-relaxed",
             Fault::OwnerAfterRelease => "owner-after-release",
+            Fault::OfflineStatsToRoot => "offline-stats-to-root",
+            Fault::StatsReadOutsideLock => "stats-read-outside-lock",
+            Fault::ChildDoesNotPinParent => "child-does-not-pin-parent",
         }
     }
 
