@@ -249,9 +249,9 @@ pub struct Barging {
     locked: AtomicBool,
 }
 
-// SAFETY (claimed, as a real TAS lock would): the swap admits one holder at a time, Acquire on the
-// swap pairs with the Release clear. What it does not give is FIFO order, which `fifo_handoff`
-// checks.
+// SAFETY: claimed, as a real test-and-set lock would claim it: the swap admits one holder at a
+// time, Acquire on the swap pairs with the Release clear. What it does not give is FIFO order,
+// which `fifo_handoff` checks.
 unsafe impl RawMutex for Barging {
     const INIT: Self = panic!("the lock models build their locks with ModelLock::make");
     type Guard = GuardNoSend;
