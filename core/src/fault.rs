@@ -20,6 +20,18 @@
 //! | [`Fault::SplicePinDroppedEarly`] | a dispatch that splices insertion lists drops each listed request's pin on its queue inside the splice, before the splice's deferred statistics (which name that queue) are applied | BFQ 2017–2022 (kernel-bfq.md §5, first bug): a queue used by a deferred update after the critical section that could free it; here on the 2024 lists path |
 //! | [`Fault::DeferLockOnlyUpdates`] | the scheduler lets a variant defer the lock-only updates too (`dequeue`, `set_start_idle_time`, `time`: `StatKind::deferrable` is false), so an expiration's statistics name a queue that the same critical section freed | BFQ 2017–2022 (kernel-bfq.md §5, first bug): the 4.15 deferral read a queue after the section that dropped its last reference; fixed by keeping those updates under the lock |
 //! | [`Fault::FlushWithoutGlobalLock`] | an rstat flush walks the pending lists without the global flush lock, so a group's release-path drain can finish, and the group be freed, while another flush still reads it | blk-cgroup, 2023: flushes serialised under one global lock (`blkg_stat_lock`) with the release-path drain |
+//! | [`Fault::TicketFirstAttemptRelaxed`] | the ticket lock's first attempt admits its ticket with a Relaxed load of `serving` (no Acquire): the new holder may read the previous hold's data unordered | the ordering bugs GenMC and VSync found in deployed spinlocks (qspinlock's barriers); x86 hides them |
+//! | [`Fault::TicketWaitRelaxed`] | a queued ticket is admitted by a Relaxed load of `serving` in the waiting loop | the same class, on the slow path |
+//! | [`Fault::TicketTryRelaxed`] | `try_lock` reads `serving` Relaxed, so nothing orders the previous hold before the new one (this file's own `try_lock` until loom's lock models found it) | the same class, on the try path |
+//! | [`Fault::TicketReleaseRelaxed`] | the unlock stores `serving` Relaxed (no Release): the hold is not published to the next holder | the same class, on the release |
+//! | [`Fault::OwnerAfterRelease`] | the measured wrapper writes its owner word after the raw unlock instead of before it: the next holder may read the word before the write and miscount an owner change | a lock statistic updated outside the hold it describes |
+//! | [`Fault::OfflineStatsToRoot`] | a group going offline hands its statistics to the root group instead of its parent, while its queues (and its ledger) go to the parent: every count is conserved (I2), but the service a removed child issued is charged to the root, not to the ancestor the rules name (I7) | BFQ 4.12–4.15: `bfq_reparent_active_entities` reparented to `bfqd->root_group` (kernel-map.md D20) |
+//! | [`Fault::StatsReadOutsideLock`] | the statistics reader (`Scheduler::group_stats`) looks the group up under the scheduler lock, releases the lock, and then reads the group's counters: a removal between the two can free the group under the reader | a reader that keeps an object past the lock that protected it (the blkg lookups that had to move under `rcu_read_lock`/`queue_lock`) |
+//! | [`Fault::ChildDoesNotPinParent`] | a child group holds no reference on its parent (kernel-map.md D22 undone): a parent retired by one thread can be freed after its own grace period while its child, retired by another thread, still waits for its own, whose free then moves the child's residue into the freed parent | the bfq group did not count a reference on its parent; the blkg's pin on its parent blkg is what orders the frees |
+//!
+//! The five lock faults weaken `sync::lock`'s orderings through `sync::weakened` (the facade cannot
+//! name this module); they are checked by `verify/tests/loom_locks.rs` (loom only: shuttle treats
+//! every atomic as SeqCst and cannot see them).
 //!
 //! With [`Fault::ReleaseWithoutFlush`] a released group also skips its rstat drain (`objects/rstat.rs`): a
 //! pending entry is left on a list after its group is freed, as before the 2023 fix.
@@ -37,11 +49,19 @@ pub enum Fault {
     FlushWithoutGlobalLock,
     SplicePinDroppedEarly,
     DeferLockOnlyUpdates,
+    TicketFirstAttemptRelaxed,
+    TicketWaitRelaxed,
+    TicketTryRelaxed,
+    TicketReleaseRelaxed,
+    OwnerAfterRelease,
+    OfflineStatsToRoot,
+    StatsReadOutsideLock,
+    ChildDoesNotPinParent,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 10] = [
+    pub const ALL: [Fault; 18] = [
         Fault::IdleTimerTouchesBeforeCheck,
         Fault::ExpireWithoutOwnReference,
         Fault::GroupHandleWithoutGeneration,
@@ -52,6 +72,14 @@ impl Fault {
         Fault::FlushWithoutGlobalLock,
         Fault::SplicePinDroppedEarly,
         Fault::DeferLockOnlyUpdates,
+        Fault::TicketFirstAttemptRelaxed,
+        Fault::TicketWaitRelaxed,
+        Fault::TicketTryRelaxed,
+        Fault::TicketReleaseRelaxed,
+        Fault::OwnerAfterRelease,
+        Fault::OfflineStatsToRoot,
+        Fault::StatsReadOutsideLock,
+        Fault::ChildDoesNotPinParent,
     ];
 
     /// The switch's name.
@@ -67,6 +95,28 @@ impl Fault {
             Fault::FlushWithoutGlobalLock => "flush-without-global-lock",
             Fault::SplicePinDroppedEarly => "splice-pin-dropped-early",
             Fault::DeferLockOnlyUpdates => "defer-lock-only-updates",
+            Fault::TicketFirstAttemptRelaxed => "ticket-first-attempt-relaxed",
+            Fault::TicketWaitRelaxed => "ticket-wait-relaxed",
+            Fault::TicketTryRelaxed => "ticket-try-relaxed",
+            Fault::TicketReleaseRelaxed => "ticket-release-relaxed",
+            Fault::OwnerAfterRelease => "owner-after-release",
+            Fault::OfflineStatsToRoot => "offline-stats-to-root",
+            Fault::StatsReadOutsideLock => "stats-read-outside-lock",
+            Fault::ChildDoesNotPinParent => "child-does-not-pin-parent",
+        }
+    }
+
+    /// The `sync::weakened` bits a lock fault sets (0 for the others).
+    #[cfg(feature = "fault-injection")]
+    fn weakened_bits(self) -> u32 {
+        use crate::sync::weakened as w;
+        match self {
+            Fault::TicketFirstAttemptRelaxed => w::TICKET_FIRST_ATTEMPT_ACQUIRE,
+            Fault::TicketWaitRelaxed => w::TICKET_WAIT_ACQUIRE,
+            Fault::TicketTryRelaxed => w::TICKET_TRY_ACQUIRE,
+            Fault::TicketReleaseRelaxed => w::TICKET_RELEASE,
+            Fault::OwnerAfterRelease => w::OWNER_AFTER_RELEASE,
+            _ => 0,
         }
     }
 
@@ -97,12 +147,14 @@ static ACTIVE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(
 #[cfg(feature = "fault-injection")]
 pub fn inject(fault: Fault) {
     ACTIVE.fetch_or(fault.bit(), std::sync::atomic::Ordering::Relaxed);
+    crate::sync::weakened::set(fault.weakened_bits());
 }
 
 /// Turns every fault off.
 #[cfg(feature = "fault-injection")]
 pub fn clear() {
     ACTIVE.store(0, std::sync::atomic::Ordering::Relaxed);
+    crate::sync::weakened::clear();
 }
 
 /// Whether `fault` is on (always `false` without the `fault-injection` feature).

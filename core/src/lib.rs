@@ -86,6 +86,6 @@ pub use update::{Path, StatEvent, StatKind, StatUpdate, StatsKept};
 pub use scheduler::{Completed, Consistency, Dispatched, GroupId, GroupInfo, Process, SchedError, Scheduler};
 #[cfg(not(any(loom, shuttle)))]
 pub use scheduler::quiesce_until_reclaimed;
-pub use state::{InsertOutcome, RequestCounters, RequestSpec, SchedConfig};
+pub use state::{InsertOutcome, Ledger, RequestCounters, RequestSpec, SchedConfig};
 pub use stats::{GroupStats, Op, StatsSnapshot};
 pub use sync::LockKind;

@@ -16,7 +16,7 @@ use crate::update::{Path, StatEvent, StatKind, StatUpdate, StatsKept};
 use crate::insert::{DispatchSite, InsertLists, InsertPathKind, InsertSite};
 use crate::protection::{Protection, Reclaimer};
 use crate::objects::rstat::RstatLists;
-use crate::state::{InsertOutcome, QueueId, RequestCounters, RequestSpec, RqId, SchedConfig, SchedState, StatSink};
+use crate::state::{InsertOutcome, Ledger, QueueId, RequestCounters, RequestSpec, RqId, SchedConfig, SchedState, StatSink};
 use crate::stats::{Op, StatsSnapshot};
 use crate::trace::{self, PathSpan};
 use crate::sync::{Arc, AtomicPtr, AtomicU64, Lock, LockGuard, LockKind, OracleArc, Ordering};
@@ -100,6 +100,12 @@ pub struct Consistency {
     pub io_serviced_sum: Option<i64>,
     /// io_serviced sum = dispatched (when the policy keeps io_serviced).
     pub io_serviced_matches: bool,
+    /// Online groups whose kept statistics differ from what the scheduler charged them (I7,
+    /// attribution: a request's service, bytes and merges belong to the group that issued it, or
+    /// after its removal to the parent that inherited it): `(group, kept, charged)`, with the
+    /// fields the policy does not keep left at 0 in both. Exact only if no process moved while a
+    /// request of its was on the device (the precondition I2's per-group `queued` has too).
+    pub groups_misattributed: Vec<(GroupId, Ledger, Ledger)>,
     /// Removed groups still awaiting their grace period. Each may hold statistics its parent has
     /// not received yet (epoch: updates that reached it after removal; rstat: everything not
     /// flushed before removal, drained at release), so a check with any is incomplete: call
@@ -343,6 +349,18 @@ impl<P: StatsPolicy> Scheduler<P> {
         self.flush_rstat();
         let st = self.lock();
         let g = Self::lookup(&st, id)?;
+        if fault::active(Fault::StatsReadOutsideLock) {
+            let group = st.groups[g].shared;
+            drop(st);
+            // SAFETY: none: the fault reads a group that a removal may have freed since the
+            // unlock (a negative control: the models must reject it).
+            let shared = unsafe { group.get() };
+            let snapshot = shared.stats().snapshot();
+            // The reader's last look at the group (which the snapshot's counter reads, scheduling
+            // points of the checker, may have let a removal free): its serial, for the label.
+            let _ = shared.serial();
+            return Ok(snapshot);
+        }
         // SAFETY: the group is online (in the slab) and the lock is held: its online reference
         // keeps it allocated.
         Ok(unsafe { st.groups[g].shared.get() }.stats().snapshot())
@@ -491,7 +509,8 @@ impl<P: StatsPolicy> Scheduler<P> {
         (queued + listed, on_device)
     }
 
-    /// The conservation checks of a quiescent scheduler (notes/invariants.md I2). Call with no
+    /// The conservation and attribution checks of a quiescent scheduler (notes/invariants.md I2,
+    /// I7). Call with no
     /// request on the device and after [`Scheduler::quiesce_until_reclaimed`], so that offline
     /// groups awaiting their grace period have handed their residue to their parents; a check
     /// made while some still wait says so (`awaiting_reclamation`) and is not `ok`.
@@ -504,6 +523,7 @@ impl<P: StatsPolicy> Scheduler<P> {
         let requests_balance =
             c.inserted == c.completed + c.merged + (outstanding.0 + outstanding.1) as u64 && c.dispatched >= c.completed;
         let mut groups_with_queued = Vec::new();
+        let mut groups_misattributed = Vec::new();
         let mut serviced = 0i64;
         for (key, g) in st.groups.iter() {
             // SAFETY: online group, lock held.
@@ -516,13 +536,31 @@ impl<P: StatsPolicy> Scheduler<P> {
             }
             let s = stats.read_rwstat(crate::stats::RwStat::Serviced);
             serviced += StatsSnapshot::total(&s);
+            if P::KEPT != StatsKept::None {
+                use crate::stats::RwStat;
+                let full = P::KEPT == StatsKept::Full;
+                let kept = Ledger {
+                    serviced: StatsSnapshot::total(&s),
+                    service_bytes: StatsSnapshot::total(&stats.read_rwstat(RwStat::ServiceBytes)),
+                    merged: if full { StatsSnapshot::total(&stats.read_rwstat(RwStat::Merged)) } else { 0 },
+                };
+                let charged = Ledger { merged: if full { g.ledger.merged } else { 0 }, ..g.ledger };
+                if kept != charged {
+                    groups_misattributed.push((Self::id_of(&st, key), kept, charged));
+                }
+            }
         }
         let keeps_serviced = P::KEPT != StatsKept::None;
         let io_serviced_sum = keeps_serviced.then_some(serviced);
         let io_serviced_matches = !keeps_serviced || serviced == c.dispatched as i64;
         let quiet = outstanding == (0, 0) && listed == 0;
         let awaiting_reclamation = self.census.awaiting_reclamation();
-        let ok = requests_balance && groups_with_queued.is_empty() && io_serviced_matches && quiet && awaiting_reclamation == 0;
+        let ok = requests_balance
+            && groups_with_queued.is_empty()
+            && io_serviced_matches
+            && groups_misattributed.is_empty()
+            && quiet
+            && awaiting_reclamation == 0;
         Consistency {
             counters: c,
             requests_balance,
@@ -531,6 +569,7 @@ impl<P: StatsPolicy> Scheduler<P> {
             groups_with_queued,
             io_serviced_sum,
             io_serviced_matches,
+            groups_misattributed,
             awaiting_reclamation,
             ok,
         }

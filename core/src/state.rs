@@ -145,6 +145,8 @@ pub(crate) struct GroupSched {
     online_children: usize,
     pub(crate) members: Vec<QueueId>,
     pub(crate) depth: u32,
+    /// What this group was charged (I7), including what its removed children handed it.
+    pub(crate) ledger: Ledger,
 }
 
 impl GroupSched {
@@ -198,6 +200,31 @@ pub struct RequestCounters {
     pub dispatched: u64,
     pub merged: u64,
     pub completed: u64,
+}
+
+/// What a group was charged, counted by the scheduler itself under its lock, apart from the
+/// statistics (notes/invariants.md I7, attribution): every dispatched request and its bytes, and
+/// every merge, are charged to the group its queue is in at that moment (the group that issued
+/// it); a group going offline hands its ledger to its parent, as its statistics are handed
+/// (kernel-map.md D20, D27). At quiescence each online group's kept statistics must equal its
+/// ledger ([`crate::Scheduler::check_consistency`]): conservation (I2) alone holds when service
+/// is charged to the wrong group.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Ledger {
+    /// Requests dispatched (io_serviced, READ + WRITE).
+    pub serviced: i64,
+    /// Their bytes (io_service_bytes, READ + WRITE).
+    pub service_bytes: i64,
+    /// Merges (io_merged, READ + WRITE): a merge is charged to the group of the queue it merged into.
+    pub merged: i64,
+}
+
+impl Ledger {
+    fn absorb(&mut self, other: Ledger) {
+        self.serviced += other.serviced;
+        self.service_bytes += other.service_bytes;
+        self.merged += other.merged;
+    }
 }
 
 /// Receives the statistics updates the paths emit (the policy's router, or nothing).
@@ -254,6 +281,7 @@ impl SchedState {
             online_children: 0,
             members: Vec::new(),
             depth: 0,
+            ledger: Ledger::default(),
         });
         SchedState {
             groups,
@@ -657,9 +685,15 @@ impl SchedState {
     ///
     /// NOTE: io_service_bytes/io_serviced come from blk-cgroup's own accounting in the kernel;
     /// here they are counted at dispatch, with the others (kernel-map.md D29).
-    fn emit_dispatch_stats(&self, rq: RqId, sink: &mut impl StatSink) {
+    fn emit_dispatch_stats(&mut self, rq: RqId, sink: &mut impl StatSink) {
         let r = &self.requests[rq];
-        let queue = self.queues[r.queue].shared;
+        let qs = &self.queues[r.queue];
+        let queue = qs.shared;
+        // I7: the ledger charges the group the queue is in now, under the lock; the statistics
+        // below reach the queue's group when they are applied (at once, or after the unlock).
+        let ledger = &mut self.groups[qs.group].ledger;
+        ledger.serviced += 1;
+        ledger.service_bytes += r.sectors as i64 * 512;
         sink.emit(queue, StatUpdate::AvgQueueSize);
         sink.emit(queue, StatUpdate::SetStartEmptyTime);
         sink.emit(queue, StatUpdate::IoRemove { op: r.op });
@@ -751,6 +785,7 @@ impl SchedState {
             r.absorbed.push(spec.tag);
             let end = r.sector + r.sectors as u64;
             self.counters.merged += 1;
+            self.groups[self.queues[q].group].ledger.merged += 1;
             sink.emit(queue, StatUpdate::IoMerged { op: spec.op });
             // attempt_back_merge: the grown request may now reach the next queued one.
             let next = self.queues[q].sort_list.first_at_or_after(&(end, 0)).filter(|&&(s, _)| s == end).map(|&(_, id)| id);
@@ -767,6 +802,7 @@ impl SchedState {
                     r.absorbed.push(n.tag);
                     r.absorbed.extend_from_slice(&n.absorbed);
                     self.counters.merged += 1;
+                    self.groups[self.queues[q].group].ledger.merged += 1;
                     // bfq_requests_merged: the absorbed request leaves the scheduler.
                     if !fault::active(Fault::MergeWithoutIoRemove) {
                         sink.emit(queue, StatUpdate::IoRemove { op: n.op });
@@ -889,8 +925,10 @@ impl SchedState {
         let serial = self.next_serial;
         self.next_serial += 1;
         let p = &mut self.groups[parent];
-        // SAFETY: the parent is online: its online reference keeps it allocated.
-        unsafe { p.shared.get() }.get(); // the child's reference on its parent
+        if !fault::active(Fault::ChildDoesNotPinParent) {
+            // SAFETY: the parent is online: its online reference keeps it allocated.
+            unsafe { p.shared.get() }.get(); // the child's reference on its parent
+        }
         let shared = GroupShared::allocate(Some(p.shared), self.cfg.slots, serial, &self.census, state, self.rstat.as_ref());
         p.online_children += 1;
         let depth = p.depth + 1;
@@ -903,6 +941,7 @@ impl SchedState {
             online_children: 0,
             members: Vec::new(),
             depth,
+            ledger: Ledger::default(),
         });
         (key, serial)
     }
@@ -932,10 +971,16 @@ impl SchedState {
         let gs = self.groups.remove(g);
         debug_assert!(gs.members.is_empty() && gs.sd.backlogged == 0);
         debug_assert!(!gs.entity.on_tree && !gs.entity.in_service);
+        let root_shared = self.groups[self.root].shared;
         let p = &mut self.groups[parent];
         p.online_children -= 1;
-        // SAFETY: `g` still holds its online reference and a reference on `parent`.
-        let (child, into) = unsafe { (gs.shared.get(), p.shared.get()) };
+        // I7: what `g` was charged is its parent's now, as its statistics are.
+        p.ledger.absorb(gs.ledger);
+        // The 4.15 reparenting target (kernel-map.md D20): the root group, not the parent.
+        let into = if fault::active(Fault::OfflineStatsToRoot) { root_shared } else { p.shared };
+        // SAFETY: `g` still holds its online reference and a reference on `parent`; the root is
+        // online for the scheduler's whole life.
+        let (child, into) = unsafe { (gs.shared.get(), into.get()) };
         // bfqg_stats_xfer_dead: "IOs completing after this point" reach the parent through
         // their queue, which now points there.
         child.stats().transfer_into(into.stats());

@@ -141,6 +141,24 @@ macro_rules! for_each_control {
             loses_serviced_bytes: Rejected("a serviced request's bytes were lost"), None,
                 $crate::scenarios::i2_insert_vs_dispatch::<$crate::broken::LosesServicedBytes>;
 
+            // ---- two retirers: a child and its parent retired by two different threads ----
+            fault_rstat_release_without_flush_two_retirers: Rejected("group used after it was freed|I2:"),
+                Some(schedlab_core::fault::Fault::ReleaseWithoutFlush),
+                $crate::scenarios::child_and_parent_retired_by_two_threads::<schedlab_variants::rstat::Rstat>;
+
+            // ---- I7: attribution (the 4.15 reparenting to the root group) ----
+            fault_offline_stats_to_root: Rejected("I7: service charged to the wrong group"),
+                Some(schedlab_core::fault::Fault::OfflineStatsToRoot),
+                $crate::scenarios::attribution_across_removal::<schedlab_variants::sched_lock::SchedLock>;
+            fault_offline_stats_to_root_deferred: Rejected("I7: service charged to the wrong group"),
+                Some(schedlab_core::fault::Fault::OfflineStatsToRoot),
+                $crate::scenarios::attribution_across_removal::<schedlab_variants::queue_lock::QueueLock>;
+
+            // ---- readers as racers ----
+            fault_stats_read_outside_lock: Rejected("group used after it was freed"),
+                Some(schedlab_core::fault::Fault::StatsReadOutsideLock),
+                $crate::scenarios::spawned_create_move_read::<schedlab_variants::sched_lock::SchedLock>;
+
             // ---- lock-only updates: a variant may ask to defer them, the scheduler must not ----
             // Deferred anyway, an expiration's update names a queue the same section freed, or
             // the completion path's lock-only update is left in a batch nobody applies (the
@@ -155,6 +173,25 @@ macro_rules! for_each_control {
             fault_defer_lock_only_updates_timer: Rejected("queue used after it was freed|completion emits only lock-only updates"),
                 Some(schedlab_core::fault::Fault::DeferLockOnlyUpdates),
                 $crate::scenarios::timer_vs_exit::<$crate::broken::DefersEveryKind>;
+        }
+    };
+}
+
+/// Controls only loom can reject: they need crossbeam-epoch's own order of collection explored
+/// (which two threads' garbage bags are collected first), and shuttle runs crossbeam-epoch as a
+/// black box (notes/verify-budget.md). `tests/loom_controls.rs` runs them beside the common list.
+#[macro_export]
+macro_rules! for_each_loom_only_control {
+    ($($callback:ident)::+) => {
+        $($callback)::+! {
+            // Two retirers: the parent's own grace period ends first and frees it (the child took
+            // no reference on it); the child's free then moves its residue into the freed parent.
+            fault_child_does_not_pin_parent_epoch: Rejected("group used after it was freed"),
+                Some(schedlab_core::fault::Fault::ChildDoesNotPinParent),
+                $crate::scenarios::child_and_parent_retired_by_two_threads::<schedlab_variants::epoch::Epoch>;
+            fault_child_does_not_pin_parent_rstat: Rejected("group used after it was freed"),
+                Some(schedlab_core::fault::Fault::ChildDoesNotPinParent),
+                $crate::scenarios::child_and_parent_retired_by_two_threads::<schedlab_variants::rstat::Rstat>;
         }
     };
 }

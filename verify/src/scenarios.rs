@@ -206,6 +206,15 @@ pub fn check_conservation<P: StatsPolicy>(sched: &Scheduler<P>, moves: Moves) {
             format!("I2: io_service_bytes {bytes:?} for io_serviced {ios:?}: a serviced request's bytes were lost")
         });
     }
+    // I7 (after I2, which it refines: a count lost or doubled shows as I2 first): each group holds
+    // what it was charged (the scheduler's own ledger, kept under its lock apart from the
+    // statistics). Exact unless a process moved while a request of its was on the device: then
+    // the kernel's rule (the queue's group when the update is applied) may name either group.
+    if moves == Moves::None {
+        require(c.groups_misattributed.is_empty(), || {
+            format!("I7: service charged to the wrong group (group, kept, charged): {:?}", c.groups_misattributed)
+        });
+    }
 }
 
 /// I3 with no allowance: no queue, no group beyond `groups`, nothing awaiting reclamation.
@@ -376,6 +385,101 @@ pub fn child_then_parent_removal<P: StatsPolicy>() {
     }
     a.join().unwrap();
     finish(sched, census, Moves::None);
+}
+
+/// Two retirers: a child and its parent retired by two different threads. C (child of Q) has a
+/// request queued (its process exited). Thread A removes C and makes reclamation progress; thread
+/// B dispatches and completes C's request (its deferred update reaches C, or Q after C's removal),
+/// then removes Q (refused while C is online: then the main thread removes Q at the end) and makes
+/// reclamation progress. Under a grace period A's retirement of C sits in A's bag while B retires
+/// Q; Q's own grace period may end first, but C holds a reference on Q (kernel-map.md D22), so Q
+/// is freed only after C's free released it, from whichever thread collects (rstat: C's drain of
+/// the pending lists, then Q's).
+pub fn child_and_parent_retired_by_two_threads<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let q = sched.create_group(sched.root(), 200).unwrap();
+    let c = sched.create_group(q, 100).unwrap();
+    sched.spawn_process(c).unwrap().insert(request(1, 1));
+    let b = spawn_in(&sched, move |s| {
+        dispatch_and_complete(s);
+        match s.remove_group(q) {
+            Ok(()) => reclaim_step::<P>(),
+            Err(SchedError::HasChildren(_) | SchedError::UnsafeUnderRemoval(_)) => {}
+            Err(e) => violation(format!("scenario: removing {q} failed: {e}")),
+        }
+    });
+    if remove_or_refused(&sched, c) {
+        reclaim_step::<P>();
+    }
+    b.join().unwrap();
+    if allows_removal::<P>() && sched.groups().iter().any(|g| g.id == q) {
+        require(sched.remove_group(q).is_ok(), || "scenario: removing the parent failed".into());
+    }
+    finish(sched, census, Moves::None);
+}
+
+// ---- I7: attribution ----
+
+/// I7 across a removal and a merge: root → Q → C. One request of C has been dispatched and
+/// completed (C was charged for it) and its process has exited. Thread A's process in C queues a
+/// request and back-merges a second one into it (a merge is charged to the group of the queue it
+/// merged into: C); the main thread removes C, whose charges and statistics go to Q, its parent,
+/// not to the root (the 4.15 reparenting: fault `OfflineStatsToRoot`). Each online group must end
+/// with exactly what it was charged (the merged request is dispatched at the end, in Q).
+pub fn attribution_across_removal<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let root = sched.root();
+    let q = sched.create_group(root, 100).unwrap();
+    let c = sched.create_group(q, 100).unwrap();
+    sched.spawn_process(c).unwrap().insert(request(40, 9));
+    dispatch_and_complete(&sched);
+    let a = spawn_in(&sched, move |s| {
+        let p = s.spawn_process(c).unwrap_or_else(|_| s.spawn_process(s.root()).unwrap());
+        p.insert(request_at(0, 1));
+        let outcome = p.insert(request_at(8, 2));
+        require(outcome == InsertOutcome::Merged, || format!("scenario: the second request should merge, got {outcome:?}"));
+    });
+    if remove_or_refused(&sched, c) {
+        reclaim_step::<P>();
+    }
+    a.join().unwrap();
+    finish(sched, census, Moves::None);
+}
+
+// ---- racers that create, move and read ----
+
+/// Objects published by a spawned thread, and a reader racing a removal. Thread A (not the main
+/// thread) creates G, makes a process in the root, inserts, moves the process into G (its request
+/// still queued: G and the queue's new group pointer are published by A), then removes G (the
+/// queue goes back to the root). The main thread reads every group's statistics (`groups()`,
+/// `group_stats`, which under `rstat` flushes the pending lists) while A's removal may free G (a
+/// reader must not keep a group past the lock that protected it: fault `StatsReadOutsideLock`),
+/// then dispatches and completes A's request, whose deferred update loads the queue's group,
+/// which A may store after the main thread's unlock (the Release of `set_group` is what makes
+/// G's initialisation visible to it).
+pub fn spawned_create_move_read<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let a = spawn_in(&sched, move |s| {
+        let g = s.create_group(s.root(), 100).unwrap();
+        let p = s.spawn_process(s.root()).unwrap();
+        p.insert(request(1, 1));
+        match p.move_to(g) {
+            Ok(()) => require(allows_removal::<P>(), || format!("{}: a move went through although the protection refuses it", P::NAME)),
+            Err(SchedError::UnsafeUnderRemoval(_)) => require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME)),
+            Err(e) => violation(format!("scenario: move failed: {e}")),
+        }
+        drop(p);
+        remove_or_refused(s, g);
+    });
+    // A voluntary switch, not a preemption: A's steps come first within loom's bound, so that a
+    // read can fall between A's creation and A's removal.
+    thread::yield_now();
+    for g in sched.groups() {
+        let _ = sched.group_stats(g.id);
+    }
+    dispatch_and_complete(&sched);
+    a.join().unwrap();
+    finish(sched, census, Moves::WithRequestsQueued);
 }
 
 // ---- I4 ----
@@ -772,6 +876,9 @@ macro_rules! for_each_scenario {
             flush_vs_removal,
             lists_insert_vs_splice_and_removal,
             lists_conservation,
+            child_and_parent_retired_by_two_threads,
+            attribution_across_removal,
+            spawned_create_move_read,
         }
     };
 }

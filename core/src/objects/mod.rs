@@ -253,8 +253,11 @@ impl RetiredGroup {
             if !fault::active(Fault::ReleaseWithoutFlush) {
                 group.stats.transfer_into(parent.stats());
             }
-            if let Some(parent_retired) = GroupShared::put(parent_ptr) {
-                retire_parent(parent_retired);
+            // (With the fault the child took no reference on its parent, so it drops none.)
+            if !fault::active(Fault::ChildDoesNotPinParent) {
+                if let Some(parent_retired) = GroupShared::put(parent_ptr) {
+                    retire_parent(parent_retired);
+                }
             }
         }
         tracing::debug!(name: "group freed", target: crate::trace::GROUPS, group = group.serial, "group freed");

@@ -11,12 +11,98 @@
 //!
 //! The measurement itself (counters, sampling, histograms) is `super::measure`; the spans are made
 //! by the hooks the layer above installed there.
+//!
+//! ## Under a checker
+//!
+//! The scheduler's [`Lock`](super::Lock) is the checker's `Mutex` under loom and shuttle, but the
+//! raw locks themselves are compiled there too, on the facade's atomics (the checker's), so that
+//! `schedlab-verify` model-checks this very code (`verify/src/locks.rs`): [`TicketLock`] and
+//! [`Measured`] are the same source in every build. What differs under a checker:
+//! - the atomics are the checker's, so no constructor can be `const`, and lock_api's
+//!   `RawMutex::INIT` (a `const`) is a compile-time error if anything uses it there (nothing
+//!   does: models build their locks with `new`);
+//! - a waiter yields to the checker on every poll (a spin the checker cannot see would never end);
+//! - parking_lot and [`RawKindLock`] are left out (parking_lot is taken as given).
+//!
+//! With the core's `fault-injection` feature (on only in the model-checking builds of
+//! `schedlab-verify`), [`weakened`] lets a negative control weaken one of these orderings at a
+//! time (`crate::fault` names them); without it every ordering is the constant written here.
 
 use super::measure::{self, LockClass, F_MEASURED, F_NEW_OWNER, F_TIMED, F_TRACED, F_WAIT_TIMED, MODE_ENABLED};
-use super::{lock_ticks, LockKind};
+use super::lock_ticks;
+#[cfg(not(any(loom, shuttle)))]
+use super::LockKind;
+use super::{AtomicU32, Ordering};
 use lock_api::{GuardNoSend, RawMutex};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Orderings of this file that a negative control can weaken to `Relaxed`, one bit each
+/// (feature `fault-injection` only: `crate::fault` maps its named faults onto these bits). A
+/// plain `std` atomic: an oracle switch, outside what the checkers explore.
+#[cfg(feature = "fault-injection")]
+pub mod weakened {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// `TicketLock::lock_or_queue`: the Acquire load of `serving` that admits a ticket at once.
+    pub const TICKET_FIRST_ATTEMPT_ACQUIRE: u32 = 1 << 0;
+    /// `TicketLock::lock_slow`: the Acquire load of `serving` that admits a queued ticket.
+    pub const TICKET_WAIT_ACQUIRE: u32 = 1 << 1;
+    /// `TicketLock::try_lock`: the Acquire load of `serving` that the ticket compare-exchange checks.
+    pub const TICKET_TRY_ACQUIRE: u32 = 1 << 2;
+    /// `TicketLock::unlock`: the Release store of `serving`.
+    pub const TICKET_RELEASE: u32 = 1 << 3;
+    /// `Measured`: the owner word written *after* the raw unlock instead of before it (not an
+    /// ordering of an atomic, but of the two writes: the word then leaves the hold).
+    pub const OWNER_AFTER_RELEASE: u32 = 1 << 4;
+
+    static BITS: AtomicU32 = AtomicU32::new(0);
+
+    /// Weakens the orderings in `bits` for the rest of the process.
+    pub fn set(bits: u32) {
+        BITS.fetch_or(bits, Ordering::Relaxed);
+    }
+
+    /// Restores every ordering.
+    pub fn clear() {
+        BITS.store(0, Ordering::Relaxed);
+    }
+
+    #[inline(always)]
+    pub(super) fn on(bit: u32) -> bool {
+        BITS.load(Ordering::Relaxed) & bit != 0
+    }
+}
+
+/// `normal`, or `Relaxed` when a negative control weakened `_bit` (feature `fault-injection`).
+#[inline(always)]
+fn ordering(normal: Ordering, _bit: u32) -> Ordering {
+    #[cfg(feature = "fault-injection")]
+    if weakened::on(_bit) {
+        return Ordering::Relaxed;
+    }
+    normal
+}
+
+/// Whether a negative control moved the owner word's write after the release.
+#[inline(always)]
+fn owner_after_release() -> bool {
+    #[cfg(feature = "fault-injection")]
+    return weakened::on(weakened::OWNER_AFTER_RELEASE);
+    #[cfg(not(feature = "fault-injection"))]
+    false
+}
+
+#[cfg(feature = "fault-injection")]
+use weakened::{TICKET_FIRST_ATTEMPT_ACQUIRE, TICKET_RELEASE, TICKET_TRY_ACQUIRE, TICKET_WAIT_ACQUIRE};
+#[cfg(not(feature = "fault-injection"))]
+use self::no_faults::{TICKET_FIRST_ATTEMPT_ACQUIRE, TICKET_RELEASE, TICKET_TRY_ACQUIRE, TICKET_WAIT_ACQUIRE};
+#[cfg(not(feature = "fault-injection"))]
+mod no_faults {
+    pub const TICKET_FIRST_ATTEMPT_ACQUIRE: u32 = 0;
+    pub const TICKET_WAIT_ACQUIRE: u32 = 0;
+    pub const TICKET_TRY_ACQUIRE: u32 = 0;
+    pub const TICKET_RELEASE: u32 = 0;
+}
 
 /// How many polls a ticket waiter makes before it gives its CPU away once (about 3 µs of
 /// `pause` on this machine kind). Measured: with 3 threads on 2 CPUs, sched-lock ran at
@@ -27,6 +113,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// in parallel, the OS preempts), and a FIFO lock whose next owner is descheduled stalls every
 /// waiter behind it; yielding after a spin budget keeps FIFO order (the ticket is kept) while
 /// letting the preempted owner run. With threads <= CPUs the budget is rarely reached.
+#[cfg(not(any(loom, shuttle)))]
 const SPINS_BEFORE_YIELD: u32 = 64;
 
 /// Gives the CPU away once (`sched_yield`), from this function's own code on x86-64 Linux.
@@ -36,6 +123,7 @@ const SPINS_BEFORE_YIELD: u32 = 64;
 /// pprof drops samples whose interrupted instruction is inside libc (unwinding from there can
 /// deadlock), and with two threads on a contended fair lock that dropped about a third of the
 /// samples (notes/flamegraphs.md).
+#[cfg(not(any(loom, shuttle)))]
 #[inline]
 fn yield_cpu() {
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
@@ -85,7 +173,14 @@ impl Default for TicketLock {
 }
 
 impl TicketLock {
+    #[cfg(not(any(loom, shuttle)))]
     pub const fn new() -> Self {
+        TicketLock { next: AtomicU32::new(0), serving: AtomicU32::new(0) }
+    }
+
+    /// Under a checker its atomics are the checker's, which have no `const` constructor.
+    #[cfg(any(loom, shuttle))]
+    pub fn new() -> Self {
         TicketLock { next: AtomicU32::new(0), serving: AtomicU32::new(0) }
     }
 
@@ -97,23 +192,43 @@ impl TicketLock {
     #[cold]
     fn lock_slow(&self, ticket: u32) {
         let mut spins = 0u32;
-        while self.serving.load(Ordering::Acquire) != ticket {
-            std::hint::spin_loop();
-            spins += 1;
-            if spins == SPINS_BEFORE_YIELD {
-                spins = 0;
-                yield_cpu();
-            }
+        // Acquire pairs with the Release store in `unlock` of the previous holder.
+        while self.serving.load(ordering(Ordering::Acquire, TICKET_WAIT_ACQUIRE)) != ticket {
+            spin_once(&mut spins);
         }
     }
+}
+
+/// One poll of a spinning waiter: a `pause`, and the CPU given away every
+/// [`SPINS_BEFORE_YIELD`] polls.
+#[cfg(not(any(loom, shuttle)))]
+#[inline]
+fn spin_once(spins: &mut u32) {
+    std::hint::spin_loop();
+    *spins += 1;
+    if *spins == SPINS_BEFORE_YIELD {
+        *spins = 0;
+        yield_cpu();
+    }
+}
+
+/// Under a checker every poll yields to it: a spin it cannot see would never let the holder run.
+#[cfg(any(loom, shuttle))]
+#[inline]
+fn spin_once(_spins: &mut u32) {
+    super::thread::yield_now();
 }
 
 // SAFETY: a ticket admits exactly one holder: `serving` moves on only in `unlock`, written by the
 // holder alone; Acquire on the `serving` load that admits a ticket pairs with the Release store of
 // the previous holder's `unlock`, so the critical sections are ordered. The guard is stateless.
 unsafe impl RawMutex for TicketLock {
+    #[cfg(not(any(loom, shuttle)))]
     #[allow(clippy::declare_interior_mutable_const)]
     const INIT: Self = TicketLock::new();
+    // Evaluated only if used: a compile-time error in a checker build that asks for it.
+    #[cfg(any(loom, shuttle))]
+    const INIT: Self = panic!("under a checker a TicketLock is made with TicketLock::new (the checker's atomics are not const)");
     type Guard = GuardNoSend;
 
     #[inline]
@@ -126,9 +241,16 @@ unsafe impl RawMutex for TicketLock {
 
     #[inline]
     fn try_lock(&self) -> Option<GuardNoSend> {
-        let serving = self.serving.load(Ordering::Relaxed);
+        // Acquire on this load, not on the compare-exchange: the previous holder published its
+        // critical section with its Release store to `serving`, and nothing releases `next` (its
+        // `fetch_add`s are Relaxed), so an Acquire on `next` synchronises with nobody. (It was
+        // Relaxed here and Acquire on `next` until loom's `try_lock_publishes` model showed the
+        // next holder reading the previous hold's data unordered; x86 hid it.) The
+        // compare-exchange then only checks that no ticket was taken since: if none was, the
+        // ticket `serving` names is free, and it is ours.
+        let serving = self.serving.load(ordering(Ordering::Acquire, TICKET_TRY_ACQUIRE));
         self.next
-            .compare_exchange(serving, serving.wrapping_add(1), Ordering::Acquire, Ordering::Relaxed)
+            .compare_exchange(serving, serving.wrapping_add(1), Ordering::Relaxed, Ordering::Relaxed)
             .is_ok()
             .then(GuardNoSend::new)
     }
@@ -136,9 +258,10 @@ unsafe impl RawMutex for TicketLock {
     #[inline]
     unsafe fn unlock(&self, _guard: GuardNoSend) {
         // Only the holder writes `serving`, so a load + store is enough; Release publishes the
-        // critical section to the next ticket's Acquire load.
+        // critical section to the next ticket's Acquire load (`lock_or_queue`, `lock_slow` or
+        // `try_lock`).
         let serving = self.serving.load(Ordering::Relaxed);
-        self.serving.store(serving.wrapping_add(1), Ordering::Release);
+        self.serving.store(serving.wrapping_add(1), ordering(Ordering::Release, TICKET_RELEASE));
     }
 
     fn is_locked(&self) -> bool {
@@ -155,7 +278,7 @@ unsafe impl RawLockWait for TicketLock {
     fn lock_or_queue(&self) -> Result<GuardNoSend, u32> {
         let ticket = self.next.fetch_add(1, Ordering::Relaxed);
         // Acquire pairs with the Release store in `unlock` of the previous holder.
-        if self.serving.load(Ordering::Acquire) == ticket {
+        if self.serving.load(ordering(Ordering::Acquire, TICKET_FIRST_ATTEMPT_ACQUIRE)) == ticket {
             Ok(GuardNoSend::new())
         } else {
             Err(ticket)
@@ -170,6 +293,7 @@ unsafe impl RawLockWait for TicketLock {
 }
 
 // SAFETY: `try_lock` and `lock` are parking_lot's own acquisitions.
+#[cfg(not(any(loom, shuttle)))]
 unsafe impl RawLockWait for parking_lot::RawMutex {
     type Queued = ();
 
@@ -184,13 +308,16 @@ unsafe impl RawLockWait for parking_lot::RawMutex {
     }
 }
 
-/// One of the two lock kinds, picked when the lock is made.
+/// One of the two lock kinds, picked when the lock is made (not under a checker: there the
+/// scheduler's lock is the checker's `Mutex`, and parking_lot is taken as given).
+#[cfg(not(any(loom, shuttle)))]
 pub struct RawKindLock {
     kind: LockKind,
     ticket: TicketLock,
     parking: parking_lot::RawMutex,
 }
 
+#[cfg(not(any(loom, shuttle)))]
 impl RawKindLock {
     pub const fn new(kind: LockKind) -> Self {
         RawKindLock { kind, ticket: TicketLock::new(), parking: <parking_lot::RawMutex as RawMutex>::INIT }
@@ -208,6 +335,7 @@ impl RawKindLock {
 }
 
 /// A queued acquisition of a [`RawKindLock`].
+#[cfg(not(any(loom, shuttle)))]
 pub enum KindQueued {
     Ticket(u32),
     Parking,
@@ -215,6 +343,7 @@ pub enum KindQueued {
 
 // SAFETY: every call goes to the raw lock of `kind`, which never changes after construction, so a
 // lock and its unlock always reach the same lock. Both guards are stateless markers.
+#[cfg(not(any(loom, shuttle)))]
 unsafe impl RawMutex for RawKindLock {
     #[allow(clippy::declare_interior_mutable_const)]
     const INIT: Self = RawKindLock::new(LockKind::FairSpin);
@@ -257,6 +386,7 @@ unsafe impl RawMutex for RawKindLock {
 }
 
 // SAFETY: as for `RawMutex` above: each call reaches the raw lock of the fixed kind.
+#[cfg(not(any(loom, shuttle)))]
 unsafe impl RawLockWait for RawKindLock {
     type Queued = KindQueued;
 
@@ -289,7 +419,14 @@ pub struct Measured<R> {
 }
 
 impl<R> Measured<R> {
+    #[cfg(not(any(loom, shuttle)))]
     pub const fn new(raw: R, class: LockClass) -> Self {
+        Measured { raw, class, owner: AtomicU32::new(0) }
+    }
+
+    /// Under a checker the owner word is the checker's atomic, which has no `const` constructor.
+    #[cfg(any(loom, shuttle))]
+    pub fn new(raw: R, class: LockClass) -> Self {
         Measured { raw, class, owner: AtomicU32::new(0) }
     }
 
@@ -453,6 +590,24 @@ impl<R: RawLockWait> Measured<R> {
         }
     }
 
+    /// The owner word written (for a new owner), then the raw unlock: the word is written inside
+    /// the hold, so the next holder's `measure::acquired` reads it (model `measured_counts`).
+    ///
+    /// # Safety
+    /// The caller holds the lock through `raw`.
+    #[inline(always)]
+    unsafe fn release_raw(&self, raw: R::Guard, flags: u8) {
+        if owner_after_release() {
+            // SAFETY: as below (a negative control: the owner word leaves the hold).
+            unsafe { self.raw.unlock(raw) };
+            self.note_owner(flags);
+            return;
+        }
+        self.note_owner(flags);
+        // SAFETY: the caller holds the lock through `raw` (this function's contract).
+        unsafe { self.raw.unlock(raw) };
+    }
+
     /// Releases a timed or traced hold: the hold span is exited *before* the release (so no two
     /// holds of one lock overlap on a timeline) and closed after; the counts are accounted after
     /// the release, out of the hold.
@@ -465,9 +620,8 @@ impl<R: RawLockWait> Measured<R> {
         if word & F_TRACED as u64 == 0 {
             let flags = word as u8;
             let hold = if flags & F_TIMED != 0 { ticks_since(word, lock_ticks()) } else { 0 };
-            self.note_owner(flags);
             // SAFETY: the caller holds the lock through this guard state.
-            unsafe { self.raw.unlock(raw) };
+            unsafe { self.release_raw(raw, flags) };
             measure::released(self.class, flags, hold);
             return;
         }
@@ -477,9 +631,8 @@ impl<R: RawLockWait> Measured<R> {
         let TracedHold { span, flags, start } = *traced;
         let end = if flags & F_TIMED != 0 { lock_ticks() } else { 0 };
         let span = span.exit();
-        self.note_owner(flags);
         // SAFETY: the caller holds the lock through this guard state.
-        unsafe { self.raw.unlock(raw) };
+        unsafe { self.release_raw(raw, flags) };
         if flags & F_MEASURED != 0 {
             measure::released(self.class, flags, end.saturating_sub(start));
         }
@@ -492,8 +645,12 @@ impl<R: RawLockWait> Measured<R> {
 // measurement only reads the clock and reads and writes the owner word, which only a holder touches.
 // Forgetting the guard state leaks the acquisition, as with `R` (and a traced hold's box).
 unsafe impl<R: RawLockWait> RawMutex for Measured<R> {
+    #[cfg(not(any(loom, shuttle)))]
     #[allow(clippy::declare_interior_mutable_const)]
     const INIT: Self = Measured::new(R::INIT, LockClass::NONE);
+    // As for `TicketLock`: evaluated only if used.
+    #[cfg(any(loom, shuttle))]
+    const INIT: Self = panic!("under a checker a Measured lock is made with Measured::new");
     type Guard = MeasuredGuard<R::Guard>;
 
     #[inline(always)]
@@ -533,9 +690,8 @@ unsafe impl<R: RawLockWait> RawMutex for Measured<R> {
         }
         if guard.word & !(F_NEW_OWNER as u64) == F_MEASURED as u64 {
             // Counted, not timed, not traced: the common measured release.
-            self.note_owner(guard.word as u8);
             // SAFETY: as above.
-            unsafe { self.raw.unlock(guard.raw) };
+            unsafe { self.release_raw(guard.raw, guard.word as u8) };
             measure::released_untimed(self.class);
             return;
         }
@@ -548,14 +704,17 @@ unsafe impl<R: RawLockWait> RawMutex for Measured<R> {
     }
 }
 
-/// A lock of either kind around `T`.
+/// A lock of either kind around `T` (under a checker, the checker's `Mutex`: `model.rs`).
+#[cfg(not(any(loom, shuttle)))]
 pub struct Lock<T> {
     inner: lock_api::Mutex<Measured<RawKindLock>, T>,
 }
 
 /// Proof that a [`Lock`] is held: the only way to reach the data.
+#[cfg(not(any(loom, shuttle)))]
 pub type LockGuard<'a, T> = lock_api::MutexGuard<'a, Measured<RawKindLock>, T>;
 
+#[cfg(not(any(loom, shuttle)))]
 impl<T> Lock<T> {
     /// A lock that is never measured.
     pub fn new(kind: LockKind, value: T) -> Self {

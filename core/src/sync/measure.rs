@@ -348,6 +348,8 @@ struct Fast {
 }
 
 impl Fast {
+    // Under loom the state is built by `Fast::boxed` instead (same values).
+    #[cfg_attr(loom, allow(dead_code))]
     const fn new() -> Fast {
         Fast {
             id: Cell::new(0),
@@ -437,11 +439,43 @@ const PENDING: usize = 16;
 /// Gaps drawn in advance per class: more samples of one class than this inside one outer hold
 /// (two at most in practice: eight counter sums per scheduler hold, one in 256 sampled) draw inline.
 const SPARE_GAPS: usize = 4;
+#[cfg_attr(loom, allow(dead_code))]
 const NO_PENDING: Pending = Pending { class: LockClass::NONE, flags: 0, path: 0, outer: 0, hold: 0, wait: 0 };
 
+#[cfg(not(loom))]
 thread_local! {
     static FAST: Fast = const { Fast::new() };
     static ACC: AccSlot = const { AccSlot(RefCell::new(None)) };
+}
+
+// Under loom every model thread runs on the test's OS thread: `std` thread-locals would be one
+// state shared by all of them (one owner id, one held count), so the lock models would see a
+// single thread. loom's own thread-locals are per model thread (and per execution).
+#[cfg(loom)]
+loom::thread_local! {
+    static FAST: Box<Fast> = Fast::boxed();
+    static ACC: AccSlot = AccSlot(RefCell::new(None));
+}
+
+#[cfg(loom)]
+impl Fast {
+    /// [`Fast::new`] on the heap, built there: a loom thread is a coroutine with a 32 KB stack, and
+    /// every scheduler path of every model reaches this state (`enter_path`), so a 10 KB
+    /// temporary on that stack overflowed it.
+    fn boxed() -> Box<Fast> {
+        // SAFETY: every field of `Fast` is a `Cell` (`repr(transparent)`) of integers, a `bool`,
+        // an `f64`, a `LockClass` (a `u8`) or `Pending` (a struct of those), or an array of them:
+        // all-zero bytes are a valid value of each. The fields whose `new` value is not zero are
+        // set below; the rest of `Fast::new` is zero (`Pending`'s `NO_PENDING` included).
+        let fast: Box<Fast> = unsafe { Box::<Fast>::new_zeroed().assume_init() };
+        for c in &fast.countdown {
+            c.set(1);
+        }
+        for c in &fast.spare_gaps {
+            c.set(1);
+        }
+        fast
+    }
 }
 
 static NEXT_THREAD_ID: AtomicU32 = AtomicU32::new(1);
@@ -450,7 +484,11 @@ static NEXT_THREAD_ID: AtomicU32 = AtomicU32::new(1);
 /// was not inlined: a call per acquisition).
 #[inline(always)]
 fn fast<'a>() -> &'a Fast {
+    // (Under loom the key holds a `Box<Fast>`: `&**f` is the heap state, which lives as long.)
+    #[cfg(not(loom))]
     let f: *const Fast = FAST.with(|f| f as *const Fast);
+    #[cfg(loom)]
+    let f: *const Fast = FAST.with(|f| &**f as *const Fast);
     // SAFETY: `FAST` has a const initialiser and no destructor, so its storage is valid for the
     // whole life of the thread; the reference is used by the calling function on this thread only
     // and never stored (`Fast` is `!Sync`: its `Cell`s are touched by this thread alone).
@@ -749,14 +787,14 @@ fn keep(f: &Fast, r: Pending) {
 }
 
 /// Called by a measured lock right after it was acquired (the caller holds it). `owner` is the
-/// lock's last-owner word, which only a holder writes (at its release, see [`F_NEW_OWNER`]).
+/// lock's last-owner word (the facade's atomic: the checker's under loom), which only a holder writes (at its release, see [`F_NEW_OWNER`]).
 /// Returns the acquisition's flags ([`F_MEASURED`]; [`F_NEW_OWNER`] when the release must write
 /// the owner word; [`F_TIMED`]/[`F_SAMPLED`] when its hold is to be timed).
 ///
 /// The common case (not sampled, not exact) is one decrement (the count and the sampler), a
 /// compare with the owner word, and one increment of the held count.
 #[inline(always)]
-pub fn acquired(class: LockClass, owner: &AtomicU32, mode: u8) -> u8 {
+pub fn acquired(class: LockClass, owner: &super::AtomicU32, mode: u8) -> u8 {
     let f = fast();
     let c = class.byte();
     let slot = f.slot(class);

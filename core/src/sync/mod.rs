@@ -16,7 +16,9 @@
 //! | [`LockKind::ParkingLot`] | `parking_lot::RawMutex`: spins briefly, then parks; unfair on purpose | what a Rust program would reach for |
 //!
 //! The kind is chosen at run time ([`Lock::new`]); the branch on it is one predictable compare.
-//! Under a checker both kinds become the checker's `Mutex`, whose blocking it understands.
+//! Under a checker both kinds become the checker's `Mutex`, whose blocking it understands; the
+//! raw [`TicketLock`] and the [`Measured`] wrapper are still compiled there, on the checker's
+//! atomics, and model-checked on their own (`verify/src/locks.rs`).
 //!
 //! A lock made with [`Lock::named`] is also *measured* (real build only) while
 //! [`measure::set_enabled`] is on: acquisitions, contentions and owner changes counted exactly per
@@ -49,10 +51,18 @@ pub use imp::*;
 pub mod epoch;
 pub mod measure;
 
-#[cfg(not(any(loom, shuttle)))]
+// The raw locks and the measured wrapper are compiled in every build, on the facade's atomics:
+// under a checker they are what `schedlab-verify`'s lock models explore (`lock.rs`), while the
+// scheduler's `Lock` there is the checker's `Mutex` (`model.rs`).
 mod lock;
+#[cfg(feature = "fault-injection")]
+pub use lock::weakened;
+pub use lock::{Measured, MeasuredGuard, RawLockWait, TicketLock};
+/// The raw-lock trait every lock kind implements (lock_api's), and its stateless guard, for code
+/// above the facade that writes a raw lock of its own (the lock models' negative controls).
+pub use lock_api::{GuardNoSend, RawMutex};
 #[cfg(not(any(loom, shuttle)))]
-pub use lock::{KindQueued, Lock, LockGuard, Measured, MeasuredGuard, RawKindLock, RawLockWait, TicketLock};
+pub use lock::{KindQueued, Lock, LockGuard, RawKindLock};
 
 
 /// A reference-counted pointer that loom does not track: for oracle objects (live-object

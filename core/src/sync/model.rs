@@ -57,6 +57,24 @@ pub mod thread {
         AtomicBool::new(false).load(Ordering::SeqCst);
         handle
     }
+
+    /// [`spawn`] with a stack of `bytes`: a model thread is a coroutine with a small stack, too
+    /// small for the lock measurement's per-thread state (`measure`'s `Fast`, about 10 KB, built
+    /// on first use).
+    pub fn spawn_with_stack<F, T>(bytes: usize, body: F) -> JoinHandle<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        backend::Builder::new()
+            .stack_size(bytes)
+            .spawn(move || {
+                let out = body();
+                super::super::epoch::release_thread_participant();
+                out
+            })
+            .expect("spawning a model thread")
+    }
 }
 
 /// `true` when the code runs inside a model checker.

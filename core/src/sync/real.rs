@@ -5,7 +5,19 @@ pub use std::sync::atomic::{
     fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
 };
 pub use std::sync::Arc;
-pub use std::thread;
+/// Threads: std's, plus [`thread::spawn_with_stack`] (the model backend's needs it).
+pub mod thread {
+    pub use std::thread::*;
+
+    /// `spawn` with a stack of at least `bytes`.
+    pub fn spawn_with_stack<F, T>(bytes: usize, body: F) -> JoinHandle<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        Builder::new().stack_size(bytes).spawn(body).expect("spawning a thread")
+    }
+}
 
 /// `true` when the code runs inside a model checker; enables liveness assertions that would
 /// read freed memory in a real build.
