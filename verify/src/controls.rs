@@ -196,6 +196,21 @@ macro_rules! for_each_loom_only_control {
     };
 }
 
+/// Controls on shuttle's workloads (too many threads for loom): the racers of issue 24 past
+/// loom's bound, where every group a reader or a dispatcher reaches was created, and retired, by
+/// other spawned threads. `tests/shuttle_controls.rs` runs them beside the common list.
+#[macro_export]
+macro_rules! for_each_shuttle_only_control {
+    ($($callback:ident)::+) => {
+        $($callback)::+! {
+            // A reader that keeps the group past the lock, while a creator thread removes it.
+            fault_stats_read_outside_lock_spawned_racers: Rejected("group used after it was freed"),
+                Some(schedlab_core::fault::Fault::StatsReadOutsideLock),
+                $crate::workloads::spawned_creators_movers_readers::<schedlab_variants::rstat::Rstat>;
+        }
+    };
+}
+
 /// Turns the control list into tests, each model in its own process.
 #[macro_export]
 macro_rules! control_tests {

@@ -129,6 +129,75 @@ pub fn four_threads_no_removal<P: StatsPolicy>() {
     finish(sched, census, Moves::None);
 }
 
+/// Issue 24's racers past loom's bound: every group is created by a spawned thread. Two creator
+/// threads each create a group and a child under it, start a process in the root, insert, move
+/// the process into the child (a move with requests queued), insert again, exit, and remove the
+/// child, and (the first of them) then the group; a reader thread reads every group's statistics three times (under
+/// rstat each read flushes the per-CPU lists); a dispatcher completes what it finds. The main
+/// thread creates nothing: a group the reader or the dispatcher reaches was published by another
+/// thread, and may be retired by a third. Variants that refuse removal (or moves) see refusals.
+pub fn spawned_creators_movers_readers<P: StatsPolicy>() {
+    let cfg = SchedConfig { slots: 2, ..SchedConfig::default() };
+    let (clock, _manual) = SchedClock::manual_ticking(1);
+    let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, clock);
+    let census = sched.census();
+    let mut threads = Vec::new();
+    for job in 0..2u64 {
+        let s = sched.clone();
+        threads.push(thread::spawn(move || {
+            let g = s.create_group(s.root(), 100 + 100 * job).unwrap();
+            let child = s.create_group(g, 100).unwrap();
+            let p = s.spawn_process(s.root()).unwrap();
+            for i in 0..REQUESTS_PER_JOB / 2 {
+                p.insert(spec(job, i));
+            }
+            match p.move_to(child) {
+                Ok(()) | Err(SchedError::UnsafeUnderRemoval(_)) => {}
+                Err(e) => violation(format!("workload: move failed: {e}")),
+            }
+            for i in REQUESTS_PER_JOB / 2..REQUESTS_PER_JOB {
+                p.insert(spec(job, i));
+            }
+            drop(p);
+            // Job 0 removes both its groups; job 1 keeps its group, which its child's statistics
+            // reach at the child's removal while the reader may be reading it.
+            if remove_or_refused(&s, child) {
+                reclaim_step::<P>();
+                if job == 0 {
+                    remove_or_refused(&s, g);
+                    reclaim_step::<P>();
+                }
+            }
+        }));
+    }
+    let reader = {
+        let s = sched.clone();
+        thread::spawn(move || {
+            for _ in 0..3 {
+                for g in s.groups() {
+                    let _ = s.group_stats(g.id);
+                }
+            }
+        })
+    };
+    let dispatcher = {
+        let s = sched.clone();
+        thread::spawn(move || {
+            for _ in 0..2 * REQUESTS_PER_JOB {
+                if let Some(rq) = s.dispatch() {
+                    rq.complete();
+                }
+            }
+        })
+    };
+    for t in threads {
+        t.join().unwrap();
+    }
+    reader.join().unwrap();
+    dispatcher.join().unwrap();
+    finish(sched, census, Moves::WithRequestsQueued);
+}
+
 /// Calls `$callback!($variant; workload, ...)` with every workload (shuttle's generated suite).
 #[macro_export]
 macro_rules! for_each_workload {
@@ -137,6 +206,7 @@ macro_rules! for_each_workload {
             $variant;
             mixed_churn,
             four_threads_no_removal,
+            spawned_creators_movers_readers,
         }
     };
 }

@@ -5,3 +5,4 @@
 #![cfg(shuttle)]
 
 schedlab_verify::for_each_control!(schedlab_verify::control_tests);
+schedlab_verify::for_each_shuttle_only_control!(schedlab_verify::control_tests);
