@@ -19,8 +19,8 @@
 //!
 //! The JSON written by the CLI is documented in `notes/compare-schema.md`.
 
-use crate::provenance::Provenance;
-use crate::workload::{run_named, RunResult, WorkloadConfig};
+use crate::files::provenance::Provenance;
+use crate::driver::workload::{run_named, RunResult, WorkloadConfig};
 use schedlab_core::lockstat::{self, LockClass, LockStats, LockSummary};
 use schedlab_core::sync::AtomicBool;
 use schedlab_core::LockKind;
@@ -57,87 +57,6 @@ impl Measure {
 
     fn lockstat(self) -> bool {
         self != Measure::Plain
-    }
-}
-
-/// What to do with a run during which other processes used the CPUs (the machine is shared:
-/// with as many jobs as CPUs, a third runnable thread preempts lock holders and the run measures
-/// that instead of the variant).
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct NoisePolicy {
-    /// A run is noisy when other processes used more than this many CPUs' worth of time during
-    /// its measured window (`RunResult::other_cpus`).
-    pub max_other_cpus: f64,
-    /// Re-runs of a noisy run, after a pause that doubles each time (1 s, 2 s, 4 s ...); the last
-    /// one is kept, noisy or not, and counted. A comparison or sweep re-runs at most half as many
-    /// runs as it makes.
-    pub retries: u32,
-}
-
-impl Default for NoisePolicy {
-    fn default() -> Self {
-        NoisePolicy { max_other_cpus: 0.3, retries: 3 }
-    }
-}
-
-/// How a measured run went with respect to other processes.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
-pub struct NoiseCount {
-    /// Runs thrown away and re-run because they were noisy.
-    pub rerun: u32,
-    /// Runs kept although noisy (retries exhausted).
-    pub kept_noisy: u32,
-}
-
-/// Runs `variant` under `policy`: re-runs it while it is noisy, up to `policy.retries` times and
-/// while `budget` (re-runs left for the whole comparison or sweep, so that a busy machine cannot
-/// stretch it without bound) lasts.
-pub fn run_clean(
-    variant: &str,
-    cfg: &WorkloadConfig,
-    interrupt: &AtomicBool,
-    policy: NoisePolicy,
-    noise: &mut NoiseCount,
-    budget: &mut u32,
-) -> Result<RunResult, String> {
-    run_clean_with(&run_named, variant, cfg, interrupt, policy, noise, budget)
-}
-
-/// How a comparison makes one run: [`run_named`], or a stand-in in tests (to make a run fail).
-pub type Runner<'a> = &'a dyn Fn(&str, &WorkloadConfig, &AtomicBool) -> Result<RunResult, String>;
-
-fn run_clean_with(
-    runner: Runner<'_>,
-    variant: &str,
-    cfg: &WorkloadConfig,
-    interrupt: &AtomicBool,
-    policy: NoisePolicy,
-    noise: &mut NoiseCount,
-    budget: &mut u32,
-) -> Result<RunResult, String> {
-    let mut pause = Duration::from_secs(1);
-    let mut attempt = 0;
-    loop {
-        let r = runner(variant, cfg, interrupt)?;
-        let noisy = r.other_cpus.is_some_and(|o| o > policy.max_other_cpus);
-        if !noisy || r.interrupted {
-            return Ok(r);
-        }
-        if attempt >= policy.retries || *budget == 0 {
-            noise.kept_noisy += 1;
-            return Ok(r);
-        }
-        attempt += 1;
-        *budget -= 1;
-        noise.rerun += 1;
-        let until = std::time::Instant::now() + pause;
-        while std::time::Instant::now() < until {
-            if interrupt.load(schedlab_core::sync::Ordering::Relaxed) {
-                return Ok(r);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        pause *= 2;
     }
 }
 
@@ -242,7 +161,10 @@ pub struct Step {
     pub instrumented: bool,
 }
 
-pub use crate::numbers::{median, Spread};
+pub use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy, Runner};
+use crate::driver::noise::run_clean_with;
+pub use crate::seeds::{Seed, SEEDS};
+pub use crate::stats::{median, Spread};
 
 /// Per-thread KIOPS: of every run its slowest, median and fastest job, then the median of each
 /// over the runs. Fairness shows as the gap between `min` and `max`.
@@ -345,106 +267,6 @@ impl VariantResult {
         self.locks.iter().find(|l| l.name == name)
     }
 }
-
-/// A ratio of the seeds' table (kernel-bfq.md §1) or a goal of the issue.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct Seed {
-    pub name: &'static str,
-    pub numerator: &'static str,
-    pub denominator: &'static str,
-    /// The seeds' ratio (None for a goal that is not a seed).
-    pub seed: Option<f64>,
-    /// The range the seeds' KIOPS ranges allow.
-    pub seed_range: Option<(f64, f64)>,
-    pub source: &'static str,
-    /// The issue's goal: measured ratio at least this.
-    pub goal_at_least: Option<f64>,
-}
-
-/// The seeds' ratios, the later kernels' published figures, and the goals, in report order.
-pub const SEEDS: [Seed; 9] = [
-    Seed {
-        name: "deferred stats",
-        numerator: "queue-lock",
-        denominator: "sched-lock",
-        seed: Some(1.24),
-        seed_range: Some((310.0 / 260.0, 316.0 / 250.0)),
-        source: "250-260 -> 310-316 KIOPS (BFQ 4.15)",
-        goal_at_least: Some(1.0),
-    },
-    Seed {
-        name: "debug stats off",
-        numerator: "debug-off",
-        denominator: "sched-lock",
-        seed: Some(1.6),
-        seed_range: Some((400.0 / 260.0, 400.0 / 250.0)),
-        source: "250-260 -> 400 KIOPS",
-        goal_at_least: None,
-    },
-    Seed {
-        name: "no stats",
-        numerator: "no-stats",
-        denominator: "sched-lock",
-        seed: Some(1.55),
-        seed_range: Some((404.0 / 260.0, 404.0 / 250.0)),
-        source: "250-260 -> 404 KIOPS (+55 %)",
-        goal_at_least: None,
-    },
-    Seed {
-        name: "debug off vs deferred",
-        numerator: "debug-off",
-        denominator: "queue-lock",
-        seed: Some(1.28),
-        seed_range: Some((400.0 / 316.0, 400.0 / 310.0)),
-        source: "310-316 -> 400 KIOPS (+30 %)",
-        goal_at_least: None,
-    },
-    Seed {
-        name: "dropping the queue lock",
-        numerator: "unlocked",
-        denominator: "queue-lock",
-        seed: Some(1.05),
-        seed_range: Some((1.0, 1.05)),
-        source: "\"at most ~5 %\" (patch 3/4)",
-        goal_at_least: None,
-    },
-    Seed {
-        name: "epoch keeps every stat",
-        numerator: "epoch",
-        denominator: "debug-off",
-        seed: None,
-        seed_range: None,
-        source: "issue goal: >= 0.95",
-        goal_at_least: Some(0.95),
-    },
-    Seed {
-        name: "rstat vs debug off",
-        numerator: "rstat",
-        denominator: "debug-off",
-        seed: None,
-        seed_range: None,
-        source: "no published throughput figure (the 6.2 lists were for flush cost with many cgroups)",
-        goal_at_least: None,
-    },
-    Seed {
-        name: "insertion lists (2024)",
-        numerator: "rstat+lists",
-        denominator: "rstat",
-        seed: Some(1550.0 / 567.0),
-        seed_range: Some((1550.0 / 567.0, 1550.0 / 567.0)),
-        source: "567 K -> 1550 K IOPS: 32 jobs, 512 B randread, NVMe, Ryzen 7950X (BFQ, 2024)",
-        goal_at_least: None,
-    },
-    Seed {
-        name: "lists, 2017 stats",
-        numerator: "queue-lock+lists",
-        denominator: "queue-lock",
-        seed: None,
-        seed_range: None,
-        source: "no published figure: the seeds' deferred statistics on the 2024 insert path",
-        goal_at_least: None,
-    },
-];
 
 /// A seed's ratio as measured under one lock kind.
 #[derive(Clone, Debug, Serialize)]
@@ -885,7 +707,7 @@ pub fn interference_warning(report: &CompareReport) -> Option<String> {
         .filter_map(|r| r.other_cpus_max)
         .fold(0.0, f64::max);
     let fair = report.config.locks.contains(&LockKind::FairSpin);
-    let fair_disturbed = fair && (fair_others > crate::workload::OTHERS_DISTURB_CPUS || threads > cpus);
+    let fair_disturbed = fair && (fair_others > crate::driver::workload::OTHERS_DISTURB_CPUS || threads > cpus);
     if rerun == 0 && kept == 0 && !fair_disturbed {
         return None;
     }
@@ -912,7 +734,7 @@ pub fn interference_warning(report: &CompareReport) -> Option<String> {
         }
         text.push_str(&format!(
             "WARNING (fair-spin): {threads} jobs on {cpus} CPUs, other processes using up to {fair_others:.1} CPUs during the runs: {}.",
-            crate::workload::FAIR_LOCK_ADVICE
+            crate::driver::workload::FAIR_LOCK_ADVICE
         ));
     }
     Some(text)

@@ -33,22 +33,29 @@
 //! none, mq-deadline, bfq and bfq with cgroups, on a loop device it makes and puts back), its lock
 //! contention from the kernel's tracepoints and a perf flamegraph, beside the model's matching
 //! rows. It is the first experiment in the house shape of [`experiment`] (configuration, stop flag
-//! and observer in; a serialisable report or a typed error carrying its exit code out). [`numbers`]
+//! and observer in; a serialisable report or a typed error carrying its exit code out). [`stats`]
 //! holds the one median and spread every experiment uses.
 //!
 //! [`trace_check`] reads the Chrome / Perfetto traces `schedlab run --trace` writes: it checks their
 //! format and that no two holds of one lock overlap, and summarises holds, waits and hand-overs.
 
-pub mod output;
-pub mod predict;
-pub mod profile;
+pub mod driver;
+pub mod error;
+pub mod files;
 pub mod compare;
 pub mod experiment;
 pub mod kernel;
-pub mod numbers;
-pub mod provenance;
-pub mod roundtrip;
-pub mod sim;
+pub mod model;
+pub mod policy_sim;
+pub mod seeds;
+pub mod stats;
 pub mod sweep;
-pub mod trace_check;
-pub mod workload;
+
+/// The old name of [`stats`].
+pub use stats as numbers;
+
+// The old paths of the moved modules (the CLI, the benches and the tests use them).
+pub use driver::{profile, roundtrip, workload};
+pub use files::{output, provenance, trace_check};
+pub use model as predict;
+pub use policy_sim as sim;

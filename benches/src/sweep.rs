@@ -7,7 +7,7 @@
 //! Two measured points (1 and 2 threads on this machine kind) fix Amdahl's serial fraction but
 //! not the Universal Scalability Law's coherency term (`../shared/reference/measuring.md` §4),
 //! so the line beyond them is not a fit: it is the prediction of `schedlab predict`
-//! ([`crate::predict`]), a discrete-event simulation of the workload on N CPUs with each lock's
+//! ([`crate::model`]), a discrete-event simulation of the workload on N CPUs with each lock's
 //! discipline (FIFO hand-off for the fair lock; barging, spinning and parking for parking_lot),
 //! calibrated on single-threaded runs and a cache-line transfer measurement only. It is drawn
 //! dashed and labelled MODEL, with its largest error against the points this sweep measured
@@ -21,9 +21,10 @@
 //! Oversubscribed points (more threads than CPUs) are measured only when asked, marked in the CSV
 //! and on the chart, and never used by the model: they measure the OS scheduler, not the lock.
 
-use crate::compare::{median, run_clean, NoiseCount, NoisePolicy};
-use crate::predict::{self, topology::Topology, CalibrationSet};
-use crate::workload::{RunResult, WorkloadConfig};
+use crate::compare::{run_clean, NoiseCount, NoisePolicy};
+use crate::stats::median;
+use crate::model::{self, topology::Topology, CalibrationSet};
+use crate::driver::workload::{RunResult, WorkloadConfig};
 use schedlab_core::lockstat::{self, LockClass, LockSummary};
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::{InsertPathKind, LockKind};
@@ -418,9 +419,9 @@ pub fn csv_text(rows: &[String]) -> String {
 }
 
 /// Measures the one-way latency of a cache-line transfer between the first two allowed CPUs
-/// (`predict::measure::transfer_ns`); `None` with a single CPU.
+/// (`model::probes::transfer_ns`); `None` with a single CPU.
 pub fn measure_transfer_ns() -> Option<f64> {
-    predict::measure::transfer_ns()
+    model::probes::transfer_ns()
 }
 
 /// What a progress callback is told.
@@ -614,7 +615,7 @@ pub fn models(
         let Some(cal) = calibrations.iter().find(|(s, _)| *s == p.slots).and_then(|(_, set)| set.find(&p.variant, p.lock, insert)) else {
             continue;
         };
-        let Ok(pred) = predict::predict_one(cal, topo, &threads, p.outside_ns, seed, false) else { continue };
+        let Ok(pred) = model::predict_one(cal, topo, &threads, p.outside_ns, seed, false) else { continue };
         let predicted: Vec<(usize, f64)> = pred.iter().map(|q| (q.result.threads, q.result.kiops)).collect();
         let series: Vec<&SweepPoint> = points.iter().filter(|q| same(q) && !q.oversubscribed).collect();
         let mut measured_threads: Vec<usize> = series.iter().map(|q| q.threads).collect();
@@ -905,8 +906,8 @@ mod tests {
 
     /// A calibration set with `variant` on the fair lock: 250 ns held, 250 ns outside per request.
     fn calibrations(variant: &str) -> Vec<(usize, CalibrationSet)> {
-        use crate::predict::calibrate::{CallModel, Calibration, Segment};
-        use crate::predict::harness::Call;
+        use crate::model::calibrate::{CallModel, Calibration, Segment};
+        use crate::model::harness::Call;
         let seg = |lock: Option<&str>, ns: f64| Segment { lock: lock.map(String::from), ns, lines: 0.0, probability: 1.0 };
         let call = |c: Call, s: Vec<Segment>| CallModel { call: c, total_ns: s.iter().map(|x| x.ns).sum(), cv: 0.0, segments: s };
         let calls = vec![
@@ -931,12 +932,12 @@ mod tests {
             rounds_per_window: 1,
             anomalies: 0,
         };
-        let machine = crate::predict::topology::measure_here(Some(0.0));
+        let machine = crate::model::topology::measure_here(Some(0.0));
         vec![(8, CalibrationSet { provenance: serde_json::json!({}), machine, workload: serde_json::json!({}), calibrations: vec![cal] })]
     }
 
     fn topology(cores: usize) -> Topology {
-        use crate::predict::topology::{Parking, Smt, Transfer};
+        use crate::model::topology::{Parking, Smt, Transfer};
         Topology {
             name: "test".into(),
             cores,

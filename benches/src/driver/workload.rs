@@ -311,7 +311,7 @@ impl ToggleResult {
                 pair_costs_pct.push(100.0 * (1.0 - r_on / r_off));
             }
         }
-        let cost_pct = (!pair_costs_pct.is_empty()).then(|| crate::numbers::median(&pair_costs_pct));
+        let cost_pct = (!pair_costs_pct.is_empty()).then(|| crate::stats::median(&pair_costs_pct));
         ToggleResult {
             window_s: window.as_secs_f64(),
             on_s,

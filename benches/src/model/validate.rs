@@ -7,8 +7,9 @@
 //! never sees these runs: it comes from single-threaded runs and the transfer measurement only.
 
 use super::{Prediction, Wanted};
-use crate::compare::{median, run_clean, NoiseCount, NoisePolicy, Spread};
-use crate::workload::{entry_name, WorkloadConfig};
+use crate::compare::{run_clean, NoiseCount, NoisePolicy};
+use crate::stats::{median, Spread};
+use crate::driver::workload::{entry_name, WorkloadConfig};
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::LockKind;
 use serde::Serialize;
