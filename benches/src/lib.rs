@@ -42,20 +42,18 @@
 pub mod driver;
 pub mod error;
 pub mod files;
-pub mod compare;
 pub mod experiment;
-pub mod kernel;
 pub mod model;
 pub mod policy_sim;
 pub mod seeds;
 pub mod stats;
-pub mod sweep;
 
 /// The old name of [`stats`].
 pub use stats as numbers;
 
 // The old paths of the moved modules (the CLI, the benches and the tests use them).
 pub use driver::{profile, roundtrip, workload};
+pub use experiment::{compare, kernel, sweep};
 pub use files::{output, provenance, trace_check};
 pub use model as predict;
 pub use policy_sim as sim;

@@ -16,7 +16,7 @@
 //!    by its kind's discipline (FIFO hand-off for the ticket lock; barging, spinning and parking
 //!    for parking_lot); KIOPS and the cycle's breakdown (hold, hand-off, wait, outside).
 //!    Deterministic: same inputs and seed, same output.
-//! 4. **Validation** ([`validate`]): measured against predicted at the thread counts this machine
+//! 4. **Validation** (`experiment::validate`, above the model): measured against predicted at the thread counts this machine
 //!    has, interleaved rounds, with the error and the ordering of the variants.
 //!
 //! ## Limits
@@ -32,7 +32,6 @@ pub mod harness;
 pub mod probes;
 pub mod sim;
 pub mod topology;
-pub mod validate;
 
 use crate::files::provenance::Provenance;
 use calibrate::{Calibration, CalibrationSettings};

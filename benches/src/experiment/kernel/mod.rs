@@ -32,7 +32,8 @@ pub mod profile;
 pub mod system;
 
 use crate::stats::{median, Spread};
-use crate::experiment::{Event, ExperimentError, Observer};
+use crate::error::ExperimentError;
+use crate::experiment::observer::{Event, Observer};
 use crate::files::provenance::Provenance;
 use crate::driver::workload::{self, Rw, WorkloadConfig};
 use contention::ContentionSummary;

@@ -21,7 +21,7 @@
 //! Oversubscribed points (more threads than CPUs) are measured only when asked, marked in the CSV
 //! and on the chart, and never used by the model: they measure the OS scheduler, not the lock.
 
-use crate::compare::{run_clean, NoiseCount, NoisePolicy};
+use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy};
 use crate::stats::median;
 use crate::model::{self, topology::Topology, CalibrationSet};
 use crate::driver::workload::{RunResult, WorkloadConfig};
