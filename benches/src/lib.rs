@@ -45,6 +45,7 @@ pub mod files;
 pub mod experiment;
 pub mod model;
 pub mod policy_sim;
+pub mod report;
 pub mod seeds;
 pub mod stats;
 
@@ -53,7 +54,19 @@ pub use stats as numbers;
 
 // The old paths of the moved modules (the CLI, the benches and the tests use them).
 pub use driver::{profile, roundtrip, workload};
-pub use experiment::{compare, kernel, sweep};
+pub use experiment::kernel;
+
+/// The old path of `schedlab compare`: the experiment and its tables.
+pub mod compare {
+    pub use crate::experiment::compare::*;
+    pub use crate::report::compare::*;
+}
+
+/// The old path of `schedlab sweep`: the experiment and its chart.
+pub mod sweep {
+    pub use crate::experiment::sweep::*;
+    pub use crate::report::chart::*;
+}
 pub use files::{output, provenance, trace_check};
 pub use model as predict;
 pub use policy_sim as sim;

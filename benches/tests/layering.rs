@@ -26,6 +26,7 @@ const STAGES: &[(&str, &[&str])] = &[
     ("the run driver", &["driver"]),
     ("the model and the policy simulation", &["model", "policy_sim"]),
     ("experiments", &["experiment"]),
+    ("reports", &["report"]),
 ];
 
 /// A module path inside the crate: `["model", "sim"]` for `model/sim.rs`; `[]` is the crate root.
