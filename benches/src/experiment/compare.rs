@@ -163,30 +163,7 @@ pub struct Step {
 pub use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy, Runner};
 use crate::driver::noise::run_clean_with;
 pub use crate::seeds::{Seed, SEEDS};
-pub use crate::stats::{median, Spread};
-
-/// Per-thread KIOPS: of every run its slowest, median and fastest job, then the median of each
-/// over the runs. Fairness shows as the gap between `min` and `max`.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct PerThread {
-    pub min: f64,
-    pub median: f64,
-    pub max: f64,
-    /// Every job's KIOPS, run by run.
-    pub runs: Vec<Vec<f64>>,
-}
-
-impl PerThread {
-    fn of(runs: Vec<Vec<f64>>) -> Self {
-        let pick = |f: &dyn Fn(&[f64]) -> f64| median(&runs.iter().filter(|r| !r.is_empty()).map(|r| f(r)).collect::<Vec<_>>());
-        PerThread {
-            min: pick(&|r| r.iter().copied().fold(f64::INFINITY, f64::min)),
-            median: pick(&|r| median(r)),
-            max: pick(&|r| r.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
-            runs,
-        }
-    }
-}
+pub use crate::stats::{median, PerThread, Spread};
 
 /// How much of the scheduler lock's hold time the statistics take (instrumented runs).
 #[derive(Clone, Debug, Default, Serialize)]

@@ -23,6 +23,7 @@
 
 use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy};
 use crate::stats::median;
+pub use crate::stats::fit_usl;
 use crate::model::{self, topology::Topology, CalibrationSet};
 use crate::driver::workload::{RunResult, WorkloadConfig};
 use schedlab_core::lockstat::{self, LockClass, LockSummary};
@@ -555,34 +556,6 @@ impl SeriesModel {
     pub fn usl_at(&self, n: f64) -> Option<f64> {
         self.usl.map(|(s, k)| self.x1 * n / (1.0 + s * (n - 1.0) + k * n * (n - 1.0)))
     }
-}
-
-/// Fits σ and κ of the USL to relative capacities C(n) = X(n)/X(1), n ≥ 2 (least squares on
-/// n/C − 1 = σ(n−1) + κn(n−1)); both clamped at 0.
-pub fn fit_usl(points: &[(f64, f64)], x1: f64) -> Option<(f64, f64)> {
-    let rows: Vec<(f64, f64, f64)> = points
-        .iter()
-        .filter(|(n, x)| *n > 1.0 && *x > 0.0)
-        .map(|&(n, x)| (n - 1.0, n * (n - 1.0), n / (x / x1) - 1.0))
-        .collect();
-    if rows.len() < 2 {
-        return None;
-    }
-    let (mut aa, mut ab, mut bb, mut ay, mut by) = (0.0, 0.0, 0.0, 0.0, 0.0);
-    for (a, b, y) in rows {
-        aa += a * a;
-        ab += a * b;
-        bb += b * b;
-        ay += a * y;
-        by += b * y;
-    }
-    let det = aa * bb - ab * ab;
-    if det.abs() < 1e-12 {
-        return None;
-    }
-    let sigma = (ay * bb - by * ab) / det;
-    let kappa = (aa * by - ab * ay) / det;
-    Some((sigma.max(0.0), kappa.max(0.0)))
 }
 
 /// Thread counts the model is simulated at on a machine of `cpus` logical CPUs.

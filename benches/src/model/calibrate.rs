@@ -619,7 +619,7 @@ pub fn calibrate<P: StatsPolicy>(
     interrupt: &AtomicBool,
     progress: &mut dyn FnMut(f64),
 ) -> Result<Calibration, String> {
-    let home = settings.relay.map_or_else(|| crate::driver::workload::allowed_cpus()[0], |(a, _)| a);
+    let home = settings.relay.map_or_else(|| crate::driver::host::allowed_cpus()[0], |(a, _)| a);
     let mut solo = Vec::new();
     let mut same = Vec::new();
     let mut relay = Vec::new();

@@ -114,7 +114,7 @@ pub fn calibrate_all(
     progress: &mut dyn FnMut(CalibrationProgress<'_>),
 ) -> Result<CalibrationSet, String> {
     progress(CalibrationProgress::Machine);
-    let cpus = crate::driver::workload::allowed_cpus();
+    let cpus = crate::driver::host::allowed_cpus();
     let relay = (cpus.len() >= 2).then(|| (cpus[0], cpus[1]));
     let transfer = relay.and_then(|(a, b)| probes::transfer_between(a, b, probes::TRIALS));
     let machine = topology::measure_here(transfer.as_ref().map(|t| t.one_way_ns));

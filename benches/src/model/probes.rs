@@ -10,7 +10,7 @@
 //! (`../shared/reference/measuring.md` §2: 60 to 260 ns for one transfer from one minute to the
 //! next on this machine kind).
 
-use crate::driver::workload::{allowed_cpus, pin_current_thread};
+use crate::driver::host::{allowed_cpus, pin_current_thread};
 use schedlab_core::sync::{AtomicBool, AtomicU64, Ordering};
 use schedlab_core::Clock;
 use serde::{Deserialize, Serialize};

@@ -29,7 +29,7 @@
 
 use super::probes;
 pub use super::probes::{Interruptions, INTERRUPTION_THRESHOLD_NS};
-use crate::driver::workload::allowed_cpus;
+use crate::driver::host::allowed_cpus;
 use serde::{Deserialize, Serialize};
 
 /// One-way line transfers.
