@@ -31,7 +31,8 @@
 //!                   mod.rs, calibrate.rs, harness.rs, sim.rs, topology.rs, probes.rs
 //!   policy_sim/   `schedlab simulate`: the scheduler on a virtual clock: mod.rs, device.rs
 //! 2 driver/       ONE run: workload.rs, host.rs (CPUs, pinning, CPU accounting),
-//!                   noise.rs (re-runs of disturbed runs), roundtrip.rs, profile.rs
+//!                   noise.rs (re-runs of disturbed runs), roundtrip.rs,
+//!                   profile/ (sampling, folded, flamegraph, shares, criterion)
 //! 1 files/        no measurement: output.rs (safe writes), trace_check.rs, provenance.rs
 //! 0 stats.rs      median, Spread, PerThread, fit_usl
 //!   seeds.rs      Seed, SEEDS: the seeds' figures and the goals (reference data, not a job)

@@ -27,11 +27,11 @@ pub mod folded;
 pub mod sampling;
 pub mod shares;
 
-pub use criterion::*;
-pub use flamegraph::*;
-pub use folded::*;
-pub use sampling::*;
-pub use shares::*;
+pub use self::criterion::*;
+pub use self::flamegraph::*;
+pub use self::folded::*;
+pub use self::sampling::*;
+pub use self::shares::*;
 
 use crate::driver::workload::{run_named, RunResult, WorkloadConfig};
 use schedlab_core::sync::AtomicBool;
