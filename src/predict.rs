@@ -8,7 +8,7 @@ use crate::{check_output, exit, units, write_output, UsageError, INTERRUPT};
 use schedlab_benches::compare::median;
 use schedlab_benches::predict::calibrate::CalibrationSettings;
 use schedlab_benches::predict::topology::Topology;
-use schedlab_benches::predict::validate::{self, MeasureProgress, ValidationConfig};
+use schedlab_benches::experiment::validate::{self, MeasureProgress, ValidationConfig};
 use schedlab_benches::predict::{self, CalibrationProgress, CalibrationSet, Prediction, Wanted};
 use schedlab_benches::provenance::Provenance;
 use schedlab_core::sync::Ordering;

@@ -1,8 +1,9 @@
 //! # schedlab-benches: the workload driver and the benchmarks
 //!
-//! [`workload`] runs fio/IOSpeed-like jobs against one scheduler on a null device (completion
-//! inline, zero latency) and returns throughput, per-job throughput, request counts and the
-//! end-of-run conservation checks. The `schedlab` CLI and the criterion benches both use it.
+//! [`driver::workload`] runs fio/IOSpeed-like jobs against one scheduler on a null device
+//! (completion inline, zero latency) and returns throughput, per-job throughput, request counts
+//! and the end-of-run conservation checks. The `schedlab` CLI and the criterion benches both use
+//! it.
 //!
 //! Design choices, and why:
 //! - every job is a thread *and* a process with its own queue, and dispatches as well as submits
@@ -13,42 +14,89 @@
 //! - group churn runs on its own thread and reaches jobs through a mailbox, the way a cgroup move
 //!   reaches a process at its next request.
 //!
-//! [`compare`] runs every variant round by round (plain runs for KIOPS, instrumented runs for the
-//! lock counters of `schedlab_core::lockstat`) and sets the measured ratios beside the seeds';
-//! [`sweep`] measures KIOPS against thread count, appends each point to a CSV, and draws an SVG
-//! chart with [`predict`]'s model beside the points.
+//! ## The map: stages, bottom first
 //!
-//! [`predict`] is `schedlab predict`: a discrete-event simulation of the workload on N CPUs, each
-//! lock by its kind's discipline, calibrated on single-threaded runs (its one adapter to the lock
-//! statistics is `predict::calibrate::critical_sections`), and its validation against runs here.
+//! **The rule: a stage imports only the stages below it** (never one above, never a sibling of
+//! its own stage), and no module imports itself round a circle, not even between the files of one
+//! folder. `benches/tests/layering.rs` reads this folder and checks both; a new top-level module
+//! has to be placed in a stage there.
 //!
-//! [`sim`] is the other driver: the same scheduler core on a virtual clock, single-threaded, in
-//! front of a null, SSD or disk model, for scheduling-policy questions (idling, weights) rather
-//! than lock costs. Deterministic: same configuration and seed, same result.
+//! ```text
+//! 5 report/       text tables and charts of the experiments' results; runs nothing
+//!                   compare.rs (compare's tables), chart.rs (sweep's SVG)
+//! 4 experiment/   MANY runs -> a report value; prints nothing
+//!                   mod.rs (the experiment shape), observer.rs (Event, Observer),
+//!                   compare.rs, sweep.rs, validate.rs (the model against runs), kernel/
+//! 3 model/        `schedlab predict`'s discrete-event simulation and its calibration:
+//!                   mod.rs, calibrate.rs, harness.rs, sim.rs, topology.rs, probes.rs
+//!   policy_sim/   `schedlab simulate`: the scheduler on a virtual clock: mod.rs, device.rs
+//! 2 driver/       ONE run: workload.rs, host.rs (CPUs, pinning, CPU accounting),
+//!                   noise.rs (re-runs of disturbed runs), roundtrip.rs,
+//!                   profile/ (sampling, folded, flamegraph, shares, criterion)
+//! 1 files/        no measurement: output.rs (safe writes), trace_check.rs, provenance.rs
+//! 0 stats.rs      median, Spread, PerThread, fit_usl
+//!   seeds.rs      Seed, SEEDS: the seeds' figures and the goals (reference data, not a job)
+//!   error.rs      ErrorKind, ExperimentError (the exit code of each kind)
+//! ```
 //!
-//! [`output`] writes every output file: checked before any work, regular files replaced by a
-//! rename (never half-written), devices, FIFOs and symlinks written through (never removed).
+//! What each does:
+//! - [`experiment::compare`] runs every variant round by round (plain runs for KIOPS,
+//!   instrumented runs for the lock counters of `schedlab_core::lockstat`) and sets the measured
+//!   ratios beside the seeds'; [`experiment::sweep`] measures KIOPS against thread count and
+//!   appends each point to a CSV, and [`report::chart`] draws it with [`model`]'s prediction
+//!   beside the points.
+//! - [`model`] is `schedlab predict`: a discrete-event simulation of the workload on N CPUs, each
+//!   lock by its kind's discipline, calibrated on single-threaded runs (its one adapter to the
+//!   lock statistics is `model::calibrate::critical_sections`); [`experiment::validate`] sets it
+//!   against runs here.
+//! - [`policy_sim`] is the other driver: the same scheduler core on a virtual clock,
+//!   single-threaded, in front of a null, SSD or disk model, for scheduling-policy questions
+//!   (idling, weights) rather than lock costs. Deterministic: same configuration and seed, same
+//!   result.
+//! - [`files::output`] writes every output file: checked before any work, regular files replaced
+//!   by a rename (never half-written), devices, FIFOs and symlinks written through (never
+//!   removed). [`files::trace_check`] reads the Chrome / Perfetto traces `schedlab run --trace`
+//!   writes: it checks their format and that no two holds of one lock overlap, and summarises
+//!   holds, waits and hand-overs.
+//! - [`experiment::kernel`] is `schedlab kernel`: the same workload on this machine's own kernel
+//!   (fio under none, mq-deadline, bfq and bfq with cgroups, on a loop device it makes and puts
+//!   back), its lock contention from the kernel's tracepoints and a perf flamegraph, beside the
+//!   model's matching rows. It is the first experiment in the house shape of [`experiment`]
+//!   (configuration, stop flag and observer in; a serialisable report or a typed [`error`] carrying its
+//!   exit code out).
 //!
-//! [`kernel`] is `schedlab kernel`: the same workload on this machine's own kernel (fio under
-//! none, mq-deadline, bfq and bfq with cgroups, on a loop device it makes and puts back), its lock
-//! contention from the kernel's tracepoints and a perf flamegraph, beside the model's matching
-//! rows. It is the first experiment in the house shape of [`experiment`] (configuration, stop flag
-//! and observer in; a serialisable report or a typed error carrying its exit code out). [`numbers`]
-//! holds the one median and spread every experiment uses.
+//! ## Old paths
 //!
-//! [`trace_check`] reads the Chrome / Perfetto traces `schedlab run --trace` writes: it checks their
-//! format and that no two holds of one lock overlap, and summarises holds, waits and hand-overs.
+//! The CLI, the criterion benches and the tests reach the modules by the names they had before
+//! the stages (`schedlab_benches::workload`, `::compare`, `::predict`, ...): the re-exports below
+//! keep those names. Inside this crate every path names where a thing lives; the layering test
+//! refuses a path through one of these names.
 
-pub mod output;
-pub mod predict;
-pub mod profile;
-pub mod compare;
+pub mod driver;
+pub mod error;
 pub mod experiment;
-pub mod kernel;
-pub mod numbers;
-pub mod provenance;
-pub mod roundtrip;
-pub mod sim;
-pub mod sweep;
-pub mod trace_check;
-pub mod workload;
+pub mod files;
+pub mod model;
+pub mod policy_sim;
+pub mod report;
+pub mod seeds;
+pub mod stats;
+
+pub use driver::{profile, roundtrip, workload};
+pub use experiment::kernel;
+pub use files::{output, provenance, trace_check};
+pub use model as predict;
+pub use policy_sim as sim;
+pub use stats as numbers;
+
+/// `schedlab compare`: the experiment and its tables.
+pub mod compare {
+    pub use crate::experiment::compare::*;
+    pub use crate::report::compare::*;
+}
+
+/// `schedlab sweep`: the experiment and its chart.
+pub mod sweep {
+    pub use crate::experiment::sweep::*;
+    pub use crate::report::chart::*;
+}

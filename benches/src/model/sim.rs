@@ -1,7 +1,7 @@
 //! The discrete-event simulation: N CPUs, one workload job on each, running the request cycle of
 //! a calibrated variant, every lock modelled by its kind's discipline.
 //!
-//! ## A job (as `benches/src/workload.rs::job_loop` with iodepth 1)
+//! ## A job (as `benches/src/driver/workload.rs::job_loop` with iodepth 1)
 //!
 //! ```text
 //! loop:

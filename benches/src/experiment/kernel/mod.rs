@@ -31,10 +31,11 @@ pub mod fio;
 pub mod profile;
 pub mod system;
 
-use crate::numbers::{median, Spread};
-use crate::experiment::{Event, ExperimentError, Observer};
-use crate::provenance::Provenance;
-use crate::workload::{self, Rw, WorkloadConfig};
+use crate::stats::{median, Spread};
+use crate::error::ExperimentError;
+use crate::experiment::observer::{Event, Observer};
+use crate::files::provenance::Provenance;
+use crate::driver::workload::{self, Rw, WorkloadConfig};
 use contention::ContentionSummary;
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::LockKind;
@@ -806,9 +807,9 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
                         let mut svg = Vec::new();
                         let title = format!("kernel {}: {} jobs, {} {}, iodepth {}", row.config.name(), cfg.threads, cfg.rw.name(), cfg.bs_sectors * 512, cfg.iodepth);
                         let folded_path = dir.join(format!("kernel-{}.folded", row.config.name()));
-                        match crate::profile::write_flamegraph(&folded, &title, &env.device, &mut svg)
-                            .and_then(|()| crate::output::OutputFile::check(&path).and_then(|o| o.write(&svg)))
-                            .and_then(|()| crate::output::OutputFile::check(&folded_path).and_then(|o| o.write(folded.to_text().as_bytes())))
+                        match crate::driver::profile::write_flamegraph(&folded, &title, &env.device, &mut svg)
+                            .and_then(|()| crate::files::output::OutputFile::check(&path).and_then(|o| o.write(&svg)))
+                            .and_then(|()| crate::files::output::OutputFile::check(&folded_path).and_then(|o| o.write(folded.to_text().as_bytes())))
                         {
                             Ok(()) => row.flamegraph = Some(path),
                             Err(e) => failures.push(format!("flamegraph of kernel {}: {e}", row.config.name())),
@@ -829,9 +830,9 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
             let mut mcfg = cfg.model_config(row.entry, 0, model_outside_ns);
             mcfg.lockstat = false;
             mcfg.lockstat_toggle = None;
-            match crate::profile::profile_named(row.entry, &mcfg, stop, 999) {
+            match crate::driver::profile::profile_named(row.entry, &mcfg, stop, 999) {
                 Ok(p) => {
-                    use crate::profile::Category;
+                    use crate::driver::profile::Category;
                     row.stats_share_of_scheduler_pct = Some(p.shares.stats_of_work());
                     row.scheduler_pct = Some(p.shares.share(Category::Core) + p.shares.share(Category::Stats) + p.shares.share(Category::Lock));
                 }

@@ -6,9 +6,10 @@
 //! rounds, with its min and max; the error is (predicted − measured) ÷ measured. The calibration
 //! never sees these runs: it comes from single-threaded runs and the transfer measurement only.
 
-use super::{Prediction, Wanted};
-use crate::compare::{median, run_clean, NoiseCount, NoisePolicy, Spread};
-use crate::workload::{entry_name, WorkloadConfig};
+use crate::model::{Prediction, Wanted};
+use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy};
+use crate::stats::{median, Spread};
+use crate::driver::workload::{entry_name, WorkloadConfig};
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::LockKind;
 use serde::Serialize;

@@ -5,7 +5,7 @@
 //!
 //! 1. **Machine** ([`topology`]): cores, hyperthreads, the transfer of one cache line between
 //!    siblings and between cores, parking_lot's costs (pause, yield, wake-up, wake call); measured
-//!    here ([`topology::measure_here`], [`measure`]) or read from a JSON profile.
+//!    here ([`topology::measure_here`], [`probes`]) or read from a JSON profile.
 //! 2. **Calibration** ([`calibrate`], [`harness`]): per variant, lock kind and insert path, from
 //!    single-threaded runs with every hold of the path locks timed (the one adapter to
 //!    `schedlab_core::lockstat` is [`calibrate::critical_sections`]): each call's critical
@@ -16,7 +16,7 @@
 //!    by its kind's discipline (FIFO hand-off for the ticket lock; barging, spinning and parking
 //!    for parking_lot); KIOPS and the cycle's breakdown (hold, hand-off, wait, outside).
 //!    Deterministic: same inputs and seed, same output.
-//! 4. **Validation** ([`validate`]): measured against predicted at the thread counts this machine
+//! 4. **Validation** (`experiment::validate`, above the model): measured against predicted at the thread counts this machine
 //!    has, interleaved rounds, with the error and the ordering of the variants.
 //!
 //! ## Limits
@@ -29,12 +29,11 @@
 
 pub mod calibrate;
 pub mod harness;
-pub mod measure;
+pub mod probes;
 pub mod sim;
 pub mod topology;
-pub mod validate;
 
-use crate::provenance::Provenance;
+use crate::files::provenance::Provenance;
 use calibrate::{Calibration, CalibrationSettings};
 use schedlab_core::sync::AtomicBool;
 use schedlab_core::{InsertPathKind, LockKind};
@@ -108,23 +107,23 @@ pub enum CalibrationProgress<'a> {
 /// Measures this machine and calibrates every wanted entry for `workload` (its groups, weights,
 /// slots, rw, bs; lock and insert path set per entry). Seconds per entry.
 pub fn calibrate_all(
-    workload: &crate::workload::WorkloadConfig,
+    workload: &crate::driver::workload::WorkloadConfig,
     wanted: &Wanted,
     settings: &CalibrationSettings,
     interrupt: &AtomicBool,
     progress: &mut dyn FnMut(CalibrationProgress<'_>),
 ) -> Result<CalibrationSet, String> {
     progress(CalibrationProgress::Machine);
-    let cpus = crate::workload::allowed_cpus();
+    let cpus = crate::driver::host::allowed_cpus();
     let relay = (cpus.len() >= 2).then(|| (cpus[0], cpus[1]));
-    let transfer = relay.and_then(|(a, b)| measure::transfer_between(a, b, measure::TRIALS));
+    let transfer = relay.and_then(|(a, b)| probes::transfer_between(a, b, probes::TRIALS));
     let machine = topology::measure_here(transfer.as_ref().map(|t| t.one_way_ns));
     let settings = CalibrationSettings { relay, transfer_ns: transfer.as_ref().map_or(0.0, |t| t.one_way_ns), ..settings.clone() };
     let entries = wanted.entries();
     let mut calibrations = Vec::new();
     for (index, &(variant, lock, insert)) in entries.iter().enumerate() {
         progress(CalibrationProgress::Start { variant, lock, insert, index, total: entries.len() });
-        let w = crate::workload::WorkloadConfig { lock, insert, threads: 1, ..workload.clone() };
+        let w = crate::driver::workload::WorkloadConfig { lock, insert, threads: 1, ..workload.clone() };
         let mut frac = |f: f64| progress(CalibrationProgress::Fraction((index as f64 + f) / entries.len() as f64));
         calibrations.push(calibrate::calibrate_named(variant, &w, &settings, interrupt, &mut frac)?);
     }
@@ -186,7 +185,7 @@ pub struct PredictedRatio {
     pub predicted: f64,
 }
 
-/// The seeds' ratios (`compare::SEEDS`) among `predictions` at `threads`, per lock kind and
+/// The seeds' ratios (`seeds::SEEDS`) among `predictions` at `threads`, per lock kind and
 /// outside work (entries `variant+lists` are the lists path).
 pub fn seed_ratios(predictions: &[Prediction], threads: usize) -> Vec<PredictedRatio> {
     let mut out = Vec::new();
@@ -207,7 +206,7 @@ pub fn seed_ratios(predictions: &[Prediction], threads: usize) -> Vec<PredictedR
         }
     }
     for (lock, outside) in keys {
-        for s in crate::compare::SEEDS {
+        for s in crate::seeds::SEEDS {
             if let (Some(a), Some(b)) = (find(s.numerator, lock, outside), find(s.denominator, lock, outside)) {
                 if b > 0.0 {
                     out.push(PredictedRatio {

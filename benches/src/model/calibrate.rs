@@ -40,20 +40,13 @@
 //!   less the timed calls.
 
 use super::harness::{self, Call, PatternConfig, PatternTimes, Placement};
-use crate::workload::WorkloadConfig;
+pub use super::harness::Probe;
+use crate::driver::workload::WorkloadConfig;
 use schedlab_core::lockstat::{self, LockClass};
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::{InsertPathKind, LockKind, StatsPolicy};
 use schedlab_variants::VariantVisitor;
 use serde::{Deserialize, Serialize};
-
-/// Switches measurement on around the steps of one call kind. The harness calls `on` just before
-/// and `off` just after each such step, and `thread_done` on each of its threads before it ends.
-pub trait Probe: Sync {
-    fn on(&self);
-    fn off(&self);
-    fn thread_done(&self);
-}
 
 /// The holds of one lock class during one kind of call, as lock statistics measured them.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -452,7 +445,7 @@ fn measure_mode<P: StatsPolicy>(
     Ok(w)
 }
 
-use crate::numbers::median;
+use crate::stats::median;
 
 /// The median over windows of the holds of one call (classes matched by name; a class absent
 /// from a window counts as 0 acquisitions there).
@@ -626,7 +619,7 @@ pub fn calibrate<P: StatsPolicy>(
     interrupt: &AtomicBool,
     progress: &mut dyn FnMut(f64),
 ) -> Result<Calibration, String> {
-    let home = settings.relay.map_or_else(|| crate::workload::allowed_cpus()[0], |(a, _)| a);
+    let home = settings.relay.map_or_else(|| crate::driver::host::allowed_cpus()[0], |(a, _)| a);
     let mut solo = Vec::new();
     let mut same = Vec::new();
     let mut relay = Vec::new();

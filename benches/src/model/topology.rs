@@ -25,10 +25,11 @@
 //! | `interruptions` (optional) | how often a running CPU is taken away from the workload for longer than [`INTERRUPTION_THRESHOLD_NS`] (timer ticks, the hypervisor, other processes), per second, and for how long: equally likely lengths, each interruption draws one. Absent: none (the simulation is then strictly periodic where the workload is, and may lock into one of two steady states; notes/predict.md) |
 //!
 //! [`measure_here`] fills a profile of this machine: cores and siblings from sysfs, transfers by
-//! ping-pong ([`super::measure`]), the parking costs by their microbenchmarks.
+//! ping-pong ([`super::probes`]), the parking costs by their microbenchmarks.
 
-use super::measure;
-use crate::workload::allowed_cpus;
+use super::probes;
+pub use super::probes::{Interruptions, INTERRUPTION_THRESHOLD_NS};
+use crate::driver::host::allowed_cpus;
 use serde::{Deserialize, Serialize};
 
 /// One-way line transfers.
@@ -56,21 +57,6 @@ pub struct Parking {
     pub wake_latency_ns: f64,
     pub unpark_cost_ns: f64,
 }
-
-/// A CPU taken away from the workload now and then (module documentation).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Interruptions {
-    /// Interruptions per second of one running CPU.
-    pub rate_per_s: f64,
-    /// Their lengths, ns, equally likely (quantiles of the measured ones).
-    pub durations_ns: Vec<f64>,
-}
-
-/// The shortest gap in a clock-reading loop that counts as an interruption: four times the
-/// longest piece of a calibrated cycle (about 250 ns). Shorter stalls are inside the pieces'
-/// calibrated lengths and spreads already.
-pub const INTERRUPTION_THRESHOLD_NS: f64 = 1000.0;
 
 /// A machine for the simulation (module documentation).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -263,7 +249,7 @@ pub fn measure_here(transfer_core_ns: Option<f64>) -> Topology {
             source.push(format!("transfer.core_ns: {t:.1} ns, ping-pong measured with the calibration"));
             t
         }
-        (None, Some((a, b))) => match measure::transfer_between(a, b, measure::TRIALS) {
+        (None, Some((a, b))) => match probes::transfer_between(a, b, probes::TRIALS) {
             Some(s) => {
                 source.push(format!("transfer.core_ns: ping-pong between CPUs {a} and {b}, least of {} trials", s.trials_ns.len()));
                 s.one_way_ns
@@ -275,7 +261,7 @@ pub fn measure_here(transfer_core_ns: Option<f64>) -> Topology {
             0.0
         }
     };
-    let sibling_ns = match sibling_pair.and_then(|(a, b)| measure::transfer_between(a, b, measure::TRIALS)) {
+    let sibling_ns = match sibling_pair.and_then(|(a, b)| probes::transfer_between(a, b, probes::TRIALS)) {
         Some(s) => {
             source.push(format!("transfer.sibling_ns: ping-pong between siblings {} and {}", s.cpu_a, s.cpu_b));
             s.one_way_ns
@@ -286,7 +272,7 @@ pub fn measure_here(transfer_core_ns: Option<f64>) -> Topology {
         }
     };
     let pair = core_pair.or(sibling_pair);
-    let wake = pair.and_then(|(a, b)| measure::wake(a, b, 200, std::time::Duration::from_micros(30)));
+    let wake = pair.and_then(|(a, b)| probes::wake(a, b, 200, std::time::Duration::from_micros(30)));
     let (wake_latency_ns, unpark_cost_ns) = match &wake {
         Some(w) => {
             source.push(format!(
@@ -300,8 +286,8 @@ pub fn measure_here(transfer_core_ns: Option<f64>) -> Topology {
             (0.0, 0.0)
         }
     };
-    let pause_ns = measure::pause_ns();
-    let yield_ns = measure::yield_ns();
+    let pause_ns = probes::pause_ns();
+    let yield_ns = probes::yield_ns();
     source.push("parking.pause_ns, yield_ns: medians of timed loops of spin_loop() and yield_now()".into());
     source.push(format!(
         "smt: {}",
@@ -309,15 +295,15 @@ pub fn measure_here(transfer_core_ns: Option<f64>) -> Topology {
     ));
     let smt = if threads_per_core > 1 { Smt { busy_slowdown: 1.6, spin_slowdown: 1.1 } } else { Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 } };
     let measured_on: Vec<usize> = allowed_cpus().into_iter().take(2).collect();
-    let interruptions = measure::interruptions(&measured_on, measure::INTERRUPTION_WINDOW);
+    let interruptions = probes::interruptions(&measured_on, probes::INTERRUPTION_WINDOW);
     source.push(format!(
         "interruptions: gaps over {INTERRUPTION_THRESHOLD_NS} ns in a clock-reading loop pinned to CPU(s) {measured_on:?}, {} ms each: {:.0} per second, lengths the {} quantiles",
-        measure::INTERRUPTION_WINDOW.as_millis(),
+        probes::INTERRUPTION_WINDOW.as_millis(),
         interruptions.rate_per_s,
         interruptions.durations_ns.len()
     ));
     Topology {
-        name: format!("this machine: {} ({} cores × {} threads)", crate::provenance::Provenance::collect().cpu_model, cores, threads_per_core),
+        name: format!("this machine: {} ({} cores × {} threads)", crate::files::provenance::Provenance::collect().cpu_model, cores, threads_per_core),
         cores,
         threads_per_core,
         transfer: Transfer { sibling_ns, core_ns },
@@ -382,5 +368,25 @@ mod tests {
         t.interruptions = Some(Interruptions { rate_per_s: 300.0, durations_ns: vec![2e3, 2e4] });
         assert!(t.validate().is_ok());
         assert_eq!(parse_cpu_list("0-2,5"), vec![0, 1, 2, 5]);
+    }
+
+    // Moved here from probes.rs (was measure.rs), which no longer imports the topology.
+    #[test]
+    fn interruptions_are_gaps_over_the_threshold_in_order_at_most_the_quantiles_kept() {
+        // Whatever the machine does meanwhile (a loaded one sees more gaps, a quiet one fewer):
+        // every length kept is a gap over the threshold, in order, at most the quantiles kept,
+        // and the rate is a finite rate, 0 with no gap.
+        let cpus: Vec<usize> = allowed_cpus().into_iter().take(2).collect();
+        let seen = probes::interruptions(&cpus, std::time::Duration::from_millis(20));
+        assert!(seen.rate_per_s.is_finite() && seen.rate_per_s >= 0.0, "{seen:?}");
+        assert!(seen.durations_ns.len() <= probes::INTERRUPTION_QUANTILES, "{seen:?}");
+        assert!(seen.durations_ns.iter().all(|&d| d > INTERRUPTION_THRESHOLD_NS), "{seen:?}");
+        assert!(seen.durations_ns.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+        assert_eq!(seen.rate_per_s == 0.0, seen.durations_ns.is_empty(), "{seen:?}");
+        // The profile accepts what was measured.
+        let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../notes/topology/i7-4850hq.json");
+        let mut topo = Topology::load(&seeds).expect("the seeds' profile");
+        topo.interruptions = Some(seen);
+        assert!(topo.validate().is_ok());
     }
 }

@@ -1,9 +1,9 @@
 //! Where the kernel's CPU time goes: `perf record -a -g` over one fio run, `perf script` folded
 //! into stacks ("comm;outer;...;inner count", the format of the project's own flamegraphs, drawn
-//! by `crate::profile::write_flamegraph`), and the shares of BFQ's and the group statistics'
+//! by `crate::driver::profile::write_flamegraph`), and the shares of BFQ's and the group statistics'
 //! frames.
 
-use crate::profile::Folded;
+use crate::driver::profile::Folded;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -10,7 +10,7 @@
 //! (`../shared/reference/measuring.md` §2: 60 to 260 ns for one transfer from one minute to the
 //! next on this machine kind).
 
-use crate::workload::{allowed_cpus, pin_current_thread};
+use crate::driver::host::{allowed_cpus, pin_current_thread};
 use schedlab_core::sync::{AtomicBool, AtomicU64, Ordering};
 use schedlab_core::Clock;
 use serde::{Deserialize, Serialize};
@@ -271,20 +271,35 @@ pub fn yield_ns() -> f64 {
     median(&trials)
 }
 
+/// A CPU taken away from the workload now and then (`topology`'s documentation).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Interruptions {
+    /// Interruptions per second of one running CPU.
+    pub rate_per_s: f64,
+    /// Their lengths, ns, equally likely (quantiles of the measured ones).
+    pub durations_ns: Vec<f64>,
+}
+
+/// The shortest gap in a clock-reading loop that counts as an interruption: four times the
+/// longest piece of a calibrated cycle (about 250 ns). Shorter stalls are inside the pieces'
+/// calibrated lengths and spreads already.
+pub const INTERRUPTION_THRESHOLD_NS: f64 = 1000.0;
+
 /// How long [`interruptions`] watches each CPU.
 pub const INTERRUPTION_WINDOW: Duration = Duration::from_millis(250);
 
 /// Quantiles kept of the interruptions' lengths.
-const INTERRUPTION_QUANTILES: usize = 32;
+pub(crate) const INTERRUPTION_QUANTILES: usize = 32;
 
 /// How often and how long a running CPU is interrupted: a thread pinned to each of `cpus` in turn
 /// reads the TSC clock in a tight loop (a few ns a read) for `window`, and every gap longer than
-/// [`super::topology::INTERRUPTION_THRESHOLD_NS`] is an interruption (a timer tick, the
+/// [`INTERRUPTION_THRESHOLD_NS`] is an interruption (a timer tick, the
 /// hypervisor, another process). The rate is per second of watching, over all the CPUs; the
 /// lengths are [`INTERRUPTION_QUANTILES`] evenly spaced quantiles of the gaps (all of them if
 /// fewer). None seen: rate 0 and no lengths.
-pub fn interruptions(cpus: &[usize], window: Duration) -> super::topology::Interruptions {
-    let threshold = super::topology::INTERRUPTION_THRESHOLD_NS as u64;
+pub fn interruptions(cpus: &[usize], window: Duration) -> Interruptions {
+    let threshold = INTERRUPTION_THRESHOLD_NS as u64;
     let clock = schedlab_core::RealClock::new();
     let mut gaps: Vec<f64> = Vec::new();
     let mut watched_ns = 0u64;
@@ -313,31 +328,7 @@ pub fn interruptions(cpus: &[usize], window: Duration) -> super::topology::Inter
         (0..INTERRUPTION_QUANTILES).map(|k| gaps[((k as f64 + 0.5) / INTERRUPTION_QUANTILES as f64 * n as f64) as usize]).collect()
     };
     let rate_per_s = if watched_ns == 0 { 0.0 } else { n as f64 / (watched_ns as f64 / 1e9) };
-    super::topology::Interruptions { rate_per_s, durations_ns }
+    Interruptions { rate_per_s, durations_ns }
 }
 
-use crate::numbers::median;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn interruptions_are_gaps_over_the_threshold_in_order_at_most_the_quantiles_kept() {
-        // Whatever the machine does meanwhile (a loaded one sees more gaps, a quiet one fewer):
-        // every length kept is a gap over the threshold, in order, at most the quantiles kept,
-        // and the rate is a finite rate, 0 with no gap.
-        let cpus: Vec<usize> = allowed_cpus().into_iter().take(2).collect();
-        let seen = interruptions(&cpus, Duration::from_millis(20));
-        assert!(seen.rate_per_s.is_finite() && seen.rate_per_s >= 0.0, "{seen:?}");
-        assert!(seen.durations_ns.len() <= INTERRUPTION_QUANTILES, "{seen:?}");
-        assert!(seen.durations_ns.iter().all(|&d| d > super::super::topology::INTERRUPTION_THRESHOLD_NS), "{seen:?}");
-        assert!(seen.durations_ns.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
-        assert_eq!(seen.rate_per_s == 0.0, seen.durations_ns.is_empty(), "{seen:?}");
-        // The profile accepts what was measured.
-        let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../notes/topology/i7-4850hq.json");
-        let mut topo = super::super::topology::Topology::load(&seeds).expect("the seeds' profile");
-        topo.interruptions = Some(seen);
-        assert!(topo.validate().is_ok());
-    }
-}
+use crate::stats::median;

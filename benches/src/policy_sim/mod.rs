@@ -42,7 +42,7 @@ mod device;
 
 pub use device::{Device, DeviceModel, HddModel, SsdModel, CAPACITY_SECTORS};
 
-use crate::workload::Rw;
+use crate::driver::workload::Rw;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use schedlab_core::sync::{Arc, AtomicBool, Ordering};

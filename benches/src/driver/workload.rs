@@ -28,6 +28,9 @@ use schedlab_variants::VariantVisitor;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
+pub use super::host::{allowed_cpus, other_runnable_threads, pin_current_thread};
+use super::host::{cpu_figures, cpu_sample, CpuSample};
+
 /// The access pattern (fio's `rw`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -311,7 +314,7 @@ impl ToggleResult {
                 pair_costs_pct.push(100.0 * (1.0 - r_on / r_off));
             }
         }
-        let cost_pct = (!pair_costs_pct.is_empty()).then(|| crate::numbers::median(&pair_costs_pct));
+        let cost_pct = (!pair_costs_pct.is_empty()).then(|| crate::stats::median(&pair_costs_pct));
         ToggleResult {
             window_s: window.as_secs_f64(),
             on_s,
@@ -322,80 +325,6 @@ impl ToggleResult {
             cost_pct,
         }
     }
-}
-
-/// CPU accounting at one moment: this process's CPU seconds, and the machine's busy and steal
-/// seconds (all CPUs) from `/proc/stat`.
-#[derive(Clone, Copy, Debug)]
-struct CpuSample {
-    process_s: f64,
-    machine_busy_s: f64,
-    steal_s: f64,
-}
-
-fn cpu_sample() -> Option<CpuSample> {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: all-zero is a valid `rusage`; getrusage fills it for this process.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: `usage` is a valid, writable `rusage` for the whole call.
-        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-            return None;
-        }
-        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-        let process_s = tv(usage.ru_utime) + tv(usage.ru_stime);
-        let stat = std::fs::read_to_string("/proc/stat").ok()?;
-        let fields: Vec<f64> = stat.lines().next()?.split_whitespace().skip(1).filter_map(|f| f.parse().ok()).collect();
-        if fields.len() < 8 {
-            return None;
-        }
-        // SAFETY: sysconf has no memory-safety preconditions.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-        // user nice system idle iowait irq softirq steal [guest guest_nice: already in user]
-        let busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6];
-        Some(CpuSample { process_s, machine_busy_s: busy / hz, steal_s: fields[7] / hz })
-    }
-    #[cfg(not(target_os = "linux"))]
-    None
-}
-
-/// A run's CPU figures from its two samples over `secs` of `threads` jobs: this process's busy
-/// percent of the jobs' time, other processes' CPUs, steal CPUs (see [`RunResult`]).
-fn cpu_figures(cpu: Option<(CpuSample, CpuSample)>, secs: f64, threads: usize) -> (Option<f64>, Option<f64>, Option<f64>) {
-    let process_cpu_s = cpu.map(|(a, b)| b.process_s - a.process_s);
-    let cpu_busy_pct = process_cpu_s.map(|p| 100.0 * p / (secs * threads as f64));
-    let other_cpus = cpu.zip(process_cpu_s).map(|((a, b), p)| ((b.machine_busy_s - a.machine_busy_s - p) / secs).max(0.0));
-    let steal_cpus = cpu.map(|(a, b)| (b.steal_s - a.steal_s) / secs);
-    (cpu_busy_pct, other_cpus, steal_cpus)
-}
-
-/// The CPUs this process may run on, in order (Linux: the affinity mask; elsewhere 0..n).
-pub fn allowed_cpus() -> Vec<usize> {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: `cpu_set_t` is plain data for which all-zero is a valid (empty) set.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: pid 0 is the calling thread; the size and pointer describe `set`, which lives
-        // for the whole call.
-        let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-        if rc == 0 {
-            // SAFETY: `set` was filled by the kernel; CPU_ISSET only reads it, with an index
-            // below CPU_SETSIZE.
-            let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
-            if !cpus.is_empty() {
-                return cpus;
-            }
-        }
-    }
-    (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()
-}
-
-/// Threads of other processes runnable right now: the running count of `/proc/loadavg` less the
-/// thread that reads it. `None` where that file is missing.
-pub fn other_runnable_threads() -> Option<usize> {
-    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
-    let running: usize = text.split_whitespace().nth(3)?.split('/').next()?.parse().ok()?;
-    Some(running.saturating_sub(1))
 }
 
 /// What to tell a user whose fair-lock run has (or had) more runnable threads than CPUs.
@@ -453,27 +382,6 @@ pub fn fair_lock_warning_after(r: &RunResult) -> Option<String> {
 pub fn warn_after_run(r: &RunResult) {
     if let Some(w) = fair_lock_warning_after(r) {
         tracing::warn!("{w}");
-    }
-}
-
-/// Pins the calling thread to `cpu`; false if the OS refused (or on non-Linux systems).
-pub fn pin_current_thread(cpu: usize) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        if cpu >= libc::CPU_SETSIZE as usize {
-            return false;
-        }
-        // SAFETY: all-zero is a valid empty `cpu_set_t`.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `cpu` is below CPU_SETSIZE (checked above); CPU_SET writes inside `set`.
-        unsafe { libc::CPU_SET(cpu, &mut set) };
-        // SAFETY: pid 0 is the calling thread; size and pointer describe `set`.
-        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = cpu;
-        false
     }
 }
 

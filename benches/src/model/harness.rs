@@ -23,17 +23,24 @@
 //!
 //! Steps are timed one by one with the TSC clock (`schedlab_core::RealClock`, a few ns a read)
 //! unless `timed` is off (the untimed one-CPU pass gives the loop's own cost by difference). A
-//! probe ([`super::calibrate::Probe`]) can be switched on around the steps of one call kind only,
+//! probe ([`Probe`]) can be switched on around the steps of one call kind only,
 //! so that lock statistics are attributed to the call that took the lock.
 
-use super::calibrate::Probe;
-use crate::workload::{Rw, WorkloadConfig};
+use crate::driver::workload::{Rw, WorkloadConfig};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use schedlab_core::sync::{AtomicBool, AtomicU64, Ordering};
 use schedlab_core::{Clock, Dispatched, Op, Process, RealClock, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
+
+/// Switches measurement on around the steps of one call kind. The harness calls `on` just before
+/// and `off` just after each such step, and `thread_done` on each of its threads before it ends.
+pub trait Probe: Sync {
+    fn on(&self);
+    fn off(&self);
+    fn thread_done(&self);
+}
 
 /// The calls of the request cycle, as the harness times them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -165,7 +172,7 @@ pub fn trimmed_cv(samples: &[u32]) -> f64 {
 const OWNER_SHIFT: u32 = 40;
 const DEVICE_SECTORS: u64 = 1 << 31;
 
-use crate::workload::build_groups;
+use crate::driver::workload::build_groups;
 
 fn op_of(rw: Rw) -> Op {
     match rw {
@@ -354,7 +361,7 @@ pub fn run_pattern<P: StatsPolicy>(
     let window_ns;
     match cfg.placement {
         Placement::Same(cpu) => {
-            let _pin = super::measure::PinGuard::pin(cpu);
+            let _pin = super::probes::PinGuard::pin(cpu);
             let mut states: Vec<ProcState<'_, P>> = (0..cfg.procs)
                 .map(|i| -> Result<_, String> {
                     Ok(ProcState {
@@ -418,7 +425,7 @@ pub fn run_pattern<P: StatsPolicy>(
                             (&sched, &counters, &turn, &stop, &clock, &start_ns, &end_ns, &began);
                         let group = group_of(me);
                         s.spawn(move || -> Result<(Acc, u64), String> {
-                            let _pin = super::measure::PinGuard::pin(cpu);
+                            let _pin = super::probes::PinGuard::pin(cpu);
                             let process = match sched.spawn_process(group) {
                                 Ok(p) => p,
                                 Err(e) => {

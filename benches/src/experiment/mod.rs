@@ -1,0 +1,31 @@
+//! One shape for every experiment: a configuration in, a stop flag and an observer passed in, a
+//! serialisable report and a typed error out.
+//!
+//! ```text
+//! fn run(cfg: &Config, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<Report, ExperimentError>
+//! ```
+//!
+//! - The **configuration** is checked by the experiment itself before any work; a bad one is an
+//!   [`ErrorKind::BadInput`] error, which the CLI turns into one line and exit code 2.
+//! - The **stop flag** is polled; when it is set the experiment finishes what it can within about
+//!   a second and returns its report marked interrupted (a stop is not an error: what finished is
+//!   kept).
+//! - The **observer** hears progress (steps done of steps planned) and warnings; the CLI draws a
+//!   progress bar and prints the warnings, a test records them.
+//! - The **report** is `Serialize`: the CLI prints tables from it and writes it as JSON, with its
+//!   provenance inside.
+//! - The **error** carries its kind, and the kind its exit code (the README's table), so that the
+//!   code does not depend on where a message was caught.
+//!
+//! `schedlab kernel` ([`kernel`]) is the first experiment written in this shape; the older
+//! ones (`compare`, `sweep`, `predict`, ...) still take a progress callback and return string
+//! errors, and move to this shape one by one.
+
+pub mod compare;
+pub mod kernel;
+pub mod observer;
+pub mod sweep;
+pub mod validate;
+
+pub use crate::error::{ErrorKind, ExperimentError};
+pub use observer::{Event, Observer, Recorder};

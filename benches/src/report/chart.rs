@@ -1,0 +1,169 @@
+//! The chart of `schedlab sweep`: KIOPS against threads, one colour per variant and lock kind,
+//! the model's line beside the measured points.
+
+use crate::experiment::sweep::{SeriesModel, SweepPoint};
+use crate::stats::median;
+use schedlab_core::LockKind;
+
+const PALETTE: [(u8, u8, u8); 8] =
+    [(31, 119, 180), (214, 39, 40), (44, 160, 44), (148, 103, 189), (255, 127, 14), (23, 190, 207), (140, 86, 75), (227, 119, 194)];
+
+/// Draws KIOPS against threads (log scale, 1 to 64), one panel per lock kind: measured points
+/// (solid; crosses when oversubscribed), a linear-scaling reference from each 1-thread point
+/// (thin), and the model (dashed, labelled "model"); USL fits dotted where they exist.
+pub fn draw_svg(points: &[SweepPoint], models: &[SeriesModel], title: &str) -> Result<String, String> {
+    let mut svg = String::new();
+    draw_svg_into(points, models, title, &mut svg)?;
+    Ok(svg)
+}
+
+fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, svg: &mut String) -> Result<(), String> {
+    use plotters::prelude::*;
+    let mut locks: Vec<LockKind> = Vec::new();
+    for p in points {
+        if !locks.contains(&p.lock) {
+            locks.push(p.lock);
+        }
+    }
+    if locks.is_empty() {
+        return Err("no point to draw".into());
+    }
+    let panel_h = 560u32;
+    let root = SVGBackend::with_string(svg, (1100, panel_h * locks.len() as u32)).into_drawing_area();
+    let err = |e: &dyn std::fmt::Display| format!("cannot draw the chart: {e}");
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let panels = root.split_evenly((locks.len(), 1));
+    for (panel, lock) in panels.iter().zip(&locks) {
+        let pts: Vec<&SweepPoint> = points.iter().filter(|p| p.lock == *lock && p.kiops.is_finite()).collect();
+        let mdl: Vec<&SeriesModel> = models.iter().filter(|m| m.lock == *lock).collect();
+        let max_threads = pts.iter().map(|p| p.threads).max().unwrap_or(1).max(64) as f64;
+        let measured_max = pts.iter().map(|p| p.kiops).fold(0.0, f64::max);
+        let model_max = mdl.iter().flat_map(|m| m.predicted.iter().map(|(_, v)| *v)).filter(|v| v.is_finite()).fold(0.0, f64::max);
+        let usl_max = mdl
+            .iter()
+            .filter_map(|m| (1..=max_threads as usize).map(|n| m.usl_at(n as f64)).map(|v| v.unwrap_or(0.0)).reduce(f64::max))
+            .fold(0.0, f64::max);
+        let y_max = (measured_max.max(model_max).max(usl_max) * 1.15).max(1.0);
+        let mut chart = ChartBuilder::on(panel)
+            .caption(format!("{title} — {} lock", lock.name()), ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d((1f64..max_threads).log_scale(), 0f64..y_max)
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("threads (log scale)")
+            .y_desc("KIOPS")
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .draw()
+            .map_err(|e| err(&e))?;
+        let mut series_names: Vec<(String, usize, u64)> = Vec::new();
+        for p in &pts {
+            let k = (p.variant.clone(), p.slots, p.outside_ns);
+            if !series_names.contains(&k) {
+                series_names.push(k);
+            }
+        }
+        let multi = series_names.iter().any(|(_, s, o)| (*s, *o) != (series_names[0].1, series_names[0].2));
+        for (i, (variant, slots, outside)) in series_names.iter().enumerate() {
+            let (r, g, b) = PALETTE[i % PALETTE.len()];
+            let color = RGBColor(r, g, b);
+            let name = if multi { format!("{variant} (slots {slots}, outside {outside} ns)") } else { variant.clone() };
+            let mut series: Vec<&SweepPoint> =
+                pts.iter().copied().filter(|p| &p.variant == variant && p.slots == *slots && p.outside_ns == *outside).collect();
+            series.sort_by_key(|p| p.threads);
+            let mut by_threads: Vec<(f64, f64, bool)> = Vec::new();
+            for p in &series {
+                if by_threads.iter().any(|(t, _, _)| *t == p.threads as f64) {
+                    continue;
+                }
+                let same: Vec<f64> = series.iter().filter(|q| q.threads == p.threads).map(|q| q.kiops).collect();
+                by_threads.push((p.threads as f64, median(&same), p.oversubscribed));
+            }
+            let measured: Vec<(f64, f64)> = by_threads.iter().filter(|(_, _, o)| !o).map(|(t, k, _)| (*t, *k)).collect();
+            chart
+                .draw_series(LineSeries::new(measured.iter().copied(), color.stroke_width(2)))
+                .map_err(|e| err(&e))?
+                .label(format!("{name}: measured"))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            chart
+                .draw_series(measured.iter().map(|&(t, k)| Circle::new((t, k), 4, color.filled())))
+                .map_err(|e| err(&e))?;
+            chart
+                .draw_series(
+                    by_threads.iter().filter(|(_, _, o)| *o).map(|&(t, k, _)| Cross::new((t, k), 5, color.stroke_width(2))),
+                )
+                .map_err(|e| err(&e))?;
+            if let Some(&(_, x1)) = measured.iter().find(|(t, _)| *t == 1.0) {
+                // Linear scaling from the 1-thread point, up to the top of the panel.
+                let end = (y_max / x1).min(max_threads).max(1.0);
+                chart
+                    .draw_series(LineSeries::new([(1.0, x1), (end, x1 * end)], color.mix(0.35).stroke_width(1)))
+                    .map_err(|e| err(&e))?;
+            }
+            if let Some(m) = mdl.iter().find(|m| &m.variant == variant && m.slots == *slots && m.outside_ns == *outside) {
+                let curve: Vec<(f64, f64)> = m.predicted.iter().map(|&(n, v)| (n as f64, v)).filter(|(n, v)| *n <= max_threads && v.is_finite()).collect();
+                let error = m.error_pct.map_or_else(|| "no measured point to check it".to_string(), |e| format!("|error| ≤ {e:.0}% where measured"));
+                chart
+                    .draw_series(DashedLineSeries::new(curve, 8, 5, color.stroke_width(2)))
+                    .map_err(|e| err(&e))?
+                    .label(format!("{name}: MODEL (simulation calibrated single-threaded; {error})"))
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 8, y), (x + 12, y), (x + 20, y)], color.stroke_width(1)));
+                for &(n, v) in &m.at {
+                    if v.is_finite() && v <= y_max {
+                        chart
+                            .draw_series(std::iter::once(Text::new(format!("{v:.0}"), (n as f64, v), ("sans-serif", 11).into_font().color(&color))))
+                            .map_err(|e| err(&e))?;
+                    }
+                }
+                if m.usl.is_some() {
+                    let curve: Vec<(f64, f64)> = (0..=60)
+                        .map(|i| 2f64.powf(i as f64 * max_threads.log2() / 60.0))
+                        .filter_map(|n| m.usl_at(n).map(|v| (n, v)))
+                        .collect();
+                    chart
+                        .draw_series(DashedLineSeries::new(curve, 2, 4, color.stroke_width(1)))
+                        .map_err(|e| err(&e))?
+                        .label(format!("{name}: USL fit (model)"))
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.mix(0.6).stroke_width(1)));
+                }
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.4))
+            .label_font(("sans-serif", 12))
+            .draw()
+            .map_err(|e| err(&e))?;
+        panel
+            .draw(&Text::new(
+                "thin lines: linear scaling from 1 thread; dashed: MODEL (schedlab predict), not measured (numbers: model at 8/16/64); x: oversubscribed",
+                (70, panel_h as i32 - 14),
+                ("sans-serif", 12).into_font().color(&BLACK.mix(0.7)),
+            ))
+            .map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::sweep::models;
+    use crate::experiment::sweep::tests::{calibrations, point, topology};
+    use schedlab_core::InsertPathKind;
+
+    #[test]
+    fn svg_is_drawn_with_text() {
+        let pts = vec![point("sched-lock", 1, 800.0), point("sched-lock", 2, 1000.0), point("epoch", 1, 900.0)];
+        let ms = models(&pts, &calibrations("sched-lock"), InsertPathKind::Direct, &topology(64), 1);
+        let text = draw_svg(&pts, &ms, "test").unwrap();
+        assert!(text.starts_with("<svg"), "{}", &text[..80.min(text.len())]);
+        assert!(text.contains("MODEL (simulation calibrated single-threaded; |error|"), "the model is labelled with its error");
+        assert!(text.contains("sched-lock: measured"));
+    }
+}

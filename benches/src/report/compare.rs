@@ -1,0 +1,309 @@
+//! The text of `schedlab compare`'s report: the main table, the statistics' cost, the ratios
+//! beside the seeds', the lock tables, and the warning when other processes disturbed fair locks.
+
+use crate::driver::workload::{FAIR_LOCK_ADVICE, OTHERS_DISTURB_CPUS};
+use crate::experiment::compare::*;
+use schedlab_core::lockstat::LockSummary;
+use schedlab_core::LockKind;
+use std::fmt::Write as _;
+
+/// A duration in ns, short: "85 ns", "1.2 µs", "3.40 ms", "1.25 s".
+pub fn fmt_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        return "-".into();
+    }
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+fn lock_cell(l: Option<&LockSummary>) -> String {
+    match l {
+        Some(l) if l.acquisitions > 0 => format!(
+            "{:>5.1}% {:>8}/{:<8} {:>8}",
+            l.contention_pct,
+            fmt_ns(l.wait_ns.avg),
+            fmt_ns(l.wait_ns.p99 as f64),
+            fmt_ns(l.hold_ns.avg)
+        ),
+        _ => format!("{:>5} {:>8} {:<8} {:>8}", "-", "", "", "-"),
+    }
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("{:.0}%", 100.0 * x))
+}
+
+/// The main table: one row per variant and lock kind.
+pub fn main_table(report: &CompareReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<16} {:<11} {:>22} {:>10} {:>17} | {:<34} | {:<34} | {:>15}",
+        "variant",
+        "lock",
+        "KIOPS median (min-max)",
+        "x sched",
+        "per-thread min/med/max",
+        "sched lock: cont% wait avg/p99 hold",
+        "queue lock: cont% wait avg/p99 hold",
+        "stats/sched hold"
+    );
+    for r in &report.results {
+        let kiops = r.kiops.as_ref().map_or_else(|| r.status.to_string(), |k| format!("{:.1} ({:.1}-{:.1})", k.median, k.min, k.max));
+        let ratio = r.vs_sched_lock.as_ref().map_or("-".into(), |s| format!("{:.2}", s.median));
+        let pt = &r.per_thread_kiops;
+        let share = &r.stats_share_of_sched_hold;
+        let _ = writeln!(
+            out,
+            "{:<16} {:<11} {:>22} {:>10} {:>17} | {:<34} | {:<34} | {:>15}",
+            r.variant,
+            r.lock.name(),
+            kiops,
+            ratio,
+            if r.runs == 0 { "-".to_string() } else { format!("{:.1}/{:.1}/{:.1}", pt.min, pt.median, pt.max) },
+            lock_cell(r.lock_named("sched")),
+            lock_cell(r.lock_named("queue")),
+            format!("{} ({} sums)", pct(share.measured), pct(share.counter_sums)),
+        );
+    }
+    out
+}
+
+/// The instrumentation's cost and the CPU accounting, variant by variant.
+pub fn overhead_table(report: &CompareReport) -> String {
+    let mut out = String::new();
+    let opt = |v: Option<f64>, digits: usize| v.map_or("-".into(), |x| format!("{x:.digits$}"));
+    let _ = writeln!(
+        out,
+        "{:<16} {:<11} {:>12} {:>16} {:>22} {:>10} {:>13} {:>10} {:>12}",
+        "variant", "lock", "KIOPS", "lockstat KIOPS", "cost (runs min..max)", "CPU busy", "others (CPUs)", "steal", "rerun/noisy"
+    );
+    for r in &report.results {
+        let _ = writeln!(
+            out,
+            "{:<16} {:<11} {:>12} {:>16} {:>22} {:>10} {:>13} {:>10} {:>12}",
+            r.variant,
+            r.lock.name(),
+            r.kiops.as_ref().map_or("-".into(), |k| format!("{:.1}", k.median)),
+            r.kiops_lockstat.as_ref().map_or("-".into(), |l| format!("{:.1}", l.median)),
+            r.lockstat_overhead_pct.map_or("-".into(), |c| {
+                let runs = &r.lockstat_overhead_runs;
+                if runs.len() > 1 {
+                    let lo = runs.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = runs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    format!("{c:.1}% ({lo:.1}..{hi:.1})")
+                } else {
+                    format!("{c:.1}%")
+                }
+            }),
+            r.cpu_busy_pct.map_or("-".into(), |c| format!("{c:.0}%")),
+            opt(r.other_cpus_max, 2),
+            opt(r.steal_cpus_max, 2),
+            format!("{}/{}", r.noise.rerun, r.noise.kept_noisy),
+        );
+    }
+    out
+}
+
+/// A line on runs re-run because of other processes, and a warning on runs kept although other
+/// processes competed for the CPUs; `None` when every run was clean at the first try.
+pub fn interference_warning(report: &CompareReport) -> Option<String> {
+    let rerun: u32 = report.results.iter().map(|r| r.noise.rerun).sum();
+    let kept: u32 = report.results.iter().map(|r| r.noise.kept_noisy).sum();
+    let threads = report.config.workload.threads;
+    let cpus = report.provenance.cpus;
+    let fair_others = report
+        .results
+        .iter()
+        .filter(|r| r.lock == LockKind::FairSpin)
+        .filter_map(|r| r.other_cpus_max)
+        .fold(0.0, f64::max);
+    let fair = report.config.locks.contains(&LockKind::FairSpin);
+    let fair_disturbed = fair && (fair_others > OTHERS_DISTURB_CPUS || threads > cpus);
+    if rerun == 0 && kept == 0 && !fair_disturbed {
+        return None;
+    }
+    let limit = report.config.noise.max_other_cpus;
+    let mut text = String::new();
+    if rerun > 0 || kept > 0 {
+        text = format!("{rerun} run(s) were re-run because other processes used more than {limit} CPUs during them.");
+    }
+    if kept > 0 {
+        let worst: Vec<String> = report
+            .results
+            .iter()
+            .filter(|r| r.noise.kept_noisy > 0)
+            .map(|r| format!("{}/{} ({})", r.variant, r.lock.name(), r.noise.kept_noisy))
+            .collect();
+        text.push_str(&format!(
+            "\nWARNING: {kept} run(s) were kept although other processes used the CPUs (retries exhausted): {}. With {threads} jobs on {cpus} CPUs their lock holders were preempted; those numbers measure that, not the variants.",
+            worst.join(", "),
+        ));
+    }
+    if fair_disturbed {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "WARNING (fair-spin): {threads} jobs on {cpus} CPUs, other processes using up to {fair_others:.1} CPUs during the runs: {}.",
+            FAIR_LOCK_ADVICE
+        ));
+    }
+    Some(text)
+}
+
+/// A lockstat-like table of some locks (one row per lock, then where each path waited and held,
+/// and what is exact and what estimated). Estimated figures are marked `~`.
+pub fn lockstat_table(locks: &[LockSummary]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "  {:<10} {:>10} {:>9} {:>6} {:>9} | {:>9} {:>8} {:>8} {:>8} | {:>10} {:>9} {:>9} {:>9} {:>9} | {:>7}",
+        "lock",
+        "acq",
+        "cont",
+        "cont%",
+        "owner-chg",
+        "wait tot",
+        "avg",
+        "p99",
+        "max",
+        "hold tot",
+        "avg",
+        "p50",
+        "p99",
+        "max",
+        "occup"
+    );
+    for l in locks {
+        // "~" marks a figure estimated from samples.
+        let mark = |exact: bool, v: String| if exact { v } else { format!("~{v}") };
+        let est = |v: String| mark(l.hold_exact, v);
+        let est_wait = |v: String| mark(l.wait_exact || l.contentions == 0, v);
+        let _ = writeln!(
+            out,
+            "  {:<10} {:>10} {:>9} {:>5.1}% {:>9} | {:>9} {:>8} {:>8} {:>8} | {:>10} {:>9} {:>9} {:>9} {:>9} | {:>7}",
+            l.name,
+            l.acquisitions,
+            l.contentions,
+            l.contention_pct,
+            l.owner_changes,
+            est_wait(fmt_ns(l.wait_ns.total as f64)),
+            est_wait(fmt_ns(l.wait_ns.avg)),
+            est_wait(fmt_ns(l.wait_ns.p99 as f64)),
+            est_wait(fmt_ns(l.wait_ns.max as f64)),
+            est(fmt_ns(l.hold_ns.total as f64)),
+            est(fmt_ns(l.hold_ns.avg)),
+            est(fmt_ns(l.hold_ns.p50 as f64)),
+            est(fmt_ns(l.hold_ns.p99 as f64)),
+            est(fmt_ns(l.hold_ns.max as f64)),
+            est(format!("{:.1}%", 100.0 * l.hold_occupancy)),
+        );
+        let _ = writeln!(
+            out,
+            "  {:<10} hold: {}; wait: {}; acquisitions, contentions and owner changes: exact",
+            "",
+            l.hold_provenance(),
+            l.wait_provenance()
+        );
+        // Exact mode: what the sampled mode would have estimated from the same run, beside the exact figures.
+        let estimates = [("waits", &l.wait_sampled_estimate, l.wait_sampled_estimate_n, &l.wait_ns), ("holds", &l.hold_sampled_estimate, l.hold_sampled_estimate_n, &l.hold_ns)];
+        for (what, estimate, n, exact) in estimates {
+            let Some(e) = estimate else { continue };
+            let rel = |a: f64, b: f64| if b > 0.0 { format!("{:+.1}%", 100.0 * (a / b - 1.0)) } else { "-".into() };
+            let _ = writeln!(
+                out,
+                "  {:<10} the sampled mode's estimate from {n} of these {what}: avg {} ({}), p99 {} ({}), total {} ({})",
+                "",
+                fmt_ns(e.avg),
+                rel(e.avg, exact.avg),
+                fmt_ns(e.p99 as f64),
+                rel(e.p99 as f64, exact.p99 as f64),
+                fmt_ns(e.total as f64),
+                rel(e.total as f64, exact.total as f64),
+            );
+        }
+        let total_hold: u64 = l.paths.iter().map(|p| p.hold_ns).sum::<u64>().max(1);
+        let total_wait: u64 = l.paths.iter().map(|p| p.wait_ns).sum::<u64>().max(1);
+        let by_path: Vec<String> = l
+            .paths
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {:.0}% of holds, {:.0}% of wait",
+                    p.path.name(),
+                    100.0 * p.hold_ns as f64 / total_hold as f64,
+                    100.0 * p.wait_ns as f64 / total_wait as f64
+                )
+            })
+            .collect();
+        if !by_path.is_empty() {
+            let _ = writeln!(out, "  {:<10} by path: {}", "", by_path.join("; "));
+        }
+        for i in &l.inside {
+            let _ = writeln!(out, "  {:<10} inside {}: hold {}, wait {}", "", i.outer, est(fmt_ns(i.hold_ns as f64)), fmt_ns(i.wait_ns as f64));
+        }
+    }
+    out
+}
+
+/// One lockstat-like table per variant and lock kind.
+pub fn lockstat_tables(report: &CompareReport) -> String {
+    let mut out = String::new();
+    for r in report.results.iter().filter(|r| !r.locks.is_empty()) {
+        let _ = writeln!(out, "{} / {} ({:.1} s measured):", r.variant, r.lock.name(), r.lockstat_s);
+        out.push_str(&lockstat_table(&r.locks));
+        if let Some(s) = &r.stats_section {
+            let _ = writeln!(
+                out,
+                "  (not a lock) stats updates under the scheduler lock: {} updates, {} each on average, {} in all",
+                s.acquisitions,
+                fmt_ns(s.hold_ns.avg),
+                fmt_ns(s.hold_ns.total as f64)
+            );
+        }
+    }
+    out
+}
+
+/// The seeds' ratios beside the measured ones.
+pub fn ratio_table(report: &CompareReport) -> String {
+    let mut out = String::new();
+    let _ = write!(out, "{:<24} {:<24} {:>14}", "ratio", "", "seed (range)");
+    for lock in &report.config.locks {
+        let _ = write!(out, " {:>36}", format!("{} median (min-max)", lock.name()));
+    }
+    let _ = writeln!(out);
+    for r in &report.ratios {
+        let s = &r.seed;
+        let seed = match (s.seed, s.seed_range) {
+            (Some(v), Some((lo, hi))) => format!("{v:.2} ({lo:.2}-{hi:.2})"),
+            _ => "-".into(),
+        };
+        let _ = write!(out, "{:<24} {:<24} {:>14}", s.name, format!("{} / {}", s.numerator, s.denominator), seed);
+        for lock in &report.config.locks {
+            let cell = r.by_lock.iter().find(|b| b.lock == *lock).map_or("-".into(), |b| {
+                let mut mark = String::new();
+                if b.within_seed_range == Some(true) {
+                    mark.push_str(" in range");
+                }
+                match b.meets_goal {
+                    Some(true) => mark.push_str(" goal met"),
+                    Some(false) => mark.push_str(" goal missed"),
+                    None => {}
+                }
+                format!("{:.2} ({:.2}-{:.2}){}", b.measured.median, b.measured.min, b.measured.max, mark)
+            });
+            let _ = write!(out, " {cell:>36}");
+        }
+        let _ = writeln!(out, "   [{}]", s.source);
+    }
+    out
+}

@@ -1,0 +1,5 @@
+//! Reports: the text tables and the charts of the experiments' results. Renders what the
+//! experiments return; runs nothing.
+
+pub mod chart;
+pub mod compare;
