@@ -13,7 +13,7 @@
 //! - `schedlab kernel ...`: the same experiment on this machine's own BFQ, beside the model.
 //!
 //! Bad input gets one line on stderr and exit code 2, before any work (output paths included:
-//! `benches/src/output.rs`); a signal stops any subcommand within about a second and keeps what
+//! `benches/src/files/output.rs`); a signal stops any subcommand within about a second and keeps what
 //! it finished (`signals.rs`); nothing panics on bad input, a full disk or a closed stdout
 //! (`out.rs`). Diagnostics go through one `tracing` subscriber (`logging.rs`): `-v`/`RUST_LOG`
 //! for logs, `run --trace FILE` for a Chrome / Perfetto timeline.
