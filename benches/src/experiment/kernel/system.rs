@@ -10,6 +10,10 @@
 //! | a device's scheduler and its iosched knobs (`--device`) | writing the old values back |
 //! | cgroups `schedlab-kernel-<pid>/…` (blkio v1 or io v2, and v1's cpuacct for accounting) | killing what runs in them, then `rmdir` |
 //!
+//! One thing is left as it is found after a run: where tracefs was not mounted, the preflight
+//! mounts it at `/sys/kernel/tracing` (bpftrace needs the lock tracepoints there). It holds no
+//! state of the run and changes nothing of the block layer, so it is not unmounted.
+//!
 //! The loop devices and files are also found without a ledger, by their names; the cgroups by
 //! theirs. A run cleans up what a dead process of its own kind left (the owning pid is in every
 //! name) and never touches what a live one holds. fio, bpftrace and perf are started with
