@@ -21,19 +21,25 @@ pub(crate) fn cpu_sample() -> Option<CpuSample> {
         }
         let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
         let process_s = tv(usage.ru_utime) + tv(usage.ru_stime);
-        let stat = std::fs::read_to_string("/proc/stat").ok()?;
-        let fields: Vec<f64> = stat.lines().next()?.split_whitespace().skip(1).filter_map(|f| f.parse().ok()).collect();
-        if fields.len() < 8 {
-            return None;
-        }
-        // SAFETY: sysconf has no memory-safety preconditions.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-        // user nice system idle iowait irq softirq steal [guest guest_nice: already in user]
-        let busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6];
-        Some(CpuSample { process_s, machine_busy_s: busy / hz, steal_s: fields[7] / hz })
+        let (machine_busy_s, steal_s) = machine_busy_steal_s()?;
+        Some(CpuSample { process_s, machine_busy_s, steal_s })
     }
     #[cfg(not(target_os = "linux"))]
     None
+}
+
+/// The machine's busy and steal CPU seconds so far, all CPUs (`/proc/stat`'s first line).
+pub(crate) fn machine_busy_steal_s() -> Option<(f64, f64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let fields: Vec<f64> = stat.lines().next()?.split_whitespace().skip(1).filter_map(|f| f.parse().ok()).collect();
+    if fields.len() < 8 {
+        return None;
+    }
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    // user nice system idle iowait irq softirq steal [guest guest_nice: already in user]
+    let busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6];
+    Some((busy / hz, fields[7] / hz))
 }
 
 /// A run's CPU figures from its two samples over `secs` of `threads` jobs: this process's busy

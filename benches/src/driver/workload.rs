@@ -662,7 +662,7 @@ fn period_of(per_sec: f64) -> Duration {
 }
 
 /// Sleeps until `deadline` or until `stop` is set; returns false if stopped early.
-fn sleep_until(deadline: Instant, stop: &AtomicBool) -> bool {
+pub(crate) fn sleep_until(deadline: Instant, stop: &AtomicBool) -> bool {
     loop {
         if stop.load(Ordering::Relaxed) {
             return false;

@@ -35,7 +35,7 @@ use crate::stats::{median, Spread};
 use crate::error::ExperimentError;
 use crate::experiment::observer::{Event, Observer};
 use crate::files::provenance::Provenance;
-use crate::driver::workload::{self, Rw, WorkloadConfig};
+use crate::driver::workload::{self, sleep_until, Rw, WorkloadConfig};
 use contention::ContentionSummary;
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::LockKind;
@@ -313,27 +313,9 @@ fn tool_version(tool: &str, arg: &str) -> String {
     Command::new(tool).arg(arg).output().ok().map(|o| String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").trim().to_string()).unwrap_or_default()
 }
 
-/// Busy and total CPU seconds of the machine (`/proc/stat`, all CPUs; steal left out).
+/// The machine's busy CPU seconds so far, all CPUs (steal left out).
 fn machine_busy_s() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
-    let f: Vec<f64> = stat.lines().next()?.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
-    if f.len() < 7 {
-        return None;
-    }
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    Some((f[0] + f[1] + f[2] + f[5] + f[6]) / hz)
-}
-
-/// Sleeps until `deadline` or `stop`; false when stopped.
-fn sleep_until(deadline: Instant, stop: &AtomicBool) -> bool {
-    while Instant::now() < deadline {
-        if stop.load(Ordering::Relaxed) {
-            return false;
-        }
-        std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(20)));
-    }
-    !stop.load(Ordering::Relaxed)
+    crate::driver::host::machine_busy_steal_s().map(|(busy, _)| busy)
 }
 
 /// Sends `signal` to a child (ignoring one that has already exited).
@@ -395,7 +377,7 @@ impl Rig {
         }
         let region = self.device_bytes / cfg.threads as u64 / 4096 * 4096;
         let sequential = matches!(cfg.rw, Rw::Read | Rw::Write);
-        let accounting = self.cgroups.as_ref().and_then(|c| c.accounting.clone()).filter(|_| matches!(self.cgroups.as_ref().map(|c| &c.io), Some(system::CgroupIo::V1 { .. })));
+        let accounting = self.cgroups.as_ref().and_then(|c| c.accounting.clone());
         let acct_before = accounting.as_deref().and_then(system::accounting_ns);
         let mut children = Vec::new();
         let mut first_job = 0u64;

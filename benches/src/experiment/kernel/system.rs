@@ -466,7 +466,7 @@ pub struct Cgroups {
     pub parent: PathBuf,
     /// The groups, in order.
     pub groups: Vec<PathBuf>,
-    /// The accounting cgroup every fio process joins (v1: cpuacct; v2: the parent), for its CPU
+    /// The accounting cgroup every fio process joins (v1's cpuacct; none on v2), for its CPU
     /// time and so that clean-up finds every process.
     pub accounting: Option<PathBuf>,
 }
@@ -497,7 +497,9 @@ pub fn make_cgroups(ledger: &mut Ledger, io: &CgroupIo, groups: usize, weights: 
             if groups > 0 {
                 std::fs::write(parent.join("cgroup.subtree_control"), "+io").map_err(|e| format!("cannot enable io in {}: {e}", parent.display()))?;
             }
-            (parent.clone(), Some(parent), "io.bfq.weight")
+            // No accounting cgroup: v2 keeps processes out of a cgroup that enables a
+            // controller for its children, and the CPU per I/O comes from /proc/stat anyway.
+            (parent, None, "io.bfq.weight")
         }
     };
     let mut out = Cgroups { io: io.clone(), parent: parent.clone(), groups: Vec::new(), accounting };
