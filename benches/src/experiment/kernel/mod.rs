@@ -334,6 +334,11 @@ fn wait_bounded(child: &mut Child, limit: Duration, stop: Option<&AtomicBool>) -
             Err(_) => return None,
         }
         if Instant::now() > end || stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            // fio's job processes are its children, in its process group (`fio_run` makes one):
+            // killed with it, or they would wait forever for their dead parent, holding fio's
+            // output pipe open. For a child that leads no group this finds none.
+            // SAFETY: a signal to our own child's process group; no memory is involved.
+            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
             let _ = child.kill();
             let _ = child.wait();
             return None;
@@ -393,6 +398,8 @@ impl Rig {
             // The cgroup files stay open until the child has joined them (at its exec).
             let setup = system::ChildSetup::new(&joins)?;
             setup.apply(&mut cmd);
+            // Its own process group, so that a stop kills fio's job processes with it.
+            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
             children.push(cmd.spawn().map_err(|e| format!("cannot start fio: {e}"))?);
             drop(setup);
         }
