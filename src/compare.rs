@@ -3,7 +3,7 @@
 //! `schedlab_benches::compare`; this file parses arguments, shows progress, prints and writes JSON.
 
 use crate::flags::{RunShape, WorkloadFlags};
-use crate::{check_output, exit, seconds, units, write_output, UsageError, INTERRUPT};
+use crate::{check_output, exit, seconds, units, write_output, bad_input, ExperimentError, INTERRUPT};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use schedlab_benches::compare::{self, CompareConfig, CompareReport, Measure, NoisePolicy, Progress};
@@ -37,7 +37,7 @@ pub struct WorkloadArgs {
 
 impl WorkloadArgs {
     /// The workload for `threads` jobs (validated against variants by the caller).
-    pub fn config(&self, threads: usize) -> Result<WorkloadConfig, UsageError> {
+    pub fn config(&self, threads: usize) -> Result<WorkloadConfig, ExperimentError> {
         self.jobs.config(RunShape {
             threads,
             duration: self.duration,
@@ -48,36 +48,36 @@ impl WorkloadArgs {
         })
     }
 
-    pub fn noise_policy(&self) -> Result<NoisePolicy, UsageError> {
+    pub fn noise_policy(&self) -> Result<NoisePolicy, ExperimentError> {
         if !(self.max_other_cpus.is_finite() && self.max_other_cpus >= 0.0) {
-            return Err(UsageError(format!("--max-other-cpus must be >= 0, got {}", self.max_other_cpus)));
+            return Err(bad_input(format!("--max-other-cpus must be >= 0, got {}", self.max_other_cpus)));
         }
         if self.retries > 10 {
-            return Err(UsageError(format!("--retries must be 0..=10, got {}", self.retries)));
+            return Err(bad_input(format!("--retries must be 0..=10, got {}", self.retries)));
         }
         Ok(NoisePolicy { max_other_cpus: self.max_other_cpus, retries: self.retries as u32 })
     }
 
-    pub fn sum_sampling(&self) -> Result<u32, UsageError> {
+    pub fn sum_sampling(&self) -> Result<u32, ExperimentError> {
         match u32::try_from(self.sum_sampling) {
             Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
-            _ => Err(UsageError(format!("--sum-sampling must be 1..=1000000, got {}", self.sum_sampling))),
+            _ => Err(bad_input(format!("--sum-sampling must be 1..=1000000, got {}", self.sum_sampling))),
         }
     }
 }
 
 /// Parses `--lock`: one kind or `both`.
-pub fn parse_locks(s: &str) -> Result<Vec<LockKind>, UsageError> {
+pub fn parse_locks(s: &str) -> Result<Vec<LockKind>, ExperimentError> {
     if s == "both" {
         return Ok(LockKind::ALL.to_vec());
     }
     LockKind::from_name(s)
         .map(|k| vec![k])
-        .ok_or_else(|| UsageError(format!("unknown lock kind `{s}` (known: fair-spin, parking-lot, both)")))
+        .ok_or_else(|| bad_input(format!("unknown lock kind `{s}` (known: fair-spin, parking-lot, both)")))
 }
 
 /// Parses `--variants` (comma-separated; empty: every safe variant), adding `unlocked` if asked.
-pub fn parse_variants(list: Option<&str>, include_unlocked: bool) -> Result<Vec<&'static str>, UsageError> {
+pub fn parse_variants(list: Option<&str>, include_unlocked: bool) -> Result<Vec<&'static str>, ExperimentError> {
     let mut names: Vec<&'static str> = match list {
         None => schedlab_variants::safe().map(|v| v.name).collect(),
         Some(list) => list
@@ -86,7 +86,7 @@ pub fn parse_variants(list: Option<&str>, include_unlocked: bool) -> Result<Vec<
                 let n = n.trim();
                 schedlab_variants::info(n).map(|v| v.name).ok_or_else(|| {
                     let known: Vec<_> = schedlab_variants::ALL.iter().map(|v| v.name).collect();
-                    UsageError(format!("unknown variant `{n}` (known: {})", known.join(", ")))
+                    bad_input(format!("unknown variant `{n}` (known: {})", known.join(", ")))
                 })
             })
             .collect::<Result<_, _>>()?,
@@ -153,21 +153,21 @@ pub fn default_args() -> CompareArgs {
     DefaultsOnly::parse_from(["schedlab"]).args
 }
 
-fn config(args: &CompareArgs) -> Result<CompareConfig, UsageError> {
+fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentError> {
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     let threads = match args.threads {
         None => cpus,
         Some(t) if (1..=1024).contains(&t) => t as usize,
-        Some(t) => return Err(UsageError(format!("--threads must be 1..=1024, got {t}"))),
+        Some(t) => return Err(bad_input(format!("--threads must be 1..=1024, got {t}"))),
     };
     if !(1..=1000).contains(&args.rounds) {
-        return Err(UsageError(format!("--rounds must be 1..=1000, got {}", args.rounds)));
+        return Err(bad_input(format!("--rounds must be 1..=1000, got {}", args.rounds)));
     }
     let measure = Measure::from_name(&args.measure)
-        .ok_or_else(|| UsageError(format!("unknown --measure `{}` (known: plain, lockstat, both)", args.measure)))?;
+        .ok_or_else(|| bad_input(format!("unknown --measure `{}` (known: plain, lockstat, both)", args.measure)))?;
     if args.include_unlocked && args.workload.jobs.churn > 0.0 {
-        return Err(UsageError(
-            "--include-unlocked cannot run with --churn: `unlocked` is unsafe under group removal".into(),
+        return Err(bad_input(
+            "--include-unlocked cannot run with --churn: `unlocked` is unsafe under group removal",
         ));
     }
     // `--insert both`: every variant on each insert path, as entries `<variant>` and
@@ -194,7 +194,7 @@ fn config(args: &CompareArgs) -> Result<CompareConfig, UsageError> {
         sum_sampling: args.workload.sum_sampling()?,
         noise: args.workload.noise_policy()?,
     };
-    cfg.validate().map_err(UsageError)?;
+    cfg.validate().map_err(bad_input)?;
     Ok(cfg)
 }
 
@@ -306,7 +306,7 @@ pub fn print_report(report: &CompareReport, brief: bool) {
 }
 
 /// Runs a comparison from parsed arguments.
-pub fn cmd(args: &CompareArgs) -> Result<u8, UsageError> {
+pub fn cmd(args: &CompareArgs) -> Result<u8, ExperimentError> {
     let cfg = config(args)?;
     let json_out = check_output(args.json.as_deref())?;
     crate::out::progress(format_args!(
@@ -345,7 +345,7 @@ pub fn cmd(args: &CompareArgs) -> Result<u8, UsageError> {
             bar.inc(1)
         }
     })
-    .map_err(UsageError)?;
+    .map_err(bad_input)?;
     bar.finish_and_clear();
     print_report(&report, args.brief);
     let mut code = exit::OK;
@@ -358,7 +358,7 @@ pub fn cmd(args: &CompareArgs) -> Result<u8, UsageError> {
             signal: Option<&'static str>,
         }
         let doc = WithSignal { report: &report, signal: crate::signals::received().map(crate::signals::name) };
-        let text = serde_json::to_string_pretty(&doc).map_err(|e| UsageError(format!("cannot serialise the report: {e}")))? + "\n";
+        let text = serde_json::to_string_pretty(&doc).map_err(|e| bad_input(format!("cannot serialise the report: {e}")))? + "\n";
         if write_output(json_out, text.as_bytes()) {
             outln!("wrote {}", json_out.path().display());
         } else {
@@ -383,7 +383,7 @@ mod tests {
     #[test]
     fn defaults_parse_and_validate() {
         let args = default_args();
-        let cfg = config(&args).unwrap_or_else(|e| panic!("{}", e.0));
+        let cfg = config(&args).unwrap_or_else(|e| panic!("{}", e.message));
         assert_eq!(cfg.locks, vec![LockKind::FairSpin]);
         assert!(!cfg.variants.contains(&"unlocked"));
         assert!(cfg.estimated_seconds() <= 65.0, "default compare takes {} s", cfg.estimated_seconds());

@@ -1,7 +1,7 @@
 //! The workload flags shared by `run`, `compare` and `sweep`, and their conversion into a
 //! [`WorkloadConfig`]: one definition, so the commands cannot drift apart.
 
-use crate::{parse_bs, seconds, units, UsageError};
+use crate::{parse_bs, seconds, units, bad_input, ExperimentError};
 use schedlab_benches::workload::{Rw, WorkloadConfig};
 use schedlab_core::{InsertPathKind, LockKind};
 
@@ -54,10 +54,10 @@ pub struct WorkloadFlags {
 }
 
 /// Parses an `--insert` value that names one path.
-pub fn parse_insert(s: &str) -> Result<InsertPathKind, UsageError> {
+pub fn parse_insert(s: &str) -> Result<InsertPathKind, ExperimentError> {
     InsertPathKind::from_name(s).ok_or_else(|| {
         let known: Vec<_> = InsertPathKind::ALL.iter().map(|k| k.name()).collect();
-        UsageError(format!("unknown --insert `{s}` (known: {})", known.join(", ")))
+        bad_input(format!("unknown --insert `{s}` (known: {})", known.join(", ")))
     })
 }
 
@@ -74,16 +74,16 @@ pub struct RunShape {
 impl WorkloadFlags {
     /// The workload config (checked here for its own flags; the caller validates it against the
     /// variant with `WorkloadConfig::validate`).
-    pub fn config(&self, shape: RunShape) -> Result<WorkloadConfig, UsageError> {
+    pub fn config(&self, shape: RunShape) -> Result<WorkloadConfig, ExperimentError> {
         let rw = Rw::from_name(&self.rw)
-            .ok_or_else(|| UsageError(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", self.rw)))?;
+            .ok_or_else(|| bad_input(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", self.rw)))?;
         let weights = self
             .weights
             .split(',')
-            .map(|w| w.trim().parse::<i64>().map_err(|_| UsageError(format!("--weights must be numbers, got `{w}`"))))
+            .map(|w| w.trim().parse::<i64>().map_err(|_| bad_input(format!("--weights must be numbers, got `{w}`"))))
             .collect::<Result<Vec<_>, _>>()?;
         if let Some(bad) = weights.iter().find(|w| !(1..=1000).contains(*w)) {
-            return Err(UsageError(format!("group weight must be 1..=1000, got {bad}")));
+            return Err(bad_input(format!("group weight must be 1..=1000, got {bad}")));
         }
         Ok(WorkloadConfig {
             threads: shape.threads,

@@ -1,8 +1,7 @@
 //! `schedlab kernel`: this machine's own BFQ beside the model (`schedlab_benches::kernel`). This
 //! file parses arguments, shows progress, prints the tables and writes the JSON.
 
-use crate::{check_output, exit, parse_bs, seconds, units, write_output, UsageError, INTERRUPT};
-use indicatif::{ProgressBar, ProgressStyle};
+use crate::{check_output, exit, parse_bs, seconds, units, write_output, bad_input, ExperimentError, INTERRUPT};
 use schedlab_benches::experiment::{Event, Observer};
 use schedlab_benches::kernel::{self, KernelConfig, KernelReport, ModelOutside};
 use schedlab_benches::workload::Rw;
@@ -78,33 +77,33 @@ pub struct KernelArgs {
     cleanup: bool,
 }
 
-fn config(args: &KernelArgs) -> Result<KernelConfig, UsageError> {
-    let rw = Rw::from_name(&args.rw).ok_or_else(|| UsageError(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", args.rw)))?;
+fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError> {
+    let rw = Rw::from_name(&args.rw).ok_or_else(|| bad_input(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", args.rw)))?;
     let weights = args
         .weights
         .split(',')
-        .map(|w| w.trim().parse::<u64>().ok().filter(|w| (1..=1000).contains(w)).ok_or_else(|| UsageError(format!("--weights must be numbers 1..=1000, got `{w}`"))))
+        .map(|w| w.trim().parse::<u64>().ok().filter(|w| (1..=1000).contains(w)).ok_or_else(|| bad_input(format!("--weights must be numbers 1..=1000, got `{w}`"))))
         .collect::<Result<Vec<_>, _>>()?;
     let ioengine = match args.ioengine.as_str() {
         "io_uring" => "io_uring",
         "psync" => "psync",
-        other => return Err(UsageError(format!("unknown --ioengine `{other}` (known: io_uring, psync)"))),
+        other => return Err(bad_input(format!("unknown --ioengine `{other}` (known: io_uring, psync)"))),
     };
     let contention = match args.contention.as_str() {
         "on" => true,
         "off" => false,
-        other => return Err(UsageError(format!("--contention must be on or off, got `{other}`"))),
+        other => return Err(bad_input(format!("--contention must be on or off, got `{other}`"))),
     };
-    let model_lock = LockKind::from_name(&args.model_lock).ok_or_else(|| UsageError(format!("unknown --model-lock `{}` (known: fair-spin, parking-lot)", args.model_lock)))?;
+    let model_lock = LockKind::from_name(&args.model_lock).ok_or_else(|| bad_input(format!("unknown --model-lock `{}` (known: fair-spin, parking-lot)", args.model_lock)))?;
     let model_outside = match args.model_outside_ns.as_str() {
         "kernel" => ModelOutside::Kernel,
-        n => ModelOutside::Fixed(units::count::<0, 1_000_000_000>(n).map_err(|e| UsageError(format!("--model-outside-ns: {e} (or `kernel`)")))?),
+        n => ModelOutside::Fixed(units::count::<0, 1_000_000_000>(n).map_err(|e| bad_input(format!("--model-outside-ns: {e} (or `kernel`)")))?),
     };
     if args.no_profile && args.flamegraphs.is_some() {
-        return Err(UsageError("--flamegraphs needs the profiles: leave out --no-profile".into()));
+        return Err(bad_input("--flamegraphs needs the profiles: leave out --no-profile"));
     }
     if let Some(dir) = &args.flamegraphs {
-        schedlab_benches::output::check_dir(dir).map_err(UsageError)?;
+        schedlab_benches::output::check_dir(dir).map_err(bad_input)?;
     }
     Ok(KernelConfig {
         threads: args.threads as usize,
@@ -126,43 +125,6 @@ fn config(args: &KernelArgs) -> Result<KernelConfig, UsageError> {
         model_lock,
         model_outside,
     })
-}
-
-/// The progress bar and warnings on stderr.
-struct Progress {
-    bar: Option<ProgressBar>,
-}
-
-impl Observer for Progress {
-    fn event(&mut self, event: Event<'_>) {
-        match event {
-            Event::Planned { steps, estimated_s } => {
-                let bar = ProgressBar::new(steps as u64);
-                bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} runs, {elapsed} (about {msg})").unwrap_or_else(|_| ProgressStyle::default_bar()));
-                bar.set_message(format!("{:.0} s in all", estimated_s));
-                self.bar = Some(bar);
-            }
-            Event::Step { done, label } => {
-                if let Some(bar) = &self.bar {
-                    bar.set_position(done as u64);
-                    bar.set_message(label.to_string());
-                }
-                tracing::info!("{label}");
-            }
-            Event::Warning(w) => {
-                if let Some(bar) = &self.bar {
-                    bar.suspend(|| tracing::warn!("{w}"));
-                } else {
-                    tracing::warn!("{w}");
-                }
-            }
-            Event::Finished => {
-                if let Some(bar) = self.bar.take() {
-                    bar.finish_and_clear();
-                }
-            }
-        }
-    }
 }
 
 fn opt(v: Option<f64>, digits: usize) -> String {
@@ -262,7 +224,7 @@ pub fn print(report: &KernelReport) {
     }
 }
 
-pub fn cmd(args: &KernelArgs) -> Result<u8, UsageError> {
+pub fn cmd(args: &KernelArgs) -> Result<u8, ExperimentError> {
     if args.cleanup {
         return match kernel::cleanup() {
             Ok(done) => {
@@ -274,7 +236,7 @@ pub fn cmd(args: &KernelArgs) -> Result<u8, UsageError> {
                 }
                 Ok(exit::OK)
             }
-            Err(e) if e.exit_code() == exit::BAD_INPUT => Err(UsageError(e.message)),
+            Err(e) if e.exit_code() == exit::BAD_INPUT => Err(bad_input(e.message)),
             Err(e) => {
                 tracing::error!("{e}");
                 Ok(e.exit_code())
@@ -283,10 +245,10 @@ pub fn cmd(args: &KernelArgs) -> Result<u8, UsageError> {
     }
     let cfg = config(args)?;
     let json_out = check_output(args.json.as_deref())?;
-    let mut progress = Progress { bar: None };
+    let mut progress = crate::progress::Bar::new("schedlab kernel", "runs");
     let report = match kernel::run(&cfg, &INTERRUPT, &mut progress) {
         Ok(r) => r,
-        Err(e) if e.exit_code() == exit::BAD_INPUT => return Err(UsageError(e.message)),
+        Err(e) if e.exit_code() == exit::BAD_INPUT => return Err(bad_input(e.message)),
         Err(e) => {
             tracing::error!("{e}");
             return Ok(e.exit_code());
@@ -299,7 +261,7 @@ pub fn cmd(args: &KernelArgs) -> Result<u8, UsageError> {
         code = exit::CHECK_FAILED;
     }
     if let Some(out) = &json_out {
-        let mut value = serde_json::to_value(&report).map_err(|e| UsageError(format!("cannot serialise the report: {e}")))?;
+        let mut value = serde_json::to_value(&report).map_err(|e| bad_input(format!("cannot serialise the report: {e}")))?;
         if let Some(obj) = value.as_object_mut() {
             obj.insert("signal".into(), crate::signals::received().map(crate::signals::name).into());
         }

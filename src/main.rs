@@ -25,12 +25,9 @@
 //! 130 SIGINT, 143 SIGTERM, 129 SIGHUP.
 
 use clap::{Parser, Subcommand};
+pub(crate) use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::output::OutputFile;
-use schedlab_benches::provenance::Provenance;
-use schedlab_benches::workload::{run_named, RunResult, WorkloadConfig};
 use schedlab_core::sync::AtomicBool;
-use schedlab_core::LockKind;
-use serde::Serialize;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -42,10 +39,13 @@ mod flamegraph;
 mod kernel;
 mod logging;
 mod predict;
+mod progress;
 mod roundtrip;
+mod run;
 mod signals;
 mod simulate;
 mod sweep;
+mod trace_summary;
 mod units;
 
 /// Set by the first SIGINT, SIGTERM or SIGHUP (`signals.rs`); every driver polls it.
@@ -70,8 +70,8 @@ others are kept). Signals: SIGINT (Ctrl-C) exits 130, SIGTERM 143, SIGHUP 129, a
 JSON, CSV, SVG and trace, marked interrupted); a second signal exits at once.";
 
 /// Checks an optional output path before any work (exit 2 when it cannot be written).
-fn check_output(path: Option<&std::path::Path>) -> Result<Option<OutputFile>, UsageError> {
-    path.map(OutputFile::check).transpose().map_err(UsageError)
+fn check_output(path: Option<&std::path::Path>) -> Result<Option<OutputFile>, ExperimentError> {
+    path.map(OutputFile::check).transpose().map_err(bad_input)
 }
 
 /// Writes an output; on failure logs one line and returns false (the caller exits with
@@ -104,7 +104,7 @@ enum Command {
     Variants,
     /// Run one variant on the null device and report throughput and the end-of-run checks.
     #[command(after_help = EXIT_CODES_HELP)]
-    Run(RunArgs),
+    Run(run::RunArgs),
     /// Every variant side by side, interleaved round by round: KIOPS, lock counters, the seeds' ratios.
     #[command(after_help = EXIT_CODES_HELP)]
     Compare(compare::CompareArgs),
@@ -125,305 +125,59 @@ enum Command {
     Flamegraph(flamegraph::FlamegraphArgs),
     /// Check a trace written by `run --trace` and summarise it: tracks, slices, lock holds, waits, hand-overs.
     #[command(after_help = EXIT_CODES_HELP)]
-    TraceSummary(TraceSummaryArgs),
+    TraceSummary(trace_summary::TraceSummaryArgs),
     /// This machine's own kernel beside the model: fio under none, mq-deadline, bfq and bfq with
     /// cgroups on a loop device, lock contention, a kernel flamegraph; root, fio, perf, bpftrace.
     #[command(after_help = EXIT_CODES_HELP)]
     Kernel(kernel::KernelArgs),
 }
 
-#[derive(clap::Args, Debug, Clone)]
-struct TraceSummaryArgs {
-    /// The trace file (Chrome / Perfetto JSON).
-    file: std::path::PathBuf,
-    /// Also draw an excerpt of the timeline (threads as bands: paths, lock waits and holds,
-    /// statistics updates) to this SVG file.
-    #[arg(long)]
-    svg: Option<std::path::PathBuf>,
-    /// Start of the excerpt, µs into the trace (default: where the least busy thread is busiest:
-    /// steady state, not a stall).
-    #[arg(long, value_parser = units::micros, allow_hyphen_values = true)]
-    from_us: Option<f64>,
-    /// Length of the excerpt, µs (more than 0, at most 10000000).
-    #[arg(long, default_value_t = 200.0, value_parser = units::span_micros, allow_hyphen_values = true)]
-    span_us: f64,
-    /// Also draw 100 µs around the end of the longest lock wait (from 60 µs before it ends): what
-    /// a convoy or a preempted lock holder looks like in this trace.
-    #[arg(long)]
-    stall_svg: Option<std::path::PathBuf>,
+/// A one-line user error, found before any work (exit code 2).
+pub(crate) fn bad_input(message: impl Into<String>) -> ExperimentError {
+    ExperimentError::bad_input(message)
 }
 
-/// Exit 1 when a lock's holds overlap (the trace contradicts mutual exclusion); 2 for a file that
-/// is not a well-formed trace.
-fn cmd_trace_summary(args: &TraceSummaryArgs) -> Result<u8, UsageError> {
-    use schedlab_benches::trace_check;
-    let svg_out = check_output(args.svg.as_deref())?;
-    let stall_out = check_output(args.stall_svg.as_deref())?;
-    let text = std::fs::read_to_string(&args.file).map_err(|e| UsageError(format!("cannot read {}: {e}", args.file.display())))?;
-    let trace = trace_check::parse(&text).map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;
-    outln!("{}", trace_check::summary_text(&trace).trim_end_matches('\n'));
-    let mut code = exit::OK;
-    if let Some(svg) = &svg_out {
-        let from = args.from_us.unwrap_or_else(|| trace_check::busiest_window(&trace, args.span_us));
-        let name = args.file.file_name().map_or_else(|| args.file.display().to_string(), |n| n.to_string_lossy().into_owned());
-        let title = format!("{name}: {:.0} µs from {:.1} µs", args.span_us, from);
-        let drawing = trace_check::excerpt_svg(&trace, from, args.span_us, &title).map_err(UsageError)?;
-        if write_output(svg, drawing.as_bytes()) {
-            outln!("wrote {}", svg.path().display());
-        } else {
-            code = exit::WRITE_FAILED;
-        }
-    }
-    if let Some(svg) = &stall_out {
-        let Some(wait) = trace_check::longest_wait(&trace) else {
-            return Err(UsageError(format!("{}: no lock waits to draw", args.file.display())));
-        };
-        let title = format!("longest wait: {} on thread {}, {:.1} µs, ending at {:.1} µs", wait.name, wait.tid, wait.duration_us(), wait.end_us);
-        let drawing = trace_check::excerpt_svg(&trace, wait.end_us - 60.0, 100.0, &title).map_err(UsageError)?;
-        if write_output(svg, drawing.as_bytes()) {
-            outln!("wrote {} ({title})", svg.path().display());
-        } else {
-            code = exit::WRITE_FAILED;
-        }
-    }
-    let overlapping = trace_check::lock_reports(&trace).iter().any(|r| r.overlapping_holds > 0);
-    if overlapping {
-        tracing::error!("{}: two holds of one lock overlap", args.file.display());
-    }
-    Ok(if code != exit::OK { code } else if overlapping { exit::CHECK_FAILED } else { exit::OK })
-}
-
-#[derive(clap::Args, Debug, Clone)]
-struct RunArgs {
-    /// Stats variant (see `schedlab variants`).
-    #[arg(long)]
-    variant: String,
-    /// Submitting threads (one process each), 1..=1024; with the fair lock at most 64 per CPU
-    /// (a collapsed FIFO spinlock with more could not stop promptly).
-    #[arg(long, default_value_t = 2, value_parser = units::count::<1, 1024>, allow_negative_numbers = true)]
-    threads: u64,
-    /// Measured time: seconds (2, 0.5) or a duration (500ms, 1m); more than 0, at most a day.
-    #[arg(long, default_value = "2", value_parser = units::seconds, allow_hyphen_values = true)]
-    duration: f64,
-    /// Time run before measuring: seconds or a duration, at most a day.
-    #[arg(long, default_value = "0", value_parser = units::seconds, allow_hyphen_values = true)]
-    ramp: f64,
-    /// Lock kind of the scheduler and queue locks: fair-spin or parking-lot.
-    #[arg(long, default_value = "fair-spin")]
-    lock: String,
-    #[command(flatten)]
-    jobs: flags::WorkloadFlags,
-    /// Measure the scheduler, queue and counter-sum locks (lockstat-like table): `--lockstat`
-    /// (sampled: counts exact, holds timed one in 256 and contended waits one in 8, estimated; a
-    /// few % of the throughput) or `--lockstat exact` (every hold and wait timed, and the sampled
-    /// estimate of the same holds and waits beside it, for validation; costs more).
-    #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "sampled", require_equals = false, value_parser = flags::lockstat_mode)]
-    lockstat: Option<schedlab_core::lockstat::Mode>,
-    /// Write the result, with provenance, to this JSON file.
-    #[arg(long)]
-    json: Option<std::path::PathBuf>,
-    /// Write a Chrome / Perfetto trace (JSON) of the paths, lock waits and holds and statistics
-    /// updates to this file, for a window after the ramp-up (see --trace-window). Open it in
-    /// ui.perfetto.dev or chrome://tracing; notes/tracing.md shows how to read it.
-    #[arg(long)]
-    trace: Option<std::path::PathBuf>,
-    /// Time the trace covers, from the end of the ramp-up: seconds or a duration, more than 0
-    /// (clipped to --duration).
-    #[arg(long, default_value = "0.2", value_parser = units::seconds, allow_hyphen_values = true)]
-    trace_window: f64,
-    /// What the trace keeps, in RUST_LOG syntax over the targets schedlab::path, schedlab::lock,
-    /// schedlab::stats, schedlab::idle, schedlab::group (e.g. `schedlab::lock=trace` for lock
-    /// slices only: fewer records, less distortion).
-    #[arg(long, default_value = "schedlab=trace")]
-    trace_filter: String,
-    /// Leave the spans' fields (lock, path, group, pid, sector) out of the trace: about twice the
-    /// requests per second while the window is open.
-    #[arg(long)]
-    trace_no_args: bool,
-}
-
-/// A one-line user error (exit code 2).
-struct UsageError(String);
-
-pub(crate) fn parse_bs(s: &str) -> Result<u32, UsageError> {
+pub(crate) fn parse_bs(s: &str) -> Result<u32, ExperimentError> {
     let lower = s.trim().to_ascii_lowercase();
     let (digits, mult) = match lower.strip_suffix('k') {
         Some(d) => (d, 1024u64),
         None => (lower.as_str(), 1),
     };
-    let bytes = digits.parse::<u64>().map_err(|_| UsageError(format!("--bs must be a size like 4096 or 4k, got `{s}`")))? * mult;
+    let bytes = digits.parse::<u64>().map_err(|_| bad_input(format!("--bs must be a size like 4096 or 4k, got `{s}`")))? * mult;
     if bytes == 0 || bytes % 512 != 0 || bytes > 128 * 1024 {
-        return Err(UsageError(format!("--bs must be a multiple of 512 bytes up to 128k, got `{s}`")));
+        return Err(bad_input(format!("--bs must be a multiple of 512 bytes up to 128k, got `{s}`")));
     }
     Ok((bytes / 512) as u32)
 }
 
 /// A time option's value (already a finite, non-negative number of seconds: `units::seconds`),
 /// range-checked: more than zero unless `allow_zero`, at most a day.
-pub(crate) fn seconds(name: &str, v: f64, allow_zero: bool) -> Result<Duration, UsageError> {
+pub(crate) fn seconds(name: &str, v: f64, allow_zero: bool) -> Result<Duration, ExperimentError> {
     if !v.is_finite() || v < 0.0 {
-        return Err(UsageError(format!("--{name} must be a finite time >= 0, got {v}")));
+        return Err(bad_input(format!("--{name} must be a finite time >= 0, got {v}")));
     }
     if !allow_zero && v == 0.0 {
-        return Err(UsageError(format!("--{name} must be greater than zero")));
+        return Err(bad_input(format!("--{name} must be greater than zero")));
     }
     if v > 24.0 * 3600.0 {
-        return Err(UsageError(format!("--{name} {v} s is more than a day")));
+        return Err(bad_input(format!("--{name} {v} s is more than a day")));
     }
     Ok(Duration::from_secs_f64(v))
 }
 
-fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, UsageError> {
-    let lock = LockKind::from_name(&args.lock)
-        .ok_or_else(|| UsageError(format!("unknown lock kind `{}` (known: fair-spin, parking-lot)", args.lock)))?;
-    let threads = args.threads as usize;
-    let shape = flags::RunShape {
-        threads,
-        duration: args.duration,
-        ramp: args.ramp,
-        lock,
-        lockstat: args.lockstat.is_some(),
-        lockstat_mode: args.lockstat.unwrap_or(schedlab_core::lockstat::Mode::Sampled),
+/// Interim, while commands move to returning their failures as errors (issue 25): a command that
+/// still answers with an exit code, as the error of that code's kind (its message already printed).
+fn from_exit_code(code: u8) -> Result<(), ExperimentError> {
+    use schedlab_benches::experiment::ErrorKind;
+    let kind = match code {
+        0 => return Ok(()),
+        1 => ErrorKind::CheckFailed,
+        2 => ErrorKind::BadInput,
+        3 => ErrorKind::OutputFailed,
+        4 => ErrorKind::RunFailed,
+        _ => ErrorKind::Stopped,
     };
-    let mut cfg = args.jobs.config(shape)?;
-    if args.trace.is_some() {
-        cfg.trace_window = Some(seconds("trace-window", args.trace_window, false)?);
-    }
-    cfg.validate(&args.variant).map_err(UsageError)?;
-    Ok(cfg)
-}
-
-#[derive(Serialize)]
-struct RunJson<'a> {
-    provenance: Provenance,
-    variant: &'a str,
-    threads: usize,
-    lock: LockKind,
-    kiops: f64,
-    per_thread_kiops: &'a [f64],
-    requests: schedlab_core::RequestCounters,
-    consistent: bool,
-    groups_live_after: usize,
-    queues_live_after: usize,
-    measured_s: f64,
-    interrupted: bool,
-    /// The signal that stopped the run (SIGINT, SIGTERM, SIGHUP), if one did.
-    signal: Option<&'static str>,
-    churn_removals: u64,
-    /// Reads of every group's statistics during the run (`--stats-reads`).
-    stats_reads: u64,
-    /// Other processes' CPUs during the measured window (above a few tenths the jobs competed
-    /// for CPUs), steal time, and this process's CPU busy %.
-    other_cpus: Option<f64>,
-    steal_cpus: Option<f64>,
-    cpu_busy_pct: Option<f64>,
-    consistency: &'a schedlab_core::Consistency,
-    config: &'a WorkloadConfig,
-    /// The named locks' counters (empty without --lockstat).
-    locks: &'a [schedlab_core::lockstat::LockSummary],
-}
-
-fn spread(v: &[f64]) -> (f64, f64, f64) {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    let med = match n {
-        0 => 0.0,
-        _ if n % 2 == 1 => s[n / 2],
-        _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
-    };
-    (s.first().copied().unwrap_or(0.0), med, s.last().copied().unwrap_or(0.0))
-}
-
-fn print_run(r: &RunResult) {
-    let (min, med, max) = spread(&r.per_thread_kiops);
-    outln!(
-        "{}: {:.1} KIOPS over {:.2} s ({} threads, {}); per-thread KIOPS min/median/max {:.1}/{:.1}/{:.1}",
-        r.variant, r.kiops, r.measured_s, r.threads, r.lock, min, med, max
-    );
-    let c = &r.requests;
-    outln!(
-        "requests: inserted {} dispatched {} merged {} completed {}; consistent: {}; groups live after teardown: {}; churn removals: {}",
-        c.inserted, c.dispatched, c.merged, c.completed, r.consistent, r.groups_live_after, r.churn_removals
-    );
-    if r.stats_reads > 0 {
-        outln!("statistics read {} times during the run (every group each time)", r.stats_reads);
-    }
-    if !r.consistent {
-        outln!("consistency details: {:?}", r.consistency);
-    }
-    if r.interrupted {
-        outln!("(interrupted: the numbers cover the part that ran)");
-    }
-}
-
-fn cmd_run(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, trace: Option<schedlab_benches::output::Stream>, logging: &mut logging::Logging) -> Result<u8, UsageError> {
-    schedlab_benches::workload::warn_before_run(cfg.lock, cfg.threads);
-    let result = run_named(&args.variant, &cfg, &INTERRUPT);
-    let mut code = exit::OK;
-    if result.as_ref().is_ok_and(|r| r.interrupted) || result.is_err() {
-        tracing::warn!(name: "run interrupted", target: logging::MARKER_TARGET, signal = signals::received().map(signals::name), "the run stopped early: the trace covers the part that ran");
-    }
-    if let Some(trace) = trace {
-        logging.finish(trace.writer_thread());
-        let window = cfg.trace_window.unwrap_or_default().min(cfg.duration);
-        match trace.commit() {
-            Ok(()) => outln!(
-                "wrote trace {} ({:.0} ms after the ramp-up; not comparable with untraced KIOPS: every tracing site consulted the recorder during the whole run)",
-                args.trace.as_deref().map_or_else(String::new, |p| p.display().to_string()),
-                window.as_secs_f64() * 1e3
-            ),
-            Err(e) => {
-                tracing::error!("{e}");
-                code = exit::WRITE_FAILED;
-            }
-        }
-    }
-    let result = match result {
-        Ok(r) => r,
-        Err(e) => {
-            tracing::error!("{e}");
-            return Ok(if code == exit::OK { exit::RUN_FAILED } else { code });
-        }
-    };
-    print_run(&result);
-    schedlab_benches::workload::warn_after_run(&result);
-    if cfg.lockstat {
-        out!("{}", schedlab_benches::compare::lockstat_table(&result.locks));
-    }
-    if let Some(json_out) = &json_out {
-        let json = RunJson {
-            provenance: Provenance::collect(),
-            variant: result.variant,
-            threads: result.threads,
-            lock: result.lock,
-            kiops: result.kiops,
-            per_thread_kiops: &result.per_thread_kiops,
-            requests: result.requests,
-            consistent: result.consistent,
-            groups_live_after: result.groups_live_after,
-            queues_live_after: result.queues_live_after,
-            measured_s: result.measured_s,
-            interrupted: result.interrupted,
-            signal: signals::received().map(signals::name),
-            churn_removals: result.churn_removals,
-            stats_reads: result.stats_reads,
-            other_cpus: result.other_cpus,
-            steal_cpus: result.steal_cpus,
-            cpu_busy_pct: result.cpu_busy_pct,
-            consistency: &result.consistency,
-            config: &cfg,
-            locks: &result.locks,
-        };
-        let text = serde_json::to_string_pretty(&json).map_err(|e| UsageError(format!("cannot serialise the result: {e}")))? + "\n";
-        if write_output(json_out, text.as_bytes()) {
-            outln!("wrote {}", json_out.path().display());
-        } else {
-            code = exit::WRITE_FAILED;
-        }
-    }
-    let ok = result.consistent && result.groups_live_after == 0 && result.queues_live_after == 0;
-    Ok(if code != exit::OK { code } else if ok { exit::OK } else { exit::CHECK_FAILED })
+    Err(ExperimentError { kind, message: String::new() })
 }
 
 /// One line for a panic, through the log (the default hook prints several, with a backtrace
@@ -473,10 +227,10 @@ fn main() -> ExitCode {
     // `run` is checked before the subscriber is installed, so that bad input creates no trace
     // file; its output paths too, before any work.
     let run_setup = match &cli.command {
-        Some(Command::Run(args)) => Some(workload_config(args).and_then(|cfg| {
+        Some(Command::Run(args)) => Some(run::workload_config(args).and_then(|cfg| {
             let json = check_output(args.json.as_deref())?;
             let trace = match check_output(args.trace.as_deref())? {
-                Some(out) => Some(out.stream().map_err(UsageError)?),
+                Some(out) => Some(out.stream().map_err(bad_input)?),
                 None => None,
             };
             Ok((cfg, json, trace))
@@ -502,33 +256,36 @@ fn main() -> ExitCode {
         return ExitCode::from(exit::BAD_INPUT);
     }
     tracing::debug!(command = ?cli.command, "parsed");
-    let result = match cli.command {
-        None => compare::cmd(&compare::default_args()),
+    let result: Result<(), ExperimentError> = match cli.command {
+        None => compare::cmd(&compare::default_args()).and_then(from_exit_code),
         Some(Command::Variants) => {
             for v in schedlab_variants::ALL {
                 outln!("{}\t{}", v.name, v.summary);
             }
-            Ok(exit::OK)
+            Ok(())
         }
         Some(Command::Run(args)) => match run_setup {
-            Some(Ok((cfg, json, trace))) => cmd_run(&args, cfg, json, trace, &mut logging),
+            Some(Ok((cfg, json, trace))) => run::cmd(&args, cfg, json, trace, &mut logging).and_then(from_exit_code),
             Some(Err(e)) => Err(e),
-            None => Err(UsageError("internal: run was not set up".into())),
+            None => Err(bad_input("internal: run was not set up")),
         },
-        Some(Command::Compare(args)) => compare::cmd(&args),
-        Some(Command::Sweep(args)) => sweep::cmd(&args),
-        Some(Command::Predict(args)) => predict::cmd(&args),
-        Some(Command::Roundtrip(args)) => roundtrip::cmd(&args).map_err(UsageError),
-        Some(Command::Simulate(args)) => simulate::cmd(&args),
-        Some(Command::Flamegraph(args)) => flamegraph::cmd(&args).map_err(UsageError),
-        Some(Command::TraceSummary(args)) => cmd_trace_summary(&args),
-        Some(Command::Kernel(args)) => kernel::cmd(&args),
+        Some(Command::Compare(args)) => compare::cmd(&args).and_then(from_exit_code),
+        Some(Command::Sweep(args)) => sweep::cmd(&args).and_then(from_exit_code),
+        Some(Command::Predict(args)) => predict::cmd(&args).and_then(from_exit_code),
+        Some(Command::Roundtrip(args)) => roundtrip::cmd(&args).map_err(bad_input).and_then(from_exit_code),
+        Some(Command::Simulate(args)) => simulate::cmd(&args).and_then(from_exit_code),
+        Some(Command::Flamegraph(args)) => flamegraph::cmd(&args).map_err(bad_input).and_then(from_exit_code),
+        Some(Command::TraceSummary(args)) => trace_summary::cmd(&args).and_then(from_exit_code),
+        Some(Command::Kernel(args)) => kernel::cmd(&args).and_then(from_exit_code),
     };
+    // Every exit code but a signal's comes from the error's kind (`ErrorKind::exit_code`).
     let code = match result {
-        Ok(code) => code,
-        Err(UsageError(msg)) => {
-            tracing::error!("{msg}");
-            exit::BAD_INPUT
+        Ok(()) => exit::OK,
+        Err(e) => {
+            if !e.message.is_empty() {
+                tracing::error!("{e}");
+            }
+            e.exit_code()
         }
     };
     drop(logging);

@@ -4,7 +4,7 @@
 
 use crate::sweep::parse_list;
 use crate::compare::{parse_locks, parse_variants, progress_bar, WorkloadArgs};
-use crate::{check_output, exit, units, write_output, UsageError, INTERRUPT};
+use crate::{check_output, exit, units, write_output, bad_input, ExperimentError, INTERRUPT};
 use schedlab_benches::compare::median;
 use schedlab_benches::predict::calibrate::CalibrationSettings;
 use schedlab_benches::predict::topology::Topology;
@@ -95,7 +95,7 @@ struct Plan {
     workload: schedlab_benches::workload::WorkloadConfig,
 }
 
-fn plan(args: &PredictArgs) -> Result<Plan, UsageError> {
+fn plan(args: &PredictArgs) -> Result<Plan, ExperimentError> {
     let inserts: Vec<InsertPathKind> = if args.workload.jobs.insert == "both" {
         InsertPathKind::ALL.to_vec()
     } else {
@@ -105,13 +105,13 @@ fn plan(args: &PredictArgs) -> Result<Plan, UsageError> {
     wargs.jobs.insert = InsertPathKind::Direct.name().into();
     let workload = wargs.config(1)?;
     if workload.iodepth != 1 {
-        return Err(UsageError(format!("--iodepth {}: the model runs the workload's iodepth 1 (one request per job in flight)", workload.iodepth)));
+        return Err(bad_input(format!("--iodepth {}: the model runs the workload's iodepth 1 (one request per job in flight)", workload.iodepth)));
     }
     if workload.churn_per_sec > 0.0 {
-        return Err(UsageError("--churn: the model has no group churn (predict runs without it)".into()));
+        return Err(bad_input("--churn: the model has no group churn (predict runs without it)"));
     }
     if workload.slice_idle_ns > 0 {
-        return Err(UsageError("--slice-idle-ns: the model has no idling (predict runs with slice_idle 0, as the seeds)".into()));
+        return Err(bad_input("--slice-idle-ns: the model has no idling (predict runs with slice_idle 0, as the seeds)"));
     }
     let outside = match &args.outside_list {
         Some(list) => parse_list("outside-list", list, 1_000_000_000)?,
@@ -124,7 +124,7 @@ fn plan(args: &PredictArgs) -> Result<Plan, UsageError> {
         .map(|t| parse_list("threads", t, 1024).map(|v| v.into_iter().map(|x| x as usize).collect::<Vec<_>>()))
         .transpose()?;
     if threads.as_ref().is_some_and(|t| t.contains(&0)) {
-        return Err(UsageError("--threads must be at least 1".into()));
+        return Err(bad_input("--threads must be at least 1"));
     }
     Ok(Plan {
         wanted: Wanted { variants: parse_variants(args.variants.as_deref(), args.include_unlocked)?, locks: parse_locks(&args.lock)?, inserts },
@@ -161,18 +161,18 @@ struct ValidationJson<'a> {
 /// The validation goal: |error| within this everywhere.
 const GOAL_PCT: f64 = 15.0;
 
-pub fn cmd(args: &PredictArgs) -> Result<u8, UsageError> {
+pub fn cmd(args: &PredictArgs) -> Result<u8, ExperimentError> {
     let plan = plan(args)?;
     // Inputs and outputs are checked before any work.
     let json_out = check_output(args.json.as_deref())?;
     let save_cal = check_output(args.save_calibration.as_deref())?;
     let save_topo = check_output(args.save_topology.as_deref())?;
-    let topo_file = args.topology.as_deref().map(Topology::load).transpose().map_err(UsageError)?;
-    let cal_file = args.calibration.as_deref().map(CalibrationSet::load).transpose().map_err(UsageError)?;
+    let topo_file = args.topology.as_deref().map(Topology::load).transpose().map_err(bad_input)?;
+    let cal_file = args.calibration.as_deref().map(CalibrationSet::load).transpose().map_err(bad_input)?;
     if let Some(set) = &cal_file {
         for (v, lock, insert) in plan.wanted.entries() {
             if set.find(v, lock, insert).is_none() {
-                return Err(UsageError(format!(
+                return Err(bad_input(format!(
                     "{} has no calibration of {v} on {lock} ({insert}): calibrate it (without --calibration) or ask for what it holds",
                     args.calibration.as_deref().map_or_else(String::new, |p| p.display().to_string())
                 )));
@@ -187,12 +187,12 @@ pub fn cmd(args: &PredictArgs) -> Result<u8, UsageError> {
     };
     if let Some(t) = &topo_file {
         if let Some(&n) = threads.iter().find(|&&n| n > t.cpus()) {
-            return Err(UsageError(format!("--threads {n}: the topology `{}` has {} logical CPUs (the model runs one job per CPU)", t.name, t.cpus())));
+            return Err(bad_input(format!("--threads {n}: the topology `{}` has {} logical CPUs (the model runs one job per CPU)", t.name, t.cpus())));
         }
     }
     if args.validate {
         if let Some(&n) = threads.iter().find(|&&n| n > here) {
-            return Err(UsageError(format!("--validate --threads {n}: this machine has {here} CPUs; measured points above that are oversubscribed (they measure the OS scheduler)")));
+            return Err(bad_input(format!("--validate --threads {n}: this machine has {here} CPUs; measured points above that are oversubscribed (they measure the OS scheduler)")));
         }
     }
     let vcfg = args.validate.then(|| ValidationConfig {
@@ -204,7 +204,7 @@ pub fn cmd(args: &PredictArgs) -> Result<u8, UsageError> {
         noise: args.workload.noise_policy().unwrap_or_default(),
     });
     if let Some(v) = &vcfg {
-        v.validate().map_err(UsageError)?;
+        v.validate().map_err(bad_input)?;
     }
 
     // 1. Calibration (and this machine's profile).
@@ -239,7 +239,7 @@ pub fn cmd(args: &PredictArgs) -> Result<u8, UsageError> {
     };
     let mut code = exit::OK;
     if let Some(out) = &save_cal {
-        let text = serde_json::to_string_pretty(&set).map_err(|e| UsageError(format!("cannot serialise the calibration: {e}")))? + "\n";
+        let text = serde_json::to_string_pretty(&set).map_err(|e| bad_input(format!("cannot serialise the calibration: {e}")))? + "\n";
         if write_output(out, text.as_bytes()) {
             outln!("wrote calibration {}", out.path().display());
         } else {
@@ -247,7 +247,7 @@ pub fn cmd(args: &PredictArgs) -> Result<u8, UsageError> {
         }
     }
     if let Some(out) = &save_topo {
-        let text = serde_json::to_string_pretty(&set.machine).map_err(|e| UsageError(format!("cannot serialise the profile: {e}")))? + "\n";
+        let text = serde_json::to_string_pretty(&set.machine).map_err(|e| bad_input(format!("cannot serialise the profile: {e}")))? + "\n";
         if write_output(out, text.as_bytes()) {
             outln!("wrote topology {}", out.path().display());
         } else {
@@ -256,7 +256,7 @@ pub fn cmd(args: &PredictArgs) -> Result<u8, UsageError> {
     }
     let topo = topo_file.unwrap_or_else(|| set.machine.clone());
     if let Some(&n) = threads.iter().find(|&&n| n > topo.cpus()) {
-        return Err(UsageError(format!("--threads {n}: `{}` has {} logical CPUs (the model runs one job per CPU)", topo.name, topo.cpus())));
+        return Err(bad_input(format!("--threads {n}: `{}` has {} logical CPUs (the model runs one job per CPU)", topo.name, topo.cpus())));
     }
 
     // 2. Predictions (deterministic for the seed).
@@ -265,7 +265,7 @@ pub fn cmd(args: &PredictArgs) -> Result<u8, UsageError> {
     for (v, lock, insert) in plan.wanted.entries() {
         let cal = set.find(v, lock, insert).expect("calibrated or checked above");
         for &o in &plan.outside {
-            predictions.extend(predict::predict_one(cal, &topo, &threads, o, seed, args.outside_is_work).map_err(UsageError)?);
+            predictions.extend(predict::predict_one(cal, &topo, &threads, o, seed, args.outside_is_work).map_err(bad_input)?);
         }
     }
     let prov = Provenance::collect();
@@ -304,7 +304,7 @@ pub fn cmd(args: &PredictArgs) -> Result<u8, UsageError> {
             )),
             MeasureProgress::Done => bar.inc(1),
         })
-        .map_err(UsageError)?;
+        .map_err(bad_input)?;
         bar.finish_and_clear();
         interrupted = stopped || crate::signals::received().is_some();
         validation_rows = validate::rows(&measured, &predictions);
@@ -335,7 +335,7 @@ pub fn cmd(args: &PredictArgs) -> Result<u8, UsageError> {
             }),
             interrupted,
         };
-        let text = serde_json::to_string_pretty(&json).map_err(|e| UsageError(format!("cannot serialise the results: {e}")))? + "\n";
+        let text = serde_json::to_string_pretty(&json).map_err(|e| bad_input(format!("cannot serialise the results: {e}")))? + "\n";
         if write_output(out, text.as_bytes()) {
             outln!("\nwrote {}", out.path().display());
         } else {

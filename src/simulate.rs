@@ -3,7 +3,7 @@
 //! writes the full result with provenance. Same arguments and seed, same output (provenance
 //! aside).
 
-use crate::{check_output, exit, units, write_output, UsageError, INTERRUPT};
+use crate::{check_output, exit, units, write_output, bad_input, ExperimentError, INTERRUPT};
 use schedlab_benches::provenance::Provenance;
 use schedlab_benches::sim::{simulate_named_until, DeviceModel, IdlingDecision, SimConfig, SimResult};
 use schedlab_benches::workload::Rw;
@@ -64,12 +64,12 @@ pub struct SimulateArgs {
 
 /// A duration in ns: a number with a unit (ns, us, µs, ms, s); a bare number is `bare_unit_ns`
 /// nanoseconds each when given, otherwise only `0` may go without a unit.
-fn parse_duration(name: &str, text: &str, bare_unit_ns: Option<f64>) -> Result<u64, UsageError> {
+fn parse_duration(name: &str, text: &str, bare_unit_ns: Option<f64>) -> Result<u64, ExperimentError> {
     let s = text.trim();
     let example = if bare_unit_ns.is_some() { "10, 2.5s or 500ms" } else { "8ms, 500us, 1s or 0" };
-    let bad = || UsageError(format!("--{name} must be a duration like {example}, got `{text}`"));
+    let bad = || bad_input(format!("--{name} must be a duration like {example}, got `{text}`"));
     if s.starts_with('-') {
-        return Err(UsageError(format!("--{name} must not be negative, got `{text}`")));
+        return Err(bad_input(format!("--{name} must not be negative, got `{text}`")));
     }
     let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
     let (number, unit) = s.split_at(split);
@@ -78,7 +78,7 @@ fn parse_duration(name: &str, text: &str, bare_unit_ns: Option<f64>) -> Result<u
         "" => match bare_unit_ns {
             Some(ns) => ns,
             None if value == 0.0 => 1.0,
-            None => return Err(UsageError(format!("--{name} needs a unit (ns, us, ms, s), got `{text}`"))),
+            None => return Err(bad_input(format!("--{name} needs a unit (ns, us, ms, s), got `{text}`"))),
         },
         "ns" => 1.0,
         "us" | "µs" => 1e3,
@@ -88,42 +88,42 @@ fn parse_duration(name: &str, text: &str, bare_unit_ns: Option<f64>) -> Result<u
     };
     let ns = value * unit_ns;
     if !ns.is_finite() || ns > 3600e9 {
-        return Err(UsageError(format!("--{name} must be at most an hour, got `{text}`")));
+        return Err(bad_input(format!("--{name} must be at most an hour, got `{text}`")));
     }
     Ok(ns.round() as u64)
 }
 
-fn count(name: &str, v: u64) -> Result<usize, UsageError> {
-    usize::try_from(v).map_err(|_| UsageError(format!("--{name} is too large, got {v}")))
+fn count(name: &str, v: u64) -> Result<usize, ExperimentError> {
+    usize::try_from(v).map_err(|_| bad_input(format!("--{name} is too large, got {v}")))
 }
 
-fn sim_config(args: &SimulateArgs) -> Result<SimConfig, UsageError> {
+fn sim_config(args: &SimulateArgs) -> Result<SimConfig, ExperimentError> {
     let mut device = DeviceModel::from_name(&args.device).ok_or_else(|| {
-        UsageError(format!("unknown --device `{}` (known: {})", args.device, DeviceModel::NAMES.join(", ")))
+        bad_input(format!("unknown --device `{}` (known: {})", args.device, DeviceModel::NAMES.join(", ")))
     })?;
     if let Some(p) = args.parallelism {
         match &mut device {
             DeviceModel::Ssd(m) => m.units = count("parallelism", p)?,
-            other => return Err(UsageError(format!("--parallelism applies to --device ssd only, not `{}`", other.name()))),
+            other => return Err(bad_input(format!("--parallelism applies to --device ssd only, not `{}`", other.name()))),
         }
     }
     let rw = Rw::from_name(&args.rw)
-        .ok_or_else(|| UsageError(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", args.rw)))?;
+        .ok_or_else(|| bad_input(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", args.rw)))?;
     let decision = IdlingDecision::from_name(&args.idle_decision).ok_or_else(|| {
-        UsageError(format!("unknown --idle-decision `{}` (known: registered, init)", args.idle_decision))
+        bad_input(format!("unknown --idle-decision `{}` (known: registered, init)", args.idle_decision))
     })?;
     let weights = args
         .weights
         .split(',')
         .map(|w| match w.trim().parse::<i64>() {
             Ok(w) if (1..=1000).contains(&w) => Ok(w as u64),
-            Ok(w) => Err(UsageError(format!("group weight must be 1..=1000, got {w}"))),
-            Err(_) => Err(UsageError(format!("--weights must be numbers, got `{w}`"))),
+            Ok(w) => Err(bad_input(format!("group weight must be 1..=1000, got {w}"))),
+            Err(_) => Err(bad_input(format!("--weights must be numbers, got `{w}`"))),
         })
         .collect::<Result<Vec<_>, _>>()?;
     let runtime_ns = parse_duration("runtime", &args.runtime, Some(1e9))?;
     if runtime_ns == 0 {
-        return Err(UsageError(format!("--runtime must be greater than zero, got `{}`", args.runtime)));
+        return Err(bad_input(format!("--runtime must be greater than zero, got `{}`", args.runtime)));
     }
     let cfg = SimConfig {
         device,
@@ -139,7 +139,7 @@ fn sim_config(args: &SimulateArgs) -> Result<SimConfig, UsageError> {
         decision,
         seed: args.seed,
     };
-    cfg.validate(&args.variant).map_err(UsageError)?;
+    cfg.validate(&args.variant).map_err(bad_input)?;
     Ok(cfg)
 }
 
@@ -206,11 +206,11 @@ fn summary_line(cfg: &SimConfig, r: &SimResult) -> String {
     )
 }
 
-pub fn cmd(args: &SimulateArgs) -> Result<u8, UsageError> {
+pub fn cmd(args: &SimulateArgs) -> Result<u8, ExperimentError> {
     let cfg = sim_config(args)?;
     let json_out = check_output(args.json.as_deref())?;
     let started = Instant::now();
-    let result = simulate_named_until(&args.variant, &cfg, Some(&INTERRUPT)).map_err(UsageError)?;
+    let result = simulate_named_until(&args.variant, &cfg, Some(&INTERRUPT)).map_err(bad_input)?;
     let wall_s = started.elapsed().as_secs_f64();
     outln!("{}", summary_line(&cfg, &result));
     if result.interrupted {
@@ -219,7 +219,7 @@ pub fn cmd(args: &SimulateArgs) -> Result<u8, UsageError> {
     let mut code = exit::OK;
     if let Some(out) = &json_out {
         let json = SimJson { provenance: SimProvenance { base: Provenance::collect(), wall_s }, result: &result, config: &cfg };
-        let text = serde_json::to_string_pretty(&json).map_err(|e| UsageError(format!("cannot serialise the result: {e}")))? + "\n";
+        let text = serde_json::to_string_pretty(&json).map_err(|e| bad_input(format!("cannot serialise the result: {e}")))? + "\n";
         if !write_output(out, text.as_bytes()) {
             code = exit::WRITE_FAILED;
         }

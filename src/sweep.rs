@@ -4,7 +4,7 @@
 //! `schedlab_benches::sweep` and `schedlab_benches::predict`.
 
 use crate::compare::{parse_locks, parse_variants, progress_bar, WorkloadArgs};
-use crate::{check_output, exit, seconds, units, write_output, UsageError, INTERRUPT};
+use crate::{check_output, exit, seconds, units, write_output, bad_input, ExperimentError, INTERRUPT};
 use schedlab_benches::compare::fmt_ns;
 use schedlab_benches::provenance::Provenance;
 use schedlab_benches::predict::calibrate::CalibrationSettings;
@@ -75,8 +75,8 @@ pub struct SweepArgs {
 }
 
 /// "1,2,4", "1-4", or a mix (also `predict`'s lists).
-pub(crate) fn parse_list(name: &str, s: &str, max: u64) -> Result<Vec<u64>, UsageError> {
-    let bad = || UsageError(format!("--{name} must be a list like 1,2,4 or 1-4 (each 0..={max}), got `{s}`"));
+pub(crate) fn parse_list(name: &str, s: &str, max: u64) -> Result<Vec<u64>, ExperimentError> {
+    let bad = || bad_input(format!("--{name} must be a list like 1,2,4 or 1-4 (each 0..={max}), got `{s}`"));
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (lo, hi) = match part.split_once('-') {
@@ -101,14 +101,14 @@ pub(crate) fn parse_list(name: &str, s: &str, max: u64) -> Result<Vec<u64>, Usag
     Ok(out)
 }
 
-fn config(args: &SweepArgs) -> Result<SweepConfig, UsageError> {
+fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut threads: Vec<usize> = match &args.threads {
         Some(list) => parse_list("threads", list, 1024)?.into_iter().map(|t| t as usize).collect(),
         None => (1..=cpus).collect(),
     };
     if threads.contains(&0) {
-        return Err(UsageError("--threads must be at least 1".into()));
+        return Err(bad_input("--threads must be at least 1"));
     }
     match args.oversubscribe_to {
         Some(n) => {
@@ -120,7 +120,7 @@ fn config(args: &SweepArgs) -> Result<SweepConfig, UsageError> {
         }
         None => {
             if let Some(&t) = threads.iter().find(|&&t| t > cpus) {
-                return Err(UsageError(format!(
+                return Err(bad_input(format!(
                     "--threads {t} is more than the {cpus} CPUs: oversubscribed points need --oversubscribe-to"
                 )));
             }
@@ -128,7 +128,7 @@ fn config(args: &SweepArgs) -> Result<SweepConfig, UsageError> {
     }
     threads.sort_unstable();
     if args.include_unlocked && args.workload.jobs.churn > 0.0 {
-        return Err(UsageError("--include-unlocked cannot run with --churn: `unlocked` is unsafe under group removal".into()));
+        return Err(bad_input("--include-unlocked cannot run with --churn: `unlocked` is unsafe under group removal"));
     }
     let workload = args.workload.config(1)?;
     let slots = match &args.sweep_slots {
@@ -141,7 +141,7 @@ fn config(args: &SweepArgs) -> Result<SweepConfig, UsageError> {
     };
     if let Some(t) = args.transfer_ns {
         if !(t.is_finite() && t >= 0.0) {
-            return Err(UsageError(format!("--transfer-ns must be a time >= 0, got {t}")));
+            return Err(bad_input(format!("--transfer-ns must be a time >= 0, got {t}")));
         }
     }
     let lockstat_duration = seconds("lockstat-duration", args.lockstat_duration, true)?;
@@ -157,7 +157,7 @@ fn config(args: &SweepArgs) -> Result<SweepConfig, UsageError> {
         sum_sampling: args.workload.sum_sampling()?,
         noise: args.workload.noise_policy()?,
     };
-    cfg.validate().map_err(UsageError)?;
+    cfg.validate().map_err(bad_input)?;
     Ok(cfg)
 }
 
@@ -168,23 +168,23 @@ enum CsvSink {
     Through(schedlab_benches::output::Stream),
 }
 
-pub fn cmd(args: &SweepArgs) -> Result<u8, UsageError> {
+pub fn cmd(args: &SweepArgs) -> Result<u8, ExperimentError> {
     let cfg = config(args)?;
     // Every output is checked before any work.
-    let csv_out = OutputFile::check(&args.csv).map_err(UsageError)?;
+    let csv_out = OutputFile::check(&args.csv).map_err(bad_input)?;
     let svg_out = check_output(Some(&args.svg))?.expect("a path was given");
     let settings = cfg.settings();
     let mut kept = Vec::new();
     let mut rows: Vec<String> = Vec::new();
     if args.resume {
         if !csv_out.is_regular() {
-            return Err(UsageError(format!("--resume needs a regular file to read back, and {} is a device or FIFO", args.csv.display())));
+            return Err(bad_input(format!("--resume needs a regular file to read back, and {} is a device or FIFO", args.csv.display())));
         }
         match std::fs::read(&args.csv) {
             Ok(bytes) => {
                 let text = String::from_utf8(bytes)
-                    .map_err(|_| UsageError(format!("cannot resume from {}: it is not text (not a sweep CSV)", args.csv.display())))?;
-                let resumed = sweep::parse_csv(&text, &settings).map_err(|e| UsageError(format!("cannot resume from {}: {e}", args.csv.display())))?;
+                    .map_err(|_| bad_input(format!("cannot resume from {}: it is not text (not a sweep CSV)", args.csv.display())))?;
+                let resumed = sweep::parse_csv(&text, &settings).map_err(|e| bad_input(format!("cannot resume from {}: {e}", args.csv.display())))?;
                 if resumed.dropped_partial_line {
                     tracing::warn!("{}: dropped a half-written last line (a sweep stopped while writing it)", args.csv.display());
                 }
@@ -192,17 +192,17 @@ pub fn cmd(args: &SweepArgs) -> Result<u8, UsageError> {
                 rows = resumed.rows;
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(UsageError(format!("cannot read {}: {e}", args.csv.display()))),
+            Err(e) => return Err(bad_input(format!("cannot read {}: {e}", args.csv.display()))),
         }
     }
     let mut sink = if csv_out.is_regular() {
         CsvSink::Replace(csv_out)
     } else {
-        let mut stream = csv_out.stream().map_err(UsageError)?;
-        stream.append(sweep::csv_text(&[]).as_bytes()).map_err(UsageError)?;
+        let mut stream = csv_out.stream().map_err(bad_input)?;
+        stream.append(sweep::csv_text(&[]).as_bytes()).map_err(bad_input)?;
         CsvSink::Through(stream)
     };
-    let model_topology = args.topology.as_deref().map(Topology::load).transpose().map_err(UsageError)?;
+    let model_topology = args.topology.as_deref().map(Topology::load).transpose().map_err(bad_input)?;
     let skip: Vec<PointKey> = kept.iter().map(|p| p.key()).collect();
     let todo = cfg.points().into_iter().filter(|k| !skip.contains(k)).count();
     crate::out::progress(format_args!(
@@ -246,7 +246,7 @@ pub fn cmd(args: &SweepArgs) -> Result<u8, UsageError> {
         },
         &mut record,
     )
-    .map_err(UsageError)?;
+    .map_err(bad_input)?;
     bar.finish_and_clear();
     let interrupted = measured.interrupted || crate::signals::received().is_some();
     let noisy: Vec<&sweep::SweepPoint> = measured.points.iter().filter(|p| p.other_cpus > cfg.noise.max_other_cpus).collect();
@@ -377,7 +377,7 @@ pub fn cmd(args: &SweepArgs) -> Result<u8, UsageError> {
         outln!("\nno point finished: no chart");
     } else {
         let title = format!("schedlab sweep: KIOPS vs threads ({} CPUs, commit {})", cfg.cpus, prov.commit);
-        let drawing = sweep::draw_svg(&points, &models, &title).map_err(UsageError)?;
+        let drawing = sweep::draw_svg(&points, &models, &title).map_err(bad_input)?;
         if write_output(&svg_out, drawing.as_bytes()) {
             if code == exit::OK {
                 outln!("\nwrote {} and {}", args.csv.display(), args.svg.display());

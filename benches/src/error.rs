@@ -17,6 +17,9 @@ pub enum ErrorKind {
     OutputFailed,
     /// A run failed (exit 4).
     RunFailed,
+    /// A signal stopped the work before there was anything to report (exit 128 + the signal's
+    /// number; the CLI knows which signal came, so 130, SIGINT's, is only the default here).
+    Stopped,
 }
 
 impl ErrorKind {
@@ -27,6 +30,20 @@ impl ErrorKind {
             ErrorKind::BadInput => 2,
             ErrorKind::OutputFailed => 3,
             ErrorKind::RunFailed => 4,
+            ErrorKind::Stopped => 130,
+        }
+    }
+
+    /// How much this kind outranks others when one command meets several: an output that could
+    /// not be written first (the user must know the file is missing), then a stop, a failed
+    /// check, a failed run; bad input never meets another (it comes before any work).
+    fn rank(self) -> u8 {
+        match self {
+            ErrorKind::BadInput => 5,
+            ErrorKind::OutputFailed => 4,
+            ErrorKind::Stopped => 3,
+            ErrorKind::CheckFailed => 2,
+            ErrorKind::RunFailed => 1,
         }
     }
 }
@@ -55,8 +72,43 @@ impl ExperimentError {
         ExperimentError { kind: ErrorKind::OutputFailed, message: message.into() }
     }
 
+    pub fn stopped(message: impl Into<String>) -> Self {
+        ExperimentError { kind: ErrorKind::Stopped, message: message.into() }
+    }
+
     pub fn exit_code(&self) -> u8 {
         self.kind.exit_code()
+    }
+
+    /// Of two failures met by one command, the one whose kind decides the exit code (see
+    /// [`ErrorKind`]'s ranking); on a tie the first.
+    pub fn worse(self, other: ExperimentError) -> ExperimentError {
+        if other.kind.rank() > self.kind.rank() {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// Collects the failures a command meets after its work (an output not written, a check that
+/// failed, a run that failed) and ends with the one that decides the exit code.
+#[derive(Debug, Default)]
+pub struct Failures {
+    worst: Option<ExperimentError>,
+}
+
+impl Failures {
+    pub fn add(&mut self, error: ExperimentError) {
+        self.worst = Some(match self.worst.take() {
+            Some(worst) => worst.worse(error),
+            None => error,
+        });
+    }
+
+    /// `Ok` when nothing failed.
+    pub fn finish(self) -> Result<(), ExperimentError> {
+        self.worst.map_or(Ok(()), Err)
     }
 }
 
@@ -78,5 +130,20 @@ mod tests {
             [ErrorKind::CheckFailed, ErrorKind::BadInput, ErrorKind::OutputFailed, ErrorKind::RunFailed].iter().map(|k| k.exit_code()).collect();
         assert_eq!(codes, [1, 2, 3, 4]);
         assert_eq!(ExperimentError::bad_input("x").exit_code(), 2);
+        assert_eq!(ErrorKind::Stopped.exit_code(), 130);
+    }
+
+    #[test]
+    fn a_failed_output_outranks_a_failed_check_which_outranks_a_failed_run() {
+        let mut failures = Failures::default();
+        assert_eq!(Failures::default().finish(), Ok(()));
+        failures.add(ExperimentError::run_failed("run"));
+        failures.add(ExperimentError::check_failed("check"));
+        failures.add(ExperimentError::run_failed("run 2"));
+        assert_eq!(failures.finish().map_err(|e| e.message), Err("check".to_string()));
+        let mut failures = Failures::default();
+        failures.add(ExperimentError::check_failed("check"));
+        failures.add(ExperimentError::output_failed("json"));
+        assert_eq!(failures.finish().map_err(|e| e.kind), Err(ErrorKind::OutputFailed));
     }
 }

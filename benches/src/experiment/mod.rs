@@ -27,5 +27,5 @@ pub mod observer;
 pub mod sweep;
 pub mod validate;
 
-pub use crate::error::{ErrorKind, ExperimentError};
-pub use observer::{Event, Observer, Recorder};
+pub use crate::error::{ErrorKind, ExperimentError, Failures};
+pub use observer::{Event, Observer, Recorder, Silent};

@@ -1,0 +1,212 @@
+//! `schedlab run`: one variant, one configuration, the end-of-run checks, optionally a JSON
+//! result and a Chrome / Perfetto trace. The run itself is `schedlab_benches::workload`.
+
+use crate::{bad_input, exit, flags, logging, signals, units, write_output, ExperimentError, INTERRUPT};
+use schedlab_benches::output::OutputFile;
+use schedlab_benches::provenance::Provenance;
+use schedlab_benches::workload::{run_named, RunResult, WorkloadConfig};
+use schedlab_core::LockKind;
+use serde::Serialize;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Stats variant (see `schedlab variants`).
+    #[arg(long)]
+    pub variant: String,
+    /// Submitting threads (one process each), 1..=1024; with the fair lock at most 64 per CPU
+    /// (a collapsed FIFO spinlock with more could not stop promptly).
+    #[arg(long, default_value_t = 2, value_parser = units::count::<1, 1024>, allow_negative_numbers = true)]
+    pub threads: u64,
+    /// Measured time: seconds (2, 0.5) or a duration (500ms, 1m); more than 0, at most a day.
+    #[arg(long, default_value = "2", value_parser = units::seconds, allow_hyphen_values = true)]
+    pub duration: f64,
+    /// Time run before measuring: seconds or a duration, at most a day.
+    #[arg(long, default_value = "0", value_parser = units::seconds, allow_hyphen_values = true)]
+    pub ramp: f64,
+    /// Lock kind of the scheduler and queue locks: fair-spin or parking-lot.
+    #[arg(long, default_value = "fair-spin")]
+    pub lock: String,
+    #[command(flatten)]
+    pub jobs: flags::WorkloadFlags,
+    /// Measure the scheduler, queue and counter-sum locks (lockstat-like table): `--lockstat`
+    /// (sampled: counts exact, holds timed one in 256 and contended waits one in 8, estimated; a
+    /// few % of the throughput) or `--lockstat exact` (every hold and wait timed, and the sampled
+    /// estimate of the same holds and waits beside it, for validation; costs more).
+    #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "sampled", require_equals = false, value_parser = flags::lockstat_mode)]
+    pub lockstat: Option<schedlab_core::lockstat::Mode>,
+    /// Write the result, with provenance, to this JSON file.
+    #[arg(long)]
+    pub json: Option<std::path::PathBuf>,
+    /// Write a Chrome / Perfetto trace (JSON) of the paths, lock waits and holds and statistics
+    /// updates to this file, for a window after the ramp-up (see --trace-window). Open it in
+    /// ui.perfetto.dev or chrome://tracing; notes/tracing.md shows how to read it.
+    #[arg(long)]
+    pub trace: Option<std::path::PathBuf>,
+    /// Time the trace covers, from the end of the ramp-up: seconds or a duration, more than 0
+    /// (clipped to --duration).
+    #[arg(long, default_value = "0.2", value_parser = units::seconds, allow_hyphen_values = true)]
+    pub trace_window: f64,
+    /// What the trace keeps, in RUST_LOG syntax over the targets schedlab::path, schedlab::lock,
+    /// schedlab::stats, schedlab::idle, schedlab::group (e.g. `schedlab::lock=trace` for lock
+    /// slices only: fewer records, less distortion).
+    #[arg(long, default_value = "schedlab=trace")]
+    pub trace_filter: String,
+    /// Leave the spans' fields (lock, path, group, pid, sector) out of the trace: about twice the
+    /// requests per second while the window is open.
+    #[arg(long)]
+    pub trace_no_args: bool,
+}
+
+
+pub fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, ExperimentError> {
+    let lock = LockKind::from_name(&args.lock)
+        .ok_or_else(|| bad_input(format!("unknown lock kind `{}` (known: fair-spin, parking-lot)", args.lock)))?;
+    let threads = args.threads as usize;
+    let shape = flags::RunShape {
+        threads,
+        duration: args.duration,
+        ramp: args.ramp,
+        lock,
+        lockstat: args.lockstat.is_some(),
+        lockstat_mode: args.lockstat.unwrap_or(schedlab_core::lockstat::Mode::Sampled),
+    };
+    let mut cfg = args.jobs.config(shape)?;
+    if args.trace.is_some() {
+        cfg.trace_window = Some(crate::seconds("trace-window", args.trace_window, false)?);
+    }
+    cfg.validate(&args.variant).map_err(bad_input)?;
+    Ok(cfg)
+}
+
+#[derive(Serialize)]
+struct RunJson<'a> {
+    provenance: Provenance,
+    variant: &'a str,
+    threads: usize,
+    lock: LockKind,
+    kiops: f64,
+    per_thread_kiops: &'a [f64],
+    requests: schedlab_core::RequestCounters,
+    consistent: bool,
+    groups_live_after: usize,
+    queues_live_after: usize,
+    measured_s: f64,
+    interrupted: bool,
+    /// The signal that stopped the run (SIGINT, SIGTERM, SIGHUP), if one did.
+    signal: Option<&'static str>,
+    churn_removals: u64,
+    /// Reads of every group's statistics during the run (`--stats-reads`).
+    stats_reads: u64,
+    /// Other processes' CPUs during the measured window (above a few tenths the jobs competed
+    /// for CPUs), steal time, and this process's CPU busy %.
+    other_cpus: Option<f64>,
+    steal_cpus: Option<f64>,
+    cpu_busy_pct: Option<f64>,
+    consistency: &'a schedlab_core::Consistency,
+    config: &'a WorkloadConfig,
+    /// The named locks' counters (empty without --lockstat).
+    locks: &'a [schedlab_core::lockstat::LockSummary],
+}
+
+fn spread(v: &[f64]) -> (f64, f64, f64) {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    let med = match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => s[n / 2],
+        _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    };
+    (s.first().copied().unwrap_or(0.0), med, s.last().copied().unwrap_or(0.0))
+}
+
+fn print_run(r: &RunResult) {
+    let (min, med, max) = spread(&r.per_thread_kiops);
+    outln!(
+        "{}: {:.1} KIOPS over {:.2} s ({} threads, {}); per-thread KIOPS min/median/max {:.1}/{:.1}/{:.1}",
+        r.variant, r.kiops, r.measured_s, r.threads, r.lock, min, med, max
+    );
+    let c = &r.requests;
+    outln!(
+        "requests: inserted {} dispatched {} merged {} completed {}; consistent: {}; groups live after teardown: {}; churn removals: {}",
+        c.inserted, c.dispatched, c.merged, c.completed, r.consistent, r.groups_live_after, r.churn_removals
+    );
+    if r.stats_reads > 0 {
+        outln!("statistics read {} times during the run (every group each time)", r.stats_reads);
+    }
+    if !r.consistent {
+        outln!("consistency details: {:?}", r.consistency);
+    }
+    if r.interrupted {
+        outln!("(interrupted: the numbers cover the part that ran)");
+    }
+}
+
+pub fn cmd(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, trace: Option<schedlab_benches::output::Stream>, logging: &mut logging::Logging) -> Result<u8, ExperimentError> {
+    schedlab_benches::workload::warn_before_run(cfg.lock, cfg.threads);
+    let result = run_named(&args.variant, &cfg, &INTERRUPT);
+    let mut code = exit::OK;
+    if result.as_ref().is_ok_and(|r| r.interrupted) || result.is_err() {
+        tracing::warn!(name: "run interrupted", target: logging::MARKER_TARGET, signal = signals::received().map(signals::name), "the run stopped early: the trace covers the part that ran");
+    }
+    if let Some(trace) = trace {
+        logging.finish(trace.writer_thread());
+        let window = cfg.trace_window.unwrap_or_default().min(cfg.duration);
+        match trace.commit() {
+            Ok(()) => outln!(
+                "wrote trace {} ({:.0} ms after the ramp-up; not comparable with untraced KIOPS: every tracing site consulted the recorder during the whole run)",
+                args.trace.as_deref().map_or_else(String::new, |p| p.display().to_string()),
+                window.as_secs_f64() * 1e3
+            ),
+            Err(e) => {
+                tracing::error!("{e}");
+                code = exit::WRITE_FAILED;
+            }
+        }
+    }
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!("{e}");
+            return Ok(if code == exit::OK { exit::RUN_FAILED } else { code });
+        }
+    };
+    print_run(&result);
+    schedlab_benches::workload::warn_after_run(&result);
+    if cfg.lockstat {
+        out!("{}", schedlab_benches::compare::lockstat_table(&result.locks));
+    }
+    if let Some(json_out) = &json_out {
+        let json = RunJson {
+            provenance: Provenance::collect(),
+            variant: result.variant,
+            threads: result.threads,
+            lock: result.lock,
+            kiops: result.kiops,
+            per_thread_kiops: &result.per_thread_kiops,
+            requests: result.requests,
+            consistent: result.consistent,
+            groups_live_after: result.groups_live_after,
+            queues_live_after: result.queues_live_after,
+            measured_s: result.measured_s,
+            interrupted: result.interrupted,
+            signal: signals::received().map(signals::name),
+            churn_removals: result.churn_removals,
+            stats_reads: result.stats_reads,
+            other_cpus: result.other_cpus,
+            steal_cpus: result.steal_cpus,
+            cpu_busy_pct: result.cpu_busy_pct,
+            consistency: &result.consistency,
+            config: &cfg,
+            locks: &result.locks,
+        };
+        let text = serde_json::to_string_pretty(&json).map_err(|e| bad_input(format!("cannot serialise the result: {e}")))? + "\n";
+        if write_output(json_out, text.as_bytes()) {
+            outln!("wrote {}", json_out.path().display());
+        } else {
+            code = exit::WRITE_FAILED;
+        }
+    }
+    let ok = result.consistent && result.groups_live_after == 0 && result.queues_live_after == 0;
+    Ok(if code != exit::OK { code } else if ok { exit::OK } else { exit::CHECK_FAILED })
+}
