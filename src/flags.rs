@@ -1,7 +1,9 @@
-//! The workload flags shared by `run`, `compare` and `sweep`, and their conversion into a
-//! [`WorkloadConfig`]: one definition, so the commands cannot drift apart.
+//! The flags shared by several commands: the workload (`run`, `compare`, `sweep`, `predict`) and its
+//! conversion into a [`WorkloadConfig`], lock kinds, variant lists and number lists: one definition, so the commands
+//! cannot drift apart.
 
-use crate::{parse_bs, seconds, units, bad_input, ExperimentError};
+use crate::{bad_input, parse_bs, seconds, units, ExperimentError};
+use schedlab_benches::compare::NoisePolicy;
 use schedlab_benches::workload::{Rw, WorkloadConfig};
 use schedlab_core::{InsertPathKind, LockKind};
 
@@ -114,4 +116,124 @@ impl WorkloadFlags {
 /// Parses `--lockstat[=sampled|exact]` (given without a value: sampled).
 pub fn lockstat_mode(value: &str) -> Result<schedlab_core::lockstat::Mode, String> {
     schedlab_core::lockstat::Mode::from_name(value).ok_or_else(|| format!("unknown lock statistics mode `{value}` (known: sampled, exact)"))
+}
+
+/// The workload knobs shared by `compare` and `sweep` (see `schedlab run --help` for one run).
+#[derive(clap::Args, Debug, Clone)]
+pub struct WorkloadArgs {
+    /// Measured time of each plain run: seconds (2, 0.5) or a duration (500ms); more than 0, at
+    /// most a day.
+    #[arg(long, default_value = "2", value_parser = units::seconds, allow_hyphen_values = true)]
+    pub duration: f64,
+    /// Time run before measuring, every run: seconds or a duration, at most a day.
+    #[arg(long, default_value = "0.25", value_parser = units::seconds, allow_hyphen_values = true)]
+    pub ramp: f64,
+    #[command(flatten)]
+    pub jobs: WorkloadFlags,
+    /// Hold-time sampling of the counter-sum locks: time one hold in N, 1..=1000000 (1: every
+    /// hold; counts stay exact).
+    #[arg(long, default_value_t = schedlab_core::lockstat::DEFAULT_SUM_SAMPLING as u64, value_parser = units::count::<1, 1_000_000>, allow_negative_numbers = true)]
+    pub sum_sampling: u64,
+    /// A run during which other processes used more than this many CPUs (0..=1024) is noisy: it
+    /// is re-run.
+    #[arg(long, default_value_t = 0.3, value_parser = units::cpus, allow_hyphen_values = true)]
+    pub max_other_cpus: f64,
+    /// Re-runs of a noisy run, 0..=10 (pauses of 1, 2, 4 ... s between); the last is kept and counted.
+    #[arg(long, default_value_t = 3, value_parser = units::count::<0, 10>, allow_negative_numbers = true)]
+    pub retries: u64,
+}
+
+impl WorkloadArgs {
+    /// The workload for `threads` jobs (validated against variants by the caller).
+    pub fn config(&self, threads: usize) -> Result<WorkloadConfig, ExperimentError> {
+        self.jobs.config(RunShape {
+            threads,
+            duration: self.duration,
+            ramp: self.ramp,
+            lock: LockKind::FairSpin,
+            lockstat: false,
+            lockstat_mode: schedlab_core::lockstat::Mode::Sampled,
+        })
+    }
+
+    pub fn noise_policy(&self) -> Result<NoisePolicy, ExperimentError> {
+        if !(self.max_other_cpus.is_finite() && self.max_other_cpus >= 0.0) {
+            return Err(bad_input(format!("--max-other-cpus must be >= 0, got {}", self.max_other_cpus)));
+        }
+        if self.retries > 10 {
+            return Err(bad_input(format!("--retries must be 0..=10, got {}", self.retries)));
+        }
+        Ok(NoisePolicy { max_other_cpus: self.max_other_cpus, retries: self.retries as u32 })
+    }
+
+    pub fn sum_sampling(&self) -> Result<u32, ExperimentError> {
+        match u32::try_from(self.sum_sampling) {
+            Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
+            _ => Err(bad_input(format!("--sum-sampling must be 1..=1000000, got {}", self.sum_sampling))),
+        }
+    }
+}
+
+/// Parses `--lock`: one kind or `both`.
+pub fn parse_locks(s: &str) -> Result<Vec<LockKind>, ExperimentError> {
+    if s == "both" {
+        return Ok(LockKind::ALL.to_vec());
+    }
+    LockKind::from_name(s)
+        .map(|k| vec![k])
+        .ok_or_else(|| bad_input(format!("unknown lock kind `{s}` (known: fair-spin, parking-lot, both)")))
+}
+
+/// Parses `--variants` (comma-separated; empty: every safe variant), adding `unlocked` if asked.
+pub fn parse_variants(list: Option<&str>, include_unlocked: bool) -> Result<Vec<&'static str>, ExperimentError> {
+    let mut names: Vec<&'static str> = match list {
+        None => schedlab_variants::safe().map(|v| v.name).collect(),
+        Some(list) => list
+            .split(',')
+            .map(|n| {
+                let n = n.trim();
+                schedlab_variants::info(n).map(|v| v.name).ok_or_else(|| {
+                    let known: Vec<_> = schedlab_variants::ALL.iter().map(|v| v.name).collect();
+                    bad_input(format!("unknown variant `{n}` (known: {})", known.join(", ")))
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    if include_unlocked && !names.contains(&"unlocked") {
+        names.push("unlocked");
+    }
+    let mut seen = Vec::new();
+    names.retain(|n| {
+        let fresh = !seen.contains(n);
+        seen.push(*n);
+        fresh
+    });
+    Ok(names)
+}
+
+/// "1,2,4", "1-4", or a mix (also `predict`'s lists).
+pub(crate) fn parse_list(name: &str, s: &str, max: u64) -> Result<Vec<u64>, ExperimentError> {
+    let bad = || bad_input(format!("--{name} must be a list like 1,2,4 or 1-4 (each 0..={max}), got `{s}`"));
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (a.trim().parse::<u64>().map_err(|_| bad())?, b.trim().parse::<u64>().map_err(|_| bad())?),
+            None => {
+                let v = part.parse::<u64>().map_err(|_| bad())?;
+                (v, v)
+            }
+        };
+        if lo > hi || hi > max {
+            return Err(bad());
+        }
+        for v in lo..=hi {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(bad());
+    }
+    Ok(out)
 }

@@ -2,8 +2,8 @@
 //! discrete-event simulation (`schedlab_benches::predict`; notes/predict.md), and `--validate`:
 //! measured against predicted where this machine can measure.
 
-use crate::sweep::parse_list;
-use crate::compare::{parse_locks, parse_variants, progress_bar, WorkloadArgs};
+use crate::compare::progress_bar;
+use crate::flags::{parse_list, parse_locks, parse_variants, WorkloadArgs};
 use crate::{check_output, exit, units, write_output, bad_input, ExperimentError, INTERRUPT};
 use schedlab_benches::compare::median;
 use schedlab_benches::predict::calibrate::CalibrationSettings;

@@ -3,7 +3,8 @@
 //! single-threaded before the sweep) at the end. The measuring and the model are in
 //! `schedlab_benches::sweep` and `schedlab_benches::predict`.
 
-use crate::compare::{parse_locks, parse_variants, progress_bar, WorkloadArgs};
+use crate::compare::progress_bar;
+use crate::flags::{parse_list, parse_locks, parse_variants, WorkloadArgs};
 use crate::{check_output, exit, seconds, units, write_output, bad_input, ExperimentError, INTERRUPT};
 use schedlab_benches::compare::fmt_ns;
 use schedlab_benches::provenance::Provenance;
@@ -74,32 +75,6 @@ pub struct SweepArgs {
     no_model: bool,
 }
 
-/// "1,2,4", "1-4", or a mix (also `predict`'s lists).
-pub(crate) fn parse_list(name: &str, s: &str, max: u64) -> Result<Vec<u64>, ExperimentError> {
-    let bad = || bad_input(format!("--{name} must be a list like 1,2,4 or 1-4 (each 0..={max}), got `{s}`"));
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (a.trim().parse::<u64>().map_err(|_| bad())?, b.trim().parse::<u64>().map_err(|_| bad())?),
-            None => {
-                let v = part.parse::<u64>().map_err(|_| bad())?;
-                (v, v)
-            }
-        };
-        if lo > hi || hi > max {
-            return Err(bad());
-        }
-        for v in lo..=hi {
-            if !out.contains(&v) {
-                out.push(v);
-            }
-        }
-    }
-    if out.is_empty() {
-        return Err(bad());
-    }
-    Ok(out)
-}
 
 fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
