@@ -1,9 +1,11 @@
 //! `schedlab kernel`: this machine's own BFQ beside the model (`schedlab_benches::kernel`). This
-//! file parses arguments, shows progress, prints the tables and writes the JSON.
+//! file parses arguments, makes one call, prints the tables (`schedlab_benches::report::kernel`)
+//! and writes the JSON.
 
-use crate::{check_output, exit, parse_bs, seconds, units, write_output, bad_input, ExperimentError, INTERRUPT};
-use schedlab_benches::experiment::{Event, Observer};
-use schedlab_benches::kernel::{self, KernelConfig, KernelReport, ModelOutside};
+use crate::{bad_input, check_output, parse_bs, seconds, units, ExperimentError, INTERRUPT};
+use schedlab_benches::experiment::{ErrorKind, Failures};
+use schedlab_benches::kernel::{self, KernelConfig, ModelOutside};
+use schedlab_benches::report::kernel::kernel_text;
 use schedlab_benches::workload::Rw;
 use schedlab_core::LockKind;
 
@@ -127,150 +129,40 @@ fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError> {
     })
 }
 
-fn opt(v: Option<f64>, digits: usize) -> String {
-    v.map_or_else(|| "-".into(), |v| format!("{v:.digits$}"))
-}
-
-/// The tables.
-pub fn print(report: &KernelReport) {
-    let env = &report.environment;
-    outln!("schedlab kernel: {} | {}", env.kernel_release, env.device);
-    outln!("fio {} | {} | {} | cgroups {}", env.fio, env.perf, env.bpftrace.as_deref().unwrap_or("no contention recording"), env.cgroup.as_deref().unwrap_or("none"));
-    outln!("{}", report.provenance.one_line());
-    let c = &report.config;
-    outln!(
-        "{} jobs, {} {} B, iodepth {}, {}, {} rounds of {:.2} s (+{:.2} s ramp); model: {} lock, {} ns outside work per request{}",
-        c.threads,
-        c.rw.name(),
-        c.bs_sectors * 512,
-        c.iodepth,
-        c.ioengine,
-        c.rounds,
-        c.duration.as_secs_f64(),
-        c.ramp.as_secs_f64(),
-        c.model_lock,
-        report.model_outside_ns,
-        if c.model_outside == ModelOutside::Kernel { " (the kernel's none CPU per I/O)" } else { "" }
-    );
-    outln!();
-    outln!("kernel          KIOPS (min-max)          CPU/IO µs  sched-lock cont/IO  wait avg ns  wait max µs  other cont/IO  rec. cost  bfq %  stats %  stats of sched %");
-    for r in &report.kernel {
-        let p = r.profile.as_ref();
-        outln!(
-            "{:<15} {:>7.1} ({:>6.1}-{:>6.1})  {:>9}  {:>18}  {:>11}  {:>11}  {:>13}  {:>9}  {:>5}  {:>7}  {:>16}",
-            r.config.name(),
-            r.kiops.median,
-            r.kiops.min,
-            r.kiops.max,
-            opt(Some(r.cpu_per_io_us.median).filter(|v| *v > 0.0), 2),
-            opt(r.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
-            opt(r.sched_wait_avg_ns, 0),
-            opt(r.sched_wait_max_ns.map(|n| n as f64 / 1e3), 1),
-            opt(r.other_contentions_per_io.as_ref().map(|s| s.median), 3),
-            opt(r.recording_cost_pct, 1).to_string() + if r.recording_cost_pct.is_some() { "%" } else { "" },
-            opt(p.map(|p| p.bfq_pct), 1),
-            opt(p.map(|p| p.group_stats_pct), 1),
-            opt(p.and_then(|p| p.stats_share_of_scheduler_pct), 1),
-        );
-    }
-    if let Some(bfq) = report.kernel.iter().find(|r| r.config == kernel::KernelSched::Bfq) {
-        let callers: Vec<String> = bfq
-            .recorded
-            .iter()
-            .rev()
-            .find_map(|r| r.contention.as_ref())
-            .map(|c| c.scheduler_callers.iter().take(5).map(|(f, c)| format!("{f} {} ({:.1} µs avg)", c.contentions, c.wait_avg_ns() / 1e3)).collect())
-            .unwrap_or_default();
-        if !callers.is_empty() {
-            outln!("bfq's lock by caller (last recorded run): {}", callers.join(", "));
-        }
-        if let Some(p) = &bfq.profile {
-            let e: Vec<String> = p.bfq_entries_pct.iter().take(6).map(|(f, pct)| format!("{f} {pct:.1} %")).collect();
-            outln!("bfq's time by entry point (% of busy samples): {}", e.join(", "));
-            let f: Vec<String> = p.stats_functions.iter().map(|(f, n)| format!("{f} {n}")).collect();
-            outln!("bfq's statistics frames (samples of {}): {}", p.samples, if f.is_empty() { "none".into() } else { f.join(", ") });
-        }
-    }
-    if !report.model.is_empty() {
-        outln!();
-        outln!("model                 groups  KIOPS (min-max)            CPU/IO µs  sched-lock cont/IO  wait avg ns  stats of sched %  consistent");
-        for m in &report.model {
-            outln!(
-                "{:<21} {:>6}  {:>8.1} ({:>7.1}-{:>7.1})  {:>9}  {:>18}  {:>11}  {:>16}  {}",
-                m.entry,
-                m.groups,
-                m.kiops.median,
-                m.kiops.min,
-                m.kiops.max,
-                opt(Some(m.cpu_per_io_us.median).filter(|v| *v > 0.0), 2),
-                opt(m.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
-                opt(m.sched_wait_avg_ns, 0),
-                opt(m.stats_share_of_scheduler_pct, 1),
-                if m.consistent { "yes" } else { "NO" }
-            );
-        }
-    }
-    outln!();
-    outln!("side by side                                                                          kernel      model");
-    for s in &report.side_by_side {
-        let digits = if s.unit == "×" || s.unit == "per I/O" { 3 } else { 1 };
-        outln!("{:<84} {:>9} {:>10}  {}", s.what, opt(s.kernel, digits), opt(s.model, digits), s.unit);
-    }
-    for f in &report.failures {
-        outln!("failed: {f}");
-    }
-    if report.interrupted {
-        outln!("interrupted: the rows above hold the runs that finished");
-    }
-}
-
-pub fn cmd(args: &KernelArgs) -> Result<u8, ExperimentError> {
+pub fn cmd(args: &KernelArgs) -> Result<(), ExperimentError> {
     if args.cleanup {
-        return match kernel::cleanup() {
-            Ok(done) => {
-                for d in &done {
-                    outln!("{d}");
-                }
-                if done.is_empty() {
-                    outln!("nothing left by an earlier run");
-                }
-                Ok(exit::OK)
-            }
-            Err(e) if e.exit_code() == exit::BAD_INPUT => Err(bad_input(e.message)),
-            Err(e) => {
-                tracing::error!("{e}");
-                Ok(e.exit_code())
-            }
-        };
+        let done = kernel::cleanup()?;
+        for d in &done {
+            outln!("{d}");
+        }
+        if done.is_empty() {
+            outln!("nothing left by an earlier run");
+        }
+        return Ok(());
     }
     let cfg = config(args)?;
     let json_out = check_output(args.json.as_deref())?;
     let mut progress = crate::progress::Bar::new("schedlab kernel", "runs");
-    let report = match kernel::run(&cfg, &INTERRUPT, &mut progress) {
-        Ok(r) => r,
-        Err(e) if e.exit_code() == exit::BAD_INPUT => return Err(bad_input(e.message)),
-        Err(e) => {
-            tracing::error!("{e}");
-            return Ok(e.exit_code());
-        }
-    };
-    progress.event(Event::Finished);
-    print(&report);
-    let mut code = if report.failures.is_empty() { exit::OK } else { exit::RUN_FAILED };
-    if report.model.iter().any(|m| !m.consistent) && code == exit::OK {
-        code = exit::CHECK_FAILED;
+    let report = kernel::run(&cfg, &INTERRUPT, &mut progress)?;
+    drop(progress);
+    out!("{}", kernel_text(&report));
+    let mut failures = Failures::default();
+    if !report.failures.is_empty() {
+        failures.add(ExperimentError::already_told(ErrorKind::RunFailed));
+    }
+    if report.model.iter().any(|m| !m.consistent) {
+        failures.add(ExperimentError::check_failed("a model run failed its end-of-run checks (consistent: NO above)"));
     }
     if let Some(out) = &json_out {
-        let mut value = serde_json::to_value(&report).map_err(|e| bad_input(format!("cannot serialise the report: {e}")))?;
+        let mut value = serde_json::to_value(&report).map_err(|e| ExperimentError::output_failed(format!("cannot serialise the report: {e}")))?;
         if let Some(obj) = value.as_object_mut() {
             obj.insert("signal".into(), crate::signals::received().map(crate::signals::name).into());
         }
         let text = serde_json::to_string_pretty(&value).unwrap_or_default() + "\n";
-        if write_output(out, text.as_bytes()) {
-            outln!("wrote {}", out.path().display());
-        } else {
-            code = exit::WRITE_FAILED;
+        match out.write(text.as_bytes()) {
+            Ok(()) => outln!("wrote {}", out.path().display()),
+            Err(e) => failures.add(ExperimentError::output_failed(e)),
         }
     }
-    Ok(code)
+    failures.finish()
 }

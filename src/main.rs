@@ -265,7 +265,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Some(Command::Run(args)) => match run_setup {
-            Some(Ok((cfg, json, trace))) => run::cmd(&args, cfg, json, trace, &mut logging).and_then(from_exit_code),
+            Some(Ok((cfg, json, trace))) => run::cmd(&args, cfg, json, trace, &mut logging),
             Some(Err(e)) => Err(e),
             None => Err(bad_input("internal: run was not set up")),
         },
@@ -274,9 +274,9 @@ fn main() -> ExitCode {
         Some(Command::Predict(args)) => predict::cmd(&args).and_then(from_exit_code),
         Some(Command::Roundtrip(args)) => roundtrip::cmd(&args).map_err(bad_input).and_then(from_exit_code),
         Some(Command::Simulate(args)) => simulate::cmd(&args).and_then(from_exit_code),
-        Some(Command::Flamegraph(args)) => flamegraph::cmd(&args).map_err(bad_input).and_then(from_exit_code),
-        Some(Command::TraceSummary(args)) => trace_summary::cmd(&args).and_then(from_exit_code),
-        Some(Command::Kernel(args)) => kernel::cmd(&args).and_then(from_exit_code),
+        Some(Command::Flamegraph(args)) => flamegraph::cmd(&args),
+        Some(Command::TraceSummary(args)) => trace_summary::cmd(&args),
+        Some(Command::Kernel(args)) => kernel::cmd(&args),
     };
     // Every exit code but a signal's comes from the error's kind (`ErrorKind::exit_code`).
     let code = match result {

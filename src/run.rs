@@ -1,12 +1,12 @@
 //! `schedlab run`: one variant, one configuration, the end-of-run checks, optionally a JSON
 //! result and a Chrome / Perfetto trace. The run itself is `schedlab_benches::workload`.
 
-use crate::{bad_input, exit, flags, logging, signals, units, write_output, ExperimentError, INTERRUPT};
+use crate::{bad_input, flags, logging, signals, units, ExperimentError, INTERRUPT};
+use schedlab_benches::experiment::Failures;
 use schedlab_benches::output::OutputFile;
-use schedlab_benches::provenance::Provenance;
-use schedlab_benches::workload::{run_named, RunResult, WorkloadConfig};
+use schedlab_benches::report::run::{self as run_report, RunJson};
+use schedlab_benches::workload::{run_named, WorkloadConfig};
 use schedlab_core::LockKind;
-use serde::Serialize;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
@@ -78,74 +78,10 @@ pub fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, ExperimentError
     Ok(cfg)
 }
 
-#[derive(Serialize)]
-struct RunJson<'a> {
-    provenance: Provenance,
-    variant: &'a str,
-    threads: usize,
-    lock: LockKind,
-    kiops: f64,
-    per_thread_kiops: &'a [f64],
-    requests: schedlab_core::RequestCounters,
-    consistent: bool,
-    groups_live_after: usize,
-    queues_live_after: usize,
-    measured_s: f64,
-    interrupted: bool,
-    /// The signal that stopped the run (SIGINT, SIGTERM, SIGHUP), if one did.
-    signal: Option<&'static str>,
-    churn_removals: u64,
-    /// Reads of every group's statistics during the run (`--stats-reads`).
-    stats_reads: u64,
-    /// Other processes' CPUs during the measured window (above a few tenths the jobs competed
-    /// for CPUs), steal time, and this process's CPU busy %.
-    other_cpus: Option<f64>,
-    steal_cpus: Option<f64>,
-    cpu_busy_pct: Option<f64>,
-    consistency: &'a schedlab_core::Consistency,
-    config: &'a WorkloadConfig,
-    /// The named locks' counters (empty without --lockstat).
-    locks: &'a [schedlab_core::lockstat::LockSummary],
-}
-
-fn spread(v: &[f64]) -> (f64, f64, f64) {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    let med = match n {
-        0 => 0.0,
-        _ if n % 2 == 1 => s[n / 2],
-        _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
-    };
-    (s.first().copied().unwrap_or(0.0), med, s.last().copied().unwrap_or(0.0))
-}
-
-fn print_run(r: &RunResult) {
-    let (min, med, max) = spread(&r.per_thread_kiops);
-    outln!(
-        "{}: {:.1} KIOPS over {:.2} s ({} threads, {}); per-thread KIOPS min/median/max {:.1}/{:.1}/{:.1}",
-        r.variant, r.kiops, r.measured_s, r.threads, r.lock, min, med, max
-    );
-    let c = &r.requests;
-    outln!(
-        "requests: inserted {} dispatched {} merged {} completed {}; consistent: {}; groups live after teardown: {}; churn removals: {}",
-        c.inserted, c.dispatched, c.merged, c.completed, r.consistent, r.groups_live_after, r.churn_removals
-    );
-    if r.stats_reads > 0 {
-        outln!("statistics read {} times during the run (every group each time)", r.stats_reads);
-    }
-    if !r.consistent {
-        outln!("consistency details: {:?}", r.consistency);
-    }
-    if r.interrupted {
-        outln!("(interrupted: the numbers cover the part that ran)");
-    }
-}
-
-pub fn cmd(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, trace: Option<schedlab_benches::output::Stream>, logging: &mut logging::Logging) -> Result<u8, ExperimentError> {
+pub fn cmd(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, trace: Option<schedlab_benches::output::Stream>, logging: &mut logging::Logging) -> Result<(), ExperimentError> {
     schedlab_benches::workload::warn_before_run(cfg.lock, cfg.threads);
     let result = run_named(&args.variant, &cfg, &INTERRUPT);
-    let mut code = exit::OK;
+    let mut failures = Failures::default();
     if result.as_ref().is_ok_and(|r| r.interrupted) || result.is_err() {
         tracing::warn!(name: "run interrupted", target: logging::MARKER_TARGET, signal = signals::received().map(signals::name), "the run stopped early: the trace covers the part that ran");
     }
@@ -158,55 +94,30 @@ pub fn cmd(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, tr
                 args.trace.as_deref().map_or_else(String::new, |p| p.display().to_string()),
                 window.as_secs_f64() * 1e3
             ),
-            Err(e) => {
-                tracing::error!("{e}");
-                code = exit::WRITE_FAILED;
-            }
+            Err(e) => failures.add(ExperimentError::output_failed(e)),
         }
     }
     let result = match result {
         Ok(r) => r,
         Err(e) => {
-            tracing::error!("{e}");
-            return Ok(if code == exit::OK { exit::RUN_FAILED } else { code });
+            failures.add(ExperimentError::run_failed(e));
+            return failures.finish();
         }
     };
-    print_run(&result);
+    out!("{}", run_report::run_text(&result));
     schedlab_benches::workload::warn_after_run(&result);
     if cfg.lockstat {
         out!("{}", schedlab_benches::compare::lockstat_table(&result.locks));
     }
     if let Some(json_out) = &json_out {
-        let json = RunJson {
-            provenance: Provenance::collect(),
-            variant: result.variant,
-            threads: result.threads,
-            lock: result.lock,
-            kiops: result.kiops,
-            per_thread_kiops: &result.per_thread_kiops,
-            requests: result.requests,
-            consistent: result.consistent,
-            groups_live_after: result.groups_live_after,
-            queues_live_after: result.queues_live_after,
-            measured_s: result.measured_s,
-            interrupted: result.interrupted,
-            signal: signals::received().map(signals::name),
-            churn_removals: result.churn_removals,
-            stats_reads: result.stats_reads,
-            other_cpus: result.other_cpus,
-            steal_cpus: result.steal_cpus,
-            cpu_busy_pct: result.cpu_busy_pct,
-            consistency: &result.consistency,
-            config: &cfg,
-            locks: &result.locks,
-        };
-        let text = serde_json::to_string_pretty(&json).map_err(|e| bad_input(format!("cannot serialise the result: {e}")))? + "\n";
-        if write_output(json_out, text.as_bytes()) {
-            outln!("wrote {}", json_out.path().display());
-        } else {
-            code = exit::WRITE_FAILED;
+        let json = RunJson::of(&result, &cfg, signals::received().map(signals::name));
+        match serde_json::to_string_pretty(&json).map_err(|e| format!("cannot serialise the result: {e}")).and_then(|text| json_out.write((text + "\n").as_bytes())) {
+            Ok(()) => outln!("wrote {}", json_out.path().display()),
+            Err(e) => failures.add(ExperimentError::output_failed(e)),
         }
     }
-    let ok = result.consistent && result.groups_live_after == 0 && result.queues_live_after == 0;
-    Ok(if code != exit::OK { code } else if ok { exit::OK } else { exit::CHECK_FAILED })
+    if !(result.consistent && result.groups_live_after == 0 && result.queues_live_after == 0) {
+        failures.add(ExperimentError::check_failed(format!("{}: the run failed its end-of-run checks (see the consistency details above)", result.variant)));
+    }
+    failures.finish()
 }

@@ -1,8 +1,9 @@
 //! `schedlab trace-summary FILE`: checks a trace written by `run --trace` (lock holds must not
 //! overlap) and summarises it; optionally draws an excerpt and the longest wait. The parsing and
-//! drawing are in `schedlab_benches::trace_check`.
+//! drawing are in `schedlab_benches::experiment::trace_summary`; this file parses and prints.
 
-use crate::{bad_input, check_output, exit, units, write_output, ExperimentError};
+use crate::{check_output, units, ExperimentError};
+use schedlab_benches::experiment::trace_summary::{self, TraceSummaryConfig};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct TraceSummaryArgs {
@@ -26,41 +27,19 @@ pub struct TraceSummaryArgs {
 }
 
 /// Exit 1 when a lock's holds overlap (the trace contradicts mutual exclusion); 2 for a file that
-/// is not a well-formed trace.
-pub fn cmd(args: &TraceSummaryArgs) -> Result<u8, ExperimentError> {
-    use schedlab_benches::trace_check;
-    let svg_out = check_output(args.svg.as_deref())?;
-    let stall_out = check_output(args.stall_svg.as_deref())?;
-    let text = std::fs::read_to_string(&args.file).map_err(|e| bad_input(format!("cannot read {}: {e}", args.file.display())))?;
-    let trace = trace_check::parse(&text).map_err(|e| bad_input(format!("{}: {e}", args.file.display())))?;
-    outln!("{}", trace_check::summary_text(&trace).trim_end_matches('\n'));
-    let mut code = exit::OK;
-    if let Some(svg) = &svg_out {
-        let from = args.from_us.unwrap_or_else(|| trace_check::busiest_window(&trace, args.span_us));
-        let name = args.file.file_name().map_or_else(|| args.file.display().to_string(), |n| n.to_string_lossy().into_owned());
-        let title = format!("{name}: {:.0} µs from {:.1} µs", args.span_us, from);
-        let drawing = trace_check::excerpt_svg(&trace, from, args.span_us, &title).map_err(bad_input)?;
-        if write_output(svg, drawing.as_bytes()) {
-            outln!("wrote {}", svg.path().display());
-        } else {
-            code = exit::WRITE_FAILED;
-        }
+/// is not a well-formed trace; 3 when a drawing could not be written.
+pub fn cmd(args: &TraceSummaryArgs) -> Result<(), ExperimentError> {
+    let cfg = TraceSummaryConfig {
+        file: args.file.clone(),
+        excerpt: check_output(args.svg.as_deref())?,
+        from_us: args.from_us,
+        span_us: args.span_us,
+        stall: check_output(args.stall_svg.as_deref())?,
+    };
+    let report = trace_summary::run(&cfg, &mut crate::progress::Bar::new("schedlab trace-summary", "drawings"))?;
+    outln!("{}", report.summary.trim_end_matches('\n'));
+    for line in &report.written {
+        outln!("{line}");
     }
-    if let Some(svg) = &stall_out {
-        let Some(wait) = trace_check::longest_wait(&trace) else {
-            return Err(bad_input(format!("{}: no lock waits to draw", args.file.display())));
-        };
-        let title = format!("longest wait: {} on thread {}, {:.1} µs, ending at {:.1} µs", wait.name, wait.tid, wait.duration_us(), wait.end_us);
-        let drawing = trace_check::excerpt_svg(&trace, wait.end_us - 60.0, 100.0, &title).map_err(bad_input)?;
-        if write_output(svg, drawing.as_bytes()) {
-            outln!("wrote {} ({title})", svg.path().display());
-        } else {
-            code = exit::WRITE_FAILED;
-        }
-    }
-    let overlapping = trace_check::lock_reports(&trace).iter().any(|r| r.overlapping_holds > 0);
-    if overlapping {
-        tracing::error!("{}: two holds of one lock overlap", args.file.display());
-    }
-    Ok(if code != exit::OK { code } else if overlapping { exit::CHECK_FAILED } else { exit::OK })
+    trace_summary::outcome(&report, &args.file)
 }

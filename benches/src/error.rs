@@ -48,7 +48,8 @@ impl ErrorKind {
     }
 }
 
-/// An experiment's error: its kind and one line for the user.
+/// An experiment's error: its kind and one line for the user (empty when the user was already
+/// told: [`ExperimentError::already_told`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExperimentError {
     pub kind: ErrorKind,
@@ -76,6 +77,12 @@ impl ExperimentError {
         ExperimentError { kind: ErrorKind::Stopped, message: message.into() }
     }
 
+    /// A failure the user has already been told about (an observer printed it as it happened):
+    /// only its kind is left to give the exit code, so its message is empty and not printed again.
+    pub fn already_told(kind: ErrorKind) -> Self {
+        ExperimentError { kind, message: String::new() }
+    }
+
     pub fn exit_code(&self) -> u8 {
         self.kind.exit_code()
     }
@@ -92,23 +99,31 @@ impl ExperimentError {
 }
 
 /// Collects the failures a command meets after its work (an output not written, a check that
-/// failed, a run that failed) and ends with the one that decides the exit code.
+/// failed, a run that failed) and ends with one error: the kind that decides the exit code, and
+/// every message that was not already told, in order, so that none is lost.
 #[derive(Debug, Default)]
 pub struct Failures {
-    worst: Option<ExperimentError>,
+    worst: Option<ErrorKind>,
+    messages: Vec<String>,
 }
 
 impl Failures {
     pub fn add(&mut self, error: ExperimentError) {
-        self.worst = Some(match self.worst.take() {
-            Some(worst) => worst.worse(error),
-            None => error,
+        self.worst = Some(match self.worst {
+            Some(worst) if worst.rank() >= error.kind.rank() => worst,
+            _ => error.kind,
         });
+        if !error.message.is_empty() {
+            self.messages.push(error.message);
+        }
     }
 
     /// `Ok` when nothing failed.
     pub fn finish(self) -> Result<(), ExperimentError> {
-        self.worst.map_or(Ok(()), Err)
+        match self.worst {
+            None => Ok(()),
+            Some(kind) => Err(ExperimentError { kind, message: self.messages.join("; ") }),
+        }
     }
 }
 
@@ -140,7 +155,7 @@ mod tests {
         failures.add(ExperimentError::run_failed("run"));
         failures.add(ExperimentError::check_failed("check"));
         failures.add(ExperimentError::run_failed("run 2"));
-        assert_eq!(failures.finish().map_err(|e| e.message), Err("check".to_string()));
+        assert_eq!(failures.finish(), Err(ExperimentError { kind: ErrorKind::CheckFailed, message: "run; check; run 2".into() }));
         let mut failures = Failures::default();
         failures.add(ExperimentError::check_failed("check"));
         failures.add(ExperimentError::output_failed("json"));

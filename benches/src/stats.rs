@@ -28,6 +28,17 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
+/// The `q` quantile (0..=1) of `values` by nearest rank over the sorted values (0 when empty):
+/// always one of the values, as a trace's percentiles are reported (`files::trace_check`).
+/// Unlike [`median`], `quantile(v, 0.5)` of an even count picks a value, not a midpoint.
+pub fn quantile(values: &mut [f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    values[((values.len() - 1) as f64 * q.clamp(0.0, 1.0)).round() as usize]
+}
+
 impl Spread {
     pub fn of(runs: Vec<f64>) -> Self {
         let min = runs.iter().copied().fold(f64::INFINITY, f64::min);
@@ -90,4 +101,18 @@ pub fn fit_usl(points: &[(f64, f64)], x1: f64) -> Option<(f64, f64)> {
     let sigma = (ay * bb - by * ab) / det;
     let kappa = (aa * by - ab * ay) / det;
     Some((sigma.max(0.0), kappa.max(0.0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_takes_the_midpoint_and_quantile_a_value() {
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
+        assert_eq!(quantile(&mut [4.0, 1.0, 3.0, 2.0], 0.5), 3.0);
+        assert_eq!(quantile(&mut [5.0, 1.0, 4.0, 2.0, 3.0], 0.9), 5.0);
+        assert_eq!(quantile(&mut [], 0.9), 0.0);
+    }
 }

@@ -345,9 +345,15 @@ pub fn fair_lock_warning_before(lock: LockKind, threads: usize, others: Option<u
     })
 }
 
-/// Logs [`fair_lock_warning_before`] (measuring other processes' load now).
+/// [`fair_lock_warning_before`], measuring other processes' load now (an experiment tells it to
+/// its observer).
+pub fn warning_before_run(lock: LockKind, threads: usize) -> Option<String> {
+    fair_lock_warning_before(lock, threads, other_runnable_threads())
+}
+
+/// Logs [`warning_before_run`].
 pub fn warn_before_run(lock: LockKind, threads: usize) {
-    if let Some(w) = fair_lock_warning_before(lock, threads, other_runnable_threads()) {
+    if let Some(w) = warning_before_run(lock, threads) {
         tracing::warn!("{w}");
     }
 }

@@ -22,9 +22,11 @@
 //! errors, and move to this shape one by one.
 
 pub mod compare;
+pub mod flamegraph;
 pub mod kernel;
 pub mod observer;
 pub mod sweep;
+pub mod trace_summary;
 pub mod validate;
 
 pub use crate::error::{ErrorKind, ExperimentError, Failures};

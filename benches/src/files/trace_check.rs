@@ -140,14 +140,9 @@ pub fn overlaps<'a>(slices: impl IntoIterator<Item = &'a Slice>) -> Vec<Overlap>
     found
 }
 
-/// Median and 90th percentile of `v` (0 when empty).
+/// Median and 90th percentile of `v` by nearest rank (0 when empty).
 fn median_p90(v: &mut [f64]) -> (f64, f64) {
-    if v.is_empty() {
-        return (0.0, 0.0);
-    }
-    v.sort_by(f64::total_cmp);
-    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.9))
+    (crate::stats::quantile(v, 0.5), crate::stats::quantile(v, 0.9))
 }
 
 /// One lock's slices in a trace.

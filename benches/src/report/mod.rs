@@ -3,3 +3,5 @@
 
 pub mod chart;
 pub mod compare;
+pub mod run;
+pub mod kernel;

@@ -1,0 +1,96 @@
+//! `trace-summary` as an experiment: a trace written by `run --trace` read and checked (a lock's
+//! holds must not overlap: mutual exclusion), summarised per track and per lock, and optionally
+//! drawn: an excerpt of the timeline, and 100 µs around the end of the longest lock wait.
+//!
+//! Everything that can make the request impossible (an unreadable file, a file that is not a
+//! trace, a stall drawing asked of a trace without lock waits) is found before anything is
+//! written; the drawings are this experiment's product, written atomically by it.
+
+use crate::error::{ErrorKind, ExperimentError};
+use crate::experiment::observer::{Event, Observer};
+use crate::files::output::OutputFile;
+use crate::files::trace_check::{self, LockReport, Trace};
+use std::path::PathBuf;
+
+#[derive(Debug)]
+pub struct TraceSummaryConfig {
+    /// The trace file (Chrome / Perfetto JSON).
+    pub file: PathBuf,
+    /// Draw an excerpt here: from `from_us` (default: where the least busy thread is busiest),
+    /// `span_us` long.
+    pub excerpt: Option<OutputFile>,
+    pub from_us: Option<f64>,
+    pub span_us: f64,
+    /// Draw the longest lock wait here.
+    pub stall: Option<OutputFile>,
+}
+
+pub struct TraceSummaryReport {
+    pub trace: Trace,
+    /// The summary's text (tracks, slices, per lock: holds, waits, hand-overs).
+    pub summary: String,
+    pub locks: Vec<LockReport>,
+    /// One line per drawing written.
+    pub written: Vec<String>,
+    /// Drawings that could not be written (told to the observer as they happened).
+    pub write_failures: Vec<String>,
+}
+
+impl TraceSummaryReport {
+    /// Two holds of one lock overlap: the trace contradicts mutual exclusion.
+    pub fn overlapping(&self) -> bool {
+        self.locks.iter().any(|r| r.overlapping_holds > 0)
+    }
+}
+
+fn write(out: &OutputFile, drawing: &str, line: String, report: &mut TraceSummaryReport, observer: &mut dyn Observer) {
+    match out.write(drawing.as_bytes()) {
+        Ok(()) => report.written.push(line),
+        Err(e) => {
+            observer.event(Event::Failure(&e));
+            report.write_failures.push(e);
+        }
+    }
+}
+
+pub fn run(cfg: &TraceSummaryConfig, observer: &mut dyn Observer) -> Result<TraceSummaryReport, ExperimentError> {
+    let file = cfg.file.display();
+    let text = std::fs::read_to_string(&cfg.file).map_err(|e| ExperimentError::bad_input(format!("cannot read {file}: {e}")))?;
+    let trace = trace_check::parse(&text).map_err(|e| ExperimentError::bad_input(format!("{file}: {e}")))?;
+    let longest = match &cfg.stall {
+        Some(_) => Some(trace_check::longest_wait(&trace).cloned().ok_or_else(|| ExperimentError::bad_input(format!("{file}: no lock waits to draw")))?),
+        None => None,
+    };
+    let mut report = TraceSummaryReport {
+        summary: trace_check::summary_text(&trace),
+        locks: trace_check::lock_reports(&trace),
+        trace,
+        written: Vec::new(),
+        write_failures: Vec::new(),
+    };
+    if let Some(out) = &cfg.excerpt {
+        let from = cfg.from_us.unwrap_or_else(|| trace_check::busiest_window(&report.trace, cfg.span_us));
+        let name = cfg.file.file_name().map_or_else(|| file.to_string(), |n| n.to_string_lossy().into_owned());
+        let title = format!("{name}: {:.0} µs from {:.1} µs", cfg.span_us, from);
+        let drawing = trace_check::excerpt_svg(&report.trace, from, cfg.span_us, &title).map_err(ExperimentError::bad_input)?;
+        write(out, &drawing, format!("wrote {}", out.path().display()), &mut report, observer);
+    }
+    if let (Some(out), Some(wait)) = (&cfg.stall, longest) {
+        let title = format!("longest wait: {} on thread {}, {:.1} µs, ending at {:.1} µs", wait.name, wait.tid, wait.duration_us(), wait.end_us);
+        let drawing = trace_check::excerpt_svg(&report.trace, wait.end_us - 60.0, 100.0, &title).map_err(ExperimentError::bad_input)?;
+        write(out, &drawing, format!("wrote {} ({title})", out.path().display()), &mut report, observer);
+    }
+    Ok(report)
+}
+
+/// The failures a finished summary ends with: a drawing not written, then overlapping holds.
+pub fn outcome(report: &TraceSummaryReport, file: &std::path::Path) -> Result<(), ExperimentError> {
+    let mut failures = crate::error::Failures::default();
+    if !report.write_failures.is_empty() {
+        failures.add(ExperimentError::already_told(ErrorKind::OutputFailed));
+    }
+    if report.overlapping() {
+        failures.add(ExperimentError::check_failed(format!("{}: two holds of one lock overlap", file.display())));
+    }
+    failures.finish()
+}

@@ -1,0 +1,95 @@
+//! `schedlab run`'s report: the lines it prints for one run and the JSON it writes.
+
+use crate::driver::workload::{RunResult, WorkloadConfig};
+use crate::files::provenance::Provenance;
+use crate::stats::Spread;
+use schedlab_core::LockKind;
+use serde::Serialize;
+use std::fmt::Write;
+
+/// One run as `run --json` writes it (field names are the file format: keep them).
+#[derive(Serialize)]
+pub struct RunJson<'a> {
+    provenance: Provenance,
+    variant: &'a str,
+    threads: usize,
+    lock: LockKind,
+    kiops: f64,
+    per_thread_kiops: &'a [f64],
+    requests: schedlab_core::RequestCounters,
+    consistent: bool,
+    groups_live_after: usize,
+    queues_live_after: usize,
+    measured_s: f64,
+    interrupted: bool,
+    /// The signal that stopped the run (SIGINT, SIGTERM, SIGHUP), if one did.
+    signal: Option<&'static str>,
+    churn_removals: u64,
+    /// Reads of every group's statistics during the run (`--stats-reads`).
+    stats_reads: u64,
+    /// Other processes' CPUs during the measured window (above a few tenths the jobs competed
+    /// for CPUs), steal time, and this process's CPU busy %.
+    other_cpus: Option<f64>,
+    steal_cpus: Option<f64>,
+    cpu_busy_pct: Option<f64>,
+    consistency: &'a schedlab_core::Consistency,
+    config: &'a WorkloadConfig,
+    /// The named locks' counters (empty without --lockstat).
+    locks: &'a [schedlab_core::lockstat::LockSummary],
+}
+
+impl<'a> RunJson<'a> {
+    pub fn of(r: &'a RunResult, config: &'a WorkloadConfig, signal: Option<&'static str>) -> Self {
+        RunJson {
+            provenance: Provenance::collect(),
+            variant: r.variant,
+            threads: r.threads,
+            lock: r.lock,
+            kiops: r.kiops,
+            per_thread_kiops: &r.per_thread_kiops,
+            requests: r.requests,
+            consistent: r.consistent,
+            groups_live_after: r.groups_live_after,
+            queues_live_after: r.queues_live_after,
+            measured_s: r.measured_s,
+            interrupted: r.interrupted,
+            signal,
+            churn_removals: r.churn_removals,
+            stats_reads: r.stats_reads,
+            other_cpus: r.other_cpus,
+            steal_cpus: r.steal_cpus,
+            cpu_busy_pct: r.cpu_busy_pct,
+            consistency: &r.consistency,
+            config,
+            locks: &r.locks,
+        }
+    }
+}
+
+/// What `schedlab run` prints about a run: throughput and its per-thread spread, the request
+/// counters and the end-of-run checks.
+pub fn run_text(r: &RunResult) -> String {
+    let per_thread = Spread::of(r.per_thread_kiops.clone());
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {:.1} KIOPS over {:.2} s ({} threads, {}); per-thread KIOPS min/median/max {:.1}/{:.1}/{:.1}",
+        r.variant, r.kiops, r.measured_s, r.threads, r.lock, per_thread.min, per_thread.median, per_thread.max
+    );
+    let c = &r.requests;
+    let _ = writeln!(
+        out,
+        "requests: inserted {} dispatched {} merged {} completed {}; consistent: {}; groups live after teardown: {}; churn removals: {}",
+        c.inserted, c.dispatched, c.merged, c.completed, r.consistent, r.groups_live_after, r.churn_removals
+    );
+    if r.stats_reads > 0 {
+        let _ = writeln!(out, "statistics read {} times during the run (every group each time)", r.stats_reads);
+    }
+    if !r.consistent {
+        let _ = writeln!(out, "consistency details: {:?}", r.consistency);
+    }
+    if r.interrupted {
+        let _ = writeln!(out, "(interrupted: the numbers cover the part that ran)");
+    }
+    out
+}
