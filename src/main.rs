@@ -67,7 +67,8 @@ pub mod exit {
 const EXIT_CODES_HELP: &str = "Exit codes: 0 done; 1 a check failed (inconsistent run, overlapping lock holds); 2 bad input \
 (arguments, input files, output paths: checked before any work); 3 an output could not be written; 4 a run failed (the \
 others are kept). Signals: SIGINT (Ctrl-C) exits 130, SIGTERM 143, SIGHUP 129, after keeping what finished (tables, \
-JSON, CSV, SVG and trace, marked interrupted); a second signal exits at once.";
+JSON, CSV, SVG and trace, marked interrupted); a second stop (another Ctrl-C, or another sender's signal over 0.3 s \
+later) exits at once; a supervisor's signal to the process and then its group is one stop.";
 
 /// Checks an optional output path before any work (exit 2 when it cannot be written).
 fn check_output(path: Option<&std::path::Path>) -> Result<Option<OutputFile>, ExperimentError> {
