@@ -38,6 +38,7 @@ mod flags;
 mod flamegraph;
 mod kernel;
 mod logging;
+mod paths;
 mod predict;
 mod progress;
 mod roundtrip;
@@ -70,10 +71,7 @@ others are kept). Signals: SIGINT (Ctrl-C) exits 130, SIGTERM 143, SIGHUP 129, a
 JSON, CSV, SVG and trace, marked interrupted); a second stop (another Ctrl-C, or another sender's signal over 0.3 s \
 later) exits at once; a supervisor's signal to the process and then its group is one stop.";
 
-/// Checks an optional output path before any work (exit 2 when it cannot be written).
-fn check_output(path: Option<&std::path::Path>) -> Result<Option<OutputFile>, ExperimentError> {
-    path.map(OutputFile::check).transpose().map_err(bad_input)
-}
+pub(crate) use paths::{check_input, check_output};
 
 /// Writes an output; on failure logs one line and returns false (the caller exits with
 /// [`exit::WRITE_FAILED`] and prints no "wrote" line).

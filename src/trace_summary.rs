@@ -2,7 +2,7 @@
 //! overlap) and summarises it; optionally draws an excerpt and the longest wait. The parsing and
 //! drawing are in `schedlab_benches::experiment::trace_summary`; this file parses and prints.
 
-use crate::{check_output, units, ExperimentError};
+use crate::{check_input, check_output, units, ExperimentError};
 use schedlab_benches::experiment::trace_summary::{self, TraceSummaryConfig};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -29,6 +29,7 @@ pub struct TraceSummaryArgs {
 /// Exit 1 when a lock's holds overlap (the trace contradicts mutual exclusion); 2 for a file that
 /// is not a well-formed trace; 3 when a drawing could not be written.
 pub fn cmd(args: &TraceSummaryArgs) -> Result<(), ExperimentError> {
+    check_input(&args.file)?;
     let cfg = TraceSummaryConfig {
         file: args.file.clone(),
         excerpt: check_output(args.svg.as_deref())?,

@@ -155,6 +155,68 @@ fn a_fifo_without_reader_is_an_error_not_a_hang_and_with_one_gets_the_json() {
 // Outputs that must not be damaged.
 
 #[test]
+fn outputs_that_alias_each_other_or_an_input_are_refused_before_any_work() {
+    let dir = scratch("alias");
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    std::fs::write(p("t.json"), "keep me").unwrap();
+    std::fs::write(p("a.json"), "keep me too").unwrap();
+    std::os::unix::fs::symlink(p("a.json"), p("link.json")).unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        // An output that is the input.
+        (vec!["trace-summary".into(), p("t.json"), "--svg".into(), p("t.json")], "is the input"),
+        (vec!["trace-summary".into(), p("t.json"), "--stall-svg".into(), p("t.json")], "is the input"),
+        // Two outputs that are one file, by the same name, through a symlink, by a new name twice.
+        (vec!["run".into(), "--variant".into(), "sched-lock".into(), "--json".into(), p("a.json"), "--trace".into(), p("a.json")], "same file"),
+        (vec!["run".into(), "--variant".into(), "sched-lock".into(), "--json".into(), p("link.json"), "--trace".into(), p("a.json")], "same file"),
+        (vec!["trace-summary".into(), p("t.json"), "--svg".into(), p("new.svg"), "--stall-svg".into(), p("new.svg")], "same file"),
+    ];
+    for (args, expected) in cases {
+        let out = schedlab(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let what = args.join(" ");
+        assert_eq!(out.status.code(), Some(2), "{what}: {}", text(&out.stderr));
+        assert_eq!(errors(&out).len(), 1, "{what}: one line: {:?}", errors(&out));
+        assert!(errors(&out)[0].contains(expected), "{what}: {:?}", errors(&out));
+        assert!(out.stdout.is_empty(), "{what}: refused before any work");
+        no_panic(&out, &what);
+    }
+    assert_eq!(std::fs::read_to_string(p("t.json")).unwrap(), "keep me");
+    assert_eq!(std::fs::read_to_string(p("a.json")).unwrap(), "keep me too");
+    assert!(!dir.path().join("new.svg").exists());
+    // Outputs written through may be shared: both to /dev/null is fine.
+    let out = schedlab(&["simulate", "--runtime", "0.01", "--json", "/dev/null"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn the_standard_streams_are_written_through_never_replaced() {
+    let dir = scratch("stdout");
+    let captured = dir.path().join("out.txt");
+    for (path, stream) in [("/dev/stdout", "stdout"), ("/dev/stderr", "stderr"), ("/proc/self/fd/1", "stdout")] {
+        // Redirected to a file (`> out.txt`): the file keeps the printed lines and gains the JSON.
+        let file = std::fs::File::create(&captured).unwrap();
+        let (stdout, stderr) = if stream == "stdout" { (Stdio::from(file), Stdio::piped()) } else { (Stdio::null(), Stdio::from(file)) };
+        let status = Command::new(BIN)
+            .args(["simulate", "--runtime", "0.01", "--json", path])
+            .env_remove("RUST_LOG")
+            .stdout(stdout)
+            .stderr(stderr)
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(0), "{path}");
+        let written = std::fs::read_to_string(&captured).unwrap();
+        assert!(written.contains("\"provenance\""), "{path}: the JSON is in the redirected file: {written}");
+        if stream == "stdout" {
+            assert!(written.contains("IOPS="), "{path}: the printed line is kept: {written}");
+        }
+        // Through a pipe.
+        let out = Command::new(BIN).args(["simulate", "--runtime", "0.01", "--json", path]).env_remove("RUST_LOG").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{path} | pipe: {}", text(&out.stderr));
+        let piped = text(if stream == "stdout" { &out.stdout } else { &out.stderr });
+        assert!(piped.contains("\"provenance\""), "{path} | pipe: {piped}");
+    }
+}
+
+#[test]
 fn symlinks_are_kept_and_written_through() {
     let dir = scratch("symlinks");
     let elsewhere = scratch("symlink-targets");

@@ -14,7 +14,13 @@
 //! | missing, or a regular file | to a temporary file in the same directory, flushed to disk, then renamed over the path: readers see the old file or the new one, never half of one; a failure leaves the old file as it was |
 //! | a symlink | resolved (up to 40 links); the link itself is never removed or replaced. A link to a regular or missing file: that file is replaced as above, in *its* directory. A link to anything else: written through |
 //! | a character or block device (`/dev/null`, `/dev/full`, a tty), a FIFO | written through: opened for writing as it is, never truncated, removed or replaced. A FIFO with no reader is an error, not a wait |
+//! | this process's standard output or error (`/dev/stdout`, `/proc/self/fd/2`, or the very file or pipe the shell redirected it to) | written through the process's own stream, after what it has printed: never renamed over, so a redirected `> out.txt` keeps the tables and gains the output |
 //! | a directory, a socket | refused at the check |
+//!
+//! Two outputs of one command that are the same regular file, or an output that is one of the
+//! command's inputs, would destroy each other: [`OutputFile::identity`] and [`file_identity`]
+//! give what the CLI compares before any work (written-through outputs cannot alias: they
+//! destroy nothing).
 //!
 //! A failed write (a full disk, `/dev/full`, a FIFO whose reader left) is an `Err` with one line
 //! naming the path and the OS error; the callers print it and exit non-zero, and print no "wrote"
@@ -51,6 +57,64 @@ enum Kind {
     Replace,
     /// A device or a FIFO: opened and written as it is.
     Through { fifo: bool },
+    /// This process's standard output or error: written through the stream itself.
+    Standard(StandardStream),
+}
+
+/// This process's standard streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StandardStream {
+    Out,
+    Err,
+}
+
+impl StandardStream {
+    /// A descriptor of the stream (a duplicate: same open file, same offset), after flushing
+    /// what the process has buffered for it, so that the output comes after what was printed.
+    fn file(self) -> io::Result<File> {
+        use std::os::fd::AsFd;
+        let fd = match self {
+            StandardStream::Out => {
+                let out = io::stdout();
+                out.lock().flush()?;
+                out.as_fd().try_clone_to_owned()?
+            }
+            StandardStream::Err => io::stderr().as_fd().try_clone_to_owned()?,
+        };
+        Ok(File::from(fd))
+    }
+}
+
+/// Which file a path names, to tell whether two paths name the same one: its device and inode
+/// when it exists (symlinks followed), else its directory's and its own name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileIdentity {
+    Inode { dev: u64, ino: u64 },
+    New { dir: PathBuf, name: std::ffi::OsString },
+}
+
+/// The identity of an existing file (an input), following symlinks; `None` when it cannot be
+/// read (the input's own check reports that).
+pub fn file_identity(path: &Path) -> Option<FileIdentity> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| FileIdentity::Inode { dev: m.dev(), ino: m.ino() })
+}
+
+/// Whether `path` is this process's standard output or error (the same open file).
+fn standard_stream(path: &Path) -> Option<StandardStream> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let target = std::fs::metadata(path).ok()?;
+    let same = |fd: std::os::fd::BorrowedFd<'_>| {
+        fd.try_clone_to_owned().ok().and_then(|fd| File::from(fd).metadata().ok()).is_some_and(|m| m.dev() == target.dev() && m.ino() == target.ino())
+    };
+    if same(io::stdout().as_fd()) {
+        Some(StandardStream::Out)
+    } else if same(io::stderr().as_fd()) {
+        Some(StandardStream::Err)
+    } else {
+        None
+    }
 }
 
 /// An output path, checked.
@@ -138,6 +202,9 @@ impl OutputFile {
         if path.as_os_str().to_string_lossy().ends_with('/') {
             return Err(format!("cannot write {shown}: it names a directory (ends with /)"));
         }
+        if let Some(stream) = standard_stream(path) {
+            return Ok(OutputFile { path: path.to_path_buf(), target: path.to_path_buf(), kind: Kind::Standard(stream) });
+        }
         let target = resolve(path)?;
         let kind = match std::fs::metadata(&target) {
             Ok(m) if m.is_dir() => return Err(format!("cannot write {shown}: it is a directory")),
@@ -164,7 +231,7 @@ impl OutputFile {
                 OpenOptions::new().write(true).open(&target).map(drop).map_err(|e| format!("cannot write {shown}: {}", one_line(&e)))?;
             }
             // A FIFO is opened when its data is ready: a reader may come later.
-            Kind::Through { fifo: true } => {}
+            Kind::Through { fifo: true } | Kind::Standard(_) => {}
         }
         Ok(OutputFile { path: path.to_path_buf(), target, kind })
     }
@@ -177,6 +244,19 @@ impl OutputFile {
     /// Whether the path is (or will be) a regular file: one that can be read back and resumed.
     pub fn is_regular(&self) -> bool {
         self.kind == Kind::Replace
+    }
+
+    /// The file this output replaces, to compare with the command's other outputs and inputs;
+    /// `None` for an output written through (a device, a FIFO, a standard stream), which
+    /// destroys nothing it could share.
+    pub fn identity(&self) -> Option<FileIdentity> {
+        if self.kind != Kind::Replace {
+            return None;
+        }
+        file_identity(&self.target).or_else(|| {
+            let dir = std::fs::canonicalize(directory_of(&self.target)).ok()?;
+            Some(FileIdentity::New { dir, name: self.target.file_name()?.to_os_string() })
+        })
     }
 
     fn error(&self, e: &io::Error) -> String {
@@ -245,6 +325,10 @@ impl OutputFile {
                 let mut file = self.open_through(fifo)?;
                 file.write_all(bytes).and_then(|()| file.flush()).map_err(|e| self.error(&e))
             }
+            Kind::Standard(stream) => {
+                let mut file = stream.file().map_err(|e| self.error(&e))?;
+                file.write_all(bytes).and_then(|()| file.flush()).map_err(|e| self.error(&e))
+            }
         }
     }
 
@@ -257,6 +341,7 @@ impl OutputFile {
                 (file, Some(temp))
             }
             Kind::Through { fifo } => (self.open_through(fifo)?, None),
+            Kind::Standard(stream) => (stream.file().map_err(|e| self.error(&e))?, None),
         };
         Ok(Stream { output: self.clone(), writer: StreamWriter { file: Arc::new(file), error: Arc::default(), first_writer: Arc::default() }, temp })
     }
