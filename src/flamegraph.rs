@@ -121,7 +121,7 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<(), ExperimentError> {
     let mut bar = crate::progress::Bar::new("schedlab flamegraph", "variants");
     if let Some(input) = &args.folded {
         let folded = FoldedConfig { input: input.clone(), title: args.title.clone(), count_name: args.count_name.clone(), out: args.out.clone() };
-        outln!("{}", flamegraph::render_folded(&folded, &mut bar)?);
+        outln!("{}", flamegraph::render_folded(&folded, &crate::INTERRUPT, &mut bar)?);
         return Ok(());
     }
     let cfg = config(args)?;

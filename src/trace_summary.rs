@@ -37,7 +37,7 @@ pub fn cmd(args: &TraceSummaryArgs) -> Result<(), ExperimentError> {
         span_us: args.span_us,
         stall: check_output(args.stall_svg.as_deref())?,
     };
-    let report = trace_summary::run(&cfg, &mut crate::progress::Bar::new("schedlab trace-summary", "drawings"))?;
+    let report = trace_summary::run(&cfg, &crate::INTERRUPT, &mut crate::progress::Bar::new("schedlab trace-summary", "drawings"))?;
     outln!("{}", report.summary.trim_end_matches('\n'));
     for line in &report.written {
         outln!("{line}");

@@ -447,6 +447,28 @@ fn a_run_under_timeout_keeps_its_json() {
 }
 
 #[test]
+fn inputs_that_never_end_or_block_are_bounded_and_give_way_to_a_signal() {
+    // An endless device: read up to the cap, then one line and exit 2.
+    let out = schedlab(&["trace-summary", "/dev/zero"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(errors(&out).len() == 1 && errors(&out)[0].contains("more than"), "{:?}", errors(&out));
+    // A directory.
+    let out = schedlab(&["trace-summary", "/tmp"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    // A FIFO nobody writes: SIGINT still stops it (exit 130, one line, no panic).
+    let dir = scratch("fifo-input");
+    let fifo = dir.path().join("trace.json");
+    mkfifo(&fifo);
+    let mut p = Running::start(&["-vv", "trace-summary", fifo.to_str().unwrap()]);
+    p.wait_for("parsed");
+    p.signal(libc::SIGINT);
+    let (status, _stdout, stderr) = p.finish();
+    assert_eq!(status, Some(130), "{stderr}");
+    assert!(stderr.contains("stopped while reading trace"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
 fn a_signal_during_a_traced_run_leaves_a_valid_trace_marked_interrupted() {
     let dir = scratch("trace-signal");
     let trace = dir.path().join("t.json");

@@ -12,6 +12,7 @@ use crate::error::{ErrorKind, ExperimentError};
 use crate::experiment::observer::{Event, Observer};
 use crate::driver::profile::{self, profile_named, Category, Folded, TimeShares, VariantProfile};
 use crate::driver::workload::{self, WorkloadConfig};
+use crate::files::input::{caps, read_input};
 use crate::files::output::{check_dir, OutputFile};
 use crate::files::provenance::Provenance;
 use schedlab_core::sync::{AtomicBool, Ordering};
@@ -261,10 +262,10 @@ pub struct FoldedConfig {
 }
 
 /// Draws a folded-stacks file as `DIR/<stem>.svg`; the line to print, or the write failure.
-pub fn render_folded(cfg: &FoldedConfig, observer: &mut dyn Observer) -> Result<String, ExperimentError> {
+pub fn render_folded(cfg: &FoldedConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<String, ExperimentError> {
     let path = &cfg.input;
     check_dir(&cfg.out).map_err(ExperimentError::bad_input)?;
-    let text = std::fs::read_to_string(path).map_err(|e| ExperimentError::bad_input(format!("cannot read {}: {e}", path.display())))?;
+    let text = read_input(path, "folded-stacks file", caps::FOLDED, stop)?;
     let folded = Folded::from_text(&text).map_err(|e| ExperimentError::bad_input(format!("{}: {e}", path.display())))?;
     if folded.stacks.is_empty() {
         return Err(ExperimentError::bad_input(format!("{} holds no stacks", path.display())));

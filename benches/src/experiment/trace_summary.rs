@@ -8,7 +8,9 @@
 
 use crate::error::{ErrorKind, ExperimentError};
 use crate::experiment::observer::{Event, Observer};
+use crate::files::input::{caps, read_input};
 use crate::files::output::OutputFile;
+use schedlab_core::sync::AtomicBool;
 use crate::files::trace_check::{self, LockReport, Trace};
 use std::path::PathBuf;
 
@@ -53,9 +55,9 @@ fn write(out: &OutputFile, drawing: &str, line: String, report: &mut TraceSummar
     }
 }
 
-pub fn run(cfg: &TraceSummaryConfig, observer: &mut dyn Observer) -> Result<TraceSummaryReport, ExperimentError> {
+pub fn run(cfg: &TraceSummaryConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<TraceSummaryReport, ExperimentError> {
     let file = cfg.file.display();
-    let text = std::fs::read_to_string(&cfg.file).map_err(|e| ExperimentError::bad_input(format!("cannot read {file}: {e}")))?;
+    let text = read_input(&cfg.file, "trace", caps::TRACE, stop)?;
     let trace = trace_check::parse(&text).map_err(|e| ExperimentError::bad_input(format!("{file}: {e}")))?;
     let longest = match &cfg.stall {
         Some(_) => Some(trace_check::longest_wait(&trace).cloned().ok_or_else(|| ExperimentError::bad_input(format!("{file}: no lock waits to draw")))?),
