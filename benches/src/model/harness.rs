@@ -14,8 +14,8 @@
 //! - `procs = 2` relayed ("pair, relay"): process *i*'s steps run on a thread pinned to CPU *i*,
 //!   and a step starts only when the previous one has finished (a turn counter). Nothing runs
 //!   concurrently, nothing waits for a lock: each step only finds the lines the previous step
-//!   wrote on the other CPU, as every acquisition does under a FIFO lock with two jobs (owner
-//!   changes ≈ 99 %, notes/results/2026-11-29-seed-table.md). The relay's excess over "pair, same
+//!   wrote on the other CPU, as every acquisition does under a FIFO lock with two jobs, where
+//!   nearly every acquisition changes owner (notes/results/2026-11-29-seed-table.md). The relay's excess over "pair, same
 //!   CPU", divided by one measured line transfer, is the number of lines each step moves.
 //!
 //! An *empty dispatch* (nothing queued) ends each round when asked: with two or more jobs a

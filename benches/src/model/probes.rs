@@ -7,7 +7,7 @@
 //!
 //! Every figure is the least (transfers) or the median (the rest) of several trials: another
 //! process or the hypervisor that preempts either side only ever adds time
-//! (`../shared/reference/measuring.md` §2: 60 to 260 ns for one transfer from one minute to the
+//! (`../shared/reference/measuring.md` gives how much one transfer varies from one minute to the
 //! next on this machine kind).
 
 use crate::driver::host::{allowed_cpus, pin_current_thread};

@@ -38,8 +38,9 @@
 //!
 //! ## Interruptions
 //!
-//! A real CPU is taken away from the workload now and then (timer ticks, the hypervisor): on
-//! this machine kind about 500 times a second, mostly for 15–30 µs. With a profile's
+//! A real CPU is taken away from the workload now and then (timer ticks, the hypervisor); the
+//! probes measure how often and for how long (notes/results/2026-12-01-predict-validation.md
+//! has this machine kind's figures). With a profile's
 //! `interruptions`, every piece a CPU runs (work or a hold) is lengthened by those that land in
 //! it, drawn as a Poisson process per CPU with the measured lengths; an interrupted holder keeps
 //! its lock. A FIFO hand-off to a waiter that is inside an interruption at that instant waits for
