@@ -270,7 +270,7 @@ fn main() -> ExitCode {
             None => Err(bad_input("internal: run was not set up")),
         },
         Some(Command::Compare(args)) => compare::cmd(&args),
-        Some(Command::Sweep(args)) => sweep::cmd(&args).and_then(from_exit_code),
+        Some(Command::Sweep(args)) => sweep::cmd(&args),
         Some(Command::Predict(args)) => predict::cmd(&args).and_then(from_exit_code),
         Some(Command::Roundtrip(args)) => roundtrip::cmd(&args).map_err(bad_input).and_then(from_exit_code),
         Some(Command::Simulate(args)) => simulate::cmd(&args).and_then(from_exit_code),

@@ -3,3 +3,4 @@
 
 pub mod chart;
 pub mod compare;
+pub mod sweep;
