@@ -576,7 +576,7 @@ fn ratios(cells: &[Vec<Cell>], cfg: &CompareConfig) -> Vec<RatioResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::observer::{Recorder, Silent};
+    use crate::experiment::observer::{assert_refused_before_any_work, Recorder, Silent};
 
     #[test]
     fn median_and_spread() {
@@ -662,13 +662,7 @@ mod tests {
             CompareConfig { measure: Measure::Both, lockstat_duration: Duration::ZERO, ..base.clone() },
             small(vec!["nonsense"], 1),
         ];
-        let mut recorder = Recorder::default();
-        for cfg in &bad {
-            let refused = run(cfg, &AtomicBool::new(false), &mut recorder).unwrap_err();
-            assert_eq!(refused.kind, crate::error::ErrorKind::BadInput, "{refused}");
-            assert_eq!(refused.message.lines().count(), 1, "{refused}");
-        }
-        assert_eq!((recorder.steps, recorder.warnings.len(), recorder.failures.len()), (0, 0, 0), "nothing ran");
+        assert_refused_before_any_work(&bad, |cfg, observer| run(cfg, &AtomicBool::new(false), observer));
     }
 
     #[test]

@@ -885,7 +885,7 @@ pub fn models(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::experiment::observer::{Recorder, Silent};
+    use crate::experiment::observer::{assert_refused_before_any_work, Recorder, Silent};
 
     pub(crate) fn point(variant: &str, threads: usize, kiops: f64) -> SweepPoint {
         SweepPoint {
@@ -953,13 +953,7 @@ pub(crate) mod tests {
             small(vec!["nonsense"]),
             SweepConfig { csv: Some(csv_on_a_device), ..base.clone() },
         ];
-        let mut recorder = Recorder::default();
-        for cfg in &bad {
-            let refused = run(cfg, &AtomicBool::new(false), &mut recorder).unwrap_err();
-            assert_eq!(refused.kind, crate::error::ErrorKind::BadInput, "{refused}");
-            assert_eq!(refused.message.lines().count(), 1, "{refused}");
-        }
-        assert_eq!((recorder.steps, recorder.warnings.len(), recorder.failures.len()), (0, 0, 0), "nothing ran");
+        assert_refused_before_any_work(&bad, |cfg, observer| run(cfg, &AtomicBool::new(false), observer));
     }
 
     #[test]
