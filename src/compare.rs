@@ -1,12 +1,15 @@
 //! `schedlab compare` (and plain `schedlab`): every safe variant side by side, interleaved round
 //! by round, with lock counters and the seeds' ratios. The measuring is in
-//! `schedlab_benches::compare`; this file parses arguments, shows progress, prints and writes JSON.
+//! `schedlab_benches::experiment::compare`, the text in `schedlab_benches::report::compare`; this
+//! file parses arguments, makes the one call, prints the text and writes the JSON.
 
 use crate::flags::{parse_locks, parse_variants, WorkloadArgs};
-use crate::{check_output, exit, seconds, units, write_output, bad_input, ExperimentError, INTERRUPT};
+use crate::progress::Bar;
+use crate::{bad_input, check_output, seconds, units, write_output, ExperimentError, INTERRUPT};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
-use schedlab_benches::compare::{self, CompareConfig, CompareReport, Measure, Progress};
+use schedlab_benches::compare::{self, CompareConfig, CompareReport, Measure};
+use schedlab_benches::experiment::Failures;
 use schedlab_benches::workload::entry_name;
 use schedlab_core::InsertPathKind;
 
@@ -101,10 +104,11 @@ fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentError> {
         sum_sampling: args.workload.sum_sampling()?,
         noise: args.workload.noise_policy()?,
     };
-    cfg.validate().map_err(bad_input)?;
+    cfg.validate()?;
     Ok(cfg)
 }
 
+/// `schedlab predict`'s progress bar, until it reports to an observer like the others.
 pub fn progress_bar(total: u64) -> ProgressBar {
     let bar = ProgressBar::new(total);
     if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} runs, {elapsed} (about {eta} left) {msg}") {
@@ -113,149 +117,15 @@ pub fn progress_bar(total: u64) -> ProgressBar {
     bar
 }
 
-/// Prints the whole report (tables and notes) to stdout.
-pub fn print_report(report: &CompareReport, brief: bool) {
-    let c = &report.config;
-    let w = &c.workload;
-    outln!(
-        "\nschedlab compare: {} threads{}, {} round(s) x {} variant(s) x {}, {} s plain{} per run (+{} s ramp), {} groups, churn {}/s, {} bs {} B, iodepth {}, outside {} ns, {} stat slots",
-        w.threads,
-        if w.pin_cpus { " (pinned)" } else { "" },
-        report.rounds_completed,
-        c.variants.len(),
-        c.locks.iter().map(|l| l.name()).collect::<Vec<_>>().join(" + "),
-        w.duration.as_secs_f64(),
-        match c.measure {
-            Measure::Both => format!(" + {} s instrumented", c.lockstat_duration.as_secs_f64()),
-            Measure::Lockstat => " (lock statistics on and off in 100 ms windows of the same run)".into(),
-            Measure::Plain => String::new(),
-        },
-        w.ramp.as_secs_f64(),
-        w.groups,
-        w.churn_per_sec,
-        w.rw.name(),
-        w.bs_sectors as u64 * 512,
-        w.iodepth,
-        w.outside_ns,
-        w.slots
-    );
-    outln!("{}", report.provenance.one_line());
-    if report.interrupted {
-        outln!("(interrupted: {} complete round(s); the tables use every run that finished)", report.rounds_completed);
-    }
-    outln!();
-    out!("{}", compare::main_table(report));
-    if let Some(warning) = compare::interference_warning(report) {
-        outln!("\n{warning}");
-    }
-    outln!(
-        "\n  x sched: KIOPS / sched-lock's in the same round (median). cont%: contended acquisitions; wait: per contended\n  acquisition (estimated from sampled waits); hold: per acquisition (estimated from sampled holds; lock counters {}). stats/sched hold:\n  time in statistics updates applied under the scheduler lock / its hold time (and the part of it in locked counter sums).",
-        match c.measure {
-            Measure::Lockstat => "from the same runs as the KIOPS",
-            _ => "from the instrumented runs",
-        }
-    );
-    outln!("\nThe seeds' ratios (kernel-bfq.md §1: 8 threads, i7-4850HQ, null_blk) beside the ones measured here:\n");
-    out!("{}", compare::ratio_table(report));
-    outln!(
-        "\nWhat the lock statistics cost ({}) and CPU accounting of the measured windows:\n",
-        match c.measure {
-            Measure::Lockstat => "on against off windows of the same runs: each window against its two neighbours, median over all windows; the range is over the runs' own medians",
-            _ => "instrumented runs against plain runs of the same rounds",
-        }
-    );
-    out!("{}", compare::overhead_table(report));
-    let costly: Vec<String> = report
-        .results
-        .iter()
-        .filter(|r| r.lockstat_overhead_pct.is_some_and(|c| c > 5.0))
-        .map(|r| format!("{}/{} ({:.1}%)", r.variant, r.lock.name(), r.lockstat_overhead_pct.unwrap_or(0.0)))
-        .collect();
-    if c.measure == Measure::Lockstat && !costly.is_empty() {
-        outln!(
-            "\nNOTE: the lock statistics cost more than 5 % in {}: there the counters describe a slower system than\nan unmeasured one; `--measure both` takes the KIOPS from separate plain runs.",
-            costly.join(", ")
-        );
-    }
-    if !brief {
-        let tables = compare::lockstat_tables(report);
-        if !tables.is_empty() {
-            outln!("\nLock statistics (lockstat-like; wait over contended acquisitions; occup = hold total / wall time):\n");
-            out!("{tables}");
-        }
-    }
-    let bad: Vec<String> = report
-        .results
-        .iter()
-        .filter(|r| r.consistent == Some(false))
-        .map(|r| format!("{}/{}", r.variant, r.lock.name()))
-        .collect();
-    let not_run: Vec<String> =
-        report.results.iter().filter(|r| r.status != "complete").map(|r| format!("{}/{} ({})", r.variant, r.lock.name(), r.status)).collect();
-    for f in &report.failures {
-        outln!(
-            "\nFAILED: round {} {}/{}{}: {}",
-            f.round + 1,
-            f.variant,
-            f.lock.name(),
-            if f.instrumented { " (lockstat)" } else { "" },
-            f.error
-        );
-    }
-    if !not_run.is_empty() {
-        outln!("\nNot every run finished: {} (their rows cover the runs that did).", not_run.join(", "));
-    }
-    if bad.is_empty() {
-        outln!("\nEvery run that finished passed the end-of-run checks (requests and statistics conserved, every group and queue freed).");
-    } else {
-        outln!("\nINCONSISTENT: {} (see `schedlab run --variant V` for details)", bad.join(", "));
-    }
-}
-
-/// Runs a comparison from parsed arguments.
-pub fn cmd(args: &CompareArgs) -> Result<u8, ExperimentError> {
+/// Runs a comparison from parsed arguments: the report printed, then its JSON written; the worst
+/// of a failed write, an inconsistent run and a failed run decides the error (each already said:
+/// the write's error logged, the others in the tables and the log).
+pub fn cmd(args: &CompareArgs) -> Result<(), ExperimentError> {
     let cfg = config(args)?;
     let json_out = check_output(args.json.as_deref())?;
-    crate::out::progress(format_args!(
-        "schedlab compare: {} runs, about {:.0} s (Ctrl-C, SIGTERM or SIGHUP stops it and keeps what finished)\n",
-        cfg.total_runs(),
-        cfg.estimated_seconds()
-    ));
-    for &lock in &cfg.locks {
-        schedlab_benches::workload::warn_before_run(lock, cfg.workload.threads);
-    }
-    let bar = progress_bar(cfg.total_runs() as u64);
-    let report = compare::run(&cfg, &INTERRUPT, &mut |p| match p {
-        Progress::Start(step) => bar.set_message(format!(
-            "round {} {} {}{}",
-            step.round + 1,
-            step.lock.name(),
-            step.variant,
-            if step.instrumented { " (lockstat)" } else { "" }
-        )),
-        Progress::Done(step, r) => {
-            tracing::info!(
-                run = step.index + 1,
-                of = step.total,
-                round = step.round + 1,
-                variant = step.variant,
-                lock = %step.lock,
-                lockstat = step.instrumented,
-                kiops = r.kiops,
-                consistent = r.consistent,
-                "run done"
-            );
-            bar.inc(1)
-        }
-        Progress::Failed(step, error) => {
-            tracing::error!("run {} of {} failed (the comparison goes on): {error}", step.index + 1, step.total);
-            bar.inc(1)
-        }
-    })
-    .map_err(bad_input)?;
-    bar.finish_and_clear();
-    print_report(&report, args.brief);
-    let mut code = exit::OK;
+    let report = compare::run(&cfg, &INTERRUPT, &mut Bar::new("schedlab compare", "runs"))?;
+    out!("{}", compare::full_text(&report, args.brief));
+    let mut failures = Failures::default();
     if let Some(json_out) = &json_out {
         #[derive(serde::Serialize)]
         struct WithSignal<'a> {
@@ -265,22 +135,19 @@ pub fn cmd(args: &CompareArgs) -> Result<u8, ExperimentError> {
             signal: Option<&'static str>,
         }
         let doc = WithSignal { report: &report, signal: crate::signals::received().map(crate::signals::name) };
-        let text = serde_json::to_string_pretty(&doc).map_err(|e| bad_input(format!("cannot serialise the report: {e}")))? + "\n";
-        if write_output(json_out, text.as_bytes()) {
-            outln!("wrote {}", json_out.path().display());
-        } else {
-            code = exit::WRITE_FAILED;
+        match serde_json::to_string_pretty(&doc).map(|text| text + "\n") {
+            Ok(text) if write_output(json_out, text.as_bytes()) => outln!("wrote {}", json_out.path().display()),
+            Ok(_) => failures.add(ExperimentError::output_failed(String::new())),
+            Err(e) => failures.add(ExperimentError::output_failed(format!("cannot serialise the report: {e}"))),
         }
     }
-    Ok(if code != exit::OK {
-        code
-    } else if !report.all_consistent() {
-        exit::CHECK_FAILED
-    } else if !report.failures.is_empty() {
-        exit::RUN_FAILED
-    } else {
-        exit::OK
-    })
+    if !report.all_consistent() {
+        failures.add(ExperimentError::check_failed(String::new()));
+    }
+    if !report.failures.is_empty() {
+        failures.add(ExperimentError::run_failed(String::new()));
+    }
+    failures.finish()
 }
 
 #[cfg(test)]

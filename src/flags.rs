@@ -237,3 +237,17 @@ pub(crate) fn parse_list(name: &str, s: &str, max: u64) -> Result<Vec<u64>, Expe
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_list;
+
+    #[test]
+    fn lists_parse() {
+        assert_eq!(parse_list("threads", "1,2,4", 8).ok().unwrap(), vec![1, 2, 4]);
+        assert_eq!(parse_list("threads", "1-3,8", 8).ok().unwrap(), vec![1, 2, 3, 8]);
+        assert!(parse_list("threads", "3-1", 8).is_err());
+        assert!(parse_list("threads", "x", 8).is_err());
+        assert!(parse_list("threads", "9", 8).is_err());
+    }
+}

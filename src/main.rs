@@ -256,7 +256,7 @@ fn main() -> ExitCode {
     }
     tracing::debug!(command = ?cli.command, "parsed");
     let result: Result<(), ExperimentError> = match cli.command {
-        None => compare::cmd(&compare::default_args()).and_then(from_exit_code),
+        None => compare::cmd(&compare::default_args()),
         Some(Command::Variants) => {
             for v in schedlab_variants::ALL {
                 outln!("{}\t{}", v.name, v.summary);
@@ -268,8 +268,8 @@ fn main() -> ExitCode {
             Some(Err(e)) => Err(e),
             None => Err(bad_input("internal: run was not set up")),
         },
-        Some(Command::Compare(args)) => compare::cmd(&args).and_then(from_exit_code),
-        Some(Command::Sweep(args)) => sweep::cmd(&args).and_then(from_exit_code),
+        Some(Command::Compare(args)) => compare::cmd(&args),
+        Some(Command::Sweep(args)) => sweep::cmd(&args),
         Some(Command::Predict(args)) => predict::cmd(&args).and_then(from_exit_code),
         Some(Command::Roundtrip(args)) => roundtrip::cmd(&args).map_err(bad_input).and_then(from_exit_code),
         Some(Command::Simulate(args)) => simulate::cmd(&args).and_then(from_exit_code),

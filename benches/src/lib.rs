@@ -23,7 +23,7 @@
 //!
 //! ```text
 //! 5 report/       text tables and charts of the experiments' results; runs nothing
-//!                   compare.rs (compare's tables), chart.rs (sweep's SVG)
+//!                   compare.rs (compare's text), sweep.rs (sweep's text), chart.rs (sweep's SVG)
 //! 4 experiment/   MANY runs -> a report value; prints nothing
 //!                   mod.rs (the experiment shape), observer.rs (Event, Observer),
 //!                   compare.rs, sweep.rs, validate.rs (the model against runs), kernel/
@@ -95,8 +95,9 @@ pub mod compare {
     pub use crate::report::compare::*;
 }
 
-/// `schedlab sweep`: the experiment and its chart.
+/// `schedlab sweep`: the experiment, its text and its chart.
 pub mod sweep {
     pub use crate::experiment::sweep::*;
     pub use crate::report::chart::*;
+    pub use crate::report::sweep::*;
 }

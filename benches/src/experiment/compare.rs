@@ -19,8 +19,11 @@
 //!
 //! The JSON written by the CLI is documented in `notes/compare-schema.md`.
 
+use crate::driver::host::other_runnable_threads;
+use crate::driver::workload::{fair_lock_warning_before, run_named, RunResult, WorkloadConfig};
+use crate::error::ExperimentError;
+use crate::experiment::observer::{Event, Observer};
 use crate::files::provenance::Provenance;
-use crate::driver::workload::{run_named, RunResult, WorkloadConfig};
 use schedlab_core::lockstat::{self, LockClass, LockStats, LockSummary};
 use schedlab_core::sync::AtomicBool;
 use schedlab_core::LockKind;
@@ -106,24 +109,28 @@ impl CompareConfig {
         }
     }
 
-    /// Checks every variant against the workload; the message is one line for the user.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks every variant against the workload, before any work: a [`ErrorKind::BadInput`]
+    /// error whose message is one line for the user.
+    ///
+    /// [`ErrorKind::BadInput`]: crate::error::ErrorKind::BadInput
+    pub fn validate(&self) -> Result<(), ExperimentError> {
+        let bad = |m: &str| Err(ExperimentError::bad_input(m));
         if self.rounds == 0 {
-            return Err("--rounds must be at least 1".into());
+            return bad("--rounds must be at least 1");
         }
         if self.variants.is_empty() {
-            return Err("no variant to compare".into());
+            return bad("no variant to compare");
         }
         if self.locks.is_empty() {
-            return Err("no lock kind to compare".into());
+            return bad("no lock kind to compare");
         }
         if self.measure == Measure::Both && self.lockstat_duration.is_zero() {
-            return Err("--lockstat-duration must be greater than zero".into());
+            return bad("--lockstat-duration must be greater than zero");
         }
         for &lock in &self.locks {
             let w = WorkloadConfig { lock, ..self.workload.clone() };
             for v in &self.variants {
-                w.validate(v)?;
+                w.validate(v).map_err(ExperimentError::bad_input)?;
             }
         }
         Ok(())
@@ -148,16 +155,9 @@ impl CompareConfig {
     }
 }
 
-/// One run about to start, for progress display.
-#[derive(Clone, Debug)]
-pub struct Step {
-    /// 0-based index of the run, of `total`.
-    pub index: usize,
-    pub total: usize,
-    pub round: usize,
-    pub variant: &'static str,
-    pub lock: LockKind,
-    pub instrumented: bool,
+/// What the observer is told a run is: "round 2 fair-spin sched-lock (lockstat)".
+fn run_label(round: usize, lock: LockKind, variant: &str, instrumented: bool) -> String {
+    format!("round {} {} {variant}{}", round + 1, lock.name(), if instrumented { " (lockstat)" } else { "" })
 }
 
 pub use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy, Runner};
@@ -296,14 +296,6 @@ impl CompareReport {
     }
 }
 
-/// What a progress callback is told.
-pub enum Progress<'a> {
-    Start(&'a Step),
-    Done(&'a Step, &'a RunResult),
-    /// The run failed with this error; the comparison goes on.
-    Failed(&'a Step, &'a str),
-}
-
 #[derive(Default)]
 struct Cell {
     /// (round, result) of the plain and of the instrumented runs.
@@ -324,25 +316,38 @@ impl Cell {
     }
 }
 
-/// Runs the comparison. `interrupt` (a signal) stops it: the run in progress ends early and is
-/// dropped; every finished run is kept and reported. A run that fails is recorded in
-/// `failures` and the comparison goes on.
-pub fn run(cfg: &CompareConfig, interrupt: &AtomicBool, progress: &mut dyn FnMut(Progress<'_>)) -> Result<CompareReport, String> {
-    run_with(&run_named, cfg, interrupt, progress)
+/// Runs the comparison (the experiment shape of [`crate::experiment`]). `stop` (a signal) stops
+/// it: the run in progress ends early and is dropped; every finished run is kept and reported. A
+/// run that fails is told to the observer, recorded in `failures`, and the comparison goes on.
+/// The only error is a configuration that [`CompareConfig::validate`] refuses.
+pub fn run(cfg: &CompareConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<CompareReport, ExperimentError> {
+    run_with(&run_named, cfg, stop, observer)
+}
+
+/// The fair lock's warning before runs of this many jobs, for each lock kind compared.
+fn warn_before_runs(cfg: &CompareConfig, observer: &mut dyn Observer) {
+    let others = other_runnable_threads();
+    for &lock in &cfg.locks {
+        if let Some(w) = fair_lock_warning_before(lock, cfg.workload.threads, others) {
+            observer.event(Event::Warning(&w));
+        }
+    }
 }
 
 /// [`run`] with each run made by `runner`.
 pub fn run_with(
     runner: Runner<'_>,
     cfg: &CompareConfig,
-    interrupt: &AtomicBool,
-    progress: &mut dyn FnMut(Progress<'_>),
-) -> Result<CompareReport, String> {
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<CompareReport, ExperimentError> {
     cfg.validate()?;
     lockstat::set_hold_sampling(LockClass::STATS_SUM, cfg.sum_sampling);
+    let total = cfg.total_runs();
+    observer.event(Event::Planned { steps: total, estimated_s: cfg.estimated_seconds() });
+    warn_before_runs(cfg, observer);
     let nv = cfg.variants.len();
     let mut cells: Vec<Vec<Cell>> = cfg.locks.iter().map(|_| (0..nv).map(|_| Cell::default()).collect()).collect();
-    let total = cfg.total_runs();
     let mut index = 0;
     let mut interrupted = false;
     let mut rounds_completed = 0;
@@ -358,8 +363,8 @@ pub fn run_with(
                     if !wanted {
                         continue;
                     }
-                    let step = Step { index, total, round, variant, lock, instrumented };
-                    progress(Progress::Start(&step));
+                    let label = run_label(round, lock, variant, instrumented);
+                    observer.event(Event::Step { done: index, label: &label });
                     let mut w = cfg.workload.clone();
                     w.lock = lock;
                     w.lockstat = instrumented;
@@ -370,14 +375,15 @@ pub fn run_with(
                     if instrumented && cfg.measure == Measure::Lockstat {
                         w.lockstat_toggle = Some(cfg.lockstat_window);
                     }
-                    let r = match run_clean_with(runner, variant, &w, interrupt, cfg.noise, &mut cells[li][vi].noise, &mut rerun_budget) {
+                    let r = match run_clean_with(runner, variant, &w, stop, cfg.noise, &mut cells[li][vi].noise, &mut rerun_budget) {
                         Ok(r) => r,
                         Err(error) => {
-                            progress(Progress::Failed(&step, &error));
+                            let told = format!("run {} of {total} failed (the comparison goes on): {error}", index + 1);
+                            observer.event(Event::Failure(&told));
                             cells[li][vi].failed += 1;
                             failures.push(RunFailure { round, variant, lock, instrumented, error });
                             index += 1;
-                            if interrupt.load(schedlab_core::sync::Ordering::Relaxed) {
+                            if stop.load(schedlab_core::sync::Ordering::Relaxed) {
                                 interrupted = true;
                                 break 'rounds;
                             }
@@ -388,19 +394,25 @@ pub fn run_with(
                         interrupted = true;
                         break 'rounds;
                     }
-                    progress(Progress::Done(&step, &r));
+                    index += 1;
+                    let summary = format!(
+                        "run done: {index} of {total}, {label}: {:.1} KIOPS, {}",
+                        r.kiops,
+                        if r.consistent { "consistent" } else { "INCONSISTENT" }
+                    );
+                    observer.event(Event::StepDone { done: index, summary: &summary });
                     let cell = &mut cells[li][vi];
                     if instrumented {
                         cell.lockstat.push((round, r));
                     } else {
                         cell.plain.push((round, r));
                     }
-                    index += 1;
                 }
             }
         }
         rounds_completed = round + 1;
     }
+    observer.event(Event::Finished);
     let mut results = Vec::new();
     for (li, &lock) in cfg.locks.iter().enumerate() {
         for (vi, &variant) in cfg.variants.iter().enumerate() {
@@ -564,6 +576,7 @@ fn ratios(cells: &[Vec<Cell>], cfg: &CompareConfig) -> Vec<RatioResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::observer::{assert_refused_before_any_work, Recorder, Silent};
 
     #[test]
     fn median_and_spread() {
@@ -608,14 +621,11 @@ mod tests {
             }
             run_named(v, w, i)
         };
-        let mut failed_steps = 0;
-        let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut |p| {
-            if let Progress::Failed(..) = p {
-                failed_steps += 1;
-            }
-        })
-        .unwrap();
-        assert_eq!(failed_steps, 1);
+        let mut recorder = Recorder::default();
+        let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
+        assert_eq!(recorder.failures.len(), 1);
+        assert!(recorder.failures[0].starts_with("run 2 of 4 failed (the comparison goes on)"), "{:?}", recorder.failures);
+        assert_eq!((recorder.steps, recorder.steps_done), (4, 3));
         assert_eq!(report.failures.len(), 1);
         assert_eq!((report.failures[0].variant, report.failures[0].round), ("epoch", 0));
         assert!(report.failures[0].error.contains("injected failure"));
@@ -631,15 +641,28 @@ mod tests {
     fn a_variant_whose_every_run_failed_is_failed_not_inconsistent() {
         let cfg = small(vec!["no-stats", "epoch"], 1);
         let runner = |v: &str, w: &WorkloadConfig, i: &AtomicBool| if v == "epoch" { Err("injected".to_string()) } else { run_named(v, w, i) };
-        let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut |_| {}).unwrap();
+        let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
         let epoch = report.results.iter().find(|r| r.variant == "epoch").unwrap();
         assert_eq!(epoch.status, "failed");
         assert!(epoch.kiops.is_none() && epoch.consistent.is_none());
         assert!(report.all_consistent(), "a failure is not an inconsistency");
         // An interrupted comparison: variants that never ran are `not run`.
-        let report = run_with(&runner, &cfg, &AtomicBool::new(true), &mut |_| {}).unwrap();
+        let report = run_with(&runner, &cfg, &AtomicBool::new(true), &mut Silent).unwrap();
         assert!(report.interrupted);
         assert!(report.results.iter().all(|r| r.status == "not run" && r.consistent.is_none() && r.kiops.is_none()));
+    }
+
+    #[test]
+    fn a_bad_configuration_is_refused_before_any_run() {
+        let base = small(vec!["no-stats"], 1);
+        let bad = [
+            small(Vec::new(), 1),
+            small(vec!["no-stats"], 0),
+            CompareConfig { locks: Vec::new(), ..base.clone() },
+            CompareConfig { measure: Measure::Both, lockstat_duration: Duration::ZERO, ..base.clone() },
+            small(vec!["nonsense"], 1),
+        ];
+        assert_refused_before_any_work(&bad, |cfg, observer| run(cfg, &AtomicBool::new(false), observer));
     }
 
     #[test]
@@ -647,7 +670,9 @@ mod tests {
         let mut cfg = CompareConfig::defaults();
         cfg.variants.push("unlocked");
         cfg.workload.churn_per_sec = 5.0;
-        assert!(cfg.validate().unwrap_err().contains("unlocked"));
+        let refused = cfg.validate().unwrap_err();
+        assert_eq!(refused.kind, crate::error::ErrorKind::BadInput);
+        assert!(refused.message.contains("unlocked"), "{refused}");
         cfg.workload.churn_per_sec = 0.0;
         cfg.validate().unwrap();
     }

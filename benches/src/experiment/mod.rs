@@ -17,9 +17,12 @@
 //! - The **error** carries its kind, and the kind its exit code (the README's table), so that the
 //!   code does not depend on where a message was caught.
 //!
-//! `schedlab kernel` ([`kernel`]) is the first experiment written in this shape; the older
-//! ones (`compare`, `sweep`, `predict`, ...) still take a progress callback and return string
-//! errors, and move to this shape one by one.
+//! In this shape now: `schedlab kernel` ([`kernel`], the first), `schedlab compare`
+//! ([`compare`]) and `schedlab sweep` ([`sweep`], whose configuration also names the CSV each
+//! point is written to as it is measured, so that a stopped sweep keeps every finished point).
+//! The others (`predict` with [`validate`], `roundtrip`, `flamegraph`, `simulate`,
+//! `trace-summary`) still take a progress callback or return string errors, and move to this
+//! shape one by one.
 
 pub mod compare;
 pub mod flamegraph;

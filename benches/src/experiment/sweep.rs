@@ -21,11 +21,17 @@
 //! Oversubscribed points (more threads than CPUs) are measured only when asked, marked in the CSV
 //! and on the chart, and never used by the model: they measure the OS scheduler, not the lock.
 
+use crate::driver::host::other_runnable_threads;
 use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy};
-use crate::stats::median;
-pub use crate::stats::fit_usl;
+use crate::driver::workload::{fair_lock_warning_before, RunResult, WorkloadConfig};
+use crate::error::ExperimentError;
+use crate::experiment::observer::{Event, Observer};
+use crate::files::output::{OutputFile, Stream};
+use crate::files::provenance::Provenance;
+use crate::model::calibrate::CalibrationSettings;
 use crate::model::{self, topology::Topology, CalibrationSet};
-use crate::driver::workload::{RunResult, WorkloadConfig};
+pub use crate::stats::fit_usl;
+use crate::stats::median;
 use schedlab_core::lockstat::{self, LockClass, LockSummary};
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::{InsertPathKind, LockKind};
@@ -56,15 +62,22 @@ pub struct SweepConfig {
     pub lockstat_duration: Duration,
     pub sum_sampling: u32,
     pub noise: NoisePolicy,
+    /// Where each point is written as it is measured; `None`: nowhere (the report only).
+    #[serde(skip)]
+    pub csv: Option<CsvOutput>,
+    /// The model beside the points; `None`: no model, and no calibration.
+    pub model: Option<ModelSettings>,
 }
 
 impl SweepConfig {
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks every point's workload, before any work: a bad-input error whose message is one
+    /// line for the user.
+    pub fn validate(&self) -> Result<(), ExperimentError> {
         if self.threads.is_empty() || self.variants.is_empty() || self.locks.is_empty() {
-            return Err("nothing to sweep (no thread count, variant or lock kind)".into());
+            return Err(ExperimentError::bad_input("nothing to sweep (no thread count, variant or lock kind)"));
         }
         if self.slots.is_empty() || self.outside_ns.is_empty() {
-            return Err("nothing to sweep (empty slot or outside-work list)".into());
+            return Err(ExperimentError::bad_input("nothing to sweep (empty slot or outside-work list)"));
         }
         for &t in &self.threads {
             for &s in &self.slots {
@@ -72,7 +85,7 @@ impl SweepConfig {
                     for &lock in &self.locks {
                         let w = WorkloadConfig { threads: t, slots: s, outside_ns: o, lock, ..self.workload.clone() };
                         for v in &self.variants {
-                            w.validate(v)?;
+                            w.validate(v).map_err(ExperimentError::bad_input)?;
                         }
                     }
                 }
@@ -425,45 +438,226 @@ pub fn measure_transfer_ns() -> Option<f64> {
     model::probes::transfer_ns()
 }
 
-/// What a progress callback is told.
-pub enum SweepProgress<'a> {
-    Start { index: usize, total: usize, key: &'a PointKey },
-    Done(&'a SweepPoint),
+/// Where a sweep's points go: the CSV, rewritten (or, on a device or FIFO, appended to) as soon as
+/// each point is measured, so that a stopped sweep keeps every finished point.
+#[derive(Clone, Debug)]
+pub struct CsvOutput {
+    /// Checked before any work (`OutputFile::check`).
+    pub file: OutputFile,
+    /// Keep the points already in the file and measure only the missing ones (`--resume`): the
+    /// file must be a regular one holding a sweep CSV of this version measured with the same
+    /// settings ([`parse_csv`]).
+    pub resume: bool,
 }
 
-/// What a sweep measured.
-#[derive(Debug, Default)]
-pub struct SweepRun {
-    /// The points measured and recorded, in order.
+/// The model drawn beside the points: `schedlab predict`'s simulation, calibrated
+/// single-threaded after the sweep's runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModelSettings {
+    /// The machine simulated; `None`: this machine's measured profile with `cores` cores.
+    pub topology: Option<Topology>,
+    /// Cores of the default machine (a hypothetical machine of this one's cores).
+    pub cores: usize,
+    /// One-way cache-line transfer between cores, ns, instead of the machine's.
+    pub transfer_ns: Option<f64>,
+}
+
+/// Everything a sweep measured and modelled.
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepReport {
+    pub provenance: Provenance,
+    pub config: SweepConfig,
+    /// Every point: those kept from the CSV (`resume`) first, then those measured now, in order.
     pub points: Vec<SweepPoint>,
+    /// How many of `points` were kept from the CSV.
+    pub kept: usize,
     /// Points whose run failed (the driver's one-line error); the sweep went on without them.
     pub failures: Vec<String>,
-    /// Recording a point failed (the CSV could not be written): the sweep stopped there.
-    pub record_error: Option<String>,
+    /// The CSV could not be written (the sweep stopped at that point) or finished.
+    pub csv_error: Option<String>,
     pub interrupted: bool,
+    /// The machine the model simulated; `None` when there is no model (none asked, the sweep was
+    /// stopped, or the calibration did not run).
+    pub model_machine: Option<String>,
+    pub models: Vec<SeriesModel>,
 }
 
-/// Measures every point not in `skip` and hands each to `record` (which writes the CSV) as soon
-/// as it is measured. Stops early, dropping the point in progress, when `interrupt` is set or
-/// `record` fails; a point whose run fails is reported and skipped.
-pub fn run(
-    cfg: &SweepConfig,
-    skip: &[PointKey],
-    interrupt: &AtomicBool,
-    progress: &mut dyn FnMut(SweepProgress<'_>),
-    record: &mut dyn FnMut(&SweepPoint) -> Result<(), String>,
-) -> Result<SweepRun, String> {
+impl SweepReport {
+    /// The points measured by this sweep (not kept from the CSV).
+    pub fn measured(&self) -> &[SweepPoint] {
+        &self.points[self.kept..]
+    }
+
+    /// Whether every point passed the end-of-run checks.
+    pub fn all_consistent(&self) -> bool {
+        self.points.iter().all(|p| p.consistent)
+    }
+}
+
+/// The CSV as it is written: a regular file rewritten whole (temporary file + rename) at each
+/// point, or a device or FIFO written through, row by row.
+enum CsvTarget {
+    Replace(OutputFile),
+    Through(Stream),
+}
+
+struct CsvWriter {
+    target: CsvTarget,
+    /// The rows written so far (kept ones included), for a rewrite of the whole file.
+    rows: Vec<String>,
+    settings: Vec<String>,
+}
+
+impl CsvWriter {
+    /// Reads the points to keep (`resume`) and opens the output; a device or FIFO gets its header
+    /// now. Before any work: every error is bad input.
+    fn open(out: &CsvOutput, settings: Vec<String>, observer: &mut dyn Observer) -> Result<(CsvWriter, Vec<SweepPoint>), ExperimentError> {
+        let path = out.file.path();
+        let mut kept = Vec::new();
+        let mut rows = Vec::new();
+        if out.resume {
+            if !out.file.is_regular() {
+                return Err(ExperimentError::bad_input(format!(
+                    "--resume needs a regular file to read back, and {} is a device or FIFO",
+                    path.display()
+                )));
+            }
+            match std::fs::read(path) {
+                Ok(bytes) => {
+                    let text = String::from_utf8(bytes).map_err(|_| {
+                        ExperimentError::bad_input(format!("cannot resume from {}: it is not text (not a sweep CSV)", path.display()))
+                    })?;
+                    let resumed = parse_csv(&text, &settings)
+                        .map_err(|e| ExperimentError::bad_input(format!("cannot resume from {}: {e}", path.display())))?;
+                    if resumed.dropped_partial_line {
+                        let w = format!("{}: dropped a half-written last line (a sweep stopped while writing it)", path.display());
+                        observer.event(Event::Warning(&w));
+                    }
+                    kept = resumed.points;
+                    rows = resumed.rows;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(ExperimentError::bad_input(format!("cannot read {}: {e}", path.display()))),
+            }
+        }
+        let target = if out.file.is_regular() {
+            CsvTarget::Replace(out.file.clone())
+        } else {
+            let mut stream = out.file.stream().map_err(ExperimentError::bad_input)?;
+            stream.append(csv_text(&[]).as_bytes()).map_err(ExperimentError::bad_input)?;
+            CsvTarget::Through(stream)
+        };
+        Ok((CsvWriter { target, rows, settings }, kept))
+    }
+
+    fn record(&mut self, point: &SweepPoint) -> Result<(), String> {
+        let row = point.csv_row(&self.settings);
+        match &mut self.target {
+            CsvTarget::Replace(out) => {
+                self.rows.push(row);
+                out.write(csv_text(&self.rows).as_bytes())
+            }
+            CsvTarget::Through(stream) => stream.append(format!("{row}\n").as_bytes()),
+        }
+    }
+
+    /// Finishes a device or FIFO written through (a regular file is whole after each point).
+    fn finish(self) -> Result<(), String> {
+        match self.target {
+            CsvTarget::Replace(_) => Ok(()),
+            CsvTarget::Through(stream) => stream.commit(),
+        }
+    }
+}
+
+/// What the measuring of the points gave.
+#[derive(Default)]
+struct Measured {
+    points: Vec<SweepPoint>,
+    failures: Vec<String>,
+    record_error: Option<String>,
+    interrupted: bool,
+}
+
+/// The observer's name of a point: "fair-spin sched-lock threads=2 slots=8 outside=0ns".
+fn point_label(key: &PointKey) -> String {
+    format!("{} {} threads={} slots={} outside={}ns", key.lock.name(), key.variant, key.threads, key.slots, key.outside_ns)
+}
+
+/// Runs the sweep (the experiment shape of [`crate::experiment`]): the points of `cfg` not
+/// already in its CSV (`resume`), each written to the CSV as soon as it is measured, then the
+/// model's calibration and prediction. `stop` (a signal) ends it early, dropping the point in
+/// progress and the model; a point whose run fails is told to the observer and skipped; a CSV
+/// that cannot be written stops the measuring (`csv_error`). The errors are bad input, found
+/// before any run.
+pub fn run(cfg: &SweepConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<SweepReport, ExperimentError> {
     cfg.validate()?;
-    lockstat::set_hold_sampling(LockClass::STATS_SUM, cfg.sum_sampling);
+    let mut csv = None;
+    let mut kept = Vec::new();
+    if let Some(out) = &cfg.csv {
+        let (writer, points) = CsvWriter::open(out, cfg.settings(), observer)?;
+        csv = Some(writer);
+        kept = points;
+    }
+    let skip: Vec<PointKey> = kept.iter().map(|p| p.key()).collect();
     let keys: Vec<PointKey> = cfg.points().into_iter().filter(|k| !skip.contains(k)).collect();
-    let mut out = SweepRun::default();
+    let per_point_s = cfg.estimated_seconds() / cfg.points().len().max(1) as f64;
+    let calibration_s = if cfg.model.is_some() { (cfg.variants.len() * cfg.locks.len() * cfg.slots.len()) as f64 } else { 0.0 };
+    observer.event(Event::Planned { steps: keys.len(), estimated_s: per_point_s * keys.len() as f64 + calibration_s });
+    let others = other_runnable_threads();
+    let max_threads = cfg.threads.iter().copied().max().unwrap_or(1);
+    for &lock in &cfg.locks {
+        if let Some(w) = fair_lock_warning_before(lock, max_threads, others) {
+            observer.event(Event::Warning(&w));
+        }
+    }
+    let measured = measure(cfg, &keys, stop, observer, &mut |point| csv.as_mut().map_or(Ok(()), |c| c.record(point)));
+    let mut csv_error = measured.record_error.map(|e| format!("{e} (the sweep stopped there)"));
+    if let Some(Err(e)) = csv.map(CsvWriter::finish) {
+        csv_error.get_or_insert(e);
+    }
+    let interrupted = measured.interrupted || stop.load(Ordering::Relaxed);
+    let kept_count = kept.len();
+    let mut points = kept;
+    points.extend(measured.points);
+    let (model_machine, models) = match &cfg.model {
+        Some(settings) if !interrupted && !points.is_empty() => model_points(cfg, settings, &points, keys.len(), stop, observer),
+        _ => (None, Vec::new()),
+    };
+    observer.event(Event::Finished);
+    Ok(SweepReport {
+        provenance: Provenance::collect(),
+        config: cfg.clone(),
+        points,
+        kept: kept_count,
+        failures: measured.failures,
+        csv_error,
+        interrupted,
+        model_machine,
+        models,
+    })
+}
+
+/// Measures the points `keys` and hands each to `record` as soon as it is measured. Stops early,
+/// dropping the point in progress, when `stop` is set or `record` fails; a point whose run fails
+/// is told to the observer and skipped.
+fn measure(
+    cfg: &SweepConfig,
+    keys: &[PointKey],
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+    record: &mut dyn FnMut(&SweepPoint) -> Result<(), String>,
+) -> Measured {
+    lockstat::set_hold_sampling(LockClass::STATS_SUM, cfg.sum_sampling);
+    let mut out = Measured::default();
     let mut rerun_budget = (keys.len() as u32 * if cfg.lockstat_duration.is_zero() { 1 } else { 2 }).div_ceil(2);
-    for (index, key) in keys.iter().enumerate() {
-        if interrupt.load(Ordering::Relaxed) {
+    for (done, key) in keys.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
             out.interrupted = true;
             break;
         }
-        progress(SweepProgress::Start { index, total: keys.len(), key });
+        let label = point_label(key);
+        observer.event(Event::Step { done, label: &label });
         let mut w = cfg.workload.clone();
         w.threads = key.threads;
         w.lock = key.lock;
@@ -471,19 +665,20 @@ pub fn run(
         w.outside_ns = key.outside_ns;
         w.lockstat = false;
         let mut noise = NoiseCount::default();
-        let measured = run_clean(&key.variant, &w, interrupt, cfg.noise, &mut noise, &mut rerun_budget).and_then(|plain| {
+        let measured = run_clean(&key.variant, &w, stop, cfg.noise, &mut noise, &mut rerun_budget).and_then(|plain| {
             if plain.interrupted || cfg.lockstat_duration.is_zero() {
                 return Ok((plain, None));
             }
             let mut wi = w.clone();
             wi.lockstat = true;
             wi.duration = cfg.lockstat_duration;
-            let r = run_clean(&key.variant, &wi, interrupt, cfg.noise, &mut noise, &mut rerun_budget)?;
+            let r = run_clean(&key.variant, &wi, stop, cfg.noise, &mut noise, &mut rerun_budget)?;
             Ok((plain, Some(r)))
         });
         let (plain, instrumented) = match measured {
             Ok(m) => m,
             Err(e) => {
+                observer.event(Event::Failure(&format!("point {label} failed (the sweep goes on): {e}")));
                 out.failures.push(e);
                 continue;
             }
@@ -497,10 +692,69 @@ pub fn run(
             out.record_error = Some(e);
             break;
         }
-        progress(SweepProgress::Done(&point));
+        let summary = format!("point done: {label}: {:.1} KIOPS", point.kiops);
+        observer.event(Event::StepDone { done: done + 1, summary: &summary });
         out.points.push(point);
     }
-    Ok(out)
+    out
+}
+
+/// Calibrates the model (single-threaded, one set per slot count measured: about a second per
+/// variant, lock kind and slot count) and predicts every series of `points` with it: the name of
+/// the machine simulated and the series' models. A failed calibration is a warning: no model.
+fn model_points(
+    cfg: &SweepConfig,
+    settings: &ModelSettings,
+    points: &[SweepPoint],
+    done: usize,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> (Option<String>, Vec<SeriesModel>) {
+    let wanted = model::Wanted { variants: cfg.variants.clone(), locks: cfg.locks.clone(), inserts: vec![cfg.workload.insert] };
+    let slot_counts: Vec<usize> = cfg.slots.iter().copied().filter(|s| points.iter().any(|p| p.slots == *s)).collect();
+    let calibration = CalibrationSettings { windows: 3, rounds: 2000, ..CalibrationSettings::default() };
+    let mut calibrations: Vec<(usize, CalibrationSet)> = Vec::new();
+    for &slots in &slot_counts {
+        let label = format!(
+            "calibrating the model: slots={slots} ({} variant/lock entries, single-threaded)",
+            wanted.entries().len()
+        );
+        observer.event(Event::Step { done, label: &label });
+        let w = WorkloadConfig { slots, ..cfg.workload.clone() };
+        match model::calibrate_all(&w, &wanted, &calibration, stop, &mut |_| {}) {
+            Ok(set) => calibrations.push((slots, set)),
+            Err(e) => {
+                if !stop.load(Ordering::Relaxed) {
+                    observer.event(Event::Warning(&format!("the model's calibration failed ({e}): no model")));
+                }
+                break;
+            }
+        }
+    }
+    let mut topo = match (&settings.topology, calibrations.first()) {
+        (Some(t), _) => t.clone(),
+        (None, Some((_, set))) => {
+            let mut t = set.machine.clone();
+            t.name = format!(
+                "{} cores like this machine's ({:.0} ns line transfer; hypothetical beyond {})",
+                settings.cores,
+                t.transfer.core_ns,
+                set.machine.cpus()
+            );
+            t.cores = settings.cores;
+            t.threads_per_core = 1;
+            t.smt.busy_slowdown = 1.0;
+            t.smt.spin_slowdown = 1.0;
+            t
+        }
+        (None, None) => return (None, Vec::new()),
+    };
+    if let Some(x) = settings.transfer_ns {
+        topo.transfer.core_ns = x;
+        topo.transfer.sibling_ns = topo.transfer.sibling_ns.min(x);
+    }
+    let models = models(points, &calibrations, cfg.workload.insert, &topo, cfg.workload.seed);
+    (Some(topo.name), models)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -631,6 +885,7 @@ pub fn models(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::experiment::observer::{assert_refused_before_any_work, Recorder, Silent};
 
     pub(crate) fn point(variant: &str, threads: usize, kiops: f64) -> SweepPoint {
         SweepPoint {
@@ -663,20 +918,65 @@ pub(crate) mod tests {
         }
     }
 
-    fn settings() -> Vec<String> {
-        let cfg = SweepConfig {
-            workload: WorkloadConfig::default(),
-            threads: vec![1, 2],
+    /// A sweep of one short point per variant, one thread, no instrumented run, no CSV, no model.
+    fn small(variants: Vec<&'static str>) -> SweepConfig {
+        SweepConfig {
+            workload: WorkloadConfig { duration: Duration::from_millis(30), ramp: Duration::ZERO, ..WorkloadConfig::default() },
+            threads: vec![1],
             cpus: 2,
-            variants: vec!["sched-lock"],
+            variants,
             locks: vec![LockKind::FairSpin],
             slots: vec![8],
             outside_ns: vec![0],
-            lockstat_duration: Duration::from_secs(1),
+            lockstat_duration: Duration::ZERO,
             sum_sampling: 16,
-            noise: NoisePolicy::default(),
-        };
+            noise: NoisePolicy { max_other_cpus: 1e9, retries: 0 },
+            csv: None,
+            model: None,
+        }
+    }
+
+    fn settings() -> Vec<String> {
+        let cfg = SweepConfig { threads: vec![1, 2], variants: vec!["sched-lock"], lockstat_duration: Duration::from_secs(1), ..small(Vec::new()) };
         cfg.settings()
+    }
+
+    #[test]
+    fn a_bad_configuration_is_refused_before_any_point() {
+        let base = small(vec!["no-stats"]);
+        let csv_on_a_device = CsvOutput { file: OutputFile::check(std::path::Path::new("/dev/null")).unwrap(), resume: true };
+        let bad = [
+            small(Vec::new()),
+            SweepConfig { threads: Vec::new(), ..base.clone() },
+            SweepConfig { slots: Vec::new(), ..base.clone() },
+            SweepConfig { locks: Vec::new(), ..base.clone() },
+            small(vec!["nonsense"]),
+            SweepConfig { csv: Some(csv_on_a_device), ..base.clone() },
+        ];
+        assert_refused_before_any_work(&bad, |cfg, observer| run(cfg, &AtomicBool::new(false), observer));
+    }
+
+    #[test]
+    fn a_sweep_measures_its_points_and_a_resumed_one_only_the_missing_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.csv");
+        let csv = |resume| Some(CsvOutput { file: OutputFile::check(&path).unwrap(), resume });
+        let first = SweepConfig { csv: csv(false), ..small(vec!["no-stats"]) };
+        let mut recorder = Recorder::default();
+        let report = run(&first, &AtomicBool::new(false), &mut recorder).unwrap();
+        assert_eq!((report.points.len(), report.kept, recorder.steps, recorder.steps_done), (1, 0, 1, 1));
+        assert!(report.all_consistent() && report.failures.is_empty() && report.csv_error.is_none() && !report.interrupted);
+        assert!(report.model_machine.is_none() && report.models.is_empty(), "no model asked");
+        let second = SweepConfig { csv: csv(true), ..small(vec!["no-stats", "sched-lock"]) };
+        let mut recorder = Recorder::default();
+        let report = run(&second, &AtomicBool::new(false), &mut recorder).unwrap();
+        assert_eq!((report.points.len(), report.kept, recorder.steps), (2, 1, 1), "only sched-lock measured");
+        assert_eq!(report.measured()[0].variant, "sched-lock");
+        let back = parse_csv(&std::fs::read_to_string(&path).unwrap(), &second.settings()).unwrap();
+        assert_eq!(back.points.iter().map(|p| p.variant.as_str()).collect::<Vec<_>>(), ["no-stats", "sched-lock"]);
+        // Stopped before the first point: nothing measured, marked interrupted.
+        let report = run(&small(vec!["no-stats"]), &AtomicBool::new(true), &mut Silent).unwrap();
+        assert!(report.interrupted && report.points.is_empty());
     }
 
     #[test]

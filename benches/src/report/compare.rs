@@ -307,3 +307,104 @@ pub fn ratio_table(report: &CompareReport) -> String {
     }
     out
 }
+
+/// The whole report, as `schedlab compare` prints it: the settings, the tables and the notes.
+pub fn full_text(report: &CompareReport, brief: bool) -> String {
+    let mut out = String::new();
+    let c = &report.config;
+    let w = &c.workload;
+    let _ = writeln!(out, 
+        "\nschedlab compare: {} threads{}, {} round(s) x {} variant(s) x {}, {} s plain{} per run (+{} s ramp), {} groups, churn {}/s, {} bs {} B, iodepth {}, outside {} ns, {} stat slots",
+        w.threads,
+        if w.pin_cpus { " (pinned)" } else { "" },
+        report.rounds_completed,
+        c.variants.len(),
+        c.locks.iter().map(|l| l.name()).collect::<Vec<_>>().join(" + "),
+        w.duration.as_secs_f64(),
+        match c.measure {
+            Measure::Both => format!(" + {} s instrumented", c.lockstat_duration.as_secs_f64()),
+            Measure::Lockstat => " (lock statistics on and off in 100 ms windows of the same run)".into(),
+            Measure::Plain => String::new(),
+        },
+        w.ramp.as_secs_f64(),
+        w.groups,
+        w.churn_per_sec,
+        w.rw.name(),
+        w.bs_sectors as u64 * 512,
+        w.iodepth,
+        w.outside_ns,
+        w.slots
+    );
+    let _ = writeln!(out, "{}", report.provenance.one_line());
+    if report.interrupted {
+        let _ = writeln!(out, "(interrupted: {} complete round(s); the tables use every run that finished)", report.rounds_completed);
+    }
+    let _ = writeln!(out);
+    out.push_str(&main_table(report));
+    if let Some(warning) = interference_warning(report) {
+        let _ = writeln!(out, "\n{warning}");
+    }
+    let _ = writeln!(out, 
+        "\n  x sched: KIOPS / sched-lock's in the same round (median). cont%: contended acquisitions; wait: per contended\n  acquisition (estimated from sampled waits); hold: per acquisition (estimated from sampled holds; lock counters {}). stats/sched hold:\n  time in statistics updates applied under the scheduler lock / its hold time (and the part of it in locked counter sums).",
+        match c.measure {
+            Measure::Lockstat => "from the same runs as the KIOPS",
+            _ => "from the instrumented runs",
+        }
+    );
+    let _ = writeln!(out, "\nThe seeds' ratios (kernel-bfq.md §1: 8 threads, i7-4850HQ, null_blk) beside the ones measured here:\n");
+    out.push_str(&ratio_table(report));
+    let _ = writeln!(out, 
+        "\nWhat the lock statistics cost ({}) and CPU accounting of the measured windows:\n",
+        match c.measure {
+            Measure::Lockstat => "on against off windows of the same runs: each window against its two neighbours, median over all windows; the range is over the runs' own medians",
+            _ => "instrumented runs against plain runs of the same rounds",
+        }
+    );
+    out.push_str(&overhead_table(report));
+    let costly: Vec<String> = report
+        .results
+        .iter()
+        .filter(|r| r.lockstat_overhead_pct.is_some_and(|c| c > 5.0))
+        .map(|r| format!("{}/{} ({:.1}%)", r.variant, r.lock.name(), r.lockstat_overhead_pct.unwrap_or(0.0)))
+        .collect();
+    if c.measure == Measure::Lockstat && !costly.is_empty() {
+        let _ = writeln!(out, 
+            "\nNOTE: the lock statistics cost more than 5 % in {}: there the counters describe a slower system than\nan unmeasured one; `--measure both` takes the KIOPS from separate plain runs.",
+            costly.join(", ")
+        );
+    }
+    if !brief {
+        let tables = lockstat_tables(report);
+        if !tables.is_empty() {
+            let _ = writeln!(out, "\nLock statistics (lockstat-like; wait over contended acquisitions; occup = hold total / wall time):\n");
+            out.push_str(&tables);
+        }
+    }
+    let bad: Vec<String> = report
+        .results
+        .iter()
+        .filter(|r| r.consistent == Some(false))
+        .map(|r| format!("{}/{}", r.variant, r.lock.name()))
+        .collect();
+    let not_run: Vec<String> =
+        report.results.iter().filter(|r| r.status != "complete").map(|r| format!("{}/{} ({})", r.variant, r.lock.name(), r.status)).collect();
+    for f in &report.failures {
+        let _ = writeln!(out, 
+            "\nFAILED: round {} {}/{}{}: {}",
+            f.round + 1,
+            f.variant,
+            f.lock.name(),
+            if f.instrumented { " (lockstat)" } else { "" },
+            f.error
+        );
+    }
+    if !not_run.is_empty() {
+        let _ = writeln!(out, "\nNot every run finished: {} (their rows cover the runs that did).", not_run.join(", "));
+    }
+    if bad.is_empty() {
+        let _ = writeln!(out, "\nEvery run that finished passed the end-of-run checks (requests and statistics conserved, every group and queue freed).");
+    } else {
+        let _ = writeln!(out, "\nINCONSISTENT: {} (see `schedlab run --variant V` for details)", bad.join(", "));
+    }
+    out
+}

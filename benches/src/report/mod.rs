@@ -3,5 +3,6 @@
 
 pub mod chart;
 pub mod compare;
-pub mod run;
 pub mod kernel;
+pub mod run;
+pub mod sweep;

@@ -1,0 +1,138 @@
+//! The text of `schedlab sweep`'s report: the points measured, the model beside them, and the
+//! notes after the chart (failed points, disturbed or noisy points, inconsistent ones). The chart
+//! itself is [`crate::report::chart`].
+
+use crate::driver::workload::{FAIR_LOCK_ADVICE, OTHERS_DISTURB_CPUS};
+use crate::experiment::sweep::{SweepReport, USL_MIN_POINTS};
+use crate::report::compare::fmt_ns;
+use schedlab_core::LockKind;
+use std::fmt::Write as _;
+
+/// A percentage already in percent ("12.5%"), "-" when not measured.
+fn pct(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.1}%")
+    } else {
+        "-".into()
+    }
+}
+
+/// A fraction as a whole percentage ("50%"), "-" when not measured.
+fn frac_pct(v: f64) -> String {
+    if v.is_finite() {
+        format!("{:.0}%", 100.0 * v)
+    } else {
+        "-".into()
+    }
+}
+
+/// The head of the report: where the points are, the provenance, the table of points, and the
+/// model's table (or why there is none).
+pub fn points_and_model_text(report: &SweepReport) -> String {
+    let mut out = String::new();
+    let csv = report.config.csv.as_ref().map_or_else(|| "no CSV".into(), |c| c.file.path().display().to_string());
+    let _ = writeln!(
+        out,
+        "schedlab sweep: {} point(s) in {csv}{}",
+        report.points.len(),
+        if report.interrupted { " (interrupted: the points that finished)" } else { "" }
+    );
+    let _ = writeln!(out, "{}", report.provenance.one_line());
+    let _ = writeln!(
+        out,
+        "\n{:<11} {:<11} {:>7} {:>5} {:>8} {:>9} {:>17} {:>6} {:>9} {:>9} {:>10}",
+        "variant", "lock", "threads", "slots", "outside", "KIOPS", "per-thread min/max", "cont%", "sched/req", "occup", "owner-chg"
+    );
+    for p in &report.points {
+        let _ = writeln!(
+            out,
+            "{:<11} {:<11} {:>7} {:>5} {:>8} {:>9.1} {:>17} {:>6} {:>9} {:>9} {:>10}{}",
+            p.variant,
+            p.lock.name(),
+            p.threads,
+            p.slots,
+            p.outside_ns,
+            p.kiops,
+            format!("{:.1}/{:.1}", p.per_thread_min, p.per_thread_max),
+            pct(p.sched_contention_pct),
+            fmt_ns(p.sched_hold_per_req_ns),
+            frac_pct(p.sched_occupancy),
+            frac_pct(p.sched_owner_change_frac),
+            if p.oversubscribed { "  (oversubscribed)" } else { "" }
+        );
+    }
+    match &report.model_machine {
+        Some(machine) => {
+            let _ = writeln!(
+                out,
+                "\nMODEL, not measured: schedlab predict's simulation (calibrated on single-threaded runs and a line-transfer measurement, never on\nthese points) on {machine}; error = the largest |model − measured| ÷ measured over this sweep's thread counts. USL fitted only with >= {USL_MIN_POINTS} measured thread counts.\n",
+            );
+            let _ = writeln!(
+                out,
+                "{:<11} {:<11} {:>5} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}  USL",
+                "variant", "lock", "slots", "outside", "model@1", "model@2", "error", "@8", "@16", "@64"
+            );
+        }
+        None => {
+            let _ = writeln!(out, "\nno model (--no-model, or its calibration did not run)");
+        }
+    }
+    for m in &report.models {
+        let at = |n: usize| m.predicted.iter().find(|(t, _)| *t == n).map_or("-".into(), |(_, v)| format!("{v:.0}"));
+        let _ = writeln!(
+            out,
+            "{:<11} {:<11} {:>5} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}  {}",
+            m.variant,
+            m.lock.name(),
+            m.slots,
+            m.outside_ns,
+            at(1),
+            at(2),
+            m.error_pct.map_or("-".into(), |e| format!("{e:.1}%")),
+            at(8),
+            at(16),
+            at(64),
+            match m.usl {
+                Some((s, k)) => format!("σ={s:.3} κ={k:.5}"),
+                None => format!("not fitted ({} thread counts < {USL_MIN_POINTS})", m.measured_thread_counts),
+            }
+        );
+    }
+    out
+}
+
+/// The notes after the chart: failed points, fair-lock points run with more runnable threads than
+/// CPUs, points kept although other processes disturbed them, inconsistent points.
+pub fn notes_text(report: &SweepReport) -> String {
+    let mut out = String::new();
+    for f in &report.failures {
+        let _ = writeln!(out, "FAILED point (the sweep went on without it): {f}");
+    }
+    let fair_disturbed: Vec<String> = report
+        .points
+        .iter()
+        .filter(|p| p.lock == LockKind::FairSpin && (p.oversubscribed || p.other_cpus > OTHERS_DISTURB_CPUS))
+        .map(|p| format!("{}@{}", p.variant, p.threads))
+        .collect();
+    if !fair_disturbed.is_empty() {
+        let _ = writeln!(
+            out,
+            "WARNING (fair-spin): {} point(s) ran with more runnable threads than CPUs (oversubscribed, or other processes using the CPUs): {}. {}.",
+            fair_disturbed.len(),
+            fair_disturbed.join(", "),
+            FAIR_LOCK_ADVICE
+        );
+    }
+    let max_other_cpus = report.config.noise.max_other_cpus;
+    let noisy = report.measured().iter().filter(|p| p.other_cpus > max_other_cpus).count();
+    if noisy > 0 {
+        let _ = writeln!(
+            out,
+            "WARNING: {noisy} point(s) kept although other processes used more than {max_other_cpus} CPUs during them (retries exhausted): see the other_cpus column",
+        );
+    }
+    if !report.all_consistent() {
+        let _ = writeln!(out, "INCONSISTENT points: see the `consistent` column of the CSV");
+    }
+    out
+}
