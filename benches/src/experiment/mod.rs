@@ -24,6 +24,9 @@
 pub mod compare;
 pub mod kernel;
 pub mod observer;
+pub mod predict;
+pub mod simulate;
+pub mod roundtrip;
 pub mod sweep;
 pub mod validate;
 

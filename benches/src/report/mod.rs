@@ -3,3 +3,6 @@
 
 pub mod chart;
 pub mod compare;
+pub mod predict;
+pub mod roundtrip;
+pub mod simulate;
