@@ -20,14 +20,17 @@
 //! `schedlab kernel` ([`kernel`]) is the first experiment written in this shape; the older
 //! ones (`compare`, `sweep`, `predict`, ...) still take a progress callback and return string
 //! errors, and move to this shape one by one.
+//! In the shape: [`kernel`], [`predict`] (with [`validate`]), [`simulate`], [`roundtrip`].
 
 pub mod compare;
 pub mod kernel;
 pub mod observer;
 pub mod predict;
-pub mod simulate;
 pub mod roundtrip;
+pub mod simulate;
 pub mod sweep;
+#[cfg(test)]
+mod testing;
 pub mod validate;
 
 pub use crate::error::{ErrorKind, ExperimentError, Failures};

@@ -309,7 +309,7 @@ pub fn run(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorKind;
+    use crate::experiment::testing::assert_refused;
     use crate::experiment::observer::Recorder;
     use schedlab_core::{InsertPathKind, LockKind};
     use std::path::Path;
@@ -334,12 +334,6 @@ mod tests {
             outside_is_work: false,
             validation: None,
         }
-    }
-
-    fn refused(cfg: &PredictConfig) -> (ExperimentError, Recorder) {
-        let mut recorder = Recorder::default();
-        let e = run(cfg, &AtomicBool::new(false), &mut recorder).expect_err("refused");
-        (e, recorder)
     }
 
     #[test]
@@ -372,10 +366,7 @@ mod tests {
             ),
         ];
         for (cfg, says) in cases {
-            let (e, recorder) = refused(&cfg);
-            assert_eq!(e.kind, ErrorKind::BadInput, "{says}: {e}");
-            assert!(e.message.contains(says), "{says}: {e}");
-            assert_eq!(recorder.steps, 0, "{says}: no work before the check");
+            assert_refused(|stop, observer| run(&cfg, stop, observer), says);
         }
     }
 

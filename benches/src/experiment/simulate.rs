@@ -57,7 +57,7 @@ pub fn run(cfg: &SimulateConfig, stop: &AtomicBool, observer: &mut dyn Observer)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorKind;
+    use crate::experiment::testing::assert_refused;
     use crate::experiment::observer::Recorder;
     use crate::policy_sim::DeviceModel;
 
@@ -74,11 +74,7 @@ mod tests {
             (SimulateConfig { sim: SimConfig { device: DeviceModel::Null, think_ns: 0, ..short().sim }, ..short() }, "--think"),
         ];
         for (cfg, says) in cases {
-            let mut recorder = Recorder::default();
-            let e = run(&cfg, &AtomicBool::new(false), &mut recorder).expect_err(says);
-            assert_eq!(e.kind, ErrorKind::BadInput, "{says}: {e}");
-            assert!(e.message.contains(says), "{says}: {e}");
-            assert_eq!(recorder.steps, 0, "{says}: no work before the check");
+            assert_refused(|stop, observer| run(&cfg, stop, observer), says);
         }
     }
 
