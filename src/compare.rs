@@ -7,7 +7,6 @@ use crate::flags::{parse_locks, parse_variants, WorkloadArgs};
 use crate::progress::Bar;
 use crate::{bad_input, check_output, seconds, units, write_output, ExperimentError, INTERRUPT};
 use clap::Parser;
-use indicatif::{ProgressBar, ProgressStyle};
 use schedlab_benches::compare::{self, CompareConfig, CompareReport, Measure};
 use schedlab_benches::experiment::Failures;
 use schedlab_benches::workload::entry_name;
@@ -108,14 +107,6 @@ fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentError> {
     Ok(cfg)
 }
 
-/// `schedlab predict`'s progress bar, until it reports to an observer like the others.
-pub fn progress_bar(total: u64) -> ProgressBar {
-    let bar = ProgressBar::new(total);
-    if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} runs, {elapsed} (about {eta} left) {msg}") {
-        bar.set_style(style);
-    }
-    bar
-}
 
 /// Runs a comparison from parsed arguments: the report printed, then its JSON written; the worst
 /// of a failed write, an inconsistent run and a failed run decides the error (each already said:

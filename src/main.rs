@@ -52,19 +52,6 @@ mod units;
 /// Set by the first SIGINT, SIGTERM or SIGHUP (`signals.rs`); every driver polls it.
 static INTERRUPT: AtomicBool = AtomicBool::new(false);
 
-/// The exit codes (see the crate documentation).
-pub mod exit {
-    pub const OK: u8 = 0;
-    /// A check failed: an inconsistent run, overlapping lock holds in a trace.
-    pub const CHECK_FAILED: u8 = 1;
-    /// Bad input: arguments, input files, output paths (checked before any work).
-    pub const BAD_INPUT: u8 = 2;
-    /// An output could not be written after the work (the results were printed).
-    pub const WRITE_FAILED: u8 = 3;
-    /// A run failed (the driver's error); the other runs were kept and reported.
-    pub const RUN_FAILED: u8 = 4;
-}
-
 const EXIT_CODES_HELP: &str = "Exit codes: 0 done; 1 a check failed (inconsistent run, overlapping lock holds); 2 bad input \
 (arguments, input files, output paths: checked before any work); 3 an output could not be written; 4 a run failed (the \
 others are kept). Signals: SIGINT (Ctrl-C) exits 130, SIGTERM 143, SIGHUP 129, after keeping what finished (tables, \
@@ -73,8 +60,8 @@ later) exits at once; a supervisor's signal to the process and then its group is
 
 pub(crate) use paths::{check_input, check_output};
 
-/// Writes an output; on failure logs one line and returns false (the caller exits with
-/// [`exit::WRITE_FAILED`] and prints no "wrote" line).
+/// Writes an output; on failure logs one line and returns false (the caller adds an output
+/// failure, exit 3, and prints no "wrote" line).
 fn write_output(out: &OutputFile, bytes: &[u8]) -> bool {
     match out.write(bytes) {
         Ok(()) => true,
@@ -164,21 +151,6 @@ pub(crate) fn seconds(name: &str, v: f64, allow_zero: bool) -> Result<Duration, 
     Ok(Duration::from_secs_f64(v))
 }
 
-/// Interim, while commands move to returning their failures as errors (issue 25): a command that
-/// still answers with an exit code, as the error of that code's kind (its message already printed).
-fn from_exit_code(code: u8) -> Result<(), ExperimentError> {
-    use schedlab_benches::experiment::ErrorKind;
-    let kind = match code {
-        0 => return Ok(()),
-        1 => ErrorKind::CheckFailed,
-        2 => ErrorKind::BadInput,
-        3 => ErrorKind::OutputFailed,
-        4 => ErrorKind::RunFailed,
-        _ => ErrorKind::Stopped,
-    };
-    Err(ExperimentError { kind, message: String::new() })
-}
-
 /// One line for a panic, through the log (the default hook prints several, with a backtrace
 /// hint). A panic is a bug: the driver turns one in a job thread into a failed run.
 fn install_panic_hook() {
@@ -207,7 +179,7 @@ fn main() -> ExitCode {
             use clap::error::ErrorKind;
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
                 out!("{e}");
-                return finish(exit::OK);
+                return finish(Ok(()));
             }
             // clap renders several lines (error, usage, tip): keep the error itself on one line.
             let rendered = e.to_string();
@@ -220,7 +192,7 @@ fn main() -> ExitCode {
                 .join(" ");
             let (_logging, _) = logging::init(&logging::LogRequest::logs(0));
             tracing::error!("{}", line.trim_start_matches("error: "));
-            return ExitCode::from(exit::BAD_INPUT);
+            return ExitCode::from(schedlab_benches::experiment::ErrorKind::BadInput.exit_code());
         }
     };
     // `run` is checked before the subscriber is installed, so that bad input creates no trace
@@ -252,7 +224,7 @@ fn main() -> ExitCode {
     let (mut logging, log_problem) = logging::init(&request);
     if let Err(msg) = log_problem.and(signal_problem) {
         tracing::error!("{msg}");
-        return ExitCode::from(exit::BAD_INPUT);
+        return ExitCode::from(schedlab_benches::experiment::ErrorKind::BadInput.exit_code());
     }
     tracing::debug!(command = ?cli.command, "parsed");
     let result: Result<(), ExperimentError> = match cli.command {
@@ -270,41 +242,43 @@ fn main() -> ExitCode {
         },
         Some(Command::Compare(args)) => compare::cmd(&args),
         Some(Command::Sweep(args)) => sweep::cmd(&args),
-        Some(Command::Predict(args)) => predict::cmd(&args).and_then(from_exit_code),
-        Some(Command::Roundtrip(args)) => roundtrip::cmd(&args).map_err(bad_input).and_then(from_exit_code),
-        Some(Command::Simulate(args)) => simulate::cmd(&args).and_then(from_exit_code),
+        Some(Command::Predict(args)) => predict::cmd(&args),
+        Some(Command::Roundtrip(args)) => roundtrip::cmd(&args),
+        Some(Command::Simulate(args)) => simulate::cmd(&args),
         Some(Command::Flamegraph(args)) => flamegraph::cmd(&args),
         Some(Command::TraceSummary(args)) => trace_summary::cmd(&args),
         Some(Command::Kernel(args)) => kernel::cmd(&args),
     };
-    // Every exit code but a signal's comes from the error's kind (`ErrorKind::exit_code`).
-    let code = match result {
-        Ok(()) => exit::OK,
-        Err(e) => {
-            if !e.message.is_empty() {
-                tracing::error!("{e}");
-            }
-            e.exit_code()
+    if let Err(e) = &result {
+        if !e.message.is_empty() {
+            tracing::error!("{e}");
         }
-    };
+    }
     drop(logging);
-    finish(code)
+    finish(result)
 }
 
-/// The process's exit code: bad input and failed writes first, then the signal that stopped the
-/// run (128 + its number), then the command's own code; stdout's failure counts as a failed write.
-fn finish(code: u8) -> ExitCode {
-    let mut code = code;
+/// The process's exit code, from the kind of the worst failure (`ErrorKind::exit_code`, the
+/// README's table): bad input, then a failed output (stdout's failure is one), then a stop (128 +
+/// the signal's number), then a failed check, then a failed run. Every message was printed.
+fn finish(result: Result<(), ExperimentError>) -> ExitCode {
+    use schedlab_benches::experiment::{ErrorKind, Failures};
+    let mut failures = Failures::default();
+    if let Err(e) = result {
+        failures.add(ExperimentError::already_told(e.kind));
+    }
     if let Some(e) = out::finish() {
         tracing::error!("cannot write to standard output: {e}");
-        if code != exit::BAD_INPUT {
-            code = exit::WRITE_FAILED;
-        }
+        failures.add(ExperimentError::already_told(ErrorKind::OutputFailed));
     }
-    if let Some(signal) = signals::received() {
-        if code != exit::BAD_INPUT && code != exit::WRITE_FAILED {
-            code = signals::exit_code(signal);
-        }
+    if signals::received().is_some() {
+        failures.add(ExperimentError::already_told(ErrorKind::Stopped));
     }
-    ExitCode::from(code)
+    match failures.finish() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => match (e.kind, signals::received()) {
+            (ErrorKind::Stopped, Some(signal)) => ExitCode::from(signals::exit_code(signal)),
+            (kind, _) => ExitCode::from(kind.exit_code()),
+        },
+    }
 }

@@ -56,3 +56,19 @@ macro_rules! outln {
 pub fn progress(args: std::fmt::Arguments<'_>) {
     let _ = std::io::stderr().lock().write_fmt(args);
 }
+
+/// Writes `value` as pretty JSON and a newline to `file`; true when written. A failure is logged
+/// once here and added to `failures` as an output failure (its message already printed).
+pub fn json(file: &schedlab_benches::output::OutputFile, value: &impl serde::Serialize, failures: &mut schedlab_benches::experiment::Failures) -> bool {
+    let written = match serde_json::to_string_pretty(value) {
+        Ok(text) => crate::write_output(file, (text + "\n").as_bytes()),
+        Err(e) => {
+            tracing::error!("cannot serialise {}: {e}", file.path().display());
+            false
+        }
+    };
+    if !written {
+        failures.add(crate::ExperimentError::output_failed(String::new()));
+    }
+    written
+}

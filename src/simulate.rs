@@ -1,14 +1,13 @@
 //! `schedlab simulate`: fio-like jobs against the scheduler and a device model in virtual time
-//! (`schedlab_benches::sim`). Prints one line in the manner of fio's group reporting; `--json`
-//! writes the full result with provenance. Same arguments and seed, same output (provenance
-//! aside).
+//! (`schedlab_benches::experiment::simulate`). Prints one line in the manner of fio's group
+//! reporting; `--json` writes the full result with provenance. Same arguments and seed, same
+//! output (provenance aside). This file parses the arguments, prints the line and writes the JSON.
 
-use crate::{check_output, exit, units, write_output, bad_input, ExperimentError, INTERRUPT};
-use schedlab_benches::provenance::Provenance;
-use schedlab_benches::sim::{simulate_named_until, DeviceModel, IdlingDecision, SimConfig, SimResult};
+use crate::{check_output, units, bad_input, ExperimentError, INTERRUPT};
+use schedlab_benches::experiment::simulate::{self, SimulateConfig};
+use schedlab_benches::experiment::Failures;
+use schedlab_benches::sim::{DeviceModel, IdlingDecision, SimConfig};
 use schedlab_benches::workload::Rw;
-use serde::Serialize;
-use std::time::Instant;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct SimulateArgs {
@@ -125,7 +124,7 @@ fn sim_config(args: &SimulateArgs) -> Result<SimConfig, ExperimentError> {
     if runtime_ns == 0 {
         return Err(bad_input(format!("--runtime must be greater than zero, got `{}`", args.runtime)));
     }
-    let cfg = SimConfig {
+    Ok(SimConfig {
         device,
         jobs: count("jobs", args.jobs)?,
         iodepth: count("iodepth", args.iodepth)?,
@@ -138,95 +137,20 @@ fn sim_config(args: &SimulateArgs) -> Result<SimConfig, ExperimentError> {
         slice_idle_ns: args.slice_idle.as_deref().map(|s| parse_duration("slice-idle", s, None)).transpose()?,
         decision,
         seed: args.seed,
-    };
-    cfg.validate(&args.variant).map_err(bad_input)?;
-    Ok(cfg)
+    })
 }
 
-/// The provenance of a simulation: where and how it ran, and how long it took in real time.
-#[derive(Serialize)]
-struct SimProvenance {
-    #[serde(flatten)]
-    base: Provenance,
-    /// Real seconds the simulation took (the only timing that depends on the machine).
-    wall_s: f64,
-}
-
-#[derive(Serialize)]
-struct SimJson<'a> {
-    provenance: SimProvenance,
-    #[serde(flatten)]
-    result: &'a SimResult,
-    config: &'a SimConfig,
-}
-
-fn duration_text(ns: u64) -> String {
-    match ns {
-        0 => "0".into(),
-        _ if ns % 1_000_000_000 == 0 => format!("{}s", ns / 1_000_000_000),
-        _ if ns % 1_000_000 == 0 => format!("{}ms", ns / 1_000_000),
-        _ if ns % 1_000 == 0 => format!("{}us", ns / 1_000),
-        _ => format!("{ns}ns"),
-    }
-}
-
-fn bs_text(sectors: u32) -> String {
-    let bytes = sectors as u64 * 512;
-    if bytes % 1024 == 0 {
-        format!("{}k", bytes / 1024)
-    } else {
-        bytes.to_string()
-    }
-}
-
-/// fio's group-reporting figures on one line, then what produced them.
-fn summary_line(cfg: &SimConfig, r: &SimResult) -> String {
-    let source = match r.slice_idle_source {
-        schedlab_benches::sim::SliceIdleSource::Registered => "registered",
-        schedlab_benches::sim::SliceIdleSource::Init => "init",
-        schedlab_benches::sim::SliceIdleSource::Explicit => "explicit",
-    };
-    format!(
-        "{}: IOPS={:.0}, BW={:.0}KiB/s, lat avg={:.1}us stdev={:.1}us ({}, slice_idle {} [{}], {} jobs x iodepth {}, bs {}, think {}, {} s virtual, seed {}, {})",
-        cfg.rw.name(),
-        r.iops,
-        r.bw_kib_s,
-        r.lat_avg_us,
-        r.lat_stddev_us,
-        cfg.device.name(),
-        duration_text(r.slice_idle_ns),
-        source,
-        cfg.jobs,
-        cfg.iodepth,
-        bs_text(cfg.bs_sectors),
-        duration_text(cfg.think_ns),
-        r.runtime_s,
-        cfg.seed,
-        r.variant,
-    )
-}
-
-pub fn cmd(args: &SimulateArgs) -> Result<u8, ExperimentError> {
-    let cfg = sim_config(args)?;
+pub fn cmd(args: &SimulateArgs) -> Result<(), ExperimentError> {
+    let cfg = SimulateConfig { sim: sim_config(args)?, variant: args.variant.clone() };
     let json_out = check_output(args.json.as_deref())?;
-    let started = Instant::now();
-    let result = simulate_named_until(&args.variant, &cfg, Some(&INTERRUPT)).map_err(bad_input)?;
-    let wall_s = started.elapsed().as_secs_f64();
-    outln!("{}", summary_line(&cfg, &result));
-    if result.interrupted {
-        outln!("(interrupted at {:.6} virtual s: the figures cover that time)", result.runtime_s);
-    }
-    let mut code = exit::OK;
+    let report = simulate::run(&cfg, &INTERRUPT, &mut crate::progress::Bar::new("schedlab simulate", "simulations"))?;
+    out!("{}", schedlab_benches::report::simulate::text(&report));
+    let mut failures = Failures::default();
     if let Some(out) = &json_out {
-        let json = SimJson { provenance: SimProvenance { base: Provenance::collect(), wall_s }, result: &result, config: &cfg };
-        let text = serde_json::to_string_pretty(&json).map_err(|e| bad_input(format!("cannot serialise the result: {e}")))? + "\n";
-        if !write_output(out, text.as_bytes()) {
-            code = exit::WRITE_FAILED;
-        }
+        crate::out::json(out, &report, &mut failures);
     }
-    if !result.consistent {
-        tracing::error!("end-of-run check failed: requests {:?}", result.requests);
-        return Ok(if code == exit::OK { exit::CHECK_FAILED } else { code });
+    if !report.result.consistent {
+        failures.add(ExperimentError::check_failed(format!("end-of-run check failed: requests {:?}", report.result.requests)));
     }
-    Ok(code)
+    failures.finish()
 }

@@ -23,10 +23,13 @@
 //!
 //! ```text
 //! 5 report/       text tables and charts of the experiments' results; runs nothing
-//!                   compare.rs (compare's text), sweep.rs (sweep's text), chart.rs (sweep's SVG)
+//!                   compare.rs, sweep.rs, predict.rs, simulate.rs, roundtrip.rs, run.rs,
+//!                   kernel.rs (each command's text), chart.rs (sweep's SVG)
 //! 4 experiment/   MANY runs -> a report value; prints nothing
 //!                   mod.rs (the experiment shape), observer.rs (Event, Observer),
 //!                   compare.rs, sweep.rs, validate.rs (the model against runs), kernel/
+//!                   predict.rs (the model's prediction), simulate.rs, roundtrip.rs,
+//!                   flamegraph.rs, trace_summary.rs (the files they draw)
 //! 3 model/        `schedlab predict`'s discrete-event simulation and its calibration:
 //!                   mod.rs, calibrate.rs, harness.rs, sim.rs, topology.rs, probes.rs
 //!   policy_sim/   `schedlab simulate`: the scheduler on a virtual clock: mod.rs, device.rs

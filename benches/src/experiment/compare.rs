@@ -576,7 +576,8 @@ fn ratios(cells: &[Vec<Cell>], cfg: &CompareConfig) -> Vec<RatioResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::observer::{assert_refused_before_any_work, Recorder, Silent};
+    use crate::experiment::observer::{Recorder, Silent};
+    use crate::experiment::testing::assert_refused_before_any_work;
 
     #[test]
     fn median_and_spread() {

@@ -17,19 +17,22 @@
 //! - The **error** carries its kind, and the kind its exit code (the README's table), so that the
 //!   code does not depend on where a message was caught.
 //!
-//! In this shape now: `schedlab kernel` ([`kernel`], the first), `schedlab compare`
-//! ([`compare`]) and `schedlab sweep` ([`sweep`], whose configuration also names the CSV each
-//! point is written to as it is measured, so that a stopped sweep keeps every finished point).
-//! The others (`predict` with [`validate`], `roundtrip`, `flamegraph`, `simulate`,
-//! `trace-summary`) still take a progress callback or return string errors, and move to this
-//! shape one by one.
+//! Every experiment is in this shape: [`kernel`] (the first), [`compare`], [`sweep`] (whose
+//! configuration also names the CSV each point is written to as it is measured, so that a stopped
+//! sweep keeps every finished point), [`predict`] (with [`validate`]), [`simulate`],
+//! [`roundtrip`], [`flamegraph`] and [`trace_summary`] (which write their drawings themselves).
 
 pub mod compare;
 pub mod flamegraph;
 pub mod kernel;
 pub mod observer;
+pub mod predict;
+pub mod roundtrip;
+pub mod simulate;
 pub mod sweep;
 pub mod trace_summary;
+#[cfg(test)]
+mod testing;
 pub mod validate;
 
 pub use crate::error::{ErrorKind, ExperimentError, Failures};

@@ -53,19 +53,3 @@ pub struct Silent;
 impl Observer for Silent {
     fn event(&mut self, _event: Event<'_>) {}
 }
-
-/// Checks that `run` refuses every one of `configs` as bad input, in one line, before its
-/// observer hears of any work (the experiments' tests of their configuration checks).
-#[cfg(test)]
-pub(crate) fn assert_refused_before_any_work<C, R>(
-    configs: &[C],
-    mut run: impl FnMut(&C, &mut dyn Observer) -> Result<R, crate::error::ExperimentError>,
-) {
-    let mut recorder = Recorder::default();
-    for (i, cfg) in configs.iter().enumerate() {
-        let Err(refused) = run(cfg, &mut recorder) else { panic!("configuration {i} was accepted") };
-        assert_eq!(refused.kind, crate::error::ErrorKind::BadInput, "{refused}");
-        assert_eq!(refused.message.lines().count(), 1, "{refused}");
-    }
-    assert_eq!((recorder.steps, recorder.warnings.len(), recorder.failures.len()), (0, 0, 0), "nothing ran");
-}

@@ -885,7 +885,8 @@ pub fn models(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::experiment::observer::{assert_refused_before_any_work, Recorder, Silent};
+    use crate::experiment::observer::{Recorder, Silent};
+    use crate::experiment::testing::assert_refused_before_any_work;
 
     pub(crate) fn point(variant: &str, threads: usize, kiops: f64) -> SweepPoint {
         SweepPoint {

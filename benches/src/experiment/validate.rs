@@ -6,6 +6,7 @@
 //! rounds, with its min and max; the error is (predicted − measured) ÷ measured. The calibration
 //! never sees these runs: it comes from single-threaded runs and the transfer measurement only.
 
+use super::observer::{Event, Observer};
 use crate::model::{Prediction, Wanted};
 use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy};
 use crate::stats::{median, Spread};
@@ -83,40 +84,57 @@ pub struct Measured {
     pub failures: Vec<String>,
 }
 
-/// What measuring is told as it goes.
-pub enum MeasureProgress<'a> {
-    Start { round: usize, key: &'a Key },
-    Done,
+/// What one run of `key` is called on the progress bar.
+fn label(round: usize, key: &Key) -> String {
+    format!(
+        "round {} {} {}{} {} threads outside {} ns",
+        round + 1,
+        key.lock.name(),
+        key.variant,
+        if key.insert == schedlab_core::InsertPathKind::Direct { String::new() } else { format!("+{}", key.insert) },
+        key.threads,
+        key.outside_ns
+    )
 }
 
-/// Measures every configuration `cfg.rounds` times, interleaved. Stops early (keeping what ran)
-/// when `interrupt` is set; returns whether it did.
-pub fn measure(cfg: &ValidationConfig, interrupt: &AtomicBool, progress: &mut dyn FnMut(MeasureProgress<'_>)) -> Result<(Vec<Measured>, bool), String> {
+/// Measures every configuration `cfg.rounds` times, interleaved, telling `observer` of each run
+/// as a step (counted from `steps_before`, the steps the caller did first) and of each failed run.
+/// Stops early (keeping what ran) when `stop` is set; returns whether it did.
+pub fn measure(cfg: &ValidationConfig, stop: &AtomicBool, observer: &mut dyn Observer, steps_before: usize) -> Result<(Vec<Measured>, bool), String> {
     cfg.validate()?;
     let keys = cfg.keys();
     let mut out: Vec<Measured> =
         keys.iter().map(|k| Measured { key: k.clone(), kiops: Vec::new(), other_cpus: Vec::new(), noise: NoiseCount::default(), failures: Vec::new() }).collect();
     let mut budget = (keys.len() * cfg.rounds).div_ceil(2) as u32;
+    let mut done = steps_before;
     for round in 0..cfg.rounds {
         for j in 0..keys.len() {
             let idx = (j + round) % keys.len();
-            if interrupt.load(Ordering::Relaxed) {
+            if stop.load(Ordering::Relaxed) {
                 return Ok((out, true));
             }
             let key = &keys[idx];
-            progress(MeasureProgress::Start { round, key });
+            let label = label(round, key);
+            observer.event(Event::Step { done, label: &label });
             let w = cfg.run_config(key);
             let entry = entry_name(key.variant, key.insert);
             let m = &mut out[idx];
-            match run_clean(entry, &w, interrupt, cfg.noise, &mut m.noise, &mut budget) {
+            let summary = match run_clean(entry, &w, stop, cfg.noise, &mut m.noise, &mut budget) {
                 Ok(r) if r.interrupted => return Ok((out, true)),
                 Ok(r) => {
                     m.kiops.push(r.kiops);
                     m.other_cpus.push(r.other_cpus.unwrap_or(f64::NAN));
+                    format!("{label}: {:.0} KIOPS", r.kiops)
                 }
-                Err(e) => m.failures.push(e),
-            }
-            progress(MeasureProgress::Done);
+                Err(e) => {
+                    let failure = format!("{label}: {e}");
+                    observer.event(Event::Failure(&failure));
+                    m.failures.push(e);
+                    failure
+                }
+            };
+            done += 1;
+            observer.event(Event::StepDone { done, summary: &summary });
         }
     }
     Ok((out, false))

@@ -97,37 +97,35 @@ impl Wanted {
     }
 }
 
-/// What a calibration session is told as it goes.
-pub enum CalibrationProgress<'a> {
-    Machine,
-    Start { variant: &'a str, lock: LockKind, insert: InsertPathKind, index: usize, total: usize },
-    Fraction(f64),
-}
-
-/// Measures this machine and calibrates every wanted entry for `workload` (its groups, weights,
-/// slots, rw, bs; lock and insert path set per entry). Seconds per entry.
-pub fn calibrate_all(
-    workload: &crate::driver::workload::WorkloadConfig,
-    wanted: &Wanted,
-    settings: &CalibrationSettings,
-    interrupt: &AtomicBool,
-    progress: &mut dyn FnMut(CalibrationProgress<'_>),
-) -> Result<CalibrationSet, String> {
-    progress(CalibrationProgress::Machine);
+/// This machine's profile and the settings a calibration on it uses: the relay between two of
+/// its CPUs and the line transfer measured between them. The first step of a calibration session.
+pub fn measure_machine(settings: &CalibrationSettings) -> (Topology, CalibrationSettings) {
     let cpus = crate::driver::host::allowed_cpus();
     let relay = (cpus.len() >= 2).then(|| (cpus[0], cpus[1]));
     let transfer = relay.and_then(|(a, b)| probes::transfer_between(a, b, probes::TRIALS));
     let machine = topology::measure_here(transfer.as_ref().map(|t| t.one_way_ns));
     let settings = CalibrationSettings { relay, transfer_ns: transfer.as_ref().map_or(0.0, |t| t.one_way_ns), ..settings.clone() };
-    let entries = wanted.entries();
-    let mut calibrations = Vec::new();
-    for (index, &(variant, lock, insert)) in entries.iter().enumerate() {
-        progress(CalibrationProgress::Start { variant, lock, insert, index, total: entries.len() });
-        let w = crate::driver::workload::WorkloadConfig { lock, insert, threads: 1, ..workload.clone() };
-        let mut frac = |f: f64| progress(CalibrationProgress::Fraction((index as f64 + f) / entries.len() as f64));
-        calibrations.push(calibrate::calibrate_named(variant, &w, &settings, interrupt, &mut frac)?);
-    }
-    Ok(CalibrationSet {
+    (machine, settings)
+}
+
+/// Calibrates one wanted entry for `workload` (its lock and insert path set from the entry, one
+/// thread) with the settings of [`measure_machine`]; `progress` hears the fraction of the entry
+/// done.
+pub fn calibrate_entry(
+    workload: &crate::driver::workload::WorkloadConfig,
+    (variant, lock, insert): (&'static str, LockKind, InsertPathKind),
+    settings: &CalibrationSettings,
+    interrupt: &AtomicBool,
+    progress: &mut dyn FnMut(f64),
+) -> Result<Calibration, String> {
+    let w = crate::driver::workload::WorkloadConfig { lock, insert, threads: 1, ..workload.clone() };
+    calibrate::calibrate_named(variant, &w, settings, interrupt, progress)
+}
+
+/// The calibrations of one session as a set, with the machine they were measured on and the
+/// workload they were measured for.
+pub fn calibration_set(machine: Topology, workload: &crate::driver::workload::WorkloadConfig, calibrations: Vec<Calibration>) -> CalibrationSet {
+    CalibrationSet {
         provenance: serde_json::to_value(Provenance::collect()).unwrap_or_default(),
         machine,
         workload: serde_json::json!({
@@ -140,7 +138,27 @@ pub fn calibrate_all(
             "seed": workload.seed,
         }),
         calibrations,
-    })
+    }
+}
+
+/// Measures this machine and calibrates every wanted entry for `workload` (its groups, weights,
+/// slots, rw, bs; lock and insert path set per entry). Seconds per entry; `progress` hears the
+/// fraction of the whole session done.
+pub fn calibrate_all(
+    workload: &crate::driver::workload::WorkloadConfig,
+    wanted: &Wanted,
+    settings: &CalibrationSettings,
+    interrupt: &AtomicBool,
+    progress: &mut dyn FnMut(f64),
+) -> Result<CalibrationSet, String> {
+    let (machine, settings) = measure_machine(settings);
+    let entries = wanted.entries();
+    let mut calibrations = Vec::new();
+    for (index, &entry) in entries.iter().enumerate() {
+        let mut fraction = |f: f64| progress((index as f64 + f) / entries.len() as f64);
+        calibrations.push(calibrate_entry(workload, entry, &settings, interrupt, &mut fraction)?);
+    }
+    Ok(calibration_set(machine, workload, calibrations))
 }
 
 /// One predicted point.

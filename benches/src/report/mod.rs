@@ -4,5 +4,8 @@
 pub mod chart;
 pub mod compare;
 pub mod kernel;
+pub mod predict;
+pub mod roundtrip;
 pub mod run;
+pub mod simulate;
 pub mod sweep;

@@ -1,0 +1,380 @@
+//! `schedlab predict` as an experiment in the house shape (`crate::experiment`): KIOPS against
+//! threads for a machine this one need not be, from the calibrated discrete-event simulation of
+//! [`crate::model`] (notes/predict.md), and with a validation the same workload measured here
+//! beside the prediction ([`super::validate`]).
+//!
+//! [`run`] checks the configuration (bad input before any work), calibrates on this machine unless
+//! a calibration is given (one step for the machine's profile, one per entry), predicts (no steps:
+//! deterministic for the seed, and quick), then measures the validation's runs (one step each).
+//! A stop during the calibration leaves nothing to predict (a [`ErrorKind::Stopped`] error); a
+//! stop during the validation keeps the runs that finished, and the report says it was
+//! interrupted.
+//!
+//! [`ErrorKind::Stopped`]: crate::error::ErrorKind::Stopped
+
+use super::observer::{Event, Observer};
+use super::validate::{self, OrderCheck, Row, ValidationConfig};
+use crate::driver::host::{allowed_cpus, other_runnable_threads};
+use crate::driver::noise::NoisePolicy;
+use crate::driver::workload::{fair_lock_warning_before, WorkloadConfig};
+use crate::error::ExperimentError;
+use crate::files::provenance::Provenance;
+use crate::model::calibrate::CalibrationSettings;
+use crate::model::topology::{cores_here, Topology};
+use crate::model::{self, CalibrationSet, PredictedRatio, Prediction, Wanted};
+use schedlab_core::sync::{AtomicBool, Ordering};
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// The validation's goal: |error| within this everywhere (and the same ordering).
+pub const GOAL_PCT: f64 = 15.0;
+
+/// A rough length of one entry's calibration, for the opening line's estimate only.
+const CALIBRATION_ENTRY_S: f64 = 3.0;
+
+/// A calibration read from a file (`--calibration`), with its path for the messages.
+#[derive(Clone, Debug)]
+pub struct CalibrationFile {
+    pub path: PathBuf,
+    pub set: CalibrationSet,
+}
+
+/// How to measure the validation's runs.
+#[derive(Clone, Copy, Debug)]
+pub struct ValidationSettings {
+    /// Rounds (the order rotates each round; medians reported).
+    pub rounds: usize,
+    pub noise: NoisePolicy,
+}
+
+/// The experiment's configuration.
+#[derive(Clone, Debug)]
+pub struct PredictConfig {
+    /// The workload calibrated, predicted and measured (lock, insert path, threads and outside
+    /// work are set per entry and point).
+    pub workload: WorkloadConfig,
+    pub wanted: Wanted,
+    /// Outside work per request to predict (and measure), ns.
+    pub outside_ns: Vec<u64>,
+    /// Thread counts; `None`: [`default_threads`] of the modelled machine, or with a validation
+    /// 1 to this machine's CPUs.
+    pub threads: Option<Vec<usize>>,
+    /// The machine to predict for; `None`: this machine, as measured by the calibration (or as the
+    /// calibration file holds it).
+    pub topology: Option<Topology>,
+    /// A calibration to use instead of calibrating now.
+    pub calibration: Option<CalibrationFile>,
+    /// How to calibrate now (windows, rounds).
+    pub calibration_settings: CalibrationSettings,
+    /// The outside work is real work, slowed by a busy hyperthread sibling.
+    pub outside_is_work: bool,
+    /// Measure the workload here beside the prediction.
+    pub validation: Option<ValidationSettings>,
+}
+
+/// Default thread counts for `cpus` logical CPUs: all up to 16, then powers of two and `cpus`.
+pub fn default_threads(cpus: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = (1..=cpus.min(16)).collect();
+    let mut p = 32;
+    while p < cpus {
+        v.push(p);
+        p *= 2;
+    }
+    if cpus > 16 && !v.contains(&cpus) {
+        v.push(cpus);
+    }
+    v
+}
+
+impl PredictConfig {
+    /// Checks the configuration before any work; returns the thread counts to predict.
+    pub fn checked_threads(&self) -> Result<Vec<usize>, ExperimentError> {
+        let bad = |m: String| Err(ExperimentError::bad_input(m));
+        let w = &self.workload;
+        if w.iodepth != 1 {
+            return bad(format!("--iodepth {}: the model runs the workload's iodepth 1 (one request per job in flight)", w.iodepth));
+        }
+        if w.churn_per_sec > 0.0 {
+            return bad("--churn: the model has no group churn (predict runs without it)".into());
+        }
+        if w.slice_idle_ns > 0 {
+            return bad("--slice-idle-ns: the model has no idling (predict runs with slice_idle 0, as the seeds)".into());
+        }
+        if self.wanted.entries().is_empty() {
+            return bad("nothing to predict: no variant, lock kind or insert path".into());
+        }
+        if self.threads.as_ref().is_some_and(|t| t.contains(&0)) {
+            return bad("--threads must be at least 1".into());
+        }
+        if let Some(file) = &self.calibration {
+            for (v, lock, insert) in self.wanted.entries() {
+                if file.set.find(v, lock, insert).is_none() {
+                    return bad(format!(
+                        "{} has no calibration of {v} on {lock} ({insert}): calibrate it (without --calibration) or ask for what it holds",
+                        file.path.display()
+                    ));
+                }
+            }
+        }
+        let here = allowed_cpus().len();
+        // The modelled machine's name and logical CPUs, known before any work.
+        let (modelled, cpus) = match (&self.topology, &self.calibration) {
+            (Some(t), _) => (format!("the topology `{}`", t.name), t.cpus()),
+            (None, Some(file)) => (format!("`{}`", file.set.machine.name), file.set.machine.cpus()),
+            (None, None) => {
+                let (cores, per_core) = cores_here();
+                ("this machine".to_string(), cores * per_core)
+            }
+        };
+        let threads = match &self.threads {
+            Some(t) => t.clone(),
+            None if self.validation.is_some() => (1..=here).collect(),
+            None => default_threads(if self.topology.is_some() { cpus } else { here }),
+        };
+        if let Some(&n) = threads.iter().find(|&&n| n > cpus) {
+            return bad(format!("--threads {n}: {modelled} has {cpus} logical CPUs (the model runs one job per CPU)"));
+        }
+        if self.validation.is_some() {
+            if let Some(&n) = threads.iter().find(|&&n| n > here) {
+                return bad(format!("--validate --threads {n}: this machine has {here} CPUs; measured points above that are oversubscribed (they measure the OS scheduler)"));
+            }
+        }
+        if let Some(v) = self.validation_config(&threads) {
+            v.validate().map_err(ExperimentError::bad_input)?;
+        }
+        Ok(threads)
+    }
+
+    fn validation_config(&self, threads: &[usize]) -> Option<ValidationConfig> {
+        self.validation.map(|v| ValidationConfig {
+            workload: self.workload.clone(),
+            wanted: self.wanted.clone(),
+            threads: threads.to_vec(),
+            outside_ns: self.outside_ns.clone(),
+            rounds: v.rounds,
+            noise: v.noise,
+        })
+    }
+}
+
+/// The validation: measured beside predicted.
+#[derive(Clone, Debug, Serialize)]
+pub struct ValidationReport {
+    pub rounds: u64,
+    /// Measured seconds of each run.
+    pub duration_s: f64,
+    pub rows: Vec<Row>,
+    pub orderings: Vec<OrderCheck>,
+    pub median_abs_error_pct: f64,
+    pub max_abs_error_pct: f64,
+    pub goal_pct: f64,
+    /// The thread counts measured (the report's per-thread-count summary).
+    #[serde(skip)]
+    pub threads: Vec<usize>,
+    /// Other processes' CPUs above which a run counted as disturbed.
+    #[serde(skip)]
+    pub max_other_cpus: f64,
+}
+
+impl ValidationReport {
+    /// Runs that failed (each row's failures).
+    pub fn failed_runs(&self) -> usize {
+        self.rows.iter().map(|r| r.failures.len()).sum()
+    }
+}
+
+/// What `schedlab predict` found (its JSON: the inputs, every point, the validation).
+#[derive(Clone, Debug, Serialize)]
+pub struct PredictReport {
+    pub provenance: Provenance,
+    /// The machine modelled.
+    pub topology: Topology,
+    pub calibration: CalibrationSet,
+    pub seed: u64,
+    pub outside_is_work: bool,
+    pub predictions: Vec<Prediction>,
+    /// The seeds' ratios as predicted at the most threads.
+    pub ratios: Vec<PredictedRatio>,
+    pub validation: Option<ValidationReport>,
+    /// A stop came during the validation: its rows hold the runs that finished.
+    pub interrupted: bool,
+    /// What was asked for (the calibration may hold more).
+    #[serde(skip)]
+    pub wanted: Wanted,
+    #[serde(skip)]
+    pub threads: Vec<usize>,
+}
+
+/// Measures this machine and calibrates every wanted entry, one step each.
+fn calibrate_here(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<CalibrationSet, ExperimentError> {
+    observer.event(Event::Step { done: 0, label: "measuring this machine (transfers, wake-ups)" });
+    let (machine, settings) = model::measure_machine(&cfg.calibration_settings);
+    observer.event(Event::StepDone { done: 1, summary: &format!("measured this machine: {}", machine.name) });
+    let mut calibrations = Vec::new();
+    for (index, entry) in cfg.wanted.entries().into_iter().enumerate() {
+        let (variant, lock, insert) = entry;
+        let label = format!("calibrating {variant} {lock} {insert}");
+        observer.event(Event::Step { done: 1 + index, label: &label });
+        match model::calibrate_entry(&cfg.workload, entry, &settings, stop, &mut |_| {}) {
+            Ok(c) => calibrations.push(c),
+            Err(_) if stop.load(Ordering::Relaxed) => return Err(ExperimentError::stopped("interrupted while calibrating: nothing to predict")),
+            Err(e) => return Err(ExperimentError::run_failed(format!("calibration failed: {e}"))),
+        }
+        observer.event(Event::StepDone { done: 2 + index, summary: &label });
+    }
+    Ok(model::calibration_set(machine, &cfg.workload, calibrations))
+}
+
+/// Runs the experiment (see the module documentation).
+pub fn run(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<PredictReport, ExperimentError> {
+    let threads = cfg.checked_threads()?;
+    let validation = cfg.validation_config(&threads);
+    let calibration_steps = if cfg.calibration.is_some() { 0 } else { 1 + cfg.wanted.entries().len() };
+    let validation_steps = validation.as_ref().map_or(0, |v| v.keys().len() * v.rounds);
+    if calibration_steps + validation_steps > 0 {
+        let estimated_s = CALIBRATION_ENTRY_S * calibration_steps as f64 + validation.as_ref().map_or(0.0, |v| v.estimated_seconds());
+        observer.event(Event::Planned { steps: calibration_steps + validation_steps, estimated_s });
+    }
+
+    // 1. The calibration (and this machine's profile).
+    let set = match &cfg.calibration {
+        Some(file) => file.set.clone(),
+        None => calibrate_here(cfg, stop, observer)?,
+    };
+    let topology = cfg.topology.clone().unwrap_or_else(|| set.machine.clone());
+    if let Some(&n) = threads.iter().find(|&&n| n > topology.cpus()) {
+        return Err(ExperimentError::run_failed(format!(
+            "--threads {n}: `{}` was measured with {} logical CPUs (the model runs one job per CPU)",
+            topology.name,
+            topology.cpus()
+        )));
+    }
+
+    // 2. The predictions (deterministic for the seed).
+    let seed = cfg.workload.seed;
+    let mut predictions = Vec::new();
+    for (v, lock, insert) in cfg.wanted.entries() {
+        let cal = set.find(v, lock, insert).ok_or_else(|| ExperimentError::run_failed(format!("the calibration has no entry for {v} on {lock} ({insert})")))?;
+        for &outside in &cfg.outside_ns {
+            predictions.extend(model::predict_one(cal, &topology, &threads, outside, seed, cfg.outside_is_work).map_err(ExperimentError::run_failed)?);
+        }
+    }
+    let top = *threads.iter().max().unwrap_or(&1);
+    let ratios = model::seed_ratios(&predictions, top);
+
+    // 3. The validation.
+    let mut interrupted = false;
+    let validation = match validation {
+        None => None,
+        Some(vcfg) => {
+            for &lock in &vcfg.wanted.locks {
+                if let Some(w) = fair_lock_warning_before(lock, top, other_runnable_threads()) {
+                    observer.event(Event::Warning(&w));
+                }
+            }
+            let (measured, stopped) = validate::measure(&vcfg, stop, observer, calibration_steps).map_err(ExperimentError::run_failed)?;
+            interrupted = stopped || stop.load(Ordering::Relaxed);
+            let rows = validate::rows(&measured, &predictions);
+            let orderings = validate::orderings(&rows);
+            let (median_abs_error_pct, max_abs_error_pct) = validate::error_summary(&rows);
+            Some(ValidationReport {
+                rounds: vcfg.rounds as u64,
+                duration_s: vcfg.workload.duration.as_secs_f64(),
+                rows,
+                orderings,
+                median_abs_error_pct,
+                max_abs_error_pct,
+                goal_pct: GOAL_PCT,
+                threads: vcfg.threads.clone(),
+                max_other_cpus: vcfg.noise.max_other_cpus,
+            })
+        }
+    };
+    observer.event(Event::Finished);
+    Ok(PredictReport {
+        provenance: Provenance::collect(),
+        topology,
+        calibration: set,
+        seed,
+        outside_is_work: cfg.outside_is_work,
+        predictions,
+        ratios,
+        validation,
+        interrupted,
+        wanted: cfg.wanted.clone(),
+        threads,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::testing::assert_refused;
+    use crate::experiment::observer::Recorder;
+    use schedlab_core::{InsertPathKind, LockKind};
+    use std::path::Path;
+
+    fn repo(path: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+    }
+
+    /// Queue-lock on the fair lock, from the committed calibration, for the seeds' machine.
+    fn from_files() -> PredictConfig {
+        let path = repo("notes/results/2026-12-01-predict/calibration.json");
+        let set = CalibrationSet::load(&path).expect("the committed calibration");
+        let topology = Topology::load(&repo("notes/topology/i7-4850hq.json")).expect("the seeds' profile");
+        PredictConfig {
+            workload: WorkloadConfig::default(),
+            wanted: Wanted { variants: vec!["queue-lock"], locks: vec![LockKind::FairSpin], inserts: vec![InsertPathKind::Direct] },
+            outside_ns: vec![0],
+            threads: Some(vec![1, 2, 8]),
+            topology: Some(topology),
+            calibration: Some(CalibrationFile { path, set }),
+            calibration_settings: CalibrationSettings::default(),
+            outside_is_work: false,
+            validation: None,
+        }
+    }
+
+    #[test]
+    fn a_prediction_from_files_has_every_point_and_no_steps() {
+        let mut recorder = Recorder::default();
+        let report = run(&from_files(), &AtomicBool::new(false), &mut recorder).expect("predicted");
+        assert_eq!(report.predictions.len(), 3);
+        assert_eq!(report.threads, vec![1, 2, 8]);
+        assert!(report.validation.is_none() && !report.interrupted);
+        assert_eq!((recorder.steps, recorder.steps_done), (0, 0), "nothing is measured");
+        let json = serde_json::to_value(&report).unwrap();
+        assert!(json.get("wanted").is_none() && json.get("threads").is_none(), "the JSON fields stay as they were");
+    }
+
+    #[test]
+    fn a_bad_configuration_is_refused_before_any_work() {
+        let cases: Vec<(PredictConfig, &str)> = vec![
+            (PredictConfig { workload: WorkloadConfig { iodepth: 4, ..WorkloadConfig::default() }, ..from_files() }, "--iodepth 4"),
+            (PredictConfig { workload: WorkloadConfig { churn_per_sec: 5.0, ..WorkloadConfig::default() }, ..from_files() }, "--churn"),
+            (PredictConfig { workload: WorkloadConfig { slice_idle_ns: 1000, ..WorkloadConfig::default() }, ..from_files() }, "--slice-idle-ns"),
+            (PredictConfig { threads: Some(vec![0, 1]), ..from_files() }, "at least 1"),
+            (PredictConfig { threads: Some(vec![9]), ..from_files() }, "logical CPUs"),
+            (
+                PredictConfig { wanted: Wanted { variants: vec!["unlocked"], locks: vec![LockKind::FairSpin], inserts: vec![InsertPathKind::Direct] }, ..from_files() },
+                "has no calibration of unlocked",
+            ),
+            (
+                PredictConfig { threads: Some(vec![1024]), validation: Some(ValidationSettings { rounds: 1, noise: NoisePolicy::default() }), topology: None, ..from_files() },
+                "--threads 1024",
+            ),
+        ];
+        for (cfg, says) in cases {
+            assert_refused(|stop, observer| run(&cfg, stop, observer), says);
+        }
+    }
+
+    #[test]
+    fn default_thread_counts() {
+        assert_eq!(default_threads(2), vec![1, 2]);
+        assert_eq!(default_threads(8), (1..=8).collect::<Vec<_>>());
+        assert_eq!(default_threads(64), (1..=16).chain([32, 64]).collect::<Vec<_>>());
+        assert_eq!(default_threads(48), (1..=16).chain([32, 48]).collect::<Vec<_>>());
+    }
+}

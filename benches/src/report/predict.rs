@@ -1,0 +1,265 @@
+//! The text of `schedlab predict`'s report: the machine modelled, the calibration, the predicted
+//! KIOPS and where a job's time goes, the seeds' ratios as predicted, and the validation (measured
+//! beside predicted, the variants' order, the goal).
+
+use crate::experiment::predict::{PredictReport, ValidationReport};
+use crate::model::topology::Topology;
+use crate::model::{CalibrationSet, PredictedRatio, Prediction, Wanted};
+use crate::stats::median;
+use schedlab_core::LockKind;
+use std::fmt::Write as _;
+
+/// Every table, in order, after the header lines (the model's caveat and the provenance).
+pub fn text(report: &PredictReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "schedlab predict: MODEL, not measured — a discrete-event simulation calibrated on single-threaded runs");
+    let _ = writeln!(s, "{}", report.provenance.one_line());
+    s += &machine(&report.topology, &report.calibration);
+    s += &calibration(&report.calibration, &report.wanted);
+    s += &predictions(&report.predictions, &report.threads);
+    s += &ratios(&report.ratios);
+    if let Some(v) = &report.validation {
+        s += &validation(v, report.interrupted);
+    }
+    s
+}
+
+/// The machine modelled, its interruptions, and the machine calibrated on when another.
+pub fn machine(topo: &Topology, set: &CalibrationSet) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nmachine modelled: {} — {} cores × {} threads; line transfer {:.1} ns between cores, {:.1} ns between siblings; SMT slowdown {:.2} (sibling busy) / {:.2} (spinning); pause {:.1} ns, yield {:.0} ns, wake-up {:.1} µs, wake call {:.1} µs; compute scale {:.2}",
+        topo.name,
+        topo.cores,
+        topo.threads_per_core,
+        topo.transfer.core_ns,
+        topo.transfer.sibling_ns,
+        topo.smt.busy_slowdown,
+        topo.smt.spin_slowdown,
+        topo.parking.pause_ns,
+        topo.parking.yield_ns,
+        topo.parking.wake_latency_ns / 1e3,
+        topo.parking.unpark_cost_ns / 1e3,
+        topo.compute_scale
+    );
+    match &topo.interruptions {
+        Some(int) if int.rate_per_s > 0.0 && !int.durations_ns.is_empty() => {
+            let mean = int.durations_ns.iter().sum::<f64>() / int.durations_ns.len() as f64;
+            let _ = writeln!(
+                s,
+                "interruptions: {:.0} a second per CPU, {:.1} µs on average (median {:.1} µs): {:.2} % of a CPU's time",
+                int.rate_per_s,
+                mean / 1e3,
+                median(&int.durations_ns) / 1e3,
+                int.rate_per_s * mean / 1e7
+            );
+        }
+        _ => s.push_str("interruptions: none modelled (the profile has none)\n"),
+    }
+    if set.machine != *topo {
+        let _ = writeln!(
+            s,
+            "calibrated on: {} (line transfer {:.1} ns): a section's lines measured there cost the modelled machine's transfer here",
+            set.machine.name,
+            set.machine.transfer.core_ns
+        );
+    }
+    s
+}
+
+/// Each wanted entry's calibration: its sections (`hold ns × lines` per lock) and the work between.
+pub fn calibration(set: &CalibrationSet, wanted: &Wanted) -> String {
+    let mut s = String::from("\nCALIBRATION (single-threaded; two processes' sections; `hold ns × lines` per lock, lines pulled when the previous holder ran on another CPU):\n");
+    for (v, lock, insert) in wanted.entries() {
+        let Some(c) = set.find(v, lock, insert) else { continue };
+        let mut parts = Vec::new();
+        for m in &c.pair {
+            let holds: Vec<String> = m
+                .segments
+                .iter()
+                .filter_map(|s| s.lock.as_ref().map(|l| format!("{l} {:.0}×{:.1}{}", s.ns, s.lines, if s.probability < 0.995 { format!(" p{:.2}", s.probability) } else { String::new() })))
+                .collect();
+            let free: f64 = m.segments.iter().filter(|s| s.lock.is_none()).map(|s| s.ns).sum();
+            let free_lines: f64 = m.segments.iter().filter(|s| s.lock.is_none()).map(|s| s.lines).sum();
+            parts.push(format!("{} [{}{}out {:.0}×{:.1}]", m.call.name(), holds.join(", "), if holds.is_empty() { "" } else { "; " }, free, free_lines));
+        }
+        let _ = writeln!(
+            s,
+            "  {:<11} {:<11} {:<6} one job {:>5.0} ns/request (loop {:.0}) | {}",
+            c.variant,
+            c.lock.name(),
+            c.insert,
+            c.solo_cycle_ns,
+            c.loop_ns,
+            parts.join(" ")
+        );
+        if !c.relayed && set.machine.cpus() > 1 {
+            s.push_str("    WARNING: the relay between two CPUs measured nothing (the CPUs were busy with other processes): no lines, hand-offs move only the lock's line; calibrate again on a quieter machine\n");
+        }
+        if c.anomalies > 0 {
+            let _ = writeln!(s, "    ({} calibration steps found the scheduler other than expected)", c.anomalies);
+        }
+    }
+    s
+}
+
+/// The entry's name in the tables: the variant, with `+path` for another insert path.
+fn entry(variant: &str, insert: &str) -> String {
+    if insert == "direct" {
+        variant.to_string()
+    } else {
+        format!("{variant}+{insert}")
+    }
+}
+
+/// Predicted KIOPS against threads, then where a job's time goes at the most threads.
+pub fn predictions(predictions: &[Prediction], threads: &[usize]) -> String {
+    let mut s = String::from("\nPREDICTED KIOPS (model) against threads:\n");
+    let mut header = format!("  {:<17} {:<11} {:>8}", "variant", "lock", "outside");
+    for t in threads {
+        let _ = write!(header, " {:>7}", t);
+    }
+    let _ = writeln!(s, "{header}");
+    let name = |p: &Prediction| entry(&p.variant, &p.insert);
+    let mut seen: Vec<(String, LockKind, u64)> = Vec::new();
+    for p in predictions {
+        let k = (name(p), p.lock, p.outside_ns);
+        if seen.contains(&k) {
+            continue;
+        }
+        let mut line = format!("  {:<17} {:<11} {:>6}ns", k.0, p.lock.name(), p.outside_ns);
+        for &t in threads {
+            let v = predictions
+                .iter()
+                .find(|q| name(q) == k.0 && q.lock == k.1 && q.outside_ns == k.2 && q.result.threads == t)
+                .map_or("-".to_string(), |q| format!("{:.0}", q.result.kiops));
+            let _ = write!(line, " {v:>7}");
+        }
+        let _ = writeln!(s, "{line}");
+        seen.push(k);
+    }
+    let top = *threads.iter().max().unwrap_or(&1);
+    let _ = writeln!(s, "\nWhere a job's time goes at {top} threads (model): ns per request per job — hold, hand-off (lock line + data lines + wake calls), wait, outside; and each lock's busy share");
+    for p in predictions.iter().filter(|p| p.result.threads == top) {
+        let b = &p.result.breakdown;
+        let total = b.total().max(1e-9);
+        let busy: Vec<String> = p.result.lock_busy.iter().map(|(l, f)| format!("{l} {:.0}%", 100.0 * f)).collect();
+        let _ = writeln!(
+            s,
+            "  {:<17} {:<11} {:>6}ns  hold {:>6.0} ({:>2.0}%)  hand-off {:>6.0} ({:>2.0}%)  wait {:>7.0} ({:>2.0}%)  outside {:>6.0} ({:>2.0}%)  | {}",
+            name(p),
+            p.lock.name(),
+            p.outside_ns,
+            b.hold_ns,
+            100.0 * b.hold_ns / total,
+            b.handoff_ns,
+            100.0 * b.handoff_ns / total,
+            b.wait_ns,
+            100.0 * b.wait_ns / total,
+            b.outside_ns,
+            100.0 * b.outside_ns / total,
+            busy.join(", ")
+        );
+    }
+    s
+}
+
+/// The seeds' ratios as predicted, beside the seeds' own (nothing when none could be formed).
+pub fn ratios(ratios: &[PredictedRatio]) -> String {
+    let Some(first) = ratios.first() else { return String::new() };
+    let mut s = format!("\nThe seeds' ratios, predicted (model) at {} threads:\n", first.threads);
+    for r in ratios {
+        let _ = writeln!(
+            s,
+            "  {:<26} {:>17} / {:<11} {:<11} outside {:>6} ns: {:>5.2}{}",
+            r.name,
+            r.numerator,
+            r.denominator,
+            r.lock.name(),
+            r.outside_ns,
+            r.predicted,
+            r.seed.map_or(String::new(), |s| format!("   (seed {s:.2})"))
+        );
+    }
+    s
+}
+
+/// Measured beside predicted, the variants' order, and whether the goal was met.
+pub fn validation(v: &ValidationReport, interrupted: bool) -> String {
+    let rows = &v.rows;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nVALIDATION: measured (median of {} round(s), min–max) beside predicted; error = (predicted − measured) ÷ measured{}",
+        v.rounds,
+        if interrupted { " (interrupted: the runs that finished)" } else { "" }
+    );
+    let _ = writeln!(
+        s,
+        "  {:<17} {:<11} {:>8} {:>7} {:>10} {:>17} {:>10} {:>8} {:>7}",
+        "variant", "lock", "outside", "threads", "measured", "(min–max)", "predicted", "error", "others"
+    );
+    for r in rows {
+        let spread = if r.measured.runs.is_empty() { "-".into() } else { format!("({:.0}–{:.0})", r.measured.min, r.measured.max) };
+        let _ = writeln!(
+            s,
+            "  {:<17} {:<11} {:>6}ns {:>7} {:>10} {:>17} {:>10.0} {:>7} {:>6.2}{}",
+            entry(r.variant, r.insert),
+            r.lock.name(),
+            r.outside_ns,
+            r.threads,
+            if r.measured.runs.is_empty() { "-".into() } else { format!("{:.0}", r.measured.median) },
+            spread,
+            r.predicted,
+            if r.error_pct.is_finite() { format!("{:+.1}%", r.error_pct) } else { "-".into() },
+            r.other_cpus_max,
+            if r.failures.is_empty() { String::new() } else { format!("  FAILED: {}", r.failures[0]) }
+        );
+    }
+    s.push_str("\n  Ordering of the variants (fastest first), measured | predicted:\n");
+    for o in &v.orderings {
+        let _ = writeln!(
+            s,
+            "  {:<11} {:<6} outside {:>5} ns, {} threads: {} — {} | {}  ({:.0}% of pairs agree)",
+            o.lock.name(),
+            o.insert,
+            o.outside_ns,
+            o.threads,
+            if o.same { "SAME" } else { "DIFFERENT" },
+            o.measured.join(" > "),
+            o.predicted.join(" > "),
+            100.0 * o.pairs_agreeing
+        );
+    }
+    let goal = v.goal_pct;
+    let within = rows.iter().filter(|r| r.error_pct.is_finite() && r.error_pct.abs() <= goal).count();
+    let with = rows.iter().filter(|r| r.error_pct.is_finite()).count();
+    let same = v.orderings.iter().filter(|o| o.same).count();
+    let per_threads: Vec<String> = v
+        .threads
+        .iter()
+        .map(|&t| {
+            let e: Vec<f64> = rows.iter().filter(|r| r.threads == t).map(|r| r.error_pct.abs()).filter(|e| e.is_finite()).collect();
+            format!("{t} thread(s): median |error| {:.1}%, max {:.1}%", median(&e), e.iter().copied().fold(0.0, f64::max))
+        })
+        .collect();
+    let _ = writeln!(
+        s,
+        "\n  GOAL (within {goal:.0}% everywhere, same ordering): {} — {within}/{with} points within {goal:.0}%, median |error| {:.1}%, max {:.1}%; ordering the same in {same}/{} groups. {}",
+        if with > 0 && within == with && same == v.orderings.len() { "MET" } else { "NOT MET" },
+        v.median_abs_error_pct,
+        v.max_abs_error_pct,
+        v.orderings.len(),
+        per_threads.join("; ")
+    );
+    let noisy = rows.iter().filter(|r| r.other_cpus_max > v.max_other_cpus).count();
+    if noisy > 0 {
+        let _ = writeln!(
+            s,
+            "  NOTE: {noisy} point(s) kept a run during which other processes used more than {} CPUs (retries exhausted): on a shared 2-CPU machine those measure the neighbours as much as the variant",
+            v.max_other_cpus
+        );
+    }
+    s
+}
