@@ -4,7 +4,7 @@
 //! arguments, shows progress, prints the tables and writes the JSON and the saved calibration.
 
 use crate::flags::{parse_list, parse_locks, parse_variants, WorkloadArgs};
-use crate::{bad_input, check_output, units, ExperimentError, INTERRUPT};
+use crate::{check_input, check_output, units, ExperimentError, INTERRUPT};
 use schedlab_benches::experiment::predict::{self, CalibrationFile, PredictConfig, ValidationSettings};
 use schedlab_benches::experiment::Failures;
 use schedlab_benches::predict::calibrate::CalibrationSettings;
@@ -87,14 +87,23 @@ fn config(args: &PredictArgs) -> Result<PredictConfig, ExperimentError> {
     };
     let threads = args.threads.as_deref().map(|t| parse_list("threads", t, 1024).map(|v| v.into_iter().map(|x| x as usize).collect())).transpose()?;
     let calibration = match &args.calibration {
-        Some(path) => Some(CalibrationFile { path: path.clone(), set: CalibrationSet::load(path).map_err(bad_input)? }),
+        Some(path) => {
+            check_input(path)?;
+            Some(CalibrationFile { path: path.clone(), set: CalibrationSet::load_until(path, &INTERRUPT)? })
+        }
         None => None,
     };
     Ok(PredictConfig {
         wanted: Wanted { variants: parse_variants(args.variants.as_deref(), args.include_unlocked)?, locks: parse_locks(&args.lock)?, inserts },
         outside_ns,
         threads,
-        topology: args.topology.as_deref().map(Topology::load).transpose().map_err(bad_input)?,
+        topology: match args.topology.as_deref() {
+            Some(path) => {
+                check_input(path)?;
+                Some(Topology::load_until(path, &INTERRUPT)?)
+            }
+            None => None,
+        },
         calibration,
         calibration_settings: CalibrationSettings { windows: args.calibration_windows as usize, rounds: args.calibration_rounds, ..CalibrationSettings::default() },
         outside_is_work: args.outside_is_work,

@@ -7,9 +7,8 @@
 
 use crate::flags::{parse_list, parse_locks, parse_variants, WorkloadArgs};
 use crate::progress::Bar;
-use crate::{bad_input, check_output, seconds, units, write_output, ExperimentError, INTERRUPT};
+use crate::{bad_input, check_input, check_output, seconds, units, write_output, ExperimentError, INTERRUPT};
 use schedlab_benches::experiment::Failures;
-use schedlab_benches::output::OutputFile;
 use schedlab_benches::predict::topology::Topology;
 use schedlab_benches::sweep::{self, CsvOutput, ModelSettings, SweepConfig};
 use std::path::PathBuf;
@@ -123,8 +122,15 @@ fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
     };
     cfg.validate()?;
     // The outputs and the model's machine after the settings, before any work.
-    cfg.csv = Some(CsvOutput { file: OutputFile::check(&args.csv).map_err(bad_input)?, resume: args.resume });
-    let topology = args.topology.as_deref().map(Topology::load).transpose().map_err(bad_input)?;
+    let csv = check_output(Some(&args.csv))?.ok_or_else(|| bad_input("--csv names no file"))?;
+    cfg.csv = Some(CsvOutput { file: csv, resume: args.resume });
+    let topology = match args.topology.as_deref() {
+        Some(path) => {
+            check_input(path)?;
+            Some(Topology::load_until(path, &INTERRUPT)?)
+        }
+        None => None,
+    };
     cfg.model = (!args.no_model).then(|| ModelSettings { topology, cores: args.model_cores as usize, transfer_ns: args.transfer_ns });
     Ok(cfg)
 }

@@ -161,6 +161,9 @@ fn outputs_that_alias_each_other_or_an_input_are_refused_before_any_work() {
     std::fs::write(p("t.json"), "keep me").unwrap();
     std::fs::write(p("a.json"), "keep me too").unwrap();
     std::os::unix::fs::symlink(p("a.json"), p("link.json")).unwrap();
+    let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-01-predict/calibration-3f2494e.json");
+    std::fs::copy(committed, p("c.json")).unwrap();
+    let calibration = p("c.json");
     let cases: Vec<(Vec<String>, &str)> = vec![
         // An output that is the input.
         (vec!["trace-summary".into(), p("t.json"), "--svg".into(), p("t.json")], "is the input"),
@@ -169,6 +172,9 @@ fn outputs_that_alias_each_other_or_an_input_are_refused_before_any_work() {
         (vec!["run".into(), "--variant".into(), "sched-lock".into(), "--json".into(), p("a.json"), "--trace".into(), p("a.json")], "same file"),
         (vec!["run".into(), "--variant".into(), "sched-lock".into(), "--json".into(), p("link.json"), "--trace".into(), p("a.json")], "same file"),
         (vec!["trace-summary".into(), p("t.json"), "--svg".into(), p("new.svg"), "--stall-svg".into(), p("new.svg")], "same file"),
+        (vec!["sweep".into(), "--threads".into(), "1".into(), "--csv".into(), p("new.x"), "--svg".into(), p("new.x")], "same file"),
+        (vec!["predict".into(), "--calibration".into(), calibration.clone(), "--save-calibration".into(), calibration.clone()], "is the input"),
+        (vec!["predict".into(), "--calibration".into(), calibration.clone(), "--json".into(), calibration.clone()], "is the input"),
     ];
     for (args, expected) in cases {
         let out = schedlab(&args.iter().map(String::as_str).collect::<Vec<_>>());
@@ -181,7 +187,8 @@ fn outputs_that_alias_each_other_or_an_input_are_refused_before_any_work() {
     }
     assert_eq!(std::fs::read_to_string(p("t.json")).unwrap(), "keep me");
     assert_eq!(std::fs::read_to_string(p("a.json")).unwrap(), "keep me too");
-    assert!(!dir.path().join("new.svg").exists());
+    assert!(!dir.path().join("new.svg").exists() && !dir.path().join("new.x").exists());
+    assert_eq!(std::fs::read(p("c.json")).unwrap(), std::fs::read(committed).unwrap());
     // Outputs written through may be shared: both to /dev/null is fine.
     let out = schedlab(&["simulate", "--runtime", "0.01", "--json", "/dev/null"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

@@ -33,6 +33,8 @@ pub mod probes;
 pub mod sim;
 pub mod topology;
 
+use crate::error::ExperimentError;
+use crate::files::input::{caps, read_input};
 use crate::files::provenance::Provenance;
 use calibrate::{Calibration, CalibrationSettings};
 use schedlab_core::sync::AtomicBool;
@@ -60,10 +62,24 @@ impl CalibrationSet {
 
     /// Reads a calibration file; the error is one line naming it.
     pub fn load(path: &std::path::Path) -> Result<CalibrationSet, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read calibration {}: {e}", path.display()))?;
+        Self::load_until(path, &AtomicBool::new(false)).map_err(|e| e.message)
+    }
+
+    /// [`CalibrationSet::load`], giving way to `stop` while it reads (`files::input`): bad
+    /// input, or stopped.
+    pub fn load_until(path: &std::path::Path, stop: &AtomicBool) -> Result<CalibrationSet, ExperimentError> {
+        let text = read_input(path, "calibration", caps::MODEL_JSON, stop)?;
         let set: CalibrationSet = serde_json::from_str(&text).map_err(|e| {
-            format!("{} is not a schedlab calibration: {}", path.display(), e.to_string().lines().next().unwrap_or(""))
+            ExperimentError::bad_input(format!("{} is not a schedlab calibration: {}", path.display(), e.to_string().lines().next().unwrap_or("")))
         })?;
+        set.check(path).map_err(ExperimentError::bad_input)?;
+        Ok(set)
+    }
+
+    /// The checks of a calibration read from a file: its machine is a valid profile, and every
+    /// figure is physics (see [`Calibration`]'s fields).
+    fn check(&self, path: &std::path::Path) -> Result<(), String> {
+        let set = self;
         set.machine.validate().map_err(|e| format!("{}: its machine: {e}", path.display()))?;
         for c in &set.calibrations {
             let bad = |v: f64| !v.is_finite() || v < 0.0;
@@ -71,7 +87,7 @@ impl CalibrationSet {
                 return Err(format!("{}: the calibration of {} ({}) has a negative or non-finite figure", path.display(), c.variant, c.lock));
             }
         }
-        Ok(set)
+        Ok(())
     }
 }
 

@@ -30,6 +30,9 @@
 use super::probes;
 pub use super::probes::{Interruptions, INTERRUPTION_THRESHOLD_NS};
 use crate::driver::host::allowed_cpus;
+use crate::error::ExperimentError;
+use crate::files::input::{caps, read_input};
+use schedlab_core::sync::AtomicBool;
 use serde::{Deserialize, Serialize};
 
 /// One-way line transfers.
@@ -165,10 +168,17 @@ impl Topology {
 
     /// Reads and checks a profile; the error is one line naming the file.
     pub fn load(path: &std::path::Path) -> Result<Topology, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read topology {}: {e}", path.display()))?;
+        Self::load_until(path, &AtomicBool::new(false)).map_err(|e| e.message)
+    }
+
+    /// [`Topology::load`], giving way to `stop` while it reads (`files::input`): bad input, or
+    /// stopped.
+    pub fn load_until(path: &std::path::Path, stop: &AtomicBool) -> Result<Topology, ExperimentError> {
+        let text = read_input(path, "topology", caps::MODEL_JSON, stop)?;
+        let bad = |m: String| ExperimentError::bad_input(m);
         let t: Topology = serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not a topology profile: {}", path.display(), e.to_string().lines().next().unwrap_or("")))?;
-        t.validate().map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(|e| bad(format!("{} is not a topology profile: {}", path.display(), e.to_string().lines().next().unwrap_or(""))))?;
+        t.validate().map_err(|e| bad(format!("{}: {e}", path.display())))?;
         Ok(t)
     }
 }
