@@ -26,6 +26,7 @@ use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy};
 use crate::driver::workload::{fair_lock_warning_before, RunResult, WorkloadConfig};
 use crate::error::ExperimentError;
 use crate::experiment::observer::{Event, Observer};
+use crate::files::input::{caps, read_input};
 use crate::files::output::{OutputFile, Stream};
 use crate::files::provenance::Provenance;
 use crate::model::calibrate::CalibrationSettings;
@@ -511,7 +512,7 @@ struct CsvWriter {
 impl CsvWriter {
     /// Reads the points to keep (`resume`) and opens the output; a device or FIFO gets its header
     /// now. Before any work: every error is bad input.
-    fn open(out: &CsvOutput, settings: Vec<String>, observer: &mut dyn Observer) -> Result<(CsvWriter, Vec<SweepPoint>), ExperimentError> {
+    fn open(out: &CsvOutput, settings: Vec<String>, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<(CsvWriter, Vec<SweepPoint>), ExperimentError> {
         let path = out.file.path();
         let mut kept = Vec::new();
         let mut rows = Vec::new();
@@ -522,22 +523,17 @@ impl CsvWriter {
                     path.display()
                 )));
             }
-            match std::fs::read(path) {
-                Ok(bytes) => {
-                    let text = String::from_utf8(bytes).map_err(|_| {
-                        ExperimentError::bad_input(format!("cannot resume from {}: it is not text (not a sweep CSV)", path.display()))
-                    })?;
-                    let resumed = parse_csv(&text, &settings)
-                        .map_err(|e| ExperimentError::bad_input(format!("cannot resume from {}: {e}", path.display())))?;
-                    if resumed.dropped_partial_line {
-                        let w = format!("{}: dropped a half-written last line (a sweep stopped while writing it)", path.display());
-                        observer.event(Event::Warning(&w));
-                    }
-                    kept = resumed.points;
-                    rows = resumed.rows;
+            // A CSV not there yet is a sweep starting afresh; one that is is read with a cap.
+            if path.exists() {
+                let text = read_input(path, "sweep CSV", caps::CSV, stop)?;
+                let resumed =
+                    parse_csv(&text, &settings).map_err(|e| ExperimentError::bad_input(format!("cannot resume from {}: {e}", path.display())))?;
+                if resumed.dropped_partial_line {
+                    let w = format!("{}: dropped a half-written last line (a sweep stopped while writing it)", path.display());
+                    observer.event(Event::Warning(&w));
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(ExperimentError::bad_input(format!("cannot read {}: {e}", path.display()))),
+                kept = resumed.points;
+                rows = resumed.rows;
             }
         }
         let target = if out.file.is_regular() {
@@ -595,7 +591,7 @@ pub fn run(cfg: &SweepConfig, stop: &AtomicBool, observer: &mut dyn Observer) ->
     let mut csv = None;
     let mut kept = Vec::new();
     if let Some(out) = &cfg.csv {
-        let (writer, points) = CsvWriter::open(out, cfg.settings(), observer)?;
+        let (writer, points) = CsvWriter::open(out, cfg.settings(), stop, observer)?;
         csv = Some(writer);
         kept = points;
     }
