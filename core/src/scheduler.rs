@@ -1,7 +1,7 @@
 //! The scheduler's public face: the three hot paths shaped like `bfq_insert_request`,
 //! `bfq_dispatch_request` and `bfq_finish_request`, group creation and removal, processes.
 //!
-//! Each path takes the scheduler lock, does the scheduling work in `state.rs`, routes every
+//! Each path takes the scheduler lock, does the scheduling work in `state/`, routes every
 //! statistics update through the policy (applied under the lock, or put in a batch), releases the
 //! lock, and hands the batch to the policy's `run_deferred`. Lock order: queue lock, then
 //! scheduler lock (group removal holds both when the policy asks; a deferred update takes only
@@ -123,7 +123,7 @@ pub struct Scheduler<P: StatsPolicy> {
     insert_lists: Lock<InsertLists>,
     /// The per-CPU rstat lists, when the policy keeps them (`objects/rstat.rs`).
     rstat: Option<OracleArc<RstatLists>>,
-    /// The in-service queue as the idle-slice timer reads it, outside the lock (`state.rs`).
+    /// The in-service queue as the idle-slice timer reads it, outside the lock (`state/`).
     in_service_hint: Arc<AtomicPtr<QueueShared>>,
     queue_lock: Lock<()>,
     policy: P,
@@ -453,7 +453,7 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// still the one in service, and touches it only then (notes/invariants.md I5; the 2020 fix:
     /// fault.rs, `IdleTimerTouchesBeforeCheck`).
     pub fn run_idle_timer(&self) -> bool {
-        // Acquire pairs with the Release stores in `state.rs` (`set_in_service`, `expire`).
+        // Acquire pairs with the Release stores in `state/` (`set_in_service`, `expire`).
         let Some(queue) = QueueRef::from_ptr(self.in_service_hint.load(Ordering::Acquire)) else {
             return false;
         };

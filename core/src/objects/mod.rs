@@ -2,7 +2,7 @@
 //! released, and their lifetimes (notes/invariants.md).
 //!
 //! Everything the scheduler *schedules* with (service trees, request lists, budgets) lives inside
-//! the scheduler lock, in `state.rs`. What a deferred update needs lives outside it, in two heap
+//! the scheduler lock, in `state/`. What a deferred update needs lives outside it, in two heap
 //! objects reached through raw pointers, as in the kernel:
 //!
 //! - [`GroupShared`]: a group's statistics, its reference count and its parent. Freed when the last
