@@ -569,8 +569,10 @@ impl StatsPolicy for EpochPinDroppedEarly {
         batch.clear();
         let now = cx.now();
         for (group, update) in resolved {
-            // SAFETY: none — the pin that kept the group's grace period open has ended.
-            update.apply_to(unsafe { group.get() }, now);
+            // SAFETY: none — the pin that kept the group's grace period open has ended. The
+            // witness is the bare pointer, which protects nothing: with the pin as witness
+            // (`group.get(&pin)`) this use after `drop(pin)` would not compile.
+            update.apply_to(unsafe { group.get(&group) }, now);
         }
     }
 }

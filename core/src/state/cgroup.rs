@@ -48,7 +48,7 @@ impl SchedState {
         self.groups[to].members.push(q);
         let (from_shared, to_shared) = (self.groups[from].shared, self.groups[to].shared);
         // SAFETY: `to` is online (in the slab): its online reference keeps it allocated.
-        unsafe { to_shared.get() }.get();
+        unsafe { to_shared.get(&self.groups[to]) }.get();
         let qs = &mut self.queues[q];
         qs.group = to;
         qs.member_idx = new_idx;
@@ -76,7 +76,7 @@ impl SchedState {
         let p = &mut self.groups[parent];
         if !fault::active(Fault::ChildDoesNotPinParent) {
             // SAFETY: the parent is online: its online reference keeps it allocated.
-            unsafe { p.shared.get() }.get(); // the child's reference on its parent
+            unsafe { p.shared.get(&*p) }.get(); // the child's reference on its parent
         }
         let shared = GroupShared::allocate(Some(p.shared), self.cfg.slots, serial, &self.census, state, self.rstat.as_ref());
         p.online_children += 1;
@@ -127,9 +127,9 @@ impl SchedState {
         p.ledger.absorb(gs.ledger);
         // The 4.15 reparenting target (kernel-map.md D20): the root group, not the parent.
         let into = if fault::active(Fault::OfflineStatsToRoot) { root_shared } else { p.shared };
-        // SAFETY: `g` still holds its online reference and a reference on `parent`; the root is
-        // online for the scheduler's whole life.
-        let (child, into) = unsafe { (gs.shared.get(), into.get()) };
+        // SAFETY: `g` (`gs`) still holds its online reference and a reference on `parent`; the
+        // root is online for the scheduler's (`self`'s) whole life.
+        let (child, into) = unsafe { (gs.shared.get(&gs), into.get(&*self)) };
         // bfqg_stats_xfer_dead: "IOs completing after this point" reach the parent through
         // their queue, which now points there.
         child.stats().transfer_into(into.stats());

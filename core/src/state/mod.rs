@@ -274,7 +274,7 @@ impl SchedState {
     pub(crate) fn new_queue(&mut self, group: usize, pid: u64) -> QueueId {
         let g = &mut self.groups[group];
         // SAFETY: the group is online (in the slab), so its online reference keeps it allocated.
-        unsafe { g.shared.get() }.get(); // the queue's reference on its group
+        unsafe { g.shared.get(&*g) }.get(); // the queue's reference on its group
         let shared = QueueShared::allocate(g.shared, pid, &self.census);
         let budget = self.cfg.max_budget * 2 / 3;
         let entry = self.queues.vacant_entry();
