@@ -4,7 +4,7 @@
 //! p50, p99, max), and which path waited or held (insert, dispatch, completion, stats, group
 //! removal).
 //!
-//! No standard tool sees these locks (`../shared/reference/measuring.md` §1), so the workbench
+//! No standard tool sees these locks (`../shared/reference/measuring.md`, "What a contention report should hold"), so the workbench
 //! measures its own. The mechanism (what a measured acquisition counts, times and samples, per
 //! thread) lives in the sync facade, `crate::sync::measure`, which knows classes and paths only as
 //! numbers. This module is the layer above it: it names the scheduler's classes and paths,

@@ -100,7 +100,7 @@ impl DeferredBatch {
     /// # Safety
     /// `event.queue` must stay allocated until the batch is applied: the policy argues why (I1a
     /// covers only the queues the scheduler put in the batch; a queue captured in
-    /// `dispatch_begin` may have been expired and freed by the same dispatch, kernel-bfq.md §5).
+    /// `dispatch_begin` may have been expired and freed by the same dispatch, kernel-bfq.md, "Real bugs").
     pub unsafe fn push(&mut self, event: StatEvent) {
         self.push_pinned(event);
     }
@@ -231,7 +231,7 @@ pub struct LockedView<'a> {
 impl LockedView<'_> {
     /// The queue in service (`bfqd->in_service_queue`). The pointer stays valid only while the
     /// scheduler lock is held and the queue is not expired: a hook that keeps it for later must
-    /// re-validate it (kernel-bfq.md §5, first bug).
+    /// re-validate it (kernel-bfq.md, "Real bugs": the captured pointer).
     pub fn in_service_queue(&self) -> Option<QueueRef> {
         self.state.in_service_queue_ref()
     }

@@ -1,6 +1,6 @@
 //! Per-CPU statistics flushed on read: blk-cgroup's "rstat" design for io_service_bytes and
 //! io_serviced (Linux 5.5 for the lazy flush, 6.2 for the per-CPU lock-free lists of pending
-//! groups, 2023 for the release-path drain; kernel-bfq.md §4).
+//! groups, 2023 for the release-path drain; kernel-bfq.md, "Group lifetime").
 //!
 //! An update adds to the group's own slot for the calling CPU (a plain per-CPU add, no lock, no
 //! sum) and, the first time the slot has something unflushed, pushes the group on that CPU's

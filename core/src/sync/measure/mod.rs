@@ -7,8 +7,10 @@
 //!
 //! ## What a measured acquisition costs
 //!
-//! The goal (issue 13) is at most 5 % of a single-threaded round trip, whose ~20 lock
-//! acquisitions and statistics sections cost 190-400 ns together, so about a nanosecond each:
+//! The goal (issue 13) is at most 5 % of a single-threaded round trip, which makes about twenty
+//! lock acquisitions and statistics sections: so each may cost about a nanosecond more. Whether
+//! it is met is in the results index (notes/results/README.md, "What do the lock statistics
+//! cost"):
 //!
 //! | what | how | cost on the hot path |
 //! | --- | --- | --- |
@@ -18,7 +20,7 @@
 //! | contentions (per class and path) | exact, counted on the contended path only | none when uncontended |
 //! | contention | the raw lock's own first attempt says whether it had to wait ([`RawLockWait`]); no extra `try_lock` | none |
 //! | wait time | only on the contended path, and there one contended wait in M (per class, [`set_wait_sampling`], default [`DEFAULT_WAIT_SAMPLING`]; picked like the holds, independently with probability 1/M): a clock read before the pick (so that picked and unpicked waits start alike) and one after the wait, the record kept when the wait ends and folded after the release | none when uncontended; when contended (the lock held by another thread, so off the critical path), a clock read and a countdown decrement |
-//! | hold time | one hold in N (per class, [`set_hold_sampling`], default [`DEFAULT_HOLD_SAMPLING`]) is timed: each acquisition is picked independently with probability 1/N (a geometric countdown, so the phase is random and no periodic pattern can alias with it) | the same decrement; two clock reads and a record (about 400 instructions) one time in N |
+//! | hold time | one hold in N (per class, [`set_hold_sampling`], default [`DEFAULT_HOLD_SAMPLING`]) is timed: each acquisition is picked independently with probability 1/N (a geometric countdown, so the phase is random and no periodic pattern can alias with it) | the same decrement; two clock reads and a record one time in N |
 //! | histograms | `hdrhistogram` (2 significant digits), per thread, recorded after the release, only for timed holds and contended waits; a nested lock's record waits until the thread holds no measured lock (`Fast::pending`) | amortised 1/N, outside every hold |
 //! | the sampler's next gaps | four per class drawn in advance, replenished once the thread holds no measured lock (a logarithm inside a hold would leak into the next timed hold); one logarithm per draw (the factor `1/ln(1-1/N)` is cached) | none inside a hold |
 //! | the guard | one word of lock_api guard state: the flags, and the stamp of a timed hold (`lock.rs`) | a register |
@@ -34,9 +36,9 @@
 //!
 //! Why waits are sampled too: at two threads on the fair lock nearly every acquisition is
 //! contended, and timing each wait put a clock read inside every hold and a histogram record
-//! between every release and the next attempt. Measured on the 2-vCPU machine kind (AMD EPYC,
-//! `schedlab compare`, on against off windows of the same runs): that was most of the
-//! statistics' cost at two threads (notes/results/2026-12-01-lockstat-cost.md §6).
+//! between every release and the next attempt: that was most of the statistics' cost at two
+//! threads on the 2-vCPU machine kind (notes/results/2026-12-01-lockstat-cost.md, "contended
+//! waits sampled one in 8").
 //!
 //! **Exact mode** ([`set_exact`]): every hold is timed, and the holds the sampler would have
 //! picked are *also* recorded apart (`ClassStats::hold_sample`), so one run gives the exact figures
@@ -197,12 +199,11 @@ pub fn exact() -> bool {
 
 /// Default hold sampling: one hold in this many is timed.
 ///
-/// Why 256: a sample costs about 400 instructions (two clock reads, the histogram record, the
-/// next gap's logarithm), against about 30 for the counted acquisition. At 1 in 64 that was
-/// 6 instructions per acquisition, 134 of the 583 that the statistics added to a sched-lock
-/// round trip (callgrind, notes/results/2026-12-01-lockstat-cost.md §7); at 1 in 256 it is 1.5.
-/// A one-second run still times about 15 000 scheduler-lock holds, and every report prints
-/// its sample count.
+/// Why 256: a sample (two clock reads, the histogram record, the next gap's logarithm) costs
+/// an order of magnitude more than a counted acquisition, so the period bounds the sampler's
+/// share of the statistics' cost; at 256 that share is small, and a one-second run still times
+/// thousands of scheduler-lock holds. Every report prints its sample count. The figures:
+/// notes/results/2026-12-01-lockstat-cost.md, "holds one in 256".
 pub const DEFAULT_HOLD_SAMPLING: u32 = 256;
 /// The largest hold sampling period.
 pub const MAX_SAMPLING: u32 = 1_000_000;
@@ -297,8 +298,8 @@ pub const F_SAMPLED: u8 = 8;
 /// release writes the thread's id into the owner word just before the raw unlock, so that the
 /// write shares the line the release writes anyway, rather than taking it from a waiter spinning
 /// on it in the middle of the hold (an owner change is nearly every acquisition at two threads).
-/// Measured on its own, on the Intel machine, neither placement could be told from the other
-/// within the noise (notes/results/2026-12-01-lockstat-cost.md §5).
+/// Measured on its own, neither placement could be told from the other within the noise
+/// (notes/results/2026-12-01-lockstat-cost.md, "On a quiet machine").
 pub const F_NEW_OWNER: u8 = 16;
 /// Acquisition flag: timed because exact mode was on (then [`F_SAMPLED`] marks the sampler's
 /// pick, which is also recorded apart).
@@ -350,7 +351,7 @@ pub fn current_path() -> u8 {
 /// A pick leaves the countdown at 0; the next gap is drawn once the thread holds no measured lock
 /// ([`settle`], which the release of this hold reaches), not here: a draw (a logarithm) between
 /// the failed attempt and the wait's first clock read would shorten every timed wait by its
-/// length (measured: the sampled p99 7 % below the exact one in the accuracy test). Only a
+/// length (the accuracy test, `core/tests/lockstat_accuracy.rs`, saw it in the p99). Only a
 /// contended acquisition made before that (nested inside a measured lock) finds the countdown at
 /// 0 and draws here.
 #[inline(always)]

@@ -270,8 +270,8 @@ pub(super) fn gap_with_scale(f: &Fast, period: u32, scale: f64) -> u32 {
 }
 
 /// The next gap of class `c`: one drawn in advance while one is left. A draw here, a logarithm
-/// before the hold's first stamp, would leak its latency into the timed hold (measured: +30 % on
-/// the 12 ns counter-sum holds); only when the spares are used up inside one outer hold is one
+/// before the hold's first stamp, would leak its latency into the timed hold (the short
+/// counter-sum holds most of all); only when the spares are used up inside one outer hold is one
 /// drawn here. The used ones are drawn again by [`settle`].
 pub(super) fn take_gap(f: &Fast, c: usize) -> u32 {
     f.refill.set(f.refill.get() | (1u16 << c));
