@@ -3,7 +3,10 @@
 //! parent), dropping its online reference, and tearing everything down when the scheduler goes.
 //! All of it runs under the scheduler lock.
 
-use super::*;
+use super::{Entity, EntityKey, Expiration, GroupSched, Ledger, NullSink, PolicyState, QueueId, RqId, SchedData, SchedState, StatSink};
+use crate::fault::{self, Fault};
+use crate::insert::Listed;
+use crate::objects::{GroupPtr, GroupShared};
 
 impl SchedState {
     /// `bfq_bfqq_move`: the queue changes group (cgroup move, or its group goes offline).
