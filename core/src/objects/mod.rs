@@ -216,6 +216,7 @@ impl GroupPtr {
     /// respects). The compiler checks that the result does not outlive the borrow; that the
     /// witness really protects this group is the caller's argument, in its `SAFETY` comment.
     #[inline]
+    #[allow(clippy::needless_lifetimes)] // the named lifetime is the contract: the result borrows the witness
     pub unsafe fn get<'w, W: ?Sized>(self, _witness: &'w W) -> &'w GroupShared {
         // SAFETY: the caller guarantees the allocation is live while the witness is borrowed,
         // which is all of 'w.

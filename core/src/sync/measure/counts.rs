@@ -3,7 +3,6 @@
 
 use super::{LockClass, MAX_CLASSES, NR_PATHS};
 
-
 /// Highest value a histogram tracks (clock ticks: about an hour of TSC); larger ones are clamped.
 pub(super) const HIGHEST: u64 = 1 << 44;
 

@@ -310,7 +310,6 @@ pub const F_WAIT_TIMED: u8 = 64;
 /// wait is timed, and this says whether the sampled mode would have timed it).
 pub const F_WAIT_SAMPLED: u8 = 128;
 
-
 /// Sets the calling thread's path tag until the guard drops (then the previous one is back).
 #[must_use = "the path is set only while the guard lives"]
 pub struct PathGuard {
@@ -343,7 +342,6 @@ pub fn current_path() -> u8 {
     FAST.with(|f| f.path.get())
 }
 
-
 /// Called by a measured lock whose first attempt failed, before it waits: counts the contention
 /// and says whether to time this wait ([`F_WAIT_TIMED`], [`F_WAIT_SAMPLED`] for the sampler's
 /// pick, [`F_EXACT`] in exact mode: the flags to pass to [`waited`]).
@@ -371,7 +369,6 @@ pub fn contended(class: LockClass, mode: u8) -> u8 {
     pick_wait(f, c, left) | exact
 }
 
-
 /// Called by a measured lock right after a timed contended wait (the caller holds the lock now),
 /// with [`contended`]'s flags: keeps the wait's record until the thread holds no measured lock,
 /// which is after this hold's release at the earliest.
@@ -383,7 +380,6 @@ pub fn waited(class: LockClass, flags: u8, wait: u64) {
     let outer = f.held_bits() & !(1 << class.index());
     keep(f, Pending { class, flags: flags & (F_WAIT_TIMED | F_WAIT_SAMPLED | F_EXACT), path: f.path.get(), outer, hold: 0, wait });
 }
-
 
 /// Called by a measured lock right after it was acquired (the caller holds it). `owner` is the
 /// lock's last-owner word (the facade's atomic: the checker's under loom), which only a holder writes (at its release, see [`F_NEW_OWNER`]).
@@ -446,7 +442,6 @@ pub fn released_untimed(class: LockClass) {
     }
 }
 
-
 /// A timed section (see [`section`]); records nothing unless it was sampled.
 #[must_use = "the section is timed until the guard drops"]
 pub struct SectionGuard {
@@ -490,7 +485,6 @@ impl Drop for SectionGuard {
         }
     }
 }
-
 
 /// Clock ticks in ns (the facade's lock clock).
 pub fn ticks_to_ns(ticks: u64) -> u64 {

@@ -209,7 +209,6 @@ pub(super) fn fast<'a>() -> &'a Fast {
     unsafe { &*f }
 }
 
-
 /// Gives the thread its owner id, seeds its sampler, and registers the destructor that merges its
 /// counts when it exits. (Each slot draws its own random phase at its first acquisition.)
 #[cold]
@@ -398,7 +397,6 @@ pub(super) fn timing_flags(f: &Fast, sampled: bool, mode: u8) -> u8 {
     0
 }
 
-
 /// [`contended`] when the wait countdown is at 1 (this wait is picked) or 0 (a pick whose next
 /// gap is not drawn yet).
 #[cold]
@@ -418,7 +416,6 @@ pub(super) fn pick_wait(f: &Fast, c: usize, mut left: u32) -> u8 {
     F_WAIT_TIMED | F_WAIT_SAMPLED
 }
 
-
 /// Keeps a record until the thread holds no measured lock ([`settle`] folds it), or folds it now
 /// if the list is full.
 pub(super) fn keep(f: &Fast, r: Pending) {
@@ -431,7 +428,6 @@ pub(super) fn keep(f: &Fast, r: Pending) {
         fold(f, r);
     }
 }
-
 
 /// Records a timed hold into the thread's histograms (after the release), or keeps it while the
 /// thread still holds a measured lock.

@@ -5,6 +5,8 @@
 use super::*;
 use std::cell::RefCell;
 
+// The calling thread's accumulator; its destructor merges it into the table when the thread
+// exits. Under loom, loom's thread-local, per model thread (see `FAST` in `sampler.rs`).
 #[cfg(not(loom))]
 thread_local! {
     pub(super) static ACC: AccSlot = const { AccSlot(RefCell::new(None)) };
@@ -14,7 +16,6 @@ thread_local! {
 loom::thread_local! {
     pub(super) static ACC: AccSlot = AccSlot(RefCell::new(None));
 }
-
 
 /// Folds one record into the thread's histograms.
 pub(super) fn fold(_f: &Fast, r: Pending) {
@@ -53,7 +54,6 @@ pub(super) fn for_each_bit(mut bits: u16, mut f: impl FnMut(usize)) {
         f(i);
     }
 }
-
 
 pub(super) struct Acc {
     pub(super) generation: u64,
