@@ -71,8 +71,6 @@ impl SchedState {
         }
     }
 
-    // ---- groups ----
-
     pub(crate) fn create_group(&mut self, parent: usize, weight: u64, state: PolicyState) -> (usize, u64) {
         let serial = self.next_serial;
         self.next_serial += 1;

@@ -263,6 +263,8 @@ impl SchedState {
         }
     }
 
+    // ---- queues ----
+
     pub(crate) fn queue_ref(&self, q: QueueId) -> QueueRef {
         self.queues[q].shared
     }

@@ -200,6 +200,4 @@ impl SchedState {
             backlogged = self.groups[parent].sd.backlogged > 0;
         }
     }
-
-    // ---- queues ----
 }
