@@ -99,8 +99,8 @@ impl DeferredBatch {
     ///
     /// # Safety
     /// `event.queue` must stay allocated until the batch is applied: the policy argues why (I1a
-    /// covers only the queues the scheduler put in the batch; a queue captured in
-    /// `dispatch_begin` may have been expired and freed by the same dispatch, kernel-bfq.md, "Real bugs").
+    /// covers only the queues the scheduler put in the batch; a queue captured in `dispatch_begin`
+    /// may have been expired and freed by the same dispatch, kernel-bfq.md, "Real bugs").
     pub unsafe fn push(&mut self, event: StatEvent) {
         self.push_pinned(event);
     }

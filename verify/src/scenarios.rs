@@ -138,7 +138,8 @@ pub fn drain<P: StatsPolicy>(sched: &Scheduler<P>) {
 }
 
 /// Whether a process moved while it had requests queued (then `queued` is conserved only summed
-/// over groups: the move leaves `+n` in the old group and `-n` in the new one, kernel-map.md, "Notes").
+/// over groups: the move leaves `+n` in the old group and `-n` in the new one, kernel-map.md,
+/// "Notes").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Moves {
     None,
@@ -811,11 +812,11 @@ pub fn lists_conservation<P: StatsPolicy>() {
 
 // ---- the negative controls' own scenarios ----
 
-/// kernel-bfq.md, "Real bugs", the captured pointer: the in-service queue idles after its last request completed and
-/// its process exited, so only the in-service slot holds it. A dispatch finds the idle timer
-/// expired, expires the queue (which frees it) and serves another queue, inserted meanwhile by
-/// thread B. A policy that captured the in-service queue at the start of that dispatch must not
-/// use it at the end.
+/// The captured pointer (kernel-bfq.md, "Real bugs"): the in-service queue idles after its last
+/// request completed and its process exited, so only the in-service slot holds it. A dispatch finds
+/// the idle timer expired, expires the queue (which frees it) and serves another queue, inserted
+/// meanwhile by thread B. A policy that captured the in-service queue at the start of that dispatch
+/// must not use it at the end.
 pub fn in_service_queue_freed_during_dispatch<P: StatsPolicy>() {
     let (sched, census, clock) = manual_scheduler::<P>(idling_config());
     let root = sched.root();

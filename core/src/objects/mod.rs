@@ -146,8 +146,9 @@ impl GroupShared {
 
     /// Drops a reference; `Some` when it was the last and the caller now owns the group.
     ///
-    /// This is an atomic read-modify-write. The kernel's `bfqg->ref` was a plain `int` until
-    /// 2023 (kernel-bfq.md, "Real bugs": the non-atomic reference count): decremented from two contexts, it lost updates.
+    /// This is an atomic read-modify-write. The kernel's `bfqg->ref` was a plain `int` until 2023
+    /// (kernel-bfq.md, "Real bugs": the non-atomic reference count): decremented from two contexts,
+    /// it lost updates.
     pub(crate) fn put(this: GroupPtr) -> Option<RetiredGroup> {
         // SAFETY: the caller holds a reference (`this`), so the group is allocated.
         let group = unsafe { this.get(&this) };
@@ -258,8 +259,9 @@ impl RetiredGroup {
     }
 
     /// Frees the group: moves whatever its statistics gathered since it went offline into its
-    /// parent (the kernel's release-path drain, kernel-bfq.md, "Group lifetime"), drops its reference on the
-    /// parent (handing the parent to `retire_parent` if that was the last), and frees the memory.
+    /// parent (the kernel's release-path drain, kernel-bfq.md, "Group lifetime"), drops its
+    /// reference on the parent (handing the parent to `retire_parent` if that was the last), and
+    /// frees the memory.
     ///
     /// # Safety
     /// No deferred update may still reach the group: the caller's protection guarantees it (a

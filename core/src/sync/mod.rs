@@ -8,7 +8,8 @@
 //! | `--cfg loom` | `model.rs` on loom | exhaustive exploration of small scenarios within a preemption bound |
 //! | `--cfg shuttle` | `model.rs` on shuttle | random and PCT schedules of larger scenarios |
 //!
-//! Two lock kinds are the object of study (see `../shared/reference/measuring.md`, "Lock kinds change the answer"):
+//! Two lock kinds are the object of study (see `../shared/reference/measuring.md`, "Lock kinds
+//! change the answer"):
 //!
 //! | kind | what it is | why |
 //! | --- | --- | --- |
