@@ -1,8 +1,9 @@
 //! The clock the scheduler reads: a cheap real monotonic clock for runs, a manual clock for tests,
 //! models and virtual-time simulation. Nothing in the core calls `Instant::now()` directly.
 //!
-//! `Instant::now()` costs about 25 ns on this machine kind (measuring.md §2); stats paths read the
-//! clock several times per request, so the real clock uses the TSC through `quanta` (a few ns).
+//! `Instant::now()` is slow on the virtual machines this runs on
+//! (`../shared/reference/measuring.md`, "This kind of machine") and stats paths read the clock
+//! several times per request, so the real clock reads the TSC through `quanta`.
 
 use crate::sync::{AtomicU64, Arc, Ordering, RawClock};
 

@@ -4,12 +4,12 @@
 //! p50, p99, max), and which path waited or held (insert, dispatch, completion, stats, group
 //! removal).
 //!
-//! No standard tool sees these locks (`../shared/reference/measuring.md` §1), so the workbench
-//! measures its own. The mechanism (what a measured acquisition counts, times and samples, per
-//! thread) lives in the sync facade, `crate::sync::measure`, which knows classes and paths only as
-//! numbers. This module is the layer above it: it names the scheduler's classes and paths,
-//! injects the lock spans (`set_span_hooks`), and turns the raw table into reports that say
-//! which figures are exact and which are estimated.
+//! No standard tool sees these locks (`../shared/reference/measuring.md`, "What a contention report
+//! should hold"), so the workbench measures its own. The mechanism (what a measured acquisition
+//! counts, times and samples, per thread) lives in the sync facade, `crate::sync::measure`, which
+//! knows classes and paths only as numbers. This module is the layer above it: it names the
+//! scheduler's classes and paths, injects the lock spans (`set_span_hooks`), and turns the raw
+//! table into reports that say which figures are exact and which are estimated.
 //!
 //! ## Exact and estimated
 //!

@@ -99,8 +99,8 @@ impl DeferredBatch {
     ///
     /// # Safety
     /// `event.queue` must stay allocated until the batch is applied: the policy argues why (I1a
-    /// covers only the queues the scheduler put in the batch; a queue captured in
-    /// `dispatch_begin` may have been expired and freed by the same dispatch, kernel-bfq.md §5).
+    /// covers only the queues the scheduler put in the batch; a queue captured in `dispatch_begin`
+    /// may have been expired and freed by the same dispatch, kernel-bfq.md, "Real bugs").
     pub unsafe fn push(&mut self, event: StatEvent) {
         self.push_pinned(event);
     }
@@ -151,8 +151,9 @@ impl DeferredBatch {
         for event in self.events.drain(..).chain(overflow) {
             // SAFETY: the caller guarantees the queue is allocated (I1a).
             let queue = unsafe { event.queue.get() };
-            // SAFETY: the caller guarantees the queue's current group stays allocated (I1b).
-            let group = unsafe { queue.current_group().get() };
+            // SAFETY: the caller guarantees the queue's current group stays allocated (I1b) while
+            // the queue (the witness) is.
+            let group = unsafe { queue.current_group().get(queue) };
             f(group, &event.update);
             // A free that landed in the middle of the update is caught here (under a model
             // checker; a no-op otherwise).
@@ -230,7 +231,7 @@ pub struct LockedView<'a> {
 impl LockedView<'_> {
     /// The queue in service (`bfqd->in_service_queue`). The pointer stays valid only while the
     /// scheduler lock is held and the queue is not expired: a hook that keeps it for later must
-    /// re-validate it (kernel-bfq.md §5, first bug).
+    /// re-validate it (kernel-bfq.md, "Real bugs": the captured pointer).
     pub fn in_service_queue(&self) -> Option<QueueRef> {
         self.state.in_service_queue_ref()
     }
@@ -243,10 +244,10 @@ impl LockedView<'_> {
     /// The group of the queue in service, if any (valid while the lock is held).
     pub fn in_service_group(&self) -> Option<&GroupShared> {
         let queue = self.state.in_service_queue_ref()?;
-        // SAFETY: the scheduler lock is held (this view borrows the locked state) and the queue is
-        // in service, so it is allocated; its current group is referenced by it and changes only
-        // under the scheduler lock.
-        Some(unsafe { queue.get().current_group().get() })
+        // SAFETY: the scheduler lock is held (this view, the witness, borrows the locked state)
+        // and the queue is in service, so it is allocated; its current group is referenced by it
+        // and changes only under the scheduler lock.
+        Some(unsafe { queue.get().current_group().get(self) })
     }
 }
 

@@ -1,7 +1,7 @@
 //! The scheduler's public face: the three hot paths shaped like `bfq_insert_request`,
 //! `bfq_dispatch_request` and `bfq_finish_request`, group creation and removal, processes.
 //!
-//! Each path takes the scheduler lock, does the scheduling work in `state.rs`, routes every
+//! Each path takes the scheduler lock, does the scheduling work in `state/`, routes every
 //! statistics update through the policy (applied under the lock, or put in a batch), releases the
 //! lock, and hands the batch to the policy's `run_deferred`. Lock order: queue lock, then
 //! scheduler lock (group removal holds both when the policy asks; a deferred update takes only
@@ -123,7 +123,7 @@ pub struct Scheduler<P: StatsPolicy> {
     insert_lists: Lock<InsertLists>,
     /// The per-CPU rstat lists, when the policy keeps them (`objects/rstat.rs`).
     rstat: Option<OracleArc<RstatLists>>,
-    /// The in-service queue as the idle-slice timer reads it, outside the lock (`state.rs`).
+    /// The in-service queue as the idle-slice timer reads it, outside the lock (`state/`).
     in_service_hint: Arc<AtomicPtr<QueueShared>>,
     queue_lock: Lock<()>,
     policy: P,
@@ -178,7 +178,9 @@ fn apply_locked(queue: QueueRef, update: StatUpdate, now: u64) {
     // SAFETY: called with the scheduler lock held, for a queue that is in the locked state (the
     // paths emit only for queues they hold), so the queue is allocated; its current group is
     // referenced by the queue and changes only under the scheduler lock, so it is allocated too.
-    let group = unsafe { queue.get().current_group().get() };
+    let queue = unsafe { queue.get() };
+    // SAFETY: as above; the queue (the witness) references its current group.
+    let group = unsafe { queue.current_group().get(queue) };
     update.apply_to(group, now);
 }
 
@@ -316,8 +318,8 @@ impl<P: StatsPolicy> Scheduler<P> {
         let now = self.clock.now_ns();
         let mut batch = DeferredBatch::new(Path::Dispatch);
         let group = st.offline_group(g, now, &mut Router { policy: &self.policy, batch: &mut batch, now });
-        // SAFETY: the group still holds its online reference, and the lock is held.
-        self.policy.group_offline(unsafe { group.get() });
+        // SAFETY: the group still holds its online reference, and the lock (`st`) is held.
+        self.policy.group_offline(unsafe { group.get(&st) });
         st.put_online_ref(group);
         debug_assert!(batch.is_empty(), "offline emits only lock-only updates");
         let retired = std::mem::take(&mut st.retired);
@@ -354,7 +356,7 @@ impl<P: StatsPolicy> Scheduler<P> {
             drop(st);
             // SAFETY: none: the fault reads a group that a removal may have freed since the
             // unlock (a negative control: the models must reject it).
-            let shared = unsafe { group.get() };
+            let shared = unsafe { group.get(&group) };
             let snapshot = shared.stats().snapshot();
             // The reader's last look at the group (which the snapshot's counter reads, scheduling
             // points of the checker, may have let a removal free): its serial, for the label.
@@ -363,7 +365,7 @@ impl<P: StatsPolicy> Scheduler<P> {
         }
         // SAFETY: the group is online (in the slab) and the lock is held: its online reference
         // keeps it allocated.
-        Ok(unsafe { st.groups[g].shared.get() }.stats().snapshot())
+        Ok(unsafe { st.groups[g].shared.get(&st) }.stats().snapshot())
     }
 
     /// Runs `f` on an online group's shared part (statistics, policy state), under the lock.
@@ -372,7 +374,7 @@ impl<P: StatsPolicy> Scheduler<P> {
         let st = self.lock();
         let g = Self::lookup(&st, id)?;
         // SAFETY: the group is online and the lock is held: its online reference keeps it allocated.
-        Ok(f(unsafe { st.groups[g].shared.get() }))
+        Ok(f(unsafe { st.groups[g].shared.get(&st) }))
     }
 
     /// A new process with its own queue in `group` (`bfq_get_queue` for a new io context).
@@ -453,7 +455,7 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// still the one in service, and touches it only then (notes/invariants.md I5; the 2020 fix:
     /// fault.rs, `IdleTimerTouchesBeforeCheck`).
     pub fn run_idle_timer(&self) -> bool {
-        // Acquire pairs with the Release stores in `state.rs` (`set_in_service`, `expire`).
+        // Acquire pairs with the Release stores in `state/` (`set_in_service`, `expire`).
         let Some(queue) = QueueRef::from_ptr(self.in_service_hint.load(Ordering::Acquire)) else {
             return false;
         };
@@ -526,8 +528,8 @@ impl<P: StatsPolicy> Scheduler<P> {
         let mut groups_misattributed = Vec::new();
         let mut serviced = 0i64;
         for (key, g) in st.groups.iter() {
-            // SAFETY: online group, lock held.
-            let stats = unsafe { g.shared.get() }.stats();
+            // SAFETY: online group (`g` holds its online reference), lock held.
+            let stats = unsafe { g.shared.get(g) }.stats();
             if P::KEPT == StatsKept::Full {
                 let queued = stats.queued_total();
                 if queued != 0 {

@@ -1,4 +1,5 @@
-//! Group statistics with the kernel's structure and cost (kernel-bfq.md §2).
+//! Group statistics with the kernel's structure and cost (kernel-bfq.md, "The statistics and why
+//! they cost so much").
 //!
 //! Every counter is a per-CPU counter: an add touches only the calling thread's slot (one relaxed
 //! `fetch_add` on a line that thread owns); a read takes the counter's own spinlock and walks every
@@ -158,7 +159,8 @@ pub struct GroupStats {
     start_idle_time: AtomicU64,
     start_empty_time: AtomicU64,
     /// Written with a plain load-modify-store, as the kernel's non-atomic `flags` word is: two
-    /// writers under different locks can lose an update (kernel-bfq.md §3), without UB here.
+    /// writers under different locks can lose an update (kernel-bfq.md, "Which lock protects
+    /// what"), without UB here.
     flags: AtomicU32,
 }
 

@@ -1,6 +1,7 @@
 //! The module structure of `schedlab-core` as a checked property (issue 13): the sync facade is a
-//! leaf (it names nothing of the crate outside itself), and the modules' references to each other
-//! form no circle.
+//! leaf (it names nothing of the crate outside itself), its `mod.rs` is a switch (issue 25: it
+//! declares modules and re-exports, and defines nothing), and the modules' references to each
+//! other form no circle.
 //!
 //! How: every file under `core/src` is read; comments are cut (everything after `//`, and
 //! `/* ... */`); every path that starts with `crate::` (including grouped imports,
@@ -170,6 +171,37 @@ fn the_sync_facade_is_a_leaf() {
     let graph = module_graph();
     let sync = graph.get("sync").expect("core/src/sync exists");
     assert!(sync.is_empty(), "core/src/sync names other modules of the crate: {sync:?}");
+}
+
+/// The items a source text defines (structs, enums, functions, impls, consts, statics, types,
+/// traits, macros), as their first lines: anything but `mod`, `use` and attributes.
+fn definitions(text: &str) -> Vec<String> {
+    let code = strip_comments(text);
+    let kinds = ["struct ", "enum ", "union ", "fn ", "impl", "const ", "static ", "type ", "trait ", "macro_rules!", "unsafe "];
+    code.lines()
+        .map(str::trim_start)
+        .filter(|line| !line.is_empty() && !line.starts_with("#["))
+        .map(|line| {
+            // Cut a visibility: `pub`, `pub(crate)`, `pub(super)`, `pub(in ...)`.
+            let rest = match line.strip_prefix("pub(") {
+                Some(scoped) => scoped.split_once(')').map_or(scoped, |(_, after)| after),
+                None => line.strip_prefix("pub ").unwrap_or(line),
+            };
+            rest.trim_start().to_string()
+        })
+        .filter(|rest| kinds.iter().any(|k| rest.starts_with(k)))
+        .collect()
+}
+
+#[test]
+fn the_sync_facade_root_is_a_switch() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sync/mod.rs");
+    let text = std::fs::read_to_string(path).unwrap();
+    let defined = definitions(&text);
+    assert!(defined.is_empty(), "core/src/sync/mod.rs defines items; they belong in a file of their own: {defined:?}");
+    // The check can fail.
+    let planted = definitions("mod a;\npub use a::X;\n#[cfg(x)]\npub(crate) fn f() {}\npub struct S;");
+    assert_eq!(planted.len(), 2, "{planted:?}");
 }
 
 #[test]

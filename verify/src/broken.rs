@@ -12,19 +12,19 @@
 //! | --- | --- | --- | --- |
 //! | [`UnlockedUnderRemoval`] | deferred updates with no protection, while groups are removed | the seeds' "without even this lock" | `queue-lock` |
 //! | [`QueueLockWrongRemoval`] | deferred updates hold the queue lock, but removal takes only the scheduler lock | — | `queue-lock` |
-//! | [`CapturedInServiceQueue`] | the in-service queue captured at dispatch start is used at its end, after expiration freed it | BFQ 2017–2022 (§5, first bug) | [`RevalidatedInServiceQueue`] |
-//! | [`PlainGroupPins`] | a per-group count changed by plain load/store under the scheduler lock and from the unlocked path | BFQ 4.12–2023 (§5, second bug) | [`AtomicGroupPins`] |
+//! | [`CapturedInServiceQueue`] | the in-service queue captured at dispatch start is used at its end, after expiration freed it | BFQ 2017–2022 (kernel-bfq.md, "Real bugs": the captured pointer) | [`RevalidatedInServiceQueue`] |
+//! | [`PlainGroupPins`] | a per-group count changed by plain load/store under the scheduler lock and from the unlocked path | BFQ 4.12–2023 (kernel-bfq.md, "Real bugs": the non-atomic reference count) | [`AtomicGroupPins`] |
 //! | [`MissingIoRemove`] | a path out of the scheduler does not update `queued` | seed patch 2/4 | `queue-lock` |
 //! | [`LeakOnRetire`] | a retired group is never freed | — | `sched-lock` |
-//! | [`EscapingDeferral`] | the deferred update outlives the path that made it | §5, third bug | `queue-lock` |
+//! | [`EscapingDeferral`] | the deferred update outlives the path that made it | kernel-bfq.md, "Real bugs": teardown in the deferred window | `queue-lock` |
 //! | [`EpochWithoutPin`] | `epoch`'s deferred update with its pin removed | — | `epoch` |
 //! | [`EpochFreesAtOnce`] | `epoch`'s retired groups freed at once instead of after a grace period | — | `epoch` |
 //! | [`EpochPinDroppedEarly`] | the groups are read under a pin, the pin is dropped, then they are updated | CFQ 2008: "cfq-iosched: fix RCU race in the cfq io_context destructor handling" (`rcu_read_unlock` before the last use) | `epoch` |
 //! | [`EpochWrongDomain`] | the deferred update pins one epoch domain while groups are retired through another | the RCU-flavour mismatch class (a reader of one flavour, a free after another's grace period) | `epoch` |
 //! | [`ParentFreedAtOnce`] | after a child's grace period, the parent it releases is freed at once, without a grace period of its own | — | `epoch` |
-//! | [`DefersEveryKind`] (not broken: the core must make it safe) | asks to defer every kind of update, the lock-only ones included; with the core fault `DeferLockOnlyUpdates` the scheduler lets it | BFQ 2017–2022 (§5, first bug): an expiration's statistics applied after the section that freed the queue | itself, with the fault off |
+//! | [`DefersEveryKind`] (not broken: the core must make it safe) | asks to defer every kind of update, the lock-only ones included; with the core fault `DeferLockOnlyUpdates` the scheduler lets it | BFQ 2017–2022 (kernel-bfq.md, "Real bugs": the captured pointer): an expiration's statistics applied after the section that freed the queue | itself, with the fault off |
 //! | [`LosesServicedBytes`] | the deferred io_service_bytes adds nothing while io_serviced counts the request | a lost rstat delta (blk-cgroup's flush) | `queue-lock` |
-//! | [`PendingPinsLeak`] | pending updates keep a removed group until a drain that only the group's own release performs | blk-cgroup 6.2 per-CPU pending lists (kernel-bfq.md §4; fixed 2023) | [`DrainOnRelease`] |
+//! | [`PendingPinsLeak`] | pending updates keep a removed group until a drain that only the group's own release performs | blk-cgroup 6.2 per-CPU pending lists (kernel-bfq.md, "Group lifetime"; fixed 2023) | [`DrainOnRelease`] |
 
 use schedlab_core::sync::{epoch, thread, AtomicUsize, OracleMutex, Ordering};
 use schedlab_core::{
@@ -569,8 +569,10 @@ impl StatsPolicy for EpochPinDroppedEarly {
         batch.clear();
         let now = cx.now();
         for (group, update) in resolved {
-            // SAFETY: none — the pin that kept the group's grace period open has ended.
-            update.apply_to(unsafe { group.get() }, now);
+            // SAFETY: none — the pin that kept the group's grace period open has ended. The
+            // witness is the bare pointer, which protects nothing: with the pin as witness
+            // (`group.get(&pin)`) this use after `drop(pin)` would not compile.
+            update.apply_to(unsafe { group.get(&group) }, now);
         }
     }
 }

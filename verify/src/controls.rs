@@ -53,13 +53,13 @@ macro_rules! for_each_control {
             epoch_parent_after_its_own_grace_period: Pass, None,
                 $crate::scenarios::child_then_parent_removal::<schedlab_variants::epoch::Epoch>;
 
-            // ---- I1: kernel-bfq.md §5, first bug ----
+            // ---- I1: kernel-bfq.md, "Real bugs": the captured pointer ----
             captured_in_service_queue: Rejected("queue used after it was freed"), None,
                 $crate::scenarios::in_service_queue_freed_during_dispatch::<$crate::broken::CapturedInServiceQueue>;
             revalidated_in_service_queue: Pass, None,
                 $crate::scenarios::in_service_queue_freed_during_dispatch::<$crate::broken::RevalidatedInServiceQueue>;
 
-            // ---- §5 second bug: a count changed from two contexts without atomicity ----
+            // ---- kernel-bfq.md, "Real bugs": a count changed from two contexts without atomicity ----
             plain_group_pins: Rejected("lost update"), None,
                 || $crate::scenarios::pins_balanced_after_insert_vs_dispatch::<$crate::broken::PlainGroupPins>(|g| {
                     $crate::broken::PinCount::value(g.policy_state::<$crate::broken::PlainPins>().unwrap())

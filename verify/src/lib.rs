@@ -2,12 +2,12 @@
 //!
 //! Deferring statistics past the scheduler lock rests on an argument: *the request pins its queue,
 //! the queue pins its group, and whatever the variant holds keeps the group from being freed while
-//! the deferred update runs*. The kernel wrote that argument as a comment and it was wrong more than
-//! once (kernel-bfq.md §5). Here it is stated as types where it can be (`schedlab_core::protection`:
-//! a deferred batch is applied only with the witness of the variant's protection) and checked by
-//! two model checkers where it cannot, on the real scheduler and the real variants, built through
-//! the sync facade (`--cfg loom` or `--cfg shuttle` turn every lock, atomic, `Arc`, thread and epoch
-//! pin into the checker's).
+//! the deferred update runs*. The kernel wrote that argument as a comment and it was wrong more
+//! than once (kernel-bfq.md, "Real bugs"). Here it is stated as types where it can be
+//! (`schedlab_core::protection`: a deferred batch is applied only with the witness of the variant's
+//! protection) and checked by two model checkers where it cannot, on the real scheduler and the
+//! real variants, built through the sync facade (`--cfg loom` or `--cfg shuttle` turn every lock,
+//! atomic, `Arc`, thread and epoch pin into the checker's).
 //!
 //! ## What is checked
 //!

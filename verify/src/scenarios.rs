@@ -9,7 +9,7 @@
 //!    collector is flushed until nothing awaits it);
 //! 3. I2, conservation: requests balance, and over the online groups (removed groups handed
 //!    their counts to their parents) `queued` sums to 0 (per group, unless a process moved with
-//!    requests queued: kernel-map.md §3), `merged` to the merges and `io_serviced` to the
+//!    requests queued: kernel-map.md, "Notes"), `merged` to the merges and `io_serviced` to the
 //!    dispatches;
 //! 4. teardown, reclamation again, then I3 with no allowance: no queue, no group and nothing
 //!    awaiting reclamation is left.
@@ -138,7 +138,8 @@ pub fn drain<P: StatsPolicy>(sched: &Scheduler<P>) {
 }
 
 /// Whether a process moved while it had requests queued (then `queued` is conserved only summed
-/// over groups: the move leaves `+n` in the old group and `-n` in the new one, kernel-map.md §3).
+/// over groups: the move leaves `+n` in the old group and `-n` in the new one, kernel-map.md,
+/// "Notes").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Moves {
     None,
@@ -811,11 +812,11 @@ pub fn lists_conservation<P: StatsPolicy>() {
 
 // ---- the negative controls' own scenarios ----
 
-/// Kernel-bfq.md §5, first bug: the in-service queue idles after its last request completed and
-/// its process exited, so only the in-service slot holds it. A dispatch finds the idle timer
-/// expired, expires the queue (which frees it) and serves another queue, inserted meanwhile by
-/// thread B. A policy that captured the in-service queue at the start of that dispatch must not
-/// use it at the end.
+/// The captured pointer (kernel-bfq.md, "Real bugs"): the in-service queue idles after its last
+/// request completed and its process exited, so only the in-service slot holds it. A dispatch finds
+/// the idle timer expired, expires the queue (which frees it) and serves another queue, inserted
+/// meanwhile by thread B. A policy that captured the in-service queue at the start of that dispatch
+/// must not use it at the end.
 pub fn in_service_queue_freed_during_dispatch<P: StatsPolicy>() {
     let (sched, census, clock) = manual_scheduler::<P>(idling_config());
     let root = sched.root();

@@ -2,7 +2,7 @@
 //! released, and their lifetimes (notes/invariants.md).
 //!
 //! Everything the scheduler *schedules* with (service trees, request lists, budgets) lives inside
-//! the scheduler lock, in `state.rs`. What a deferred update needs lives outside it, in two heap
+//! the scheduler lock, in `state/`. What a deferred update needs lives outside it, in two heap
 //! objects reached through raw pointers, as in the kernel:
 //!
 //! - [`GroupShared`]: a group's statistics, its reference count and its parent. Freed when the last
@@ -146,11 +146,12 @@ impl GroupShared {
 
     /// Drops a reference; `Some` when it was the last and the caller now owns the group.
     ///
-    /// This is an atomic read-modify-write. The kernel's `bfqg->ref` was a plain `int` until
-    /// 2023 (kernel-bfq.md §5, second bug): decremented from two contexts, it lost updates.
+    /// This is an atomic read-modify-write. The kernel's `bfqg->ref` was a plain `int` until 2023
+    /// (kernel-bfq.md, "Real bugs": the non-atomic reference count): decremented from two contexts,
+    /// it lost updates.
     pub(crate) fn put(this: GroupPtr) -> Option<RetiredGroup> {
-        // SAFETY: the caller holds a reference, so the group is allocated.
-        let group = unsafe { this.get() };
+        // SAFETY: the caller holds a reference (`this`), so the group is allocated.
+        let group = unsafe { this.get(&this) };
         group.liveness.assert_alive("group");
         // AcqRel: the last putter must see every access made under the other references
         // (Acquire) before it frees; the others publish theirs (Release).
@@ -180,12 +181,46 @@ unsafe impl Send for GroupPtr {}
 unsafe impl Sync for GroupPtr {}
 
 impl GroupPtr {
+    /// The group, for as long as `witness` is borrowed.
+    ///
+    /// The witness is whatever keeps the group allocated: a reference the caller holds on it (the
+    /// online group's record, a queue that points at it, a [`RetiredGroup`]), the scheduler lock's
+    /// guard or a borrow of the state it protects, or a protection's witness (an epoch pin, the
+    /// queue lock's guard). As crossbeam's `Atomic::load(&'g Guard) -> Shared<'g>`, the returned
+    /// reference borrows the witness, so it cannot outlive it: using it after the guard is
+    /// dropped does not compile.
+    ///
+    /// ```
+    /// use schedlab_core::{GroupPtr, GroupShared};
+    /// fn serial_under_lock(group: GroupPtr, lock: &std::sync::Mutex<()>) -> u64 {
+    ///     let guard = lock.lock().unwrap();
+    ///     // SAFETY: (for the example) the lock keeps the group allocated while it is held.
+    ///     let shared: &GroupShared = unsafe { group.get(&guard) };
+    ///     shared.serial()
+    /// }
+    /// ```
+    ///
+    /// ```compile_fail,E0505
+    /// use schedlab_core::{GroupPtr, GroupShared};
+    /// fn serial_after_unlock(group: GroupPtr, lock: &std::sync::Mutex<()>) -> u64 {
+    ///     let guard = lock.lock().unwrap();
+    ///     // SAFETY: (for the example) the lock keeps the group allocated while it is held.
+    ///     let shared: &GroupShared = unsafe { group.get(&guard) };
+    ///     drop(guard); // error: `guard` is still borrowed by `shared`
+    ///     shared.serial()
+    /// }
+    /// ```
+    ///
     /// # Safety
-    /// The group must stay allocated for `'a`: the caller holds a reference, or a protection that
-    /// the stats policy's retire path respects (notes/invariants.md I1).
+    /// `witness` keeps the group allocated for as long as it is borrowed (notes/invariants.md I1:
+    /// a reference held, the scheduler lock, or the protection the stats policy's retire path
+    /// respects). The compiler checks that the result does not outlive the borrow; that the
+    /// witness really protects this group is the caller's argument, in its `SAFETY` comment.
     #[inline]
-    pub unsafe fn get<'a>(self) -> &'a GroupShared {
-        // SAFETY: the caller guarantees the allocation is live for 'a.
+    #[allow(clippy::needless_lifetimes)] // the named lifetime is the contract: the result borrows the witness
+    pub unsafe fn get<'w, W: ?Sized>(self, _witness: &'w W) -> &'w GroupShared {
+        // SAFETY: the caller guarantees the allocation is live while the witness is borrowed,
+        // which is all of 'w.
         unsafe { self.0.as_ref() }
     }
 
@@ -220,12 +255,13 @@ impl RetiredGroup {
     /// The group, for a last look before it is freed (its policy state, its statistics).
     pub fn group(&self) -> &GroupShared {
         // SAFETY: owning a RetiredGroup is owning the group: it stays allocated while `self` lives.
-        unsafe { self.0.get() }
+        unsafe { self.0.get(self) }
     }
 
     /// Frees the group: moves whatever its statistics gathered since it went offline into its
-    /// parent (the kernel's release-path drain, kernel-bfq.md §4), drops its reference on the
-    /// parent (handing the parent to `retire_parent` if that was the last), and frees the memory.
+    /// parent (the kernel's release-path drain, kernel-bfq.md, "Group lifetime"), drops its
+    /// reference on the parent (handing the parent to `retire_parent` if that was the last), and
+    /// frees the memory.
     ///
     /// # Safety
     /// No deferred update may still reach the group: the caller's protection guarantees it (a
@@ -248,8 +284,9 @@ impl RetiredGroup {
         // parent is caught as a use after free (under a checker), not silently lost.
         group.liveness.poison();
         if let Some(parent_ptr) = group.parent {
-            // SAFETY: a group holds a reference on its parent until this point.
-            let parent = unsafe { parent_ptr.get() };
+            // SAFETY: a group (`group`, the witness) holds a reference on its parent until this
+            // point.
+            let parent = unsafe { parent_ptr.get(&group) };
             if !fault::active(Fault::ReleaseWithoutFlush) {
                 group.stats.transfer_into(parent.stats());
             }

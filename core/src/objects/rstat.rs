@@ -1,6 +1,6 @@
 //! Per-CPU statistics flushed on read: blk-cgroup's "rstat" design for io_service_bytes and
 //! io_serviced (Linux 5.5 for the lazy flush, 6.2 for the per-CPU lock-free lists of pending
-//! groups, 2023 for the release-path drain; kernel-bfq.md §4).
+//! groups, 2023 for the release-path drain; kernel-bfq.md, "Group lifetime").
 //!
 //! An update adds to the group's own slot for the calling CPU (a plain per-CPU add, no lock, no
 //! sum) and, the first time the slot has something unflushed, pushes the group on that CPU's
@@ -166,15 +166,16 @@ mod tests {
         let lists = OracleArc::new(RstatLists::new(4));
         let census = OracleArc::new(super::super::Census::default());
         let group = super::super::GroupShared::allocate(None, 4, 1, &census, Box::new(()), Some(&lists));
-        // SAFETY: the group was just allocated and is never freed in this test (leaked).
-        let g = unsafe { group.get() };
+        // SAFETY: the group was just allocated and is never freed in this test (leaked): any
+        // witness will do, the pointer itself.
+        let g = unsafe { group.get(&group) };
         let threads: Vec<_> = (0..40)
             .map(|i| {
                 let lists = lists.clone();
                 let g = group;
                 std::thread::spawn(move || {
                     // SAFETY: as above.
-                    let g = unsafe { g.get() };
+                    let g = unsafe { g.get(&g) };
                     let op = if i % 2 == 0 { Op::READ_SYNC } else { Op::WRITE_SYNC };
                     lists.add(g, op, 4096);
                     if i % 3 == 0 {

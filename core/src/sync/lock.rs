@@ -104,10 +104,9 @@ mod no_faults {
     pub const TICKET_RELEASE: u32 = 0;
 }
 
-/// How many polls a ticket waiter makes before it gives its CPU away once (about 3 µs of
-/// `pause` on this machine kind). Measured: with 3 threads on 2 CPUs, sched-lock ran at
-/// 158 KIOPS with 64, 67 with 256, 25 with 1024, 9 with 4096; with 2 threads the budget made
-/// no difference (416-428 KIOPS).
+/// How many polls a ticket waiter makes before it gives its CPU away once. It keeps its ticket, so
+/// FIFO order survives the yield. Why 64 (a larger budget costs most when threads outnumber
+/// CPUs): notes/kernel-map.md D39.
 ///
 /// NOTE: the kernel's queued spinlock never yields. Here threads can outnumber CPUs (tests run
 /// in parallel, the OS preempts), and a FIFO lock whose next owner is descheduled stalls every
@@ -539,9 +538,9 @@ impl<R: RawLockWait> Measured<R> {
     fn wait_contended(&self, queued: R::Queued, mode: u8) -> R::Guard {
         // The wait's first stamp comes before the sampler's decision, so that a picked wait and
         // an unpicked one start alike: taken after it, the pick's own branch and bookkeeping
-        // (rarer, so mispredicted) shortened every timed wait (the accuracy test's sampled waits
-        // came out 0.3-5 % short of the exact ones, every run). Off the critical path: the
-        // lock is held by another thread meanwhile.
+        // (rarer, so mispredicted) shortened every timed wait, and the sampled waits came out
+        // short of the exact ones (`core/tests/lockstat_accuracy.rs` compares them). Off the
+        // critical path: the lock is held by another thread meanwhile.
         let t0 = lock_ticks();
         let picked = measure::contended(self.class, mode);
         if picked & F_WAIT_TIMED == 0 {

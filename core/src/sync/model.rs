@@ -321,3 +321,28 @@ impl<T> Lock<T> {
         self.kind
     }
 }
+
+/// loom's `UnsafeCell`, whose accesses loom checks for races, with the facade's API (`with`,
+/// `with_mut`: the real build's is `cell.rs`, which shuttle uses too).
+#[cfg(loom)]
+#[derive(Debug)]
+pub struct UnsafeCell<T>(loom::cell::UnsafeCell<T>);
+
+#[cfg(loom)]
+impl<T> UnsafeCell<T> {
+    pub fn new(value: T) -> Self {
+        UnsafeCell(loom::cell::UnsafeCell::new(value))
+    }
+
+    /// Runs `f` with a shared pointer to the contents (loom records a shared access).
+    #[inline]
+    pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        self.0.with(f)
+    }
+
+    /// Runs `f` with an exclusive pointer to the contents (loom records an exclusive access).
+    #[inline]
+    pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        self.0.with_mut(f)
+    }
+}

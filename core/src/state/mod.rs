@@ -10,6 +10,11 @@
 //! `slice_idle`), or its budget timeout passes; on *expiration* every entity on the path is charged
 //! the service it received (`F = S + service / weight`) and requeued (`S = F`) or deactivated.
 //!
+//! The kernel's own seam splits this module in three: the service trees and virtual time
+//! (bfq-wf2q.c) are in `wf2q`, group creation, moves, offline and teardown (bfq-cgroup.c) in
+//! `cgroup`, and this file holds the state itself and the paths of bfq-iosched.c: queues, insert,
+//! selection and dispatch, completion, idling.
+//!
 //! Deviations from the kernel are marked `NOTE:` where they occur; notes/kernel-map.md lists them.
 
 use crate::fault::{self, Fault};
@@ -26,19 +31,15 @@ use slab::Slab;
 use crate::sorted::SortedVec;
 use std::collections::VecDeque;
 
+mod cgroup;
+mod wf2q;
+
+pub(crate) use wf2q::{Entity, EntityKey, SchedData};
+
 pub(crate) type QueueId = usize;
 /// A policy's per-group state, type-erased.
 pub(crate) type PolicyState = Box<dyn std::any::Any + Send + Sync>;
 pub(crate) type RqId = usize;
-
-/// Fixed-point shift of virtual time (`WFQ_SERVICE_SHIFT` in bfq).
-const WFQ_SERVICE_SHIFT: u32 = 22;
-
-/// `bfq_delta`: service converted to virtual time for an entity of `weight`.
-#[inline]
-fn vdelta(service: u64, weight: u64) -> u64 {
-    (service << WFQ_SERVICE_SHIFT) / weight.max(1)
-}
 
 /// Scheduler parameters.
 #[derive(Clone, Debug)]
@@ -94,46 +95,6 @@ pub(crate) enum Expiration {
     NoMoreRequests,
     /// Forced out (the queue is moving to another group).
     Preempted,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum EntityKey {
-    Group(usize),
-    Queue(QueueId),
-}
-
-/// `struct bfq_entity`.
-#[derive(Clone, Debug)]
-pub(crate) struct Entity {
-    weight: u64,
-    start: u64,
-    finish: u64,
-    budget: u64,
-    service: u64,
-    on_tree: bool,
-    in_service: bool,
-    /// The group whose tree this entity belongs to.
-    parent: usize,
-}
-
-impl Entity {
-    fn new(weight: u64, parent: usize, budget: u64) -> Self {
-        Entity { weight, start: 0, finish: 0, budget, service: 0, on_tree: false, in_service: false, parent }
-    }
-}
-
-/// `struct bfq_sched_data` with one service tree (one I/O priority class).
-#[derive(Debug, Default)]
-pub(crate) struct SchedData {
-    vtime: u64,
-    wsum: u64,
-    /// Active (queued, not in service) entities by (finish, key, start).
-    by_finish: SortedVec<(u64, EntityKey, u64)>,
-    /// The same entities by (start, key): the minimum start moves `vtime` forward.
-    by_start: SortedVec<(u64, EntityKey)>,
-    in_service: Option<EntityKey>,
-    /// Entities on the tree plus the one in service.
-    backlogged: usize,
 }
 
 pub(crate) struct GroupSched {
@@ -302,152 +263,6 @@ impl SchedState {
         }
     }
 
-    // ---- entities and service trees (bfq-wf2q.c) ----
-
-    fn entity(&self, key: EntityKey) -> &Entity {
-        match key {
-            EntityKey::Group(g) => &self.groups[g].entity,
-            EntityKey::Queue(q) => &self.queues[q].entity,
-        }
-    }
-
-    fn entity_mut(&mut self, key: EntityKey) -> &mut Entity {
-        match key {
-            EntityKey::Group(g) => &mut self.groups[g].entity,
-            EntityKey::Queue(q) => &mut self.queues[q].entity,
-        }
-    }
-
-    fn tree_insert(&mut self, key: EntityKey, start: u64, finish: u64) {
-        let e = self.entity_mut(key);
-        e.start = start;
-        e.finish = finish;
-        e.on_tree = true;
-        let parent = e.parent;
-        let sd = &mut self.groups[parent].sd;
-        sd.by_finish.insert((finish, key, start));
-        sd.by_start.insert((start, key));
-    }
-
-    /// `bfq_activate_entity`: the entity became backlogged; so may its ancestors.
-    fn activate(&mut self, mut key: EntityKey) {
-        loop {
-            let e = self.entity(key);
-            if e.on_tree || e.in_service {
-                return;
-            }
-            let (parent, weight, prev_finish, budget) = (e.parent, e.weight, e.finish, e.budget);
-            let sd = &mut self.groups[parent].sd;
-            // WF2Q+: S = max(V, F_prev): an entity returning from idleness gets no credit.
-            let start = sd.vtime.max(prev_finish);
-            sd.wsum += weight;
-            sd.backlogged += 1;
-            self.tree_insert(key, start, start + vdelta(budget, weight));
-            if parent == self.root {
-                return;
-            }
-            key = EntityKey::Group(parent);
-        }
-    }
-
-    /// Takes a queued (not in service) entity off its tree; deactivates ancestors left empty.
-    fn tree_remove(&mut self, mut key: EntityKey) {
-        loop {
-            let e = self.entity(key);
-            debug_assert!(e.on_tree && !e.in_service);
-            let (parent, weight, start, finish) = (e.parent, e.weight, e.start, e.finish);
-            let sd = &mut self.groups[parent].sd;
-            sd.by_finish.remove(&(finish, key, start));
-            sd.by_start.remove(&(start, key));
-            sd.wsum -= weight;
-            sd.backlogged -= 1;
-            let now_empty = sd.backlogged == 0;
-            self.entity_mut(key).on_tree = false;
-            if parent == self.root || !now_empty || !self.groups[parent].entity.on_tree {
-                return;
-            }
-            key = EntityKey::Group(parent);
-        }
-    }
-
-    /// `__bfq_lookup_next_entity` + extraction: the eligible entity with the smallest finish.
-    fn lookup_next(&mut self, group: usize) -> Option<EntityKey> {
-        let sd = &mut self.groups[group].sd;
-        let &(min_start, _) = sd.by_start.first()?;
-        if min_start > sd.vtime {
-            sd.vtime = min_start; // bfq_update_vtime: jump to the first eligible start
-        }
-        let vtime = sd.vtime;
-        let found = *sd.by_finish.iter().find(|&&(_, _, start)| start <= vtime)?;
-        let (_, key, start) = found;
-        sd.by_finish.remove(&found);
-        sd.by_start.remove(&(start, key));
-        sd.in_service = Some(key);
-        let e = self.entity_mut(key);
-        e.on_tree = false;
-        e.in_service = true;
-        Some(key)
-    }
-
-    /// `bfq_get_next_queue`: descend from the root, choosing at each level.
-    fn get_next_queue(&mut self) -> Option<QueueId> {
-        let mut group = self.root;
-        loop {
-            let key = match self.groups[group].sd.in_service {
-                Some(key) => key,
-                None => self.lookup_next(group)?,
-            };
-            match key {
-                EntityKey::Queue(q) => return Some(q),
-                EntityKey::Group(child) => group = child,
-            }
-        }
-    }
-
-    /// `bfq_bfqq_served`: charge service to the queue and every ancestor; advance virtual time.
-    fn served(&mut self, q: QueueId, sectors: u64) {
-        let mut key = EntityKey::Queue(q);
-        loop {
-            let e = self.entity_mut(key);
-            e.service += sectors;
-            let parent = e.parent;
-            let sd = &mut self.groups[parent].sd;
-            sd.vtime += vdelta(sectors, sd.wsum);
-            if parent == self.root {
-                return;
-            }
-            key = EntityKey::Group(parent);
-        }
-    }
-
-    /// Expiration in the trees: each entity on the in-service path is charged and requeued
-    /// (still backlogged) or deactivated.
-    fn expire_path(&mut self, q: QueueId, queue_backlogged: bool) {
-        let mut key = EntityKey::Queue(q);
-        let mut backlogged = queue_backlogged;
-        loop {
-            let e = self.entity_mut(key);
-            debug_assert!(e.in_service);
-            e.in_service = false;
-            e.finish = e.start + vdelta(e.service, e.weight);
-            e.service = 0;
-            let (parent, weight, finish, budget) = (e.parent, e.weight, e.finish, e.budget);
-            self.groups[parent].sd.in_service = None;
-            if backlogged {
-                self.tree_insert(key, finish, finish + vdelta(budget, weight));
-            } else {
-                let sd = &mut self.groups[parent].sd;
-                sd.wsum -= weight;
-                sd.backlogged -= 1;
-            }
-            if parent == self.root {
-                return;
-            }
-            key = EntityKey::Group(parent);
-            backlogged = self.groups[parent].sd.backlogged > 0;
-        }
-    }
-
     // ---- queues ----
 
     pub(crate) fn queue_ref(&self, q: QueueId) -> QueueRef {
@@ -461,7 +276,7 @@ impl SchedState {
     pub(crate) fn new_queue(&mut self, group: usize, pid: u64) -> QueueId {
         let g = &mut self.groups[group];
         // SAFETY: the group is online (in the slab), so its online reference keeps it allocated.
-        unsafe { g.shared.get() }.get(); // the queue's reference on its group
+        unsafe { g.shared.get(&*g) }.get(); // the queue's reference on its group
         let shared = QueueShared::allocate(g.shared, pid, &self.census);
         let budget = self.cfg.max_budget * 2 / 3;
         let entry = self.queues.vacant_entry();
@@ -855,187 +670,6 @@ impl SchedState {
         }
         self.put_queue(q); // the request's reference
         r
-    }
-
-    /// `bfq_bfqq_move`: the queue changes group (cgroup move, or its group goes offline).
-    pub(crate) fn move_queue(&mut self, q: QueueId, to: usize, now: u64, sink: &mut impl StatSink) {
-        self.move_queue_publishing(q, to, now, sink, true);
-    }
-
-    /// [`SchedState::move_queue`]; `publish` false is the `OfflineMovesOnlyBusyQueues` fault: the
-    /// queue's shared pointer keeps naming the old group after its reference moved.
-    fn move_queue_publishing(&mut self, q: QueueId, to: usize, now: u64, sink: &mut impl StatSink, publish: bool) {
-        if self.in_service == Some(q) && fault::active(Fault::ExpireWithoutOwnReference) {
-            if self.fault_expire_without_own_reference(q, now, sink) {
-                return;
-            }
-        } else if self.in_service == Some(q) {
-            // The in-service reference may have been the last one.
-            self.queues[q].refs += 1;
-            self.expire(q, Expiration::Preempted, now, sink);
-            if self.queues[q].refs == 1 {
-                self.put_queue(q);
-                return;
-            }
-            self.queues[q].refs -= 1;
-        }
-        if self.queues[q].entity.on_tree {
-            self.tree_remove(EntityKey::Queue(q));
-        }
-        let from = self.queues[q].group;
-        if from == to {
-            if !self.queues[q].sort_list.is_empty() {
-                self.activate(EntityKey::Queue(q));
-            }
-            return;
-        }
-        let old_idx = self.queues[q].member_idx;
-        let members = &mut self.groups[from].members;
-        members.swap_remove(old_idx);
-        if let Some(&moved) = members.get(old_idx) {
-            self.queues[moved].member_idx = old_idx;
-        }
-        let new_idx = self.groups[to].members.len();
-        self.groups[to].members.push(q);
-        let (from_shared, to_shared) = (self.groups[from].shared, self.groups[to].shared);
-        // SAFETY: `to` is online (in the slab): its online reference keeps it allocated.
-        unsafe { to_shared.get() }.get();
-        let qs = &mut self.queues[q];
-        qs.group = to;
-        qs.member_idx = new_idx;
-        qs.entity.parent = to;
-        // Virtual times are per tree: start afresh in the new one.
-        qs.entity.start = 0;
-        qs.entity.finish = 0;
-        if publish {
-            // SAFETY: the queue is in the locked state, so it is allocated.
-            unsafe { qs.shared.get() }.set_group(to_shared);
-        }
-        if let Some(retired) = GroupShared::put(from_shared) {
-            self.retired.push(retired);
-        }
-        if !self.queues[q].sort_list.is_empty() {
-            self.activate(EntityKey::Queue(q));
-        }
-    }
-
-    // ---- groups ----
-
-    pub(crate) fn create_group(&mut self, parent: usize, weight: u64, state: PolicyState) -> (usize, u64) {
-        let serial = self.next_serial;
-        self.next_serial += 1;
-        let p = &mut self.groups[parent];
-        if !fault::active(Fault::ChildDoesNotPinParent) {
-            // SAFETY: the parent is online: its online reference keeps it allocated.
-            unsafe { p.shared.get() }.get(); // the child's reference on its parent
-        }
-        let shared = GroupShared::allocate(Some(p.shared), self.cfg.slots, serial, &self.census, state, self.rstat.as_ref());
-        p.online_children += 1;
-        let depth = p.depth + 1;
-        let key = self.groups.insert(GroupSched {
-            shared,
-            serial,
-            entity: Entity::new(weight, parent, self.cfg.max_budget),
-            sd: SchedData::default(),
-            parent: Some(parent),
-            online_children: 0,
-            members: Vec::new(),
-            depth,
-            ledger: Ledger::default(),
-        });
-        (key, serial)
-    }
-
-    pub(crate) fn online_children(&self, g: usize) -> usize {
-        self.groups[g].online_children
-    }
-
-    /// `bfq_pd_offline`: move the queues to the parent, hand the statistics to the parent, drop
-    /// the online reference. The memory goes when the last reference does.
-    ///
-    /// NOTE: the kernel reparents only the active queues, to the root group; here every queue
-    /// moves, to the parent, so that later completions find a live group (kernel-map.md D20).
-    pub(crate) fn offline_group(&mut self, g: usize, now: u64, sink: &mut impl StatSink) -> GroupPtr {
-        let parent = self.groups[g].parent.expect("the root never goes offline");
-        debug_assert_eq!(self.groups[g].online_children, 0);
-        let members = self.groups[g].members.clone();
-        for q in members {
-            if self.queues.get(q).is_some_and(|qs| qs.group == g) {
-                // bfq_reparent_active_queues moved only busy queues: an idle one kept pointing at
-                // the offline group (the fault leaves its shared pointer there).
-                let busy = self.queues[q].entity.on_tree || self.queues[q].entity.in_service;
-                let publish = busy || !fault::active(Fault::OfflineMovesOnlyBusyQueues);
-                self.move_queue_publishing(q, parent, now, sink, publish);
-            }
-        }
-        let gs = self.groups.remove(g);
-        debug_assert!(gs.members.is_empty() && gs.sd.backlogged == 0);
-        debug_assert!(!gs.entity.on_tree && !gs.entity.in_service);
-        let root_shared = self.groups[self.root].shared;
-        let p = &mut self.groups[parent];
-        p.online_children -= 1;
-        // I7: what `g` was charged is its parent's now, as its statistics are.
-        p.ledger.absorb(gs.ledger);
-        // The 4.15 reparenting target (kernel-map.md D20): the root group, not the parent.
-        let into = if fault::active(Fault::OfflineStatsToRoot) { root_shared } else { p.shared };
-        // SAFETY: `g` still holds its online reference and a reference on `parent`; the root is
-        // online for the scheduler's whole life.
-        let (child, into) = unsafe { (gs.shared.get(), into.get()) };
-        // bfqg_stats_xfer_dead: "IOs completing after this point" reach the parent through
-        // their queue, which now points there.
-        child.stats().transfer_into(into.stats());
-        gs.shared
-    }
-
-    /// Drops the online reference of a group that went offline.
-    pub(crate) fn put_online_ref(&mut self, group: GroupPtr) {
-        if let Some(retired) = GroupShared::put(group) {
-            self.retired.push(retired);
-        }
-    }
-
-    /// Frees what is left when the scheduler goes away: queued requests are dropped, every queue
-    /// and group is released (children before parents). Returns the number of requests dropped.
-    pub(crate) fn teardown(&mut self, listed: Vec<Listed>) -> usize {
-        let now = 0;
-        let mut sink = NullSink;
-        // Requests still listed are dropped: their pins go, their queues are released below.
-        for l in &listed {
-            // SAFETY: the listed request pins its queue, so it is allocated.
-            unsafe { self.queues[l.queue].shared.get() }.release_pending();
-        }
-        if let Some(q) = self.in_service {
-            self.expire(q, Expiration::Preempted, now, &mut sink);
-        }
-        let dropped = self.requests.len() + listed.len();
-        let ids: Vec<RqId> = self.requests.iter().map(|(id, _)| id).collect();
-        self.dispatch_list.clear();
-        for rq in ids {
-            let r = self.requests.remove(rq);
-            let qs = &mut self.queues[r.queue];
-            if qs.sort_list.remove(&(r.sector, rq)) {
-                qs.fifo.remove(&(r.fifo_deadline, rq));
-                if qs.sort_list.is_empty() && qs.entity.on_tree {
-                    self.tree_remove(EntityKey::Queue(r.queue));
-                }
-            }
-            self.put_queue(r.queue);
-        }
-        // Whatever queue is left is held by nobody but the scheduler now.
-        let leftover: Vec<QueueId> = self.queues.iter().map(|(q, _)| q).collect();
-        for q in leftover {
-            self.queues[q].refs = 1;
-            self.put_queue(q);
-        }
-        let mut by_depth: Vec<(u32, usize)> = self.groups.iter().map(|(g, gs)| (gs.depth, g)).collect();
-        by_depth.sort_unstable_by(|a, b| b.cmp(a));
-        for (_, g) in by_depth {
-            let gs = self.groups.remove(g);
-            if let Some(retired) = GroupShared::put(gs.shared) {
-                self.retired.push(retired);
-            }
-        }
-        dropped
     }
 
     /// Requests in the scheduler (sorted lists and priority list) and on the device.
