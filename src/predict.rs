@@ -107,7 +107,10 @@ fn config(args: &PredictArgs) -> Result<PredictConfig, ExperimentError> {
         calibration,
         calibration_settings: CalibrationSettings { windows: args.calibration_windows as usize, rounds: args.calibration_rounds, ..CalibrationSettings::default() },
         outside_is_work: args.outside_is_work,
-        validation: args.validate.then(|| ValidationSettings { rounds: args.rounds as usize, noise: args.workload.noise_policy().unwrap_or_default() }),
+        validation: match args.validate {
+            true => Some(ValidationSettings { rounds: args.rounds as usize, noise: args.workload.noise_policy()? }),
+            false => None,
+        },
         workload,
     })
 }

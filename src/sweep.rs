@@ -131,7 +131,14 @@ fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
         }
         None => None,
     };
-    cfg.model = (!args.no_model).then(|| ModelSettings { topology, cores: args.model_cores as usize, transfer_ns: args.transfer_ns });
+    // `--lockstat-duration 0` means no instrumented runs and no model (its documentation); the
+    // model's own flags are refused where there is no model, rather than ignored.
+    let no_model = args.no_model || lockstat_duration.is_zero();
+    if no_model && (args.topology.is_some() || args.transfer_ns.is_some()) {
+        let why = if args.no_model { "--no-model" } else { "--lockstat-duration 0" };
+        return Err(bad_input(format!("--topology and --transfer-ns set up the model, which {why} leaves out")));
+    }
+    cfg.model = (!no_model).then(|| ModelSettings { topology, cores: args.model_cores as usize, transfer_ns: args.transfer_ns });
     Ok(cfg)
 }
 

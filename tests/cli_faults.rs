@@ -476,6 +476,30 @@ fn inputs_that_never_end_or_block_are_bounded_and_give_way_to_a_signal() {
 }
 
 #[test]
+fn flags_are_honoured_or_refused_never_ignored() {
+    let dir = scratch("flags");
+    let csv = dir.path().join("s.csv");
+    let svg = dir.path().join("s.svg");
+    let (csv, svg) = (csv.to_str().unwrap(), svg.to_str().unwrap());
+    let sweep = |extra: &[&str]| {
+        let mut args = vec!["sweep", "--threads", "1", "--duration", "0.05", "--ramp", "0", "--variants", "no-stats", "--retries", "0", "--csv", csv, "--svg", svg];
+        args.extend_from_slice(extra);
+        schedlab(&args)
+    };
+    // `--lockstat-duration 0`: no instrumented run and, as documented, no model.
+    let out = sweep(&["--lockstat-duration", "0"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stdout).contains("MODEL"), "no model was asked for: {}", text(&out.stdout));
+    // The model's flags without a model: refused before any work, not ignored.
+    let topology = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/topology/i7-4850hq.json");
+    for extra in [&["--no-model", "--topology", topology][..], &["--lockstat-duration", "0", "--transfer-ns", "50"][..]] {
+        let out = sweep(extra);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", text(&out.stderr));
+        assert!(out.stdout.is_empty() && errors(&out)[0].contains("leaves out"), "{extra:?}: {:?}", errors(&out));
+    }
+}
+
+#[test]
 fn a_signal_during_a_traced_run_leaves_a_valid_trace_marked_interrupted() {
     let dir = scratch("trace-signal");
     let trace = dir.path().join("t.json");

@@ -263,4 +263,25 @@ fn a_calibration_file_round_trips_and_a_bad_one_is_refused() {
     bad.calibrations[0].pair[1].segments[0].ns = -1.0;
     std::fs::write(&path, serde_json::to_string(&bad).unwrap()).unwrap();
     assert!(CalibrationSet::load(&path).unwrap_err().contains("negative"));
+    // Every figure 0 ns: each is physics on its own, but a request that takes no time could never
+    // be simulated to the end of a window (it used to be accepted and simulate for ever).
+    let mut degenerate = set.clone();
+    for c in &mut degenerate.calibrations {
+        c.loop_ns = 0.0;
+        c.solo.iter_mut().chain(&mut c.pair).flat_map(|m| &mut m.segments).for_each(|s| s.ns = 0.0);
+    }
+    std::fs::write(&path, serde_json::to_string(&degenerate).unwrap()).unwrap();
+    let e = CalibrationSet::load(&path).unwrap_err();
+    assert!(e.contains("every request takes time") && !e.contains('\n'), "{e}");
+}
+
+#[test]
+fn a_simulation_past_its_own_bound_is_an_error_not_an_endless_run() {
+    let topo = machine(2, 50.0);
+    let prog = Program::new(&one_lock(LockKind::FairSpin, 100.0, 1.0, 50.0), 2, 0.0).unwrap();
+    let cfg = SimConfig { max_events: 10_000, ..SimConfig::new(2, 1) };
+    let e = simulate(&prog, &topo, &cfg).unwrap_err();
+    assert!(e.contains("10000 events") && !e.contains('\n'), "{e}");
+    // The same model within the default bound ends.
+    assert!(simulate(&prog, &topo, &SimConfig::new(2, 1)).is_ok());
 }

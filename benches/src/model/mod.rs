@@ -86,6 +86,16 @@ impl CalibrationSet {
             if c.solo.iter().chain(&c.pair).flat_map(|m| &m.segments).any(|s| bad(s.ns) || bad(s.lines) || !(0.0..=1.0).contains(&s.probability)) || bad(c.loop_ns) {
                 return Err(format!("{}: the calibration of {} ({}) has a negative or non-finite figure", path.display(), c.variant, c.lock));
             }
+            // A request takes time: a cycle of (almost) none could never be simulated to its end.
+            let solo_cycle: f64 = c.loop_ns + c.solo.iter().flat_map(|m| &m.segments).map(|s| s.ns * s.probability).sum::<f64>();
+            if solo_cycle < 1.0 {
+                return Err(format!(
+                    "{}: the calibration of {} ({}) gives a request {solo_cycle} ns of work: every request takes time, at least 1 ns",
+                    path.display(),
+                    c.variant,
+                    c.lock
+                ));
+            }
         }
         Ok(())
     }

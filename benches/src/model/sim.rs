@@ -208,11 +208,14 @@ pub struct SimConfig {
     pub max_measure_ns: f64,
     /// The outside work is real work (slowed by a busy sibling), not the workload's timed spin.
     pub outside_is_work: bool,
+    /// The simulation's own bound: more events than this before the window ends is an error
+    /// ([`MAX_EVENTS`] unless a test asks for less).
+    pub max_events: u64,
 }
 
 impl SimConfig {
     pub fn new(threads: usize, seed: u64) -> Self {
-        SimConfig { threads, seed, warmup_ns: 1e6, min_measure_ns: 5e6, min_completions: 30_000, max_measure_ns: 100e6, outside_is_work: false }
+        SimConfig { threads, seed, warmup_ns: 1e6, min_measure_ns: 5e6, min_completions: 30_000, max_measure_ns: 100e6, outside_is_work: false, max_events: MAX_EVENTS }
     }
 }
 
@@ -792,6 +795,11 @@ impl<'a> Sim<'a> {
 
 /// Simulates `prog` on `topo` (see the module documentation). An error (one line) for a thread
 /// count the profile has no CPUs for.
+/// The most events one simulated point may take: about a hundred times what a 64-thread point of
+/// a calibrated variant needs. A model whose requests take almost no virtual time would otherwise
+/// simulate for ever without reaching its window's end; past this bound it is an error.
+pub const MAX_EVENTS: u64 = 200_000_000;
+
 pub fn simulate(prog: &Program, topo: &Topology, cfg: &SimConfig) -> Result<SimResult, String> {
     if cfg.threads == 0 {
         return Err("at least one thread".into());
@@ -860,6 +868,14 @@ pub fn simulate(prog: &Program, topo: &Topology, cfg: &SimConfig) -> Result<SimR
                 sim.now = ev.t;
                 break;
             }
+        }
+        if sim.events >= cfg.max_events {
+            return Err(format!(
+                "the simulation of {} threads reached {} events at {:.3} ms of virtual time, short of its window: its requests take almost no time (a degenerate calibration)",
+                cfg.threads,
+                cfg.max_events,
+                ev.t / 1e6
+            ));
         }
         sim.event(ev);
     }
