@@ -7,9 +7,14 @@
 #
 #   bash scripts/mutants-locks-ledger.sh [OUTPUT-DIR] [cargo-mutants options, e.g. --list]
 #       (default target/mutants-locks-ledger; results in OUTPUT-DIR/mutants.out)
+#   SCHEDLAB_LL_RE=REGEX bash scripts/mutants-locks-ledger.sh ...   (only the mutants REGEX names)
+#
+# With `--in-place` (then run it in a worktree of its own: the source is mutated there) the test
+# command runs only the stages of the mutant's scope and reuses that tree's builds; in
+# cargo-mutants' default copy mode it runs every stage.
 #
 # Test command, stage by stage; a stage that fails catches the mutant and the rest do not run
-# (this script is also that command: cargo-mutants calls it as $CARGO, see the end):
+# (this script is also that command: cargo-mutants calls it as $CARGO, see the top):
 #   1. the loom lock models and their negative controls (`--test loom_locks`);
 #   2. the generated loom models of two variants, every scenario (each ends with I2 and I7), and
 #      the attribution scenario for every variant (`--test loom_models`, the filter below);
