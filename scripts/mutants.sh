@@ -39,7 +39,7 @@ if [ -z "${SCHEDLAB_MUTANTS_VARIANTS_ONLY:-}" ]; then
 status=0
 CARGO="$PWD/scripts/mutants-cargo.sh" cargo-mutants mutants \
   -p schedlab-core -p schedlab-variants \
-  -f 'core/src/objects/*.rs' -f core/src/protection.rs -f core/src/state.rs -f core/src/scheduler.rs \
+  -f 'core/src/objects/*.rs' -f core/src/protection.rs -f 'core/src/state/*.rs' -f core/src/scheduler.rs \
   -f core/src/sync/epoch.rs -f 'core/src/insert/*.rs' -f core/src/stats.rs \
   -f 'variants/src/*.rs' \
   --re "$lifetimes" --exclude-re "$exclude" \

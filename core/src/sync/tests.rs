@@ -33,6 +33,7 @@ fn ticket_lock_is_fifo() {
     let lock = Arc::new(TicketLock::new());
     let order = Arc::new(std::sync::Mutex::new(Vec::new()));
     lock.lock();
+    assert!(lock.is_locked());
     assert!(lock.try_lock().is_none());
     let mut waiters = Vec::new();
     for id in 1..=2u32 {
@@ -68,6 +69,8 @@ fn named_locks_are_measured() {
     for kind in LockKind::ALL {
         measure::reset();
         measure::set_enabled(true);
+        // Every hold lies inside this window, so none can be timed longer than it.
+        let t0 = lock_ticks();
         let lock = Arc::new(Lock::named(kind, class, 0u64));
         let handles: Vec<_> = (0..2)
             .map(|_| {
@@ -86,6 +89,7 @@ fn named_locks_are_measured() {
         for h in handles {
             h.join().unwrap();
         }
+        let window = lock_ticks().saturating_sub(t0);
         measure::set_enabled(false);
         // Not measured: the switch is off.
         *lock.lock() += 1;
@@ -99,6 +103,7 @@ fn named_locks_are_measured() {
         assert_eq!(s.wait.count(), s.contentions, "{kind}: every contended wait of a class sampled 1 in 1 is timed");
         assert!(s.waits_exact());
         assert!(s.hold.sum() > 0 && s.hold.quantile(0.5) <= s.hold.quantile(0.99), "{kind}");
+        assert!(s.hold.max() <= window, "{kind}: a hold timed at {} ticks, inside a window of {window}", s.hold.max());
         assert_eq!(s.paths[2].acquisitions, 40_000, "{kind}: every acquisition ran under path 2");
         assert_eq!(*lock.lock(), 40_001);
     }
@@ -159,4 +164,28 @@ fn named_locks_are_measured() {
     let i = measure::snapshot().class(inner_class).unwrap().clone();
     // Binomial(3911, 1/7): mean 559, sd 22.
     assert!(i.hold.count() > 420 && i.hold.count() < 700, "about one hold in 7 timed: {}", i.hold.count());
+    // A contended wait made sure of: the holder releases only once the other thread has taken
+    // its ticket (`has_waiters`, not a race hoped for). It is one contention, and its wait is
+    // timed (the class's waits are sampled 1 in 1). The counts of the first section need no
+    // contention at all (two threads may well run one after the other).
+    measure::reset();
+    measure::set_enabled(true);
+    let lock = Arc::new(Lock::named(LockKind::FairSpin, class, ()));
+    let held = lock.lock();
+    let waiter = {
+        let lock = lock.clone();
+        thread::spawn(move || {
+            drop(lock.lock());
+            measure::flush();
+        })
+    };
+    while !lock.has_waiters() {
+        thread::yield_now();
+    }
+    drop(held);
+    waiter.join().unwrap();
+    measure::set_enabled(false);
+    let s = measure::snapshot().class(class).unwrap().clone();
+    assert_eq!((s.acquisitions, s.contentions), (2, 1), "one acquisition queued behind the other");
+    assert_eq!(s.wait.count(), 1, "the contended wait of a class sampled 1 in 1 is timed");
 }
