@@ -133,7 +133,7 @@ pub fn cmd(args: &CompareArgs) -> Result<(), ExperimentError> {
         }
     }
     if !report.all_consistent() {
-        failures.add(ExperimentError::check_failed(String::new()));
+        failures.add(ExperimentError::check_failed("a run failed its end-of-run checks (INCONSISTENT above)"));
     }
     if !report.failures.is_empty() {
         failures.add(ExperimentError::run_failed(String::new()));

@@ -170,7 +170,7 @@ pub fn cmd(args: &SweepArgs) -> Result<(), ExperimentError> {
     }
     out!("{}", sweep::notes_text(&report));
     if !report.all_consistent() {
-        failures.add(ExperimentError::check_failed(String::new()));
+        failures.add(ExperimentError::check_failed("a point failed its end-of-run checks (INCONSISTENT points above)"));
     }
     if !report.failures.is_empty() {
         failures.add(ExperimentError::run_failed(String::new()));

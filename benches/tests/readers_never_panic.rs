@@ -23,13 +23,13 @@ fn seed(rel: &str) -> String {
 const TRACE: &str = r#"[
 {"ph":"M","name":"thread_name","tid":1,"args":{"name":"job 0"}},
 {"ph":"B","name":"insert","cat":"path","tid":1,"ts":1.0},
-{"ph":"B","name":"sched: wait","cat":"lock","tid":1,"ts":1.5},
-{"ph":"E","name":"sched: wait","cat":"lock","tid":1,"ts":2.0},
-{"ph":"B","name":"sched: hold","cat":"lock","tid":1,"ts":2.0},
-{"ph":"E","name":"sched: hold","cat":"lock","tid":1,"ts":3.0},
+{"ph":"B","name":"sched lock: wait","cat":"lock","tid":1,"ts":1.5},
+{"ph":"E","name":"sched lock: wait","cat":"lock","tid":1,"ts":2.0},
+{"ph":"B","name":"sched lock: hold","cat":"lock","tid":1,"ts":2.0},
+{"ph":"E","name":"sched lock: hold","cat":"lock","tid":1,"ts":3.0},
 {"ph":"E","name":"insert","cat":"path","tid":1,"ts":3.5},
-{"ph":"B","name":"sched: hold","cat":"lock","tid":2,"ts":3.1},
-{"ph":"E","name":"sched: hold","cat":"lock","tid":2,"ts":4.0},
+{"ph":"B","name":"sched lock: hold","cat":"lock","tid":2,"ts":3.1},
+{"ph":"E","name":"sched lock: hold","cat":"lock","tid":2,"ts":4.0},
 {"ph":"i","name":"run interrupted","tid":2,"ts":5.0}
 ]"#;
 

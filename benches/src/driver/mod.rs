@@ -2,6 +2,7 @@
 //! processes disturb it ([`noise`]), the lock round trip ([`roundtrip`]) and a run's CPU profile
 //! ([`profile`]). Imports the files and the bottom (statistics, errors) only.
 
+pub mod forced;
 pub mod host;
 pub mod noise;
 pub mod profile;

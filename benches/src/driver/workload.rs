@@ -16,6 +16,7 @@
 //! measured during the measured window only ([`schedlab_core::lockstat`]) and the run returns
 //! their counters.
 
+use super::forced::AfterWork;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use schedlab_core::lockstat::{self, LockStats, LockSummary};
@@ -1084,7 +1085,12 @@ pub fn run_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Re
         None => cfg,
     };
     cfg.validate(variant)?;
-    schedlab_variants::visit(variant, RunVisitor { cfg, interrupt }).unwrap_or_else(|| Err(format!("unknown variant `{variant}`")))
+    let result = schedlab_variants::visit(variant, RunVisitor { cfg, interrupt }).unwrap_or_else(|| Err(format!("unknown variant `{variant}`")));
+    match (result, super::forced::forced()) {
+        (Ok(_), Some(AfterWork::Run)) => Err(super::forced::run_error()),
+        (Ok(r), Some(AfterWork::Check)) => Ok(RunResult { consistent: false, ..r }),
+        (result, _) => result,
+    }
 }
 
 /// A comparison entry: a variant name, optionally with an insert path after a `+`

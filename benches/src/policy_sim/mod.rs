@@ -42,6 +42,7 @@ mod device;
 
 pub use device::{Device, DeviceModel, HddModel, SsdModel, CAPACITY_SECTORS};
 
+use crate::driver::forced::{self, AfterWork};
 use crate::driver::workload::Rw;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -680,5 +681,10 @@ pub fn simulate_named(name: &str, cfg: &SimConfig) -> Result<SimResult, String> 
 /// [`simulate_named`], stopped early when `interrupt` is set (see [`simulate_until`]).
 pub fn simulate_named_until(name: &str, cfg: &SimConfig, interrupt: Option<&AtomicBool>) -> Result<SimResult, String> {
     cfg.validate(name)?;
-    schedlab_variants::visit(name, SimVisitor { cfg, interrupt }).unwrap_or_else(|| Err(format!("unknown variant `{name}`")))
+    let result = schedlab_variants::visit(name, SimVisitor { cfg, interrupt }).unwrap_or_else(|| Err(format!("unknown variant `{name}`")));
+    match (result, forced::forced()) {
+        (Ok(_), Some(AfterWork::Run)) => Err(forced::run_error()),
+        (Ok(r), Some(AfterWork::Check)) => Ok(SimResult { consistent: false, ..r }),
+        (result, _) => result,
+    }
 }
