@@ -62,7 +62,7 @@ pub fn default_args() -> CompareArgs {
     DefaultsOnly::parse_from(["schedlab"]).args
 }
 
-fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentError> {
+pub(crate) fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentError> {
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     let threads = match args.threads {
         None => cpus,

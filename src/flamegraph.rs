@@ -74,7 +74,7 @@ fn known(name: &str, insert: InsertPathKind) -> Result<&'static str, ExperimentE
     Ok(entry_name(info.name, path.unwrap_or(insert)))
 }
 
-fn config(args: &FlamegraphArgs) -> Result<FlamegraphConfig, ExperimentError> {
+pub(crate) fn config(args: &FlamegraphArgs) -> Result<FlamegraphConfig, ExperimentError> {
     let lock = LockKind::from_name(&args.lock)
         .ok_or_else(|| bad_input(format!("unknown lock kind `{}` (known: fair-spin, parking-lot)", args.lock)))?;
     if !(1..=1024).contains(&args.threads) {

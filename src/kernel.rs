@@ -79,7 +79,7 @@ pub struct KernelArgs {
     cleanup: bool,
 }
 
-fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError> {
+pub(crate) fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError> {
     let rw = Rw::from_name(&args.rw).ok_or_else(|| bad_input(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", args.rw)))?;
     let weights = args
         .weights

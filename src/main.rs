@@ -33,6 +33,8 @@ use std::time::Duration;
 
 #[macro_use]
 mod out;
+#[cfg(test)]
+mod arg_props;
 mod compare;
 mod flags;
 mod flamegraph;

@@ -71,7 +71,7 @@ pub struct PredictArgs {
     json: Option<PathBuf>,
 }
 
-fn config(args: &PredictArgs) -> Result<PredictConfig, ExperimentError> {
+pub(crate) fn config(args: &PredictArgs) -> Result<PredictConfig, ExperimentError> {
     let inserts: Vec<InsertPathKind> = if args.workload.jobs.insert == "both" {
         InsertPathKind::ALL.to_vec()
     } else {

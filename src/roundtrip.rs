@@ -30,9 +30,15 @@ pub struct RoundtripArgs {
     lockstat: Option<lockstat::Mode>,
 }
 
-pub fn cmd(args: &RoundtripArgs) -> Result<(), ExperimentError> {
+pub(crate) fn config(args: &RoundtripArgs) -> Result<RoundtripConfig, ExperimentError> {
     let lock = LockKind::from_name(&args.lock).ok_or_else(|| bad_input(format!("unknown lock kind `{}` (known: fair-spin, parking-lot)", args.lock)))?;
     let cfg = RoundtripConfig { variant: args.variant.clone(), rounds: args.rounds as usize, iterations: args.iterations, lock, lockstat: args.lockstat };
+    cfg.checked_variants()?;
+    Ok(cfg)
+}
+
+pub fn cmd(args: &RoundtripArgs) -> Result<(), ExperimentError> {
+    let cfg = config(args)?;
     let report = roundtrip::run(&cfg, &INTERRUPT, &mut crate::progress::Bar::new("schedlab roundtrip", "measurements"))?;
     out!("{}", schedlab_benches::report::roundtrip::text(&report));
     Ok(())

@@ -96,7 +96,7 @@ fn count(name: &str, v: u64) -> Result<usize, ExperimentError> {
     usize::try_from(v).map_err(|_| bad_input(format!("--{name} is too large, got {v}")))
 }
 
-fn sim_config(args: &SimulateArgs) -> Result<SimConfig, ExperimentError> {
+pub(crate) fn sim_config(args: &SimulateArgs) -> Result<SimConfig, ExperimentError> {
     let mut device = DeviceModel::from_name(&args.device).ok_or_else(|| {
         bad_input(format!("unknown --device `{}` (known: {})", args.device, DeviceModel::NAMES.join(", ")))
     })?;

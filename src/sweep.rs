@@ -73,7 +73,7 @@ pub struct SweepArgs {
     no_model: bool,
 }
 
-fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
+pub(crate) fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut threads: Vec<usize> = match &args.threads {
         Some(list) => parse_list("threads", list, 1024)?.into_iter().map(|t| t as usize).collect(),
