@@ -75,24 +75,8 @@ pub struct SweepArgs {
 
 pub(crate) fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut threads: Vec<usize> = match &args.threads {
-        Some(list) => parse_list("threads", list, 1024)?.into_iter().map(|t| t as usize).collect(),
-        None => (1..=cpus).collect(),
-    };
-    if threads.contains(&0) {
-        return Err(bad_input("--threads must be at least 1"));
-    }
-    // Above the CPU count only when asked: those points measure the OS scheduler, not the lock.
-    match args.oversubscribe_to {
-        Some(n) => threads.extend(cpus + 1..=n as usize),
-        None => {
-            if let Some(&t) = threads.iter().find(|&&t| t > cpus) {
-                return Err(bad_input(format!("--threads {t} is more than the {cpus} CPUs: oversubscribed points need --oversubscribe-to")));
-            }
-        }
-    }
-    threads.sort_unstable();
-    threads.dedup();
+    let listed = args.threads.as_deref().map(|list| parse_list("threads", list, 1024)).transpose()?;
+    let threads = sweep::thread_counts(listed.map(|l| l.into_iter().map(|t| t as usize).collect()), cpus, args.oversubscribe_to.map(|n| n as usize))?;
     if args.include_unlocked && args.workload.jobs.churn > 0.0 {
         return Err(bad_input("--include-unlocked cannot run with --churn: `unlocked` is unsafe under group removal"));
     }

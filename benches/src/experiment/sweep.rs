@@ -70,6 +70,28 @@ pub struct SweepConfig {
     pub model: Option<ModelSettings>,
 }
 
+/// The thread counts of a sweep: those listed (default every count up to the CPUs), and above
+/// the CPU count only up to `oversubscribe_to` when it is given (those points measure the OS
+/// scheduler, not the lock); sorted, each once. Bad input when a count is 0 or above the CPUs
+/// unasked.
+pub fn thread_counts(listed: Option<Vec<usize>>, cpus: usize, oversubscribe_to: Option<usize>) -> Result<Vec<usize>, ExperimentError> {
+    let mut threads = listed.unwrap_or_else(|| (1..=cpus).collect());
+    if threads.contains(&0) {
+        return Err(ExperimentError::bad_input("--threads must be at least 1"));
+    }
+    match oversubscribe_to {
+        Some(n) => threads.extend(cpus + 1..=n),
+        None => {
+            if let Some(&t) = threads.iter().find(|&&t| t > cpus) {
+                return Err(ExperimentError::bad_input(format!("--threads {t} is more than the {cpus} CPUs: oversubscribed points need --oversubscribe-to")));
+            }
+        }
+    }
+    threads.sort_unstable();
+    threads.dedup();
+    Ok(threads)
+}
+
 impl SweepConfig {
     /// Checks every point's workload, before any work: a bad-input error whose message is one
     /// line for the user.
