@@ -119,8 +119,11 @@ pub(crate) fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
     // model's own flags are refused where there is no model, rather than ignored.
     let no_model = args.no_model || lockstat_duration.is_zero();
     if no_model && (args.topology.is_some() || args.transfer_ns.is_some()) {
-        let why = if args.no_model { "--no-model" } else { "--lockstat-duration 0" };
-        return Err(bad_input(format!("--topology and --transfer-ns set up the model, which {why} leaves out")));
+        if args.no_model {
+            return Err(bad_input("--topology and --transfer-ns set up the model, which --no-model leaves out"));
+        }
+        // Said, not refused: scripts written before 0 meant "no model" pass both.
+        tracing::warn!("--topology and --transfer-ns have no effect: --lockstat-duration 0 makes no model");
     }
     cfg.model = (!no_model).then(|| ModelSettings { topology, cores: args.model_cores as usize, transfer_ns: args.transfer_ns });
     Ok(cfg)
