@@ -115,7 +115,16 @@ fn verbose_and_rust_log_show_configuration_and_progress() {
         .unwrap();
     let log = String::from_utf8_lossy(&env.stderr);
     assert!(env.status.success());
-    assert!(log.contains("group created") && log.contains("group offline"), "RUST_LOG picks the group events: {log}");
+    // Groups are created before the run; one goes offline only when the churner got to remove
+    // one in 0.2 s, which a loaded machine may not give it: asked only when stdout counts one.
+    let removals: u64 = String::from_utf8_lossy(&env.stdout)
+        .split("churn removals: ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("the run prints its churn removals");
+    assert!(log.contains("group created"), "RUST_LOG picks the group events: {log}");
+    assert!(removals == 0 || log.contains("group offline"), "{removals} removals, each a group offline: {log}");
     assert!(!log.contains("run starts"), "RUST_LOG filtered the rest out: {log}");
 }
 
