@@ -104,6 +104,12 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, svg
             }
             if let Some(m) = mdl.iter().find(|m| &m.variant == variant && m.slots == *slots && m.outside_ns == *outside) {
                 let curve: Vec<(f64, f64)> = m.predicted.iter().map(|&(n, v)| (n as f64, v)).filter(|(n, v)| *n <= max_threads && v.is_finite()).collect();
+                // The error band: the model ± its largest error where measured, shaded.
+                if let Some(f) = m.error_pct.filter(|e| e.is_finite() && *e > 0.0).map(|e| e / 100.0) {
+                    let mut band: Vec<(f64, f64)> = curve.iter().map(|&(n, v)| (n, (v * (1.0 + f)).min(y_max))).collect();
+                    band.extend(curve.iter().rev().map(|&(n, v)| (n, (v * (1.0 - f)).max(0.0))));
+                    chart.draw_series(std::iter::once(Polygon::new(band, color.mix(0.12)))).map_err(|e| err(&e))?;
+                }
                 let error = m.error_pct.map_or_else(|| "no measured point to check it".to_string(), |e| format!("|error| ≤ {e:.0}% where measured"));
                 chart
                     .draw_series(DashedLineSeries::new(curve, 8, 5, color.stroke_width(2)))
@@ -140,7 +146,7 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, svg
             .map_err(|e| err(&e))?;
         panel
             .draw(&Text::new(
-                "thin lines: linear scaling from 1 thread; dashed: MODEL (schedlab predict), not measured (numbers: model at 8/16/64); x: oversubscribed",
+                "thin lines: linear scaling from 1 thread; dashed: MODEL (schedlab predict), not measured (numbers: model at 8/16/64); shaded: model ± its largest error where measured; x: oversubscribed",
                 (70, panel_h as i32 - 14),
                 ("sans-serif", 12).into_font().color(&BLACK.mix(0.7)),
             ))
@@ -165,5 +171,6 @@ mod tests {
         assert!(text.starts_with("<svg"), "{}", &text[..80.min(text.len())]);
         assert!(text.contains("MODEL (simulation calibrated single-threaded; |error|"), "the model is labelled with its error");
         assert!(text.contains("sched-lock: measured"));
+        assert!(text.contains("<polygon") == ms.iter().any(|m| m.error_pct.is_some_and(|e| e > 0.0)), "the error band is drawn where the model was checked");
     }
 }

@@ -162,15 +162,15 @@ fn draw_panel(area: &DrawingArea<SVGBackend, Shift>, p: &Bars) -> Result<(), Str
     let grey = BLACK.mix(0.8);
     for (i, b) in p.bars.iter().enumerate() {
         let y = i as f64 + 0.5;
-        for &(lo, hi) in &b.bands {
-            chart.draw_series(std::iter::once(Rectangle::new([(lo, y - 0.45), (hi, y + 0.45)], BLACK.mix(0.12).filled()))).map_err(|e| err(&e))?;
-        }
         let mut x0 = 0.0;
         for (s, v) in b.segments.iter().enumerate() {
             let c = if p.stacked { colour(s) } else { colour(b.key) };
             let x1 = x0 + v.max(0.0);
             chart.draw_series(std::iter::once(Rectangle::new([(x0, y - 0.32), (x1, y + 0.32)], c.filled()))).map_err(|e| err(&e))?;
             x0 = x1;
+        }
+        for &(lo, hi) in &b.bands {
+            chart.draw_series(std::iter::once(Rectangle::new([(lo, y - 0.45), (hi, y + 0.45)], BLACK.mix(0.15).filled()))).map_err(|e| err(&e))?;
         }
         if let Some((lo, hi)) = b.range {
             let bar = vec![(lo, y), (hi, y)];
@@ -338,17 +338,22 @@ pub fn predict_validation_svg(report: &PredictReport) -> Result<String, String> 
 /// The validation chart from its parts (see [`predict_validation_svg`]).
 fn validation_svg(v: &ValidationReport, provenance: &Provenance) -> Result<String, String> {
     let mut locks: Vec<&str> = Vec::new();
+    for r in &v.rows {
+        if !locks.contains(&r.lock.name()) {
+            locks.push(r.lock.name());
+        }
+    }
     let bars = v
         .rows
         .iter()
         .filter(|r| !r.measured.runs.is_empty())
         .map(|r| {
-            if !locks.contains(&r.lock.name()) {
-                locks.push(r.lock.name());
-            }
+            let lock = if locks.len() > 1 { format!(" {}", r.lock.name()) } else { String::new() };
+            let insert = if r.insert == "direct" { String::new() } else { format!("+{}", r.insert) };
             let band = (r.predicted * (1.0 - v.goal_pct / 100.0), r.predicted * (1.0 + v.goal_pct / 100.0));
             Bar {
-                label: format!("{} {}t {}ns", r.variant, r.threads, r.outside_ns),
+                label: format!("{}{insert}{lock} {}t {}ns", r.variant, r.threads, r.outside_ns),
+                key: locks.iter().position(|l| *l == r.lock.name()).unwrap_or(0),
                 segments: vec![r.measured.median],
                 range: Some((r.measured.min, r.measured.max)),
                 marks: vec![(r.predicted, "model".into())],
@@ -361,7 +366,7 @@ fn validation_svg(v: &ValidationReport, provenance: &Provenance) -> Result<Strin
     let panel = Bars {
         title: format!("Measured against the model (median |error| {:.0}%)", v.median_abs_error_pct),
         x_desc: "KIOPS (bar: measured median, min–max; mark: model)".into(),
-        legend: vec!["measured".into()],
+        legend: locks.iter().map(|l| format!("measured, {l}")).collect(),
         stacked: false,
         bars,
         note: format!("grey band: the model ± {:.0}% (the goal); label: the model's error", v.goal_pct),
