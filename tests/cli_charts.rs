@@ -27,7 +27,7 @@ fn compare_roundtrip_and_simulate_write_their_charts() {
     let (c, r, s) = (dir.path().join("c.svg"), dir.path().join("r.svg"), dir.path().join("s.svg"));
     let compare = ["compare", "--threads", "1", "--rounds", "1", "--variants", "no-stats,sched-lock", "--duration", "0.05", "--ramp", "0", "--retries", "0", "--svg"];
     let text = chart(&[&compare[..], &[c.to_str().unwrap()]].concat(), &c);
-    for name in ["no-stats", "sched-lock", "lock fair-spin", "Scheduler lock: time per request"] {
+    for name in ["no-stats", "sched-lock", "lock fair-spin", "KIOPS per variant"] {
         assert!(text.contains(name), "compare's chart lacks {name}");
     }
     let text = chart(&["roundtrip", "--rounds", "1", "--iterations", "2000", "--svg", r.to_str().unwrap()], &r);
