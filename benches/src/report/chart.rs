@@ -12,12 +12,17 @@ const PALETTE: [(u8, u8, u8); 8] =
 /// (solid; crosses when oversubscribed), a linear-scaling reference from each 1-thread point
 /// (thin), and the model (dashed, labelled "model"); USL fits dotted where they exist.
 pub fn draw_svg(points: &[SweepPoint], models: &[SeriesModel], title: &str) -> Result<String, String> {
+    draw_svg_with_footer(points, models, title, "")
+}
+
+/// [`draw_svg`] with a line of text under the panels (the run's provenance; none when empty).
+pub fn draw_svg_with_footer(points: &[SweepPoint], models: &[SeriesModel], title: &str, footer: &str) -> Result<String, String> {
     let mut svg = String::new();
-    draw_svg_into(points, models, title, &mut svg)?;
+    draw_svg_into(points, models, title, footer, &mut svg)?;
     Ok(svg)
 }
 
-fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, svg: &mut String) -> Result<(), String> {
+fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, footer: &str, svg: &mut String) -> Result<(), String> {
     use plotters::prelude::*;
     let mut locks: Vec<LockKind> = Vec::new();
     for p in points {
@@ -29,10 +34,15 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, svg
         return Err("no point to draw".into());
     }
     let panel_h = 560u32;
-    let root = SVGBackend::with_string(svg, (1100, panel_h * locks.len() as u32)).into_drawing_area();
+    let footer_h = if footer.is_empty() { 0 } else { 24 };
+    let root = SVGBackend::with_string(svg, (1100, panel_h * locks.len() as u32 + footer_h)).into_drawing_area();
     let err = |e: &dyn std::fmt::Display| format!("cannot draw the chart: {e}");
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    let panels = root.split_evenly((locks.len(), 1));
+    let (body, foot) = root.split_vertically(panel_h * locks.len() as u32);
+    if !footer.is_empty() {
+        foot.draw(&Text::new(footer.to_string(), (12, 4), ("sans-serif", 13).into_font().color(&BLACK.mix(0.75)))).map_err(|e| err(&e))?;
+    }
+    let panels = body.split_evenly((locks.len(), 1));
     for (panel, lock) in panels.iter().zip(&locks) {
         let pts: Vec<&SweepPoint> = points.iter().filter(|p| p.lock == *lock && p.kiops.is_finite()).collect();
         let mdl: Vec<&SeriesModel> = models.iter().filter(|m| m.lock == *lock).collect();
@@ -171,6 +181,7 @@ mod tests {
         assert!(text.starts_with("<svg"), "{}", &text[..80.min(text.len())]);
         assert!(text.contains("MODEL (simulation calibrated single-threaded; |error|"), "the model is labelled with its error");
         assert!(text.contains("sched-lock: measured"));
+        assert!(draw_svg_with_footer(&pts, &ms, "test", "commit abc").unwrap().contains("commit abc"));
         assert!(text.contains("<polygon") == ms.iter().any(|m| m.error_pct.is_some_and(|e| e > 0.0)), "the error band is drawn where the model was checked");
     }
 }

@@ -79,8 +79,8 @@ fn err(e: &dyn std::fmt::Display) -> String {
     format!("cannot draw the chart: {e}")
 }
 
-/// The provenance line every chart carries.
-fn provenance_line(p: &Provenance, lock: &str) -> String {
+/// The provenance line every chart carries: commit, machine, lock kind(s), date.
+pub fn provenance_line(p: &Provenance, lock: &str) -> String {
     let model: String = p.cpu_model.chars().take(40).collect();
     format!("commit {} · {} CPUs ({}) · lock {} · {}", p.commit, p.cpus, model, lock, p.date)
 }
