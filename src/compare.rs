@@ -46,7 +46,7 @@ pub struct CompareArgs {
     /// Write everything, with provenance, to this JSON file (schema: notes/compare-schema.md).
     #[arg(long)]
     json: Option<std::path::PathBuf>,
-    /// Write the charts (KIOPS, and the scheduler lock's time per request) (SVG, with its provenance line) to this file.
+    /// SVG chart to this file: KIOPS per variant and the scheduler lock's time per request, with the provenance line.
     #[arg(long, value_name = "PATH")]
     svg: Option<std::path::PathBuf>,
     /// Leave out the per-lock lockstat tables.

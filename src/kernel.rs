@@ -73,7 +73,7 @@ pub struct KernelArgs {
     /// Write both halves, with provenance, to this JSON file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
-    /// Write the chart (kernel and model side by side) (SVG, with its provenance line) to this file.
+    /// SVG chart to this file: kernel and model side by side, with the provenance line.
     #[arg(long, value_name = "PATH")]
     svg: Option<std::path::PathBuf>,
     /// Only put back what an earlier run that was killed left (loop devices, files, cgroups,

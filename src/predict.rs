@@ -69,7 +69,7 @@ pub struct PredictArgs {
     /// Write the calibration, the profile, the predictions (and the validation) to this JSON file.
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Write the validation's chart (measured against predicted; needs --validate) (SVG, with its provenance line) to this file.
+    /// SVG chart to this file: measured against predicted with the error band (needs --validate), with the provenance line.
     #[arg(long, value_name = "PATH")]
     svg: Option<std::path::PathBuf>,
 }

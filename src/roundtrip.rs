@@ -28,7 +28,7 @@ pub struct RoundtripArgs {
     /// use) or `--lockstat exact` (every hold timed).
     #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "sampled", value_parser = crate::flags::lockstat_mode)]
     lockstat: Option<lockstat::Mode>,
-    /// Write the chart (ns per round trip, and what the statistics add) (SVG, with its provenance line) to this file.
+    /// SVG chart to this file: ns per round trip per variant and what the statistics add, with the provenance line.
     #[arg(long, value_name = "PATH")]
     svg: Option<std::path::PathBuf>,
 }

@@ -59,7 +59,7 @@ pub struct SimulateArgs {
     /// Write the result, with provenance, to this JSON file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
-    /// Write the chart (this run beside the seed's idling table) (SVG, with its provenance line) to this file.
+    /// SVG chart to this file: this run beside the seed's idling table, with the provenance line.
     #[arg(long, value_name = "PATH")]
     svg: Option<std::path::PathBuf>,
 }

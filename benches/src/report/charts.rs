@@ -359,7 +359,6 @@ fn validation_svg(v: &ValidationReport, provenance: &Provenance) -> Result<Strin
                 marks: vec![(r.predicted, "model".into())],
                 bands: vec![band],
                 value_text: format!("{:+.0}%", r.error_pct),
-                ..Bar::default()
             }
         })
         .collect();
