@@ -239,6 +239,8 @@ fn compare_kiops_panel(report: &CompareReport) -> Bars {
         let label = if report.config.locks.len() > 1 { format!("{} ({})", r.variant, r.lock.name()) } else { r.variant.to_string() };
         bars.push(Bar { label, key, segments: vec![k.median], range: Some((k.min, k.max)), marks, value_text: format!("{:.0}", k.median), ..Bar::default() });
     }
+    // One group per lock kind and insert path, in the order the groups first appear.
+    bars.sort_by_key(|b| b.key);
     Bars {
         title: format!("KIOPS per variant, {} thread(s), {} round(s)", report.results.first().map_or(0, |r| r.threads), report.rounds_completed),
         x_desc: "KIOPS (median; bar: min–max over rounds)".into(),
