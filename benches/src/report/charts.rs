@@ -496,6 +496,13 @@ mod tests {
             check(&svg, &commit, &held);
             assert!(svg.contains("statistics under the lock"));
         }
+        // The stacked lock time splits the hold exactly: outside + statistics = hold per request.
+        let panel = compare_lock_time_panel(&report);
+        for (bar, r) in panel.bars.iter().zip(report.results.iter().filter(|r| r.sched_hold_per_request_ns.is_some())) {
+            let hold = r.sched_hold_per_request_ns.unwrap();
+            assert!((bar.segments[0] + bar.segments[1] - hold).abs() <= 1e-6 * hold.max(1.0), "{}: {:?} vs {hold}", r.variant, bar.segments);
+            assert!(bar.segments.iter().all(|s| *s >= 0.0 && s.is_finite()));
+        }
         if report.results.iter().all(|r| r.kiops.is_some()) {
             assert!(compare_kiops_svg(&report).unwrap().contains("seed ×1.55"), "the seed's ratio is marked");
         }
