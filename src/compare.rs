@@ -46,6 +46,9 @@ pub struct CompareArgs {
     /// Write everything, with provenance, to this JSON file (schema: notes/compare-schema.md).
     #[arg(long)]
     json: Option<std::path::PathBuf>,
+    /// SVG chart to this file: KIOPS per variant and the scheduler lock's time per request, with the provenance line.
+    #[arg(long, value_name = "PATH")]
+    svg: Option<std::path::PathBuf>,
     /// Leave out the per-lock lockstat tables.
     #[arg(long)]
     brief: bool,
@@ -114,6 +117,7 @@ pub(crate) fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentErro
 pub fn cmd(args: &CompareArgs) -> Result<(), ExperimentError> {
     let cfg = config(args)?;
     let json_out = check_output(args.json.as_deref())?;
+    let svg_out = check_output(args.svg.as_deref())?;
     let report = compare::run(&cfg, &INTERRUPT, &mut Bar::new("schedlab compare", "runs"))?;
     out!("{}", compare::full_text(&report, args.brief));
     let mut failures = Failures::default();
@@ -131,6 +135,9 @@ pub fn cmd(args: &CompareArgs) -> Result<(), ExperimentError> {
             Ok(_) => failures.add(ExperimentError::output_failed(String::new())),
             Err(e) => failures.add(ExperimentError::output_failed(format!("cannot serialise the report: {e}"))),
         }
+    }
+    if let Some(out) = &svg_out {
+        crate::out::svg(out, schedlab_benches::report::charts::compare_svg(&report), &mut failures);
     }
     if !report.all_consistent() {
         failures.add(ExperimentError::check_failed("a run failed its end-of-run checks (INCONSISTENT above)"));

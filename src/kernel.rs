@@ -73,6 +73,9 @@ pub struct KernelArgs {
     /// Write both halves, with provenance, to this JSON file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
+    /// SVG chart to this file: kernel and model side by side, with the provenance line.
+    #[arg(long, value_name = "PATH")]
+    svg: Option<std::path::PathBuf>,
     /// Only put back what an earlier run that was killed left (loop devices, files, cgroups,
     /// scheduler settings), then exit.
     #[arg(long)]
@@ -142,6 +145,7 @@ pub fn cmd(args: &KernelArgs) -> Result<(), ExperimentError> {
     }
     let cfg = config(args)?;
     let json_out = check_output(args.json.as_deref())?;
+    let svg_out = check_output(args.svg.as_deref())?;
     let mut progress = crate::progress::Bar::new("schedlab kernel", "runs");
     let report = kernel::run(&cfg, &INTERRUPT, &mut progress)?;
     drop(progress);
@@ -152,6 +156,9 @@ pub fn cmd(args: &KernelArgs) -> Result<(), ExperimentError> {
     }
     if report.model.iter().any(|m| !m.consistent) {
         failures.add(ExperimentError::check_failed("a model run failed its end-of-run checks (consistent: NO above)"));
+    }
+    if let Some(out) = &svg_out {
+        crate::out::svg(out, schedlab_benches::report::charts::kernel_svg(&report), &mut failures);
     }
     if let Some(out) = &json_out {
         let mut value = serde_json::to_value(&report).map_err(|e| ExperimentError::output_failed(format!("cannot serialise the report: {e}")))?;

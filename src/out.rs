@@ -72,3 +72,13 @@ pub fn json(file: &schedlab_benches::output::OutputFile, value: &impl serde::Ser
     }
     written
 }
+
+/// Writes a drawn chart to `file` and says `wrote PATH`; a chart that could not be drawn or
+/// written is an output failure added to `failures` (the reason logged or in its message).
+pub fn svg(file: &schedlab_benches::output::OutputFile, drawn: Result<String, String>, failures: &mut schedlab_benches::experiment::Failures) {
+    match drawn {
+        Ok(text) if crate::write_output(file, text.as_bytes()) => outln!("wrote {}", file.path().display()),
+        Ok(_) => failures.add(crate::ExperimentError::output_failed(String::new())),
+        Err(e) => failures.add(crate::ExperimentError::output_failed(e)),
+    }
+}

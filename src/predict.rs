@@ -69,6 +69,9 @@ pub struct PredictArgs {
     /// Write the calibration, the profile, the predictions (and the validation) to this JSON file.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// SVG chart to this file: measured against predicted with the error band (needs --validate), with the provenance line.
+    #[arg(long, value_name = "PATH")]
+    svg: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn config(args: &PredictArgs) -> Result<PredictConfig, ExperimentError> {
@@ -119,6 +122,10 @@ pub fn cmd(args: &PredictArgs) -> Result<(), ExperimentError> {
     let cfg = config(args)?;
     // Outputs are checked before any work.
     let json_out = check_output(args.json.as_deref())?;
+    if args.svg.is_some() && !args.validate {
+        return Err(crate::bad_input("--svg draws the validation: it needs --validate"));
+    }
+    let svg_out = check_output(args.svg.as_deref())?;
     let save_calibration = check_output(args.save_calibration.as_deref())?;
     let save_topology = check_output(args.save_topology.as_deref())?;
     let mut progress = crate::progress::Bar::new("schedlab predict", "steps");
@@ -138,6 +145,9 @@ pub fn cmd(args: &PredictArgs) -> Result<(), ExperimentError> {
     out!("{}", schedlab_benches::report::predict::text(&report));
     if let Some(failed) = report.validation.as_ref().map(|v| v.failed_runs()).filter(|&n| n > 0) {
         failures.add(ExperimentError::run_failed(format!("{failed} validation run(s) failed")));
+    }
+    if let Some(out) = &svg_out {
+        crate::out::svg(out, schedlab_benches::report::charts::predict_validation_svg(&report), &mut failures);
     }
     if let Some(out) = &json_out {
         if crate::out::json(out, &report, &mut failures) {

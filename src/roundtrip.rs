@@ -28,6 +28,9 @@ pub struct RoundtripArgs {
     /// use) or `--lockstat exact` (every hold timed).
     #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "sampled", value_parser = crate::flags::lockstat_mode)]
     lockstat: Option<lockstat::Mode>,
+    /// SVG chart to this file: ns per round trip per variant and what the statistics add, with the provenance line.
+    #[arg(long, value_name = "PATH")]
+    svg: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn config(args: &RoundtripArgs) -> Result<RoundtripConfig, ExperimentError> {
@@ -39,7 +42,12 @@ pub(crate) fn config(args: &RoundtripArgs) -> Result<RoundtripConfig, Experiment
 
 pub fn cmd(args: &RoundtripArgs) -> Result<(), ExperimentError> {
     let cfg = config(args)?;
+    let svg_out = crate::check_output(args.svg.as_deref())?;
     let report = roundtrip::run(&cfg, &INTERRUPT, &mut crate::progress::Bar::new("schedlab roundtrip", "measurements"))?;
     out!("{}", schedlab_benches::report::roundtrip::text(&report));
-    Ok(())
+    let mut failures = schedlab_benches::experiment::Failures::default();
+    if let Some(out) = &svg_out {
+        crate::out::svg(out, schedlab_benches::report::charts::roundtrip_svg(&report), &mut failures);
+    }
+    failures.finish()
 }

@@ -59,6 +59,9 @@ pub struct SimulateArgs {
     /// Write the result, with provenance, to this JSON file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
+    /// SVG chart to this file: this run beside the seed's idling table, with the provenance line.
+    #[arg(long, value_name = "PATH")]
+    svg: Option<std::path::PathBuf>,
 }
 
 /// A duration in ns: a number with a unit (ns, us, µs, ms, s); a bare number is `bare_unit_ns`
@@ -143,11 +146,15 @@ pub(crate) fn sim_config(args: &SimulateArgs) -> Result<SimConfig, ExperimentErr
 pub fn cmd(args: &SimulateArgs) -> Result<(), ExperimentError> {
     let cfg = SimulateConfig { sim: sim_config(args)?, variant: args.variant.clone() };
     let json_out = check_output(args.json.as_deref())?;
+    let svg_out = check_output(args.svg.as_deref())?;
     let report = simulate::run(&cfg, &INTERRUPT, &mut crate::progress::Bar::new("schedlab simulate", "simulations"))?;
     out!("{}", schedlab_benches::report::simulate::text(&report));
     let mut failures = Failures::default();
     if let Some(out) = &json_out {
         crate::out::json(out, &report, &mut failures);
+    }
+    if let Some(out) = &svg_out {
+        crate::out::svg(out, schedlab_benches::report::charts::simulate_svg(std::slice::from_ref(&report)), &mut failures);
     }
     if !report.result.consistent {
         failures.add(ExperimentError::check_failed(format!("end-of-run check failed: requests {:?}", report.result.requests)));

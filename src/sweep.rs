@@ -146,7 +146,9 @@ pub fn cmd(args: &SweepArgs) -> Result<(), ExperimentError> {
         outln!("\nno point finished: no chart");
     } else {
         let title = format!("schedlab sweep: KIOPS vs threads ({} CPUs, commit {})", cfg.cpus, report.provenance.commit);
-        match sweep::draw_svg(&report.points, &report.models, &title) {
+        let locks: Vec<&str> = cfg.locks.iter().map(|l| l.name()).collect();
+        let footer = schedlab_benches::report::charts::provenance_line(&report.provenance, &locks.join(", "));
+        match sweep::draw_svg_with_footer(&report.points, &report.models, &title, &footer) {
             Ok(drawing) if write_output(&svg_out, drawing.as_bytes()) => match report.csv_error {
                 None => outln!("\nwrote {} and {}", args.csv.display(), args.svg.display()),
                 Some(_) => outln!("\nwrote {}", args.svg.display()),

@@ -103,3 +103,22 @@ pub const SEEDS: [Seed; 9] = [
         goal_at_least: None,
     },
 ];
+
+/// One row of the seed's idling table (seed 002, CFQ 2015; notes/results/2026-11-29-idling.md):
+/// fio randread, bs 4k, iodepth 64, numjobs 10, 10 s, group reporting, on a real device.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct IdlingSeed {
+    pub device: &'static str,
+    /// Whether `slice_idle` was on (8 ms) or off (0).
+    pub idling: bool,
+    pub iops: f64,
+}
+
+/// The seed's idling table, in its order: idling off gives ×4.15 on the cloud SSD, ×1.12 on
+/// the local SSD.
+pub const IDLING_SEEDS: [IdlingSeed; 4] = [
+    IdlingSeed { device: "cloud SSD", idling: true, iops: 7054.0 },
+    IdlingSeed { device: "cloud SSD", idling: false, iops: 29255.0 },
+    IdlingSeed { device: "local SSD", idling: true, iops: 19320.0 },
+    IdlingSeed { device: "local SSD", idling: false, iops: 21626.0 },
+];

@@ -12,12 +12,17 @@ const PALETTE: [(u8, u8, u8); 8] =
 /// (solid; crosses when oversubscribed), a linear-scaling reference from each 1-thread point
 /// (thin), and the model (dashed, labelled "model"); USL fits dotted where they exist.
 pub fn draw_svg(points: &[SweepPoint], models: &[SeriesModel], title: &str) -> Result<String, String> {
+    draw_svg_with_footer(points, models, title, "")
+}
+
+/// [`draw_svg`] with a line of text under the panels (the run's provenance; none when empty).
+pub fn draw_svg_with_footer(points: &[SweepPoint], models: &[SeriesModel], title: &str, footer: &str) -> Result<String, String> {
     let mut svg = String::new();
-    draw_svg_into(points, models, title, &mut svg)?;
+    draw_svg_into(points, models, title, footer, &mut svg)?;
     Ok(svg)
 }
 
-fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, svg: &mut String) -> Result<(), String> {
+fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, footer: &str, svg: &mut String) -> Result<(), String> {
     use plotters::prelude::*;
     let mut locks: Vec<LockKind> = Vec::new();
     for p in points {
@@ -29,10 +34,15 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, svg
         return Err("no point to draw".into());
     }
     let panel_h = 560u32;
-    let root = SVGBackend::with_string(svg, (1100, panel_h * locks.len() as u32)).into_drawing_area();
+    let footer_h = if footer.is_empty() { 0 } else { 24 };
+    let root = SVGBackend::with_string(svg, (1100, panel_h * locks.len() as u32 + footer_h)).into_drawing_area();
     let err = |e: &dyn std::fmt::Display| format!("cannot draw the chart: {e}");
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    let panels = root.split_evenly((locks.len(), 1));
+    let (body, foot) = root.split_vertically(panel_h * locks.len() as u32);
+    if !footer.is_empty() {
+        foot.draw(&Text::new(footer.to_string(), (12, 4), ("sans-serif", 13).into_font().color(&BLACK.mix(0.75)))).map_err(|e| err(&e))?;
+    }
+    let panels = body.split_evenly((locks.len(), 1));
     for (panel, lock) in panels.iter().zip(&locks) {
         let pts: Vec<&SweepPoint> = points.iter().filter(|p| p.lock == *lock && p.kiops.is_finite()).collect();
         let mdl: Vec<&SeriesModel> = models.iter().filter(|m| m.lock == *lock).collect();
@@ -104,6 +114,12 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, svg
             }
             if let Some(m) = mdl.iter().find(|m| &m.variant == variant && m.slots == *slots && m.outside_ns == *outside) {
                 let curve: Vec<(f64, f64)> = m.predicted.iter().map(|&(n, v)| (n as f64, v)).filter(|(n, v)| *n <= max_threads && v.is_finite()).collect();
+                // The error band: the model ± its largest error where measured, shaded.
+                if let Some(f) = m.error_pct.filter(|e| e.is_finite() && *e > 0.0).map(|e| e / 100.0) {
+                    let mut band: Vec<(f64, f64)> = curve.iter().map(|&(n, v)| (n, (v * (1.0 + f)).min(y_max))).collect();
+                    band.extend(curve.iter().rev().map(|&(n, v)| (n, (v * (1.0 - f)).max(0.0))));
+                    chart.draw_series(std::iter::once(Polygon::new(band, color.mix(0.12)))).map_err(|e| err(&e))?;
+                }
                 let error = m.error_pct.map_or_else(|| "no measured point to check it".to_string(), |e| format!("|error| ≤ {e:.0}% where measured"));
                 chart
                     .draw_series(DashedLineSeries::new(curve, 8, 5, color.stroke_width(2)))
@@ -140,7 +156,7 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, svg
             .map_err(|e| err(&e))?;
         panel
             .draw(&Text::new(
-                "thin lines: linear scaling from 1 thread; dashed: MODEL (schedlab predict), not measured (numbers: model at 8/16/64); x: oversubscribed",
+                "thin lines: linear scaling from 1 thread; dashed: MODEL (schedlab predict), not measured (numbers: model at 8/16/64); shaded: model ± its largest error where measured; x: oversubscribed",
                 (70, panel_h as i32 - 14),
                 ("sans-serif", 12).into_font().color(&BLACK.mix(0.7)),
             ))
@@ -165,5 +181,7 @@ mod tests {
         assert!(text.starts_with("<svg"), "{}", &text[..80.min(text.len())]);
         assert!(text.contains("MODEL (simulation calibrated single-threaded; |error|"), "the model is labelled with its error");
         assert!(text.contains("sched-lock: measured"));
+        assert!(draw_svg_with_footer(&pts, &ms, "test", "commit abc").unwrap().contains("commit abc"));
+        assert!(text.contains("<polygon") == ms.iter().any(|m| m.error_pct.is_some_and(|e| e > 0.0)), "the error band is drawn where the model was checked");
     }
 }

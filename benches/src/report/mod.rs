@@ -2,6 +2,7 @@
 //! experiments return; runs nothing.
 
 pub mod chart;
+pub mod charts;
 pub mod compare;
 pub mod kernel;
 pub mod predict;

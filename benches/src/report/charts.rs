@@ -1,0 +1,575 @@
+//! The experiments' charts for a paper column: horizontal bars (640 px wide, fonts of 12 px and
+//! more), one row per variant or case, with min–max ranges, reference marks and bands, and the
+//! run's provenance line (commit, machine, lock kind, date) at the bottom of every chart. Each
+//! `*_svg` function takes an experiment's report and returns the SVG text, or why there is
+//! nothing to draw. Sweep's chart is `report::chart`.
+
+use crate::experiment::compare::CompareReport;
+use crate::experiment::kernel::{KernelReport, SideBySide};
+use crate::experiment::predict::{PredictReport, ValidationReport};
+use crate::experiment::roundtrip::RoundtripReport;
+use crate::experiment::simulate::SimulateReport;
+use crate::files::provenance::Provenance;
+use crate::seeds::{IDLING_SEEDS, SEEDS};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Width of every chart, px: one paper column at 100 dpi is about 3.3 in.
+pub const WIDTH: u32 = 640;
+const ROW_PX: u32 = 26;
+const LABEL_PX: u32 = 190;
+const PALETTE: [(u8, u8, u8); 8] =
+    [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189), (140, 86, 75), (227, 119, 194), (23, 190, 207)];
+
+fn colour(i: usize) -> RGBColor {
+    let (r, g, b) = PALETTE[i % PALETTE.len()];
+    RGBColor(r, g, b)
+}
+
+/// One horizontal bar: stacked segments from 0 (one colour per segment when the chart has
+/// segment names, else the colour of `key`), an optional min–max range drawn as an error bar,
+/// vertical reference marks with their labels, and shaded bands (e.g. a model's error band).
+#[derive(Clone, Debug, Default)]
+struct Bar {
+    label: String,
+    key: usize,
+    segments: Vec<f64>,
+    range: Option<(f64, f64)>,
+    marks: Vec<(f64, String)>,
+    bands: Vec<(f64, f64)>,
+    value_text: String,
+}
+
+/// A panel of bars: its title, the x axis's name, the legend (segment names for stacked bars,
+/// else the names of the keys) and a note under the axis.
+#[derive(Clone, Debug, Default)]
+struct Bars {
+    title: String,
+    x_desc: String,
+    legend: Vec<String>,
+    stacked: bool,
+    bars: Vec<Bar>,
+    note: String,
+}
+
+impl Bars {
+    fn height(&self) -> u32 {
+        (110 + ROW_PX * self.bars.len() as u32 + if self.note.is_empty() { 0 } else { 18 }).max(220)
+    }
+
+    fn x_max(&self) -> f64 {
+        let ends = self.bars.iter().flat_map(|b| {
+            let total: f64 = b.segments.iter().sum();
+            let hi = b.range.map_or(0.0, |r| r.1);
+            let marks = b.marks.iter().map(|m| m.0).fold(0.0, f64::max);
+            let bands = b.bands.iter().map(|m| m.1).fold(0.0, f64::max);
+            [total, hi, marks, bands]
+        });
+        let max = ends.filter(|v| v.is_finite()).fold(0.0, f64::max);
+        if max > 0.0 {
+            max * 1.3
+        } else {
+            1.0
+        }
+    }
+}
+
+fn err(e: &dyn std::fmt::Display) -> String {
+    format!("cannot draw the chart: {e}")
+}
+
+/// The provenance line every chart carries: commit, machine, lock kind(s), date.
+pub fn provenance_line(p: &Provenance, lock: &str) -> String {
+    let model: String = p.cpu_model.chars().take(40).collect();
+    format!("commit {} · {} CPUs ({}) · lock {} · {}", p.commit, p.cpus, model, lock, p.date)
+}
+
+fn short(label: &str, chars: usize) -> String {
+    if label.chars().count() <= chars {
+        label.to_string()
+    } else {
+        label.chars().take(chars - 1).collect::<String>() + "…"
+    }
+}
+
+/// Draws the panels one under the other, then the provenance line at the bottom.
+fn render(panels: &[Bars], provenance: &str) -> Result<String, String> {
+    if panels.iter().all(|p| p.bars.is_empty()) {
+        return Err("nothing to draw: no finished measurement".into());
+    }
+    let panels: Vec<&Bars> = panels.iter().filter(|p| !p.bars.is_empty()).collect();
+    let heights: Vec<u32> = panels.iter().map(|p| p.height()).collect();
+    let total = heights.iter().sum::<u32>() + 28;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, total)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let mut rest = root.clone();
+        for (panel, h) in panels.iter().zip(&heights) {
+            let (top, bottom) = rest.split_vertically(*h);
+            draw_panel(&top, panel)?;
+            rest = bottom;
+        }
+        root.draw(&Text::new(provenance.to_string(), (8, total as i32 - 10), ("sans-serif", 12).into_font().color(&BLACK.mix(0.75))))
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(svg)
+}
+
+fn draw_panel(area: &DrawingArea<SVGBackend, Shift>, p: &Bars) -> Result<(), String> {
+    let n = p.bars.len() as f64;
+    let x_max = p.x_max();
+    let note_h = if p.note.is_empty() { 0 } else { 18 };
+    let (area, foot) = area.split_vertically(area.dim_in_pixel().1 - note_h);
+    let (head, body) = area.split_vertically(46);
+    head.draw(&Text::new(p.title.clone(), (8, 6), ("sans-serif", 16).into_font())).map_err(|e| err(&e))?;
+    // The legend: a row of swatches under the title.
+    let mut x = 8;
+    for (i, name) in p.legend.iter().enumerate() {
+        head.draw(&Rectangle::new([(x, 28), (x + 12, 40)], colour(i).filled())).map_err(|e| err(&e))?;
+        head.draw(&Text::new(name.clone(), (x + 16, 28), ("sans-serif", 12).into_font())).map_err(|e| err(&e))?;
+        x += 30 + 6 * name.chars().count() as i32;
+    }
+    let mut chart = ChartBuilder::on(&body)
+        .margin(8)
+        .margin_right(16)
+        .x_label_area_size(36)
+        .y_label_area_size(LABEL_PX)
+        .build_cartesian_2d(0f64..x_max, n..0f64)
+        .map_err(|e| err(&e))?;
+    let digits = if x_max >= 10.0 { 0 } else { 2 };
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(0)
+        .x_desc(p.x_desc.as_str())
+        .x_labels(6)
+        .x_label_formatter(&|v| format!("{v:.digits$}"))
+        .label_style(("sans-serif", 12))
+        .axis_desc_style(("sans-serif", 13))
+        .draw()
+        .map_err(|e| err(&e))?;
+    // Text placed in pixels: `backend_coord` is absolute, `body.draw` relative to the body.
+    let (bx, by) = body.get_base_pixel();
+    macro_rules! at {
+        ($x:expr, $y:expr) => {{
+            let (px, py) = chart.backend_coord(&($x, $y));
+            (px - bx, py - by)
+        }};
+    }
+    let grey = BLACK.mix(0.8);
+    for (i, b) in p.bars.iter().enumerate() {
+        let y = i as f64 + 0.5;
+        let mut x0 = 0.0;
+        for (s, v) in b.segments.iter().enumerate() {
+            let c = if p.stacked { colour(s) } else { colour(b.key) };
+            let x1 = x0 + v.max(0.0);
+            chart.draw_series(std::iter::once(Rectangle::new([(x0, y - 0.32), (x1, y + 0.32)], c.filled()))).map_err(|e| err(&e))?;
+            x0 = x1;
+        }
+        for &(lo, hi) in &b.bands {
+            chart.draw_series(std::iter::once(Rectangle::new([(lo, y - 0.45), (hi, y + 0.45)], BLACK.mix(0.15).filled()))).map_err(|e| err(&e))?;
+        }
+        if let Some((lo, hi)) = b.range {
+            let bar = vec![(lo, y), (hi, y)];
+            chart.draw_series(std::iter::once(PathElement::new(bar, grey.stroke_width(2)))).map_err(|e| err(&e))?;
+            for x in [lo, hi] {
+                chart.draw_series(std::iter::once(PathElement::new(vec![(x, y - 0.18), (x, y + 0.18)], grey.stroke_width(2)))).map_err(|e| err(&e))?;
+            }
+        }
+        // Mark labels alternate above and below the bar, so that two marks' labels do not overlap.
+        for (j, (x, text)) in b.marks.iter().enumerate() {
+            let mark = vec![(*x, y - 0.45), (*x, y + 0.45)];
+            chart.draw_series(std::iter::once(PathElement::new(mark, BLACK.stroke_width(3)))).map_err(|e| err(&e))?;
+            let (v, dy) = if j % 2 == 0 { (VPos::Bottom, -0.3) } else { (VPos::Top, 0.3) };
+            let style = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Left, v));
+            let (px, py) = at!(*x, y + dy);
+            body.draw(&Text::new(text.clone(), (px + 3, py), style)).map_err(|e| err(&e))?;
+        }
+        let end = b.segments.iter().sum::<f64>().max(b.range.map_or(0.0, |r| r.1));
+        if !b.value_text.is_empty() {
+            let style = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+            let (px, py) = at!(end, y);
+            body.draw(&Text::new(b.value_text.clone(), (px + 4, py), style)).map_err(|e| err(&e))?;
+        }
+        let (px, py) = at!(0.0, y);
+        let style = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
+        body.draw(&Text::new(short(&b.label, 30), (px - 6, py), style)).map_err(|e| err(&e))?;
+    }
+    if !p.note.is_empty() {
+        foot.draw(&Text::new(p.note.clone(), (8, 2), ("sans-serif", 12).into_font().color(&BLACK.mix(0.7)))).map_err(|e| err(&e))?;
+    }
+    Ok(())
+}
+
+/// The group of a compare entry: its lock kind and insert path (`queue-lock+lists` → lists).
+fn compare_group(variant: &str, lock: schedlab_core::LockKind) -> String {
+    let insert = variant.split_once('+').map_or("direct", |(_, path)| path);
+    format!("{} · {insert}", lock.name())
+}
+
+fn compare_lock_text(report: &CompareReport) -> String {
+    report.config.locks.iter().map(|l| l.name()).collect::<Vec<_>>().join(", ")
+}
+
+/// Compare's KIOPS chart: one bar per variant and lock kind (median, min–max over rounds), one
+/// colour per lock kind and insert path, and each seed's ratio drawn as a mark at the ratio times
+/// its denominator's median in the same lock kind (for most seeds: sched-lock's).
+fn compare_kiops_panel(report: &CompareReport) -> Bars {
+    let mut groups: Vec<String> = Vec::new();
+    let mut bars = Vec::new();
+    for r in &report.results {
+        let Some(k) = &r.kiops else { continue };
+        let group = compare_group(r.variant, r.lock);
+        let key = groups.iter().position(|g| *g == group).unwrap_or_else(|| {
+            groups.push(group.clone());
+            groups.len() - 1
+        });
+        let mut marks = Vec::new();
+        for seed in SEEDS.iter().filter(|s| s.numerator == r.variant) {
+            let Some(ratio) = seed.seed else { continue };
+            let denominator = report.results.iter().find(|d| d.variant == seed.denominator && d.lock == r.lock);
+            if let Some(base) = denominator.and_then(|d| d.kiops.as_ref()).map(|s| s.median).filter(|m| *m > 0.0) {
+                let text = if seed.denominator == "sched-lock" { format!("seed ×{ratio:.2}") } else { format!("seed ×{ratio:.2} of {}", seed.denominator) };
+                marks.push((ratio * base, text));
+            }
+        }
+        let label = if report.config.locks.len() > 1 { format!("{} ({})", r.variant, r.lock.name()) } else { r.variant.to_string() };
+        bars.push(Bar { label, key, segments: vec![k.median], range: Some((k.min, k.max)), marks, value_text: format!("{:.0}", k.median), ..Bar::default() });
+    }
+    // One group per lock kind and insert path, in the order the groups first appear.
+    bars.sort_by_key(|b| b.key);
+    Bars {
+        title: format!("KIOPS per variant, {} thread(s), {} round(s)", report.results.first().map_or(0, |r| r.threads), report.rounds_completed),
+        x_desc: "KIOPS (median; bar: min–max over rounds)".into(),
+        legend: groups,
+        stacked: false,
+        bars,
+        note: "black marks: a seed's ratio × sched-lock's median here (or the named variant's; kernel-bfq.md §1)".into(),
+    }
+}
+
+/// Compare's scheduler-lock chart: per variant and lock kind, the lock's time per request,
+/// stacked: held outside the statistics, statistics under the lock, waiting. From the
+/// instrumented runs: hold per request × (1 − stats share), × stats share, and acquisitions per
+/// request × contended fraction × mean contended wait.
+fn compare_lock_time_panel(report: &CompareReport) -> Bars {
+    let mut bars = Vec::new();
+    for r in &report.results {
+        let Some(hold) = r.sched_hold_per_request_ns else { continue };
+        let stats = hold * r.stats_share_of_sched_hold.measured.unwrap_or(0.0).clamp(0.0, 1.0);
+        let wait = match (r.lock_named("sched"), r.sched_acquisitions_per_request) {
+            (Some(l), Some(per_req)) if l.acquisitions > 0 => per_req * l.contentions as f64 / l.acquisitions as f64 * l.wait_ns.avg,
+            _ => 0.0,
+        };
+        let wait = if wait.is_finite() { wait } else { 0.0 };
+        let label = if report.config.locks.len() > 1 { format!("{} ({})", r.variant, r.lock.name()) } else { r.variant.to_string() };
+        let total = hold + wait;
+        bars.push(Bar { label, segments: vec![hold - stats, stats, wait], value_text: format!("{total:.0} ns"), ..Bar::default() });
+    }
+    Bars {
+        title: "Scheduler lock: time per request".into(),
+        x_desc: "ns per request (instrumented runs)".into(),
+        legend: vec!["hold outside statistics".into(), "statistics under the lock".into(), "wait".into()],
+        stacked: true,
+        bars,
+        note: String::new(),
+    }
+}
+
+/// `schedlab compare`'s KIOPS chart alone (see the panel's contract above).
+pub fn compare_kiops_svg(report: &CompareReport) -> Result<String, String> {
+    render(&[compare_kiops_panel(report)], &provenance_line(&report.provenance, &compare_lock_text(report)))
+}
+
+/// `schedlab compare`'s scheduler-lock time chart alone; an error when no instrumented run
+/// finished (`--measure plain`).
+pub fn compare_lock_time_svg(report: &CompareReport) -> Result<String, String> {
+    render(&[compare_lock_time_panel(report)], &provenance_line(&report.provenance, &compare_lock_text(report)))
+}
+
+/// Both compare charts in one SVG, KIOPS above the lock time (the latter left out when no
+/// instrumented run finished): what `schedlab compare --svg` writes.
+pub fn compare_svg(report: &CompareReport) -> Result<String, String> {
+    render(&[compare_kiops_panel(report), compare_lock_time_panel(report)], &provenance_line(&report.provenance, &compare_lock_text(report)))
+}
+
+/// `schedlab roundtrip`'s chart: ns per round trip per variant (median, min–max over rounds),
+/// and stacked on it what the lock statistics add (the median cost, when measured).
+pub fn roundtrip_svg(report: &RoundtripReport) -> Result<String, String> {
+    let bars = report
+        .variants
+        .iter()
+        .filter(|v| !v.ns.runs.is_empty())
+        .map(|v| {
+            let added = v.lockstat_cost_pct.as_ref().map(|c| v.ns.median * c.median / 100.0);
+            let mut segments = vec![v.ns.median];
+            segments.extend(added);
+            let value_text = match (added, &v.lockstat_cost_pct) {
+                (Some(_), Some(c)) => format!("{:.0} {:+.1}%", v.ns.median, c.median),
+                _ => format!("{:.0} ns", v.ns.median),
+            };
+            Bar { label: v.variant.to_string(), segments, range: Some((v.ns.min, v.ns.max)), value_text, ..Bar::default() }
+        })
+        .collect();
+    let mut legend = vec!["round trip (statistics as the variant keeps them)".to_string()];
+    if let Some(mode) = report.lockstat {
+        legend.push(format!("added by lock statistics ({mode})"));
+    }
+    let panel = Bars {
+        title: format!("Round trip, 1 thread, {} round(s) × {} trips", report.rounds_done, report.iterations),
+        x_desc: "ns per round trip (median; bar: min–max over rounds; +%: statistics' cost)".into(),
+        legend,
+        stacked: true,
+        bars,
+        note: String::new(),
+    };
+    render(&[panel], &provenance_line(&report.provenance, report.lock.name()))
+}
+
+/// `schedlab predict --validate`'s chart: per configuration the measured KIOPS (median, min–max),
+/// the model's prediction as a mark, and the goal's error band around the prediction. An error
+/// when the report has no validation.
+pub fn predict_validation_svg(report: &PredictReport) -> Result<String, String> {
+    let Some(v) = &report.validation else { return Err("no validation in this report (predict --validate draws the chart)".into()) };
+    validation_svg(v, &report.provenance)
+}
+
+/// The validation chart from its parts (see [`predict_validation_svg`]).
+fn validation_svg(v: &ValidationReport, provenance: &Provenance) -> Result<String, String> {
+    let mut locks: Vec<&str> = Vec::new();
+    for r in &v.rows {
+        if !locks.contains(&r.lock.name()) {
+            locks.push(r.lock.name());
+        }
+    }
+    let bars = v
+        .rows
+        .iter()
+        .filter(|r| !r.measured.runs.is_empty())
+        .map(|r| {
+            let lock = if locks.len() > 1 { format!(" {}", r.lock.name()) } else { String::new() };
+            let insert = if r.insert == "direct" { String::new() } else { format!("+{}", r.insert) };
+            let band = (r.predicted * (1.0 - v.goal_pct / 100.0), r.predicted * (1.0 + v.goal_pct / 100.0));
+            Bar {
+                label: format!("{}{insert}{lock} {}t {}ns", r.variant, r.threads, r.outside_ns),
+                key: locks.iter().position(|l| *l == r.lock.name()).unwrap_or(0),
+                segments: vec![r.measured.median],
+                range: Some((r.measured.min, r.measured.max)),
+                marks: vec![(r.predicted, "model".into())],
+                bands: vec![band],
+                value_text: format!("{:+.0}%", r.error_pct),
+            }
+        })
+        .collect();
+    let panel = Bars {
+        title: format!("Measured against the model (median |error| {:.0}%)", v.median_abs_error_pct),
+        x_desc: "KIOPS (bar: measured median, min–max; mark: model)".into(),
+        legend: locks.iter().map(|l| format!("measured, {l}")).collect(),
+        stacked: false,
+        bars,
+        note: format!("grey band: the model ± {:.0}% (the goal); label: the model's error", v.goal_pct),
+    };
+    render(&[panel], &provenance_line(provenance, &locks.join(", ")))
+}
+
+/// `schedlab simulate`'s chart: the seed's idling table (fio on real SSDs, idling on and off)
+/// beside each simulation given (IOPS; one bar per run). An error when `reports` is empty.
+pub fn simulate_svg(reports: &[SimulateReport]) -> Result<String, String> {
+    let Some(first) = reports.first() else { return Err("no simulation to draw".into()) };
+    let mut bars: Vec<Bar> = IDLING_SEEDS
+        .iter()
+        .map(|s| Bar {
+            label: format!("seed: {}, idling {}", s.device, if s.idling { "on" } else { "off" }),
+            key: 0,
+            segments: vec![s.iops],
+            value_text: format!("{:.0}", s.iops),
+            ..Bar::default()
+        })
+        .collect();
+    for r in reports {
+        let idle = r.result.slice_idle_ns;
+        let idle = if idle == 0 { "off".to_string() } else { format!("{:.0} ms", idle as f64 / 1e6) };
+        bars.push(Bar {
+            label: format!("sim {} {}×{}, idling {idle}", r.result.device.name(), r.config.jobs, r.config.iodepth),
+            key: 1,
+            segments: vec![r.result.iops],
+            value_text: format!("{:.0}", r.result.iops),
+            ..Bar::default()
+        });
+    }
+    let panel = Bars {
+        title: "Idling on and off: the seed's fio table and schedlab simulate".into(),
+        x_desc: "IOPS (fio randread 4k, 10 jobs × iodepth 64)".into(),
+        legend: vec!["seed (CFQ 2015, real devices)".into(), "schedlab simulate (virtual time)".into()],
+        stacked: false,
+        bars,
+        note: format!("{} simulation(s); the seed: notes/results/2026-11-29-idling.md", reports.len()),
+    };
+    let mut line = provenance_line(&first.provenance.base, "none (virtual time)");
+    if reports.len() > 1 {
+        line = format!("first of {}: {line}", reports.len());
+    }
+    render(&[panel], &line)
+}
+
+/// `schedlab kernel`'s chart: each kernel figure beside the model's (paired bars, each pair
+/// scaled to its larger value, the figures written beside them). An error when no pair has a
+/// figure.
+pub fn kernel_svg(report: &KernelReport) -> Result<String, String> {
+    side_by_side_svg(&report.side_by_side, report.config.model_lock.name(), &report.provenance)
+}
+
+/// The kernel chart from its parts (see [`kernel_svg`]).
+fn side_by_side_svg(side_by_side: &[SideBySide], model_lock: &str, provenance: &Provenance) -> Result<String, String> {
+    let mut bars = Vec::new();
+    for s in side_by_side.iter().filter(|s| s.kernel.is_some() || s.model.is_some()) {
+        let scale = s.kernel.unwrap_or(0.0).abs().max(s.model.unwrap_or(0.0).abs());
+        let what = s.what.split(" (model").next().unwrap_or(&s.what);
+        for (key, side, v) in [(0, "kernel", s.kernel), (1, "model", s.model)] {
+            let (segments, value_text) = match v {
+                Some(v) if scale > 0.0 => (vec![100.0 * v.abs() / scale], format!("{v:.2} {}", s.unit)),
+                _ => (vec![0.0], "-".to_string()),
+            };
+            bars.push(Bar { label: format!("{side}: {}", short(what, 22)), key, segments, value_text, ..Bar::default() });
+        }
+    }
+    let panel = Bars {
+        title: "Kernel and model side by side".into(),
+        x_desc: "% of the larger of each pair".into(),
+        legend: vec!["kernel (fio)".into(), format!("model ({model_lock})")],
+        stacked: false,
+        bars,
+        note: "pairs: bfq ÷ none, bfq ÷ mq-deadline, CPU per I/O, lock contention (see the text report)".into(),
+    };
+    render(&[panel], &provenance_line(provenance, model_lock))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::compare::{self, CompareConfig, Measure, NoisePolicy};
+    use crate::experiment::observer::Silent;
+    use crate::experiment::roundtrip::RoundtripConfig;
+    use crate::experiment::validate::Row;
+    use crate::stats::Spread;
+    use crate::driver::workload::WorkloadConfig;
+    use schedlab_core::sync::AtomicBool;
+    use schedlab_core::LockKind;
+    use std::time::Duration;
+
+    /// An SVG document that carries the provenance's commit and every name in `names`.
+    fn check(svg: &str, commit: &str, names: &[&str]) {
+        assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
+        assert!(svg.trim_end().ends_with("</svg>"));
+        assert!(svg.contains(&format!("commit {commit}")), "no provenance line");
+        for n in names {
+            assert!(svg.contains(n), "{n} is not in the chart");
+        }
+    }
+
+    #[test]
+    fn compare_charts_carry_every_variant_and_the_provenance() {
+        let cfg = CompareConfig {
+            workload: WorkloadConfig { threads: 1, duration: Duration::from_millis(30), ..WorkloadConfig::default() },
+            variants: vec!["no-stats", "sched-lock"],
+            locks: vec![LockKind::ParkingLot],
+            rounds: 1,
+            measure: Measure::Lockstat,
+            noise: NoisePolicy { max_other_cpus: 1e9, retries: 0 },
+            ..CompareConfig::defaults()
+        };
+        let report = compare::run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let commit = report.provenance.commit.clone();
+        // Each chart names every variant that has its figure (a short run may miss one).
+        let with = |has: &dyn Fn(&crate::experiment::compare::VariantResult) -> bool| -> Vec<&str> {
+            report.results.iter().filter(|r| has(r)).map(|r| r.variant).chain(["lock parking-lot"]).collect()
+        };
+        let kiops = with(&|r| r.kiops.is_some());
+        let held = with(&|r| r.sched_hold_per_request_ns.is_some());
+        check(&compare_kiops_svg(&report).unwrap(), &commit, &kiops);
+        check(&compare_svg(&report).unwrap(), &commit, &kiops);
+        if held.len() > 1 {
+            let svg = compare_lock_time_svg(&report).unwrap();
+            check(&svg, &commit, &held);
+            assert!(svg.contains("statistics under the lock"));
+        }
+        // The stacked lock time splits the hold exactly: outside + statistics = hold per request.
+        let panel = compare_lock_time_panel(&report);
+        for (bar, r) in panel.bars.iter().zip(report.results.iter().filter(|r| r.sched_hold_per_request_ns.is_some())) {
+            let hold = r.sched_hold_per_request_ns.unwrap();
+            assert!((bar.segments[0] + bar.segments[1] - hold).abs() <= 1e-6 * hold.max(1.0), "{}: {:?} vs {hold}", r.variant, bar.segments);
+            assert!(bar.segments.iter().all(|s| *s >= 0.0 && s.is_finite()));
+        }
+        if report.results.iter().all(|r| r.kiops.is_some()) {
+            assert!(compare_kiops_svg(&report).unwrap().contains("seed ×1.55"), "the seed's ratio is marked");
+        }
+    }
+
+    #[test]
+    fn roundtrip_chart_shows_each_variant_and_the_statistics_cost() {
+        let cfg = RoundtripConfig { variant: None, rounds: 1, iterations: 2000, lock: LockKind::FairSpin, lockstat: Some(schedlab_core::lockstat::Mode::Sampled) };
+        let report = crate::experiment::roundtrip::run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let names: Vec<&str> = report.variants.iter().map(|v| v.variant).collect();
+        let svg = roundtrip_svg(&report).unwrap();
+        check(&svg, &report.provenance.commit, &names);
+        assert!(svg.contains("added by lock statistics"));
+    }
+
+    #[test]
+    fn simulate_chart_sets_runs_beside_the_seed() {
+        let cfg = crate::experiment::simulate::SimulateConfig {
+            sim: crate::policy_sim::SimConfig { runtime_ns: 10_000_000, jobs: 2, ..crate::policy_sim::SimConfig::default() },
+            variant: "no-stats".into(),
+        };
+        let one = crate::experiment::simulate::run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let svg = simulate_svg(std::slice::from_ref(&one)).unwrap();
+        check(&svg, &one.provenance.base.commit, &["seed: cloud SSD, idling on", "seed: local SSD, idling off", "sim ssd 2×64, idling off"]);
+        assert!(simulate_svg(&[one.clone(), one]).unwrap().contains("first of 2"));
+        assert!(simulate_svg(&[]).is_err());
+    }
+
+    #[test]
+    fn validation_chart_marks_the_model_with_its_band() {
+        let row = |variant: &'static str, measured: Vec<f64>, predicted: f64| Row {
+            variant,
+            lock: LockKind::FairSpin,
+            insert: "direct",
+            outside_ns: 0,
+            threads: 2,
+            measured: Spread::of(measured),
+            predicted,
+            error_pct: 5.0,
+            other_cpus_max: 0.0,
+            reruns: 0,
+            failures: Vec::new(),
+        };
+        let v = ValidationReport {
+            rounds: 2,
+            duration_s: 0.1,
+            rows: vec![row("no-stats", vec![900.0, 1000.0], 1050.0), row("epoch", vec![700.0, 750.0], 690.0)],
+            orderings: Vec::new(),
+            median_abs_error_pct: 5.0,
+            max_abs_error_pct: 8.0,
+            goal_pct: 15.0,
+            threads: vec![2],
+            max_other_cpus: 0.5,
+        };
+        let p = Provenance::collect();
+        let svg = validation_svg(&v, &p).unwrap();
+        check(&svg, &p.commit, &["no-stats 2t", "epoch 2t", "model", "± 15%", "lock fair-spin"]);
+    }
+
+    #[test]
+    fn kernel_chart_pairs_kernel_and_model() {
+        let pair = |what: &str, kernel, model| SideBySide { what: what.into(), kernel, model, unit: "×" };
+        let rows = vec![pair("bfq ÷ none (model: x)", Some(0.8), Some(0.9)), pair("bfq ÷ mq-deadline (model: y)", None, Some(1.1)), pair("nothing", None, None)];
+        let p = Provenance::collect();
+        let svg = side_by_side_svg(&rows, "fair-spin", &p).unwrap();
+        check(&svg, &p.commit, &["kernel: bfq ÷ none", "model: bfq ÷ none", "model: bfq ÷ mq-deadline", "0.80 ×"]);
+        assert!(!svg.contains("nothing"));
+        assert!(side_by_side_svg(&rows[2..], "fair-spin", &p).is_err(), "no figure: nothing to draw");
+    }
+}
