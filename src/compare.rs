@@ -9,6 +9,7 @@ use crate::{bad_input, check_output, seconds, units, write_output, ExperimentErr
 use clap::Parser;
 use schedlab_benches::compare::{self, CompareConfig, CompareReport, Measure};
 use schedlab_benches::experiment::Failures;
+use schedlab_benches::report::pages;
 use schedlab_benches::workload::entry_name;
 use schedlab_core::InsertPathKind;
 
@@ -49,6 +50,10 @@ pub struct CompareArgs {
     /// Leave out the per-lock lockstat tables.
     #[arg(long)]
     brief: bool,
+    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
+    /// charts, warnings) to this file; checked before the work, written at the end.
+    #[arg(long)]
+    report: Option<std::path::PathBuf>,
 }
 
 #[derive(Parser)]
@@ -114,6 +119,7 @@ pub(crate) fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentErro
 pub fn cmd(args: &CompareArgs) -> Result<(), ExperimentError> {
     let cfg = config(args)?;
     let json_out = check_output(args.json.as_deref())?;
+    let report_out = check_output(args.report.as_deref())?;
     let report = compare::run(&cfg, &INTERRUPT, &mut Bar::new("schedlab compare", "runs"))?;
     out!("{}", compare::full_text(&report, args.brief));
     let mut failures = Failures::default();
@@ -132,6 +138,7 @@ pub fn cmd(args: &CompareArgs) -> Result<(), ExperimentError> {
             Err(e) => failures.add(ExperimentError::output_failed(format!("cannot serialise the report: {e}"))),
         }
     }
+    crate::report_out::write(report_out.as_ref(), || pages::compare(&report, args.brief, Vec::new()), &mut failures);
     if !report.all_consistent() {
         failures.add(ExperimentError::check_failed("a run failed its end-of-run checks (INCONSISTENT above)"));
     }

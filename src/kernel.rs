@@ -77,6 +77,10 @@ pub struct KernelArgs {
     /// scheduler settings), then exit.
     #[arg(long)]
     cleanup: bool,
+    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
+    /// charts, warnings) to this file; checked before the work, written at the end.
+    #[arg(long, conflicts_with = "cleanup")]
+    report: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError> {
@@ -142,6 +146,7 @@ pub fn cmd(args: &KernelArgs) -> Result<(), ExperimentError> {
     }
     let cfg = config(args)?;
     let json_out = check_output(args.json.as_deref())?;
+    let report_out = check_output(args.report.as_deref())?;
     let mut progress = crate::progress::Bar::new("schedlab kernel", "runs");
     let report = kernel::run(&cfg, &INTERRUPT, &mut progress)?;
     drop(progress);
@@ -164,5 +169,6 @@ pub fn cmd(args: &KernelArgs) -> Result<(), ExperimentError> {
             Err(e) => failures.add(ExperimentError::output_failed(e)),
         }
     }
+    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::kernel(&report, Vec::new()), &mut failures);
     failures.finish()
 }

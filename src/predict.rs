@@ -69,6 +69,10 @@ pub struct PredictArgs {
     /// Write the calibration, the profile, the predictions (and the validation) to this JSON file.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
+    /// charts, warnings) to this file; checked before the work, written at the end.
+    #[arg(long)]
+    report: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn config(args: &PredictArgs) -> Result<PredictConfig, ExperimentError> {
@@ -119,6 +123,7 @@ pub fn cmd(args: &PredictArgs) -> Result<(), ExperimentError> {
     let cfg = config(args)?;
     // Outputs are checked before any work.
     let json_out = check_output(args.json.as_deref())?;
+    let report_out = check_output(args.report.as_deref())?;
     let save_calibration = check_output(args.save_calibration.as_deref())?;
     let save_topology = check_output(args.save_topology.as_deref())?;
     let mut progress = crate::progress::Bar::new("schedlab predict", "steps");
@@ -144,5 +149,6 @@ pub fn cmd(args: &PredictArgs) -> Result<(), ExperimentError> {
             outln!("\nwrote {}", out.path().display());
         }
     }
+    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::predict(&report, Vec::new()), &mut failures);
     failures.finish()
 }

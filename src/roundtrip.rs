@@ -28,6 +28,10 @@ pub struct RoundtripArgs {
     /// use) or `--lockstat exact` (every hold timed).
     #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "sampled", value_parser = crate::flags::lockstat_mode)]
     lockstat: Option<lockstat::Mode>,
+    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
+    /// charts, warnings) to this file; checked before the work, written at the end.
+    #[arg(long)]
+    report: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn config(args: &RoundtripArgs) -> Result<RoundtripConfig, ExperimentError> {
@@ -39,7 +43,10 @@ pub(crate) fn config(args: &RoundtripArgs) -> Result<RoundtripConfig, Experiment
 
 pub fn cmd(args: &RoundtripArgs) -> Result<(), ExperimentError> {
     let cfg = config(args)?;
+    let report_out = crate::check_output(args.report.as_deref())?;
     let report = roundtrip::run(&cfg, &INTERRUPT, &mut crate::progress::Bar::new("schedlab roundtrip", "measurements"))?;
     out!("{}", schedlab_benches::report::roundtrip::text(&report));
-    Ok(())
+    let mut failures = schedlab_benches::experiment::Failures::default();
+    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::roundtrip(&report, Vec::new()), &mut failures);
+    failures.finish()
 }

@@ -59,6 +59,10 @@ pub struct SimulateArgs {
     /// Write the result, with provenance, to this JSON file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
+    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
+    /// charts, warnings) to this file; checked before the work, written at the end.
+    #[arg(long)]
+    report: Option<std::path::PathBuf>,
 }
 
 /// A duration in ns: a number with a unit (ns, us, µs, ms, s); a bare number is `bare_unit_ns`
@@ -143,12 +147,14 @@ pub(crate) fn sim_config(args: &SimulateArgs) -> Result<SimConfig, ExperimentErr
 pub fn cmd(args: &SimulateArgs) -> Result<(), ExperimentError> {
     let cfg = SimulateConfig { sim: sim_config(args)?, variant: args.variant.clone() };
     let json_out = check_output(args.json.as_deref())?;
+    let report_out = check_output(args.report.as_deref())?;
     let report = simulate::run(&cfg, &INTERRUPT, &mut crate::progress::Bar::new("schedlab simulate", "simulations"))?;
     out!("{}", schedlab_benches::report::simulate::text(&report));
     let mut failures = Failures::default();
     if let Some(out) = &json_out {
         crate::out::json(out, &report, &mut failures);
     }
+    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::simulate(&report, Vec::new()), &mut failures);
     if !report.result.consistent {
         failures.add(ExperimentError::check_failed(format!("end-of-run check failed: requests {:?}", report.result.requests)));
     }
