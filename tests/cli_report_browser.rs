@@ -174,3 +174,46 @@ fn a_broken_page_is_caught() {
     let lines = console_lines(&out.stderr);
     assert!(lines.iter().any(|l| l.contains("not_defined")), "the deliberate error was not seen: {lines:?}");
 }
+
+/// A flamegraph in a report still zooms and searches: the page's frame is given a probe that,
+/// once loaded, clicks the Search button (its prompt answering `lock`) and then a frame and logs what
+/// happened; the log must show frames hidden by the zoom and the share the search matched.
+#[test]
+fn a_flamegraph_in_a_report_zooms_and_searches() {
+    let Some(chromium) = chromium() else {
+        eprintln!("skipped: no Chromium to open the pages in");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = schedlab(&["flamegraph", "--variant", "sched-lock", "--threads", "1", "--duration", "0.3", "--out", "fg"], d);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let svg = std::fs::read_to_string(d.join("fg/sched-lock.svg")).unwrap();
+    let probe = r##"<script><![CDATA[
+window.prompt = function() { return "lock"; };
+window.addEventListener("load", function() { setTimeout(function() {
+  document.getElementById("search").dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  var matched = document.getElementById("matched").textContent;
+  var frames = document.querySelectorAll("#frames g");
+  frames[frames.length - 1].dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  console.log("probe: hidden=" + document.querySelectorAll("#frames g.hide").length + " " + matched);
+}, 100); });
+]]></script>"##;
+    let at = svg.find("<svg").unwrap();
+    let end = at + svg[at..].find('>').unwrap() + 1;
+    let probed = format!("{}{probe}{}", &svg[..end], &svg[end..]);
+    let mut page = schedlab_benches::report::html::Page::new("probe", &schedlab_benches::provenance::Provenance::collect());
+    page.table("t", "x").interactive("sched-lock", probed);
+    let html = d.join("probe.html");
+    std::fs::write(&html, page.render()).unwrap();
+    let out = run_bounded(
+        browser(&chromium, &d.join("p")).arg("--virtual-time-budget=3000").arg("--dump-dom").arg(format!("file://{}", html.display())),
+        BROWSER_TIMEOUT,
+    )
+    .unwrap();
+    let lines = console_lines(&out.stderr);
+    let probe_line = lines.iter().find(|l| l.contains("probe: hidden=")).unwrap_or_else(|| panic!("the probe did not run: {lines:?}"));
+    assert_eq!(lines.len(), 1, "errors beside the probe: {lines:?}");
+    assert!(!probe_line.contains("hidden=0 "), "the click did not zoom: {probe_line}");
+    assert!(probe_line.contains("Matched: "), "the search matched nothing: {probe_line}");
+}

@@ -7,7 +7,8 @@
 //! markup is inlined as it is (it comes from this workbench's own drawing code). An interactive
 //! flamegraph (inferno's SVG, whose script looks its elements up by id through `document`) gets a
 //! document of its own: an `<iframe>` whose `src` is a `data:image/svg+xml` URL, so that its script
-//! runs and its ids cannot clash with the page's or another flamegraph's. The only `http` text is
+//! runs and its ids cannot clash with the page's or another flamegraph's (with a guard that lets
+//! its zoom and search work in such a document: [`HISTORY_GUARD`]). The only `http` text is
 //! the Perfetto address printed beside a trace file's link.
 
 use crate::files::provenance::Provenance;
@@ -111,7 +112,7 @@ impl Page {
                         h,
                         "<figure class=\"flame\">\n<iframe title=\"{t}\" style=\"height:{}px\" src=\"data:image/svg+xml;charset=utf-8,{}\"></iframe>\n<figcaption>{t} (interactive: click a frame to zoom, Search at the top right)</figcaption>\n</figure>",
                         svg_height(svg).unwrap_or(640) + 4,
-                        percent_encode(svg),
+                        percent_encode(&with_history_guard(svg)),
                         t = escape(title)
                     );
                 }
@@ -159,6 +160,23 @@ pub fn escape(text: &str) -> String {
 /// allowed inside HTML).
 fn strip_prolog(svg: &str) -> &str {
     svg.find("<svg").map_or(svg, |at| &svg[at..])
+}
+
+/// Inferno's script records the zoom and the search in the address (`history.replaceState` with
+/// `?x=..&y=..&s=..`); a `data:` document has an opaque origin, where that call throws, and the
+/// search then stops before it shows what matched. This script, put first in the SVG, makes
+/// that call do nothing where it would throw: zoom and search work, the address just does not
+/// keep them.
+const HISTORY_GUARD: &str = "<script><![CDATA[(function(){var keep=history.replaceState.bind(history);\
+history.replaceState=function(s,t,u){try{keep(s,t,u);}catch(e){}};})();]]></script>";
+
+/// `svg` with [`HISTORY_GUARD`] right after its root element's opening tag (unchanged when it has
+/// none).
+fn with_history_guard(svg: &str) -> String {
+    match svg.find("<svg").and_then(|at| svg[at..].find('>').map(|end| at + end + 1)) {
+        Some(end) => format!("{}{HISTORY_GUARD}{}", &svg[..end], &svg[end..]),
+        None => svg.to_string(),
+    }
 }
 
 /// The pixel height an SVG's root element declares (`height="534"`), if any: its frame's height.
@@ -235,6 +253,8 @@ mod tests {
         assert!(html.contains("ui.perfetto.dev"));
         assert_eq!(svg_height(svg), Some(10));
         assert_eq!(svg_height(flame), None);
+        let guarded = with_history_guard(flame);
+        assert!(guarded.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\"><script><![CDATA[(function(){var keep"), "{guarded}");
         assert!(html.contains("href=\"file:///"));
     }
 
