@@ -148,6 +148,8 @@ fn every_kind_of_report_opens_in_chromium_without_errors() {
     check_page(&chromium, d, &compare, "compare", &["sched-lock", "debug-off", "KIOPS"], 0);
     let sweep = report(d, "sweep", &[&["sweep", "--variants", "sched-lock", "--lockstat-duration", "0", "--csv", "s.csv", "--svg", "s.svg"], &tiny[..]].concat());
     check_page(&chromium, d, &sweep, "sweep", &["sched-lock", "<svg"], 0);
+    let predict = report(d, "predict", &["predict", "--threads", "1,2", "--variants", "sched-lock", "--lock", "fair-spin", "--calibration-windows", "1", "--calibration-rounds", "100"]);
+    check_page(&chromium, d, &predict, "predict", &["sched-lock"], 0);
     let simulate = report(d, "simulate", &["simulate", "--runtime", "0.1"]);
     check_page(&chromium, d, &simulate, "simulate", &["IOPS"], 0);
     let roundtrip = report(d, "roundtrip", &["roundtrip", "--rounds", "1", "--iterations", "1000", "--variant", "sched-lock"]);
