@@ -71,7 +71,7 @@ pub fn flamegraph(report: &FlamegraphReport, header: &str, figures: Figures) -> 
         text.push('\n');
     }
     page.table("Runs", text);
-    page.table("Where the time goes (percent of on-CPU samples)", crate::profile::format_table(&report.table_rows()));
+    page.table("Where the time goes (percent of on-CPU samples)", crate::driver::profile::format_table(&report.table_rows()));
     for (title, svg) in &report.svgs {
         page.interactive(title.clone(), svg.clone());
     }
