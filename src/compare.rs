@@ -9,6 +9,7 @@ use crate::{bad_input, check_output, seconds, units, write_output, ExperimentErr
 use clap::Parser;
 use schedlab_benches::compare::{self, CompareConfig, CompareReport, Measure};
 use schedlab_benches::experiment::Failures;
+use schedlab_benches::report::pages;
 use schedlab_benches::workload::entry_name;
 use schedlab_core::InsertPathKind;
 
@@ -52,6 +53,10 @@ pub struct CompareArgs {
     /// Leave out the per-lock lockstat tables.
     #[arg(long)]
     brief: bool,
+    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
+    /// charts, warnings) to this file; checked before the work, written at the end.
+    #[arg(long)]
+    report: Option<std::path::PathBuf>,
 }
 
 #[derive(Parser)]
@@ -118,6 +123,7 @@ pub fn cmd(args: &CompareArgs) -> Result<(), ExperimentError> {
     let cfg = config(args)?;
     let json_out = check_output(args.json.as_deref())?;
     let svg_out = check_output(args.svg.as_deref())?;
+    let report_out = check_output(args.report.as_deref())?;
     let report = compare::run(&cfg, &INTERRUPT, &mut Bar::new("schedlab compare", "runs"))?;
     out!("{}", compare::full_text(&report, args.brief));
     let mut failures = Failures::default();
@@ -136,9 +142,15 @@ pub fn cmd(args: &CompareArgs) -> Result<(), ExperimentError> {
             Err(e) => failures.add(ExperimentError::output_failed(format!("cannot serialise the report: {e}"))),
         }
     }
+    let figures: Vec<(String, String)> = ["KIOPS per variant", "the scheduler lock's time per request"]
+        .into_iter()
+        .zip([schedlab_benches::report::charts::compare_kiops_svg(&report), schedlab_benches::report::charts::compare_lock_time_svg(&report)])
+        .filter_map(|(title, svg)| svg.ok().map(|svg| (title.to_string(), svg)))
+        .collect();
     if let Some(out) = &svg_out {
         crate::out::svg(out, schedlab_benches::report::charts::compare_svg(&report), &mut failures);
     }
+    crate::report_out::write(report_out.as_ref(), || pages::compare(&report, args.brief, figures), &mut failures);
     if !report.all_consistent() {
         failures.add(ExperimentError::check_failed("a run failed its end-of-run checks (INCONSISTENT above)"));
     }

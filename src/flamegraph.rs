@@ -62,6 +62,10 @@ pub struct FlamegraphArgs {
     /// Directory for the SVGs, folded stacks and time-shares.json (created if missing).
     #[arg(long, default_value = "target/flamegraphs")]
     out: PathBuf,
+    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
+    /// charts, warnings) to this file; checked before the work, written at the end.
+    #[arg(long, conflicts_with = "folded")]
+    report: Option<std::path::PathBuf>,
 }
 
 /// The entry a name stands for: `VARIANT` on the `--insert` path, or `VARIANT+PATH`.
@@ -125,8 +129,9 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<(), ExperimentError> {
         return Ok(());
     }
     let cfg = config(args)?;
+    let report_out = crate::check_output(args.report.as_deref())?;
     let w = &cfg.workload;
-    outln!(
+    let header = format!(
         "schedlab flamegraph: {} threads, {} lock, {} groups, outside {} ns, {:.1} s per variant, on-CPU samples at {} Hz",
         w.threads,
         w.lock,
@@ -135,6 +140,7 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<(), ExperimentError> {
         w.duration.as_secs_f64(),
         cfg.frequency
     );
+    outln!("{header}");
     let report = flamegraph::run(&cfg, &crate::INTERRUPT, &mut bar)?;
     drop(bar);
     outln!("{}", report.provenance.one_line());
@@ -151,6 +157,7 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<(), ExperimentError> {
     }
     // The failures were printed as they happened; what is left is the exit code's kind.
     let mut failures = Failures::default();
+    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::flamegraph(&report, &header, Vec::new()), &mut failures);
     if !report.write_failures.is_empty() {
         failures.add(ExperimentError::already_told(ErrorKind::OutputFailed));
     }

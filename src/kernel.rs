@@ -80,6 +80,10 @@ pub struct KernelArgs {
     /// scheduler settings), then exit.
     #[arg(long)]
     cleanup: bool,
+    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
+    /// charts, warnings) to this file; checked before the work, written at the end.
+    #[arg(long, conflicts_with = "cleanup")]
+    report: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError> {
@@ -146,6 +150,7 @@ pub fn cmd(args: &KernelArgs) -> Result<(), ExperimentError> {
     let cfg = config(args)?;
     let json_out = check_output(args.json.as_deref())?;
     let svg_out = check_output(args.svg.as_deref())?;
+    let report_out = check_output(args.report.as_deref())?;
     let mut progress = crate::progress::Bar::new("schedlab kernel", "runs");
     let report = kernel::run(&cfg, &INTERRUPT, &mut progress)?;
     drop(progress);
@@ -157,8 +162,10 @@ pub fn cmd(args: &KernelArgs) -> Result<(), ExperimentError> {
     if report.model.iter().any(|m| !m.consistent) {
         failures.add(ExperimentError::check_failed("a model run failed its end-of-run checks (consistent: NO above)"));
     }
+    let chart = schedlab_benches::report::charts::kernel_svg(&report);
+    let figures = crate::out::figure("kernel and model side by side", &chart);
     if let Some(out) = &svg_out {
-        crate::out::svg(out, schedlab_benches::report::charts::kernel_svg(&report), &mut failures);
+        crate::out::svg(out, chart, &mut failures);
     }
     if let Some(out) = &json_out {
         let mut value = serde_json::to_value(&report).map_err(|e| ExperimentError::output_failed(format!("cannot serialise the report: {e}")))?;
@@ -171,5 +178,6 @@ pub fn cmd(args: &KernelArgs) -> Result<(), ExperimentError> {
             Err(e) => failures.add(ExperimentError::output_failed(e)),
         }
     }
+    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::kernel(&report, figures), &mut failures);
     failures.finish()
 }

@@ -5,6 +5,8 @@
 //! | human-readable log (`tracing-subscriber`'s fmt) | `RUST_LOG` if set, else `-v` count: none = warn, `-v` = info, `-vv` = debug, `-vvv` = trace | stderr; without `-v`/`RUST_LOG` a line is `schedlab: message` (errors) or `schedlab: warning: message`, so bad input stays one line |
 //! | trace file (`tracing-chrome`, `run --trace FILE`) | schedlab's targets, only while the capture window is open ([`schedlab_core::trace::capturing`]), and `--trace-filter` (default `schedlab=trace`: everything) | Chrome / Perfetto JSON: one track per thread, spans as B/E slices, events as instants |
 //!
+//! | warnings kept for `--report` (`report_out.rs`) | warn and error | the report's Warnings section |
+//!
 //! Errors (exit code 2) are `tracing::error!` events, so they take the same path as every other
 //! line. The trace file is complete once the returned [`Logging`] is dropped (tracing-chrome's
 //! writer thread finishes the JSON array then).
@@ -144,7 +146,9 @@ pub fn init(request: &LogRequest<'_>) -> (Logging, Result<(), String>) {
         _ => None,
     };
     // One layer list over the registry: both layers see the same spans, each through its filter.
-    let subscriber = Registry::default().with(std::iter::once(log).chain(trace).collect::<Vec<_>>());
+    // The report's copy of the warnings and errors (`report_out.rs`) sees what the log prints.
+    let kept: Box<dyn Layer<Registry> + Send + Sync> = crate::report_out::layer().boxed();
+    let subscriber = Registry::default().with(std::iter::once(log).chain(trace).chain(Some(kept)).collect::<Vec<_>>());
     // Only fails if a subscriber is already installed, which `main` never does twice.
     let _ = tracing::subscriber::set_global_default(subscriber);
     (Logging { trace: guard }, problem)

@@ -43,6 +43,7 @@ mod logging;
 mod paths;
 mod predict;
 mod progress;
+mod report_out;
 mod roundtrip;
 mod run;
 mod signals;
@@ -206,12 +207,13 @@ fn main() -> ExitCode {
                 Some(out) => Some(out.stream().map_err(bad_input)?),
                 None => None,
             };
-            Ok((cfg, json, trace))
+            let report = check_output(args.report.as_deref())?;
+            Ok((cfg, json, trace, report))
         })),
         _ => None,
     };
     let trace_writer = match &run_setup {
-        Some(Ok((_, _, Some(stream)))) => Some(stream.writer()),
+        Some(Ok((_, _, Some(stream), _))) => Some(stream.writer()),
         _ => None,
     };
     let request = match &cli.command {
@@ -238,7 +240,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Some(Command::Run(args)) => match run_setup {
-            Some(Ok((cfg, json, trace))) => run::cmd(&args, cfg, json, trace, &mut logging),
+            Some(Ok((cfg, json, trace, report))) => run::cmd(&args, cfg, json, report, trace, &mut logging),
             Some(Err(e)) => Err(e),
             None => Err(bad_input("internal: run was not set up")),
         },

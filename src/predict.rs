@@ -72,6 +72,10 @@ pub struct PredictArgs {
     /// SVG chart to this file: measured against predicted with the error band (needs --validate), with the provenance line.
     #[arg(long, value_name = "PATH")]
     svg: Option<std::path::PathBuf>,
+    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
+    /// charts, warnings) to this file; checked before the work, written at the end.
+    #[arg(long)]
+    report: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn config(args: &PredictArgs) -> Result<PredictConfig, ExperimentError> {
@@ -126,6 +130,7 @@ pub fn cmd(args: &PredictArgs) -> Result<(), ExperimentError> {
         return Err(crate::bad_input("--svg draws the validation: it needs --validate"));
     }
     let svg_out = check_output(args.svg.as_deref())?;
+    let report_out = check_output(args.report.as_deref())?;
     let save_calibration = check_output(args.save_calibration.as_deref())?;
     let save_topology = check_output(args.save_topology.as_deref())?;
     let mut progress = crate::progress::Bar::new("schedlab predict", "steps");
@@ -146,13 +151,16 @@ pub fn cmd(args: &PredictArgs) -> Result<(), ExperimentError> {
     if let Some(failed) = report.validation.as_ref().map(|v| v.failed_runs()).filter(|&n| n > 0) {
         failures.add(ExperimentError::run_failed(format!("{failed} validation run(s) failed")));
     }
+    let chart = schedlab_benches::report::charts::predict_validation_svg(&report);
+    let figures = crate::out::figure("measured against predicted", &chart);
     if let Some(out) = &svg_out {
-        crate::out::svg(out, schedlab_benches::report::charts::predict_validation_svg(&report), &mut failures);
+        crate::out::svg(out, chart, &mut failures);
     }
     if let Some(out) = &json_out {
         if crate::out::json(out, &report, &mut failures) {
             outln!("\nwrote {}", out.path().display());
         }
     }
+    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::predict(&report, figures), &mut failures);
     failures.finish()
 }

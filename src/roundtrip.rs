@@ -31,6 +31,10 @@ pub struct RoundtripArgs {
     /// SVG chart to this file: ns per round trip per variant and what the statistics add, with the provenance line.
     #[arg(long, value_name = "PATH")]
     svg: Option<std::path::PathBuf>,
+    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
+    /// charts, warnings) to this file; checked before the work, written at the end.
+    #[arg(long)]
+    report: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn config(args: &RoundtripArgs) -> Result<RoundtripConfig, ExperimentError> {
@@ -43,11 +47,15 @@ pub(crate) fn config(args: &RoundtripArgs) -> Result<RoundtripConfig, Experiment
 pub fn cmd(args: &RoundtripArgs) -> Result<(), ExperimentError> {
     let cfg = config(args)?;
     let svg_out = crate::check_output(args.svg.as_deref())?;
+    let report_out = crate::check_output(args.report.as_deref())?;
     let report = roundtrip::run(&cfg, &INTERRUPT, &mut crate::progress::Bar::new("schedlab roundtrip", "measurements"))?;
     out!("{}", schedlab_benches::report::roundtrip::text(&report));
     let mut failures = schedlab_benches::experiment::Failures::default();
+    let chart = schedlab_benches::report::charts::roundtrip_svg(&report);
+    let figures = crate::out::figure("ns per round trip", &chart);
     if let Some(out) = &svg_out {
-        crate::out::svg(out, schedlab_benches::report::charts::roundtrip_svg(&report), &mut failures);
+        crate::out::svg(out, chart, &mut failures);
     }
+    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::roundtrip(&report, figures), &mut failures);
     failures.finish()
 }

@@ -55,6 +55,10 @@ pub struct RunArgs {
     /// requests per second while the window is open.
     #[arg(long)]
     pub trace_no_args: bool,
+    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
+    /// warnings, a link to the trace) to this file; checked before the work, written at the end.
+    #[arg(long)]
+    pub report: Option<std::path::PathBuf>,
 }
 
 
@@ -78,22 +82,26 @@ pub fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, ExperimentError
     Ok(cfg)
 }
 
-pub fn cmd(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, trace: Option<schedlab_benches::output::Stream>, logging: &mut logging::Logging) -> Result<(), ExperimentError> {
+pub fn cmd(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, report_out: Option<OutputFile>, trace: Option<schedlab_benches::output::Stream>, logging: &mut logging::Logging) -> Result<(), ExperimentError> {
     schedlab_benches::workload::warn_before_run(cfg.lock, cfg.threads);
     let result = run_named(&args.variant, &cfg, &INTERRUPT);
     let mut failures = Failures::default();
     if result.as_ref().is_ok_and(|r| r.interrupted) || result.is_err() {
         tracing::warn!(name: "run interrupted", target: logging::MARKER_TARGET, signal = signals::received().map(signals::name), "the run stopped early: the trace covers the part that ran");
     }
+    let mut trace_written = false;
     if let Some(trace) = trace {
         logging.finish(trace.writer_thread());
         let window = cfg.trace_window.unwrap_or_default().min(cfg.duration);
         match trace.commit() {
-            Ok(()) => outln!(
-                "wrote trace {} ({:.0} ms after the ramp-up; not comparable with untraced KIOPS: every tracing site consulted the recorder during the whole run)",
-                args.trace.as_deref().map_or_else(String::new, |p| p.display().to_string()),
-                window.as_secs_f64() * 1e3
-            ),
+            Ok(()) => {
+                trace_written = true;
+                outln!(
+                    "wrote trace {} ({:.0} ms after the ramp-up; not comparable with untraced KIOPS: every tracing site consulted the recorder during the whole run)",
+                    args.trace.as_deref().map_or_else(String::new, |p| p.display().to_string()),
+                    window.as_secs_f64() * 1e3
+                )
+            }
             Err(e) => failures.add(ExperimentError::output_failed(e)),
         }
     }
@@ -104,10 +112,13 @@ pub fn cmd(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, tr
             return failures.finish();
         }
     };
-    out!("{}", run_report::run_text(&result));
+    let mut text = run_report::run_text(&result);
+    out!("{text}");
     schedlab_benches::workload::warn_after_run(&result);
     if cfg.lockstat {
-        out!("{}", schedlab_benches::compare::lockstat_table(&result.locks));
+        let table = schedlab_benches::compare::lockstat_table(&result.locks);
+        out!("{table}");
+        text.push_str(&table);
     }
     if let Some(json_out) = &json_out {
         let json = RunJson::of(&result, &cfg, signals::received().map(signals::name));
@@ -116,6 +127,8 @@ pub fn cmd(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, tr
             Err(e) => failures.add(ExperimentError::output_failed(e)),
         }
     }
+    let trace_path = args.trace.as_deref().filter(|_| trace_written);
+    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::run(&result, text, trace_path, Vec::new()), &mut failures);
     if !(result.consistent && result.groups_live_after == 0 && result.queues_live_after == 0) {
         failures.add(ExperimentError::check_failed(format!("{}: the run failed its end-of-run checks (see the consistency details above)", result.variant)));
     }

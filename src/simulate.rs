@@ -62,6 +62,10 @@ pub struct SimulateArgs {
     /// SVG chart to this file: this run beside the seed's idling table, with the provenance line.
     #[arg(long, value_name = "PATH")]
     svg: Option<std::path::PathBuf>,
+    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
+    /// charts, warnings) to this file; checked before the work, written at the end.
+    #[arg(long)]
+    report: Option<std::path::PathBuf>,
 }
 
 /// A duration in ns: a number with a unit (ns, us, µs, ms, s); a bare number is `bare_unit_ns`
@@ -147,15 +151,19 @@ pub fn cmd(args: &SimulateArgs) -> Result<(), ExperimentError> {
     let cfg = SimulateConfig { sim: sim_config(args)?, variant: args.variant.clone() };
     let json_out = check_output(args.json.as_deref())?;
     let svg_out = check_output(args.svg.as_deref())?;
+    let report_out = check_output(args.report.as_deref())?;
     let report = simulate::run(&cfg, &INTERRUPT, &mut crate::progress::Bar::new("schedlab simulate", "simulations"))?;
     out!("{}", schedlab_benches::report::simulate::text(&report));
     let mut failures = Failures::default();
     if let Some(out) = &json_out {
         crate::out::json(out, &report, &mut failures);
     }
+    let chart = schedlab_benches::report::charts::simulate_svg(std::slice::from_ref(&report));
+    let figures = crate::out::figure("this run beside the seeds' idling table", &chart);
     if let Some(out) = &svg_out {
-        crate::out::svg(out, schedlab_benches::report::charts::simulate_svg(std::slice::from_ref(&report)), &mut failures);
+        crate::out::svg(out, chart, &mut failures);
     }
+    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::simulate(&report, figures), &mut failures);
     if !report.result.consistent {
         failures.add(ExperimentError::check_failed(format!("end-of-run check failed: requests {:?}", report.result.requests)));
     }

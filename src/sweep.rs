@@ -71,6 +71,10 @@ pub struct SweepArgs {
     /// and draw the measured points only.
     #[arg(long)]
     no_model: bool,
+    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
+    /// charts, warnings) to this file; checked before the work, written at the end.
+    #[arg(long)]
+    report: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
@@ -135,9 +139,11 @@ pub(crate) fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
 pub fn cmd(args: &SweepArgs) -> Result<(), ExperimentError> {
     let cfg = config(args)?;
     let svg_out = check_output(Some(&args.svg))?.expect("a path was given");
+    let report_out = check_output(args.report.as_deref())?;
     let report = sweep::run(&cfg, &INTERRUPT, &mut Bar::new("schedlab sweep", "points"))?;
     out!("{}", sweep::points_and_model_text(&report));
     let mut failures = Failures::default();
+    let mut figures = Vec::new();
     if let Some(e) = &report.csv_error {
         tracing::error!("{e}");
         failures.add(ExperimentError::output_failed(String::new()));
@@ -149,15 +155,21 @@ pub fn cmd(args: &SweepArgs) -> Result<(), ExperimentError> {
         let locks: Vec<&str> = cfg.locks.iter().map(|l| l.name()).collect();
         let footer = schedlab_benches::report::charts::provenance_line(&report.provenance, &locks.join(", "));
         match sweep::draw_svg_with_footer(&report.points, &report.models, &title, &footer) {
-            Ok(drawing) if write_output(&svg_out, drawing.as_bytes()) => match report.csv_error {
-                None => outln!("\nwrote {} and {}", args.csv.display(), args.svg.display()),
-                Some(_) => outln!("\nwrote {}", args.svg.display()),
-            },
-            Ok(_) => failures.add(ExperimentError::output_failed(String::new())),
+            Ok(drawing) => {
+                match (write_output(&svg_out, drawing.as_bytes()), &report.csv_error) {
+                    (true, None) => outln!("
+wrote {} and {}", args.csv.display(), args.svg.display()),
+                    (true, Some(_)) => outln!("
+wrote {}", args.svg.display()),
+                    (false, _) => failures.add(ExperimentError::output_failed(String::new())),
+                }
+                figures.push((title, drawing));
+            }
             Err(e) => failures.add(ExperimentError::output_failed(e)),
         }
     }
     out!("{}", sweep::notes_text(&report));
+    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::sweep(&report, figures), &mut failures);
     if !report.all_consistent() {
         failures.add(ExperimentError::check_failed("a point failed its end-of-run checks (INCONSISTENT points above)"));
     }

@@ -24,6 +24,10 @@ pub struct TraceSummaryArgs {
     /// a convoy or a preempted lock holder looks like in this trace.
     #[arg(long)]
     stall_svg: Option<std::path::PathBuf>,
+    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
+    /// charts, warnings) to this file; checked before the work, written at the end.
+    #[arg(long)]
+    report: Option<std::path::PathBuf>,
 }
 
 /// Exit 1 when a lock's holds overlap (the trace contradicts mutual exclusion); 2 for a file that
@@ -37,10 +41,16 @@ pub fn cmd(args: &TraceSummaryArgs) -> Result<(), ExperimentError> {
         span_us: args.span_us,
         stall: check_output(args.stall_svg.as_deref())?,
     };
+    let report_out = check_output(args.report.as_deref())?;
     let report = trace_summary::run(&cfg, &crate::INTERRUPT, &mut crate::progress::Bar::new("schedlab trace-summary", "drawings"))?;
     outln!("{}", report.summary.trim_end_matches('\n'));
     for line in &report.written {
         outln!("{line}");
     }
-    trace_summary::outcome(&report, &args.file)
+    let mut failures = schedlab_benches::experiment::Failures::default();
+    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::trace_summary(&report, &args.file, Vec::new()), &mut failures);
+    if let Err(e) = trace_summary::outcome(&report, &args.file) {
+        failures.add(e);
+    }
+    failures.finish()
 }

@@ -86,6 +86,8 @@ pub struct FlamegraphReport {
     pub rows: Vec<ShareRow>,
     /// One line per file written or entry profiled, in order (`<entry>: 12.3 KIOPS, ... -> path`).
     pub lines: Vec<String>,
+    /// Each flamegraph drawn (written or not), as (title, SVG), in order: for `--report`.
+    pub svgs: Vec<(String, String)>,
     /// Files that could not be written (already told to the observer as failures).
     pub write_failures: Vec<String>,
     /// Entries whose run failed (already told to the observer).
@@ -113,14 +115,24 @@ fn write_file(
     observer: &mut dyn Observer,
     render: impl FnOnce(&mut Vec<u8>) -> Result<(), String>,
 ) -> Result<bool, String> {
+    write_kept(path, failures, observer, render).map(|(written, _)| written)
+}
+
+/// [`write_file`], also returning what was rendered (kept for the report).
+fn write_kept(
+    path: &Path,
+    failures: &mut Vec<String>,
+    observer: &mut dyn Observer,
+    render: impl FnOnce(&mut Vec<u8>) -> Result<(), String>,
+) -> Result<(bool, Vec<u8>), String> {
     let mut bytes = Vec::new();
     render(&mut bytes)?;
     match OutputFile::check(path).and_then(|out| out.write(&bytes)) {
-        Ok(()) => Ok(true),
+        Ok(()) => Ok((true, bytes)),
         Err(e) => {
             observer.event(Event::Failure(&e));
             failures.push(e);
-            Ok(false)
+            Ok((false, bytes))
         }
     }
 }
@@ -157,6 +169,7 @@ pub fn run(cfg: &FlamegraphConfig, stop: &AtomicBool, observer: &mut dyn Observe
         profiles: Vec::new(),
         rows: Vec::new(),
         lines: Vec::new(),
+        svgs: Vec::new(),
         write_failures: Vec::new(),
         run_failures: Vec::new(),
         interrupted: false,
@@ -187,8 +200,9 @@ pub fn run(cfg: &FlamegraphConfig, stop: &AtomicBool, observer: &mut dyn Observe
         );
         let svg = cfg.out.join(format!("{name}.svg"));
         // A run too short for one sample has no flamegraph: said, not fatal.
-        if let Err(e) = write_file(&svg, &mut report.write_failures, observer, |out| profile::write_flamegraph(&p.folded, &title, &subtitle, out)) {
-            observer.event(Event::Warning(&format!("{name}: no flamegraph: {e}")));
+        match write_kept(&svg, &mut report.write_failures, observer, |out| profile::write_flamegraph(&p.folded, &title, &subtitle, out)) {
+            Ok((_, bytes)) => report.svgs.push((title.clone(), String::from_utf8_lossy(&bytes).into_owned())),
+            Err(e) => observer.event(Event::Warning(&format!("{name}: no flamegraph: {e}"))),
         }
         let folded = cfg.out.join(format!("{name}.folded"));
         write_file(&folded, &mut report.write_failures, observer, |out| {
@@ -241,9 +255,12 @@ fn write_differential(cfg: &FlamegraphConfig, a: &str, b: &str, report: &mut Fla
     let per_request = (ra > 0 && rb > 0).then(|| ra as f64 / rb as f64);
     let subtitle = format!("width: {a}'s {} samples; blue: less CPU time per request in {b} (what {b} removes), red: more in {b}", pa.folded.samples());
     let mut failures = Vec::new();
-    let written = write_file(&svg, &mut failures, observer, |out| profile::write_differential(&pa.folded, &pb.folded, per_request, &title, &subtitle, out));
+    let written = write_kept(&svg, &mut failures, observer, |out| profile::write_differential(&pa.folded, &pb.folded, per_request, &title, &subtitle, out));
     report.write_failures.extend(failures);
-    match written {
+    if let Ok((_, bytes)) = &written {
+        report.svgs.push((title.clone(), String::from_utf8_lossy(bytes).into_owned()));
+    }
+    match written.map(|(w, _)| w) {
         Ok(true) => report.lines.push(format!("diff {a} against {b} -> {}", svg.display())),
         Ok(false) => {}
         Err(e) => observer.event(Event::Warning(&format!("no differential flamegraph: {e}"))),

@@ -34,6 +34,8 @@ pub struct TraceSummaryReport {
     pub locks: Vec<LockReport>,
     /// One line per drawing written.
     pub written: Vec<String>,
+    /// Each drawing made, as (title, SVG), written or not: for `--report`.
+    pub drawings: Vec<(String, String)>,
     /// Drawings that could not be written (told to the observer as they happened).
     pub write_failures: Vec<String>,
 }
@@ -45,8 +47,10 @@ impl TraceSummaryReport {
     }
 }
 
-fn write(out: &OutputFile, drawing: &str, line: String, report: &mut TraceSummaryReport, observer: &mut dyn Observer) {
-    match out.write(drawing.as_bytes()) {
+fn write(out: &OutputFile, title: &str, drawing: String, line: String, report: &mut TraceSummaryReport, observer: &mut dyn Observer) {
+    let written = out.write(drawing.as_bytes());
+    report.drawings.push((title.to_string(), drawing));
+    match written {
         Ok(()) => report.written.push(line),
         Err(e) => {
             observer.event(Event::Failure(&e));
@@ -68,6 +72,7 @@ pub fn run(cfg: &TraceSummaryConfig, stop: &AtomicBool, observer: &mut dyn Obser
         locks: trace_check::lock_reports(&trace),
         trace,
         written: Vec::new(),
+        drawings: Vec::new(),
         write_failures: Vec::new(),
     };
     if let Some(out) = &cfg.excerpt {
@@ -75,12 +80,13 @@ pub fn run(cfg: &TraceSummaryConfig, stop: &AtomicBool, observer: &mut dyn Obser
         let name = cfg.file.file_name().map_or_else(|| file.to_string(), |n| n.to_string_lossy().into_owned());
         let title = format!("{name}: {:.0} µs from {:.1} µs", cfg.span_us, from);
         let drawing = trace_check::excerpt_svg(&report.trace, from, cfg.span_us, &title).map_err(ExperimentError::bad_input)?;
-        write(out, &drawing, format!("wrote {}", out.path().display()), &mut report, observer);
+        write(out, &title, drawing, format!("wrote {}", out.path().display()), &mut report, observer);
     }
     if let (Some(out), Some(wait)) = (&cfg.stall, longest) {
         let title = format!("longest wait: {} on thread {}, {:.1} µs, ending at {:.1} µs", wait.name, wait.tid, wait.duration_us(), wait.end_us);
         let drawing = trace_check::excerpt_svg(&report.trace, wait.end_us - 60.0, 100.0, &title).map_err(ExperimentError::bad_input)?;
-        write(out, &drawing, format!("wrote {} ({title})", out.path().display()), &mut report, observer);
+        let line = format!("wrote {} ({title})", out.path().display());
+        write(out, &title, drawing, line, &mut report, observer);
     }
     Ok(report)
 }

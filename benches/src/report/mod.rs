@@ -4,7 +4,9 @@
 pub mod chart;
 pub mod charts;
 pub mod compare;
+pub mod html;
 pub mod kernel;
+pub mod pages;
 pub mod predict;
 pub mod roundtrip;
 pub mod run;

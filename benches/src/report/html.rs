@@ -1,0 +1,269 @@
+//! One self-contained HTML file per run (`--report PATH.html`): the command line, the provenance,
+//! the text tables, the charts inline, the flamegraphs inline and still interactive, the warnings
+//! the run printed, and links to any trace file.
+//!
+//! Contract: the page references nothing outside itself: no network, no external script, font or
+//! stylesheet (an inline `<style>`, system fonts). Every text is HTML-escaped; a plain chart's SVG
+//! markup is inlined as it is (it comes from this workbench's own drawing code). An interactive
+//! flamegraph (inferno's SVG, whose script looks its elements up by id through `document`) gets a
+//! document of its own: an `<iframe>` whose `src` is a `data:image/svg+xml` URL, so that its script
+//! runs and its ids cannot clash with the page's or another flamegraph's (with a guard that lets
+//! its zoom and search work in such a document: [`HISTORY_GUARD`]). The only `http` text is
+//! the Perfetto address printed beside a trace file's link.
+
+use crate::files::provenance::Provenance;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One part of a page, in the order added.
+enum Block {
+    /// A heading and the preformatted text the command printed.
+    Table { heading: String, text: String },
+    /// A chart: SVG markup inlined.
+    Figure { title: String, svg: String },
+    /// An SVG with its own script (inferno's flamegraphs), in a document of its own.
+    Interactive { title: String, svg: String },
+    /// A trace file to open in Perfetto.
+    Trace { path: String },
+}
+
+/// A page being assembled; [`Page::render`] gives the file's text.
+pub struct Page {
+    title: String,
+    provenance: Provenance,
+    blocks: Vec<Block>,
+    warnings: Vec<String>,
+}
+
+impl Page {
+    pub fn new(title: impl Into<String>, provenance: &Provenance) -> Self {
+        Page { title: title.into(), provenance: provenance.clone(), blocks: Vec::new(), warnings: Vec::new() }
+    }
+
+    /// A section of preformatted text (shown as text: markup in it is escaped).
+    pub fn table(&mut self, heading: impl Into<String>, text: impl Into<String>) -> &mut Self {
+        self.blocks.push(Block::Table { heading: heading.into(), text: text.into() });
+        self
+    }
+
+    /// A chart drawn by this workbench (SVG markup, inlined).
+    pub fn figure(&mut self, title: impl Into<String>, svg: impl Into<String>) -> &mut Self {
+        self.blocks.push(Block::Figure { title: title.into(), svg: svg.into() });
+        self
+    }
+
+    /// Each `(title, svg)` as a figure: the hook for charts drawn by the caller.
+    pub fn figures(&mut self, figures: Vec<(String, String)>) -> &mut Self {
+        for (title, svg) in figures {
+            self.figure(title, svg);
+        }
+        self
+    }
+
+    /// An SVG with its own script (a flamegraph): kept interactive in a frame of its own.
+    pub fn interactive(&mut self, title: impl Into<String>, svg: impl Into<String>) -> &mut Self {
+        self.blocks.push(Block::Interactive { title: title.into(), svg: svg.into() });
+        self
+    }
+
+    /// A link to a trace file, with how to open it.
+    pub fn trace(&mut self, path: &Path) -> &mut Self {
+        self.blocks.push(Block::Trace { path: path.display().to_string() });
+        self
+    }
+
+    /// The warnings and errors the run printed, listed in their own section.
+    pub fn warnings(&mut self, warnings: Vec<String>) -> &mut Self {
+        self.warnings.extend(warnings);
+        self
+    }
+
+    /// The whole file.
+    pub fn render(&self) -> String {
+        let p = &self.provenance;
+        let mut h = String::with_capacity(16 * 1024);
+        h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+        let _ = writeln!(h, "<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>", escape(&self.title));
+        let _ = writeln!(h, "<h1>{}</h1>", escape(&self.title));
+        let _ = writeln!(h, "<p class=\"cmd\"><code>{}</code></p>", escape(&p.command_line));
+        h.push_str("<table class=\"prov\">\n");
+        let cpus = format!("{} ({})", p.cpus, p.cpu_model);
+        for (k, v) in [("commit", p.commit.as_str()), ("date", &p.date), ("CPUs", &cpus), ("OS", &p.os), ("rustc", &p.rustc), ("build", p.profile)] {
+            let _ = writeln!(h, "<tr><th>{k}</th><td>{}</td></tr>", escape(v));
+        }
+        h.push_str("</table>\n");
+        if !self.warnings.is_empty() {
+            h.push_str("<section class=\"warnings\">\n<h2>Warnings</h2>\n<ul>\n");
+            for w in &self.warnings {
+                let _ = writeln!(h, "<li>{}</li>", escape(w));
+            }
+            h.push_str("</ul>\n</section>\n");
+        }
+        for block in &self.blocks {
+            match block {
+                Block::Table { heading, text } => {
+                    let _ = writeln!(h, "<section>\n<h2>{}</h2>\n<pre>{}</pre>\n</section>", escape(heading), escape(text.trim_end()));
+                }
+                Block::Figure { title, svg } => {
+                    let _ = writeln!(h, "<figure>\n{}\n<figcaption>{}</figcaption>\n</figure>", strip_prolog(svg), escape(title));
+                }
+                Block::Interactive { title, svg } => {
+                    let _ = writeln!(
+                        h,
+                        "<figure class=\"flame\">\n<iframe title=\"{t}\" style=\"height:{}px\" src=\"data:image/svg+xml;charset=utf-8,{}\"></iframe>\n<figcaption>{t} (interactive: click a frame to zoom, Search at the top right)</figcaption>\n</figure>",
+                        svg_height(svg).unwrap_or(640) + 4,
+                        percent_encode(&with_history_guard(svg)),
+                        t = escape(title)
+                    );
+                }
+                Block::Trace { path } => {
+                    let _ = writeln!(
+                        h,
+                        "<section>\n<h2>Trace</h2>\n<p><a href=\"{}\">{}</a>: a Chrome / Perfetto trace; open it in ui.perfetto.dev (Open trace file) or chrome://tracing.</p>\n</section>",
+                        escape(&file_url(path)),
+                        escape(path)
+                    );
+                }
+            }
+        }
+        h.push_str("</body>\n</html>\n");
+        h
+    }
+}
+
+/// The page's only style: system fonts, tables as monospace text, figures at the column width.
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:1.5em auto;max-width:75em;padding:0 1em;color:#222;background:#fff}\
+h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.5em;border-bottom:1px solid #ccc}\
+pre,code{font-family:ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:12px}\
+pre{background:#f6f6f6;padding:.6em;overflow-x:auto}.cmd code{background:#eef;padding:.2em .4em}\
+table.prov{border-collapse:collapse;font-size:13px}table.prov th{text-align:left;padding-right:1em;color:#555}\
+figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption{font-size:13px;color:#555}\
+iframe{width:100%;border:1px solid #ccc}.warnings li{color:#8a4b00}";
+
+/// Text made safe for HTML content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// An SVG document's markup from its `<svg` element on (an XML declaration or doctype is not
+/// allowed inside HTML).
+fn strip_prolog(svg: &str) -> &str {
+    svg.find("<svg").map_or(svg, |at| &svg[at..])
+}
+
+/// Inferno's script records the zoom and the search in the address (`history.replaceState` with
+/// `?x=..&y=..&s=..`); a `data:` document has an opaque origin, where that call throws, and the
+/// search then stops before it shows what matched. This script, put first in the SVG, makes
+/// that call do nothing where it would throw: zoom and search work, the address just does not
+/// keep them.
+const HISTORY_GUARD: &str = "<script><![CDATA[(function(){var keep=history.replaceState.bind(history);\
+history.replaceState=function(s,t,u){try{keep(s,t,u);}catch(e){}};})();]]></script>";
+
+/// `svg` with [`HISTORY_GUARD`] right after its root element's opening tag (unchanged when it has
+/// none).
+fn with_history_guard(svg: &str) -> String {
+    match svg.find("<svg").and_then(|at| svg[at..].find('>').map(|end| at + end + 1)) {
+        Some(end) => format!("{}{HISTORY_GUARD}{}", &svg[..end], &svg[end..]),
+        None => svg.to_string(),
+    }
+}
+
+/// The pixel height an SVG's root element declares (`height="534"`), if any: its frame's height.
+fn svg_height(svg: &str) -> Option<u32> {
+    let root = &svg[svg.find("<svg")?..];
+    let root = &root[..root.find('>')?];
+    let at = root.find(" height=\"")? + " height=\"".len();
+    let value = &root[at..];
+    value[..value.find('"')?].trim_end_matches("px").parse::<f64>().ok().filter(|h| h.is_finite() && *h > 0.0).map(|h| h.min(10_000.0) as u32)
+}
+
+/// Bytes outside the unreserved set percent-encoded, for a `data:` URL.
+fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~/=;,()".contains(&b) {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// A link to a local file: absolute when it can be made so (the report may be opened elsewhere).
+fn file_url(path: &str) -> String {
+    let abs = std::path::absolute(path).map_or_else(|_| path.to_string(), |p| p.display().to_string());
+    let mut url = String::from("file://");
+    for b in abs.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~/".contains(&b) {
+            url.push(b as char);
+        } else {
+            let _ = write!(url, "%{b:02X}");
+        }
+    }
+    url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page() -> Page {
+        Page::new("schedlab test", &Provenance::collect())
+    }
+
+    #[test]
+    fn a_table_with_markup_is_shown_as_text() {
+        let mut p = page();
+        p.table("<b>heading</b>", "a <script>alert(1)</script> & b").warnings(vec!["<img src=x>".into()]);
+        let html = p.render();
+        assert!(!html.contains("<script"), "{html}");
+        assert!(!html.contains("<img"), "{html}");
+        assert!(html.contains("a &lt;script&gt;alert(1)&lt;/script&gt; &amp; b"));
+        assert!(html.contains("&lt;b&gt;heading&lt;/b&gt;"));
+    }
+
+    #[test]
+    fn figures_are_inline_and_nothing_is_fetched() {
+        let svg = "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"><rect id=\"r\"/></svg>";
+        let flame = "<svg xmlns=\"http://www.w3.org/2000/svg\"><script><![CDATA[var a = document.getElementById('x');]]></script></svg>";
+        let mut p = page();
+        p.figures(vec![("chart".into(), svg.into())]).interactive("flame", flame).trace(Path::new("t.json"));
+        let html = p.render();
+        assert!(html.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\""), "the chart is inline markup");
+        assert!(!html.contains("<?xml"));
+        assert!(!html.contains("<img"), "no image is loaded from a file");
+        assert!(html.contains("src=\"data:image/svg+xml;charset=utf-8,%3Csvg"), "the flamegraph is a data: URL");
+        assert!(!html.contains("<script"), "the flamegraph's script stays inside its own document");
+        // The only http(s) text besides SVG namespaces: none (Perfetto is named, not fetched).
+        let outside_namespaces = html.replace("http://www.w3.org/2000/svg", "").replace("http%3A", "");
+        assert!(!outside_namespaces.contains("http://") && !outside_namespaces.contains("https://"), "{outside_namespaces}");
+        assert!(!html.contains(" src=\"http") && !html.contains("href=\"http"));
+        assert!(html.contains("ui.perfetto.dev"));
+        assert_eq!(svg_height(svg), Some(10));
+        assert_eq!(svg_height(flame), None);
+        let guarded = with_history_guard(flame);
+        assert!(guarded.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\"><script><![CDATA[(function(){var keep"), "{guarded}");
+        assert!(html.contains("href=\"file:///"));
+    }
+
+    #[test]
+    fn the_command_line_and_provenance_are_shown() {
+        let mut prov = Provenance::collect();
+        prov.command_line = "schedlab compare --report r.html".into();
+        let html = Page::new("t", &prov).render();
+        assert!(html.contains("<code>schedlab compare --report r.html</code>"));
+        assert!(html.contains(&escape(&prov.commit)));
+    }
+}

@@ -1,0 +1,74 @@
+//! `--report PATH.html` as an output like any other (no browser needed): refused before any work
+//! when it cannot be written or names another output's file (exit 2), an output failure when the
+//! write fails after the work (exit 3), and a page that holds the command line and the tables.
+
+use std::process::{Command, Output};
+
+fn schedlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).output().expect("the binary runs")
+}
+
+#[test]
+fn a_report_in_a_missing_directory_is_refused_before_the_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("no/such/dir/r.html");
+    let out = schedlab(&["simulate", "--runtime", "0.1", "--report", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty(), "no work was done: {}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn a_report_naming_the_json_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("same");
+    let p = path.to_str().unwrap();
+    let out = schedlab(&["simulate", "--runtime", "0.1", "--json", p, "--report", p]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).lines().count() == 1);
+}
+
+#[test]
+fn a_report_that_cannot_be_written_is_an_output_failure() {
+    if !std::path::Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full");
+        return;
+    }
+    let out = schedlab(&["simulate", "--runtime", "0.1", "--report", "/dev/full"]);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("wrote"));
+}
+
+#[test]
+fn a_report_holds_the_command_line_and_the_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.html");
+    let p = path.to_str().unwrap();
+    let out = schedlab(&["roundtrip", "--rounds", "1", "--iterations", "100", "--variant", "sched-lock", "--report", p]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.ends_with(&format!("wrote {p}\n")), "{stdout}");
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains(&format!("--report {p}")), "the command line");
+    assert!(html.contains("sched-lock"), "the table");
+    assert!(!html.contains("<script"), "nothing runs in a page without flamegraphs");
+    // The same run's table as printed, escaped the same way.
+    let first = stdout.lines().next().unwrap();
+    assert!(html.contains(&first.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")), "{first}");
+}
+
+#[test]
+fn a_report_lists_the_warnings_the_run_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.html");
+    // More fair-lock jobs than CPUs: the run warns before it starts, whatever the machine.
+    let threads = (2 * std::thread::available_parallelism().map_or(1, |n| n.get())).min(64).to_string();
+    let out = schedlab(&["run", "--variant", "sched-lock", "--threads", &threads, "--duration", "0.05", "--report", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let warning = stderr.lines().find_map(|l| l.strip_prefix("schedlab: warning: ")).unwrap_or_else(|| panic!("no warning: {stderr}"));
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(html.contains("<h2>Warnings</h2>"));
+    let shown = warning.split(':').next().unwrap();
+    assert!(html.contains(&format!("<li>warning: {shown}")), "{shown} not in {html}");
+}

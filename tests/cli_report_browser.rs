@@ -1,0 +1,221 @@
+//! Every kind of `--report` page opened in a real browser (headless Chromium, Debian's `chromium`
+//! package): each experiment runs tiny, writes its report, and Chromium loads it offline twice, once
+//! for a screenshot and once for the DOM, with its console on stderr. A page fails on a console
+//! line (an uncaught error, in the page or in a flamegraph's frame), on a reference to anything
+//! that is not in the file itself (a missing image cannot happen then), and on a blank page: a
+//! screenshot missing or tiny, or a DOM without its tables. Where Chromium is not installed the
+//! test says so and passes. `SCHEDLAB_REPORT_SHOTS=DIR` keeps the screenshots (notes/reports/).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The longest one Chromium call may take before it is killed and the test fails.
+const BROWSER_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn schedlab(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).current_dir(dir).output().expect("the binary runs")
+}
+
+/// The Chromium binary, when one answers `--version`.
+fn chromium() -> Option<PathBuf> {
+    let candidates = std::env::var_os("SCHEDLAB_CHROMIUM").map(PathBuf::from).into_iter().chain(["chromium", "chromium-browser"].map(PathBuf::from));
+    for c in candidates {
+        if let Some(out) = run_bounded(Command::new(&c).arg("--version"), Duration::from_secs(20)) {
+            if out.status.success() {
+                return Some(c);
+            }
+        }
+    }
+    None
+}
+
+/// Runs a command with a time limit; `None` when it could not start, a panic when it overran.
+fn run_bounded(cmd: &mut Command, limit: Duration) -> Option<Output> {
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().ok()?;
+    // Drain both pipes on threads so that a chatty browser cannot block on a full pipe.
+    let mut stdout = child.stdout.take()?;
+    let mut stderr = child.stderr.take()?;
+    let out_thread = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut v);
+        v
+    });
+    let err_thread = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stderr, &mut v);
+        v
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().ok()? {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} ran past {limit:?}: killed");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Some(Output { status, stdout: out_thread.join().unwrap_or_default(), stderr: err_thread.join().unwrap_or_default() })
+}
+
+/// Chromium's common flags: headless, no sandbox (CI runs as root), no GPU, its own profile.
+fn browser(chromium: &Path, profile: &Path) -> Command {
+    let mut cmd = Command::new(chromium);
+    cmd.args(["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--enable-logging=stderr", "--v=0"])
+        .arg(format!("--user-data-dir={}", profile.display()));
+    cmd
+}
+
+/// The console lines of Chromium's log (errors in the page or any frame of it).
+fn console_lines(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr).lines().filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught")).map(str::to_string).collect()
+}
+
+/// Every `src="..."` and `href="..."` value of a page.
+fn references(html: &str) -> Vec<&str> {
+    let mut refs = Vec::new();
+    for attr in ["src=\"", "href=\""] {
+        let mut rest = html;
+        while let Some(at) = rest.find(attr) {
+            rest = &rest[at + attr.len()..];
+            let end = rest.find('"').unwrap_or(rest.len());
+            refs.push(&rest[..end]);
+            rest = &rest[end..];
+        }
+    }
+    refs
+}
+
+/// Opens `html` (in `dir`) in Chromium and checks it; `tables`: text the DOM must show;
+/// `frames`: how many interactive flamegraphs it holds.
+fn check_page(chromium: &Path, dir: &Path, html: &Path, kind: &str, tables: &[&str], frames: usize) {
+    let source = std::fs::read_to_string(html).unwrap();
+    for r in references(&source) {
+        // Inline data, or a trace file next to the report (a link, not a resource the page loads).
+        let ok = r.starts_with("data:") || (r.starts_with("file://") && Path::new(&r["file://".len()..]).exists());
+        assert!(ok, "{kind}: the report refers to {r:.80}, which is not in the file");
+    }
+    let url = format!("file://{}", html.display());
+    let shot = dir.join(format!("{kind}.png"));
+    let out = run_bounded(
+        browser(chromium, &dir.join("profile-shot")).arg(format!("--screenshot={}", shot.display())).arg("--window-size=1200,2000").arg(&url),
+        BROWSER_TIMEOUT,
+    )
+    .expect("chromium starts");
+    assert!(out.status.success(), "{kind}: chromium --screenshot failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(console_lines(&out.stderr), Vec::<String>::new(), "{kind}: console errors");
+    let png = std::fs::metadata(&shot).unwrap_or_else(|_| panic!("{kind}: no screenshot")).len();
+    assert!(png > 20_000, "{kind}: the screenshot is {png} bytes: a blank page");
+    if let Some(keep) = std::env::var_os("SCHEDLAB_REPORT_SHOTS") {
+        std::fs::create_dir_all(&keep).unwrap();
+        std::fs::copy(&shot, Path::new(&keep).join(format!("{kind}.png"))).unwrap();
+    }
+    let out = run_bounded(browser(chromium, &dir.join("profile-dom")).arg("--dump-dom").arg(&url), BROWSER_TIMEOUT).expect("chromium starts");
+    assert!(out.status.success(), "{kind}: chromium --dump-dom failed");
+    assert_eq!(console_lines(&out.stderr), Vec::<String>::new(), "{kind}: console errors");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(dom.contains("<pre>"), "{kind}: no table in the DOM");
+    for t in tables {
+        assert!(dom.contains(t), "{kind}: the DOM lacks `{t}`");
+    }
+    assert_eq!(dom.matches("<iframe").count(), frames, "{kind}: interactive flamegraphs");
+}
+
+/// Runs `args` with `--report KIND.html` in `dir`; the report's path.
+fn report(dir: &Path, kind: &str, args: &[&str]) -> PathBuf {
+    let path = dir.join(format!("{kind}.html"));
+    let mut all = args.to_vec();
+    all.extend(["--report", path.to_str().unwrap()]);
+    let out = schedlab(&all, dir);
+    assert!(out.status.success(), "{kind}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("wrote {}", path.display())), "{kind}: no `wrote` line");
+    path
+}
+
+#[test]
+fn every_kind_of_report_opens_in_chromium_without_errors() {
+    let Some(chromium) = chromium() else {
+        eprintln!("skipped: no Chromium (install Debian's `chromium` package, or set SCHEDLAB_CHROMIUM) to open the reports in");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tiny = ["--threads", "1", "--duration", "0.05"];
+    let compare = report(d, "compare", &[&["compare", "--rounds", "1", "--variants", "sched-lock,debug-off"], &tiny[..]].concat());
+    check_page(&chromium, d, &compare, "compare", &["sched-lock", "debug-off", "KIOPS"], 0);
+    let sweep = report(d, "sweep", &[&["sweep", "--variants", "sched-lock", "--lockstat-duration", "0", "--csv", "s.csv", "--svg", "s.svg"], &tiny[..]].concat());
+    check_page(&chromium, d, &sweep, "sweep", &["sched-lock", "<svg"], 0);
+    let predict = report(d, "predict", &["predict", "--threads", "1,2", "--variants", "sched-lock", "--lock", "fair-spin", "--calibration-windows", "1", "--calibration-rounds", "100"]);
+    check_page(&chromium, d, &predict, "predict", &["sched-lock"], 0);
+    let simulate = report(d, "simulate", &["simulate", "--runtime", "0.1"]);
+    check_page(&chromium, d, &simulate, "simulate", &["IOPS"], 0);
+    let roundtrip = report(d, "roundtrip", &["roundtrip", "--rounds", "1", "--iterations", "1000", "--variant", "sched-lock"]);
+    check_page(&chromium, d, &roundtrip, "roundtrip", &["sched-lock"], 0);
+    let flame = ["flamegraph", "--variant", "sched-lock", "--diff", "sched-lock", "debug-off", "--threads", "1", "--duration", "0.3", "--out", "fg"];
+    let flamegraph = report(d, "flamegraph", &flame);
+    check_page(&chromium, d, &flamegraph, "flamegraph", &["Where the time goes"], 3);
+    let run = report(d, "run", &["run", "--variant", "sched-lock", "--threads", "1", "--duration", "0.1", "--trace", "t.json"]);
+    check_page(&chromium, d, &run, "run", &["ui.perfetto.dev", "consistent"], 0);
+    let trace = report(d, "trace-summary", &["trace-summary", "t.json", "--svg", "excerpt.svg"]);
+    check_page(&chromium, d, &trace, "trace-summary", &["ui.perfetto.dev", "<svg"], 0);
+}
+
+#[test]
+fn a_broken_page_is_caught() {
+    let Some(chromium) = chromium() else {
+        eprintln!("skipped: no Chromium to open the pages in");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("broken.html");
+    std::fs::write(&page, "<html><body><pre>x</pre><script>not_defined();</script></body></html>").unwrap();
+    let out = run_bounded(browser(&chromium, &dir.path().join("p")).arg("--dump-dom").arg(format!("file://{}", page.display())), BROWSER_TIMEOUT).unwrap();
+    let lines = console_lines(&out.stderr);
+    assert!(lines.iter().any(|l| l.contains("not_defined")), "the deliberate error was not seen: {lines:?}");
+}
+
+/// A flamegraph in a report still zooms and searches: the page's frame is given a probe that,
+/// once loaded, clicks the Search button (its prompt answering `lock`) and then a frame and logs what
+/// happened; the log must show frames hidden by the zoom and the share the search matched.
+#[test]
+fn a_flamegraph_in_a_report_zooms_and_searches() {
+    let Some(chromium) = chromium() else {
+        eprintln!("skipped: no Chromium to open the pages in");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = schedlab(&["flamegraph", "--variant", "sched-lock", "--threads", "1", "--duration", "0.3", "--out", "fg"], d);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let svg = std::fs::read_to_string(d.join("fg/sched-lock.svg")).unwrap();
+    let probe = r##"<script><![CDATA[
+window.prompt = function() { return "lock"; };
+window.addEventListener("load", function() { setTimeout(function() {
+  document.getElementById("search").dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  var matched = document.getElementById("matched").textContent;
+  var frames = document.querySelectorAll("#frames g");
+  frames[frames.length - 1].dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  console.log("probe: hidden=" + document.querySelectorAll("#frames g.hide").length + " " + matched);
+}, 100); });
+]]></script>"##;
+    let at = svg.find("<svg").unwrap();
+    let end = at + svg[at..].find('>').unwrap() + 1;
+    let probed = format!("{}{probe}{}", &svg[..end], &svg[end..]);
+    let mut page = schedlab_benches::report::html::Page::new("probe", &schedlab_benches::provenance::Provenance::collect());
+    page.table("t", "x").interactive("sched-lock", probed);
+    let html = d.join("probe.html");
+    std::fs::write(&html, page.render()).unwrap();
+    let out = run_bounded(
+        browser(&chromium, &d.join("p")).arg("--virtual-time-budget=3000").arg("--dump-dom").arg(format!("file://{}", html.display())),
+        BROWSER_TIMEOUT,
+    )
+    .unwrap();
+    let lines = console_lines(&out.stderr);
+    let probe_line = lines.iter().find(|l| l.contains("probe: hidden=")).unwrap_or_else(|| panic!("the probe did not run: {lines:?}"));
+    assert_eq!(lines.len(), 1, "errors beside the probe: {lines:?}");
+    assert!(!probe_line.contains("hidden=0 "), "the click did not zoom: {probe_line}");
+    assert!(probe_line.contains("Matched: "), "the search matched nothing: {probe_line}");
+}
