@@ -86,16 +86,6 @@ impl ExperimentError {
     pub fn exit_code(&self) -> u8 {
         self.kind.exit_code()
     }
-
-    /// Of two failures met by one command, the one whose kind decides the exit code (see
-    /// [`ErrorKind`]'s ranking); on a tie the first.
-    pub fn worse(self, other: ExperimentError) -> ExperimentError {
-        if other.kind.rank() > self.kind.rank() {
-            other
-        } else {
-            self
-        }
-    }
 }
 
 /// Collects the failures a command meets after its work (an output not written, a check that
