@@ -62,6 +62,7 @@
 //! deviation.
 
 pub mod clock;
+pub mod deadline;
 pub mod fault;
 pub mod insert;
 pub mod lockstat;
