@@ -49,7 +49,7 @@ pub struct WorkloadFlags {
     #[arg(long)]
     pub pin: bool,
     /// How requests enter the scheduler: `direct` (under the scheduler lock, BFQ through 2023)
-    /// or `lists` (separate insertion lists spliced by dispatch, BFQ 2024); `compare` also
+    /// or `lists` (separate insertion lists spliced by dispatch, proposed for BFQ in 2024); `compare` also
     /// takes `both` (every variant on each path, side by side).
     #[arg(long, default_value = "direct")]
     pub insert: String,

@@ -24,7 +24,7 @@ pub struct FlamegraphArgs {
     #[arg(long)]
     variant: Option<String>,
     /// Insert path of every variant named without one: `direct` (under the scheduler lock, BFQ
-    /// through 2023) or `lists` (separate insertion lists spliced by dispatch, BFQ 2024).
+    /// through 6.18) or `lists` (separate insertion lists spliced by dispatch, proposed for BFQ in 2024).
     #[arg(long, default_value = "direct")]
     insert: String,
     /// Differential flamegraph of A against B: widths are A's samples, blue where B has fewer

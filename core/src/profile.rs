@@ -10,13 +10,18 @@
 //! | --- | --- | --- | --- |
 //! | bio merge | `bfq_bio_merge` → `blk_mq_sched_try_merge` | 4.12 (BFQ's arrival in blk-mq) | [`crate::Process::bio_merge`] |
 //! | depth limit | `bfq_limit_depth` → `bfqq_request_over_limit` | the hook in 4.16 (a52a69ea89dc, lock-free then); the locked per-cgroup walk in 5.17 (76f1df88bbc2, "bfq: Limit number of requests consumed by each cgroup") | [`crate::Process::limit_depth`] |
-//! | insert | `bfq_insert_requests` | 4.12; on insertion lists spliced by dispatch since 6.8 (Jan 2024) | [`crate::Process::insert`] |
+//! | insert | `bfq_insert_requests` | 4.12; still under `bfqd->lock` in 6.18 (the January 2024 insertion-lists patch for BFQ was never merged, see below) | [`crate::Process::insert`] |
 //! | dispatch | `bfq_dispatch_request` | 4.12 | [`crate::Scheduler::dispatch`] |
 //! | completion | `bfq_finish_requeue_request` | 4.12 | [`crate::Dispatched::complete`] |
 //!
 //! A [`KernelProfile`] names a generation: the sites its submission path runs and its insert
-//! path. The seeds' kernels (4.12–4.14) have the bio merge and no locked depth limit, and insert
-//! directly; today's (6.18) has both and the insertion lists.
+//! path. The seeds' kernels (4.12–4.14) have the bio merge and no locked depth limit; today's
+//! (6.18) has both. Both insert directly under the scheduler lock: Jens Axboe's January 2024
+//! series proposed insertion lists for BFQ ("block/bfq: use separate insertion lists", patch 8/8
+//! of its first version), but that patch did not reach mainline. This machine's 6.18 kernel says
+//! so itself: its BTF (`bpftrace -lv 'struct bfq_data'`) shows one `spinlock_t lock` and no
+//! insertion list, and its contention tracepoints see `bfq_insert_requests` wait on that lock.
+//! The workbench's `lists` insert path stays what it was built as: the proposed design.
 
 use crate::insert::InsertPathKind;
 
@@ -27,7 +32,7 @@ pub enum KernelProfile {
     #[default]
     #[serde(rename = "4.12")]
     Seeds,
-    /// Linux 6.8–6.18: the seeds' sites plus the locked depth limit, on insertion lists.
+    /// Linux 5.17–6.18: the seeds' sites plus the locked depth limit, inserting directly.
     #[serde(rename = "6.18")]
     Mainline,
     /// No kernel: the model as it was before the early sites, insert, dispatch and completion
@@ -82,7 +87,7 @@ impl KernelProfile {
     pub fn summary(self) -> &'static str {
         match self {
             KernelProfile::Seeds => "Linux 4.12-4.14 (the seeds): bio merge, insert, dispatch, completion under the scheduler lock; direct insert",
-            KernelProfile::Mainline => "Linux 6.8-6.18: bio merge, depth limit, insert, dispatch, completion under the scheduler lock; insertion lists",
+            KernelProfile::Mainline => "Linux 5.17-6.18: bio merge, depth limit, insert, dispatch, completion under the scheduler lock; direct insert",
             KernelProfile::Bare => "no kernel: insert, dispatch, completion only (the model before the early sites), for before-and-after comparisons",
         }
     }
@@ -98,14 +103,6 @@ impl KernelProfile {
 
     pub fn has(self, site: SubmitSite) -> bool {
         self.submit_sites().contains(&site)
-    }
-
-    /// The insert path this generation uses.
-    pub fn insert_path(self) -> InsertPathKind {
-        match self {
-            KernelProfile::Seeds | KernelProfile::Bare => InsertPathKind::Direct,
-            KernelProfile::Mainline => InsertPathKind::from_name("lists").expect("the lists path is registered"),
-        }
     }
 
     /// Scheduler-lock acquisitions per request when every site takes it (the fidelity table's

@@ -118,7 +118,7 @@ pub struct WorkloadConfig {
     /// the ramp-up ends (clipped to the measured time); `None`: never open it.
     pub trace_window: Option<Duration>,
     /// How requests enter the scheduler: `direct` (under the scheduler lock) or `lists` (the
-    /// 2024 insertion lists, spliced by dispatch; `schedlab_core::insert`).
+    /// insertion lists proposed in 2024, spliced by dispatch; `schedlab_core::insert`).
     pub insert: InsertPathKind,
     /// Which of BFQ's lock sites a submission runs (`schedlab_core::profile`): the seeds' 4.12
     /// (bio merge, insert) or 6.18 (bio merge, depth limit, insert).

@@ -4,7 +4,7 @@
 //! | path | insert | dispatch | kernel |
 //! | --- | --- | --- | --- |
 //! | [`direct`] | under the scheduler lock: merge or queue the request, route its statistics | select and take a request | BFQ through 2023 |
-//! | [`lists`] | under a small insertion lock: put the request on a list and return | first splice the lists into the scheduler (the insert work above, under the scheduler lock), then select | BFQ since January 2024, "block/bfq: use separate insertion lists" |
+//! | [`lists`] | under a small insertion lock: put the request on a list and return | first splice the lists into the scheduler (the insert work above, under the scheduler lock), then select | proposed for BFQ in January 2024 ("block/bfq: use separate insertion lists", patch 8/8 of the first series); not in mainline (6.18's `struct bfq_data` has one lock and no list) |
 //!
 //! A path is one file implementing [`InsertPath`] plus one line in the registry below; the
 //! scheduler picks one per instance ([`crate::SchedConfig::insert`]) and every statistics
