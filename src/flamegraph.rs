@@ -27,6 +27,11 @@ pub struct FlamegraphArgs {
     /// through 6.18) or `lists` (separate insertion lists spliced by dispatch, proposed for BFQ in 2024).
     #[arg(long, default_value = "direct")]
     insert: String,
+    /// Which of BFQ's lock sites a submission runs: `4.12`, `6.18` or `bare` (as `run --kernel`);
+    /// the bio merge and the depth limit show as frames of their own (`bio_merge_body`,
+    /// `limit_depth_body`).
+    #[arg(long, default_value = "4.12")]
+    kernel: String,
     /// Differential flamegraph of A against B: widths are A's samples, blue where B has fewer
     /// (what B removes), red where it has more. E.g. `--diff sched-lock debug-off`.
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
@@ -114,6 +119,7 @@ pub(crate) fn config(args: &FlamegraphArgs) -> Result<FlamegraphConfig, Experime
         lock,
         groups: args.groups as usize,
         outside_ns: args.outside_ns,
+        kernel: crate::flags::parse_kernel(&args.kernel)?,
         ..WorkloadConfig::default()
     };
     let cfg = FlamegraphConfig { workload, entries, diff, frequency: args.frequency as i32, out: args.out.clone() };
@@ -132,10 +138,11 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<(), ExperimentError> {
     let report_out = crate::check_output(args.report.as_deref())?;
     let w = &cfg.workload;
     let header = format!(
-        "schedlab flamegraph: {} threads, {} lock, {} groups, outside {} ns, {:.1} s per variant, on-CPU samples at {} Hz",
+        "schedlab flamegraph: {} threads, {} lock, {} groups, kernel {}, outside {} ns, {:.1} s per variant, on-CPU samples at {} Hz",
         w.threads,
         w.lock,
         w.groups,
+        w.kernel,
         w.outside_ns,
         w.duration.as_secs_f64(),
         cfg.frequency
