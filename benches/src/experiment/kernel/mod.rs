@@ -27,6 +27,7 @@
 //! no outside work the model's `none` does nothing at all and the ratio says little).
 
 pub mod contention;
+pub mod fidelity;
 pub mod fio;
 pub mod profile;
 pub mod system;
@@ -84,6 +85,41 @@ pub enum ModelOutside {
     Fixed(u64),
 }
 
+/// One configuration of the axis the fidelity table is measured over: jobs and queue depth (and
+/// the engine). The first is the main one (`--threads`, `--iodepth`): its rows are the report's
+/// `kernel` and `model`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Point {
+    pub threads: usize,
+    pub iodepth: usize,
+    pub ioengine: &'static str,
+}
+
+impl Point {
+    /// "2 jobs × iodepth 32 (io_uring)".
+    pub fn label(&self) -> String {
+        format!("{} job{} × iodepth {} ({})", self.threads, if self.threads == 1 { "" } else { "s" }, self.iodepth, self.ioengine)
+    }
+
+    /// The axis `--points auto` measures: {1, threads} × {1, iodepth} with the engine given, the
+    /// main point first; four points unless a value is already 1.
+    pub fn auto(threads: usize, iodepth: usize, ioengine: &'static str) -> Vec<Point> {
+        let mut v = Vec::new();
+        for t in [threads, 1] {
+            for d in [iodepth, 1] {
+                let p = Point { threads: t, iodepth: d, ioengine };
+                if !v.contains(&p) {
+                    v.push(p);
+                }
+            }
+        }
+        v
+    }
+}
+
+/// The most points one run measures.
+pub const MAX_POINTS: usize = 8;
+
 /// The experiment's configuration.
 #[derive(Clone, Debug, Serialize)]
 pub struct KernelConfig {
@@ -113,6 +149,9 @@ pub struct KernelConfig {
     pub model: bool,
     pub model_lock: LockKind,
     pub model_outside: ModelOutside,
+    /// The configurations measured, main first (its `threads`, `iodepth` and `ioengine` are the
+    /// fields above); each gets the whole experiment: rounds, recorded runs, profiles.
+    pub points: Vec<Point>,
 }
 
 impl KernelConfig {
@@ -137,6 +176,24 @@ impl KernelConfig {
         if self.weights.is_empty() || self.weights.iter().any(|w| !(1..=1000).contains(w)) {
             return bad("group weights must be 1..=1000".into());
         }
+        if self.groups > 0 && self.weights.len() != self.groups {
+            return bad(format!(
+                "--weights gives {} weight(s) for {} group(s): give one per group, or end the list with `...` to repeat it in turn",
+                self.weights.len(),
+                self.groups
+            ));
+        }
+        if self.points.is_empty() || self.points.len() > MAX_POINTS {
+            return bad(format!("--points must name 1..={MAX_POINTS} configurations, got {}", self.points.len()));
+        }
+        if self.points[0] != (Point { threads: self.threads, iodepth: self.iodepth, ioengine: self.ioengine }) {
+            return bad("the first of --points must be the main configuration (--threads, --iodepth, --ioengine)".into());
+        }
+        for p in &self.points {
+            if !(1..=256).contains(&p.threads) || !(1..=1024).contains(&p.iodepth) {
+                return bad(format!("--points: {} is out of range (jobs 1..=256, iodepth 1..=1024)", p.label()));
+            }
+        }
         if self.bs_sectors == 0 || self.bs_sectors > 256 {
             return bad(format!("block size must be 512 B to 128 KiB, got {} sectors", self.bs_sectors));
         }
@@ -154,6 +211,16 @@ impl KernelConfig {
             cfg.validate("rstat+lists").map_err(ExperimentError::bad_input)?;
         }
         Ok(())
+    }
+
+    /// "2 jobs × iodepth 32 (io_uring)": the main point's label.
+    pub fn point_label(&self) -> String {
+        Point { threads: self.threads, iodepth: self.iodepth, ioengine: self.ioengine }.label()
+    }
+
+    /// This configuration at `p`.
+    fn at(&self, p: Point) -> KernelConfig {
+        KernelConfig { threads: p.threads, iodepth: p.iodepth, ioengine: p.ioengine, points: vec![p], ..self.clone() }
     }
 
     fn fio_job(&self, numjobs: usize, region: Option<(u64, u64)>) -> fio::FioJob {
@@ -202,6 +269,10 @@ impl KernelConfig {
             return Vec::new();
         }
         let mut v = vec![("none", 0), ("no-stats+lists", 0), ("debug-off+lists", 0), ("rstat+lists", 0)];
+        // mq-deadline's counterpart, once the model has one (until then `no-stats+lists` stands in).
+        if schedlab_variants::reference(fidelity::MODEL_DEADLINE).is_some() || schedlab_variants::info(fidelity::MODEL_DEADLINE).is_some() {
+            v.insert(1, (fidelity::MODEL_DEADLINE, 0));
+        }
         if self.groups > 0 {
             v.push(("debug-off+lists", self.groups));
             v.push(("rstat+lists", self.groups));
@@ -222,6 +293,13 @@ pub struct KernelRun {
     /// fio's own CPU time per I/O, µs (its accounting cgroup: submission and what runs in its
     /// context), where the accounting cgroup exists.
     pub fio_cpu_per_io_us: Option<f64>,
+    /// The experiment's CPU time per I/O, µs: fio's cgroup, the kernel threads (loop worker,
+    /// kworkers, ksoftirqd) and interrupts on idle CPUs ([`system::CpuSplit`]), where the
+    /// accounting cgroup exists. Unlike `cpu_per_io_us` it leaves other processes out.
+    pub experiment_cpu_per_io_us: Option<f64>,
+    /// CPUs other processes used during the run (their CPU time ÷ the window), where the
+    /// accounting cgroup exists.
+    pub other_cpus: Option<f64>,
     /// Lock contention (recorded runs only).
     pub contention: Option<ContentionSummary>,
 }
@@ -236,6 +314,8 @@ pub struct KernelRow {
     pub recorded: Vec<KernelRun>,
     pub kiops: Spread,
     pub cpu_per_io_us: Spread,
+    /// The experiment's CPU per I/O (see [`KernelRun::experiment_cpu_per_io_us`]).
+    pub experiment_cpu_per_io_us: Option<Spread>,
     /// The scheduler lock's contended acquisitions per I/O, over the recorded runs.
     pub sched_contentions_per_io: Option<Spread>,
     pub other_contentions_per_io: Option<Spread>,
@@ -255,6 +335,13 @@ pub struct ModelRow {
     pub entry: &'static str,
     pub groups: usize,
     pub kiops: Spread,
+    /// (round, KIOPS) of each run, for within-round ratios.
+    pub kiops_by_round: Vec<(usize, f64)>,
+    /// The scheduler lock's acquisitions per request (lock statistics; median over runs).
+    pub sched_acquisitions_per_io: Option<f64>,
+    /// The scheduler lock by path (lock statistics' `by path`): (path, acquisitions per request,
+    /// contended acquisitions per request), medians over runs.
+    pub sched_by_path: Vec<(String, f64, f64)>,
     /// This process's CPU time per request, µs.
     pub cpu_per_io_us: Spread,
     /// The scheduler lock's contended acquisitions per request (lock statistics).
@@ -293,6 +380,17 @@ pub struct Environment {
     pub cleaned_up_before: Vec<String>,
 }
 
+/// One point's results (the main point's are the report's own fields).
+#[derive(Clone, Debug, Serialize)]
+pub struct PointResult {
+    pub point: Point,
+    pub model_outside_ns: u64,
+    pub kernel: Vec<KernelRow>,
+    pub model: Vec<ModelRow>,
+    pub side_by_side: Vec<SideBySide>,
+    pub elevator: Option<fidelity::ElevatorCost>,
+}
+
 /// The report: both halves, side by side, with their provenance.
 #[derive(Clone, Debug, Serialize)]
 pub struct KernelReport {
@@ -304,6 +402,12 @@ pub struct KernelReport {
     pub kernel: Vec<KernelRow>,
     pub model: Vec<ModelRow>,
     pub side_by_side: Vec<SideBySide>,
+    /// The elevator's own cost at the main point (see [`fidelity::ElevatorCost`]).
+    pub elevator: Option<fidelity::ElevatorCost>,
+    /// The other points of the axis, each with the same figures as the main one above.
+    pub points: Vec<PointResult>,
+    /// The fidelity table: every point's figures, kernel beside model, with their goal bands.
+    pub fidelity: Vec<fidelity::FidelityRow>,
     pub warnings: Vec<String>,
     pub interrupted: bool,
     pub failures: Vec<String>,
@@ -383,7 +487,7 @@ impl Rig {
         let region = self.device_bytes / cfg.threads as u64 / 4096 * 4096;
         let sequential = matches!(cfg.rw, Rw::Read | Rw::Write);
         let accounting = self.cgroups.as_ref().and_then(|c| c.accounting.clone());
-        let acct_before = accounting.as_deref().and_then(system::accounting_ns);
+        let root = self.cgroups.as_ref().filter(|c| c.accounting.is_some()).map(|c| system::accounting_root(&c.io));
         let mut children = Vec::new();
         let mut first_job = 0u64;
         for (g, &n) in groups.iter().zip(&counts) {
@@ -410,7 +514,15 @@ impl Rig {
             }
             return Ok(None);
         }
-        let busy_before = machine_busy_s();
+        // Every counter is read at the same two moments: the end of the ramp and the end of the run.
+        let snapshot = || {
+            let fio = accounting.as_deref().and_then(system::accounting_ns);
+            let root = root.as_deref().and_then(system::accounting_ns);
+            let kthreads = system::kthreads_runtime_ns();
+            let own = system::own_runtime_ns();
+            (machine_busy_s(), fio, root, kthreads, own, Instant::now())
+        };
+        let before = snapshot();
         let limit = cfg.duration + Duration::from_secs(30);
         let mut outputs = Vec::new();
         let mut stopped = false;
@@ -436,8 +548,7 @@ impl Rig {
                 None => stopped = true,
             }
         }
-        let busy_after = machine_busy_s();
-        let acct_after = accounting.as_deref().and_then(system::accounting_ns);
+        let after = snapshot();
         if stopped {
             return Ok(None);
         }
@@ -449,13 +560,22 @@ impl Rig {
         let iops: f64 = results.iter().map(|r| r.iops).sum();
         let runtime_s = results.iter().map(|r| r.runtime_s).fold(0.0, f64::max);
         let per_io = |s: f64| (ios > 0).then(|| s * 1e6 / ios as f64);
+        let machine_s = before.0.zip(after.0).map(|(a, b)| b - a);
+        let fio_ns = before.1.zip(after.1).map(|(a, b)| b.saturating_sub(a));
+        let root_ns = before.2.zip(after.2).map(|(a, b)| b.saturating_sub(a));
+        let split = machine_s.zip(fio_ns).zip(root_ns).map(|((m, f), r)| {
+            system::CpuSplit::of(m, r, f, system::kthreads_delta_ns(&before.3, &after.3), after.4.saturating_sub(before.4))
+        });
+        let window_s = after.5.duration_since(before.5).as_secs_f64();
         Ok(Some(KernelRun {
             round,
             iops,
             ios,
             runtime_s,
-            cpu_per_io_us: busy_before.zip(busy_after).and_then(|(a, b)| per_io(b - a)),
-            fio_cpu_per_io_us: acct_before.zip(acct_after).and_then(|(a, b)| per_io((b.saturating_sub(a)) as f64 / 1e9)),
+            cpu_per_io_us: machine_s.and_then(per_io),
+            fio_cpu_per_io_us: fio_ns.and_then(|ns| per_io(ns as f64 / 1e9)),
+            experiment_cpu_per_io_us: split.and_then(|s| per_io(s.experiment_s)),
+            other_cpus: split.filter(|_| window_s > 0.0).map(|s| s.others_s / window_s),
             contention: None,
         }))
     }
@@ -523,7 +643,8 @@ fn spread_of<T>(runs: &[T], f: impl Fn(&T) -> Option<f64>) -> Option<Spread> {
     (!v.is_empty()).then(|| Spread::of(v))
 }
 
-fn kernel_row(config: KernelSched, runs: Vec<KernelRun>, recorded: Vec<KernelRun>, ramp: Duration) -> KernelRow {
+/// A configuration's row from its plain and recorded runs (`ramp`: the recorder's extra time per run).
+pub fn kernel_row(config: KernelSched, runs: Vec<KernelRun>, recorded: Vec<KernelRun>, ramp: Duration) -> KernelRow {
     let per_io = |r: &KernelRun, sched: bool| {
         r.contention.as_ref().filter(|_| r.ios > 0 && r.runtime_s > 0.0).map(|c| {
             let n = if sched { c.scheduler_lock.contentions } else { c.other_locks.contentions };
@@ -539,6 +660,7 @@ fn kernel_row(config: KernelSched, runs: Vec<KernelRun>, recorded: Vec<KernelRun
         config,
         kiops: kiops.clone(),
         cpu_per_io_us: spread_of(&runs, |r| r.cpu_per_io_us).unwrap_or_default(),
+        experiment_cpu_per_io_us: spread_of(&runs, |r| r.experiment_cpu_per_io_us),
         sched_contentions_per_io: spread_of(&recorded, |r| per_io(r, true)),
         other_contentions_per_io: spread_of(&recorded, |r| per_io(r, false)),
         sched_wait_avg_ns: (!recorded.is_empty()).then(|| median(&recorded.iter().filter_map(|r| r.contention.as_ref()).map(|c| c.scheduler_lock.wait_avg_ns()).collect::<Vec<_>>())),
@@ -573,9 +695,10 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     let model_entries = cfg.model_entries();
     let per_round = kernel_configs.len() * if cfg.contention { 2 } else { 1 } + model_entries.len();
     let extra = if cfg.profile { kernel_configs.len() + 2 } else { 0 } + usize::from(cfg.model && cfg.model_outside == ModelOutside::Kernel);
-    let steps = per_round * cfg.rounds + extra;
+    let steps = (per_round * cfg.rounds + extra) * cfg.points.len();
     let run_s = (cfg.duration + cfg.ramp).as_secs_f64() + 0.5;
-    observer.event(Event::Planned { steps, estimated_s: steps as f64 * run_s + if cfg.contention { kernel_configs.len() as f64 * cfg.rounds as f64 * 2.0 } else { 0.0 } });
+    let recording_s = if cfg.contention { kernel_configs.len() as f64 * cfg.rounds as f64 * 2.0 } else { 0.0 };
+    observer.event(Event::Planned { steps, estimated_s: steps as f64 * run_s + recording_s * cfg.points.len() as f64 });
 
     // Set-up: every change goes through the ledger, which puts it all back when dropped.
     let mut ledger = system::Ledger::create().map_err(ExperimentError::run_failed)?;
@@ -622,6 +745,63 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     let mut failures: Vec<String> = Vec::new();
     let mut interrupted = false;
     let mut done = 0usize;
+    let mut results: Vec<PointResult> = Vec::new();
+    for &point in &cfg.points {
+        if interrupted || stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
+        let pcfg = cfg.at(point);
+        results.push(run_point(&mut rig, &pcfg, &env, stop, observer, &mut done, &mut warnings, &mut failures, &mut interrupted));
+    }
+    observer.event(Event::Finished);
+    // Put everything back now (not at the end of the caller's printing).
+    let problems = rig.ledger.undo_all();
+    for p in problems {
+        failures.push(format!("clean-up: {p}"));
+    }
+    let fidelity = results.iter().flat_map(|r| fidelity::rows(r, cfg.groups, &env.kernel_release, cfg.ramp.as_secs_f64())).collect();
+    for w in &warnings {
+        observer.event(Event::Warning(w));
+    }
+    let mut results = results.into_iter();
+    let main = results.next();
+    let (model_outside_ns, kernel, model, side_by_side, elevator) = match main {
+        Some(m) => (m.model_outside_ns, m.kernel, m.model, m.side_by_side, m.elevator),
+        None => (0, Vec::new(), Vec::new(), Vec::new(), None),
+    };
+    Ok(KernelReport {
+        provenance: Provenance::collect(),
+        environment: env,
+        config: cfg.clone(),
+        model_outside_ns,
+        kernel,
+        model,
+        side_by_side,
+        elevator,
+        points: results.collect(),
+        fidelity,
+        warnings,
+        interrupted,
+        failures,
+    })
+}
+
+/// Runs every kernel configuration and model row of one point, in rounds, then their profiles.
+#[allow(clippy::too_many_arguments)]
+fn run_point(
+    rig: &mut Rig,
+    cfg: &KernelConfig,
+    env: &Environment,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+    done: &mut usize,
+    warnings: &mut Vec<String>,
+    failures: &mut Vec<String>,
+    interrupted: &mut bool,
+) -> PointResult {
+    let kernel_configs = cfg.kernel_configs();
+    let model_entries = cfg.model_entries();
 
     // Calibration: the kernel's none, its CPU time per I/O as the model's outside work.
     let mut model_outside_ns = match cfg.model_outside {
@@ -629,21 +809,31 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         ModelOutside::Kernel => 0,
     };
     if cfg.model && cfg.model_outside == ModelOutside::Kernel {
-        observer.event(Event::Step { done, label: "calibration: kernel none" });
-        done += 1;
+        observer.event(Event::Step { done: *done, label: "calibration: kernel none" });
+        *done += 1;
         let calibrated = rig.set_scheduler(KernelSched::None).and_then(|()| rig.fio_run(cfg, KernelSched::None, 0, stop));
         match calibrated {
-            Ok(Some(r)) => match r.cpu_per_io_us {
-                Some(us) => model_outside_ns = (us * 1e3).round() as u64,
-                None => warnings.push("the calibration run measured no CPU time: the model runs with no outside work".into()),
-            },
-            Ok(None) => interrupted = true,
+            Ok(Some(r)) => {
+                if let Some(w) = kernel_load_warning(&r) {
+                    warnings.push(format!("{}: calibration: {w}", cfg.point_label()));
+                }
+                match (r.experiment_cpu_per_io_us, r.cpu_per_io_us) {
+                    (Some(us), _) => model_outside_ns = (us * 1e3).round() as u64,
+                    (None, Some(us)) => {
+                        warnings.push(format!("{}: no accounting cgroup: the model's outside work is the CPU per I/O of all CPUs, other processes' included", cfg.point_label()));
+                        model_outside_ns = (us * 1e3).round() as u64
+                    }
+                    (None, None) => warnings.push("the calibration run measured no CPU time: the model runs with no outside work".into()),
+                }
+            }
+            Ok(None) => *interrupted = true,
             Err(e) => failures.push(format!("calibration: {e}")),
         }
     }
 
     let mut kernel_runs: Vec<(Vec<KernelRun>, Vec<KernelRun>)> = vec![(Vec::new(), Vec::new()); kernel_configs.len()];
     let mut model_runs: Vec<Vec<workload::RunResult>> = vec![Vec::new(); model_entries.len()];
+    let mut model_rounds: Vec<Vec<usize>> = vec![Vec::new(); model_entries.len()];
     let mut noisy_model_runs: Vec<String> = Vec::new();
     // Steps of a round: every kernel configuration and model row, in an order rotated by the
     // round, so that no row always runs first or after the same neighbour.
@@ -655,21 +845,21 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     let items: Vec<Item> = (0..kernel_configs.len()).map(Item::Kernel).chain((0..model_entries.len()).map(Item::Model)).collect();
     'rounds: for round in 0..cfg.rounds {
         for k in 0..items.len() {
-            if interrupted || stop.load(Ordering::Relaxed) {
-                interrupted = true;
+            if *interrupted || stop.load(Ordering::Relaxed) {
+                *interrupted = true;
                 break 'rounds;
             }
             match items[(k + round) % items.len()] {
                 Item::Kernel(i) => {
                     let sched = kernel_configs[i];
                     let label = format!("round {}/{}: kernel {}", round + 1, cfg.rounds, sched.name());
-                    observer.event(Event::Step { done, label: &label });
-                    done += 1;
+                    observer.event(Event::Step { done: *done, label: &label });
+                    *done += 1;
                     let plain = rig.set_scheduler(sched).and_then(|()| rig.fio_run(cfg, sched, round, stop));
                     match plain {
                         Ok(Some(r)) => kernel_runs[i].0.push(r),
                         Ok(None) => {
-                            interrupted = true;
+                            *interrupted = true;
                             break 'rounds;
                         }
                         Err(e) => {
@@ -679,8 +869,8 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
                     }
                     if cfg.contention {
                         let label = format!("round {}/{}: kernel {} (lock contention recorded)", round + 1, cfg.rounds, sched.name());
-                        observer.event(Event::Step { done, label: &label });
-                        done += 1;
+                        observer.event(Event::Step { done: *done, label: &label });
+                        *done += 1;
                         let recorded = Recorder::bpftrace().and_then(|rec| {
                             let run = rig.fio_run(cfg, sched, round, stop);
                             let text = rec.finish();
@@ -696,7 +886,7 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
                         match recorded {
                             Ok(Some(r)) => kernel_runs[i].1.push(r),
                             Ok(None) => {
-                                interrupted = true;
+                                *interrupted = true;
                                 break 'rounds;
                             }
                             Err(e) => failures.push(format!("kernel {} round {} (recorded): {e}", sched.name(), round + 1)),
@@ -706,18 +896,19 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
                 Item::Model(i) => {
                     let (entry, groups) = model_entries[i];
                     let label = format!("round {}/{}: model {entry} ({groups} groups)", round + 1, cfg.rounds);
-                    observer.event(Event::Step { done, label: &label });
-                    done += 1;
+                    observer.event(Event::Step { done: *done, label: &label });
+                    *done += 1;
                     match workload::run_named(entry, &cfg.model_config(entry, groups, model_outside_ns), stop) {
                         Ok(r) if r.interrupted => {
-                            interrupted = true;
+                            *interrupted = true;
                             break 'rounds;
                         }
                         Ok(r) => {
                             if let Some(w) = workload::fair_lock_warning_after(&r) {
                                 noisy_model_runs.push(format!("{entry} round {}: {w}", round + 1));
                             }
-                            model_runs[i].push(r)
+                            model_runs[i].push(r);
+                            model_rounds[i].push(round);
                         }
                         Err(e) => failures.push(format!("model {entry} round {}: {e}", round + 1)),
                     }
@@ -727,23 +918,60 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     }
 
     if let Some(first) = noisy_model_runs.first() {
-        warnings.push(format!("{} model run(s) shared the CPUs with other processes; the first: {first}", noisy_model_runs.len()));
+        warnings.push(format!("{}: {} model run(s) shared the CPUs with other processes; the first: {first}", cfg.point_label(), noisy_model_runs.len()));
+    }
+    let noisy_kernel_runs: Vec<String> = kernel_configs
+        .iter()
+        .zip(&kernel_runs)
+        .flat_map(|(c, (plain, rec))| plain.iter().chain(rec).filter_map(move |r| kernel_load_warning(r).map(|w| format!("kernel {} round {}: {w}", c.name(), r.round + 1))))
+        .collect();
+    if let Some(first) = noisy_kernel_runs.first() {
+        warnings.push(format!("{}: {} kernel run(s) shared the CPUs with other processes; the first: {first}", cfg.point_label(), noisy_kernel_runs.len()));
     }
     let mut kernel: Vec<KernelRow> = kernel_configs.iter().zip(kernel_runs).map(|(&c, (runs, rec))| kernel_row(c, runs, rec, cfg.ramp)).collect();
     let mut model: Vec<ModelRow> = model_entries
         .iter()
-        .zip(&model_runs)
-        .map(|(&(entry, groups), runs)| {
+        .zip(model_runs.iter().zip(&model_rounds))
+        .map(|(&(entry, groups), (runs, rounds))| {
             let sched = |r: &workload::RunResult| r.locks.iter().find(|l| l.name == "sched").cloned();
             // The lock counters cover the on windows of a toggled run: per request of those windows.
             let per_io = |r: &workload::RunResult| {
                 let requests_on = r.lockstat_toggle.as_ref().map_or(r.kiops * 1e3 * r.measured_s, |t| t.kiops_on * 1e3 * t.on_s);
                 sched(r).filter(|_| requests_on > 0.0).map(|l| l.contentions as f64 / requests_on)
             };
+            let requests_on = |r: &workload::RunResult| r.lockstat_toggle.as_ref().map_or(r.kiops * 1e3 * r.measured_s, |t| t.kiops_on * 1e3 * t.on_s);
+            let acquisitions = |r: &workload::RunResult| sched(r).filter(|_| requests_on(r) > 0.0).map(|l| l.acquisitions as f64 / requests_on(r));
+            let by_path: Vec<(String, f64, f64)> = {
+                let mut names: Vec<&'static str> = Vec::new();
+                for r in runs {
+                    for p in sched(r).map(|l| l.paths).unwrap_or_default() {
+                        if !names.contains(&p.path.name()) {
+                            names.push(p.path.name());
+                        }
+                    }
+                }
+                names
+                    .into_iter()
+                    .map(|name| {
+                        let of = |f: &dyn Fn(&schedlab_core::lockstat::PathSummary) -> u64| {
+                            let v: Vec<f64> = runs
+                                .iter()
+                                .filter(|r| requests_on(r) > 0.0)
+                                .map(|r| sched(r).and_then(|l| l.paths.iter().find(|p| p.path.name() == name).map(f)).unwrap_or(0) as f64 / requests_on(r))
+                                .collect();
+                            median(&v)
+                        };
+                        (name.to_string(), of(&|p| p.acquisitions), of(&|p| p.contentions))
+                    })
+                    .collect()
+            };
             ModelRow {
                 entry,
                 groups,
                 kiops: Spread::of(runs.iter().map(|r| r.kiops).collect()),
+                kiops_by_round: rounds.iter().copied().zip(runs.iter().map(|r| r.kiops)).collect(),
+                sched_acquisitions_per_io: spread_of(runs, acquisitions).map(|s| s.median),
+                sched_by_path: by_path,
                 cpu_per_io_us: Spread::of(
                     runs.iter().filter_map(|r| r.cpu_busy_pct.filter(|_| r.kiops > 0.0).map(|p| p / 100.0 * r.threads as f64 / (r.kiops * 1e3) * 1e6)).collect(),
                 ),
@@ -760,16 +988,20 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         .collect();
 
     // Profiles: one perf run per kernel configuration, one profiled model run per statistics row.
-    if cfg.profile && !interrupted {
-        let tmp = tempfile::tempdir().map_err(|e| ExperimentError::run_failed(format!("cannot make a temporary directory: {e}")))?;
+    let tmp = if cfg.profile && !*interrupted {
+        tempfile::tempdir().map_err(|e| failures.push(format!("profiles: cannot make a temporary directory: {e}"))).ok()
+    } else {
+        None
+    };
+    if let Some(tmp) = tmp {
         for row in kernel.iter_mut() {
             if stop.load(Ordering::Relaxed) {
-                interrupted = true;
+                *interrupted = true;
                 break;
             }
             let label = format!("profile: kernel {}", row.config.name());
-            observer.event(Event::Step { done, label: &label });
-            done += 1;
+            observer.event(Event::Step { done: *done, label: &label });
+            *done += 1;
             let data = tmp.path().join(format!("{}.data", row.config.name()));
             let profiled = rig.set_scheduler(row.config).and_then(|()| {
                 let rec = Recorder::perf(&data)?;
@@ -810,12 +1042,12 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         }
         for row in model.iter_mut().filter(|m| m.entry != "none" && m.entry != "no-stats+lists" && m.groups == 0) {
             if stop.load(Ordering::Relaxed) {
-                interrupted = true;
+                *interrupted = true;
                 break;
             }
             let label = format!("profile: model {}", row.entry);
-            observer.event(Event::Step { done, label: &label });
-            done += 1;
+            observer.event(Event::Step { done: *done, label: &label });
+            *done += 1;
             let mut mcfg = cfg.model_config(row.entry, 0, model_outside_ns);
             mcfg.lockstat = false;
             mcfg.lockstat_toggle = None;
@@ -829,27 +1061,17 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
             }
         }
     }
-    observer.event(Event::Finished);
-    // Put everything back now (not at the end of the caller's printing).
-    let problems = rig.ledger.undo_all();
-    for p in problems {
-        failures.push(format!("clean-up: {p}"));
-    }
     let side_by_side = side_by_side(&kernel, &model, cfg.groups);
-    for w in &warnings {
-        observer.event(Event::Warning(w));
-    }
-    Ok(KernelReport {
-        provenance: Provenance::collect(),
-        environment: env,
-        config: cfg.clone(),
-        model_outside_ns,
-        kernel,
-        model,
-        side_by_side,
-        warnings,
-        interrupted,
-        failures,
+    let elevator = fidelity::ElevatorCost::of(&kernel);
+    PointResult { point: cfg.points[0], model_outside_ns, kernel, model, side_by_side, elevator }
+}
+
+/// The warning due after a kernel run during which other processes used more than
+/// [`workload::OTHERS_DISTURB_CPUS`] CPUs (the model half's threshold).
+pub fn kernel_load_warning(r: &KernelRun) -> Option<String> {
+    let others = r.other_cpus?;
+    (others > workload::OTHERS_DISTURB_CPUS).then(|| {
+        format!("other processes used {others:.1} CPU(s) during this run: its IOPS and CPU per I/O measure them as well as the scheduler; run on a quiet machine")
     })
 }
 
