@@ -166,7 +166,8 @@ fn the_elevator_cost_is_the_extra_cpu_less_the_schedulers_own_share() {
     let e = fidelity::ElevatorCost::of(&p.kernel).expect("none's runs and bfq's profile are there");
     assert_eq!(e.basis, "experiment");
     let bfq = e.bfq.unwrap();
-    // The fixture's profile: 113 of 585 busy samples have a BFQ frame; × the 9.45 µs per I/O.
+    // The fixture's profile: 113 of its 585 experiment samples have a BFQ frame; × the 9.45 µs
+    // of the experiment's CPU per I/O.
     let own = 113.0 / 585.0 * 9.45;
     assert!((bfq.own_us - own).abs() < 1e-9, "{}", bfq.own_us);
     assert!((bfq.extra_us - 3.85).abs() < 1e-9);

@@ -121,8 +121,8 @@ impl FidelityRow {
 pub struct SchedulerCost {
     /// The scheduler configuration's CPU per I/O (see [`ElevatorCost::basis`]), µs.
     pub cpu_per_io_us: f64,
-    /// The scheduler's own functions (`bfq_*`, `dd_*`), % of the profile's busy samples, and as µs
-    /// per I/O (share × the machine's busy CPU per I/O, the base the shares are of).
+    /// The scheduler's own functions (`bfq_*`, `dd_*`), % of the profile's experiment samples, and
+    /// as µs per I/O (share × `cpu_per_io_us`).
     pub own_pct: f64,
     pub own_us: f64,
     /// More than `none`, µs per I/O.
@@ -162,20 +162,18 @@ impl ElevatorCost {
             let r = row_of(kernel, c)?;
             let p = r.profile.as_ref()?;
             let sched_cpu = cpu(r)?;
-            // Shares are of every busy sample of the machine: their µs per I/O is share × the
-            // machine's busy CPU per I/O.
-            let machine = r.cpu_per_io_us.median;
+            // Shares are of the experiment's samples (other processes' left out): their µs per
+            // I/O is share × the experiment's CPU per I/O.
             let own_pct = own(p);
-            let own_us = own_pct / 100.0 * machine;
+            let own_us = own_pct / 100.0 * sched_cpu;
             let extra_us = sched_cpu - none_cpu;
-            let none_machine = none.cpu_per_io_us.median;
             let mut largest: Vec<(String, f64)> = p
                 .frames_pct
                 .iter()
-                .filter(|(f, _)| !is_own(f) && !f.contains("spin_lock"))
+                .filter(|(f, _)| !is_own(f) && !f.contains("spin_lock") && f != "[unknown]")
                 .map(|(f, pct)| {
-                    let before = none_frames.and_then(|n| n.iter().find(|(g, _)| g == f)).map_or(0.0, |(_, p)| p / 100.0 * none_machine);
-                    (f.clone(), pct / 100.0 * machine - before)
+                    let before = none_frames.and_then(|n| n.iter().find(|(g, _)| g == f)).map_or(0.0, |(_, p)| p / 100.0 * none_cpu);
+                    (f.clone(), pct / 100.0 * sched_cpu - before)
                 })
                 .filter(|(_, d)| *d > 0.0)
                 .collect();

@@ -1105,7 +1105,10 @@ pub fn side_by_side(kernel: &[KernelRow], model: &[ModelRow], groups: usize) -> 
     // The scheduler's CPU time per I/O: its share of the profile times the CPU per I/O.
     v.push(SideBySide {
         what: "the scheduler's CPU per I/O (profile share × CPU per I/O), bfq (model: rstat+lists)".into(),
-        kernel: k(KernelSched::Bfq).and_then(|r| r.profile.as_ref().map(|p| p.bfq_pct / 100.0 * r.cpu_per_io_us.median)).filter(|v| *v > 0.0),
+        // Shares are of the experiment's samples: × the experiment's CPU per I/O where measured.
+        kernel: k(KernelSched::Bfq)
+            .and_then(|r| r.profile.as_ref().map(|p| p.bfq_pct / 100.0 * r.experiment_cpu_per_io_us.as_ref().map_or(r.cpu_per_io_us.median, |s| s.median)))
+            .filter(|v| *v > 0.0),
         model: m("rstat+lists", 0).and_then(|r| r.scheduler_pct.map(|p| p / 100.0 * r.cpu_per_io_us.median)).filter(|v| *v > 0.0),
         unit: "µs",
     });
@@ -1148,4 +1151,79 @@ pub fn cleanup() -> Result<Vec<String>, ExperimentError> {
         return Err(ExperimentError::run_failed(format!("clean-up: {p} ({} problem(s))", problems.len())));
     }
     Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_with_others(others: Option<f64>) -> KernelRun {
+        KernelRun {
+            round: 0,
+            iops: 1e5,
+            ios: 100_000,
+            runtime_s: 1.0,
+            cpu_per_io_us: Some(9.0),
+            fio_cpu_per_io_us: None,
+            experiment_cpu_per_io_us: Some(6.0),
+            other_cpus: others,
+            contention: None,
+        }
+    }
+
+    #[test]
+    fn kernel_runs_beside_other_load_are_flagged_as_the_models_are() {
+        let w = kernel_load_warning(&run_with_others(Some(1.2))).expect("1.2 CPUs of other load is flagged");
+        assert!(w.contains("1.2 CPU"), "{w}");
+        assert_eq!(kernel_load_warning(&run_with_others(Some(workload::OTHERS_DISTURB_CPUS * 0.5))), None);
+        // Unmeasured (no accounting cgroup): nothing to say.
+        assert_eq!(kernel_load_warning(&run_with_others(None)), None);
+    }
+
+    fn config(groups: usize, weights: Vec<u64>) -> KernelConfig {
+        KernelConfig {
+            threads: 2,
+            rw: Rw::RandRead,
+            bs_sectors: 8,
+            iodepth: 32,
+            ioengine: "io_uring",
+            duration: Duration::from_secs(1),
+            ramp: Duration::ZERO,
+            rounds: 1,
+            groups,
+            weights,
+            size_bytes: 64 << 20,
+            device: None,
+            contention: false,
+            profile: false,
+            flamegraph_dir: None,
+            model: false,
+            model_lock: LockKind::FairSpin,
+            model_outside: ModelOutside::Fixed(0),
+            points: Point::auto(2, 32, "io_uring"),
+        }
+    }
+
+    #[test]
+    fn weights_must_match_the_groups() {
+        assert!(config(3, vec![100, 200, 300]).validate().is_ok());
+        for (groups, weights) in [(4, vec![100, 200, 300]), (2, vec![100, 200, 300])] {
+            let e = config(groups, weights).validate().unwrap_err().to_string();
+            assert!(e.contains("weight(s) for") && e.contains("`...`"), "{e}");
+        }
+        // No groups: the weights are the model's default and unused.
+        assert!(config(0, vec![100, 200, 300]).validate().is_ok());
+    }
+
+    #[test]
+    fn the_auto_axis_is_four_points_main_first() {
+        let p = Point::auto(2, 32, "io_uring");
+        assert_eq!(p.len(), 4);
+        assert_eq!((p[0].threads, p[0].iodepth), (2, 32));
+        assert!(p.iter().any(|p| p.threads == 1 && p.iodepth == 1));
+        assert_eq!(Point::auto(1, 1, "psync").len(), 1);
+        let mut c = config(3, vec![1, 2, 3]);
+        c.points.swap(0, 1);
+        assert!(c.validate().is_err(), "the main point must come first");
+    }
 }

@@ -738,6 +738,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_experiments_cpu_leaves_other_processes_out() {
+        // 2 s of a 2-CPU machine fully busy: the root's tasks 3.8 s, of which fio 1.5 s, kernel
+        // threads 0.5 s, this process 0.1 s; 0.2 s of interrupts hit idle CPUs.
+        let s = CpuSplit::of(4.0, 3_800_000_000, 1_500_000_000, 500_000_000, 100_000_000);
+        assert!((s.others_s - 1.7).abs() < 1e-9, "{s:?}");
+        assert!((s.experiment_s - 2.2).abs() < 1e-9, "{s:?}");
+        // Ticks behind runtimes: never less than fio's and the kernel threads' own.
+        let s = CpuSplit::of(1.0, 2_000_000_000, 1_500_000_000, 500_000_000, 0);
+        assert!((s.experiment_s - 2.0).abs() < 1e-9 && s.others_s == 0.0, "{s:?}");
+    }
+
+    #[test]
+    fn kernel_threads_are_found_and_their_deltas_summed() {
+        let now = kthreads_runtime_ns();
+        // Every Linux machine has kernel threads (kthreadd, ksoftirqd, kworkers).
+        assert!(!now.is_empty());
+        assert!(!now.contains_key(&std::process::id()), "this process is no kernel thread");
+        let before = std::collections::BTreeMap::from([(1, 100), (2, 50), (3, 7)]);
+        let after = std::collections::BTreeMap::from([(1, 150), (2, 50), (4, 30)]);
+        assert_eq!(kthreads_delta_ns(&before, &after), 80, "50 more, none more, a new one's 30; a gone one's lost");
+    }
+
+    #[test]
     fn owners_are_read_from_names_this_tool_gives() {
         assert_eq!(owner_of("schedlab-kernel-1234"), Some(1234));
         assert_eq!(owner_of("schedlab-kernel-1234.img"), Some(1234));
