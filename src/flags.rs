@@ -5,7 +5,7 @@
 use crate::{bad_input, parse_bs, seconds, units, ExperimentError};
 use schedlab_benches::compare::NoisePolicy;
 use schedlab_benches::workload::{Rw, WorkloadConfig};
-use schedlab_core::{InsertPathKind, LockKind};
+use schedlab_core::{InsertPathKind, KernelProfile, LockKind};
 
 /// What the jobs do (everything but how many, how long and which lock).
 #[derive(clap::Args, Debug, Clone)]
@@ -53,6 +53,24 @@ pub struct WorkloadFlags {
     /// takes `both` (every variant on each path, side by side).
     #[arg(long, default_value = "direct")]
     pub insert: String,
+    /// Which of BFQ's lock sites a submission runs: `4.12` (the seeds' kernels: bio merge, then
+    /// insert) or `6.18` (bio merge, depth limit, then insert). The insert path stays
+    /// `--insert`'s: 6.18's own is `lists`.
+    #[arg(long, default_value = "4.12")]
+    pub kernel: String,
+    /// blk-mq's elevator machinery that the kernel's `none` skips, ns per request,
+    /// 0..=1000000000: spun outside every lock by each scheduler row, not by `none` (`schedlab
+    /// kernel` measures it on the running kernel).
+    #[arg(long, default_value_t = 0, value_parser = units::count::<0, 1_000_000_000>, allow_negative_numbers = true)]
+    pub elevator_ns: u64,
+}
+
+/// Parses a `--kernel` value.
+pub fn parse_kernel(s: &str) -> Result<KernelProfile, ExperimentError> {
+    KernelProfile::from_name(s).ok_or_else(|| {
+        let known: Vec<_> = KernelProfile::ALL.iter().map(|k| k.name()).collect();
+        bad_input(format!("unknown --kernel `{s}` (known: {})", known.join(", ")))
+    })
 }
 
 /// Parses an `--insert` value that names one path.
@@ -109,6 +127,8 @@ impl WorkloadFlags {
             lockstat_toggle: None,
             trace_window: None,
             insert: parse_insert(&self.insert)?,
+            kernel: parse_kernel(&self.kernel)?,
+            elevator_ns: self.elevator_ns,
         })
     }
 }

@@ -67,6 +67,7 @@ pub mod insert;
 pub mod lockstat;
 pub mod objects;
 pub mod policy;
+pub mod profile;
 pub mod protection;
 pub mod scheduler;
 mod sorted;
@@ -78,6 +79,7 @@ pub mod update;
 
 pub use clock::{Clock, ManualClock, RealClock, SchedClock};
 pub use insert::InsertPathKind;
+pub use profile::{KernelProfile, SubmitSite};
 pub use objects::rstat::RstatLists;
 pub use objects::{Census, GroupPtr, GroupShared, QueueRef, QueueShared, RetiredGroup};
 pub use policy::{DeferredBatch, DeferredCx, LockedView, Route, StatsPolicy};

@@ -147,15 +147,19 @@ pub enum LockPath {
     Stats = 4,
     /// Group removal and process moves (the reparenting paths of cgroup churn).
     GroupRemoval = 5,
+    /// The bio merge attempt before a request is made (`bfq_bio_merge`).
+    BioMerge = 6,
+    /// The depth limit's walk up the hierarchy (`bfq_limit_depth` → `bfqq_request_over_limit`).
+    LimitDepth = 7,
 }
 
 /// Number of [`LockPath`]s.
-pub const NR_PATHS: usize = 6;
+pub const NR_PATHS: usize = 8;
 
 impl LockPath {
     /// Every path, in report order.
     pub const ALL: [LockPath; NR_PATHS] =
-        [LockPath::Insert, LockPath::Dispatch, LockPath::Completion, LockPath::Stats, LockPath::GroupRemoval, LockPath::Other];
+        [LockPath::BioMerge, LockPath::LimitDepth, LockPath::Insert, LockPath::Dispatch, LockPath::Completion, LockPath::Stats, LockPath::GroupRemoval, LockPath::Other];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -165,6 +169,8 @@ impl LockPath {
             LockPath::Completion => "completion",
             LockPath::Stats => "stats",
             LockPath::GroupRemoval => "group-removal",
+            LockPath::BioMerge => "bio-merge",
+            LockPath::LimitDepth => "limit-depth",
         }
     }
 
@@ -175,6 +181,8 @@ impl LockPath {
             3 => LockPath::Completion,
             4 => LockPath::Stats,
             5 => LockPath::GroupRemoval,
+            6 => LockPath::BioMerge,
+            7 => LockPath::LimitDepth,
             _ => LockPath::Other,
         }
     }

@@ -14,6 +14,7 @@ use crate::objects::{Census, QueueRef, QueueShared, RetiredGroup};
 use crate::policy::{DeferredBatch, DeferredCx, LockedView, Route, StatsPolicy};
 use crate::update::{Path, StatEvent, StatKind, StatUpdate, StatsKept};
 use crate::insert::{DispatchSite, InsertLists, InsertPathKind, InsertSite};
+use crate::profile::{KernelProfile, SubmitSite};
 use crate::protection::{Protection, Reclaimer};
 use crate::objects::rstat::RstatLists;
 use crate::state::{InsertOutcome, Ledger, QueueId, RequestCounters, RequestSpec, RqId, SchedConfig, SchedState, StatSink};
@@ -120,6 +121,8 @@ pub struct Scheduler<P: StatsPolicy> {
     state: Lock<SchedState>,
     /// How requests enter the scheduler (`insert/`), and the insertion lists of the lists path.
     insert_path: InsertPathKind,
+    /// Which lock sites a submission runs (`profile.rs`).
+    profile: KernelProfile,
     insert_lists: Lock<InsertLists>,
     /// The per-CPU rstat lists, when the policy keeps them (`objects/rstat.rs`).
     rstat: Option<OracleArc<RstatLists>>,
@@ -193,9 +196,11 @@ impl<P: StatsPolicy> Scheduler<P> {
         let census = OracleArc::new(Census::default());
         let rstat = P::RSTAT_LISTS.then(|| OracleArc::new(RstatLists::new(config.slots)));
         let insert_path = config.insert;
+        let profile = config.profile;
         let state = SchedState::new(config, census.clone(), Self::new_group_state, rstat.clone());
         Arc::new(Scheduler {
             insert_path,
+            profile,
             insert_lists: Lock::named(lock, LockClass::register("insert"), InsertLists::default()),
             rstat,
             in_service_hint: state.in_service_hint.clone(),
@@ -245,6 +250,11 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// The insert path this scheduler uses.
     pub fn insert_path(&self) -> InsertPathKind {
         self.insert_path
+    }
+
+    /// The kernel generation whose lock sites a submission runs.
+    pub fn profile(&self) -> KernelProfile {
+        self.profile
     }
 
     /// Flushes the rstat lists, if the policy keeps them: every statistics read starts with it
@@ -659,6 +669,67 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
     pub fn group(&self) -> GroupId {
         let st = self.sched.lock();
         Scheduler::<P>::id_of(&st, st.queue_group(self.queue))
+    }
+
+    /// One request's submission as the scheduler's kernel profile runs it (`profile.rs`): the bio
+    /// merge attempt, the depth limit, then the insert. A bio that merged ends the submission
+    /// ([`InsertOutcome::Merged`]: its tag completes with the request it joined). The depth
+    /// limit's verdict is counted (`RequestCounters::over_limit`).
+    ///
+    /// NOTE: the kernel then lets an over-limit request wait for one of a shallower set of tags;
+    /// the model has no tag pool, so the request goes on (kernel-map.md D48).
+    pub fn submit(&self, spec: RequestSpec) -> InsertOutcome {
+        let profile = self.sched.profile;
+        if profile.has(SubmitSite::BioMerge) && self.bio_merge(spec) {
+            return InsertOutcome::Merged;
+        }
+        if profile.has(SubmitSite::LimitDepth) {
+            self.limit_depth();
+        }
+        self.insert(spec)
+    }
+
+    /// `bfq_bio_merge`: under the scheduler lock, look the group up and try to merge the bio into
+    /// a queued request of this process's queue. Returns whether it merged.
+    pub fn bio_merge(&self, spec: RequestSpec) -> bool {
+        trace::in_path(PathSpan::BioMerge { pid: self.pid, sector: spec.sector }, || self.bio_merge_body(spec))
+    }
+
+    #[inline(never)]
+    fn bio_merge_body(&self, spec: RequestSpec) -> bool {
+        let sched = self.sched;
+        let _path = lockstat::enter(LockPath::BioMerge);
+        let mut batch = DeferredBatch::new(Path::Insert);
+        let mut st = sched.lock();
+        let now = sched.clock.now_ns();
+        let merged = st.bio_merge(self.queue, &spec, &mut Router { policy: &sched.policy, batch: &mut batch, now });
+        debug_assert!(st.retired.is_empty());
+        drop(st);
+        if !batch.is_empty() {
+            // I1a: the process holds its queue; the policy's protection holds its group (I1b-d).
+            let _stats = lockstat::enter(LockPath::Stats);
+            sched.policy.run_deferred(&sched.cx(), &mut batch);
+        }
+        merged
+    }
+
+    /// `bfq_limit_depth` → `bfqq_request_over_limit`: if the queue is active (read without the
+    /// lock, as the kernel does), take the scheduler lock and walk its entity up the group
+    /// hierarchy to decide whether it is over its share of the device's requests.
+    pub fn limit_depth(&self) -> bool {
+        // SAFETY: the process holds a reference on its queue for as long as it lives (I1a).
+        if !unsafe { self.shared.get() }.active_hint() {
+            return false;
+        }
+        trace::in_path(PathSpan::LimitDepth { pid: self.pid }, || self.limit_depth_body())
+    }
+
+    #[inline(never)]
+    fn limit_depth_body(&self) -> bool {
+        let _path = lockstat::enter(LockPath::LimitDepth);
+        let mut st = self.sched.lock();
+        let limit = st.nr_requests();
+        st.over_limit(self.queue, limit)
     }
 
     /// `bfq_insert_request`, through the scheduler's insert path (`insert/`).

@@ -72,6 +72,8 @@ pub fn hot_paths_traced() -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PathSpan {
     Insert { pid: u64, sector: u64 },
+    BioMerge { pid: u64, sector: u64 },
+    LimitDepth { pid: u64 },
     Dispatch,
     Finish { tag: u64 },
     Offline { group: u64 },
@@ -104,6 +106,8 @@ fn path_span_slow(path: PathSpan) -> Span {
     match path {
         PathSpan::Insert { pid, sector } => trace_span!(target: PATHS, "bfq_insert_request", pid, sector),
         PathSpan::Dispatch => trace_span!(target: PATHS, "bfq_dispatch_request"),
+        PathSpan::BioMerge { pid, sector } => trace_span!(target: PATHS, "bfq_bio_merge", pid, sector),
+        PathSpan::LimitDepth { pid } => trace_span!(target: PATHS, "bfq_limit_depth", pid),
         PathSpan::Finish { tag } => trace_span!(target: PATHS, "bfq_finish_request", tag),
         PathSpan::Offline { group } => trace_span!(target: PATHS, "bfq_pd_offline", group),
         PathSpan::Move { pid } => trace_span!(target: PATHS, "bfq_bfqq_move", pid),

@@ -864,7 +864,7 @@ fn accounting_paths<P: StatsPolicy>() {
     let c = sched.check_consistency();
     assert!(c.ok, "{name}: {c:?}");
     assert!(c.groups_with_queued.is_empty(), "{name}: {:?}", c.groups_with_queued);
-    assert_eq!(c.counters, RequestCounters { inserted: 7, dispatched: 4, merged: 3, completed: 4 });
+    assert_eq!(c.counters, RequestCounters { inserted: 7, dispatched: 4, merged: 3, completed: 4, group_lookups: 7, ..RequestCounters::default() });
     assert_eq!(c.counters.inserted, c.counters.completed + c.counters.merged);
     if P::KEPT != StatsKept::None {
         assert_eq!(c.io_serviced_sum, Some(4));
@@ -1076,4 +1076,62 @@ fn group_depth_counts_the_levels_below_the_root() {
     let a11 = sched.create_group(a1, 100).unwrap();
     let depth = |id| sched.groups().into_iter().find(|g| g.id == id).unwrap().depth;
     assert_eq!([depth(root), depth(a), depth(a1), depth(a11)], [0, 1, 2, 3]);
+}
+
+/// `bfq_bio_merge`: a bio that ends where a queued request starts joins it in front, one that
+/// starts where a queued request ends joins it at the back; both complete with the request they
+/// joined and count as merges charged to the issuing group (I2, I7 hold); a bio next to nothing
+/// makes no merge. The depth limit: a queue whose group is at its share of the device's requests
+/// is over the limit, the same queue with room is not, and an idle queue is never looked at.
+struct BioMergeAndDepthLimit;
+
+impl schedlab_variants::VariantVisitor for BioMergeAndDepthLimit {
+    type Output = ();
+    fn visit<P: StatsPolicy>(self) {
+        let name = P::NAME;
+        let cfg = SchedConfig { slots: 2, nr_requests: 8, ..SchedConfig::default() };
+        let (sched, _hand) = manual_sched::<P>(cfg);
+        let g = sched.create_group(sched.root(), 100).unwrap();
+        let other = sched.create_group(sched.root(), 300).unwrap();
+        let p = sched.spawn_process(g).unwrap();
+        let q = sched.spawn_process(other).unwrap();
+        assert!(!p.limit_depth(), "{name}: an idle queue is not over any limit");
+        assert!(matches!(p.insert(spec(1000, 8, Op::READ_SYNC, 1)), InsertOutcome::Queued { .. }));
+        assert!(p.bio_merge(spec(992, 8, Op::READ_SYNC, 2)), "{name}: front merge");
+        assert!(p.bio_merge(spec(1008, 8, Op::READ_SYNC, 3)), "{name}: back merge");
+        assert!(!p.bio_merge(spec(5000, 8, Op::READ_SYNC, 4)), "{name}: nothing adjacent");
+        assert!(!p.bio_merge(spec(1016, 8, Op::WRITE_SYNC, 5)), "{name}: a write never joins a read");
+        let c = sched.counters();
+        assert_eq!((c.bio_merged, c.merged, c.inserted), (2, 2, 3), "{name}: {c:?}");
+        // Weights 100 and 300 at the root: g's share of 8 requests is 2. It has 1 allocated.
+        assert!(q.insert(spec(90_000, 8, Op::READ_SYNC, 6)).eq(&InsertOutcome::Queued { idle_timer_disabled: false }));
+        assert!(!p.limit_depth(), "{name}: one request of a share of two");
+        p.insert(spec(50_000, 8, Op::READ_SYNC, 7));
+        assert!(p.limit_depth(), "{name}: two requests of a share of two");
+        assert!(!q.limit_depth(), "{name}: the heavier group has room (1 of 6)");
+        assert_eq!(sched.counters().over_limit, 1);
+        let mut absorbed = Vec::new();
+        while let Some(rq) = sched.dispatch() {
+            if rq.tag == 1 {
+                assert_eq!((rq.sector, rq.sectors), (992, 24), "{name}: the merged request");
+            }
+            let done = rq.complete();
+            absorbed.extend(done.absorbed);
+        }
+        absorbed.sort_unstable();
+        assert_eq!(absorbed, vec![2, 3], "{name}");
+        assert!(!p.limit_depth(), "{name}: idle again");
+        drop((p, q));
+        assert!(sched.quiesce_until_reclaimed(Duration::from_secs(10)), "{name}: grace periods never ended");
+        let c = sched.check_consistency();
+        assert!(c.ok, "{name}: {c:?}");
+        assert_eq!(c.counters.inserted, c.counters.completed + c.counters.merged, "{name}");
+    }
+}
+
+#[test]
+fn bio_merge_and_depth_limit_on_every_variant() {
+    for info in schedlab_variants::ALL {
+        schedlab_variants::visit(info.name, BioMergeAndDepthLimit).unwrap();
+    }
 }

@@ -22,7 +22,7 @@ use rand::{Rng, SeedableRng};
 use schedlab_core::lockstat::{self, LockStats, LockSummary};
 use schedlab_core::trace;
 use schedlab_core::sync::{Arc, AtomicBool, AtomicU64, Lock, LockKind, Ordering};
-use schedlab_core::{
+use schedlab_core::{KernelProfile, 
     Consistency, GroupId, InsertPathKind, Op, RequestCounters, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy,
 };
 use schedlab_variants::VariantVisitor;
@@ -119,6 +119,14 @@ pub struct WorkloadConfig {
     /// How requests enter the scheduler: `direct` (under the scheduler lock) or `lists` (the
     /// 2024 insertion lists, spliced by dispatch; `schedlab_core::insert`).
     pub insert: InsertPathKind,
+    /// Which of BFQ's lock sites a submission runs (`schedlab_core::profile`): the seeds' 4.12
+    /// (bio merge, insert) or 6.18 (bio merge, depth limit, insert).
+    pub kernel: KernelProfile,
+    /// blk-mq's elevator machinery that the kernel's `none` skips, ns per request, spun outside
+    /// every lock by the scheduler rows (half at submission, half after completion) and never by
+    /// the reference row `none`: measured on the running kernel by `schedlab kernel`, 0 elsewhere
+    /// unless asked (`--elevator-ns`).
+    pub elevator_ns: u64,
 }
 
 impl Default for WorkloadConfig {
@@ -145,6 +153,8 @@ impl Default for WorkloadConfig {
             lockstat_toggle: None,
             trace_window: None,
             insert: InsertPathKind::Direct,
+            kernel: KernelProfile::Seeds,
+            elevator_ns: 0,
         }
     }
 }
@@ -204,6 +214,9 @@ impl WorkloadConfig {
         }
         if self.outside_ns > MAX_OUTSIDE_NS {
             return Err(format!("--outside-ns must be 0..={MAX_OUTSIDE_NS}, got {}", self.outside_ns));
+        }
+        if self.elevator_ns > MAX_OUTSIDE_NS {
+            return Err(format!("--elevator-ns must be 0..={MAX_OUTSIDE_NS}, got {}", self.elevator_ns));
         }
         if self.slice_idle_ns > MAX_SLICE_IDLE_NS {
             return Err(format!("--slice-idle-ns must be 0..={MAX_SLICE_IDLE_NS}, got {}", self.slice_idle_ns));
@@ -473,6 +486,7 @@ fn dispatch_and_complete<P: StatsPolicy>(sched: &Scheduler<P>, jobs: &[Job], out
         Some(rq) => {
             let done = rq.complete();
             credit(jobs, done.tag, &done.absorbed);
+            // The completion's half: device completion, softirq, and the elevator's own share.
             spin_for(sched.clock(), outside_ns / 2, stop);
             true
         }
@@ -581,14 +595,16 @@ fn job_loop<P: StatsPolicy>(
                 rng.random_range(0..DEVICE_SECTORS / bs) * bs
             };
             let tag = ((index as u64) << OWNER_SHIFT) | (submitted & ((1 << OWNER_SHIFT) - 1));
-            spin_for(sched.clock(), cfg.outside_ns / 2, stop);
+            // The submission's half of the outside work and of the elevator machinery.
+            spin_for(sched.clock(), (cfg.outside_ns + cfg.elevator_ns) / 2, stop);
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            process.insert(RequestSpec { sector, sectors: cfg.bs_sectors, op, at_head: false, tag });
+            // The kernel profile's lock sites: bio merge, depth limit, insert.
+            process.submit(RequestSpec { sector, sectors: cfg.bs_sectors, op, at_head: false, tag });
             submitted += 1;
         }
-        if dispatch_and_complete(&sched, jobs, cfg.outside_ns, stop) {
+        if dispatch_and_complete(&sched, jobs, cfg.outside_ns + cfg.elevator_ns, stop) {
             idle_polls = 0;
         } else {
             idle_polls += 1;
@@ -715,7 +731,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         "run starts"
     );
     let sched_cfg =
-        SchedConfig { slots: cfg.slots, slice_idle_ns: cfg.slice_idle_ns, insert: cfg.insert, ..SchedConfig::default() };
+        SchedConfig { slots: cfg.slots, slice_idle_ns: cfg.slice_idle_ns, insert: cfg.insert, profile: cfg.kernel, ..SchedConfig::default() };
     let sched = Scheduler::<P>::new(cfg.lock, sched_cfg, SchedClock::real());
     let census = sched.census();
     let groups = build_groups(&sched, cfg)?;

@@ -44,7 +44,8 @@ pub use super::harness::Probe;
 use crate::driver::workload::WorkloadConfig;
 use schedlab_core::lockstat::{self, LockClass};
 use schedlab_core::sync::{AtomicBool, Ordering};
-use schedlab_core::{InsertPathKind, LockKind, StatsPolicy};
+use schedlab_core::profile::{lock_sequence, CycleCall};
+use schedlab_core::{InsertPathKind, KernelProfile, LockKind, StatsPolicy};
 use schedlab_variants::VariantVisitor;
 use serde::{Deserialize, Serialize};
 
@@ -327,6 +328,10 @@ pub struct Calibration {
     pub variant: String,
     pub lock: LockKind,
     pub insert: String,
+    /// The kernel profile whose lock sites the calibrated submission ran (files from before
+    /// profiles existed were measured without the bio merge: read as 4.12 all the same).
+    #[serde(default)]
+    pub kernel: KernelProfile,
     /// The line transfer the relay's excess was divided by, ns (one way).
     pub transfer_ns: f64,
     /// Whether the relay ran (two CPUs) and measured every call; without it every `lines` is 0
@@ -358,26 +363,21 @@ impl Calibration {
     }
 }
 
-/// The modelled locks a call takes, in program order (`core/src/scheduler.rs`,
-/// `core/src/insert/`). `queue` is taken only by a variant whose deferred updates run under the
-/// queue lock; a lock a variant does not take is measured at 0 acquisitions and dropped.
-pub fn lock_order(call: Call, insert: InsertPathKind) -> &'static [&'static str] {
-    match (call, insert.name()) {
-        // insert_locked: [sched: insert] then run_deferred [queue].
-        (Call::Insert, "direct") => &["sched", "queue"],
-        // Lists::insert: [insert lock: push].
-        (Call::Insert, _) => &["insert"],
-        // dispatch_body: [sched: dispatch_one] then run_deferred [queue].
-        (Call::Dispatch, "direct") => &["sched", "queue"],
-        // take_listed [insert], [sched: splice + dispatch_one], run_deferred [queue],
-        // [sched: release_listed].
-        (Call::Dispatch, _) => &["insert", "sched", "queue", "sched"],
-        // finish_body: run_deferred [queue] before [sched: complete].
-        (Call::Complete, _) => &["queue", "sched"],
-        (Call::Credit, _) => &[],
-        (Call::EmptyDispatch, "direct") => &["sched"],
-        (Call::EmptyDispatch, _) => &["insert", "sched"],
-    }
+/// The modelled locks a call takes, in program order: the core's one description
+/// (`schedlab_core::profile::lock_sequence`), for the calibrated kernel profile. `queue` is taken
+/// only by a variant whose deferred updates run under the queue lock; a lock a variant does not
+/// take is measured at 0 acquisitions and dropped. `benches/tests/lock_sites.rs` checks the
+/// description against the locks each call really takes.
+pub fn lock_order(call: Call, insert: InsertPathKind, profile: KernelProfile) -> Vec<&'static str> {
+    let cycle = match call {
+        Call::Insert => CycleCall::Submit,
+        Call::Dispatch => CycleCall::Dispatch,
+        Call::Complete => CycleCall::Complete,
+        Call::EmptyDispatch => CycleCall::EmptyDispatch,
+        // The owner's credit is an atomic add: no lock.
+        Call::Credit => return Vec::new(),
+    };
+    lock_sequence(cycle, insert, profile)
 }
 
 /// How much to measure.
@@ -523,8 +523,8 @@ struct Slot {
 /// [`lock_order`] takes the next stratum of that lock (longest first, which on the lists path puts
 /// the dispatch's splice-and-dispatch hold before its short `release_listed` hold); acquisitions
 /// the order does not name are appended at the end.
-fn slots(call: Call, insert: InsertPathKind, holds: &[LockHolds]) -> Vec<Slot> {
-    let order = lock_order(call, insert);
+fn slots(call: Call, insert: InsertPathKind, profile: KernelProfile, holds: &[LockHolds]) -> Vec<Slot> {
+    let order = lock_order(call, insert, profile);
     let mut pending: Vec<std::collections::VecDeque<Slot>> = holds
         .iter()
         .map(|h| {
@@ -540,7 +540,7 @@ fn slots(call: Call, insert: InsertPathKind, holds: &[LockHolds]) -> Vec<Slot> {
         .collect();
     let mut out = Vec::new();
     for name in order {
-        if let Some(q) = holds.iter().position(|h| h.lock == *name) {
+        if let Some(q) = holds.iter().position(|h| h.lock == name) {
             if let Some(slot) = pending[q].pop_front() {
                 out.push(slot);
             }
@@ -553,15 +553,15 @@ fn slots(call: Call, insert: InsertPathKind, holds: &[LockHolds]) -> Vec<Slot> {
 }
 
 /// Builds one call's segments: holds in program order with the outside work split evenly around them.
-fn call_model(call: Call, insert: InsertPathKind, total_ns: f64, cv: f64, holds: &[LockHolds], relay: Option<(f64, &[LockHolds], f64)>) -> CallModel {
-    let slots = slots(call, insert, holds);
+fn call_model(call: Call, insert: InsertPathKind, profile: KernelProfile, total_ns: f64, cv: f64, holds: &[LockHolds], relay: Option<(f64, &[LockHolds], f64)>) -> CallModel {
+    let slots = slots(call, insert, profile, holds);
     let held: f64 = slots.iter().map(|s| s.probability * s.hold_ns).sum();
     let free = (total_ns - held).max(0.0);
     let gaps = slots.len() + 1;
     // Lines: from the relay's excess.
     let (hold_lines, free_lines): (Vec<f64>, f64) = match relay {
         Some((relay_total, relay_holds, transfer)) if transfer > 0.0 => {
-            let rslots = slots_like(&slots, call, insert, relay_holds);
+            let rslots = slots_like(&slots, call, insert, profile, relay_holds);
             let lines: Vec<f64> = slots.iter().zip(&rslots).map(|(s, r)| ((r - s.hold_ns) / transfer).max(0.0)).collect();
             let relay_held: f64 = slots.iter().zip(&rslots).map(|(s, r)| s.probability * r).sum();
             let acquisitions: f64 = slots.iter().map(|s| s.probability).sum();
@@ -598,8 +598,8 @@ fn remove_outside(m: &mut CallModel, ns: f64) {
 }
 
 /// The relayed hold lengths in the same slots as `slots` (matched by lock name and occurrence).
-fn slots_like(slots: &[Slot], call: Call, insert: InsertPathKind, relay_holds: &[LockHolds]) -> Vec<f64> {
-    let relayed = self::slots(call, insert, relay_holds);
+fn slots_like(slots: &[Slot], call: Call, insert: InsertPathKind, profile: KernelProfile, relay_holds: &[LockHolds]) -> Vec<f64> {
+    let relayed = self::slots(call, insert, profile, relay_holds);
     let mut seen: Vec<(&str, usize)> = Vec::new();
     slots
         .iter()
@@ -643,6 +643,7 @@ pub fn calibrate<P: StatsPolicy>(
     let anomalies: u64 =
         solo.iter().chain(&same).chain(&relay).filter_map(|w| w.times.as_ref()).map(|t| t.anomalies).sum();
     let insert = workload.insert;
+    let profile = workload.kernel;
     let transfer = settings.transfer_ns;
     let mut raw = Vec::new();
     let mut solo_models = Vec::new();
@@ -660,11 +661,11 @@ pub fn calibrate<P: StatsPolicy>(
             holds_pair_relay: median_holds(&relay, call),
         };
         if r.solo_ns.is_finite() && call != Call::EmptyDispatch {
-            solo_models.push(call_model(call, insert, r.solo_ns, r.solo_cv, &r.holds_solo, None));
+            solo_models.push(call_model(call, insert, profile, r.solo_ns, r.solo_cv, &r.holds_solo, None));
         }
         if r.pair_same_ns.is_finite() {
             let rel = (r.pair_relay_ns.is_finite() && !relay.is_empty()).then_some((r.pair_relay_ns, r.holds_pair_relay.as_slice(), transfer));
-            pair_models.push(call_model(call, insert, r.pair_same_ns, r.pair_same_cv, &r.holds_pair_same, rel));
+            pair_models.push(call_model(call, insert, profile, r.pair_same_ns, r.pair_same_cv, &r.holds_pair_same, rel));
         }
         raw.push(r);
     }
@@ -682,6 +683,7 @@ pub fn calibrate<P: StatsPolicy>(
         variant: P::NAME.to_string(),
         lock: workload.lock,
         insert: insert.name().to_string(),
+        kernel: profile,
         transfer_ns: transfer,
         relayed: !relay.is_empty() && [Call::Insert, Call::Dispatch, Call::Complete].iter().all(|&c| median_time(&relay, c).is_finite()),
         loop_ns: (solo_cycle - calls_solo).max(0.0),

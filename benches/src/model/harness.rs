@@ -255,7 +255,8 @@ struct ProcState<'s, P: StatsPolicy> {
 fn run_step<'s, P: StatsPolicy>(sched: &'s Scheduler<P>, st: &mut ProcState<'s, P>, call: Call, counters: &[AtomicU64]) -> (bool, u64) {
     match call {
         Call::Insert => {
-            st.process.insert(st.requests.next());
+            // The profile's submission (bio merge, depth limit, insert), as the job loop makes it.
+            st.process.submit(st.requests.next());
             (true, 0)
         }
         Call::Dispatch => {
@@ -350,7 +351,7 @@ pub fn run_pattern<P: StatsPolicy>(
         return Err(format!("the calibration pattern takes 1 or 2 processes, not {}", cfg.procs));
     }
     let w = &cfg.workload;
-    let sched_cfg = SchedConfig { slots: w.slots, slice_idle_ns: 0, insert: w.insert, ..SchedConfig::default() };
+    let sched_cfg = SchedConfig { slots: w.slots, slice_idle_ns: 0, insert: w.insert, profile: w.kernel, ..SchedConfig::default() };
     let sched = Scheduler::<P>::new(w.lock, sched_cfg, SchedClock::real());
     let groups = build_groups(&sched, w)?;
     let group_of = |i: usize| if groups.is_empty() { sched.root() } else { groups[i % groups.len()] };

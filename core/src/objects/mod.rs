@@ -318,6 +318,9 @@ pub struct QueueShared {
     liveness: Liveness,
     group: AtomicPtr<GroupShared>,
     wait_request: AtomicBool,
+    /// `entity->on_st_or_in_serv` as `bfq_limit_depth` reads it before taking the scheduler lock:
+    /// written under the lock whenever the queue's entity joins or leaves its service tree.
+    active: AtomicBool,
     /// Requests of this queue on an insertion list (`insert/lists.rs`): each pins the queue until
     /// the splice that inserts it has applied its statistics.
     pending_inserts: AtomicU32,
@@ -332,6 +335,7 @@ impl QueueShared {
             liveness: Liveness::new(),
             group: AtomicPtr::new(group.0.as_ptr()),
             wait_request: AtomicBool::new(false),
+            active: AtomicBool::new(false),
             pending_inserts: AtomicU32::new(0),
             pid,
             census: census.clone(),
@@ -366,6 +370,21 @@ impl QueueShared {
     pub(crate) fn set_wait_request(&self, on: bool) {
         self.liveness.assert_alive("queue");
         self.wait_request.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether the queue's entity is on its service tree or in service, as last written under the
+    /// scheduler lock: a hint read without the lock (only to decide whether to take it).
+    pub fn active_hint(&self) -> bool {
+        self.liveness.assert_alive("queue");
+        // Relaxed: a stale answer only makes the depth limit skip or take the lock once more
+        // (the kernel reads `on_st_or_in_serv` racily the same way); the decision is re-read
+        // under the lock.
+        self.active.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_active_hint(&self, on: bool) {
+        self.liveness.assert_alive("queue");
+        self.active.store(on, Ordering::Relaxed);
     }
 
     /// A request of this queue was listed (its process holds a reference meanwhile).

@@ -93,6 +93,7 @@ impl SchedState {
             depth,
             ledger: Ledger::default(),
         });
+        self.blkg_index.insert(serial, key);
         (key, serial)
     }
 
@@ -119,6 +120,7 @@ impl SchedState {
             }
         }
         let gs = self.groups.remove(g);
+        self.blkg_index.remove(&gs.serial);
         debug_assert!(gs.members.is_empty() && gs.sd.backlogged == 0);
         debug_assert!(!gs.entity.on_tree && !gs.entity.in_service);
         let root_shared = self.groups[self.root].shared;
@@ -179,6 +181,7 @@ impl SchedState {
         }
         let mut by_depth: Vec<(u32, usize)> = self.groups.iter().map(|(g, gs)| (gs.depth, g)).collect();
         by_depth.sort_unstable_by(|a, b| b.cmp(a));
+        self.blkg_index.clear();
         for (_, g) in by_depth {
             let gs = self.groups.remove(g);
             if let Some(retired) = GroupShared::put(gs.shared) {

@@ -19,6 +19,8 @@
 
 use crate::fault::{self, Fault};
 use crate::insert::{InsertPathKind, Listed};
+use crate::profile::KernelProfile;
+use std::collections::HashMap;
 pub use crate::insert::{InsertOutcome, RequestSpec};
 use crate::objects::rstat::RstatLists;
 use crate::objects::{Census, GroupPtr, GroupShared, QueueRef, QueueShared, RetiredGroup};
@@ -62,6 +64,11 @@ pub struct SchedConfig {
     /// How requests enter the scheduler (`insert/`): under the scheduler lock, or through
     /// insertion lists spliced by dispatch.
     pub insert: InsertPathKind,
+    /// Which lock sites a submission runs ([`crate::profile`]): the seeds' kernel's, or today's.
+    pub profile: KernelProfile,
+    /// Requests the device queue may hold (`q->nr_requests`, the depth limit's starting figure):
+    /// blk-mq gives an elevator twice the hardware queue depth, 2 × 128 for a loop device.
+    pub nr_requests: u32,
 }
 
 impl Default for SchedConfig {
@@ -75,6 +82,8 @@ impl Default for SchedConfig {
             fifo_expire_async_ns: 250_000_000,
             max_merge_sectors: 256,
             insert: InsertPathKind::Direct,
+            profile: KernelProfile::Seeds,
+            nr_requests: 256,
         }
     }
 }
@@ -132,6 +141,9 @@ pub(crate) struct QueueSched {
     slice_start: u64,
     budget_timeout: u64,
     sync: bool,
+    /// The serial of the cgroup the queue's requests were last looked up in
+    /// (`bic->blkcg_serial_nr`): [`SchedState::lookup_bio_group`] compares it on every request.
+    cgroup_serial: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,6 +173,17 @@ pub struct RequestCounters {
     pub dispatched: u64,
     pub merged: u64,
     pub completed: u64,
+    /// Of `merged`: bios merged into a queued request before a request was made
+    /// (`bfq_bio_merge`; each is also counted in `inserted`).
+    #[serde(default)]
+    pub bio_merged: u64,
+    /// Depth-limit checks that found the queue or one of its groups over its share of the
+    /// requests (`bfqq_request_over_limit` true).
+    #[serde(default)]
+    pub over_limit: u64,
+    /// Group lookups made for requests (`bfq_bic_update_cgroup`, at bio merge and insert).
+    #[serde(default)]
+    pub group_lookups: u64,
 }
 
 /// What a group was charged, counted by the scheduler itself under its lock, apart from the
@@ -222,6 +245,9 @@ pub(crate) struct SchedState {
     pub(crate) census: OracleArc<Census>,
     /// The per-CPU pending lists of the rstat policies (`objects/rstat.rs`), handed to every group.
     rstat: Option<OracleArc<RstatLists>>,
+    /// Online groups by cgroup serial: the blkg lookup a request's group lookup makes
+    /// (`blkg_lookup`, a radix tree in the kernel; a hash map here).
+    pub(crate) blkg_index: HashMap<u64, usize>,
 }
 
 impl SchedState {
@@ -244,6 +270,8 @@ impl SchedState {
             depth: 0,
             ledger: Ledger::default(),
         });
+        let mut blkg_index = HashMap::new();
+        blkg_index.insert(0, root);
         SchedState {
             groups,
             queues: Slab::new(),
@@ -260,6 +288,7 @@ impl SchedState {
             next_serial: 1,
             census,
             rstat,
+            blkg_index,
         }
     }
 
@@ -296,6 +325,7 @@ impl SchedState {
             slice_start: 0,
             budget_timeout: 0,
             sync: true,
+            cgroup_serial: g.serial,
         });
         q
     }
@@ -550,6 +580,7 @@ impl SchedState {
     fn alloc_request(&mut self, q: QueueId, spec: &RequestSpec, now: u64, place: RqWhere) -> RqId {
         let expire = if spec.op.sync { self.cfg.fifo_expire_sync_ns } else { self.cfg.fifo_expire_async_ns };
         self.queues[q].refs += 1; // the request pins its queue
+        self.charge_allocated(q, true);
         self.requests.insert(Request {
             sector: spec.sector,
             sectors: spec.sectors,
@@ -580,9 +611,185 @@ impl SchedState {
         (r.sector + r.sectors as u64 == sector && r.op.merge_compatible(op) && fits).then_some(prev)
     }
 
+    // ---- the submission's early sites: group lookup, bio merge, depth limit ----
+
+    /// `bfq_bic_update_cgroup` with `bfq_bio_bfqg`: the group a request of `q` belongs to, looked
+    /// up from its cgroup (the blkg index, then up to the first online ancestor), and compared with
+    /// what the queue's process context cached. Returns the group's slot.
+    ///
+    /// NOTE: in the kernel the bio names its blkcg, which may differ from the queue's group after a
+    /// cgroup move until this lookup moves the queue; here a process move is explicit
+    /// (`move_queue`), so the lookup finds the queue's own group and only refreshes the cache
+    /// (kernel-map.md D47). The cost it re-creates is the lookup itself, per request.
+    pub(crate) fn lookup_bio_group(&mut self, q: QueueId) -> usize {
+        self.counters.group_lookups += 1;
+        let qs = &self.queues[q];
+        let group = qs.group;
+        let cached = qs.cgroup_serial;
+        // The cgroup's blkg, if it is still online; else its queue was moved to an ancestor.
+        let mut found = self.blkg_index.get(&cached).copied().unwrap_or(group);
+        while !self.blkg_index.contains_key(&self.groups[found].serial) {
+            found = self.groups[found].parent.unwrap_or(self.root);
+        }
+        if found != group || self.groups[found].serial != cached {
+            // The process context's cached serial is stale (its group was removed or it moved).
+            self.queues[q].cgroup_serial = self.groups[group].serial;
+        }
+        group
+    }
+
+    /// `entity->allocated` of `q`'s entity and every group entity above it (not the root's),
+    /// up by one when a request is allocated, down by one when it is freed. As in the kernel the
+    /// free walks the queue's hierarchy at that moment, so a move with requests out leaves
+    /// counts behind (saturating here, kernel-map.md D48).
+    fn charge_allocated(&mut self, q: QueueId, up: bool) {
+        let mut key = EntityKey::Queue(q);
+        loop {
+            let e = self.entity_mut(key);
+            e.allocated = if up { e.allocated + 1 } else { e.allocated.saturating_sub(1) };
+            let parent = e.parent;
+            if parent == self.root {
+                return;
+            }
+            key = EntityKey::Group(parent);
+        }
+    }
+
+    /// `bfq_bio_merge` under the scheduler lock: look the group up (as insert does), then look in
+    /// the queue's sorted tree for a queued request the bio can join: one that ends where the bio
+    /// starts (back merge, the elevator hash's lookup), or one that starts where the bio ends
+    /// (front merge, `bfq_request_merge`). Returns whether the bio was merged: then no request is
+    /// made for it, and its tag completes with the request it joined.
+    pub(crate) fn bio_merge(&mut self, q: QueueId, spec: &RequestSpec, sink: &mut impl StatSink) -> bool {
+        self.lookup_bio_group(q);
+        if spec.at_head {
+            return false; // a flush or priority request never merges
+        }
+        if let Some(prev) = self.find_back_merge(q, spec.sector, spec.sectors, spec.op) {
+            self.counters.inserted += 1;
+            self.counters.bio_merged += 1;
+            self.back_merge(q, prev, spec, sink);
+            return true;
+        }
+        let Some(next) = self.find_front_merge(q, spec.sector, spec.sectors, spec.op) else {
+            return false;
+        };
+        self.counters.inserted += 1;
+        self.counters.bio_merged += 1;
+        self.counters.merged += 1;
+        self.groups[self.queues[q].group].ledger.merged += 1;
+        let r = &mut self.requests[next];
+        let old = r.sector;
+        r.sector = spec.sector;
+        r.sectors += spec.sectors;
+        r.absorbed.push(spec.tag);
+        // bfq_request_merged: the request moved in the sorted tree.
+        let qs = &mut self.queues[q];
+        qs.sort_list.remove(&(old, next));
+        qs.sort_list.insert((spec.sector, next));
+        // NOTE: no attempt_front_merge into the request before it (kernel-map.md D13).
+        sink.emit(qs.shared, StatUpdate::IoMerged { op: spec.op });
+        true
+    }
+
+    /// A queued request of `q` that starts where `spec` ends and can take it in front.
+    fn find_front_merge(&self, q: QueueId, sector: u64, sectors: u32, op: Op) -> Option<RqId> {
+        let end = sector + sectors as u64;
+        let &(start, next) = self.queues[q].sort_list.first_at_or_after(&(end, 0))?;
+        let r = &self.requests[next];
+        let fits = r.sectors + sectors <= self.cfg.max_merge_sectors;
+        (start == end && r.op.merge_compatible(op) && fits).then_some(next)
+    }
+
+    /// `bfqq_request_over_limit` under the scheduler lock: walk `q`'s entity up its group
+    /// hierarchy, and from the top down shrink the device's `limit` to each level's share
+    /// (`limit × weight ÷ wsum` of the tree it is on); the queue is over its share when some
+    /// level has `allocated` at or above its share. An entity off its tree ends the walk: the
+    /// scheduler must see that there is work.
+    pub(crate) fn over_limit(&mut self, q: QueueId, limit: u32) -> bool {
+        let mut chain: [EntityKey; 16] = [EntityKey::Queue(q); 16];
+        let mut depth = 0;
+        let mut key = EntityKey::Queue(q);
+        loop {
+            let e = self.entity(key);
+            if !(e.on_tree || e.in_service) {
+                return false;
+            }
+            if depth == chain.len() {
+                break; // deeper than the kernel's inline array: the rest is not limited
+            }
+            chain[depth] = key;
+            depth += 1;
+            if e.parent == self.root {
+                break;
+            }
+            key = EntityKey::Group(e.parent);
+        }
+        let mut limit = limit as u64;
+        for &key in chain[..depth].iter().rev() {
+            let e = self.entity(key);
+            let wsum = self.groups[e.parent].sd.wsum;
+            if wsum == 0 {
+                continue;
+            }
+            limit = (limit * e.weight + wsum / 2) / wsum;
+            if e.allocated as u64 >= limit {
+                self.counters.over_limit += 1;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The device's request limit for the depth limit ([`SchedConfig::nr_requests`]).
+    pub(crate) fn nr_requests(&self) -> u32 {
+        self.cfg.nr_requests
+    }
+
+    /// The request `spec` joins the queued request `prev` that ends where it starts
+    /// (`blk_mq_sched_try_insert_merge` at insert, the hash lookup of `blk_mq_sched_try_merge` for
+    /// a bio), then `attempt_back_merge`: the grown request may absorb the next queued one.
+    fn back_merge(&mut self, q: QueueId, prev: RqId, spec: &RequestSpec, sink: &mut impl StatSink) {
+        let queue = self.queues[q].shared;
+        let r = &mut self.requests[prev];
+        r.sectors += spec.sectors;
+        r.absorbed.push(spec.tag);
+        let end = r.sector + r.sectors as u64;
+        self.counters.merged += 1;
+        self.groups[self.queues[q].group].ledger.merged += 1;
+        sink.emit(queue, StatUpdate::IoMerged { op: spec.op });
+        // attempt_back_merge: the grown request may now reach the next queued one.
+        let next = self.queues[q].sort_list.first_at_or_after(&(end, 0)).filter(|&&(s, _)| s == end).map(|&(_, id)| id);
+        if let Some(next) = next {
+            let (n_sectors, n_op) = (self.requests[next].sectors, self.requests[next].op);
+            let fits = self.requests[prev].sectors + n_sectors <= self.cfg.max_merge_sectors;
+            if fits && n_op.merge_compatible(self.requests[prev].op) {
+                let n = self.requests.remove(next);
+                let qs = &mut self.queues[q];
+                qs.sort_list.remove(&(n.sector, next));
+                qs.fifo.remove(&(n.fifo_deadline, next));
+                let r = &mut self.requests[prev];
+                r.sectors += n.sectors;
+                r.absorbed.push(n.tag);
+                r.absorbed.extend_from_slice(&n.absorbed);
+                self.counters.merged += 1;
+                self.groups[self.queues[q].group].ledger.merged += 1;
+                // bfq_requests_merged: the absorbed request leaves the scheduler.
+                if !fault::active(Fault::MergeWithoutIoRemove) {
+                    sink.emit(queue, StatUpdate::IoRemove { op: n.op });
+                }
+                sink.emit(queue, StatUpdate::IoMerged { op: n.op });
+                self.charge_allocated(q, false); // `next` is freed
+                self.put_queue(q); // `next`'s reference; the process still holds one
+            }
+        }
+    }
+
     /// `bfq_insert_request` (with `blk_mq_sched_try_insert_merge` and `__bfq_insert_request`).
     pub(crate) fn insert(&mut self, q: QueueId, spec: &RequestSpec, now: u64, sink: &mut impl StatSink) -> InsertOutcome {
         self.counters.inserted += 1;
+        // bfq_init_rq → bfq_bic_update_cgroup: every request looks its group up.
+        self.lookup_bio_group(q);
         let queue = self.queues[q].shared;
         if spec.at_head {
             let rq = self.alloc_request(q, spec, now, RqWhere::DispatchList);
@@ -595,37 +802,7 @@ impl SchedState {
         // I2): io_merged for a request merged at insert (it never entered), io_remove + io_merged
         // for a queued request absorbed by the merge, io_add otherwise; io_remove at dispatch.
         if let Some(prev) = self.find_back_merge(q, spec.sector, spec.sectors, spec.op) {
-            let r = &mut self.requests[prev];
-            r.sectors += spec.sectors;
-            r.absorbed.push(spec.tag);
-            let end = r.sector + r.sectors as u64;
-            self.counters.merged += 1;
-            self.groups[self.queues[q].group].ledger.merged += 1;
-            sink.emit(queue, StatUpdate::IoMerged { op: spec.op });
-            // attempt_back_merge: the grown request may now reach the next queued one.
-            let next = self.queues[q].sort_list.first_at_or_after(&(end, 0)).filter(|&&(s, _)| s == end).map(|&(_, id)| id);
-            if let Some(next) = next {
-                let (n_sectors, n_op) = (self.requests[next].sectors, self.requests[next].op);
-                let fits = self.requests[prev].sectors + n_sectors <= self.cfg.max_merge_sectors;
-                if fits && n_op.merge_compatible(self.requests[prev].op) {
-                    let n = self.requests.remove(next);
-                    let qs = &mut self.queues[q];
-                    qs.sort_list.remove(&(n.sector, next));
-                    qs.fifo.remove(&(n.fifo_deadline, next));
-                    let r = &mut self.requests[prev];
-                    r.sectors += n.sectors;
-                    r.absorbed.push(n.tag);
-                    r.absorbed.extend_from_slice(&n.absorbed);
-                    self.counters.merged += 1;
-                    self.groups[self.queues[q].group].ledger.merged += 1;
-                    // bfq_requests_merged: the absorbed request leaves the scheduler.
-                    if !fault::active(Fault::MergeWithoutIoRemove) {
-                        sink.emit(queue, StatUpdate::IoRemove { op: n.op });
-                    }
-                    sink.emit(queue, StatUpdate::IoMerged { op: n.op });
-                    self.put_queue(q); // `next`'s reference; the process still holds one
-                }
-            }
+            self.back_merge(q, prev, spec, sink);
             return InsertOutcome::Merged;
         }
         let rq = self.alloc_request(q, spec, now, RqWhere::Sorted);
@@ -654,6 +831,7 @@ impl SchedState {
         let r = self.requests.remove(rq);
         debug_assert_eq!(r.place, RqWhere::InFlight);
         let q = r.queue;
+        self.charge_allocated(q, false);
         self.counters.completed += 1;
         let qs = &mut self.queues[q];
         qs.dispatched -= 1;

@@ -33,11 +33,14 @@ pub(crate) struct Entity {
     pub(super) in_service: bool,
     /// The group whose tree this entity belongs to.
     pub(super) parent: usize,
+    /// Requests allocated to this entity or below it and not yet freed (`entity->allocated`, the
+    /// depth limit's count).
+    pub(super) allocated: u32,
 }
 
 impl Entity {
     pub(super) fn new(weight: u64, parent: usize, budget: u64) -> Self {
-        Entity { weight, start: 0, finish: 0, budget, service: 0, on_tree: false, in_service: false, parent }
+        Entity { weight, start: 0, finish: 0, budget, service: 0, on_tree: false, in_service: false, parent, allocated: 0 }
     }
 }
 
@@ -56,6 +59,14 @@ pub(crate) struct SchedData {
 }
 
 impl SchedState {
+    /// Publishes a queue entity's activity for the depth limit's unlocked check
+    /// ([`crate::QueueShared::active_hint`]); groups have no such hint.
+    fn publish_active(&self, key: EntityKey, on: bool) {
+        if let EntityKey::Queue(q) = key {
+            // SAFETY: the queue is in the locked state (in the slab), so it is allocated.
+            unsafe { self.queues[q].shared.get() }.set_active_hint(on);
+        }
+    }
 
     pub(super) fn entity(&self, key: EntityKey) -> &Entity {
         match key {
@@ -96,6 +107,7 @@ impl SchedState {
             sd.wsum += weight;
             sd.backlogged += 1;
             self.tree_insert(key, start, start + vdelta(budget, weight));
+            self.publish_active(key, true);
             if parent == self.root {
                 return;
             }
@@ -116,6 +128,7 @@ impl SchedState {
             sd.backlogged -= 1;
             let now_empty = sd.backlogged == 0;
             self.entity_mut(key).on_tree = false;
+            self.publish_active(key, false);
             if parent == self.root || !now_empty || !self.groups[parent].entity.on_tree {
                 return;
             }
@@ -192,6 +205,7 @@ impl SchedState {
                 let sd = &mut self.groups[parent].sd;
                 sd.wsum -= weight;
                 sd.backlogged -= 1;
+                self.publish_active(key, false);
             }
             if parent == self.root {
                 return;
