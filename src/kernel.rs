@@ -76,6 +76,11 @@ pub struct KernelArgs {
     /// measured first) or ns (0..=1000000000).
     #[arg(long, default_value = "kernel")]
     model_outside_ns: String,
+    /// The elevator cost the model's scheduler rows pay per request (blk-mq's machinery that
+    /// `none` skips): `kernel` (measured at each configuration from the profiles: bfq's minus
+    /// none's CPU per I/O, less BFQ's own functions; 0 with --no-profile) or ns (0..=1000000000).
+    #[arg(long, default_value = "kernel")]
+    model_elevator_ns: String,
     /// Write both halves, with provenance, to this JSON file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
@@ -127,6 +132,10 @@ pub(crate) fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError>
         "kernel" => ModelOutside::Kernel,
         n => ModelOutside::Fixed(units::count::<0, 1_000_000_000>(n).map_err(|e| bad_input(format!("--model-outside-ns: {e} (or `kernel`)")))?),
     };
+    let model_elevator = match args.model_elevator_ns.as_str() {
+        "kernel" => ModelOutside::Kernel,
+        n => ModelOutside::Fixed(units::count::<0, 1_000_000_000>(n).map_err(|e| bad_input(format!("--model-elevator-ns: {e} (or `kernel`)")))?),
+    };
     if args.no_profile && args.flamegraphs.is_some() {
         return Err(bad_input("--flamegraphs needs the profiles: leave out --no-profile"));
     }
@@ -168,6 +177,8 @@ pub(crate) fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError>
         model: !args.no_model,
         model_lock,
         model_outside,
+        model_elevator,
+        model_kernel: kernel::running_kernel_profile(),
     })
 }
 

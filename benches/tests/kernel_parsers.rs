@@ -114,6 +114,7 @@ fn point_from_fixtures() -> PointResult {
         model_outside_ns: 5600,
         kernel: vec![none, bfq],
         model: vec![model("none", 0, &[260.0, 250.0], 6.8, &[]), model("rstat+lists", 0, &[220.0, 215.0], 7.9, &paths)],
+        model_elevator_ns: 0,
         side_by_side: Vec::new(),
         elevator: None,
     }
@@ -162,8 +163,14 @@ fn the_fidelity_table_counts_the_kernels_sites_from_the_recorded_run() {
 
 #[test]
 fn the_elevator_cost_is_the_extra_cpu_less_the_schedulers_own_share() {
-    let p = point_from_fixtures();
-    let e = fidelity::ElevatorCost::of(&p.kernel).expect("none's runs and bfq's profile are there");
+    let bfq_shares = KernelShares::of(&fold_perf_script(&fixture("perf-script-bfq.txt")).unwrap());
+    let none_shares = KernelShares::default();
+    let (bfq_run, none_run) = (plain(0, 240.0, 9.45), plain(0, 400.0, 5.6));
+    let profiled = [
+        fidelity::Profiled { config: KernelSched::None, shares: &none_shares, run: &none_run },
+        fidelity::Profiled { config: KernelSched::Bfq, shares: &bfq_shares, run: &bfq_run },
+    ];
+    let e = fidelity::ElevatorCost::of(&profiled).expect("none's and bfq's profiled runs are there");
     assert_eq!(e.basis, "experiment");
     let bfq = e.bfq.unwrap();
     // The fixture's profile: 113 of its 585 experiment samples have a BFQ frame; × the 9.45 µs
@@ -172,8 +179,9 @@ fn the_elevator_cost_is_the_extra_cpu_less_the_schedulers_own_share() {
     assert!((bfq.own_us - own).abs() < 1e-9, "{}", bfq.own_us);
     assert!((bfq.extra_us - 3.85).abs() < 1e-9);
     assert!((bfq.elevator_us - (3.85 - own)).abs() < 1e-9);
-    // No mq-deadline row: no figure for it.
+    // Every frame listed grew over none's (which has none): none of them BFQ's own.
+    assert!(!bfq.largest.is_empty() && bfq.largest.iter().all(|(f, us)| !f.starts_with("bfq_") && *us > 0.0), "{:?}", bfq.largest);
+    // No mq-deadline profile: no figure for it; without none, nothing to subtract.
     assert_eq!(e.mq_deadline, None);
-    // Without none there is nothing to subtract.
-    assert_eq!(fidelity::ElevatorCost::of(&p.kernel[1..]), None);
+    assert_eq!(fidelity::ElevatorCost::of(&profiled[1..]), None);
 }

@@ -35,6 +35,7 @@ fn one_lock(kind: LockKind, s: f64, lines: f64, z: f64) -> Calibration {
         variant: "test".into(),
         lock: kind,
         insert: "direct".into(),
+        kernel: schedlab_core::KernelProfile::Seeds,
         transfer_ns: 0.0,
         relayed: true,
         loop_ns: 0.0,

@@ -1067,6 +1067,7 @@ pub(crate) mod tests {
             variant: variant.into(),
             lock: LockKind::FairSpin,
             insert: "direct".into(),
+            kernel: schedlab_core::KernelProfile::Seeds,
             transfer_ns: 0.0,
             relayed: false,
             loop_ns: 0.0,

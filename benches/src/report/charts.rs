@@ -470,6 +470,10 @@ fn kernel_panels_svg(rows: &[&FidelityRow], extra_us: &[(String, Option<f64>, Op
         }
         let digits = if unit == "µs" || unit == "%" { 2 } else { 3 };
         for (key, side, v) in [(0, "kernel", kernel), (1, "model", model)] {
+            // A kernel-only figure (no band, no model value) gets no empty model bar.
+            if key == 1 && v.is_none() && band.is_none() {
+                continue;
+            }
             let bands = match (key, band, kernel) {
                 (1, Some(Band::Within { pct }), Some(k)) => vec![(k * (1.0 - pct / 100.0), k * (1.0 + pct / 100.0))],
                 (1, Some(Band::Factor { factor }), Some(k)) => vec![(k / factor, k * factor)],
@@ -649,6 +653,8 @@ mod tests {
         // Labels longer than the 30 characters other charts cut at are drawn whole.
         check(&svg, &p.commit, &["IOPS ratios", "CPU per I/O", "Contended acquisitions", "kernel: bfq ÷ none", "model: extra CPU per I/O of bfq over none", "kernel: elevator machinery, mq-deadline", "kernel: limit-depth", "0.600 ×"]);
         assert!(!svg.contains("nothing measured") && !svg.contains('…'));
+        // A kernel-only figure has no model bar; a model missing from a banded figure shows as "-".
+        assert!(!svg.contains("model: elevator machinery") && svg.contains("model: limit-depth"));
         assert!(kernel_panels_svg(&refs[3..], &[], "fair-spin", &p).is_err(), "no figure: nothing to draw");
     }
 }

@@ -20,7 +20,7 @@ pub fn kernel_text(report: &KernelReport) -> String {
     let _ = writeln!(out, "{}", report.provenance.one_line());
     let c = &report.config;
     let _ = writeln!(out, 
-        "{} jobs, {} {} B, iodepth {}, {}, {} rounds of {:.2} s (+{:.2} s ramp); model: {} lock, {} ns outside work per request{}",
+        "{} jobs, {} {} B, iodepth {}, {}, {} rounds of {:.2} s (+{:.2} s ramp); model: {} lock, {} ns outside work per request{}, {} ns elevator cost ({}), kernel profile {}, weights {}",
         c.threads,
         c.rw.name(),
         c.bs_sectors * 512,
@@ -31,7 +31,11 @@ pub fn kernel_text(report: &KernelReport) -> String {
         c.ramp.as_secs_f64(),
         c.model_lock,
         report.model_outside_ns,
-        if c.model_outside == ModelOutside::Kernel { " (the kernel's none CPU per I/O)" } else { "" }
+        if c.model_outside == ModelOutside::Kernel { " (the kernel's none CPU per I/O)" } else { "" },
+        report.model_elevator_ns,
+        if c.model_elevator == ModelOutside::Kernel { "measured from the profiles" } else { "given" },
+        c.model_kernel.name(),
+        c.weights.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(",")
     );
     let _ = writeln!(out);
     let _ = writeln!(out, "kernel          KIOPS (min-max)          CPU/IO µs  sched-lock cont/IO  wait avg ns  wait max µs  other cont/IO  rec. cost  bfq %  stats %  stats of sched %");
@@ -103,7 +107,7 @@ pub fn kernel_text(report: &KernelReport) -> String {
     }
     for p in &report.points {
         let _ = writeln!(out);
-        let _ = writeln!(out, "point {}: model outside work {} ns per request", p.point.label(), p.model_outside_ns);
+        let _ = writeln!(out, "point {}: model outside work {} ns, elevator cost {} ns per request", p.point.label(), p.model_outside_ns, p.model_elevator_ns);
         for r in &p.kernel {
             let _ = writeln!(
                 out,

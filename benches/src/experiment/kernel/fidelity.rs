@@ -16,7 +16,8 @@
 //!
 //! The kernel's sites map to the model's paths by [`SITES`].
 
-use super::{KernelRow, KernelSched, Point, PointResult};
+use super::profile::KernelShares;
+use super::{KernelRow, KernelRun, KernelSched, Point, PointResult};
 use crate::stats::median;
 use serde::Serialize;
 
@@ -119,7 +120,7 @@ impl FidelityRow {
 /// outside the scheduler's own functions.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SchedulerCost {
-    /// The scheduler configuration's CPU per I/O (see [`ElevatorCost::basis`]), µs.
+    /// The scheduler configuration's CPU per I/O in its profiled run (see [`ElevatorCost::basis`]), µs.
     pub cpu_per_io_us: f64,
     /// The scheduler's own functions (`bfq_*`, `dd_*`), % of the profile's experiment samples, and
     /// as µs per I/O (share × `cpu_per_io_us`).
@@ -150,29 +151,39 @@ fn row_of(kernel: &[KernelRow], c: KernelSched) -> Option<&KernelRow> {
     kernel.iter().find(|r| r.config == c && !r.runs.is_empty())
 }
 
+/// A profiled kernel run: its configuration, its shares and its own figures.
+#[derive(Clone, Copy, Debug)]
+pub struct Profiled<'a> {
+    pub config: KernelSched,
+    pub shares: &'a KernelShares,
+    pub run: &'a KernelRun,
+}
+
 impl ElevatorCost {
-    /// From a point's kernel rows: needs `none` and a profiled scheduler row.
-    pub fn of(kernel: &[KernelRow]) -> Option<ElevatorCost> {
-        let none = row_of(kernel, KernelSched::None)?;
-        let experiment = kernel.iter().all(|r| r.runs.is_empty() || r.experiment_cpu_per_io_us.is_some());
-        let cpu = |r: &KernelRow| if experiment { r.experiment_cpu_per_io_us.as_ref().map(|s| s.median) } else { Some(r.cpu_per_io_us.median) }.filter(|v| *v > 0.0);
+    /// From the profiled runs of a point: needs `none`'s; a scheduler without its profiled run
+    /// gets no figure. The CPU per I/O is each profiled run's own (the experiment's, where every
+    /// run measured it).
+    pub fn of(profiled: &[Profiled]) -> Option<ElevatorCost> {
+        let find = |c: KernelSched| profiled.iter().find(|p| p.config == c);
+        let none = find(KernelSched::None)?;
+        let experiment = profiled.iter().all(|p| p.run.experiment_cpu_per_io_us.is_some());
+        let cpu = |p: &Profiled| if experiment { p.run.experiment_cpu_per_io_us } else { p.run.cpu_per_io_us }.filter(|v| *v > 0.0);
         let none_cpu = cpu(none)?;
-        let none_frames = none.profile.as_ref().map(|p| &p.frames_pct);
-        let cost = |c: KernelSched, own: fn(&super::profile::KernelShares) -> f64, is_own: fn(&str) -> bool| -> Option<SchedulerCost> {
-            let r = row_of(kernel, c)?;
-            let p = r.profile.as_ref()?;
-            let sched_cpu = cpu(r)?;
+        let cost = |c: KernelSched, own: fn(&KernelShares) -> f64, is_own: fn(&str) -> bool| -> Option<SchedulerCost> {
+            let p = find(c)?;
+            let sched_cpu = cpu(p)?;
             // Shares are of the experiment's samples (other processes' left out): their µs per
             // I/O is share × the experiment's CPU per I/O.
-            let own_pct = own(p);
+            let own_pct = own(p.shares);
             let own_us = own_pct / 100.0 * sched_cpu;
             let extra_us = sched_cpu - none_cpu;
             let mut largest: Vec<(String, f64)> = p
+                .shares
                 .frames_pct
                 .iter()
                 .filter(|(f, _)| !is_own(f) && !f.contains("spin_lock") && f != "[unknown]")
                 .map(|(f, pct)| {
-                    let before = none_frames.and_then(|n| n.iter().find(|(g, _)| g == f)).map_or(0.0, |(_, p)| p / 100.0 * none_cpu);
+                    let before = none.shares.frames_pct.iter().find(|(g, _)| g == f).map_or(0.0, |(_, p)| p / 100.0 * none_cpu);
                     (f.clone(), pct / 100.0 * sched_cpu - before)
                 })
                 .filter(|(_, d)| *d > 0.0)

@@ -39,7 +39,7 @@ use crate::files::provenance::Provenance;
 use crate::driver::workload::{self, sleep_until, Rw, WorkloadConfig};
 use contention::ContentionSummary;
 use schedlab_core::sync::{AtomicBool, Ordering};
-use schedlab_core::LockKind;
+use schedlab_core::{KernelProfile, LockKind};
 use serde::Serialize;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -149,6 +149,12 @@ pub struct KernelConfig {
     pub model: bool,
     pub model_lock: LockKind,
     pub model_outside: ModelOutside,
+    /// The elevator cost the model's scheduler rows pay per request: `Kernel`, the one measured
+    /// at each point ([`fidelity::ElevatorCost`]: bfq's for the BFQ rows, mq-deadline's for a
+    /// deadline row), or a fixed figure. `none` never pays it.
+    pub model_elevator: ModelOutside,
+    /// Which of BFQ's lock sites the model's rows take: the running kernel's.
+    pub model_kernel: KernelProfile,
     /// The configurations measured, main first (its `threads`, `iodepth` and `ioengine` are the
     /// fields above); each gets the whole experiment: rounds, recorded runs, profiles.
     pub points: Vec<Point>,
@@ -207,7 +213,7 @@ impl KernelConfig {
             return bad("--device is only read from: writes go only to a loop device this command makes (leave out --device)".into());
         }
         if self.model {
-            let cfg = self.model_config("rstat+lists", self.groups, 0);
+            let cfg = self.model_config("rstat+lists", self.groups, 0, 0);
             cfg.validate("rstat+lists").map_err(ExperimentError::bad_input)?;
         }
         Ok(())
@@ -236,8 +242,9 @@ impl KernelConfig {
         }
     }
 
-    /// The model's workload for `entry` at `groups` groups with `outside_ns` per request.
-    fn model_config(&self, entry: &str, groups: usize, outside_ns: u64) -> WorkloadConfig {
+    /// The model's workload for `entry` at `groups` groups with `outside_ns` per request, and
+    /// `elevator_ns` of blk-mq's elevator machinery (0 for `none`).
+    fn model_config(&self, entry: &str, groups: usize, outside_ns: u64, elevator_ns: u64) -> WorkloadConfig {
         WorkloadConfig {
             threads: self.threads,
             duration: self.duration,
@@ -249,6 +256,8 @@ impl KernelConfig {
             bs_sectors: self.bs_sectors,
             iodepth: self.iodepth,
             outside_ns,
+            elevator_ns,
+            kernel: self.model_kernel,
             slice_idle_ns: 0,
             lockstat: entry != "none",
             lockstat_toggle: (entry != "none").then_some(Duration::from_millis(100)),
@@ -324,8 +333,10 @@ pub struct KernelRow {
     pub sched_wait_max_ns: Option<u64>,
     /// What recording cost: 100 × (1 − recorded IOPS ÷ plain IOPS), medians.
     pub recording_cost_pct: Option<f64>,
-    /// The profiled run's shares (`perf record -a -g`).
+    /// The profiled run's shares (`perf record -a -g`), and its own figures (a run before the
+    /// rounds: what the elevator cost is calibrated from).
     pub profile: Option<profile::KernelShares>,
+    pub profile_run: Option<KernelRun>,
     pub flamegraph: Option<PathBuf>,
 }
 
@@ -385,6 +396,8 @@ pub struct Environment {
 pub struct PointResult {
     pub point: Point,
     pub model_outside_ns: u64,
+    /// The elevator cost the model's BFQ rows paid per request, ns.
+    pub model_elevator_ns: u64,
     pub kernel: Vec<KernelRow>,
     pub model: Vec<ModelRow>,
     pub side_by_side: Vec<SideBySide>,
@@ -399,6 +412,8 @@ pub struct KernelReport {
     pub config: KernelConfig,
     /// The model's outside work per request, ns (from the calibration run when asked).
     pub model_outside_ns: u64,
+    /// The elevator cost the model's BFQ rows paid per request, ns (main point).
+    pub model_elevator_ns: u64,
     pub kernel: Vec<KernelRow>,
     pub model: Vec<ModelRow>,
     pub side_by_side: Vec<SideBySide>,
@@ -669,6 +684,7 @@ pub fn kernel_row(config: KernelSched, runs: Vec<KernelRun>, recorded: Vec<Kerne
         runs,
         recorded,
         profile: None,
+        profile_run: None,
         flamegraph: None,
     }
 }
@@ -752,7 +768,9 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
             break;
         }
         let pcfg = cfg.at(point);
-        results.push(run_point(&mut rig, &pcfg, &env, stop, observer, &mut done, &mut warnings, &mut failures, &mut interrupted));
+        // The main point's files are named as before; the others' carry their point.
+        let tag = if point == cfg.points[0] { String::new() } else { format!("-{}x{}-{}", point.threads, point.iodepth, point.ioengine) };
+        results.push(run_point(&mut rig, &pcfg, &env, stop, observer, &mut done, &mut warnings, &mut failures, &mut interrupted, &tag));
     }
     observer.event(Event::Finished);
     // Put everything back now (not at the end of the caller's printing).
@@ -766,15 +784,16 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     }
     let mut results = results.into_iter();
     let main = results.next();
-    let (model_outside_ns, kernel, model, side_by_side, elevator) = match main {
-        Some(m) => (m.model_outside_ns, m.kernel, m.model, m.side_by_side, m.elevator),
-        None => (0, Vec::new(), Vec::new(), Vec::new(), None),
+    let (model_outside_ns, model_elevator_ns, kernel, model, side_by_side, elevator) = match main {
+        Some(m) => (m.model_outside_ns, m.model_elevator_ns, m.kernel, m.model, m.side_by_side, m.elevator),
+        None => (0, 0, Vec::new(), Vec::new(), Vec::new(), None),
     };
     Ok(KernelReport {
         provenance: Provenance::collect(),
         environment: env,
         config: cfg.clone(),
         model_outside_ns,
+        model_elevator_ns,
         kernel,
         model,
         side_by_side,
@@ -799,6 +818,7 @@ fn run_point(
     warnings: &mut Vec<String>,
     failures: &mut Vec<String>,
     interrupted: &mut bool,
+    tag: &str,
 ) -> PointResult {
     let kernel_configs = cfg.kernel_configs();
     let model_entries = cfg.model_entries();
@@ -829,6 +849,79 @@ fn run_point(
             Ok(None) => *interrupted = true,
             Err(e) => failures.push(format!("calibration: {e}")),
         }
+    }
+
+    // Profiles of the kernel configurations, before the rounds: they calibrate the elevator cost
+    // the model's scheduler rows pay (judged afterwards on throughput and contention, never on
+    // this figure), and give each row its shares and flamegraph.
+    let mut profiles: Vec<(KernelSched, profile::KernelShares, KernelRun, Option<PathBuf>)> = Vec::new();
+    let tmp = if cfg.profile && !*interrupted {
+        tempfile::tempdir().map_err(|e| failures.push(format!("profiles: cannot make a temporary directory: {e}"))).ok()
+    } else {
+        None
+    };
+    if let Some(tmp) = tmp {
+        for &config in &kernel_configs {
+            if stop.load(Ordering::Relaxed) {
+                *interrupted = true;
+                break;
+            }
+            let label = format!("profile: kernel {}", config.name());
+            observer.event(Event::Step { done: *done, label: &label });
+            *done += 1;
+            let data = tmp.path().join(format!("{}.data", config.name()));
+            let profiled = rig.set_scheduler(config).and_then(|()| {
+                let rec = Recorder::perf(&data)?;
+                let run = rig.fio_run(cfg, config, cfg.rounds, stop);
+                rec.finish()?;
+                let run = run?.ok_or("stopped")?;
+                let script = Command::new("perf")
+                    .args(["script", "-F", "comm,pid,tid,cpu,time,event,ip,sym", "-i"])
+                    .arg(&data)
+                    .stderr(Stdio::null())
+                    .output()
+                    .map_err(|e| format!("cannot run perf script: {e}"))?;
+                let mut folded = profile::fold_perf_script(&String::from_utf8_lossy(&script.stdout))?;
+                folded.frequency = 499;
+                Ok((folded, run))
+            });
+            match profiled {
+                Ok((folded, run)) => {
+                    let mut flamegraph = None;
+                    if let Some(dir) = &cfg.flamegraph_dir {
+                        // A missing directory is made now (it was checked before any work).
+                        let _ = std::fs::create_dir_all(dir);
+                        let path = dir.join(format!("kernel-{}{tag}.svg", config.name()));
+                        let mut svg = Vec::new();
+                        let title = format!("kernel {}: {} jobs, {} {}, iodepth {}", config.name(), cfg.threads, cfg.rw.name(), cfg.bs_sectors * 512, cfg.iodepth);
+                        let folded_path = dir.join(format!("kernel-{}{tag}.folded", config.name()));
+                        match crate::driver::profile::write_flamegraph(&folded, &title, &env.device, &mut svg)
+                            .and_then(|()| crate::files::output::OutputFile::check(&path).and_then(|o| o.write(&svg)))
+                            .and_then(|()| crate::files::output::OutputFile::check(&folded_path).and_then(|o| o.write(folded.to_text().as_bytes())))
+                        {
+                            Ok(()) => flamegraph = Some(path),
+                            Err(e) => failures.push(format!("flamegraph of kernel {}: {e}", config.name())),
+                        }
+                    }
+                    profiles.push((config, profile::KernelShares::of(&folded), run, flamegraph));
+                }
+                Err(e) => failures.push(format!("profile of kernel {}: {e}", config.name())),
+            }
+        }
+    }
+    let elevator = fidelity::ElevatorCost::of(&profiles.iter().map(|(c, shares, run, _)| fidelity::Profiled { config: *c, shares, run }).collect::<Vec<_>>());
+    let elevator_ns = |entry: &str| -> u64 {
+        match cfg.model_elevator {
+            _ if entry == "none" => 0,
+            ModelOutside::Fixed(ns) => ns,
+            ModelOutside::Kernel => {
+                let cost = if entry == fidelity::MODEL_DEADLINE { elevator.as_ref().and_then(|e| e.mq_deadline.as_ref()) } else { elevator.as_ref().and_then(|e| e.bfq.as_ref()) };
+                cost.map_or(0, |c| (c.elevator_us * 1e3).round() as u64)
+            }
+        }
+    };
+    if cfg.model && cfg.model_elevator == ModelOutside::Kernel && elevator.as_ref().and_then(|e| e.bfq.as_ref()).is_none() && !*interrupted {
+        warnings.push(format!("{}: no elevator cost measured (it needs the profiles of none and bfq): the model's scheduler rows pay none", cfg.point_label()));
     }
 
     let mut kernel_runs: Vec<(Vec<KernelRun>, Vec<KernelRun>)> = vec![(Vec::new(), Vec::new()); kernel_configs.len()];
@@ -898,7 +991,7 @@ fn run_point(
                     let label = format!("round {}/{}: model {entry} ({groups} groups)", round + 1, cfg.rounds);
                     observer.event(Event::Step { done: *done, label: &label });
                     *done += 1;
-                    match workload::run_named(entry, &cfg.model_config(entry, groups, model_outside_ns), stop) {
+                    match workload::run_named(entry, &cfg.model_config(entry, groups, model_outside_ns, elevator_ns(entry)), stop) {
                         Ok(r) if r.interrupted => {
                             *interrupted = true;
                             break 'rounds;
@@ -929,6 +1022,13 @@ fn run_point(
         warnings.push(format!("{}: {} kernel run(s) shared the CPUs with other processes; the first: {first}", cfg.point_label(), noisy_kernel_runs.len()));
     }
     let mut kernel: Vec<KernelRow> = kernel_configs.iter().zip(kernel_runs).map(|(&c, (runs, rec))| kernel_row(c, runs, rec, cfg.ramp)).collect();
+    for (config, shares, run, flamegraph) in profiles {
+        if let Some(row) = kernel.iter_mut().find(|r| r.config == config) {
+            row.profile = Some(shares);
+            row.profile_run = Some(run);
+            row.flamegraph = flamegraph;
+        }
+    }
     let mut model: Vec<ModelRow> = model_entries
         .iter()
         .zip(model_runs.iter().zip(&model_rounds))
@@ -987,59 +1087,8 @@ fn run_point(
         })
         .collect();
 
-    // Profiles: one perf run per kernel configuration, one profiled model run per statistics row.
-    let tmp = if cfg.profile && !*interrupted {
-        tempfile::tempdir().map_err(|e| failures.push(format!("profiles: cannot make a temporary directory: {e}"))).ok()
-    } else {
-        None
-    };
-    if let Some(tmp) = tmp {
-        for row in kernel.iter_mut() {
-            if stop.load(Ordering::Relaxed) {
-                *interrupted = true;
-                break;
-            }
-            let label = format!("profile: kernel {}", row.config.name());
-            observer.event(Event::Step { done: *done, label: &label });
-            *done += 1;
-            let data = tmp.path().join(format!("{}.data", row.config.name()));
-            let profiled = rig.set_scheduler(row.config).and_then(|()| {
-                let rec = Recorder::perf(&data)?;
-                let run = rig.fio_run(cfg, row.config, cfg.rounds, stop);
-                rec.finish()?;
-                run?;
-                let script = Command::new("perf")
-                    .args(["script", "-F", "comm,pid,tid,cpu,time,event,ip,sym", "-i"])
-                    .arg(&data)
-                    .stderr(Stdio::null())
-                    .output()
-                    .map_err(|e| format!("cannot run perf script: {e}"))?;
-                let mut folded = profile::fold_perf_script(&String::from_utf8_lossy(&script.stdout))?;
-                folded.frequency = 499;
-                Ok(folded)
-            });
-            match profiled {
-                Ok(folded) => {
-                    row.profile = Some(profile::KernelShares::of(&folded));
-                    if let Some(dir) = &cfg.flamegraph_dir {
-                        // A missing directory is made now (it was checked before any work).
-                        let _ = std::fs::create_dir_all(dir);
-                        let path = dir.join(format!("kernel-{}.svg", row.config.name()));
-                        let mut svg = Vec::new();
-                        let title = format!("kernel {}: {} jobs, {} {}, iodepth {}", row.config.name(), cfg.threads, cfg.rw.name(), cfg.bs_sectors * 512, cfg.iodepth);
-                        let folded_path = dir.join(format!("kernel-{}.folded", row.config.name()));
-                        match crate::driver::profile::write_flamegraph(&folded, &title, &env.device, &mut svg)
-                            .and_then(|()| crate::files::output::OutputFile::check(&path).and_then(|o| o.write(&svg)))
-                            .and_then(|()| crate::files::output::OutputFile::check(&folded_path).and_then(|o| o.write(folded.to_text().as_bytes())))
-                        {
-                            Ok(()) => row.flamegraph = Some(path),
-                            Err(e) => failures.push(format!("flamegraph of kernel {}: {e}", row.config.name())),
-                        }
-                    }
-                }
-                Err(e) => failures.push(format!("profile of kernel {}: {e}", row.config.name())),
-            }
-        }
+    // The models' profiles: one profiled run per statistics row.
+    if cfg.profile && !*interrupted {
         for row in model.iter_mut().filter(|m| m.entry != "none" && m.entry != "no-stats+lists" && m.groups == 0) {
             if stop.load(Ordering::Relaxed) {
                 *interrupted = true;
@@ -1048,7 +1097,7 @@ fn run_point(
             let label = format!("profile: model {}", row.entry);
             observer.event(Event::Step { done: *done, label: &label });
             *done += 1;
-            let mut mcfg = cfg.model_config(row.entry, 0, model_outside_ns);
+            let mut mcfg = cfg.model_config(row.entry, 0, model_outside_ns, elevator_ns(row.entry));
             mcfg.lockstat = false;
             mcfg.lockstat_toggle = None;
             match crate::driver::profile::profile_named(row.entry, &mcfg, stop, 999) {
@@ -1062,8 +1111,17 @@ fn run_point(
         }
     }
     let side_by_side = side_by_side(&kernel, &model, cfg.groups);
-    let elevator = fidelity::ElevatorCost::of(&kernel);
-    PointResult { point: cfg.points[0], model_outside_ns, kernel, model, side_by_side, elevator }
+    PointResult { point: cfg.points[0], model_outside_ns, model_elevator_ns: elevator_ns(fidelity::MODEL_BFQ), kernel, model, side_by_side, elevator }
+}
+
+/// The model's kernel profile for the running kernel: 6.18's sites (with the locked depth limit)
+/// from the release that added that lock ([`fidelity::kernel_sites`]), else the seeds' 4.12.
+pub fn running_kernel_profile() -> KernelProfile {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    match fidelity::kernel_sites(release.trim()) {
+        Some(5) => KernelProfile::Mainline,
+        _ => KernelProfile::Seeds,
+    }
 }
 
 /// The warning due after a kernel run during which other processes used more than
@@ -1200,6 +1258,8 @@ mod tests {
             model: false,
             model_lock: LockKind::FairSpin,
             model_outside: ModelOutside::Fixed(0),
+            model_elevator: ModelOutside::Kernel,
+            model_kernel: KernelProfile::Mainline,
             points: Point::auto(2, 32, "io_uring"),
         }
     }
