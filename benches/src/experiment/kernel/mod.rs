@@ -25,6 +25,25 @@
 //! kernel's `none` configuration spent per I/O (measured in a calibration run before the
 //! rounds), so that the model's `variant ÷ none` compares with the kernel's `bfq ÷ none` (with
 //! no outside work the model's `none` does nothing at all and the ratio says little).
+//!
+//! Whose CPU time: the experiment's only ([`system::CpuSplit`]): fio's accounting cgroup, the
+//! kernel threads (the loop worker, kworkers, ksoftirqd) and the interrupts that hit idle CPUs;
+//! every other task's time (the root cgroup's usage less those) is *other load*, and a kernel run
+//! with more than [`workload::OTHERS_DISTURB_CPUS`] of it is flagged in the warnings, as the
+//! model's runs are. The profiles' shares are likewise of the experiment's samples only.
+//!
+//! The elevator's cost: the kernel configurations are profiled *before* the rounds; from those
+//! profiled runs, a scheduler's CPU per I/O over `none`'s, less its own functions' share, is
+//! blk-mq's elevator machinery that `none` skips ([`fidelity::ElevatorCost`]). The model's BFQ
+//! rows spin it per request outside the scheduler lock (`WorkloadConfig::elevator_ns`; a
+//! deadline row gets mq-deadline's; `none` never). It is calibrated from those profiles, and the
+//! model is judged on the plain rounds' throughput and contention.
+//!
+//! The configuration axis: the whole experiment (calibration, profiles, rounds) runs at each
+//! [`Point`] (`--points`; by default {1, N} jobs × {1, D} iodepth), the main one first: its rows
+//! are the report's `kernel` and `model`, the others' are in `points`. Every point's figures go
+//! into the fidelity table ([`fidelity`]): kernel, model, model ÷ kernel, goal band, within or
+//! not.
 
 pub mod contention;
 pub mod fidelity;
