@@ -318,7 +318,9 @@ pub fn rows(r: &PointResult, groups: usize, kernel_release: &str, ramp_s: f64) -
         kernel_sites(kernel_release).map(|n| n as f64),
         bfq_model.and_then(|row| row.sched_acquisitions_per_io),
         Band::Equal,
-        format!("kernel: its code, one per site ({kernel_release}); model: {MODEL_BFQ}'s lock statistics"),
+        format!(
+            "kernel: its code, one per site ({kernel_release}), not measured: uncontended acquisitions leave no tracepoint without lockdep, and this machine kind's kernel has no kprobes; model: {MODEL_BFQ}'s lock statistics"
+        ),
     ));
     let kbfq = k(KernelSched::Bfq);
     out.push(FidelityRow::new(
