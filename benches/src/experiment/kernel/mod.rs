@@ -928,6 +928,10 @@ fn run_point(
             }
         }
     }
+    // The elevator cost is calibrated from these runs: one beside other load is said so.
+    if let Some((c, w)) = profiles.iter().find_map(|(c, _, run, _)| kernel_load_warning(run).map(|w| (c, w))) {
+        warnings.push(format!("{}: profile of kernel {} (the elevator cost is calibrated from it): {w}", cfg.point_label(), c.name()));
+    }
     let elevator = fidelity::ElevatorCost::of(&profiles.iter().map(|(c, shares, run, _)| fidelity::Profiled { config: *c, shares, run }).collect::<Vec<_>>());
     let elevator_ns = |entry: &str| -> u64 {
         match cfg.model_elevator {
