@@ -54,8 +54,9 @@ pub struct WorkloadFlags {
     #[arg(long, default_value = "direct")]
     pub insert: String,
     /// Which of BFQ's lock sites a submission runs: `4.12` (the seeds' kernels: bio merge, then
-    /// insert) or `6.18` (bio merge, depth limit, then insert). The insert path stays
-    /// `--insert`'s: 6.18's own is `lists`.
+    /// insert), `6.18` (bio merge, depth limit, then insert) or `bare` (insert only: the model
+    /// before those sites, for comparisons). The insert path stays `--insert`'s: 6.18's own is
+    /// `lists`.
     #[arg(long, default_value = "4.12")]
     pub kernel: String,
     /// blk-mq's elevator machinery that the kernel's `none` skips, ns per request,

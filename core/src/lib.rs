@@ -21,7 +21,9 @@
 //! | [`fault`] | the kernel's lifetime bugs | named fault-injection switches for the models' negative controls (feature `fault-injection`, off by default) |
 //! | [`trace`] | tracepoints (`trace_block_rq_*`), lockdep's lock events | the `tracing` targets, the trace gate, the path spans and idle-timer events (imports nothing of the crate; lock spans are made in `lockstat`, statistics spans in `update`) |
 //!
-//! | [`scheduler`] | `bfq_insert_request`, `bfq_dispatch_request`, `bfq_finish_request`, `bfq_pd_offline` | the paths, groups, processes |
+//! | [`scheduler`] | `bfq_bio_merge`, `bfq_limit_depth`, `bfq_insert_request`, `bfq_dispatch_request`, `bfq_finish_request`, `bfq_pd_offline` | the paths, groups, processes |
+//! | [`profile`] | kernel generations | which lock sites a submission runs (`4.12`, `6.18`), and the one description of each call's lock order that the calibration and `predict` read |
+//! | [`deadline`] | `mq-deadline` | the deadline reference scheduler: per-direction FIFO and sorted tree under one lock, no groups, no statistics |
 //!
 //! The modules are layered: `sync` at the bottom, and no circle among the others
 //! (`tests/layering.rs` checks both).
@@ -29,7 +31,9 @@
 //! ## The paths and their locks
 //!
 //! ```text
-//! insert:     [sched lock: merge | add to queue, activate entities, maybe stop idle timer; route stats] -> run_deferred
+//! bio merge:  [sched lock: group lookup, back/front merge lookup in the queue's sort_list] -> run_deferred   (profiles 4.12, 6.18)
+//! depth:      (queue idle: no lock) [sched lock: walk the entity up its groups, allocated against each level's share]   (6.18)
+//! insert:     [stats at submission, for a policy that counts there] [sched lock: group lookup; merge | add to queue, activate entities, maybe stop idle timer; route stats] -> run_deferred
 //!   (lists)   [insert lock: list the request, pin its queue]; the next dispatch splices it in under the sched lock
 //! dispatch:   [sched lock: dispatch_begin; priority list | select queue (expire, descend trees), take request, charge service; route stats; dispatch_end] -> run_deferred
 //! completion: run_deferred(completion stats) -> [sched lock: bookkeeping, arm idle timer or expire, put queue]
@@ -62,6 +66,7 @@
 //! deviation.
 
 pub mod clock;
+pub mod deadline;
 pub mod fault;
 pub mod insert;
 pub mod lockstat;

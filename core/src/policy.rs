@@ -262,6 +262,15 @@ pub trait StatsPolicy: Send + Sync + Sized + 'static {
     /// Whether the scheduler keeps per-CPU rstat lists for it (`objects/rstat.rs`): every group gets a
     /// per-CPU area, reads flush the lists first, and a released group drains them.
     const RSTAT_LISTS: bool = false;
+    /// Whether io_service_bytes / io_serviced are counted when a request is submitted, before
+    /// the scheduler lock (Linux 5.x-6.18: `bfqg_stats_update_legacy_io` at the top of
+    /// `bfq_insert_request`, `blk_cgroup_bio_start` at submission), instead of at dispatch under
+    /// it. Then the submitting thread hands the policy's `run_deferred` a one-event batch
+    /// (`Path::Insert`, `StatUpdate::LegacyIo`) before its insert takes any lock, the dispatch
+    /// emits none, and the I7 ledger charges every request that reaches the scheduler's insert
+    /// (bio merges make no request and count nothing, as in the kernel). The existence argument
+    /// is the deferred window's: the process pins its queue (I1a), the protection its group.
+    const LEGACY_IO_AT_SUBMIT: bool = false;
     /// What keeps a group allocated while a deferred update reaches it; the scheduler takes the
     /// locks, refuses the operations and frees groups as this protection says (protection.rs).
     type Protection: Protection;

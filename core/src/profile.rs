@@ -30,6 +30,10 @@ pub enum KernelProfile {
     /// Linux 6.8–6.18: the seeds' sites plus the locked depth limit, on insertion lists.
     #[serde(rename = "6.18")]
     Mainline,
+    /// No kernel: the model as it was before the early sites, insert, dispatch and completion
+    /// only, kept for before-and-after comparisons.
+    #[serde(rename = "bare")]
+    Bare,
 }
 
 /// A lock site of the submission path, in the order a submission runs them.
@@ -58,13 +62,14 @@ pub enum CycleCall {
 
 impl KernelProfile {
     /// Every profile, oldest first.
-    pub const ALL: [KernelProfile; 2] = [KernelProfile::Seeds, KernelProfile::Mainline];
+    pub const ALL: [KernelProfile; 3] = [KernelProfile::Seeds, KernelProfile::Mainline, KernelProfile::Bare];
 
     /// The name on the command line (`--kernel NAME`) and in reports.
     pub fn name(self) -> &'static str {
         match self {
             KernelProfile::Seeds => "4.12",
             KernelProfile::Mainline => "6.18",
+            KernelProfile::Bare => "bare",
         }
     }
 
@@ -78,6 +83,7 @@ impl KernelProfile {
         match self {
             KernelProfile::Seeds => "Linux 4.12-4.14 (the seeds): bio merge, insert, dispatch, completion under the scheduler lock; direct insert",
             KernelProfile::Mainline => "Linux 6.8-6.18: bio merge, depth limit, insert, dispatch, completion under the scheduler lock; insertion lists",
+            KernelProfile::Bare => "no kernel: insert, dispatch, completion only (the model before the early sites), for before-and-after comparisons",
         }
     }
 
@@ -86,6 +92,7 @@ impl KernelProfile {
         match self {
             KernelProfile::Seeds => &[SubmitSite::BioMerge, SubmitSite::Insert],
             KernelProfile::Mainline => &[SubmitSite::BioMerge, SubmitSite::LimitDepth, SubmitSite::Insert],
+            KernelProfile::Bare => &[SubmitSite::Insert],
         }
     }
 
@@ -96,7 +103,7 @@ impl KernelProfile {
     /// The insert path this generation uses.
     pub fn insert_path(self) -> InsertPathKind {
         match self {
-            KernelProfile::Seeds => InsertPathKind::Direct,
+            KernelProfile::Seeds | KernelProfile::Bare => InsertPathKind::Direct,
             KernelProfile::Mainline => InsertPathKind::from_name("lists").expect("the lists path is registered"),
         }
     }

@@ -148,6 +148,9 @@ struct Router<'a, P: StatsPolicy> {
 /// updates").
 #[inline]
 fn effective_route<P: StatsPolicy>(policy: &P, kind: StatKind) -> Route {
+    if P::LEGACY_IO_AT_SUBMIT && kind == StatKind::LegacyIo {
+        return Route::Skip; // counted at submission (`Process::count_at_submit`), not at dispatch
+    }
     match policy.route(kind) {
         Route::Defer if !kind.deferrable() && !fault_defer_lock_only_updates() => Route::Now,
         route => route,
@@ -197,7 +200,8 @@ impl<P: StatsPolicy> Scheduler<P> {
         let rstat = P::RSTAT_LISTS.then(|| OracleArc::new(RstatLists::new(config.slots)));
         let insert_path = config.insert;
         let profile = config.profile;
-        let state = SchedState::new(config, census.clone(), Self::new_group_state, rstat.clone());
+        let mut state = SchedState::new(config, census.clone(), Self::new_group_state, rstat.clone());
+        state.ledger_at_insert = P::LEGACY_IO_AT_SUBMIT;
         Arc::new(Scheduler {
             insert_path,
             profile,
@@ -564,7 +568,10 @@ impl<P: StatsPolicy> Scheduler<P> {
         }
         let keeps_serviced = P::KEPT != StatsKept::None;
         let io_serviced_sum = keeps_serviced.then_some(serviced);
-        let io_serviced_matches = !keeps_serviced || serviced == c.dispatched as i64;
+        // What io_serviced counts: dispatched requests, or (counted at submission) every request
+        // that reached the insert, merged ones included, bios merged before a request was made not.
+        let counted = if P::LEGACY_IO_AT_SUBMIT { c.inserted - c.bio_merged } else { c.dispatched };
+        let io_serviced_matches = !keeps_serviced || serviced == counted as i64;
         let quiet = outstanding == (0, 0) && listed == 0;
         let awaiting_reclamation = self.census.awaiting_reclamation();
         let ok = requests_balance
@@ -734,7 +741,23 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
 
     /// `bfq_insert_request`, through the scheduler's insert path (`insert/`).
     pub fn insert(&self, spec: RequestSpec) -> InsertOutcome {
+        if P::LEGACY_IO_AT_SUBMIT {
+            self.count_at_submit(spec);
+        }
         trace::in_path(PathSpan::Insert { pid: self.pid, sector: spec.sector }, || self.sched.insert_path.insert(self, spec))
+    }
+
+    /// io_service_bytes / io_serviced counted before any lock of the insert, for a policy that
+    /// counts at submission ([`StatsPolicy::LEGACY_IO_AT_SUBMIT`]).
+    #[cold]
+    fn count_at_submit(&self, spec: RequestSpec) {
+        let sched = self.sched;
+        let mut batch = DeferredBatch::new(Path::Insert);
+        // I1a: the process holds a reference on its queue for as long as it lives; the group is
+        // read from the queue by the policy under its protection (I1b-d).
+        batch.push_pinned(StatEvent { queue: self.shared, update: StatUpdate::LegacyIo { op: spec.op, bytes: spec.sectors as u64 * 512 } });
+        let _stats = lockstat::enter(LockPath::Stats);
+        sched.policy.run_deferred(&sched.cx(), &mut batch);
     }
 
     /// The insert work under the scheduler lock (the `direct` path).

@@ -78,6 +78,7 @@ macro_rules! with_registry {
             "epoch.rs" => epoch::Epoch,
             "debug-off.rs" => debug_off::DebugOff,
             "rstat.rs" => rstat::Rstat,
+            "mainline.rs" => mainline::Mainline,
             "no-stats.rs" => no_stats::NoStats,
         }
     };
@@ -115,12 +116,18 @@ pub struct ReferenceInfo {
     pub summary: &'static str,
 }
 
-/// The reference rows. `none`: no scheduler at all, as the kernel's `none` elevator; the
+/// The reference rows: baselines beside the variants, run by the workload driver (`schedlab_benches::workload::Reference`). `none`: no scheduler at all, as the kernel's `none` elevator; the
 /// workload driver (`schedlab_benches::workload`) issues each request straight to the null device.
-pub const REFERENCES: &[ReferenceInfo] = &[ReferenceInfo {
-    name: "none",
-    summary: "no scheduler, no statistics: each request goes straight to the null device (the kernel's `none`); a baseline, not a variant",
-}];
+pub const REFERENCES: &[ReferenceInfo] = &[
+    ReferenceInfo {
+        name: "none",
+        summary: "no scheduler, no statistics: each request goes straight to the null device (the kernel's `none`); a baseline, not a variant",
+    },
+    ReferenceInfo {
+        name: "deadline",
+        summary: "mq-deadline (schedlab_core::deadline): bio merge and insert under its lock, per-direction FIFO and sorted tree, no groups, no statistics; a baseline, not a variant",
+    },
+];
 
 /// The reference row called `name`.
 pub fn reference(name: &str) -> Option<ReferenceInfo> {

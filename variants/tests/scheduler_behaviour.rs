@@ -1135,3 +1135,29 @@ fn bio_merge_and_depth_limit_on_every_variant() {
         schedlab_variants::visit(info.name, BioMergeAndDepthLimit).unwrap();
     }
 }
+
+/// `mainline` counts io_serviced when a request is submitted (before the scheduler lock, as
+/// 5.x-6.18 do), `rstat` when it is dispatched; both keep the same totals at the end, and the
+/// I7 ledger agrees with each.
+#[test]
+fn mainline_counts_at_submission_rstat_at_dispatch() {
+    fn counted_before_dispatch<P: StatsPolicy>() -> (i64, i64) {
+        let (sched, _hand) = manual_sched::<P>(SchedConfig { slots: 2, ..SchedConfig::default() });
+        let g = sched.create_group(sched.root(), 100).unwrap();
+        let p = sched.spawn_process(g).unwrap();
+        p.insert(spec(1000, 8, Op::READ_SYNC, 1));
+        p.insert(spec(1008, 8, Op::READ_SYNC, 2)); // merged at insert: a request all the same
+        let before = serviced(&sched.group_stats(g).unwrap());
+        while let Some(rq) = sched.dispatch() {
+            rq.complete();
+        }
+        let after = serviced(&sched.group_stats(g).unwrap());
+        drop(p);
+        assert!(sched.quiesce_until_reclaimed(Duration::from_secs(10)));
+        let c = sched.check_consistency();
+        assert!(c.ok, "{}: {c:?}", P::NAME);
+        (before, after)
+    }
+    assert_eq!(counted_before_dispatch::<schedlab_variants::mainline::Mainline>(), (2, 2));
+    assert_eq!(counted_before_dispatch::<Rstat>(), (0, 1));
+}

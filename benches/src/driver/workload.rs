@@ -22,8 +22,9 @@ use rand::{Rng, SeedableRng};
 use schedlab_core::lockstat::{self, LockStats, LockSummary};
 use schedlab_core::trace;
 use schedlab_core::sync::{Arc, AtomicBool, AtomicU64, Lock, LockKind, Ordering};
-use schedlab_core::{KernelProfile, 
-    Consistency, GroupId, InsertPathKind, Op, RequestCounters, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy,
+use schedlab_core::deadline::{Deadline, DeadlineConfig, DeadlineRequest};
+use schedlab_core::{
+    KernelProfile, Consistency, GroupId, InsertPathKind, Op, RequestCounters, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy,
 };
 use schedlab_variants::VariantVisitor;
 use serde::Serialize;
@@ -163,12 +164,13 @@ impl WorkloadConfig {
     /// Checks the parameters of a run of the reference row `none` (no scheduler: groups, churn,
     /// statistics reads, lock kind and insert path do not apply, and are refused where they
     /// would be silently ignored).
-    pub fn validate_reference(&self) -> Result<(), String> {
+    pub fn validate_reference(&self, reference: Reference) -> Result<(), String> {
+        let name = reference.name();
         if self.churn_per_sec > 0.0 || self.stats_reads_per_sec > 0.0 {
-            return Err("the reference row `none` has no scheduler: --churn and --stats-reads do not apply".into());
+            return Err(format!("the reference row `{name}` has no groups and no statistics: --churn and --stats-reads do not apply"));
         }
         if self.trace_window.is_some() {
-            return Err("the reference row `none` takes no lock and records no trace".into());
+            return Err(format!("the reference row `{name}` records no trace"));
         }
         // The remaining checks are the variants' (threads, duration, sizes, depth, outside work).
         self.validate("no-stats")
@@ -176,9 +178,12 @@ impl WorkloadConfig {
 
     /// Checks the parameters; the message is one line for the user.
     pub fn validate(&self, variant: &str) -> Result<(), String> {
+        if let Some(reference) = Reference::from_name(variant) {
+            return self.validate_reference(reference);
+        }
         let (variant, _) = split_entry(variant)?;
         let info = schedlab_variants::info(variant).ok_or_else(|| {
-            let names: Vec<_> = schedlab_variants::ALL.iter().map(|v| v.name).collect();
+            let names: Vec<_> = schedlab_variants::ALL.iter().map(|v| v.name).chain(Reference::ALL.iter().map(|r| r.name())).collect();
             format!("unknown variant `{variant}` (known: {})", names.join(", "))
         })?;
         if self.threads == 0 {
@@ -954,25 +959,56 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
     })
 }
 
-/// The reference row `none`: the kernel's `none` elevator on the null device. Each job keeps
-/// `iodepth` requests of its own, draws each request's sector as a variant's job does, spins the
-/// same outside work, and issues it straight to the null device, which completes it at once: no
-/// scheduler, no lock, no statistics, no groups. What is left is the per-request work outside
-/// any scheduler, so that `variant ÷ none` is the share of the throughput the scheduler keeps.
-pub fn run_without_scheduler(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, String> {
-    tracing::info!(threads = cfg.threads, rw = cfg.rw.name(), iodepth = cfg.iodepth, "reference run (no scheduler) starts");
+/// A reference row: a kernel elevator that is not BFQ, run with the same jobs, outside work and
+/// request generator as a variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reference {
+    /// `none`: no scheduler; each request is issued straight to the null device.
+    None,
+    /// `deadline`: `mq-deadline` (`schedlab_core::deadline`): the bio merge attempt and the insert
+    /// under its lock, dispatch by any job under it, completion without it; the elevator
+    /// machinery's cost (`elevator_ns`) outside it, as every scheduler row pays.
+    Deadline,
+}
+
+impl Reference {
+    /// The row names, as `--variant` and the kernel peer take them.
+    pub const ALL: [Reference; 2] = [Reference::None, Reference::Deadline];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Reference::None => "none",
+            Reference::Deadline => "deadline",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Reference> {
+        Self::ALL.into_iter().find(|r| r.name() == name)
+    }
+}
+
+/// A reference row (see [`Reference`]). `none` is the kernel's `none` elevator on the null
+/// device: each job keeps `iodepth` requests of its own, draws each request's sector as a
+/// variant's job does, spins the same outside work, and issues it straight to the null device,
+/// which completes it at once: no scheduler, no lock, no statistics, no groups. What is left is
+/// the per-request work outside any scheduler, so that `variant ÷ none` is the share of the
+/// throughput the scheduler keeps. `deadline` puts `mq-deadline` between the jobs and the device.
+pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, String> {
+    tracing::info!(row = reference.name(), threads = cfg.threads, rw = cfg.rw.name(), iodepth = cfg.iodepth, "reference run starts");
     let clock = SchedClock::real();
     let stop = AtomicBool::new(false);
     let completed: Vec<AtomicU64> = (0..cfg.threads).map(|_| AtomicU64::new(0)).collect();
     let cpus = if cfg.pin_cpus { allowed_cpus() } else { Vec::new() };
     let pinned = AtomicBool::new(cfg.pin_cpus);
     let gate = Gate::default();
+    let deadline = (reference == Reference::Deadline).then(|| Deadline::new(cfg.lock, DeadlineConfig::default()));
+    let lockstat_on = cfg.lockstat && deadline.is_some();
     let mut interrupted = false;
     let mut failures = Vec::new();
     let (measured_s, deltas, cpu) = std::thread::scope(|s| {
         let mut handles = Vec::new();
         for index in 0..cfg.threads {
-            let (clock, stop, completed, gate, pinned) = (&clock, &stop, &completed, &gate, &pinned);
+            let (clock, stop, completed, gate, pinned, deadline) = (&clock, &stop, &completed, &gate, &pinned, deadline.as_ref());
             let cpu = (!cpus.is_empty()).then(|| cpus[index % cpus.len()]);
             let job = std::thread::Builder::new().name(format!("job-{index}"));
             let spawned = job.spawn_scoped(s, move || {
@@ -985,26 +1021,62 @@ pub fn run_without_scheduler(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Re
                 let region = DEVICE_SECTORS / cfg.threads as u64;
                 let mut next_seq = region * index as u64;
                 let mut tag = (index as u64) << OWNER_SHIFT;
+                let mut next_sector = || {
+                    if cfg.rw.sequential() {
+                        let at = next_seq;
+                        next_seq = if next_seq + bs >= region * (index as u64 + 1) { region * index as u64 } else { next_seq + bs };
+                        at
+                    } else {
+                        rng.random_range(0..DEVICE_SECTORS / bs) * bs
+                    }
+                };
+                let Some(dd) = deadline else {
+                    while !stop.load(Ordering::Relaxed) {
+                        // A whole queue depth is submitted, then completed: the null device
+                        // completes each request as it is issued, so the depth changes nothing
+                        // but the batching.
+                        for _ in 0..cfg.iodepth {
+                            let sector = next_sector();
+                            spin_for(clock, cfg.outside_ns / 2, stop);
+                            let request = RequestSpec { sector, sectors: cfg.bs_sectors, op, at_head: false, tag };
+                            tag += 1;
+                            // The null device: the request is complete as soon as it is issued.
+                            std::hint::black_box(request);
+                            spin_for(clock, cfg.outside_ns / 2, stop);
+                            completed[index].fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    lockstat::flush();
+                    return;
+                };
+                // mq-deadline: the job keeps `iodepth` of its own outstanding and dispatches for
+                // whoever is next, as a variant's job does.
+                let half = (cfg.outside_ns + cfg.elevator_ns) / 2;
+                let mut submitted = 0u64;
                 while !stop.load(Ordering::Relaxed) {
-                    // A whole queue depth is submitted, then completed: the null device completes
-                    // each request as it is issued, so the depth changes nothing but the batching.
-                    for _ in 0..cfg.iodepth {
-                        let sector = if cfg.rw.sequential() {
-                            let at = next_seq;
-                            next_seq = if next_seq + bs >= region * (index as u64 + 1) { region * index as u64 } else { next_seq + bs };
-                            at
-                        } else {
-                            rng.random_range(0..DEVICE_SECTORS / bs) * bs
-                        };
-                        spin_for(clock, cfg.outside_ns / 2, stop);
-                        let request = RequestSpec { sector, sectors: cfg.bs_sectors, op, at_head: false, tag };
+                    while submitted - completed[index].load(Ordering::Relaxed) < cfg.iodepth as u64 {
+                        let request = DeadlineRequest { sector: next_sector(), sectors: cfg.bs_sectors, op, tag };
                         tag += 1;
-                        // The null device: the request is complete as soon as it is issued.
-                        std::hint::black_box(request);
-                        spin_for(clock, cfg.outside_ns / 2, stop);
-                        completed[index].fetch_add(1, Ordering::Relaxed);
+                        spin_for(clock, half, stop);
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        if !dd.bio_merge(&request) {
+                            dd.insert(&request, clock.now_ns());
+                        }
+                        submitted += 1;
+                    }
+                    match dd.dispatch(clock.now_ns()) {
+                        Some(done) => {
+                            for t in std::iter::once(done.tag).chain(done.absorbed) {
+                                completed[(t >> OWNER_SHIFT) as usize].fetch_add(1, Ordering::Release);
+                            }
+                            spin_for(clock, half, stop);
+                        }
+                        None => std::thread::yield_now(),
                     }
                 }
+                lockstat::flush();
             });
             match spawned {
                 Ok(h) => handles.push(h),
@@ -1020,6 +1092,11 @@ pub fn run_without_scheduler(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Re
         if !failures.is_empty() || !sleep_until(t0 + cfg.ramp, interrupt) {
             interrupted = true;
         }
+        if lockstat_on {
+            lockstat::set_mode(cfg.lockstat_mode);
+            lockstat::reset();
+            lockstat::set_enabled(true);
+        }
         let cpu_before = cpu_sample();
         let start = Instant::now();
         let before: Vec<u64> = completed.iter().map(|c| c.load(Ordering::Relaxed)).collect();
@@ -1029,6 +1106,9 @@ pub fn run_without_scheduler(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Re
         let after: Vec<u64> = completed.iter().map(|c| c.load(Ordering::Relaxed)).collect();
         let measured = start.elapsed().as_secs_f64();
         let cpu = cpu_before.zip(cpu_sample());
+        if lockstat_on {
+            lockstat::set_enabled(false);
+        }
         stop.store(true, Ordering::Relaxed);
         for (i, h) in handles.into_iter().enumerate() {
             if let Err(payload) = h.join() {
@@ -1038,17 +1118,19 @@ pub fn run_without_scheduler(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Re
         (measured, before.iter().zip(&after).map(|(b, a)| a - b).collect::<Vec<u64>>(), cpu)
     });
     if let Some(first) = failures.first() {
-        return Err(format!("none run failed: {first}"));
+        return Err(format!("{} run failed: {first}", reference.name()));
     }
+    let lock_stats = lockstat_on.then(lockstat::snapshot);
     let secs = measured_s.max(1e-9);
     let (cpu_busy_pct, other_cpus, steal_cpus) = cpu_figures(cpu, secs, cfg.threads);
     let per_thread_kiops: Vec<f64> = deltas.iter().map(|&d| d as f64 / secs / 1e3).collect();
     let total: u64 = deltas.iter().sum();
     let requests = RequestCounters { inserted: total, dispatched: total, completed: total, ..RequestCounters::default() };
-    // Nothing is queued, merged, grouped or counted: the conservation checks hold trivially.
+    // Nothing is grouped or counted, and every request the jobs were credited for completed; what
+    // the deadline row left queued at the stop is dropped with it (it has no statistics to check).
     let consistency = Consistency { counters: requests, requests_balance: true, io_serviced_matches: true, ok: true, ..Consistency::default() };
     Ok(RunResult {
-        variant: "none",
+        variant: reference.name(),
         lock: cfg.lock,
         threads: cfg.threads,
         measured_s,
@@ -1066,8 +1148,8 @@ pub fn run_without_scheduler(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Re
         cpu_busy_pct,
         other_cpus,
         steal_cpus,
-        locks: Vec::new(),
-        lock_stats: None,
+        locks: lock_stats.as_ref().map_or_else(Vec::new, |l| l.summarize((secs * 1e9) as u64)),
+        lock_stats,
         lockstat_toggle: None,
     })
 }
@@ -1087,9 +1169,9 @@ impl VariantVisitor for RunVisitor<'_> {
 /// Runs the workload against the variant called `name` (or the reference row `none`), after
 /// validating the parameters.
 pub fn run_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, String> {
-    if name == "none" {
-        cfg.validate_reference()?;
-        return run_without_scheduler(cfg, interrupt);
+    if let Some(reference) = Reference::from_name(name) {
+        cfg.validate_reference(reference)?;
+        return run_reference(reference, cfg, interrupt);
     }
     let (variant, insert) = split_entry(name)?;
     let with_path;

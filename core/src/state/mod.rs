@@ -248,6 +248,9 @@ pub(crate) struct SchedState {
     /// Online groups by cgroup serial: the blkg lookup a request's group lookup makes
     /// (`blkg_lookup`, a radix tree in the kernel; a hash map here).
     pub(crate) blkg_index: HashMap<u64, usize>,
+    /// I7's ledger charges service when a request reaches the insert (the policy counts
+    /// io_serviced at submission, `StatsPolicy::LEGACY_IO_AT_SUBMIT`), not at dispatch.
+    pub(crate) ledger_at_insert: bool,
 }
 
 impl SchedState {
@@ -289,6 +292,7 @@ impl SchedState {
             census,
             rstat,
             blkg_index,
+            ledger_at_insert: false,
         }
     }
 
@@ -536,9 +540,11 @@ impl SchedState {
         let queue = qs.shared;
         // I7: the ledger charges the group the queue is in now, under the lock; the statistics
         // below reach the queue's group when they are applied (at once, or after the unlock).
-        let ledger = &mut self.groups[qs.group].ledger;
-        ledger.serviced += 1;
-        ledger.service_bytes += r.sectors as i64 * 512;
+        if !self.ledger_at_insert {
+            let ledger = &mut self.groups[qs.group].ledger;
+            ledger.serviced += 1;
+            ledger.service_bytes += r.sectors as i64 * 512;
+        }
         sink.emit(queue, StatUpdate::AvgQueueSize);
         sink.emit(queue, StatUpdate::SetStartEmptyTime);
         sink.emit(queue, StatUpdate::IoRemove { op: r.op });
@@ -789,7 +795,14 @@ impl SchedState {
     pub(crate) fn insert(&mut self, q: QueueId, spec: &RequestSpec, now: u64, sink: &mut impl StatSink) -> InsertOutcome {
         self.counters.inserted += 1;
         // bfq_init_rq → bfq_bic_update_cgroup: every request looks its group up.
-        self.lookup_bio_group(q);
+        let group = self.lookup_bio_group(q);
+        if self.ledger_at_insert {
+            // I7: the request was counted at submission, in the group of the queue (the process
+            // pinned it); it is charged to the queue's group now, under the lock.
+            let ledger = &mut self.groups[group].ledger;
+            ledger.serviced += 1;
+            ledger.service_bytes += spec.sectors as i64 * 512;
+        }
         let queue = self.queues[q].shared;
         if spec.at_head {
             let rq = self.alloc_request(q, spec, now, RqWhere::DispatchList);
