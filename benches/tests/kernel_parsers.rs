@@ -113,7 +113,7 @@ fn point_from_fixtures() -> PointResult {
         point: POINT,
         model_outside_ns: 5600,
         kernel: vec![none, bfq],
-        model: vec![model("none", 0, &[260.0, 250.0], 6.8, &[]), model("rstat+lists", 0, &[220.0, 215.0], 7.9, &paths)],
+        model: vec![model("none", 0, &[260.0, 250.0], 6.8, &[]), model(fidelity::MODEL_BFQ, 0, &[220.0, 215.0], 7.9, &paths)],
         model_elevator_ns: 0,
         side_by_side: Vec::new(),
         elevator: None,

@@ -21,8 +21,9 @@ use super::{KernelRow, KernelRun, KernelSched, Point, PointResult};
 use crate::stats::median;
 use serde::Serialize;
 
-/// The model row that stands for this kernel's BFQ (statistics, insertion lists).
-pub const MODEL_BFQ: &str = "rstat+lists";
+/// The model row that stands for today's kernel's BFQ: its two legacy counters per CPU at
+/// submission, before the scheduler lock, on the insertion lists (`notes/kernel-map.md` §4).
+pub const MODEL_BFQ: &str = "mainline+lists";
 /// The model's deadline reference row, and what stands in for it while the model has none.
 pub const MODEL_DEADLINE: &str = "deadline";
 pub const MODEL_DEADLINE_STAND_IN: &str = "no-stats+lists";

@@ -3,9 +3,12 @@
 //! fio jobs against a block device (a loop device over a sparse file in a tmpfs, or `--device`)
 //! under the kernel's schedulers — `none`, `mq-deadline`, `bfq` (slice_idle 0, low_latency 0, as
 //! the seeds) and `bfq` with the jobs spread over N cgroups — interleaved in rounds with the
-//! model's matching rows: `none` (the reference row: no scheduler), `no-stats`, `debug-off` and
-//! `rstat` on the 2024 insertion lists (this kernel's BFQ: insertion lists since 6.8, the legacy
-//! io_service_bytes/io_serviced of `debug-off`, and blk-cgroup's rstat), at 0 and N groups.
+//! model's matching rows: `none` (the reference row: no scheduler), `deadline` (mq-deadline's
+//! reference row), `no-stats`, `debug-off`, `rstat` and `mainline` on the 2024 insertion lists,
+//! at 0 groups, and `mainline` and `rstat` at N. `mainline+lists` is today's kernel
+//! ([`fidelity::MODEL_BFQ`]: insertion lists since 6.8, the legacy io_service_bytes/io_serviced per
+//! CPU at submission, before the scheduler lock; `notes/kernel-map.md` §4); the model's rows run
+//! the running kernel's lock-site profile.
 //!
 //! Per kernel configuration: IOPS (median and range over rounds); CPU time per I/O over all CPUs
 //! (`/proc/stat`: submitters, the loop worker, softirq; and fio's own from its accounting cgroup);
@@ -232,8 +235,8 @@ impl KernelConfig {
             return bad("--device is only read from: writes go only to a loop device this command makes (leave out --device)".into());
         }
         if self.model {
-            let cfg = self.model_config("rstat+lists", self.groups, 0, 0);
-            cfg.validate("rstat+lists").map_err(ExperimentError::bad_input)?;
+            let cfg = self.model_config(fidelity::MODEL_BFQ, self.groups, 0, 0);
+            cfg.validate(fidelity::MODEL_BFQ).map_err(ExperimentError::bad_input)?;
         }
         Ok(())
     }
@@ -297,13 +300,19 @@ impl KernelConfig {
             return Vec::new();
         }
         let mut v = vec![("none", 0), ("no-stats+lists", 0), ("debug-off+lists", 0), ("rstat+lists", 0)];
+        // This kernel's BFQ (when it is not one of the above).
+        if !v.iter().any(|(e, _)| *e == fidelity::MODEL_BFQ) {
+            v.push((fidelity::MODEL_BFQ, 0));
+        }
         // mq-deadline's counterpart, once the model has one (until then `no-stats+lists` stands in).
         if schedlab_variants::reference(fidelity::MODEL_DEADLINE).is_some() || schedlab_variants::info(fidelity::MODEL_DEADLINE).is_some() {
             v.insert(1, (fidelity::MODEL_DEADLINE, 0));
         }
         if self.groups > 0 {
-            v.push(("debug-off+lists", self.groups));
-            v.push(("rstat+lists", self.groups));
+            v.push((fidelity::MODEL_BFQ, self.groups));
+            if fidelity::MODEL_BFQ != "rstat+lists" {
+                v.push(("rstat+lists", self.groups));
+            }
         }
         v
     }
@@ -1112,7 +1121,8 @@ fn run_point(
 
     // The models' profiles: one profiled run per statistics row.
     if cfg.profile && !*interrupted {
-        for row in model.iter_mut().filter(|m| m.entry != "none" && m.entry != "no-stats+lists" && m.groups == 0) {
+        // The statistics rows (the references and no-stats have no statistics to profile).
+        for row in model.iter_mut().filter(|m| m.entry != "none" && m.entry != fidelity::MODEL_DEADLINE && m.entry != "no-stats+lists" && m.groups == 0) {
             if stop.load(Ordering::Relaxed) {
                 *interrupted = true;
                 break;
@@ -1165,50 +1175,53 @@ pub fn side_by_side(kernel: &[KernelRow], model: &[ModelRow], groups: usize) -> 
     let mk = |e, g| m(e, g).map(|r| r.kiops.median);
     let kcpu = |c| k(c).map(|r| r.cpu_per_io_us.median).filter(|v| *v > 0.0);
     let mcpu = |e, g| m(e, g).map(|r| r.cpu_per_io_us.median).filter(|v| *v > 0.0);
+    // This kernel's BFQ in the model, and mq-deadline's (or its stand-in).
+    const B: &str = fidelity::MODEL_BFQ;
+    let d = if m(fidelity::MODEL_DEADLINE, 0).is_some() { fidelity::MODEL_DEADLINE } else { fidelity::MODEL_DEADLINE_STAND_IN };
     let mut v = vec![
-        SideBySide { what: "bfq ÷ none (model: rstat+lists ÷ none), IOPS".into(), kernel: ratio(kk(KernelSched::Bfq), kk(KernelSched::None)), model: ratio(mk("rstat+lists", 0), mk("none", 0)), unit: "×" },
-        SideBySide { what: "bfq ÷ mq-deadline (model: rstat+lists ÷ no-stats+lists), IOPS".into(), kernel: ratio(kk(KernelSched::Bfq), kk(KernelSched::MqDeadline)), model: ratio(mk("rstat+lists", 0), mk("no-stats+lists", 0)), unit: "×" },
+        SideBySide { what: format!("bfq ÷ none (model: {B} ÷ none), IOPS"), kernel: ratio(kk(KernelSched::Bfq), kk(KernelSched::None)), model: ratio(mk(B, 0), mk("none", 0)), unit: "×" },
+        SideBySide { what: format!("bfq ÷ mq-deadline (model: {B} ÷ {d}), IOPS"), kernel: ratio(kk(KernelSched::Bfq), kk(KernelSched::MqDeadline)), model: ratio(mk(B, 0), mk(d, 0)), unit: "×" },
     ];
     if groups > 0 {
         v.push(SideBySide {
-            what: format!("bfq with {groups} groups ÷ bfq (model: rstat+lists at {groups} groups ÷ at 0), IOPS"),
+            what: format!("bfq with {groups} groups ÷ bfq (model: {B} at {groups} groups ÷ at 0), IOPS"),
             kernel: ratio(kk(KernelSched::BfqGroups), kk(KernelSched::Bfq)),
-            model: ratio(mk("rstat+lists", groups), mk("rstat+lists", 0)),
+            model: ratio(mk(B, groups), mk(B, 0)),
             unit: "×",
         });
     }
     v.push(SideBySide {
-        what: "extra CPU per I/O of bfq over none (model: rstat+lists over none)".into(),
+        what: format!("extra CPU per I/O of bfq over none (model: {B} over none)"),
         kernel: kcpu(KernelSched::Bfq).zip(kcpu(KernelSched::None)).map(|(a, b)| a - b),
-        model: mcpu("rstat+lists", 0).zip(mcpu("none", 0)).map(|(a, b)| a - b),
+        model: mcpu(B, 0).zip(mcpu("none", 0)).map(|(a, b)| a - b),
         unit: "µs",
     });
     // The scheduler's CPU time per I/O: its share of the profile times the CPU per I/O.
     v.push(SideBySide {
-        what: "the scheduler's CPU per I/O (profile share × CPU per I/O), bfq (model: rstat+lists)".into(),
+        what: format!("the scheduler's CPU per I/O (profile share × CPU per I/O), bfq (model: {B})"),
         // Shares are of the experiment's samples: × the experiment's CPU per I/O where measured.
         kernel: k(KernelSched::Bfq)
             .and_then(|r| r.profile.as_ref().map(|p| p.bfq_pct / 100.0 * r.experiment_cpu_per_io_us.as_ref().map_or(r.cpu_per_io_us.median, |s| s.median)))
             .filter(|v| *v > 0.0),
-        model: m("rstat+lists", 0).and_then(|r| r.scheduler_pct.map(|p| p / 100.0 * r.cpu_per_io_us.median)).filter(|v| *v > 0.0),
+        model: m(B, 0).and_then(|r| r.scheduler_pct.map(|p| p / 100.0 * r.cpu_per_io_us.median)).filter(|v| *v > 0.0),
         unit: "µs",
     });
     v.push(SideBySide {
-        what: "scheduler lock: contended acquisitions per I/O, bfq (model: rstat+lists)".into(),
+        what: format!("scheduler lock: contended acquisitions per I/O, bfq (model: {B})"),
         kernel: k(KernelSched::Bfq).and_then(|r| r.sched_contentions_per_io.as_ref()).map(|s| s.median),
-        model: m("rstat+lists", 0).and_then(|r| r.sched_contentions_per_io.as_ref()).map(|s| s.median),
+        model: m(B, 0).and_then(|r| r.sched_contentions_per_io.as_ref()).map(|s| s.median),
         unit: "per I/O",
     });
     v.push(SideBySide {
-        what: "scheduler lock: mean contended wait, bfq (model: rstat+lists)".into(),
+        what: format!("scheduler lock: mean contended wait, bfq (model: {B})"),
         kernel: k(KernelSched::Bfq).and_then(|r| r.sched_wait_avg_ns),
-        model: m("rstat+lists", 0).and_then(|r| r.sched_wait_avg_ns),
+        model: m(B, 0).and_then(|r| r.sched_wait_avg_ns),
         unit: "ns",
     });
     v.push(SideBySide {
-        what: "group statistics' share of the scheduler's work, bfq (model: rstat+lists)".into(),
+        what: format!("group statistics' share of the scheduler's work, bfq (model: {B})"),
         kernel: k(KernelSched::Bfq).and_then(|r| r.profile.as_ref()).and_then(|p| p.stats_share_of_scheduler_pct),
-        model: m("rstat+lists", 0).and_then(|r| r.stats_share_of_scheduler_pct),
+        model: m(B, 0).and_then(|r| r.stats_share_of_scheduler_pct),
         unit: "%",
     });
     v.push(SideBySide {
