@@ -4,7 +4,7 @@
 
 use crate::{bad_input, check_output, parse_bs, seconds, units, ExperimentError, INTERRUPT};
 use schedlab_benches::experiment::{ErrorKind, Failures};
-use schedlab_benches::kernel::{self, KernelConfig, ModelOutside};
+use schedlab_benches::kernel::{self, KernelConfig, ModelOutside, Point};
 use schedlab_benches::report::kernel::kernel_text;
 use schedlab_benches::workload::Rw;
 use schedlab_core::LockKind;
@@ -27,9 +27,15 @@ pub struct KernelArgs {
     /// model's grouped rows; 0 leaves both out.
     #[arg(long, default_value_t = 4, value_parser = units::count::<0, 64>, allow_negative_numbers = true)]
     groups: u64,
-    /// Group weights, assigned in turn (1..=1000 each).
-    #[arg(long, default_value = "100,200,300")]
-    weights: String,
+    /// Group weights, 1..=1000 each, one per group (`--groups`); a list ending in `...` is repeated
+    /// in turn (`100,200,...`). Default: 100,200,300 in turn.
+    #[arg(long)]
+    weights: Option<String>,
+    /// The configurations measured, each a whole experiment: `auto` ({1, --threads} jobs ×
+    /// {1, --iodepth}), `main` (only --threads × --iodepth), or a list JOBSxDEPTH[:ENGINE], e.g.
+    /// `2x32,1x1:psync`; the main configuration is always measured first.
+    #[arg(long, default_value = "auto")]
+    points: String,
     /// Access pattern: randread, randwrite, read, write (writes only to a loop device made here).
     #[arg(long, default_value = "randread")]
     rw: String,
@@ -70,6 +76,11 @@ pub struct KernelArgs {
     /// measured first) or ns (0..=1000000000).
     #[arg(long, default_value = "kernel")]
     model_outside_ns: String,
+    /// The elevator cost the model's scheduler rows pay per request (blk-mq's machinery that
+    /// `none` skips): `kernel` (measured at each configuration from the profiles: bfq's minus
+    /// none's CPU per I/O, less BFQ's own functions; 0 with --no-profile) or ns (0..=1000000000).
+    #[arg(long, default_value = "kernel")]
+    model_elevator_ns: String,
     /// Write both halves, with provenance, to this JSON file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
@@ -88,11 +99,24 @@ pub struct KernelArgs {
 
 pub(crate) fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError> {
     let rw = Rw::from_name(&args.rw).ok_or_else(|| bad_input(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", args.rw)))?;
-    let weights = args
-        .weights
+    let groups = args.groups as usize;
+    let (list, in_turn) = match &args.weights {
+        None => ("100,200,300", true),
+        Some(w) => match w.trim().strip_suffix("...") {
+            Some(head) => (head.trim().trim_end_matches(',').trim(), true),
+            None => (w.as_str(), false),
+        },
+    };
+    if args.weights.is_some() && groups == 0 {
+        return Err(bad_input("--weights needs groups: give --groups N (1..=64)"));
+    }
+    let mut weights = list
         .split(',')
         .map(|w| w.trim().parse::<u64>().ok().filter(|w| (1..=1000).contains(w)).ok_or_else(|| bad_input(format!("--weights must be numbers 1..=1000, got `{w}`"))))
         .collect::<Result<Vec<_>, _>>()?;
+    if in_turn && groups > 0 {
+        weights = (0..groups).map(|i| weights[i % weights.len()]).collect();
+    }
     let ioengine = match args.ioengine.as_str() {
         "io_uring" => "io_uring",
         "psync" => "psync",
@@ -108,13 +132,33 @@ pub(crate) fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError>
         "kernel" => ModelOutside::Kernel,
         n => ModelOutside::Fixed(units::count::<0, 1_000_000_000>(n).map_err(|e| bad_input(format!("--model-outside-ns: {e} (or `kernel`)")))?),
     };
+    let model_elevator = match args.model_elevator_ns.as_str() {
+        "kernel" => ModelOutside::Kernel,
+        n => ModelOutside::Fixed(units::count::<0, 1_000_000_000>(n).map_err(|e| bad_input(format!("--model-elevator-ns: {e} (or `kernel`)")))?),
+    };
     if args.no_profile && args.flamegraphs.is_some() {
         return Err(bad_input("--flamegraphs needs the profiles: leave out --no-profile"));
     }
     if let Some(dir) = &args.flamegraphs {
         schedlab_benches::output::check_dir(dir).map_err(bad_input)?;
     }
+    let main = Point { threads: args.threads as usize, iodepth: args.iodepth as usize, ioengine };
+    let points = match args.points.as_str() {
+        "auto" => Point::auto(main.threads, main.iodepth, ioengine),
+        "main" => vec![main],
+        list => {
+            let mut v = vec![main];
+            for item in list.split(',') {
+                let p = parse_point(item.trim(), ioengine)?;
+                if !v.contains(&p) {
+                    v.push(p);
+                }
+            }
+            v
+        }
+    };
     Ok(KernelConfig {
+        points,
         threads: args.threads as usize,
         rw,
         bs_sectors: parse_bs(&args.bs)?,
@@ -123,7 +167,7 @@ pub(crate) fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError>
         duration: seconds("duration", args.duration, false)?,
         ramp: seconds("ramp", args.ramp, true)?,
         rounds: args.rounds as usize,
-        groups: args.groups as usize,
+        groups,
         weights,
         size_bytes: args.size_mib << 20,
         device: args.device.clone(),
@@ -133,7 +177,24 @@ pub(crate) fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError>
         model: !args.no_model,
         model_lock,
         model_outside,
+        model_elevator,
+        model_kernel: kernel::running_kernel_profile(),
     })
+}
+
+/// `2x32` or `1x1:psync`: jobs × iodepth, and the engine (default: `--ioengine`'s).
+fn parse_point(item: &str, ioengine: &'static str) -> Result<Point, ExperimentError> {
+    let bad = || bad_input(format!("--points: `{item}` is not JOBSxDEPTH[:ENGINE] (e.g. 2x32, 1x1:psync), or auto, or main"));
+    let (shape, engine) = match item.split_once(':') {
+        Some((s, "io_uring")) => (s, "io_uring"),
+        Some((s, "psync")) => (s, "psync"),
+        Some(_) => return Err(bad()),
+        None => (item, ioengine),
+    };
+    let (t, d) = shape.split_once('x').ok_or_else(bad)?;
+    let threads = units::count::<1, 256>(t).map_err(|_| bad())?;
+    let iodepth = units::count::<1, 1024>(d).map_err(|_| bad())?;
+    Ok(Point { threads: threads as usize, iodepth: iodepth as usize, ioengine: engine })
 }
 
 pub fn cmd(args: &KernelArgs) -> Result<(), ExperimentError> {

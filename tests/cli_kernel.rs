@@ -45,6 +45,15 @@ fn bad_arguments_are_refused_before_any_work() {
         &["kernel", "--json", "/nonexistent/dir/k.json"],
         // Writes go only to a device this command made.
         &["kernel", "--rw", "randwrite", "--device", "/dev/null"],
+        // Weights: one per group, or a list ending in `...` to repeat; none without groups.
+        &["kernel", "--groups", "4", "--weights", "100,200,300"],
+        &["kernel", "--groups", "2", "--weights", "100,200,300"],
+        &["kernel", "--groups", "0", "--weights", "100"],
+        &["kernel", "--groups", "2", "--weights", "100,x,..."],
+        // The configuration axis.
+        &["kernel", "--points", "2x0"],
+        &["kernel", "--points", "2by32"],
+        &["kernel", "--points", "1x1:libaio"],
     ];
     for args in cases {
         one_line_exit_2(&schedlab(args), &args.join(" "));
@@ -144,7 +153,7 @@ fn wait_for(path: &Path, limit: Duration) -> bool {
     false
 }
 
-const SHORT: &[&str] = &["kernel", "--threads", "2", "--duration", "0.3", "--ramp", "0", "--groups", "2", "--size-mib", "64"];
+const SHORT: &[&str] = &["kernel", "--threads", "2", "--duration", "0.3", "--ramp", "0", "--groups", "2", "--size-mib", "64", "--points", "main"];
 
 #[test]
 #[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
@@ -153,14 +162,15 @@ fn a_short_run_prints_both_halves_writes_the_json_and_leaves_nothing() {
     let json = dir.path().join("k.json");
     let fg = dir.path().join("fg");
     std::fs::create_dir(&fg).unwrap();
-    let mut args = SHORT.to_vec();
+    // Two points: the main one and 1 job at iodepth 1.
+    let mut args: Vec<&str> = SHORT.iter().map(|a| if *a == "main" { "1x1" } else { a }).collect();
     args.extend(["--rounds", "1", "--json", json.to_str().unwrap(), "--flamegraphs", fg.to_str().unwrap()]);
     let child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    for want in ["kernel ", "model ", "side by side", "bfq ÷ none", "bfq-groups"] {
+    for want in ["kernel ", "model ", "side by side", "bfq ÷ none", "bfq-groups", "fidelity: model against kernel", "elevator cost", "point 1 job × iodepth 1"] {
         assert!(text.contains(want), "`{want}` missing:\n{text}");
     }
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -180,6 +190,16 @@ fn a_short_run_prints_both_halves_writes_the_json_and_leaves_nothing() {
     assert!(v["environment"]["fio"].as_str().unwrap().starts_with("fio"));
     assert_eq!(v["interrupted"], false);
     assert!(v["side_by_side"][0]["kernel"].as_f64().is_some(), "{}", v["side_by_side"]);
+    // The fidelity table: rows at both points, each with its band and verdict.
+    let fidelity = v["fidelity"].as_array().unwrap();
+    let points: std::collections::BTreeSet<String> = fidelity.iter().map(|r| r["point"].to_string()).collect();
+    assert_eq!(points.len(), 2, "{points:?}");
+    for r in fidelity {
+        assert!(r["band"]["kind"].is_string() && r.get("within").is_some() && r["unit"].is_string(), "{r}");
+    }
+    assert!(fidelity.iter().any(|r| r["figure"] == "contended acquisitions per I/O at limit-depth"));
+    assert_eq!(v["points"].as_array().unwrap().len(), 1);
+    assert!(v["elevator"]["none_cpu_per_io_us"].as_f64().is_some(), "{}", v["elevator"]);
     assert_eq!(leftovers(pid), Vec::<String>::new());
 }
 

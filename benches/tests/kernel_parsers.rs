@@ -51,3 +51,137 @@ fn perf_script_of_a_bfq_run() {
     assert!((shares.group_stats_pct - pct(2.0)).abs() < 1e-9, "{}", shares.group_stats_pct);
     assert!(shares.stats_share_of_scheduler_pct.is_some());
 }
+
+// ---- The fidelity table on the recorded run ----
+
+use schedlab_benches::kernel::fidelity::{self, Band};
+use schedlab_benches::kernel::{kernel_row, KernelRun, KernelSched, ModelRow, Point, PointResult};
+use schedlab_benches::numbers::Spread;
+use std::time::Duration;
+
+const POINT: Point = Point { threads: 2, iodepth: 32, ioengine: "io_uring" };
+
+fn plain(round: usize, kiops: f64, cpu_us: f64) -> KernelRun {
+    KernelRun {
+        round,
+        iops: kiops * 1e3,
+        ios: (kiops * 1e3) as u64,
+        runtime_s: 1.0,
+        cpu_per_io_us: Some(cpu_us),
+        fio_cpu_per_io_us: None,
+        experiment_cpu_per_io_us: Some(cpu_us),
+        other_cpus: Some(0.0),
+        contention: None,
+    }
+}
+
+fn model(entry: &'static str, groups: usize, kiops: &[f64], cpu_us: f64, by_path: &[(&str, f64, f64)]) -> ModelRow {
+    let contended: f64 = by_path.iter().map(|p| p.2).sum();
+    ModelRow {
+        entry,
+        groups,
+        kiops: Spread::of(kiops.to_vec()),
+        kiops_by_round: kiops.iter().copied().enumerate().collect(),
+        sched_acquisitions_per_io: (!by_path.is_empty()).then(|| by_path.iter().map(|p| p.1).sum()),
+        sched_by_path: by_path.iter().map(|&(p, a, c)| (p.to_string(), a, c)).collect(),
+        cpu_per_io_us: Spread::of(vec![cpu_us]),
+        sched_contentions_per_io: (!by_path.is_empty()).then(|| Spread::of(vec![contended])),
+        sched_wait_avg_ns: None,
+        consistent: true,
+        stats_share_of_scheduler_pct: Some(7.5),
+        scheduler_pct: None,
+    }
+}
+
+/// The recorded bfq run of the fixtures (fio's I/Os, bpftrace's contention, perf's shares) beside
+/// a made-up none and a made-up model: the table's kernel side is the fixtures' own counts.
+fn point_from_fixtures() -> PointResult {
+    let f = fio::parse(&fixture("fio-randread-bfq.json")).unwrap();
+    let recorded = KernelRun {
+        round: 0,
+        iops: f.iops,
+        ios: f.ios,
+        runtime_s: f.runtime_s,
+        contention: Some(ContentionSummary::of(&parse_bpftrace(&fixture("bpftrace-contention-bfq.json")).unwrap())),
+        ..plain(0, 0.0, 0.0)
+    };
+    let mut bfq = kernel_row(KernelSched::Bfq, vec![plain(0, 240.0, 9.5), plain(1, 220.0, 9.4)], vec![recorded], Duration::ZERO);
+    bfq.profile = Some(KernelShares::of(&fold_perf_script(&fixture("perf-script-bfq.txt")).unwrap()));
+    let none = kernel_row(KernelSched::None, vec![plain(0, 400.0, 5.6), plain(1, 360.0, 5.6)], Vec::new(), Duration::ZERO);
+    let paths = [("insert", 0.0, 0.05), ("dispatch", 2.0, 0.10), ("completion", 1.0, 0.20)];
+    PointResult {
+        point: POINT,
+        model_outside_ns: 5600,
+        kernel: vec![none, bfq],
+        model: vec![model("none", 0, &[260.0, 250.0], 6.8, &[]), model(fidelity::MODEL_BFQ, 0, &[220.0, 215.0], 7.9, &paths)],
+        model_elevator_ns: 0,
+        side_by_side: Vec::new(),
+        elevator: None,
+    }
+}
+
+#[test]
+fn the_fidelity_table_counts_the_kernels_sites_from_the_recorded_run() {
+    let rows = fidelity::rows(&point_from_fixtures(), 0, "6.18.44", 0.0);
+    let row = |figure: &str| rows.iter().find(|r| r.figure == figure).unwrap_or_else(|| panic!("no row `{figure}` in {rows:#?}"));
+    // Contended acquisitions by caller, counted from the fixture by a separate script, ÷ fio's
+    // 256 725 I/Os: finish 71 897, dispatch 46 098, insert 22 773, bio merge 18 279, depth limit
+    // 11 200 (170 247 in all).
+    let ios = 256_725.0;
+    for (path, n) in [("completion", 71_897.0), ("dispatch", 46_098.0), ("insert", 22_773.0), ("bio-merge", 18_279.0), ("limit-depth", 11_200.0)] {
+        let r = row(&format!("contended acquisitions per I/O at {path}"));
+        assert!((r.kernel.unwrap() - n / ios).abs() < 1e-9, "{path}: {:?}", r.kernel);
+        assert_eq!(r.band, Band::Factor { factor: 1.5 });
+    }
+    assert!((row("contended acquisitions per I/O, all sites").kernel.unwrap() - 170_247.0 / ios).abs() < 1e-9);
+    // The model has no bio-merge path: it contends there 0 times, outside the band.
+    let merge = row("contended acquisitions per I/O at bio-merge");
+    assert_eq!((merge.model, merge.within), (Some(0.0), Some(false)));
+    // Dispatch: 0.10 against 46 098 / 256 725 = 0.180: × 0.56, outside × 1.5.
+    assert_eq!(row("contended acquisitions per I/O at dispatch").within, Some(false));
+    // Completion: 0.20 against 0.280: × 0.71, within.
+    assert_eq!(row("contended acquisitions per I/O at completion").within, Some(true));
+    // Within-round ratios: kernel 240/400, 220/360 → median 0.6056; model 220/260, 215/250 → 0.8530.
+    let r = row("bfq ÷ none, IOPS");
+    assert!((r.kernel.unwrap() - (0.6 + 220.0 / 360.0) / 2.0).abs() < 1e-9);
+    assert!((r.model.unwrap() - (220.0 / 260.0 + 0.86) / 2.0).abs() < 1e-9);
+    assert_eq!(r.within, Some(false), "0.85 against 0.61 is not within 10 %");
+    // Acquisitions per I/O: the kernel's 5 sites against the model's 3.
+    let a = row("scheduler-lock acquisitions per I/O");
+    assert_eq!((a.kernel, a.model, a.within), (Some(5.0), Some(3.0), Some(false)));
+    // Extra CPU: kernel 9.45 − 5.6, model 7.9 − 6.8.
+    let cpu = row("extra CPU per I/O of bfq over none");
+    assert!((cpu.kernel.unwrap() - 3.85).abs() < 1e-9 && (cpu.model.unwrap() - 1.1).abs() < 1e-9);
+    // The deadline row's stand-in is named, and no groups row without groups.
+    assert!(row("mq-deadline ÷ none, IOPS").source.contains("stand-in"));
+    assert!(!rows.iter().any(|r| r.figure.contains("groups")));
+    // The statistics' share has no band: shown, never judged.
+    let st = row("statistics' share of the scheduler's work");
+    assert_eq!((st.band, st.within), (Band::Unset, None));
+    assert!(st.kernel.is_some());
+}
+
+#[test]
+fn the_elevator_cost_is_the_extra_cpu_less_the_schedulers_own_share() {
+    let bfq_shares = KernelShares::of(&fold_perf_script(&fixture("perf-script-bfq.txt")).unwrap());
+    let none_shares = KernelShares::default();
+    let (bfq_run, none_run) = (plain(0, 240.0, 9.45), plain(0, 400.0, 5.6));
+    let profiled = [
+        fidelity::Profiled { config: KernelSched::None, shares: &none_shares, run: &none_run },
+        fidelity::Profiled { config: KernelSched::Bfq, shares: &bfq_shares, run: &bfq_run },
+    ];
+    let e = fidelity::ElevatorCost::of(&profiled).expect("none's and bfq's profiled runs are there");
+    assert_eq!(e.basis, "experiment");
+    let bfq = e.bfq.unwrap();
+    // The fixture's profile: 113 of its 585 experiment samples have a BFQ frame; × the 9.45 µs
+    // of the experiment's CPU per I/O.
+    let own = 113.0 / 585.0 * 9.45;
+    assert!((bfq.own_us - own).abs() < 1e-9, "{}", bfq.own_us);
+    assert!((bfq.extra_us - 3.85).abs() < 1e-9);
+    assert!((bfq.elevator_us - (3.85 - own)).abs() < 1e-9);
+    // Every frame listed grew over none's (which has none): none of them BFQ's own.
+    assert!(!bfq.largest.is_empty() && bfq.largest.iter().all(|(f, us)| !f.starts_with("bfq_") && *us > 0.0), "{:?}", bfq.largest);
+    // No mq-deadline profile: no figure for it; without none, nothing to subtract.
+    assert_eq!(e.mq_deadline, None);
+    assert_eq!(fidelity::ElevatorCost::of(&profiled[1..]), None);
+}

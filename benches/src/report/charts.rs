@@ -5,7 +5,8 @@
 //! nothing to draw. Sweep's chart is `report::chart`.
 
 use crate::experiment::compare::CompareReport;
-use crate::experiment::kernel::{KernelReport, SideBySide};
+use crate::experiment::kernel::fidelity::{Band, FidelityRow};
+use crate::experiment::kernel::KernelReport;
 use crate::experiment::predict::{PredictReport, ValidationReport};
 use crate::experiment::roundtrip::RoundtripReport;
 use crate::experiment::simulate::SimulateReport;
@@ -51,6 +52,9 @@ struct Bars {
     stacked: bool,
     bars: Vec<Bar>,
     note: String,
+    /// Draw every label whole (the label area grows to the longest, up to half the width)
+    /// instead of cutting labels at 30 characters.
+    whole_labels: bool,
 }
 
 impl Bars {
@@ -118,8 +122,15 @@ fn render(panels: &[Bars], provenance: &str) -> Result<String, String> {
     Ok(svg)
 }
 
+/// Pixels a label of `chars` characters needs at 12 px sans-serif (a generous average width, so
+/// that a whole label is never clipped).
+fn label_px(chars: usize) -> u32 {
+    7 * chars as u32 + 12
+}
+
 fn draw_panel(area: &DrawingArea<SVGBackend, Shift>, p: &Bars) -> Result<(), String> {
     let n = p.bars.len() as f64;
+    let label_area = if p.whole_labels { p.bars.iter().map(|b| label_px(b.label.chars().count())).max().unwrap_or(0).clamp(LABEL_PX, WIDTH / 2) } else { LABEL_PX };
     let x_max = p.x_max();
     let note_h = if p.note.is_empty() { 0 } else { 18 };
     let (area, foot) = area.split_vertically(area.dim_in_pixel().1 - note_h);
@@ -136,7 +147,7 @@ fn draw_panel(area: &DrawingArea<SVGBackend, Shift>, p: &Bars) -> Result<(), Str
         .margin(8)
         .margin_right(16)
         .x_label_area_size(36)
-        .y_label_area_size(LABEL_PX)
+        .y_label_area_size(label_area)
         .build_cartesian_2d(0f64..x_max, n..0f64)
         .map_err(|e| err(&e))?;
     let digits = if x_max >= 10.0 { 0 } else { 2 };
@@ -196,7 +207,8 @@ fn draw_panel(area: &DrawingArea<SVGBackend, Shift>, p: &Bars) -> Result<(), Str
         }
         let (px, py) = at!(0.0, y);
         let style = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
-        body.draw(&Text::new(short(&b.label, 30), (px - 6, py), style)).map_err(|e| err(&e))?;
+        let label = if p.whole_labels { b.label.clone() } else { short(&b.label, 30) };
+        body.draw(&Text::new(label, (px - 6, py), style)).map_err(|e| err(&e))?;
     }
     if !p.note.is_empty() {
         foot.draw(&Text::new(p.note.clone(), (8, 2), ("sans-serif", 12).into_font().color(&BLACK.mix(0.7)))).map_err(|e| err(&e))?;
@@ -248,6 +260,7 @@ fn compare_kiops_panel(report: &CompareReport) -> Bars {
         stacked: false,
         bars,
         note: "black marks: a seed's ratio × sched-lock's median here (or the named variant's; kernel-bfq.md §1)".into(),
+        whole_labels: false,
     }
 }
 
@@ -276,6 +289,7 @@ fn compare_lock_time_panel(report: &CompareReport) -> Bars {
         stacked: true,
         bars,
         note: String::new(),
+        whole_labels: false,
     }
 }
 
@@ -325,6 +339,7 @@ pub fn roundtrip_svg(report: &RoundtripReport) -> Result<String, String> {
         stacked: true,
         bars,
         note: String::new(),
+        whole_labels: false,
     };
     render(&[panel], &provenance_line(&report.provenance, report.lock.name()))
 }
@@ -371,6 +386,7 @@ fn validation_svg(v: &ValidationReport, provenance: &Provenance) -> Result<Strin
         stacked: false,
         bars,
         note: format!("grey band: the model ± {:.0}% (the goal); label: the model's error", v.goal_pct),
+        whole_labels: false,
     };
     render(&[panel], &provenance_line(provenance, &locks.join(", ")))
 }
@@ -407,6 +423,7 @@ pub fn simulate_svg(reports: &[SimulateReport]) -> Result<String, String> {
         stacked: false,
         bars,
         note: format!("{} simulation(s); the seed: notes/results/2026-11-29-idling.md", reports.len()),
+        whole_labels: false,
     };
     let mut line = provenance_line(&first.provenance.base, "none (virtual time)");
     if reports.len() > 1 {
@@ -415,36 +432,82 @@ pub fn simulate_svg(reports: &[SimulateReport]) -> Result<String, String> {
     render(&[panel], &line)
 }
 
-/// `schedlab kernel`'s chart: each kernel figure beside the model's (paired bars, each pair
-/// scaled to its larger value, the figures written beside them). An error when no pair has a
-/// figure.
+/// `schedlab kernel`'s chart: the main configuration's fidelity figures as panels, one per unit
+/// on a common scale (IOPS ratios; µs of CPU per I/O; contended acquisitions per I/O, in total
+/// and by site; statistics' share), kernel beside model, each model bar over the goal band around
+/// the kernel's value; labels whole.
 pub fn kernel_svg(report: &KernelReport) -> Result<String, String> {
-    side_by_side_svg(&report.side_by_side, report.config.model_lock.name(), &report.provenance)
-}
-
-/// The kernel chart from its parts (see [`kernel_svg`]).
-fn side_by_side_svg(side_by_side: &[SideBySide], model_lock: &str, provenance: &Provenance) -> Result<String, String> {
-    let mut bars = Vec::new();
-    for s in side_by_side.iter().filter(|s| s.kernel.is_some() || s.model.is_some()) {
-        let scale = s.kernel.unwrap_or(0.0).abs().max(s.model.unwrap_or(0.0).abs());
-        let what = s.what.split(" (model").next().unwrap_or(&s.what);
-        for (key, side, v) in [(0, "kernel", s.kernel), (1, "model", s.model)] {
-            let (segments, value_text) = match v {
-                Some(v) if scale > 0.0 => (vec![100.0 * v.abs() / scale], format!("{v:.2} {}", s.unit)),
-                _ => (vec![0.0], "-".to_string()),
-            };
-            bars.push(Bar { label: format!("{side}: {}", short(what, 22)), key, segments, value_text, ..Bar::default() });
+    let main = report.fidelity.first().map(|r| r.point);
+    let rows: Vec<&FidelityRow> = report.fidelity.iter().filter(|r| Some(r.point) == main).collect();
+    let mut extra: Vec<(String, Option<f64>, Option<f64>)> = report
+        .side_by_side
+        .iter()
+        .filter(|s| s.unit == "µs" && s.what.starts_with("the scheduler's CPU"))
+        .map(|s| ("the scheduler's own CPU per I/O".to_string(), s.kernel, s.model))
+        .collect();
+    if let Some(e) = &report.elevator {
+        for (name, c) in [("bfq", &e.bfq), ("mq-deadline", &e.mq_deadline)] {
+            if let Some(c) = c {
+                extra.push((format!("elevator machinery, {name}"), Some(c.elevator_us), None));
+            }
         }
     }
-    let panel = Bars {
-        title: "Kernel and model side by side".into(),
-        x_desc: "% of the larger of each pair".into(),
-        legend: vec!["kernel (fio)".into(), format!("model ({model_lock})")],
-        stacked: false,
-        bars,
-        note: "pairs: bfq ÷ none, bfq ÷ mq-deadline, CPU per I/O, lock contention (see the text report)".into(),
+    kernel_panels_svg(&rows, &extra, report.config.model_lock.name(), &report.provenance)
+}
+
+/// The kernel chart from its parts: fidelity rows, and extra µs-per-I/O pairs (figure, kernel,
+/// model) with no band (see [`kernel_svg`]).
+fn kernel_panels_svg(rows: &[&FidelityRow], extra_us: &[(String, Option<f64>, Option<f64>)], model_lock: &str, provenance: &Provenance) -> Result<String, String> {
+    let legend = vec!["kernel (fio)".to_string(), format!("model ({model_lock})")];
+    let panel = |title: &str, x_desc: &str, note: &str| Bars { title: title.into(), x_desc: x_desc.into(), legend: legend.clone(), note: note.into(), whole_labels: true, ..Bars::default() };
+    let mut ratios = panel("IOPS ratios", "× (ratio of IOPS)", "shaded: the goal band around the kernel's value");
+    let mut micro = panel("CPU per I/O", "µs per I/O", "shaded: the goal band around the kernel's value");
+    let mut contention = panel("Contended acquisitions of the scheduler lock", "per I/O", "shaded: the goal band (× 1.5) around the kernel's value");
+    let mut share = panel("Statistics' share of the scheduler's work", "%", "");
+    let pair = |bars: &mut Vec<Bar>, figure: &str, unit: &str, kernel: Option<f64>, model: Option<f64>, band: Option<Band>| {
+        if kernel.is_none() && model.is_none() {
+            return;
+        }
+        let digits = if unit == "µs" || unit == "%" { 2 } else { 3 };
+        for (key, side, v) in [(0, "kernel", kernel), (1, "model", model)] {
+            // A kernel-only figure (no band, no model value) gets no empty model bar.
+            if key == 1 && v.is_none() && band.is_none() {
+                continue;
+            }
+            let bands = match (key, band, kernel) {
+                (1, Some(Band::Within { pct }), Some(k)) => vec![(k * (1.0 - pct / 100.0), k * (1.0 + pct / 100.0))],
+                (1, Some(Band::Factor { factor }), Some(k)) => vec![(k / factor, k * factor)],
+                _ => Vec::new(),
+            };
+            bars.push(Bar {
+                label: format!("{side}: {figure}"),
+                key,
+                segments: vec![v.unwrap_or(0.0).max(0.0)],
+                value_text: v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$} {unit}")),
+                bands,
+                ..Bar::default()
+            });
+        }
     };
-    render(&[panel], &provenance_line(provenance, model_lock))
+    for r in rows {
+        let figure = r.figure.trim_end_matches(", IOPS");
+        let target = match r.unit {
+            "×" => &mut ratios.bars,
+            "µs" => &mut micro.bars,
+            "%" => &mut share.bars,
+            _ if r.figure.starts_with("contended") => &mut contention.bars,
+            _ => continue,
+        };
+        let figure = figure.strip_prefix("contended acquisitions per I/O").map_or(figure.to_string(), |rest| {
+            let rest = rest.trim_start_matches(", ").trim_start_matches(" at ");
+            rest.to_string()
+        });
+        pair(target, &figure, r.unit, r.kernel, r.model, Some(r.band));
+    }
+    for (figure, k, m) in extra_us {
+        pair(&mut micro.bars, figure, "µs", *k, *m, None);
+    }
+    render(&[ratios, micro, contention, share], &provenance_line(provenance, model_lock))
 }
 
 #[cfg(test)]
@@ -563,13 +626,35 @@ mod tests {
     }
 
     #[test]
-    fn kernel_chart_pairs_kernel_and_model() {
-        let pair = |what: &str, kernel, model| SideBySide { what: what.into(), kernel, model, unit: "×" };
-        let rows = vec![pair("bfq ÷ none (model: x)", Some(0.8), Some(0.9)), pair("bfq ÷ mq-deadline (model: y)", None, Some(1.1)), pair("nothing", None, None)];
+    fn kernel_chart_draws_one_panel_per_unit_with_whole_labels() {
+        use crate::experiment::kernel::Point;
+        let point = Point { threads: 2, iodepth: 32, ioengine: "io_uring" };
+        let row = |figure: &str, unit: &'static str, kernel, model, band| FidelityRow {
+            point,
+            figure: figure.into(),
+            unit,
+            kernel,
+            model,
+            model_over_kernel: None,
+            band,
+            within: None,
+            source: String::new(),
+        };
+        let rows = [
+            row("bfq ÷ none, IOPS", "×", Some(0.6), Some(0.85), Band::Within { pct: 10.0 }),
+            row("extra CPU per I/O of bfq over none", "µs", Some(3.9), Some(1.1), Band::Within { pct: 25.0 }),
+            row("contended acquisitions per I/O at limit-depth", "per I/O", Some(0.05), None, Band::Factor { factor: 1.5 }),
+            row("nothing measured", "×", None, None, Band::Unset),
+        ];
+        let refs: Vec<&FidelityRow> = rows.iter().collect();
+        let extra = vec![("elevator machinery, mq-deadline".to_string(), Some(1.25), None)];
         let p = Provenance::collect();
-        let svg = side_by_side_svg(&rows, "fair-spin", &p).unwrap();
-        check(&svg, &p.commit, &["kernel: bfq ÷ none", "model: bfq ÷ none", "model: bfq ÷ mq-deadline", "0.80 ×"]);
-        assert!(!svg.contains("nothing"));
-        assert!(side_by_side_svg(&rows[2..], "fair-spin", &p).is_err(), "no figure: nothing to draw");
+        let svg = kernel_panels_svg(&refs, &extra, "fair-spin", &p).unwrap();
+        // Labels longer than the 30 characters other charts cut at are drawn whole.
+        check(&svg, &p.commit, &["IOPS ratios", "CPU per I/O", "Contended acquisitions", "kernel: bfq ÷ none", "model: extra CPU per I/O of bfq over none", "kernel: elevator machinery, mq-deadline", "kernel: limit-depth", "0.600 ×"]);
+        assert!(!svg.contains("nothing measured") && !svg.contains('…'));
+        // A kernel-only figure has no model bar; a model missing from a banded figure shows as "-".
+        assert!(!svg.contains("model: elevator machinery") && svg.contains("model: limit-depth"));
+        assert!(kernel_panels_svg(&refs[3..], &[], "fair-spin", &p).is_err(), "no figure: nothing to draw");
     }
 }

@@ -25,6 +25,8 @@ enum Block {
     Interactive { title: String, svg: String },
     /// A trace file to open in Perfetto.
     Trace { path: String },
+    /// A table of data: column heads and rows of cells (text, escaped).
+    Grid { heading: String, columns: Vec<String>, rows: Vec<Vec<String>> },
 }
 
 /// A page being assembled; [`Page::render`] gives the file's text.
@@ -43,6 +45,12 @@ impl Page {
     /// A section of preformatted text (shown as text: markup in it is escaped).
     pub fn table(&mut self, heading: impl Into<String>, text: impl Into<String>) -> &mut Self {
         self.blocks.push(Block::Table { heading: heading.into(), text: text.into() });
+        self
+    }
+
+    /// A table of data, drawn as an HTML table (cells are text: markup in them is escaped).
+    pub fn grid(&mut self, heading: impl Into<String>, columns: Vec<String>, rows: Vec<Vec<String>>) -> &mut Self {
+        self.blocks.push(Block::Grid { heading: heading.into(), columns, rows });
         self
     }
 
@@ -104,6 +112,22 @@ impl Page {
                 Block::Table { heading, text } => {
                     let _ = writeln!(h, "<section>\n<h2>{}</h2>\n<pre>{}</pre>\n</section>", escape(heading), escape(text.trim_end()));
                 }
+                Block::Grid { heading, columns, rows } => {
+                    let _ = writeln!(h, "<section>\n<h2>{}</h2>\n<table class=\"grid\">", escape(heading));
+                    h.push_str("<tr>");
+                    for c in columns {
+                        let _ = write!(h, "<th>{}</th>", escape(c));
+                    }
+                    h.push_str("</tr>\n");
+                    for row in rows {
+                        h.push_str("<tr>");
+                        for c in row {
+                            let _ = write!(h, "<td>{}</td>", escape(c));
+                        }
+                        h.push_str("</tr>\n");
+                    }
+                    h.push_str("</table>\n</section>\n");
+                }
                 Block::Figure { title, svg } => {
                     let _ = writeln!(h, "<figure>\n{}\n<figcaption>{}</figcaption>\n</figure>", strip_prolog(svg), escape(title));
                 }
@@ -138,7 +162,8 @@ pre,code{font-family:ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace;fo
 pre{background:#f6f6f6;padding:.6em;overflow-x:auto}.cmd code{background:#eef;padding:.2em .4em}\
 table.prov{border-collapse:collapse;font-size:13px}table.prov th{text-align:left;padding-right:1em;color:#555}\
 figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption{font-size:13px;color:#555}\
-iframe{width:100%;border:1px solid #ccc}.warnings li{color:#8a4b00}";
+iframe{width:100%;border:1px solid #ccc}\
+table.grid{border-collapse:collapse;font-size:13px}table.grid th,table.grid td{border:1px solid #ddd;padding:.2em .5em;text-align:left}table.grid th{background:#f0f0f0}.warnings li{color:#8a4b00}";
 
 /// Text made safe for HTML content and attribute values.
 pub fn escape(text: &str) -> String {

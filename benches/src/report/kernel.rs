@@ -2,6 +2,7 @@
 //! contention on the scheduler's lock, the profile's shares), the model's rows, and the two side
 //! by side.
 
+use crate::experiment::kernel::fidelity::{ElevatorCost, FidelityRow};
 use crate::experiment::kernel::{KernelReport, KernelSched, ModelOutside};
 use std::fmt::Write;
 
@@ -19,7 +20,7 @@ pub fn kernel_text(report: &KernelReport) -> String {
     let _ = writeln!(out, "{}", report.provenance.one_line());
     let c = &report.config;
     let _ = writeln!(out, 
-        "{} jobs, {} {} B, iodepth {}, {}, {} rounds of {:.2} s (+{:.2} s ramp); model: {} lock, {} ns outside work per request{}",
+        "{} jobs, {} {} B, iodepth {}, {}, {} rounds of {:.2} s (+{:.2} s ramp); model: {} lock, {} ns outside work per request{}, {} ns elevator cost ({}), kernel profile {}, weights {}",
         c.threads,
         c.rw.name(),
         c.bs_sectors * 512,
@@ -30,7 +31,11 @@ pub fn kernel_text(report: &KernelReport) -> String {
         c.ramp.as_secs_f64(),
         c.model_lock,
         report.model_outside_ns,
-        if c.model_outside == ModelOutside::Kernel { " (the kernel's none CPU per I/O)" } else { "" }
+        if c.model_outside == ModelOutside::Kernel { " (the kernel's none CPU per I/O)" } else { "" },
+        report.model_elevator_ns,
+        if c.model_elevator == ModelOutside::Kernel { "measured from the profiles" } else { "given" },
+        c.model_kernel.name(),
+        c.weights.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(",")
     );
     let _ = writeln!(out);
     let _ = writeln!(out, "kernel          KIOPS (min-max)          CPU/IO µs  sched-lock cont/IO  wait avg ns  wait max µs  other cont/IO  rec. cost  bfq %  stats %  stats of sched %");
@@ -96,11 +101,119 @@ pub fn kernel_text(report: &KernelReport) -> String {
         let digits = if s.unit == "×" || s.unit == "per I/O" { 3 } else { 1 };
         let _ = writeln!(out, "{:<84} {:>9} {:>10}  {}", s.what, opt(s.kernel, digits), opt(s.model, digits), s.unit);
     }
+    if let Some(e) = &report.elevator {
+        let _ = writeln!(out);
+        out.push_str(&elevator_text(e));
+    }
+    for p in &report.points {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "point {}: model outside work {} ns, elevator cost {} ns per request", p.point.label(), p.model_outside_ns, p.model_elevator_ns);
+        for r in &p.kernel {
+            let _ = writeln!(
+                out,
+                "  kernel {:<12} {:>7.1} KIOPS  CPU/IO {:>6} µs (experiment {:>6} µs)  sched-lock cont/IO {:>6}",
+                r.config.name(),
+                r.kiops.median,
+                opt(Some(r.cpu_per_io_us.median).filter(|v| *v > 0.0), 2),
+                opt(r.experiment_cpu_per_io_us.as_ref().map(|s| s.median), 2),
+                opt(r.sched_contentions_per_io.as_ref().map(|s| s.median), 3)
+            );
+        }
+        for m in &p.model {
+            let _ = writeln!(
+                out,
+                "  model  {:<21} {:>2} groups {:>7.1} KIOPS  CPU/IO {:>6} µs  sched-lock cont/IO {:>6}",
+                m.entry,
+                m.groups,
+                m.kiops.median,
+                opt(Some(m.cpu_per_io_us.median).filter(|v| *v > 0.0), 2),
+                opt(m.sched_contentions_per_io.as_ref().map(|s| s.median), 3)
+            );
+        }
+        if let Some(e) = &p.elevator {
+            for line in elevator_text(e).lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+    }
+    if !report.fidelity.is_empty() {
+        let _ = writeln!(out);
+        out.push_str(&fidelity_text(&report.fidelity));
+    }
     for f in &report.failures {
         let _ = writeln!(out, "failed: {f}");
     }
     if report.interrupted {
         let _ = writeln!(out, "interrupted: the rows above hold the runs that finished");
     }
+    out
+}
+
+/// The elevator's own cost: per scheduler, its CPU per I/O over none, its own functions' and the
+/// rest (blk-mq's machinery), and the frames that grew most.
+pub fn elevator_text(e: &ElevatorCost) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "elevator cost (µs per I/O, {} CPU; none {:.2}):", e.basis, e.none_cpu_per_io_us);
+    for (name, c) in [("bfq", &e.bfq), ("mq-deadline", &e.mq_deadline)] {
+        match c {
+            Some(c) => {
+                let _ = writeln!(
+                    out,
+                    "  {name:<11} CPU/IO {:.2}, over none {:+.2}: its own functions {:.2} ({:.1} % of samples), elevator machinery {:.2}",
+                    c.cpu_per_io_us, c.extra_us, c.own_us, c.own_pct, c.elevator_us
+                );
+                if !c.largest.is_empty() {
+                    let f: Vec<String> = c.largest.iter().map(|(f, us)| format!("{f} +{us:.2}")).collect();
+                    let _ = writeln!(out, "  {:<11} grew most over none (inclusive, nested): {}", "", f.join(", "));
+                }
+            }
+            None => {
+                let _ = writeln!(out, "  {name:<11} - (needs its profile and none's runs)");
+            }
+        }
+    }
+    out
+}
+
+/// The columns of the fidelity table, as the HTML report's table heads them.
+pub const FIDELITY_COLUMNS: [&str; 8] = ["configuration", "figure", "unit", "kernel", "model", "model ÷ kernel", "goal", "within"];
+
+/// A row's cells, in [`FIDELITY_COLUMNS`] order.
+pub fn fidelity_cells(r: &FidelityRow) -> [String; 8] {
+    let digits = if r.unit == "×" || r.unit == "per I/O" { 3 } else { 2 };
+    [
+        r.point.label(),
+        r.figure.clone(),
+        r.unit.to_string(),
+        opt(r.kernel, digits),
+        opt(r.model, digits),
+        opt(r.model_over_kernel, 2),
+        r.band.describe(),
+        match r.within {
+            Some(true) => "yes".into(),
+            Some(false) => "NO".into(),
+            None => "-".into(),
+        },
+    ]
+}
+
+/// The fidelity table as text: one block per point, then how many figures are within their
+/// bands.
+pub fn fidelity_text(rows: &[FidelityRow]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "fidelity: model against kernel ({} figures)", rows.len());
+    let mut last = None;
+    for r in rows {
+        if last != Some(r.point) {
+            let _ = writeln!(out, "{}", r.point.label());
+            let _ = writeln!(out, "  {:<46} {:>9} {:>9} {:>9} {:>7}  {:<13} {}", "figure", "kernel", "model", "m ÷ k", "unit", "goal", "within");
+            last = Some(r.point);
+        }
+        let c = fidelity_cells(r);
+        let _ = writeln!(out, "  {:<46} {:>9} {:>9} {:>9} {:>7}  {:<13} {}", c[1], c[3], c[4], c[5], c[2], c[6], c[7]);
+    }
+    let judged = rows.iter().filter(|r| r.within.is_some()).count();
+    let within = rows.iter().filter(|r| r.within == Some(true)).count();
+    let _ = writeln!(out, "within their bands: {within} of {judged} judged figures");
     out
 }

@@ -57,7 +57,13 @@ pub fn simulate(report: &SimulateReport, figures: Figures) -> Page {
 /// `schedlab kernel`.
 pub fn kernel(report: &KernelReport, figures: Figures) -> Page {
     let mut page = Page::new("schedlab kernel", &report.provenance);
-    page.table("Kernel and model", super::kernel::kernel_text(report)).figures(figures);
+    page.table("Kernel and model", super::kernel::kernel_text(report));
+    if !report.fidelity.is_empty() {
+        let columns = super::kernel::FIDELITY_COLUMNS.iter().map(|c| c.to_string()).collect();
+        let rows = report.fidelity.iter().map(|r| super::kernel::fidelity_cells(r).to_vec()).collect();
+        page.grid("Fidelity: the model against the kernel", columns, rows);
+    }
+    page.figures(figures).warnings(report.warnings.clone());
     page
 }
 

@@ -3,9 +3,12 @@
 //! fio jobs against a block device (a loop device over a sparse file in a tmpfs, or `--device`)
 //! under the kernel's schedulers — `none`, `mq-deadline`, `bfq` (slice_idle 0, low_latency 0, as
 //! the seeds) and `bfq` with the jobs spread over N cgroups — interleaved in rounds with the
-//! model's matching rows: `none` (the reference row: no scheduler), `no-stats`, `debug-off` and
-//! `rstat` on the 2024 insertion lists (this kernel's BFQ: insertion lists since 6.8, the legacy
-//! io_service_bytes/io_serviced of `debug-off`, and blk-cgroup's rstat), at 0 and N groups.
+//! model's matching rows: `none` (the reference row: no scheduler), `deadline` (mq-deadline's
+//! reference row), `no-stats`, `debug-off`, `rstat` and `mainline` on the 2024 insertion lists,
+//! at 0 groups, and `mainline` and `rstat` at N. `mainline+lists` is today's kernel
+//! ([`fidelity::MODEL_BFQ`]: insertion lists since 6.8, the legacy io_service_bytes/io_serviced per
+//! CPU at submission, before the scheduler lock; `notes/kernel-map.md` §4); the model's rows run
+//! the running kernel's lock-site profile.
 //!
 //! Per kernel configuration: IOPS (median and range over rounds); CPU time per I/O over all CPUs
 //! (`/proc/stat`: submitters, the loop worker, softirq; and fio's own from its accounting cgroup);
@@ -25,8 +28,28 @@
 //! kernel's `none` configuration spent per I/O (measured in a calibration run before the
 //! rounds), so that the model's `variant ÷ none` compares with the kernel's `bfq ÷ none` (with
 //! no outside work the model's `none` does nothing at all and the ratio says little).
+//!
+//! Whose CPU time: the experiment's only ([`system::CpuSplit`]): fio's accounting cgroup, the
+//! kernel threads (the loop worker, kworkers, ksoftirqd) and the interrupts that hit idle CPUs;
+//! every other task's time (the root cgroup's usage less those) is *other load*, and a kernel run
+//! with more than [`workload::OTHERS_DISTURB_CPUS`] of it is flagged in the warnings, as the
+//! model's runs are. The profiles' shares are likewise of the experiment's samples only.
+//!
+//! The elevator's cost: the kernel configurations are profiled *before* the rounds; from those
+//! profiled runs, a scheduler's CPU per I/O over `none`'s, less its own functions' share, is
+//! blk-mq's elevator machinery that `none` skips ([`fidelity::ElevatorCost`]). The model's BFQ
+//! rows spin it per request outside the scheduler lock (`WorkloadConfig::elevator_ns`; a
+//! deadline row gets mq-deadline's; `none` never). It is calibrated from those profiles, and the
+//! model is judged on the plain rounds' throughput and contention.
+//!
+//! The configuration axis: the whole experiment (calibration, profiles, rounds) runs at each
+//! [`Point`] (`--points`; by default {1, N} jobs × {1, D} iodepth), the main one first: its rows
+//! are the report's `kernel` and `model`, the others' are in `points`. Every point's figures go
+//! into the fidelity table ([`fidelity`]): kernel, model, model ÷ kernel, goal band, within or
+//! not.
 
 pub mod contention;
+pub mod fidelity;
 pub mod fio;
 pub mod profile;
 pub mod system;
@@ -38,7 +61,7 @@ use crate::files::provenance::Provenance;
 use crate::driver::workload::{self, sleep_until, Rw, WorkloadConfig};
 use contention::ContentionSummary;
 use schedlab_core::sync::{AtomicBool, Ordering};
-use schedlab_core::LockKind;
+use schedlab_core::{KernelProfile, LockKind};
 use serde::Serialize;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -84,6 +107,41 @@ pub enum ModelOutside {
     Fixed(u64),
 }
 
+/// One configuration of the axis the fidelity table is measured over: jobs and queue depth (and
+/// the engine). The first is the main one (`--threads`, `--iodepth`): its rows are the report's
+/// `kernel` and `model`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Point {
+    pub threads: usize,
+    pub iodepth: usize,
+    pub ioengine: &'static str,
+}
+
+impl Point {
+    /// "2 jobs × iodepth 32 (io_uring)".
+    pub fn label(&self) -> String {
+        format!("{} job{} × iodepth {} ({})", self.threads, if self.threads == 1 { "" } else { "s" }, self.iodepth, self.ioengine)
+    }
+
+    /// The axis `--points auto` measures: {1, threads} × {1, iodepth} with the engine given, the
+    /// main point first; four points unless a value is already 1.
+    pub fn auto(threads: usize, iodepth: usize, ioengine: &'static str) -> Vec<Point> {
+        let mut v = Vec::new();
+        for t in [threads, 1] {
+            for d in [iodepth, 1] {
+                let p = Point { threads: t, iodepth: d, ioengine };
+                if !v.contains(&p) {
+                    v.push(p);
+                }
+            }
+        }
+        v
+    }
+}
+
+/// The most points one run measures.
+pub const MAX_POINTS: usize = 8;
+
 /// The experiment's configuration.
 #[derive(Clone, Debug, Serialize)]
 pub struct KernelConfig {
@@ -113,6 +171,15 @@ pub struct KernelConfig {
     pub model: bool,
     pub model_lock: LockKind,
     pub model_outside: ModelOutside,
+    /// The elevator cost the model's scheduler rows pay per request: `Kernel`, the one measured
+    /// at each point ([`fidelity::ElevatorCost`]: bfq's for the BFQ rows, mq-deadline's for a
+    /// deadline row), or a fixed figure. `none` never pays it.
+    pub model_elevator: ModelOutside,
+    /// Which of BFQ's lock sites the model's rows take: the running kernel's.
+    pub model_kernel: KernelProfile,
+    /// The configurations measured, main first (its `threads`, `iodepth` and `ioengine` are the
+    /// fields above); each gets the whole experiment: rounds, recorded runs, profiles.
+    pub points: Vec<Point>,
 }
 
 impl KernelConfig {
@@ -137,6 +204,24 @@ impl KernelConfig {
         if self.weights.is_empty() || self.weights.iter().any(|w| !(1..=1000).contains(w)) {
             return bad("group weights must be 1..=1000".into());
         }
+        if self.groups > 0 && self.weights.len() != self.groups {
+            return bad(format!(
+                "--weights gives {} weight(s) for {} group(s): give one per group, or end the list with `...` to repeat it in turn",
+                self.weights.len(),
+                self.groups
+            ));
+        }
+        if self.points.is_empty() || self.points.len() > MAX_POINTS {
+            return bad(format!("--points must name 1..={MAX_POINTS} configurations, got {}", self.points.len()));
+        }
+        if self.points[0] != (Point { threads: self.threads, iodepth: self.iodepth, ioengine: self.ioengine }) {
+            return bad("the first of --points must be the main configuration (--threads, --iodepth, --ioengine)".into());
+        }
+        for p in &self.points {
+            if !(1..=256).contains(&p.threads) || !(1..=1024).contains(&p.iodepth) {
+                return bad(format!("--points: {} is out of range (jobs 1..=256, iodepth 1..=1024)", p.label()));
+            }
+        }
         if self.bs_sectors == 0 || self.bs_sectors > 256 {
             return bad(format!("block size must be 512 B to 128 KiB, got {} sectors", self.bs_sectors));
         }
@@ -150,10 +235,20 @@ impl KernelConfig {
             return bad("--device is only read from: writes go only to a loop device this command makes (leave out --device)".into());
         }
         if self.model {
-            let cfg = self.model_config("rstat+lists", self.groups, 0);
-            cfg.validate("rstat+lists").map_err(ExperimentError::bad_input)?;
+            let cfg = self.model_config(fidelity::MODEL_BFQ, self.groups, 0, 0);
+            cfg.validate(fidelity::MODEL_BFQ).map_err(ExperimentError::bad_input)?;
         }
         Ok(())
+    }
+
+    /// "2 jobs × iodepth 32 (io_uring)": the main point's label.
+    pub fn point_label(&self) -> String {
+        Point { threads: self.threads, iodepth: self.iodepth, ioengine: self.ioengine }.label()
+    }
+
+    /// This configuration at `p`.
+    fn at(&self, p: Point) -> KernelConfig {
+        KernelConfig { threads: p.threads, iodepth: p.iodepth, ioengine: p.ioengine, points: vec![p], ..self.clone() }
     }
 
     fn fio_job(&self, numjobs: usize, region: Option<(u64, u64)>) -> fio::FioJob {
@@ -169,8 +264,9 @@ impl KernelConfig {
         }
     }
 
-    /// The model's workload for `entry` at `groups` groups with `outside_ns` per request.
-    fn model_config(&self, entry: &str, groups: usize, outside_ns: u64) -> WorkloadConfig {
+    /// The model's workload for `entry` at `groups` groups with `outside_ns` per request, and
+    /// `elevator_ns` of blk-mq's elevator machinery (0 for `none`).
+    fn model_config(&self, entry: &str, groups: usize, outside_ns: u64, elevator_ns: u64) -> WorkloadConfig {
         WorkloadConfig {
             threads: self.threads,
             duration: self.duration,
@@ -182,6 +278,8 @@ impl KernelConfig {
             bs_sectors: self.bs_sectors,
             iodepth: self.iodepth,
             outside_ns,
+            elevator_ns,
+            kernel: self.model_kernel,
             slice_idle_ns: 0,
             lockstat: entry != "none",
             lockstat_toggle: (entry != "none").then_some(Duration::from_millis(100)),
@@ -202,9 +300,19 @@ impl KernelConfig {
             return Vec::new();
         }
         let mut v = vec![("none", 0), ("no-stats+lists", 0), ("debug-off+lists", 0), ("rstat+lists", 0)];
+        // This kernel's BFQ (when it is not one of the above).
+        if !v.iter().any(|(e, _)| *e == fidelity::MODEL_BFQ) {
+            v.push((fidelity::MODEL_BFQ, 0));
+        }
+        // mq-deadline's counterpart, once the model has one (until then `no-stats+lists` stands in).
+        if schedlab_variants::reference(fidelity::MODEL_DEADLINE).is_some() || schedlab_variants::info(fidelity::MODEL_DEADLINE).is_some() {
+            v.insert(1, (fidelity::MODEL_DEADLINE, 0));
+        }
         if self.groups > 0 {
-            v.push(("debug-off+lists", self.groups));
-            v.push(("rstat+lists", self.groups));
+            v.push((fidelity::MODEL_BFQ, self.groups));
+            if fidelity::MODEL_BFQ != "rstat+lists" {
+                v.push(("rstat+lists", self.groups));
+            }
         }
         v
     }
@@ -222,6 +330,13 @@ pub struct KernelRun {
     /// fio's own CPU time per I/O, µs (its accounting cgroup: submission and what runs in its
     /// context), where the accounting cgroup exists.
     pub fio_cpu_per_io_us: Option<f64>,
+    /// The experiment's CPU time per I/O, µs: fio's cgroup, the kernel threads (loop worker,
+    /// kworkers, ksoftirqd) and interrupts on idle CPUs ([`system::CpuSplit`]), where the
+    /// accounting cgroup exists. Unlike `cpu_per_io_us` it leaves other processes out.
+    pub experiment_cpu_per_io_us: Option<f64>,
+    /// CPUs other processes used during the run (their CPU time ÷ the window), where the
+    /// accounting cgroup exists.
+    pub other_cpus: Option<f64>,
     /// Lock contention (recorded runs only).
     pub contention: Option<ContentionSummary>,
 }
@@ -236,6 +351,8 @@ pub struct KernelRow {
     pub recorded: Vec<KernelRun>,
     pub kiops: Spread,
     pub cpu_per_io_us: Spread,
+    /// The experiment's CPU per I/O (see [`KernelRun::experiment_cpu_per_io_us`]).
+    pub experiment_cpu_per_io_us: Option<Spread>,
     /// The scheduler lock's contended acquisitions per I/O, over the recorded runs.
     pub sched_contentions_per_io: Option<Spread>,
     pub other_contentions_per_io: Option<Spread>,
@@ -244,8 +361,10 @@ pub struct KernelRow {
     pub sched_wait_max_ns: Option<u64>,
     /// What recording cost: 100 × (1 − recorded IOPS ÷ plain IOPS), medians.
     pub recording_cost_pct: Option<f64>,
-    /// The profiled run's shares (`perf record -a -g`).
+    /// The profiled run's shares (`perf record -a -g`), and its own figures (a run before the
+    /// rounds: what the elevator cost is calibrated from).
     pub profile: Option<profile::KernelShares>,
+    pub profile_run: Option<KernelRun>,
     pub flamegraph: Option<PathBuf>,
 }
 
@@ -255,6 +374,13 @@ pub struct ModelRow {
     pub entry: &'static str,
     pub groups: usize,
     pub kiops: Spread,
+    /// (round, KIOPS) of each run, for within-round ratios.
+    pub kiops_by_round: Vec<(usize, f64)>,
+    /// The scheduler lock's acquisitions per request (lock statistics; median over runs).
+    pub sched_acquisitions_per_io: Option<f64>,
+    /// The scheduler lock by path (lock statistics' `by path`): (path, acquisitions per request,
+    /// contended acquisitions per request), medians over runs.
+    pub sched_by_path: Vec<(String, f64, f64)>,
     /// This process's CPU time per request, µs.
     pub cpu_per_io_us: Spread,
     /// The scheduler lock's contended acquisitions per request (lock statistics).
@@ -293,6 +419,19 @@ pub struct Environment {
     pub cleaned_up_before: Vec<String>,
 }
 
+/// One point's results (the main point's are the report's own fields).
+#[derive(Clone, Debug, Serialize)]
+pub struct PointResult {
+    pub point: Point,
+    pub model_outside_ns: u64,
+    /// The elevator cost the model's BFQ rows paid per request, ns.
+    pub model_elevator_ns: u64,
+    pub kernel: Vec<KernelRow>,
+    pub model: Vec<ModelRow>,
+    pub side_by_side: Vec<SideBySide>,
+    pub elevator: Option<fidelity::ElevatorCost>,
+}
+
 /// The report: both halves, side by side, with their provenance.
 #[derive(Clone, Debug, Serialize)]
 pub struct KernelReport {
@@ -301,9 +440,17 @@ pub struct KernelReport {
     pub config: KernelConfig,
     /// The model's outside work per request, ns (from the calibration run when asked).
     pub model_outside_ns: u64,
+    /// The elevator cost the model's BFQ rows paid per request, ns (main point).
+    pub model_elevator_ns: u64,
     pub kernel: Vec<KernelRow>,
     pub model: Vec<ModelRow>,
     pub side_by_side: Vec<SideBySide>,
+    /// The elevator's own cost at the main point (see [`fidelity::ElevatorCost`]).
+    pub elevator: Option<fidelity::ElevatorCost>,
+    /// The other points of the axis, each with the same figures as the main one above.
+    pub points: Vec<PointResult>,
+    /// The fidelity table: every point's figures, kernel beside model, with their goal bands.
+    pub fidelity: Vec<fidelity::FidelityRow>,
     pub warnings: Vec<String>,
     pub interrupted: bool,
     pub failures: Vec<String>,
@@ -383,7 +530,7 @@ impl Rig {
         let region = self.device_bytes / cfg.threads as u64 / 4096 * 4096;
         let sequential = matches!(cfg.rw, Rw::Read | Rw::Write);
         let accounting = self.cgroups.as_ref().and_then(|c| c.accounting.clone());
-        let acct_before = accounting.as_deref().and_then(system::accounting_ns);
+        let root = self.cgroups.as_ref().filter(|c| c.accounting.is_some()).map(|c| system::accounting_root(&c.io));
         let mut children = Vec::new();
         let mut first_job = 0u64;
         for (g, &n) in groups.iter().zip(&counts) {
@@ -410,7 +557,15 @@ impl Rig {
             }
             return Ok(None);
         }
-        let busy_before = machine_busy_s();
+        // Every counter is read at the same two moments: the end of the ramp and the end of the run.
+        let snapshot = || {
+            let fio = accounting.as_deref().and_then(system::accounting_ns);
+            let root = root.as_deref().and_then(system::accounting_ns);
+            let kthreads = system::kthreads_runtime_ns();
+            let own = system::own_runtime_ns();
+            (machine_busy_s(), fio, root, kthreads, own, Instant::now())
+        };
+        let before = snapshot();
         let limit = cfg.duration + Duration::from_secs(30);
         let mut outputs = Vec::new();
         let mut stopped = false;
@@ -436,8 +591,7 @@ impl Rig {
                 None => stopped = true,
             }
         }
-        let busy_after = machine_busy_s();
-        let acct_after = accounting.as_deref().and_then(system::accounting_ns);
+        let after = snapshot();
         if stopped {
             return Ok(None);
         }
@@ -449,13 +603,22 @@ impl Rig {
         let iops: f64 = results.iter().map(|r| r.iops).sum();
         let runtime_s = results.iter().map(|r| r.runtime_s).fold(0.0, f64::max);
         let per_io = |s: f64| (ios > 0).then(|| s * 1e6 / ios as f64);
+        let machine_s = before.0.zip(after.0).map(|(a, b)| b - a);
+        let fio_ns = before.1.zip(after.1).map(|(a, b)| b.saturating_sub(a));
+        let root_ns = before.2.zip(after.2).map(|(a, b)| b.saturating_sub(a));
+        let split = machine_s.zip(fio_ns).zip(root_ns).map(|((m, f), r)| {
+            system::CpuSplit::of(m, r, f, system::kthreads_delta_ns(&before.3, &after.3), after.4.saturating_sub(before.4))
+        });
+        let window_s = after.5.duration_since(before.5).as_secs_f64();
         Ok(Some(KernelRun {
             round,
             iops,
             ios,
             runtime_s,
-            cpu_per_io_us: busy_before.zip(busy_after).and_then(|(a, b)| per_io(b - a)),
-            fio_cpu_per_io_us: acct_before.zip(acct_after).and_then(|(a, b)| per_io((b.saturating_sub(a)) as f64 / 1e9)),
+            cpu_per_io_us: machine_s.and_then(per_io),
+            fio_cpu_per_io_us: fio_ns.and_then(|ns| per_io(ns as f64 / 1e9)),
+            experiment_cpu_per_io_us: split.and_then(|s| per_io(s.experiment_s)),
+            other_cpus: split.filter(|_| window_s > 0.0).map(|s| s.others_s / window_s),
             contention: None,
         }))
     }
@@ -523,7 +686,8 @@ fn spread_of<T>(runs: &[T], f: impl Fn(&T) -> Option<f64>) -> Option<Spread> {
     (!v.is_empty()).then(|| Spread::of(v))
 }
 
-fn kernel_row(config: KernelSched, runs: Vec<KernelRun>, recorded: Vec<KernelRun>, ramp: Duration) -> KernelRow {
+/// A configuration's row from its plain and recorded runs (`ramp`: the recorder's extra time per run).
+pub fn kernel_row(config: KernelSched, runs: Vec<KernelRun>, recorded: Vec<KernelRun>, ramp: Duration) -> KernelRow {
     let per_io = |r: &KernelRun, sched: bool| {
         r.contention.as_ref().filter(|_| r.ios > 0 && r.runtime_s > 0.0).map(|c| {
             let n = if sched { c.scheduler_lock.contentions } else { c.other_locks.contentions };
@@ -539,6 +703,7 @@ fn kernel_row(config: KernelSched, runs: Vec<KernelRun>, recorded: Vec<KernelRun
         config,
         kiops: kiops.clone(),
         cpu_per_io_us: spread_of(&runs, |r| r.cpu_per_io_us).unwrap_or_default(),
+        experiment_cpu_per_io_us: spread_of(&runs, |r| r.experiment_cpu_per_io_us),
         sched_contentions_per_io: spread_of(&recorded, |r| per_io(r, true)),
         other_contentions_per_io: spread_of(&recorded, |r| per_io(r, false)),
         sched_wait_avg_ns: (!recorded.is_empty()).then(|| median(&recorded.iter().filter_map(|r| r.contention.as_ref()).map(|c| c.scheduler_lock.wait_avg_ns()).collect::<Vec<_>>())),
@@ -547,6 +712,7 @@ fn kernel_row(config: KernelSched, runs: Vec<KernelRun>, recorded: Vec<KernelRun
         runs,
         recorded,
         profile: None,
+        profile_run: None,
         flamegraph: None,
     }
 }
@@ -573,9 +739,10 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     let model_entries = cfg.model_entries();
     let per_round = kernel_configs.len() * if cfg.contention { 2 } else { 1 } + model_entries.len();
     let extra = if cfg.profile { kernel_configs.len() + 2 } else { 0 } + usize::from(cfg.model && cfg.model_outside == ModelOutside::Kernel);
-    let steps = per_round * cfg.rounds + extra;
+    let steps = (per_round * cfg.rounds + extra) * cfg.points.len();
     let run_s = (cfg.duration + cfg.ramp).as_secs_f64() + 0.5;
-    observer.event(Event::Planned { steps, estimated_s: steps as f64 * run_s + if cfg.contention { kernel_configs.len() as f64 * cfg.rounds as f64 * 2.0 } else { 0.0 } });
+    let recording_s = if cfg.contention { kernel_configs.len() as f64 * cfg.rounds as f64 * 2.0 } else { 0.0 };
+    observer.event(Event::Planned { steps, estimated_s: steps as f64 * run_s + recording_s * cfg.points.len() as f64 });
 
     // Set-up: every change goes through the ledger, which puts it all back when dropped.
     let mut ledger = system::Ledger::create().map_err(ExperimentError::run_failed)?;
@@ -622,6 +789,67 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     let mut failures: Vec<String> = Vec::new();
     let mut interrupted = false;
     let mut done = 0usize;
+    let mut results: Vec<PointResult> = Vec::new();
+    for &point in &cfg.points {
+        if interrupted || stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
+        let pcfg = cfg.at(point);
+        // The main point's files are named as before; the others' carry their point.
+        let tag = if point == cfg.points[0] { String::new() } else { format!("-{}x{}-{}", point.threads, point.iodepth, point.ioengine) };
+        results.push(run_point(&mut rig, &pcfg, &env, stop, observer, &mut done, &mut warnings, &mut failures, &mut interrupted, &tag));
+    }
+    observer.event(Event::Finished);
+    // Put everything back now (not at the end of the caller's printing).
+    let problems = rig.ledger.undo_all();
+    for p in problems {
+        failures.push(format!("clean-up: {p}"));
+    }
+    let fidelity = results.iter().flat_map(|r| fidelity::rows(r, cfg.groups, &env.kernel_release, cfg.ramp.as_secs_f64())).collect();
+    for w in &warnings {
+        observer.event(Event::Warning(w));
+    }
+    let mut results = results.into_iter();
+    let main = results.next();
+    let (model_outside_ns, model_elevator_ns, kernel, model, side_by_side, elevator) = match main {
+        Some(m) => (m.model_outside_ns, m.model_elevator_ns, m.kernel, m.model, m.side_by_side, m.elevator),
+        None => (0, 0, Vec::new(), Vec::new(), Vec::new(), None),
+    };
+    Ok(KernelReport {
+        provenance: Provenance::collect(),
+        environment: env,
+        config: cfg.clone(),
+        model_outside_ns,
+        model_elevator_ns,
+        kernel,
+        model,
+        side_by_side,
+        elevator,
+        points: results.collect(),
+        fidelity,
+        warnings,
+        interrupted,
+        failures,
+    })
+}
+
+/// Runs every kernel configuration and model row of one point, in rounds, then their profiles.
+#[allow(clippy::too_many_arguments)]
+fn run_point(
+    rig: &mut Rig,
+    cfg: &KernelConfig,
+    env: &Environment,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+    done: &mut usize,
+    warnings: &mut Vec<String>,
+    failures: &mut Vec<String>,
+    interrupted: &mut bool,
+    tag: &str,
+) -> PointResult {
+    let kernel_configs = cfg.kernel_configs();
+    let model_entries = cfg.model_entries();
 
     // Calibration: the kernel's none, its CPU time per I/O as the model's outside work.
     let mut model_outside_ns = match cfg.model_outside {
@@ -629,21 +857,108 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         ModelOutside::Kernel => 0,
     };
     if cfg.model && cfg.model_outside == ModelOutside::Kernel {
-        observer.event(Event::Step { done, label: "calibration: kernel none" });
-        done += 1;
+        observer.event(Event::Step { done: *done, label: "calibration: kernel none" });
+        *done += 1;
         let calibrated = rig.set_scheduler(KernelSched::None).and_then(|()| rig.fio_run(cfg, KernelSched::None, 0, stop));
         match calibrated {
-            Ok(Some(r)) => match r.cpu_per_io_us {
-                Some(us) => model_outside_ns = (us * 1e3).round() as u64,
-                None => warnings.push("the calibration run measured no CPU time: the model runs with no outside work".into()),
-            },
-            Ok(None) => interrupted = true,
+            Ok(Some(r)) => {
+                if let Some(w) = kernel_load_warning(&r) {
+                    warnings.push(format!("{}: calibration: {w}", cfg.point_label()));
+                }
+                match (r.experiment_cpu_per_io_us, r.cpu_per_io_us) {
+                    (Some(us), _) => model_outside_ns = (us * 1e3).round() as u64,
+                    (None, Some(us)) => {
+                        warnings.push(format!("{}: no accounting cgroup: the model's outside work is the CPU per I/O of all CPUs, other processes' included", cfg.point_label()));
+                        model_outside_ns = (us * 1e3).round() as u64
+                    }
+                    (None, None) => warnings.push("the calibration run measured no CPU time: the model runs with no outside work".into()),
+                }
+            }
+            Ok(None) => *interrupted = true,
             Err(e) => failures.push(format!("calibration: {e}")),
         }
     }
 
+    // Profiles of the kernel configurations, before the rounds: they calibrate the elevator cost
+    // the model's scheduler rows pay (judged afterwards on throughput and contention, never on
+    // this figure), and give each row its shares and flamegraph.
+    let mut profiles: Vec<(KernelSched, profile::KernelShares, KernelRun, Option<PathBuf>)> = Vec::new();
+    let tmp = if cfg.profile && !*interrupted {
+        tempfile::tempdir().map_err(|e| failures.push(format!("profiles: cannot make a temporary directory: {e}"))).ok()
+    } else {
+        None
+    };
+    if let Some(tmp) = tmp {
+        for &config in &kernel_configs {
+            if stop.load(Ordering::Relaxed) {
+                *interrupted = true;
+                break;
+            }
+            let label = format!("profile: kernel {}", config.name());
+            observer.event(Event::Step { done: *done, label: &label });
+            *done += 1;
+            let data = tmp.path().join(format!("{}.data", config.name()));
+            let profiled = rig.set_scheduler(config).and_then(|()| {
+                let rec = Recorder::perf(&data)?;
+                let run = rig.fio_run(cfg, config, cfg.rounds, stop);
+                rec.finish()?;
+                let run = run?.ok_or("stopped")?;
+                let script = Command::new("perf")
+                    .args(["script", "-F", "comm,pid,tid,cpu,time,event,ip,sym", "-i"])
+                    .arg(&data)
+                    .stderr(Stdio::null())
+                    .output()
+                    .map_err(|e| format!("cannot run perf script: {e}"))?;
+                let mut folded = profile::fold_perf_script(&String::from_utf8_lossy(&script.stdout))?;
+                folded.frequency = 499;
+                Ok((folded, run))
+            });
+            match profiled {
+                Ok((folded, run)) => {
+                    let mut flamegraph = None;
+                    if let Some(dir) = &cfg.flamegraph_dir {
+                        // A missing directory is made now (it was checked before any work).
+                        let _ = std::fs::create_dir_all(dir);
+                        let path = dir.join(format!("kernel-{}{tag}.svg", config.name()));
+                        let mut svg = Vec::new();
+                        let title = format!("kernel {}: {} jobs, {} {}, iodepth {}", config.name(), cfg.threads, cfg.rw.name(), cfg.bs_sectors * 512, cfg.iodepth);
+                        let folded_path = dir.join(format!("kernel-{}{tag}.folded", config.name()));
+                        match crate::driver::profile::write_flamegraph(&folded, &title, &env.device, &mut svg)
+                            .and_then(|()| crate::files::output::OutputFile::check(&path).and_then(|o| o.write(&svg)))
+                            .and_then(|()| crate::files::output::OutputFile::check(&folded_path).and_then(|o| o.write(folded.to_text().as_bytes())))
+                        {
+                            Ok(()) => flamegraph = Some(path),
+                            Err(e) => failures.push(format!("flamegraph of kernel {}: {e}", config.name())),
+                        }
+                    }
+                    profiles.push((config, profile::KernelShares::of(&folded), run, flamegraph));
+                }
+                Err(e) => failures.push(format!("profile of kernel {}: {e}", config.name())),
+            }
+        }
+    }
+    // The elevator cost is calibrated from these runs: one beside other load is said so.
+    if let Some((c, w)) = profiles.iter().find_map(|(c, _, run, _)| kernel_load_warning(run).map(|w| (c, w))) {
+        warnings.push(format!("{}: profile of kernel {} (the elevator cost is calibrated from it): {w}", cfg.point_label(), c.name()));
+    }
+    let elevator = fidelity::ElevatorCost::of(&profiles.iter().map(|(c, shares, run, _)| fidelity::Profiled { config: *c, shares, run }).collect::<Vec<_>>());
+    let elevator_ns = |entry: &str| -> u64 {
+        match cfg.model_elevator {
+            _ if entry == "none" => 0,
+            ModelOutside::Fixed(ns) => ns,
+            ModelOutside::Kernel => {
+                let cost = if entry == fidelity::MODEL_DEADLINE { elevator.as_ref().and_then(|e| e.mq_deadline.as_ref()) } else { elevator.as_ref().and_then(|e| e.bfq.as_ref()) };
+                cost.map_or(0, |c| (c.elevator_us * 1e3).round() as u64)
+            }
+        }
+    };
+    if cfg.model && cfg.model_elevator == ModelOutside::Kernel && elevator.as_ref().and_then(|e| e.bfq.as_ref()).is_none() && !*interrupted {
+        warnings.push(format!("{}: no elevator cost measured (it needs the profiles of none and bfq): the model's scheduler rows pay none", cfg.point_label()));
+    }
+
     let mut kernel_runs: Vec<(Vec<KernelRun>, Vec<KernelRun>)> = vec![(Vec::new(), Vec::new()); kernel_configs.len()];
     let mut model_runs: Vec<Vec<workload::RunResult>> = vec![Vec::new(); model_entries.len()];
+    let mut model_rounds: Vec<Vec<usize>> = vec![Vec::new(); model_entries.len()];
     let mut noisy_model_runs: Vec<String> = Vec::new();
     // Steps of a round: every kernel configuration and model row, in an order rotated by the
     // round, so that no row always runs first or after the same neighbour.
@@ -655,21 +970,21 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     let items: Vec<Item> = (0..kernel_configs.len()).map(Item::Kernel).chain((0..model_entries.len()).map(Item::Model)).collect();
     'rounds: for round in 0..cfg.rounds {
         for k in 0..items.len() {
-            if interrupted || stop.load(Ordering::Relaxed) {
-                interrupted = true;
+            if *interrupted || stop.load(Ordering::Relaxed) {
+                *interrupted = true;
                 break 'rounds;
             }
             match items[(k + round) % items.len()] {
                 Item::Kernel(i) => {
                     let sched = kernel_configs[i];
                     let label = format!("round {}/{}: kernel {}", round + 1, cfg.rounds, sched.name());
-                    observer.event(Event::Step { done, label: &label });
-                    done += 1;
+                    observer.event(Event::Step { done: *done, label: &label });
+                    *done += 1;
                     let plain = rig.set_scheduler(sched).and_then(|()| rig.fio_run(cfg, sched, round, stop));
                     match plain {
                         Ok(Some(r)) => kernel_runs[i].0.push(r),
                         Ok(None) => {
-                            interrupted = true;
+                            *interrupted = true;
                             break 'rounds;
                         }
                         Err(e) => {
@@ -679,8 +994,8 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
                     }
                     if cfg.contention {
                         let label = format!("round {}/{}: kernel {} (lock contention recorded)", round + 1, cfg.rounds, sched.name());
-                        observer.event(Event::Step { done, label: &label });
-                        done += 1;
+                        observer.event(Event::Step { done: *done, label: &label });
+                        *done += 1;
                         let recorded = Recorder::bpftrace().and_then(|rec| {
                             let run = rig.fio_run(cfg, sched, round, stop);
                             let text = rec.finish();
@@ -696,7 +1011,7 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
                         match recorded {
                             Ok(Some(r)) => kernel_runs[i].1.push(r),
                             Ok(None) => {
-                                interrupted = true;
+                                *interrupted = true;
                                 break 'rounds;
                             }
                             Err(e) => failures.push(format!("kernel {} round {} (recorded): {e}", sched.name(), round + 1)),
@@ -706,18 +1021,19 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
                 Item::Model(i) => {
                     let (entry, groups) = model_entries[i];
                     let label = format!("round {}/{}: model {entry} ({groups} groups)", round + 1, cfg.rounds);
-                    observer.event(Event::Step { done, label: &label });
-                    done += 1;
-                    match workload::run_named(entry, &cfg.model_config(entry, groups, model_outside_ns), stop) {
+                    observer.event(Event::Step { done: *done, label: &label });
+                    *done += 1;
+                    match workload::run_named(entry, &cfg.model_config(entry, groups, model_outside_ns, elevator_ns(entry)), stop) {
                         Ok(r) if r.interrupted => {
-                            interrupted = true;
+                            *interrupted = true;
                             break 'rounds;
                         }
                         Ok(r) => {
                             if let Some(w) = workload::fair_lock_warning_after(&r) {
                                 noisy_model_runs.push(format!("{entry} round {}: {w}", round + 1));
                             }
-                            model_runs[i].push(r)
+                            model_runs[i].push(r);
+                            model_rounds[i].push(round);
                         }
                         Err(e) => failures.push(format!("model {entry} round {}: {e}", round + 1)),
                     }
@@ -727,23 +1043,67 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     }
 
     if let Some(first) = noisy_model_runs.first() {
-        warnings.push(format!("{} model run(s) shared the CPUs with other processes; the first: {first}", noisy_model_runs.len()));
+        warnings.push(format!("{}: {} model run(s) shared the CPUs with other processes; the first: {first}", cfg.point_label(), noisy_model_runs.len()));
+    }
+    let noisy_kernel_runs: Vec<String> = kernel_configs
+        .iter()
+        .zip(&kernel_runs)
+        .flat_map(|(c, (plain, rec))| plain.iter().chain(rec).filter_map(move |r| kernel_load_warning(r).map(|w| format!("kernel {} round {}: {w}", c.name(), r.round + 1))))
+        .collect();
+    if let Some(first) = noisy_kernel_runs.first() {
+        warnings.push(format!("{}: {} kernel run(s) shared the CPUs with other processes; the first: {first}", cfg.point_label(), noisy_kernel_runs.len()));
     }
     let mut kernel: Vec<KernelRow> = kernel_configs.iter().zip(kernel_runs).map(|(&c, (runs, rec))| kernel_row(c, runs, rec, cfg.ramp)).collect();
+    for (config, shares, run, flamegraph) in profiles {
+        if let Some(row) = kernel.iter_mut().find(|r| r.config == config) {
+            row.profile = Some(shares);
+            row.profile_run = Some(run);
+            row.flamegraph = flamegraph;
+        }
+    }
     let mut model: Vec<ModelRow> = model_entries
         .iter()
-        .zip(&model_runs)
-        .map(|(&(entry, groups), runs)| {
+        .zip(model_runs.iter().zip(&model_rounds))
+        .map(|(&(entry, groups), (runs, rounds))| {
             let sched = |r: &workload::RunResult| r.locks.iter().find(|l| l.name == "sched").cloned();
             // The lock counters cover the on windows of a toggled run: per request of those windows.
             let per_io = |r: &workload::RunResult| {
                 let requests_on = r.lockstat_toggle.as_ref().map_or(r.kiops * 1e3 * r.measured_s, |t| t.kiops_on * 1e3 * t.on_s);
                 sched(r).filter(|_| requests_on > 0.0).map(|l| l.contentions as f64 / requests_on)
             };
+            let requests_on = |r: &workload::RunResult| r.lockstat_toggle.as_ref().map_or(r.kiops * 1e3 * r.measured_s, |t| t.kiops_on * 1e3 * t.on_s);
+            let acquisitions = |r: &workload::RunResult| sched(r).filter(|_| requests_on(r) > 0.0).map(|l| l.acquisitions as f64 / requests_on(r));
+            let by_path: Vec<(String, f64, f64)> = {
+                let mut names: Vec<&'static str> = Vec::new();
+                for r in runs {
+                    for p in sched(r).map(|l| l.paths).unwrap_or_default() {
+                        if !names.contains(&p.path.name()) {
+                            names.push(p.path.name());
+                        }
+                    }
+                }
+                names
+                    .into_iter()
+                    .map(|name| {
+                        let of = |f: &dyn Fn(&schedlab_core::lockstat::PathSummary) -> u64| {
+                            let v: Vec<f64> = runs
+                                .iter()
+                                .filter(|r| requests_on(r) > 0.0)
+                                .map(|r| sched(r).and_then(|l| l.paths.iter().find(|p| p.path.name() == name).map(f)).unwrap_or(0) as f64 / requests_on(r))
+                                .collect();
+                            median(&v)
+                        };
+                        (name.to_string(), of(&|p| p.acquisitions), of(&|p| p.contentions))
+                    })
+                    .collect()
+            };
             ModelRow {
                 entry,
                 groups,
                 kiops: Spread::of(runs.iter().map(|r| r.kiops).collect()),
+                kiops_by_round: rounds.iter().copied().zip(runs.iter().map(|r| r.kiops)).collect(),
+                sched_acquisitions_per_io: spread_of(runs, acquisitions).map(|s| s.median),
+                sched_by_path: by_path,
                 cpu_per_io_us: Spread::of(
                     runs.iter().filter_map(|r| r.cpu_busy_pct.filter(|_| r.kiops > 0.0).map(|p| p / 100.0 * r.threads as f64 / (r.kiops * 1e3) * 1e6)).collect(),
                 ),
@@ -759,64 +1119,18 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         })
         .collect();
 
-    // Profiles: one perf run per kernel configuration, one profiled model run per statistics row.
-    if cfg.profile && !interrupted {
-        let tmp = tempfile::tempdir().map_err(|e| ExperimentError::run_failed(format!("cannot make a temporary directory: {e}")))?;
-        for row in kernel.iter_mut() {
+    // The models' profiles: one profiled run per statistics row.
+    if cfg.profile && !*interrupted {
+        // The statistics rows (the references and no-stats have no statistics to profile).
+        for row in model.iter_mut().filter(|m| m.entry != "none" && m.entry != fidelity::MODEL_DEADLINE && m.entry != "no-stats+lists" && m.groups == 0) {
             if stop.load(Ordering::Relaxed) {
-                interrupted = true;
-                break;
-            }
-            let label = format!("profile: kernel {}", row.config.name());
-            observer.event(Event::Step { done, label: &label });
-            done += 1;
-            let data = tmp.path().join(format!("{}.data", row.config.name()));
-            let profiled = rig.set_scheduler(row.config).and_then(|()| {
-                let rec = Recorder::perf(&data)?;
-                let run = rig.fio_run(cfg, row.config, cfg.rounds, stop);
-                rec.finish()?;
-                run?;
-                let script = Command::new("perf")
-                    .args(["script", "-F", "comm,pid,tid,cpu,time,event,ip,sym", "-i"])
-                    .arg(&data)
-                    .stderr(Stdio::null())
-                    .output()
-                    .map_err(|e| format!("cannot run perf script: {e}"))?;
-                let mut folded = profile::fold_perf_script(&String::from_utf8_lossy(&script.stdout))?;
-                folded.frequency = 499;
-                Ok(folded)
-            });
-            match profiled {
-                Ok(folded) => {
-                    row.profile = Some(profile::KernelShares::of(&folded));
-                    if let Some(dir) = &cfg.flamegraph_dir {
-                        // A missing directory is made now (it was checked before any work).
-                        let _ = std::fs::create_dir_all(dir);
-                        let path = dir.join(format!("kernel-{}.svg", row.config.name()));
-                        let mut svg = Vec::new();
-                        let title = format!("kernel {}: {} jobs, {} {}, iodepth {}", row.config.name(), cfg.threads, cfg.rw.name(), cfg.bs_sectors * 512, cfg.iodepth);
-                        let folded_path = dir.join(format!("kernel-{}.folded", row.config.name()));
-                        match crate::driver::profile::write_flamegraph(&folded, &title, &env.device, &mut svg)
-                            .and_then(|()| crate::files::output::OutputFile::check(&path).and_then(|o| o.write(&svg)))
-                            .and_then(|()| crate::files::output::OutputFile::check(&folded_path).and_then(|o| o.write(folded.to_text().as_bytes())))
-                        {
-                            Ok(()) => row.flamegraph = Some(path),
-                            Err(e) => failures.push(format!("flamegraph of kernel {}: {e}", row.config.name())),
-                        }
-                    }
-                }
-                Err(e) => failures.push(format!("profile of kernel {}: {e}", row.config.name())),
-            }
-        }
-        for row in model.iter_mut().filter(|m| m.entry != "none" && m.entry != "no-stats+lists" && m.groups == 0) {
-            if stop.load(Ordering::Relaxed) {
-                interrupted = true;
+                *interrupted = true;
                 break;
             }
             let label = format!("profile: model {}", row.entry);
-            observer.event(Event::Step { done, label: &label });
-            done += 1;
-            let mut mcfg = cfg.model_config(row.entry, 0, model_outside_ns);
+            observer.event(Event::Step { done: *done, label: &label });
+            *done += 1;
+            let mut mcfg = cfg.model_config(row.entry, 0, model_outside_ns, elevator_ns(row.entry));
             mcfg.lockstat = false;
             mcfg.lockstat_toggle = None;
             match crate::driver::profile::profile_named(row.entry, &mcfg, stop, 999) {
@@ -829,27 +1143,26 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
             }
         }
     }
-    observer.event(Event::Finished);
-    // Put everything back now (not at the end of the caller's printing).
-    let problems = rig.ledger.undo_all();
-    for p in problems {
-        failures.push(format!("clean-up: {p}"));
-    }
     let side_by_side = side_by_side(&kernel, &model, cfg.groups);
-    for w in &warnings {
-        observer.event(Event::Warning(w));
+    PointResult { point: cfg.points[0], model_outside_ns, model_elevator_ns: elevator_ns(fidelity::MODEL_BFQ), kernel, model, side_by_side, elevator }
+}
+
+/// The model's kernel profile for the running kernel: 6.18's sites (with the locked depth limit)
+/// from the release that added that lock ([`fidelity::kernel_sites`]), else the seeds' 4.12.
+pub fn running_kernel_profile() -> KernelProfile {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    match fidelity::kernel_sites(release.trim()) {
+        Some(5) => KernelProfile::Mainline,
+        _ => KernelProfile::Seeds,
     }
-    Ok(KernelReport {
-        provenance: Provenance::collect(),
-        environment: env,
-        config: cfg.clone(),
-        model_outside_ns,
-        kernel,
-        model,
-        side_by_side,
-        warnings,
-        interrupted,
-        failures,
+}
+
+/// The warning due after a kernel run during which other processes used more than
+/// [`workload::OTHERS_DISTURB_CPUS`] CPUs (the model half's threshold).
+pub fn kernel_load_warning(r: &KernelRun) -> Option<String> {
+    let others = r.other_cpus?;
+    (others > workload::OTHERS_DISTURB_CPUS).then(|| {
+        format!("other processes used {others:.1} CPU(s) during this run: its IOPS and CPU per I/O measure them as well as the scheduler; run on a quiet machine")
     })
 }
 
@@ -862,47 +1175,53 @@ pub fn side_by_side(kernel: &[KernelRow], model: &[ModelRow], groups: usize) -> 
     let mk = |e, g| m(e, g).map(|r| r.kiops.median);
     let kcpu = |c| k(c).map(|r| r.cpu_per_io_us.median).filter(|v| *v > 0.0);
     let mcpu = |e, g| m(e, g).map(|r| r.cpu_per_io_us.median).filter(|v| *v > 0.0);
+    // This kernel's BFQ in the model, and mq-deadline's (or its stand-in).
+    const B: &str = fidelity::MODEL_BFQ;
+    let d = if m(fidelity::MODEL_DEADLINE, 0).is_some() { fidelity::MODEL_DEADLINE } else { fidelity::MODEL_DEADLINE_STAND_IN };
     let mut v = vec![
-        SideBySide { what: "bfq ÷ none (model: rstat+lists ÷ none), IOPS".into(), kernel: ratio(kk(KernelSched::Bfq), kk(KernelSched::None)), model: ratio(mk("rstat+lists", 0), mk("none", 0)), unit: "×" },
-        SideBySide { what: "bfq ÷ mq-deadline (model: rstat+lists ÷ no-stats+lists), IOPS".into(), kernel: ratio(kk(KernelSched::Bfq), kk(KernelSched::MqDeadline)), model: ratio(mk("rstat+lists", 0), mk("no-stats+lists", 0)), unit: "×" },
+        SideBySide { what: format!("bfq ÷ none (model: {B} ÷ none), IOPS"), kernel: ratio(kk(KernelSched::Bfq), kk(KernelSched::None)), model: ratio(mk(B, 0), mk("none", 0)), unit: "×" },
+        SideBySide { what: format!("bfq ÷ mq-deadline (model: {B} ÷ {d}), IOPS"), kernel: ratio(kk(KernelSched::Bfq), kk(KernelSched::MqDeadline)), model: ratio(mk(B, 0), mk(d, 0)), unit: "×" },
     ];
     if groups > 0 {
         v.push(SideBySide {
-            what: format!("bfq with {groups} groups ÷ bfq (model: rstat+lists at {groups} groups ÷ at 0), IOPS"),
+            what: format!("bfq with {groups} groups ÷ bfq (model: {B} at {groups} groups ÷ at 0), IOPS"),
             kernel: ratio(kk(KernelSched::BfqGroups), kk(KernelSched::Bfq)),
-            model: ratio(mk("rstat+lists", groups), mk("rstat+lists", 0)),
+            model: ratio(mk(B, groups), mk(B, 0)),
             unit: "×",
         });
     }
     v.push(SideBySide {
-        what: "extra CPU per I/O of bfq over none (model: rstat+lists over none)".into(),
+        what: format!("extra CPU per I/O of bfq over none (model: {B} over none)"),
         kernel: kcpu(KernelSched::Bfq).zip(kcpu(KernelSched::None)).map(|(a, b)| a - b),
-        model: mcpu("rstat+lists", 0).zip(mcpu("none", 0)).map(|(a, b)| a - b),
+        model: mcpu(B, 0).zip(mcpu("none", 0)).map(|(a, b)| a - b),
         unit: "µs",
     });
     // The scheduler's CPU time per I/O: its share of the profile times the CPU per I/O.
     v.push(SideBySide {
-        what: "the scheduler's CPU per I/O (profile share × CPU per I/O), bfq (model: rstat+lists)".into(),
-        kernel: k(KernelSched::Bfq).and_then(|r| r.profile.as_ref().map(|p| p.bfq_pct / 100.0 * r.cpu_per_io_us.median)).filter(|v| *v > 0.0),
-        model: m("rstat+lists", 0).and_then(|r| r.scheduler_pct.map(|p| p / 100.0 * r.cpu_per_io_us.median)).filter(|v| *v > 0.0),
+        what: format!("the scheduler's CPU per I/O (profile share × CPU per I/O), bfq (model: {B})"),
+        // Shares are of the experiment's samples: × the experiment's CPU per I/O where measured.
+        kernel: k(KernelSched::Bfq)
+            .and_then(|r| r.profile.as_ref().map(|p| p.bfq_pct / 100.0 * r.experiment_cpu_per_io_us.as_ref().map_or(r.cpu_per_io_us.median, |s| s.median)))
+            .filter(|v| *v > 0.0),
+        model: m(B, 0).and_then(|r| r.scheduler_pct.map(|p| p / 100.0 * r.cpu_per_io_us.median)).filter(|v| *v > 0.0),
         unit: "µs",
     });
     v.push(SideBySide {
-        what: "scheduler lock: contended acquisitions per I/O, bfq (model: rstat+lists)".into(),
+        what: format!("scheduler lock: contended acquisitions per I/O, bfq (model: {B})"),
         kernel: k(KernelSched::Bfq).and_then(|r| r.sched_contentions_per_io.as_ref()).map(|s| s.median),
-        model: m("rstat+lists", 0).and_then(|r| r.sched_contentions_per_io.as_ref()).map(|s| s.median),
+        model: m(B, 0).and_then(|r| r.sched_contentions_per_io.as_ref()).map(|s| s.median),
         unit: "per I/O",
     });
     v.push(SideBySide {
-        what: "scheduler lock: mean contended wait, bfq (model: rstat+lists)".into(),
+        what: format!("scheduler lock: mean contended wait, bfq (model: {B})"),
         kernel: k(KernelSched::Bfq).and_then(|r| r.sched_wait_avg_ns),
-        model: m("rstat+lists", 0).and_then(|r| r.sched_wait_avg_ns),
+        model: m(B, 0).and_then(|r| r.sched_wait_avg_ns),
         unit: "ns",
     });
     v.push(SideBySide {
-        what: "group statistics' share of the scheduler's work, bfq (model: rstat+lists)".into(),
+        what: format!("group statistics' share of the scheduler's work, bfq (model: {B})"),
         kernel: k(KernelSched::Bfq).and_then(|r| r.profile.as_ref()).and_then(|p| p.stats_share_of_scheduler_pct),
-        model: m("rstat+lists", 0).and_then(|r| r.stats_share_of_scheduler_pct),
+        model: m(B, 0).and_then(|r| r.stats_share_of_scheduler_pct),
         unit: "%",
     });
     v.push(SideBySide {
@@ -926,4 +1245,81 @@ pub fn cleanup() -> Result<Vec<String>, ExperimentError> {
         return Err(ExperimentError::run_failed(format!("clean-up: {p} ({} problem(s))", problems.len())));
     }
     Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_with_others(others: Option<f64>) -> KernelRun {
+        KernelRun {
+            round: 0,
+            iops: 1e5,
+            ios: 100_000,
+            runtime_s: 1.0,
+            cpu_per_io_us: Some(9.0),
+            fio_cpu_per_io_us: None,
+            experiment_cpu_per_io_us: Some(6.0),
+            other_cpus: others,
+            contention: None,
+        }
+    }
+
+    #[test]
+    fn kernel_runs_beside_other_load_are_flagged_as_the_models_are() {
+        let w = kernel_load_warning(&run_with_others(Some(1.2))).expect("1.2 CPUs of other load is flagged");
+        assert!(w.contains("1.2 CPU"), "{w}");
+        assert_eq!(kernel_load_warning(&run_with_others(Some(workload::OTHERS_DISTURB_CPUS * 0.5))), None);
+        // Unmeasured (no accounting cgroup): nothing to say.
+        assert_eq!(kernel_load_warning(&run_with_others(None)), None);
+    }
+
+    fn config(groups: usize, weights: Vec<u64>) -> KernelConfig {
+        KernelConfig {
+            threads: 2,
+            rw: Rw::RandRead,
+            bs_sectors: 8,
+            iodepth: 32,
+            ioengine: "io_uring",
+            duration: Duration::from_secs(1),
+            ramp: Duration::ZERO,
+            rounds: 1,
+            groups,
+            weights,
+            size_bytes: 64 << 20,
+            device: None,
+            contention: false,
+            profile: false,
+            flamegraph_dir: None,
+            model: false,
+            model_lock: LockKind::FairSpin,
+            model_outside: ModelOutside::Fixed(0),
+            model_elevator: ModelOutside::Kernel,
+            model_kernel: KernelProfile::Mainline,
+            points: Point::auto(2, 32, "io_uring"),
+        }
+    }
+
+    #[test]
+    fn weights_must_match_the_groups() {
+        assert!(config(3, vec![100, 200, 300]).validate().is_ok());
+        for (groups, weights) in [(4, vec![100, 200, 300]), (2, vec![100, 200, 300])] {
+            let e = config(groups, weights).validate().unwrap_err().to_string();
+            assert!(e.contains("weight(s) for") && e.contains("`...`"), "{e}");
+        }
+        // No groups: the weights are the model's default and unused.
+        assert!(config(0, vec![100, 200, 300]).validate().is_ok());
+    }
+
+    #[test]
+    fn the_auto_axis_is_four_points_main_first() {
+        let p = Point::auto(2, 32, "io_uring");
+        assert_eq!(p.len(), 4);
+        assert_eq!((p[0].threads, p[0].iodepth), (2, 32));
+        assert!(p.iter().any(|p| p.threads == 1 && p.iodepth == 1));
+        assert_eq!(Point::auto(1, 1, "psync").len(), 1);
+        let mut c = config(3, vec![1, 2, 3]);
+        c.points.swap(0, 1);
+        assert!(c.validate().is_err(), "the main point must come first");
+    }
 }

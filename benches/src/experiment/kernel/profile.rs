@@ -79,16 +79,38 @@ pub fn is_group_stats(frame: &str) -> bool {
         || frame.starts_with("__blkcg_rstat")
 }
 
+/// Whether a sample belongs to the experiment: fio's processes and io_uring's workers, the kernel
+/// threads that do block I/O (kworkers, the loop worker, ksoftirqd), or any task interrupted to run
+/// the block layer (a completion softirq landing in another process). Other processes' samples
+/// (a build running beside the experiment) are left out of every share.
+pub fn is_experiment_sample(frames: &[&str]) -> bool {
+    let comm = frames.first().copied().unwrap_or("");
+    const COMMS: [&str; 5] = ["fio", "kworker", "ksoftirqd", "iou-", "loop"];
+    COMMS.iter().any(|c| comm.starts_with(c))
+        || frames.iter().skip(1).any(|f| is_bfq(f) || is_deadline(f) || f.starts_with("blk_") || f.starts_with("__blk_") || f.starts_with("bio_"))
+}
+
 /// The scheduler lock's spinning, as the flamegraph shows it.
 fn is_spin(frame: &str) -> bool {
     frame.contains("queued_spin_lock_slowpath")
 }
 
+/// The smallest inclusive share, %, a frame needs to be listed in [`KernelShares::frames_pct`].
+pub const FRAME_MIN_PCT: f64 = 0.5;
+
+/// Whether a kernel function is mq-deadline's (`dd_*`).
+pub fn is_deadline(frame: &str) -> bool {
+    frame.starts_with("dd_")
+}
+
 /// What a kernel profile says about the scheduler's share of the CPU.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct KernelShares {
-    /// Samples of busy CPUs (the idle task's left out): the base of every share below.
+    /// Samples of the experiment on busy CPUs ([`is_experiment_sample`]; the idle task's left
+    /// out): the base of every share below.
     pub samples: u64,
+    /// Busy samples of other processes, left out of the shares.
+    pub other_samples: u64,
     /// Samples with a BFQ frame (its statistics included), % of all samples.
     pub bfq_pct: f64,
     /// Samples with a group-statistics frame (BFQ's or blk-cgroup's), % of all.
@@ -101,6 +123,13 @@ pub struct KernelShares {
     pub stats_share_of_scheduler_pct: Option<f64>,
     /// The heaviest statistics functions (leaf-most statistics frame), samples.
     pub stats_functions: Vec<(String, u64)>,
+    /// Samples with an mq-deadline frame (`dd_*`), % of all samples: that scheduler's own
+    /// functions, as `bfq_pct` is BFQ's.
+    pub deadline_pct: f64,
+    /// Every frame on at least [`FRAME_MIN_PCT`] % of the samples: its inclusive share (samples
+    /// with that frame anywhere on the stack), %, largest first. What the elevator's cost is
+    /// made of is read from the difference of two profiles' shares.
+    pub frames_pct: Vec<(String, f64)>,
     /// BFQ's time by entry point (the outermost BFQ frame of each stack: `bfq_dispatch_request`,
     /// `bfq_insert_requests`, `bfq_finish_requeue_request`, ...), % of all samples, largest first.
     pub bfq_entries_pct: Vec<(String, f64)>,
@@ -111,13 +140,32 @@ impl KernelShares {
         let (mut total, mut bfq, mut stats, mut either, mut spin) = (0u64, 0u64, 0u64, 0u64, 0u64);
         let mut by_fn: BTreeMap<String, u64> = BTreeMap::new();
         let mut by_entry: BTreeMap<String, u64> = BTreeMap::new();
+        let mut by_frame: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut deadline = 0u64;
+        let mut others = 0u64;
         for (stack, &n) in &folded.stacks {
             let frames: Vec<&str> = stack.split(';').collect();
-            // An idle CPU (the idle task, `swapper/N`) is not time anybody spent.
-            if frames.first().is_some_and(|comm| comm.starts_with("swapper")) {
+            // An idle CPU (the idle task, `swapper/N`) is not time anybody spent, unless it was
+            // interrupted to run the block layer (a completion on an idle CPU: the experiment's).
+            if frames.first().is_some_and(|comm| comm.starts_with("swapper")) && !is_experiment_sample(&frames) {
+                continue;
+            }
+            if !is_experiment_sample(&frames) {
+                others += n;
                 continue;
             }
             total += n;
+            // Each frame once per stack (a recursive frame is still one sample's time).
+            let mut seen: Vec<&str> = Vec::new();
+            for f in frames.iter().skip(1) {
+                if !seen.contains(f) {
+                    seen.push(f);
+                    *by_frame.entry(f).or_insert(0) += n;
+                }
+            }
+            if frames.iter().any(|f| is_deadline(f)) {
+                deadline += n;
+            }
             let has_bfq = frames.iter().any(|f| is_bfq(f));
             let stats_frame = frames.iter().rev().find(|f| is_group_stats(f));
             if has_bfq {
@@ -146,8 +194,13 @@ impl KernelShares {
         stats_functions.truncate(6);
         let mut bfq_entries_pct: Vec<(String, f64)> = by_entry.into_iter().map(|(f, n)| (f, pct(n))).collect();
         bfq_entries_pct.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mut frames_pct: Vec<(String, f64)> = by_frame.into_iter().map(|(f, n)| (f.to_string(), pct(n))).filter(|(_, p)| *p >= FRAME_MIN_PCT).collect();
+        frames_pct.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         KernelShares {
             samples: total,
+            other_samples: others,
+            deadline_pct: pct(deadline),
+            frames_pct,
             bfq_pct: pct(bfq),
             group_stats_pct: pct(stats),
             bfq_lock_spin_pct: pct(spin),
@@ -181,8 +234,10 @@ mod tests {
         f.stacks.insert("fio;submit_bio;blk_cgroup_bio_start".into(), 1);
         f.stacks.insert("fio;read_tsc".into(), 4);
         f.stacks.insert("swapper/0;do_idle;default_idle".into(), 100);
+        // Another process's samples are no part of the experiment.
+        f.stacks.insert("rustc;do_syscall_64;exc_page_fault".into(), 50);
         let s = KernelShares::of(&f);
-        assert_eq!(s.samples, 10);
+        assert_eq!((s.samples, s.other_samples), (10, 50));
         assert!((s.bfq_pct - 50.0).abs() < 1e-9);
         assert!((s.group_stats_pct - 30.0).abs() < 1e-9);
         assert!((s.bfq_lock_spin_pct - 30.0).abs() < 1e-9);

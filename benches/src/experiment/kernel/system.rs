@@ -525,6 +525,84 @@ pub fn accounting_ns(cg: &Path) -> Option<u64> {
     stat.lines().find_map(|l| l.strip_prefix("usage_usec ")).and_then(|v| v.trim().parse::<u64>().ok()).map(|us| us * 1000)
 }
 
+/// The root of the accounting hierarchy (v1's cpuacct, or blkio's where they share a mount; v2's
+/// root): its usage is every task's CPU time on the machine.
+pub fn accounting_root(io: &CgroupIo) -> PathBuf {
+    match io {
+        CgroupIo::V1 { blkio, cpuacct } => cpuacct.clone().unwrap_or_else(|| blkio.clone()),
+        CgroupIo::V2 { root } => root.clone(),
+    }
+}
+
+/// `PF_KTHREAD` in `/proc/<pid>/stat`'s flags field.
+const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// CPU time each kernel thread has used so far, ns, by pid (`/proc/<pid>/schedstat`'s first
+/// field): the loop device's worker, blk-mq's and the block layer's kworkers, ksoftirqd.
+pub fn kthreads_runtime_ns() -> std::collections::BTreeMap<u32, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return out };
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        // The fields after the command name (which may hold spaces and parentheses).
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
+        // state ppid pgrp session tty_nr tpgid flags: flags is the 7th after the name.
+        let flags = rest.split_whitespace().nth(6).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+        if flags & PF_KTHREAD == 0 {
+            continue;
+        }
+        if let Some(ns) = std::fs::read_to_string(e.path().join("schedstat")).ok().and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok())) {
+            out.insert(pid, ns);
+        }
+    }
+    out
+}
+
+/// What kernel threads used between two [`kthreads_runtime_ns`] snapshots, ns: a thread seen
+/// only in the second counts whole (it started in between); one seen only in the first is lost
+/// (kworkers retire after minutes idle, not within a run).
+pub fn kthreads_delta_ns(before: &std::collections::BTreeMap<u32, u64>, after: &std::collections::BTreeMap<u32, u64>) -> u64 {
+    after.iter().map(|(pid, &ns)| ns.saturating_sub(before.get(pid).copied().unwrap_or(0))).sum()
+}
+
+/// This process's CPU time so far, ns (every thread's `schedstat`).
+pub fn own_runtime_ns() -> u64 {
+    let Ok(entries) = std::fs::read_dir("/proc/self/task") else { return 0 };
+    entries
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()))
+        .sum()
+}
+
+/// The CPU time of one kernel run, split into what belongs to the experiment and what other
+/// processes used, seconds. All deltas over the same window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct CpuSplit {
+    /// The machine's busy time (`/proc/stat`, all CPUs, steal left out).
+    pub machine_s: f64,
+    /// The experiment's: fio's accounting cgroup, every kernel thread (the loop worker, kworkers,
+    /// ksoftirqd), and the interrupt and softirq time no task was charged with (the machine's
+    /// busy time less every task's: on this kernel, without IRQ time accounting, interrupts are
+    /// charged to the task they interrupt, so what is left is the ones that hit an idle CPU).
+    pub experiment_s: f64,
+    /// Every other task's (the root's usage less fio's, the kernel threads' and this process's).
+    pub others_s: f64,
+}
+
+impl CpuSplit {
+    /// From the deltas over one window, ns (machine busy time in seconds).
+    pub fn of(machine_s: f64, root_ns: u64, fio_ns: u64, kthreads_ns: u64, own_ns: u64) -> CpuSplit {
+        let others_ns = root_ns.saturating_sub(fio_ns + kthreads_ns + own_ns);
+        // NOTE: ticks (/proc/stat) and runtimes (cgroups, schedstat) are different clocks; over
+        // a window of seconds they differ by a few ticks, and the experiment's share is clamped
+        // to at least fio's and the kernel threads' own.
+        let untasked_s = (machine_s - root_ns as f64 / 1e9).max(0.0);
+        CpuSplit { machine_s, experiment_s: (fio_ns + kthreads_ns) as f64 / 1e9 + untasked_s, others_s: others_ns as f64 / 1e9 }
+    }
+}
+
 /// A command's child setup: join these cgroups (their `cgroup.procs`, opened before the fork)
 /// and die with the parent.
 pub struct ChildSetup {
@@ -658,6 +736,29 @@ pub fn on_path(tool: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_experiments_cpu_leaves_other_processes_out() {
+        // 2 s of a 2-CPU machine fully busy: the root's tasks 3.8 s, of which fio 1.5 s, kernel
+        // threads 0.5 s, this process 0.1 s; 0.2 s of interrupts hit idle CPUs.
+        let s = CpuSplit::of(4.0, 3_800_000_000, 1_500_000_000, 500_000_000, 100_000_000);
+        assert!((s.others_s - 1.7).abs() < 1e-9, "{s:?}");
+        assert!((s.experiment_s - 2.2).abs() < 1e-9, "{s:?}");
+        // Ticks behind runtimes: never less than fio's and the kernel threads' own.
+        let s = CpuSplit::of(1.0, 2_000_000_000, 1_500_000_000, 500_000_000, 0);
+        assert!((s.experiment_s - 2.0).abs() < 1e-9 && s.others_s == 0.0, "{s:?}");
+    }
+
+    #[test]
+    fn kernel_threads_are_found_and_their_deltas_summed() {
+        let now = kthreads_runtime_ns();
+        // Every Linux machine has kernel threads (kthreadd, ksoftirqd, kworkers).
+        assert!(!now.is_empty());
+        assert!(!now.contains_key(&std::process::id()), "this process is no kernel thread");
+        let before = std::collections::BTreeMap::from([(1, 100), (2, 50), (3, 7)]);
+        let after = std::collections::BTreeMap::from([(1, 150), (2, 50), (4, 30)]);
+        assert_eq!(kthreads_delta_ns(&before, &after), 80, "50 more, none more, a new one's 30; a gone one's lost");
+    }
 
     #[test]
     fn owners_are_read_from_names_this_tool_gives() {
