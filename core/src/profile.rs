@@ -9,7 +9,7 @@
 //! | site | kernel function | since | here |
 //! | --- | --- | --- | --- |
 //! | bio merge | `bfq_bio_merge` → `blk_mq_sched_try_merge` | 4.12 (BFQ's arrival in blk-mq) | [`crate::Process::bio_merge`] |
-//! | depth limit | `bfq_limit_depth` → `bfqq_request_over_limit` | the hook in 4.16 (a52a69ea89dc, lock-free then); the locked per-cgroup walk in 5.17 (76f1df88bbc2, "bfq: Limit number of requests consumed by each cgroup") | [`crate::Process::limit_depth`] |
+//! | depth limit | `bfq_limit_depth` → `bfqq_request_over_limit` | the hook in 4.16 (a52a69ea89dc, lock-free then); the locked per-cgroup walk in 5.18 (76f1df88bbc2, "bfq: Limit number of requests consumed by each cgroup") | [`crate::Process::limit_depth`] |
 //! | insert | `bfq_insert_requests` | 4.12; still under `bfqd->lock` in 6.18 (the January 2024 insertion-lists patch for BFQ was never merged, see below) | [`crate::Process::insert`] |
 //! | dispatch | `bfq_dispatch_request` | 4.12 | [`crate::Scheduler::dispatch`] |
 //! | completion | `bfq_finish_requeue_request` | 4.12 | [`crate::Dispatched::complete`] |
@@ -32,7 +32,7 @@ pub enum KernelProfile {
     #[default]
     #[serde(rename = "4.12")]
     Seeds,
-    /// Linux 5.17–6.18: the seeds' sites plus the locked depth limit, inserting directly.
+    /// Linux 5.18–6.18: the seeds' sites plus the locked depth limit, inserting directly.
     #[serde(rename = "6.18")]
     Mainline,
     /// No kernel: the model as it was before the early sites, insert, dispatch and completion
@@ -87,7 +87,7 @@ impl KernelProfile {
     pub fn summary(self) -> &'static str {
         match self {
             KernelProfile::Seeds => "Linux 4.12-4.14 (the seeds): bio merge, insert, dispatch, completion under the scheduler lock; direct insert",
-            KernelProfile::Mainline => "Linux 5.17-6.18: bio merge, depth limit, insert, dispatch, completion under the scheduler lock; direct insert",
+            KernelProfile::Mainline => "Linux 5.18-6.18: bio merge, depth limit, insert, dispatch, completion under the scheduler lock; direct insert",
             KernelProfile::Bare => "no kernel: insert, dispatch, completion only (the model before the early sites), for before-and-after comparisons",
         }
     }

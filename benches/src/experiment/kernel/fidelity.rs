@@ -22,11 +22,11 @@ use crate::stats::median;
 use serde::Serialize;
 
 /// The model row that stands for today's kernel's BFQ: its two legacy counters per CPU at
-/// submission, before the scheduler lock, on the insertion lists (`notes/kernel-map.md` §4).
-pub const MODEL_BFQ: &str = "mainline+lists";
+/// submission, before the scheduler lock, inserting under it (`notes/kernel-map.md` §4).
+pub const MODEL_BFQ: &str = "mainline";
 /// The model's deadline reference row, and what stands in for it while the model has none.
 pub const MODEL_DEADLINE: &str = "deadline";
-pub const MODEL_DEADLINE_STAND_IN: &str = "no-stats+lists";
+pub const MODEL_DEADLINE_STAND_IN: &str = "no-stats";
 
 /// The kernel functions that take BFQ's lock, as the contention recorder names their callers,
 /// and the model's lock path of each.

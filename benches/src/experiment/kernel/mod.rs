@@ -4,11 +4,11 @@
 //! under the kernel's schedulers — `none`, `mq-deadline`, `bfq` (slice_idle 0, low_latency 0, as
 //! the seeds) and `bfq` with the jobs spread over N cgroups — interleaved in rounds with the
 //! model's matching rows: `none` (the reference row: no scheduler), `deadline` (mq-deadline's
-//! reference row), `no-stats`, `debug-off`, `rstat` and `mainline` on the 2024 insertion lists,
-//! at 0 groups, and `mainline` and `rstat` at N. `mainline+lists` is today's kernel
-//! ([`fidelity::MODEL_BFQ`]: insertion lists since 6.8, the legacy io_service_bytes/io_serviced per
-//! CPU at submission, before the scheduler lock; `notes/kernel-map.md` §4); the model's rows run
-//! the running kernel's lock-site profile.
+//! reference row), `no-stats`, `debug-off`, `rstat` and `mainline`, inserting directly as the
+//! kernel's BFQ does (6.18 has no insertion lists: `notes/kernel-map.md` §4), at 0 groups, and
+//! `mainline` and `rstat` at N. `mainline` is today's kernel ([`fidelity::MODEL_BFQ`]: the legacy
+//! io_service_bytes/io_serviced per CPU at submission, before the scheduler lock); the model's
+//! rows run the running kernel's lock-site profile.
 //!
 //! Per kernel configuration: IOPS (median and range over rounds); CPU time per I/O over all CPUs
 //! (`/proc/stat`: submitters, the loop worker, softirq; and fio's own from its accounting cgroup);
@@ -299,19 +299,19 @@ impl KernelConfig {
         if !self.model {
             return Vec::new();
         }
-        let mut v = vec![("none", 0), ("no-stats+lists", 0), ("debug-off+lists", 0), ("rstat+lists", 0)];
+        let mut v = vec![("none", 0), ("no-stats", 0), ("debug-off", 0), ("rstat", 0)];
         // This kernel's BFQ (when it is not one of the above).
         if !v.iter().any(|(e, _)| *e == fidelity::MODEL_BFQ) {
             v.push((fidelity::MODEL_BFQ, 0));
         }
-        // mq-deadline's counterpart, once the model has one (until then `no-stats+lists` stands in).
+        // mq-deadline's counterpart, once the model has one (until then `no-stats` stands in).
         if schedlab_variants::reference(fidelity::MODEL_DEADLINE).is_some() || schedlab_variants::info(fidelity::MODEL_DEADLINE).is_some() {
             v.insert(1, (fidelity::MODEL_DEADLINE, 0));
         }
         if self.groups > 0 {
             v.push((fidelity::MODEL_BFQ, self.groups));
-            if fidelity::MODEL_BFQ != "rstat+lists" {
-                v.push(("rstat+lists", self.groups));
+            if fidelity::MODEL_BFQ != "rstat" {
+                v.push(("rstat", self.groups));
             }
         }
         v
@@ -1122,7 +1122,7 @@ fn run_point(
     // The models' profiles: one profiled run per statistics row.
     if cfg.profile && !*interrupted {
         // The statistics rows (the references and no-stats have no statistics to profile).
-        for row in model.iter_mut().filter(|m| m.entry != "none" && m.entry != fidelity::MODEL_DEADLINE && m.entry != "no-stats+lists" && m.groups == 0) {
+        for row in model.iter_mut().filter(|m| m.entry != "none" && m.entry != fidelity::MODEL_DEADLINE && m.entry != "no-stats" && m.groups == 0) {
             if stop.load(Ordering::Relaxed) {
                 *interrupted = true;
                 break;
@@ -1225,9 +1225,9 @@ pub fn side_by_side(kernel: &[KernelRow], model: &[ModelRow], groups: usize) -> 
         unit: "%",
     });
     v.push(SideBySide {
-        what: "group statistics' share of the scheduler's work, bfq (model: debug-off+lists)".into(),
+        what: "group statistics' share of the scheduler's work, bfq (model: debug-off)".into(),
         kernel: k(KernelSched::Bfq).and_then(|r| r.profile.as_ref()).and_then(|p| p.stats_share_of_scheduler_pct),
-        model: m("debug-off+lists", 0).and_then(|r| r.stats_share_of_scheduler_pct),
+        model: m("debug-off", 0).and_then(|r| r.stats_share_of_scheduler_pct),
         unit: "%",
     });
     v
