@@ -5,7 +5,7 @@
 use crate::{bad_input, parse_bs, seconds, units, ExperimentError};
 use schedlab_benches::compare::NoisePolicy;
 use schedlab_benches::workload::{Rw, WorkloadConfig};
-use schedlab_core::{InsertPathKind, LockKind};
+use schedlab_core::{Inject, InjectSite, InsertPathKind, LockKind};
 
 /// What the jobs do (everything but how many, how long and which lock).
 #[derive(clap::Args, Debug, Clone)]
@@ -53,6 +53,21 @@ pub struct WorkloadFlags {
     /// takes `both` (every variant on each path, side by side).
     #[arg(long, default_value = "direct")]
     pub insert: String,
+    /// A known cost per request where it enters the scheduler, ns, 0..=1000000 (0: none); the
+    /// model's half of `schedlab kernel --inject`.
+    #[arg(long, default_value_t = 0, value_parser = units::count::<0, 1_000_000>, allow_negative_numbers = true)]
+    pub inject_ns: u64,
+    /// Where --inject-ns is spent: `inside` (holding the scheduler lock where the request enters
+    /// the scheduler: the direct insert, or the lists' splice per request) or `outside` (in the
+    /// submitting thread just before the insert).
+    #[arg(long, default_value = "inside", value_name = "inside|outside")]
+    pub at: String,
+}
+
+/// Parses `--inject-ns` and `--at`.
+pub fn parse_inject(ns: u64, at: &str) -> Result<Inject, ExperimentError> {
+    let at = InjectSite::from_name(at).ok_or_else(|| bad_input(format!("unknown --at `{at}` (known: inside, outside)")))?;
+    Ok(Inject { ns, at })
 }
 
 /// Parses an `--insert` value that names one path.
@@ -109,6 +124,7 @@ impl WorkloadFlags {
             lockstat_toggle: None,
             trace_window: None,
             insert: parse_insert(&self.insert)?,
+            inject: parse_inject(self.inject_ns, &self.at)?,
         })
     }
 }

@@ -63,6 +63,7 @@
 
 pub mod clock;
 pub mod fault;
+pub mod inject;
 pub mod insert;
 pub mod lockstat;
 pub mod objects;
@@ -77,6 +78,7 @@ pub mod trace;
 pub mod update;
 
 pub use clock::{Clock, ManualClock, RealClock, SchedClock};
+pub use inject::{Inject, InjectSite};
 pub use insert::InsertPathKind;
 pub use objects::rstat::RstatLists;
 pub use objects::{Census, GroupPtr, GroupShared, QueueRef, QueueShared, RetiredGroup};

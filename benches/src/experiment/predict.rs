@@ -256,7 +256,7 @@ pub fn run(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) 
     for (v, lock, insert) in cfg.wanted.entries() {
         let cal = set.find(v, lock, insert).ok_or_else(|| ExperimentError::run_failed(format!("the calibration has no entry for {v} on {lock} ({insert})")))?;
         for &outside in &cfg.outside_ns {
-            predictions.extend(model::predict_one(cal, &topology, &threads, outside, seed, cfg.outside_is_work).map_err(ExperimentError::run_failed)?);
+            predictions.extend(model::predict_one(cal, &topology, &threads, outside, seed, cfg.outside_is_work, cfg.workload.inject).map_err(ExperimentError::run_failed)?);
         }
     }
     let top = *threads.iter().max().unwrap_or(&1);

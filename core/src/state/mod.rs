@@ -62,6 +62,8 @@ pub struct SchedConfig {
     /// How requests enter the scheduler (`insert/`): under the scheduler lock, or through
     /// insertion lists spliced by dispatch.
     pub insert: InsertPathKind,
+    /// A known cost spent where a request enters the scheduler (`inject.rs`); none by default.
+    pub inject: crate::inject::Inject,
 }
 
 impl Default for SchedConfig {
@@ -75,6 +77,7 @@ impl Default for SchedConfig {
             fifo_expire_async_ns: 250_000_000,
             max_merge_sectors: 256,
             insert: InsertPathKind::Direct,
+            inject: crate::inject::Inject::NONE,
         }
     }
 }
