@@ -76,6 +76,14 @@ pub struct KernelArgs {
     /// SVG chart to this file: kernel and model side by side, with the provenance line.
     #[arg(long, value_name = "PATH")]
     svg: Option<std::path::PathBuf>,
+    /// Inject a known cost per I/O, ns, at BFQ's insert inside its lock and before it outside,
+    /// in alternating 200 ms phases of one long fio run (comma-separated, each 0..=20000; e.g.
+    /// 0,500,1000,2000), beside the model's `--inject-ns N --at inside|outside`.
+    #[arg(long, value_name = "NS,...", conflicts_with = "cleanup")]
+    inject: Option<String>,
+    /// Cycles per cost with --inject (each: nothing, inside, outside, 200 ms each), 4..=10000.
+    #[arg(long, default_value_t = 40, value_parser = units::count::<4, 10000>, allow_negative_numbers = true)]
+    inject_cycles: u64,
     /// Only put back what an earlier run that was killed left (loop devices, files, cgroups,
     /// scheduler settings), then exit.
     #[arg(long)]
@@ -148,6 +156,9 @@ pub fn cmd(args: &KernelArgs) -> Result<(), ExperimentError> {
         return Ok(());
     }
     let cfg = config(args)?;
+    if let Some(list) = &args.inject {
+        return inject_cmd(args, &cfg, list);
+    }
     let json_out = check_output(args.json.as_deref())?;
     let svg_out = check_output(args.svg.as_deref())?;
     let report_out = check_output(args.report.as_deref())?;
@@ -179,5 +190,39 @@ pub fn cmd(args: &KernelArgs) -> Result<(), ExperimentError> {
         }
     }
     crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::kernel(&report, figures), &mut failures);
+    failures.finish()
+}
+
+/// `schedlab kernel --inject`: the costs, the run, the tables and the JSON.
+fn inject_cmd(args: &KernelArgs, cfg: &KernelConfig, list: &str) -> Result<(), ExperimentError> {
+    let costs_ns = list
+        .split(',')
+        .map(|c| units::count::<0, { kernel::inject::MAX_COST_NS }>(c.trim()).map_err(|e| bad_input(format!("--inject: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let icfg = kernel::inject::InjectConfig { costs_ns, cycles: args.inject_cycles as usize };
+    icfg.validate()?;
+    if args.svg.is_some() || args.report.is_some() || args.flamegraphs.is_some() {
+        return Err(bad_input("--inject writes its tables and --json; --svg, --report and --flamegraphs are not drawn for it yet"));
+    }
+    let json_out = check_output(args.json.as_deref())?;
+    let mut progress = crate::progress::Bar::new("schedlab kernel --inject", "steps");
+    let report = kernel::inject::run(cfg, &icfg, &INTERRUPT, &mut progress)?;
+    drop(progress);
+    out!("{}", schedlab_benches::report::inject::inject_text(&report));
+    let mut failures = Failures::default();
+    if !report.failures.is_empty() {
+        failures.add(ExperimentError::already_told(ErrorKind::RunFailed));
+    }
+    if let Some(out) = &json_out {
+        let mut value = serde_json::to_value(&report).map_err(|e| ExperimentError::output_failed(format!("cannot serialise the report: {e}")))?;
+        if let Some(obj) = value.as_object_mut() {
+            obj.insert("signal".into(), crate::signals::received().map(crate::signals::name).into());
+        }
+        let text = serde_json::to_string_pretty(&value).unwrap_or_default() + "\n";
+        match out.write(text.as_bytes()) {
+            Ok(()) => outln!("wrote {}", out.path().display()),
+            Err(e) => failures.add(ExperimentError::output_failed(e)),
+        }
+    }
     failures.finish()
 }
