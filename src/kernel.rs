@@ -79,11 +79,15 @@ pub struct KernelArgs {
     /// Inject a known cost per I/O, ns, at BFQ's insert inside its lock and before it outside,
     /// in alternating 200 ms phases of one long fio run (comma-separated, each 0..=20000; e.g.
     /// 0,500,1000,2000), beside the model's `--inject-ns N --at inside|outside`.
-    #[arg(long, value_name = "NS,...", conflicts_with = "cleanup")]
+    #[arg(long, value_name = "NS,...", conflicts_with = "cleanup", allow_hyphen_values = true)]
     inject: Option<String>,
     /// Cycles per cost with --inject (each: nothing, inside, outside, 200 ms each), 4..=10000.
     #[arg(long, default_value_t = 40, value_parser = units::count::<4, 10000>, allow_negative_numbers = true)]
     inject_cycles: u64,
+    /// With --inject: keep bpftrace's raw outputs in this directory (lock.json, verify.json,
+    /// phases.json; a missing directory is made).
+    #[arg(long, value_name = "DIR")]
+    inject_raw: Option<std::path::PathBuf>,
     /// Only put back what an earlier run that was killed left (loop devices, files, cgroups,
     /// scheduler settings), then exit.
     #[arg(long)]
@@ -199,12 +203,16 @@ fn inject_cmd(args: &KernelArgs, cfg: &KernelConfig, list: &str) -> Result<(), E
         .split(',')
         .map(|c| units::count::<0, { kernel::inject::MAX_COST_NS }>(c.trim()).map_err(|e| bad_input(format!("--inject: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
-    let icfg = kernel::inject::InjectConfig { costs_ns, cycles: args.inject_cycles as usize };
+    if let Some(dir) = &args.inject_raw {
+        schedlab_benches::output::check_dir(dir).map_err(bad_input)?;
+    }
+    let icfg = kernel::inject::InjectConfig { costs_ns, cycles: args.inject_cycles as usize, raw_dir: args.inject_raw.clone() };
     icfg.validate()?;
-    if args.svg.is_some() || args.report.is_some() || args.flamegraphs.is_some() {
-        return Err(bad_input("--inject writes its tables and --json; --svg, --report and --flamegraphs are not drawn for it yet"));
+    if args.report.is_some() || args.flamegraphs.is_some() {
+        return Err(bad_input("--inject writes its tables, --json and --svg; --report and --flamegraphs are not made for it"));
     }
     let json_out = check_output(args.json.as_deref())?;
+    let svg_out = check_output(args.svg.as_deref())?;
     let mut progress = crate::progress::Bar::new("schedlab kernel --inject", "steps");
     let report = kernel::inject::run(cfg, &icfg, &INTERRUPT, &mut progress)?;
     drop(progress);
@@ -212,6 +220,9 @@ fn inject_cmd(args: &KernelArgs, cfg: &KernelConfig, list: &str) -> Result<(), E
     let mut failures = Failures::default();
     if !report.failures.is_empty() {
         failures.add(ExperimentError::already_told(ErrorKind::RunFailed));
+    }
+    if let Some(out) = &svg_out {
+        crate::out::svg(out, schedlab_benches::report::inject::inject_svg(&report), &mut failures);
     }
     if let Some(out) = &json_out {
         let mut value = serde_json::to_value(&report).map_err(|e| ExperimentError::output_failed(format!("cannot serialise the report: {e}")))?;

@@ -99,3 +99,81 @@ pub fn inject_text(r: &InjectReport) -> String {
     }
     out
 }
+
+/// The chart: cost per I/O (µs) on x, inside ÷ outside throughput on y; the kernel's ratios and
+/// the model's, each with its interval, a line at 1 (no difference), and the provenance line.
+pub fn inject_svg(r: &InjectReport) -> Result<String, String> {
+    use plotters::prelude::*;
+    let err = |e: &dyn std::fmt::Display| format!("cannot draw the chart: {e}");
+    let series: [(&str, Vec<(f64, Interval)>); 2] = [
+        ("kernel (bpftrace in BFQ)", r.side_by_side.iter().filter_map(|s| s.kernel.map(|k| (s.cost_ns as f64 / 1e3, k))).collect()),
+        (
+            if r.config.model_lock == schedlab_core::LockKind::FairSpin { "model (rstat, fair-spin)" } else { "model (rstat, parking-lot)" },
+            r.side_by_side.iter().filter_map(|s| s.model.map(|m| (s.cost_ns as f64 / 1e3, m))).collect(),
+        ),
+    ];
+    if series.iter().all(|(_, v)| v.is_empty()) {
+        return Err("nothing to draw: no finished measurement".into());
+    }
+    let x_max = r.inject.costs_ns.iter().copied().max().unwrap_or(1).max(1) as f64 / 1e3 * 1.1;
+    let ys = series.iter().flat_map(|(_, v)| v.iter().flat_map(|(_, i)| [i.lo, i.hi, i.value])).filter(|y| y.is_finite());
+    let (lo, hi) = ys.fold((1.0f64, 1.0f64), |(a, b), y| (a.min(y), b.max(y)));
+    let pad = ((hi - lo) * 0.1).max(0.02);
+    let (width, height) = (super::charts::WIDTH, 400u32);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let (plot, footer) = root.split_vertically(height - 24);
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(format!("Inside ÷ outside BFQ's lock, {} jobs: kernel and model", r.config.threads), ("sans-serif", 16))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(56)
+            .build_cartesian_2d(-x_max * 0.05..x_max, (lo - pad)..(hi + pad))
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("injected cost per I/O, µs")
+            .y_desc("throughput inside ÷ outside")
+            .label_style(("sans-serif", 12))
+            .draw()
+            .map_err(|e| err(&e))?;
+        chart.draw_series(LineSeries::new([(-x_max * 0.05, 1.0), (x_max, 1.0)], BLACK.mix(0.4))).map_err(|e| err(&e))?;
+        let colours = [RGBColor(31, 119, 180), RGBColor(255, 127, 14)];
+        for (k, (name, pts)) in series.iter().enumerate() {
+            let c = colours[k];
+            // The two series side by side at each cost.
+            let dx = (k as f64 - 0.5) * x_max * 0.015;
+            // The interval as a vertical line with ticks, the value as a dot.
+            let tick = x_max * 0.008;
+            chart
+                .draw_series(pts.iter().flat_map(|(x, i)| {
+                    let x = x + dx;
+                    [
+                        PathElement::new(vec![(x, i.lo), (x, i.hi)], c.stroke_width(2)),
+                        PathElement::new(vec![(x - tick, i.lo), (x + tick, i.lo)], c.stroke_width(2)),
+                        PathElement::new(vec![(x - tick, i.hi), (x + tick, i.hi)], c.stroke_width(2)),
+                    ]
+                }))
+                .map_err(|e| err(&e))?
+                .label(*name)
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
+            chart.draw_series(pts.iter().map(|(x, i)| Circle::new((x + dx, i.value), 4, c.filled()))).map_err(|e| err(&e))?;
+            chart.draw_series(LineSeries::new(pts.iter().map(|(x, i)| (x + dx, i.value)), c.mix(0.6))).map_err(|e| err(&e))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerLeft)
+            .label_font(("sans-serif", 12))
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK.mix(0.3))
+            .draw()
+            .map_err(|e| err(&e))?;
+        footer
+            .draw(&Text::new(super::charts::provenance_line(&r.provenance, r.config.model_lock.name()), (8, 6), ("sans-serif", 12).into_font().color(&BLACK.mix(0.75))))
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(svg)
+}

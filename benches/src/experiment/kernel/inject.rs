@@ -79,6 +79,9 @@ pub struct InjectConfig {
     pub costs_ns: Vec<u64>,
     /// Cycles per cost (each: nothing, inside, outside; 200 ms phases).
     pub cycles: usize,
+    /// Where to keep bpftrace's raw outputs (`lock.json`, `verify.json`, `phases.json`), the raw
+    /// data behind the report, if anywhere.
+    pub raw_dir: Option<PathBuf>,
 }
 
 impl InjectConfig {
@@ -790,6 +793,16 @@ fn model_slopes(model: &[ModelCost]) -> Slopes {
     }
 }
 
+/// Keeps a raw bpftrace output in `--inject-raw` (best effort: the report has the figures).
+fn keep_raw(icfg: &InjectConfig, name: &str, text: &str) {
+    if let Some(dir) = &icfg.raw_dir {
+        let _ = std::fs::create_dir_all(dir);
+        if let Err(e) = std::fs::write(dir.join(name), text) {
+            tracing::warn!("cannot keep {name} in {}: {e}", dir.display());
+        }
+    }
+}
+
 /// The kernel half: fio started once; the unattached rate; the lock found; the sites verified
 /// and the loop calibrated; the phases; the unattached rate again. `None` when stopped. An error
 /// starting `refused: ` is a kernel that cannot serve (bad input).
@@ -871,6 +884,7 @@ fn kernel_half(
         }
         observer.event(Event::Step { done: 1, label: "kernel: finding BFQ's lock (lock:contention_begin)" });
         let Some(text) = bpftrace_run(&find_lock_program(find_s), Duration::from_secs(find_s + 60), stop)? else { return Ok(None) };
+        keep_raw(icfg, "lock.json", &text);
         let mut addrs = parse_lock_addrs(&text)?;
         if addrs.is_empty() {
             return Err(format!("refused: no contended lock with a caller in bfq_* in {find_s} s of I/O: BFQ's lock cannot be found (more --threads contend it)"));
@@ -878,6 +892,7 @@ fn kernel_half(
         addrs.truncate(4);
         observer.event(Event::Step { done: 2, label: "kernel: verifying the sites, calibrating the loop" });
         let Some(text) = bpftrace_run(&verify_program(dev, &addrs, verify_s), Duration::from_secs(verify_s + 60), stop)? else { return Ok(None) };
+        keep_raw(icfg, "verify.json", &text);
         let verification = parse_verification(&text, &addrs)?;
         verification.check().map_err(|e| format!("refused: {e}"))?;
         let ns_per_iter = verification.ns_per_iter();
@@ -885,6 +900,7 @@ fn kernel_half(
         observer.event(Event::Step { done: 3, label: &format!("kernel: {} phases of {PHASE_MS} ms", icfg.costs_ns.len() * icfg.cycles * 3) });
         let limit = Duration::from_secs_f64(icfg.phases_s() * 2.0 + 60.0);
         let Some(text) = bpftrace_run(&inject_program(dev, &iters, icfg.cycles), limit, stop)? else { return Ok(None) };
+        keep_raw(icfg, "phases.json", &text);
         let phases = parse_phases(&text)?;
         observer.event(Event::Step { done: 4, label: "kernel: the rate with nothing attached, again" });
         let after = unattached(stop);
@@ -956,7 +972,7 @@ mod tests {
         assert!(r.lo <= r.value && r.value <= r.hi);
         assert!(r.excludes(1.0), "{r:?}");
         // Equal rates: the interval holds 1.
-        let same: Vec<Cycle> = (0..40).map(|i| Cycle { cost: 0, nothing: (1000, 0.2), inside: (1000 + i % 3, 0.2), outside: (1001 - i % 3, 0.2) }).collect();
+        let same: Vec<Cycle> = (0..40).map(|i| Cycle { cost: 0, nothing: (1000, 0.2), inside: (998 + i % 5, 0.2), outside: (1002 - i % 5, 0.2) }).collect();
         assert!(!ratio_interval(&same).unwrap().excludes(1.0));
     }
 
