@@ -194,6 +194,8 @@ pub struct Prediction {
     pub lock: LockKind,
     pub insert: String,
     pub outside_ns: u64,
+    /// The injected cost per request and its site (`--inject-ns`, `--at`).
+    pub inject: schedlab_core::Inject,
     #[serde(flatten)]
     pub result: SimResult,
 }
@@ -212,6 +214,7 @@ pub fn predict_one(cal: &Calibration, topo: &Topology, threads: &[usize], outsid
                 lock: cal.lock,
                 insert: cal.insert.clone(),
                 outside_ns,
+                inject,
                 result: sim::simulate(&prog, topo, &cfg)?,
             })
         })
