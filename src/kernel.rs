@@ -206,6 +206,7 @@ fn inject_cmd(args: &KernelArgs, cfg: &KernelConfig, list: &str) -> Result<(), E
     if let Some(dir) = &args.inject_raw {
         schedlab_benches::output::check_dir(dir).map_err(bad_input)?;
     }
+    cfg.validate()?;
     let icfg = kernel::inject::InjectConfig { costs_ns, cycles: args.inject_cycles as usize, raw_dir: args.inject_raw.clone() };
     icfg.validate()?;
     if args.report.is_some() || args.flamegraphs.is_some() {
@@ -214,7 +215,27 @@ fn inject_cmd(args: &KernelArgs, cfg: &KernelConfig, list: &str) -> Result<(), E
     let json_out = check_output(args.json.as_deref())?;
     let svg_out = check_output(args.svg.as_deref())?;
     let mut progress = crate::progress::Bar::new("schedlab kernel --inject", "steps");
-    let report = kernel::inject::run(cfg, &icfg, &INTERRUPT, &mut progress)?;
+    let settings = kernel::inject::KernelSettings {
+        threads: cfg.threads,
+        rw: cfg.rw,
+        bs_sectors: cfg.bs_sectors,
+        iodepth: cfg.iodepth,
+        ioengine: cfg.ioengine,
+        duration: cfg.duration,
+        ramp: cfg.ramp,
+        rounds: cfg.rounds,
+        groups: cfg.groups,
+        weights: cfg.weights.clone(),
+        size_bytes: cfg.size_bytes,
+        device: cfg.device.clone(),
+        model: cfg.model,
+        model_lock: cfg.model_lock,
+        model_outside_ns: match cfg.model_outside {
+            ModelOutside::Kernel => None,
+            ModelOutside::Fixed(ns) => Some(ns),
+        },
+    };
+    let report = kernel::inject::run(&settings, &icfg, &INTERRUPT, &mut progress)?;
     drop(progress);
     out!("{}", schedlab_benches::report::inject::inject_text(&report));
     let mut failures = Failures::default();

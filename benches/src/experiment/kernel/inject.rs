@@ -41,7 +41,7 @@
 //! the ledger; bpftrace and fio die with this process (`PR_SET_PDEATHSIG`) and their BPF programs
 //! with them.
 
-use super::{system, wait_bounded, KernelConfig, ModelOutside};
+use super::system;
 use crate::driver::workload::{self, sleep_until, WorkloadConfig};
 use crate::error::ExperimentError;
 use crate::experiment::observer::{Event, Observer};
@@ -71,6 +71,56 @@ const RESAMPLES: usize = 2000;
 
 /// The tracepoints `--inject` needs, relative to tracefs's `events/`.
 pub const TRACEPOINTS: [&str; 3] = ["block/block_rq_insert", "block/block_getrq", "lock/contention_begin"];
+
+/// The kernel peer's settings that an injection run uses (`schedlab kernel`'s, checked there by
+/// `KernelConfig::validate`; a copy, so that this module imports nothing of its parent).
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelSettings {
+    /// Jobs: fio's numjobs, the model's threads.
+    pub threads: usize,
+    pub rw: crate::driver::workload::Rw,
+    pub bs_sectors: u32,
+    pub iodepth: usize,
+    pub ioengine: &'static str,
+    /// Each model run's measured time and ramp.
+    pub duration: Duration,
+    pub ramp: Duration,
+    /// Model rounds per cost and site.
+    pub rounds: usize,
+    /// Cgroups the jobs are spread over (0: none).
+    pub groups: usize,
+    pub weights: Vec<u64>,
+    pub size_bytes: u64,
+    pub device: Option<PathBuf>,
+    /// Run the model's rows.
+    pub model: bool,
+    pub model_lock: schedlab_core::LockKind,
+    /// The model's outside work per request, ns; `None`: jobs ÷ the kernel's IOPS with nothing
+    /// attached.
+    pub model_outside_ns: Option<u64>,
+}
+
+/// Waits for a child up to `limit` (or until `stop`), then kills it and its process group. Its
+/// exit status, if it exited by itself.
+fn wait_or_kill(child: &mut std::process::Child, limit: Duration, stop: Option<&AtomicBool>) -> Option<std::process::ExitStatus> {
+    let end = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) => {}
+            Err(_) => return None,
+        }
+        if Instant::now() > end || stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            // Every child here leads its own process group (fio's job processes are in it).
+            // SAFETY: a signal to our own child's process group; no memory is involved.
+            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
 
 /// What `--inject` does beyond the kernel configuration.
 #[derive(Clone, Debug, Serialize)]
@@ -536,7 +586,7 @@ pub struct InjectReport {
     pub provenance: Provenance,
     pub kernel_release: String,
     pub device: String,
-    pub config: KernelConfig,
+    pub config: KernelSettings,
     pub inject: InjectConfig,
     pub model_entry: &'static str,
     pub model_outside_ns: u64,
@@ -591,7 +641,7 @@ fn bpftrace_run(program: &str, limit: Duration, stop: &AtomicBool) -> Result<Opt
         let _ = stderr.read_to_string(&mut s);
         s
     });
-    let status = wait_bounded(&mut child, limit, Some(stop));
+    let status = wait_or_kill(&mut child, limit, Some(stop));
     let text = out.join().unwrap_or_default();
     let err = err.join().unwrap_or_default();
     match status {
@@ -606,8 +656,7 @@ fn bpftrace_run(program: &str, limit: Duration, stop: &AtomicBool) -> Result<Opt
 }
 
 /// Runs `schedlab kernel --inject` (module documentation).
-pub fn run(cfg: &KernelConfig, icfg: &InjectConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<InjectReport, ExperimentError> {
-    cfg.validate()?;
+pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<InjectReport, ExperimentError> {
     icfg.validate()?;
     let cgroup_io = system::preflight(cfg.groups > 0, true, cfg.device.as_deref()).map_err(ExperimentError::bad_input)?;
     check_tracepoints(Path::new("/sys/kernel/tracing")).map_err(ExperimentError::bad_input)?;
@@ -656,10 +705,7 @@ pub fn run(cfg: &KernelConfig, icfg: &InjectConfig, stop: &AtomicBool, observer:
 
     // The kernel half; its error ends the kernel half, not the report.
     let mut interrupted = false;
-    let mut model_outside_ns = match cfg.model_outside {
-        ModelOutside::Fixed(ns) => ns,
-        ModelOutside::Kernel => 0,
-    };
+    let mut model_outside_ns = cfg.model_outside_ns.unwrap_or(0);
     let kernel = kernel_half(cfg, icfg, &device, cgroups.as_ref(), stop, observer, &mut model_outside_ns);
     let kernel = match kernel {
         Ok(Some(k)) => Some(k),
@@ -760,7 +806,7 @@ pub fn run(cfg: &KernelConfig, icfg: &InjectConfig, stop: &AtomicBool, observer:
     })
 }
 
-fn model_config(cfg: &KernelConfig, outside_ns: u64) -> WorkloadConfig {
+fn model_config(cfg: &KernelSettings, outside_ns: u64) -> WorkloadConfig {
     WorkloadConfig {
         threads: cfg.threads,
         duration: cfg.duration,
@@ -807,7 +853,7 @@ fn keep_raw(icfg: &InjectConfig, name: &str, text: &str) {
 /// and the loop calibrated; the phases; the unattached rate again. `None` when stopped. An error
 /// starting `refused: ` is a kernel that cannot serve (bad input).
 fn kernel_half(
-    cfg: &KernelConfig,
+    cfg: &KernelSettings,
     icfg: &InjectConfig,
     device: &Path,
     cgroups: Option<&system::Cgroups>,
@@ -877,7 +923,7 @@ fn kernel_half(
         // machine shared with other work that counts theirs too. Here the model's job spends
         // per request what a kernel job took per I/O with nothing attached (jobs ÷ IOPS), so
         // that both start from the same rate per job.
-        if let (ModelOutside::Kernel, Some((iops, _))) = (cfg.model_outside, before) {
+        if let (None, Some((iops, _))) = (cfg.model_outside_ns, before) {
             if iops > 0.0 {
                 *model_outside_ns = (cfg.threads as f64 * 1e9 / iops).round() as u64;
             }
@@ -923,7 +969,7 @@ fn kernel_half(
         }))
     })();
     for c in children.iter_mut() {
-        let _ = wait_bounded(c, Duration::ZERO, None);
+        let _ = wait_or_kill(c, Duration::ZERO, None);
     }
     result
 }

@@ -326,7 +326,7 @@ fn signal(child: &Child, signal: i32) {
 }
 
 /// Waits for a child up to `limit`, then kills it. Its exit status, if it exited by itself.
-pub(crate) fn wait_bounded(child: &mut Child, limit: Duration, stop: Option<&AtomicBool>) -> Option<std::process::ExitStatus> {
+fn wait_bounded(child: &mut Child, limit: Duration, stop: Option<&AtomicBool>) -> Option<std::process::ExitStatus> {
     let end = Instant::now() + limit;
     loop {
         match child.try_wait() {
