@@ -17,7 +17,7 @@ echo "== schedlab kernel on the real kernel (tests/cli_kernel.rs: its ignored te
 if why=$(bash scripts/kernel-ready.sh); then
   cargo test --release --test cli_kernel -- --ignored --test-threads=1
 else
-  echo "skipped: $why (the 5 tests on the real kernel stay ignored; install fio, linux-perf and bpftrace as root to run them)"
+  echo "skipped: $why (the 8 tests on the real kernel stay ignored; install fio, linux-perf and bpftrace as root to run them)"
 fi
 took "kernel peer"
 

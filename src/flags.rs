@@ -5,7 +5,7 @@
 use crate::{bad_input, parse_bs, seconds, units, ExperimentError};
 use schedlab_benches::compare::NoisePolicy;
 use schedlab_benches::workload::{Rw, WorkloadConfig};
-use schedlab_core::{InsertPathKind, KernelProfile, LockKind};
+use schedlab_core::{Inject, InjectSite, InsertPathKind, KernelProfile, LockKind};
 
 /// What the jobs do (everything but how many, how long and which lock).
 #[derive(clap::Args, Debug, Clone)]
@@ -55,8 +55,7 @@ pub struct WorkloadFlags {
     pub insert: String,
     /// Which of BFQ's lock sites a submission runs: `4.12` (the seeds' kernels: bio merge, then
     /// insert), `6.18` (bio merge, depth limit, then insert) or `bare` (insert only: the model
-    /// before those sites, for comparisons). The insert path stays `--insert`'s: 6.18's own is
-    /// `lists`.
+    /// before those sites, for comparisons). 6.18's BFQ inserts under its lock, as `direct`.
     #[arg(long, default_value = "4.12")]
     pub kernel: String,
     /// blk-mq's elevator machinery that the kernel's `none` skips, ns per request,
@@ -64,6 +63,15 @@ pub struct WorkloadFlags {
     /// kernel` measures it on the running kernel).
     #[arg(long, default_value_t = 0, value_parser = units::count::<0, 1_000_000_000>, allow_negative_numbers = true)]
     pub elevator_ns: u64,
+    /// A known cost per request where it enters the scheduler, ns, 0..=1000000 (0: none); the
+    /// model's half of `schedlab kernel --inject`.
+    #[arg(long, default_value_t = 0, value_parser = units::count::<0, 1_000_000>, allow_negative_numbers = true)]
+    pub inject_ns: u64,
+    /// Where --inject-ns is spent: `inside` (holding the scheduler lock where the request enters
+    /// the scheduler: the direct insert, or the lists' splice per request) or `outside` (in the
+    /// submitting thread just before the insert).
+    #[arg(long, default_value = "inside", value_name = "inside|outside")]
+    pub at: String,
 }
 
 /// Parses a `--kernel` value.
@@ -72,6 +80,12 @@ pub fn parse_kernel(s: &str) -> Result<KernelProfile, ExperimentError> {
         let known: Vec<_> = KernelProfile::ALL.iter().map(|k| k.name()).collect();
         bad_input(format!("unknown --kernel `{s}` (known: {})", known.join(", ")))
     })
+}
+
+/// Parses `--inject-ns` and `--at`.
+pub fn parse_inject(ns: u64, at: &str) -> Result<Inject, ExperimentError> {
+    let at = InjectSite::from_name(at).ok_or_else(|| bad_input(format!("unknown --at `{at}` (known: inside, outside)")))?;
+    Ok(Inject { ns, at })
 }
 
 /// Parses an `--insert` value that names one path.
@@ -130,6 +144,7 @@ impl WorkloadFlags {
             insert: parse_insert(&self.insert)?,
             kernel: parse_kernel(&self.kernel)?,
             elevator_ns: self.elevator_ns,
+            inject: parse_inject(self.inject_ns, &self.at)?,
         })
     }
 }

@@ -87,6 +87,18 @@ pub struct KernelArgs {
     /// SVG chart to this file: kernel and model side by side, with the provenance line.
     #[arg(long, value_name = "PATH")]
     svg: Option<std::path::PathBuf>,
+    /// Inject a known cost per I/O, ns, at BFQ's insert inside its lock and before it outside,
+    /// in alternating 200 ms phases of one long fio run (comma-separated, each 0..=20000; e.g.
+    /// 0,500,1000,2000), beside the model's `--inject-ns N --at inside|outside`.
+    #[arg(long, value_name = "NS,...", conflicts_with = "cleanup", allow_hyphen_values = true)]
+    inject: Option<String>,
+    /// Cycles per cost with --inject (each: nothing, inside, outside, 200 ms each), 4..=10000.
+    #[arg(long, default_value_t = 40, value_parser = units::count::<4, 10000>, allow_negative_numbers = true)]
+    inject_cycles: u64,
+    /// With --inject: keep bpftrace's raw outputs in this directory (lock.json, verify.json,
+    /// phases.json; a missing directory is made).
+    #[arg(long, value_name = "DIR")]
+    inject_raw: Option<std::path::PathBuf>,
     /// Only put back what an earlier run that was killed left (loop devices, files, cgroups,
     /// scheduler settings), then exit.
     #[arg(long)]
@@ -209,6 +221,9 @@ pub fn cmd(args: &KernelArgs) -> Result<(), ExperimentError> {
         return Ok(());
     }
     let cfg = config(args)?;
+    if let Some(list) = &args.inject {
+        return inject_cmd(args, &cfg, list);
+    }
     let json_out = check_output(args.json.as_deref())?;
     let svg_out = check_output(args.svg.as_deref())?;
     let report_out = check_output(args.report.as_deref())?;
@@ -240,5 +255,67 @@ pub fn cmd(args: &KernelArgs) -> Result<(), ExperimentError> {
         }
     }
     crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::kernel(&report, figures), &mut failures);
+    failures.finish()
+}
+
+/// `schedlab kernel --inject`: the costs, the run, the tables and the JSON.
+fn inject_cmd(args: &KernelArgs, cfg: &KernelConfig, list: &str) -> Result<(), ExperimentError> {
+    let costs_ns = list
+        .split(',')
+        .map(|c| units::count::<0, { kernel::inject::MAX_COST_NS }>(c.trim()).map_err(|e| bad_input(format!("--inject: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(dir) = &args.inject_raw {
+        schedlab_benches::output::check_dir(dir).map_err(bad_input)?;
+    }
+    cfg.validate()?;
+    let icfg = kernel::inject::InjectConfig { costs_ns, cycles: args.inject_cycles as usize, raw_dir: args.inject_raw.clone() };
+    icfg.validate()?;
+    if args.report.is_some() || args.flamegraphs.is_some() {
+        return Err(bad_input("--inject writes its tables, --json and --svg; --report and --flamegraphs are not made for it"));
+    }
+    let json_out = check_output(args.json.as_deref())?;
+    let svg_out = check_output(args.svg.as_deref())?;
+    let mut progress = crate::progress::Bar::new("schedlab kernel --inject", "steps");
+    let settings = kernel::inject::KernelSettings {
+        threads: cfg.threads,
+        rw: cfg.rw,
+        bs_sectors: cfg.bs_sectors,
+        iodepth: cfg.iodepth,
+        ioengine: cfg.ioengine,
+        duration: cfg.duration,
+        ramp: cfg.ramp,
+        rounds: cfg.rounds,
+        groups: cfg.groups,
+        weights: cfg.weights.clone(),
+        size_bytes: cfg.size_bytes,
+        device: cfg.device.clone(),
+        model: cfg.model,
+        model_lock: cfg.model_lock,
+        model_outside_ns: match cfg.model_outside {
+            ModelOutside::Kernel => None,
+            ModelOutside::Fixed(ns) => Some(ns),
+        },
+    };
+    let report = kernel::inject::run(&settings, &icfg, &INTERRUPT, &mut progress)?;
+    drop(progress);
+    out!("{}", schedlab_benches::report::inject::inject_text(&report));
+    let mut failures = Failures::default();
+    if !report.failures.is_empty() {
+        failures.add(ExperimentError::already_told(ErrorKind::RunFailed));
+    }
+    if let Some(out) = &svg_out {
+        crate::out::svg(out, schedlab_benches::report::inject::inject_svg(&report), &mut failures);
+    }
+    if let Some(out) = &json_out {
+        let mut value = serde_json::to_value(&report).map_err(|e| ExperimentError::output_failed(format!("cannot serialise the report: {e}")))?;
+        if let Some(obj) = value.as_object_mut() {
+            obj.insert("signal".into(), crate::signals::received().map(crate::signals::name).into());
+        }
+        let text = serde_json::to_string_pretty(&value).unwrap_or_default() + "\n";
+        match out.write(text.as_bytes()) {
+            Ok(()) => outln!("wrote {}", out.path().display()),
+            Err(e) => failures.add(ExperimentError::output_failed(e)),
+        }
+    }
     failures.finish()
 }

@@ -85,6 +85,11 @@ pub(crate) fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
         return Err(bad_input("--include-unlocked cannot run with --churn: `unlocked` is unsafe under group removal"));
     }
     let workload = args.workload.config(1)?;
+    if args.resume && workload.inject.ns > 0 {
+        // The CSV's settings columns do not carry the injected cost, so a resume could not tell
+        // points measured with another one.
+        return Err(bad_input("--resume with --inject-ns: the CSV does not record the injected cost; run the sweep whole"));
+    }
     let slots = match &args.sweep_slots {
         Some(list) => parse_list("sweep-slots", list, 64)?.into_iter().map(|s| s as usize).collect(),
         None => vec![workload.slots],

@@ -54,6 +54,14 @@ fn bad_arguments_are_refused_before_any_work() {
         &["kernel", "--points", "2x0"],
         &["kernel", "--points", "2by32"],
         &["kernel", "--points", "1x1:libaio"],
+        // --inject: costs, cycles, what it does not draw.
+        &["kernel", "--inject", "0,abc"],
+        &["kernel", "--inject", "30000"],
+        &["kernel", "--inject", "-5"],
+        &["kernel", "--inject", ""],
+        &["kernel", "--inject", "0,500", "--inject-cycles", "2"],
+        &["kernel", "--inject", "0,500", "--report", "/tmp/x.html"],
+        &["kernel", "--inject", "0,500", "--inject-raw", "/proc/version/raw"],
     ];
     for args in cases {
         one_line_exit_2(&schedlab(args), &args.join(" "));
@@ -288,4 +296,105 @@ fn a_device_with_a_mounted_filesystem_is_refused() {
     };
     let err = one_line_exit_2(&schedlab(&["kernel", "--device", &dev]), "mounted device");
     assert!(err.contains("mounted filesystem"), "{err}");
+}
+
+// ---- `--inject` on the real kernel ----
+
+/// Processes of an injection run still alive (its fio jobs are named `bfq-inject`; its bpftrace
+/// programs test `@ph[$seq]`).
+fn inject_processes() -> Vec<String> {
+    let mut left = Vec::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for e in entries.flatten() {
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let text = String::from_utf8_lossy(&cmdline);
+            if text.contains("--name=bfq-inject") || (text.starts_with("bpftrace") && text.contains("contention_begin { @c[")) || text.contains("@ph[$seq]") {
+                left.push(format!("{}: {}", e.file_name().to_string_lossy(), text.replace('\0', " ").chars().take(80).collect::<String>()));
+            }
+        }
+    }
+    left
+}
+
+const INJECT: &[&str] = &["kernel", "--inject", "0,2000", "--threads", "2", "--groups", "2", "--rounds", "1", "--duration", "0.3", "--ramp", "0", "--size-mib", "64"];
+
+#[test]
+#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+fn inject_verifies_its_sites_measures_every_cost_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("i.json");
+    let mut args = INJECT.to_vec();
+    args.extend(["--inject-cycles", "4", "--json", json.to_str().unwrap()]);
+    let child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    for want in ["sites: BFQ's lock", "kernel, per cost", "kernel beside the model", "slopes"] {
+        assert!(text.contains(want), "`{want}` missing:\n{text}");
+    }
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let k = &v["kernel"];
+    let ver = &k["verification"];
+    assert!(ver["inside_held"].as_u64().unwrap() * 100 >= ver["inside_hits"].as_u64().unwrap() * 99, "{ver}");
+    assert!(ver["outside_held"].as_u64().unwrap() * 2 <= ver["outside_hits"].as_u64().unwrap(), "{ver}");
+    assert!(k["ns_per_iter"].as_f64().unwrap() > 0.0);
+    let costs = k["costs"].as_array().unwrap();
+    assert_eq!(costs.len(), 2);
+    for c in costs {
+        assert!(c["cycles"].as_u64().unwrap() >= 1, "{c}");
+        assert!(c["iops_inside"].as_f64().unwrap() > 0.0 && c["iops_outside"].as_f64().unwrap() > 0.0, "{c}");
+    }
+    assert_eq!(costs[0]["iterations"], 0);
+    assert!(costs[1]["iterations"].as_u64().unwrap() > 0);
+    assert_eq!(v["model"].as_array().unwrap().len(), 2);
+    assert_eq!(v["side_by_side"].as_array().unwrap().len(), 2);
+    assert_eq!(leftovers(pid), Vec::<String>::new());
+    assert_eq!(inject_processes(), Vec::<String>::new());
+}
+
+#[test]
+#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+fn inject_stopped_by_sigint_mid_phases_puts_everything_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("i.json");
+    let mut args = INJECT.to_vec();
+    args.extend(["--inject-cycles", "200", "--json", json.to_str().unwrap()]);
+    let child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    assert!(wait_for(Path::new(&format!("/run/schedlab-kernel/{pid}.json")), Duration::from_secs(60)), "the run never started");
+    // Past the lock search and the verification (about 10 s), into the phases.
+    std::thread::sleep(Duration::from_secs(15));
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], true);
+    assert_eq!(v["signal"], "SIGINT");
+    assert_eq!(leftovers(pid), Vec::<String>::new());
+    assert_eq!(inject_processes(), Vec::<String>::new());
+}
+
+#[test]
+#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+fn inject_after_a_sigkill_cleanup_removes_what_was_left() {
+    let mut args = INJECT.to_vec();
+    args.extend(["--inject-cycles", "200"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let pid = child.id();
+    assert!(wait_for(&PathBuf::from(format!("/run/schedlab-kernel/{pid}.json")), Duration::from_secs(60)), "the run never started");
+    std::thread::sleep(Duration::from_secs(12));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!leftovers(pid).is_empty(), "a SIGKILL leaves its set-up behind (else this test checks nothing)");
+    let out = schedlab(&["kernel", "--cleanup"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let end = Instant::now() + Duration::from_secs(10);
+    while (!leftovers(pid).is_empty() || !inject_processes().is_empty()) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(leftovers(pid), Vec::<String>::new());
+    // bpftrace and fio die with their parent (PR_SET_PDEATHSIG), their BPF programs with them.
+    assert_eq!(inject_processes(), Vec::<String>::new());
 }

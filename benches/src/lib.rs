@@ -64,7 +64,9 @@
 //! - [`experiment::kernel`] is `schedlab kernel`: the same workload on this machine's own kernel
 //!   (fio under none, mq-deadline, bfq and bfq with cgroups, on a loop device it makes and puts
 //!   back), its lock contention from the kernel's tracepoints and a perf flamegraph, beside the
-//!   model's matching rows. It is the first experiment in the house shape of [`experiment`]
+//!   model's matching rows; `kernel::inject` (`--inject`) spins a known cost per I/O at BFQ's
+//!   insert inside and outside its lock in the running kernel, beside the model's
+//!   `--inject-ns`. It is the first experiment in the house shape of [`experiment`]
 //!   (configuration, stop flag and observer in; a serialisable report or a typed [`error`] carrying its
 //!   exit code out).
 //!

@@ -131,7 +131,7 @@ proptest! {
         if let Err(e) = &calibration { one_line(e); }
         if let (Ok(topology), Ok(set)) = (topology, calibration) {
             let Some(cal) = set.calibrations.first() else { return Ok(()) };
-            if let Err(e) = predict_one(cal, &topology, &[1, 2], 0, 1, false) { one_line(&e); }
+            if let Err(e) = predict_one(cal, &topology, &[1, 2], 0, 1, false, schedlab_core::Inject::NONE) { one_line(&e); }
         }
     }
 }

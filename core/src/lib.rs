@@ -18,6 +18,7 @@
 //! | [`update`] | the `bfqg_stats_*` calls | the statistics updates: kinds, arguments, how one is applied to a group |
 //! | [`policy`] | the 4.15 deferral and `CONFIG_DEBUG_BLK_CGROUP` | the stats-policy trait: which updates run under the lock, which after it |
 //! | [`protection`] | the 4.15 existence argument, RCU | what keeps a group alive while a deferred update reaches it, as types: the four protections, their witnesses, how each frees a retired group |
+//! | [`inject`] | a bpftrace spin at `block_rq_insert` / `block_getrq` (`schedlab kernel --inject`) | a known cost per request where it enters the scheduler, inside the scheduler lock (direct insert; the lists' splice) or just before the insert (`SchedConfig::inject`) |
 //! | [`fault`] | the kernel's lifetime bugs | named fault-injection switches for the models' negative controls (feature `fault-injection`, off by default) |
 //! | [`trace`] | tracepoints (`trace_block_rq_*`), lockdep's lock events | the `tracing` targets, the trace gate, the path spans and idle-timer events (imports nothing of the crate; lock spans are made in `lockstat`, statistics spans in `update`) |
 //!
@@ -68,6 +69,7 @@
 pub mod clock;
 pub mod deadline;
 pub mod fault;
+pub mod inject;
 pub mod insert;
 pub mod lockstat;
 pub mod objects;
@@ -83,6 +85,7 @@ pub mod trace;
 pub mod update;
 
 pub use clock::{Clock, ManualClock, RealClock, SchedClock};
+pub use inject::{Inject, InjectSite};
 pub use insert::InsertPathKind;
 pub use profile::{KernelProfile, SubmitSite};
 pub use objects::rstat::RstatLists;

@@ -123,6 +123,8 @@ pub struct Scheduler<P: StatsPolicy> {
     insert_path: InsertPathKind,
     /// Which lock sites a submission runs (`profile.rs`).
     profile: KernelProfile,
+    /// The injected cost spent before every insert (`inject.rs`), ns.
+    inject_outside_ns: u64,
     insert_lists: Lock<InsertLists>,
     /// The per-CPU rstat lists, when the policy keeps them (`objects/rstat.rs`).
     rstat: Option<OracleArc<RstatLists>>,
@@ -200,11 +202,13 @@ impl<P: StatsPolicy> Scheduler<P> {
         let rstat = P::RSTAT_LISTS.then(|| OracleArc::new(RstatLists::new(config.slots)));
         let insert_path = config.insert;
         let profile = config.profile;
+        let inject_outside_ns = config.inject.outside_ns();
         let mut state = SchedState::new(config, census.clone(), Self::new_group_state, rstat.clone());
         state.ledger_at_insert = P::LEGACY_IO_AT_SUBMIT;
         Arc::new(Scheduler {
             insert_path,
             profile,
+            inject_outside_ns,
             insert_lists: Lock::named(lock, LockClass::register("insert"), InsertLists::default()),
             rstat,
             in_service_hint: state.in_service_hint.clone(),
@@ -421,6 +425,7 @@ impl<P: StatsPolicy> Scheduler<P> {
         let capture = self.policy.dispatch_begin(&LockedView { state: &st });
         if !listed.is_empty() {
             st.splice(&listed, now, &mut Router { policy: &self.policy, batch: &mut batch, now });
+            crate::inject::spin(&self.clock, st.cfg.inject.inside_ns() * listed.len() as u64);
         }
         let rq = st.dispatch_one(now, &mut Router { policy: &self.policy, batch: &mut batch, now });
         self.policy.dispatch_end(&LockedView { state: &st }, capture, &mut batch);
@@ -744,6 +749,7 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         if P::LEGACY_IO_AT_SUBMIT {
             self.count_at_submit(spec);
         }
+        crate::inject::spin(&self.sched.clock, self.sched.inject_outside_ns);
         trace::in_path(PathSpan::Insert { pid: self.pid, sector: spec.sector }, || self.sched.insert_path.insert(self, spec))
     }
 
@@ -769,6 +775,7 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         let mut st = sched.lock();
         let now = sched.clock.now_ns();
         let outcome = st.insert(self.queue, &spec, now, &mut Router { policy: &sched.policy, batch: &mut batch, now });
+        crate::inject::spin(&sched.clock, st.cfg.inject.inside_ns());
         debug_assert!(st.retired.is_empty());
         drop(st);
         if !batch.is_empty() {

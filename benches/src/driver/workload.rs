@@ -21,6 +21,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use schedlab_core::lockstat::{self, LockStats, LockSummary};
 use schedlab_core::trace;
+use schedlab_core::Inject;
 use schedlab_core::sync::{Arc, AtomicBool, AtomicU64, Lock, LockKind, Ordering};
 use schedlab_core::deadline::{Deadline, DeadlineConfig, DeadlineRequest};
 use schedlab_core::{
@@ -128,6 +129,9 @@ pub struct WorkloadConfig {
     /// the reference row `none`: measured on the running kernel by `schedlab kernel`, 0 elsewhere
     /// unless asked (`--elevator-ns`).
     pub elevator_ns: u64,
+    /// A known cost per request where it enters the scheduler, inside or outside the scheduler
+    /// lock (`schedlab_core::inject`; `--inject-ns N --at inside|outside`).
+    pub inject: Inject,
 }
 
 impl Default for WorkloadConfig {
@@ -156,6 +160,7 @@ impl Default for WorkloadConfig {
             insert: InsertPathKind::Direct,
             kernel: KernelProfile::Seeds,
             elevator_ns: 0,
+            inject: Inject::NONE,
         }
     }
 }
@@ -222,6 +227,9 @@ impl WorkloadConfig {
         }
         if self.elevator_ns > MAX_OUTSIDE_NS {
             return Err(format!("--elevator-ns must be 0..={MAX_OUTSIDE_NS}, got {}", self.elevator_ns));
+        }
+        if self.inject.ns > MAX_INJECT_NS {
+            return Err(format!("--inject-ns must be 0..={MAX_INJECT_NS}, got {}", self.inject.ns));
         }
         if self.slice_idle_ns > MAX_SLICE_IDLE_NS {
             return Err(format!("--slice-idle-ns must be 0..={MAX_SLICE_IDLE_NS}, got {}", self.slice_idle_ns));
@@ -431,6 +439,8 @@ pub const MAX_GROUPS: usize = 4096;
 /// The most simulated work outside the scheduler per request (1 s): a job checks for the end of
 /// the run while it spins, so even this much work cannot hold a run past its duration.
 pub const MAX_OUTSIDE_NS: u64 = 1_000_000_000;
+/// Largest injected cost per request, ns (1 ms: a spin under the scheduler lock).
+pub const MAX_INJECT_NS: u64 = 1_000_000;
 /// The longest idle slice (100 ms, twelve times BFQ's default): when a run stops, at most one
 /// armed slice is waited out (idling is switched off for the drain).
 pub const MAX_SLICE_IDLE_NS: u64 = 100_000_000;
@@ -736,7 +746,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         "run starts"
     );
     let sched_cfg =
-        SchedConfig { slots: cfg.slots, slice_idle_ns: cfg.slice_idle_ns, insert: cfg.insert, profile: cfg.kernel, ..SchedConfig::default() };
+        SchedConfig { slots: cfg.slots, slice_idle_ns: cfg.slice_idle_ns, insert: cfg.insert, profile: cfg.kernel, inject: cfg.inject, ..SchedConfig::default() };
     let sched = Scheduler::<P>::new(cfg.lock, sched_cfg, SchedClock::real());
     let census = sched.census();
     let groups = build_groups(&sched, cfg)?;

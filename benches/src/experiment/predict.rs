@@ -259,7 +259,7 @@ pub fn run(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) 
             // The elevator machinery (`--elevator-ns`) is work outside every lock, like the outside
             // work: the prediction's outside figure is their sum.
             let outside = outside + cfg.workload.elevator_ns;
-            predictions.extend(model::predict_one(cal, &topology, &threads, outside, seed, cfg.outside_is_work).map_err(ExperimentError::run_failed)?);
+            predictions.extend(model::predict_one(cal, &topology, &threads, outside, seed, cfg.outside_is_work, cfg.workload.inject).map_err(ExperimentError::run_failed)?);
         }
     }
     let top = *threads.iter().max().unwrap_or(&1);

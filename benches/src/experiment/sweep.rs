@@ -771,7 +771,7 @@ fn model_points(
         topo.transfer.core_ns = x;
         topo.transfer.sibling_ns = topo.transfer.sibling_ns.min(x);
     }
-    let models = models(points, &calibrations, cfg.workload.insert, &topo, cfg.workload.seed);
+    let models = models(points, &calibrations, cfg.workload.insert, cfg.workload.inject, &topo, cfg.workload.seed);
     (Some(topo.name), models)
 }
 
@@ -847,6 +847,7 @@ pub fn models(
     points: &[SweepPoint],
     calibrations: &[(usize, CalibrationSet)],
     insert: InsertPathKind,
+    inject: schedlab_core::Inject,
     topo: &Topology,
     seed: u64,
 ) -> Vec<SeriesModel> {
@@ -860,7 +861,7 @@ pub fn models(
         let Some(cal) = calibrations.iter().find(|(s, _)| *s == p.slots).and_then(|(_, set)| set.find(&p.variant, p.lock, insert)) else {
             continue;
         };
-        let Ok(pred) = model::predict_one(cal, topo, &threads, p.outside_ns, seed, false) else { continue };
+        let Ok(pred) = model::predict_one(cal, topo, &threads, p.outside_ns, seed, false, inject) else { continue };
         let predicted: Vec<(usize, f64)> = pred.iter().map(|q| (q.result.threads, q.result.kiops)).collect();
         let series: Vec<&SweepPoint> = points.iter().filter(|q| same(q) && !q.oversubscribed).collect();
         let mut measured_threads: Vec<usize> = series.iter().map(|q| q.threads).collect();
@@ -1104,7 +1105,7 @@ pub(crate) mod tests {
         // Measured 1800 and 3600 KIOPS; the model says 2000 (one job: 500 ns) and 4000 (the lock's
         // 250 ns), so its error here is 11 %.
         let pts = vec![point("sched-lock", 1, 1800.0), point("sched-lock", 2, 3600.0), point("epoch", 1, 900.0)];
-        let ms = models(&pts, &calibrations("sched-lock"), InsertPathKind::Direct, &topology(64), 1);
+        let ms = models(&pts, &calibrations("sched-lock"), InsertPathKind::Direct, schedlab_core::Inject::NONE, &topology(64), 1);
         assert_eq!(ms.len(), 1, "epoch has no calibration: no model");
         let m = &ms[0];
         assert!((m.model(1.0) - 2000.0).abs() < 2.0, "{}", m.model(1.0));

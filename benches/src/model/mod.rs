@@ -194,22 +194,27 @@ pub struct Prediction {
     pub lock: LockKind,
     pub insert: String,
     pub outside_ns: u64,
+    /// The injected cost per request and its site (`--inject-ns`, `--at`).
+    pub inject: schedlab_core::Inject,
     #[serde(flatten)]
     pub result: SimResult,
 }
 
 /// Simulates `cal` at each thread count the topology has CPUs for.
-pub fn predict_one(cal: &Calibration, topo: &Topology, threads: &[usize], outside_ns: u64, seed: u64, outside_is_work: bool) -> Result<Vec<Prediction>, String> {
+/// `inject`: a known cost per request inside or outside the scheduler lock
+/// ([`Program::with_inject`]).
+pub fn predict_one(cal: &Calibration, topo: &Topology, threads: &[usize], outside_ns: u64, seed: u64, outside_is_work: bool, inject: schedlab_core::Inject) -> Result<Vec<Prediction>, String> {
     threads
         .iter()
         .map(|&n| {
-            let prog = Program::new(cal, n, outside_ns as f64)?;
+            let prog = Program::new(cal, n, outside_ns as f64)?.with_inject(inject)?;
             let cfg = SimConfig { outside_is_work, ..SimConfig::new(n, seed) };
             Ok(Prediction {
                 variant: cal.variant.clone(),
                 lock: cal.lock,
                 insert: cal.insert.clone(),
                 outside_ns,
+                inject,
                 result: sim::simulate(&prog, topo, &cfg)?,
             })
         })

@@ -108,6 +108,9 @@ pub struct Program {
     pub credit: Vec<Seg>,
     pub loop_ns: f64,
     pub outside_ns: f64,
+    /// An injected cost spent just before the insert, outside every lock (`--inject-ns N --at
+    /// outside`), ns; the inside one is in the holds ([`Program::with_inject`]).
+    pub inject_outside_ns: f64,
     pub data_ids: usize,
     /// Gamma distributions of mean 1, one per call spread.
     pub spreads: Vec<Gamma<f64>>,
@@ -181,16 +184,35 @@ impl Program {
             credit,
             loop_ns: cal.loop_ns.max(0.0),
             outside_ns: outside_ns.max(0.0),
+            inject_outside_ns: 0.0,
             data_ids,
             locks,
             spreads,
         })
     }
 
+    /// The program with a known cost per request where it enters the scheduler
+    /// (`schedlab_core::inject`): inside, added to the hold of the scheduler lock that takes the
+    /// request in (the insert's on the `direct` path; on `lists`, the dispatch's deciding hold,
+    /// where the splice runs, one request per dispatch); outside, spent before the insert.
+    pub fn with_inject(mut self, inject: schedlab_core::Inject) -> Result<Program, String> {
+        let sched = self.locks.iter().position(|l| l == "sched");
+        let ns = inject.inside_ns() as f64;
+        if ns > 0.0 {
+            let hold = match self.insert.iter_mut().find(|s| s.lock.is_some() && s.lock == sched) {
+                Some(hold) => hold,
+                None => self.dispatch_rest.first_mut().filter(|s| s.lock.is_some() && s.lock == sched).ok_or("the calibration has no hold of the scheduler lock to inject into")?,
+            };
+            hold.ns += ns;
+        }
+        self.inject_outside_ns = inject.outside_ns() as f64;
+        Ok(self)
+    }
+
     /// The cycle on one CPU with nothing in the way: every piece at its probability, ns.
     pub fn solo_cycle_ns(&self) -> f64 {
         let sum = |v: &[Seg]| v.iter().map(|s| s.ns * s.probability).sum::<f64>();
-        sum(&self.insert) + sum(&self.dispatch_prefix) + sum(&self.dispatch_rest) + sum(&self.complete) + sum(&self.credit) + self.loop_ns + self.outside_ns
+        sum(&self.insert) + sum(&self.dispatch_prefix) + sum(&self.dispatch_rest) + sum(&self.complete) + sum(&self.credit) + self.loop_ns + self.outside_ns + self.inject_outside_ns
     }
 }
 
@@ -489,6 +511,10 @@ impl<'a> Sim<'a> {
         if !self.threads[i].outstanding {
             if prog.outside_ns > 0.0 {
                 ops.push_back(Op::Work { ns: prog.outside_ns / 2.0, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: self.cfg.outside_is_work });
+            }
+            if prog.inject_outside_ns > 0.0 {
+                // The injected spin: timed, as the workload's (`schedlab_core::inject`).
+                ops.push_back(Op::Work { ns: prog.inject_outside_ns, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: false });
             }
             let before = ops.len();
             Self::push_segs(&mut ops, &prog.insert, &prog.spreads, &mut self.rng, false);

@@ -176,7 +176,7 @@ mod tests {
     #[test]
     fn svg_is_drawn_with_text() {
         let pts = vec![point("sched-lock", 1, 800.0), point("sched-lock", 2, 1000.0), point("epoch", 1, 900.0)];
-        let ms = models(&pts, &calibrations("sched-lock"), InsertPathKind::Direct, &topology(64), 1);
+        let ms = models(&pts, &calibrations("sched-lock"), InsertPathKind::Direct, schedlab_core::Inject::NONE, &topology(64), 1);
         let text = draw_svg(&pts, &ms, "test").unwrap();
         assert!(text.starts_with("<svg"), "{}", &text[..80.min(text.len())]);
         assert!(text.contains("MODEL (simulation calibrated single-threaded; |error|"), "the model is labelled with its error");

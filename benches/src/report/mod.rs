@@ -5,6 +5,7 @@ pub mod chart;
 pub mod charts;
 pub mod compare;
 pub mod html;
+pub mod inject;
 pub mod kernel;
 pub mod pages;
 pub mod predict;

@@ -116,6 +116,9 @@ fn entry(variant: &str, insert: &str) -> String {
 /// Predicted KIOPS against threads, then where a job's time goes at the most threads.
 pub fn predictions(predictions: &[Prediction], threads: &[usize]) -> String {
     let mut s = String::from("\nPREDICTED KIOPS (model) against threads:\n");
+    if let Some(i) = predictions.first().map(|p| p.inject).filter(|i| i.ns > 0) {
+        let _ = writeln!(s, "  injected: {} ns per request {} the scheduler lock (--inject-ns, --at {})", i.ns, i.at.name(), i.at.name());
+    }
     let mut header = format!("  {:<17} {:<11} {:>8}", "variant", "lock", "outside");
     for t in threads {
         let _ = write!(header, " {:>7}", t);

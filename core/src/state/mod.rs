@@ -69,6 +69,8 @@ pub struct SchedConfig {
     /// Requests the device queue may hold (`q->nr_requests`, the depth limit's starting figure):
     /// blk-mq gives an elevator twice the hardware queue depth, 2 × 128 for a loop device.
     pub nr_requests: u32,
+    /// A known cost spent where a request enters the scheduler (`inject.rs`); none by default.
+    pub inject: crate::inject::Inject,
 }
 
 impl Default for SchedConfig {
@@ -84,6 +86,7 @@ impl Default for SchedConfig {
             insert: InsertPathKind::Direct,
             profile: KernelProfile::Seeds,
             nr_requests: 256,
+            inject: crate::inject::Inject::NONE,
         }
     }
 }

@@ -51,6 +51,7 @@
 pub mod contention;
 pub mod fidelity;
 pub mod fio;
+pub mod inject;
 pub mod profile;
 pub mod system;
 
