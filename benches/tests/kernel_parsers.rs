@@ -55,6 +55,7 @@ fn perf_script_of_a_bfq_run() {
 // ---- The fidelity table on the recorded run ----
 
 use schedlab_benches::kernel::fidelity::{self, Band};
+use schedlab_benches::kernel::rows;
 use schedlab_benches::kernel::{kernel_row, KernelRun, KernelSched, ModelRow, Point, PointResult};
 use schedlab_benches::numbers::Spread;
 use std::time::Duration;
@@ -167,10 +168,10 @@ fn the_elevator_cost_is_the_extra_cpu_less_the_schedulers_own_share() {
     let none_shares = KernelShares::default();
     let (bfq_run, none_run) = (plain(0, 240.0, 9.45), plain(0, 400.0, 5.6));
     let profiled = [
-        fidelity::Profiled { config: KernelSched::None, shares: &none_shares, run: &none_run },
-        fidelity::Profiled { config: KernelSched::Bfq, shares: &bfq_shares, run: &bfq_run },
+        rows::Profiled { config: KernelSched::None, shares: &none_shares, run: &none_run },
+        rows::Profiled { config: KernelSched::Bfq, shares: &bfq_shares, run: &bfq_run },
     ];
-    let e = fidelity::ElevatorCost::of(&profiled).expect("none's and bfq's profiled runs are there");
+    let e = rows::ElevatorCost::of(&profiled).expect("none's and bfq's profiled runs are there");
     assert_eq!(e.basis, "experiment");
     let bfq = e.bfq.unwrap();
     // The fixture's profile: 113 of its 585 experiment samples have a BFQ frame; × the 9.45 µs
@@ -183,5 +184,5 @@ fn the_elevator_cost_is_the_extra_cpu_less_the_schedulers_own_share() {
     assert!(!bfq.largest.is_empty() && bfq.largest.iter().all(|(f, us)| !f.starts_with("bfq_") && *us > 0.0), "{:?}", bfq.largest);
     // No mq-deadline profile: no figure for it; without none, nothing to subtract.
     assert_eq!(e.mq_deadline, None);
-    assert_eq!(fidelity::ElevatorCost::of(&profiled[1..]), None);
+    assert_eq!(rows::ElevatorCost::of(&profiled[1..]), None);
 }

@@ -2,7 +2,8 @@
 //! contention on the scheduler's lock, the profile's shares), the model's rows, and the two side
 //! by side.
 
-use crate::experiment::kernel::fidelity::{ElevatorCost, FidelityRow};
+use crate::experiment::kernel::fidelity::FidelityRow;
+use crate::experiment::kernel::rows::ElevatorCost;
 use crate::experiment::kernel::{KernelReport, KernelSched, ModelOutside};
 use std::fmt::Write;
 

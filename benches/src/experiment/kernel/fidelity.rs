@@ -16,8 +16,7 @@
 //!
 //! The kernel's sites map to the model's paths by [`SITES`].
 
-use super::profile::KernelShares;
-use super::{KernelRow, KernelRun, KernelSched, Point, PointResult};
+use super::rows::{KernelRow, KernelSched, Point, PointResult};
 use crate::stats::median;
 use serde::Serialize;
 
@@ -117,89 +116,8 @@ impl FidelityRow {
     }
 }
 
-/// The elevator's own cost for one scheduler: what its configuration spends per I/O over `none`
-/// outside the scheduler's own functions.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SchedulerCost {
-    /// The scheduler configuration's CPU per I/O in its profiled run (see [`ElevatorCost::basis`]), µs.
-    pub cpu_per_io_us: f64,
-    /// The scheduler's own functions (`bfq_*`, `dd_*`), % of the profile's experiment samples, and
-    /// as µs per I/O (share × `cpu_per_io_us`).
-    pub own_pct: f64,
-    pub own_us: f64,
-    /// More than `none`, µs per I/O.
-    pub extra_us: f64,
-    /// The elevator machinery's: `extra_us − own_us`, µs per I/O (at least 0).
-    pub elevator_us: f64,
-    /// The frames (other than the scheduler's own) whose inclusive µs per I/O grew most over
-    /// `none`'s, µs per I/O: what the elevator cost is made of. Nested frames overlap.
-    pub largest: Vec<(String, f64)>,
-}
-
-/// The elevator's cost at one point: blk-mq's machinery that `none` skips, measured from the
-/// differential profile (scheduler minus none, less the scheduler's own functions).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ElevatorCost {
-    /// Which CPU per I/O the figures rest on: "experiment" (fio's cgroup, kernel threads,
-    /// interrupts; other processes left out) or "all CPUs" (no accounting cgroup).
-    pub basis: &'static str,
-    pub none_cpu_per_io_us: f64,
-    pub bfq: Option<SchedulerCost>,
-    pub mq_deadline: Option<SchedulerCost>,
-}
-
 fn row_of(kernel: &[KernelRow], c: KernelSched) -> Option<&KernelRow> {
     kernel.iter().find(|r| r.config == c && !r.runs.is_empty())
-}
-
-/// A profiled kernel run: its configuration, its shares and its own figures.
-#[derive(Clone, Copy, Debug)]
-pub struct Profiled<'a> {
-    pub config: KernelSched,
-    pub shares: &'a KernelShares,
-    pub run: &'a KernelRun,
-}
-
-impl ElevatorCost {
-    /// From the profiled runs of a point: needs `none`'s; a scheduler without its profiled run
-    /// gets no figure. The CPU per I/O is each profiled run's own (the experiment's, where every
-    /// run measured it).
-    pub fn of(profiled: &[Profiled]) -> Option<ElevatorCost> {
-        let find = |c: KernelSched| profiled.iter().find(|p| p.config == c);
-        let none = find(KernelSched::None)?;
-        let experiment = profiled.iter().all(|p| p.run.experiment_cpu_per_io_us.is_some());
-        let cpu = |p: &Profiled| if experiment { p.run.experiment_cpu_per_io_us } else { p.run.cpu_per_io_us }.filter(|v| *v > 0.0);
-        let none_cpu = cpu(none)?;
-        let cost = |c: KernelSched, own: fn(&KernelShares) -> f64, is_own: fn(&str) -> bool| -> Option<SchedulerCost> {
-            let p = find(c)?;
-            let sched_cpu = cpu(p)?;
-            // Shares are of the experiment's samples (other processes' left out): their µs per
-            // I/O is share × the experiment's CPU per I/O.
-            let own_pct = own(p.shares);
-            let own_us = own_pct / 100.0 * sched_cpu;
-            let extra_us = sched_cpu - none_cpu;
-            let mut largest: Vec<(String, f64)> = p
-                .shares
-                .frames_pct
-                .iter()
-                .filter(|(f, _)| !is_own(f) && !f.contains("spin_lock") && f != "[unknown]")
-                .map(|(f, pct)| {
-                    let before = none.shares.frames_pct.iter().find(|(g, _)| g == f).map_or(0.0, |(_, p)| p / 100.0 * none_cpu);
-                    (f.clone(), pct / 100.0 * sched_cpu - before)
-                })
-                .filter(|(_, d)| *d > 0.0)
-                .collect();
-            largest.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-            largest.truncate(6);
-            Some(SchedulerCost { cpu_per_io_us: sched_cpu, own_pct, own_us, extra_us, elevator_us: (extra_us - own_us).max(0.0), largest })
-        };
-        Some(ElevatorCost {
-            basis: if experiment { "experiment" } else { "all CPUs" },
-            none_cpu_per_io_us: none_cpu,
-            bfq: cost(KernelSched::Bfq, |p| p.bfq_pct, super::profile::is_bfq),
-            mq_deadline: cost(KernelSched::MqDeadline, |p| p.deadline_pct, super::profile::is_deadline),
-        })
-    }
 }
 
 /// Median of within-round ratios a ÷ b (rounds where both ran); the ratio of medians when no

@@ -37,7 +37,7 @@
 //!
 //! The elevator's cost: the kernel configurations are profiled *before* the rounds; from those
 //! profiled runs, a scheduler's CPU per I/O over `none`'s, less its own functions' share, is
-//! blk-mq's elevator machinery that `none` skips ([`fidelity::ElevatorCost`]). The model's BFQ
+//! blk-mq's elevator machinery that `none` skips ([`ElevatorCost`]). The model's BFQ
 //! rows spin it per request outside the scheduler lock (`WorkloadConfig::elevator_ns`; a
 //! deadline row gets mq-deadline's; `none` never). It is calibrated from those profiles, and the
 //! model is judged on the plain rounds' throughput and contention.
@@ -53,6 +53,7 @@ pub mod fidelity;
 pub mod fio;
 pub mod inject;
 pub mod profile;
+pub mod rows;
 pub mod system;
 
 use crate::stats::{median, Spread};
@@ -60,7 +61,7 @@ use crate::error::ExperimentError;
 use crate::experiment::observer::{Event, Observer};
 use crate::files::provenance::Provenance;
 use crate::driver::workload::{self, sleep_until, Rw, WorkloadConfig};
-use contention::ContentionSummary;
+pub use rows::{ElevatorCost, KernelRow, KernelRun, KernelSched, ModelRow, Point, PointResult, Profiled, SchedulerCost, SideBySide};
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::{KernelProfile, LockKind};
 use serde::Serialize;
@@ -69,36 +70,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A kernel configuration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum KernelSched {
-    None,
-    MqDeadline,
-    Bfq,
-    /// BFQ with the jobs spread over the groups (cgroups), as the model's `--groups N`.
-    BfqGroups,
-}
-
-impl KernelSched {
-    pub fn name(self) -> &'static str {
-        match self {
-            KernelSched::None => "none",
-            KernelSched::MqDeadline => "mq-deadline",
-            KernelSched::Bfq => "bfq",
-            KernelSched::BfqGroups => "bfq-groups",
-        }
-    }
-
-    fn elevator(self) -> &'static str {
-        match self {
-            KernelSched::None => "none",
-            KernelSched::MqDeadline => "mq-deadline",
-            KernelSched::Bfq | KernelSched::BfqGroups => "bfq",
-        }
-    }
-}
-
 /// How much outside work the model's rows spin per request.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -106,38 +77,6 @@ pub enum ModelOutside {
     /// The kernel `none` configuration's CPU time per I/O, measured before the rounds.
     Kernel,
     Fixed(u64),
-}
-
-/// One configuration of the axis the fidelity table is measured over: jobs and queue depth (and
-/// the engine). The first is the main one (`--threads`, `--iodepth`): its rows are the report's
-/// `kernel` and `model`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Point {
-    pub threads: usize,
-    pub iodepth: usize,
-    pub ioengine: &'static str,
-}
-
-impl Point {
-    /// "2 jobs × iodepth 32 (io_uring)".
-    pub fn label(&self) -> String {
-        format!("{} job{} × iodepth {} ({})", self.threads, if self.threads == 1 { "" } else { "s" }, self.iodepth, self.ioengine)
-    }
-
-    /// The axis `--points auto` measures: {1, threads} × {1, iodepth} with the engine given, the
-    /// main point first; four points unless a value is already 1.
-    pub fn auto(threads: usize, iodepth: usize, ioengine: &'static str) -> Vec<Point> {
-        let mut v = Vec::new();
-        for t in [threads, 1] {
-            for d in [iodepth, 1] {
-                let p = Point { threads: t, iodepth: d, ioengine };
-                if !v.contains(&p) {
-                    v.push(p);
-                }
-            }
-        }
-        v
-    }
 }
 
 /// The most points one run measures.
@@ -173,7 +112,7 @@ pub struct KernelConfig {
     pub model_lock: LockKind,
     pub model_outside: ModelOutside,
     /// The elevator cost the model's scheduler rows pay per request: `Kernel`, the one measured
-    /// at each point ([`fidelity::ElevatorCost`]: bfq's for the BFQ rows, mq-deadline's for a
+    /// at each point ([`ElevatorCost`]: bfq's for the BFQ rows, mq-deadline's for a
     /// deadline row), or a fixed figure. `none` never pays it.
     pub model_elevator: ModelOutside,
     /// Which of BFQ's lock sites the model's rows take: the running kernel's.
@@ -319,91 +258,6 @@ impl KernelConfig {
     }
 }
 
-/// One kernel run.
-#[derive(Clone, Debug, Serialize)]
-pub struct KernelRun {
-    pub round: usize,
-    pub iops: f64,
-    pub ios: u64,
-    pub runtime_s: f64,
-    /// Busy CPU time of the whole machine per I/O, µs (`/proc/stat`, all CPUs).
-    pub cpu_per_io_us: Option<f64>,
-    /// fio's own CPU time per I/O, µs (its accounting cgroup: submission and what runs in its
-    /// context), where the accounting cgroup exists.
-    pub fio_cpu_per_io_us: Option<f64>,
-    /// The experiment's CPU time per I/O, µs: fio's cgroup, the kernel threads (loop worker,
-    /// kworkers, ksoftirqd) and interrupts on idle CPUs ([`system::CpuSplit`]), where the
-    /// accounting cgroup exists. Unlike `cpu_per_io_us` it leaves other processes out.
-    pub experiment_cpu_per_io_us: Option<f64>,
-    /// CPUs other processes used during the run (their CPU time ÷ the window), where the
-    /// accounting cgroup exists.
-    pub other_cpus: Option<f64>,
-    /// Lock contention (recorded runs only).
-    pub contention: Option<ContentionSummary>,
-}
-
-/// A kernel configuration's results.
-#[derive(Clone, Debug, Serialize)]
-pub struct KernelRow {
-    pub config: KernelSched,
-    /// Plain runs (no recording).
-    pub runs: Vec<KernelRun>,
-    /// Recorded runs (lock contention).
-    pub recorded: Vec<KernelRun>,
-    pub kiops: Spread,
-    pub cpu_per_io_us: Spread,
-    /// The experiment's CPU per I/O (see [`KernelRun::experiment_cpu_per_io_us`]).
-    pub experiment_cpu_per_io_us: Option<Spread>,
-    /// The scheduler lock's contended acquisitions per I/O, over the recorded runs.
-    pub sched_contentions_per_io: Option<Spread>,
-    pub other_contentions_per_io: Option<Spread>,
-    /// The scheduler lock's mean wait, ns (median over recorded runs) and longest wait.
-    pub sched_wait_avg_ns: Option<f64>,
-    pub sched_wait_max_ns: Option<u64>,
-    /// What recording cost: 100 × (1 − recorded IOPS ÷ plain IOPS), medians.
-    pub recording_cost_pct: Option<f64>,
-    /// The profiled run's shares (`perf record -a -g`), and its own figures (a run before the
-    /// rounds: what the elevator cost is calibrated from).
-    pub profile: Option<profile::KernelShares>,
-    pub profile_run: Option<KernelRun>,
-    pub flamegraph: Option<PathBuf>,
-}
-
-/// A model row's results.
-#[derive(Clone, Debug, Serialize)]
-pub struct ModelRow {
-    pub entry: &'static str,
-    pub groups: usize,
-    pub kiops: Spread,
-    /// (round, KIOPS) of each run, for within-round ratios.
-    pub kiops_by_round: Vec<(usize, f64)>,
-    /// The scheduler lock's acquisitions per request (lock statistics; median over runs).
-    pub sched_acquisitions_per_io: Option<f64>,
-    /// The scheduler lock by path (lock statistics' `by path`): (path, acquisitions per request,
-    /// contended acquisitions per request), medians over runs.
-    pub sched_by_path: Vec<(String, f64, f64)>,
-    /// This process's CPU time per request, µs.
-    pub cpu_per_io_us: Spread,
-    /// The scheduler lock's contended acquisitions per request (lock statistics).
-    pub sched_contentions_per_io: Option<Spread>,
-    pub sched_wait_avg_ns: Option<f64>,
-    pub consistent: bool,
-    /// From a profiled run: statistics' share of the scheduler's work, %.
-    pub stats_share_of_scheduler_pct: Option<f64>,
-    /// From a profiled run: the scheduler's share of the CPU (its work, its statistics, its
-    /// locks), % of samples.
-    pub scheduler_pct: Option<f64>,
-}
-
-/// A kernel figure beside the model's.
-#[derive(Clone, Debug, Serialize)]
-pub struct SideBySide {
-    pub what: String,
-    pub kernel: Option<f64>,
-    pub model: Option<f64>,
-    pub unit: &'static str,
-}
-
 /// Where the kernel half ran.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Environment {
@@ -420,19 +274,6 @@ pub struct Environment {
     pub cleaned_up_before: Vec<String>,
 }
 
-/// One point's results (the main point's are the report's own fields).
-#[derive(Clone, Debug, Serialize)]
-pub struct PointResult {
-    pub point: Point,
-    pub model_outside_ns: u64,
-    /// The elevator cost the model's BFQ rows paid per request, ns.
-    pub model_elevator_ns: u64,
-    pub kernel: Vec<KernelRow>,
-    pub model: Vec<ModelRow>,
-    pub side_by_side: Vec<SideBySide>,
-    pub elevator: Option<fidelity::ElevatorCost>,
-}
-
 /// The report: both halves, side by side, with their provenance.
 #[derive(Clone, Debug, Serialize)]
 pub struct KernelReport {
@@ -446,8 +287,8 @@ pub struct KernelReport {
     pub kernel: Vec<KernelRow>,
     pub model: Vec<ModelRow>,
     pub side_by_side: Vec<SideBySide>,
-    /// The elevator's own cost at the main point (see [`fidelity::ElevatorCost`]).
-    pub elevator: Option<fidelity::ElevatorCost>,
+    /// The elevator's own cost at the main point (see [`ElevatorCost`]).
+    pub elevator: Option<ElevatorCost>,
     /// The other points of the axis, each with the same figures as the main one above.
     pub points: Vec<PointResult>,
     /// The fidelity table: every point's figures, kernel beside model, with their goal bands.
@@ -942,7 +783,7 @@ fn run_point(
     if let Some((c, w)) = profiles.iter().find_map(|(c, _, run, _)| kernel_load_warning(run).map(|w| (c, w))) {
         warnings.push(format!("{}: profile of kernel {} (the elevator cost is calibrated from it): {w}", cfg.point_label(), c.name()));
     }
-    let elevator = fidelity::ElevatorCost::of(&profiles.iter().map(|(c, shares, run, _)| fidelity::Profiled { config: *c, shares, run }).collect::<Vec<_>>());
+    let elevator = ElevatorCost::of(&profiles.iter().map(|(c, shares, run, _)| Profiled { config: *c, shares, run }).collect::<Vec<_>>());
     let elevator_ns = |entry: &str| -> u64 {
         match cfg.model_elevator {
             _ if entry == "none" => 0,
@@ -1003,7 +844,7 @@ fn run_point(
                             let run = run?;
                             Ok(match run {
                                 Some(mut r) => {
-                                    r.contention = Some(ContentionSummary::of(&contention::parse_bpftrace(&text?)?));
+                                    r.contention = Some(contention::ContentionSummary::of(&contention::parse_bpftrace(&text?)?));
                                     Some(r)
                                 }
                                 None => None,
