@@ -27,6 +27,7 @@
 //! | [`Fault::OwnerAfterRelease`] | the measured wrapper writes its owner word after the raw unlock instead of before it: the next holder may read the word before the write and miscount an owner change | a lock statistic updated outside the hold it describes |
 //! | [`Fault::OfflineStatsToRoot`] | a group going offline hands its statistics to the root group instead of its parent, while its queues (and its ledger) go to the parent: every count is conserved (I2), but the service a removed child issued is charged to the root, not to the ancestor the rules name (I7) | BFQ 4.12–4.15: `bfq_reparent_active_entities` reparented to `bfqd->root_group` (kernel-map.md D20) |
 //! | [`Fault::StatsReadOutsideLock`] | the statistics reader (`Scheduler::group_stats`) looks the group up under the scheduler lock, releases the lock, and then reads the group's counters: a removal between the two can free the group under the reader | a reader that keeps an object past the lock that protected it (the blkg lookups that had to move under `rcu_read_lock`/`queue_lock`) |
+//! | [`Fault::DepthLimitWalksWithoutLock`] | the depth limit (`Process::limit_depth`) walks its queue's group and the group's ancestors through the shared objects before it takes the scheduler lock, instead of on the scheduler's own tree under it: a removal between reading the queue's group and reading its parent can free the group under the walk | `bfqq_request_over_limit` (5.18) walks `entity->parent` up the hierarchy, which group removal frees; it takes `bfqd->lock` for the walk, and a walk outside it is the class of the 2021–2022 use-after-free fixes of moved and offline groups |
 //! | [`Fault::ChildDoesNotPinParent`] | a child group holds no reference on its parent (kernel-map.md D22 undone): a parent retired by one thread can be freed after its own grace period while its child, retired by another thread, still waits for its own, whose free then moves the child's residue into the freed parent | the bfq group did not count a reference on its parent; the blkg's pin on its parent blkg is what orders the frees |
 //!
 //! The five lock faults weaken `sync::lock`'s orderings through `sync::weakened` (the facade cannot
@@ -57,11 +58,12 @@ pub enum Fault {
     OfflineStatsToRoot,
     StatsReadOutsideLock,
     ChildDoesNotPinParent,
+    DepthLimitWalksWithoutLock,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 18] = [
+    pub const ALL: [Fault; 19] = [
         Fault::IdleTimerTouchesBeforeCheck,
         Fault::ExpireWithoutOwnReference,
         Fault::GroupHandleWithoutGeneration,
@@ -80,6 +82,7 @@ impl Fault {
         Fault::OfflineStatsToRoot,
         Fault::StatsReadOutsideLock,
         Fault::ChildDoesNotPinParent,
+        Fault::DepthLimitWalksWithoutLock,
     ];
 
     /// The switch's name.
@@ -103,6 +106,7 @@ impl Fault {
             Fault::OfflineStatsToRoot => "offline-stats-to-root",
             Fault::StatsReadOutsideLock => "stats-read-outside-lock",
             Fault::ChildDoesNotPinParent => "child-does-not-pin-parent",
+            Fault::DepthLimitWalksWithoutLock => "depth-limit-walks-without-lock",
         }
     }
 

@@ -46,7 +46,7 @@ pub enum KernelProfile {
 pub enum SubmitSite {
     /// `bfq_bio_merge`: may end the submission (the bio joined a queued request).
     BioMerge,
-    /// `bfq_limit_depth`: takes the lock only when the queue is active.
+    /// `bfq_limit_depth`: takes the lock on every submission (6.13 on; see `Process::limit_depth`).
     LimitDepth,
     /// `bfq_insert_requests`.
     Insert,

@@ -725,23 +725,43 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         merged
     }
 
-    /// `bfq_limit_depth` → `bfqq_request_over_limit`: if the queue is active (read without the
-    /// lock, as the kernel does), take the scheduler lock and walk its entity up the group
-    /// hierarchy to decide whether it is over its share of the device's requests.
+    /// `bfq_limit_depth` → `bfqq_request_over_limit`: take the scheduler lock and, if the
+    /// queue's entity is on its service tree or in service, walk it up the group hierarchy to
+    /// decide whether it is over its share of the device's requests.
+    ///
+    /// The lock is taken on every call, before the activity check: since "block, bfq: fix bfqq
+    /// uaf in bfq_limit_depth()" (Yu Kuai, v6.13) the kernel looks the queue up and reads
+    /// `on_st_or_in_serv` under `bfqd->lock`; 5.18–6.12 read both before it and skipped the lock
+    /// for an idle queue (kernel-map.md, "Kernel generations").
     pub fn limit_depth(&self) -> bool {
-        // SAFETY: the process holds a reference on its queue for as long as it lives (I1a).
-        if !unsafe { self.shared.get() }.active_hint() {
-            return false;
-        }
         trace::in_path(PathSpan::LimitDepth { pid: self.pid }, || self.limit_depth_body())
     }
 
     #[inline(never)]
     fn limit_depth_body(&self) -> bool {
         let _path = lockstat::enter(LockPath::LimitDepth);
+        if fault::active(Fault::DepthLimitWalksWithoutLock) {
+            self.walk_groups_unlocked();
+        }
         let mut st = self.sched.lock();
         let limit = st.nr_requests();
         st.over_limit(self.queue, limit)
+    }
+
+    /// [`Fault::DepthLimitWalksWithoutLock`]: the walk up the hierarchy through the shared
+    /// objects, with no lock and no protection (a negative control: the models must reject it).
+    #[cold]
+    fn walk_groups_unlocked(&self) {
+        // SAFETY: the process holds a reference on its queue for as long as it lives (I1a).
+        let queue = unsafe { self.shared.get() };
+        let mut group = Some(queue.current_group());
+        while let Some(g) = group {
+            // SAFETY: none: nothing held keeps the group (a removal may reparent the queue and
+            // free the group between the load above and this read); the fault is the bug.
+            let shared = unsafe { g.get(&g) };
+            let _ = shared.serial();
+            group = shared.parent();
+        }
     }
 
     /// `bfq_insert_request`, through the scheduler's insert path (`insert/`).

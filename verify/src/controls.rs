@@ -159,6 +159,21 @@ macro_rules! for_each_control {
                 Some(schedlab_core::fault::Fault::StatsReadOutsideLock),
                 $crate::scenarios::spawned_create_move_read::<schedlab_variants::sched_lock::SchedLock>;
 
+            // ---- the submission sites: the bio merge and the depth limit ----
+            // The bio merge's back merge absorbs the next request without `io_remove`.
+            fault_merge_without_io_remove_bio_merge: Rejected("I2: queued did not return to 0"),
+                Some(schedlab_core::fault::Fault::MergeWithoutIoRemove),
+                $crate::scenarios::bio_merge_vs_removal::<schedlab_variants::sched_lock::SchedLock>;
+            // The bio merge's deferred statistics applied with no protection against the removal.
+            unlocked_under_removal_bio_merge: Rejected("group used after it was freed"), None,
+                $crate::scenarios::bio_merge_vs_removal::<$crate::broken::UnlockedUnderRemoval>;
+            // The depth limit's walk outside the scheduler lock reads G2 or G1 after its free.
+            fault_depth_limit_walks_without_lock: Rejected("group used after it was freed"),
+                Some(schedlab_core::fault::Fault::DepthLimitWalksWithoutLock),
+                $crate::scenarios::limit_depth_vs_removal_and_move::<schedlab_variants::sched_lock::SchedLock>;
+            depth_limit_under_lock: Pass, None,
+                $crate::scenarios::limit_depth_vs_removal_and_move::<schedlab_variants::sched_lock::SchedLock>;
+
             // ---- lock-only updates: a variant may ask to defer them, the scheduler must not ----
             // Deferred anyway, an expiration's update names a queue the same section freed, or
             // the completion path's lock-only update is left in a batch nobody applies (the

@@ -849,6 +849,60 @@ pub fn pins_balanced_after_insert_vs_dispatch<P: StatsPolicy>(count: fn(&schedla
     finish(sched, census, Moves::None);
 }
 
+// ---- the submission sites (`Process::submit`): the bio merge and the depth limit ----
+
+/// The bio merge against removal: thread A's process in G queues two requests with a gap and
+/// then merges a bio into the gap (`bfq_bio_merge`): a back merge that grows the first request,
+/// which then absorbs the second (`attempt_back_merge`, whose `io_remove` and `io_merged` name
+/// the queue's group), with those statistics deferred past the scheduler lock; meanwhile the
+/// main thread removes G and makes reclamation progress. No interleaving may let a deferred
+/// update reach a freed G, and the absorbed request must leave the counts balanced (I2).
+pub fn bio_merge_vs_removal<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let g = sched.create_group(sched.root(), 100).unwrap();
+    let a = spawn_in(&sched, move |s| {
+        // If G is already gone, the process cannot join it: nothing to race with.
+        if let Ok(process) = s.spawn_process(g) {
+            process.insert(request_at(0, 1));
+            process.insert(request_at(16, 2));
+            let merged = process.bio_merge(request_at(8, 3));
+            require(merged, || "scenario: the bio should merge into the gap between its process's two queued requests".into());
+        }
+    });
+    remove_or_refused(&sched, g);
+    reclaim_step::<P>();
+    reclaim_step::<P>();
+    a.join().unwrap();
+    finish(sched, census, Moves::None);
+}
+
+/// The depth limit against removal and a move: thread A's process in G2 (a child of G1) queues a
+/// request (its queue is then active), runs the depth limit (`bfq_limit_depth` →
+/// `bfqq_request_over_limit`: under the scheduler lock, the walk from the queue's entity up
+/// through G2 and G1), moves to H and runs it again; meanwhile the main thread removes G2 and
+/// then G1 and makes reclamation progress. The walk reads the groups that the removals free.
+pub fn limit_depth_vs_removal_and_move<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let g1 = sched.create_group(sched.root(), 100).unwrap();
+    let g2 = sched.create_group(g1, 100).unwrap();
+    let h = sched.create_group(sched.root(), 100).unwrap();
+    let a = spawn_in(&sched, move |s| {
+        if let Ok(process) = s.spawn_process(g2) {
+            process.insert(request(1, 1));
+            process.limit_depth();
+            check_move(&process, h);
+            process.limit_depth();
+        }
+    });
+    if remove_or_refused(&sched, g2) {
+        remove_or_refused(&sched, g1);
+    }
+    reclaim_step::<P>();
+    reclaim_step::<P>();
+    a.join().unwrap();
+    finish(sched, census, Moves::WithRequestsQueued);
+}
+
 /// Calls `$callback!($variant; scenario, ...)` with every scenario of the generated suite: the
 /// one list that the per-variant model modules, [`SCENARIOS`] and the mutation script use. The
 /// two negative-control scenarios at the end of this file are not in it (they need a variant
@@ -880,6 +934,8 @@ macro_rules! for_each_scenario {
             child_and_parent_retired_by_two_threads,
             attribution_across_removal,
             spawned_create_move_read,
+            bio_merge_vs_removal,
+            limit_depth_vs_removal_and_move,
         }
     };
 }

@@ -127,6 +127,13 @@ impl GroupShared {
         &self.rstat.as_ref().expect("the policy keeps rstat lists").0
     }
 
+    /// The group's parent (`None` for the root). Whether it may be dereferenced depends on what
+    /// the caller holds (see [`GroupPtr::get`]): a child pins its parent (kernel-map.md D22).
+    pub(crate) fn parent(&self) -> Option<GroupPtr> {
+        self.liveness.assert_alive("group");
+        self.parent
+    }
+
     /// A number that names this group for its whole life (never reused).
     pub fn serial(&self) -> u64 {
         self.liveness.assert_alive("group");
@@ -318,9 +325,6 @@ pub struct QueueShared {
     liveness: Liveness,
     group: AtomicPtr<GroupShared>,
     wait_request: AtomicBool,
-    /// `entity->on_st_or_in_serv` as `bfq_limit_depth` reads it before taking the scheduler lock:
-    /// written under the lock whenever the queue's entity joins or leaves its service tree.
-    active: AtomicBool,
     /// Requests of this queue on an insertion list (`insert/lists.rs`): each pins the queue until
     /// the splice that inserts it has applied its statistics.
     pending_inserts: AtomicU32,
@@ -335,7 +339,6 @@ impl QueueShared {
             liveness: Liveness::new(),
             group: AtomicPtr::new(group.0.as_ptr()),
             wait_request: AtomicBool::new(false),
-            active: AtomicBool::new(false),
             pending_inserts: AtomicU32::new(0),
             pid,
             census: census.clone(),
@@ -370,21 +373,6 @@ impl QueueShared {
     pub(crate) fn set_wait_request(&self, on: bool) {
         self.liveness.assert_alive("queue");
         self.wait_request.store(on, Ordering::Relaxed);
-    }
-
-    /// Whether the queue's entity is on its service tree or in service, as last written under the
-    /// scheduler lock: a hint read without the lock (only to decide whether to take it).
-    pub fn active_hint(&self) -> bool {
-        self.liveness.assert_alive("queue");
-        // Relaxed: a stale answer only makes the depth limit skip or take the lock once more
-        // (the kernel reads `on_st_or_in_serv` racily the same way); the decision is re-read
-        // under the lock.
-        self.active.load(Ordering::Relaxed)
-    }
-
-    pub(crate) fn set_active_hint(&self, on: bool) {
-        self.liveness.assert_alive("queue");
-        self.active.store(on, Ordering::Relaxed);
     }
 
     /// A request of this queue was listed (its process holds a reference meanwhile).

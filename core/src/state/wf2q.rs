@@ -59,14 +59,6 @@ pub(crate) struct SchedData {
 }
 
 impl SchedState {
-    /// Publishes a queue entity's activity for the depth limit's unlocked check
-    /// ([`crate::QueueShared::active_hint`]); groups have no such hint.
-    fn publish_active(&self, key: EntityKey, on: bool) {
-        if let EntityKey::Queue(q) = key {
-            // SAFETY: the queue is in the locked state (in the slab), so it is allocated.
-            unsafe { self.queues[q].shared.get() }.set_active_hint(on);
-        }
-    }
 
     pub(super) fn entity(&self, key: EntityKey) -> &Entity {
         match key {
@@ -107,7 +99,6 @@ impl SchedState {
             sd.wsum += weight;
             sd.backlogged += 1;
             self.tree_insert(key, start, start + vdelta(budget, weight));
-            self.publish_active(key, true);
             if parent == self.root {
                 return;
             }
@@ -128,7 +119,6 @@ impl SchedState {
             sd.backlogged -= 1;
             let now_empty = sd.backlogged == 0;
             self.entity_mut(key).on_tree = false;
-            self.publish_active(key, false);
             if parent == self.root || !now_empty || !self.groups[parent].entity.on_tree {
                 return;
             }
@@ -205,7 +195,6 @@ impl SchedState {
                 let sd = &mut self.groups[parent].sd;
                 sd.wsum -= weight;
                 sd.backlogged -= 1;
-                self.publish_active(key, false);
             }
             if parent == self.root {
                 return;
