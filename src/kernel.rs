@@ -291,6 +291,7 @@ fn inject_cmd(args: &KernelArgs, cfg: &KernelConfig, list: &str) -> Result<(), E
         device: cfg.device.clone(),
         model: cfg.model,
         model_lock: cfg.model_lock,
+        model_kernel: cfg.model_kernel,
         model_outside_ns: match cfg.model_outside {
             ModelOutside::Kernel => None,
             ModelOutside::Fixed(ns) => Some(ns),

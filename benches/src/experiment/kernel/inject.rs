@@ -63,9 +63,11 @@ pub const CAL_ITERS: u64 = 2000;
 pub const PHASE_MS: u64 = 200;
 /// The largest cost per I/O, ns (the verifier walks every iteration of the bounded loop).
 pub const MAX_COST_NS: u64 = 20_000;
-/// The model's row: `rstat` (this kernel's statistics) on the `direct` path, whose insert takes
-/// the scheduler lock in the submitting thread as the kernel's `bfq_insert_requests` does.
-pub const MODEL_ENTRY: &str = "rstat";
+/// The model's row: `mainline`, today's kernel's BFQ (its statistics at submission, before the
+/// scheduler lock; the insert under it in the submitting thread, as `bfq_insert_requests` does;
+/// `notes/kernel-map.md` §4), run with the running kernel's lock sites ([`KernelSettings::model_kernel`]).
+/// The same entry as the fidelity table's `MODEL_BFQ`.
+pub const MODEL_ENTRY: &str = "mainline";
 /// Bootstrap resamples for the intervals.
 const RESAMPLES: usize = 2000;
 
@@ -95,6 +97,8 @@ pub struct KernelSettings {
     /// Run the model's rows.
     pub model: bool,
     pub model_lock: schedlab_core::LockKind,
+    /// The kernel generation whose lock sites the model's rows take (the running kernel's).
+    pub model_kernel: schedlab_core::KernelProfile,
     /// The model's outside work per request, ns; `None`: jobs ÷ the kernel's IOPS with nothing
     /// attached.
     pub model_outside_ns: Option<u64>,
@@ -819,6 +823,7 @@ fn model_config(cfg: &KernelSettings, outside_ns: u64) -> WorkloadConfig {
         iodepth: cfg.iodepth,
         outside_ns,
         slice_idle_ns: 0,
+        kernel: cfg.model_kernel,
         ..WorkloadConfig::default()
     }
 }

@@ -1107,6 +1107,14 @@ mod tests {
         }
     }
 
+    /// The injection's model row and the fidelity table's are one entry: the kernel's curve and
+    /// its fidelity are judged against the same model of today's BFQ.
+    #[test]
+    fn the_injection_and_the_fidelity_table_model_the_same_bfq() {
+        assert_eq!(inject::MODEL_ENTRY, fidelity::MODEL_BFQ);
+        assert!(schedlab_variants::info(inject::MODEL_ENTRY).is_some(), "{} is not a registered variant", inject::MODEL_ENTRY);
+    }
+
     #[test]
     fn kernel_runs_beside_other_load_are_flagged_as_the_models_are() {
         let w = kernel_load_warning(&run_with_others(Some(1.2))).expect("1.2 CPUs of other load is flagged");
