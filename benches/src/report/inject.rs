@@ -105,10 +105,12 @@ pub fn inject_text(r: &InjectReport) -> String {
 pub fn inject_svg(r: &InjectReport) -> Result<String, String> {
     use plotters::prelude::*;
     let err = |e: &dyn std::fmt::Display| format!("cannot draw the chart: {e}");
+    let lock = if r.config.model_lock == schedlab_core::LockKind::FairSpin { "fair-spin" } else { "parking-lot" };
+    let model_label = format!("model ({}, {lock})", r.model_entry);
     let series: [(&str, Vec<(f64, Interval)>); 2] = [
         ("kernel (bpftrace in BFQ)", r.side_by_side.iter().filter_map(|s| s.kernel.map(|k| (s.cost_ns as f64 / 1e3, k))).collect()),
         (
-            if r.config.model_lock == schedlab_core::LockKind::FairSpin { "model (rstat, fair-spin)" } else { "model (rstat, parking-lot)" },
+            &model_label,
             r.side_by_side.iter().filter_map(|s| s.model.map(|m| (s.cost_ns as f64 / 1e3, m))).collect(),
         ),
     ];
