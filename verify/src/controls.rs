@@ -167,10 +167,6 @@ macro_rules! for_each_control {
             // The bio merge's deferred statistics applied with no protection against the removal.
             unlocked_under_removal_bio_merge: Rejected("group used after it was freed"), None,
                 $crate::scenarios::bio_merge_vs_removal::<$crate::broken::UnlockedUnderRemoval>;
-            // The depth limit's walk outside the scheduler lock reads G2 or G1 after its free.
-            fault_depth_limit_walks_without_lock: Rejected("group used after it was freed"),
-                Some(schedlab_core::fault::Fault::DepthLimitWalksWithoutLock),
-                $crate::scenarios::limit_depth_vs_removal_and_move::<schedlab_variants::sched_lock::SchedLock>;
             depth_limit_under_lock: Pass, None,
                 $crate::scenarios::limit_depth_vs_removal_and_move::<schedlab_variants::sched_lock::SchedLock>;
 
@@ -194,7 +190,7 @@ macro_rules! for_each_control {
 
 /// Controls only loom can reject: they need crossbeam-epoch's own order of collection explored
 /// (which two threads' garbage bags are collected first), and shuttle runs crossbeam-epoch as a
-/// black box (notes/verify-budget.md). `tests/loom_controls.rs` runs them beside the common list.
+/// black box (notes/verify-budget.md); or a window too narrow for shuttle's random schedules. `tests/loom_controls.rs` runs them beside the common list.
 #[macro_export]
 macro_rules! for_each_loom_only_control {
     ($($callback:ident)::+) => {
@@ -207,6 +203,13 @@ macro_rules! for_each_loom_only_control {
             fault_child_does_not_pin_parent_rstat: Rejected("group used after it was freed"),
                 Some(schedlab_core::fault::Fault::ChildDoesNotPinParent),
                 $crate::scenarios::child_and_parent_retired_by_two_threads::<schedlab_variants::rstat::Rstat>;
+            // The depth limit's walk outside the scheduler lock reads G2 or G1 after its free.
+            // Loom only: the window is a few steps of one thread between the group pointer's
+            // load and its read, which shuttle's PCT (depth 3) did not hit in 2000 schedules
+            // (measured 2026-12-03); loom explores it exhaustively within its bound.
+            fault_depth_limit_walks_without_lock: Rejected("group used after it was freed"),
+                Some(schedlab_core::fault::Fault::DepthLimitWalksWithoutLock),
+                $crate::scenarios::limit_depth_vs_removal_and_move::<schedlab_variants::sched_lock::SchedLock>;
         }
     };
 }
