@@ -70,6 +70,14 @@ pub fn default_args() -> CompareArgs {
     DefaultsOnly::parse_from(["schedlab"]).args
 }
 
+/// Every path `compare` reads or writes (`paths.rs`).
+pub(crate) fn paths(args: &CompareArgs) -> Result<crate::paths::Paths, ExperimentError> {
+    Ok(crate::paths::Paths::default()
+        .output("--json", args.json.as_deref())
+        .output("--svg", args.svg.as_deref())
+        .output("--report", args.report.as_deref()))
+}
+
 pub(crate) fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentError> {
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     let threads = match args.threads {

@@ -83,6 +83,16 @@ fn known(name: &str, insert: InsertPathKind) -> Result<&'static str, ExperimentE
     Ok(entry_name(info.name, path.unwrap_or(insert)))
 }
 
+/// Every path `flamegraph` reads or writes (`paths.rs`), with every file it writes into --out:
+/// the profiles' files, or the SVG named after the --folded file.
+pub(crate) fn paths(args: &FlamegraphArgs) -> Result<crate::paths::Paths, ExperimentError> {
+    let paths = crate::paths::Paths::default();
+    Ok(match &args.folded {
+        Some(input) => paths.input("--folded", Some(input)).dir("--out", Some(&args.out), vec![flamegraph::folded_svg_name(input)]),
+        None => paths.dir("--out", Some(&args.out), config(args)?.files()).output("--report", args.report.as_deref()),
+    })
+}
+
 pub(crate) fn config(args: &FlamegraphArgs) -> Result<FlamegraphConfig, ExperimentError> {
     let lock = LockKind::from_name(&args.lock)
         .ok_or_else(|| bad_input(format!("unknown lock kind `{}` (known: fair-spin, parking-lot)", args.lock)))?;

@@ -109,6 +109,27 @@ pub struct KernelArgs {
     report: Option<std::path::PathBuf>,
 }
 
+/// Every path `kernel` reads or writes (`paths.rs`), with every file it writes into
+/// --flamegraphs and --inject-raw.
+pub(crate) fn paths(args: &KernelArgs) -> Result<crate::paths::Paths, ExperimentError> {
+    let paths = crate::paths::Paths::default();
+    if args.cleanup {
+        return Ok(paths);
+    }
+    let flamegraphs = match &args.flamegraphs {
+        Some(_) => config(args)?.flamegraph_files().into_iter().map(Into::into).collect(),
+        None => Vec::new(),
+    };
+    let raw = kernel::inject::RAW_FILES.iter().map(Into::into).collect();
+    Ok(paths
+        .input("--device", args.device.as_deref())
+        .dir("--flamegraphs", args.flamegraphs.as_deref(), flamegraphs)
+        .dir("--inject-raw", args.inject_raw.as_deref(), raw)
+        .output("--json", args.json.as_deref())
+        .output("--svg", args.svg.as_deref())
+        .output("--report", args.report.as_deref()))
+}
+
 pub(crate) fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError> {
     let rw = Rw::from_name(&args.rw).ok_or_else(|| bad_input(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", args.rw)))?;
     let groups = args.groups as usize;

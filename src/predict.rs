@@ -78,6 +78,18 @@ pub struct PredictArgs {
     report: Option<std::path::PathBuf>,
 }
 
+/// Every path `predict` reads or writes (`paths.rs`).
+pub(crate) fn paths(args: &PredictArgs) -> Result<crate::paths::Paths, ExperimentError> {
+    Ok(crate::paths::Paths::default()
+        .input("--calibration", args.calibration.as_deref())
+        .input("--topology", args.topology.as_deref())
+        .output("--save-calibration", args.save_calibration.as_deref())
+        .output("--save-topology", args.save_topology.as_deref())
+        .output("--json", args.json.as_deref())
+        .output("--svg", args.svg.as_deref())
+        .output("--report", args.report.as_deref()))
+}
+
 pub(crate) fn config(args: &PredictArgs) -> Result<PredictConfig, ExperimentError> {
     let inserts: Vec<InsertPathKind> = if args.workload.jobs.insert == "both" {
         InsertPathKind::ALL.to_vec()

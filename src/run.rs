@@ -61,6 +61,13 @@ pub struct RunArgs {
     pub report: Option<std::path::PathBuf>,
 }
 
+/// Every path `run` reads or writes (`paths.rs`).
+pub(crate) fn paths(args: &RunArgs) -> Result<crate::paths::Paths, ExperimentError> {
+    Ok(crate::paths::Paths::default()
+        .output("--json", args.json.as_deref())
+        .output("--trace", args.trace.as_deref())
+        .output("--report", args.report.as_deref()))
+}
 
 pub fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, ExperimentError> {
     let lock = LockKind::from_name(&args.lock)

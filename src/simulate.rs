@@ -103,6 +103,14 @@ fn count(name: &str, v: u64) -> Result<usize, ExperimentError> {
     usize::try_from(v).map_err(|_| bad_input(format!("--{name} is too large, got {v}")))
 }
 
+/// Every path `simulate` writes (`paths.rs`).
+pub(crate) fn paths(args: &SimulateArgs) -> Result<crate::paths::Paths, ExperimentError> {
+    Ok(crate::paths::Paths::default()
+        .output("--json", args.json.as_deref())
+        .output("--svg", args.svg.as_deref())
+        .output("--report", args.report.as_deref()))
+}
+
 pub(crate) fn sim_config(args: &SimulateArgs) -> Result<SimConfig, ExperimentError> {
     let mut device = DeviceModel::from_name(&args.device).ok_or_else(|| {
         bad_input(format!("unknown --device `{}` (known: {})", args.device, DeviceModel::NAMES.join(", ")))

@@ -30,6 +30,15 @@ pub struct TraceSummaryArgs {
     report: Option<std::path::PathBuf>,
 }
 
+/// Every path `trace-summary` reads or writes (`paths.rs`).
+pub(crate) fn paths(args: &TraceSummaryArgs) -> Result<crate::paths::Paths, ExperimentError> {
+    Ok(crate::paths::Paths::default()
+        .input("FILE", Some(&args.file))
+        .output("--svg", args.svg.as_deref())
+        .output("--stall-svg", args.stall_svg.as_deref())
+        .output("--report", args.report.as_deref()))
+}
+
 /// Exit 1 when a lock's holds overlap (the trace contradicts mutual exclusion); 2 for a file that
 /// is not a well-formed trace; 3 when a drawing could not be written.
 pub fn cmd(args: &TraceSummaryArgs) -> Result<(), ExperimentError> {
