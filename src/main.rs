@@ -264,6 +264,7 @@ fn main() -> ExitCode {
     }
     if let Err(e) = declaration.and_then(|paths| paths::declare(&paths)) {
         out::error(&e);
+        paths::release();
         return ExitCode::from(e.kind.exit_code());
     }
     // `run` is checked before the subscriber is installed, so that bad input creates no trace
@@ -296,6 +297,7 @@ fn main() -> ExitCode {
     let (mut logging, log_problem) = logging::init(&request);
     if let Err(msg) = log_problem.and(signal_problem) {
         out::error(msg);
+        paths::release();
         return ExitCode::from(schedlab_benches::experiment::ErrorKind::BadInput.exit_code());
     }
     tracing::debug!(command = ?cli.command, "parsed");
@@ -335,6 +337,7 @@ fn main() -> ExitCode {
 /// the signal's number), then a failed check, then a failed run. Every message was printed.
 fn finish(result: Result<(), ExperimentError>) -> ExitCode {
     use schedlab_benches::experiment::{ErrorKind, Failures};
+    paths::release();
     let mut failures = Failures::default();
     if let Err(e) = result {
         failures.add(ExperimentError::already_told(e.kind));

@@ -140,6 +140,8 @@ pub fn declare(paths: &Paths) -> Result<(), ExperimentError> {
         }
         INPUTS.lock().map_err(|_| bad_input("internal: the path claims were poisoned"))?.push(d.path.clone());
     }
+    // Outputs replaced and directories written into, locked once every path is known to be fine.
+    let mut locks = Vec::new();
     for d in &paths.0 {
         match &d.role {
             Role::Input => {}
@@ -148,10 +150,14 @@ pub fn declare(paths: &Paths) -> Result<(), ExperimentError> {
                 if let Some(identity) = out.identity() {
                     claim(identity, shown(d.flag, &d.path), if out.is_regular() { Use::Replace } else { Use::Through })?;
                 }
+                if out.is_regular() {
+                    locks.push((out.target().to_path_buf(), d.path.clone()));
+                }
                 OUTPUTS.lock().map_err(|_| bad_input("internal: the path claims were poisoned"))?.push(out);
             }
             Role::Dir(files) => {
                 check_dir(&d.path).map_err(bad_input)?;
+                locks.push((d.path.clone(), d.path.clone()));
                 if let Some(identity) = future_identity(&d.path) {
                     claim(identity, shown(d.flag, &d.path), Use::Dir)?;
                 }
@@ -172,7 +178,16 @@ pub fn declare(paths: &Paths) -> Result<(), ExperimentError> {
             }
         }
     }
+    // A second process writing one of them refuses here, before any work (`files::lock`).
+    for (target, shown) in locks {
+        schedlab_benches::files::lock::lock_output(&target, &shown).map_err(bad_input)?;
+    }
     Ok(())
+}
+
+/// Releases the outputs' locks (their lock files removed): at the end of the process.
+pub fn release() {
+    schedlab_benches::files::lock::release_all();
 }
 
 /// The checked output for `path`, which the command declared; `None` for none.

@@ -505,3 +505,64 @@ fn every_failure_is_said_whatever_the_log_filter() {
     }
 }
 
+/// Two processes on one output (issue 33, item 6): while a sweep writes its CSV, a second sweep
+/// resuming (or writing) the same CSV refuses before any work, naming the first; the first keeps
+/// every point it wrote, and a resume after it ended keeps them too. Waits for events (the first
+/// point in the file), never for a time; the first sweep is long (192 points) so that it cannot
+/// end before it is stopped.
+#[test]
+fn a_second_sweep_on_one_csv_is_refused_while_the_first_writes() {
+    let fx = Fixture::new("lock");
+    let csv = fx.path().join("s.csv");
+    let sweep = |extra: &[&str]| -> Command {
+        let mut c = Command::new(BIN);
+        c.args(["sweep", "--threads", "1", "--variants", "no-stats", "--duration", "0.2", "--ramp", "0", "--retries", "0", "--lockstat-duration", "0"])
+            .args(["--sweep-slots", "1-64", "--sweep-outside-ns", "0,500,1000", "--csv", "s.csv", "--svg", "s.svg"])
+            .args(extra)
+            .current_dir(fx.path())
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null());
+        c
+    };
+    let mut first = sweep(&[]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let watchdog = std::time::Instant::now();
+    while std::fs::read_to_string(&csv).map_or(0, |t| t.lines().count()) < 2 {
+        if let Some(status) = first.try_wait().unwrap() {
+            panic!("the first sweep ended ({status}) before its first point");
+        }
+        assert!(watchdog.elapsed() < std::time::Duration::from_secs(180), "watchdog: no point in 180 s");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    for extra in [&["--resume"][..], &[]] {
+        let out = sweep(extra).output().unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(&format!("process {}", first.id())) && stderr.contains("s.csv"), "{extra:?}: names the writer: {stderr}");
+    }
+    let status = Command::new("kill").args(["-INT", &first.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let out = first.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let kept = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = kept.lines().skip(1).collect();
+    assert!(!rows.is_empty() && rows.len() < 192, "{kept}");
+    assert!(!fx.path().join(".s.csv.schedlab-lock").exists(), "the lock file goes with its holder");
+    // Now the CSV is free: a resume takes it and keeps every row the first sweep wrote (stopped at
+    // once: what it keeps, not how many points it adds, is the point).
+    let mut second = sweep(&["--resume"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let watchdog = std::time::Instant::now();
+    while std::fs::read_to_string(&csv).map_or(0, |t| t.lines().count()) < rows.len() + 2 {
+        if second.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(watchdog.elapsed() < std::time::Duration::from_secs(180), "watchdog: no new point in 180 s");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = Command::new("kill").args(["-INT", &second.id().to_string()]).status();
+    let out = second.wait_with_output().unwrap();
+    assert!(matches!(out.status.code(), Some(0 | 130)), "{}", text(&out.stderr));
+    let after = std::fs::read_to_string(&csv).unwrap();
+    for row in rows {
+        assert!(after.lines().any(|l| l == row), "a row the first sweep wrote is kept: {row}");
+    }
+}

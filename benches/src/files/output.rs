@@ -49,6 +49,7 @@ pub fn remove_temporary_files() {
             let _ = std::fs::remove_file(path);
         }
     }
+    super::lock::release_all();
 }
 
 /// How the bytes reach the path.
