@@ -36,6 +36,8 @@ mod out;
 #[cfg(test)]
 mod arg_props;
 #[cfg(test)]
+mod flag_props;
+#[cfg(test)]
 mod path_props;
 mod compare;
 mod flags;

@@ -55,7 +55,7 @@ pub struct SweepArgs {
     /// measured with the same settings (groups, weights, churn, rw, bs, iodepth, slice idle, pin,
     /// seed, durations, sum sampling); a half-written last line is dropped.
     #[arg(long)]
-    resume: bool,
+    pub(crate) resume: bool,
     /// One-way cache-line transfer for the model, ns, 0..=1000000 (default: the model machine's;
     /// measured now by a ping-pong between two CPUs for this machine's profile).
     #[arg(long, value_parser = units::transfer_ns, allow_hyphen_values = true)]
