@@ -480,8 +480,8 @@ per_subcommand! {
 }
 
 /// Every subcommand's failures are said on stderr whatever the log filter: bad input (exit 2), a
-/// run that failed (exit 4, forced by `SCHEDLAB_FAIL_AFTER_WORK`); exit 3 is tried per output
-/// option above.
+/// run that failed (exit 4) and a check that failed (exit 1), both forced by
+/// `SCHEDLAB_FAIL_AFTER_WORK`; exit 3 is tried per output option above.
 #[test]
 fn every_failure_is_said_whatever_the_log_filter() {
     let fx = Fixture::new("said");
@@ -491,15 +491,19 @@ fn every_failure_is_said_whatever_the_log_filter() {
             assert_eq!(out.status.code(), Some(2), "{sub}");
             assert!(text(&out.stderr).lines().any(|l| l.starts_with("schedlab: ")), "{sub} RUST_LOG={log}: {}", text(&out.stderr));
             let Some(q) = quick(&sub, &fx) else { continue };
-            let out = q.command(fx.path()).env("RUST_LOG", log).env("SCHEDLAB_FAIL_AFTER_WORK", "run").output().unwrap();
-            let stderr = text(&out.stderr);
-            match out.status.code() {
-                Some(0) => {}
-                Some(4) => assert!(
-                    stderr.lines().any(|l| l.starts_with("schedlab: ") && !l.starts_with("schedlab: warning: ")),
-                    "{sub} RUST_LOG={log}: a failed run is said: {stderr}"
-                ),
-                other => panic!("{sub} RUST_LOG={log}: {other:?}: {stderr}"),
+            // A run that failed (4) and a check that failed (1), forced after the work; a
+            // subcommand that runs nothing of the kind exits 0.
+            for (forced, code) in [("run", 4), ("check", 1)] {
+                let out = q.command(fx.path()).env("RUST_LOG", log).env("SCHEDLAB_FAIL_AFTER_WORK", forced).output().unwrap();
+                let stderr = text(&out.stderr);
+                match out.status.code() {
+                    Some(0) => {}
+                    Some(c) if c == code => assert!(
+                        stderr.lines().any(|l| l.starts_with("schedlab: ") && !l.starts_with("schedlab: warning: ")),
+                        "{sub} RUST_LOG={log}: a failed {forced} is said: {stderr}"
+                    ),
+                    other => panic!("{sub} RUST_LOG={log} forced {forced}: {other:?}: {stderr}"),
+                }
             }
         }
     }
