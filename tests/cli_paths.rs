@@ -570,3 +570,18 @@ fn a_second_sweep_on_one_csv_is_refused_while_the_first_writes() {
         assert!(after.lines().any(|l| l == row), "a row the first sweep wrote is kept: {row}");
     }
 }
+
+/// Every value option of every subcommand given a value that is not UTF-8 (item 1: arguments are
+/// read as `OsString`): one line of bad input, exit 2, never a panic after the work.
+#[test]
+fn a_non_utf8_value_of_any_option_is_refused_before_any_work() {
+    let fx = Fixture::new("values");
+    let mut tried = 0;
+    for opt in describe_cli().into_iter().filter(|o| o.kind == "value") {
+        let mut inv = base(&opt.sub, &fx);
+        inv.set(&opt, OsString::from_vec(b"\xff\xfe".to_vec()));
+        refused(&inv, fx.path(), &format!("{} {} with a non-UTF-8 value", opt.sub, opt.name));
+        tried += 1;
+    }
+    assert!(tried > 100, "{tried}");
+}
