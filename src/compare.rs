@@ -35,13 +35,14 @@ pub struct CompareArgs {
     /// both (two runs: plain KIOPS + separately instrumented counters) or plain (KIOPS only).
     #[arg(long, default_value = "lockstat")]
     measure: String,
-    /// How instrumented runs time lock holds: sampled (one in 256, estimated) or exact.
-    #[arg(long, default_value = "sampled", value_parser = crate::flags::lockstat_mode)]
-    lockstat_mode: schedlab_core::lockstat::Mode,
+    /// How instrumented runs time lock holds: sampled (one in 256, estimated; the default) or
+    /// exact. Said to have no effect with --measure plain.
+    #[arg(long, value_parser = crate::flags::lockstat_mode)]
+    lockstat_mode: Option<schedlab_core::lockstat::Mode>,
     /// Measured time of each instrumented run with --measure both: seconds or a duration, more
-    /// than 0, at most a day.
-    #[arg(long, default_value = "1", value_parser = units::seconds, allow_hyphen_values = true)]
-    lockstat_duration: f64,
+    /// than 0, at most a day (default 1). Said to have no effect with another --measure.
+    #[arg(long, value_parser = units::seconds, allow_hyphen_values = true)]
+    lockstat_duration: Option<f64>,
     #[command(flatten)]
     workload: WorkloadArgs,
     /// Write everything, with provenance, to this JSON file (schema: notes/compare-schema.md).
@@ -52,7 +53,7 @@ pub struct CompareArgs {
     svg: Option<std::path::PathBuf>,
     /// Leave out the per-lock lockstat tables.
     #[arg(long)]
-    brief: bool,
+    pub(crate) brief: bool,
     /// Also write everything as one self-contained HTML page (command line, provenance, tables,
     /// charts, warnings) to this file; checked before the work, written at the end.
     #[arg(long)]
@@ -65,9 +66,24 @@ struct DefaultsOnly {
     args: CompareArgs,
 }
 
+impl CompareArgs {
+    /// The workload flags (their defaults are every command's).
+    pub(crate) fn workload_args(&self) -> &WorkloadArgs {
+        &self.workload
+    }
+}
+
 /// The arguments plain `schedlab` runs with.
 pub fn default_args() -> CompareArgs {
     DefaultsOnly::parse_from(["schedlab"]).args
+}
+
+/// Every path `compare` reads or writes (`paths.rs`).
+pub(crate) fn paths(args: &CompareArgs) -> Result<crate::paths::Paths, ExperimentError> {
+    Ok(crate::paths::Paths::default()
+        .output("--json", args.json.as_deref())
+        .output("--svg", args.svg.as_deref())
+        .output("--report", args.report.as_deref()))
 }
 
 pub(crate) fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentError> {
@@ -99,15 +115,22 @@ pub(crate) fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentErro
     let variants = parse_variants(args.variants.as_deref(), args.include_unlocked)?;
     let entries: Vec<&'static str> =
         paths.iter().flat_map(|&path| variants.iter().map(move |&v| entry_name(v, path))).collect();
+    // Options that only mean something beside a --measure: said, not refused (scripts pass them).
+    if args.lockstat_duration.is_some() && measure != Measure::Both {
+        crate::out::warning(format_args!("--lockstat-duration has no effect: only --measure both makes separately instrumented runs (--measure is {})", args.measure));
+    }
+    if args.lockstat_mode.is_some() && measure == Measure::Plain {
+        crate::out::warning("--lockstat-mode has no effect: --measure plain makes no instrumented run");
+    }
     let cfg = CompareConfig {
         workload: workload_args.config(threads)?,
         variants: entries,
         locks: parse_locks(&args.lock)?,
         rounds: args.rounds as usize,
         measure,
-        lockstat_duration: seconds("lockstat-duration", args.lockstat_duration, false)?,
+        lockstat_duration: seconds("lockstat-duration", args.lockstat_duration.unwrap_or(1.0), false)?,
         lockstat_window: std::time::Duration::from_millis(100),
-        lockstat_mode: args.lockstat_mode,
+        lockstat_mode: args.lockstat_mode.unwrap_or(schedlab_core::lockstat::Mode::Sampled),
         sum_sampling: args.workload.sum_sampling()?,
         noise: args.workload.noise_policy()?,
     };

@@ -25,44 +25,46 @@ pub struct FlamegraphArgs {
     variant: Option<String>,
     /// Insert path of every variant named without one: `direct` (under the scheduler lock, BFQ
     /// through 6.18) or `lists` (separate insertion lists spliced by dispatch, proposed for BFQ in 2024).
-    #[arg(long, default_value = "direct")]
+    #[arg(long, default_value = "direct", conflicts_with = "folded")]
     insert: String,
     /// Which of BFQ's lock sites a submission runs: `4.12`, `6.18` or `bare` (as `run --kernel`);
     /// the bio merge and the depth limit show as frames of their own (`bio_merge_body`,
     /// `limit_depth_body`).
-    #[arg(long, default_value = "4.12")]
+    #[arg(long, default_value = "4.12", conflicts_with = "folded")]
     kernel: String,
     /// Differential flamegraph of A against B: widths are A's samples, blue where B has fewer
     /// (what B removes), red where it has more. E.g. `--diff sched-lock debug-off`.
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
     diff: Option<Vec<String>>,
     /// Submitting threads (one process each), 1..=1024 (with the fair lock at most 64 per CPU).
-    #[arg(long, default_value_t = 2, value_parser = crate::units::count::<1, 1024>, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 2, value_parser = crate::units::count::<1, 1024>, allow_negative_numbers = true, conflicts_with = "folded")]
     threads: u64,
     /// Time each variant runs (and is sampled): seconds or a duration, more than 0, at most 3600 s.
-    #[arg(long, default_value = "2", value_parser = crate::units::seconds, allow_hyphen_values = true)]
+    #[arg(long, default_value = "2", value_parser = crate::units::seconds, allow_hyphen_values = true, conflicts_with = "folded")]
     duration: f64,
     /// Lock kind of the scheduler and queue locks: fair-spin or parking-lot.
-    #[arg(long, default_value = "fair-spin")]
+    #[arg(long, default_value = "fair-spin", conflicts_with = "folded")]
     lock: String,
     /// Groups besides the root (a 3-level hierarchy), 0..=4096.
-    #[arg(long, default_value_t = 4, value_parser = crate::units::count::<0, 4096>, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 4, value_parser = crate::units::count::<0, 4096>, allow_negative_numbers = true, conflicts_with = "folded")]
     groups: u64,
     /// Simulated work outside the scheduler per request, ns, 0..=1000000000 (0: null device).
-    #[arg(long, default_value_t = 0, value_parser = crate::units::count::<0, 1_000_000_000>, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0, value_parser = crate::units::count::<0, 1_000_000_000>, allow_negative_numbers = true, conflicts_with = "folded")]
     outside_ns: u64,
     /// Sampling frequency, Hz, 1..=1000 (keep it under the kernel tick, 250 Hz here).
-    #[arg(long, default_value_t = profile::DEFAULT_FREQUENCY as u64, value_parser = crate::units::count::<1, 1000>, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = profile::DEFAULT_FREQUENCY as u64, value_parser = crate::units::count::<1, 1000>, allow_negative_numbers = true, conflicts_with = "folded")]
     frequency: u64,
     /// Render this folded-stacks file ("stack count" lines, e.g. from scripts/offcpu.sh) as
     /// DIR/<file stem>.svg instead of profiling; --title and --count-name label it.
     #[arg(long, conflicts_with_all = ["variant", "diff"])]
     folded: Option<PathBuf>,
     /// Title of a --folded flamegraph (default: the file name).
-    #[arg(long, requires = "folded")]
+    // `requires` alone is not enforced beside `--variant` or `--diff` (clap drops a requirement
+    // that conflicts with an option given): the conflicts are declared too.
+    #[arg(long, requires = "folded", conflicts_with_all = ["variant", "diff"])]
     title: Option<String>,
     /// What a --folded file's counts are (samples, us, ...).
-    #[arg(long, default_value = "samples", requires = "folded")]
+    #[arg(long, default_value = "samples", requires = "folded", conflicts_with_all = ["variant", "diff"])]
     count_name: String,
     /// Directory for the SVGs, folded stacks and time-shares.json (created if missing).
     #[arg(long, default_value = "target/flamegraphs")]
@@ -81,6 +83,16 @@ fn known(name: &str, insert: InsertPathKind) -> Result<&'static str, ExperimentE
         bad_input(format!("unknown variant `{variant}` (known: {}, or all; NAME+lists for the 2024 insert path)", names.join(", ")))
     })?;
     Ok(entry_name(info.name, path.unwrap_or(insert)))
+}
+
+/// Every path `flamegraph` reads or writes (`paths.rs`), with every file it writes into --out:
+/// the profiles' files, or the SVG named after the --folded file.
+pub(crate) fn paths(args: &FlamegraphArgs) -> Result<crate::paths::Paths, ExperimentError> {
+    let paths = crate::paths::Paths::default();
+    Ok(match &args.folded {
+        Some(input) => paths.input("--folded", Some(input)).dir("--out", Some(&args.out), vec![flamegraph::folded_svg_name(input)]),
+        None => paths.dir("--out", Some(&args.out), config(args)?.files()).output("--report", args.report.as_deref()),
+    })
 }
 
 pub(crate) fn config(args: &FlamegraphArgs) -> Result<FlamegraphConfig, ExperimentError> {

@@ -49,7 +49,7 @@ pub struct KernelArgs {
     #[arg(long, default_value = "io_uring")]
     ioengine: String,
     /// Size of the loop device's sparse backing file in the tmpfs, MiB (16..=65536).
-    #[arg(long, default_value_t = 1024, value_parser = units::count::<16, 65536>, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 1024, value_parser = units::count::<16, 65536>, allow_negative_numbers = true, conflicts_with = "device")]
     size_mib: u64,
     /// An existing block device instead of a loop device (only read from; refused when it holds
     /// a mounted filesystem), e.g. /dev/nullb0.
@@ -64,22 +64,22 @@ pub struct KernelArgs {
     no_profile: bool,
     /// Write each kernel configuration's flamegraph here (kernel-<config>.svg, and its folded
     /// stacks kernel-<config>.folded; a missing directory is made).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "no_profile")]
     flamegraphs: Option<std::path::PathBuf>,
     /// Leave out the model's rows.
     #[arg(long)]
     no_model: bool,
     /// The model's lock kind (the kernel's qspinlock is a fair spinning lock).
-    #[arg(long, default_value = "fair-spin")]
+    #[arg(long, default_value = "fair-spin", conflicts_with = "no_model")]
     model_lock: String,
     /// The model's outside work per request: `kernel` (the kernel's none CPU time per I/O,
     /// measured first) or ns (0..=1000000000).
-    #[arg(long, default_value = "kernel")]
+    #[arg(long, default_value = "kernel", conflicts_with = "no_model")]
     model_outside_ns: String,
     /// The elevator cost the model's scheduler rows pay per request (blk-mq's machinery that
     /// `none` skips): `kernel` (measured at each configuration from the profiles: bfq's minus
     /// none's CPU per I/O, less BFQ's own functions; 0 with --no-profile) or ns (0..=1000000000).
-    #[arg(long, default_value = "kernel")]
+    #[arg(long, default_value = "kernel", conflicts_with = "no_model")]
     model_elevator_ns: String,
     /// Write both halves, with provenance, to this JSON file.
     #[arg(long)]
@@ -91,22 +91,43 @@ pub struct KernelArgs {
     /// in alternating 200 ms phases of one long fio run (comma-separated, each 0..=20000; e.g.
     /// 0,500,1000,2000), beside the model's `--inject-ns N --at inside|outside`.
     #[arg(long, value_name = "NS,...", conflicts_with = "cleanup", allow_hyphen_values = true)]
-    inject: Option<String>,
+    pub(crate) inject: Option<String>,
     /// Cycles per cost with --inject (each: nothing, inside, outside, 200 ms each), 4..=10000.
-    #[arg(long, default_value_t = 40, value_parser = units::count::<4, 10000>, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 40, value_parser = units::count::<4, 10000>, allow_negative_numbers = true, requires = "inject", conflicts_with = "cleanup")]
     inject_cycles: u64,
     /// With --inject: keep bpftrace's raw outputs in this directory (lock.json, verify.json,
     /// phases.json; a missing directory is made).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", requires = "inject", conflicts_with = "cleanup")]
     inject_raw: Option<std::path::PathBuf>,
     /// Only put back what an earlier run that was killed left (loop devices, files, cgroups,
     /// scheduler settings), then exit.
     #[arg(long)]
-    cleanup: bool,
+    pub(crate) cleanup: bool,
     /// Also write everything as one self-contained HTML page (command line, provenance, tables,
     /// charts, warnings) to this file; checked before the work, written at the end.
     #[arg(long, conflicts_with = "cleanup")]
     report: Option<std::path::PathBuf>,
+}
+
+/// Every path `kernel` reads or writes (`paths.rs`), with every file it writes into
+/// --flamegraphs and --inject-raw.
+pub(crate) fn paths(args: &KernelArgs) -> Result<crate::paths::Paths, ExperimentError> {
+    let paths = crate::paths::Paths::default();
+    if args.cleanup {
+        return Ok(paths);
+    }
+    let flamegraphs = match &args.flamegraphs {
+        Some(_) => config(args)?.flamegraph_files().into_iter().map(Into::into).collect(),
+        None => Vec::new(),
+    };
+    let raw = kernel::inject::RAW_FILES.iter().map(Into::into).collect();
+    Ok(paths
+        .input("--device", args.device.as_deref())
+        .dir("--flamegraphs", args.flamegraphs.as_deref(), flamegraphs)
+        .dir("--inject-raw", args.inject_raw.as_deref(), raw)
+        .output("--json", args.json.as_deref())
+        .output("--svg", args.svg.as_deref())
+        .output("--report", args.report.as_deref()))
 }
 
 pub(crate) fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError> {

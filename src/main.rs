@@ -35,6 +35,10 @@ use std::time::Duration;
 mod out;
 #[cfg(test)]
 mod arg_props;
+#[cfg(test)]
+mod flag_props;
+#[cfg(test)]
+mod path_props;
 mod compare;
 mod flags;
 mod flamegraph;
@@ -69,7 +73,7 @@ fn write_output(out: &OutputFile, bytes: &[u8]) -> bool {
     match out.write(bytes) {
         Ok(()) => true,
         Err(e) => {
-            tracing::error!("{e}");
+            out::error(e);
             false
         }
     }
@@ -171,8 +175,56 @@ fn install_panic_hook() {
     }));
 }
 
+/// Every path the command reads or writes, declared before any work (`paths.rs`). The match is
+/// exhaustive: a new subcommand must declare its paths to compile.
+fn declared(command: &Option<Command>) -> Result<paths::Paths, ExperimentError> {
+    match command {
+        None | Some(Command::Variants) => Ok(paths::Paths::default()),
+        Some(Command::Run(a)) => run::paths(a),
+        Some(Command::Compare(a)) => compare::paths(a),
+        Some(Command::Sweep(a)) => sweep::paths(a),
+        Some(Command::Predict(a)) => predict::paths(a),
+        Some(Command::Roundtrip(a)) => roundtrip::paths(a),
+        Some(Command::Simulate(a)) => simulate::paths(a),
+        Some(Command::Flamegraph(a)) => flamegraph::paths(a),
+        Some(Command::TraceSummary(a)) => trace_summary::paths(a),
+        Some(Command::Kernel(a)) => kernel::paths(a),
+    }
+}
+
+/// The CLI's definition as the generated tests read it (`SCHEDLAB_DESCRIBE=cli`): one line per
+/// option of every subcommand: subcommand, option (`--long`, or the positional's name), kind
+/// (`path` for a path-valued option, `value`, `flag`), the options it conflicts with.
+fn describe_cli() {
+    use clap::CommandFactory;
+    let cli = Cli::command();
+    for sub in cli.get_subcommands() {
+        outln!("{}\t\t\t", sub.get_name());
+        for arg in sub.get_arguments() {
+            let name = match arg.get_long() {
+                Some("help" | "version") => continue,
+                Some(long) => format!("--{long}"),
+                None if arg.is_positional() => arg.get_id().as_str().to_ascii_uppercase(),
+                None => continue,
+            };
+            let takes_value = arg.get_action().takes_values();
+            let kind = match arg.get_value_hint() {
+                clap::ValueHint::AnyPath | clap::ValueHint::FilePath | clap::ValueHint::DirPath if takes_value => "path",
+                _ if takes_value => "value",
+                _ => "flag",
+            };
+            let conflicts: Vec<String> = sub.get_arg_conflicts_with(arg).iter().filter_map(|a| a.get_long().map(|l| format!("--{l}"))).collect();
+            outln!("{}\t{name}\t{kind}\t{}", sub.get_name(), conflicts.join(","));
+        }
+    }
+}
+
 fn main() -> ExitCode {
     install_panic_hook();
+    if std::env::var_os("SCHEDLAB_DESCRIBE").is_some_and(|v| v == "cli") {
+        describe_cli();
+        return finish(Ok(()));
+    }
     // First, so that a signal at any later moment is seen (before this, the default action ends
     // the process: nothing has been started or written yet).
     let signal_problem = signals::install();
@@ -193,11 +245,30 @@ fn main() -> ExitCode {
                 .filter(|l| !l.is_empty())
                 .collect::<Vec<_>>()
                 .join(" ");
-            let (_logging, _) = logging::init(&logging::LogRequest::logs(0));
-            tracing::error!("{}", line.trim_start_matches("error: "));
+            out::error(line.trim_start_matches("error: "));
             return ExitCode::from(schedlab_benches::experiment::ErrorKind::BadInput.exit_code());
         }
     };
+    // Every path, before any work (and before `run` opens its trace).
+    let declaration = declared(&cli.command);
+    if std::env::var_os("SCHEDLAB_DESCRIBE").is_some_and(|v| v == "paths") {
+        // For the generated tests: what the command declares, checked nothing, ran nothing.
+        return finish(declaration.map(|declared_paths| {
+            for d in &declared_paths.0 {
+                outln!("{}\t{}\t{}", d.role.name(), d.flag, d.path.display());
+                if let paths::Role::Dir(files) = &d.role {
+                    for f in files {
+                        outln!("file\t{}\t{}", d.flag, d.path.join(f).display());
+                    }
+                }
+            }
+        }));
+    }
+    if let Err(e) = declaration.and_then(|paths| paths::declare(&paths)) {
+        out::error(&e);
+        paths::release();
+        return ExitCode::from(e.kind.exit_code());
+    }
     // `run` is checked before the subscriber is installed, so that bad input creates no trace
     // file; its output paths too, before any work.
     let run_setup = match &cli.command {
@@ -227,7 +298,8 @@ fn main() -> ExitCode {
     };
     let (mut logging, log_problem) = logging::init(&request);
     if let Err(msg) = log_problem.and(signal_problem) {
-        tracing::error!("{msg}");
+        out::error(msg);
+        paths::release();
         return ExitCode::from(schedlab_benches::experiment::ErrorKind::BadInput.exit_code());
     }
     tracing::debug!(command = ?cli.command, "parsed");
@@ -255,7 +327,7 @@ fn main() -> ExitCode {
     };
     if let Err(e) = &result {
         if !e.message.is_empty() {
-            tracing::error!("{e}");
+            out::error(e);
         }
     }
     drop(logging);
@@ -267,12 +339,13 @@ fn main() -> ExitCode {
 /// the signal's number), then a failed check, then a failed run. Every message was printed.
 fn finish(result: Result<(), ExperimentError>) -> ExitCode {
     use schedlab_benches::experiment::{ErrorKind, Failures};
+    paths::release();
     let mut failures = Failures::default();
     if let Err(e) = result {
         failures.add(ExperimentError::already_told(e.kind));
     }
     if let Some(e) = out::finish() {
-        tracing::error!("cannot write to standard output: {e}");
+        out::error(format_args!("cannot write to standard output: {e}"));
         failures.add(ExperimentError::already_told(ErrorKind::OutputFailed));
     }
     if signals::received().is_some() {

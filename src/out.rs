@@ -57,13 +57,47 @@ pub fn progress(args: std::fmt::Arguments<'_>) {
     let _ = std::io::stderr().lock().write_fmt(args);
 }
 
+/// Says why something failed: `schedlab: MESSAGE` on stderr, whatever the log filter
+/// (`RUST_LOG=off`, or one that names only a dependency): a reason is not a log event. Kept for
+/// `--report`'s warnings section, and logged at debug for a `-v` timeline.
+pub fn error(message: impl std::fmt::Display) {
+    say("", &message.to_string());
+}
+
+/// A warning the user must see (a flag without effect, a stop asked for): as [`error`], with
+/// `warning: ` before it.
+pub fn warning(message: impl std::fmt::Display) {
+    say("warning: ", &message.to_string());
+}
+
+thread_local! {
+    /// Warnings said by this thread: lets the generated test of the flags (`flag_props.rs`) see
+    /// that an option without effect was said to be so.
+    static WARNED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many warnings this thread has said.
+#[cfg(test)]
+pub fn warned() -> usize {
+    WARNED.with(|w| w.get())
+}
+
+fn say(level: &str, message: &str) {
+    if !level.is_empty() {
+        WARNED.with(|w| w.set(w.get() + 1));
+    }
+    let _ = writeln!(std::io::stderr().lock(), "schedlab: {level}{message}");
+    crate::report_out::keep(format!("{}: {message}", if level.is_empty() { "error" } else { "warning" }));
+    tracing::debug!(target: "schedlab::said", "{level}{message}");
+}
+
 /// Writes `value` as pretty JSON and a newline to `file`; true when written. A failure is logged
 /// once here and added to `failures` as an output failure (its message already printed).
 pub fn json(file: &schedlab_benches::output::OutputFile, value: &impl serde::Serialize, failures: &mut schedlab_benches::experiment::Failures) -> bool {
     let written = match serde_json::to_string_pretty(value) {
         Ok(text) => crate::write_output(file, (text + "\n").as_bytes()),
         Err(e) => {
-            tracing::error!("cannot serialise {}: {e}", file.path().display());
+            error(format_args!("cannot serialise {}: {e}", file.path().display()));
             false
         }
     };

@@ -56,13 +56,13 @@ pub struct PredictArgs {
     #[arg(long)]
     validate: bool,
     /// Rounds of the validation's runs, 1..=100 (the order rotates each round; medians reported).
-    #[arg(long, default_value_t = 3, value_parser = units::count::<1, 100>, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 3, value_parser = units::count::<1, 100>, allow_negative_numbers = true, requires = "validate")]
     rounds: u64,
     /// Calibration windows, 1..=100 (each figure is the median over windows).
-    #[arg(long, default_value_t = 5, value_parser = units::count::<1, 100>, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 5, value_parser = units::count::<1, 100>, allow_negative_numbers = true, conflicts_with = "calibration")]
     calibration_windows: u64,
     /// Rounds of the calibration pattern per window and pass, 100..=1000000.
-    #[arg(long, default_value_t = 3000, value_parser = units::count::<100, 1_000_000>, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 3000, value_parser = units::count::<100, 1_000_000>, allow_negative_numbers = true, conflicts_with = "calibration")]
     calibration_rounds: u64,
     #[command(flatten)]
     workload: WorkloadArgs,
@@ -76,6 +76,18 @@ pub struct PredictArgs {
     /// charts, warnings) to this file; checked before the work, written at the end.
     #[arg(long)]
     report: Option<std::path::PathBuf>,
+}
+
+/// Every path `predict` reads or writes (`paths.rs`).
+pub(crate) fn paths(args: &PredictArgs) -> Result<crate::paths::Paths, ExperimentError> {
+    Ok(crate::paths::Paths::default()
+        .input("--calibration", args.calibration.as_deref())
+        .input("--topology", args.topology.as_deref())
+        .output("--save-calibration", args.save_calibration.as_deref())
+        .output("--save-topology", args.save_topology.as_deref())
+        .output("--json", args.json.as_deref())
+        .output("--svg", args.svg.as_deref())
+        .output("--report", args.report.as_deref()))
 }
 
 pub(crate) fn config(args: &PredictArgs) -> Result<PredictConfig, ExperimentError> {
@@ -92,6 +104,19 @@ pub(crate) fn config(args: &PredictArgs) -> Result<PredictConfig, ExperimentErro
         None if args.validate && args.workload.jobs.outside_ns == 0 => vec![0, 1000],
         None => vec![workload.outside_ns],
     };
+    // The workload's measuring knobs that only the validation's runs use, and the sum sampling
+    // that predict never uses: said when set to anything but their defaults.
+    let defaults = crate::compare::default_args();
+    let measuring = [
+        ("--retries", args.workload.retries != defaults.workload_args().retries),
+        ("--max-other-cpus", args.workload.max_other_cpus != defaults.workload_args().max_other_cpus),
+    ];
+    for (flag, _) in measuring.iter().filter(|(_, set)| *set && !args.validate) {
+        crate::out::warning(format_args!("{flag} has no effect without --validate: only the validation measures runs"));
+    }
+    if args.workload.sum_sampling != defaults.workload_args().sum_sampling {
+        crate::out::warning("--sum-sampling has no effect on predict: neither the calibration nor the validation times the counter-sum locks");
+    }
     let threads = args.threads.as_deref().map(|t| parse_list("threads", t, 1024).map(|v| v.into_iter().map(|x| x as usize).collect())).transpose()?;
     let calibration = match &args.calibration {
         Some(path) => {

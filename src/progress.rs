@@ -54,8 +54,8 @@ impl Observer for Bar {
                 }
                 tracing::info!("{summary}");
             }
-            Event::Warning(w) => self.log(|| tracing::warn!("{w}")),
-            Event::Failure(f) => self.log(|| tracing::error!("{f}")),
+            Event::Warning(w) => self.log(|| crate::out::warning(w)),
+            Event::Failure(f) => self.log(|| crate::out::error(f)),
             Event::Finished => {
                 if let Some(bar) = self.bar.take() {
                     bar.finish_and_clear();

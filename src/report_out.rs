@@ -52,6 +52,13 @@ pub fn layer<S: Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a
     Keep.with_filter(LevelFilter::WARN)
 }
 
+/// Keeps a line said outside the log (`out::error`, `out::warning`) for the report.
+pub fn keep(line: String) {
+    if let Ok(mut kept) = PRINTED.lock() {
+        kept.push(line);
+    }
+}
+
 /// The warnings and errors printed so far.
 pub fn printed() -> Vec<String> {
     PRINTED.lock().map(|k| k.clone()).unwrap_or_default()

@@ -37,6 +37,11 @@ pub struct RoundtripArgs {
     report: Option<std::path::PathBuf>,
 }
 
+/// Every path `roundtrip` writes (`paths.rs`).
+pub(crate) fn paths(args: &RoundtripArgs) -> Result<crate::paths::Paths, ExperimentError> {
+    Ok(crate::paths::Paths::default().output("--svg", args.svg.as_deref()).output("--report", args.report.as_deref()))
+}
+
 pub(crate) fn config(args: &RoundtripArgs) -> Result<RoundtripConfig, ExperimentError> {
     let lock = LockKind::from_name(&args.lock).ok_or_else(|| bad_input(format!("unknown lock kind `{}` (known: fair-spin, parking-lot)", args.lock)))?;
     let cfg = RoundtripConfig { variant: args.variant.clone(), rounds: args.rounds as usize, iterations: args.iterations, lock, lockstat: args.lockstat };

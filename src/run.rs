@@ -44,16 +44,16 @@ pub struct RunArgs {
     pub trace: Option<std::path::PathBuf>,
     /// Time the trace covers, from the end of the ramp-up: seconds or a duration, more than 0
     /// (clipped to --duration).
-    #[arg(long, default_value = "0.2", value_parser = units::seconds, allow_hyphen_values = true)]
+    #[arg(long, default_value = "0.2", value_parser = units::seconds, allow_hyphen_values = true, requires = "trace")]
     pub trace_window: f64,
     /// What the trace keeps, in RUST_LOG syntax over the targets schedlab::path, schedlab::lock,
     /// schedlab::stats, schedlab::idle, schedlab::group (e.g. `schedlab::lock=trace` for lock
     /// slices only: fewer records, less distortion).
-    #[arg(long, default_value = "schedlab=trace")]
+    #[arg(long, default_value = "schedlab=trace", requires = "trace")]
     pub trace_filter: String,
     /// Leave the spans' fields (lock, path, group, pid, sector) out of the trace: about twice the
     /// requests per second while the window is open.
-    #[arg(long)]
+    #[arg(long, requires = "trace")]
     pub trace_no_args: bool,
     /// Also write everything as one self-contained HTML page (command line, provenance, tables,
     /// warnings, a link to the trace) to this file; checked before the work, written at the end.
@@ -61,6 +61,13 @@ pub struct RunArgs {
     pub report: Option<std::path::PathBuf>,
 }
 
+/// Every path `run` reads or writes (`paths.rs`).
+pub(crate) fn paths(args: &RunArgs) -> Result<crate::paths::Paths, ExperimentError> {
+    Ok(crate::paths::Paths::default()
+        .output("--json", args.json.as_deref())
+        .output("--trace", args.trace.as_deref())
+        .output("--report", args.report.as_deref()))
+}
 
 pub fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, ExperimentError> {
     let lock = LockKind::from_name(&args.lock)

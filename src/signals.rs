@@ -77,7 +77,7 @@ pub fn install() -> Result<(), String> {
                         tracing::debug!("{}: the same stop again (sender {:?})", name(signal), stop.sender);
                         continue;
                     }
-                    tracing::error!("{}: second signal, stopping at once (sender {:?}, first {:?})", name(signal), stop.sender, first.sender);
+                    crate::out::error(format_args!("{}: second signal, stopping at once (sender {:?}, first {:?})", name(signal), stop.sender, first.sender));
                     schedlab_benches::output::remove_temporary_files();
                     // What `schedlab kernel` changed on the machine (nothing for the others).
                     schedlab_benches::kernel::system::undo_own_ledger();
@@ -86,7 +86,7 @@ pub fn install() -> Result<(), String> {
                 first = Some(stop);
                 RECEIVED.store(signal, Ordering::SeqCst);
                 crate::INTERRUPT.store(true, Ordering::SeqCst);
-                tracing::warn!("{}: stopping; what finished is kept (a second signal stops at once)", name(signal));
+                crate::out::warning(format_args!("{}: stopping; what finished is kept (a second signal stops at once)", name(signal)));
             }
         })
         .map(drop)

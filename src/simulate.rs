@@ -36,7 +36,7 @@ pub struct SimulateArgs {
     slice_idle: Option<String>,
     /// When the scheduler decides slice_idle from the rotational flag: registered (after the
     /// device probe, the kernel fix) or init (before it, the first patch).
-    #[arg(long, default_value = "registered")]
+    #[arg(long, default_value = "registered", conflicts_with = "slice_idle")]
     idle_decision: String,
     /// Think time between a completion and the next submission in its slot (0, 100us, 10ms).
     #[arg(long, default_value = "0", allow_hyphen_values = true)]
@@ -45,7 +45,7 @@ pub struct SimulateArgs {
     #[arg(long, default_value_t = 0, value_parser = units::count::<0, 1000>, allow_negative_numbers = true)]
     groups: u64,
     /// Group weights, comma-separated, assigned in turn (1..=1000).
-    #[arg(long, default_value = "100", allow_hyphen_values = true)]
+    #[arg(long, default_value = "100", allow_hyphen_values = true, requires = "groups")]
     weights: String,
     /// SSD only: requests the device serves at once, 1..=65536 (default 256).
     #[arg(long, value_parser = units::count::<1, 65536>, allow_negative_numbers = true)]
@@ -55,7 +55,7 @@ pub struct SimulateArgs {
     seed: u64,
     /// Stats variant (see `schedlab variants`); it does not change virtual-time results.
     #[arg(long, default_value = "no-stats")]
-    variant: String,
+    pub(crate) variant: String,
     /// Write the result, with provenance, to this JSON file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
@@ -101,6 +101,14 @@ fn parse_duration(name: &str, text: &str, bare_unit_ns: Option<f64>) -> Result<u
 
 fn count(name: &str, v: u64) -> Result<usize, ExperimentError> {
     usize::try_from(v).map_err(|_| bad_input(format!("--{name} is too large, got {v}")))
+}
+
+/// Every path `simulate` writes (`paths.rs`).
+pub(crate) fn paths(args: &SimulateArgs) -> Result<crate::paths::Paths, ExperimentError> {
+    Ok(crate::paths::Paths::default()
+        .output("--json", args.json.as_deref())
+        .output("--svg", args.svg.as_deref())
+        .output("--report", args.report.as_deref()))
 }
 
 pub(crate) fn sim_config(args: &SimulateArgs) -> Result<SimConfig, ExperimentError> {

@@ -55,7 +55,7 @@ pub struct SweepArgs {
     /// measured with the same settings (groups, weights, churn, rw, bs, iodepth, slice idle, pin,
     /// seed, durations, sum sampling); a half-written last line is dropped.
     #[arg(long)]
-    resume: bool,
+    pub(crate) resume: bool,
     /// One-way cache-line transfer for the model, ns, 0..=1000000 (default: the model machine's;
     /// measured now by a ping-pong between two CPUs for this machine's profile).
     #[arg(long, value_parser = units::transfer_ns, allow_hyphen_values = true)]
@@ -65,7 +65,7 @@ pub struct SweepArgs {
     #[arg(long)]
     topology: Option<PathBuf>,
     /// Cores of the default model machine, 1..=1024.
-    #[arg(long, default_value_t = 64, value_parser = units::count::<1, 1024>, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 64, value_parser = units::count::<1, 1024>, allow_negative_numbers = true, conflicts_with_all = ["topology", "no_model"])]
     model_cores: u64,
     /// No model: skip the single-threaded calibration (a few seconds per variant and lock kind)
     /// and draw the measured points only.
@@ -75,6 +75,16 @@ pub struct SweepArgs {
     /// charts, warnings) to this file; checked before the work, written at the end.
     #[arg(long)]
     report: Option<std::path::PathBuf>,
+}
+
+/// Every path `sweep` reads or writes (`paths.rs`); the CSV is also read back with --resume (the
+/// one file that is both, by design).
+pub(crate) fn paths(args: &SweepArgs) -> Result<crate::paths::Paths, ExperimentError> {
+    Ok(crate::paths::Paths::default()
+        .input("--topology", args.topology.as_deref())
+        .output("--csv", Some(&args.csv))
+        .output("--svg", Some(&args.svg))
+        .output("--report", args.report.as_deref()))
 }
 
 pub(crate) fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
@@ -114,9 +124,7 @@ pub(crate) fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
         model: None,
     };
     cfg.validate()?;
-    // The outputs and the model's machine after the settings, before any work.
-    let csv = check_output(Some(&args.csv))?.ok_or_else(|| bad_input("--csv names no file"))?;
-    cfg.csv = Some(CsvOutput { file: csv, resume: args.resume });
+    // The model's machine after the settings, before any work (the CSV is the command's: `cmd`).
     let topology = match args.topology.as_deref() {
         Some(path) => {
             check_input(path)?;
@@ -132,7 +140,7 @@ pub(crate) fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
             return Err(bad_input("--topology and --transfer-ns set up the model, which --no-model leaves out"));
         }
         // Said, not refused: scripts written before 0 meant "no model" pass both.
-        tracing::warn!("--topology and --transfer-ns have no effect: --lockstat-duration 0 makes no model");
+        crate::out::warning("--topology and --transfer-ns have no effect: --lockstat-duration 0 makes no model");
     }
     cfg.model = (!no_model).then(|| ModelSettings { topology, cores: args.model_cores as usize, transfer_ns: args.transfer_ns });
     Ok(cfg)
@@ -142,7 +150,9 @@ pub(crate) fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
 /// notes printed; the worst of an output not written, an inconsistent point and a failed point
 /// decides the error (each already said: the output's error logged, the others printed).
 pub fn cmd(args: &SweepArgs) -> Result<(), ExperimentError> {
-    let cfg = config(args)?;
+    let mut cfg = config(args)?;
+    let csv = check_output(Some(&args.csv))?.ok_or_else(|| bad_input("--csv names no file"))?;
+    cfg.csv = Some(CsvOutput { file: csv, resume: args.resume });
     let svg_out = check_output(Some(&args.svg))?.expect("a path was given");
     let report_out = check_output(args.report.as_deref())?;
     let report = sweep::run(&cfg, &INTERRUPT, &mut Bar::new("schedlab sweep", "points"))?;
@@ -150,7 +160,7 @@ pub fn cmd(args: &SweepArgs) -> Result<(), ExperimentError> {
     let mut failures = Failures::default();
     let mut figures = Vec::new();
     if let Some(e) = &report.csv_error {
-        tracing::error!("{e}");
+        crate::out::error(e);
         failures.add(ExperimentError::output_failed(String::new()));
     }
     if report.points.is_empty() {

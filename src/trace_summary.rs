@@ -15,10 +15,10 @@ pub struct TraceSummaryArgs {
     svg: Option<std::path::PathBuf>,
     /// Start of the excerpt, µs into the trace (default: where the least busy thread is busiest:
     /// steady state, not a stall).
-    #[arg(long, value_parser = units::micros, allow_hyphen_values = true)]
+    #[arg(long, value_parser = units::micros, allow_hyphen_values = true, requires = "svg")]
     from_us: Option<f64>,
     /// Length of the excerpt, µs (more than 0, at most 10000000).
-    #[arg(long, default_value_t = 200.0, value_parser = units::span_micros, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 200.0, value_parser = units::span_micros, allow_hyphen_values = true, requires = "svg")]
     span_us: f64,
     /// Also draw 100 µs around the end of the longest lock wait (from 60 µs before it ends): what
     /// a convoy or a preempted lock holder looks like in this trace.
@@ -28,6 +28,15 @@ pub struct TraceSummaryArgs {
     /// charts, warnings) to this file; checked before the work, written at the end.
     #[arg(long)]
     report: Option<std::path::PathBuf>,
+}
+
+/// Every path `trace-summary` reads or writes (`paths.rs`).
+pub(crate) fn paths(args: &TraceSummaryArgs) -> Result<crate::paths::Paths, ExperimentError> {
+    Ok(crate::paths::Paths::default()
+        .input("FILE", Some(&args.file))
+        .output("--svg", args.svg.as_deref())
+        .output("--stall-svg", args.stall_svg.as_deref())
+        .output("--report", args.report.as_deref()))
 }
 
 /// Exit 1 when a lock's holds overlap (the trace contradicts mutual exclusion); 2 for a file that

@@ -274,6 +274,23 @@ fn a_calibration_file_round_trips_and_a_bad_one_is_refused() {
     std::fs::write(&path, serde_json::to_string(&degenerate).unwrap()).unwrap();
     let e = CalibrationSet::load(&path).unwrap_err();
     assert!(e.contains("every request takes time") && !e.contains('\n'), "{e}");
+    // The one-process figures fine, the two-process ones all zero (issue 33): refused at load,
+    // not simulated to the event bound.
+    let mut pair_zero = set.clone();
+    pair_zero.calibrations[0].pair.iter_mut().flat_map(|m| &mut m.segments).for_each(|s| s.ns = 0.0);
+    std::fs::write(&path, serde_json::to_string(&pair_zero).unwrap()).unwrap();
+    let e = CalibrationSet::load(&path).unwrap_err();
+    assert!(e.contains("two-process figures that are all zero") && !e.contains('\n'), "{e}");
+}
+
+#[test]
+fn a_simulation_gives_way_to_the_stop_flag() {
+    use schedlab_benches::predict::sim::{simulate_until, STOPPED};
+    let topo = machine(2, 50.0);
+    let prog = Program::new(&one_lock(LockKind::FairSpin, 100.0, 1.0, 50.0), 2, 0.0).unwrap();
+    // The flag already set: the simulation stops at its first look (no timing assumed).
+    let stop = schedlab_core::sync::AtomicBool::new(true);
+    assert_eq!(simulate_until(&prog, &topo, &SimConfig::new(2, 1), &stop).unwrap_err(), STOPPED);
 }
 
 #[test]

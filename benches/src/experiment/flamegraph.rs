@@ -17,6 +17,7 @@ use crate::files::output::{check_dir, OutputFile};
 use crate::files::provenance::Provenance;
 use schedlab_core::sync::{AtomicBool, Ordering};
 use serde::Serialize;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 /// What to profile and where to write it.
@@ -49,6 +50,31 @@ impl FlamegraphConfig {
         }
         check_dir(&self.out).map_err(ExperimentError::bad_input)
     }
+
+    /// Every file the experiment writes into `out`, so that the CLI can declare them before any
+    /// work: each entry's `.svg` and `.folded`, the differential SVG, `time-shares.json`.
+    pub fn files(&self) -> Vec<OsString> {
+        let mut files: Vec<OsString> = self.entries.iter().flat_map(|e| [format!("{e}.svg").into(), format!("{e}.folded").into()]).collect();
+        if let Some((a, b)) = self.diff {
+            files.push(diff_svg_name(a, b).into());
+        }
+        files.push(TIME_SHARES.into());
+        files
+    }
+}
+
+/// The table's file in the output directory.
+const TIME_SHARES: &str = "time-shares.json";
+
+fn diff_svg_name(a: &str, b: &str) -> String {
+    format!("diff-{a}-vs-{b}.svg")
+}
+
+/// The SVG `--folded FILE` becomes: `<stem of FILE>.svg` (any bytes the name holds).
+pub fn folded_svg_name(input: &Path) -> OsString {
+    let mut name = input.file_stem().map_or_else(|| OsString::from("folded"), OsStr::to_os_string);
+    name.push(".svg");
+    name
 }
 
 /// One profiled entry's row of the time table, as `time-shares.json` holds it.
@@ -226,7 +252,7 @@ pub fn run(cfg: &FlamegraphConfig, stop: &AtomicBool, observer: &mut dyn Observe
         seed_stats_share_sched_lock: profile::SEED_STATS_SHARE,
         rows: &report.rows,
     };
-    let path = cfg.out.join("time-shares.json");
+    let path = cfg.out.join(TIME_SHARES);
     let text = serde_json::to_string_pretty(&json).map_err(|e| ExperimentError::run_failed(format!("cannot serialise the table: {e}")))? + "\n";
     let written = write_file(&path, &mut report.write_failures, observer, |out| {
         out.extend_from_slice(text.as_bytes());
@@ -248,7 +274,7 @@ fn write_differential(cfg: &FlamegraphConfig, a: &str, b: &str, report: &mut Fla
         return;
     };
     let w = &cfg.workload;
-    let svg = cfg.out.join(format!("diff-{a}-vs-{b}.svg"));
+    let svg = cfg.out.join(diff_svg_name(a, b));
     let title = format!("{a} against {b}: on-CPU, {} lock, {} threads, commit {}", w.lock, w.threads, report.provenance.commit);
     // Per request: a path that costs the same per request in both is neutral.
     let (ra, rb) = (pa.run.requests.completed, pb.run.requests.completed);
@@ -287,11 +313,11 @@ pub fn render_folded(cfg: &FoldedConfig, stop: &AtomicBool, observer: &mut dyn O
     if folded.stacks.is_empty() {
         return Err(ExperimentError::bad_input(format!("{} holds no stacks", path.display())));
     }
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("folded");
-    let title = cfg.title.clone().unwrap_or_else(|| stem.to_string());
+    let stem = path.file_stem().map_or_else(|| "folded".into(), |s| s.to_string_lossy().into_owned());
+    let title = cfg.title.clone().unwrap_or(stem);
     let subtitle = format!("{} {} in {} stacks, from {}", folded.samples(), cfg.count_name, folded.stacks.len(), path.display());
     std::fs::create_dir_all(&cfg.out).map_err(|e| ExperimentError::bad_input(format!("cannot create {}: {e}", cfg.out.display())))?;
-    let svg = cfg.out.join(format!("{stem}.svg"));
+    let svg = cfg.out.join(folded_svg_name(path));
     let mut failures = Vec::new();
     let written = write_file(&svg, &mut failures, observer, |out| profile::write_flamegraph_counting(&folded, &title, &subtitle, &cfg.count_name, out))
         .map_err(ExperimentError::bad_input)?;

@@ -259,7 +259,14 @@ pub fn run(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) 
             // The elevator machinery (`--elevator-ns`) is work outside every lock, like the outside
             // work: the prediction's outside figure is their sum.
             let outside = outside + cfg.workload.elevator_ns;
-            predictions.extend(model::predict_one(cal, &topology, &threads, outside, seed, cfg.outside_is_work, cfg.workload.inject).map_err(ExperimentError::run_failed)?);
+            let predicted = model::predict_one_until(cal, &topology, &threads, outside, seed, cfg.outside_is_work, cfg.workload.inject, stop).map_err(|e| {
+                if stop.load(Ordering::Relaxed) {
+                    ExperimentError::stopped("stopped while simulating the model: no prediction to report")
+                } else {
+                    ExperimentError::run_failed(e)
+                }
+            })?;
+            predictions.extend(predicted);
         }
     }
     let top = *threads.iter().max().unwrap_or(&1);

@@ -771,7 +771,7 @@ fn model_points(
         topo.transfer.core_ns = x;
         topo.transfer.sibling_ns = topo.transfer.sibling_ns.min(x);
     }
-    let models = models(points, &calibrations, cfg.workload.insert, cfg.workload.inject, &topo, cfg.workload.seed);
+    let models = models_until(points, &calibrations, cfg.workload.insert, cfg.workload.inject, &topo, cfg.workload.seed, stop);
     (Some(topo.name), models)
 }
 
@@ -851,6 +851,19 @@ pub fn models(
     topo: &Topology,
     seed: u64,
 ) -> Vec<SeriesModel> {
+    models_until(points, calibrations, insert, inject, topo, seed, &AtomicBool::new(false))
+}
+
+/// [`models`], giving way to `stop` (a series stopped has no model).
+pub fn models_until(
+    points: &[SweepPoint],
+    calibrations: &[(usize, CalibrationSet)],
+    insert: InsertPathKind,
+    inject: schedlab_core::Inject,
+    topo: &Topology,
+    seed: u64,
+    stop: &AtomicBool,
+) -> Vec<SeriesModel> {
     let mut out: Vec<SeriesModel> = Vec::new();
     let threads = model_threads(topo.cpus());
     for p in points {
@@ -861,7 +874,7 @@ pub fn models(
         let Some(cal) = calibrations.iter().find(|(s, _)| *s == p.slots).and_then(|(_, set)| set.find(&p.variant, p.lock, insert)) else {
             continue;
         };
-        let Ok(pred) = model::predict_one(cal, topo, &threads, p.outside_ns, seed, false, inject) else { continue };
+        let Ok(pred) = model::predict_one_until(cal, topo, &threads, p.outside_ns, seed, false, inject, stop) else { continue };
         let predicted: Vec<(usize, f64)> = pred.iter().map(|q| (q.result.threads, q.result.kiops)).collect();
         let series: Vec<&SweepPoint> = points.iter().filter(|q| same(q) && !q.oversubscribed).collect();
         let mut measured_threads: Vec<usize> = series.iter().map(|q| q.threads).collect();

@@ -8,9 +8,9 @@
 
 use crate::error::{ErrorKind, ExperimentError};
 use crate::experiment::observer::{Event, Observer};
-use crate::files::input::{caps, read_input};
+use crate::files::input::{caps, read_input, STOP_POLL};
 use crate::files::output::OutputFile;
-use schedlab_core::sync::AtomicBool;
+use schedlab_core::sync::{AtomicBool, Ordering};
 use crate::files::trace_check::{self, LockReport, Trace};
 use std::path::PathBuf;
 
@@ -59,17 +59,53 @@ fn write(out: &OutputFile, title: &str, drawing: String, line: String, report: &
     }
 }
 
+/// A trace parsed and summarised: what [`analyse`] gives.
+type Analysed = (Trace, String, Vec<LockReport>);
+
+/// Parses and summarises a trace on a thread of its own while the caller polls `stop` (a trace
+/// of hundreds of MiB takes seconds to parse): a stop is honoured within [`STOP_POLL`], the
+/// thread left to the process's exit. A trace without a single event is refused: there is
+/// nothing to summarise (an empty array is not a run's trace).
+fn analyse(text: String, file: &str, stop: &AtomicBool) -> Result<Analysed, ExperimentError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("trace-parse".into())
+        .spawn(move || {
+            let analysed = trace_check::parse(&text).and_then(|trace| {
+                if trace.slices.is_empty() && trace.instants.is_empty() {
+                    return Err("it holds no events: not the trace of a run".to_string());
+                }
+                let summary = trace_check::summary_text(&trace);
+                let locks = trace_check::lock_reports(&trace);
+                Ok((trace, summary, locks))
+            });
+            let _ = tx.send(analysed);
+        })
+        .map_err(|e| ExperimentError::bad_input(format!("{file}: cannot start the parser: {e}")))?;
+    loop {
+        match rx.recv_timeout(STOP_POLL) {
+            Ok(analysed) => return analysed.map_err(|e| ExperimentError::bad_input(format!("{file}: {e}"))),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if stop.load(Ordering::Relaxed) {
+                    return Err(ExperimentError::stopped(format!("stopped while reading the trace {file}")));
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Err(ExperimentError::bad_input(format!("{file}: the parser failed"))),
+        }
+    }
+}
+
 pub fn run(cfg: &TraceSummaryConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<TraceSummaryReport, ExperimentError> {
     let file = cfg.file.display();
     let text = read_input(&cfg.file, "trace", caps::TRACE, stop)?;
-    let trace = trace_check::parse(&text).map_err(|e| ExperimentError::bad_input(format!("{file}: {e}")))?;
+    let (trace, summary, locks) = analyse(text, &file.to_string(), stop)?;
     let longest = match &cfg.stall {
         Some(_) => Some(trace_check::longest_wait(&trace).cloned().ok_or_else(|| ExperimentError::bad_input(format!("{file}: no lock waits to draw")))?),
         None => None,
     };
     let mut report = TraceSummaryReport {
-        summary: trace_check::summary_text(&trace),
-        locks: trace_check::lock_reports(&trace),
+        summary,
+        locks,
         trace,
         written: Vec::new(),
         drawings: Vec::new(),
@@ -101,4 +137,19 @@ pub fn outcome(report: &TraceSummaryReport, file: &std::path::Path) -> Result<()
         failures.add(ExperimentError::check_failed(format!("{}: two holds of one lock overlap", file.display())));
     }
     failures.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trace_without_events_is_refused_at_load() {
+        let stop = AtomicBool::new(false);
+        let e = analyse("[]".into(), "t.json", &stop).map(drop).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::BadInput);
+        assert!(e.message.contains("holds no events") && !e.message.contains('\n'), "{e}");
+        let one = r#"[{"ph":"B","name":"sched lock: hold","cat":"lock","tid":1,"ts":1.0},{"ph":"E","name":"sched lock: hold","cat":"lock","tid":1,"ts":2.0}]"#;
+        assert!(analyse(one.into(), "t.json", &stop).is_ok());
+    }
 }

@@ -3,6 +3,7 @@
 //! (the error type, the statistics).
 
 pub mod input;
+pub mod lock;
 pub mod output;
 pub mod provenance;
 pub mod trace_check;

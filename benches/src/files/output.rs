@@ -14,7 +14,8 @@
 //! | missing, or a regular file | to a temporary file in the same directory, flushed to disk, then renamed over the path: readers see the old file or the new one, never half of one; a failure leaves the old file as it was |
 //! | a symlink | resolved (up to 40 links); the link itself is never removed or replaced. A link to a regular or missing file: that file is replaced as above, in *its* directory. A link to anything else: written through |
 //! | a character or block device (`/dev/null`, `/dev/full`, a tty), a FIFO | written through: opened for writing as it is, never truncated, removed or replaced. A FIFO with no reader is an error, not a wait |
-//! | this process's standard output or error (`/dev/stdout`, `/proc/self/fd/2`, or the very file or pipe the shell redirected it to) | written through the process's own stream, after what it has printed: never renamed over, so a redirected `> out.txt` keeps the tables and gains the output |
+//! | one of this process's descriptors (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`, process substitution's `/dev/fd/63`, or the very file or pipe the shell redirected stdout or stderr to) | written through a duplicate of the descriptor (its append mode and offset honoured), stdout after what the process printed: never renamed over, so a redirected `> out.txt` keeps the tables and gains the output, and `3>>log` is appended to. A descriptor not open for writing is refused at the check |
+//! | a name longer than 255 bytes | refused at the check (the temporary file's name is kept within the limit for any legal name) |
 //! | a directory, a socket | refused at the check |
 //!
 //! Two outputs of one command that are the same regular file, or an output that is one of the
@@ -48,6 +49,7 @@ pub fn remove_temporary_files() {
             let _ = std::fs::remove_file(path);
         }
     }
+    super::lock::release_all();
 }
 
 /// How the bytes reach the path.
@@ -57,32 +59,83 @@ enum Kind {
     Replace,
     /// A device or a FIFO: opened and written as it is.
     Through { fifo: bool },
-    /// This process's standard output or error: written through the stream itself.
-    Standard(StandardStream),
+    /// One of this process's open descriptors (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`, or
+    /// the very file the shell redirected stdout or stderr to): written through a duplicate of
+    /// the descriptor, so its append mode and offset are honoured, never renamed over.
+    Descriptor(i32),
 }
 
-/// This process's standard streams.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum StandardStream {
-    Out,
-    Err,
-}
+/// The longest file name the file systems here take (Linux's NAME_MAX).
+pub const NAME_MAX: usize = 255;
 
-impl StandardStream {
-    /// A descriptor of the stream (a duplicate: same open file, same offset), after flushing
-    /// what the process has buffered for it, so that the output comes after what was printed.
-    fn file(self) -> io::Result<File> {
-        use std::os::fd::AsFd;
-        let fd = match self {
-            StandardStream::Out => {
-                let out = io::stdout();
-                out.lock().flush()?;
-                out.as_fd().try_clone_to_owned()?
-            }
-            StandardStream::Err => io::stderr().as_fd().try_clone_to_owned()?,
-        };
-        Ok(File::from(fd))
+/// Whether `fd` is open for writing in this process: `Ok` or a one-line reason.
+fn descriptor_writable(fd: i32) -> Result<(), String> {
+    // SAFETY: F_GETFL reads the flags of a descriptor number; an unopened one is EBADF.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(format!("descriptor {fd} is not open"));
     }
+    match flags & libc::O_ACCMODE {
+        libc::O_WRONLY | libc::O_RDWR => Ok(()),
+        _ => Err(format!("descriptor {fd} is not open for writing")),
+    }
+}
+
+/// A duplicate of this process's descriptor `fd` (same open file, same offset and append mode),
+/// after flushing what the process has buffered for stdout, so that the output comes after what
+/// was printed.
+fn descriptor_file(fd: i32) -> io::Result<File> {
+    use std::os::fd::FromRawFd;
+    if fd == 1 {
+        io::stdout().lock().flush()?;
+    }
+    // SAFETY: F_DUPFD_CLOEXEC makes a new descriptor (or fails) and touches nothing else.
+    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if dup < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `dup` was just made by fcntl and is owned by nothing else: the File owns it now.
+    Ok(unsafe { File::from_raw_fd(dup) })
+}
+
+/// The descriptor number a path names when it is an entry of this process's descriptor
+/// directory (`/dev/fd/N`, `/proc/self/fd/N`, `/proc/thread-self/fd/N`, `/proc/PID/fd/N`),
+/// directly or through symlinks (`/dev/stdout`).
+fn descriptor_of(path: &Path) -> Option<i32> {
+    let mut at = path.to_path_buf();
+    for _ in 0..40 {
+        if let Some(fd) = fd_entry(&at) {
+            return Some(fd);
+        }
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = std::fs::read_link(&at).ok()?;
+                at = match at.parent() {
+                    Some(dir) if link.is_relative() => dir.join(link),
+                    _ => link,
+                };
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// `Some(N)` when `path` is `DIR/N` and DIR is this process's (or one of its threads')
+/// descriptor directory.
+fn fd_entry(path: &Path) -> Option<i32> {
+    let fd: i32 = path.file_name()?.to_str()?.parse().ok()?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => return None,
+    };
+    let dir = std::fs::canonicalize(parent).ok()?;
+    let own = Path::new("/proc").join(std::process::id().to_string());
+    if dir == own.join("fd") {
+        return Some(fd);
+    }
+    let rest = dir.strip_prefix(own.join("task")).ok()?;
+    (rest.components().count() == 2 && rest.ends_with("fd")).then_some(fd)
 }
 
 /// Which file a path names, to tell whether two paths name the same one: its device and inode
@@ -100,8 +153,30 @@ pub fn file_identity(path: &Path) -> Option<FileIdentity> {
     std::fs::metadata(path).ok().map(|m| FileIdentity::Inode { dev: m.dev(), ino: m.ino() })
 }
 
-/// Whether `path` is this process's standard output or error (the same open file).
-fn standard_stream(path: &Path) -> Option<StandardStream> {
+/// The identity of the file `path` names or will name once written: an existing file's (symlinks
+/// followed), else the canonical form of its nearest existing ancestor with the rest of the path,
+/// so that `d/x`, `./d/x` and `d/../d/x` are one file even before `d` exists.
+pub fn future_identity(path: &Path) -> Option<FileIdentity> {
+    let target = resolve(path).ok()?;
+    if let Some(id) = file_identity(&target) {
+        return Some(id);
+    }
+    let name = target.file_name()?.to_os_string();
+    let mut dir = directory_of(&target);
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(canonical) = std::fs::canonicalize(&dir) {
+            let dir = rest.iter().rev().fold(canonical, |d: PathBuf, c: &std::ffi::OsString| d.join(c));
+            return Some(FileIdentity::New { dir, name });
+        }
+        rest.push(dir.file_name()?.to_os_string());
+        dir = directory_of(&dir);
+    }
+}
+
+/// Whether `path` is this process's standard output or error (the same open file): its
+/// descriptor.
+fn standard_stream(path: &Path) -> Option<i32> {
     use std::os::fd::AsFd;
     use std::os::unix::fs::MetadataExt;
     let target = std::fs::metadata(path).ok()?;
@@ -109,9 +184,9 @@ fn standard_stream(path: &Path) -> Option<StandardStream> {
         fd.try_clone_to_owned().ok().and_then(|fd| File::from(fd).metadata().ok()).is_some_and(|m| m.dev() == target.dev() && m.ino() == target.ino())
     };
     if same(io::stdout().as_fd()) {
-        Some(StandardStream::Out)
+        Some(1)
     } else if same(io::stderr().as_fd()) {
-        Some(StandardStream::Err)
+        Some(2)
     } else {
         None
     }
@@ -202,8 +277,12 @@ impl OutputFile {
         if path.as_os_str().to_string_lossy().ends_with('/') {
             return Err(format!("cannot write {shown}: it names a directory (ends with /)"));
         }
-        if let Some(stream) = standard_stream(path) {
-            return Ok(OutputFile { path: path.to_path_buf(), target: path.to_path_buf(), kind: Kind::Standard(stream) });
+        if let Some(fd) = descriptor_of(path).or_else(|| standard_stream(path)) {
+            descriptor_writable(fd).map_err(|e| format!("cannot write {shown}: {e}"))?;
+            return Ok(OutputFile { path: path.to_path_buf(), target: path.to_path_buf(), kind: Kind::Descriptor(fd) });
+        }
+        if path.file_name().is_some_and(|n| n.len() > NAME_MAX) {
+            return Err(format!("cannot write {shown}: its name is longer than the {NAME_MAX} bytes a file name may have"));
         }
         let target = resolve(path)?;
         let kind = match std::fs::metadata(&target) {
@@ -231,7 +310,7 @@ impl OutputFile {
                 OpenOptions::new().write(true).open(&target).map(drop).map_err(|e| format!("cannot write {shown}: {}", one_line(&e)))?;
             }
             // A FIFO is opened when its data is ready: a reader may come later.
-            Kind::Through { fifo: true } | Kind::Standard(_) => {}
+            Kind::Through { fifo: true } | Kind::Descriptor(_) => {}
         }
         Ok(OutputFile { path: path.to_path_buf(), target, kind })
     }
@@ -239,6 +318,11 @@ impl OutputFile {
     /// The path as given.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Where the bytes go: the path, or the file at the end of its symlinks.
+    pub fn target(&self) -> &Path {
+        &self.target
     }
 
     /// Whether the path is (or will be) a regular file: one that can be read back and resumed.
@@ -250,13 +334,17 @@ impl OutputFile {
     /// `None` for an output written through (a device, a FIFO, a standard stream), which
     /// destroys nothing it could share.
     pub fn identity(&self) -> Option<FileIdentity> {
-        if self.kind != Kind::Replace {
-            return None;
+        match self.kind {
+            Kind::Replace => future_identity(&self.target),
+            // A descriptor open on a regular file: that file (a rename over it would orphan
+            // what is written through the descriptor).
+            Kind::Descriptor(fd) => {
+                use std::os::unix::fs::MetadataExt;
+                let m = descriptor_file(fd).ok()?.metadata().ok()?;
+                m.is_file().then(|| FileIdentity::Inode { dev: m.dev(), ino: m.ino() })
+            }
+            Kind::Through { .. } => None,
         }
-        file_identity(&self.target).or_else(|| {
-            let dir = std::fs::canonicalize(directory_of(&self.target)).ok()?;
-            Some(FileIdentity::New { dir, name: self.target.file_name()?.to_os_string() })
-        })
     }
 
     fn error(&self, e: &io::Error) -> String {
@@ -289,7 +377,17 @@ impl OutputFile {
     fn temporary(&self) -> Result<tempfile::NamedTempFile, String> {
         use std::os::unix::fs::PermissionsExt;
         let dir = directory_of(&self.target);
-        let name = self.target.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+        // `.NAME.XXXXXX.tmp` must stay within NAME_MAX: a long name is shortened (on a character
+        // boundary), the random part keeps it unique.
+        let full = self.target.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+        let mut name = full.as_str();
+        while name.len() > NAME_MAX - 16 {
+            let mut end = name.len() - 1;
+            while !name.is_char_boundary(end) {
+                end -= 1;
+            }
+            name = &name[..end];
+        }
         let mode = std::fs::metadata(&self.target).map_or(0o666, |m| m.permissions().mode() & 0o7777);
         let temp = tempfile::Builder::new()
             .prefix(&format!(".{name}."))
@@ -325,8 +423,8 @@ impl OutputFile {
                 let mut file = self.open_through(fifo)?;
                 file.write_all(bytes).and_then(|()| file.flush()).map_err(|e| self.error(&e))
             }
-            Kind::Standard(stream) => {
-                let mut file = stream.file().map_err(|e| self.error(&e))?;
+            Kind::Descriptor(fd) => {
+                let mut file = descriptor_file(fd).map_err(|e| self.error(&e))?;
                 file.write_all(bytes).and_then(|()| file.flush()).map_err(|e| self.error(&e))
             }
         }
@@ -341,7 +439,7 @@ impl OutputFile {
                 (file, Some(temp))
             }
             Kind::Through { fifo } => (self.open_through(fifo)?, None),
-            Kind::Standard(stream) => (stream.file().map_err(|e| self.error(&e))?, None),
+            Kind::Descriptor(fd) => (descriptor_file(fd).map_err(|e| self.error(&e))?, None),
         };
         Ok(Stream { output: self.clone(), writer: StreamWriter { file: Arc::new(file), error: Arc::default(), first_writer: Arc::default() }, temp })
     }
@@ -553,6 +651,44 @@ mod tests {
         assert_eq!(reader.join().unwrap(), "through the pipe");
         use std::os::unix::fs::FileTypeExt;
         assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is still there");
+    }
+
+    #[test]
+    fn descriptors_are_written_through_in_append_mode_never_renamed() {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(descriptor_of(Path::new("/dev/stdout")), Some(1));
+        assert_eq!(descriptor_of(Path::new("/proc/self/fd/2")), Some(2));
+        assert_eq!(descriptor_of(Path::new("/tmp/1")), None);
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        std::fs::write(&log, "kept\n").unwrap();
+        let ino = std::fs::metadata(&log).unwrap().ino();
+        let file = OpenOptions::new().append(true).open(&log).unwrap();
+        let path = PathBuf::from(format!("/dev/fd/{}", file.as_raw_fd()));
+        let out = OutputFile::check(&path).unwrap();
+        assert!(!out.is_regular(), "written through, not replaced");
+        assert_eq!(out.identity(), file_identity(&log), "the file behind the descriptor, for the aliasing rule");
+        out.write(b"added\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "kept\nadded\n");
+        assert_eq!(std::fs::metadata(&log).unwrap().ino(), ino);
+        // A descriptor open for reading only is refused at the check.
+        let reader = std::fs::File::open(&log).unwrap();
+        let e = OutputFile::check(Path::new(&format!("/proc/self/fd/{}", reader.as_raw_fd()))).unwrap_err();
+        assert!(e.contains("not open for writing"), "{e}");
+    }
+
+    #[test]
+    fn names_longer_than_the_limit_are_refused_and_the_longest_legal_one_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = OutputFile::check(&dir.path().join("x".repeat(256))).unwrap_err();
+        assert!(e.contains("longer than"), "{e}");
+        let long = dir.path().join("é".repeat(127));
+        OutputFile::check(&long).unwrap().write(b"ok").unwrap();
+        assert_eq!(std::fs::read_to_string(&long).unwrap(), "ok");
+        // A file in a directory not made yet, by two spellings: one identity.
+        assert_eq!(future_identity(&dir.path().join("c/./b")), future_identity(&dir.path().join("c/b")));
+        assert!(future_identity(&dir.path().join("c/b")).is_some());
     }
 
     #[test]

@@ -56,7 +56,8 @@ impl Provenance {
             cpu_model: cpu_model(),
             os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
             date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-            command_line: std::env::args().collect::<Vec<_>>().join(" "),
+            // `args_os`: an argument that is not UTF-8 (a file name) is shown lossily, never a panic.
+            command_line: std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" "),
             profile: if cfg!(debug_assertions) { "debug" } else { "release" },
         }
     }

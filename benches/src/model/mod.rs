@@ -96,6 +96,17 @@ impl CalibrationSet {
                     c.lock
                 ));
             }
+            // Two processes' figures that are all zero: every contended request would take no
+            // time in the scheduler, and the simulation would run to its event bound.
+            let pair_work: f64 = c.pair.iter().flat_map(|m| &m.segments).map(|s| s.ns * s.probability).sum();
+            if !c.pair.is_empty() && pair_work <= 0.0 {
+                return Err(format!(
+                    "{}: the calibration of {} ({}) has two-process figures that are all zero: a contended request takes time",
+                    path.display(),
+                    c.variant,
+                    c.lock
+                ));
+            }
         }
         Ok(())
     }
@@ -204,6 +215,21 @@ pub struct Prediction {
 /// `inject`: a known cost per request inside or outside the scheduler lock
 /// ([`Program::with_inject`]).
 pub fn predict_one(cal: &Calibration, topo: &Topology, threads: &[usize], outside_ns: u64, seed: u64, outside_is_work: bool, inject: schedlab_core::Inject) -> Result<Vec<Prediction>, String> {
+    predict_one_until(cal, topo, threads, outside_ns, seed, outside_is_work, inject, &AtomicBool::new(false))
+}
+
+/// [`predict_one`], giving way to `stop` (the error is then `sim::STOPPED`).
+#[allow(clippy::too_many_arguments)]
+pub fn predict_one_until(
+    cal: &Calibration,
+    topo: &Topology,
+    threads: &[usize],
+    outside_ns: u64,
+    seed: u64,
+    outside_is_work: bool,
+    inject: schedlab_core::Inject,
+    stop: &AtomicBool,
+) -> Result<Vec<Prediction>, String> {
     threads
         .iter()
         .map(|&n| {
@@ -215,7 +241,7 @@ pub fn predict_one(cal: &Calibration, topo: &Topology, threads: &[usize], outsid
                 insert: cal.insert.clone(),
                 outside_ns,
                 inject,
-                result: sim::simulate(&prog, topo, &cfg)?,
+                result: sim::simulate_until(&prog, topo, &cfg, stop)?,
             })
         })
         .collect()

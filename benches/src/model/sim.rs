@@ -826,7 +826,19 @@ impl<'a> Sim<'a> {
 /// simulate for ever without reaching its window's end; past this bound it is an error.
 pub const MAX_EVENTS: u64 = 200_000_000;
 
+/// How many events pass between two looks at the stop flag (well under a millisecond of work).
+pub const STOP_POLL_EVENTS: u64 = 1 << 14;
+
 pub fn simulate(prog: &Program, topo: &Topology, cfg: &SimConfig) -> Result<SimResult, String> {
+    simulate_until(prog, topo, cfg, &schedlab_core::sync::AtomicBool::new(false))
+}
+
+/// What [`simulate_until`] answers when `stop` ended it.
+pub const STOPPED: &str = "the simulation was stopped";
+
+/// [`simulate`], giving way to `stop` (a signal): it is looked at every [`STOP_POLL_EVENTS`]
+/// events (a few milliseconds), and a stop is the error [`STOPPED`].
+pub fn simulate_until(prog: &Program, topo: &Topology, cfg: &SimConfig, stop: &schedlab_core::sync::AtomicBool) -> Result<SimResult, String> {
     if cfg.threads == 0 {
         return Err("at least one thread".into());
     }
@@ -894,6 +906,9 @@ pub fn simulate(prog: &Program, topo: &Topology, cfg: &SimConfig) -> Result<SimR
                 sim.now = ev.t;
                 break;
             }
+        }
+        if sim.events % STOP_POLL_EVENTS == 0 && stop.load(schedlab_core::sync::Ordering::Relaxed) {
+            return Err(STOPPED.into());
         }
         if sim.events >= cfg.max_events {
             return Err(format!(

@@ -71,11 +71,16 @@ impl<'a> RunJson<'a> {
 pub fn run_text(r: &RunResult) -> String {
     let per_thread = Spread::of(r.per_thread_kiops.clone());
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{}: {:.1} KIOPS over {:.2} s ({} threads, {}); per-thread KIOPS min/median/max {:.1}/{:.1}/{:.1}",
-        r.variant, r.kiops, r.measured_s, r.threads, r.lock, per_thread.min, per_thread.median, per_thread.max
-    );
+    if r.requests.completed == 0 {
+        // Zeros would read as a measurement: say what happened instead.
+        let _ = writeln!(out, "{}: no requests completed over {:.2} s ({} threads, {})", r.variant, r.measured_s, r.threads, r.lock);
+    } else {
+        let _ = writeln!(
+            out,
+            "{}: {:.1} KIOPS over {:.2} s ({} threads, {}); per-thread KIOPS min/median/max {:.1}/{:.1}/{:.1}",
+            r.variant, r.kiops, r.measured_s, r.threads, r.lock, per_thread.min, per_thread.median, per_thread.max
+        );
+    }
     let c = &r.requests;
     let _ = writeln!(
         out,

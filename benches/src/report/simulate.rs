@@ -32,6 +32,20 @@ pub fn summary_line(cfg: &SimConfig, r: &SimResult) -> String {
         SliceIdleSource::Init => "init",
         SliceIdleSource::Explicit => "explicit",
     };
+    // No request completed: there is no latency to report (zeros would read as a measurement).
+    if r.ios == 0 {
+        return format!(
+            "{}: no requests completed in {} s virtual ({}, {} jobs x iodepth {}, bs {}, seed {}, {})",
+            cfg.rw.name(),
+            r.runtime_s,
+            cfg.device.name(),
+            cfg.jobs,
+            cfg.iodepth,
+            bs_text(cfg.bs_sectors),
+            cfg.seed,
+            r.variant
+        );
+    }
     format!(
         "{}: IOPS={:.0}, BW={:.0}KiB/s, lat avg={:.1}us stdev={:.1}us ({}, slice_idle {} [{}], {} jobs x iodepth {}, bs {}, think {}, {} s virtual, seed {}, {})",
         cfg.rw.name(),

@@ -844,11 +844,16 @@ fn model_slopes(model: &[ModelCost]) -> Slopes {
     }
 }
 
-/// Keeps a raw bpftrace output in `--inject-raw` (best effort: the report has the figures).
+/// The files `--inject-raw` receives (declared before any work by the CLI).
+pub const RAW_FILES: [&str; 3] = ["lock.json", "verify.json", "phases.json"];
+
+/// Keeps a raw bpftrace output in `--inject-raw` (best effort: the report has the figures),
+/// written as every output is (`files::output`: atomically, symlinks kept).
 fn keep_raw(icfg: &InjectConfig, name: &str, text: &str) {
     if let Some(dir) = &icfg.raw_dir {
         let _ = std::fs::create_dir_all(dir);
-        if let Err(e) = std::fs::write(dir.join(name), text) {
+        let path = dir.join(name);
+        if let Err(e) = crate::files::output::OutputFile::check(&path).and_then(|o| o.write(text.as_bytes())) {
             tracing::warn!("cannot keep {name} in {}: {e}", dir.display());
         }
     }

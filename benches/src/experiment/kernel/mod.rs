@@ -186,6 +186,32 @@ impl KernelConfig {
         Point { threads: self.threads, iodepth: self.iodepth, ioengine: self.ioengine }.label()
     }
 
+    /// The tag of `point`'s file names: none for the main point, `-JOBSxDEPTH-ENGINE` for the others.
+    fn point_tag(&self, point: Point) -> String {
+        if point == self.points[0] {
+            String::new()
+        } else {
+            format!("-{}x{}-{}", point.threads, point.iodepth, point.ioengine)
+        }
+    }
+
+    /// Every file `flamegraph_dir` receives (`kernel-<config><tag>.svg` and `.folded`), so that
+    /// the CLI can declare them before any work.
+    pub fn flamegraph_files(&self) -> Vec<String> {
+        if !self.profile {
+            return Vec::new();
+        }
+        let mut files = Vec::new();
+        for &point in &self.points {
+            let tag = self.point_tag(point);
+            for config in self.at(point).kernel_configs() {
+                files.push(format!("kernel-{}{tag}.svg", config.name()));
+                files.push(format!("kernel-{}{tag}.folded", config.name()));
+            }
+        }
+        files
+    }
+
     /// This configuration at `p`.
     fn at(&self, p: Point) -> KernelConfig {
         KernelConfig { threads: p.threads, iodepth: p.iodepth, ioengine: p.ioengine, points: vec![p], ..self.clone() }
@@ -639,7 +665,7 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         }
         let pcfg = cfg.at(point);
         // The main point's files are named as before; the others' carry their point.
-        let tag = if point == cfg.points[0] { String::new() } else { format!("-{}x{}-{}", point.threads, point.iodepth, point.ioengine) };
+        let tag = cfg.point_tag(point);
         results.push(run_point(&mut rig, &pcfg, &env, stop, observer, &mut done, &mut warnings, &mut failures, &mut interrupted, &tag));
     }
     observer.event(Event::Finished);

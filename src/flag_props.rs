@@ -1,0 +1,121 @@
+//! No option is silently ignored (issue 33, item 5), tried for every option of every
+//! subcommand, read from the CLI's own definition: given (with a value other than its default)
+//! beside the subcommand's cheapest arguments, each option either changes what the command
+//! will do (its configuration, or the few arguments a command reads beside it: [`effect`]), is
+//! refused by clap because it needs or excludes another option (`requires`, `conflicts_with`),
+//! is refused by the configuration, or is said to have no effect (a warning naming it). An
+//! option that does none of these is reported, with the value tried. Path options are the path
+//! registry's (`path_props.rs`). Nothing runs: the configuration is built, not used.
+
+use crate::{Cli, Command};
+use clap::{CommandFactory, Parser};
+
+/// The cheapest arguments each subcommand's configuration accepts.
+fn base(sub: &str) -> Vec<&'static str> {
+    match sub {
+        "run" => vec!["--variant", "no-stats"],
+        "flamegraph" => vec!["--variant", "no-stats"],
+        "trace-summary" => vec!["t.json"],
+        "sweep" => vec!["--csv", "/tmp/schedlab-flag-props.csv"],
+        _ => vec![],
+    }
+}
+
+/// What the command will do, as text: its configuration and the arguments it reads beside it.
+/// `Err` when the configuration refuses the arguments.
+fn effect(cli: &Cli) -> Result<String, String> {
+    let e = |r: crate::ExperimentError| r.message;
+    Ok(match &cli.command {
+        None | Some(Command::Variants) => String::new(),
+        Some(Command::Run(a)) => format!("{:?} {}", crate::run::workload_config(a).map_err(e)?, a.variant),
+        Some(Command::Compare(a)) => format!("{:?} {}", crate::compare::config(a).map_err(e)?, a.brief),
+        Some(Command::Sweep(a)) => format!("{:?} {}", crate::sweep::config(a).map_err(e)?, a.resume),
+        Some(Command::Predict(a)) => format!("{:?}", crate::predict::config(a).map_err(e)?),
+        Some(Command::Roundtrip(a)) => format!("{:?}", crate::roundtrip::config(a).map_err(e)?),
+        Some(Command::Simulate(a)) => format!("{:?} {}", crate::simulate::sim_config(a).map_err(e)?, a.variant),
+        Some(Command::Flamegraph(a)) => format!("{:?}", crate::flamegraph::config(a).map_err(e)?),
+        // Its only configuration is its paths and the excerpt's window (which needs --svg).
+        Some(Command::TraceSummary(_)) => String::new(),
+        Some(Command::Kernel(a)) => format!("{:?} {:?} {}", crate::kernel::config(a).map_err(e)?, a.inject, a.cleanup),
+    })
+}
+
+/// Values to try: the ones each kind of option takes.
+const CANDIDATES: &[&str] = &[
+    "2", "3", "1", "0", "7", "64", "0.5", "500ms", "1,2", "1-2", "both", "lists", "parking-lot", "exact", "plain", "hdd", "null", "randwrite",
+    "8k", "6.18", "bare", "outside", "init", "off", "main", "psync", "no-stats", "sched-lock", "all", "1x1", "100,200", "10ms", "2x4", "8ms",
+];
+
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    /// clap refused it: it needs or excludes another option, or the value is not one it takes.
+    Declared,
+    Refused,
+    Warned,
+    Changed,
+    Same,
+}
+
+fn try_option(sub: &str, long: &str, value: Option<&str>, base_effect: &str) -> Outcome {
+    let mut argv = vec!["schedlab".to_string(), sub.to_string()];
+    argv.extend(base(sub).iter().map(|s| s.to_string()));
+    argv.push(format!("--{long}"));
+    if let Some(v) = value {
+        argv.push(v.to_string());
+    }
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(_) => return Outcome::Declared,
+    };
+    let warned = crate::out::warned();
+    let effect = effect(&cli);
+    if crate::out::warned() > warned {
+        return Outcome::Warned;
+    }
+    match effect {
+        Err(_) => Outcome::Refused,
+        Ok(e) if e != base_effect => Outcome::Changed,
+        Ok(_) => Outcome::Same,
+    }
+}
+
+#[test]
+fn every_option_changes_something_or_is_declared_refused_or_warned() {
+    let cli = Cli::command();
+    let mut ignored = Vec::new();
+    let mut tried = 0;
+    for sub in cli.get_subcommands() {
+        let name = sub.get_name();
+        let mut argv = vec!["schedlab".to_string(), name.to_string()];
+        argv.extend(base(name).iter().map(|s| s.to_string()));
+        let base_cli = Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let base_effect = effect(&base_cli).unwrap_or_else(|e| panic!("{name}: the base arguments are refused: {e}"));
+        for arg in sub.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            if matches!(long, "help" | "version" | "verbose") {
+                continue;
+            }
+            let takes_value = arg.get_action().takes_values();
+            if takes_value && matches!(arg.get_value_hint(), clap::ValueHint::AnyPath | clap::ValueHint::FilePath | clap::ValueHint::DirPath) {
+                continue;
+            }
+            tried += 1;
+            let defaults: Vec<String> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
+            let outcomes: Vec<(Option<&str>, Outcome)> = if takes_value {
+                CANDIDATES.iter().filter(|c| !defaults.iter().any(|d| d == *c)).map(|c| (Some(*c), try_option(name, long, Some(c), &base_effect))).collect()
+            } else {
+                vec![(None, try_option(name, long, None, &base_effect))]
+            };
+            // Ignored: some value is taken and changes nothing, and no value changes anything or
+            // is said to have no effect (values refused by clap or the configuration are fine).
+            let same: Vec<&(Option<&str>, Outcome)> = outcomes.iter().filter(|(_, o)| *o == Outcome::Same).collect();
+            let honoured = outcomes.iter().any(|(_, o)| matches!(o, Outcome::Changed | Outcome::Warned));
+            if !same.is_empty() && !honoured {
+                let values: Vec<&str> = same.iter().filter_map(|(v, _)| *v).take(3).collect();
+                ignored.push(format!("{name} --{long} {values:?}"));
+            }
+        }
+    }
+    assert!(tried > 100, "every option of every subcommand: {tried}");
+    assert!(ignored.is_empty(), "options that change nothing, and are neither refused nor said to have no effect: {ignored:#?}");
+}
