@@ -28,6 +28,9 @@
 //! | [`Fault::OfflineStatsToRoot`] | a group going offline hands its statistics to the root group instead of its parent, while its queues (and its ledger) go to the parent: every count is conserved (I2), but the service a removed child issued is charged to the root, not to the ancestor the rules name (I7) | BFQ 4.12–4.15: `bfq_reparent_active_entities` reparented to `bfqd->root_group` (kernel-map.md D20) |
 //! | [`Fault::StatsReadOutsideLock`] | the statistics reader (`Scheduler::group_stats`) looks the group up under the scheduler lock, releases the lock, and then reads the group's counters: a removal between the two can free the group under the reader | a reader that keeps an object past the lock that protected it (the blkg lookups that had to move under `rcu_read_lock`/`queue_lock`) |
 //! | [`Fault::ChildDoesNotPinParent`] | a child group holds no reference on its parent (kernel-map.md D22 undone): a parent retired by one thread can be freed after its own grace period while its child, retired by another thread, still waits for its own, whose free then moves the child's residue into the freed parent | the bfq group did not count a reference on its parent; the blkg's pin on its parent blkg is what orders the frees |
+//! | [`Fault::MoveKeepsStatsGroup`] | a process move changes the scheduler's view of the queue's group (member list, entity parent, references, the I7 ledger) but not the group pointer its statistics follow: the moved queue's later service is counted in the group it left, while the scheduler's own ledger names the new one | the class of "bfq: Update cgroup information before merging bio" (2022): a moved process's I/O charged through stale cgroup information |
+//! | [`Fault::CreateSplitsLookup`] | group creation looks the parent up under one hold of the scheduler lock and takes the child's reference on it after releasing the lock (then creates under a second hold): a removal between the two holds can free the parent under the creator | blk-cgroup's `blkg_create` against a blkcg going offline (the parent looked up, then pinned too late: the `css_tryget_online` and `blkg->online` checks) |
+//! | [`Fault::ReaderSkipsBusyFlush`] | a statistics reader whose rstat flush finds another flush in progress returns without waiting for it: it reads the group before the other flusher has added the deltas it took, so a reader ordered after a dispatch may miss it | memcg's "skip the flush if one is ongoing" (`stats_flush_ongoing`, 2023), reverted by "mm: memcg: restore subtree stats flushing" (v6.8): readers saw stale statistics |
 //!
 //! The five lock faults weaken `sync::lock`'s orderings through `sync::weakened` (the facade cannot
 //! name this module); they are checked by `verify/tests/loom_locks.rs` (loom only: shuttle treats
@@ -57,11 +60,14 @@ pub enum Fault {
     OfflineStatsToRoot,
     StatsReadOutsideLock,
     ChildDoesNotPinParent,
+    MoveKeepsStatsGroup,
+    CreateSplitsLookup,
+    ReaderSkipsBusyFlush,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 18] = [
+    pub const ALL: [Fault; 21] = [
         Fault::IdleTimerTouchesBeforeCheck,
         Fault::ExpireWithoutOwnReference,
         Fault::GroupHandleWithoutGeneration,
@@ -80,6 +86,9 @@ impl Fault {
         Fault::OfflineStatsToRoot,
         Fault::StatsReadOutsideLock,
         Fault::ChildDoesNotPinParent,
+        Fault::MoveKeepsStatsGroup,
+        Fault::CreateSplitsLookup,
+        Fault::ReaderSkipsBusyFlush,
     ];
 
     /// The switch's name.
@@ -103,6 +112,9 @@ impl Fault {
             Fault::OfflineStatsToRoot => "offline-stats-to-root",
             Fault::StatsReadOutsideLock => "stats-read-outside-lock",
             Fault::ChildDoesNotPinParent => "child-does-not-pin-parent",
+            Fault::MoveKeepsStatsGroup => "move-keeps-stats-group",
+            Fault::CreateSplitsLookup => "create-splits-lookup",
+            Fault::ReaderSkipsBusyFlush => "reader-skips-busy-flush",
         }
     }
 

@@ -269,7 +269,7 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// (`blkcg_print_stat` flushes before it reads).
     fn flush_rstat(&self) {
         if let Some(lists) = &self.rstat {
-            lists.flush();
+            lists.flush_for_read();
         }
     }
 
@@ -307,9 +307,29 @@ impl<P: StatsPolicy> Scheduler<P> {
         }
         let mut st = self.lock();
         let parent = Self::lookup(&st, parent)?;
+        if fault::active(Fault::CreateSplitsLookup) {
+            let shared = st.groups[parent].shared;
+            drop(st);
+            st = self.fault_pin_parent_after_unlock(shared, parent)?;
+        }
         let (key, serial) = st.create_group(parent, weight, Self::new_group_state());
         tracing::debug!(name: "group created", target: trace::GROUPS, group = serial, weight, "group created");
         Ok(GroupId { key: key as u32, serial })
+    }
+
+    /// The fault `CreateSplitsLookup`: the parent found under the previous hold is pinned after
+    /// the unlock (a removal in between may have freed it), and creation goes on under a second
+    /// hold if the parent's slot still holds it.
+    #[cold]
+    fn fault_pin_parent_after_unlock(&self, shared: crate::objects::GroupPtr, parent: usize) -> Result<LockGuard<'_, SchedState>, SchedError> {
+        // SAFETY: none: this is the fault. The parent looked up under the previous hold may have
+        // been removed and freed since the unlock.
+        unsafe { shared.get(&shared) }.get();
+        let st = self.lock();
+        match st.groups.get(parent) {
+            Some(g) if g.shared.addr() == shared.addr() => Ok(st),
+            _ => Err(SchedError::NoSuchGroup(GroupId { key: parent as u32, serial: 0 })),
+        }
     }
 
     /// Removes a group: offline now (its queues move to the parent, its statistics are added into
@@ -915,3 +935,4 @@ impl<P: StatsPolicy> Drop for Dispatched<'_, P> {
         }
     }
 }
+
