@@ -694,6 +694,37 @@ mod tests {
         fails("I7 (issuers' ledger)", move || rec.check_attribution(&sched));
     }
 
+    /// In G1 a request dispatched before the move (charged to G1), then a move to G2 and a
+    /// request dispatched after it (charged to G2).
+    fn run_with_a_move() -> (schedlab_core::sync::Arc<Scheduler<SchedLock>>, Recorder, GroupId, GroupId) {
+        let (clock, _) = SchedClock::manual_ticking(1);
+        let sched = Scheduler::<SchedLock>::new(LockKind::FairSpin, SchedConfig { slots: 1, ..SchedConfig::default() }, clock);
+        let rec = Recorder::start(sched.root());
+        let g1 = rec.create(&sched, sched.root()).unwrap();
+        let g2 = rec.create(&sched, sched.root()).unwrap();
+        {
+            let p = sched.spawn_process(g1).unwrap();
+            rec.insert(&p, g1, rq(0, 1));
+            rec.insert(&p, g1, rq(640, 2));
+            rec.dispatch(&sched);
+            rec.move_to(&p, g2).unwrap();
+            rec.insert(&p, g2, rq(1280, 3));
+        }
+        rec.drain(&sched);
+        rec.read(&sched, g2);
+        (sched, rec, g1, g2)
+    }
+
+    #[test]
+    fn a_real_run_with_a_move_passes_and_the_move_decides() {
+        let (sched, rec, _, _) = run_with_a_move();
+        rec.check(&sched);
+        let (sched, rec, g1, _) = run_with_a_move();
+        // Had the move gone back to G1, everything would be G1's.
+        rec.with(|f| f.moves[0].to = g1);
+        fails("I7 (issuers' ledger)", move || rec.check_attribution(&sched));
+    }
+
     #[test]
     fn a_move_leaves_two_candidates_and_orders_settle_them() {
         let (sched, _, g1) = run();
@@ -710,5 +741,14 @@ mod tests {
         assert!(!feasible(&exact, &either, &doubled));
         let nothing: HashMap<GroupId, Charge> = [(g1, Charge::default()), (g2, Charge::default())].into();
         assert!(!feasible(&exact, &either, &nothing));
+        // Past 4096 choices (13 two-way candidates): the totals, and each group's certain part.
+        let times = |n: i64| Charge { serviced: n, bytes: 4096 * n, merged: 0 };
+        let many = vec![Candidate { charge, groups: vec![g1, g2] }; 13];
+        let kept = |a: i64, b: i64| -> HashMap<GroupId, Charge> { [(g1, times(a)), (g2, times(b))].into() };
+        assert!(feasible(&exact, &many, &kept(6, 7)));
+        assert!(!feasible(&exact, &many, &kept(6, 6)));
+        let certain: HashMap<GroupId, Charge> = [(g1, times(1)), (g2, Charge::default())].into();
+        assert!(feasible(&certain, &many, &kept(1, 13)));
+        assert!(!feasible(&certain, &many, &kept(0, 14)));
     }
 }
