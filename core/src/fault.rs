@@ -29,6 +29,9 @@
 //! | [`Fault::StatsReadOutsideLock`] | the statistics reader (`Scheduler::group_stats`) looks the group up under the scheduler lock, releases the lock, and then reads the group's counters: a removal between the two can free the group under the reader | a reader that keeps an object past the lock that protected it (the blkg lookups that had to move under `rcu_read_lock`/`queue_lock`) |
 //! | [`Fault::DepthLimitWalksWithoutLock`] | the depth limit (`Process::limit_depth`) walks its queue's group and the group's ancestors through the shared objects before it takes the scheduler lock, instead of on the scheduler's own tree under it: a removal between reading the queue's group and reading its parent can free the group under the walk | `bfqq_request_over_limit` (5.18) walks `entity->parent` up the hierarchy, which group removal frees; it takes `bfqd->lock` for the walk, and a walk outside it is the class of the 2021–2022 use-after-free fixes of moved and offline groups |
 //! | [`Fault::ChildDoesNotPinParent`] | a child group holds no reference on its parent (kernel-map.md D22 undone): a parent retired by one thread can be freed after its own grace period while its child, retired by another thread, still waits for its own, whose free then moves the child's residue into the freed parent | the bfq group did not count a reference on its parent; the blkg's pin on its parent blkg is what orders the frees |
+//! | [`Fault::MoveKeepsStatsGroup`] | a process move changes the scheduler's view of the queue's group (member list, entity parent, references, the I7 ledger) but not the group pointer its statistics follow: the moved queue's later service is counted in the group it left, while the scheduler's own ledger names the new one | the class of "bfq: Update cgroup information before merging bio" (2022): a moved process's I/O charged through stale cgroup information |
+//! | [`Fault::CreateSplitsLookup`] | group creation looks the parent up under one hold of the scheduler lock and takes the child's reference on it after releasing the lock (then creates under a second hold): a removal between the two holds can free the parent under the creator | blk-cgroup's `blkg_create` against a blkcg going offline (the parent looked up, then pinned too late: the `css_tryget_online` and `blkg->online` checks) |
+//! | [`Fault::ReaderSkipsBusyFlush`] | a statistics reader whose rstat flush finds another flush in progress returns without waiting for it: it reads the group before the other flusher has added the deltas it took, so a reader ordered after a dispatch may miss it | memcg's "skip the flush if one is ongoing" (`stats_flush_ongoing`, 2023), reverted by "mm: memcg: restore subtree stats flushing" (v6.8): readers saw stale statistics |
 //!
 //! The five lock faults weaken `sync::lock`'s orderings through `sync::weakened` (the facade cannot
 //! name this module); they are checked by `verify/tests/loom_locks.rs` (loom only: shuttle treats
@@ -59,11 +62,14 @@ pub enum Fault {
     StatsReadOutsideLock,
     ChildDoesNotPinParent,
     DepthLimitWalksWithoutLock,
+    MoveKeepsStatsGroup,
+    CreateSplitsLookup,
+    ReaderSkipsBusyFlush,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 19] = [
+    pub const ALL: [Fault; 22] = [
         Fault::IdleTimerTouchesBeforeCheck,
         Fault::ExpireWithoutOwnReference,
         Fault::GroupHandleWithoutGeneration,
@@ -83,6 +89,9 @@ impl Fault {
         Fault::StatsReadOutsideLock,
         Fault::ChildDoesNotPinParent,
         Fault::DepthLimitWalksWithoutLock,
+        Fault::MoveKeepsStatsGroup,
+        Fault::CreateSplitsLookup,
+        Fault::ReaderSkipsBusyFlush,
     ];
 
     /// The switch's name.
@@ -107,6 +116,9 @@ impl Fault {
             Fault::StatsReadOutsideLock => "stats-read-outside-lock",
             Fault::ChildDoesNotPinParent => "child-does-not-pin-parent",
             Fault::DepthLimitWalksWithoutLock => "depth-limit-walks-without-lock",
+            Fault::MoveKeepsStatsGroup => "move-keeps-stats-group",
+            Fault::CreateSplitsLookup => "create-splits-lookup",
+            Fault::ReaderSkipsBusyFlush => "reader-skips-busy-flush",
         }
     }
 

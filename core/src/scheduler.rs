@@ -269,7 +269,7 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// (`blkcg_print_stat` flushes before it reads).
     fn flush_rstat(&self) {
         if let Some(lists) = &self.rstat {
-            lists.flush();
+            lists.flush_for_read();
         }
     }
 
@@ -307,9 +307,29 @@ impl<P: StatsPolicy> Scheduler<P> {
         }
         let mut st = self.lock();
         let parent = Self::lookup(&st, parent)?;
+        if fault::active(Fault::CreateSplitsLookup) {
+            let shared = st.groups[parent].shared;
+            drop(st);
+            st = self.fault_pin_parent_after_unlock(shared, parent)?;
+        }
         let (key, serial) = st.create_group(parent, weight, Self::new_group_state());
         tracing::debug!(name: "group created", target: trace::GROUPS, group = serial, weight, "group created");
         Ok(GroupId { key: key as u32, serial })
+    }
+
+    /// The fault `CreateSplitsLookup`: the parent found under the previous hold is pinned after
+    /// the unlock (a removal in between may have freed it), and creation goes on under a second
+    /// hold if the parent's slot still holds it.
+    #[cold]
+    fn fault_pin_parent_after_unlock(&self, shared: crate::objects::GroupPtr, parent: usize) -> Result<LockGuard<'_, SchedState>, SchedError> {
+        // SAFETY: none: this is the fault. The parent looked up under the previous hold may have
+        // been removed and freed since the unlock.
+        unsafe { shared.get(&shared) }.get();
+        let st = self.lock();
+        match st.groups.get(parent) {
+            Some(g) if g.shared.addr() == shared.addr() => Ok(st),
+            _ => Err(SchedError::NoSuchGroup(GroupId { key: parent as u32, serial: 0 })),
+        }
     }
 
     /// Removes a group: offline now (its queues move to the parent, its statistics are added into
@@ -933,5 +953,219 @@ impl<P: StatsPolicy> Drop for Dispatched<'_, P> {
         if self.rq.is_some() {
             self.finish();
         }
+    }
+}
+
+/// The oracle's own negative controls (issue 35, item 1): for each condition of
+/// [`Scheduler::check_consistency`], a scheduler corrupted in exactly the way that condition
+/// names must fail exactly that condition, by its field, and every other must still hold; a
+/// clean one passes them all. (The model checks trust these fields: a condition that could not
+/// fail would pass every model.)
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod consistency_conditions {
+    use super::*;
+    use crate::objects::GroupShared;
+    use crate::protection::SchedLockOnly;
+    use crate::sync::OracleMutex;
+
+    /// A policy that applies everything under the lock, keeping `KEPT`, and (with `KEEP`) keeps
+    /// its retired groups instead of freeing them.
+    #[derive(Default)]
+    struct Locked<const FULL: bool, const KEEP: bool> {
+        kept: OracleMutex<Vec<RetiredGroup>>,
+    }
+
+    impl<const FULL: bool, const KEEP: bool> StatsPolicy for Locked<FULL, KEEP> {
+        const NAME: &'static str = "test-locked";
+        const SUMMARY: &'static str = "every update under the lock (core's oracle tests)";
+        const KEPT: StatsKept = if FULL { StatsKept::Full } else { StatsKept::Legacy };
+        type Protection = SchedLockOnly;
+        type DispatchCapture = ();
+        type GroupState = ();
+
+        fn new() -> Self {
+            Self::default()
+        }
+
+        fn route(&self, _kind: StatKind) -> Route {
+            Route::Now
+        }
+
+        fn dispatch_begin(&self, _view: &LockedView<'_>) {}
+
+        fn run_deferred(&self, _cx: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
+            unreachable!("nothing is deferred, got {} updates", batch.len());
+        }
+
+        fn retire_group(&self, group: RetiredGroup, reclaim: &Reclaimer<'_, SchedLockOnly>) {
+            if KEEP {
+                self.kept.lock().unwrap().push(group);
+            } else {
+                reclaim.release(group);
+            }
+        }
+    }
+
+    type Full = Locked<true, false>;
+
+    /// A quiet scheduler after a request, a merge into it, its dispatch and completion.
+    fn ran<P: StatsPolicy>(cfg: SchedConfig) -> Arc<Scheduler<P>> {
+        let (clock, _) = SchedClock::manual_ticking(1);
+        let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, clock);
+        {
+            let p = sched.spawn_process(sched.root()).unwrap();
+            p.insert(RequestSpec { sector: 0, sectors: 8, op: Op::READ_SYNC, at_head: false, tag: 1 });
+            p.insert(RequestSpec { sector: 8, sectors: 8, op: Op::READ_SYNC, at_head: false, tag: 2 });
+        }
+        sched.dispatch().unwrap().complete();
+        sched
+    }
+
+    /// Which named conditions fail (`ok` aside).
+    fn failing(c: &Consistency) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if !c.requests_balance {
+            out.push("requests_balance");
+        }
+        if c.outstanding != (0, 0) {
+            out.push("outstanding");
+        }
+        if c.listed != 0 {
+            out.push("listed");
+        }
+        if !c.groups_with_queued.is_empty() {
+            out.push("groups_with_queued");
+        }
+        if !c.io_serviced_matches {
+            out.push("io_serviced_matches");
+        }
+        if !c.groups_misattributed.is_empty() {
+            out.push("groups_misattributed");
+        }
+        if c.awaiting_reclamation != 0 {
+            out.push("awaiting_reclamation");
+        }
+        out
+    }
+
+    /// Exactly `name` fails, and so does `ok`.
+    fn only<P: StatsPolicy>(sched: &Scheduler<P>, name: &str) {
+        let c = sched.check_consistency();
+        assert_eq!(failing(&c), [name], "{c:?}");
+        assert!(!c.ok, "`ok` with {name} failing: {c:?}");
+    }
+
+    fn root_shared<P: StatsPolicy>(sched: &Scheduler<P>, f: impl FnOnce(&GroupShared)) {
+        let st = sched.lock();
+        // SAFETY: the root is online for the scheduler's life, and the lock is held.
+        f(unsafe { st.groups[st.root].shared.get(&st) });
+    }
+
+    #[test]
+    fn a_clean_run_passes_every_condition() {
+        let sched = ran::<Full>(SchedConfig::default());
+        let c = sched.check_consistency();
+        assert!(failing(&c).is_empty() && c.ok, "{c:?}");
+        assert_eq!((c.counters.inserted, c.counters.merged, c.counters.completed), (2, 1, 1));
+        assert_eq!(c.io_serviced_sum, Some(1));
+    }
+
+    #[test]
+    fn a_request_counted_in_and_never_out_fails_requests_balance() {
+        let sched = ran::<Full>(SchedConfig::default());
+        sched.lock().counters.inserted += 1;
+        only(&sched, "requests_balance");
+    }
+
+    #[test]
+    fn a_completion_never_dispatched_fails_requests_balance() {
+        // Balanced in and out (inserted = completed + merged), but more completed than dispatched.
+        let sched = ran::<Full>(SchedConfig::default());
+        let mut st = sched.lock();
+        st.counters.inserted += 1;
+        st.counters.completed += 1;
+        drop(st);
+        only(&sched, "requests_balance");
+    }
+
+    #[test]
+    fn a_request_left_on_the_device_fails_outstanding() {
+        let sched = ran::<Full>(SchedConfig::default());
+        let p = sched.spawn_process(sched.root()).unwrap();
+        p.insert(RequestSpec { sector: 640, sectors: 8, op: Op::READ_SYNC, at_head: false, tag: 3 });
+        let rq = sched.dispatch().unwrap();
+        only(&sched, "outstanding");
+        rq.complete();
+    }
+
+    #[test]
+    fn a_request_left_on_an_insertion_list_fails_listed() {
+        let sched = ran::<Full>(SchedConfig { insert: InsertPathKind::Lists, ..SchedConfig::default() });
+        let p = sched.spawn_process(sched.root()).unwrap();
+        p.insert(RequestSpec { sector: 640, sectors: 8, op: Op::READ_SYNC, at_head: false, tag: 3 });
+        only(&sched, "listed");
+    }
+
+    #[test]
+    fn an_io_add_without_its_io_remove_fails_groups_with_queued() {
+        let sched = ran::<Full>(SchedConfig::default());
+        root_shared(&sched, |g| StatUpdate::IoAdd { op: Op::READ_SYNC, group_in_service: false }.apply_to(g, 1));
+        only(&sched, "groups_with_queued");
+    }
+
+    #[test]
+    fn queued_is_not_checked_where_it_is_not_kept() {
+        let sched = ran::<Locked<false, false>>(SchedConfig::default());
+        root_shared(&sched, |g| StatUpdate::IoAdd { op: Op::READ_SYNC, group_in_service: false }.apply_to(g, 1));
+        let c = sched.check_consistency();
+        assert!(failing(&c).is_empty() && c.ok, "{c:?}");
+    }
+
+    #[test]
+    fn service_counted_and_charged_but_never_dispatched_fails_io_serviced_matches() {
+        let sched = ran::<Full>(SchedConfig::default());
+        root_shared(&sched, |g| StatUpdate::LegacyIo { op: Op::READ_SYNC, bytes: 4096 }.apply_to(g, 1));
+        let mut st = sched.lock();
+        let root = st.root;
+        st.groups[root].ledger.serviced += 1;
+        st.groups[root].ledger.service_bytes += 4096;
+        drop(st);
+        only(&sched, "io_serviced_matches");
+    }
+
+    #[test]
+    fn a_charge_the_statistics_lack_fails_groups_misattributed() {
+        for field in 0..3 {
+            let sched = ran::<Full>(SchedConfig::default());
+            let mut st = sched.lock();
+            let root = st.root;
+            let ledger = &mut st.groups[root].ledger;
+            match field {
+                0 => ledger.serviced += 1,
+                1 => ledger.service_bytes += 512,
+                _ => ledger.merged += 1,
+            }
+            drop(st);
+            only(&sched, "groups_misattributed");
+        }
+    }
+
+    #[test]
+    fn merges_are_not_attributed_where_they_are_not_kept() {
+        let sched = ran::<Locked<false, false>>(SchedConfig::default());
+        let mut st = sched.lock();
+        let root = st.root;
+        st.groups[root].ledger.merged += 1;
+        drop(st);
+        let c = sched.check_consistency();
+        assert!(failing(&c).is_empty() && c.ok, "{c:?}");
+    }
+
+    #[test]
+    fn a_retired_group_never_freed_fails_awaiting_reclamation() {
+        let sched = ran::<Locked<true, true>>(SchedConfig::default());
+        let g = sched.create_group(sched.root(), 100).unwrap();
+        sched.remove_group(g).unwrap();
+        only(&sched, "awaiting_reclamation");
     }
 }

@@ -170,6 +170,34 @@ macro_rules! for_each_control {
             depth_limit_under_lock: Pass, None,
                 $crate::scenarios::limit_depth_vs_removal_and_move::<schedlab_variants::sched_lock::SchedLock>;
 
+            // ---- independent oracles (crate::history): the product broken, the threads' own facts reject it ----
+            // A move that leaves the statistics in the group it left: the scheduler's ledger moves
+            // with the queue, so only the issuers' facts can tell (I7 is not checked from the
+            // scheduler's ledger across a move with requests in flight).
+            fault_move_keeps_stats_group: Rejected("I7 (issuers' ledger)"),
+                Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
+                $crate::scenarios::ledger_merge_move_in_flight::<schedlab_variants::sched_lock::SchedLock>;
+            fault_move_keeps_stats_group_deferred: Rejected("I7 (issuers' ledger)"),
+                Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
+                $crate::scenarios::ledger_merge_move_in_flight::<schedlab_variants::queue_lock::QueueLock>;
+            // The same fault on the submission's early sites: a bio merged after the move.
+            fault_move_keeps_stats_group_bio_merge: Rejected("I7 (issuers' ledger)|group used after it was freed"),
+                Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
+                $crate::scenarios::bio_merge_and_depth_vs_removal::<schedlab_variants::sched_lock::SchedLock>;
+            // The 4.15 reparenting, for a group created and moved into inside the race.
+            fault_offline_stats_to_root_created_in_race: Rejected("I7 (issuers' ledger)"),
+                Some(schedlab_core::fault::Fault::OfflineStatsToRoot),
+                $crate::scenarios::create_under_removed_parent::<schedlab_variants::sched_lock::SchedLock>;
+            // Creation racing removal: the parent pinned after the lock that found it (freed under
+            // the creator, or pinned while it went offline and never freed).
+            fault_create_splits_lookup: Rejected("group used after it was freed|was not freed"),
+                Some(schedlab_core::fault::Fault::CreateSplitsLookup),
+                $crate::scenarios::create_under_removed_parent::<schedlab_variants::sched_lock::SchedLock>;
+            // A reader that returns while another flush holds the deltas it needs.
+            fault_reader_skips_busy_flush: Rejected("read against its past"),
+                Some(schedlab_core::fault::Fault::ReaderSkipsBusyFlush),
+                $crate::scenarios::reads_against_their_past::<schedlab_variants::rstat::Rstat>;
+
             // ---- lock-only updates: a variant may ask to defer them, the scheduler must not ----
             // Deferred anyway, an expiration's update names a queue the same section freed, or
             // the completion path's lock-only update is left in a batch nobody applies (the

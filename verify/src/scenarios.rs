@@ -25,9 +25,10 @@
 //! Threads get the scheduler through an `Arc` (the checker's): a `Process` borrows the scheduler,
 //! so each thread makes its own.
 
-use schedlab_core::sync::{thread, violation, Arc, OracleArc};
+use crate::history::Recorder;
+use schedlab_core::sync::{thread, violation, Arc, AtomicBool, OracleArc};
 use schedlab_core::{
-    Clock, Census, GroupId, InsertOutcome, InsertPathKind, LockKind, Op, Protection, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler,
+    Clock, Census, Consistency, GroupId, InsertOutcome, InsertPathKind, LockKind, Op, Protection, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler,
     StatsKept, StatsPolicy, StatsSnapshot,
 };
 
@@ -171,63 +172,113 @@ pub fn finish<P: StatsPolicy>(sched: Arc<Scheduler<P>>, census: OracleArc<Census
     check_nothing_alive(&census, "I3");
 }
 
-/// I2 on a quiescent scheduler.
+/// I2 on a quiescent scheduler, then I7 from the scheduler's own ledger: the first condition of
+/// [`conservation_failures`] that fails is the model's violation.
 pub fn check_conservation<P: StatsPolicy>(sched: &Scheduler<P>, moves: Moves) {
     let c = sched.check_consistency();
-    let r = c.counters;
-    require(c.requests_balance && c.outstanding == (0, 0), || format!("I2: inserted != completed + merged, or requests left: {c:?}"));
-    require(r.dispatched == r.completed, || format!("I2: dispatched != completed: {r:?}"));
     let stats: Vec<(GroupId, StatsSnapshot)> =
         sched.groups().into_iter().filter_map(|g| sched.group_stats(g.id).ok().map(|s| (g.id, s))).collect();
-    if P::KEPT == StatsKept::Full {
+    if let Some((_, message)) = conservation_failures(&c, &stats, P::KEPT, P::LEGACY_IO_AT_SUBMIT, moves).into_iter().next() {
+        violation(message);
+    }
+}
+
+/// A condition an oracle found false: its name (what the oracle's own tests match,
+/// `tests/oracle_conditions.rs`) and the message a model reports.
+pub type Failure = (&'static str, String);
+
+/// Every condition of I2 and I7 that a quiescent scheduler's consistency report `c` and its online
+/// groups' statistics fail, in order, for a variant keeping `kept` (and counting io_serviced at
+/// submission if `counted_at_submit`, `StatsPolicy::LEGACY_IO_AT_SUBMIT`):
+///
+/// | name | condition |
+/// | --- | --- |
+/// | `requests` | inserted = completed + merged, nothing queued or on the device |
+/// | `dispatched` | dispatched = completed |
+/// | `queued-sum` | `queued` sums to 0 over the groups (full statistics) |
+/// | `queued-per-group` | every group's `queued` is 0 (full statistics; not after a move with requests queued) |
+/// | `merged` | io_merged sums to the merges (full statistics) |
+/// | `service-time` | service_time sums to at least 1 ns per completion (full statistics) |
+/// | `serviced` | io_serviced sums to the dispatches, or (counted at submission) to the requests that reached the insert (unless nothing is kept) |
+/// | `bytes` | io_service_bytes ≥ 512 × io_serviced in each of READ, WRITE, SYNC, ASYNC |
+/// | `attribution` | every group keeps what the scheduler's ledger charged it (not after a move with requests queued) |
+pub fn conservation_failures(c: &Consistency, stats: &[(GroupId, StatsSnapshot)], kept: StatsKept, counted_at_submit: bool, moves: Moves) -> Vec<Failure> {
+    let r = c.counters;
+    let mut out: Vec<Failure> = Vec::new();
+    let mut check = |holds: bool, name: &'static str, message: &dyn Fn() -> String| {
+        if !holds {
+            out.push((name, message()));
+        }
+    };
+    check(c.requests_balance && c.outstanding == (0, 0), "requests", &|| format!("I2: inserted != completed + merged, or requests left: {c:?}"));
+    check(r.dispatched == r.completed, "dispatched", &|| format!("I2: dispatched != completed: {r:?}"));
+    if kept == StatsKept::Full {
         let queued: i64 = stats.iter().map(|(_, s)| StatsSnapshot::total(&s.queued)).sum();
-        require(queued == 0, || format!("I2: queued did not return to 0 (sum over groups {queued}): {stats:?}"));
+        check(queued == 0, "queued-sum", &|| format!("I2: queued did not return to 0 (sum over groups {queued}): {stats:?}"));
         if moves == Moves::None {
-            require(c.groups_with_queued.is_empty(), || format!("I2: queued did not return to 0: {:?}", c.groups_with_queued));
+            check(c.groups_with_queued.is_empty(), "queued-per-group", &|| format!("I2: queued did not return to 0: {:?}", c.groups_with_queued));
         }
         let merged: i64 = stats.iter().map(|(_, s)| StatsSnapshot::total(&s.merged)).sum();
-        require(merged == r.merged as i64, || format!("I2: io_merged sums to {merged}, {} merges happened", r.merged));
+        check(merged == r.merged as i64, "merged", &|| format!("I2: io_merged sums to {merged}, {} merges happened", r.merged));
         // Every completion's statistics landed: on the ticking clock each completed request
         // adds at least 1 ns of service time.
         let service: i64 = stats.iter().map(|(_, s)| StatsSnapshot::total(&s.service_time)).sum();
-        require(service >= r.completed as i64, || {
+        check(service >= r.completed as i64, "service-time", &|| {
             format!("I2: service_time sums to {service} ns for {} completed requests (a completion's statistics were lost)", r.completed)
         });
     }
-    if P::KEPT != StatsKept::None {
+    if kept != StatsKept::None {
         let serviced: i64 = stats.iter().map(|(_, s)| StatsSnapshot::total(&s.io_serviced)).sum();
-        // io_serviced counts dispatched requests, or, for a policy that counts at submission
-        // (`mainline`), every request that reached the insert (one absorbed by a merge after
-        // its insert included), bios merged before a request was made not.
-        let (counted, what) = if P::LEGACY_IO_AT_SUBMIT { (r.inserted - r.bio_merged, "reached the insert") } else { (r.dispatched, "dispatched") };
-        require(serviced == counted as i64, || format!("I2: io_serviced sums to {serviced}, {counted} {what}"));
+        // What io_serviced counts: dispatched requests, or (counted at submission) every request
+        // that reached the insert, merged ones included, bios merged before a request was made not.
+        let (counted, what) = if counted_at_submit { (r.inserted - r.bio_merged, "submitted") } else { (r.dispatched, "dispatched") };
+        check(serviced == counted as i64, "serviced", &|| format!("I2: io_serviced sums to {serviced}, {counted} {what}"));
         // Every serviced request carried at least one sector, in each of READ/WRITE/SYNC/ASYNC:
         // a request counted without its bytes (a lost or misrouted io_service_bytes delta) shows.
         let per_type = |f: fn(&StatsSnapshot) -> [i64; 4]| -> [i64; 4] {
             stats.iter().fold([0; 4], |acc, (_, s)| std::array::from_fn(|k| acc[k] + f(s)[k]))
         };
         let (bytes, ios) = (per_type(|s| s.io_service_bytes), per_type(|s| s.io_serviced));
-        require((0..4).all(|k| bytes[k] >= 512 * ios[k]), || {
+        check((0..4).all(|k| bytes[k] >= 512 * ios[k]), "bytes", &|| {
             format!("I2: io_service_bytes {bytes:?} for io_serviced {ios:?}: a serviced request's bytes were lost")
         });
     }
     // I7 (after I2, which it refines: a count lost or doubled shows as I2 first): each group holds
     // what it was charged (the scheduler's own ledger, kept under its lock apart from the
     // statistics). Exact unless a process moved while a request of its was on the device: then
-    // the kernel's rule (the queue's group when the update is applied) may name either group.
+    // the kernel's rule (the queue's group when the update is applied) may name either group;
+    // the issuers' ledger (crate::history) checks those runs.
     if moves == Moves::None {
-        require(c.groups_misattributed.is_empty(), || {
+        check(c.groups_misattributed.is_empty(), "attribution", &|| {
             format!("I7: service charged to the wrong group (group, kept, charged): {:?}", c.groups_misattributed)
         });
     }
+    out
 }
 
 /// I3 with no allowance: no queue, no group beyond `groups`, nothing awaiting reclamation.
 pub fn check_alive(census: &Census, invariant: &str, groups: usize) {
     let (queues, live, awaiting) = (census.live_queues(), census.live_groups(), census.awaiting_reclamation());
-    require(awaiting == 0, || format!("{invariant}: a group was not freed ({awaiting} retired and never freed)"));
-    require(live == groups, || format!("{invariant}: a group was not freed ({live} live, {groups} expected)"));
-    require(queues == 0, || format!("{invariant}: a queue outlived its holders ({queues} live)"));
+    if let Some((_, message)) = alive_failures(invariant, queues, live, awaiting, groups).into_iter().next() {
+        violation(message);
+    }
+}
+
+/// Every condition of I3 that a census showing `queues` live queues, `live` live groups and
+/// `awaiting` retired groups not yet freed fails, when `groups` may be live: `awaiting`,
+/// `groups`, `queues`.
+pub fn alive_failures(invariant: &str, queues: usize, live: usize, awaiting: usize, groups: usize) -> Vec<Failure> {
+    let mut out: Vec<Failure> = Vec::new();
+    if awaiting != 0 {
+        out.push(("awaiting", format!("{invariant}: a group was not freed ({awaiting} retired and never freed)")));
+    }
+    if live != groups {
+        out.push(("groups", format!("{invariant}: a group was not freed ({live} live, {groups} expected)")));
+    }
+    if queues != 0 {
+        out.push(("queues", format!("{invariant}: a queue outlived its holders ({queues} live)")));
+    }
+    out
 }
 
 /// I3 after teardown.
@@ -484,6 +535,182 @@ pub fn spawned_create_move_read<P: StatsPolicy>() {
     }
     dispatch_and_complete(&sched);
     a.join().unwrap();
+    finish(sched, census, Moves::WithRequestsQueued);
+}
+
+// ---- independent oracles: facts recorded by the threads that made them (crate::history) ----
+
+/// I7 from the issuers, across merges and a move with requests in flight: G1 and G2 under the
+/// root. Thread A's process in G1 issues a request, one that merges into it, and one apart; moves
+/// to G2 (its requests queued, or one of them on the device); and issues a fourth that back-merges
+/// into the first if it is still queued: a merge of two groups' requests, charged to G2, where its
+/// issuer was. Thread B dispatches and completes one request meanwhile. Each thread records what
+/// it did (crate::history); at quiescence every group must keep what its issuers charged it, a
+/// dispatch concurrent with the move to either group (fault `MoveKeepsStatsGroup`: after the move
+/// the statistics still go to G1, which the scheduler's own ledger, charged beside them, cannot
+/// see across a move).
+pub fn ledger_merge_move_in_flight<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let root = sched.root();
+    let rec = Recorder::start(root);
+    let g1 = rec.create(&sched, root).unwrap();
+    let g2 = rec.create(&sched, root).unwrap();
+    let a = rec.spawn(&sched, move |s, r| {
+        let p = s.spawn_process(g1).unwrap();
+        r.insert(&p, g1, request_at(0, 1));
+        r.insert(&p, g1, request_at(8, 2));
+        r.insert(&p, g1, request_at(64, 3));
+        match r.move_to(&p, g2) {
+            Ok(()) => {
+                r.insert(&p, g2, request_at(16, 4));
+            }
+            Err(SchedError::UnsafeUnderRemoval(_)) => require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME)),
+            Err(e) => violation(format!("scenario: move failed: {e}")),
+        }
+    });
+    let b = rec.spawn(&sched, |s, r| {
+        r.dispatch(s);
+    });
+    rec.join(a);
+    rec.join(b);
+    rec.drain(&sched);
+    quiesce::<P>(&census);
+    rec.check(&sched);
+    finish(sched, census, Moves::WithRequestsQueued);
+}
+
+/// Creation racing removal, both racers spawned: Q under the root. Thread A starts a process in
+/// the root and issues a request, creates C under Q, moves the process into C (the group a process
+/// moves into, created inside the race), issues another, dispatches and completes one, exits and
+/// removes C. Thread B removes Q (refused while C is online) and makes reclamation progress. The
+/// creation must see Q online or fail (fault `CreateSplitsLookup`: Q pinned after the lock that
+/// found it, freed by B in between); C's charges must end in Q, or in the root if Q went after C
+/// (fault `OfflineStatsToRoot`, which the scheduler's own ledger cannot see across the move).
+pub fn create_under_removed_parent<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let root = sched.root();
+    let rec = Recorder::start(root);
+    let q = rec.create(&sched, root).unwrap();
+    let a = rec.spawn(&sched, move |s, r| {
+        let p = s.spawn_process(root).unwrap();
+        r.insert(&p, root, request(1, 1));
+        let c = match s.create_group(q, 100) {
+            Ok(c) => c,
+            Err(SchedError::NoSuchGroup(_)) => return, // Q went first
+            Err(e) => return violation(format!("scenario: creating under {q} failed: {e}")),
+        };
+        r.created(c, q);
+        match r.move_to(&p, c) {
+            Ok(()) => {
+                r.insert(&p, c, request(3, 2));
+            }
+            Err(SchedError::UnsafeUnderRemoval(_)) => require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME)),
+            Err(e) => violation(format!("scenario: move failed: {e}")),
+        }
+        r.dispatch(s);
+        drop(p);
+        if remove_or_refused(s, c) {
+            r.removed(c);
+            reclaim_step::<P>();
+        }
+    });
+    let b = rec.spawn(&sched, move |s, r| match s.remove_group(q) {
+        Ok(()) => {
+            r.removed(q);
+            reclaim_step::<P>();
+        }
+        Err(SchedError::HasChildren(_) | SchedError::UnsafeUnderRemoval(_)) => {}
+        Err(e) => violation(format!("scenario: removing {q} failed: {e}")),
+    });
+    rec.join(a);
+    rec.join(b);
+    rec.drain(&sched);
+    quiesce::<P>(&census);
+    rec.check(&sched);
+    finish(sched, census, Moves::WithRequestsQueued);
+}
+
+/// Reads checked against their past: G and H under the root; a request of H was dispatched and
+/// completed before the racers start (under rstat an unflushed entry on a pending list), one of G
+/// is queued. Thread A dispatches and completes G's request, reads G (`group_stats`, a flush) and
+/// publishes a flag. Thread B removes H (its release drains the lists: a flush racing A's) and
+/// makes reclamation progress, observes the flag, and reads G through `inspect_group` (a second
+/// flusher). The main thread reads G and the root after joining both. Every read must include
+/// what was dispatched before it in happens-before (A's own read, B's if it saw the flag, the
+/// main thread's), and nothing that had not begun by its end (fault `ReaderSkipsBusyFlush`: a
+/// reader that finds a flush in progress returns without the deltas it took).
+pub fn reads_against_their_past<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let root = sched.root();
+    let rec = Recorder::start(root);
+    let g = rec.create(&sched, root).unwrap();
+    let h = rec.create(&sched, root).unwrap();
+    rec.insert(&sched.spawn_process(h).unwrap(), h, request(3, 1));
+    rec.dispatch(&sched);
+    rec.insert(&sched.spawn_process(g).unwrap(), g, request(1, 2));
+    let done = Arc::new(AtomicBool::new(false));
+    let a = {
+        let done = done.clone();
+        rec.spawn(&sched, move |s, r| {
+            r.dispatch(s);
+            r.read(s, g);
+            r.publish(&done);
+        })
+    };
+    let b = rec.spawn(&sched, move |s, r| {
+        if remove_or_refused(s, h) {
+            r.removed(h);
+            reclaim_step::<P>();
+        }
+        r.observe(&done);
+        r.inspect(s, g);
+    });
+    rec.join(a);
+    rec.join(b);
+    rec.read(&sched, g);
+    rec.read(&sched, root);
+    rec.drain(&sched);
+    quiesce::<P>(&census);
+    rec.check(&sched);
+    finish(sched, census, Moves::None);
+}
+
+/// The submission's early sites against removal and a move: G1 and G2 under the root. Thread A's
+/// process in G1 queues a request, merges a bio into its end (`Process::bio_merge`: the group
+/// looked up and the merge made under one hold), runs the depth limit (`Process::limit_depth`:
+/// the queue's activity read without the lock, then its entity walked up its groups under it),
+/// moves to G2, merges a second bio, and runs the depth limit again; the main thread removes G1
+/// (moving the queue up if the move has not happened) and makes reclamation progress. Each bio
+/// merge is charged to the group its issuer was in (crate::history).
+pub fn bio_merge_and_depth_vs_removal<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let root = sched.root();
+    let rec = Recorder::start(root);
+    let g1 = rec.create(&sched, root).unwrap();
+    let g2 = rec.create(&sched, root).unwrap();
+    let a = rec.spawn(&sched, move |s, r| {
+        let Ok(p) = s.spawn_process(g1) else { return };
+        r.insert(&p, g1, request_at(0, 1));
+        let merged = r.bio_merge(&p, g1, request_at(8, 2));
+        require(merged, || "scenario: the bio should merge at the request's end".into());
+        p.limit_depth();
+        match r.move_to(&p, g2) {
+            Ok(()) => {
+                r.bio_merge(&p, g2, request_at(16, 3));
+            }
+            Err(SchedError::UnsafeUnderRemoval(_)) => require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME)),
+            Err(e) => violation(format!("scenario: move failed: {e}")),
+        }
+        p.limit_depth();
+    });
+    if remove_or_refused(&sched, g1) {
+        rec.removed(g1);
+        reclaim_step::<P>();
+    }
+    rec.join(a);
+    rec.drain(&sched);
+    quiesce::<P>(&census);
+    rec.check(&sched);
     finish(sched, census, Moves::WithRequestsQueued);
 }
 
@@ -940,6 +1167,10 @@ macro_rules! for_each_scenario {
             spawned_create_move_read,
             bio_merge_vs_removal,
             limit_depth_vs_removal_and_move,
+            ledger_merge_move_in_flight,
+            create_under_removed_parent,
+            reads_against_their_past,
+            bio_merge_and_depth_vs_removal,
         }
     };
 }

@@ -8,6 +8,7 @@
 //! model thread (`schedlab_core::sync::epoch`). What it cannot see is listed in
 //! notes/verify-budget.md.
 
+use crate::history::Recorder;
 use crate::scenarios::{finish, quiesce, reclaim_step, remove_or_refused, require, Moves, IDLE_NS};
 use schedlab_core::sync::{thread, violation};
 use schedlab_core::{GroupId, LockKind, Op, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler, StatsPolicy};
@@ -141,60 +142,65 @@ pub fn spawned_creators_movers_readers<P: StatsPolicy>() {
     let (clock, _manual) = SchedClock::manual_ticking(1);
     let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, clock);
     let census = sched.census();
+    let root = sched.root();
+    // Every thread records what it does (crate::history): I7 is checked from the issuers' facts
+    // across the moves with requests in flight, and every read against its past.
+    let rec = Recorder::start(root);
     let mut threads = Vec::new();
     for job in 0..2u64 {
-        let s = sched.clone();
-        threads.push(thread::spawn(move || {
-            let g = s.create_group(s.root(), 100 + 100 * job).unwrap();
+        threads.push(rec.spawn(&sched, move |s, r| {
+            let g = s.create_group(root, 100 + 100 * job).unwrap();
+            r.created(g, root);
             let child = s.create_group(g, 100).unwrap();
-            let p = s.spawn_process(s.root()).unwrap();
+            r.created(child, g);
+            let p = s.spawn_process(root).unwrap();
             for i in 0..REQUESTS_PER_JOB / 2 {
-                p.insert(spec(job, i));
+                r.insert(&p, root, spec(job, i));
             }
-            match p.move_to(child) {
-                Ok(()) | Err(SchedError::UnsafeUnderRemoval(_)) => {}
-                Err(e) => violation(format!("workload: move failed: {e}")),
-            }
+            let home = match r.move_to(&p, child) {
+                Ok(()) => child,
+                Err(SchedError::UnsafeUnderRemoval(_)) => root,
+                Err(e) => {
+                    violation(format!("workload: move failed: {e}"));
+                    root
+                }
+            };
             for i in REQUESTS_PER_JOB / 2..REQUESTS_PER_JOB {
-                p.insert(spec(job, i));
+                r.insert(&p, home, spec(job, i));
             }
             drop(p);
             // Job 0 removes both its groups; job 1 keeps its group, which its child's statistics
             // reach at the child's removal while the reader may be reading it.
-            if remove_or_refused(&s, child) {
+            if remove_or_refused(s, child) {
+                r.removed(child);
                 reclaim_step::<P>();
-                if job == 0 {
-                    remove_or_refused(&s, g);
+                if job == 0 && remove_or_refused(s, g) {
+                    r.removed(g);
                     reclaim_step::<P>();
                 }
             }
         }));
     }
-    let reader = {
-        let s = sched.clone();
-        thread::spawn(move || {
-            for _ in 0..3 {
-                for g in s.groups() {
-                    let _ = s.group_stats(g.id);
-                }
+    let reader = rec.spawn(&sched, |s, r| {
+        for _ in 0..3 {
+            for g in s.groups() {
+                r.read(s, g.id);
             }
-        })
-    };
-    let dispatcher = {
-        let s = sched.clone();
-        thread::spawn(move || {
-            for _ in 0..2 * REQUESTS_PER_JOB {
-                if let Some(rq) = s.dispatch() {
-                    rq.complete();
-                }
-            }
-        })
-    };
+        }
+    });
+    let dispatcher = rec.spawn(&sched, |s, r| {
+        for _ in 0..2 * REQUESTS_PER_JOB {
+            r.dispatch(s);
+        }
+    });
     for t in threads {
-        t.join().unwrap();
+        rec.join(t);
     }
-    reader.join().unwrap();
-    dispatcher.join().unwrap();
+    rec.join(reader);
+    rec.join(dispatcher);
+    rec.drain(&sched);
+    quiesce::<P>(&census);
+    rec.check(&sched);
     finish(sched, census, Moves::WithRequestsQueued);
 }
 

@@ -79,6 +79,10 @@ impl GroupIostat {
 pub struct RstatLists {
     heads: Box<[CachePadded<AtomicPtr<GroupShared>>]>,
     flush_lock: Lock<()>,
+    /// A flush is in progress (the fault `ReaderSkipsBusyFlush` only: memcg's
+    /// `stats_flush_ongoing`).
+    #[cfg(feature = "fault-injection")]
+    flush_ongoing: AtomicBool,
 }
 
 impl RstatLists {
@@ -86,6 +90,8 @@ impl RstatLists {
         RstatLists {
             heads: (0..slots).map(|_| CachePadded::new(AtomicPtr::new(std::ptr::null_mut()))).collect(),
             flush_lock: Lock::named(LockKind::FairSpin, LockClass::register("rstat-flush"), ()),
+            #[cfg(feature = "fault-injection")]
+            flush_ongoing: AtomicBool::new(false),
         }
     }
 
@@ -127,8 +133,50 @@ impl RstatLists {
         }
     }
 
+    /// The flush a statistics reader makes before it reads (`blkcg_print_stat`): the same as
+    /// [`RstatLists::flush`]. It waits for a flush in progress (on the global lock), so that
+    /// whatever was added before the read is in the statistics when it returns: a reader ordered
+    /// after an update sees it (verify's `reads_against_their_past`).
+    pub fn flush_for_read(&self) {
+        #[cfg(feature = "fault-injection")]
+        {
+            if fault::active(Fault::ReaderSkipsBusyFlush) {
+                self.fault_flush_unless_busy(true);
+                return;
+            }
+        }
+        self.flush();
+    }
+
+    /// The fault `ReaderSkipsBusyFlush`: every flush marks itself ongoing, and a reader that finds
+    /// one ongoing returns at once, without the deltas the other flusher has taken off the lists
+    /// and not yet added.
+    #[cfg(feature = "fault-injection")]
+    #[cold]
+    fn fault_flush_unless_busy(&self, reader: bool) {
+        let first = !self.flush_ongoing.swap(true, Ordering::AcqRel);
+        if !first && reader {
+            return;
+        }
+        self.flush_locked();
+        if first {
+            self.flush_ongoing.store(false, Ordering::Release);
+        }
+    }
+
     /// `blkcg_rstat_flush`: moves every pending delta into its group's statistics.
     pub fn flush(&self) {
+        #[cfg(feature = "fault-injection")]
+        {
+            if fault::active(Fault::ReaderSkipsBusyFlush) {
+                self.fault_flush_unless_busy(false);
+                return;
+            }
+        }
+        self.flush_locked();
+    }
+
+    fn flush_locked(&self) {
         let _global = (!fault::active(Fault::FlushWithoutGlobalLock)).then(|| self.flush_lock.lock());
         for slot in 0..self.heads.len() {
             // Acquire pairs with the Release of `push`: the `next` links are visible.

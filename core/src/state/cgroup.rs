@@ -11,7 +11,9 @@ use crate::objects::{GroupPtr, GroupShared};
 impl SchedState {
     /// `bfq_bfqq_move`: the queue changes group (cgroup move, or its group goes offline).
     pub(crate) fn move_queue(&mut self, q: QueueId, to: usize, now: u64, sink: &mut impl StatSink) {
-        self.move_queue_publishing(q, to, now, sink, true);
+        // The fault `MoveKeepsStatsGroup`: the statistics keep following the group left behind.
+        let publish = !fault::active(Fault::MoveKeepsStatsGroup);
+        self.move_queue_publishing(q, to, now, sink, publish);
     }
 
     /// [`SchedState::move_queue`]; `publish` false is the `OfflineMovesOnlyBusyQueues` fault: the
@@ -75,7 +77,8 @@ impl SchedState {
         let serial = self.next_serial;
         self.next_serial += 1;
         let p = &mut self.groups[parent];
-        if !fault::active(Fault::ChildDoesNotPinParent) {
+        // (With `CreateSplitsLookup` the creator took it already, outside the lock.)
+        if !fault::active(Fault::ChildDoesNotPinParent) && !fault::active(Fault::CreateSplitsLookup) {
             // SAFETY: the parent is online: its online reference keeps it allocated.
             unsafe { p.shared.get(&*p) }.get(); // the child's reference on its parent
         }
