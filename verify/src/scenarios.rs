@@ -678,7 +678,7 @@ pub fn reads_against_their_past<P: StatsPolicy>() {
 /// The submission's early sites against removal and a move: G1 and G2 under the root. Thread A's
 /// process in G1 queues a request, merges a bio into its end (`Process::bio_merge`: the group
 /// looked up and the merge made under one hold), runs the depth limit (`Process::limit_depth`:
-/// the queue's activity read without the lock, then its entity walked up its groups under it),
+/// the lock taken first, as since v6.13, then the queue's entity walked up its groups under it),
 /// moves to G2, merges a second bio, and runs the depth limit again; the main thread removes G1
 /// (moving the queue up if the move has not happened) and makes reclamation progress. Each bio
 /// merge is charged to the group its issuer was in (crate::history).

@@ -85,7 +85,7 @@ pub struct KernelRun {
     /// context), where the accounting cgroup exists.
     pub fio_cpu_per_io_us: Option<f64>,
     /// The experiment's CPU time per I/O, µs: fio's cgroup, the kernel threads (loop worker,
-    /// kworkers, ksoftirqd) and interrupts on idle CPUs ([`system::CpuSplit`]), where the
+    /// kworkers, ksoftirqd) and interrupts on idle CPUs ([`super::system::CpuSplit`]), where the
     /// accounting cgroup exists. Unlike `cpu_per_io_us` it leaves other processes out.
     pub experiment_cpu_per_io_us: Option<f64>,
     /// CPUs other processes used during the run (their CPU time ÷ the window), where the
