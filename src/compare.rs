@@ -7,10 +7,10 @@ use crate::flags::{parse_locks, parse_variants, WorkloadArgs};
 use crate::progress::Bar;
 use crate::{bad_input, check_output, seconds, units, write_output, ExperimentError, INTERRUPT};
 use clap::Parser;
-use schedlab_benches::compare::{self, CompareConfig, CompareReport, Measure};
+use schedlab_benches::experiment::compare::{self, CompareConfig, CompareReport, Measure};
 use schedlab_benches::experiment::Failures;
 use schedlab_benches::report::pages;
-use schedlab_benches::workload::entry_name;
+use schedlab_benches::driver::workload::entry_name;
 use schedlab_core::InsertPathKind;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -148,7 +148,7 @@ pub fn cmd(args: &CompareArgs) -> Result<(), ExperimentError> {
     let svg_out = check_output(args.svg.as_deref())?;
     let report_out = check_output(args.report.as_deref())?;
     let report = compare::run(&cfg, &INTERRUPT, &mut Bar::new("schedlab compare", "runs"))?;
-    out!("{}", compare::full_text(&report, args.brief));
+    out!("{}", schedlab_benches::report::compare::full_text(&report, args.brief));
     let mut failures = Failures::default();
     if let Some(json_out) = &json_out {
         #[derive(serde::Serialize)]

@@ -3,8 +3,8 @@
 //! cannot drift apart.
 
 use crate::{bad_input, parse_bs, seconds, units, ExperimentError};
-use schedlab_benches::compare::NoisePolicy;
-use schedlab_benches::workload::{Rw, WorkloadConfig};
+use schedlab_benches::experiment::compare::NoisePolicy;
+use schedlab_benches::driver::workload::{Rw, WorkloadConfig};
 use schedlab_core::{Inject, InjectSite, InsertPathKind, KernelProfile, LockKind};
 
 /// What the jobs do (everything but how many, how long and which lock).

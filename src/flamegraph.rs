@@ -11,8 +11,8 @@
 use crate::{bad_input, ExperimentError};
 use schedlab_benches::experiment::flamegraph::{self, FlamegraphConfig, FoldedConfig};
 use schedlab_benches::experiment::{ErrorKind, Failures};
-use schedlab_benches::profile;
-use schedlab_benches::workload::{entry_name, split_entry, WorkloadConfig};
+use schedlab_benches::driver::profile;
+use schedlab_benches::driver::workload::{entry_name, split_entry, WorkloadConfig};
 use schedlab_core::{InsertPathKind, LockKind};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,12 +1,12 @@
-//! `schedlab kernel`: this machine's own BFQ beside the model (`schedlab_benches::kernel`). This
+//! `schedlab kernel`: this machine's own BFQ beside the model (`schedlab_benches::experiment::kernel`). This
 //! file parses arguments, makes one call, prints the tables (`schedlab_benches::report::kernel`)
 //! and writes the JSON.
 
 use crate::{bad_input, check_output, parse_bs, seconds, units, ExperimentError, INTERRUPT};
 use schedlab_benches::experiment::{ErrorKind, Failures};
-use schedlab_benches::kernel::{self, KernelConfig, ModelOutside, Point};
+use schedlab_benches::experiment::kernel::{self, KernelConfig, ModelOutside, Point};
 use schedlab_benches::report::kernel::kernel_text;
-use schedlab_benches::workload::Rw;
+use schedlab_benches::driver::workload::Rw;
 use schedlab_core::LockKind;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -173,7 +173,7 @@ pub(crate) fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError>
         return Err(bad_input("--flamegraphs needs the profiles: leave out --no-profile"));
     }
     if let Some(dir) = &args.flamegraphs {
-        schedlab_benches::output::check_dir(dir).map_err(bad_input)?;
+        schedlab_benches::files::output::check_dir(dir).map_err(bad_input)?;
     }
     let main = Point { threads: args.threads as usize, iodepth: args.iodepth as usize, ioengine };
     let points = match args.points.as_str() {
@@ -286,7 +286,7 @@ fn inject_cmd(args: &KernelArgs, cfg: &KernelConfig, list: &str) -> Result<(), E
         .map(|c| units::count::<0, { kernel::inject::MAX_COST_NS }>(c.trim()).map_err(|e| bad_input(format!("--inject: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
     if let Some(dir) = &args.inject_raw {
-        schedlab_benches::output::check_dir(dir).map_err(bad_input)?;
+        schedlab_benches::files::output::check_dir(dir).map_err(bad_input)?;
     }
     cfg.validate()?;
     let icfg = kernel::inject::InjectConfig { costs_ns, cycles: args.inject_cycles as usize, raw_dir: args.inject_raw.clone() };

@@ -11,7 +11,7 @@
 //! line. The trace file is complete once the returned [`Logging`] is dropped (tracing-chrome's
 //! writer thread finishes the JSON array then).
 
-use schedlab_benches::output::StreamWriter;
+use schedlab_benches::files::output::StreamWriter;
 use std::fmt;
 use std::io::IsTerminal;
 use tracing::{Event, Level, Subscriber};

@@ -26,7 +26,7 @@
 
 use clap::{Parser, Subcommand};
 pub(crate) use schedlab_benches::experiment::ExperimentError;
-use schedlab_benches::output::OutputFile;
+use schedlab_benches::files::output::OutputFile;
 use schedlab_core::sync::AtomicBool;
 use std::process::ExitCode;
 use std::time::Duration;

@@ -93,7 +93,7 @@ fn say(level: &str, message: &str) {
 
 /// Writes `value` as pretty JSON and a newline to `file`; true when written. A failure is logged
 /// once here and added to `failures` as an output failure (its message already printed).
-pub fn json(file: &schedlab_benches::output::OutputFile, value: &impl serde::Serialize, failures: &mut schedlab_benches::experiment::Failures) -> bool {
+pub fn json(file: &schedlab_benches::files::output::OutputFile, value: &impl serde::Serialize, failures: &mut schedlab_benches::experiment::Failures) -> bool {
     let written = match serde_json::to_string_pretty(value) {
         Ok(text) => crate::write_output(file, (text + "\n").as_bytes()),
         Err(e) => {
@@ -109,7 +109,7 @@ pub fn json(file: &schedlab_benches::output::OutputFile, value: &impl serde::Ser
 
 /// Writes a drawn chart to `file` and says `wrote PATH`; a chart that could not be drawn or
 /// written is an output failure added to `failures` (the reason logged or in its message).
-pub fn svg(file: &schedlab_benches::output::OutputFile, drawn: Result<String, String>, failures: &mut schedlab_benches::experiment::Failures) {
+pub fn svg(file: &schedlab_benches::files::output::OutputFile, drawn: Result<String, String>, failures: &mut schedlab_benches::experiment::Failures) {
     match drawn {
         Ok(text) if crate::write_output(file, text.as_bytes()) => outln!("wrote {}", file.path().display()),
         Ok(_) => failures.add(crate::ExperimentError::output_failed(String::new())),

@@ -5,7 +5,7 @@
 //! every file the command will write inside one (`flamegraph --out D`: `D/<entry>.svg` ...), and
 //! every output whose name is derived from an input's (`--folded F` writes `D/<stem of F>.svg`).
 //!
-//! [`declare`] checks each output (`schedlab_benches::output`: writable, a name within
+//! [`declare`] checks each output (`schedlab_benches::files::output`: writable, a name within
 //! `NAME_MAX`, descriptors and devices written through) and refuses, with one line and exit 2,
 //! any two paths that are one file where that would destroy something: two outputs that replace
 //! one file (by name, symlink or hard link, or a file inside an output directory), an output
@@ -18,7 +18,7 @@
 //! tests, `path_props.rs` and `tests/cli_paths.rs`), so no path escapes the registry.
 
 use crate::{bad_input, ExperimentError};
-use schedlab_benches::output::{check_dir, file_identity, future_identity, FileIdentity, OutputFile, NAME_MAX};
+use schedlab_benches::files::output::{check_dir, file_identity, future_identity, FileIdentity, OutputFile, NAME_MAX};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

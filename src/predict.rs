@@ -7,9 +7,9 @@ use crate::flags::{parse_list, parse_locks, parse_variants, WorkloadArgs};
 use crate::{check_input, check_output, units, ExperimentError, INTERRUPT};
 use schedlab_benches::experiment::predict::{self, CalibrationFile, PredictConfig, ValidationSettings};
 use schedlab_benches::experiment::Failures;
-use schedlab_benches::predict::calibrate::CalibrationSettings;
-use schedlab_benches::predict::topology::Topology;
-use schedlab_benches::predict::{CalibrationSet, Wanted};
+use schedlab_benches::model::calibrate::CalibrationSettings;
+use schedlab_benches::model::topology::Topology;
+use schedlab_benches::model::{CalibrationSet, Wanted};
 use schedlab_core::InsertPathKind;
 use std::path::PathBuf;
 

@@ -6,7 +6,7 @@
 
 use crate::ExperimentError;
 use schedlab_benches::experiment::Failures;
-use schedlab_benches::output::OutputFile;
+use schedlab_benches::files::output::OutputFile;
 use schedlab_benches::report::html::Page;
 use std::sync::Mutex;
 use tracing::field::{Field, Visit};

@@ -1,11 +1,11 @@
 //! `schedlab run`: one variant, one configuration, the end-of-run checks, optionally a JSON
-//! result and a Chrome / Perfetto trace. The run itself is `schedlab_benches::workload`.
+//! result and a Chrome / Perfetto trace. The run itself is `schedlab_benches::driver::workload`.
 
 use crate::{bad_input, flags, logging, signals, units, ExperimentError, INTERRUPT};
 use schedlab_benches::experiment::Failures;
-use schedlab_benches::output::OutputFile;
+use schedlab_benches::files::output::OutputFile;
 use schedlab_benches::report::run::{self as run_report, RunJson};
-use schedlab_benches::workload::{run_named, WorkloadConfig};
+use schedlab_benches::driver::workload::{run_named, WorkloadConfig};
 use schedlab_core::LockKind;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -89,8 +89,8 @@ pub fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, ExperimentError
     Ok(cfg)
 }
 
-pub fn cmd(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, report_out: Option<OutputFile>, trace: Option<schedlab_benches::output::Stream>, logging: &mut logging::Logging) -> Result<(), ExperimentError> {
-    schedlab_benches::workload::warn_before_run(cfg.lock, cfg.threads);
+pub fn cmd(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, report_out: Option<OutputFile>, trace: Option<schedlab_benches::files::output::Stream>, logging: &mut logging::Logging) -> Result<(), ExperimentError> {
+    schedlab_benches::driver::workload::warn_before_run(cfg.lock, cfg.threads);
     let result = run_named(&args.variant, &cfg, &INTERRUPT);
     let mut failures = Failures::default();
     if result.as_ref().is_ok_and(|r| r.interrupted) || result.is_err() {
@@ -121,9 +121,9 @@ pub fn cmd(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, re
     };
     let mut text = run_report::run_text(&result);
     out!("{text}");
-    schedlab_benches::workload::warn_after_run(&result);
+    schedlab_benches::driver::workload::warn_after_run(&result);
     if cfg.lockstat {
-        let table = schedlab_benches::compare::lockstat_table(&result.locks);
+        let table = schedlab_benches::report::compare::lockstat_table(&result.locks);
         out!("{table}");
         text.push_str(&table);
     }

@@ -78,9 +78,9 @@ pub fn install() -> Result<(), String> {
                         continue;
                     }
                     crate::out::error(format_args!("{}: second signal, stopping at once (sender {:?}, first {:?})", name(signal), stop.sender, first.sender));
-                    schedlab_benches::output::remove_temporary_files();
+                    schedlab_benches::files::output::remove_temporary_files();
                     // What `schedlab kernel` changed on the machine (nothing for the others).
-                    schedlab_benches::kernel::system::undo_own_ledger();
+                    schedlab_benches::experiment::kernel::system::undo_own_ledger();
                     std::process::exit(exit_code(signal).into());
                 }
                 first = Some(stop);

@@ -6,8 +6,8 @@
 use crate::{check_output, units, bad_input, ExperimentError, INTERRUPT};
 use schedlab_benches::experiment::simulate::{self, SimulateConfig};
 use schedlab_benches::experiment::Failures;
-use schedlab_benches::sim::{DeviceModel, IdlingDecision, SimConfig};
-use schedlab_benches::workload::Rw;
+use schedlab_benches::policy_sim::{DeviceModel, IdlingDecision, SimConfig};
+use schedlab_benches::driver::workload::Rw;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct SimulateArgs {

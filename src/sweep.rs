@@ -9,8 +9,8 @@ use crate::flags::{parse_list, parse_locks, parse_variants, WorkloadArgs};
 use crate::progress::Bar;
 use crate::{bad_input, check_input, check_output, seconds, units, write_output, ExperimentError, INTERRUPT};
 use schedlab_benches::experiment::Failures;
-use schedlab_benches::predict::topology::Topology;
-use schedlab_benches::sweep::{self, CsvOutput, ModelSettings, SweepConfig};
+use schedlab_benches::model::topology::Topology;
+use schedlab_benches::experiment::sweep::{self, CsvOutput, ModelSettings, SweepConfig};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -156,7 +156,7 @@ pub fn cmd(args: &SweepArgs) -> Result<(), ExperimentError> {
     let svg_out = check_output(Some(&args.svg))?.expect("a path was given");
     let report_out = check_output(args.report.as_deref())?;
     let report = sweep::run(&cfg, &INTERRUPT, &mut Bar::new("schedlab sweep", "points"))?;
-    out!("{}", sweep::points_and_model_text(&report));
+    out!("{}", schedlab_benches::report::sweep::points_and_model_text(&report));
     let mut failures = Failures::default();
     let mut figures = Vec::new();
     if let Some(e) = &report.csv_error {
@@ -169,7 +169,7 @@ pub fn cmd(args: &SweepArgs) -> Result<(), ExperimentError> {
         let title = format!("schedlab sweep: KIOPS vs threads ({} CPUs, commit {})", cfg.cpus, report.provenance.commit);
         let locks: Vec<&str> = cfg.locks.iter().map(|l| l.name()).collect();
         let footer = schedlab_benches::report::charts::provenance_line(&report.provenance, &locks.join(", "));
-        match sweep::draw_svg_with_footer(&report.points, &report.models, &title, &footer) {
+        match schedlab_benches::report::chart::draw_svg_with_footer(&report.points, &report.models, &title, &footer) {
             Ok(drawing) => {
                 match (write_output(&svg_out, drawing.as_bytes()), &report.csv_error) {
                     (true, None) => outln!("
@@ -183,7 +183,7 @@ wrote {}", args.svg.display()),
             Err(e) => failures.add(ExperimentError::output_failed(e)),
         }
     }
-    out!("{}", sweep::notes_text(&report));
+    out!("{}", schedlab_benches::report::sweep::notes_text(&report));
     crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::sweep(&report, figures), &mut failures);
     if !report.all_consistent() {
         failures.add(ExperimentError::check_failed("a point failed its end-of-run checks (INCONSISTENT points above)"));

@@ -517,7 +517,7 @@ fn a_signal_during_a_traced_run_leaves_a_valid_trace_marked_interrupted() {
     assert_eq!(status, Some(143), "{stderr}");
     assert!(stdout.contains("interrupted") && stdout.contains("wrote trace"), "{stdout}");
     let text = std::fs::read_to_string(&trace).unwrap();
-    schedlab_benches::trace_check::parse(&text).expect("a well-formed trace");
+    schedlab_benches::files::trace_check::parse(&text).expect("a well-formed trace");
     assert!(text.contains("\"run interrupted\""), "the trace is marked interrupted");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!((v["interrupted"].as_bool(), v["signal"].as_str()), (Some(true), Some("SIGTERM")));

@@ -204,7 +204,7 @@ window.addEventListener("load", function() { setTimeout(function() {
     let at = svg.find("<svg").unwrap();
     let end = at + svg[at..].find('>').unwrap() + 1;
     let probed = format!("{}{probe}{}", &svg[..end], &svg[end..]);
-    let mut page = schedlab_benches::report::html::Page::new("probe", &schedlab_benches::provenance::Provenance::collect());
+    let mut page = schedlab_benches::report::html::Page::new("probe", &schedlab_benches::files::provenance::Provenance::collect());
     page.table("t", "x").interactive("sched-lock", probed);
     let html = d.join("probe.html");
     std::fs::write(&html, page.render()).unwrap();

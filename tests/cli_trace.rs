@@ -3,7 +3,7 @@
 //! scheduler lock's hold slices never overlap (mutual exclusion, seen from the timeline). Plus the
 //! logging path: `-v` and RUST_LOG show progress, errors stay one line, bad trace flags leave no file.
 
-use schedlab_benches::trace_check::{self, Slice, Trace};
+use schedlab_benches::files::trace_check::{self, Slice, Trace};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 

@@ -8,7 +8,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use schedlab_benches::profile::criterion_config;
+use schedlab_benches::driver::profile::criterion_config;
 use schedlab_core::{LockKind, Op, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy};
 use schedlab_variants::VariantVisitor;
 use std::hint::black_box;

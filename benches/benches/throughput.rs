@@ -90,7 +90,7 @@ fn throughput(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = schedlab_benches::profile::criterion_config();
+    config = schedlab_benches::driver::profile::criterion_config();
     targets = throughput
 }
 criterion_main!(benches);

@@ -70,13 +70,6 @@
 //!   (configuration, stop flag and observer in; a serialisable report or a typed [`error`] carrying its
 //!   exit code out).
 //!
-//! ## Old paths
-//!
-//! The CLI, the criterion benches and the tests reach the modules by the names they had before
-//! the stages (`schedlab_benches::workload`, `::compare`, `::predict`, ...): the re-exports below
-//! keep those names. Inside this crate every path names where a thing lives; the layering test
-//! refuses a path through one of these names.
-
 pub mod driver;
 pub mod error;
 pub mod experiment;
@@ -86,23 +79,3 @@ pub mod policy_sim;
 pub mod report;
 pub mod seeds;
 pub mod stats;
-
-pub use driver::{profile, roundtrip, workload};
-pub use experiment::kernel;
-pub use files::{output, provenance, trace_check};
-pub use model as predict;
-pub use policy_sim as sim;
-pub use stats as numbers;
-
-/// `schedlab compare`: the experiment and its tables.
-pub mod compare {
-    pub use crate::experiment::compare::*;
-    pub use crate::report::compare::*;
-}
-
-/// `schedlab sweep`: the experiment, its text and its chart.
-pub mod sweep {
-    pub use crate::experiment::sweep::*;
-    pub use crate::report::chart::*;
-    pub use crate::report::sweep::*;
-}

@@ -3,7 +3,7 @@
 //! its process in a group the churn thread had already removed, and the run panicked ("group
 //! exists at start") about one run in ten; now every run must end with its checks holding.
 
-use schedlab_benches::workload::{run_named, WorkloadConfig};
+use schedlab_benches::driver::workload::{run_named, WorkloadConfig};
 use schedlab_core::sync::AtomicBool;
 use schedlab_core::LockKind;
 use std::time::Duration;

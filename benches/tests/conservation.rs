@@ -2,7 +2,7 @@
 //! every group's `queued` back to 0, io_serviced summed over the groups (removed groups handed
 //! theirs to their parents) equal to what was dispatched, and every group freed at teardown.
 
-use schedlab_benches::workload::{run_named, Rw, WorkloadConfig};
+use schedlab_benches::driver::workload::{run_named, Rw, WorkloadConfig};
 use schedlab_core::sync::AtomicBool;
 use schedlab_core::LockKind;
 use std::time::Duration;

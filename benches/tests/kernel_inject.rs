@@ -4,7 +4,7 @@
 //! 0, 500, 1000 and 2000 ns; `fixtures/kernel/README.md`). The expected figures were counted from
 //! the raw files by a separate script (Python, reading the JSON lines), not by these parsers.
 
-use schedlab_benches::kernel::inject::{self, PhaseKind};
+use schedlab_benches::experiment::kernel::inject::{self, PhaseKind};
 
 fn fixture(name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kernel/inject-2jobs").join(name);

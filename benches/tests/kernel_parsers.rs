@@ -3,9 +3,9 @@
 //! random reads at iodepth 32 through io_uring; `fixtures/kernel/README.md`). The expected
 //! figures were counted from the raw files by a separate script, not by these parsers.
 
-use schedlab_benches::kernel::contention::{parse_bpftrace, ContentionSummary};
-use schedlab_benches::kernel::fio;
-use schedlab_benches::kernel::profile::{fold_perf_script, KernelShares};
+use schedlab_benches::experiment::kernel::contention::{parse_bpftrace, ContentionSummary};
+use schedlab_benches::experiment::kernel::fio;
+use schedlab_benches::experiment::kernel::profile::{fold_perf_script, KernelShares};
 
 fn fixture(name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kernel").join(name);
@@ -54,10 +54,10 @@ fn perf_script_of_a_bfq_run() {
 
 // ---- The fidelity table on the recorded run ----
 
-use schedlab_benches::kernel::fidelity::{self, Band};
-use schedlab_benches::kernel::rows;
-use schedlab_benches::kernel::{kernel_row, KernelRun, KernelSched, ModelRow, Point, PointResult};
-use schedlab_benches::numbers::Spread;
+use schedlab_benches::experiment::kernel::fidelity::{self, Band};
+use schedlab_benches::experiment::kernel::rows;
+use schedlab_benches::experiment::kernel::{kernel_row, KernelRun, KernelSched, ModelRow, Point, PointResult};
+use schedlab_benches::stats::Spread;
 use std::time::Duration;
 
 const POINT: Point = Point { threads: 2, iodepth: 32, ioengine: "io_uring" };

@@ -514,3 +514,23 @@ fn the_check_sees_a_planted_circle_and_a_planted_upward_import() {
     assert!(find_cycle(&graph).is_none(), "{graph:#?}");
     assert!(stage_violations(&graph, stages).is_empty());
 }
+
+/// Issue 34, item 5: one vocabulary. The crate root declares the stages' modules and nothing
+/// else: no `pub use` re-export and no inline module, so that no old name
+/// (`schedlab_benches::predict`, `::workload`, `::compare`, ...) resolves from outside either.
+#[test]
+fn the_crate_root_exports_only_the_stages() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs");
+    let code = code_only(&std::fs::read_to_string(&root).expect("read lib.rs"));
+    let stages: BTreeSet<&str> = STAGES.iter().flat_map(|(_, m)| m.iter().copied()).collect();
+    let mut problems = Vec::new();
+    for statement in code.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+        match statement.strip_prefix("pub mod ") {
+            Some(name) if stages.contains(name.trim()) => {}
+            _ => problems.push(statement.split_whitespace().collect::<Vec<_>>().join(" ")),
+        }
+    }
+    assert!(problems.is_empty(), "lib.rs must only declare the stages' modules; found: {problems:?}");
+    let declared = code.matches("pub mod ").count();
+    assert_eq!(declared, stages.len(), "every stage's module is declared once at the crate root");
+}

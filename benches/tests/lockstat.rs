@@ -3,7 +3,7 @@
 //! the queue lock only by deferred statistics. One test function: the lockstat table is global to
 //! the process.
 
-use schedlab_benches::workload::{run_named, WorkloadConfig};
+use schedlab_benches::driver::workload::{run_named, WorkloadConfig};
 use schedlab_core::lockstat::{LockPath, LockSummary, Mode};
 use schedlab_core::sync::AtomicBool;
 use schedlab_core::LockKind;

@@ -3,10 +3,10 @@
 //! scaling until saturation; and the calibration's files and the topology's profiles. No test
 //! here measures time or depends on a race: the simulation runs in virtual time.
 
-use schedlab_benches::predict::calibrate::{CallModel, Calibration, Segment};
-use schedlab_benches::predict::harness::Call;
-use schedlab_benches::predict::sim::{simulate, Program, SimConfig};
-use schedlab_benches::predict::topology::{Interruptions, Parking, Smt, Topology, Transfer};
+use schedlab_benches::model::calibrate::{CallModel, Calibration, Segment};
+use schedlab_benches::model::harness::Call;
+use schedlab_benches::model::sim::{simulate, Program, SimConfig};
+use schedlab_benches::model::topology::{Interruptions, Parking, Smt, Topology, Transfer};
 use schedlab_core::LockKind;
 
 fn free(ns: f64) -> Segment {
@@ -245,7 +245,7 @@ fn the_seeds_profile_is_a_valid_topology() {
 
 #[test]
 fn a_calibration_file_round_trips_and_a_bad_one_is_refused() {
-    use schedlab_benches::predict::CalibrationSet;
+    use schedlab_benches::model::CalibrationSet;
     let dir = tempfile::tempdir().unwrap();
     let set = CalibrationSet {
         provenance: serde_json::json!({}),
@@ -285,7 +285,7 @@ fn a_calibration_file_round_trips_and_a_bad_one_is_refused() {
 
 #[test]
 fn a_simulation_gives_way_to_the_stop_flag() {
-    use schedlab_benches::predict::sim::{simulate_until, STOPPED};
+    use schedlab_benches::model::sim::{simulate_until, STOPPED};
     let topo = machine(2, 50.0);
     let prog = Program::new(&one_lock(LockKind::FairSpin, 100.0, 1.0, 50.0), 2, 0.0).unwrap();
     // The flag already set: the simulation stops at its first look (no timing assumed).

@@ -5,11 +5,11 @@
 //! (through `profile_named`), so they run one at a time; the others are short and profile nothing.
 //! One workload thread each, so that a 2-core CI machine has a core left for the test harness.
 
-use schedlab_benches::profile::{
+use schedlab_benches::driver::profile::{
     classify, format_table, profile_named, write_differential, write_flamegraph, Category, Folded, TimeShares,
     DEFAULT_FREQUENCY,
 };
-use schedlab_benches::workload::WorkloadConfig;
+use schedlab_benches::driver::workload::WorkloadConfig;
 use schedlab_core::sync::AtomicBool;
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ fn short() -> WorkloadConfig {
 /// 0.8 s run gets depends on the machine's load: a run that got too little is repeated (up to
 /// 10 times) rather than failed, so that the assertions below are about what was sampled, not
 /// about how busy the machine was.
-fn profile_with_samples(variant: &str) -> schedlab_benches::profile::VariantProfile {
+fn profile_with_samples(variant: &str) -> schedlab_benches::driver::profile::VariantProfile {
     let mut p = profile_named(variant, &short(), &AtomicBool::new(false), DEFAULT_FREQUENCY).unwrap();
     for _ in 0..9 {
         if p.folded.samples() >= 40 {
@@ -82,7 +82,7 @@ fn no_stats_profile_holds_no_stats_frames() {
 
 /// One stack per category, root first, as `Sampling::finish` folds them.
 fn synthetic() -> Folded {
-    let root = "start_thread;schedlab_benches::workload::job_loop<schedlab_variants::sched_lock::SchedLock>";
+    let root = "start_thread;schedlab_benches::driver::workload::job_loop<schedlab_variants::sched_lock::SchedLock>";
     let lines = [
         // Scheduler work.
         format!("{root};schedlab_core::scheduler::dispatch<P>;schedlab_core::state::dispatch_one<R> 7"),
@@ -98,7 +98,7 @@ fn synthetic() -> Folded {
         // `route` is asked even by no-stats: core.
         format!("{root};schedlab_core::state::dispatch_one<R>;<schedlab_variants::no_stats::NoStats as schedlab_core::policy::StatsPolicy>::route 1"),
         // Outside the scheduler.
-        format!("{root};schedlab_benches::workload::spin_for;quanta::raw 4"),
+        format!("{root};schedlab_benches::driver::workload::spin_for;quanta::raw 4"),
         // Other.
         format!("{root};rand::rngs::small::next_u64 2"),
         "[unknown] 1".to_string(),
@@ -126,7 +126,7 @@ fn classification_and_shares_add_up_to_100() {
     assert_eq!(classify("a;schedlab_core::stats::sum"), (Category::Stats, true));
     assert_eq!(classify("a;schedlab_core::sync::now_ns"), (Category::Core, false));
     // The registry's dispatch on the thread that starts a run is not statistics machinery.
-    assert_eq!(classify("schedlab_variants::visit<R>;schedlab_benches::workload::sleep_until"), (Category::Other, false));
+    assert_eq!(classify("schedlab_variants::visit<R>;schedlab_benches::driver::workload::sleep_until"), (Category::Other, false));
     let empty = TimeShares::from_folded(&Folded::default());
     assert_eq!(empty.total_share(), 0.0);
 

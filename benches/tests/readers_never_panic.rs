@@ -7,10 +7,10 @@
 //! turns a hang into a failure.
 
 use proptest::prelude::*;
-use schedlab_benches::predict::{predict_one, topology::Topology, CalibrationSet};
-use schedlab_benches::profile::Folded;
-use schedlab_benches::sweep::parse_csv;
-use schedlab_benches::trace_check;
+use schedlab_benches::model::{predict_one, topology::Topology, CalibrationSet};
+use schedlab_benches::driver::profile::Folded;
+use schedlab_benches::experiment::sweep::parse_csv;
+use schedlab_benches::files::trace_check;
 use std::path::Path;
 
 const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../notes/results");

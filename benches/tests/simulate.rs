@@ -2,11 +2,11 @@
 //! and on a disk, weights under saturation, determinism and conservation. Runs are short (one or
 //! two virtual seconds) so the file takes seconds even unoptimised.
 
-use schedlab_benches::sim::{
+use schedlab_benches::policy_sim::{
     bring_up, simulate_named, DeviceModel, IdlingDecision, SimConfig, SimResult, SliceIdleSource, SsdModel,
     BFQ_SLICE_IDLE_NS,
 };
-use schedlab_benches::workload::Rw;
+use schedlab_benches::driver::workload::Rw;
 use schedlab_variants::no_stats::NoStats;
 
 const S: u64 = 1_000_000_000;

@@ -3,7 +3,7 @@
 //! conservation tests running beside it in one process, whose end-of-run checks wait for epoch
 //! grace periods that every thread of the process takes part in.
 
-use schedlab_benches::workload::{run_named, WorkloadConfig};
+use schedlab_benches::driver::workload::{run_named, WorkloadConfig};
 use schedlab_core::sync::AtomicBool;
 use std::time::Duration;
 

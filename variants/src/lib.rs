@@ -116,8 +116,8 @@ pub struct ReferenceInfo {
     pub summary: &'static str,
 }
 
-/// The reference rows: baselines beside the variants, run by the workload driver (`schedlab_benches::workload::Reference`). `none`: no scheduler at all, as the kernel's `none` elevator; the
-/// workload driver (`schedlab_benches::workload`) issues each request straight to the null device.
+/// The reference rows: baselines beside the variants, run by the workload driver (`schedlab_benches::driver::workload::Reference`). `none`: no scheduler at all, as the kernel's `none` elevator; the
+/// workload driver (`schedlab_benches::driver::workload`) issues each request straight to the null device.
 pub const REFERENCES: &[ReferenceInfo] = &[
     ReferenceInfo {
         name: "none",

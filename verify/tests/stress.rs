@@ -4,7 +4,7 @@
 //! `SCHEDLAB_STRESS_SECS` changes the time per variant (default 2).
 #![cfg(not(loom))]
 
-use schedlab_benches::workload::{run_named, Rw, WorkloadConfig};
+use schedlab_benches::driver::workload::{run_named, Rw, WorkloadConfig};
 use schedlab_core::sync::AtomicBool;
 use std::time::Duration;
 
