@@ -269,3 +269,118 @@ cargo run -- compare --out notes/results/page/new.json [x](notes/nope.md)
         ]
     );
 }
+
+/// The `.rs` paths a `Cargo.toml` comment names (`# ... (benches/src/files/output.rs)`), each
+/// resolved from the repository root or, failing that, from the manifest's own folder (a
+/// crate-relative `src/profile.rs`). Only comment text is read.
+fn cargo_comment_paths(manifest: &Path, text: &str, root: &Path) -> Vec<(usize, String, bool)> {
+    let dir = manifest.parent().unwrap_or(Path::new(""));
+    let mut found = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let Some((_, comment)) = line.split_once('#') else { continue };
+        for word in comment.split(|c: char| c.is_whitespace() || "()`,;:".contains(c)) {
+            let word = word.trim_end_matches('.');
+            if word.contains('/') && word.ends_with(".rs") {
+                let exists = root.join(word).exists() || root.join(dir).join(word).exists();
+                found.push((index + 1, word.to_string(), exists));
+            }
+        }
+    }
+    found
+}
+
+/// Issue 34, item 5: a file a manifest's comment names exists (the comments explain why each
+/// dependency is there, pointing at the file that uses it).
+#[test]
+fn cargo_comments_name_only_files_that_exist() {
+    let root = repo_root();
+    let mut manifests = vec![PathBuf::from("Cargo.toml")];
+    for top in top_folders(&root) {
+        if root.join(&top).join("Cargo.toml").exists() {
+            manifests.push(Path::new(&top).join("Cargo.toml"));
+        }
+    }
+    let mut named = 0;
+    let mut broken = Vec::new();
+    for manifest in &manifests {
+        let text = std::fs::read_to_string(root.join(manifest)).expect("read a manifest");
+        for (line, word, exists) in cargo_comment_paths(manifest, &text, &root) {
+            named += 1;
+            if !exists {
+                broken.push(format!("{}:{line}: {word}", manifest.display()));
+            }
+        }
+    }
+    assert!(named >= 3, "only {named} file names found in {} manifests' comments", manifests.len());
+    assert!(broken.is_empty(), "manifest comments name files that do not exist:\n{}", broken.join("\n"));
+}
+
+/// Number words the notes use for counts.
+const NUMBER_WORDS: &[&str] = &["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
+
+/// The counts of *all* variants a text states: "all N variants", "the N variants", "every N
+/// variants", "N registered variants" (N a digit string or a number word). A count of some of
+/// them ("two variants", "the five variants measured") is not one of these forms... unless it
+/// says "the N variants"; such a sentence in a dated results page is history, so results pages
+/// are not read.
+fn stated_variant_counts(text: &str) -> Vec<(usize, String, usize)> {
+    let mut found = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let words: Vec<String> = line
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+            .filter(|w| !w.is_empty())
+            .map(|w| w.to_ascii_lowercase())
+            .collect();
+        for window in words.windows(3) {
+            let count_at = |w: &str| w.parse::<usize>().ok().or_else(|| NUMBER_WORDS.iter().position(|n| *n == w));
+            let stated = match (window[0].as_str(), window[1].as_str(), window[2].as_str()) {
+                ("all" | "the" | "every", n, "variants") => count_at(n),
+                (n, "registered", "variants") => count_at(n),
+                _ => None,
+            };
+            if let Some(n) = stated {
+                found.push((index + 1, window.join(" "), n));
+            }
+        }
+    }
+    found
+}
+
+/// The registry's size: one file per variant in `variants/src` (the house rule), `lib.rs` aside.
+fn registered_variants(root: &Path) -> usize {
+    std::fs::read_dir(root.join("variants/src"))
+        .expect("read variants/src")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "rs") && p.file_name().is_some_and(|n| n != "lib.rs"))
+        .count()
+}
+
+/// Issue 34, item 5: a count of the variants that the README or a note states is the registry's.
+#[test]
+fn notes_state_the_registered_number_of_variants() {
+    let root = repo_root();
+    let registered = registered_variants(&root);
+    assert!(registered >= 2, "{registered} variant files in variants/src");
+    let mut files = vec![root.join("README.md")];
+    markdown_files(&root.join("notes"), &mut files);
+    let mut wrong = Vec::new();
+    let mut stated = 0;
+    for path in files.iter().filter(|p| !p.starts_with(root.join("notes/results"))) {
+        let text = std::fs::read_to_string(path).expect("read a note");
+        for (line, words, n) in stated_variant_counts(&text) {
+            stated += 1;
+            if n != registered {
+                wrong.push(format!("{}:{line}: \"{words}\" (registered: {registered})", path.strip_prefix(&root).unwrap_or(path).display()));
+            }
+        }
+    }
+    assert!(stated >= 1, "no note states the number of variants: the check would be vacuous");
+    assert!(wrong.is_empty(), "notes state another number of variants than the registry's:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_count_reader_finds_the_forms_it_names() {
+    let text = "All six variants pass.\nThe 8 variants, and 7 registered variants.\nTwo variants differ; the three variants measured.";
+    let counts: Vec<usize> = stated_variant_counts(text).into_iter().map(|(_, _, n)| n).collect();
+    assert_eq!(counts, [6, 8, 7, 3]);
+}
