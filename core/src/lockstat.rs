@@ -331,8 +331,12 @@ pub struct LockSummary {
     pub hold_sampled_estimate_n: u64,
     /// Total hold ÷ wall time: the fraction of the run the lock was held (≈ the serial fraction
     /// for the dominant lock; above 1 for a class of many locks held at once). Estimated when
-    /// holds are sampled.
-    pub hold_occupancy: f64,
+    /// holds are sampled. `None` when it cannot be estimated: a class that is one lock
+    /// ([`LockClass::is_one_lock`]) whose estimate exceeds the whole run (see
+    /// `hold_occupancy_not_estimable`): such a figure is not printed.
+    pub hold_occupancy: Option<f64>,
+    /// Why `hold_occupancy` is `None`, with the estimate that was refused.
+    pub hold_occupancy_not_estimable: Option<String>,
     /// Hold and wait spent while the same thread held another class, e.g. the counter sums done
     /// inside the scheduler lock (hold estimated when sampled).
     pub inside: Vec<InsideSummary>,
@@ -367,6 +371,32 @@ pub struct InsideSummary {
     pub outer: &'static str,
     pub hold_ns: u64,
     pub wait_ns: u64,
+}
+
+impl LockClass {
+    /// Whether the class is one lock in a run (the scheduler's and the request queue's: a run
+    /// has one scheduler), so that its total hold cannot exceed the wall time.
+    pub fn is_one_lock(self) -> bool {
+        self == LockClass::SCHED || self == LockClass::QUEUE
+    }
+}
+
+/// Total hold ÷ wall time, checked against the physical bound where it is computed: one lock is
+/// held at most the whole run. An estimate above it (sampled holds that a preempted holder
+/// stretched, extrapolated to every acquisition) is refused with its reason, not clamped.
+fn hold_occupancy(class: LockClass, hold_total_ns: u64, wall_ns: u64, estimated: bool) -> Result<f64, String> {
+    if wall_ns == 0 {
+        return Err("not estimable: no measured time".into());
+    }
+    let occupancy = hold_total_ns as f64 / wall_ns as f64;
+    if class.is_one_lock() && occupancy > 1.0 {
+        let how = if estimated { "the sampled holds extrapolate" } else { "the timed holds add up" };
+        return Err(format!(
+            "not estimable: {how} to {:.0}% of the run, more than one lock can be held (holders preempted while timed)",
+            100.0 * occupancy
+        ));
+    }
+    Ok(occupancy)
 }
 
 impl LockStats {
@@ -410,6 +440,7 @@ fn summarize_class(class: LockClass, s: &ClassStats, wall_ns: u64) -> LockSummar
         .filter(|p| p.acquisitions != 0)
         .collect();
     let sample = &s.hold_sample;
+    let occupancy = hold_occupancy(class, hold.total, wall_ns, timed == 0 || !s.holds_exact());
     LockSummary {
         name: class.name(),
         acquisitions: s.acquisitions,
@@ -428,7 +459,8 @@ fn summarize_class(class: LockClass, s: &ClassStats, wall_ns: u64) -> LockSummar
         hold_sampled_1_in: scale,
         hold_sampled_estimate: (sample.count() > 0).then(|| TimeSummary::of(sample, s.acquisitions)),
         hold_sampled_estimate_n: sample.count(),
-        hold_occupancy: if wall_ns == 0 { 0.0 } else { hold.total as f64 / wall_ns as f64 },
+        hold_occupancy: occupancy.as_ref().ok().copied(),
+        hold_occupancy_not_estimable: occupancy.err(),
         inside,
         paths,
     }
@@ -437,6 +469,20 @@ fn summarize_class(class: LockClass, s: &ClassStats, wall_ns: u64) -> LockSummar
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_occupancy_above_the_whole_run_is_refused_for_one_lock_only() {
+        install();
+        // The scheduler lock held 2.369 s of a 1 s run: not a figure, a reason.
+        let refused = hold_occupancy(LockClass::SCHED, 2_369_000_000, 1_000_000_000, true);
+        let why = refused.expect_err("one lock cannot be held 237% of the run");
+        assert!(why.starts_with("not estimable") && why.contains("237%"), "{why}");
+        assert_eq!(hold_occupancy(LockClass::QUEUE, 500, 1000, false), Ok(0.5));
+        assert_eq!(hold_occupancy(LockClass::SCHED, 1000, 1000, false), Ok(1.0));
+        // A class of many locks (the counter sums' per-slot locks) may add up past the run.
+        assert_eq!(hold_occupancy(LockClass::STATS_SUM, 3000, 1000, true), Ok(3.0));
+        assert!(hold_occupancy(LockClass::SCHED, 0, 0, false).is_err(), "no measured time: nothing to divide by");
+    }
 
     #[test]
     fn scheduler_classes_are_named() {

@@ -411,6 +411,18 @@ pub fn fair_lock_warning_after(r: &RunResult) -> Option<String> {
     }
 }
 
+/// Why a finished run's figures do not measure the variant alone, if they do not: other
+/// processes used more than [`OTHERS_DISTURB_CPUS`] CPUs during it, or (under the fair lock, whose
+/// waiters spin in FIFO order) it had more jobs than CPUs. A verdict (a goal met or missed) is
+/// not judged on such runs.
+pub fn disturbed(r: &RunResult) -> Option<String> {
+    let others = r.other_cpus.unwrap_or(0.0);
+    if others > OTHERS_DISTURB_CPUS {
+        return Some(format!("other processes used {others:.1} CPU(s) during it"));
+    }
+    fair_lock_warning_after(r)
+}
+
 /// Logs [`fair_lock_warning_after`].
 pub fn warn_after_run(r: &RunResult) {
     if let Some(w) = fair_lock_warning_after(r) {

@@ -174,6 +174,25 @@ pub struct StatsShare {
     /// The part of it spent in the locked all-slot counter sums (their hold and wait inside the
     /// scheduler lock ÷ its hold time).
     pub counter_sums: Option<f64>,
+    /// Why a share is `None` although the scheduler lock was held: a part estimated above the
+    /// whole hold (two sampled estimates of one time, each extrapolated) is not a share.
+    pub not_estimable: Option<String>,
+}
+
+/// `part ÷ whole` as a share of a hold, checked where it is computed: a part cannot exceed its
+/// whole, so an estimate above 100 % is refused with its reason rather than printed or clamped.
+pub fn share_of_hold(part_ns: f64, whole_ns: f64, what: &str) -> Result<Option<f64>, String> {
+    if whole_ns <= 0.0 {
+        return Ok(None);
+    }
+    let share = part_ns / whole_ns;
+    if share > 1.0 {
+        return Err(format!(
+            "{what}: not estimable: estimated at {:.0}% of the scheduler lock's hold (both are sampled estimates; a part cannot exceed its whole)",
+            100.0 * share
+        ));
+    }
+    Ok(Some(share))
 }
 
 /// One variant under one lock kind.
@@ -252,8 +271,12 @@ pub struct RatioByLock {
     pub measured: Spread,
     /// Whether the median is inside the seeds' range.
     pub within_seed_range: Option<bool>,
-    /// Whether the median meets the goal.
+    /// Whether the median meets the goal; `None` without a goal, or when not judged.
     pub meets_goal: Option<bool>,
+    /// Why neither the seeds' range nor the goal was judged: some of the runs behind the ratio
+    /// were disturbed (`driver::workload::disturbed`), so the ratio does not measure the
+    /// variants alone. Its figures are still reported.
+    pub not_judged: Option<String>,
 }
 
 /// One row of the ratio table.
@@ -489,10 +512,14 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ce
     let inside_sched = |l: Option<&LockSummary>| {
         l.and_then(|l| l.inside.iter().find(|i| i.outer == "sched")).map_or(0, |i| i.hold_ns + i.wait_ns) as f64
     };
-    let share = |part: f64| sched.filter(|s| s.hold_ns.total > 0).map(|s| part / s.hold_ns.total as f64);
+    let whole = sched.map_or(0.0, |s| s.hold_ns.total as f64);
+    let measured = share_of_hold(inside_sched(stats_section.as_ref()), whole, "statistics share");
+    let counter_sums = share_of_hold(inside_sched(locks.iter().find(|l| l.name == "stats-sum")), whole, "counter sums' share");
+    let reasons: Vec<String> = [&measured, &counter_sums].iter().filter_map(|r| r.as_ref().err().cloned()).collect();
     let stats_share = StatsShare {
-        measured: share(inside_sched(stats_section.as_ref())),
-        counter_sums: share(inside_sched(locks.iter().find(|l| l.name == "stats-sum"))),
+        measured: measured.unwrap_or(None),
+        counter_sums: counter_sums.unwrap_or(None),
+        not_estimable: (!reasons.is_empty()).then(|| reasons.join("; ")),
     };
     VariantResult {
         variant,
@@ -541,6 +568,19 @@ fn paired(cells: &[Cell], cfg: &CompareConfig, num: &str, den: &str) -> Option<S
     (!ratios.is_empty()).then(|| Spread::of(ratios))
 }
 
+/// "disturbed: N of M runs (first reason)" when any run behind the named variants' KIOPS was
+/// disturbed; `None` when every one measured the variants alone.
+fn disturbed_runs(cells: &[Cell], cfg: &CompareConfig, variants: &[&str]) -> Option<String> {
+    let runs: Vec<&RunResult> = variants
+        .iter()
+        .filter_map(|v| cfg.variants.iter().position(|x| x == v))
+        .flat_map(|i| cells[i].main_runs().iter().map(|(_, r)| r))
+        .collect();
+    let reasons: Vec<String> = runs.iter().filter_map(|r| crate::driver::workload::disturbed(r)).collect();
+    let first = reasons.first()?;
+    Some(format!("disturbed: {} of {} runs ({first})", reasons.len(), runs.len()))
+}
+
 fn add_cross_variant(results: &mut [VariantResult], cells: &[Vec<Cell>], cfg: &CompareConfig) {
     for (li, &lock) in cfg.locks.iter().enumerate() {
         for r in results.iter_mut().filter(|r| r.lock == lock) {
@@ -560,10 +600,13 @@ fn ratios(cells: &[Vec<Cell>], cfg: &CompareConfig) -> Vec<RatioResult> {
                 .filter_map(|(li, &lock)| {
                     let measured = paired(&cells[li], cfg, seed.numerator, seed.denominator)?;
                     let m = measured.median;
+                    let not_judged = disturbed_runs(&cells[li], cfg, &[seed.numerator, seed.denominator]);
+                    let judged = not_judged.is_none();
                     Some(RatioByLock {
                         lock,
-                        within_seed_range: seed.seed_range.map(|(lo, hi)| m >= lo - 1e-9 && m <= hi + 1e-9),
-                        meets_goal: seed.goal_at_least.map(|g| m >= g),
+                        within_seed_range: seed.seed_range.filter(|_| judged).map(|(lo, hi)| m >= lo - 1e-9 && m <= hi + 1e-9),
+                        meets_goal: seed.goal_at_least.filter(|_| judged).map(|g| m >= g),
+                        not_judged,
                         measured,
                     })
                 })
@@ -576,6 +619,14 @@ fn ratios(cells: &[Vec<Cell>], cfg: &CompareConfig) -> Vec<RatioResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_share_above_its_whole_is_refused_where_computed() {
+        assert_eq!(share_of_hold(50.0, 200.0, "s"), Ok(Some(0.25)));
+        assert_eq!(share_of_hold(5.0, 0.0, "s"), Ok(None), "no hold: no share, and nothing to refuse");
+        let why = share_of_hold(163.0, 100.0, "statistics share").expect_err("163 % of a hold");
+        assert!(why.contains("not estimable") && why.contains("163%"), "{why}");
+    }
     use crate::experiment::observer::{Recorder, Silent};
     use crate::experiment::testing::assert_refused_before_any_work;
 
@@ -636,6 +687,30 @@ mod tests {
         assert_eq!(row("epoch").consistent, Some(true), "the run that finished is checked and kept");
         assert!(report.all_consistent());
         assert!(!report.interrupted);
+    }
+
+    #[test]
+    fn a_goal_is_judged_only_on_runs_that_were_not_disturbed() {
+        let mut cfg = small(vec!["epoch", "debug-off"], 1);
+        cfg.workload.duration = Duration::from_millis(10);
+        let verdict = |others: f64| {
+            let runner = move |v: &str, w: &WorkloadConfig, i: &AtomicBool| {
+                run_named(v, w, i).map(|mut r| {
+                    r.other_cpus = Some(others);
+                    r
+                })
+            };
+            let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+            let ratio = report.ratios.iter().find(|r| r.seed.numerator == "epoch" && r.seed.denominator == "debug-off").expect("epoch / debug-off");
+            ratio.by_lock[0].clone()
+        };
+        let quiet = verdict(0.0);
+        assert!(quiet.not_judged.is_none() && quiet.meets_goal.is_some(), "{quiet:?}");
+        let busy = verdict(1.5);
+        assert_eq!(busy.meets_goal, None, "no goal verdict on disturbed runs");
+        assert_eq!(busy.within_seed_range, None);
+        let why = busy.not_judged.expect("said why");
+        assert!(why.starts_with("disturbed: 2 of 2 runs"), "{why}");
     }
 
     #[test]

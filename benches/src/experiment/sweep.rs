@@ -375,7 +375,7 @@ fn lock_numbers(l: &LockSummary, requests: f64) -> (f64, f64, f64, f64, f64, f64
         acq / requests,
         l.hold_ns.total as f64 / requests,
         l.hold_ns.avg,
-        l.hold_occupancy,
+        l.hold_occupancy.unwrap_or(f64::NAN),
         l.contention_pct,
         if acq > 0.0 { l.owner_changes as f64 / acq } else { 0.0 },
         l.wait_ns.avg,

@@ -272,13 +272,17 @@ fn compare_lock_time_panel(report: &CompareReport) -> Bars {
     let mut bars = Vec::new();
     for r in &report.results {
         let Some(hold) = r.sched_hold_per_request_ns else { continue };
-        let stats = hold * r.stats_share_of_sched_hold.measured.unwrap_or(0.0).clamp(0.0, 1.0);
+        let stats = hold * r.stats_share_of_sched_hold.measured.unwrap_or(0.0);
         let wait = match (r.lock_named("sched"), r.sched_acquisitions_per_request) {
             (Some(l), Some(per_req)) if l.acquisitions > 0 => per_req * l.contentions as f64 / l.acquisitions as f64 * l.wait_ns.avg,
             _ => 0.0,
         };
         let wait = if wait.is_finite() { wait } else { 0.0 };
-        let label = if report.config.locks.len() > 1 { format!("{} ({})", r.variant, r.lock.name()) } else { r.variant.to_string() };
+        let mut label = if report.config.locks.len() > 1 { format!("{} ({})", r.variant, r.lock.name()) } else { r.variant.to_string() };
+        if r.stats_share_of_sched_hold.not_estimable.is_some() {
+            // Drawn as no statistics part, and said so: the share was refused where computed.
+            label.push_str(" (stats share n/e)");
+        }
         let total = hold + wait;
         bars.push(Bar { label, segments: vec![hold - stats, stats, wait], value_text: format!("{total:.0} ns"), ..Bar::default() });
     }

@@ -43,6 +43,7 @@ fn pct(v: Option<f64>) -> String {
 /// The main table: one row per variant and lock kind.
 pub fn main_table(report: &CompareReport) -> String {
     let mut out = String::new();
+    let mut notes = Vec::new();
     let _ = writeln!(
         out,
         "{:<16} {:<11} {:>22} {:>10} {:>17} | {:<34} | {:<34} | {:>15}",
@@ -56,6 +57,9 @@ pub fn main_table(report: &CompareReport) -> String {
         "stats/sched hold"
     );
     for r in &report.results {
+        if let Some(why) = &r.stats_share_of_sched_hold.not_estimable {
+            notes.push(format!("{} / {}: {why}", r.variant, r.lock.name()));
+        }
         let kiops = r.kiops.as_ref().map_or_else(|| r.status.to_string(), |k| format!("{:.1} ({:.1}-{:.1})", k.median, k.min, k.max));
         let ratio = r.vs_sched_lock.as_ref().map_or("-".into(), |s| format!("{:.2}", s.median));
         let pt = &r.per_thread_kiops;
@@ -70,8 +74,14 @@ pub fn main_table(report: &CompareReport) -> String {
             if r.runs == 0 { "-".to_string() } else { format!("{:.1}/{:.1}/{:.1}", pt.min, pt.median, pt.max) },
             lock_cell(r.lock_named("sched")),
             lock_cell(r.lock_named("queue")),
-            format!("{} ({} sums)", pct(share.measured), pct(share.counter_sums)),
+            match &share.not_estimable {
+                Some(_) => "n/e (below)".to_string(),
+                None => format!("{} ({} sums)", pct(share.measured), pct(share.counter_sums)),
+            },
         );
+    }
+    for note in notes {
+        let _ = writeln!(out, "  n/e: {note}");
     }
     out
 }
@@ -204,8 +214,11 @@ pub fn lockstat_table(locks: &[LockSummary]) -> String {
             est(fmt_ns(l.hold_ns.p50 as f64)),
             est(fmt_ns(l.hold_ns.p99 as f64)),
             est(fmt_ns(l.hold_ns.max as f64)),
-            est(format!("{:.1}%", 100.0 * l.hold_occupancy)),
+            l.hold_occupancy.map_or_else(|| "n/e".to_string(), |o| est(format!("{:.1}%", 100.0 * o))),
         );
+        if let Some(why) = &l.hold_occupancy_not_estimable {
+            let _ = writeln!(out, "  {:<10} occupancy (n/e): {why}", "");
+        }
         let _ = writeln!(
             out,
             "  {:<10} hold: {}; wait: {}; acquisitions, contentions and owner changes: exact",
@@ -297,6 +310,7 @@ pub fn ratio_table(report: &CompareReport) -> String {
                 match b.meets_goal {
                     Some(true) => mark.push_str(" goal met"),
                     Some(false) => mark.push_str(" goal missed"),
+                    None if b.not_judged.is_some() => mark.push_str(" not judged: disturbed"),
                     None => {}
                 }
                 format!("{:.2} ({:.2}-{:.2}){}", b.measured.median, b.measured.min, b.measured.max, mark)
