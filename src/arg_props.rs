@@ -5,8 +5,8 @@
 //! line (exit 2). Nothing runs: the configuration is built, not used. The options are read from
 //! the CLI's own definition, so a new option is covered without touching this test.
 
-use crate::{Cli, Command};
-use clap::{CommandFactory, Parser};
+use crate::Command;
+
 use proptest::prelude::*;
 use schedlab_benches::experiment::ErrorKind;
 
@@ -25,7 +25,7 @@ fn awkward_value() -> impl Strategy<Value = String> {
 /// Parses `argv` as the CLI does, then builds the subcommand's configuration (no work, no
 /// outputs written); `Err` with the kind of the refusal.
 fn configure(argv: &[String]) -> Result<(), (ErrorKind, String)> {
-    let cli = Cli::try_parse_from(argv).map_err(|e| (ErrorKind::BadInput, e.kind().to_string()))?;
+    let cli = crate::parse_from(argv).map_err(|e| (ErrorKind::BadInput, e.kind().to_string()))?;
     let built = match &cli.command {
         None | Some(Command::Variants) => Ok(()),
         Some(Command::Run(a)) => crate::run::workload_config(a).map(drop),
@@ -44,7 +44,7 @@ fn configure(argv: &[String]) -> Result<(), (ErrorKind, String)> {
 
 /// Every (subcommand, option) pair of the CLI: the option's long name and whether it takes a value.
 fn options() -> Vec<(String, String, bool)> {
-    let cli = Cli::command();
+    let cli = crate::command();
     let mut out = Vec::new();
     for sub in cli.get_subcommands() {
         for arg in sub.get_arguments() {

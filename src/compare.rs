@@ -119,8 +119,16 @@ pub(crate) fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentErro
     if args.lockstat_duration.is_some() && measure != Measure::Both {
         crate::out::warning(format_args!("--lockstat-duration has no effect: only --measure both makes separately instrumented runs (--measure is {})", args.measure));
     }
-    if args.lockstat_mode.is_some() && measure == Measure::Plain {
-        crate::out::warning("--lockstat-mode has no effect: --measure plain makes no instrumented run");
+    if measure == Measure::Plain {
+        let defaults = default_args();
+        let instrumented_only = [
+            ("--lockstat-mode", args.lockstat_mode.is_some()),
+            ("--sum-sampling", args.workload.sum_sampling != defaults.workload.sum_sampling),
+            ("--brief", args.brief),
+        ];
+        for (flag, _) in instrumented_only.iter().filter(|(_, set)| *set) {
+            crate::out::warning(format_args!("{flag} has no effect: --measure plain makes no instrumented run (no lock tables)"));
+        }
     }
     let cfg = CompareConfig {
         workload: workload_args.config(threads)?,

@@ -8,7 +8,6 @@
 //! registry's (`path_props.rs`). Nothing runs: the configuration is built, not used.
 
 use crate::{Cli, Command};
-use clap::{CommandFactory, Parser};
 
 /// The cheapest arguments each subcommand's configuration accepts.
 fn base(sub: &str) -> Vec<&'static str> {
@@ -63,7 +62,7 @@ fn try_option(sub: &str, long: &str, value: Option<&str>, base_effect: &str) -> 
     if let Some(v) = value {
         argv.push(v.to_string());
     }
-    let cli = match Cli::try_parse_from(&argv) {
+    let cli = match crate::parse_from(&argv) {
         Ok(cli) => cli,
         Err(_) => return Outcome::Declared,
     };
@@ -81,14 +80,14 @@ fn try_option(sub: &str, long: &str, value: Option<&str>, base_effect: &str) -> 
 
 #[test]
 fn every_option_changes_something_or_is_declared_refused_or_warned() {
-    let cli = Cli::command();
+    let cli = crate::command();
     let mut ignored = Vec::new();
     let mut tried = 0;
     for sub in cli.get_subcommands() {
         let name = sub.get_name();
         let mut argv = vec!["schedlab".to_string(), name.to_string()];
         argv.extend(base(name).iter().map(|s| s.to_string()));
-        let base_cli = Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let base_cli = crate::parse_from(&argv).unwrap_or_else(|e| panic!("{name}: {e}"));
         let base_effect = effect(&base_cli).unwrap_or_else(|e| panic!("{name}: the base arguments are refused: {e}"));
         for arg in sub.get_arguments() {
             let Some(long) = arg.get_long() else { continue };
@@ -118,4 +117,144 @@ fn every_option_changes_something_or_is_declared_refused_or_warned() {
     }
     assert!(tried > 100, "every option of every subcommand: {tried}");
     assert!(ignored.is_empty(), "options that change nothing, and are neither refused nor said to have no effect: {ignored:#?}");
+}
+
+/// How clap answers one option given alone (beside the subcommand's required positional).
+#[derive(Debug)]
+enum Alone {
+    Accepted,
+    /// It needs these options (their long names).
+    Needs(Vec<String>),
+    /// Refused for another reason (it excludes something given by default, or the value).
+    Other,
+}
+
+/// The argument vector `schedlab SUB [FILE] ARGS...`: only the positional clap requires.
+fn minimal(sub: &str, args: &[(String, Option<String>)]) -> Vec<String> {
+    let mut argv = vec!["schedlab".to_string(), sub.to_string()];
+    if sub == "trace-summary" {
+        argv.push("t.json".into());
+    }
+    for (long, value) in args {
+        argv.push(format!("--{long}"));
+        argv.extend(value.clone());
+    }
+    argv
+}
+
+fn needs(e: &clap::Error) -> Vec<String> {
+    use clap::error::{ContextKind, ContextValue};
+    match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::Strings(v)) => v.iter().filter_map(|s| s.strip_prefix("--")).map(|s| s.split([' ', '=']).next().unwrap_or(s).to_string()).collect(),
+        Some(ContextValue::String(s)) => s.strip_prefix("--").map(|s| vec![s.split([' ', '=']).next().unwrap_or(s).to_string()]).unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// Every option of `sub` with a value clap's parser takes for it (`None` for a flag), and how
+/// clap answers it given alone.
+fn options_alone(sub: &clap::Command) -> Vec<(String, Option<String>, Alone)> {
+    use clap::error::ErrorKind;
+    let mut out = Vec::new();
+    for arg in sub.get_arguments() {
+        let Some(long) = arg.get_long() else { continue };
+        if matches!(long, "help" | "version" | "verbose") {
+            continue;
+        }
+        let values: Vec<Option<String>> = if !arg.get_action().takes_values() {
+            vec![None]
+        } else if matches!(arg.get_value_hint(), clap::ValueHint::AnyPath | clap::ValueHint::FilePath | clap::ValueHint::DirPath) {
+            vec![Some(format!("/tmp/schedlab-dep-{long}"))]
+        } else {
+            let defaults = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned());
+            defaults.chain(CANDIDATES.iter().map(|c| c.to_string())).map(Some).collect()
+        };
+        let n = arg.get_num_args().map_or(1, |r| r.min_values().max(1));
+        for value in values {
+            // An option that takes N values (`--diff A B`) gets the value N times.
+            let mut argv = minimal(sub.get_name(), &[(long.to_string(), value.clone())]);
+            for _ in 1..n {
+                argv.extend(value.clone());
+            }
+            let answer = match crate::parse_from(&argv) {
+                Ok(_) => Alone::Accepted,
+                Err(e) if e.kind() == ErrorKind::MissingRequiredArgument => Alone::Needs(needs(&e)),
+                Err(e) if matches!(e.kind(), ErrorKind::ValueValidation | ErrorKind::InvalidValue | ErrorKind::WrongNumberOfValues) => continue,
+                Err(_) => Alone::Other,
+            };
+            let value = match (value, n) {
+                (Some(v), n) if n > 1 => Some(vec![v; n].join(" ")),
+                (v, _) => v,
+            };
+            out.push((long.to_string(), value, answer));
+            break;
+        }
+    }
+    out
+}
+
+fn parse(sub: &str, options: &[(String, Option<String>)]) -> Result<crate::Cli, clap::Error> {
+    // A value of N parts (`--diff A B`) is kept as one string joined by spaces.
+    let argv: Vec<String> = minimal(sub, options).into_iter().flat_map(|a| a.split(' ').map(String::from).collect::<Vec<_>>()).collect();
+    crate::parse_from(argv)
+}
+
+/// Item 5's generated test, over clap's command tree: every option that depends on another
+/// (`requires`, found by giving each option alone) is refused without it in one line of bad
+/// input (main turns every parse error into that line and exit 2: `clap_error_line`), accepted
+/// with it, and still refused beside any other single option (clap drops a requirement whose
+/// required option conflicts with one given); every declared conflict is refused in one line.
+#[test]
+fn every_option_given_without_the_one_it_needs_is_refused_in_one_line() {
+    let cli = crate::command();
+    let mut dependent = 0;
+    let mut problems = Vec::new();
+    for sub in cli.get_subcommands() {
+        let name = sub.get_name();
+        let options = options_alone(sub);
+        let value_of = |long: &str| options.iter().find(|(l, _, _)| l == long).map(|(_, v, _)| v.clone());
+        for (long, value, alone) in &options {
+            let Alone::Needs(required) = alone else { continue };
+            dependent += 1;
+            let e = parse(name, &[(long.clone(), value.clone())]).err().unwrap_or_else(|| panic!("{name} --{long}"));
+            let line = crate::clap_error_line(&e);
+            if line.contains('\n') || line.is_empty() || !required.iter().all(|r| line.contains(&format!("--{r}"))) {
+                problems.push(format!("{name} --{long}: not one line naming what it needs: {line:?}"));
+            }
+            // With what it needs, clap takes it.
+            let mut with = vec![(long.clone(), value.clone())];
+            for r in required {
+                match value_of(r) {
+                    Some(v) => with.push((r.clone(), v)),
+                    None => problems.push(format!("{name} --{long} needs --{r}, which is not an option of {name}")),
+                }
+            }
+            if let Err(e) = parse(name, &with) {
+                problems.push(format!("{name} --{long} with {required:?}: refused: {}", crate::clap_error_line(&e)));
+            }
+            // Beside any other single option, still refused.
+            for (other, other_value, _) in &options {
+                if other == long || required.contains(other) {
+                    continue;
+                }
+                if parse(name, &[(long.clone(), value.clone()), (other.clone(), other_value.clone())]).is_ok() {
+                    problems.push(format!("{name} --{long} is accepted without {required:?} beside --{other}"));
+                }
+            }
+        }
+        for arg in sub.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            for other in sub.get_arg_conflicts_with(arg) {
+                let Some(other_long) = other.get_long() else { continue };
+                let (Some(v), Some(w)) = (value_of(long), value_of(other_long)) else { continue };
+                match parse(name, &[(long.to_string(), v), (other_long.to_string(), w)]) {
+                    Ok(_) => problems.push(format!("{name} --{long} and --{other_long} are declared to conflict but are accepted together")),
+                    Err(e) if crate::clap_error_line(&e).contains('\n') => problems.push(format!("{name} --{long} --{other_long}: not one line")),
+                    Err(_) => {}
+                }
+            }
+        }
+    }
+    assert!(dependent >= 15, "the dependencies declared on the command tree were found: {dependent}");
+    assert!(problems.is_empty(), "{problems:#?}");
 }

@@ -69,8 +69,8 @@ pub struct WorkloadFlags {
     pub inject_ns: u64,
     /// Where --inject-ns is spent: `inside` (holding the scheduler lock where the request enters
     /// the scheduler: the direct insert, or the lists' splice per request) or `outside` (in the
-    /// submitting thread just before the insert).
-    #[arg(long, default_value = "inside", value_name = "inside|outside")]
+    /// submitting thread just before the insert). Needs --inject-ns.
+    #[arg(long, default_value = "inside", value_name = "inside|outside", requires = "inject_ns")]
     pub at: String,
 }
 
@@ -85,6 +85,9 @@ pub fn parse_kernel(s: &str) -> Result<KernelProfile, ExperimentError> {
 /// Parses `--inject-ns` and `--at`.
 pub fn parse_inject(ns: u64, at: &str) -> Result<Inject, ExperimentError> {
     let at = InjectSite::from_name(at).ok_or_else(|| bad_input(format!("unknown --at `{at}` (known: inside, outside)")))?;
+    if ns == 0 && at == InjectSite::Outside {
+        crate::out::warning("--at has no effect with --inject-ns 0: nothing is injected");
+    }
     Ok(Inject { ns, at })
 }
 

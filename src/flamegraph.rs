@@ -17,6 +17,11 @@ use schedlab_core::{InsertPathKind, LockKind};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The options that profile, which a `--folded` rendering does not: the options that need
+/// `--folded` conflict with each (clap drops a requirement whose required option conflicts with
+/// one given, so `requires` alone is not enough).
+const PROFILING: &[&str] = &["variant", "diff", "insert", "kernel", "threads", "duration", "lock", "groups", "outside_ns", "frequency", "report"];
+
 #[derive(clap::Args, Debug, Clone)]
 pub struct FlamegraphArgs {
     /// Variant to profile (see `schedlab variants`), or `all` for every safe variant; a variant
@@ -59,12 +64,10 @@ pub struct FlamegraphArgs {
     #[arg(long, conflicts_with_all = ["variant", "diff"])]
     folded: Option<PathBuf>,
     /// Title of a --folded flamegraph (default: the file name).
-    // `requires` alone is not enforced beside `--variant` or `--diff` (clap drops a requirement
-    // that conflicts with an option given): the conflicts are declared too.
-    #[arg(long, requires = "folded", conflicts_with_all = ["variant", "diff"])]
+    #[arg(long, requires = "folded", conflicts_with_all = PROFILING)]
     title: Option<String>,
     /// What a --folded file's counts are (samples, us, ...).
-    #[arg(long, default_value = "samples", requires = "folded", conflicts_with_all = ["variant", "diff"])]
+    #[arg(long, default_value = "samples", requires = "folded", conflicts_with_all = PROFILING)]
     count_name: String,
     /// Directory for the SVGs, folded stacks and time-shares.json (created if missing).
     #[arg(long, default_value = "target/flamegraphs")]

@@ -9,6 +9,11 @@ use schedlab_benches::report::kernel::kernel_text;
 use schedlab_benches::driver::workload::Rw;
 use schedlab_core::LockKind;
 
+/// What `--inject`'s one long run does not make or use: refused beside it, and beside the
+/// options that need it (clap drops a requirement whose required option conflicts with one
+/// given, so `requires` alone is not enough).
+const NOT_WITH_INJECT: &[&str] = &["points", "contention", "no_profile", "flamegraphs", "model_elevator_ns", "report"];
+
 #[derive(clap::Args, Debug, Clone)]
 pub struct KernelArgs {
     /// Jobs: fio's numjobs and the model's threads, 1..=256.
@@ -34,7 +39,7 @@ pub struct KernelArgs {
     /// The configurations measured, each a whole experiment: `auto` ({1, --threads} jobs ×
     /// {1, --iodepth}), `main` (only --threads × --iodepth), or a list JOBSxDEPTH[:ENGINE], e.g.
     /// `2x32,1x1:psync`; the main configuration is always measured first.
-    #[arg(long, default_value = "auto")]
+    #[arg(long, default_value = "auto", conflicts_with = "inject")]
     points: String,
     /// Access pattern: randread, randwrite, read, write (writes only to a loop device made here).
     #[arg(long, default_value = "randread")]
@@ -57,14 +62,14 @@ pub struct KernelArgs {
     device: Option<std::path::PathBuf>,
     /// Lock contention from the kernel's tracepoints (bpftrace, a second run per configuration
     /// and round): on or off.
-    #[arg(long, default_value = "on")]
+    #[arg(long, default_value = "on", conflicts_with = "inject")]
     contention: String,
     /// Leave out the perf profile (and flamegraph) of each kernel configuration.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "inject")]
     no_profile: bool,
     /// Write each kernel configuration's flamegraph here (kernel-<config>.svg, and its folded
     /// stacks kernel-<config>.folded; a missing directory is made).
-    #[arg(long, conflicts_with = "no_profile")]
+    #[arg(long, conflicts_with_all = ["no_profile", "inject"])]
     flamegraphs: Option<std::path::PathBuf>,
     /// Leave out the model's rows.
     #[arg(long)]
@@ -79,7 +84,7 @@ pub struct KernelArgs {
     /// The elevator cost the model's scheduler rows pay per request (blk-mq's machinery that
     /// `none` skips): `kernel` (measured at each configuration from the profiles: bfq's minus
     /// none's CPU per I/O, less BFQ's own functions; 0 with --no-profile) or ns (0..=1000000000).
-    #[arg(long, default_value = "kernel", conflicts_with = "no_model")]
+    #[arg(long, default_value = "kernel", conflicts_with_all = ["no_model", "inject"])]
     model_elevator_ns: String,
     /// Write both halves, with provenance, to this JSON file.
     #[arg(long)]
@@ -93,19 +98,19 @@ pub struct KernelArgs {
     #[arg(long, value_name = "NS,...", conflicts_with = "cleanup", allow_hyphen_values = true)]
     pub(crate) inject: Option<String>,
     /// Cycles per cost with --inject (each: nothing, inside, outside, 200 ms each), 4..=10000.
-    #[arg(long, default_value_t = 40, value_parser = units::count::<4, 10000>, allow_negative_numbers = true, requires = "inject", conflicts_with = "cleanup")]
+    #[arg(long, default_value_t = 40, value_parser = units::count::<4, 10000>, allow_negative_numbers = true, requires = "inject", conflicts_with_all = NOT_WITH_INJECT)]
     inject_cycles: u64,
     /// With --inject: keep bpftrace's raw outputs in this directory (lock.json, verify.json,
     /// phases.json; a missing directory is made).
-    #[arg(long, value_name = "DIR", requires = "inject", conflicts_with = "cleanup")]
+    #[arg(long, value_name = "DIR", requires = "inject", conflicts_with_all = NOT_WITH_INJECT)]
     inject_raw: Option<std::path::PathBuf>,
     /// Only put back what an earlier run that was killed left (loop devices, files, cgroups,
-    /// scheduler settings), then exit.
-    #[arg(long)]
+    /// scheduler settings), then exit; takes no other option.
+    #[arg(long, exclusive = true)]
     pub(crate) cleanup: bool,
     /// Also write everything as one self-contained HTML page (command line, provenance, tables,
     /// charts, warnings) to this file; checked before the work, written at the end.
-    #[arg(long, conflicts_with = "cleanup")]
+    #[arg(long, conflicts_with_all = ["cleanup", "inject"])]
     report: Option<std::path::PathBuf>,
 }
 
@@ -291,9 +296,6 @@ fn inject_cmd(args: &KernelArgs, cfg: &KernelConfig, list: &str) -> Result<(), E
     cfg.validate()?;
     let icfg = kernel::inject::InjectConfig { costs_ns, cycles: args.inject_cycles as usize, raw_dir: args.inject_raw.clone() };
     icfg.validate()?;
-    if args.report.is_some() || args.flamegraphs.is_some() {
-        return Err(bad_input("--inject writes its tables, --json and --svg; --report and --flamegraphs are not made for it"));
-    }
     let json_out = check_output(args.json.as_deref())?;
     let svg_out = check_output(args.svg.as_deref())?;
     let mut progress = crate::progress::Bar::new("schedlab kernel --inject", "steps");

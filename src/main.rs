@@ -125,6 +125,43 @@ enum Command {
     Kernel(kernel::KernelArgs),
 }
 
+/// The workload flags that only the validation's runs use: in `predict`, each requires
+/// `--validate` (declared on the command tree, since the flattened `WorkloadArgs` is shared with
+/// subcommands where every run uses them).
+const PREDICT_VALIDATION_ONLY: &[&str] = &["duration", "ramp", "retries", "max_other_cpus", "stats_reads", "pin"];
+
+/// The CLI's definition: the derive's, plus the dependencies that a flag shared by several
+/// subcommands has in one of them only. Parsing, `--help` and the generated tests all read this.
+pub(crate) fn command() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command().mut_subcommand("predict", |c| PREDICT_VALIDATION_ONLY.iter().fold(c, |c, id| c.mut_arg(*id, |a| a.requires("validate"))))
+}
+
+/// Parses arguments against [`command`].
+pub(crate) fn parse_from<I, T>(argv: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::FromArgMatches;
+    let mut cmd = command();
+    let matches = cmd.try_get_matches_from_mut(argv)?;
+    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+}
+
+/// clap's error as one line: its rendering has several (error, usage, tip).
+pub(crate) fn clap_error_line(e: &clap::Error) -> String {
+    let rendered = e.to_string();
+    let line = rendered
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    line.trim_start_matches("error: ").to_string()
+}
+
 /// A one-line user error, found before any work (exit code 2).
 pub(crate) fn bad_input(message: impl Into<String>) -> ExperimentError {
     ExperimentError::bad_input(message)
@@ -196,8 +233,7 @@ fn declared(command: &Option<Command>) -> Result<paths::Paths, ExperimentError> 
 /// option of every subcommand: subcommand, option (`--long`, or the positional's name), kind
 /// (`path` for a path-valued option, `value`, `flag`), the options it conflicts with.
 fn describe_cli() {
-    use clap::CommandFactory;
-    let cli = Cli::command();
+    let cli = command();
     for sub in cli.get_subcommands() {
         outln!("{}\t\t\t", sub.get_name());
         for arg in sub.get_arguments() {
@@ -228,7 +264,7 @@ fn main() -> ExitCode {
     // First, so that a signal at any later moment is seen (before this, the default action ends
     // the process: nothing has been started or written yet).
     let signal_problem = signals::install();
-    let cli = match Cli::try_parse() {
+    let cli = match parse_from(std::env::args_os()) {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -236,16 +272,7 @@ fn main() -> ExitCode {
                 out!("{e}");
                 return finish(Ok(()));
             }
-            // clap renders several lines (error, usage, tip): keep the error itself on one line.
-            let rendered = e.to_string();
-            let line = rendered
-                .lines()
-                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect::<Vec<_>>()
-                .join(" ");
-            out::error(line.trim_start_matches("error: "));
+            out::error(clap_error_line(&e));
             return ExitCode::from(schedlab_benches::experiment::ErrorKind::BadInput.exit_code());
         }
     };

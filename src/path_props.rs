@@ -5,8 +5,6 @@
 //! `tests/cli_paths.rs`, which reads the same definition.
 
 use crate::paths::Role;
-use crate::Cli;
-use clap::{CommandFactory, Parser};
 
 /// The cheapest arguments that make each subcommand's declaration possible.
 fn base(sub: &str) -> Vec<&'static str> {
@@ -16,12 +14,14 @@ fn base(sub: &str) -> Vec<&'static str> {
         "trace-summary" => vec!["t.json"],
         // `--inject-raw` needs `--inject`; the others do not mind it.
         "kernel" => vec!["--inject", "0,500"],
+        // `--svg` draws the validation.
+        "predict" => vec!["--validate"],
         _ => vec![],
     }
 }
 
 fn path_options() -> Vec<(String, clap::Arg)> {
-    let cli = Cli::command();
+    let cli = crate::command();
     let mut out = Vec::new();
     for sub in cli.get_subcommands() {
         for arg in sub.get_arguments() {
@@ -66,7 +66,7 @@ fn every_path_option_of_every_subcommand_is_declared_before_any_work() {
             v
         };
         // With the base, or alone when the option conflicts with it (`flamegraph --folded`).
-        let cli = Cli::try_parse_from(argv(true)).or_else(|_| Cli::try_parse_from(argv(false)));
+        let cli = crate::parse_from(argv(true)).or_else(|_| crate::parse_from(argv(false)));
         let cli = cli.unwrap_or_else(|e| panic!("{sub} {flag}: {e}"));
         let declared = crate::declared(&cli.command).unwrap_or_else(|e| panic!("{sub} {flag}: {}", e.message));
         let found = declared.0.iter().find(|d| d.path == probe);
@@ -80,13 +80,13 @@ fn every_path_option_of_every_subcommand_is_declared_before_any_work() {
 
 #[test]
 fn the_files_inside_output_directories_are_declared() {
-    let cli = Cli::try_parse_from(["schedlab", "flamegraph", "--variant", "no-stats", "--diff", "no-stats", "sched-lock", "--out", "/tmp/fg"]).unwrap();
+    let cli = crate::parse_from(["schedlab", "flamegraph", "--variant", "no-stats", "--diff", "no-stats", "sched-lock", "--out", "/tmp/fg"]).unwrap();
     let declared = crate::declared(&cli.command).unwrap();
     let Role::Dir(files) = &declared.0.iter().find(|d| d.flag == "--out").unwrap().role else { panic!("--out is a directory") };
     for name in ["no-stats.svg", "no-stats.folded", "sched-lock.svg", "diff-no-stats-vs-sched-lock.svg", "time-shares.json"] {
         assert!(files.iter().any(|f| f == name), "{name} in {files:?}");
     }
-    let cli = Cli::try_parse_from(["schedlab", "flamegraph", "--folded", "/x/off-cpu.folded", "--out", "/tmp/fg"]).unwrap();
+    let cli = crate::parse_from(["schedlab", "flamegraph", "--folded", "/x/off-cpu.folded", "--out", "/tmp/fg"]).unwrap();
     let declared = crate::declared(&cli.command).unwrap();
     let Role::Dir(files) = &declared.0.iter().find(|d| d.flag == "--out").unwrap().role else { panic!("--out is a directory") };
     assert_eq!(files, &["off-cpu.svg"], "the output named after the input");

@@ -30,8 +30,8 @@ pub struct PredictArgs {
     #[arg(long, default_value = "both")]
     lock: String,
     /// Outside work per request to predict (and measure), ns, e.g. "0,1000" (default: --outside-ns;
-    /// with --validate: 0,1000).
-    #[arg(long)]
+    /// with --validate: 0,1000), which it replaces.
+    #[arg(long, conflicts_with = "outside_ns")]
     outside_list: Option<String>,
     /// The machine to predict for: a topology profile (JSON; notes/predict.md). Default: this
     /// machine, measured now (cores and siblings from sysfs, transfers by ping-pong, parking costs).
@@ -70,7 +70,7 @@ pub struct PredictArgs {
     #[arg(long)]
     json: Option<PathBuf>,
     /// SVG chart to this file: measured against predicted with the error band (needs --validate), with the provenance line.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", requires = "validate")]
     svg: Option<std::path::PathBuf>,
     /// Also write everything as one self-contained HTML page (command line, provenance, tables,
     /// charts, warnings) to this file; checked before the work, written at the end.
@@ -114,6 +114,23 @@ pub(crate) fn config(args: &PredictArgs) -> Result<PredictConfig, ExperimentErro
     for (flag, _) in measuring.iter().filter(|(_, set)| *set && !args.validate) {
         crate::out::warning(format_args!("{flag} has no effect without --validate: only the validation measures runs"));
     }
+    // A loaded calibration was measured with its own workload: the flags that shape the
+    // calibrated scheduler change nothing unless the validation measures them here.
+    if args.calibration.is_some() && !args.validate {
+        let d = &defaults.workload_args().jobs;
+        let j = &args.workload.jobs;
+        let calibration_only = [
+            ("--groups", j.groups != d.groups),
+            ("--weights", j.weights != d.weights),
+            ("--slots", j.slots != d.slots),
+            ("--rw", j.rw != d.rw),
+            ("--bs", j.bs != d.bs),
+            ("--kernel", j.kernel != d.kernel),
+        ];
+        for (flag, _) in calibration_only.iter().filter(|(_, set)| *set) {
+            crate::out::warning(format_args!("{flag} has no effect with --calibration and without --validate: the calibration was measured with its own workload"));
+        }
+    }
     if args.workload.sum_sampling != defaults.workload_args().sum_sampling {
         crate::out::warning("--sum-sampling has no effect on predict: neither the calibration nor the validation times the counter-sum locks");
     }
@@ -151,9 +168,6 @@ pub fn cmd(args: &PredictArgs) -> Result<(), ExperimentError> {
     let cfg = config(args)?;
     // Outputs are checked before any work.
     let json_out = check_output(args.json.as_deref())?;
-    if args.svg.is_some() && !args.validate {
-        return Err(crate::bad_input("--svg draws the validation: it needs --validate"));
-    }
     let svg_out = check_output(args.svg.as_deref())?;
     let report_out = check_output(args.report.as_deref())?;
     let save_calibration = check_output(args.save_calibration.as_deref())?;

@@ -31,11 +31,12 @@ pub struct SweepArgs {
     /// Lock kind: fair-spin, parking-lot or both.
     #[arg(long, default_value = "fair-spin")]
     lock: String,
-    /// Sweep the stat slot count too, e.g. "1,8,64" (default: --slots).
-    #[arg(long)]
+    /// Sweep the stat slot count too, e.g. "1,8,64" (default: --slots, which it replaces).
+    #[arg(long, conflicts_with = "slots")]
     sweep_slots: Option<String>,
-    /// Sweep the work outside the scheduler too, ns, e.g. "0,500,2000" (default: --outside-ns).
-    #[arg(long)]
+    /// Sweep the work outside the scheduler too, ns, e.g. "0,500,2000" (default: --outside-ns,
+    /// which it replaces).
+    #[arg(long, conflicts_with = "outside_ns")]
     sweep_outside_ns: Option<String>,
     /// Measured time of the instrumented run of each point: seconds or a duration, at most a day
     /// (0: none, and no model).
@@ -58,11 +59,11 @@ pub struct SweepArgs {
     pub(crate) resume: bool,
     /// One-way cache-line transfer for the model, ns, 0..=1000000 (default: the model machine's;
     /// measured now by a ping-pong between two CPUs for this machine's profile).
-    #[arg(long, value_parser = units::transfer_ns, allow_hyphen_values = true)]
+    #[arg(long, value_parser = units::transfer_ns, allow_hyphen_values = true, conflicts_with = "no_model")]
     transfer_ns: Option<f64>,
     /// The machine the model simulates: a topology profile (JSON, notes/predict.md). Default: this
     /// machine's measured profile with --model-cores cores (a hypothetical machine of its cores).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "no_model")]
     topology: Option<PathBuf>,
     /// Cores of the default model machine, 1..=1024.
     #[arg(long, default_value_t = 64, value_parser = units::count::<1, 1024>, allow_negative_numbers = true, conflicts_with_all = ["topology", "no_model"])]
@@ -134,13 +135,20 @@ pub(crate) fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
     };
     // `--lockstat-duration 0` means no instrumented runs and no model (its documentation); the
     // model's own flags are refused where there is no model, rather than ignored.
+    // (`--no-model` against the model's flags is declared on the flags: clap refuses it.)
     let no_model = args.no_model || lockstat_duration.is_zero();
-    if no_model && (args.topology.is_some() || args.transfer_ns.is_some()) {
-        if args.no_model {
-            return Err(bad_input("--topology and --transfer-ns set up the model, which --no-model leaves out"));
+    if lockstat_duration.is_zero() && !args.no_model {
+        // Said, not refused: scripts written before 0 meant "no model" pass these.
+        let defaults = crate::compare::default_args();
+        let model_flags = [
+            ("--topology", args.topology.is_some()),
+            ("--transfer-ns", args.transfer_ns.is_some()),
+            ("--model-cores", args.model_cores != 64),
+            ("--sum-sampling", args.workload.sum_sampling != defaults.workload_args().sum_sampling),
+        ];
+        for (flag, _) in model_flags.iter().filter(|(_, set)| *set) {
+            crate::out::warning(format_args!("{flag} has no effect: --lockstat-duration 0 makes no instrumented run and no model"));
         }
-        // Said, not refused: scripts written before 0 meant "no model" pass both.
-        crate::out::warning("--topology and --transfer-ns have no effect: --lockstat-duration 0 makes no model");
     }
     cfg.model = (!no_model).then(|| ModelSettings { topology, cores: args.model_cores as usize, transfer_ns: args.transfer_ns });
     Ok(cfg)

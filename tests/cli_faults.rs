@@ -494,12 +494,26 @@ fn flags_are_honoured_or_refused_never_ignored() {
     let topology = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/topology/i7-4850hq.json");
     let out = sweep(&["--no-model", "--topology", topology]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(out.stdout.is_empty() && errors(&out)[0].contains("leaves out"), "{:?}", errors(&out));
+    assert!(out.stdout.is_empty() && errors(&out)[0].contains("cannot be used with"), "{:?}", errors(&out));
     // Where there is no model because of `--lockstat-duration 0`, the model's flags are said to
     // have no effect (scripts written before 0 meant no model pass them).
     let out = sweep(&["--lockstat-duration", "0", "--transfer-ns", "50"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("no effect"), "{}", text(&out.stderr));
+    // Through the binary, the dependencies the command tree declares (every one is tried in
+    // process by `src/flag_props.rs`): one line, exit 2, nothing run.
+    for args in [
+        &["run", "--variant", "no-stats", "--at", "outside"][..],
+        &["predict", "--duration", "1"],
+        &["predict", "--svg", "p.svg"],
+        &["kernel", "--cleanup", "--threads", "2"],
+        &["kernel", "--inject", "0,500", "--points", "main"],
+    ] {
+        let out = schedlab(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert_eq!(errors(&out).len(), 1, "{args:?}: {:?}", errors(&out));
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
 }
 
 #[test]
