@@ -5,11 +5,11 @@
 
 use crate::flags::{parse_locks, parse_variants, WorkloadArgs};
 use crate::progress::Bar;
-use crate::{bad_input, check_output, seconds, units, write_output, ExperimentError, INTERRUPT};
+use crate::{bad_input, seconds, units, ExperimentError, INTERRUPT};
 use clap::Parser;
 use schedlab_benches::experiment::compare::{self, CompareConfig, CompareReport, Measure};
 use schedlab_benches::experiment::Failures;
-use schedlab_benches::report::pages;
+use schedlab_benches::report::contract::View;
 use schedlab_benches::driver::workload::entry_name;
 use schedlab_core::InsertPathKind;
 
@@ -45,19 +45,11 @@ pub struct CompareArgs {
     lockstat_duration: Option<f64>,
     #[command(flatten)]
     workload: WorkloadArgs,
-    /// Write everything, with provenance, to this JSON file (schema: notes/compare-schema.md).
-    #[arg(long)]
-    json: Option<std::path::PathBuf>,
-    /// SVG chart to this file: KIOPS per variant and the scheduler lock's time per request, with the provenance line.
-    #[arg(long, value_name = "PATH")]
-    svg: Option<std::path::PathBuf>,
     /// Leave out the per-lock lockstat tables.
     #[arg(long)]
     pub(crate) brief: bool,
-    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
-    /// charts, warnings) to this file; checked before the work, written at the end.
-    #[arg(long)]
-    report: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    outputs: crate::report_out::OutputArgs,
 }
 
 #[derive(Parser)]
@@ -80,10 +72,7 @@ pub fn default_args() -> CompareArgs {
 
 /// Every path `compare` reads or writes (`paths.rs`).
 pub(crate) fn paths(args: &CompareArgs) -> Result<crate::paths::Paths, ExperimentError> {
-    Ok(crate::paths::Paths::default()
-        .output("--json", args.json.as_deref())
-        .output("--svg", args.svg.as_deref())
-        .output("--report", args.report.as_deref()))
+    Ok(args.outputs.declare(crate::paths::Paths::default()))
 }
 
 pub(crate) fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentError> {
@@ -147,48 +136,13 @@ pub(crate) fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentErro
 }
 
 
-/// Runs a comparison from parsed arguments: the report printed, then its JSON written; the worst
-/// of a failed write, an inconsistent run and a failed run decides the error (each already said:
-/// the write's error logged, the others in the tables and the log).
+/// Runs a comparison from parsed arguments: the one call, then every output through
+/// `report_out::emit`, which also decides the exit code from the report's outcome.
 pub fn cmd(args: &CompareArgs) -> Result<(), ExperimentError> {
     let cfg = config(args)?;
-    let json_out = check_output(args.json.as_deref())?;
-    let svg_out = check_output(args.svg.as_deref())?;
-    let report_out = check_output(args.report.as_deref())?;
+    let claimed = args.outputs.claim::<CompareReport>()?;
     let report = compare::run(&cfg, &INTERRUPT, &mut Bar::new("schedlab compare", "runs"))?;
-    out!("{}", schedlab_benches::report::compare::full_text(&report, args.brief));
-    let mut failures = Failures::default();
-    if let Some(json_out) = &json_out {
-        #[derive(serde::Serialize)]
-        struct WithSignal<'a> {
-            #[serde(flatten)]
-            report: &'a CompareReport,
-            /// The signal that stopped the comparison, if one did.
-            signal: Option<&'static str>,
-        }
-        let doc = WithSignal { report: &report, signal: crate::signals::received().map(crate::signals::name) };
-        match serde_json::to_string_pretty(&doc).map(|text| text + "\n") {
-            Ok(text) if write_output(json_out, text.as_bytes()) => outln!("wrote {}", json_out.path().display()),
-            Ok(_) => failures.add(ExperimentError::output_failed(String::new())),
-            Err(e) => failures.add(ExperimentError::output_failed(format!("cannot serialise the report: {e}"))),
-        }
-    }
-    let figures: Vec<(String, String)> = ["KIOPS per variant", "the scheduler lock's time per request"]
-        .into_iter()
-        .zip([schedlab_benches::report::charts::compare_kiops_svg(&report), schedlab_benches::report::charts::compare_lock_time_svg(&report)])
-        .filter_map(|(title, svg)| svg.ok().map(|svg| (title.to_string(), svg)))
-        .collect();
-    if let Some(out) = &svg_out {
-        crate::out::svg(out, schedlab_benches::report::charts::compare_svg(&report), &mut failures);
-    }
-    crate::report_out::write(report_out.as_ref(), || pages::compare(&report, args.brief, figures), &mut failures);
-    if !report.all_consistent() {
-        failures.add(ExperimentError::check_failed("a run failed its end-of-run checks (INCONSISTENT above)"));
-    }
-    if !report.failures.is_empty() {
-        failures.add(ExperimentError::run_failed(String::new()));
-    }
-    failures.finish()
+    crate::report_out::emit(&report, View { brief: args.brief }, &claimed, Failures::default())
 }
 
 #[cfg(test)]

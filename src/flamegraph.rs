@@ -10,7 +10,6 @@
 
 use crate::{bad_input, ExperimentError};
 use schedlab_benches::experiment::flamegraph::{self, FlamegraphConfig, FoldedConfig};
-use schedlab_benches::experiment::{ErrorKind, Failures};
 use schedlab_benches::driver::profile;
 use schedlab_benches::driver::workload::{entry_name, split_entry, WorkloadConfig};
 use schedlab_core::{InsertPathKind, LockKind};
@@ -20,7 +19,7 @@ use std::time::Duration;
 /// The options that profile, which a `--folded` rendering does not: the options that need
 /// `--folded` conflict with each (clap drops a requirement whose required option conflicts with
 /// one given, so `requires` alone is not enough).
-const PROFILING: &[&str] = &["variant", "diff", "insert", "kernel", "threads", "duration", "lock", "groups", "outside_ns", "frequency", "report"];
+const PROFILING: &[&str] = &["variant", "diff", "insert", "kernel", "threads", "duration", "lock", "groups", "outside_ns", "frequency", "report", "json"];
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct FlamegraphArgs {
@@ -72,10 +71,10 @@ pub struct FlamegraphArgs {
     /// Directory for the SVGs, folded stacks and time-shares.json (created if missing).
     #[arg(long, default_value = "target/flamegraphs")]
     out: PathBuf,
-    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
-    /// charts, warnings) to this file; checked before the work, written at the end.
-    #[arg(long, conflicts_with = "folded")]
-    report: Option<std::path::PathBuf>,
+    /// `--json` (the time table, the lines) and `--report` (every flamegraph, interactive); the
+    /// drawings go to --out, so there is no `--svg`. Neither with --folded.
+    #[command(flatten)]
+    outputs: crate::report_out::ReportArgs,
 }
 
 /// The entry a name stands for: `VARIANT` on the `--insert` path, or `VARIANT+PATH`.
@@ -94,7 +93,7 @@ pub(crate) fn paths(args: &FlamegraphArgs) -> Result<crate::paths::Paths, Experi
     let paths = crate::paths::Paths::default();
     Ok(match &args.folded {
         Some(input) => paths.input("--folded", Some(input)).dir("--out", Some(&args.out), vec![flamegraph::folded_svg_name(input)]),
-        None => paths.dir("--out", Some(&args.out), config(args)?.files()).output("--report", args.report.as_deref()),
+        None => args.outputs.outputs().declare(paths.dir("--out", Some(&args.out), config(args)?.files())),
     })
 }
 
@@ -150,9 +149,9 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<(), ExperimentError> {
         return Ok(());
     }
     let cfg = config(args)?;
-    let report_out = crate::check_output(args.report.as_deref())?;
+    let claimed = args.outputs.outputs().claim::<flamegraph::FlamegraphReport>()?;
     let w = &cfg.workload;
-    let header = format!(
+    outln!(
         "schedlab flamegraph: {} threads, {} lock, {} groups, kernel {}, outside {} ns, {:.1} s per variant, on-CPU samples at {} Hz",
         w.threads,
         w.lock,
@@ -162,32 +161,8 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<(), ExperimentError> {
         w.duration.as_secs_f64(),
         cfg.frequency
     );
-    outln!("{header}");
     let report = flamegraph::run(&cfg, &crate::INTERRUPT, &mut bar)?;
     drop(bar);
-    outln!("{}", report.provenance.one_line());
-    for line in report.lines.iter().filter(|l| !l.starts_with("wrote ")) {
-        outln!("{line}");
-    }
-    outln!("\nwhere the time goes (percent of on-CPU samples; stats/work = stats / (core + stats)):");
-    outln!("{}", profile::format_table(&report.table_rows()));
-    for line in report.lines.iter().filter(|l| l.starts_with("wrote ")) {
-        outln!("{line}");
-    }
-    if report.interrupted {
-        outln!("(interrupted: the profiles cover the part that ran)");
-    }
-    // The failures were printed as they happened; what is left is the exit code's kind.
-    let mut failures = Failures::default();
-    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::flamegraph(&report, &header, Vec::new()), &mut failures);
-    if !report.write_failures.is_empty() {
-        failures.add(ExperimentError::already_told(ErrorKind::OutputFailed));
-    }
-    if !report.all_consistent() {
-        failures.add(ExperimentError::check_failed("a profiled run failed its end-of-run checks (see `schedlab run --variant V`)"));
-    }
-    if !report.run_failures.is_empty() {
-        failures.add(ExperimentError::already_told(ErrorKind::RunFailed));
-    }
-    failures.finish()
+    // The failures were told as they happened; the report's outcome keeps their kinds.
+    crate::report_out::emit(&report, Default::default(), &claimed, Default::default())
 }

@@ -2,17 +2,16 @@
 //! file parses arguments, makes one call, prints the tables (`schedlab_benches::report::kernel`)
 //! and writes the JSON.
 
-use crate::{bad_input, check_output, parse_bs, seconds, units, ExperimentError, INTERRUPT};
-use schedlab_benches::experiment::{ErrorKind, Failures};
+use crate::{bad_input, parse_bs, seconds, units, ExperimentError, INTERRUPT};
+use schedlab_benches::experiment::Failures;
 use schedlab_benches::experiment::kernel::{self, KernelConfig, ModelOutside, Point};
-use schedlab_benches::report::kernel::kernel_text;
 use schedlab_benches::driver::workload::Rw;
 use schedlab_core::LockKind;
 
 /// What `--inject`'s one long run does not make or use: refused beside it, and beside the
 /// options that need it (clap drops a requirement whose required option conflicts with one
 /// given, so `requires` alone is not enough).
-const NOT_WITH_INJECT: &[&str] = &["points", "contention", "no_profile", "flamegraphs", "model_elevator_ns", "report"];
+const NOT_WITH_INJECT: &[&str] = &["points", "contention", "no_profile", "flamegraphs", "model_elevator_ns"];
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct KernelArgs {
@@ -86,12 +85,10 @@ pub struct KernelArgs {
     /// none's CPU per I/O, less BFQ's own functions; 0 with --no-profile) or ns (0..=1000000000).
     #[arg(long, default_value = "kernel", conflicts_with_all = ["no_model", "inject"])]
     model_elevator_ns: String,
-    /// Write both halves, with provenance, to this JSON file.
-    #[arg(long)]
-    json: Option<std::path::PathBuf>,
-    /// SVG chart to this file: kernel and model side by side, with the provenance line.
-    #[arg(long, value_name = "PATH")]
-    svg: Option<std::path::PathBuf>,
+    /// `--json` (both halves), `--svg` (kernel and model side by side; with --inject, the ratio
+    /// against the cost) and `--report`.
+    #[command(flatten)]
+    outputs: crate::report_out::OutputArgs,
     /// Inject a known cost per I/O, ns, at BFQ's insert inside its lock and before it outside,
     /// in alternating 200 ms phases of one long fio run (comma-separated, each 0..=20000; e.g.
     /// 0,500,1000,2000), beside the model's `--inject-ns N --at inside|outside`.
@@ -108,10 +105,6 @@ pub struct KernelArgs {
     /// scheduler settings), then exit; takes no other option.
     #[arg(long, exclusive = true)]
     pub(crate) cleanup: bool,
-    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
-    /// charts, warnings) to this file; checked before the work, written at the end.
-    #[arg(long, conflicts_with_all = ["cleanup", "inject"])]
-    report: Option<std::path::PathBuf>,
 }
 
 /// Every path `kernel` reads or writes (`paths.rs`), with every file it writes into
@@ -126,13 +119,11 @@ pub(crate) fn paths(args: &KernelArgs) -> Result<crate::paths::Paths, Experiment
         None => Vec::new(),
     };
     let raw = kernel::inject::RAW_FILES.iter().map(Into::into).collect();
-    Ok(paths
+    Ok(args.outputs.declare(paths
         .input("--device", args.device.as_deref())
         .dir("--flamegraphs", args.flamegraphs.as_deref(), flamegraphs)
         .dir("--inject-raw", args.inject_raw.as_deref(), raw)
-        .output("--json", args.json.as_deref())
-        .output("--svg", args.svg.as_deref())
-        .output("--report", args.report.as_deref()))
+))
 }
 
 pub(crate) fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError> {
@@ -250,38 +241,11 @@ pub fn cmd(args: &KernelArgs) -> Result<(), ExperimentError> {
     if let Some(list) = &args.inject {
         return inject_cmd(args, &cfg, list);
     }
-    let json_out = check_output(args.json.as_deref())?;
-    let svg_out = check_output(args.svg.as_deref())?;
-    let report_out = check_output(args.report.as_deref())?;
+    let claimed = args.outputs.claim::<kernel::KernelReport>()?;
     let mut progress = crate::progress::Bar::new("schedlab kernel", "runs");
     let report = kernel::run(&cfg, &INTERRUPT, &mut progress)?;
     drop(progress);
-    out!("{}", kernel_text(&report));
-    let mut failures = Failures::default();
-    if !report.failures.is_empty() {
-        failures.add(ExperimentError::already_told(ErrorKind::RunFailed));
-    }
-    if report.model.iter().any(|m| !m.consistent) {
-        failures.add(ExperimentError::check_failed("a model run failed its end-of-run checks (consistent: NO above)"));
-    }
-    let chart = schedlab_benches::report::charts::kernel_svg(&report);
-    let figures = crate::out::figure("kernel and model side by side", &chart);
-    if let Some(out) = &svg_out {
-        crate::out::svg(out, chart, &mut failures);
-    }
-    if let Some(out) = &json_out {
-        let mut value = serde_json::to_value(&report).map_err(|e| ExperimentError::output_failed(format!("cannot serialise the report: {e}")))?;
-        if let Some(obj) = value.as_object_mut() {
-            obj.insert("signal".into(), crate::signals::received().map(crate::signals::name).into());
-        }
-        let text = serde_json::to_string_pretty(&value).unwrap_or_default() + "\n";
-        match out.write(text.as_bytes()) {
-            Ok(()) => outln!("wrote {}", out.path().display()),
-            Err(e) => failures.add(ExperimentError::output_failed(e)),
-        }
-    }
-    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::kernel(&report, figures), &mut failures);
-    failures.finish()
+    crate::report_out::emit(&report, Default::default(), &claimed, Failures::default())
 }
 
 /// `schedlab kernel --inject`: the costs, the run, the tables and the JSON.
@@ -296,8 +260,7 @@ fn inject_cmd(args: &KernelArgs, cfg: &KernelConfig, list: &str) -> Result<(), E
     cfg.validate()?;
     let icfg = kernel::inject::InjectConfig { costs_ns, cycles: args.inject_cycles as usize, raw_dir: args.inject_raw.clone() };
     icfg.validate()?;
-    let json_out = check_output(args.json.as_deref())?;
-    let svg_out = check_output(args.svg.as_deref())?;
+    let claimed = args.outputs.claim::<kernel::inject::InjectReport>()?;
     let mut progress = crate::progress::Bar::new("schedlab kernel --inject", "steps");
     let settings = kernel::inject::KernelSettings {
         threads: cfg.threads,
@@ -322,24 +285,5 @@ fn inject_cmd(args: &KernelArgs, cfg: &KernelConfig, list: &str) -> Result<(), E
     };
     let report = kernel::inject::run(&settings, &icfg, &INTERRUPT, &mut progress)?;
     drop(progress);
-    out!("{}", schedlab_benches::report::inject::inject_text(&report));
-    let mut failures = Failures::default();
-    if !report.failures.is_empty() {
-        failures.add(ExperimentError::already_told(ErrorKind::RunFailed));
-    }
-    if let Some(out) = &svg_out {
-        crate::out::svg(out, schedlab_benches::report::inject::inject_svg(&report), &mut failures);
-    }
-    if let Some(out) = &json_out {
-        let mut value = serde_json::to_value(&report).map_err(|e| ExperimentError::output_failed(format!("cannot serialise the report: {e}")))?;
-        if let Some(obj) = value.as_object_mut() {
-            obj.insert("signal".into(), crate::signals::received().map(crate::signals::name).into());
-        }
-        let text = serde_json::to_string_pretty(&value).unwrap_or_default() + "\n";
-        match out.write(text.as_bytes()) {
-            Ok(()) => outln!("wrote {}", out.path().display()),
-            Err(e) => failures.add(ExperimentError::output_failed(e)),
-        }
-    }
-    failures.finish()
+    crate::report_out::emit(&report, Default::default(), &claimed, Failures::default())
 }

@@ -105,7 +105,7 @@ enum Command {
     #[command(after_help = EXIT_CODES_HELP)]
     Sweep(sweep::SweepArgs),
     /// KIOPS against threads on any machine, from a simulation calibrated on single-threaded runs; --validate measures it here.
-    #[command(after_help = EXIT_CODES_HELP)]
+    #[command(after_help = EXIT_CODES_HELP, mut_arg("svg", |a| a.requires("validate")))]
     Predict(predict::PredictArgs),
     /// Single-threaded cost of one request round trip per variant, interleaved and repeated.
     #[command(after_help = EXIT_CODES_HELP)]
@@ -114,7 +114,11 @@ enum Command {
     #[command(after_help = EXIT_CODES_HELP)]
     Simulate(simulate::SimulateArgs),
     /// On-CPU flamegraphs per variant (pprof), a differential flamegraph, and where the time goes.
-    #[command(after_help = EXIT_CODES_HELP)]
+    #[command(
+        after_help = EXIT_CODES_HELP,
+        mut_arg("json", |a| a.conflicts_with("folded")),
+        mut_arg("report", |a| a.conflicts_with("folded"))
+    )]
     Flamegraph(flamegraph::FlamegraphArgs),
     /// Check a trace written by `run --trace` and summarise it: tracks, slices, lock holds, waits, hand-overs.
     #[command(after_help = EXIT_CODES_HELP)]
@@ -300,18 +304,17 @@ fn main() -> ExitCode {
     // file; its output paths too, before any work.
     let run_setup = match &cli.command {
         Some(Command::Run(args)) => Some(run::workload_config(args).and_then(|cfg| {
-            let json = check_output(args.json.as_deref())?;
+            let claimed = args.outputs.outputs().claim::<schedlab_benches::report::run::RunReport>()?;
             let trace = match check_output(args.trace.as_deref())? {
                 Some(out) => Some(out.stream().map_err(bad_input)?),
                 None => None,
             };
-            let report = check_output(args.report.as_deref())?;
-            Ok((cfg, json, trace, report))
+            Ok((cfg, claimed, trace))
         })),
         _ => None,
     };
     let trace_writer = match &run_setup {
-        Some(Ok((_, _, Some(stream), _))) => Some(stream.writer()),
+        Some(Ok((_, _, Some(stream)))) => Some(stream.writer()),
         _ => None,
     };
     let request = match &cli.command {
@@ -339,7 +342,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Some(Command::Run(args)) => match run_setup {
-            Some(Ok((cfg, json, trace, report))) => run::cmd(&args, cfg, json, report, trace, &mut logging),
+            Some(Ok((cfg, claimed, trace))) => run::cmd(&args, cfg, claimed, trace, &mut logging),
             Some(Err(e)) => Err(e),
             None => Err(bad_input("internal: run was not set up")),
         },

@@ -116,9 +116,3 @@ pub fn svg(file: &schedlab_benches::files::output::OutputFile, drawn: Result<Str
         Err(e) => failures.add(crate::ExperimentError::output_failed(e)),
     }
 }
-
-/// A drawn chart as the one figure of an HTML report (none when it could not be drawn: the
-/// `--svg` output, if asked, reports why).
-pub fn figure(title: &str, chart: &Result<String, String>) -> Vec<(String, String)> {
-    chart.as_ref().ok().map(|svg| (title.to_string(), svg.clone())).into_iter().collect()
-}

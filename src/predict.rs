@@ -5,7 +5,7 @@
 
 use crate::flags::{parse_list, parse_locks, parse_variants, WorkloadArgs};
 use crate::{check_input, check_output, units, ExperimentError, INTERRUPT};
-use schedlab_benches::experiment::predict::{self, CalibrationFile, PredictConfig, ValidationSettings};
+use schedlab_benches::experiment::predict::{self, CalibrationFile, PredictConfig, PredictReport, ValidationSettings};
 use schedlab_benches::experiment::Failures;
 use schedlab_benches::model::calibrate::CalibrationSettings;
 use schedlab_benches::model::topology::Topology;
@@ -66,28 +66,18 @@ pub struct PredictArgs {
     calibration_rounds: u64,
     #[command(flatten)]
     workload: WorkloadArgs,
-    /// Write the calibration, the profile, the predictions (and the validation) to this JSON file.
-    #[arg(long)]
-    json: Option<PathBuf>,
-    /// SVG chart to this file: measured against predicted with the error band (needs --validate), with the provenance line.
-    #[arg(long, value_name = "PATH", requires = "validate")]
-    svg: Option<std::path::PathBuf>,
-    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
-    /// charts, warnings) to this file; checked before the work, written at the end.
-    #[arg(long)]
-    report: Option<std::path::PathBuf>,
+    /// `--json`, `--svg` (the validation's chart: needs --validate) and `--report`.
+    #[command(flatten)]
+    outputs: crate::report_out::OutputArgs,
 }
 
 /// Every path `predict` reads or writes (`paths.rs`).
 pub(crate) fn paths(args: &PredictArgs) -> Result<crate::paths::Paths, ExperimentError> {
-    Ok(crate::paths::Paths::default()
+    Ok(args.outputs.declare(crate::paths::Paths::default()
         .input("--calibration", args.calibration.as_deref())
         .input("--topology", args.topology.as_deref())
         .output("--save-calibration", args.save_calibration.as_deref())
-        .output("--save-topology", args.save_topology.as_deref())
-        .output("--json", args.json.as_deref())
-        .output("--svg", args.svg.as_deref())
-        .output("--report", args.report.as_deref()))
+        .output("--save-topology", args.save_topology.as_deref())))
 }
 
 pub(crate) fn config(args: &PredictArgs) -> Result<PredictConfig, ExperimentError> {
@@ -167,9 +157,7 @@ pub(crate) fn config(args: &PredictArgs) -> Result<PredictConfig, ExperimentErro
 pub fn cmd(args: &PredictArgs) -> Result<(), ExperimentError> {
     let cfg = config(args)?;
     // Outputs are checked before any work.
-    let json_out = check_output(args.json.as_deref())?;
-    let svg_out = check_output(args.svg.as_deref())?;
-    let report_out = check_output(args.report.as_deref())?;
+    let claimed = args.outputs.claim::<PredictReport>()?;
     let save_calibration = check_output(args.save_calibration.as_deref())?;
     let save_topology = check_output(args.save_topology.as_deref())?;
     let mut progress = crate::progress::Bar::new("schedlab predict", "steps");
@@ -186,20 +174,5 @@ pub fn cmd(args: &PredictArgs) -> Result<(), ExperimentError> {
             outln!("wrote topology {}", out.path().display());
         }
     }
-    out!("{}", schedlab_benches::report::predict::text(&report));
-    if let Some(failed) = report.validation.as_ref().map(|v| v.failed_runs()).filter(|&n| n > 0) {
-        failures.add(ExperimentError::run_failed(format!("{failed} validation run(s) failed")));
-    }
-    let chart = schedlab_benches::report::charts::predict_validation_svg(&report);
-    let figures = crate::out::figure("measured against predicted", &chart);
-    if let Some(out) = &svg_out {
-        crate::out::svg(out, chart, &mut failures);
-    }
-    if let Some(out) = &json_out {
-        if crate::out::json(out, &report, &mut failures) {
-            outln!("\nwrote {}", out.path().display());
-        }
-    }
-    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::predict(&report, figures), &mut failures);
-    failures.finish()
+    crate::report_out::emit(&report, Default::default(), &claimed, failures)
 }

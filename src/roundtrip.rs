@@ -28,18 +28,14 @@ pub struct RoundtripArgs {
     /// use) or `--lockstat exact` (every hold timed).
     #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "sampled", value_parser = crate::flags::lockstat_mode)]
     lockstat: Option<lockstat::Mode>,
-    /// SVG chart to this file: ns per round trip per variant and what the statistics add, with the provenance line.
-    #[arg(long, value_name = "PATH")]
-    svg: Option<std::path::PathBuf>,
-    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
-    /// charts, warnings) to this file; checked before the work, written at the end.
-    #[arg(long)]
-    report: Option<std::path::PathBuf>,
+    /// `--json`, `--svg` (ns per round trip) and `--report`.
+    #[command(flatten)]
+    outputs: crate::report_out::OutputArgs,
 }
 
 /// Every path `roundtrip` writes (`paths.rs`).
 pub(crate) fn paths(args: &RoundtripArgs) -> Result<crate::paths::Paths, ExperimentError> {
-    Ok(crate::paths::Paths::default().output("--svg", args.svg.as_deref()).output("--report", args.report.as_deref()))
+    Ok(args.outputs.declare(crate::paths::Paths::default()))
 }
 
 pub(crate) fn config(args: &RoundtripArgs) -> Result<RoundtripConfig, ExperimentError> {
@@ -51,16 +47,7 @@ pub(crate) fn config(args: &RoundtripArgs) -> Result<RoundtripConfig, Experiment
 
 pub fn cmd(args: &RoundtripArgs) -> Result<(), ExperimentError> {
     let cfg = config(args)?;
-    let svg_out = crate::check_output(args.svg.as_deref())?;
-    let report_out = crate::check_output(args.report.as_deref())?;
+    let claimed = args.outputs.claim::<roundtrip::RoundtripReport>()?;
     let report = roundtrip::run(&cfg, &INTERRUPT, &mut crate::progress::Bar::new("schedlab roundtrip", "measurements"))?;
-    out!("{}", schedlab_benches::report::roundtrip::text(&report));
-    let mut failures = schedlab_benches::experiment::Failures::default();
-    let chart = schedlab_benches::report::charts::roundtrip_svg(&report);
-    let figures = crate::out::figure("ns per round trip", &chart);
-    if let Some(out) = &svg_out {
-        crate::out::svg(out, chart, &mut failures);
-    }
-    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::roundtrip(&report, figures), &mut failures);
-    failures.finish()
+    crate::report_out::emit(&report, Default::default(), &claimed, Default::default())
 }

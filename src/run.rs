@@ -3,8 +3,7 @@
 
 use crate::{bad_input, flags, logging, signals, units, ExperimentError, INTERRUPT};
 use schedlab_benches::experiment::Failures;
-use schedlab_benches::files::output::OutputFile;
-use schedlab_benches::report::run::{self as run_report, RunJson};
+use schedlab_benches::report::run::RunReport;
 use schedlab_benches::driver::workload::{run_named, WorkloadConfig};
 use schedlab_core::LockKind;
 
@@ -34,9 +33,6 @@ pub struct RunArgs {
     /// estimate of the same holds and waits beside it, for validation; costs more).
     #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "sampled", require_equals = false, value_parser = flags::lockstat_mode)]
     pub lockstat: Option<schedlab_core::lockstat::Mode>,
-    /// Write the result, with provenance, to this JSON file.
-    #[arg(long)]
-    pub json: Option<std::path::PathBuf>,
     /// Write a Chrome / Perfetto trace (JSON) of the paths, lock waits and holds and statistics
     /// updates to this file, for a window after the ramp-up (see --trace-window). Open it in
     /// ui.perfetto.dev or chrome://tracing; notes/tracing.md shows how to read it.
@@ -55,18 +51,15 @@ pub struct RunArgs {
     /// requests per second while the window is open.
     #[arg(long, requires = "trace")]
     pub trace_no_args: bool,
-    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
-    /// warnings, a link to the trace) to this file; checked before the work, written at the end.
-    #[arg(long)]
-    pub report: Option<std::path::PathBuf>,
+    /// `--json` (the result, with provenance) and `--report` (with a link to the trace); `run`
+    /// draws no chart, so it has no `--svg`.
+    #[command(flatten)]
+    pub outputs: crate::report_out::ReportArgs,
 }
 
 /// Every path `run` reads or writes (`paths.rs`).
 pub(crate) fn paths(args: &RunArgs) -> Result<crate::paths::Paths, ExperimentError> {
-    Ok(crate::paths::Paths::default()
-        .output("--json", args.json.as_deref())
-        .output("--trace", args.trace.as_deref())
-        .output("--report", args.report.as_deref()))
+    Ok(args.outputs.outputs().declare(crate::paths::Paths::default().output("--trace", args.trace.as_deref())))
 }
 
 pub fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, ExperimentError> {
@@ -89,25 +82,27 @@ pub fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, ExperimentError
     Ok(cfg)
 }
 
-pub fn cmd(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, report_out: Option<OutputFile>, trace: Option<schedlab_benches::files::output::Stream>, logging: &mut logging::Logging) -> Result<(), ExperimentError> {
+pub fn cmd(args: &RunArgs, cfg: WorkloadConfig, claimed: crate::report_out::Claimed, trace: Option<schedlab_benches::files::output::Stream>, logging: &mut logging::Logging) -> Result<(), ExperimentError> {
     schedlab_benches::driver::workload::warn_before_run(cfg.lock, cfg.threads);
+    let provenance = schedlab_benches::files::provenance::Provenance::collect();
     let result = run_named(&args.variant, &cfg, &INTERRUPT);
     let mut failures = Failures::default();
     if result.as_ref().is_ok_and(|r| r.interrupted) || result.is_err() {
         tracing::warn!(name: "run interrupted", target: logging::MARKER_TARGET, signal = signals::received().map(signals::name), "the run stopped early: the trace covers the part that ran");
     }
-    let mut trace_written = false;
+    let mut trace_written = None;
     if let Some(trace) = trace {
         logging.finish(trace.writer_thread());
         let window = cfg.trace_window.unwrap_or_default().min(cfg.duration);
         match trace.commit() {
             Ok(()) => {
-                trace_written = true;
-                outln!(
-                    "wrote trace {} ({:.0} ms after the ramp-up; not comparable with untraced KIOPS: every tracing site consulted the recorder during the whole run)",
-                    args.trace.as_deref().map_or_else(String::new, |p| p.display().to_string()),
+                let covers = format!(
+                    "{:.0} ms after the ramp-up; not comparable with untraced KIOPS: every tracing site consulted the recorder during the whole run",
                     window.as_secs_f64() * 1e3
-                )
+                );
+                let path = args.trace.clone().unwrap_or_default();
+                outln!("wrote trace {} ({covers})", path.display());
+                trace_written = Some((path, covers));
             }
             Err(e) => failures.add(ExperimentError::output_failed(e)),
         }
@@ -119,25 +114,7 @@ pub fn cmd(args: &RunArgs, cfg: WorkloadConfig, json_out: Option<OutputFile>, re
             return failures.finish();
         }
     };
-    let mut text = run_report::run_text(&result);
-    out!("{text}");
     schedlab_benches::driver::workload::warn_after_run(&result);
-    if cfg.lockstat {
-        let table = schedlab_benches::report::compare::lockstat_table(&result.locks);
-        out!("{table}");
-        text.push_str(&table);
-    }
-    if let Some(json_out) = &json_out {
-        let json = RunJson::of(&result, &cfg, signals::received().map(signals::name));
-        match serde_json::to_string_pretty(&json).map_err(|e| format!("cannot serialise the result: {e}")).and_then(|text| json_out.write((text + "\n").as_bytes())) {
-            Ok(()) => outln!("wrote {}", json_out.path().display()),
-            Err(e) => failures.add(ExperimentError::output_failed(e)),
-        }
-    }
-    let trace_path = args.trace.as_deref().filter(|_| trace_written);
-    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::run(&result, text, trace_path, Vec::new()), &mut failures);
-    if !(result.consistent && result.groups_live_after == 0 && result.queues_live_after == 0) {
-        failures.add(ExperimentError::check_failed(format!("{}: the run failed its end-of-run checks (see the consistency details above)", result.variant)));
-    }
-    failures.finish()
+    let report = RunReport { provenance, result, config: cfg, trace: trace_written };
+    crate::report_out::emit(&report, Default::default(), &claimed, failures)
 }

@@ -3,9 +3,8 @@
 //! reporting; `--json` writes the full result with provenance. Same arguments and seed, same
 //! output (provenance aside). This file parses the arguments, prints the line and writes the JSON.
 
-use crate::{check_output, units, bad_input, ExperimentError, INTERRUPT};
+use crate::{units, bad_input, ExperimentError, INTERRUPT};
 use schedlab_benches::experiment::simulate::{self, SimulateConfig};
-use schedlab_benches::experiment::Failures;
 use schedlab_benches::policy_sim::{DeviceModel, IdlingDecision, SimConfig};
 use schedlab_benches::driver::workload::Rw;
 
@@ -56,16 +55,9 @@ pub struct SimulateArgs {
     /// Stats variant (see `schedlab variants`); it does not change virtual-time results.
     #[arg(long, default_value = "no-stats")]
     pub(crate) variant: String,
-    /// Write the result, with provenance, to this JSON file.
-    #[arg(long)]
-    json: Option<std::path::PathBuf>,
-    /// SVG chart to this file: this run beside the seed's idling table, with the provenance line.
-    #[arg(long, value_name = "PATH")]
-    svg: Option<std::path::PathBuf>,
-    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
-    /// charts, warnings) to this file; checked before the work, written at the end.
-    #[arg(long)]
-    report: Option<std::path::PathBuf>,
+    /// `--json`, `--svg` (this run beside the seeds' idling table) and `--report`.
+    #[command(flatten)]
+    outputs: crate::report_out::OutputArgs,
 }
 
 /// A duration in ns: a number with a unit (ns, us, µs, ms, s); a bare number is `bare_unit_ns`
@@ -105,10 +97,7 @@ fn count(name: &str, v: u64) -> Result<usize, ExperimentError> {
 
 /// Every path `simulate` writes (`paths.rs`).
 pub(crate) fn paths(args: &SimulateArgs) -> Result<crate::paths::Paths, ExperimentError> {
-    Ok(crate::paths::Paths::default()
-        .output("--json", args.json.as_deref())
-        .output("--svg", args.svg.as_deref())
-        .output("--report", args.report.as_deref()))
+    Ok(args.outputs.declare(crate::paths::Paths::default()))
 }
 
 pub(crate) fn sim_config(args: &SimulateArgs) -> Result<SimConfig, ExperimentError> {
@@ -157,23 +146,7 @@ pub(crate) fn sim_config(args: &SimulateArgs) -> Result<SimConfig, ExperimentErr
 
 pub fn cmd(args: &SimulateArgs) -> Result<(), ExperimentError> {
     let cfg = SimulateConfig { sim: sim_config(args)?, variant: args.variant.clone() };
-    let json_out = check_output(args.json.as_deref())?;
-    let svg_out = check_output(args.svg.as_deref())?;
-    let report_out = check_output(args.report.as_deref())?;
+    let claimed = args.outputs.claim::<simulate::SimulateReport>()?;
     let report = simulate::run(&cfg, &INTERRUPT, &mut crate::progress::Bar::new("schedlab simulate", "simulations"))?;
-    out!("{}", schedlab_benches::report::simulate::text(&report));
-    let mut failures = Failures::default();
-    if let Some(out) = &json_out {
-        crate::out::json(out, &report, &mut failures);
-    }
-    let chart = schedlab_benches::report::charts::simulate_svg(std::slice::from_ref(&report));
-    let figures = crate::out::figure("this run beside the seeds' idling table", &chart);
-    if let Some(out) = &svg_out {
-        crate::out::svg(out, chart, &mut failures);
-    }
-    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::simulate(&report, figures), &mut failures);
-    if !report.result.consistent {
-        failures.add(ExperimentError::check_failed(format!("end-of-run check failed: requests {:?}", report.result.requests)));
-    }
-    failures.finish()
+    crate::report_out::emit(&report, Default::default(), &claimed, Default::default())
 }

@@ -7,7 +7,7 @@
 
 use crate::flags::{parse_list, parse_locks, parse_variants, WorkloadArgs};
 use crate::progress::Bar;
-use crate::{bad_input, check_input, check_output, seconds, units, write_output, ExperimentError, INTERRUPT};
+use crate::{bad_input, check_input, check_output, seconds, units, ExperimentError, INTERRUPT};
 use schedlab_benches::experiment::Failures;
 use schedlab_benches::model::topology::Topology;
 use schedlab_benches::experiment::sweep::{self, CsvOutput, ModelSettings, SweepConfig};
@@ -48,9 +48,6 @@ pub struct SweepArgs {
     /// carries the sweep's settings. A device or FIFO is written through, row by row.
     #[arg(long, default_value = "schedlab-sweep.csv")]
     csv: PathBuf,
-    /// The SVG chart written at the end.
-    #[arg(long, default_value = "schedlab-sweep.svg")]
-    svg: PathBuf,
     /// Keep the points already in --csv and measure only the missing ones (default: start afresh,
     /// replacing the file at the first point). The file must be a sweep CSV of this version
     /// measured with the same settings (groups, weights, churn, rw, bs, iodepth, slice idle, pin,
@@ -72,20 +69,26 @@ pub struct SweepArgs {
     /// and draw the measured points only.
     #[arg(long)]
     no_model: bool,
-    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
-    /// charts, warnings) to this file; checked before the work, written at the end.
-    #[arg(long)]
-    report: Option<std::path::PathBuf>,
+    /// `--json`, `--svg` (the chart; default schedlab-sweep.svg) and `--report`.
+    #[command(flatten)]
+    outputs: crate::report_out::OutputArgs,
+}
+
+/// The chart's file when `--svg` names none.
+const DEFAULT_SVG: &str = "schedlab-sweep.svg";
+
+impl SweepArgs {
+    /// The outputs, the chart's default filled in (a sweep always draws its chart).
+    fn outputs(&self) -> crate::report_out::OutputArgs {
+        let svg = self.outputs.svg.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_SVG));
+        crate::report_out::OutputArgs { svg: Some(svg), base: self.outputs.base.clone() }
+    }
 }
 
 /// Every path `sweep` reads or writes (`paths.rs`); the CSV is also read back with --resume (the
 /// one file that is both, by design).
 pub(crate) fn paths(args: &SweepArgs) -> Result<crate::paths::Paths, ExperimentError> {
-    Ok(crate::paths::Paths::default()
-        .input("--topology", args.topology.as_deref())
-        .output("--csv", Some(&args.csv))
-        .output("--svg", Some(&args.svg))
-        .output("--report", args.report.as_deref()))
+    Ok(args.outputs().declare(crate::paths::Paths::default().input("--topology", args.topology.as_deref()).output("--csv", Some(&args.csv))))
 }
 
 pub(crate) fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
@@ -154,50 +157,17 @@ pub(crate) fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
     Ok(cfg)
 }
 
-/// Runs a sweep from parsed arguments: the points and the model printed, the chart written, the
-/// notes printed; the worst of an output not written, an inconsistent point and a failed point
-/// decides the error (each already said: the output's error logged, the others printed).
+/// Runs a sweep from parsed arguments: the one call (the CSV written point by point inside it),
+/// then every output through `report_out::emit`. A sweep stopped before its first point draws no
+/// chart (and that is no failure).
 pub fn cmd(args: &SweepArgs) -> Result<(), ExperimentError> {
     let mut cfg = config(args)?;
     let csv = check_output(Some(&args.csv))?.ok_or_else(|| bad_input("--csv names no file"))?;
     cfg.csv = Some(CsvOutput { file: csv, resume: args.resume });
-    let svg_out = check_output(Some(&args.svg))?.expect("a path was given");
-    let report_out = check_output(args.report.as_deref())?;
+    let mut claimed = args.outputs().claim::<sweep::SweepReport>()?;
     let report = sweep::run(&cfg, &INTERRUPT, &mut Bar::new("schedlab sweep", "points"))?;
-    out!("{}", schedlab_benches::report::sweep::points_and_model_text(&report));
-    let mut failures = Failures::default();
-    let mut figures = Vec::new();
-    if let Some(e) = &report.csv_error {
-        crate::out::error(e);
-        failures.add(ExperimentError::output_failed(String::new()));
-    }
     if report.points.is_empty() {
-        outln!("\nno point finished: no chart");
-    } else {
-        let title = format!("schedlab sweep: KIOPS vs threads ({} CPUs, commit {})", cfg.cpus, report.provenance.commit);
-        let locks: Vec<&str> = cfg.locks.iter().map(|l| l.name()).collect();
-        let footer = schedlab_benches::report::charts::provenance_line(&report.provenance, &locks.join(", "));
-        match schedlab_benches::report::chart::draw_svg_with_footer(&report.points, &report.models, &title, &footer) {
-            Ok(drawing) => {
-                match (write_output(&svg_out, drawing.as_bytes()), &report.csv_error) {
-                    (true, None) => outln!("
-wrote {} and {}", args.csv.display(), args.svg.display()),
-                    (true, Some(_)) => outln!("
-wrote {}", args.svg.display()),
-                    (false, _) => failures.add(ExperimentError::output_failed(String::new())),
-                }
-                figures.push((title, drawing));
-            }
-            Err(e) => failures.add(ExperimentError::output_failed(e)),
-        }
+        claimed.svg = None;
     }
-    out!("{}", schedlab_benches::report::sweep::notes_text(&report));
-    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::sweep(&report, figures), &mut failures);
-    if !report.all_consistent() {
-        failures.add(ExperimentError::check_failed("a point failed its end-of-run checks (INCONSISTENT points above)"));
-    }
-    if !report.failures.is_empty() {
-        failures.add(ExperimentError::run_failed(String::new()));
-    }
-    failures.finish()
+    crate::report_out::emit(&report, Default::default(), &claimed, Failures::default())
 }

@@ -4,15 +4,12 @@
 
 use crate::{check_input, check_output, units, ExperimentError};
 use schedlab_benches::experiment::trace_summary::{self, TraceSummaryConfig};
+use schedlab_benches::report::pages::TraceSummaryPage;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct TraceSummaryArgs {
     /// The trace file (Chrome / Perfetto JSON).
     file: std::path::PathBuf,
-    /// Also draw an excerpt of the timeline (threads as bands: paths, lock waits and holds,
-    /// statistics updates) to this SVG file.
-    #[arg(long)]
-    svg: Option<std::path::PathBuf>,
     /// Start of the excerpt, µs into the trace (default: where the least busy thread is busiest:
     /// steady state, not a stall).
     #[arg(long, value_parser = units::micros, allow_hyphen_values = true, requires = "svg")]
@@ -24,42 +21,32 @@ pub struct TraceSummaryArgs {
     /// a convoy or a preempted lock holder looks like in this trace.
     #[arg(long)]
     stall_svg: Option<std::path::PathBuf>,
-    /// Also write everything as one self-contained HTML page (command line, provenance, tables,
-    /// charts, warnings) to this file; checked before the work, written at the end.
-    #[arg(long)]
-    report: Option<std::path::PathBuf>,
+    /// `--json` (the summary, per lock), `--svg` (an excerpt: see --from-us, --span-us) and
+    /// `--report`.
+    #[command(flatten)]
+    outputs: crate::report_out::OutputArgs,
 }
 
 /// Every path `trace-summary` reads or writes (`paths.rs`).
 pub(crate) fn paths(args: &TraceSummaryArgs) -> Result<crate::paths::Paths, ExperimentError> {
-    Ok(crate::paths::Paths::default()
-        .input("FILE", Some(&args.file))
-        .output("--svg", args.svg.as_deref())
-        .output("--stall-svg", args.stall_svg.as_deref())
-        .output("--report", args.report.as_deref()))
+    Ok(args.outputs.declare(crate::paths::Paths::default().input("FILE", Some(&args.file)).output("--stall-svg", args.stall_svg.as_deref())))
 }
 
 /// Exit 1 when a lock's holds overlap (the trace contradicts mutual exclusion); 2 for a file that
 /// is not a well-formed trace; 3 when a drawing could not be written.
 pub fn cmd(args: &TraceSummaryArgs) -> Result<(), ExperimentError> {
     check_input(&args.file)?;
+    let mut claimed = args.outputs.claim::<TraceSummaryPage>()?;
+    // The excerpt is drawn and written by the experiment as it reads the trace.
     let cfg = TraceSummaryConfig {
         file: args.file.clone(),
-        excerpt: check_output(args.svg.as_deref())?,
+        excerpt: claimed.svg.take(),
         from_us: args.from_us,
         span_us: args.span_us,
         stall: check_output(args.stall_svg.as_deref())?,
     };
-    let report_out = check_output(args.report.as_deref())?;
+    let provenance = schedlab_benches::files::provenance::Provenance::collect();
     let report = trace_summary::run(&cfg, &crate::INTERRUPT, &mut crate::progress::Bar::new("schedlab trace-summary", "drawings"))?;
-    outln!("{}", report.summary.trim_end_matches('\n'));
-    for line in &report.written {
-        outln!("{line}");
-    }
-    let mut failures = schedlab_benches::experiment::Failures::default();
-    crate::report_out::write(report_out.as_ref(), || schedlab_benches::report::pages::trace_summary(&report, &args.file, Vec::new()), &mut failures);
-    if let Err(e) = trace_summary::outcome(&report, &args.file) {
-        failures.add(e);
-    }
-    failures.finish()
+    let page = TraceSummaryPage { report, file: args.file.clone(), provenance };
+    crate::report_out::emit(&page, Default::default(), &claimed, Default::default())
 }

@@ -50,8 +50,11 @@ fn a_report_holds_the_command_line_and_the_tables() {
     let html = std::fs::read_to_string(&path).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains(&format!("--report {p}")), "the command line");
-    assert!(html.contains("sched-lock"), "the table");
-    assert!(!html.contains("<script"), "nothing runs in a page without flamegraphs");
+    assert!(html.contains("<table class=\"data\">") && html.contains("<td class=\"word\">sched-lock</td>"), "the table, as a table");
+    assert!(html.contains("<th title=\"click to sort\">median (ns)</th>"), "units in the header");
+    // The one script is the page's own column sorting: nothing is fetched, nothing else runs.
+    assert_eq!(html.matches("<script").count(), 1, "one script");
+    assert!(html.contains("<script>document.querySelectorAll('table.data')") && !html.contains("<script src"));
     // The same run's table as printed, escaped the same way.
     let first = stdout.lines().next().unwrap();
     assert!(html.contains(&first.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")), "{first}");
@@ -68,7 +71,7 @@ fn a_report_lists_the_warnings_the_run_printed() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let warning = stderr.lines().find_map(|l| l.strip_prefix("schedlab: warning: ")).unwrap_or_else(|| panic!("no warning: {stderr}"));
     let html = std::fs::read_to_string(&path).unwrap();
-    assert!(html.contains("<h2>Warnings</h2>"));
+    assert!(html.contains("<h2>Read this first</h2>"), "the warnings box at the top");
     let shown = warning.split(':').next().unwrap();
     assert!(html.contains(&format!("<li>warning: {shown}")), "{shown} not in {html}");
 }

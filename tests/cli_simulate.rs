@@ -22,7 +22,11 @@ fn simulate(args: &[&str], json: &Path) -> (String, serde_json::Value) {
     all.extend_from_slice(&["--json", json.to_str().unwrap()]);
     let out = schedlab(&all);
     assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    let stdout = String::from_utf8(out.stdout).unwrap();
+    let printed = String::from_utf8(out.stdout).unwrap();
+    // One result line, like fio's group reporting; then the files written, as every command says.
+    let json_line = format!("wrote {}", json.display());
+    assert_eq!(printed.lines().last(), Some(json_line.as_str()), "{printed}");
+    let stdout: String = printed.lines().filter(|l| !l.starts_with("wrote ")).map(|l| format!("{l}\n")).collect();
     assert_eq!(stdout.lines().count(), 1, "one line, like fio's group reporting: {stdout}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
     (stdout, v)

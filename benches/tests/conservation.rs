@@ -8,6 +8,21 @@ use schedlab_core::LockKind;
 use std::time::Duration;
 
 fn check(variant: &str, cfg: &WorkloadConfig, expect_merges: bool) {
+    // A run with churn is meant to exercise removal; on a loaded machine the churn thread may not
+    // be scheduled before the run ends (it sleeps first), so such a run is repeated (each run's
+    // conservation is still checked) rather than the removal asserted of one run's scheduling.
+    for attempt in 1..=5 {
+        let removals = check_once(variant, cfg, expect_merges);
+        if cfg.churn_per_sec == 0.0 || removals >= 1 {
+            return;
+        }
+        eprintln!("{variant}: the churn thread removed no group in run {attempt}: running again");
+    }
+    panic!("{variant}: in five runs the churn thread never removed a group");
+}
+
+/// One run, its conservation checked; the groups the churn removed.
+fn check_once(variant: &str, cfg: &WorkloadConfig, expect_merges: bool) -> u64 {
     let r = run_named(variant, cfg, &AtomicBool::new(false)).unwrap();
     let c = &r.consistency;
     assert!(c.ok, "{variant} {:?}: {c:?}", cfg.rw);
@@ -17,14 +32,13 @@ fn check(variant: &str, cfg: &WorkloadConfig, expect_merges: bool) {
     if variant != "no-stats" {
         assert_eq!(c.io_serviced_sum, Some(r.requests.completed as i64), "{variant}");
     }
-    // At least one removal happened (how many depends on how often the OS ran the churn thread).
-    assert!(r.churn_removals >= 1, "{variant}: churn never removed a group");
     assert_eq!(r.groups_live_after, 0, "{variant}: groups leaked");
     assert_eq!(r.queues_live_after, 0, "{variant}: queues leaked");
     assert!(r.requests.completed > 0, "{variant}: no work was done");
     if expect_merges {
         assert!(r.requests.merged > 0, "{variant}: sequential I/O at depth 4 never merged");
     }
+    r.churn_removals
 }
 
 #[test]

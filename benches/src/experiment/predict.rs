@@ -177,6 +177,26 @@ pub struct ValidationReport {
 }
 
 impl ValidationReport {
+    /// The goal's verdict: `Ok(true)` when every point is within `goal_pct` and every ordering
+    /// the same, `Ok(false)` when not, and `Err(why)` when it is not judged: some row kept a run
+    /// that other processes disturbed (above `driver::workload::OTHERS_DISTURB_CPUS`), or no point
+    /// has an error to judge.
+    pub fn goal_verdict(&self) -> Result<bool, String> {
+        let disturbed = self.rows.iter().filter(|r| r.other_cpus_max > crate::driver::workload::OTHERS_DISTURB_CPUS).count();
+        if disturbed > 0 {
+            return Err(format!(
+                "disturbed: {disturbed} of {} points kept a run during which other processes used more than {} CPUs",
+                self.rows.len(),
+                crate::driver::workload::OTHERS_DISTURB_CPUS
+            ));
+        }
+        let with: Vec<f64> = self.rows.iter().map(|r| r.error_pct).filter(|e| e.is_finite()).collect();
+        if with.is_empty() {
+            return Err("no point was measured".into());
+        }
+        Ok(with.iter().all(|e| e.abs() <= self.goal_pct) && self.orderings.iter().all(|o| o.same))
+    }
+
     /// Runs that failed (each row's failures).
     pub fn failed_runs(&self) -> usize {
         self.rows.iter().map(|r| r.failures.len()).sum()

@@ -422,3 +422,229 @@ pub fn full_text(report: &CompareReport, brief: bool) -> String {
     }
     out
 }
+
+/// The report contract (`report::contract`): `schedlab compare`'s tables as data, its charts,
+/// its outcome.
+impl super::contract::Report for CompareReport {
+    const COMMAND: &'static str = "compare";
+    const SCHEMA_VERSION: u32 = 2;
+
+    fn provenance(&self) -> crate::files::provenance::Provenance {
+        self.provenance.clone()
+    }
+
+    fn text(&self, view: super::contract::View) -> String {
+        full_text(self, view.brief)
+    }
+
+    fn tables(&self) -> Vec<super::table::Table> {
+        let mut tables = vec![compare_tables::main(self), compare_tables::ratios(self), compare_tables::overhead(self)];
+        if self.results.iter().any(|r| !r.locks.is_empty()) {
+            tables.push(compare_tables::locks(self));
+        }
+        tables
+    }
+
+    fn charts(&self) -> Vec<super::contract::Chart> {
+        use super::charts::{compare_kiops_svg, compare_lock_time_svg};
+        use super::contract::Chart;
+        vec![
+            Chart::new("KIOPS per variant", compare_kiops_svg(self)).beside(compare_tables::MAIN),
+            Chart::new("the scheduler lock's time per request", compare_lock_time_svg(self)).beside(compare_tables::MAIN),
+        ]
+    }
+
+    fn svg_chart(&self) -> Option<super::contract::Chart> {
+        Some(super::contract::Chart::new("schedlab compare", super::charts::compare_svg(self)))
+    }
+
+    fn outcome(&self) -> super::contract::Outcome {
+        let disturbed = self
+            .results
+            .iter()
+            .filter_map(|r| {
+                let noisy = r.other_cpus_runs.iter().filter(|o| o.is_some_and(|o| o > OTHERS_DISTURB_CPUS)).count();
+                (noisy > 0).then(|| format!("{} / {}: {noisy} of {} runs shared the CPUs with other processes (above {OTHERS_DISTURB_CPUS} CPUs)", r.variant, r.lock.name(), r.other_cpus_runs.len()))
+            })
+            .collect();
+        super::contract::Outcome {
+            interrupted: self.interrupted,
+            warnings: interference_warning(self).into_iter().collect(),
+            disturbed,
+            failed_checks: if self.all_consistent() { vec![] } else { vec!["a run failed its end-of-run checks (INCONSISTENT above)".into()] },
+            failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
+            failed_outputs: vec![],
+        }
+    }
+}
+
+/// `schedlab compare`'s tables as data.
+mod compare_tables {
+    use super::*;
+    use crate::report::table::{Cell, Table, Verdict};
+
+    pub const MAIN: &str = "Variants: throughput and the locks";
+
+    fn spread_cell(s: Option<&crate::stats::Spread>, digits: usize) -> [Cell; 3] {
+        match s {
+            Some(s) => [Cell::num(s.median, digits), Cell::num(s.min, digits), Cell::num(s.max, digits)],
+            None => [Cell::missing("-"), Cell::missing("-"), Cell::missing("-")],
+        }
+    }
+
+    fn lock_cells(l: Option<&LockSummary>) -> [Cell; 4] {
+        match l {
+            Some(l) if l.acquisitions > 0 => [
+                Cell::num(l.contention_pct, 1),
+                Cell::num(l.wait_ns.avg, 0),
+                Cell::num(l.hold_ns.avg, 0),
+                l.hold_occupancy.map_or_else(|| Cell::missing("n/e"), |o| Cell::num(100.0 * o, 1)),
+            ],
+            _ => [Cell::missing("-"), Cell::missing("-"), Cell::missing("-"), Cell::missing("-")],
+        }
+    }
+
+    pub fn main(report: &CompareReport) -> Table {
+        let mut t = Table::new(
+            MAIN,
+            &[
+                ("variant", ""),
+                ("lock", ""),
+                ("status", ""),
+                ("KIOPS median", "KIOPS"),
+                ("min", "KIOPS"),
+                ("max", "KIOPS"),
+                ("÷ sched-lock", "×"),
+                ("per-thread median", "KIOPS"),
+                ("sched contended", "%"),
+                ("sched wait avg", "ns"),
+                ("sched hold avg", "ns"),
+                ("sched occupancy", "%"),
+                ("queue contended", "%"),
+                ("queue wait avg", "ns"),
+                ("queue hold avg", "ns"),
+                ("queue occupancy", "%"),
+                ("stats share of sched hold", "%"),
+            ],
+        );
+        for r in &report.results {
+            let mut row = vec![Cell::text(r.variant), Cell::text(r.lock.name()), Cell::text(r.status)];
+            row.extend(spread_cell(r.kiops.as_ref(), 1));
+            row.push(Cell::opt(r.vs_sched_lock.as_ref().map(|s| s.median), 2));
+            row.push(if r.runs == 0 { Cell::missing("-") } else { Cell::num(r.per_thread_kiops.median, 1) });
+            row.extend(lock_cells(r.lock_named("sched")));
+            row.extend(lock_cells(r.lock_named("queue")));
+            let share = &r.stats_share_of_sched_hold;
+            row.push(match (&share.not_estimable, share.measured) {
+                (Some(_), _) => Cell::missing("not estimable"),
+                (None, Some(m)) => Cell::num(100.0 * m, 0),
+                (None, None) => Cell::missing("-"),
+            });
+            t.row(row);
+            if let Some(why) = &share.not_estimable {
+                t.note(format!("{} / {}: {why}", r.variant, r.lock.name()));
+            }
+            for l in r.locks.iter().filter(|l| l.name == "sched" || l.name == "queue") {
+                if let Some(why) = &l.hold_occupancy_not_estimable {
+                    t.note(format!("{} / {}: {} lock occupancy {why}", r.variant, r.lock.name(), l.name));
+                }
+            }
+        }
+        t.note("KIOPS: median (min, max) over rounds; lock figures from the instrumented runs (hold figures estimated from sampled holds unless exact).");
+        t
+    }
+
+    pub fn ratios(report: &CompareReport) -> Table {
+        let mut t = Table::new("Ratios beside the seeds'", &[("ratio", ""), ("of", ""), ("seed", "×"), ("seed range", "×"), ("lock", ""), ("measured median", "×"), ("min", "×"), ("max", "×"), ("verdict", ""), ("source", "")]);
+        for r in &report.ratios {
+            let s = &r.seed;
+            for b in &r.by_lock {
+                let verdict = match (b.meets_goal, b.within_seed_range, &b.not_judged) {
+                    (_, _, Some(why)) => Cell::judged(Verdict::NotJudged, format!("not judged: {why}")),
+                    (Some(true), _, _) => Cell::judged(Verdict::Met, "goal met"),
+                    (Some(false), _, _) => Cell::judged(Verdict::Missed, "goal missed"),
+                    (None, Some(true), _) => Cell::judged(Verdict::Met, "in the seeds' range"),
+                    (None, Some(false), _) => Cell::judged(Verdict::Missed, "outside the seeds' range"),
+                    (None, None, None) => Cell::missing("-"),
+                };
+                t.row(vec![
+                    Cell::text(s.name),
+                    Cell::text(format!("{} / {}", s.numerator, s.denominator)),
+                    Cell::opt(s.seed, 2),
+                    s.seed_range.map_or_else(|| Cell::missing("-"), |(lo, hi)| Cell::shown(lo, format!("{lo:.2}–{hi:.2}"))),
+                    Cell::text(b.lock.name()),
+                    Cell::num(b.measured.median, 2),
+                    Cell::num(b.measured.min, 2),
+                    Cell::num(b.measured.max, 2),
+                    verdict,
+                    Cell::text(s.source),
+                ]);
+            }
+        }
+        t.note("Measured: the per-round ratio of the two variants' KIOPS, median (min, max) over rounds. A verdict is given only on runs that no other process disturbed.");
+        t
+    }
+
+    pub fn overhead(report: &CompareReport) -> Table {
+        let mut t = Table::new(
+            "The instrumentation's cost and the CPUs",
+            &[("variant", ""), ("lock", ""), ("KIOPS", "KIOPS"), ("instrumented KIOPS", "KIOPS"), ("lockstat cost", "%"), ("CPU busy", "%"), ("others max", "CPUs"), ("steal max", "CPUs"), ("re-run", "runs"), ("kept noisy", "runs")],
+        );
+        for r in &report.results {
+            t.row(vec![
+                Cell::text(r.variant),
+                Cell::text(r.lock.name()),
+                Cell::opt(r.kiops.as_ref().map(|k| k.median), 1),
+                Cell::opt(r.kiops_lockstat.as_ref().map(|k| k.median), 1),
+                Cell::opt(r.lockstat_overhead_pct, 1),
+                Cell::opt(r.cpu_busy_pct, 0),
+                Cell::opt(r.other_cpus_max, 2),
+                Cell::opt(r.steal_cpus_max, 2),
+                Cell::num(r.noise.rerun as f64, 0),
+                Cell::num(r.noise.kept_noisy as f64, 0),
+            ]);
+        }
+        t
+    }
+
+    pub fn locks(report: &CompareReport) -> Table {
+        let mut t = Table::new(
+            "Lock statistics (lockstat-like, per variant)",
+            &[
+                ("variant", ""),
+                ("lock kind", ""),
+                ("class", ""),
+                ("acquisitions", ""),
+                ("contended", "%"),
+                ("owner changes", ""),
+                ("wait avg", "ns"),
+                ("wait p99", "ns"),
+                ("hold avg", "ns"),
+                ("hold p99", "ns"),
+                ("hold max", "ns"),
+                ("occupancy", "%"),
+                ("holds", ""),
+            ],
+        );
+        for r in &report.results {
+            for l in &r.locks {
+                t.row(vec![
+                    Cell::text(r.variant),
+                    Cell::text(r.lock.name()),
+                    Cell::text(l.name),
+                    Cell::num(l.acquisitions as f64, 0),
+                    Cell::num(l.contention_pct, 1),
+                    Cell::num(l.owner_changes as f64, 0),
+                    Cell::num(l.wait_ns.avg, 0),
+                    Cell::num(l.wait_ns.p99 as f64, 0),
+                    Cell::num(l.hold_ns.avg, 0),
+                    Cell::num(l.hold_ns.p99 as f64, 0),
+                    Cell::num(l.hold_ns.max as f64, 0),
+                    l.hold_occupancy.map_or_else(|| Cell::missing("not estimable"), |o| Cell::num(100.0 * o, 1)),
+                    Cell::text(if l.hold_exact { "exact" } else { "estimated" }),
+                ]);
+            }
+        }
+        t
+    }
+}

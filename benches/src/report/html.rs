@@ -11,6 +11,7 @@
 //! its zoom and search work in such a document: [`HISTORY_GUARD`]). The only `http` text is
 //! the Perfetto address printed beside a trace file's link.
 
+use super::table::{Cell, Table, Verdict};
 use crate::files::provenance::Provenance;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -27,6 +28,20 @@ enum Block {
     Trace { path: String },
     /// A table of data: column heads and rows of cells (text, escaped).
     Grid { heading: String, columns: Vec<String>, rows: Vec<Vec<String>> },
+    /// A typed table (`report::table`): units in the header, numbers right-aligned, sortable.
+    Data(Table),
+    /// A chart that could not be drawn, and why.
+    Undrawn { title: String, why: String },
+    /// The terminal text, folded away (everything the command printed, as printed).
+    Terminal(String),
+}
+
+/// The box at the top of a page: what the reader must know before reading any figure.
+#[derive(Default)]
+struct OutcomeBox {
+    interrupted: bool,
+    disturbed: Vec<String>,
+    failed: Vec<String>,
 }
 
 /// A page being assembled; [`Page::render`] gives the file's text.
@@ -35,11 +50,12 @@ pub struct Page {
     provenance: Provenance,
     blocks: Vec<Block>,
     warnings: Vec<String>,
+    outcome: OutcomeBox,
 }
 
 impl Page {
     pub fn new(title: impl Into<String>, provenance: &Provenance) -> Self {
-        Page { title: title.into(), provenance: provenance.clone(), blocks: Vec::new(), warnings: Vec::new() }
+        Page { title: title.into(), provenance: provenance.clone(), blocks: Vec::new(), warnings: Vec::new(), outcome: OutcomeBox::default() }
     }
 
     /// A section of preformatted text (shown as text: markup in it is escaped).
@@ -80,6 +96,35 @@ impl Page {
         self
     }
 
+    /// A typed table, drawn as an HTML table.
+    pub fn data(&mut self, table: Table) -> &mut Self {
+        self.blocks.push(Block::Data(table));
+        self
+    }
+
+    /// A chart that could not be drawn: its title and why.
+    pub fn undrawn(&mut self, title: impl Into<String>, why: impl Into<String>) -> &mut Self {
+        self.blocks.push(Block::Undrawn { title: title.into(), why: why.into() });
+        self
+    }
+
+    /// The terminal text, folded away at the end of the page.
+    pub fn terminal(&mut self, text: impl Into<String>) -> &mut Self {
+        self.blocks.push(Block::Terminal(text.into()));
+        self
+    }
+
+    /// What the reader must know before any figure, in the box at the top: the work was
+    /// interrupted, runs were disturbed (each said), failures (each said, empty ones left out);
+    /// `warnings` join the warnings' list.
+    pub fn outcome(&mut self, interrupted: bool, disturbed: &[String], failed: &[String], warnings: &[String]) -> &mut Self {
+        self.outcome.interrupted |= interrupted;
+        self.outcome.disturbed.extend(disturbed.iter().cloned());
+        self.outcome.failed.extend(failed.iter().filter(|m| !m.is_empty()).cloned());
+        self.warnings.extend(warnings.iter().cloned());
+        self
+    }
+
     /// The warnings and errors the run printed, listed in their own section.
     pub fn warnings(&mut self, warnings: Vec<String>) -> &mut Self {
         self.warnings.extend(warnings);
@@ -100,9 +145,25 @@ impl Page {
             let _ = writeln!(h, "<tr><th>{k}</th><td>{}</td></tr>", escape(v));
         }
         h.push_str("</table>\n");
-        if !self.warnings.is_empty() {
-            h.push_str("<section class=\"warnings\">\n<h2>Warnings</h2>\n<ul>\n");
-            for w in &self.warnings {
+        let o = &self.outcome;
+        let mut warnings: Vec<&String> = Vec::new();
+        for w in &self.warnings {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+        if o.interrupted || !o.disturbed.is_empty() || !o.failed.is_empty() || !warnings.is_empty() {
+            h.push_str("<section class=\"warnings\" id=\"outcome\">\n<h2>Read this first</h2>\n<ul>\n");
+            if o.interrupted {
+                h.push_str("<li class=\"bad\">Interrupted: the figures below cover the part that ran.</li>\n");
+            }
+            for f in &o.failed {
+                let _ = writeln!(h, "<li class=\"bad\">{}</li>", escape(f));
+            }
+            for d in &o.disturbed {
+                let _ = writeln!(h, "<li>Disturbed: {}</li>", escape(d));
+            }
+            for w in warnings {
                 let _ = writeln!(h, "<li>{}</li>", escape(w));
             }
             h.push_str("</ul>\n</section>\n");
@@ -128,6 +189,17 @@ impl Page {
                     }
                     h.push_str("</table>\n</section>\n");
                 }
+                Block::Data(table) => render_table(&mut h, table),
+                Block::Undrawn { title, why } => {
+                    let _ = writeln!(h, "<p class=\"undrawn\">{}: not drawn ({})</p>", escape(title), escape(why));
+                }
+                Block::Terminal(text) => {
+                    let _ = writeln!(
+                        h,
+                        "<section>\n<details>\n<summary>The terminal output, as printed</summary>\n<pre>{}</pre>\n</details>\n</section>",
+                        escape(text.trim_end())
+                    );
+                }
                 Block::Figure { title, svg } => {
                     let _ = writeln!(h, "<figure>\n{}\n<figcaption>{}</figcaption>\n</figure>", strip_prolog(svg), escape(title));
                 }
@@ -150,10 +222,60 @@ impl Page {
                 }
             }
         }
+        if self.blocks.iter().any(|b| matches!(b, Block::Data(_))) {
+            let _ = writeln!(h, "<script>{SORT_SCRIPT}</script>");
+        }
         h.push_str("</body>\n</html>\n");
         h
     }
 }
+
+/// A typed table: a scrolling box of its own when wider than the page (the page itself never
+/// scrolls sideways), units in the header, numbers right-aligned with their value for sorting,
+/// verdicts styled.
+fn render_table(h: &mut String, table: &Table) {
+    let _ = writeln!(h, "<section>\n<h2>{}</h2>\n<div class=\"scroll\"><table class=\"data\">", escape(&table.title));
+    h.push_str("<thead><tr>");
+    for column in &table.columns {
+        let _ = write!(h, "<th title=\"click to sort\">{}</th>", escape(&Table::heading(column)));
+    }
+    h.push_str("</tr></thead>\n<tbody>\n");
+    for row in &table.rows {
+        h.push_str("<tr>");
+        for cell in row {
+            let _ = match cell {
+                // A short word (a variant's name) is not broken across lines.
+                Cell::Text { text } if text.chars().count() <= 16 => write!(h, "<td class=\"word\">{}</td>", escape(text)),
+                Cell::Text { text } => write!(h, "<td>{}</td>", escape(text)),
+                Cell::Number { value, shown } => write!(h, "<td class=\"num\" data-v=\"{value}\">{}</td>", escape(shown)),
+                Cell::Missing { why } => write!(h, "<td class=\"missing\">{}</td>", escape(why)),
+                Cell::Judged { verdict, shown } => {
+                    let class = match verdict {
+                        Verdict::Met => "met",
+                        Verdict::Missed => "missed",
+                        Verdict::NotJudged => "unjudged",
+                    };
+                    write!(h, "<td class=\"{class}\">{}</td>", escape(shown))
+                }
+            };
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</tbody></table></div>\n");
+    for note in &table.notes {
+        let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(note));
+    }
+    h.push_str("</section>\n");
+}
+
+/// Sorting by a column on a click on its header (numbers by their value, words as words; a
+/// second click reverses). The page's one script of its own; it fetches nothing.
+const SORT_SCRIPT: &str = "document.querySelectorAll('table.data').forEach(function(t){\
+t.querySelectorAll('th').forEach(function(th,i){var up=true;th.addEventListener('click',function(){\
+var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows);\
+function key(r){var c=r.cells[i];if(!c)return '';var v=c.getAttribute('data-v');return v===null?c.textContent:parseFloat(v);}\
+rows.sort(function(x,y){var a=key(x),c=key(y);var n=(typeof a==='number'&&typeof c==='number')?a-c:String(a).localeCompare(String(c));return up?n:-n;});\
+up=!up;rows.forEach(function(r){b.appendChild(r);});});});});";
 
 /// The page's only style: system fonts, tables as monospace text, figures at the column width.
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:1.5em auto;max-width:75em;padding:0 1em;color:#222;background:#fff}\
@@ -163,7 +285,13 @@ pre{background:#f6f6f6;padding:.6em;overflow-x:auto}.cmd code{background:#eef;pa
 table.prov{border-collapse:collapse;font-size:13px}table.prov th{text-align:left;padding-right:1em;color:#555}\
 figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption{font-size:13px;color:#555}\
 iframe{width:100%;border:1px solid #ccc}\
-table.grid{border-collapse:collapse;font-size:13px}table.grid th,table.grid td{border:1px solid #ddd;padding:.2em .5em;text-align:left}table.grid th{background:#f0f0f0}.warnings li{color:#8a4b00}";
+table.grid{border-collapse:collapse;font-size:13px}table.grid th,table.grid td{border:1px solid #ddd;padding:.2em .5em;text-align:left}table.grid th{background:#f0f0f0}\
+.warnings{border:2px solid #d9a400;background:#fff8e1;padding:.2em 1em;margin:1em 0}.warnings h2{border:none;margin-top:.4em}.warnings li{color:#6a3b00}.warnings li.bad{color:#a00000;font-weight:600}\
+div.scroll{overflow-x:auto;max-width:100%}table.data{border-collapse:collapse;font-size:13px}\
+table.data th{background:#f0f0f0;cursor:pointer;text-align:left;vertical-align:bottom}table.data th,table.data td{border:1px solid #ddd;padding:.2em .5em}\
+table.data td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}table.data td.missing{color:#888}table.data td.word{white-space:nowrap}\
+td.met{background:#e3f4e3;color:#135e13}td.missed{background:#fbe4e4;color:#8a1010}td.unjudged{background:#eee;color:#666;font-style:italic}\
+p.note{font-size:12px;color:#555;margin:.3em 0}p.undrawn{color:#8a4b00}details pre{max-height:40em}";
 
 /// Text made safe for HTML content and attribute values.
 pub fn escape(text: &str) -> String {

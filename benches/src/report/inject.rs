@@ -179,3 +179,83 @@ pub fn inject_svg(r: &InjectReport) -> Result<String, String> {
     }
     Ok(svg)
 }
+
+/// The report contract (`report::contract`) of `schedlab kernel --inject`: the kernel's phases,
+/// the ratio beside the model's with its verdict, the slopes; the chart beside the ratios.
+impl super::contract::Report for InjectReport {
+    const COMMAND: &'static str = "kernel";
+    const SCHEMA_VERSION: u32 = 1;
+
+    fn provenance(&self) -> crate::files::provenance::Provenance {
+        self.provenance.clone()
+    }
+
+    fn text(&self, _view: super::contract::View) -> String {
+        inject_text(self)
+    }
+
+    fn tables(&self) -> Vec<super::table::Table> {
+        use super::table::{Cell, Table, Verdict};
+        let interval = |i: Option<Interval>| -> [Cell; 3] {
+            match i {
+                Some(i) => [Cell::num(i.value, 3), Cell::num(i.lo, 3), Cell::num(i.hi, 3)],
+                None => [Cell::missing("-"), Cell::missing("-"), Cell::missing("-")],
+            }
+        };
+        let mut tables = Vec::new();
+        if let Some(k) = &self.kernel {
+            let mut t = Table::new(
+                "The kernel, per injected cost",
+                &[("cost", "ns"), ("iterations", ""), ("cycles", ""), ("nothing", "IOPS"), ("inside", "IOPS"), ("outside", "IOPS"), ("inside ÷ outside", "×"), ("95 % low", "×"), ("95 % high", "×")],
+            );
+            for kc in &k.costs {
+                let mut row = vec![Cell::num(kc.cost_ns as f64, 0), Cell::num(kc.iterations as f64, 0), Cell::num(kc.cycles as f64, 0), Cell::num(kc.iops_nothing, 0), Cell::num(kc.iops_inside, 0), Cell::num(kc.iops_outside, 0)];
+                row.extend(interval(kc.ratio));
+                t.row(row);
+            }
+            tables.push(t);
+        }
+        let mut side = Table::new(
+            RATIOS,
+            &[("cost", "ns"), ("kernel", "×"), ("kernel low", "×"), ("kernel high", "×"), ("model", "×"), ("model low", "×"), ("model high", "×"), ("model within the kernel's interval", "")],
+        );
+        for row in &self.side_by_side {
+            let mut cells = vec![Cell::num(row.cost_ns as f64, 0)];
+            cells.extend(interval(row.kernel));
+            cells.extend(interval(row.model));
+            cells.push(match row.model_within {
+                Some(true) => Cell::judged(Verdict::Met, "within"),
+                Some(false) => Cell::judged(Verdict::Missed, "outside"),
+                None => Cell::missing("-"),
+            });
+            side.row(cells);
+        }
+        side.note(format!("inside ÷ outside throughput; the model is {} on {}, {} ns outside work per request", self.model_entry, self.config.model_lock.name(), self.model_outside_ns));
+        tables.push(side);
+        let ks = self.kernel.as_ref().map(|k| k.slopes.clone()).unwrap_or_default();
+        let ms = &self.model_slopes;
+        let mut slopes = Table::new("Slopes: throughput per µs of cost, as a share of the nothing phase's", &[("", ""), ("inside", "%/µs"), ("outside", "%/µs"), ("inside ÷ outside", "%/µs")]);
+        for (name, s) in [("kernel", &ks), ("model", ms)] {
+            let pct = |v: Option<f64>| Cell::opt(v.map(|v| 100.0 * v), 2);
+            slopes.row(vec![Cell::text(name), pct(s.inside_per_us), pct(s.outside_per_us), pct(s.ratio_per_us)]);
+        }
+        tables.push(slopes);
+        tables
+    }
+
+    fn charts(&self) -> Vec<super::contract::Chart> {
+        vec![super::contract::Chart::new("inside ÷ outside against the injected cost", inject_svg(self)).beside(RATIOS)]
+    }
+
+    fn outcome(&self) -> super::contract::Outcome {
+        super::contract::Outcome {
+            interrupted: self.interrupted,
+            warnings: self.warnings.clone(),
+            failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
+            ..Default::default()
+        }
+    }
+}
+
+/// The ratio table's title (the chart goes beside it).
+const RATIOS: &str = "Inside ÷ outside: the kernel beside the model";

@@ -218,3 +218,133 @@ pub fn fidelity_text(rows: &[FidelityRow]) -> String {
     let _ = writeln!(out, "within their bands: {within} of {judged} judged figures");
     out
 }
+
+/// The report contract (`report::contract`): the kernel's rows, the model's, the two side by
+/// side and the fidelity table as tables; the panels' chart beside the fidelity table.
+impl super::contract::Report for KernelReport {
+    const COMMAND: &'static str = "kernel";
+    const SCHEMA_VERSION: u32 = 1;
+
+    fn provenance(&self) -> crate::files::provenance::Provenance {
+        self.provenance.clone()
+    }
+
+    fn text(&self, _view: super::contract::View) -> String {
+        kernel_text(self)
+    }
+
+    fn tables(&self) -> Vec<super::table::Table> {
+        use super::table::{Cell, Table, Verdict};
+        let mut kernel = Table::new(
+            "The kernel (fio on a loop device)",
+            &[
+                ("scheduler", ""),
+                ("KIOPS median", "KIOPS"),
+                ("min", "KIOPS"),
+                ("max", "KIOPS"),
+                ("CPU per I/O", "µs"),
+                ("sched-lock contended", "per I/O"),
+                ("wait avg", "ns"),
+                ("wait max", "µs"),
+                ("other contended", "per I/O"),
+                ("recording cost", "%"),
+                ("bfq", "% of samples"),
+                ("statistics", "% of samples"),
+                ("statistics of the scheduler", "%"),
+            ],
+        );
+        for r in &self.kernel {
+            let p = r.profile.as_ref();
+            kernel.row(vec![
+                Cell::text(r.config.name()),
+                Cell::num(r.kiops.median, 1),
+                Cell::num(r.kiops.min, 1),
+                Cell::num(r.kiops.max, 1),
+                Cell::opt(Some(r.cpu_per_io_us.median).filter(|v| *v > 0.0), 2),
+                Cell::opt(r.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
+                Cell::opt(r.sched_wait_avg_ns, 0),
+                Cell::opt(r.sched_wait_max_ns.map(|n| n as f64 / 1e3), 1),
+                Cell::opt(r.other_contentions_per_io.as_ref().map(|s| s.median), 3),
+                Cell::opt(r.recording_cost_pct, 1),
+                Cell::opt(p.map(|p| p.bfq_pct), 1),
+                Cell::opt(p.map(|p| p.group_stats_pct), 1),
+                Cell::opt(p.and_then(|p| p.stats_share_of_scheduler_pct), 1),
+            ]);
+        }
+        let mut model = Table::new(
+            "The model (the same workload in schedlab)",
+            &[("entry", ""), ("groups", ""), ("KIOPS median", "KIOPS"), ("min", "KIOPS"), ("max", "KIOPS"), ("CPU per I/O", "µs"), ("sched-lock contended", "per I/O"), ("wait avg", "ns"), ("statistics of the scheduler", "%"), ("consistent", "")],
+        );
+        for m in &self.model {
+            model.row(vec![
+                Cell::text(m.entry),
+                Cell::num(m.groups as f64, 0),
+                Cell::num(m.kiops.median, 1),
+                Cell::num(m.kiops.min, 1),
+                Cell::num(m.kiops.max, 1),
+                Cell::opt(Some(m.cpu_per_io_us.median).filter(|v| *v > 0.0), 2),
+                Cell::opt(m.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
+                Cell::opt(m.sched_wait_avg_ns, 0),
+                Cell::opt(m.stats_share_of_scheduler_pct, 1),
+                if m.consistent { Cell::judged(Verdict::Met, "yes") } else { Cell::judged(Verdict::Missed, "NO") },
+            ]);
+        }
+        let mut side = Table::new("Side by side", &[("figure", ""), ("unit", ""), ("kernel", ""), ("model", "")]);
+        for s in &self.side_by_side {
+            let digits = if s.unit == "×" || s.unit == "per I/O" { 3 } else { 1 };
+            side.row(vec![Cell::text(s.what.clone()), Cell::text(s.unit), Cell::opt(s.kernel, digits), Cell::opt(s.model, digits)]);
+        }
+        let mut tables = vec![kernel];
+        if !self.model.is_empty() {
+            tables.push(model);
+        }
+        tables.push(side);
+        if !self.fidelity.is_empty() {
+            let mut fidelity = Table::new(FIDELITY, &[("configuration", ""), ("figure", ""), ("unit", ""), ("kernel", ""), ("model", ""), ("model ÷ kernel", "×"), ("goal", ""), ("within", "")]);
+            for r in &self.fidelity {
+                let digits = if r.unit == "×" || r.unit == "per I/O" { 3 } else { 2 };
+                fidelity.row(vec![
+                    Cell::text(r.point.label()),
+                    Cell::text(r.figure.clone()),
+                    Cell::text(r.unit),
+                    Cell::opt(r.kernel, digits),
+                    Cell::opt(r.model, digits),
+                    Cell::opt(r.model_over_kernel, 2),
+                    Cell::text(r.band.describe()),
+                    match r.within {
+                        Some(true) => Cell::judged(Verdict::Met, "within"),
+                        Some(false) => Cell::judged(Verdict::Missed, "outside"),
+                        None => Cell::judged(Verdict::NotJudged, "not judged"),
+                    },
+                ]);
+            }
+            let judged = self.fidelity.iter().filter(|r| r.within.is_some()).count();
+            let within = self.fidelity.iter().filter(|r| r.within == Some(true)).count();
+            fidelity.note(format!("within their bands: {within} of {judged} judged figures"));
+            tables.push(fidelity);
+        }
+        tables
+    }
+
+    fn charts(&self) -> Vec<super::contract::Chart> {
+        let chart = super::contract::Chart::new("kernel and model side by side", super::charts::kernel_svg(self));
+        vec![if self.fidelity.is_empty() { chart } else { chart.beside(FIDELITY) }]
+    }
+
+    fn prose(&self) -> Vec<(String, String)> {
+        self.elevator.iter().map(|e| ("The elevator's own cost".to_string(), elevator_text(e))).collect()
+    }
+
+    fn outcome(&self) -> super::contract::Outcome {
+        super::contract::Outcome {
+            interrupted: self.interrupted,
+            warnings: self.warnings.clone(),
+            failed_checks: if self.model.iter().any(|m| !m.consistent) { vec!["a model run failed its end-of-run checks (consistent: NO above)".into()] } else { vec![] },
+            failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
+            ..Default::default()
+        }
+    }
+}
+
+/// The fidelity table's title (the chart goes beside it).
+const FIDELITY: &str = "Fidelity: the model against the kernel";

@@ -4,6 +4,7 @@
 pub mod chart;
 pub mod charts;
 pub mod compare;
+pub mod contract;
 pub mod html;
 pub mod inject;
 pub mod kernel;
@@ -13,3 +14,4 @@ pub mod roundtrip;
 pub mod run;
 pub mod simulate;
 pub mod sweep;
+pub mod table;

@@ -250,7 +250,11 @@ pub fn validation(v: &ValidationReport, interrupted: bool) -> String {
     let _ = writeln!(
         s,
         "\n  GOAL (within {goal:.0}% everywhere, same ordering): {} — {within}/{with} points within {goal:.0}%, median |error| {:.1}%, max {:.1}%; ordering the same in {same}/{} groups. {}",
-        if with > 0 && within == with && same == v.orderings.len() { "MET" } else { "NOT MET" },
+        match v.goal_verdict() {
+            Ok(true) => "MET".to_string(),
+            Ok(false) => "NOT MET".to_string(),
+            Err(why) => format!("not judged ({why})"),
+        },
         v.median_abs_error_pct,
         v.max_abs_error_pct,
         v.orderings.len(),
@@ -266,3 +270,119 @@ pub fn validation(v: &ValidationReport, interrupted: bool) -> String {
     }
     s
 }
+
+/// The report contract (`report::contract`): the prediction, the seeds' ratios and the
+/// validation as tables, the validation's chart beside its table, the outcome.
+impl super::contract::Report for PredictReport {
+    const COMMAND: &'static str = "predict";
+    const SCHEMA_VERSION: u32 = 1;
+
+    fn provenance(&self) -> crate::files::provenance::Provenance {
+        self.provenance.clone()
+    }
+
+    fn text(&self, _view: super::contract::View) -> String {
+        text(self)
+    }
+
+    fn tables(&self) -> Vec<super::table::Table> {
+        use super::table::{Cell, Table, Verdict};
+        let mut columns: Vec<(String, String)> = vec![("variant".into(), String::new()), ("lock".into(), String::new()), ("outside".into(), "ns".into())];
+        columns.extend(self.threads.iter().map(|t| (format!("{t} threads"), "KIOPS".to_string())));
+        let refs: Vec<(&str, &str)> = columns.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let mut predicted = Table::new("Predicted KIOPS (model, not measured)", &refs);
+        let mut seen: Vec<(String, LockKind, u64)> = Vec::new();
+        for p in &self.predictions {
+            let key = (entry(&p.variant, &p.insert), p.lock, p.outside_ns);
+            if seen.contains(&key) {
+                continue;
+            }
+            let mut row = vec![Cell::text(key.0.clone()), Cell::text(p.lock.name()), Cell::num(p.outside_ns as f64, 0)];
+            for &t in &self.threads {
+                let at = self.predictions.iter().find(|q| entry(&q.variant, &q.insert) == key.0 && q.lock == key.1 && q.outside_ns == key.2 && q.result.threads == t);
+                row.push(at.map_or_else(|| Cell::missing("-"), |q| Cell::num(q.result.kiops, 0)));
+            }
+            predicted.row(row);
+            seen.push(key);
+        }
+        if let Some(i) = self.predictions.first().map(|p| p.inject).filter(|i| i.ns > 0) {
+            predicted.note(format!("injected: {} ns per request {} the scheduler lock", i.ns, i.at.name()));
+        }
+        let mut tables = vec![predicted];
+        if !self.ratios.is_empty() {
+            let mut ratios = Table::new("The seeds' ratios, predicted", &[("ratio", ""), ("of", ""), ("lock", ""), ("threads", ""), ("outside", "ns"), ("predicted", "×"), ("seed", "×")]);
+            for r in &self.ratios {
+                ratios.row(vec![
+                    Cell::text(r.name),
+                    Cell::text(format!("{} / {}", r.numerator, r.denominator)),
+                    Cell::text(r.lock.name()),
+                    Cell::num(r.threads as f64, 0),
+                    Cell::num(r.outside_ns as f64, 0),
+                    Cell::num(r.predicted, 2),
+                    Cell::opt(r.seed, 2),
+                ]);
+            }
+            tables.push(ratios);
+        }
+        if let Some(v) = &self.validation {
+            let mut t = Table::new(
+                VALIDATION,
+                &[("variant", ""), ("lock", ""), ("outside", "ns"), ("threads", ""), ("measured median", "KIOPS"), ("min", "KIOPS"), ("max", "KIOPS"), ("predicted", "KIOPS"), ("error", "%"), ("within the goal", ""), ("other processes", "CPUs")],
+            );
+            let judged = v.goal_verdict().is_ok();
+            for r in &v.rows {
+                let measured = !r.measured.runs.is_empty();
+                let m = |x: f64| if measured { Cell::num(x, 0) } else { Cell::missing("-") };
+                let within = match (r.error_pct.is_finite(), judged) {
+                    (false, _) => Cell::missing("-"),
+                    (true, false) => Cell::judged(Verdict::NotJudged, "not judged: disturbed"),
+                    (true, true) if r.error_pct.abs() <= v.goal_pct => Cell::judged(Verdict::Met, "within"),
+                    (true, true) => Cell::judged(Verdict::Missed, "outside"),
+                };
+                t.row(vec![
+                    Cell::text(entry(r.variant, r.insert)),
+                    Cell::text(r.lock.name()),
+                    Cell::num(r.outside_ns as f64, 0),
+                    Cell::num(r.threads as f64, 0),
+                    m(r.measured.median),
+                    m(r.measured.min),
+                    m(r.measured.max),
+                    Cell::num(r.predicted, 0),
+                    Cell::num(r.error_pct, 1),
+                    within,
+                    Cell::num(r.other_cpus_max, 2),
+                ]);
+            }
+            t.note(match v.goal_verdict() {
+                Ok(met) => format!("goal (within {:.0}% everywhere, same ordering): {}", v.goal_pct, if met { "met" } else { "missed" }),
+                Err(why) => format!("goal not judged: {why}"),
+            });
+            tables.push(t);
+        }
+        tables
+    }
+
+    fn charts(&self) -> Vec<super::contract::Chart> {
+        let drawn = if self.validation.is_some() { super::charts::predict_validation_svg(self) } else { Err("the chart draws the validation: --validate".into()) };
+        vec![super::contract::Chart::new("measured against predicted", drawn).beside(VALIDATION)]
+    }
+
+    fn outcome(&self) -> super::contract::Outcome {
+        let mut outcome = super::contract::Outcome { interrupted: self.interrupted, ..Default::default() };
+        if let Some(v) = &self.validation {
+            if let Err(why) = v.goal_verdict() {
+                if why.starts_with("disturbed") {
+                    outcome.disturbed.push(format!("the validation: {why}"));
+                }
+            }
+            let failed = v.failed_runs();
+            if failed > 0 {
+                outcome.failed_runs.push(format!("{failed} validation run(s) failed"));
+            }
+        }
+        outcome
+    }
+}
+
+/// The validation table's title (its chart goes beside it).
+const VALIDATION: &str = "Validation: measured beside predicted";

@@ -43,3 +43,56 @@ pub fn text(report: &RoundtripReport) -> String {
     }
     s
 }
+
+/// The report contract (`report::contract`): one row per variant, the chart beside it.
+impl super::contract::Report for RoundtripReport {
+    const COMMAND: &'static str = "roundtrip";
+    const SCHEMA_VERSION: u32 = 1;
+
+    fn provenance(&self) -> crate::files::provenance::Provenance {
+        self.provenance.clone()
+    }
+
+    fn text(&self, _view: super::contract::View) -> String {
+        text(self)
+    }
+
+    fn tables(&self) -> Vec<super::table::Table> {
+        use super::table::{Cell, Table};
+        let mut t = Table::new(
+            ROUND_TRIPS,
+            &[("variant", ""), ("median", "ns"), ("min", "ns"), ("max", "ns"), ("÷ no-stats", "×"), ("with lock statistics", "ns"), ("their cost", "%"), ("cost min", "%"), ("cost max", "%")],
+        );
+        if self.rounds_done == 0 {
+            t.note("no round finished: nothing measured");
+            return vec![t];
+        }
+        for v in &self.variants {
+            let (on, cost) = (v.lockstat_ns.as_ref(), v.lockstat_cost_pct.as_ref());
+            t.row(vec![
+                Cell::text(v.variant),
+                Cell::num(v.ns.median, 0),
+                Cell::num(v.ns.min, 0),
+                Cell::num(v.ns.max, 0),
+                Cell::opt(self.against_no_stats(v), 2),
+                Cell::opt(on.map(|o| o.median), 0),
+                Cell::opt(cost.map(|c| c.median), 1),
+                Cell::opt(cost.map(|c| c.min), 1),
+                Cell::opt(cost.map(|c| c.max), 1),
+            ]);
+        }
+        t.note(format!("round trip = insert + dispatch + completion on 1 thread, {}; median over {} rounds of {} round trips", self.lock, self.rounds_done, self.iterations));
+        vec![t]
+    }
+
+    fn charts(&self) -> Vec<super::contract::Chart> {
+        vec![super::contract::Chart::new("ns per round trip", super::charts::roundtrip_svg(self)).beside(ROUND_TRIPS)]
+    }
+
+    fn outcome(&self) -> super::contract::Outcome {
+        super::contract::Outcome { interrupted: self.interrupted, ..Default::default() }
+    }
+}
+
+/// The table's title (the chart goes beside it).
+const ROUND_TRIPS: &str = "Round trips per variant";

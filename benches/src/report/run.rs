@@ -22,8 +22,6 @@ pub struct RunJson<'a> {
     queues_live_after: usize,
     measured_s: f64,
     interrupted: bool,
-    /// The signal that stopped the run (SIGINT, SIGTERM, SIGHUP), if one did.
-    signal: Option<&'static str>,
     churn_removals: u64,
     /// Reads of every group's statistics during the run (`--stats-reads`).
     stats_reads: u64,
@@ -39,9 +37,10 @@ pub struct RunJson<'a> {
 }
 
 impl<'a> RunJson<'a> {
-    pub fn of(r: &'a RunResult, config: &'a WorkloadConfig, signal: Option<&'static str>) -> Self {
+    /// The JSON of `r` (the signal, if one came, is the report envelope's: `report::contract`).
+    pub fn of(r: &'a RunResult, config: &'a WorkloadConfig, provenance: &Provenance) -> Self {
         RunJson {
-            provenance: Provenance::collect(),
+            provenance: provenance.clone(),
             variant: r.variant,
             threads: r.threads,
             lock: r.lock,
@@ -53,7 +52,6 @@ impl<'a> RunJson<'a> {
             queues_live_after: r.queues_live_after,
             measured_s: r.measured_s,
             interrupted: r.interrupted,
-            signal,
             churn_removals: r.churn_removals,
             stats_reads: r.stats_reads,
             other_cpus: r.other_cpus,
@@ -97,4 +95,83 @@ pub fn run_text(r: &RunResult) -> String {
         let _ = writeln!(out, "(interrupted: the numbers cover the part that ran)");
     }
     out
+}
+
+/// `schedlab run`'s report: the run, its configuration, and the trace file when one was written.
+pub struct RunReport {
+    pub provenance: Provenance,
+    pub result: RunResult,
+    pub config: WorkloadConfig,
+    /// The trace written, and what it covers.
+    pub trace: Option<(std::path::PathBuf, String)>,
+}
+
+impl Serialize for RunReport {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        RunJson::of(&self.result, &self.config, &self.provenance).serialize(serializer)
+    }
+}
+
+/// The report contract (`report::contract`): the run and its locks as tables; no chart.
+impl super::contract::Report for RunReport {
+    const COMMAND: &'static str = "run";
+    const SCHEMA_VERSION: u32 = 1;
+    const DRAWS: bool = false;
+
+    fn provenance(&self) -> Provenance {
+        self.provenance.clone()
+    }
+
+    fn text(&self, _view: super::contract::View) -> String {
+        let mut text = run_text(&self.result);
+        if self.config.lockstat {
+            text.push_str(&super::compare::lockstat_table(&self.result.locks));
+        }
+        text
+    }
+
+    fn tables(&self) -> Vec<super::table::Table> {
+        use super::table::{Cell, Table, Verdict};
+        let r = &self.result;
+        let mut t = Table::new(
+            "The run",
+            &[("variant", ""), ("lock", ""), ("threads", ""), ("KIOPS", "KIOPS"), ("per-thread min", "KIOPS"), ("per-thread max", "KIOPS"), ("completed", "requests"), ("measured", "s"), ("other processes", "CPUs"), ("CPU busy", "%"), ("checks", "")],
+        );
+        let done = r.requests.completed > 0;
+        let per_thread = |f: fn(f64, f64) -> f64| r.per_thread_kiops.iter().copied().reduce(f);
+        let kiops = |v: Option<f64>| if done { Cell::opt(v, 1) } else { Cell::missing("no requests completed") };
+        let checked = r.consistent && r.groups_live_after == 0 && r.queues_live_after == 0;
+        t.row(vec![
+            Cell::text(r.variant),
+            Cell::text(r.lock.name()),
+            Cell::num(r.threads as f64, 0),
+            kiops(Some(r.kiops)),
+            kiops(per_thread(f64::min)),
+            kiops(per_thread(f64::max)),
+            Cell::num(r.requests.completed as f64, 0),
+            Cell::num(r.measured_s, 2),
+            Cell::opt(r.other_cpus, 2),
+            Cell::opt(r.cpu_busy_pct, 0),
+            if checked { Cell::judged(Verdict::Met, "passed") } else { Cell::judged(Verdict::Missed, "FAILED") },
+        ]);
+        vec![t]
+    }
+
+    fn prose(&self) -> Vec<(String, String)> {
+        self.trace
+            .iter()
+            .map(|(path, covers)| ("Trace".to_string(), format!("{} ({covers}): open it in ui.perfetto.dev (Open trace file) or chrome://tracing", path.display())))
+            .collect()
+    }
+
+    fn outcome(&self) -> super::contract::Outcome {
+        let r = &self.result;
+        let checked = r.consistent && r.groups_live_after == 0 && r.queues_live_after == 0;
+        super::contract::Outcome {
+            interrupted: r.interrupted,
+            disturbed: crate::driver::workload::disturbed(r).into_iter().collect(),
+            failed_checks: if checked { vec![] } else { vec![format!("{}: the run failed its end-of-run checks (see the consistency details above)", r.variant)] },
+            ..Default::default()
+        }
+    }
 }

@@ -74,3 +74,74 @@ pub fn text(report: &SimulateReport) -> String {
     }
     s
 }
+
+/// The report contract (`report::contract`): the fio-like figures, the groups' shares and the
+/// jobs' IOPS as tables, the chart beside the figures.
+impl super::contract::Report for SimulateReport {
+    const COMMAND: &'static str = "simulate";
+    const SCHEMA_VERSION: u32 = 1;
+
+    fn provenance(&self) -> crate::files::provenance::Provenance {
+        self.provenance.base.clone()
+    }
+
+    fn text(&self, _view: super::contract::View) -> String {
+        text(self)
+    }
+
+    fn tables(&self) -> Vec<super::table::Table> {
+        use super::table::{Cell, Table};
+        let r = &self.result;
+        let mut figures = Table::new(
+            FIGURES,
+            &[("variant", ""), ("device", ""), ("IOPS", "IO/s"), ("bandwidth", "KiB/s"), ("lat avg", "µs"), ("lat stdev", "µs"), ("lat p50", "µs"), ("lat p99", "µs"), ("lat max", "µs"), ("device busy", "%"), ("in flight", "requests"), ("idle timer fired", "")],
+        );
+        // No request completed: no latency exists to print (zeros would read as a measurement).
+        let lat = |v: f64| if r.ios == 0 { Cell::missing("no requests completed") } else { Cell::num(v, 1) };
+        figures.row(vec![
+            Cell::text(r.variant),
+            Cell::text(self.config.device.name()),
+            Cell::num(r.iops, 0),
+            Cell::num(r.bw_kib_s, 0),
+            lat(r.lat_avg_us),
+            lat(r.lat_stddev_us),
+            lat(r.lat_p50_us),
+            lat(r.lat_p99_us),
+            lat(r.lat_max_us),
+            Cell::num(r.device_busy_pct, 1),
+            Cell::num(r.device_mean_in_flight, 2),
+            Cell::num(r.idle_timer_fired as f64, 0),
+        ]);
+        figures.note(summary_line(&self.config, r));
+        let mut groups = Table::new("Groups: their share of the bytes", &[("weight", ""), ("jobs", ""), ("I/Os", ""), ("bytes", "B"), ("share", "%")]);
+        for g in &r.groups {
+            groups.row(vec![
+                g.weight.map_or_else(|| Cell::text("root"), |w| Cell::num(w as f64, 0)),
+                Cell::num(g.jobs as f64, 0),
+                Cell::num(g.ios as f64, 0),
+                Cell::num(g.bytes as f64, 0),
+                Cell::num(100.0 * g.share, 1),
+            ]);
+        }
+        let mut jobs = Table::new("Jobs", &[("job", ""), ("IOPS", "IO/s")]);
+        for (i, iops) in r.per_job_iops.iter().enumerate() {
+            jobs.row(vec![Cell::num(i as f64, 0), Cell::num(*iops, 0)]);
+        }
+        vec![figures, groups, jobs]
+    }
+
+    fn charts(&self) -> Vec<super::contract::Chart> {
+        vec![super::contract::Chart::new("this run beside the seeds' idling table", super::charts::simulate_svg(std::slice::from_ref(self))).beside(FIGURES)]
+    }
+
+    fn outcome(&self) -> super::contract::Outcome {
+        super::contract::Outcome {
+            interrupted: self.result.interrupted,
+            failed_checks: if self.result.consistent { vec![] } else { vec![format!("end-of-run check failed: requests {:?}", self.result.requests)] },
+            ..Default::default()
+        }
+    }
+}
+
+/// The figures' table title (the chart goes beside it).
+const FIGURES: &str = "The run, as fio reports it";

@@ -136,3 +136,130 @@ pub fn notes_text(report: &SweepReport) -> String {
     }
     out
 }
+
+/// The report contract (`report::contract`): the points and the model as tables, the chart
+/// beside the points, the outcome.
+impl super::contract::Report for SweepReport {
+    const COMMAND: &'static str = "sweep";
+    const SCHEMA_VERSION: u32 = 1;
+
+    fn provenance(&self) -> crate::files::provenance::Provenance {
+        self.provenance.clone()
+    }
+
+    fn text(&self, _view: super::contract::View) -> String {
+        let mut text = points_and_model_text(self);
+        if self.points.is_empty() {
+            text.push_str("\nno point finished: no chart\n");
+        }
+        text.push_str(&notes_text(self));
+        text
+    }
+
+    fn tables(&self) -> Vec<super::table::Table> {
+        use super::table::{Cell, Table};
+        let mut points = Table::new(
+            POINTS,
+            &[
+                ("variant", ""),
+                ("lock", ""),
+                ("threads", ""),
+                ("slots", ""),
+                ("outside", "ns"),
+                ("KIOPS", "KIOPS"),
+                ("per-thread min", "KIOPS"),
+                ("per-thread max", "KIOPS"),
+                ("sched contended", "%"),
+                ("sched hold per request", "ns"),
+                ("sched occupancy", "%"),
+                ("owner changes", "% of acquisitions"),
+                ("other processes", "CPUs"),
+                ("note", ""),
+            ],
+        );
+        for p in &self.points {
+            let note = match (p.oversubscribed, p.consistent) {
+                (_, false) => "INCONSISTENT",
+                (true, true) => "oversubscribed",
+                (false, true) => "",
+            };
+            points.row(vec![
+                Cell::text(p.variant.clone()),
+                Cell::text(p.lock.name()),
+                Cell::num(p.threads as f64, 0),
+                Cell::num(p.slots as f64, 0),
+                Cell::num(p.outside_ns as f64, 0),
+                Cell::num(p.kiops, 1),
+                Cell::num(p.per_thread_min, 1),
+                Cell::num(p.per_thread_max, 1),
+                Cell::num(p.sched_contention_pct, 1),
+                Cell::num(p.sched_hold_per_req_ns, 0),
+                Cell::num(100.0 * p.sched_occupancy, 0),
+                Cell::num(100.0 * p.sched_owner_change_frac, 0),
+                Cell::num(p.other_cpus, 2),
+                Cell::text(note),
+            ]);
+        }
+        let mut tables = vec![points];
+        if let Some(machine) = &self.model_machine {
+            let mut model = Table::new(
+                "The model, not measured",
+                &[("variant", ""), ("lock", ""), ("slots", ""), ("outside", "ns"), ("model @1", "KIOPS"), ("model @2", "KIOPS"), ("error", "%"), ("@8", "KIOPS"), ("@16", "KIOPS"), ("@64", "KIOPS"), ("USL", "")],
+            );
+            for m in &self.models {
+                let at = |n: usize| m.predicted.iter().find(|(t, _)| *t == n).map_or_else(|| Cell::missing("-"), |(_, v)| Cell::num(*v, 0));
+                model.row(vec![
+                    Cell::text(m.variant.clone()),
+                    Cell::text(m.lock.name()),
+                    Cell::num(m.slots as f64, 0),
+                    Cell::num(m.outside_ns as f64, 0),
+                    at(1),
+                    at(2),
+                    Cell::opt(m.error_pct, 1),
+                    at(8),
+                    at(16),
+                    at(64),
+                    match m.usl {
+                        Some((s, k)) => Cell::text(format!("σ={s:.3} κ={k:.5}")),
+                        None => Cell::missing(format!("not fitted ({} thread counts < {USL_MIN_POINTS})", m.measured_thread_counts)),
+                    },
+                ]);
+            }
+            model.note(format!("schedlab predict's simulation on {machine}, calibrated on single-threaded runs and a line-transfer measurement, never on these points; error: the largest |model − measured| ÷ measured over this sweep's thread counts."));
+            tables.push(model);
+        }
+        tables
+    }
+
+    fn charts(&self) -> Vec<super::contract::Chart> {
+        let title = format!("schedlab sweep: KIOPS vs threads ({} CPUs, commit {})", self.config.cpus, self.provenance.commit);
+        let drawn = if self.points.is_empty() {
+            Err("no point finished".to_string())
+        } else {
+            let locks: Vec<&str> = self.config.locks.iter().map(|l| l.name()).collect();
+            let footer = super::charts::provenance_line(&self.provenance, &locks.join(", "));
+            super::chart::draw_svg_with_footer(&self.points, &self.models, &title, &footer)
+        };
+        vec![super::contract::Chart::new(title, drawn).beside(POINTS)]
+    }
+
+    fn outcome(&self) -> super::contract::Outcome {
+        let disturbed = self
+            .points
+            .iter()
+            .filter(|p| p.other_cpus > OTHERS_DISTURB_CPUS)
+            .map(|p| format!("{} / {} at {} threads: other processes used {:.1} CPUs", p.variant, p.lock.name(), p.threads, p.other_cpus))
+            .collect();
+        super::contract::Outcome {
+            interrupted: self.interrupted,
+            warnings: notes_text(self).lines().filter(|l| l.starts_with("WARNING")).map(str::to_string).collect(),
+            disturbed,
+            failed_checks: if self.all_consistent() { vec![] } else { vec!["a point failed its end-of-run checks (INCONSISTENT points above)".into()] },
+            failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
+            failed_outputs: self.csv_error.iter().cloned().collect(),
+        }
+    }
+}
+
+/// The points table's title (the chart goes beside it).
+const POINTS: &str = "Points measured";

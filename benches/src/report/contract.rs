@@ -1,0 +1,186 @@
+//! The report contract: what every experiment's report knows how to give after `run()`, so that
+//! one function of the CLI (`src/report_out.rs::emit`) does every output the user asked for and
+//! decides the exit code, for any command.
+//!
+//! A report gives:
+//! - its **text** for the terminal ([`Report::text`]; a [`View`] says what the user asked to
+//!   leave out);
+//! - its **JSON** ([`Report::json`]): the report's own fields, serde's, inside one envelope that
+//!   names the schema and its version and the signal that stopped the run, if one did;
+//! - its **tables** as data ([`Report::tables`]: typed cells, columns with units), which the HTML
+//!   page draws as real tables;
+//! - its **charts** ([`Report::charts`]: SVG or why none), the first of which is `--svg`'s;
+//! - its **outcome** ([`Report::outcome`]): interruption, warnings, disturbed runs, failed
+//!   checks, failed runs and outputs that failed during the work, from which the exit code
+//!   follows ([`Outcome::failures`]);
+//! - its **page** ([`Report::page`]), assembled from all of the above by default.
+//!
+//! The contract for an implementer: `text`, `tables` and `charts` are pure (no I/O, no clock);
+//! a figure that cannot exist physically never reaches a table as a number (it is refused where
+//! it is computed and arrives as [`super::table::Cell::Missing`] with its reason); a verdict on
+//! disturbed runs is [`super::table::Verdict::NotJudged`].
+
+use super::html::Page;
+use super::table::Table;
+use crate::error::{ErrorKind, ExperimentError, Failures};
+use crate::files::provenance::Provenance;
+use serde::Serialize;
+
+/// What the user asked the terminal text to leave out.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct View {
+    /// `--brief`: the main tables only.
+    pub brief: bool,
+}
+
+/// A chart: its title, and its SVG or why it could not be drawn.
+#[derive(Clone, Debug)]
+pub struct Chart {
+    pub title: String,
+    pub svg: Result<String, String>,
+    /// An SVG with its own script (a flamegraph): kept interactive, in a frame of its own.
+    pub interactive: bool,
+    /// The title of the table it illustrates: the page puts it right after that table.
+    pub beside: Option<String>,
+}
+
+impl Chart {
+    pub fn new(title: impl Into<String>, svg: Result<String, String>) -> Chart {
+        Chart { title: title.into(), svg, interactive: false, beside: None }
+    }
+
+    /// Placed beside the table titled `table`.
+    pub fn beside(mut self, table: impl Into<String>) -> Chart {
+        self.beside = Some(table.into());
+        self
+    }
+}
+
+/// What a run came to, beside its figures.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Outcome {
+    /// A stop came; the report holds what finished.
+    pub interrupted: bool,
+    /// Warnings the reader must see (shown in the page's box at the top).
+    pub warnings: Vec<String>,
+    /// Runs whose figures do not measure what they claim (other processes, oversubscription).
+    pub disturbed: Vec<String>,
+    /// End-of-run checks that failed (exit 1).
+    pub failed_checks: Vec<String>,
+    /// Runs that failed (exit 4); an empty message when the user was told as it happened.
+    pub failed_runs: Vec<String>,
+    /// Outputs the work itself writes (a CSV, a drawing) that failed (exit 3); as above.
+    pub failed_outputs: Vec<String>,
+}
+
+impl Outcome {
+    /// The failures this outcome makes, for the exit code (a stop is the CLI's: it knows the
+    /// signal).
+    pub fn failures(&self) -> Failures {
+        let mut failures = Failures::default();
+        for (kind, messages) in [
+            (ErrorKind::CheckFailed, &self.failed_checks),
+            (ErrorKind::RunFailed, &self.failed_runs),
+            (ErrorKind::OutputFailed, &self.failed_outputs),
+        ] {
+            for message in messages {
+                failures.add(ExperimentError { kind, message: message.clone() });
+            }
+        }
+        failures
+    }
+}
+
+/// The envelope of every JSON report: the schema's name and version, the signal, the report.
+#[derive(Serialize)]
+struct Envelope<'a, R: Serialize> {
+    /// `schedlab-<command>`.
+    schema: String,
+    /// Raised when a field changes meaning or goes away.
+    schema_version: u32,
+    /// The signal that stopped the work (SIGINT, SIGTERM, SIGHUP), if one did.
+    signal: Option<&'a str>,
+    #[serde(flatten)]
+    report: &'a R,
+}
+
+/// Every experiment's report (see the module documentation for the contract).
+pub trait Report: Serialize + Sized {
+    /// The subcommand (`compare`): the page's title and the JSON schema's name.
+    const COMMAND: &'static str;
+    /// The JSON schema's version.
+    const SCHEMA_VERSION: u32;
+    /// Whether the command draws a chart for `--svg` (known before any work, so that `--svg` on
+    /// a command that draws none is refused then).
+    const DRAWS: bool = true;
+
+    fn provenance(&self) -> Provenance;
+
+    /// The terminal text.
+    fn text(&self, view: View) -> String;
+
+    /// The tables, as data.
+    fn tables(&self) -> Vec<Table>;
+
+    /// The charts; the first drawable one is `--svg`'s.
+    fn charts(&self) -> Vec<Chart> {
+        Vec::new()
+    }
+
+    /// `--svg`'s chart: by default the first of [`Report::charts`]; `None` when the command
+    /// draws none (then `--svg` is refused before any work: [`Report::DRAWS`]).
+    fn svg_chart(&self) -> Option<Chart> {
+        self.charts().into_iter().next()
+    }
+
+    fn outcome(&self) -> Outcome;
+
+    /// Sections of prose the page shows after the tables (notes, settings), as (heading, text).
+    fn prose(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// The JSON document: the envelope around the report's fields.
+    fn json(&self, signal: Option<&str>) -> Result<String, String> {
+        let envelope = Envelope { schema: format!("schedlab-{}", Self::COMMAND), schema_version: Self::SCHEMA_VERSION, signal, report: self };
+        serde_json::to_string_pretty(&envelope).map(|text| text + "\n").map_err(|e| format!("cannot serialise the {} report: {e}", Self::COMMAND))
+    }
+
+    /// The HTML page: the outcome's box, each table with the charts beside it, the other
+    /// charts, the prose, and the terminal text folded away at the end.
+    fn page(&self, view: View) -> Page {
+        let mut page = Page::new(format!("schedlab {}", Self::COMMAND), &self.provenance());
+        let o = self.outcome();
+        let failed: Vec<String> = o.failed_checks.iter().chain(&o.failed_runs).chain(&o.failed_outputs).cloned().collect();
+        page.outcome(o.interrupted, &o.disturbed, &failed, &o.warnings);
+        let charts = self.charts();
+        let mut placed = vec![false; charts.len()];
+        for table in self.tables() {
+            let title = table.title.clone();
+            page.data(table);
+            for (i, chart) in charts.iter().enumerate() {
+                if chart.beside.as_deref() == Some(title.as_str()) {
+                    add_chart(&mut page, chart);
+                    placed[i] = true;
+                }
+            }
+        }
+        for (chart, _) in charts.iter().zip(&placed).filter(|(_, placed)| !**placed) {
+            add_chart(&mut page, chart);
+        }
+        for (heading, text) in self.prose() {
+            page.table(heading, text);
+        }
+        page.terminal(self.text(view));
+        page
+    }
+}
+
+/// A chart on a page: inline, interactive in a frame of its own, or the reason it is missing.
+fn add_chart(page: &mut Page, chart: &Chart) {
+    match (&chart.svg, chart.interactive) {
+        (Ok(svg), false) => page.figure(chart.title.clone(), svg.clone()),
+        (Ok(svg), true) => page.interactive(chart.title.clone(), svg.clone()),
+        (Err(why), _) => page.undrawn(chart.title.clone(), why.clone()),
+    };
+}

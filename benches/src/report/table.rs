@@ -1,0 +1,202 @@
+//! Tables as data: titled rows of typed cells under columns that carry their unit. Each report
+//! gives its tables this way ([`super::contract::Report::tables`]); the HTML page draws them as
+//! `<table>` elements (numbers right-aligned, sortable by column, verdicts marked), and
+//! [`Table::to_text`] lays them out for a terminal or a note.
+
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// A column: its name and, for numbers, its unit ("KIOPS", "ns", "%", "×").
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Column {
+    pub name: String,
+    pub unit: Option<String>,
+}
+
+/// A judgement a cell carries, styled so that a reader sees it at a glance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// A goal met, a figure within its band.
+    Met,
+    /// A goal missed, a figure outside its band.
+    Missed,
+    /// Not judged (disturbed runs, no figure to judge).
+    NotJudged,
+}
+
+/// One cell.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Cell {
+    /// Words: a name, a status.
+    Text { text: String },
+    /// A number and how it is shown (its digits, a spread after it); sorted by `value`.
+    Number { value: f64, shown: String },
+    /// No figure, and why ("-", "not estimable: ...").
+    Missing { why: String },
+    /// A verdict, with its words.
+    Judged { verdict: Verdict, shown: String },
+}
+
+impl Cell {
+    pub fn text(text: impl Into<String>) -> Cell {
+        Cell::Text { text: text.into() }
+    }
+
+    /// A number shown with `digits` decimals; a non-finite one is missing.
+    pub fn num(value: f64, digits: usize) -> Cell {
+        if value.is_finite() {
+            Cell::Number { value, shown: format!("{value:.digits$}") }
+        } else {
+            Cell::missing("-")
+        }
+    }
+
+    /// A number shown as the caller wrote it (a spread after it, a unit prefix).
+    pub fn shown(value: f64, shown: impl Into<String>) -> Cell {
+        if value.is_finite() {
+            Cell::Number { value, shown: shown.into() }
+        } else {
+            Cell::missing("-")
+        }
+    }
+
+    /// `Some(v)` as [`Cell::num`], `None` as "-".
+    pub fn opt(value: Option<f64>, digits: usize) -> Cell {
+        value.map_or_else(|| Cell::missing("-"), |v| Cell::num(v, digits))
+    }
+
+    pub fn missing(why: impl Into<String>) -> Cell {
+        Cell::Missing { why: why.into() }
+    }
+
+    pub fn judged(verdict: Verdict, shown: impl Into<String>) -> Cell {
+        Cell::Judged { verdict, shown: shown.into() }
+    }
+
+    /// What the cell shows.
+    pub fn shown_text(&self) -> &str {
+        match self {
+            Cell::Text { text } => text,
+            Cell::Number { shown, .. } | Cell::Judged { shown, .. } => shown,
+            Cell::Missing { why } => why,
+        }
+    }
+
+    /// Whether the cell is a number (right-aligned).
+    pub fn is_number(&self) -> bool {
+        matches!(self, Cell::Number { .. })
+    }
+}
+
+/// A titled table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Table {
+    pub title: String,
+    pub columns: Vec<Column>,
+    pub rows: Vec<Vec<Cell>>,
+    /// Lines under the table (what a figure means, why one is missing).
+    pub notes: Vec<String>,
+}
+
+impl Table {
+    /// A table with columns given as `(name, unit)`; `""` for no unit.
+    pub fn new(title: impl Into<String>, columns: &[(&str, &str)]) -> Table {
+        Table {
+            title: title.into(),
+            columns: columns
+                .iter()
+                .map(|(name, unit)| Column { name: name.to_string(), unit: (!unit.is_empty()).then(|| unit.to_string()) })
+                .collect(),
+            rows: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// Adds a row; it must have one cell per column (a short one is padded with "-", a long one
+    /// cut, so that a caller's slip cannot shift the columns of the rows after it).
+    pub fn row(&mut self, mut cells: Vec<Cell>) -> &mut Table {
+        debug_assert_eq!(cells.len(), self.columns.len(), "{}: a row of {} cells under {} columns", self.title, cells.len(), self.columns.len());
+        cells.resize_with(self.columns.len(), || Cell::missing("-"));
+        self.rows.push(cells);
+        self
+    }
+
+    pub fn note(&mut self, note: impl Into<String>) -> &mut Table {
+        self.notes.push(note.into());
+        self
+    }
+
+    /// A column's heading with its unit: "hold avg (ns)".
+    pub fn heading(column: &Column) -> String {
+        match &column.unit {
+            Some(unit) => format!("{} ({unit})", column.name),
+            None => column.name.clone(),
+        }
+    }
+
+    /// The table laid out in aligned columns (numbers right-aligned), its title first and its
+    /// notes after.
+    pub fn to_text(&self) -> String {
+        let headings: Vec<String> = self.columns.iter().map(Table::heading).collect();
+        let mut widths: Vec<usize> = headings.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.shown_text().chars().count());
+            }
+        }
+        let mut out = format!("{}\n", self.title);
+        let line = |cells: Vec<(&str, bool)>| {
+            let mut text = String::new();
+            for ((cell, right), w) in cells.into_iter().zip(&widths) {
+                let pad = w.saturating_sub(cell.chars().count());
+                if right {
+                    let _ = write!(text, "{}{cell}  ", " ".repeat(pad));
+                } else {
+                    let _ = write!(text, "{cell}{}  ", " ".repeat(pad));
+                }
+            }
+            text.trim_end().to_string()
+        };
+        out.push_str(&line(headings.iter().map(|h| (h.as_str(), false)).collect()));
+        out.push('\n');
+        for row in &self.rows {
+            out.push_str(&line(row.iter().map(|c| (c.shown_text(), c.is_number())).collect()));
+            out.push('\n');
+        }
+        for note in &self.notes {
+            let _ = writeln!(out, "  {note}");
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_lays_out_its_units_and_aligns_numbers_right() {
+        let mut t = Table::new("Locks", &[("lock", ""), ("hold avg", "ns"), ("occupancy", "%")]);
+        t.row(vec![Cell::text("sched"), Cell::num(85.0, 0), Cell::num(41.25, 1)]);
+        t.row(vec![Cell::text("queue"), Cell::num(1200.0, 0), Cell::missing("n/e")]);
+        t.note("n/e: not estimable");
+        let text = t.to_text();
+        assert_eq!(
+            text,
+            "Locks\nlock   hold avg (ns)  occupancy (%)\nsched             85           41.2\nqueue           1200  n/e\n  n/e: not estimable\n"
+        );
+    }
+
+    #[test]
+    fn a_row_of_the_wrong_length_cannot_shift_the_columns() {
+        let mut t = Table::new("t", &[("a", ""), ("b", "")]);
+        // Release builds pad (debug builds assert, to catch the slip in tests).
+        if !cfg!(debug_assertions) {
+            t.row(vec![Cell::text("x")]);
+            assert_eq!(t.rows[0].len(), 2);
+        }
+        assert!(Cell::num(f64::NAN, 1) == Cell::missing("-"), "a non-finite number is missing, not NaN");
+    }
+}
