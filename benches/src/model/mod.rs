@@ -136,11 +136,11 @@ impl Wanted {
 
 /// This machine's profile and the settings a calibration on it uses: the relay between two of
 /// its CPUs and the line transfer measured between them. The first step of a calibration session.
-pub fn measure_machine(settings: &CalibrationSettings) -> (Topology, CalibrationSettings) {
+pub fn measure_machine(settings: &CalibrationSettings, stop: &AtomicBool) -> (Topology, CalibrationSettings) {
     let cpus = crate::driver::host::allowed_cpus();
     let relay = (cpus.len() >= 2).then(|| (cpus[0], cpus[1]));
-    let transfer = relay.and_then(|(a, b)| probes::transfer_between(a, b, probes::TRIALS));
-    let machine = topology::measure_here(transfer.as_ref().map(|t| t.one_way_ns));
+    let transfer = relay.and_then(|(a, b)| probes::transfer_between(a, b, probes::TRIALS, stop));
+    let machine = topology::measure_here(transfer.as_ref().map(|t| t.one_way_ns), stop);
     let settings = CalibrationSettings { relay, transfer_ns: transfer.as_ref().map_or(0.0, |t| t.one_way_ns), ..settings.clone() };
     (machine, settings)
 }
@@ -188,7 +188,10 @@ pub fn calibrate_all(
     interrupt: &AtomicBool,
     progress: &mut dyn FnMut(f64),
 ) -> Result<CalibrationSet, String> {
-    let (machine, settings) = measure_machine(settings);
+    let (machine, settings) = measure_machine(settings, interrupt);
+    if interrupt.load(schedlab_core::sync::Ordering::Relaxed) {
+        return Err("interrupted while measuring this machine".into());
+    }
     let entries = wanted.entries();
     let mut calibrations = Vec::new();
     for (index, &entry) in entries.iter().enumerate() {
