@@ -755,3 +755,34 @@ fn tables_print_no_nan() {
     let stdout = text(&out.stdout);
     assert!(stdout.contains("no-stats") && !stdout.contains("NaN"), "{stdout}");
 }
+
+/// Issue 33, item 3: a measurement in which no request completed (each request spends a second
+/// outside the scheduler, the run lasts 50 ms) says so instead of printing 0.0 figures, in every
+/// subcommand that measures throughput here (`kernel` needs root and fio: its table has the
+/// same rule, `report::kernel`).
+#[test]
+fn a_measurement_without_a_completed_request_says_so_instead_of_zeros() {
+    let dir = scratch("no-requests");
+    let (csv, svg) = (dir.path().join("s.csv"), dir.path().join("s.svg"));
+    let calibration = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-01-predict/calibration-3f2494e.json");
+    let slow = ["--outside-ns", "1000000000", "--duration", "0.05", "--ramp", "0"];
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["run", "--variant", "no-stats", "--threads", "1"],
+        vec!["compare", "--rounds", "1", "--variants", "no-stats", "--threads", "1", "--measure", "plain", "--retries", "0"],
+        vec!["sweep", "--threads", "1", "--variants", "no-stats", "--retries", "0", "--lockstat-duration", "0", "--csv", csv.to_str().unwrap(), "--svg", svg.to_str().unwrap()],
+    ];
+    for mut args in cases {
+        args.extend_from_slice(&slow);
+        let out = schedlab(&args);
+        let stdout = text(&out.stdout);
+        no_panic(&out, args[0]);
+        assert!(stdout.contains("no requests completed"), "{args:?}: {stdout}\n{}", text(&out.stderr));
+        assert!(!stdout.contains(" 0.0 (0.0-0.0)") && !stdout.contains(" 0.0/0.0"), "{args:?}: zeros printed as a measurement: {stdout}");
+    }
+    let out = schedlab(&[
+        "predict", "--calibration", calibration, "--variants", "no-stats", "--lock", "fair-spin", "--threads", "1", "--validate", "--rounds", "1",
+        "--retries", "0", "--outside-list", "1000000000", "--duration", "0.05", "--ramp", "0",
+    ]);
+    no_panic(&out, "predict");
+    assert!(text(&out.stdout).contains("no requests completed"), "{}", text(&out.stdout));
+}
