@@ -786,3 +786,23 @@ fn a_measurement_without_a_completed_request_says_so_instead_of_zeros() {
     no_panic(&out, "predict");
     assert!(text(&out.stdout).contains("no requests completed"), "{}", text(&out.stdout));
 }
+
+/// A closed standard output (`>&-`) would lose every table: refused before any work, one line,
+/// exit 2, for every subcommand (read from the CLI's definition), nothing written; a shell's
+/// `>/dev/null` is not refused.
+#[test]
+fn a_closed_stdout_is_refused_before_any_work() {
+    let described = Command::new(BIN).env("SCHEDLAB_DESCRIBE", "cli").output().unwrap();
+    let subs: Vec<String> = text(&described.stdout).lines().filter(|l| l.split('\t').nth(1) == Some("")).map(|l| l.split('\t').next().unwrap().to_string()).collect();
+    assert!(subs.len() >= 10, "{subs:?}");
+    let dir = scratch("closed-stdout");
+    for sub in subs.iter().map(String::as_str).chain([""]) {
+        let out = Command::new("sh").args(["-c", r#"exec >&-; exec "$@""#, "sh", BIN]).args((!sub.is_empty()).then_some(sub)).current_dir(dir.path()).env_remove("RUST_LOG").output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{sub}: {}", text(&out.stderr));
+        assert_eq!(errors(&out).len(), 1, "{sub}: {:?}", errors(&out));
+        assert!(errors(&out)[0].contains("standard output is closed"), "{sub}: {:?}", errors(&out));
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
+    let out = Command::new("sh").args(["-c", r#"exec >/dev/null; exec "$@""#, "sh", BIN, "variants"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
