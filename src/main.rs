@@ -259,8 +259,35 @@ fn describe_cli() {
     }
 }
 
+/// Whether the command was started with its standard output closed (`>&-`). Rust's runtime
+/// reopens a closed standard descriptor on `/dev/null` before `main` (read and write, so that no
+/// file the command opens takes its number), which hides the closing; a shell's `>/dev/null`
+/// opens it write-only. So a standard output that is `/dev/null` opened for reading and writing
+/// was closed (or given as `1<>/dev/null`, which prints nothing either).
+fn stdout_was_closed() -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    // SAFETY: F_GETFL reads a descriptor's flags; no memory is involved.
+    let flags = unsafe { libc::fcntl(1, libc::F_GETFL) };
+    let is_dev_null = |m: std::fs::Metadata, null: std::fs::Metadata| {
+        use std::os::unix::fs::MetadataExt;
+        m.file_type().is_char_device() && m.rdev() == null.rdev()
+    };
+    let same = match (std::fs::metadata("/proc/self/fd/1"), std::fs::metadata("/dev/null")) {
+        (Ok(m), Ok(null)) => is_dev_null(m, null),
+        _ => false,
+    };
+    flags != -1 && flags & libc::O_ACCMODE == libc::O_RDWR && same
+}
+
 fn main() -> ExitCode {
     install_panic_hook();
+    // A closed standard output loses everything the command prints: refused before any work,
+    // as `ls >&-` is (a closed input or error stream is held by the runtime, so that no file
+    // takes its number).
+    if stdout_was_closed() {
+        out::error("standard output is closed (>&-): the tables would be lost; redirect it to a file or /dev/null");
+        return ExitCode::from(schedlab_benches::experiment::ErrorKind::BadInput.exit_code());
+    }
     if std::env::var_os("SCHEDLAB_DESCRIBE").is_some_and(|v| v == "cli") {
         describe_cli();
         return finish(Ok(()));

@@ -113,6 +113,9 @@ pub fn svg(file: &schedlab_benches::files::output::OutputFile, drawn: Result<Str
     match drawn {
         Ok(text) if crate::write_output(file, text.as_bytes()) => outln!("wrote {}", file.path().display()),
         Ok(_) => failures.add(crate::ExperimentError::output_failed(String::new())),
+        // Stopped before anything was measured: nothing to draw is the stop's doing, said, and
+        // the stop's exit code stands (not an output failure's).
+        Err(e) if crate::signals::received().is_some() => warning(format_args!("{} not written: {e}", file.path().display())),
         Err(e) => failures.add(crate::ExperimentError::output_failed(e)),
     }
 }

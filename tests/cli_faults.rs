@@ -755,3 +755,54 @@ fn tables_print_no_nan() {
     let stdout = text(&out.stdout);
     assert!(stdout.contains("no-stats") && !stdout.contains("NaN"), "{stdout}");
 }
+
+/// Issue 33, item 3: a measurement in which no request completed (each request spends a second
+/// outside the scheduler, the run lasts 50 ms) says so instead of printing 0.0 figures, in every
+/// subcommand that measures throughput here (`kernel` needs root and fio: its table has the
+/// same rule, `report::kernel`).
+#[test]
+fn a_measurement_without_a_completed_request_says_so_instead_of_zeros() {
+    let dir = scratch("no-requests");
+    let (csv, svg) = (dir.path().join("s.csv"), dir.path().join("s.svg"));
+    let calibration = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-01-predict/calibration-3f2494e.json");
+    let slow = ["--outside-ns", "1000000000", "--duration", "0.05", "--ramp", "0"];
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["run", "--variant", "no-stats", "--threads", "1"],
+        vec!["compare", "--rounds", "1", "--variants", "no-stats", "--threads", "1", "--measure", "plain", "--retries", "0"],
+        vec!["sweep", "--threads", "1", "--variants", "no-stats", "--retries", "0", "--lockstat-duration", "0", "--csv", csv.to_str().unwrap(), "--svg", svg.to_str().unwrap()],
+    ];
+    for mut args in cases {
+        args.extend_from_slice(&slow);
+        let out = schedlab(&args);
+        let stdout = text(&out.stdout);
+        no_panic(&out, args[0]);
+        assert!(stdout.contains("no requests completed"), "{args:?}: {stdout}\n{}", text(&out.stderr));
+        assert!(!stdout.contains(" 0.0 (0.0-0.0)") && !stdout.contains(" 0.0/0.0"), "{args:?}: zeros printed as a measurement: {stdout}");
+    }
+    let out = schedlab(&[
+        "predict", "--calibration", calibration, "--variants", "no-stats", "--lock", "fair-spin", "--threads", "1", "--validate", "--rounds", "1",
+        "--retries", "0", "--outside-list", "1000000000", "--duration", "0.05", "--ramp", "0",
+    ]);
+    no_panic(&out, "predict");
+    assert!(text(&out.stdout).contains("no requests completed"), "{}", text(&out.stdout));
+}
+
+/// A closed standard output (`>&-`) would lose every table: refused before any work, one line,
+/// exit 2, for every subcommand (read from the CLI's definition), nothing written; a shell's
+/// `>/dev/null` is not refused.
+#[test]
+fn a_closed_stdout_is_refused_before_any_work() {
+    let described = Command::new(BIN).env("SCHEDLAB_DESCRIBE", "cli").output().unwrap();
+    let subs: Vec<String> = text(&described.stdout).lines().filter(|l| l.split('\t').nth(1) == Some("")).map(|l| l.split('\t').next().unwrap().to_string()).collect();
+    assert!(subs.len() >= 10, "{subs:?}");
+    let dir = scratch("closed-stdout");
+    for sub in subs.iter().map(String::as_str).chain([""]) {
+        let out = Command::new("sh").args(["-c", r#"exec >&-; exec "$@""#, "sh", BIN]).args((!sub.is_empty()).then_some(sub)).current_dir(dir.path()).env_remove("RUST_LOG").output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{sub}: {}", text(&out.stderr));
+        assert_eq!(errors(&out).len(), 1, "{sub}: {:?}", errors(&out));
+        assert!(errors(&out)[0].contains("standard output is closed"), "{sub}: {:?}", errors(&out));
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
+    let out = Command::new("sh").args(["-c", r#"exec >/dev/null; exec "$@""#, "sh", BIN, "variants"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}

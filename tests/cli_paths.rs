@@ -8,7 +8,10 @@
 //! - as `/dev/stdout` (stdout a file opened for append), `/dev/fd/3` opened for append, `/dev/fd/3`
 //!   a pipe, a 255-byte name, a non-UTF-8 name: done, the file or descriptor written through and
 //!   nothing replaced; a 256-byte name and a directory where no file can be made: refused before
-//!   any work; `/dev/full`: exit 3 with the reason said under `RUST_LOG=off`.
+//!   any work; `/dev/full`: exit 3 with the reason said under `RUST_LOG=off`;
+//! - on a full file system (a 256 KiB tmpfs, filled; mounted where the test runs as root, skipped
+//!   with a line otherwise), as a new name and as the name of a file already there: a non-zero
+//!   exit with the reason said, the file that was there intact, nothing left behind.
 //!
 //! A new subcommand needs its cheapest invocation below ([`quick`]); a new option is covered as it
 //! is. No assertion depends on timing.
@@ -456,6 +459,107 @@ fn every_subcommand_has_a_cheapest_invocation_and_its_path_options_are_found() {
     }
 }
 
+/// A small tmpfs (256 KiB) mounted for one test, holding a file to be replaced (`kept.out`) and
+/// filled to the last block; unmounted when dropped (a failed assertion included).
+struct FullFs {
+    dir: tempfile::TempDir,
+}
+
+/// What `kept.out` holds before each try.
+const KEPT: &[u8] = b"written before; must survive\n";
+
+impl FullFs {
+    /// `None`, with a line saying why, where this process cannot mount a file system (not root,
+    /// or no permission in this container).
+    fn mount() -> Option<FullFs> {
+        // SAFETY: geteuid reads the process's credentials; no memory is involved.
+        if unsafe { libc::geteuid() } != 0 {
+            println!("not root: the full file-system test is skipped (/dev/full stands in for it in `awkward`)");
+            return None;
+        }
+        let dir = tempfile::Builder::new().prefix("schedlab-full-").tempdir().unwrap();
+        let target = std::ffi::CString::new(dir.path().as_os_str().as_bytes()).unwrap();
+        // SAFETY: every pointer is a NUL-terminated string that outlives the call.
+        let rc = unsafe { libc::mount(c"schedlab-full".as_ptr(), target.as_ptr(), c"tmpfs".as_ptr(), 0, c"size=256k,mode=0777".as_ptr().cast()) };
+        if rc != 0 {
+            println!("cannot mount a tmpfs here ({}): the full file-system test is skipped", std::io::Error::last_os_error());
+            return None;
+        }
+        let fs = FullFs { dir };
+        std::fs::write(fs.path().join("kept.out"), KEPT).unwrap();
+        // Fill it: the filler grows until the file system says it is full.
+        let mut filler = std::fs::File::create(fs.path().join("filler")).unwrap();
+        let block = vec![0xa5u8; 4096];
+        while std::io::Write::write_all(&mut filler, &block).is_ok() {}
+        let _ = filler.sync_all();
+        Some(fs)
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Puts `kept.out` back as it was and removes everything else but the filler.
+    fn reset(&self) {
+        for e in std::fs::read_dir(self.path()).unwrap().map(Result::unwrap) {
+            if e.file_name() != "filler" && e.file_name() != "kept.out" {
+                let p = e.path();
+                let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+            }
+        }
+        assert_eq!(std::fs::read(self.path().join("kept.out")).unwrap(), KEPT);
+    }
+}
+
+impl Drop for FullFs {
+    fn drop(&mut self) {
+        let target = std::ffi::CString::new(self.dir.path().as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path that outlives the call; MNT_DETACH if a file is still open.
+        unsafe {
+            if libc::umount(target.as_ptr()) != 0 {
+                libc::umount2(target.as_ptr(), libc::MNT_DETACH);
+            }
+        }
+    }
+}
+
+/// Every output option of `sub` (a file, or an output directory) on a full file system, as a new
+/// name and as the name of a file already there: a non-zero exit with the reason said on stderr,
+/// no panic, the file that was there intact, nothing left behind on the file system.
+fn a_full_file_system_is_said_and_damages_nothing(sub: &str) {
+    let fx = Fixture::new(sub);
+    let Some(q) = quick(sub, &fx) else {
+        println!("{sub}: cannot run here; its refusals are tried by the aliasing test");
+        return;
+    };
+    let Some(full) = FullFs::mount() else { return };
+    let mut tried = 0;
+    for opt in path_options(sub) {
+        let (role, _) = role(sub, &opt, &fx);
+        if role == "input" {
+            continue;
+        }
+        let targets: &[&str] = if role == "dir" { &["new-dir"] } else { &["new.out", "kept.out"] };
+        for name in targets {
+            full.reset();
+            let mut inv = q.clone();
+            inv.set(&opt, full.path().join(name));
+            let what = format!("{sub} {} ({role}) as {name} on a full file system", opt.name);
+            let out = inv.run(fx.path());
+            let stderr = text(&out.stderr);
+            assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{what}: {stderr}");
+            assert!(matches!(out.status.code(), Some(2 | 3)), "{what}: exit {:?}: {stderr}", out.status.code());
+            let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("schedlab: ") && !l.starts_with("schedlab: warning: ")).collect();
+            assert!(errors.iter().any(|l| l.contains("space") || l.contains(name)), "{what}: the reason is said: {stderr}");
+            assert_eq!(std::fs::read(full.path().join("kept.out")).unwrap(), KEPT, "{what}: the file that was there is intact");
+            let left: Vec<_> = std::fs::read_dir(full.path()).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n != "filler" && n != "kept.out" && n != *name).collect();
+            assert!(left.is_empty(), "{what}: nothing left behind: {left:?}");
+            tried += 1;
+        }
+    }
+    println!("{sub}: {tried} outputs tried on a full file system");
+}
+
 macro_rules! per_subcommand {
     ($($name:ident: $sub:literal,)*) => {
         mod aliasing {
@@ -463,6 +567,9 @@ macro_rules! per_subcommand {
         }
         mod awkward {
             $(#[test] fn $name() { super::awkward_paths_work($sub) })*
+        }
+        mod full_fs {
+            $(#[test] fn $name() { super::a_full_file_system_is_said_and_damages_nothing($sub) })*
         }
     };
 }

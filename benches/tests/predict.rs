@@ -281,6 +281,32 @@ fn a_calibration_file_round_trips_and_a_bad_one_is_refused() {
     std::fs::write(&path, serde_json::to_string(&pair_zero).unwrap()).unwrap();
     let e = CalibrationSet::load(&path).unwrap_err();
     assert!(e.contains("two-process figures that are all zero") && !e.contains('\n'), "{e}");
+    // Every other degenerate model input is refused at load too, each in one line (issue 33):
+    // no calibration at all, a figure that is not a time (JSON has no NaN: a negative one), a call the simulation needs missing, a
+    // dispatch that takes no lock (the simulation decides under it).
+    let mut cases: Vec<(CalibrationSet, &str)> = Vec::new();
+    let mut empty = set.clone();
+    empty.calibrations.clear();
+    cases.push((empty, "holds no calibration"));
+    let mut transfer = set.clone();
+    transfer.calibrations[0].transfer_ns = -5.0;
+    cases.push((transfer, "negative"));
+    let mut cv = set.clone();
+    cv.calibrations[0].solo[0].cv = -1.0;
+    cases.push((cv, "negative"));
+    let mut no_insert = set.clone();
+    no_insert.calibrations[0].solo.retain(|m| m.call.name() != "insert");
+    cases.push((no_insert, "no one-process insert call"));
+    let mut unlocked = set.clone();
+    for m in unlocked.calibrations[0].solo.iter_mut().filter(|m| m.call.name() == "dispatch") {
+        m.segments.iter_mut().for_each(|s| s.lock = None);
+    }
+    cases.push((unlocked, "takes no lock"));
+    for (bad, said) in cases {
+        std::fs::write(&path, serde_json::to_string(&bad).unwrap()).unwrap();
+        let e = CalibrationSet::load(&path).unwrap_err();
+        assert!(e.contains(said) && !e.contains('\n'), "{said}: {e}");
+    }
 }
 
 #[test]

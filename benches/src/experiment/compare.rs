@@ -203,7 +203,8 @@ pub struct VariantResult {
     pub threads: usize,
     /// `complete` (every round ran), `partial` (some rounds ran: interrupted or failed runs),
     /// `not run` (the comparison stopped before this variant ran), `failed` (every run of it
-    /// failed: see `CompareReport::failures`).
+    /// failed: see `CompareReport::failures`), `no requests completed` (runs finished, none
+    /// completed a request: no throughput, `kiops` is null).
     pub status: &'static str,
     /// Finished runs behind this row (plain and instrumented).
     pub runs: usize,
@@ -453,9 +454,12 @@ fn requests_of(r: &RunResult) -> f64 {
 
 fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, cell: &Cell) -> VariantResult {
     let main_runs = cell.main_runs();
-    let kiops = (!main_runs.is_empty()).then(|| Spread::of(main_runs.iter().map(|(_, r)| r.kiops).collect()));
+    // Runs that finished without completing a single request measured no throughput: their
+    // zeros would read as one (the row says "no requests completed" instead).
+    let none_completed = main_runs.iter().all(|(_, r)| r.requests.completed == 0);
+    let kiops = (!main_runs.is_empty() && !none_completed).then(|| Spread::of(main_runs.iter().map(|(_, r)| r.kiops).collect()));
     let plain_median = kiops.as_ref().map_or(0.0, |k| k.median);
-    let kiops_lockstat = (cfg.measure == Measure::Both && !cell.lockstat.is_empty())
+    let kiops_lockstat = (cfg.measure == Measure::Both && cell.lockstat.iter().any(|(_, r)| r.requests.completed > 0))
         .then(|| Spread::of(cell.lockstat.iter().map(|(_, r)| r.kiops).collect()));
     let lockstat_overhead_runs: Vec<f64> =
         cell.lockstat.iter().filter_map(|(_, r)| r.lockstat_toggle.as_ref().and_then(|t| t.cost_pct)).collect();
@@ -480,6 +484,7 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ce
     let status = match (runs, cell.failed) {
         (0, 0) => "not run",
         (0, _) => "failed",
+        _ if none_completed => "no requests completed",
         (n, _) if n >= expected => "complete",
         _ => "partial",
     };

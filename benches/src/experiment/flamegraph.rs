@@ -12,6 +12,7 @@ use crate::error::{ErrorKind, ExperimentError};
 use crate::experiment::observer::{Event, Observer};
 use crate::driver::profile::{self, profile_named, Category, Folded, TimeShares, VariantProfile};
 use crate::driver::workload::{self, WorkloadConfig};
+use crate::experiment::stop::until_stopped;
 use crate::files::input::{caps, read_input};
 use crate::files::output::{check_dir, OutputFile};
 use crate::files::provenance::Provenance;
@@ -309,18 +310,34 @@ pub fn render_folded(cfg: &FoldedConfig, stop: &AtomicBool, observer: &mut dyn O
     let path = &cfg.input;
     check_dir(&cfg.out).map_err(ExperimentError::bad_input)?;
     let text = read_input(path, "folded-stacks file", caps::FOLDED, stop)?;
-    let folded = Folded::from_text(&text).map_err(|e| ExperimentError::bad_input(format!("{}: {e}", path.display())))?;
-    if folded.stacks.is_empty() {
-        return Err(ExperimentError::bad_input(format!("{} holds no stacks", path.display())));
-    }
     let stem = path.file_stem().map_or_else(|| "folded".into(), |s| s.to_string_lossy().into_owned());
     let title = cfg.title.clone().unwrap_or(stem);
-    let subtitle = format!("{} {} in {} stacks, from {}", folded.samples(), cfg.count_name, folded.stacks.len(), path.display());
+    let (count_name, shown) = (cfg.count_name.clone(), path.display().to_string());
+    // Parsing and drawing a large file take seconds: on a thread of their own, so that a stop is
+    // honoured meanwhile (nothing is written then).
+    let rendered = until_stopped("folded-render", stop, move || -> Result<Vec<u8>, String> {
+        let folded = Folded::from_text(&text).map_err(|e| format!("{shown}: {e}"))?;
+        if folded.stacks.is_empty() {
+            return Err(format!("{shown} holds no stacks"));
+        }
+        let subtitle = format!("{} {count_name} in {} stacks, from {shown}", folded.samples(), folded.stacks.len());
+        let mut bytes = Vec::new();
+        profile::write_flamegraph_counting(&folded, &title, &subtitle, &count_name, &mut bytes)?;
+        Ok(bytes)
+    });
+    let bytes = match rendered {
+        Ok(Some(r)) => r.map_err(ExperimentError::bad_input)?,
+        Ok(None) => return Err(ExperimentError::stopped(format!("stopped while drawing {}: nothing written", path.display()))),
+        Err(e) => return Err(ExperimentError::bad_input(e)),
+    };
     std::fs::create_dir_all(&cfg.out).map_err(|e| ExperimentError::bad_input(format!("cannot create {}: {e}", cfg.out.display())))?;
     let svg = cfg.out.join(folded_svg_name(path));
     let mut failures = Vec::new();
-    let written = write_file(&svg, &mut failures, observer, |out| profile::write_flamegraph_counting(&folded, &title, &subtitle, &cfg.count_name, out))
-        .map_err(ExperimentError::bad_input)?;
+    let written = write_file(&svg, &mut failures, observer, |out| {
+        out.extend_from_slice(&bytes);
+        Ok(())
+    })
+    .map_err(ExperimentError::bad_input)?;
     match failures.pop() {
         Some(_) if !written => Err(ExperimentError::already_told(ErrorKind::OutputFailed)),
         _ => Ok(format!("{} -> {}", path.display(), svg.display())),

@@ -29,6 +29,7 @@ pub mod observer;
 pub mod predict;
 pub mod roundtrip;
 pub mod simulate;
+pub mod stop;
 pub mod sweep;
 pub mod trace_summary;
 #[cfg(test)]

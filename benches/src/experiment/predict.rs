@@ -228,7 +228,10 @@ pub struct PredictReport {
 /// Measures this machine and calibrates every wanted entry, one step each.
 fn calibrate_here(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<CalibrationSet, ExperimentError> {
     observer.event(Event::Step { done: 0, label: "measuring this machine (transfers, wake-ups)" });
-    let (machine, settings) = model::measure_machine(&cfg.calibration_settings);
+    let (machine, settings) = model::measure_machine(&cfg.calibration_settings, stop);
+    if stop.load(Ordering::Relaxed) {
+        return Err(ExperimentError::stopped("interrupted while measuring this machine: nothing to predict"));
+    }
     observer.event(Event::StepDone { done: 1, summary: &format!("measured this machine: {}", machine.name) });
     let mut calibrations = Vec::new();
     for (index, entry) in cfg.wanted.entries().into_iter().enumerate() {

@@ -457,8 +457,8 @@ pub fn csv_text(rows: &[String]) -> String {
 
 /// Measures the one-way latency of a cache-line transfer between the first two allowed CPUs
 /// (`model::probes::transfer_ns`); `None` with a single CPU.
-pub fn measure_transfer_ns() -> Option<f64> {
-    model::probes::transfer_ns()
+pub fn measure_transfer_ns(stop: &AtomicBool) -> Option<f64> {
+    model::probes::transfer_ns(stop)
 }
 
 /// Where a sweep's points go: the CSV, rewritten (or, on a device or FIFO, appended to) as soon as
@@ -548,8 +548,14 @@ impl CsvWriter {
             // A CSV not there yet is a sweep starting afresh; one that is is read with a cap.
             if path.exists() {
                 let text = read_input(path, "sweep CSV", caps::CSV, stop)?;
-                let resumed =
-                    parse_csv(&text, &settings).map_err(|e| ExperimentError::bad_input(format!("cannot resume from {}: {e}", path.display())))?;
+                // A CSV up to its cap takes a second to parse: on a thread, a stop honoured meanwhile.
+                let wanted = settings.clone();
+                let resumed = match crate::experiment::stop::until_stopped("csv-parse", stop, move || parse_csv(&text, &wanted)) {
+                    Ok(Some(parsed)) => parsed,
+                    Ok(None) => return Err(ExperimentError::stopped(format!("stopped while reading {} back: nothing measured", path.display()))),
+                    Err(e) => Err(e),
+                };
+                let resumed = resumed.map_err(|e| ExperimentError::bad_input(format!("cannot resume from {}: {e}", path.display())))?;
                 if resumed.dropped_partial_line {
                     let w = format!("{}: dropped a half-written last line (a sweep stopped while writing it)", path.display());
                     observer.event(Event::Warning(&w));
@@ -1094,7 +1100,7 @@ pub(crate) mod tests {
             rounds_per_window: 1,
             anomalies: 0,
         };
-        let machine = crate::model::topology::measure_here(Some(0.0));
+        let machine = crate::model::topology::measure_here(Some(0.0), &AtomicBool::new(false));
         vec![(8, CalibrationSet { provenance: serde_json::json!({}), machine, workload: serde_json::json!({}), calibrations: vec![cal] })]
     }
 

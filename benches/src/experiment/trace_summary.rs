@@ -8,9 +8,10 @@
 
 use crate::error::{ErrorKind, ExperimentError};
 use crate::experiment::observer::{Event, Observer};
-use crate::files::input::{caps, read_input, STOP_POLL};
+use crate::experiment::stop::until_stopped;
+use crate::files::input::{caps, read_input};
 use crate::files::output::OutputFile;
-use schedlab_core::sync::{AtomicBool, Ordering};
+use schedlab_core::sync::AtomicBool;
 use crate::files::trace_check::{self, LockReport, Trace};
 use std::path::PathBuf;
 
@@ -67,31 +68,20 @@ type Analysed = (Trace, String, Vec<LockReport>);
 /// thread left to the process's exit. A trace without a single event is refused: there is
 /// nothing to summarise (an empty array is not a run's trace).
 fn analyse(text: String, file: &str, stop: &AtomicBool) -> Result<Analysed, ExperimentError> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("trace-parse".into())
-        .spawn(move || {
-            let analysed = trace_check::parse(&text).and_then(|trace| {
-                if trace.slices.is_empty() && trace.instants.is_empty() {
-                    return Err("it holds no events: not the trace of a run".to_string());
-                }
-                let summary = trace_check::summary_text(&trace);
-                let locks = trace_check::lock_reports(&trace);
-                Ok((trace, summary, locks))
-            });
-            let _ = tx.send(analysed);
-        })
-        .map_err(|e| ExperimentError::bad_input(format!("{file}: cannot start the parser: {e}")))?;
-    loop {
-        match rx.recv_timeout(STOP_POLL) {
-            Ok(analysed) => return analysed.map_err(|e| ExperimentError::bad_input(format!("{file}: {e}"))),
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                if stop.load(Ordering::Relaxed) {
-                    return Err(ExperimentError::stopped(format!("stopped while reading the trace {file}")));
-                }
+    let analysed = until_stopped("trace-parse", stop, move || {
+        trace_check::parse(&text).and_then(|trace| {
+            if trace.slices.is_empty() && trace.instants.is_empty() {
+                return Err("it holds no events: not the trace of a run".to_string());
             }
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Err(ExperimentError::bad_input(format!("{file}: the parser failed"))),
-        }
+            let summary = trace_check::summary_text(&trace);
+            let locks = trace_check::lock_reports(&trace);
+            Ok((trace, summary, locks))
+        })
+    });
+    match analysed {
+        Ok(Some(analysed)) => analysed.map_err(|e| ExperimentError::bad_input(format!("{file}: {e}"))),
+        Ok(None) => Err(ExperimentError::stopped(format!("stopped while reading the trace {file}"))),
+        Err(e) => Err(ExperimentError::bad_input(format!("{file}: {e}"))),
     }
 }
 

@@ -37,6 +37,7 @@ use crate::error::ExperimentError;
 use crate::files::input::{caps, read_input};
 use crate::files::provenance::Provenance;
 use calibrate::{Calibration, CalibrationSettings};
+use harness::Call;
 use schedlab_core::sync::AtomicBool;
 use schedlab_core::{InsertPathKind, LockKind};
 use serde::{Deserialize, Serialize};
@@ -81,10 +82,30 @@ impl CalibrationSet {
     fn check(&self, path: &std::path::Path) -> Result<(), String> {
         let set = self;
         set.machine.validate().map_err(|e| format!("{}: its machine: {e}", path.display()))?;
+        if set.calibrations.is_empty() {
+            return Err(format!("{}: it holds no calibration: nothing to predict from", path.display()));
+        }
         for c in &set.calibrations {
             let bad = |v: f64| !v.is_finite() || v < 0.0;
-            if c.solo.iter().chain(&c.pair).flat_map(|m| &m.segments).any(|s| bad(s.ns) || bad(s.lines) || !(0.0..=1.0).contains(&s.probability)) || bad(c.loop_ns) {
+            let figures = [c.loop_ns, c.transfer_ns, c.solo_cycle_ns, c.timing_ns];
+            let calls = c.solo.iter().chain(&c.pair);
+            if calls.clone().flat_map(|m| &m.segments).any(|s| bad(s.ns) || bad(s.lines) || !(0.0..=1.0).contains(&s.probability))
+                || calls.clone().any(|m| bad(m.total_ns) || bad(m.cv))
+                || figures.iter().any(|&v| bad(v))
+            {
                 return Err(format!("{}: the calibration of {} ({}) has a negative or non-finite figure", path.display(), c.variant, c.lock));
+            }
+            // The simulation needs the one-process insert, dispatch and completion, and a
+            // dispatch that takes a lock (it decides under it): found at load, not mid-simulation.
+            for call in [Call::Insert, Call::Dispatch, Call::Complete] {
+                if c.call(false, call).is_none() {
+                    return Err(format!("{}: the calibration of {} ({}) has no one-process {} call", path.display(), c.variant, c.lock, call.name()));
+                }
+            }
+            for pair in [false, true] {
+                if c.call(pair, Call::Dispatch).is_some_and(|m| m.segments.iter().all(|s| s.lock.is_none())) {
+                    return Err(format!("{}: the calibration of {} ({}) has a dispatch that takes no lock", path.display(), c.variant, c.lock));
+                }
             }
             // A request takes time: a cycle of (almost) none could never be simulated to its end.
             let solo_cycle: f64 = c.loop_ns + c.solo.iter().flat_map(|m| &m.segments).map(|s| s.ns * s.probability).sum::<f64>();
@@ -136,11 +157,11 @@ impl Wanted {
 
 /// This machine's profile and the settings a calibration on it uses: the relay between two of
 /// its CPUs and the line transfer measured between them. The first step of a calibration session.
-pub fn measure_machine(settings: &CalibrationSettings) -> (Topology, CalibrationSettings) {
+pub fn measure_machine(settings: &CalibrationSettings, stop: &AtomicBool) -> (Topology, CalibrationSettings) {
     let cpus = crate::driver::host::allowed_cpus();
     let relay = (cpus.len() >= 2).then(|| (cpus[0], cpus[1]));
-    let transfer = relay.and_then(|(a, b)| probes::transfer_between(a, b, probes::TRIALS));
-    let machine = topology::measure_here(transfer.as_ref().map(|t| t.one_way_ns));
+    let transfer = relay.and_then(|(a, b)| probes::transfer_between(a, b, probes::TRIALS, stop));
+    let machine = topology::measure_here(transfer.as_ref().map(|t| t.one_way_ns), stop);
     let settings = CalibrationSettings { relay, transfer_ns: transfer.as_ref().map_or(0.0, |t| t.one_way_ns), ..settings.clone() };
     (machine, settings)
 }
@@ -188,7 +209,10 @@ pub fn calibrate_all(
     interrupt: &AtomicBool,
     progress: &mut dyn FnMut(f64),
 ) -> Result<CalibrationSet, String> {
-    let (machine, settings) = measure_machine(settings);
+    let (machine, settings) = measure_machine(settings, interrupt);
+    if interrupt.load(schedlab_core::sync::Ordering::Relaxed) {
+        return Err("interrupted while measuring this machine".into());
+    }
     let entries = wanted.entries();
     let mut calibrations = Vec::new();
     for (index, &entry) in entries.iter().enumerate() {

@@ -29,24 +29,25 @@ pub struct TransferSample {
 
 /// Measures the one-way latency of a cache-line transfer between `a` and `b` (a ping-pong on one
 /// atomic, both threads pinned): the least of `trials` trials. `None` if either CPU cannot be
-/// pinned to or `a == b`.
-pub fn transfer_between(a: usize, b: usize, trials: usize) -> Option<TransferSample> {
+/// pinned to or `a == b`. A stop ends it after the trial under way (at most 20 ms): the trials
+/// done are kept.
+pub fn transfer_between(a: usize, b: usize, trials: usize, stop: &AtomicBool) -> Option<TransferSample> {
     if a == b || !allowed_cpus().contains(&a) || !allowed_cpus().contains(&b) {
         return None;
     }
-    let trials_ns: Vec<f64> = (0..trials.max(1)).map(|_| ping_pong(a, b)).collect();
+    let trials_ns: Vec<f64> = (0..trials.max(1)).take_while(|&i| i == 0 || !stop.load(Ordering::Relaxed)).map(|_| ping_pong(a, b)).collect();
     let one_way_ns = trials_ns.iter().copied().fold(f64::INFINITY, f64::min);
     Some(TransferSample { cpu_a: a, cpu_b: b, one_way_ns, trials_ns })
 }
 
 /// The one-way transfer between the first two allowed CPUs, least of [`TRIALS`] trials; `None`
 /// with a single CPU.
-pub fn transfer_ns() -> Option<f64> {
+pub fn transfer_ns(stop: &AtomicBool) -> Option<f64> {
     let cpus = allowed_cpus();
     if cpus.len() < 2 {
         return None;
     }
-    transfer_between(cpus[0], cpus[1], TRIALS).map(|t| t.one_way_ns)
+    transfer_between(cpus[0], cpus[1], TRIALS, stop).map(|t| t.one_way_ns)
 }
 
 /// Trials of a transfer measurement: many short ones, so that on a busy machine (other processes
@@ -160,7 +161,8 @@ pub struct WakeSample {
 /// Measures `trials` wake-ups of a thread parked on `b` by a thread on `a` (std's `park`, a futex
 /// wait on Linux, as parking_lot's parker). The parked side announces it is about to park; the
 /// waker waits `parked_for` (so that it is asleep, as a parked lock waiter is) and wakes it.
-pub fn wake(a: usize, b: usize, trials: usize, parked_for: Duration) -> Option<WakeSample> {
+/// `interrupt` ends it after the trial under way (the trials done are kept).
+pub fn wake(a: usize, b: usize, trials: usize, parked_for: Duration, interrupt: &AtomicBool) -> Option<WakeSample> {
     if a == b {
         return None;
     }
@@ -195,8 +197,11 @@ pub fn wake(a: usize, b: usize, trials: usize, parked_for: Duration) -> Option<W
         let _pin = PinGuard::pin(a);
         let deadline = Instant::now() + Duration::from_secs(3);
         for i in 0..trials as u64 {
+            if interrupt.load(Ordering::Relaxed) {
+                break;
+            }
             while round.load(Ordering::Acquire) != 2 * i + 1 {
-                if Instant::now() > deadline {
+                if Instant::now() > deadline || interrupt.load(Ordering::Relaxed) {
                     break;
                 }
                 std::thread::yield_now();
@@ -217,7 +222,7 @@ pub fn wake(a: usize, b: usize, trials: usize, parked_for: Duration) -> Option<W
                     break w;
                 }
                 spins += 1;
-                if spins % 4096 == 0 && Instant::now() > deadline {
+                if spins % 4096 == 0 && (Instant::now() > deadline || interrupt.load(Ordering::Relaxed)) {
                     break t0;
                 }
                 std::hint::spin_loop();
@@ -297,8 +302,9 @@ pub(crate) const INTERRUPTION_QUANTILES: usize = 32;
 /// [`INTERRUPTION_THRESHOLD_NS`] is an interruption (a timer tick, the
 /// hypervisor, another process). The rate is per second of watching, over all the CPUs; the
 /// lengths are [`INTERRUPTION_QUANTILES`] evenly spaced quantiles of the gaps (all of them if
-/// fewer). None seen: rate 0 and no lengths.
-pub fn interruptions(cpus: &[usize], window: Duration) -> Interruptions {
+/// fewer). None seen: rate 0 and no lengths. A stop ends the watching at once (what was watched
+/// is kept).
+pub fn interruptions(cpus: &[usize], window: Duration, stop: &AtomicBool) -> Interruptions {
     let threshold = INTERRUPTION_THRESHOLD_NS as u64;
     let clock = schedlab_core::RealClock::new();
     let mut gaps: Vec<f64> = Vec::new();
@@ -306,11 +312,19 @@ pub fn interruptions(cpus: &[usize], window: Duration) -> Interruptions {
     // No CPU named: the calling thread where it runs, unpinned.
     let places: Vec<Option<usize>> = if cpus.is_empty() { vec![None] } else { cpus.iter().copied().map(Some).collect() };
     for cpu in places {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
         let _pin = cpu.map(PinGuard::pin);
         let start = clock.now_ns();
         let end = start + window.as_nanos() as u64;
         let mut last = start;
+        let mut reads = 0u32;
         while last < end {
+            reads = reads.wrapping_add(1);
+            if reads % 4096 == 0 && stop.load(Ordering::Relaxed) {
+                break;
+            }
             let now = clock.now_ns();
             let gap = now.saturating_sub(last);
             if gap > threshold {

@@ -249,8 +249,9 @@ fn pairs_here() -> (Option<CpuPair>, Option<CpuPair>) {
 }
 
 /// Measures this machine's profile (a few seconds). `transfer_core_ns`: a cross-core transfer
-/// already measured (by the caller, at the same moment as a calibration), used as is.
-pub fn measure_here(transfer_core_ns: Option<f64>) -> Topology {
+/// already measured (by the caller, at the same moment as a calibration), used as is. A stop ends
+/// each probe early (the caller checks `stop` and discards the profile).
+pub fn measure_here(transfer_core_ns: Option<f64>, stop: &AtomicBool) -> Topology {
     let (cores, threads_per_core) = cores_here();
     let (sibling_pair, core_pair) = pairs_here();
     let mut source = Vec::new();
@@ -259,7 +260,7 @@ pub fn measure_here(transfer_core_ns: Option<f64>) -> Topology {
             source.push(format!("transfer.core_ns: {t:.1} ns, ping-pong measured with the calibration"));
             t
         }
-        (None, Some((a, b))) => match probes::transfer_between(a, b, probes::TRIALS) {
+        (None, Some((a, b))) => match probes::transfer_between(a, b, probes::TRIALS, stop) {
             Some(s) => {
                 source.push(format!("transfer.core_ns: ping-pong between CPUs {a} and {b}, least of {} trials", s.trials_ns.len()));
                 s.one_way_ns
@@ -271,7 +272,7 @@ pub fn measure_here(transfer_core_ns: Option<f64>) -> Topology {
             0.0
         }
     };
-    let sibling_ns = match sibling_pair.and_then(|(a, b)| probes::transfer_between(a, b, probes::TRIALS)) {
+    let sibling_ns = match sibling_pair.and_then(|(a, b)| probes::transfer_between(a, b, probes::TRIALS, stop)) {
         Some(s) => {
             source.push(format!("transfer.sibling_ns: ping-pong between siblings {} and {}", s.cpu_a, s.cpu_b));
             s.one_way_ns
@@ -282,7 +283,7 @@ pub fn measure_here(transfer_core_ns: Option<f64>) -> Topology {
         }
     };
     let pair = core_pair.or(sibling_pair);
-    let wake = pair.and_then(|(a, b)| probes::wake(a, b, 200, std::time::Duration::from_micros(30)));
+    let wake = pair.and_then(|(a, b)| probes::wake(a, b, 200, std::time::Duration::from_micros(30), stop));
     let (wake_latency_ns, unpark_cost_ns) = match &wake {
         Some(w) => {
             source.push(format!(
@@ -305,7 +306,7 @@ pub fn measure_here(transfer_core_ns: Option<f64>) -> Topology {
     ));
     let smt = if threads_per_core > 1 { Smt { busy_slowdown: 1.6, spin_slowdown: 1.1 } } else { Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 } };
     let measured_on: Vec<usize> = allowed_cpus().into_iter().take(2).collect();
-    let interruptions = probes::interruptions(&measured_on, probes::INTERRUPTION_WINDOW);
+    let interruptions = probes::interruptions(&measured_on, probes::INTERRUPTION_WINDOW, stop);
     source.push(format!(
         "interruptions: gaps over {INTERRUPTION_THRESHOLD_NS} ns in a clock-reading loop pinned to CPU(s) {measured_on:?}, {} ms each: {:.0} per second, lengths the {} quantiles",
         probes::INTERRUPTION_WINDOW.as_millis(),
@@ -387,7 +388,7 @@ mod tests {
         // every length kept is a gap over the threshold, in order, at most the quantiles kept,
         // and the rate is a finite rate, 0 with no gap.
         let cpus: Vec<usize> = allowed_cpus().into_iter().take(2).collect();
-        let seen = probes::interruptions(&cpus, std::time::Duration::from_millis(20));
+        let seen = probes::interruptions(&cpus, std::time::Duration::from_millis(20), &AtomicBool::new(false));
         assert!(seen.rate_per_s.is_finite() && seen.rate_per_s >= 0.0, "{seen:?}");
         assert!(seen.durations_ns.len() <= probes::INTERRUPTION_QUANTILES, "{seen:?}");
         assert!(seen.durations_ns.iter().all(|&d| d > INTERRUPTION_THRESHOLD_NS), "{seen:?}");

@@ -71,7 +71,7 @@ pub fn main_table(report: &CompareReport) -> String {
             r.lock.name(),
             kiops,
             ratio,
-            if r.runs == 0 { "-".to_string() } else { format!("{:.1}/{:.1}/{:.1}", pt.min, pt.median, pt.max) },
+            if r.runs == 0 || r.kiops.is_none() { "-".to_string() } else { format!("{:.1}/{:.1}/{:.1}", pt.min, pt.median, pt.max) },
             lock_cell(r.lock_named("sched")),
             lock_cell(r.lock_named("queue")),
             match &share.not_estimable {

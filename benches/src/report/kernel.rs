@@ -41,6 +41,11 @@ pub fn kernel_text(report: &KernelReport) -> String {
     let _ = writeln!(out);
     let _ = writeln!(out, "kernel          KIOPS (min-max)          CPU/IO µs  sched-lock cont/IO  wait avg ns  wait max µs  other cont/IO  rec. cost  bfq %  stats %  stats of sched %");
     for r in &report.kernel {
+        if r.kiops.max == 0.0 {
+            // Zeros would read as a measurement: say what happened instead.
+            let _ = writeln!(out, "{:<15} no requests completed", r.config.name());
+            continue;
+        }
         let p = r.profile.as_ref();
         let _ = writeln!(out, 
             "{:<15} {:>7.1} ({:>6.1}-{:>6.1})  {:>9}  {:>18}  {:>11}  {:>11}  {:>13}  {:>9}  {:>5}  {:>7}  {:>16}",
@@ -81,6 +86,10 @@ pub fn kernel_text(report: &KernelReport) -> String {
         let _ = writeln!(out);
         let _ = writeln!(out, "model                 groups  KIOPS (min-max)            CPU/IO µs  sched-lock cont/IO  wait avg ns  stats of sched %  consistent");
         for m in &report.model {
+            if m.kiops.max == 0.0 {
+                let _ = writeln!(out, "{:<21} {:>6}  no requests completed", m.entry, m.groups);
+                continue;
+            }
             let _ = writeln!(out, 
                 "{:<21} {:>6}  {:>8.1} ({:>7.1}-{:>7.1})  {:>9}  {:>18}  {:>11}  {:>16}  {}",
                 m.entry,
@@ -109,7 +118,10 @@ pub fn kernel_text(report: &KernelReport) -> String {
     for p in &report.points {
         let _ = writeln!(out);
         let _ = writeln!(out, "point {}: model outside work {} ns, elevator cost {} ns per request", p.point.label(), p.model_outside_ns, p.model_elevator_ns);
-        for r in &p.kernel {
+        for r in p.kernel.iter().filter(|r| r.kiops.max == 0.0) {
+            let _ = writeln!(out, "  kernel {:<12} no requests completed", r.config.name());
+        }
+        for r in p.kernel.iter().filter(|r| r.kiops.max > 0.0) {
             let _ = writeln!(
                 out,
                 "  kernel {:<12} {:>7.1} KIOPS  CPU/IO {:>6} µs (experiment {:>6} µs)  sched-lock cont/IO {:>6}",
@@ -120,7 +132,10 @@ pub fn kernel_text(report: &KernelReport) -> String {
                 opt(r.sched_contentions_per_io.as_ref().map(|s| s.median), 3)
             );
         }
-        for m in &p.model {
+        for m in p.model.iter().filter(|m| m.kiops.max == 0.0) {
+            let _ = writeln!(out, "  model  {:<21} {:>2} groups no requests completed", m.entry, m.groups);
+        }
+        for m in p.model.iter().filter(|m| m.kiops.max > 0.0) {
             let _ = writeln!(
                 out,
                 "  model  {:<21} {:>2} groups {:>7.1} KIOPS  CPU/IO {:>6} µs  sched-lock cont/IO {:>6}",

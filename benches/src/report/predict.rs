@@ -204,6 +204,20 @@ pub fn validation(v: &ValidationReport, interrupted: bool) -> String {
         "variant", "lock", "outside", "threads", "measured", "(min–max)", "predicted", "error", "others"
     );
     for r in rows {
+        if !r.measured.runs.is_empty() && r.measured.max == 0.0 {
+            // Zeros would read as a measurement (and an error of -100 %): say what happened.
+            let _ = writeln!(
+                s,
+                "  {:<17} {:<11} {:>6}ns {:>7} no requests completed (predicted {:.0}){}",
+                entry(r.variant, r.insert),
+                r.lock.name(),
+                r.outside_ns,
+                r.threads,
+                r.predicted,
+                if r.failures.is_empty() { String::new() } else { format!("  FAILED: {}", r.failures[0]) }
+            );
+            continue;
+        }
         let spread = if r.measured.runs.is_empty() { "-".into() } else { format!("({:.0}–{:.0})", r.measured.min, r.measured.max) };
         let _ = writeln!(
             s,

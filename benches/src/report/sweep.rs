@@ -44,6 +44,21 @@ pub fn points_and_model_text(report: &SweepReport) -> String {
         "variant", "lock", "threads", "slots", "outside", "KIOPS", "per-thread min/max", "cont%", "sched/req", "occup", "owner-chg"
     );
     for p in &report.points {
+        if p.kiops == 0.0 {
+            // Zeros would read as a measurement: say what happened instead.
+            let _ = writeln!(
+                out,
+                "{:<11} {:<11} {:>7} {:>5} {:>8}  no requests completed in {:.2} s{}",
+                p.variant,
+                p.lock.name(),
+                p.threads,
+                p.slots,
+                p.outside_ns,
+                p.measured_s,
+                if p.oversubscribed { "  (oversubscribed)" } else { "" }
+            );
+            continue;
+        }
         let _ = writeln!(
             out,
             "{:<11} {:<11} {:>7} {:>5} {:>8} {:>9.1} {:>17} {:>6} {:>9} {:>9} {:>10}{}",

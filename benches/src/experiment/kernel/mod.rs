@@ -362,6 +362,28 @@ fn wait_bounded(child: &mut Child, limit: Duration, stop: Option<&AtomicBool>) -
     }
 }
 
+/// Runs `cmd` to its end and returns its stdout, giving way to `stop` (`None`: stopped, the
+/// child killed and reaped) and to `limit` (an error).
+fn output_until(cmd: &mut Command, limit: Duration, stop: &AtomicBool) -> Result<Option<Vec<u8>>, String> {
+    std::os::unix::process::CommandExt::process_group(cmd, 0);
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).spawn().map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
+    let mut stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(out) = stdout.as_mut() {
+            let _ = std::io::Read::read_to_end(out, &mut bytes);
+        }
+        bytes
+    });
+    let status = wait_bounded(&mut child, limit, Some(stop));
+    let bytes = reader.join().unwrap_or_default();
+    match status {
+        Some(_) => Ok(Some(bytes)),
+        None if stop.load(Ordering::Relaxed) => Ok(None),
+        None => Err(format!("{:?} did not finish within {} s", cmd.get_program(), limit.as_secs())),
+    }
+}
+
 /// The machine as set up for the run: the device, the cgroups, the ledger that puts them back.
 struct Rig {
     ledger: system::Ledger,
@@ -499,8 +521,9 @@ struct Recorder {
 }
 
 impl Recorder {
-    /// Starts bpftrace with the contention program and waits until its probes are attached.
-    fn bpftrace() -> Result<Recorder, String> {
+    /// Starts bpftrace with the contention program and waits until its probes are attached
+    /// (`None`: a stop came first; bpftrace was killed and reaped).
+    fn bpftrace(stop: &AtomicBool) -> Result<Option<Recorder>, String> {
         let mut cmd = Command::new("bpftrace");
         cmd.args(["-f", "json", "-e", contention::BPFTRACE_PROGRAM]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
         system::ChildSetup::new(&[])?.apply(&mut cmd);
@@ -518,32 +541,47 @@ impl Recorder {
             }
             all
         });
-        if rx.recv_timeout(Duration::from_secs(60)).is_err() {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err("bpftrace did not attach its probes within 60 s".into());
+        // Polled every 100 ms: attaching takes seconds, a stop is honoured meanwhile.
+        let end = Instant::now() + Duration::from_secs(60);
+        loop {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(()) => return Ok(Some(Recorder { child, output })),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if Instant::now() < end && !stop.load(Ordering::Relaxed) => {}
+                Err(_) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    let _ = output.join();
+                    return match stop.load(Ordering::Relaxed) {
+                        true => Ok(None),
+                        false => Err("bpftrace did not attach its probes within 60 s".into()),
+                    };
+                }
+            }
         }
-        Ok(Recorder { child, output })
     }
 
     /// Starts `perf record -a -g` into `file`.
-    fn perf(file: &Path) -> Result<Recorder, String> {
+    fn perf(file: &Path, stop: &AtomicBool) -> Result<Recorder, String> {
         let mut cmd = Command::new("perf");
         cmd.args(["record", "-a", "-g", "-F", "499", "-q", "-o"]).arg(file).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         system::ChildSetup::new(&[])?.apply(&mut cmd);
         let child = cmd.spawn().map_err(|e| format!("cannot start perf: {e}"))?;
-        // perf prints nothing when it is ready; its first samples come within a few ms.
-        std::thread::sleep(Duration::from_millis(300));
+        // perf prints nothing when it is ready; its first samples come within a few ms. (A stop
+        // during the wait is seen by the run that follows, which then does not start.)
+        let _ = sleep_until(Instant::now() + Duration::from_millis(300), stop);
         let output = std::thread::spawn(String::new);
         Ok(Recorder { child, output })
     }
 
-    fn finish(mut self) -> Result<String, String> {
+    /// Ends the recorder (SIGINT) and waits for it to write what it recorded; a stop kills it
+    /// (its run was stopped too, or is not kept unrecorded).
+    fn finish(mut self, stop: &AtomicBool) -> Result<String, String> {
         signal(&self.child, libc::SIGINT);
-        let status = wait_bounded(&mut self.child, Duration::from_secs(30), None);
+        let status = wait_bounded(&mut self.child, Duration::from_secs(30), Some(stop));
         let text = self.output.join().unwrap_or_default();
         match status {
             Some(_) => Ok(text),
+            None if stop.load(Ordering::Relaxed) => Err("stopped".into()),
             None => Err("the recorder did not stop within 30 s of SIGINT".into()),
         }
     }
@@ -767,17 +805,15 @@ fn run_point(
             *done += 1;
             let data = tmp.path().join(format!("{}.data", config.name()));
             let profiled = rig.set_scheduler(config).and_then(|()| {
-                let rec = Recorder::perf(&data)?;
+                let rec = Recorder::perf(&data, stop)?;
                 let run = rig.fio_run(cfg, config, cfg.rounds, stop);
-                rec.finish()?;
+                rec.finish(stop)?;
                 let run = run?.ok_or("stopped")?;
-                let script = Command::new("perf")
-                    .args(["script", "-F", "comm,pid,tid,cpu,time,event,ip,sym", "-i"])
-                    .arg(&data)
-                    .stderr(Stdio::null())
-                    .output()
-                    .map_err(|e| format!("cannot run perf script: {e}"))?;
-                let mut folded = profile::fold_perf_script(&String::from_utf8_lossy(&script.stdout))?;
+                // perf script over a whole-system profile takes seconds: polled, killed on a stop.
+                let mut script = Command::new("perf");
+                script.args(["script", "-F", "comm,pid,tid,cpu,time,event,ip,sym", "-i"]).arg(&data).stderr(Stdio::null());
+                let script = output_until(&mut script, Duration::from_secs(600), stop)?.ok_or("stopped")?;
+                let mut folded = profile::fold_perf_script(&String::from_utf8_lossy(&script))?;
                 folded.frequency = 499;
                 Ok((folded, run))
             });
@@ -800,6 +836,10 @@ fn run_point(
                         }
                     }
                     profiles.push((config, profile::KernelShares::of(&folded), run, flamegraph));
+                }
+                Err(_) if stop.load(Ordering::Relaxed) => {
+                    *interrupted = true;
+                    break;
                 }
                 Err(e) => failures.push(format!("profile of kernel {}: {e}", config.name())),
             }
@@ -864,9 +904,10 @@ fn run_point(
                         let label = format!("round {}/{}: kernel {} (lock contention recorded)", round + 1, cfg.rounds, sched.name());
                         observer.event(Event::Step { done: *done, label: &label });
                         *done += 1;
-                        let recorded = Recorder::bpftrace().and_then(|rec| {
+                        let recorded = Recorder::bpftrace(stop).and_then(|rec| {
+                            let Some(rec) = rec else { return Ok(None) };
                             let run = rig.fio_run(cfg, sched, round, stop);
-                            let text = rec.finish();
+                            let text = rec.finish(stop);
                             let run = run?;
                             Ok(match run {
                                 Some(mut r) => {
@@ -879,6 +920,10 @@ fn run_point(
                         match recorded {
                             Ok(Some(r)) => kernel_runs[i].1.push(r),
                             Ok(None) => {
+                                *interrupted = true;
+                                break 'rounds;
+                            }
+                            Err(_) if stop.load(Ordering::Relaxed) => {
                                 *interrupted = true;
                                 break 'rounds;
                             }
