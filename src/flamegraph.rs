@@ -79,7 +79,7 @@ pub struct FlamegraphArgs {
 
 /// The entry a name stands for: `VARIANT` on the `--insert` path, or `VARIANT+PATH`.
 fn known(name: &str, insert: InsertPathKind) -> Result<&'static str, ExperimentError> {
-    let (variant, path) = split_entry(name).map_err(bad_input)?;
+    let (variant, path) = split_entry(name)?;
     let info = schedlab_variants::info(variant).ok_or_else(|| {
         let names: Vec<_> = schedlab_variants::ALL.iter().map(|v| v.name).collect();
         bad_input(format!("unknown variant `{variant}` (known: {}, or all; NAME+lists for the 2024 insert path)", names.join(", ")))

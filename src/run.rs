@@ -78,7 +78,7 @@ pub fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, ExperimentError
     if args.trace.is_some() {
         cfg.trace_window = Some(crate::seconds("trace-window", args.trace_window, false)?);
     }
-    cfg.validate(&args.variant).map_err(bad_input)?;
+    cfg.validate(&args.variant)?;
     Ok(cfg)
 }
 
@@ -110,7 +110,7 @@ pub fn cmd(args: &RunArgs, cfg: WorkloadConfig, claimed: crate::report_out::Clai
     let result = match result {
         Ok(r) => r,
         Err(e) => {
-            failures.add(ExperimentError::run_failed(e));
+            failures.add(e);
             return failures.finish();
         }
     };

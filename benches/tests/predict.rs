@@ -214,7 +214,7 @@ fn a_ticket_waiter_inside_its_yield_sees_the_hand_off_late() {
 fn more_jobs_than_cpus_is_refused_with_one_line() {
     let cal = one_lock(LockKind::FairSpin, 100.0, 0.0, 100.0);
     let prog = Program::new(&cal, 3, 0.0).unwrap();
-    let e = simulate(&prog, &machine(2, 0.0), &SimConfig::new(3, 1)).unwrap_err();
+    let e = simulate(&prog, &machine(2, 0.0), &SimConfig::new(3, 1)).unwrap_err().message;
     assert!(e.contains("3 threads") && e.contains("2 logical CPUs") && !e.contains('\n'), "{e}");
 }
 
@@ -258,12 +258,12 @@ fn a_calibration_file_round_trips_and_a_bad_one_is_refused() {
     let back = CalibrationSet::load(&path).unwrap();
     assert_eq!(back.calibrations, set.calibrations);
     std::fs::write(&path, "{\"not\": 1}").unwrap();
-    let e = CalibrationSet::load(&path).unwrap_err();
+    let e = CalibrationSet::load(&path).unwrap_err().message;
     assert!(e.contains("not a schedlab calibration") && !e.contains('\n'), "{e}");
     let mut bad = set.clone();
     bad.calibrations[0].pair[1].segments[0].ns = -1.0;
     std::fs::write(&path, serde_json::to_string(&bad).unwrap()).unwrap();
-    assert!(CalibrationSet::load(&path).unwrap_err().contains("negative"));
+    assert!(CalibrationSet::load(&path).unwrap_err().message.contains("negative"));
     // Every figure 0 ns: each is physics on its own, but a request that takes no time could never
     // be simulated to the end of a window (it used to be accepted and simulate for ever).
     let mut degenerate = set.clone();
@@ -272,14 +272,14 @@ fn a_calibration_file_round_trips_and_a_bad_one_is_refused() {
         c.solo.iter_mut().chain(&mut c.pair).flat_map(|m| &mut m.segments).for_each(|s| s.ns = 0.0);
     }
     std::fs::write(&path, serde_json::to_string(&degenerate).unwrap()).unwrap();
-    let e = CalibrationSet::load(&path).unwrap_err();
+    let e = CalibrationSet::load(&path).unwrap_err().message;
     assert!(e.contains("every request takes time") && !e.contains('\n'), "{e}");
     // The one-process figures fine, the two-process ones all zero (issue 33): refused at load,
     // not simulated to the event bound.
     let mut pair_zero = set.clone();
     pair_zero.calibrations[0].pair.iter_mut().flat_map(|m| &mut m.segments).for_each(|s| s.ns = 0.0);
     std::fs::write(&path, serde_json::to_string(&pair_zero).unwrap()).unwrap();
-    let e = CalibrationSet::load(&path).unwrap_err();
+    let e = CalibrationSet::load(&path).unwrap_err().message;
     assert!(e.contains("two-process figures that are all zero") && !e.contains('\n'), "{e}");
     // Every other degenerate model input is refused at load too, each in one line (issue 33):
     // no calibration at all, a figure that is not a time (JSON has no NaN: a negative one), a call the simulation needs missing, a
@@ -304,7 +304,7 @@ fn a_calibration_file_round_trips_and_a_bad_one_is_refused() {
     cases.push((unlocked, "takes no lock"));
     for (bad, said) in cases {
         std::fs::write(&path, serde_json::to_string(&bad).unwrap()).unwrap();
-        let e = CalibrationSet::load(&path).unwrap_err();
+        let e = CalibrationSet::load(&path).unwrap_err().message;
         assert!(e.contains(said) && !e.contains('\n'), "{said}: {e}");
     }
 }
@@ -316,7 +316,7 @@ fn a_simulation_gives_way_to_the_stop_flag() {
     let prog = Program::new(&one_lock(LockKind::FairSpin, 100.0, 1.0, 50.0), 2, 0.0).unwrap();
     // The flag already set: the simulation stops at its first look (no timing assumed).
     let stop = schedlab_core::sync::AtomicBool::new(true);
-    assert_eq!(simulate_until(&prog, &topo, &SimConfig::new(2, 1), &stop).unwrap_err(), STOPPED);
+    assert_eq!(simulate_until(&prog, &topo, &SimConfig::new(2, 1), &stop).unwrap_err().message, STOPPED);
 }
 
 #[test]
@@ -324,7 +324,7 @@ fn a_simulation_past_its_own_bound_is_an_error_not_an_endless_run() {
     let topo = machine(2, 50.0);
     let prog = Program::new(&one_lock(LockKind::FairSpin, 100.0, 1.0, 50.0), 2, 0.0).unwrap();
     let cfg = SimConfig { max_events: 10_000, ..SimConfig::new(2, 1) };
-    let e = simulate(&prog, &topo, &cfg).unwrap_err();
+    let e = simulate(&prog, &topo, &cfg).unwrap_err().message;
     assert!(e.contains("10000 events") && !e.contains('\n'), "{e}");
     // The same model within the default bound ends.
     assert!(simulate(&prog, &topo, &SimConfig::new(2, 1)).is_ok());

@@ -94,8 +94,8 @@ proptest! {
         let _ = parse_csv(&text, &["threads=2".to_string()]);
         let dir = tempfile::tempdir().unwrap();
         let path = write_temp(&dir, "x.json", &text);
-        if let Err(e) = Topology::load(&path) { one_line(&e); }
-        if let Err(e) = CalibrationSet::load(&path) { one_line(&e); }
+        if let Err(e) = Topology::load(&path) { one_line(&e.message); }
+        if let Err(e) = CalibrationSet::load(&path) { one_line(&e.message); }
     }
 
     #[test]
@@ -127,11 +127,11 @@ proptest! {
         mutate(&mut calibration, &calibration_edits);
         let topology = Topology::load(&write_temp(&dir, "t.json", &topology.to_string()));
         let calibration = CalibrationSet::load(&write_temp(&dir, "c.json", &calibration.to_string()));
-        if let Err(e) = &topology { one_line(e); }
-        if let Err(e) = &calibration { one_line(e); }
+        if let Err(e) = &topology { one_line(&e.message); }
+        if let Err(e) = &calibration { one_line(&e.message); }
         if let (Ok(topology), Ok(set)) = (topology, calibration) {
             let Some(cal) = set.calibrations.first() else { return Ok(()) };
-            if let Err(e) = predict_one(cal, &topology, &[1, 2], 0, 1, false, schedlab_core::Inject::NONE) { one_line(&e); }
+            if let Err(e) = predict_one(cal, &topology, &[1, 2], 0, 1, false, schedlab_core::Inject::NONE) { one_line(&e.message); }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Re-runs of a run that other processes disturbed: the machine is shared, and a run during which
 //! they used the CPUs measures them rather than the variant.
 
+use crate::error::ExperimentError;
 use crate::driver::workload::{run_named, RunResult, WorkloadConfig};
 use schedlab_core::sync::AtomicBool;
 use serde::Serialize;
@@ -45,12 +46,12 @@ pub fn run_clean(
     policy: NoisePolicy,
     noise: &mut NoiseCount,
     budget: &mut u32,
-) -> Result<RunResult, String> {
+) -> Result<RunResult, ExperimentError> {
     run_clean_with(&run_named, variant, cfg, interrupt, policy, noise, budget)
 }
 
 /// How a comparison makes one run: [`run_named`], or a stand-in in tests (to make a run fail).
-pub type Runner<'a> = &'a dyn Fn(&str, &WorkloadConfig, &AtomicBool) -> Result<RunResult, String>;
+pub type Runner<'a> = &'a dyn Fn(&str, &WorkloadConfig, &AtomicBool) -> Result<RunResult, ExperimentError>;
 
 pub(crate) fn run_clean_with(
     runner: Runner<'_>,
@@ -60,7 +61,7 @@ pub(crate) fn run_clean_with(
     policy: NoisePolicy,
     noise: &mut NoiseCount,
     budget: &mut u32,
-) -> Result<RunResult, String> {
+) -> Result<RunResult, ExperimentError> {
     let mut pause = Duration::from_secs(1);
     let mut attempt = 0;
     loop {

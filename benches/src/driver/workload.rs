@@ -16,6 +16,7 @@
 //! measured during the measured window only ([`schedlab_core::lockstat`]) and the run returns
 //! their counters.
 
+use crate::error::ExperimentError;
 use super::forced::AfterWork;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -169,93 +170,93 @@ impl WorkloadConfig {
     /// Checks the parameters of a run of the reference row `none` (no scheduler: groups, churn,
     /// statistics reads, lock kind and insert path do not apply, and are refused where they
     /// would be silently ignored).
-    pub fn validate_reference(&self, reference: Reference) -> Result<(), String> {
+    pub fn validate_reference(&self, reference: Reference) -> Result<(), ExperimentError> {
         let name = reference.name();
         if self.churn_per_sec > 0.0 || self.stats_reads_per_sec > 0.0 {
-            return Err(format!("the reference row `{name}` has no groups and no statistics: --churn and --stats-reads do not apply"));
+            return Err(ExperimentError::bad_input(format!("the reference row `{name}` has no groups and no statistics: --churn and --stats-reads do not apply")));
         }
         if self.trace_window.is_some() {
-            return Err(format!("the reference row `{name}` records no trace"));
+            return Err(ExperimentError::bad_input(format!("the reference row `{name}` records no trace")));
         }
         // The remaining checks are the variants' (threads, duration, sizes, depth, outside work).
         self.validate("no-stats")
     }
 
     /// Checks the parameters; the message is one line for the user.
-    pub fn validate(&self, variant: &str) -> Result<(), String> {
+    pub fn validate(&self, variant: &str) -> Result<(), ExperimentError> {
         if let Some(reference) = Reference::from_name(variant) {
             return self.validate_reference(reference);
         }
         let (variant, _) = split_entry(variant)?;
         let info = schedlab_variants::info(variant).ok_or_else(|| {
             let names: Vec<_> = schedlab_variants::ALL.iter().map(|v| v.name).chain(Reference::ALL.iter().map(|r| r.name())).collect();
-            format!("unknown variant `{variant}` (known: {})", names.join(", "))
+            ExperimentError::bad_input(format!("unknown variant `{variant}` (known: {})", names.join(", ")))
         })?;
         if self.threads == 0 {
-            return Err("--threads must be at least 1".into());
+            return Err(ExperimentError::bad_input("--threads must be at least 1"));
         }
         if self.threads > 1024 {
-            return Err(format!("--threads {} is more than 1024", self.threads));
+            return Err(ExperimentError::bad_input(format!("--threads {} is more than 1024", self.threads)));
         }
         let fair_max = max_fair_spin_threads();
         if self.lock == LockKind::FairSpin && self.threads > fair_max {
-            return Err(format!(
+            return Err(ExperimentError::bad_input(format!(
                 "--threads {} with the fair lock: at most {fair_max} ({MAX_FAIR_SPIN_THREADS_PER_CPU} per CPU): beyond that a collapsed FIFO spinlock cannot stop within a second of the run's end (notes/results/2026-12-01-collapse.md); use --lock parking-lot",
                 self.threads
-            ));
+            )));
         }
         if self.duration.is_zero() {
-            return Err("--duration must be greater than zero".into());
+            return Err(ExperimentError::bad_input("--duration must be greater than zero"));
         }
         if let Some(w) = self.weights.iter().find(|w| !(1..=1000).contains(*w)) {
-            return Err(format!("group weight must be 1..=1000, got {w}"));
+            return Err(ExperimentError::bad_input(format!("group weight must be 1..=1000, got {w}")));
         }
         if self.weights.is_empty() {
-            return Err("at least one group weight is needed".into());
+            return Err(ExperimentError::bad_input("at least one group weight is needed"));
         }
         if !(self.stats_reads_per_sec.is_finite() && (0.0..=MAX_STATS_READS_PER_SEC).contains(&self.stats_reads_per_sec)) {
-            return Err(format!("--stats-reads must be a rate in 0..={MAX_STATS_READS_PER_SEC} per second, got {}", self.stats_reads_per_sec));
+            return Err(ExperimentError::bad_input(format!("--stats-reads must be a rate in 0..={MAX_STATS_READS_PER_SEC} per second, got {}", self.stats_reads_per_sec)));
         }
         if !(self.churn_per_sec.is_finite() && (0.0..=MAX_CHURN_PER_SEC).contains(&self.churn_per_sec)) {
-            return Err(format!("--churn must be a rate in 0..={MAX_CHURN_PER_SEC} per second, got {}", self.churn_per_sec));
+            return Err(ExperimentError::bad_input(format!("--churn must be a rate in 0..={MAX_CHURN_PER_SEC} per second, got {}", self.churn_per_sec)));
         }
         if self.groups > MAX_GROUPS {
-            return Err(format!("--groups must be 0..={MAX_GROUPS}, got {}", self.groups));
+            return Err(ExperimentError::bad_input(format!("--groups must be 0..={MAX_GROUPS}, got {}", self.groups)));
         }
         if self.outside_ns > MAX_OUTSIDE_NS {
-            return Err(format!("--outside-ns must be 0..={MAX_OUTSIDE_NS}, got {}", self.outside_ns));
+            return Err(ExperimentError::bad_input(format!("--outside-ns must be 0..={MAX_OUTSIDE_NS}, got {}", self.outside_ns)));
         }
         if self.elevator_ns > MAX_OUTSIDE_NS {
-            return Err(format!("--elevator-ns must be 0..={MAX_OUTSIDE_NS}, got {}", self.elevator_ns));
+            return Err(ExperimentError::bad_input(format!("--elevator-ns must be 0..={MAX_OUTSIDE_NS}, got {}", self.elevator_ns)));
         }
         if self.inject.ns > MAX_INJECT_NS {
-            return Err(format!("--inject-ns must be 0..={MAX_INJECT_NS}, got {}", self.inject.ns));
+            return Err(ExperimentError::bad_input(format!("--inject-ns must be 0..={MAX_INJECT_NS}, got {}", self.inject.ns)));
         }
         if self.slice_idle_ns > MAX_SLICE_IDLE_NS {
-            return Err(format!("--slice-idle-ns must be 0..={MAX_SLICE_IDLE_NS}, got {}", self.slice_idle_ns));
+            return Err(ExperimentError::bad_input(format!("--slice-idle-ns must be 0..={MAX_SLICE_IDLE_NS}, got {}", self.slice_idle_ns)));
         }
         if self.duration > MAX_DURATION || self.ramp > MAX_DURATION {
-            return Err("--duration and --ramp must be at most a day".into());
+            return Err(ExperimentError::bad_input("--duration and --ramp must be at most a day"));
         }
         if self.churn_per_sec > 0.0 && !info.safe_under_removal {
-            return Err(format!(
+            return Err(ExperimentError::bad_input(format!(
                 "variant `{variant}` is unsafe under group removal: it cannot run with --churn (use it only without churn)"
-            ));
+            )));
         }
         if self.churn_per_sec > 0.0 && self.groups == 0 {
-            return Err("--churn needs --groups of at least 1".into());
+            return Err(ExperimentError::bad_input("--churn needs --groups of at least 1"));
         }
         if !(1..=64).contains(&self.slots) {
-            return Err(format!("--slots must be 1..=64, got {}", self.slots));
+            return Err(ExperimentError::bad_input(format!("--slots must be 1..=64, got {}", self.slots)));
         }
         if self.bs_sectors == 0 || self.bs_sectors > 256 {
-            return Err(format!("block size must be 512 B to 128 KiB, got {} sectors", self.bs_sectors));
+            return Err(ExperimentError::bad_input(format!("block size must be 512 B to 128 KiB, got {} sectors", self.bs_sectors)));
         }
         if self.iodepth == 0 || self.iodepth > 1024 {
-            return Err(format!("--iodepth must be 1..=1024, got {}", self.iodepth));
+            return Err(ExperimentError::bad_input(format!("--iodepth must be 1..=1024, got {}", self.iodepth)));
         }
         if self.trace_window.is_some_and(|w| w.is_zero()) {
-            return Err("--trace-window must be greater than zero".into());
+            return Err(ExperimentError::bad_input("--trace-window must be greater than zero"));
         }
         Ok(())
     }
@@ -489,14 +490,14 @@ fn spin_for(clock: &SchedClock, ns: u64, stop: &AtomicBool) {
 /// Builds the initial hierarchy: the first half of the groups under the root, the rest under
 /// them in turn (so the tree has the root and two more levels). The one definition: the
 /// prediction's harness builds the same tree.
-pub fn build_groups<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig) -> Result<Vec<GroupId>, String> {
+pub fn build_groups<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig) -> Result<Vec<GroupId>, ExperimentError> {
     let root = sched.root();
     let level1 = cfg.groups.div_ceil(2);
     let mut groups = Vec::with_capacity(cfg.groups);
     for i in 0..cfg.groups {
         let parent = if i < level1 { root } else { groups[(i - level1) % level1] };
         let weight = cfg.weights[i % cfg.weights.len()];
-        groups.push(sched.create_group(parent, weight).map_err(|e| format!("cannot create group {i}: {e}"))?);
+        groups.push(sched.create_group(parent, weight).map_err(|e| ExperimentError::bad_input(format!("cannot create group {i}: {e}")))?);
     }
     Ok(groups)
 }
@@ -572,7 +573,7 @@ fn job_loop<P: StatsPolicy>(
     pin: Pin<'_>,
     started: &AtomicU64,
     gate: &Gate,
-) -> Result<(), String> {
+) -> Result<(), ExperimentError> {
     let started = Started(started);
     if let Some(cpu) = pin.cpu {
         if !pin_current_thread(cpu) {
@@ -584,7 +585,7 @@ fn job_loop<P: StatsPolicy>(
     let process = sched
         .spawn_process(group)
         .or_else(|_| sched.spawn_process(sched.root()))
-        .map_err(|e| format!("job {index} cannot start its process: {e}"))?;
+        .map_err(|e| ExperimentError::run_failed(format!("job {index} cannot start its process: {e}")))?;
     drop(started);
     gate.wait();
     let mut rng = SmallRng::seed_from_u64(cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -745,7 +746,7 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 ///
 /// An error (a thread that could not be started, a job that could not spawn its process, a
 /// thread that panicked) ends the run and is returned as one line; nothing is torn down half.
-pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, String> {
+pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, ExperimentError> {
     tracing::info!(
         variant = P::NAME,
         threads = cfg.threads,
@@ -804,16 +805,16 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
             .then(|| {
                 let (sched, jobs, stop) = (&sched, &jobs, &stop);
                 let churn = std::thread::Builder::new().name("churn".into());
-                churn.spawn_scoped(s, move || churn_loop(sched, cfg, jobs, stop)).map_err(|e| format!("cannot start the churn thread: {e}"))
+                churn.spawn_scoped(s, move || churn_loop(sched, cfg, jobs, stop)).map_err(|e| ExperimentError::run_failed(format!("cannot start the churn thread: {e}")))
             })
-            .and_then(|r| r.map_err(|e| failures.push(e)).ok());
+            .and_then(|r| r.map_err(|e| failures.push(e.to_string())).ok());
         let reader = (cfg.stats_reads_per_sec > 0.0 && failures.is_empty())
             .then(|| {
                 let (sched, stop) = (&sched, &stop);
                 let reader = std::thread::Builder::new().name("stats-reader".into());
-                reader.spawn_scoped(s, move || stats_reader_loop(sched, cfg, stop)).map_err(|e| format!("cannot start the statistics reader: {e}"))
+                reader.spawn_scoped(s, move || stats_reader_loop(sched, cfg, stop)).map_err(|e| ExperimentError::run_failed(format!("cannot start the statistics reader: {e}")))
             })
-            .and_then(|r| r.map_err(|e| failures.push(e)).ok());
+            .and_then(|r| r.map_err(|e| failures.push(e.to_string())).ok());
         let t0 = Instant::now();
         if !failures.is_empty() {
             interrupted = true;
@@ -884,7 +885,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         for (i, h) in handles.into_iter().enumerate() {
             match h.join() {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) => failures.push(e),
+                Ok(Err(e)) => failures.push(e.to_string()),
                 Err(payload) => failures.push(format!("job {i} panicked: {}", panic_text(&*payload))),
             }
         }
@@ -938,7 +939,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         tracing::error!(variant = P::NAME, "run failed: {first}{more}");
         drop(sched);
         P::quiesce();
-        return Err(format!("{} run failed: {first}{more}", P::NAME));
+        return Err(ExperimentError::run_failed(format!("{} run failed: {first}{more}", P::NAME)));
     }
     let consistency = sched.check_consistency();
     let requests = consistency.counters;
@@ -1015,7 +1016,7 @@ impl Reference {
 /// which completes it at once: no scheduler, no lock, no statistics, no groups. What is left is
 /// the per-request work outside any scheduler, so that `variant ÷ none` is the share of the
 /// throughput the scheduler keeps. `deadline` puts `mq-deadline` between the jobs and the device.
-pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, String> {
+pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, ExperimentError> {
     tracing::info!(row = reference.name(), threads = cfg.threads, rw = cfg.rw.name(), iodepth = cfg.iodepth, "reference run starts");
     let clock = SchedClock::real();
     let stop = AtomicBool::new(false);
@@ -1140,7 +1141,7 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
         (measured, before.iter().zip(&after).map(|(b, a)| a - b).collect::<Vec<u64>>(), cpu)
     });
     if let Some(first) = failures.first() {
-        return Err(format!("{} run failed: {first}", reference.name()));
+        return Err(ExperimentError::run_failed(format!("{} run failed: {first}", reference.name())));
     }
     let lock_stats = lockstat_on.then(lockstat::snapshot);
     let secs = measured_s.max(1e-9);
@@ -1182,7 +1183,7 @@ struct RunVisitor<'a> {
 }
 
 impl VariantVisitor for RunVisitor<'_> {
-    type Output = Result<RunResult, String>;
+    type Output = Result<RunResult, ExperimentError>;
     fn visit<P: StatsPolicy>(self) -> Self::Output {
         run::<P>(self.cfg, self.interrupt)
     }
@@ -1190,7 +1191,7 @@ impl VariantVisitor for RunVisitor<'_> {
 
 /// Runs the workload against the variant called `name` (or the reference row `none`), after
 /// validating the parameters.
-pub fn run_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, String> {
+pub fn run_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, ExperimentError> {
     if let Some(reference) = Reference::from_name(name) {
         cfg.validate_reference(reference)?;
         return run_reference(reference, cfg, interrupt);
@@ -1205,9 +1206,9 @@ pub fn run_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Re
         None => cfg,
     };
     cfg.validate(variant)?;
-    let result = schedlab_variants::visit(variant, RunVisitor { cfg, interrupt }).unwrap_or_else(|| Err(format!("unknown variant `{variant}`")));
+    let result = schedlab_variants::visit(variant, RunVisitor { cfg, interrupt }).unwrap_or_else(|| Err(ExperimentError::run_failed(format!("unknown variant `{variant}`"))));
     match (result, super::forced::forced()) {
-        (Ok(_), Some(AfterWork::Run)) => Err(super::forced::run_error()),
+        (Ok(_), Some(AfterWork::Run)) => Err(ExperimentError::run_failed(super::forced::run_error())),
         (Ok(r), Some(AfterWork::Check)) => Ok(RunResult { consistent: false, ..r }),
         (result, _) => result,
     }
@@ -1215,13 +1216,13 @@ pub fn run_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Re
 
 /// A comparison entry: a variant name, optionally with an insert path after a `+`
 /// (`queue-lock+lists`): the variant and the path it asks for.
-pub fn split_entry(name: &str) -> Result<(&str, Option<InsertPathKind>), String> {
+pub fn split_entry(name: &str) -> Result<(&str, Option<InsertPathKind>), ExperimentError> {
     match name.split_once('+') {
         Some((variant, path)) => match InsertPathKind::from_name(path) {
             Some(insert) => Ok((variant, Some(insert))),
             None => {
                 let known: Vec<_> = InsertPathKind::ALL.iter().map(|k| k.name()).collect();
-                Err(format!("unknown insert path `{path}` in `{name}` (known: {})", known.join(", ")))
+                Err(ExperimentError::bad_input(format!("unknown insert path `{path}` in `{name}` (known: {})", known.join(", "))))
             }
         },
         None => Ok((name, None)),

@@ -130,7 +130,7 @@ impl CompareConfig {
         for &lock in &self.locks {
             let w = WorkloadConfig { lock, ..self.workload.clone() };
             for v in &self.variants {
-                w.validate(v).map_err(ExperimentError::bad_input)?;
+                w.validate(v)?;
             }
         }
         Ok(())
@@ -405,7 +405,7 @@ pub fn run_with(
                             let told = format!("run {} of {total} failed (the comparison goes on): {error}", index + 1);
                             observer.event(Event::Failure(&told));
                             cells[li][vi].failed += 1;
-                            failures.push(RunFailure { round, variant, lock, instrumented, error });
+                            failures.push(RunFailure { round, variant, lock, instrumented, error: error.to_string() });
                             index += 1;
                             if stop.load(schedlab_core::sync::Ordering::Relaxed) {
                                 interrupted = true;
@@ -674,7 +674,7 @@ mod tests {
         // The second run fails (round 0's epoch: rounds rotate the order, no-stats runs first).
         let runner = |v: &str, w: &WorkloadConfig, i: &AtomicBool| {
             if calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 1 {
-                return Err(format!("{v}: injected failure"));
+                return Err(ExperimentError::run_failed(format!("{v}: injected failure")));
             }
             run_named(v, w, i)
         };
@@ -721,7 +721,7 @@ mod tests {
     #[test]
     fn a_variant_whose_every_run_failed_is_failed_not_inconsistent() {
         let cfg = small(vec!["no-stats", "epoch"], 1);
-        let runner = |v: &str, w: &WorkloadConfig, i: &AtomicBool| if v == "epoch" { Err("injected".to_string()) } else { run_named(v, w, i) };
+        let runner = |v: &str, w: &WorkloadConfig, i: &AtomicBool| if v == "epoch" { Err(ExperimentError::run_failed("injected")) } else { run_named(v, w, i) };
         let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
         let epoch = report.results.iter().find(|r| r.variant == "epoch").unwrap();
         assert_eq!(epoch.status, "failed");

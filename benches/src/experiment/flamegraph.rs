@@ -47,7 +47,7 @@ impl FlamegraphConfig {
             return Err(ExperimentError::bad_input(format!("--frequency must be 1..=1000 Hz, got {}", self.frequency)));
         }
         for name in &self.entries {
-            self.workload.validate(name).map_err(ExperimentError::bad_input)?;
+            self.workload.validate(name)?;
         }
         check_dir(&self.out).map_err(ExperimentError::bad_input)
     }
@@ -227,7 +227,7 @@ pub fn run(cfg: &FlamegraphConfig, stop: &AtomicBool, observer: &mut dyn Observe
         );
         let svg = cfg.out.join(format!("{name}.svg"));
         // A run too short for one sample has no flamegraph: said, not fatal.
-        match write_kept(&svg, &mut report.write_failures, observer, |out| profile::write_flamegraph(&p.folded, &title, &subtitle, out)) {
+        match write_kept(&svg, &mut report.write_failures, observer, |out| profile::write_flamegraph(&p.folded, &title, &subtitle, out).map_err(|e| e.message)) {
             Ok((_, bytes)) => report.svgs.push((title.clone(), String::from_utf8_lossy(&bytes).into_owned())),
             Err(e) => observer.event(Event::Warning(&format!("{name}: no flamegraph: {e}"))),
         }
@@ -282,7 +282,7 @@ fn write_differential(cfg: &FlamegraphConfig, a: &str, b: &str, report: &mut Fla
     let per_request = (ra > 0 && rb > 0).then(|| ra as f64 / rb as f64);
     let subtitle = format!("width: {a}'s {} samples; blue: less CPU time per request in {b} (what {b} removes), red: more in {b}", pa.folded.samples());
     let mut failures = Vec::new();
-    let written = write_kept(&svg, &mut failures, observer, |out| profile::write_differential(&pa.folded, &pb.folded, per_request, &title, &subtitle, out));
+    let written = write_kept(&svg, &mut failures, observer, |out| profile::write_differential(&pa.folded, &pb.folded, per_request, &title, &subtitle, out).map_err(|e| e.message));
     report.write_failures.extend(failures);
     if let Ok((_, bytes)) = &written {
         report.svgs.push((title.clone(), String::from_utf8_lossy(bytes).into_owned()));
@@ -322,7 +322,7 @@ pub fn render_folded(cfg: &FoldedConfig, stop: &AtomicBool, observer: &mut dyn O
         }
         let subtitle = format!("{} {count_name} in {} stacks, from {shown}", folded.samples(), folded.stacks.len());
         let mut bytes = Vec::new();
-        profile::write_flamegraph_counting(&folded, &title, &subtitle, &count_name, &mut bytes)?;
+        profile::write_flamegraph_counting(&folded, &title, &subtitle, &count_name, &mut bytes).map_err(|e| e.message)?;
         Ok(bytes)
     });
     let bytes = match rendered {

@@ -140,7 +140,7 @@ impl PredictConfig {
             }
         }
         if let Some(v) = self.validation_config(&threads) {
-            v.validate().map_err(ExperimentError::bad_input)?;
+            v.validate()?;
         }
         Ok(threads)
     }
@@ -286,7 +286,7 @@ pub fn run(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) 
                 if stop.load(Ordering::Relaxed) {
                     ExperimentError::stopped("stopped while simulating the model: no prediction to report")
                 } else {
-                    ExperimentError::run_failed(e)
+                    e
                 }
             })?;
             predictions.extend(predicted);
@@ -305,7 +305,7 @@ pub fn run(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) 
                     observer.event(Event::Warning(&w));
                 }
             }
-            let (measured, stopped) = validate::measure(&vcfg, stop, observer, calibration_steps).map_err(ExperimentError::run_failed)?;
+            let (measured, stopped) = validate::measure(&vcfg, stop, observer, calibration_steps)?;
             interrupted = stopped || stop.load(Ordering::Relaxed);
             let rows = validate::rows(&measured, &predictions);
             let orderings = validate::orderings(&rows);

@@ -108,7 +108,7 @@ impl SweepConfig {
                     for &lock in &self.locks {
                         let w = WorkloadConfig { threads: t, slots: s, outside_ns: o, lock, ..self.workload.clone() };
                         for v in &self.variants {
-                            w.validate(v).map_err(ExperimentError::bad_input)?;
+                            w.validate(v)?;
                         }
                     }
                 }
@@ -703,7 +703,7 @@ fn measure(
             Ok(m) => m,
             Err(e) => {
                 observer.event(Event::Failure(&format!("point {label} failed (the sweep goes on): {e}")));
-                out.failures.push(e);
+                out.failures.push(e.to_string());
                 continue;
             }
         };

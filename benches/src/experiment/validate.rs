@@ -6,6 +6,7 @@
 //! rounds, with its min and max; the error is (predicted − measured) ÷ measured. The calibration
 //! never sees these runs: it comes from single-threaded runs and the transfer measurement only.
 
+use crate::error::ExperimentError;
 use super::observer::{Event, Observer};
 use crate::model::{Prediction, Wanted};
 use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy};
@@ -60,7 +61,7 @@ impl ValidationConfig {
         (self.workload.duration.as_secs_f64() + self.workload.ramp.as_secs_f64() + 0.05) * (self.keys().len() * self.rounds) as f64
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ExperimentError> {
         for k in self.keys() {
             let w = self.run_config(&k);
             w.validate(k.variant)?;
@@ -100,7 +101,7 @@ fn label(round: usize, key: &Key) -> String {
 /// Measures every configuration `cfg.rounds` times, interleaved, telling `observer` of each run
 /// as a step (counted from `steps_before`, the steps the caller did first) and of each failed run.
 /// Stops early (keeping what ran) when `stop` is set; returns whether it did.
-pub fn measure(cfg: &ValidationConfig, stop: &AtomicBool, observer: &mut dyn Observer, steps_before: usize) -> Result<(Vec<Measured>, bool), String> {
+pub fn measure(cfg: &ValidationConfig, stop: &AtomicBool, observer: &mut dyn Observer, steps_before: usize) -> Result<(Vec<Measured>, bool), ExperimentError> {
     cfg.validate()?;
     let keys = cfg.keys();
     let mut out: Vec<Measured> =
@@ -129,7 +130,7 @@ pub fn measure(cfg: &ValidationConfig, stop: &AtomicBool, observer: &mut dyn Obs
                 Err(e) => {
                     let failure = format!("{label}: {e}");
                     observer.event(Event::Failure(&failure));
-                    m.failures.push(e);
+                    m.failures.push(e.to_string());
                     failure
                 }
             };

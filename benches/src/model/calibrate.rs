@@ -39,6 +39,7 @@
 //! - the loop's own cost (request generation, the job loop's checks): the untimed one-job cycle
 //!   less the timed calls.
 
+use crate::error::ExperimentError;
 use super::harness::{self, Call, PatternConfig, PatternTimes, Placement};
 pub use super::harness::Probe;
 use crate::driver::workload::WorkloadConfig;
@@ -214,7 +215,7 @@ fn inflation(kind: LockKind) -> Inflation {
 /// (preempted). `body` returns how many calls it measured. The sampling periods and the switch are
 /// put back as they were, whatever happens; the statistics are reset before and after (they are
 /// global to the process: run one calibration at a time).
-pub fn critical_sections(kind: LockKind, body: impl FnOnce(&dyn Probe) -> Result<u64, String>) -> Result<Vec<LockHolds>, String> {
+pub fn critical_sections(kind: LockKind, body: impl FnOnce(&dyn Probe) -> Result<u64, ExperimentError>) -> Result<Vec<LockHolds>, ExperimentError> {
     struct Restore(Vec<(LockClass, u32)>, bool);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -418,7 +419,7 @@ fn measure_mode<P: StatsPolicy>(
     placement: Placement,
     rounds: u64,
     interrupt: &AtomicBool,
-) -> Result<ModeWindow, String> {
+) -> Result<ModeWindow, ExperimentError> {
     let cfg = PatternConfig {
         workload: workload.clone(),
         procs,
@@ -618,7 +619,7 @@ pub fn calibrate<P: StatsPolicy>(
     settings: &CalibrationSettings,
     interrupt: &AtomicBool,
     progress: &mut dyn FnMut(f64),
-) -> Result<Calibration, String> {
+) -> Result<Calibration, ExperimentError> {
     let home = settings.relay.map_or_else(|| crate::driver::host::allowed_cpus()[0], |(a, _)| a);
     let mut solo = Vec::new();
     let mut same = Vec::new();
@@ -627,7 +628,7 @@ pub fn calibrate<P: StatsPolicy>(
     let windows = settings.windows.max(1);
     for i in 0..windows {
         if interrupt.load(Ordering::Relaxed) {
-            return Err("interrupted".into());
+            return Err(ExperimentError::run_failed("interrupted"));
         }
         cycles.push(harness::untimed_cycle_ns::<P>(workload, home, settings.rounds, interrupt)?);
         solo.push(measure_mode::<P>(workload, 1, Placement::Same(home), settings.rounds, interrupt)?);
@@ -638,7 +639,7 @@ pub fn calibrate<P: StatsPolicy>(
         progress((i + 1) as f64 / windows as f64);
     }
     if interrupt.load(Ordering::Relaxed) {
-        return Err("interrupted".into());
+        return Err(ExperimentError::run_failed("interrupted"));
     }
     let anomalies: u64 =
         solo.iter().chain(&same).chain(&relay).filter_map(|w| w.times.as_ref()).map(|t| t.anomalies).sum();
@@ -706,7 +707,7 @@ struct CalibrateVisitor<'a> {
 }
 
 impl VariantVisitor for CalibrateVisitor<'_> {
-    type Output = Result<Calibration, String>;
+    type Output = Result<Calibration, ExperimentError>;
     fn visit<P: StatsPolicy>(self) -> Self::Output {
         calibrate::<P>(self.workload, self.settings, self.interrupt, self.progress)
     }
@@ -719,9 +720,9 @@ pub fn calibrate_named(
     settings: &CalibrationSettings,
     interrupt: &AtomicBool,
     progress: &mut dyn FnMut(f64),
-) -> Result<Calibration, String> {
+) -> Result<Calibration, ExperimentError> {
     schedlab_variants::visit(name, CalibrateVisitor { workload, settings, interrupt, progress })
-        .unwrap_or_else(|| Err(format!("unknown variant `{name}`")))
+        .unwrap_or_else(|| Err(ExperimentError::run_failed(format!("unknown variant `{name}`"))))
 }
 
 #[cfg(test)]

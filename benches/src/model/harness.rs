@@ -26,6 +26,7 @@
 //! probe ([`Probe`]) can be switched on around the steps of one call kind only,
 //! so that lock statistics are attributed to the call that took the lock.
 
+use crate::error::ExperimentError;
 use crate::driver::workload::{Rw, WorkloadConfig};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -346,9 +347,9 @@ pub fn run_pattern<P: StatsPolicy>(
     cfg: &PatternConfig,
     probe: Option<(Call, &dyn Probe)>,
     interrupt: &AtomicBool,
-) -> Result<PatternTimes, String> {
+) -> Result<PatternTimes, ExperimentError> {
     if !(1..=2).contains(&cfg.procs) {
-        return Err(format!("the calibration pattern takes 1 or 2 processes, not {}", cfg.procs));
+        return Err(ExperimentError::run_failed(format!("the calibration pattern takes 1 or 2 processes, not {}", cfg.procs)));
     }
     let w = &cfg.workload;
     let sched_cfg = SchedConfig { slots: w.slots, slice_idle_ns: 0, insert: w.insert, profile: w.kernel, ..SchedConfig::default() };
@@ -364,10 +365,10 @@ pub fn run_pattern<P: StatsPolicy>(
         Placement::Same(cpu) => {
             let _pin = super::probes::PinGuard::pin(cpu);
             let mut states: Vec<ProcState<'_, P>> = (0..cfg.procs)
-                .map(|i| -> Result<_, String> {
+                .map(|i| -> Result<_, ExperimentError> {
                     Ok(ProcState {
                         index: i,
-                        process: sched.spawn_process(group_of(i)).map_err(|e| format!("cannot spawn process {i}: {e}"))?,
+                        process: sched.spawn_process(group_of(i)).map_err(|e| ExperimentError::run_failed(format!("cannot spawn process {i}: {e}")))?,
                         requests: Requests::new(w, i, cfg.procs),
                         dispatched: None,
                         completed_tag: None,
@@ -417,7 +418,7 @@ pub fn run_pattern<P: StatsPolicy>(
             let start_ns = AtomicU64::new(0);
             let end_ns = AtomicU64::new(0);
             let began = Instant::now();
-            let results: Vec<Result<(Acc, u64), String>> = std::thread::scope(|s| {
+            let results: Vec<Result<(Acc, u64), ExperimentError>> = std::thread::scope(|s| {
                 let handles: Vec<_> = [a, b]
                     .into_iter()
                     .enumerate()
@@ -425,14 +426,14 @@ pub fn run_pattern<P: StatsPolicy>(
                         let (sched, counters, turn, stop, clock, start_ns, end_ns, began) =
                             (&sched, &counters, &turn, &stop, &clock, &start_ns, &end_ns, &began);
                         let group = group_of(me);
-                        s.spawn(move || -> Result<(Acc, u64), String> {
+                        s.spawn(move || -> Result<(Acc, u64), ExperimentError> {
                             let _pin = super::probes::PinGuard::pin(cpu);
                             let process = match sched.spawn_process(group) {
                                 Ok(p) => p,
                                 Err(e) => {
                                     // The partner must not wait for this thread's turns.
                                     stop.store(true, Ordering::Relaxed);
-                                    return Err(format!("cannot spawn process {me}: {e}"));
+                                    return Err(ExperimentError::run_failed(format!("cannot spawn process {me}: {e}")));
                                 }
                             };
                             let mut st = ProcState {
@@ -501,7 +502,7 @@ pub fn run_pattern<P: StatsPolicy>(
                     .collect();
                 handles
                     .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|_| Err("a relay thread panicked".into())))
+                    .map(|h| h.join().unwrap_or_else(|_| Err(ExperimentError::run_failed("a relay thread panicked"))))
                     .collect()
             });
             let mut rounds = u64::MAX;
@@ -523,7 +524,7 @@ fn finish(acc: Acc, window_ns: f64, rounds: u64) -> PatternTimes {
 
 /// How long the workload's one-job loop takes per request on one CPU, untimed: the cycle the
 /// timed steps are subtracted from to find the loop's own cost.
-pub fn untimed_cycle_ns<P: StatsPolicy>(workload: &WorkloadConfig, cpu: usize, rounds: u64, interrupt: &AtomicBool) -> Result<f64, String> {
+pub fn untimed_cycle_ns<P: StatsPolicy>(workload: &WorkloadConfig, cpu: usize, rounds: u64, interrupt: &AtomicBool) -> Result<f64, ExperimentError> {
     let cfg = PatternConfig {
         workload: workload.clone(),
         procs: 1,

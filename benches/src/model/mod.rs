@@ -62,8 +62,8 @@ impl CalibrationSet {
     }
 
     /// Reads a calibration file; the error is one line naming it.
-    pub fn load(path: &std::path::Path) -> Result<CalibrationSet, String> {
-        Self::load_until(path, &AtomicBool::new(false)).map_err(|e| e.message)
+    pub fn load(path: &std::path::Path) -> Result<CalibrationSet, ExperimentError> {
+        Self::load_until(path, &AtomicBool::new(false))
     }
 
     /// [`CalibrationSet::load`], giving way to `stop` while it reads (`files::input`): bad
@@ -73,17 +73,17 @@ impl CalibrationSet {
         let set: CalibrationSet = serde_json::from_str(&text).map_err(|e| {
             ExperimentError::bad_input(format!("{} is not a schedlab calibration: {}", path.display(), e.to_string().lines().next().unwrap_or("")))
         })?;
-        set.check(path).map_err(ExperimentError::bad_input)?;
+        set.check(path)?;
         Ok(set)
     }
 
     /// The checks of a calibration read from a file: its machine is a valid profile, and every
     /// figure is physics (see [`Calibration`]'s fields).
-    fn check(&self, path: &std::path::Path) -> Result<(), String> {
+    fn check(&self, path: &std::path::Path) -> Result<(), ExperimentError> {
         let set = self;
-        set.machine.validate().map_err(|e| format!("{}: its machine: {e}", path.display()))?;
+        set.machine.validate().map_err(|e| ExperimentError::bad_input(format!("{}: its machine: {e}", path.display())))?;
         if set.calibrations.is_empty() {
-            return Err(format!("{}: it holds no calibration: nothing to predict from", path.display()));
+            return Err(ExperimentError::bad_input(format!("{}: it holds no calibration: nothing to predict from", path.display())));
         }
         for c in &set.calibrations {
             let bad = |v: f64| !v.is_finite() || v < 0.0;
@@ -93,40 +93,40 @@ impl CalibrationSet {
                 || calls.clone().any(|m| bad(m.total_ns) || bad(m.cv))
                 || figures.iter().any(|&v| bad(v))
             {
-                return Err(format!("{}: the calibration of {} ({}) has a negative or non-finite figure", path.display(), c.variant, c.lock));
+                return Err(ExperimentError::bad_input(format!("{}: the calibration of {} ({}) has a negative or non-finite figure", path.display(), c.variant, c.lock)));
             }
             // The simulation needs the one-process insert, dispatch and completion, and a
             // dispatch that takes a lock (it decides under it): found at load, not mid-simulation.
             for call in [Call::Insert, Call::Dispatch, Call::Complete] {
                 if c.call(false, call).is_none() {
-                    return Err(format!("{}: the calibration of {} ({}) has no one-process {} call", path.display(), c.variant, c.lock, call.name()));
+                    return Err(ExperimentError::bad_input(format!("{}: the calibration of {} ({}) has no one-process {} call", path.display(), c.variant, c.lock, call.name())));
                 }
             }
             for pair in [false, true] {
                 if c.call(pair, Call::Dispatch).is_some_and(|m| m.segments.iter().all(|s| s.lock.is_none())) {
-                    return Err(format!("{}: the calibration of {} ({}) has a dispatch that takes no lock", path.display(), c.variant, c.lock));
+                    return Err(ExperimentError::bad_input(format!("{}: the calibration of {} ({}) has a dispatch that takes no lock", path.display(), c.variant, c.lock)));
                 }
             }
             // A request takes time: a cycle of (almost) none could never be simulated to its end.
             let solo_cycle: f64 = c.loop_ns + c.solo.iter().flat_map(|m| &m.segments).map(|s| s.ns * s.probability).sum::<f64>();
             if solo_cycle < 1.0 {
-                return Err(format!(
+                return Err(ExperimentError::bad_input(format!(
                     "{}: the calibration of {} ({}) gives a request {solo_cycle} ns of work: every request takes time, at least 1 ns",
                     path.display(),
                     c.variant,
                     c.lock
-                ));
+                )));
             }
             // Two processes' figures that are all zero: every contended request would take no
             // time in the scheduler, and the simulation would run to its event bound.
             let pair_work: f64 = c.pair.iter().flat_map(|m| &m.segments).map(|s| s.ns * s.probability).sum();
             if !c.pair.is_empty() && pair_work <= 0.0 {
-                return Err(format!(
+                return Err(ExperimentError::bad_input(format!(
                     "{}: the calibration of {} ({}) has two-process figures that are all zero: a contended request takes time",
                     path.display(),
                     c.variant,
                     c.lock
-                ));
+                )));
             }
         }
         Ok(())
@@ -175,7 +175,7 @@ pub fn calibrate_entry(
     settings: &CalibrationSettings,
     interrupt: &AtomicBool,
     progress: &mut dyn FnMut(f64),
-) -> Result<Calibration, String> {
+) -> Result<Calibration, ExperimentError> {
     let w = crate::driver::workload::WorkloadConfig { lock, insert, threads: 1, ..workload.clone() };
     calibrate::calibrate_named(variant, &w, settings, interrupt, progress)
 }
@@ -208,10 +208,10 @@ pub fn calibrate_all(
     settings: &CalibrationSettings,
     interrupt: &AtomicBool,
     progress: &mut dyn FnMut(f64),
-) -> Result<CalibrationSet, String> {
+) -> Result<CalibrationSet, ExperimentError> {
     let (machine, settings) = measure_machine(settings, interrupt);
     if interrupt.load(schedlab_core::sync::Ordering::Relaxed) {
-        return Err("interrupted while measuring this machine".into());
+        return Err(ExperimentError::run_failed("interrupted while measuring this machine"));
     }
     let entries = wanted.entries();
     let mut calibrations = Vec::new();
@@ -238,7 +238,7 @@ pub struct Prediction {
 /// Simulates `cal` at each thread count the topology has CPUs for.
 /// `inject`: a known cost per request inside or outside the scheduler lock
 /// ([`Program::with_inject`]).
-pub fn predict_one(cal: &Calibration, topo: &Topology, threads: &[usize], outside_ns: u64, seed: u64, outside_is_work: bool, inject: schedlab_core::Inject) -> Result<Vec<Prediction>, String> {
+pub fn predict_one(cal: &Calibration, topo: &Topology, threads: &[usize], outside_ns: u64, seed: u64, outside_is_work: bool, inject: schedlab_core::Inject) -> Result<Vec<Prediction>, ExperimentError> {
     predict_one_until(cal, topo, threads, outside_ns, seed, outside_is_work, inject, &AtomicBool::new(false))
 }
 
@@ -253,7 +253,7 @@ pub fn predict_one_until(
     outside_is_work: bool,
     inject: schedlab_core::Inject,
     stop: &AtomicBool,
-) -> Result<Vec<Prediction>, String> {
+) -> Result<Vec<Prediction>, ExperimentError> {
     threads
         .iter()
         .map(|&n| {

@@ -58,6 +58,7 @@
 //! parked for a lock) and *outside* (everything else). Same inputs and seed, same output: time is
 //! an `f64` of ns advanced by one event queue ordered by (time, sequence number).
 
+use crate::error::ExperimentError;
 use super::calibrate::{Calibration, CallModel, Segment};
 use super::harness::Call;
 use super::topology::Topology;
@@ -120,7 +121,7 @@ impl Program {
     /// The cycle of `cal` for `threads` jobs: one job meets the one-process sections, more meet
     /// the two-process ones with their lines. `outside_ns` per request (half before the insert,
     /// half after the completion).
-    pub fn new(cal: &Calibration, threads: usize, outside_ns: f64) -> Result<Program, String> {
+    pub fn new(cal: &Calibration, threads: usize, outside_ns: f64) -> Result<Program, ExperimentError> {
         let pair = threads > 1;
         let mut locks: Vec<String> = Vec::new();
         let mut data_ids = 0usize;
@@ -149,7 +150,7 @@ impl Program {
                     .collect()
             })
         };
-        let need = |call: Call| cal.call(pair, call).or_else(|| cal.call(false, call)).ok_or_else(|| format!("the calibration of {} has no {} call", cal.variant, call.name()));
+        let need = |call: Call| cal.call(pair, call).or_else(|| cal.call(false, call)).ok_or_else(|| ExperimentError::bad_input(format!("the calibration of {} has no {} call", cal.variant, call.name())));
         let insert = convert(Some(need(Call::Insert)?));
         let dispatch = convert(Some(need(Call::Dispatch)?));
         let complete = convert(Some(need(Call::Complete)?));
@@ -161,7 +162,7 @@ impl Program {
             .iter()
             .position(|s| s.lock.is_some() && s.lock == sched)
             .or_else(|| dispatch.iter().position(|s| s.lock.is_some()))
-            .ok_or_else(|| format!("the calibration of {} has a dispatch without a lock", cal.variant))?;
+            .ok_or_else(|| ExperimentError::bad_input(format!("the calibration of {} has a dispatch without a lock", cal.variant)))?;
         let decide_lock = dispatch[decide_at].lock.expect("a hold");
         let empty_at = empty.iter().position(|s| s.lock == Some(decide_lock));
         let empty_rest = match empty_at {
@@ -195,13 +196,13 @@ impl Program {
     /// (`schedlab_core::inject`): inside, added to the hold of the scheduler lock that takes the
     /// request in (the insert's on the `direct` path; on `lists`, the dispatch's deciding hold,
     /// where the splice runs, one request per dispatch); outside, spent before the insert.
-    pub fn with_inject(mut self, inject: schedlab_core::Inject) -> Result<Program, String> {
+    pub fn with_inject(mut self, inject: schedlab_core::Inject) -> Result<Program, ExperimentError> {
         let sched = self.locks.iter().position(|l| l == "sched");
         let ns = inject.inside_ns() as f64;
         if ns > 0.0 {
             let hold = match self.insert.iter_mut().find(|s| s.lock.is_some() && s.lock == sched) {
                 Some(hold) => hold,
-                None => self.dispatch_rest.first_mut().filter(|s| s.lock.is_some() && s.lock == sched).ok_or("the calibration has no hold of the scheduler lock to inject into")?,
+                None => self.dispatch_rest.first_mut().filter(|s| s.lock.is_some() && s.lock == sched).ok_or_else(|| ExperimentError::bad_input("the calibration has no hold of the scheduler lock to inject into"))?,
             };
             hold.ns += ns;
         }
@@ -829,7 +830,7 @@ pub const MAX_EVENTS: u64 = 200_000_000;
 /// How many events pass between two looks at the stop flag (well under a millisecond of work).
 pub const STOP_POLL_EVENTS: u64 = 1 << 14;
 
-pub fn simulate(prog: &Program, topo: &Topology, cfg: &SimConfig) -> Result<SimResult, String> {
+pub fn simulate(prog: &Program, topo: &Topology, cfg: &SimConfig) -> Result<SimResult, ExperimentError> {
     simulate_until(prog, topo, cfg, &schedlab_core::sync::AtomicBool::new(false))
 }
 
@@ -838,17 +839,17 @@ pub const STOPPED: &str = "the simulation was stopped";
 
 /// [`simulate`], giving way to `stop` (a signal): it is looked at every [`STOP_POLL_EVENTS`]
 /// events (a few milliseconds), and a stop is the error [`STOPPED`].
-pub fn simulate_until(prog: &Program, topo: &Topology, cfg: &SimConfig, stop: &schedlab_core::sync::AtomicBool) -> Result<SimResult, String> {
+pub fn simulate_until(prog: &Program, topo: &Topology, cfg: &SimConfig, stop: &schedlab_core::sync::AtomicBool) -> Result<SimResult, ExperimentError> {
     if cfg.threads == 0 {
-        return Err("at least one thread".into());
+        return Err(ExperimentError::run_failed("at least one thread"));
     }
     if cfg.threads > topo.cpus() {
-        return Err(format!(
+        return Err(ExperimentError::run_failed(format!(
             "{} threads on `{}`, which has {} logical CPUs: the model runs one job per CPU (oversubscription measures the OS scheduler, measuring.md §4)",
             cfg.threads,
             topo.name,
             topo.cpus()
-        ));
+        )));
     }
     let mut sim = Sim {
         prog,
@@ -908,15 +909,15 @@ pub fn simulate_until(prog: &Program, topo: &Topology, cfg: &SimConfig, stop: &s
             }
         }
         if sim.events % STOP_POLL_EVENTS == 0 && stop.load(schedlab_core::sync::Ordering::Relaxed) {
-            return Err(STOPPED.into());
+            return Err(ExperimentError::stopped(STOPPED));
         }
         if sim.events >= cfg.max_events {
-            return Err(format!(
+            return Err(ExperimentError::run_failed(format!(
                 "the simulation of {} threads reached {} events at {:.3} ms of virtual time, short of its window: its requests take almost no time (a degenerate calibration)",
                 cfg.threads,
                 cfg.max_events,
                 ev.t / 1e6
-            ));
+            )));
         }
         sim.event(ev);
     }

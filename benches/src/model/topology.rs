@@ -118,12 +118,12 @@ impl Topology {
     }
 
     /// Checks the figures; the message is one line.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ExperimentError> {
         if self.cores == 0 || self.cores > MAX_CPUS {
-            return Err(format!("cores must be 1..={MAX_CPUS}, got {}", self.cores));
+            return Err(ExperimentError::bad_input(format!("cores must be 1..={MAX_CPUS}, got {}", self.cores)));
         }
         if !(1..=8).contains(&self.threads_per_core) || self.cpus() > MAX_CPUS {
-            return Err(format!("threads_per_core must be 1..=8 and cores × threads_per_core at most {MAX_CPUS}, got {}", self.threads_per_core));
+            return Err(ExperimentError::bad_input(format!("threads_per_core must be 1..=8 and cores × threads_per_core at most {MAX_CPUS}, got {}", self.threads_per_core)));
         }
         let ns = [
             ("transfer.sibling_ns", self.transfer.sibling_ns),
@@ -135,40 +135,40 @@ impl Topology {
         ];
         for (name, v) in ns {
             if !(v.is_finite() && (0.0..=MAX_NS).contains(&v)) {
-                return Err(format!("{name} must be a time in 0..={MAX_NS} ns, got {v}"));
+                return Err(ExperimentError::bad_input(format!("{name} must be a time in 0..={MAX_NS} ns, got {v}")));
             }
         }
         for (name, v) in [("smt.busy_slowdown", self.smt.busy_slowdown), ("smt.spin_slowdown", self.smt.spin_slowdown)] {
             if !(v.is_finite() && (1.0..=10.0).contains(&v)) {
-                return Err(format!("{name} must be 1..=10, got {v}"));
+                return Err(ExperimentError::bad_input(format!("{name} must be 1..=10, got {v}")));
             }
         }
         if !(self.compute_scale.is_finite() && (0.01..=100.0).contains(&self.compute_scale)) {
-            return Err(format!("compute_scale must be 0.01..=100, got {}", self.compute_scale));
+            return Err(ExperimentError::bad_input(format!("compute_scale must be 0.01..=100, got {}", self.compute_scale)));
         }
         if self.parking.pause_ns <= 0.0 {
-            return Err("parking.pause_ns must be more than 0".into());
+            return Err(ExperimentError::bad_input("parking.pause_ns must be more than 0"));
         }
         if let Some(i) = &self.interruptions {
             if !(i.rate_per_s.is_finite() && (0.0..=1e6).contains(&i.rate_per_s)) {
-                return Err(format!("interruptions.rate_per_s must be 0..=1000000, got {}", i.rate_per_s));
+                return Err(ExperimentError::bad_input(format!("interruptions.rate_per_s must be 0..=1000000, got {}", i.rate_per_s)));
             }
             if i.rate_per_s > 0.0 && i.durations_ns.is_empty() {
-                return Err("interruptions.durations_ns must list at least one length when rate_per_s is more than 0".into());
+                return Err(ExperimentError::bad_input("interruptions.durations_ns must list at least one length when rate_per_s is more than 0"));
             }
             if i.durations_ns.len() > 1024 {
-                return Err(format!("interruptions.durations_ns: at most 1024 lengths, got {}", i.durations_ns.len()));
+                return Err(ExperimentError::bad_input(format!("interruptions.durations_ns: at most 1024 lengths, got {}", i.durations_ns.len())));
             }
             if let Some(d) = i.durations_ns.iter().find(|d| !(d.is_finite() && (0.0..=MAX_NS).contains(*d))) {
-                return Err(format!("interruptions.durations_ns must be times in 0..={MAX_NS} ns, got {d}"));
+                return Err(ExperimentError::bad_input(format!("interruptions.durations_ns must be times in 0..={MAX_NS} ns, got {d}")));
             }
         }
         Ok(())
     }
 
     /// Reads and checks a profile; the error is one line naming the file.
-    pub fn load(path: &std::path::Path) -> Result<Topology, String> {
-        Self::load_until(path, &AtomicBool::new(false)).map_err(|e| e.message)
+    pub fn load(path: &std::path::Path) -> Result<Topology, ExperimentError> {
+        Self::load_until(path, &AtomicBool::new(false))
     }
 
     /// [`Topology::load`], giving way to `stop` while it reads (`files::input`): bad input, or
@@ -360,22 +360,22 @@ mod tests {
     fn bad_profiles_are_refused_with_one_line() {
         let mut t = laptop();
         t.cores = 0;
-        assert!(t.validate().unwrap_err().contains("cores"));
+        assert!(t.validate().unwrap_err().message.contains("cores"));
         let mut t = laptop();
         t.transfer.core_ns = f64::NAN;
-        assert!(t.validate().unwrap_err().contains("transfer.core_ns"));
+        assert!(t.validate().unwrap_err().message.contains("transfer.core_ns"));
         let mut t = laptop();
         t.smt.busy_slowdown = 0.5;
-        assert!(t.validate().unwrap_err().contains("busy_slowdown"));
+        assert!(t.validate().unwrap_err().message.contains("busy_slowdown"));
         let e = serde_json::from_str::<Topology>("{\"name\": \"x\", \"cores\": 2}").unwrap_err().to_string();
         assert!(e.contains("missing field"), "{e}");
         let mut t = laptop();
         t.interruptions = Some(Interruptions { rate_per_s: 300.0, durations_ns: vec![] });
-        assert!(t.validate().unwrap_err().contains("durations_ns"));
+        assert!(t.validate().unwrap_err().message.contains("durations_ns"));
         t.interruptions = Some(Interruptions { rate_per_s: 300.0, durations_ns: vec![2e3, f64::INFINITY] });
-        assert!(t.validate().unwrap_err().contains("durations_ns"));
+        assert!(t.validate().unwrap_err().message.contains("durations_ns"));
         t.interruptions = Some(Interruptions { rate_per_s: -1.0, durations_ns: vec![2e3] });
-        assert!(t.validate().unwrap_err().contains("rate_per_s"));
+        assert!(t.validate().unwrap_err().message.contains("rate_per_s"));
         t.interruptions = Some(Interruptions { rate_per_s: 300.0, durations_ns: vec![2e3, 2e4] });
         assert!(t.validate().is_ok());
         assert_eq!(parse_cpu_list("0-2,5"), vec![0, 1, 2, 5]);

@@ -1,5 +1,6 @@
 //! Flamegraphs and differential flamegraphs (SVG, inferno through pprof) of folded stacks.
 
+use crate::error::ExperimentError;
 use super::folded::Folded;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -19,19 +20,19 @@ pub(crate) fn flamegraph_options<'a>(title: &str, subtitle: &str) -> pprof::flam
 }
 
 /// Writes an on-CPU flamegraph (SVG).
-pub fn write_flamegraph(folded: &Folded, title: &str, subtitle: &str, out: impl Write) -> Result<(), String> {
+pub fn write_flamegraph(folded: &Folded, title: &str, subtitle: &str, out: impl Write) -> Result<(), ExperimentError> {
     write_flamegraph_counting(folded, title, subtitle, "samples", out)
 }
 
 /// Writes a flamegraph (SVG) whose counts are `count_name` (samples, us, ...).
-pub fn write_flamegraph_counting(folded: &Folded, title: &str, subtitle: &str, count_name: &str, out: impl Write) -> Result<(), String> {
+pub fn write_flamegraph_counting(folded: &Folded, title: &str, subtitle: &str, count_name: &str, out: impl Write) -> Result<(), ExperimentError> {
     if folded.stacks.is_empty() {
-        return Err("no samples were taken (is the run too short?)".into());
+        return Err(ExperimentError::run_failed("no samples were taken (is the run too short?)"));
     }
     let text = folded.to_text();
     let mut opt = flamegraph_options(title, subtitle);
     opt.count_name = count_name.to_string();
-    pprof::flamegraph::from_lines(&mut opt, text.lines(), out).map_err(|e| format!("cannot write the flamegraph: {e}"))
+    pprof::flamegraph::from_lines(&mut opt, text.lines(), out).map_err(|e| ExperimentError::run_failed(format!("cannot write the flamegraph: {e}")))
 }
 
 /// A stack with the variant's type written `P` (`job_loop<schedlab_variants::sched_lock::SchedLock>`
@@ -74,10 +75,10 @@ pub(crate) fn variant_neutral(stack: &str) -> String {
 /// shows blue, what it keeps neutral); with `None`, `b` is scaled to `a`'s sample total and the
 /// colours compare shares. The variant's type is written `P` in both, so the same path matches.
 /// A stack only `b` has is drawn with zero width.
-pub fn write_differential(a: &Folded, b: &Folded, b_scale: Option<f64>, title: &str, subtitle: &str, out: impl Write) -> Result<(), String> {
+pub fn write_differential(a: &Folded, b: &Folded, b_scale: Option<f64>, title: &str, subtitle: &str, out: impl Write) -> Result<(), ExperimentError> {
     let (ta, tb) = (a.samples(), b.samples());
     if ta == 0 || tb == 0 {
-        return Err("no samples were taken (is the run too short?)".into());
+        return Err(ExperimentError::run_failed("no samples were taken (is the run too short?)"));
     }
     let scale = b_scale.filter(|s| s.is_finite() && *s > 0.0).unwrap_or(ta as f64 / tb as f64);
     let neutral = |f: &Folded| {
@@ -100,7 +101,7 @@ pub fn write_differential(a: &Folded, b: &Folded, b_scale: Option<f64>, title: &
     let mut opt = flamegraph_options(title, subtitle);
     opt.negate_differentials = true;
     pprof::flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), out)
-        .map_err(|e| format!("cannot write the differential flamegraph: {e}"))
+        .map_err(|e| ExperimentError::run_failed(format!("cannot write the differential flamegraph: {e}")))
 }
 
 #[cfg(test)]

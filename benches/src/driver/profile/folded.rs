@@ -1,5 +1,6 @@
 //! Folded stacks: what a profile is once sampled, as flamegraph tools read it.
 
+use crate::error::ExperimentError;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -47,15 +48,15 @@ impl Folded {
     }
 
     /// Reads folded text ("stack count" lines; blank lines skipped).
-    pub fn from_text(text: &str) -> Result<Folded, String> {
+    pub fn from_text(text: &str) -> Result<Folded, ExperimentError> {
         let mut stacks = BTreeMap::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() {
                 continue;
             }
-            let (stack, n) = line.rsplit_once(' ').ok_or_else(|| format!("line {}: no sample count", i + 1))?;
-            let n: u64 = n.parse().map_err(|_| format!("line {}: bad sample count `{n}`", i + 1))?;
+            let (stack, n) = line.rsplit_once(' ').ok_or_else(|| ExperimentError::bad_input(format!("line {}: no sample count", i + 1)))?;
+            let n: u64 = n.parse().map_err(|_| ExperimentError::bad_input(format!("line {}: bad sample count `{n}`", i + 1)))?;
             *stacks.entry(stack.to_string()).or_insert(0) += n;
         }
         Ok(Folded { stacks, ..Folded::default() })

@@ -33,6 +33,7 @@ pub use self::folded::*;
 pub use self::sampling::*;
 pub use self::shares::*;
 
+use crate::error::ExperimentError;
 use crate::driver::workload::{run_named, RunResult, WorkloadConfig};
 use schedlab_core::sync::AtomicBool;
 
@@ -45,7 +46,7 @@ pub struct VariantProfile {
 }
 
 /// Runs the workload against the variant called `name` under the profiler.
-pub fn profile_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool, frequency: i32) -> Result<VariantProfile, String> {
+pub fn profile_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool, frequency: i32) -> Result<VariantProfile, ExperimentError> {
     cfg.validate(name)?;
     let sampling = Sampling::start(frequency)?;
     let run = run_named(name, cfg, interrupt);

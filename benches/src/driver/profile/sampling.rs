@@ -1,6 +1,7 @@
 //! The sampler: per-thread CPU-time timers sending `SIGPROF`, the serialised signal handler, and
 //! the samples resolved to named frames (the module docs of `profile` say why).
 
+use crate::error::ExperimentError;
 use super::folded::Folded;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -336,9 +337,9 @@ impl std::fmt::Debug for Sampling {
 impl Sampling {
     /// Starts sampling the whole process at `frequency` Hz (waits for any other profiler in this
     /// process to finish first).
-    pub fn start(frequency: i32) -> Result<Sampling, String> {
+    pub fn start(frequency: i32) -> Result<Sampling, ExperimentError> {
         if !(1..=1000).contains(&frequency) {
-            return Err(format!("sampling frequency must be 1..=1000 Hz, got {frequency}"));
+            return Err(ExperimentError::run_failed(format!("sampling frequency must be 1..=1000 Hz, got {frequency}")));
         }
         // A panic while profiling poisons the mutex; the profiler itself was stopped by the
         // guard's drop during unwinding, so the next caller may go on.
@@ -347,7 +348,7 @@ impl Sampling {
             .frequency(frequency)
             .blocklist(&BLOCKLIST)
             .build()
-            .map_err(|e| format!("cannot start the profiler: {e}"))?;
+            .map_err(|e| ExperimentError::run_failed(format!("cannot start the profiler: {e}")))?;
         // pprof's handler stays; its process-wide timer goes, and every thread gets its own.
         disarm_process_timer();
         load_blocked_ranges();
@@ -369,7 +370,7 @@ impl Sampling {
     }
 
     /// Stops sampling and folds the stacks (every thread merged, root first).
-    pub fn finish(mut self) -> Result<Folded, String> {
+    pub fn finish(mut self) -> Result<Folded, ExperimentError> {
         if let Some(timers) = self.timers.take() {
             timers.stop();
         }
@@ -384,7 +385,7 @@ impl Sampling {
             _ => None,
         };
         // The report must be built before the guard drops: stopping clears the samples.
-        let report = self.guard.report().build_unresolved().map_err(|e| format!("cannot read the profile: {e}"))?;
+        let report = self.guard.report().build_unresolved().map_err(|e| ExperimentError::run_failed(format!("cannot read the profile: {e}")))?;
         drop(self.guard);
         let mut stacks = BTreeMap::new();
         for (frames, &count) in &report.data {

@@ -176,7 +176,7 @@ impl KernelConfig {
         }
         if self.model {
             let cfg = self.model_config(fidelity::MODEL_BFQ, self.groups, 0, 0);
-            cfg.validate(fidelity::MODEL_BFQ).map_err(ExperimentError::bad_input)?;
+            cfg.validate(fidelity::MODEL_BFQ)?;
         }
         Ok(())
     }
@@ -828,6 +828,7 @@ fn run_point(
                         let title = format!("kernel {}: {} jobs, {} {}, iodepth {}", config.name(), cfg.threads, cfg.rw.name(), cfg.bs_sectors * 512, cfg.iodepth);
                         let folded_path = dir.join(format!("kernel-{}{tag}.folded", config.name()));
                         match crate::driver::profile::write_flamegraph(&folded, &title, &env.device, &mut svg)
+                            .map_err(|e| e.message)
                             .and_then(|()| crate::files::output::OutputFile::check(&path).and_then(|o| o.write(&svg)))
                             .and_then(|()| crate::files::output::OutputFile::check(&folded_path).and_then(|o| o.write(folded.to_text().as_bytes())))
                         {
