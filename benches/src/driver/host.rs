@@ -47,9 +47,53 @@ pub(crate) fn machine_busy_steal_s() -> Option<(f64, f64)> {
 pub(crate) fn cpu_figures(cpu: Option<(CpuSample, CpuSample)>, secs: f64, threads: usize) -> (Option<f64>, Option<f64>, Option<f64>) {
     let process_cpu_s = cpu.map(|(a, b)| b.process_s - a.process_s);
     let cpu_busy_pct = process_cpu_s.map(|p| 100.0 * p / (secs * threads as f64));
-    let other_cpus = cpu.zip(process_cpu_s).map(|((a, b), p)| ((b.machine_busy_s - a.machine_busy_s - p) / secs).max(0.0));
+    // Other processes cannot have used more CPUs than the machine has: an estimate above that
+    // (two clocks of coarse resolution over a window of a few ticks) is no figure, and is left
+    // unmeasured (`None`: `workload::disturbed` then does not judge the run), not clamped.
+    let online = online_cpus() as f64;
+    let other_cpus = cpu
+        .zip(process_cpu_s)
+        .map(|((a, b), p)| ((b.machine_busy_s - a.machine_busy_s - p) / secs).max(0.0))
+        .filter(|others| others.is_finite() && *others <= online + OTHERS_TOLERANCE_CPUS);
     let steal_cpus = cpu.map(|(a, b)| (b.steal_s - a.steal_s) / secs);
     (cpu_busy_pct, other_cpus, steal_cpus)
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::*;
+
+    fn sample(process_s: f64, machine_busy_s: f64) -> CpuSample {
+        CpuSample { process_s, machine_busy_s, steal_s: 0.0 }
+    }
+
+    #[test]
+    fn other_processes_beyond_the_machines_cpus_are_no_figure() {
+        let cpus = online_cpus() as f64;
+        // 0.5 s of others' CPU over 1 s: a figure.
+        let (_, others, _) = cpu_figures(Some((sample(0.0, 0.0), sample(1.0, 1.5))), 1.0, 1);
+        assert_eq!(others, Some(0.5));
+        // 142.7 CPUs' worth on this machine: refused, not clamped to its CPU count.
+        let busy = 1.0 + 142.7 * 0.05;
+        let (_, others, _) = cpu_figures(Some((sample(0.0, 0.0), sample(1.0, busy))), 0.05, 1);
+        assert!(142.7 > cpus + OTHERS_TOLERANCE_CPUS, "a machine with 143 CPUs cannot run this check");
+        assert_eq!(others, None);
+    }
+}
+
+/// How far above the machine's CPU count an estimate of other processes' CPUs may go and still
+/// be read as a figure (the tick counters of /proc/stat advance in whole ticks).
+const OTHERS_TOLERANCE_CPUS: f64 = 0.5;
+
+/// The machine's online CPUs (all of them, not only this process's affinity).
+pub fn online_cpus() -> usize {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    if n > 0 {
+        n as usize
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
 }
 
 /// The CPUs this process may run on, in order (Linux: the affinity mask; elsewhere 0..n).

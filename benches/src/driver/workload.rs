@@ -417,7 +417,9 @@ pub fn fair_lock_warning_after(r: &RunResult) -> Option<String> {
 /// waiters spin in FIFO order) it had more jobs than CPUs. A verdict (a goal met or missed) is
 /// not judged on such runs.
 pub fn disturbed(r: &RunResult) -> Option<String> {
-    let others = r.other_cpus.unwrap_or(0.0);
+    let Some(others) = r.other_cpus else {
+        return Some("other processes' CPU time could not be measured over it".into());
+    };
     if others > OTHERS_DISTURB_CPUS {
         return Some(format!("other processes used {others:.1} CPU(s) during it"));
     }
