@@ -262,27 +262,7 @@ fn inject_cmd(args: &KernelArgs, cfg: &KernelConfig, list: &str) -> Result<(), E
     icfg.validate()?;
     let claimed = args.outputs.claim::<kernel::inject::InjectReport>()?;
     let mut progress = crate::progress::Bar::new("schedlab kernel --inject", "steps");
-    let settings = kernel::inject::KernelSettings {
-        threads: cfg.threads,
-        rw: cfg.rw,
-        bs_sectors: cfg.bs_sectors,
-        iodepth: cfg.iodepth,
-        ioengine: cfg.ioengine,
-        duration: cfg.duration,
-        ramp: cfg.ramp,
-        rounds: cfg.rounds,
-        groups: cfg.groups,
-        weights: cfg.weights.clone(),
-        size_bytes: cfg.size_bytes,
-        device: cfg.device.clone(),
-        model: cfg.model,
-        model_lock: cfg.model_lock,
-        model_kernel: cfg.model_kernel,
-        model_outside_ns: match cfg.model_outside {
-            ModelOutside::Kernel => None,
-            ModelOutside::Fixed(ns) => Some(ns),
-        },
-    };
+    let settings = cfg.inject_settings();
     let report = kernel::inject::run(&settings, &icfg, &INTERRUPT, &mut progress)?;
     drop(progress);
     crate::report_out::emit(&report, Default::default(), &claimed, Failures::default())

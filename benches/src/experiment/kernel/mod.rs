@@ -301,6 +301,33 @@ pub struct Environment {
 }
 
 /// The report: both halves, side by side, with their provenance.
+impl KernelConfig {
+    /// The settings `--inject` runs with (its own copy: `inject` imports nothing of this module).
+    pub fn inject_settings(&self) -> inject::KernelSettings {
+        inject::KernelSettings {
+            threads: self.threads,
+            rw: self.rw,
+            bs_sectors: self.bs_sectors,
+            iodepth: self.iodepth,
+            ioengine: self.ioengine,
+            duration: self.duration,
+            ramp: self.ramp,
+            rounds: self.rounds,
+            groups: self.groups,
+            weights: self.weights.clone(),
+            size_bytes: self.size_bytes,
+            device: self.device.clone(),
+            model: self.model,
+            model_lock: self.model_lock,
+            model_kernel: self.model_kernel,
+            model_outside_ns: match self.model_outside {
+                ModelOutside::Kernel => None,
+                ModelOutside::Fixed(ns) => Some(ns),
+            },
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct KernelReport {
     pub provenance: Provenance,
