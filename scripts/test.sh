@@ -31,7 +31,7 @@ fi
 
 echo "== shuttle models and controls (PCT depth 3 then random, 2000 schedules each, debug assertions on)"
 CARGO_TARGET_DIR=target/shuttle RUSTFLAGS="--cfg shuttle -C debug-assertions=on" \
-  cargo test -p schedlab-verify --release --test shuttle_models --test shuttle_controls
+  cargo test -p schedlab-verify --release --test shuttle_models --test shuttle_controls --test coverage_map
 took "shuttle models"
 
 echo "== benchmark smoke run (cargo bench -- --test)"

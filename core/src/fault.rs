@@ -31,6 +31,8 @@
 //! | [`Fault::ChildDoesNotPinParent`] | a child group holds no reference on its parent (kernel-map.md D22 undone): a parent retired by one thread can be freed after its own grace period while its child, retired by another thread, still waits for its own, whose free then moves the child's residue into the freed parent | the bfq group did not count a reference on its parent; the blkg's pin on its parent blkg is what orders the frees |
 //! | [`Fault::MoveKeepsStatsGroup`] | a process move changes the scheduler's view of the queue's group (member list, entity parent, references, the I7 ledger) but not the group pointer its statistics follow: the moved queue's later service is counted in the group it left, while the scheduler's own ledger names the new one | the class of "bfq: Update cgroup information before merging bio" (2022): a moved process's I/O charged through stale cgroup information |
 //! | [`Fault::CreateSplitsLookup`] | group creation looks the parent up under one hold of the scheduler lock and takes the child's reference on it after releasing the lock (then creates under a second hold): a removal between the two holds can free the parent under the creator | blk-cgroup's `blkg_create` against a blkcg going offline (the parent looked up, then pinned too late: the `css_tryget_online` and `blkg->online` checks) |
+//! | [`Fault::EmptyDispatchReturnsEarly`] | a dispatch that finds nothing to dispatch returns right after the unlock, skipping what follows it on every path: the deferred statistics of what it spliced in from the insertion lists, and the release of their pins | an early return on an empty path that skips the cleanup of a path's common tail (the class of blk-mq's "dispatch found nothing, forgot to re-run/put" fixes); here the splice of an idling scheduler |
+//! | [`Fault::AtHeadWithoutIoAdd`] | an at-head request (the priority dispatch list) enters the scheduler without `io_add`, while its dispatch still makes `io_remove`: `queued` goes negative in its group | seed patch 2/4 (2017): "block, bfq: add missing invocations of bfqg_stats_update_io_add/remove", whose first hunk accounts the requests of the priority list |
 //! | [`Fault::ReaderSkipsBusyFlush`] | a statistics reader whose rstat flush finds another flush in progress returns without waiting for it: it reads the group before the other flusher has added the deltas it took, so a reader ordered after a dispatch may miss it | memcg's "skip the flush if one is ongoing" (`stats_flush_ongoing`, 2023), reverted by "mm: memcg: restore subtree stats flushing" (v6.8): readers saw stale statistics |
 //!
 //! The five lock faults weaken `sync::lock`'s orderings through `sync::weakened` (the facade cannot
@@ -65,11 +67,13 @@ pub enum Fault {
     MoveKeepsStatsGroup,
     CreateSplitsLookup,
     ReaderSkipsBusyFlush,
+    EmptyDispatchReturnsEarly,
+    AtHeadWithoutIoAdd,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 22] = [
+    pub const ALL: [Fault; 24] = [
         Fault::IdleTimerTouchesBeforeCheck,
         Fault::ExpireWithoutOwnReference,
         Fault::GroupHandleWithoutGeneration,
@@ -92,6 +96,8 @@ impl Fault {
         Fault::MoveKeepsStatsGroup,
         Fault::CreateSplitsLookup,
         Fault::ReaderSkipsBusyFlush,
+        Fault::EmptyDispatchReturnsEarly,
+        Fault::AtHeadWithoutIoAdd,
     ];
 
     /// The switch's name.
@@ -119,6 +125,8 @@ impl Fault {
             Fault::MoveKeepsStatsGroup => "move-keeps-stats-group",
             Fault::CreateSplitsLookup => "create-splits-lookup",
             Fault::ReaderSkipsBusyFlush => "reader-skips-busy-flush",
+            Fault::EmptyDispatchReturnsEarly => "empty-dispatch-returns-early",
+            Fault::AtHeadWithoutIoAdd => "at-head-without-io-add",
         }
     }
 

@@ -67,6 +67,8 @@
 //! deviation.
 
 pub mod clock;
+#[macro_use]
+mod coverage;
 pub mod deadline;
 pub mod fault;
 pub mod inject;

@@ -303,14 +303,19 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// Creates a group under `parent` (`bfq_pd_init`).
     pub fn create_group(&self, parent: GroupId, weight: u64) -> Result<GroupId, SchedError> {
         if !(1..=1000).contains(&weight) {
+            branch!("create.bad-weight");
             return Err(SchedError::BadWeight(weight));
         }
         let mut st = self.lock();
-        let parent = Self::lookup(&st, parent)?;
+        let Ok(parent) = Self::lookup(&st, parent) else {
+            branch!("create.parent-gone");
+            return Err(SchedError::NoSuchGroup(parent));
+        };
+        branch!("create.under-online-parent");
         if fault::active(Fault::CreateSplitsLookup) {
             let shared = st.groups[parent].shared;
             drop(st);
-            st = self.fault_pin_parent_after_unlock(shared, parent)?;
+            st = self.fault_pin_parent_after_unlock(shared, parent)?; // not a branch point: the fault's
         }
         let (key, serial) = st.create_group(parent, weight, Self::new_group_state());
         tracing::debug!(name: "group created", target: trace::GROUPS, group = serial, weight, "group created");
@@ -336,6 +341,7 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// the parent's), freed when its last reference goes.
     pub fn remove_group(&self, id: GroupId) -> Result<(), SchedError> {
         if !<P::Protection as Protection>::ALLOWS_REMOVAL {
+            branch!("remove.refused-by-protection");
             return Err(SchedError::UnsafeUnderRemoval(P::NAME));
         }
         trace::in_path(PathSpan::Offline { group: id.serial }, || self.remove_group_body(id))
@@ -346,13 +352,19 @@ impl<P: StatsPolicy> Scheduler<P> {
         // Lock order: queue lock, then scheduler lock (blkcg holds queue_lock around pd_offline).
         let queue_guard = <P::Protection as Protection>::REMOVAL_HOLDS_QUEUE_LOCK.then(|| self.queue_lock.lock());
         let mut st = self.lock();
-        let g = Self::lookup(&st, id)?;
+        let Ok(g) = Self::lookup(&st, id) else {
+            branch!("remove.already-gone");
+            return Err(SchedError::NoSuchGroup(id));
+        };
         if g == st.root {
+            branch!("remove.root");
             return Err(SchedError::RootGroup);
         }
         if st.online_children(g) > 0 {
+            branch!("remove.has-children");
             return Err(SchedError::HasChildren(id));
         }
+        branch!("remove.offlines");
         let now = self.clock.now_ns();
         let mut batch = DeferredBatch::new(Path::Dispatch);
         let group = st.offline_group(g, now, &mut Router { policy: &self.policy, batch: &mut batch, now });
@@ -388,7 +400,11 @@ impl<P: StatsPolicy> Scheduler<P> {
     pub fn group_stats(&self, id: GroupId) -> Result<StatsSnapshot, SchedError> {
         self.flush_rstat();
         let st = self.lock();
-        let g = Self::lookup(&st, id)?;
+        let Ok(g) = Self::lookup(&st, id) else {
+            branch!("stats.group-gone");
+            return Err(SchedError::NoSuchGroup(id));
+        };
+        branch!("stats.reads");
         if fault::active(Fault::StatsReadOutsideLock) {
             let group = st.groups[g].shared;
             drop(st);
@@ -399,7 +415,7 @@ impl<P: StatsPolicy> Scheduler<P> {
             // The reader's last look at the group (which the snapshot's counter reads, scheduling
             // points of the checker, may have let a removal free): its serial, for the label.
             let _ = shared.serial();
-            return Ok(snapshot);
+            return Ok(snapshot); // not a branch point: the fault's
         }
         // SAFETY: the group is online (in the slab) and the lock is held: its online reference
         // keeps it allocated.
@@ -410,7 +426,11 @@ impl<P: StatsPolicy> Scheduler<P> {
     pub fn inspect_group<R>(&self, id: GroupId, f: impl FnOnce(&crate::objects::GroupShared) -> R) -> Result<R, SchedError> {
         self.flush_rstat();
         let st = self.lock();
-        let g = Self::lookup(&st, id)?;
+        let Ok(g) = Self::lookup(&st, id) else {
+            branch!("inspect.group-gone");
+            return Err(SchedError::NoSuchGroup(id));
+        };
+        branch!("inspect.reads");
         // SAFETY: the group is online and the lock is held: its online reference keeps it allocated.
         Ok(f(unsafe { st.groups[g].shared.get(&st) }))
     }
@@ -422,7 +442,11 @@ impl<P: StatsPolicy> Scheduler<P> {
     pub fn spawn_process(&self, group: GroupId) -> Result<Process<'_, P>, SchedError> {
         let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
         let mut st = self.lock();
-        let g = Self::lookup(&st, group)?;
+        let Ok(g) = Self::lookup(&st, group) else {
+            branch!("spawn.group-gone");
+            return Err(SchedError::NoSuchGroup(group));
+        };
+        branch!("spawn.in-online-group");
         let queue = st.new_queue(g, pid);
         let shared = st.queue_ref(queue);
         drop(st);
@@ -444,6 +468,7 @@ impl<P: StatsPolicy> Scheduler<P> {
         let now = self.clock.now_ns();
         let capture = self.policy.dispatch_begin(&LockedView { state: &st });
         if !listed.is_empty() {
+            branch!("dispatch.splices");
             st.splice(&listed, now, &mut Router { policy: &self.policy, batch: &mut batch, now });
             crate::inject::spin(&self.clock, st.cfg.inject.inside_ns() * listed.len() as u64);
         }
@@ -463,13 +488,20 @@ impl<P: StatsPolicy> Scheduler<P> {
                 io_start_ns: r.io_start_ns,
             }
         });
-        let retired = if st.retired.is_empty() { Vec::new() } else { std::mem::take(&mut st.retired) };
+        let retired = if st.retired.is_empty() { Vec::new() } else { std::mem::take(&mut st.retired) }; // not a branch point: a value
         drop(st);
+        if dispatched.is_none() && fault::active(Fault::EmptyDispatchReturnsEarly) {
+            return None; // the fault: the splice's statistics and pins are left behind
+        }
         if !batch.is_empty() {
+            branch!("dispatch.runs-deferred");
             let _stats = lockstat::enter(LockPath::Stats);
             self.policy.run_deferred(&self.cx(), &mut batch);
+        } else {
+            branch!("dispatch.nothing-deferred");
         }
         if !listed.is_empty() && !fault::active(Fault::SplicePinDroppedEarly) {
+            branch!("dispatch.releases-listed");
             // The spliced requests' statistics are applied: their pins on their queues can go
             // (I1a: until here, a spliced request merged into another one, or dispatched and
             // completed by another thread meanwhile, left its queue pinned only by this).
@@ -480,6 +512,7 @@ impl<P: StatsPolicy> Scheduler<P> {
             debug_assert!(st.retired.is_empty(), "a queue's free dropped a group's last reference");
         }
         if !retired.is_empty() {
+            branch!("dispatch.retires-a-group");
             self.retire_outside_removal(retired);
         }
         dispatched
@@ -496,6 +529,7 @@ impl<P: StatsPolicy> Scheduler<P> {
     pub fn run_idle_timer(&self) -> bool {
         // Acquire pairs with the Release stores in `state/` (`set_in_service`, `expire`).
         let Some(queue) = QueueRef::from_ptr(self.in_service_hint.load(Ordering::Acquire)) else {
+            branch!("timer.nothing-in-service");
             return false;
         };
         let mut batch = DeferredBatch::new(Path::Dispatch);
@@ -506,8 +540,10 @@ impl<P: StatsPolicy> Scheduler<P> {
         // I5: touch the queue read without the lock only if it is still the one in service (then
         // the in-service reference holds it).
         if st.in_service_queue_ref() != Some(queue) {
+            branch!("timer.read-queue-expired");
             return false; // expired (and possibly freed) since it was read: nothing to do
         }
+        branch!("timer.read-queue-in-service");
         let now = self.clock.now_ns();
         let fired = st.run_idle_timer(now, &mut Router { policy: &self.policy, batch: &mut batch, now });
         let retired = std::mem::take(&mut st.retired);
@@ -738,6 +774,7 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         debug_assert!(st.retired.is_empty());
         drop(st);
         if !batch.is_empty() {
+            branch!("bio_merge.runs-deferred");
             // I1a: the process holds its queue; the policy's protection holds its group (I1b-d).
             let _stats = lockstat::enter(LockPath::Stats);
             sched.policy.run_deferred(&sched.cx(), &mut batch);
@@ -819,8 +856,11 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         debug_assert!(st.retired.is_empty());
         drop(st);
         if !batch.is_empty() {
+            branch!("insert.runs-deferred");
             let _stats = lockstat::enter(LockPath::Stats);
             sched.policy.run_deferred(&sched.cx(), &mut batch);
+        } else {
+            branch!("insert.nothing-deferred");
         }
         outcome
     }
@@ -828,6 +868,7 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
     /// Moves the process to another group (its queue follows: `bfq_bic_update_cgroup`).
     pub fn move_to(&self, group: GroupId) -> Result<(), SchedError> {
         if !<P::Protection as Protection>::ALLOWS_REMOVAL {
+            branch!("move_to.refused-by-protection");
             return Err(SchedError::UnsafeUnderRemoval(P::NAME));
         }
         trace::in_path(PathSpan::Move { pid: self.pid }, || self.move_to_body(group))
@@ -838,7 +879,11 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         let _path = lockstat::enter(LockPath::GroupRemoval);
         let queue_guard = <P::Protection as Protection>::REMOVAL_HOLDS_QUEUE_LOCK.then(|| sched.queue_lock.lock());
         let mut st = sched.lock();
-        let g = Scheduler::<P>::lookup(&st, group)?;
+        let Ok(g) = Scheduler::<P>::lookup(&st, group) else {
+            branch!("move_to.target-gone");
+            return Err(SchedError::NoSuchGroup(group));
+        };
+        branch!("move_to.moves");
         let now = sched.clock.now_ns();
         let mut batch = DeferredBatch::new(Path::Dispatch);
         st.move_queue(self.queue, g, now, &mut Router { policy: &sched.policy, batch: &mut batch, now });
@@ -926,6 +971,7 @@ impl<P: StatsPolicy> Dispatched<'_, P> {
         let update = StatUpdate::Completion { op: self.op, start_ns: self.start_ns, io_start_ns: self.io_start_ns };
         let route = effective_route(&sched.policy, StatKind::Completion);
         if route == Route::Defer {
+            branch!("finish.deferred-completion-stats");
             let mut batch = DeferredBatch::new(Path::Completion);
             batch.push_pinned(StatEvent { queue: self.queue, update });
             let _stats = lockstat::enter(LockPath::Stats);
@@ -935,13 +981,15 @@ impl<P: StatsPolicy> Dispatched<'_, P> {
         let mut st = sched.lock();
         let now = sched.clock.now_ns();
         if route == Route::Now {
+            branch!("finish.locked-completion-stats");
             apply_locked(self.queue, update, now);
         }
         let r = st.complete(rq, now, &mut Router { policy: &sched.policy, batch: &mut batch, now });
-        let retired = if st.retired.is_empty() { Vec::new() } else { std::mem::take(&mut st.retired) };
+        let retired = if st.retired.is_empty() { Vec::new() } else { std::mem::take(&mut st.retired) }; // not a branch point: a value
         drop(st);
         debug_assert!(batch.is_empty(), "completion emits only lock-only updates under the lock");
         if !retired.is_empty() {
+            branch!("finish.retires-a-group");
             sched.retire_outside_removal(retired);
         }
         Completed { tag: r.tag, absorbed: r.absorbed }

@@ -198,6 +198,28 @@ macro_rules! for_each_control {
                 Some(schedlab_core::fault::Fault::ReaderSkipsBusyFlush),
                 $crate::scenarios::reads_against_their_past::<schedlab_variants::rstat::Rstat>;
 
+            // ---- special cases under the checkers (issue 35, item 3) ----
+            // The at-head branch of the insert without its io_add (seed patch 2/4's first hunk).
+            fault_at_head_without_io_add: Rejected("I2: queued did not return to 0"),
+                Some(schedlab_core::fault::Fault::AtHeadWithoutIoAdd),
+                $crate::scenarios::at_head_insert_vs_move_and_removal::<schedlab_variants::sched_lock::SchedLock>;
+            // An at-head request issued after the move, charged through the group left behind.
+            fault_move_keeps_stats_group_at_head: Rejected("I7 (issuers' ledger)|group used after it was freed"),
+                Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
+                $crate::scenarios::at_head_insert_vs_move_and_removal::<schedlab_variants::sched_lock::SchedLock>;
+            // The empty dispatch returning before the common tail: the splice's pins are never
+            // released (the queue outlives everything), its deferred statistics never applied.
+            fault_empty_dispatch_returns_early: Rejected("outlived"),
+                Some(schedlab_core::fault::Fault::EmptyDispatchReturnsEarly),
+                $crate::scenarios::lists_empty_dispatch_while_idling_vs_removal::<schedlab_variants::sched_lock::SchedLock>;
+            fault_empty_dispatch_returns_early_deferred: Rejected("outlived|I2:"),
+                Some(schedlab_core::fault::Fault::EmptyDispatchReturnsEarly),
+                $crate::scenarios::lists_empty_dispatch_while_idling_vs_removal::<schedlab_variants::queue_lock::QueueLock>;
+            // A front merge after the move, charged through the group the process left.
+            fault_move_keeps_stats_group_front_merge: Rejected("I7 (issuers' ledger)|group used after it was freed"),
+                Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
+                $crate::scenarios::bio_front_merge_and_misses_vs_move::<schedlab_variants::sched_lock::SchedLock>;
+
             // ---- lock-only updates: a variant may ask to defer them, the scheduler must not ----
             // Deferred anyway, an expiration's update names a queue the same section freed, or
             // the completion path's lock-only update is left in a batch nobody applies (the

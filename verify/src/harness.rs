@@ -76,6 +76,9 @@ pub const LOWER_BOUNDS: &[(&str, usize, &str)] = &[
     // missing at quiescence: open (notes/verify.md, round four), checked at bound 1 until then.
     // The other variants' models of it keep bound 2.
     ("epoch::ledger_merge_move_in_flight", 1, "open finding with epoch at bound 2"),
+    // The same class in issue 35's front-merge model: a dispatch concurrent with its issuer's move
+    // (and a removal), its io_serviced in no group at quiescence, `epoch` only, bound 2 only.
+    ("epoch::bio_front_merge_and_misses_vs_move", 1, "open finding with epoch at bound 2"),
 ];
 
 fn exploration_for(test_name: &str) -> Exploration {

@@ -714,6 +714,196 @@ pub fn bio_merge_and_depth_vs_removal<P: StatsPolicy>() {
     finish(sched, census, Moves::WithRequestsQueued);
 }
 
+// ---- special cases under the checkers (issue 35, item 3) ----
+
+/// The at-head branch of the insert against removal, a move and a dispatcher: G1 and G2 under the
+/// root. Thread A's process in G1 queues a request, inserts one at the head (the priority dispatch
+/// list: no merge, its queue not activated for it), moves to G2 with both queued, and inserts a
+/// second at-head request there. The main thread removes G1 (moving the queue up if the move has
+/// not happened), makes reclamation progress and dispatches one request (an at-head one first).
+/// A second, exited process of G1 keeps a request queued there (the removal moves two queues), A
+/// then tries to move back into G1 (the target may be gone) and to remove G1 itself (two removers
+/// of one group: the second finds it gone). Each thread records what it did (crate::history):
+/// every dispatched request is charged to the group its issuer was in, and every at-head request
+/// must leave `queued` balanced (fault `AtHeadWithoutIoAdd`: seed patch 2/4's missing `io_add` of
+/// the priority list).
+pub fn at_head_insert_vs_move_and_removal<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let root = sched.root();
+    let rec = Recorder::start(root);
+    let g1 = rec.create(&sched, root).unwrap();
+    let g2 = rec.create(&sched, root).unwrap();
+    rec.insert(&sched.spawn_process(g1).unwrap(), g1, request(20, 4));
+    // Refused before any shared state is touched: a bad weight, the root.
+    require(sched.create_group(root, 0) == Err(SchedError::BadWeight(0)), || "a weight of 0 was accepted".into());
+    if allows_removal::<P>() {
+        require(sched.remove_group(root) == Err(SchedError::RootGroup), || "the root was removed".into());
+    }
+    let a = rec.spawn(&sched, move |s, r| {
+        let Ok(p) = s.spawn_process(g1) else { return };
+        r.insert(&p, g1, request(1, 1));
+        r.insert(&p, g1, RequestSpec { at_head: true, ..request(5, 2) });
+        match r.move_to(&p, g2) {
+            Ok(()) => {
+                r.insert(&p, g2, RequestSpec { at_head: true, ..request(9, 3) });
+                match r.move_to(&p, g1) {
+                    Ok(()) | Err(SchedError::NoSuchGroup(_)) => {}
+                    Err(e) => violation(format!("scenario: move back failed: {e}")),
+                }
+            }
+            Err(SchedError::UnsafeUnderRemoval(_)) => require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME)),
+            Err(e) => violation(format!("scenario: move failed: {e}")),
+        }
+        drop(p);
+        remove_racing(s, r, g1);
+    });
+    remove_racing(&sched, &rec, g1);
+    reclaim_step::<P>();
+    rec.dispatch(&sched);
+    rec.join(a);
+    rec.drain(&sched);
+    quiesce::<P>(&census);
+    rec.check(&sched);
+    finish(sched, census, Moves::WithRequestsQueued);
+}
+
+/// Removes `group` while another thread may remove it too: done (recorded), already gone, or
+/// refused by the protection.
+fn remove_racing<P: StatsPolicy>(sched: &Scheduler<P>, rec: &Recorder, group: GroupId) {
+    match sched.remove_group(group) {
+        Ok(()) => {
+            require(allows_removal::<P>(), || format!("{}: removal went through although the protection refuses it", P::NAME));
+            rec.removed(group);
+        }
+        Err(SchedError::NoSuchGroup(_)) => {}
+        Err(SchedError::UnsafeUnderRemoval(_)) => require(!allows_removal::<P>(), || format!("{}: removal refused", P::NAME)),
+        Err(e) => violation(format!("scenario: removing {group} failed: {e}")),
+    }
+}
+
+/// The empty dispatch, on the insertion-lists path, against removal: the root's process P1 idles
+/// in service (its request completed, the idle slice not over), so a dispatch that splices the
+/// lists finds nothing it may dispatch (`select_queue` idles: the empty branch), with the splice's
+/// statistics (io_add, and io_merged for a request merged at the splice) deferred and the listed
+/// requests' pins still to release. Thread A's process in G lists two requests that merge when
+/// spliced and exits (the pins then hold its queue); thread B dispatches and completes (splicing
+/// them, and finding nothing, or finding the lists empty); the main thread removes G and makes
+/// reclamation progress, then lists a request for P1 (spliced into its idling queue, which stops
+/// the idle timer) and dispatches twice before completing (the second finds P1's queue in service
+/// with its request on the device: it waits for the completion). Fault `EmptyDispatchReturnsEarly`
+/// (the empty branch returning before the common tail): the pins are never released and the queue
+/// outlives everything (I3), or the deferred statistics are lost (I2).
+pub fn lists_empty_dispatch_while_idling_vs_removal<P: StatsPolicy>() {
+    let (sched, census, _clock) = manual_scheduler::<P>(SchedConfig { insert: InsertPathKind::Lists, ..idling_config() });
+    let root = sched.root();
+    let g = sched.create_group(root, 100).unwrap();
+    let p1 = sched.spawn_process(root).unwrap();
+    p1.insert(request(1, 1));
+    sched.dispatch().expect("scenario: P1's request").complete();
+    require(sched.idle_deadline().is_some(), || "scenario: P1's queue should idle".into());
+    let a = spawn_in(&sched, move |s| {
+        if let Ok(p) = s.spawn_process(g) {
+            p.insert(request_at(0, 2));
+            p.insert(request_at(8, 3));
+        }
+    });
+    let b = spawn_in(&sched, dispatch_and_complete);
+    if remove_or_refused(&sched, g) {
+        reclaim_step::<P>();
+    }
+    p1.insert(request(2, 4));
+    let first = sched.dispatch();
+    let second = sched.dispatch();
+    drop((first, second));
+    a.join().unwrap();
+    b.join().unwrap();
+    drop(p1);
+    finish(sched, census, Moves::None);
+}
+
+/// The bio merge's other branches against a move, a removal and a dispatcher: G1 and G2 under the
+/// root. Thread A's process in G1 queues a request at sector 16, tries an at-head bio (never
+/// merges) and a bio with no neighbour (finds nothing), runs the depth limit, moves to G2, merges
+/// a bio at 8 in front of the request issued in G1 (`bfq_request_merge`'s front merge: a merge of
+/// a request of another group, charged to G2, where its issuer was) and runs the depth limit
+/// again (its queue perhaps inactive by then: the walk's early return), and reads G1's statistics
+/// twice (`group_stats`, `inspect_group`: G1 may be gone). The main thread removes G1, makes
+/// reclamation progress and dispatches one request. Each thread records what it did
+/// (crate::history); fault `MoveKeepsStatsGroup` (the front merge charged through the group the
+/// process left) is rejected by the issuers' ledger or as a use after free.
+pub fn bio_front_merge_and_misses_vs_move<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let root = sched.root();
+    let rec = Recorder::start(root);
+    let g1 = rec.create(&sched, root).unwrap();
+    let g2 = rec.create(&sched, root).unwrap();
+    let a = rec.spawn(&sched, move |s, r| {
+        let Ok(p) = s.spawn_process(g1) else { return };
+        r.insert(&p, g1, request_at(16, 1));
+        let at_head = r.bio_merge(&p, g1, RequestSpec { at_head: true, ..request_at(24, 2) });
+        require(!at_head, || "scenario: an at-head bio must not merge".into());
+        let lonely = r.bio_merge(&p, g1, request_at(640, 3));
+        require(!lonely, || "scenario: a bio with no neighbour must not merge".into());
+        p.limit_depth();
+        match r.move_to(&p, g2) {
+            Ok(()) => {
+                r.bio_merge(&p, g2, request_at(8, 4));
+            }
+            Err(SchedError::UnsafeUnderRemoval(_)) => require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME)),
+            Err(e) => violation(format!("scenario: move failed: {e}")),
+        }
+        p.limit_depth();
+        // Readers of the group left behind, which the removal may have taken offline.
+        r.read(s, g1);
+        r.inspect(s, g1);
+    });
+    if remove_or_refused(&sched, g1) {
+        rec.removed(g1);
+        reclaim_step::<P>();
+    }
+    rec.dispatch(&sched);
+    rec.join(a);
+    rec.drain(&sched);
+    quiesce::<P>(&census);
+    rec.check(&sched);
+    finish(sched, census, Moves::WithRequestsQueued);
+}
+
+/// The budget, timeout and depth-limit branches against a move: a scheduler whose queues get a
+/// budget of 12 sectors (`max_budget` 18), a budget timeout of 6 ns on the ticking clock, and a
+/// device of 2 requests (`nr_requests`, so the depth limit says "over"). Thread A's process in G1
+/// queues a read at 0, an async write at 16 and a read at 8 (which back-merges into the first and
+/// cannot absorb the write: an op that does not merge), a read of 16 sectors at 128, runs the
+/// depth limit, and moves to G2. The main thread yields once, dispatches twice before completing (the second
+/// dispatch finds the in-service queue with nothing queued, its request on the device, or its
+/// budget short of the next request, or spent, or timed out), then once more. Conservation and
+/// the scheduler's ledger at the end (I7 is not exact across a move with requests queued).
+pub fn budget_and_depth_limits_vs_move<P: StatsPolicy>() {
+    let cfg = SchedConfig { max_budget: 18, timeout_ns: 6, nr_requests: 2, ..config() };
+    let (sched, census) = scheduler::<P>(cfg);
+    let root = sched.root();
+    let g1 = sched.create_group(root, 100).unwrap();
+    let g2 = sched.create_group(root, 100).unwrap();
+    let a = spawn_in(&sched, move |s| {
+        let p = s.spawn_process(g1).unwrap();
+        p.insert(request_at(0, 1));
+        p.insert(RequestSpec { sector: 16, sectors: 8, op: Op::WRITE_ASYNC, at_head: false, tag: 2 });
+        p.insert(request_at(8, 3));
+        p.insert(RequestSpec { sector: 128, sectors: 16, op: Op::READ_SYNC, at_head: false, tag: 4 });
+        p.limit_depth();
+        check_move(&p, g2);
+    });
+    // A voluntary switch, not a preemption: A's first steps come first within loom's bound, so
+    // that the main thread's two dispatches can fall between A's inserts.
+    thread::yield_now();
+    let first = sched.dispatch();
+    let second = sched.dispatch();
+    drop((first, second));
+    dispatch_and_complete(&sched);
+    a.join().unwrap();
+    finish(sched, census, Moves::WithRequestsQueued);
+}
+
 // ---- I4 ----
 
 /// I4: thread A runs a path with a deferred update while the main thread drops its handle; the
@@ -1171,6 +1361,10 @@ macro_rules! for_each_scenario {
             create_under_removed_parent,
             reads_against_their_past,
             bio_merge_and_depth_vs_removal,
+            at_head_insert_vs_move_and_removal,
+            lists_empty_dispatch_while_idling_vs_removal,
+            bio_front_merge_and_misses_vs_move,
+            budget_and_depth_limits_vs_move,
         }
     };
 }

@@ -104,8 +104,8 @@ impl RstatLists {
         let area = group.iostat();
         let slot = cpu_slot() % area.slots.len();
         let s = &area.slots[slot];
-        let dir = if op.write { WRITE } else { READ };
-        let sync = if op.sync { SYNC } else { ASYNC };
+        let dir = if op.write { WRITE } else { READ }; // not a branch point: an index
+        let sync = if op.sync { SYNC } else { ASYNC }; // not a branch point: an index
         // Relaxed: the swap below publishes them (Release) to the flush that acquires it.
         s.bytes[dir].fetch_add(bytes as i64, Ordering::Relaxed);
         s.bytes[sync].fetch_add(bytes as i64, Ordering::Relaxed);
@@ -114,7 +114,10 @@ impl RstatLists {
         // AcqRel: Release publishes the adds above; a read-modify-write reads the latest value,
         // which is what makes the flag protocol lossless (module documentation).
         if !s.queued.swap(true, Ordering::AcqRel) {
+            branch!("rstat.add-queues-group");
             self.push(slot, group);
+        } else {
+            branch!("rstat.add-already-queued");
         }
     }
 
@@ -127,8 +130,14 @@ impl RstatLists {
             group.iostat().slots[slot].next.store(current, Ordering::Relaxed);
             // Release: a flush that takes the list sees the `next` written above.
             match head.compare_exchange_weak(current, node, Ordering::Release, Ordering::Relaxed) {
-                Ok(_) => return,
-                Err(now) => current = now,
+                Ok(_) => {
+                    branch!("rstat.push-done");
+                    return;
+                }
+                Err(now) => {
+                    branch!("rstat.push-retries");
+                    current = now;
+                }
             }
         }
     }
@@ -181,7 +190,11 @@ impl RstatLists {
         for slot in 0..self.heads.len() {
             // Acquire pairs with the Release of `push`: the `next` links are visible.
             let mut node = self.heads[slot].swap(std::ptr::null_mut(), Ordering::Acquire);
+            if node.is_null() {
+                branch!("rstat.flush-finds-nothing");
+            }
             while let Some(group) = std::ptr::NonNull::new(node) {
+                branch!("rstat.flush-takes-entry");
                 // SAFETY: an entry on a list belongs to a group that has not been drained, and a
                 // group is drained (this function, under the global lock, which we hold) before
                 // it is freed; the group took this entry off its list only by our swap above, so

@@ -20,26 +20,37 @@ impl SchedState {
     /// queue's shared pointer keeps naming the old group after its reference moved.
     fn move_queue_publishing(&mut self, q: QueueId, to: usize, now: u64, sink: &mut impl StatSink, publish: bool) {
         if self.in_service == Some(q) && fault::active(Fault::ExpireWithoutOwnReference) {
-            if self.fault_expire_without_own_reference(q, now, sink) {
-                return;
+            if self.fault_expire_without_own_reference(q, now, sink) { // not a branch point: the fault's
+                return; // not a branch point: the fault's
             }
         } else if self.in_service == Some(q) {
+            branch!("move.preempts-in-service");
             // The in-service reference may have been the last one.
             self.queues[q].refs += 1;
             self.expire(q, Expiration::Preempted, now, sink);
             if self.queues[q].refs == 1 {
+                branch!("move.expired-its-last-holder");
                 self.put_queue(q);
                 return;
             }
+            branch!("move.expires-in-service");
             self.queues[q].refs -= 1;
+        } else {
+            branch!("move.not-in-service");
         }
         if self.queues[q].entity.on_tree {
+            branch!("move.takes-off-tree");
             self.tree_remove(EntityKey::Queue(q));
+        } else {
+            branch!("move.off-tree");
         }
         let from = self.queues[q].group;
         if from == to {
             if !self.queues[q].sort_list.is_empty() {
+                branch!("move.same-group-reactivates");
                 self.activate(EntityKey::Queue(q));
+            } else {
+                branch!("move.same-group-idle");
             }
             return;
         }
@@ -47,7 +58,10 @@ impl SchedState {
         let members = &mut self.groups[from].members;
         members.swap_remove(old_idx);
         if let Some(&moved) = members.get(old_idx) {
+            branch!("move.member-moved");
             self.queues[moved].member_idx = old_idx;
+        } else {
+            branch!("move.last-member");
         }
         let new_idx = self.groups[to].members.len();
         self.groups[to].members.push(q);
@@ -61,15 +75,21 @@ impl SchedState {
         // Virtual times are per tree: start afresh in the new one.
         qs.entity.start = 0;
         qs.entity.finish = 0;
-        if publish {
+        if publish { // not a branch point: false only under a fault
             // SAFETY: the queue is in the locked state, so it is allocated.
             unsafe { qs.shared.get() }.set_group(to_shared);
         }
         if let Some(retired) = GroupShared::put(from_shared) {
+            branch!("move.retires-old-group");
             self.retired.push(retired);
+        } else {
+            branch!("move.old-group-still-held");
         }
         if !self.queues[q].sort_list.is_empty() {
+            branch!("move.reactivates");
             self.activate(EntityKey::Queue(q));
+        } else {
+            branch!("move.idle-queue");
         }
     }
 
@@ -115,11 +135,14 @@ impl SchedState {
         let members = self.groups[g].members.clone();
         for q in members {
             if self.queues.get(q).is_some_and(|qs| qs.group == g) {
+                branch!("offline.moves-queue");
                 // bfq_reparent_active_queues moved only busy queues: an idle one kept pointing at
                 // the offline group (the fault leaves its shared pointer there).
                 let busy = self.queues[q].entity.on_tree || self.queues[q].entity.in_service;
                 let publish = busy || !fault::active(Fault::OfflineMovesOnlyBusyQueues);
                 self.move_queue_publishing(q, parent, now, sink, publish);
+            } else {
+                branch!("offline.member-already-gone");
             }
         }
         let gs = self.groups.remove(g);
@@ -145,7 +168,10 @@ impl SchedState {
     /// Drops the online reference of a group that went offline.
     pub(crate) fn put_online_ref(&mut self, group: GroupPtr) {
         if let Some(retired) = GroupShared::put(group) {
+            branch!("offline.retires-at-once");
             self.retired.push(retired);
+        } else {
+            branch!("offline.queues-hold-it");
         }
     }
 

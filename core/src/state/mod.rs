@@ -342,12 +342,15 @@ impl SchedState {
         let qs = &mut self.queues[q];
         qs.refs -= 1;
         if qs.refs > 0 {
+            branch!("put_queue.still-held");
             return;
         }
         // SAFETY: the queue is in the locked state, so it is allocated.
         if unsafe { qs.shared.get() }.pending() > 0 {
+            branch!("put_queue.listed-pins-it");
             return; // listed requests still pin it: the splice that inserts the last frees it
         }
+        branch!("put_queue.frees");
         self.free_queue(q);
     }
 
@@ -357,7 +360,10 @@ impl SchedState {
         // SAFETY: the listed request pinned the queue (its pending count), so it is allocated.
         let left = unsafe { self.queues[q].shared.get() }.release_pending();
         if left == 0 && self.queues[q].refs == 0 {
+            branch!("release_listed.frees");
             self.free_queue(q);
+        } else {
+            branch!("release_listed.still-held");
         }
     }
 
@@ -392,10 +398,16 @@ impl SchedState {
         let members = &mut self.groups[qs.group].members;
         members.swap_remove(qs.member_idx);
         if let Some(&moved) = members.get(qs.member_idx) {
+            branch!("free_queue.member-moved");
             self.queues[moved].member_idx = qs.member_idx;
+        } else {
+            branch!("free_queue.last-member");
         }
         if let Some(retired) = GroupShared::put(self.groups[qs.group].shared) {
+            branch!("free_queue.retires-group");
             self.retired.push(retired);
+        } else {
+            branch!("free_queue.group-still-held");
         }
         // SAFETY: the reference count reached zero under the scheduler lock: no request, process
         // or in-service slot holds the queue, and every deferred update that named it ran while
@@ -456,9 +468,18 @@ impl SchedState {
         let service = qs.entity.service;
         // Budget feedback (__bfq_bfqq_recalc_budget, simplified).
         qs.entity.budget = match reason {
-            Expiration::BudgetExhausted => (qs.entity.budget * 2).min(max_budget),
-            Expiration::NoMoreRequests | Expiration::TooIdle => service.max(MIN_BUDGET).min(max_budget),
-            Expiration::BudgetTimeout | Expiration::Preempted => qs.entity.budget,
+            Expiration::BudgetExhausted => {
+                branch!("expire.budget-doubles");
+                (qs.entity.budget * 2).min(max_budget)
+            }
+            Expiration::NoMoreRequests | Expiration::TooIdle => {
+                branch!("expire.budget-follows-service");
+                service.max(MIN_BUDGET).min(max_budget)
+            }
+            Expiration::BudgetTimeout | Expiration::Preempted => {
+                branch!("expire.budget-kept");
+                qs.entity.budget
+            }
         };
         let used_ns = now.saturating_sub(qs.slice_start);
         let backlogged = !qs.sort_list.is_empty();
@@ -467,7 +488,10 @@ impl SchedState {
         // expiration (kernel-map.md D30).
         sink.emit(queue, StatUpdate::TimesliceUsed { used_ns });
         if !backlogged {
+            branch!("expire.empty");
             sink.emit(queue, StatUpdate::Dequeue); // bfq_del_bfqq_busy
+        } else {
+            branch!("expire.backlogged");
         }
         self.set_wait_request(q, false);
         self.expire_path(q, backlogged);
@@ -482,38 +506,54 @@ impl SchedState {
     /// expire it and pick the next one.
     fn select_queue(&mut self, now: u64, sink: &mut impl StatSink) -> Option<QueueId> {
         if let Some(q) = self.in_service {
+            branch!("select.checks-in-service");
             let reason = 'check: {
                 let qs = &self.queues[q];
                 if now >= qs.budget_timeout && !qs.wait_request {
+                    branch!("select.budget-timeout");
                     break 'check Expiration::BudgetTimeout;
                 }
                 if let Some(rq) = self.peek_next_rq(q, now) {
                     if self.requests[rq].sectors as u64 > self.budget_left(q) {
+                        branch!("select.budget-exhausted");
                         break 'check Expiration::BudgetExhausted;
                     }
                     // NOTE: BFQ also stops the idle timer here, for a request that
                     // bfq_rq_enqueued let wait (a small one, with budget left); our insert always
                     // stops it (and emits idle_time), so a waiting queue never has a request here.
                     debug_assert!(!qs.wait_request);
+                    branch!("select.keeps-in-service");
                     return Some(q);
                 }
                 if qs.wait_request {
                     match self.idle_deadline {
-                        Some(deadline) if now < deadline => return None, // idling
+                        Some(deadline) if now < deadline => {
+                            branch!("select.idling");
+                            return None;
+                        }
                         _ => {
+                            branch!("select.too-idle");
                             trace::idle_timer(q, IdleTimer::Fired);
                             break 'check Expiration::TooIdle; // the idle timer fired
                         }
                     }
                 }
                 if qs.dispatched > 0 && self.better_to_idle(q) {
+                    branch!("select.waits-for-completion");
                     return None; // wait for the completion, which arms the timer
                 }
+                branch!("select.no-more-requests");
                 Expiration::NoMoreRequests
             };
             self.expire(q, reason, now, sink);
+        } else {
+            branch!("select.none-in-service");
         }
-        let q = self.get_next_queue()?;
+        let Some(q) = self.get_next_queue() else {
+            branch!("select.nothing-busy");
+            return None;
+        };
+        branch!("select.new-in-service");
         self.set_in_service(q, now);
         Some(q)
     }
@@ -525,11 +565,15 @@ impl SchedState {
     pub(crate) fn run_idle_timer(&mut self, now: u64, sink: &mut impl StatSink) -> bool {
         match (self.in_service, self.idle_deadline) {
             (Some(q), Some(deadline)) if now >= deadline && self.queues[q].wait_request => {
+                branch!("idle_timer.fires");
                 trace::idle_timer(q, IdleTimer::Fired);
                 self.expire(q, Expiration::TooIdle, now, sink);
                 true
             }
-            _ => false,
+            _ => {
+                branch!("idle_timer.not-due");
+                false
+            }
         }
     }
 
@@ -544,6 +588,7 @@ impl SchedState {
         // I7: the ledger charges the group the queue is in now, under the lock; the statistics
         // below reach the queue's group when they are applied (at once, or after the unlock).
         if !self.ledger_at_insert {
+            branch!("dispatch_stats.ledger-at-dispatch");
             let ledger = &mut self.groups[qs.group].ledger;
             ledger.serviced += 1;
             ledger.service_bytes += r.sectors as i64 * 512;
@@ -557,6 +602,7 @@ impl SchedState {
     /// `__bfq_dispatch_request`: the priority list first, then the selected queue.
     pub(crate) fn dispatch_one(&mut self, now: u64, sink: &mut impl StatSink) -> Option<RqId> {
         if let Some(rq) = self.dispatch_list.pop_front() {
+            branch!("dispatch.priority-list");
             let r = &mut self.requests[rq];
             r.place = RqWhere::InFlight;
             r.io_start_ns = now;
@@ -566,7 +612,11 @@ impl SchedState {
             self.emit_dispatch_stats(rq, sink);
             return Some(rq);
         }
-        let q = self.select_queue(now, sink)?;
+        let Some(q) = self.select_queue(now, sink) else {
+            branch!("dispatch.empty");
+            return None;
+        };
+        branch!("dispatch.from-queue");
         let rq = self.peek_next_rq(q, now).expect("a selected queue has a request");
         let r = &mut self.requests[rq];
         r.place = RqWhere::InFlight;
@@ -581,6 +631,7 @@ impl SchedState {
         self.counters.dispatched += 1;
         self.emit_dispatch_stats(rq, sink);
         if self.budget_left(q) == 0 {
+            branch!("dispatch.budget-spent");
             self.expire(q, Expiration::BudgetExhausted, now, sink);
         }
         Some(rq)
@@ -641,8 +692,11 @@ impl SchedState {
             found = self.groups[found].parent.unwrap_or(self.root);
         }
         if found != group || self.groups[found].serial != cached {
+            branch!("lookup.stale-cache");
             // The process context's cached serial is stale (its group was removed or it moved).
             self.queues[q].cgroup_serial = self.groups[group].serial;
+        } else {
+            branch!("lookup.cached");
         }
         group
     }
@@ -672,17 +726,21 @@ impl SchedState {
     pub(crate) fn bio_merge(&mut self, q: QueueId, spec: &RequestSpec, sink: &mut impl StatSink) -> bool {
         self.lookup_bio_group(q);
         if spec.at_head {
+            branch!("bio_merge.at-head");
             return false; // a flush or priority request never merges
         }
         if let Some(prev) = self.find_back_merge(q, spec.sector, spec.sectors, spec.op) {
+            branch!("bio_merge.back");
             self.counters.inserted += 1;
             self.counters.bio_merged += 1;
             self.back_merge(q, prev, spec, sink);
             return true;
         }
         let Some(next) = self.find_front_merge(q, spec.sector, spec.sectors, spec.op) else {
+            branch!("bio_merge.none");
             return false;
         };
+        branch!("bio_merge.front");
         self.counters.inserted += 1;
         self.counters.bio_merged += 1;
         self.counters.merged += 1;
@@ -722,16 +780,20 @@ impl SchedState {
         loop {
             let e = self.entity(key);
             if !(e.on_tree || e.in_service) {
+                branch!("limit.inactive");
                 return false;
             }
             if depth == chain.len() {
+                branch!("limit.too-deep");
                 break; // deeper than the kernel's inline array: the rest is not limited
             }
             chain[depth] = key;
             depth += 1;
             if e.parent == self.root {
+                branch!("limit.reached-top");
                 break;
             }
+            branch!("limit.walks-up");
             key = EntityKey::Group(e.parent);
         }
         let mut limit = limit as u64;
@@ -739,14 +801,17 @@ impl SchedState {
             let e = self.entity(key);
             let wsum = self.groups[e.parent].sd.wsum;
             if wsum == 0 {
+                branch!("limit.empty-tree");
                 continue;
             }
             limit = (limit * e.weight + wsum / 2) / wsum;
             if e.allocated as u64 >= limit {
+                branch!("limit.over");
                 self.counters.over_limit += 1;
                 return true;
             }
         }
+        branch!("limit.under");
         false
     }
 
@@ -773,6 +838,7 @@ impl SchedState {
             let (n_sectors, n_op) = (self.requests[next].sectors, self.requests[next].op);
             let fits = self.requests[prev].sectors + n_sectors <= self.cfg.max_merge_sectors;
             if fits && n_op.merge_compatible(self.requests[prev].op) {
+                branch!("merge.absorbs-next");
                 let n = self.requests.remove(next);
                 let qs = &mut self.queues[q];
                 qs.sort_list.remove(&(n.sector, next));
@@ -790,7 +856,11 @@ impl SchedState {
                 sink.emit(queue, StatUpdate::IoMerged { op: n.op });
                 self.charge_allocated(q, false); // `next` is freed
                 self.put_queue(q); // `next`'s reference; the process still holds one
+            } else {
+                branch!("merge.next-cannot-join");
             }
+        } else {
+            branch!("merge.nothing-next");
         }
     }
 
@@ -800,6 +870,7 @@ impl SchedState {
         // bfq_init_rq → bfq_bic_update_cgroup: every request looks its group up.
         let group = self.lookup_bio_group(q);
         if self.ledger_at_insert {
+            branch!("insert.ledger-at-insert");
             // I7: the request was counted at submission, in the group of the queue (the process
             // pinned it); it is charged to the queue's group now, under the lock.
             let ledger = &mut self.groups[group].ledger;
@@ -808,19 +879,24 @@ impl SchedState {
         }
         let queue = self.queues[q].shared;
         if spec.at_head {
+            branch!("insert.at-head");
             let rq = self.alloc_request(q, spec, now, RqWhere::DispatchList);
             self.dispatch_list.push_front(rq);
             // Seed patch 2/4: requests on the priority list are accounted too.
-            sink.emit(queue, StatUpdate::IoAdd { op: spec.op, group_in_service: self.group_in_service(q) });
+            if !fault::active(Fault::AtHeadWithoutIoAdd) {
+                sink.emit(queue, StatUpdate::IoAdd { op: spec.op, group_in_service: self.group_in_service(q) });
+            }
             return InsertOutcome::Queued { idle_timer_disabled: false };
         }
         // Every path in and out of the scheduler updates `queued` (seed patch 2/4; invariants.md
         // I2): io_merged for a request merged at insert (it never entered), io_remove + io_merged
         // for a queued request absorbed by the merge, io_add otherwise; io_remove at dispatch.
         if let Some(prev) = self.find_back_merge(q, spec.sector, spec.sectors, spec.op) {
+            branch!("insert.merges");
             self.back_merge(q, prev, spec, sink);
             return InsertOutcome::Merged;
         }
+        branch!("insert.queues");
         let rq = self.alloc_request(q, spec, now, RqWhere::Sorted);
         let deadline = self.requests[rq].fifo_deadline;
         let qs = &mut self.queues[q];
@@ -831,12 +907,14 @@ impl SchedState {
         self.activate(EntityKey::Queue(q)); // bfq_add_bfqq_busy when it was idle
         // bfq_rq_enqueued: a request for the idling in-service queue stops the idle timer.
         if waiting {
+            branch!("insert.stops-idle-timer");
             self.set_wait_request(q, false);
             self.idle_deadline = None;
             trace::idle_timer(q, IdleTimer::Disabled);
         }
         sink.emit(queue, StatUpdate::IoAdd { op: spec.op, group_in_service: self.group_in_service(q) });
         if waiting {
+            branch!("insert.emits-idle-time");
             sink.emit(queue, StatUpdate::IdleTime);
         }
         InsertOutcome::Queued { idle_timer_disabled: waiting }
@@ -853,14 +931,18 @@ impl SchedState {
         qs.dispatched -= 1;
         if self.in_service == Some(q) && qs.sort_list.is_empty() && qs.dispatched == 0 {
             if self.better_to_idle(q) {
+                branch!("complete.arms-idle-timer");
                 // bfq_arm_slice_timer
                 self.set_wait_request(q, true);
                 self.idle_deadline = Some(now + self.cfg.slice_idle_ns);
                 trace::idle_timer(q, IdleTimer::Armed { deadline_ns: now + self.cfg.slice_idle_ns });
                 sink.emit(self.queues[q].shared, StatUpdate::SetStartIdleTime);
             } else {
+                branch!("complete.expires");
                 self.expire(q, Expiration::NoMoreRequests, now, sink);
             }
+        } else {
+            branch!("complete.queue-goes-on");
         }
         self.put_queue(q); // the request's reference
         r
