@@ -33,14 +33,26 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, foo
     if locks.is_empty() {
         return Err("no point to draw".into());
     }
-    let panel_h = 560u32;
-    let footer_h = if footer.is_empty() { 0 } else { 24 };
-    let root = SVGBackend::with_string(svg, (1100, panel_h * locks.len() as u32 + footer_h)).into_drawing_area();
+    // At the width of every other chart (`charts::WIDTH`), so that a page's figures line up.
+    let panel_h = 440u32;
+    // Under the panels: the key in two lines (whole at the chart's width), then the provenance.
+    let key_h = 32u32;
+    let footer_h = key_h + if footer.is_empty() { 0 } else { 24 };
+    let root = SVGBackend::with_string(svg, (super::charts::WIDTH, panel_h * locks.len() as u32 + footer_h)).into_drawing_area();
     let err = |e: &dyn std::fmt::Display| format!("cannot draw the chart: {e}");
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let (body, foot) = root.split_vertically(panel_h * locks.len() as u32);
+    for (i, line) in [
+        "thin lines: linear scaling from 1 thread; dashed: MODEL (schedlab predict), not measured;",
+        "numbers: model at 8/16/64; shaded: model ± its largest error where measured; x: oversubscribed",
+    ]
+    .iter()
+    .enumerate()
+    {
+        foot.draw(&Text::new(line.to_string(), (12, 2 + 14 * i as i32), ("sans-serif", 11).into_font().color(&BLACK.mix(0.7)))).map_err(|e| err(&e))?;
+    }
     if !footer.is_empty() {
-        foot.draw(&Text::new(footer.to_string(), (12, 4), ("sans-serif", 13).into_font().color(&BLACK.mix(0.75)))).map_err(|e| err(&e))?;
+        foot.draw(&Text::new(footer.to_string(), (12, key_h as i32 + 4), ("sans-serif", 13).into_font().color(&BLACK.mix(0.75)))).map_err(|e| err(&e))?;
     }
     let panels = body.split_evenly((locks.len(), 1));
     for (panel, lock) in panels.iter().zip(&locks) {
@@ -55,7 +67,7 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, foo
             .fold(0.0, f64::max);
         let y_max = (measured_max.max(model_max).max(usl_max) * 1.15).max(1.0);
         let mut chart = ChartBuilder::on(panel)
-            .caption(format!("{title} — {} lock", lock.name()), ("sans-serif", 18))
+            .caption(format!("{title} — {} lock", lock.name()), ("sans-serif", 13))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
@@ -153,13 +165,6 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, foo
             .border_style(BLACK.mix(0.4))
             .label_font(("sans-serif", 12))
             .draw()
-            .map_err(|e| err(&e))?;
-        panel
-            .draw(&Text::new(
-                "thin lines: linear scaling from 1 thread; dashed: MODEL (schedlab predict), not measured (numbers: model at 8/16/64); shaded: model ± its largest error where measured; x: oversubscribed",
-                (70, panel_h as i32 - 14),
-                ("sans-serif", 12).into_font().color(&BLACK.mix(0.7)),
-            ))
             .map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))?;

@@ -383,6 +383,8 @@ fn wait_bounded(child: &mut Child, limit: Duration, stop: Option<&AtomicBool>) -
             unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
             let _ = child.kill();
             let _ = child.wait();
+            // Its job processes too, before the loop device under them is detached.
+            system::wait_group_gone(child.id(), Duration::from_secs(10));
             return None;
         }
         std::thread::sleep(Duration::from_millis(10));

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 /// Where ledgers live.
 pub const STATE_DIR: &str = "/run/schedlab-kernel";
@@ -778,4 +779,35 @@ mod tests {
         let back: Vec<Change> = serde_json::from_str(&text).unwrap();
         assert_eq!(back, changes);
     }
+}
+
+/// Waits (at most `limit`) until no live process is left in process group `pgid`: after a
+/// SIGKILL to a group, fio's job processes die asynchronously, and while one still holds the
+/// loop device open the kernel defers its detach past this process's exit. Zombies have closed
+/// their files and do not count. True when the group is gone.
+pub(crate) fn wait_group_gone(pgid: u32, limit: Duration) -> bool {
+    let end = Instant::now() + limit;
+    loop {
+        if !group_has_live_process(pgid) {
+            return true;
+        }
+        if Instant::now() > end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether a process other than a zombie has process group `pgid` (`/proc/<pid>/stat`).
+fn group_has_live_process(pgid: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
+    entries.flatten().any(|e| {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { return false };
+        // "pid (comm) state ppid pgrp ...": comm may hold spaces, so read after the last ')'.
+        let Some((_, rest)) = stat.rsplit_once(')') else { return false };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next().unwrap_or("");
+        let pgrp = fields.nth(1).and_then(|f| f.parse::<u32>().ok());
+        pgrp == Some(pgid) && state != "Z" && state != "X"
+    })
 }
