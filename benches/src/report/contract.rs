@@ -140,6 +140,11 @@ pub trait Report: Serialize + Sized {
         Vec::new()
     }
 
+    /// A trace file the work wrote, linked from the page for Perfetto (`html::Page::trace`).
+    fn trace(&self) -> Option<&std::path::Path> {
+        None
+    }
+
     /// The JSON document: the envelope around the report's fields.
     fn json(&self, signal: Option<&str>) -> Result<String, String> {
         let envelope = Envelope { schema: format!("schedlab-{}", Self::COMMAND), schema_version: Self::SCHEMA_VERSION, signal, report: self };
@@ -170,6 +175,9 @@ pub trait Report: Serialize + Sized {
         }
         for (heading, text) in self.prose() {
             page.table(heading, text);
+        }
+        if let Some(trace) = self.trace() {
+            page.trace(trace);
         }
         page.terminal(self.text(view));
         page

@@ -179,7 +179,11 @@ impl super::contract::Report for TraceSummaryPage {
     }
 
     fn prose(&self) -> Vec<(String, String)> {
-        vec![("Summary".into(), self.report.summary.clone()), ("Trace".into(), format!("{}: open it in ui.perfetto.dev (Open trace file) or chrome://tracing", self.file.display()))]
+        vec![("Summary".into(), self.report.summary.clone())]
+    }
+
+    fn trace(&self) -> Option<&std::path::Path> {
+        Some(&self.file)
     }
 
     fn outcome(&self) -> super::contract::Outcome {

@@ -158,10 +158,11 @@ impl super::contract::Report for RunReport {
     }
 
     fn prose(&self) -> Vec<(String, String)> {
-        self.trace
-            .iter()
-            .map(|(path, covers)| ("Trace".to_string(), format!("{} ({covers}): open it in ui.perfetto.dev (Open trace file) or chrome://tracing", path.display())))
-            .collect()
+        self.trace.iter().map(|(path, covers)| ("What the trace covers".to_string(), format!("{}: {covers}", path.display()))).collect()
+    }
+
+    fn trace(&self) -> Option<&std::path::Path> {
+        self.trace.as_ref().map(|(path, _)| path.as_path())
     }
 
     fn outcome(&self) -> super::contract::Outcome {
