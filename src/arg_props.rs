@@ -33,7 +33,7 @@ fn configure(argv: &[String]) -> Result<(), (ErrorKind, String)> {
         Some(Command::Sweep(a)) => crate::sweep::config(a).map(drop),
         Some(Command::Predict(a)) => crate::predict::config(a).map(drop),
         Some(Command::Roundtrip(a)) => crate::roundtrip::config(a).map(drop),
-        Some(Command::Simulate(a)) => crate::simulate::sim_config(a).map(drop),
+        Some(Command::Simulate(a)) => crate::simulate::config(a).map(drop),
         Some(Command::Flamegraph(a)) => crate::flamegraph::config(a).map(drop),
         // Parsed only: its configuration is checked, but the rest reads the machine.
         Some(Command::TraceSummary(_)) => Ok(()),

@@ -1,73 +1,26 @@
 //! `schedlab compare` (and plain `schedlab`): every safe variant side by side, interleaved round
-//! by round, with lock counters and the seeds' ratios. The measuring is in
-//! `schedlab_benches::experiment::compare`, the text in `schedlab_benches::report::compare`; this
-//! file parses arguments, makes the one call, prints the text and writes the JSON.
+//! by round, with lock counters and the seeds' ratios. The options are
+//! `schedlab_benches::experiment::options::compare`, the measuring
+//! `schedlab_benches::experiment::compare`, the text `schedlab_benches::report::compare`; this
+//! file adds the outputs and makes the one call.
 
-use crate::flags::{parse_locks, parse_variants, WorkloadArgs};
 use crate::progress::Bar;
-use crate::{bad_input, seconds, units, ExperimentError, INTERRUPT};
-use clap::Parser;
-use schedlab_benches::experiment::compare::{self, CompareConfig, CompareReport, Measure};
-use schedlab_benches::experiment::Failures;
+use crate::{ExperimentError, INTERRUPT};
+use schedlab_benches::experiment::compare::{self, CompareConfig, CompareReport};
+use schedlab_benches::experiment::options::compare::CompareOptions;
 use schedlab_benches::report::contract::View;
-use schedlab_benches::driver::workload::entry_name;
-use schedlab_core::InsertPathKind;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct CompareArgs {
-    /// Jobs (threads), 1..=1024 (with the fair lock at most 64 per CPU); default: every CPU.
-    #[arg(long, value_parser = units::count::<1, 1024>, allow_negative_numbers = true)]
-    threads: Option<u64>,
-    /// Rounds, 1..=1000; each runs every variant once per lock kind, in a rotated order.
-    #[arg(long, default_value_t = 3, value_parser = units::count::<1, 1000>, allow_negative_numbers = true)]
-    rounds: u64,
-    /// Lock kind of the scheduler and queue locks: fair-spin, parking-lot or both.
-    #[arg(long, default_value = "fair-spin")]
-    lock: String,
-    /// Variants, comma-separated (default: every safe one).
-    #[arg(long)]
-    variants: Option<String>,
-    /// Also run `unlocked` (refused with --churn: it is unsafe under group removal).
-    #[arg(long)]
-    include_unlocked: bool,
-    /// lockstat (one run per variant and round: KIOPS and lock counters from the same run, the
-    /// statistics switched on and off in alternating 100 ms windows whose pairs give their cost),
-    /// both (two runs: plain KIOPS + separately instrumented counters) or plain (KIOPS only).
-    #[arg(long, default_value = "lockstat")]
-    measure: String,
-    /// How instrumented runs time lock holds: sampled (one in 256, estimated; the default) or
-    /// exact. Said to have no effect with --measure plain.
-    #[arg(long, value_parser = crate::flags::lockstat_mode)]
-    lockstat_mode: Option<schedlab_core::lockstat::Mode>,
-    /// Measured time of each instrumented run with --measure both: seconds or a duration, more
-    /// than 0, at most a day (default 1). Said to have no effect with another --measure.
-    #[arg(long, value_parser = units::seconds, allow_hyphen_values = true)]
-    lockstat_duration: Option<f64>,
     #[command(flatten)]
-    workload: WorkloadArgs,
-    /// Leave out the per-lock lockstat tables.
-    #[arg(long)]
-    pub(crate) brief: bool,
+    pub(crate) options: CompareOptions,
     #[command(flatten)]
     outputs: crate::report_out::OutputArgs,
 }
 
-#[derive(Parser)]
-struct DefaultsOnly {
-    #[command(flatten)]
-    args: CompareArgs,
-}
-
-impl CompareArgs {
-    /// The workload flags (their defaults are every command's).
-    pub(crate) fn workload_args(&self) -> &WorkloadArgs {
-        &self.workload
-    }
-}
-
 /// The arguments plain `schedlab` runs with.
 pub fn default_args() -> CompareArgs {
-    DefaultsOnly::parse_from(["schedlab"]).args
+    schedlab_benches::experiment::options::defaults()
 }
 
 /// Every path `compare` reads or writes (`paths.rs`).
@@ -76,65 +29,8 @@ pub(crate) fn paths(args: &CompareArgs) -> Result<crate::paths::Paths, Experimen
 }
 
 pub(crate) fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentError> {
-    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let threads = match args.threads {
-        None => cpus,
-        Some(t) if (1..=1024).contains(&t) => t as usize,
-        Some(t) => return Err(bad_input(format!("--threads must be 1..=1024, got {t}"))),
-    };
-    if !(1..=1000).contains(&args.rounds) {
-        return Err(bad_input(format!("--rounds must be 1..=1000, got {}", args.rounds)));
-    }
-    let measure = Measure::from_name(&args.measure)
-        .ok_or_else(|| bad_input(format!("unknown --measure `{}` (known: plain, lockstat, both)", args.measure)))?;
-    if args.include_unlocked && args.workload.jobs.churn > 0.0 {
-        return Err(bad_input(
-            "--include-unlocked cannot run with --churn: `unlocked` is unsafe under group removal",
-        ));
-    }
-    // `--insert both`: every variant on each insert path, as entries `<variant>` and
-    // `<variant>+lists`, interleaved like the variants.
-    let paths: Vec<InsertPathKind> = if args.workload.jobs.insert == "both" {
-        InsertPathKind::ALL.to_vec()
-    } else {
-        vec![crate::flags::parse_insert(&args.workload.jobs.insert)?]
-    };
-    let mut workload_args = args.workload.clone();
-    workload_args.jobs.insert = InsertPathKind::Direct.name().into();
-    let variants = parse_variants(args.variants.as_deref(), args.include_unlocked)?;
-    let entries: Vec<&'static str> =
-        paths.iter().flat_map(|&path| variants.iter().map(move |&v| entry_name(v, path))).collect();
-    // Options that only mean something beside a --measure: said, not refused (scripts pass them).
-    if args.lockstat_duration.is_some() && measure != Measure::Both {
-        crate::out::warning(format_args!("--lockstat-duration has no effect: only --measure both makes separately instrumented runs (--measure is {})", args.measure));
-    }
-    if measure == Measure::Plain {
-        let defaults = default_args();
-        let instrumented_only = [
-            ("--lockstat-mode", args.lockstat_mode.is_some()),
-            ("--sum-sampling", args.workload.sum_sampling != defaults.workload.sum_sampling),
-            ("--brief", args.brief),
-        ];
-        for (flag, _) in instrumented_only.iter().filter(|(_, set)| *set) {
-            crate::out::warning(format_args!("{flag} has no effect: --measure plain makes no instrumented run (no lock tables)"));
-        }
-    }
-    let cfg = CompareConfig {
-        workload: workload_args.config(threads)?,
-        variants: entries,
-        locks: parse_locks(&args.lock)?,
-        rounds: args.rounds as usize,
-        measure,
-        lockstat_duration: seconds("lockstat-duration", args.lockstat_duration.unwrap_or(1.0), false)?,
-        lockstat_window: std::time::Duration::from_millis(100),
-        lockstat_mode: args.lockstat_mode.unwrap_or(schedlab_core::lockstat::Mode::Sampled),
-        sum_sampling: args.workload.sum_sampling()?,
-        noise: args.workload.noise_policy()?,
-    };
-    cfg.validate()?;
-    Ok(cfg)
+    crate::configure(|cx| args.options.config(cx))
 }
-
 
 /// Runs a comparison from parsed arguments: the one call, then every output through
 /// `report_out::emit`, which also decides the exit code from the report's outcome.
@@ -142,7 +38,7 @@ pub fn cmd(args: &CompareArgs) -> Result<(), ExperimentError> {
     let cfg = config(args)?;
     let claimed = args.outputs.claim::<CompareReport>()?;
     let report = compare::run(&cfg, &INTERRUPT, &mut Bar::new("schedlab compare", "runs"))?;
-    crate::report_out::emit(&report, View { brief: args.brief }, &claimed, Failures::default())
+    crate::report_out::emit(&report, View { brief: args.options.brief }, &claimed, Default::default())
 }
 
 #[cfg(test)]

@@ -26,16 +26,16 @@ fn effect(cli: &Cli) -> Result<String, String> {
     let e = |r: crate::ExperimentError| r.message;
     Ok(match &cli.command {
         None | Some(Command::Variants) => String::new(),
-        Some(Command::Run(a)) => format!("{:?} {}", crate::run::workload_config(a).map_err(e)?, a.variant),
-        Some(Command::Compare(a)) => format!("{:?} {}", crate::compare::config(a).map_err(e)?, a.brief),
-        Some(Command::Sweep(a)) => format!("{:?} {}", crate::sweep::config(a).map_err(e)?, a.resume),
+        Some(Command::Run(a)) => format!("{:?} {}", crate::run::workload_config(a).map_err(e)?, a.options.variant),
+        Some(Command::Compare(a)) => format!("{:?} {}", crate::compare::config(a).map_err(e)?, a.options.brief),
+        Some(Command::Sweep(a)) => format!("{:?} {}", crate::sweep::config(a).map_err(e)?, a.options.resume),
         Some(Command::Predict(a)) => format!("{:?}", crate::predict::config(a).map_err(e)?),
         Some(Command::Roundtrip(a)) => format!("{:?}", crate::roundtrip::config(a).map_err(e)?),
-        Some(Command::Simulate(a)) => format!("{:?} {}", crate::simulate::sim_config(a).map_err(e)?, a.variant),
+        Some(Command::Simulate(a)) => format!("{:?} {}", crate::simulate::config(a).map_err(e)?.sim, a.options.variant),
         Some(Command::Flamegraph(a)) => format!("{:?}", crate::flamegraph::config(a).map_err(e)?),
         // Its only configuration is its paths and the excerpt's window (which needs --svg).
         Some(Command::TraceSummary(_)) => String::new(),
-        Some(Command::Kernel(a)) => format!("{:?} {:?} {}", crate::kernel::config(a).map_err(e)?, a.inject, a.cleanup),
+        Some(Command::Kernel(a)) => format!("{:?} {:?} {}", crate::kernel::config(a).map_err(e)?, a.options.inject, a.cleanup),
     })
 }
 

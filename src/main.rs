@@ -29,7 +29,7 @@ pub(crate) use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::files::output::OutputFile;
 use schedlab_core::sync::AtomicBool;
 use std::process::ExitCode;
-use std::time::Duration;
+use schedlab_benches::experiment::options::Context;
 
 #[macro_use]
 mod out;
@@ -40,7 +40,6 @@ mod flag_props;
 #[cfg(test)]
 mod path_props;
 mod compare;
-mod flags;
 mod flamegraph;
 mod kernel;
 mod logging;
@@ -54,7 +53,6 @@ mod signals;
 mod simulate;
 mod sweep;
 mod trace_summary;
-mod units;
 
 /// Set by the first SIGINT, SIGTERM or SIGHUP (`signals.rs`); every driver polls it.
 static INTERRUPT: AtomicBool = AtomicBool::new(false);
@@ -171,32 +169,16 @@ pub(crate) fn bad_input(message: impl Into<String>) -> ExperimentError {
     ExperimentError::bad_input(message)
 }
 
-pub(crate) fn parse_bs(s: &str) -> Result<u32, ExperimentError> {
-    let lower = s.trim().to_ascii_lowercase();
-    let (digits, mult) = match lower.strip_suffix('k') {
-        Some(d) => (d, 1024u64),
-        None => (lower.as_str(), 1),
-    };
-    let bytes = digits.parse::<u64>().map_err(|_| bad_input(format!("--bs must be a size like 4096 or 4k, got `{s}`")))? * mult;
-    if bytes == 0 || bytes % 512 != 0 || bytes > 128 * 1024 {
-        return Err(bad_input(format!("--bs must be a multiple of 512 bytes up to 128k, got `{s}`")));
+/// Builds a configuration from an experiment's options (`schedlab_benches::experiment::options`):
+/// the translation gets the stop flag and the path registry's input check, and what it says has
+/// no effect is printed as warnings (also when it refuses).
+pub(crate) fn configure<T>(build: impl FnOnce(&mut Context) -> Result<T, ExperimentError>) -> Result<T, ExperimentError> {
+    let mut cx = Context::new(&INTERRUPT, &check_input);
+    let built = build(&mut cx);
+    for warning in cx.warnings {
+        out::warning(warning);
     }
-    Ok((bytes / 512) as u32)
-}
-
-/// A time option's value (already a finite, non-negative number of seconds: `units::seconds`),
-/// range-checked: more than zero unless `allow_zero`, at most a day.
-pub(crate) fn seconds(name: &str, v: f64, allow_zero: bool) -> Result<Duration, ExperimentError> {
-    if !v.is_finite() || v < 0.0 {
-        return Err(bad_input(format!("--{name} must be a finite time >= 0, got {v}")));
-    }
-    if !allow_zero && v == 0.0 {
-        return Err(bad_input(format!("--{name} must be greater than zero")));
-    }
-    if v > 24.0 * 3600.0 {
-        return Err(bad_input(format!("--{name} {v} s is more than a day")));
-    }
-    Ok(Duration::from_secs_f64(v))
+    built
 }
 
 /// One line for a panic, through the log (the default hook prints several, with a backtrace

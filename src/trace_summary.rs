@@ -2,7 +2,8 @@
 //! overlap) and summarises it; optionally draws an excerpt and the longest wait. The parsing and
 //! drawing are in `schedlab_benches::experiment::trace_summary`; this file parses and prints.
 
-use crate::{check_input, check_output, units, ExperimentError};
+use crate::{check_input, check_output, ExperimentError};
+use schedlab_benches::experiment::options::units;
 use schedlab_benches::experiment::trace_summary::{self, TraceSummaryConfig};
 use schedlab_benches::report::pages::TraceSummaryPage;
 

@@ -29,7 +29,9 @@
 //!                   mod.rs (the experiment shape), observer.rs (Event, Observer),
 //!                   compare.rs, sweep.rs, validate.rs (the model against runs), kernel/
 //!                   predict.rs (the model's prediction), simulate.rs, roundtrip.rs,
-//!                   flamegraph.rs, trace_summary.rs (the files they draw)
+//!                   flamegraph.rs, trace_summary.rs (the files they draw),
+//!                   options/ (each experiment's command-line options and their
+//!                   translation into its configuration)
 //! 3 model/        `schedlab predict`'s discrete-event simulation and its calibration:
 //!                   mod.rs, calibrate.rs, harness.rs, sim.rs, topology.rs, probes.rs
 //!   policy_sim/   `schedlab simulate`: the scheduler on a virtual clock: mod.rs, device.rs

@@ -26,6 +26,7 @@ pub mod compare;
 pub mod flamegraph;
 pub mod kernel;
 pub mod observer;
+pub mod options;
 pub mod predict;
 pub mod roundtrip;
 pub mod simulate;

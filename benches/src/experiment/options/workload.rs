@@ -1,11 +1,13 @@
-//! The flags shared by several commands: the workload (`run`, `compare`, `sweep`, `predict`) and its
-//! conversion into a [`WorkloadConfig`], lock kinds, variant lists and number lists: one definition, so the commands
-//! cannot drift apart.
+//! The workload's flags, shared by `run`, `compare`, `sweep` and `predict`, and their conversion
+//! into a [`WorkloadConfig`]: one definition, so the commands cannot drift apart.
 
-use crate::{bad_input, parse_bs, seconds, units, ExperimentError};
-use schedlab_benches::experiment::compare::NoisePolicy;
-use schedlab_benches::driver::workload::{Rw, WorkloadConfig};
-use schedlab_core::{Inject, InjectSite, InsertPathKind, KernelProfile, LockKind};
+use super::context::Context;
+use super::parse::{bad_input, parse_bs, parse_inject, parse_insert, parse_kernel, seconds};
+use super::units;
+use crate::driver::workload::{Rw, WorkloadConfig};
+use crate::experiment::compare::NoisePolicy;
+use crate::error::ExperimentError;
+use schedlab_core::LockKind;
 
 /// What the jobs do (everything but how many, how long and which lock).
 #[derive(clap::Args, Debug, Clone)]
@@ -74,31 +76,6 @@ pub struct WorkloadFlags {
     pub at: String,
 }
 
-/// Parses a `--kernel` value.
-pub fn parse_kernel(s: &str) -> Result<KernelProfile, ExperimentError> {
-    KernelProfile::from_name(s).ok_or_else(|| {
-        let known: Vec<_> = KernelProfile::ALL.iter().map(|k| k.name()).collect();
-        bad_input(format!("unknown --kernel `{s}` (known: {})", known.join(", ")))
-    })
-}
-
-/// Parses `--inject-ns` and `--at`.
-pub fn parse_inject(ns: u64, at: &str) -> Result<Inject, ExperimentError> {
-    let at = InjectSite::from_name(at).ok_or_else(|| bad_input(format!("unknown --at `{at}` (known: inside, outside)")))?;
-    if ns == 0 && at == InjectSite::Outside {
-        crate::out::warning("--at has no effect with --inject-ns 0: nothing is injected");
-    }
-    Ok(Inject { ns, at })
-}
-
-/// Parses an `--insert` value that names one path.
-pub fn parse_insert(s: &str) -> Result<InsertPathKind, ExperimentError> {
-    InsertPathKind::from_name(s).ok_or_else(|| {
-        let known: Vec<_> = InsertPathKind::ALL.iter().map(|k| k.name()).collect();
-        bad_input(format!("unknown --insert `{s}` (known: {})", known.join(", ")))
-    })
-}
-
 /// How many jobs, for how long, on which lock: what each command decides itself.
 pub struct RunShape {
     pub threads: usize,
@@ -112,9 +89,8 @@ pub struct RunShape {
 impl WorkloadFlags {
     /// The workload config (checked here for its own flags; the caller validates it against the
     /// variant with `WorkloadConfig::validate`).
-    pub fn config(&self, shape: RunShape) -> Result<WorkloadConfig, ExperimentError> {
-        let rw = Rw::from_name(&self.rw)
-            .ok_or_else(|| bad_input(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", self.rw)))?;
+    pub fn config(&self, shape: RunShape, cx: &mut Context) -> Result<WorkloadConfig, ExperimentError> {
+        let rw = Rw::from_name(&self.rw).ok_or_else(|| bad_input(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", self.rw)))?;
         let weights = self
             .weights
             .split(',')
@@ -147,14 +123,9 @@ impl WorkloadFlags {
             insert: parse_insert(&self.insert)?,
             kernel: parse_kernel(&self.kernel)?,
             elevator_ns: self.elevator_ns,
-            inject: parse_inject(self.inject_ns, &self.at)?,
+            inject: parse_inject(self.inject_ns, &self.at, cx)?,
         })
     }
-}
-
-/// Parses `--lockstat[=sampled|exact]` (given without a value: sampled).
-pub fn lockstat_mode(value: &str) -> Result<schedlab_core::lockstat::Mode, String> {
-    schedlab_core::lockstat::Mode::from_name(value).ok_or_else(|| format!("unknown lock statistics mode `{value}` (known: sampled, exact)"))
 }
 
 /// The workload knobs shared by `compare` and `sweep` (see `schedlab run --help` for one run).
@@ -184,15 +155,18 @@ pub struct WorkloadArgs {
 
 impl WorkloadArgs {
     /// The workload for `threads` jobs (validated against variants by the caller).
-    pub fn config(&self, threads: usize) -> Result<WorkloadConfig, ExperimentError> {
-        self.jobs.config(RunShape {
-            threads,
-            duration: self.duration,
-            ramp: self.ramp,
-            lock: LockKind::FairSpin,
-            lockstat: false,
-            lockstat_mode: schedlab_core::lockstat::Mode::Sampled,
-        })
+    pub fn config(&self, threads: usize, cx: &mut Context) -> Result<WorkloadConfig, ExperimentError> {
+        self.jobs.config(
+            RunShape {
+                threads,
+                duration: self.duration,
+                ramp: self.ramp,
+                lock: LockKind::FairSpin,
+                lockstat: false,
+                lockstat_mode: schedlab_core::lockstat::Mode::Sampled,
+            },
+            cx,
+        )
     }
 
     pub fn noise_policy(&self) -> Result<NoisePolicy, ExperimentError> {
@@ -202,7 +176,10 @@ impl WorkloadArgs {
         if self.retries > 10 {
             return Err(bad_input(format!("--retries must be 0..=10, got {}", self.retries)));
         }
-        Ok(NoisePolicy { max_other_cpus: self.max_other_cpus, retries: self.retries as u32 })
+        Ok(NoisePolicy {
+            max_other_cpus: self.max_other_cpus,
+            retries: self.retries as u32,
+        })
     }
 
     pub fn sum_sampling(&self) -> Result<u32, ExperimentError> {
@@ -213,80 +190,12 @@ impl WorkloadArgs {
     }
 }
 
-/// Parses `--lock`: one kind or `both`.
-pub fn parse_locks(s: &str) -> Result<Vec<LockKind>, ExperimentError> {
-    if s == "both" {
-        return Ok(LockKind::ALL.to_vec());
-    }
-    LockKind::from_name(s)
-        .map(|k| vec![k])
-        .ok_or_else(|| bad_input(format!("unknown lock kind `{s}` (known: fair-spin, parking-lot, both)")))
-}
-
-/// Parses `--variants` (comma-separated; empty: every safe variant), adding `unlocked` if asked.
-pub fn parse_variants(list: Option<&str>, include_unlocked: bool) -> Result<Vec<&'static str>, ExperimentError> {
-    let mut names: Vec<&'static str> = match list {
-        None => schedlab_variants::safe().map(|v| v.name).collect(),
-        Some(list) => list
-            .split(',')
-            .map(|n| {
-                let n = n.trim();
-                schedlab_variants::info(n).map(|v| v.name).ok_or_else(|| {
-                    let known: Vec<_> = schedlab_variants::ALL.iter().map(|v| v.name).collect();
-                    bad_input(format!("unknown variant `{n}` (known: {})", known.join(", ")))
-                })
-            })
-            .collect::<Result<_, _>>()?,
-    };
-    if include_unlocked && !names.contains(&"unlocked") {
-        names.push("unlocked");
-    }
-    let mut seen = Vec::new();
-    names.retain(|n| {
-        let fresh = !seen.contains(n);
-        seen.push(*n);
-        fresh
-    });
-    Ok(names)
-}
-
-/// "1,2,4", "1-4", or a mix (also `predict`'s lists).
-pub(crate) fn parse_list(name: &str, s: &str, max: u64) -> Result<Vec<u64>, ExperimentError> {
-    let bad = || bad_input(format!("--{name} must be a list like 1,2,4 or 1-4 (each 0..={max}), got `{s}`"));
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (a.trim().parse::<u64>().map_err(|_| bad())?, b.trim().parse::<u64>().map_err(|_| bad())?),
-            None => {
-                let v = part.parse::<u64>().map_err(|_| bad())?;
-                (v, v)
-            }
-        };
-        if lo > hi || hi > max {
-            return Err(bad());
-        }
-        for v in lo..=hi {
-            if !out.contains(&v) {
-                out.push(v);
-            }
-        }
-    }
-    if out.is_empty() {
-        return Err(bad());
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::parse_list;
-
     #[test]
-    fn lists_parse() {
-        assert_eq!(parse_list("threads", "1,2,4", 8).ok().unwrap(), vec![1, 2, 4]);
-        assert_eq!(parse_list("threads", "1-3,8", 8).ok().unwrap(), vec![1, 2, 3, 8]);
-        assert!(parse_list("threads", "3-1", 8).is_err());
-        assert!(parse_list("threads", "x", 8).is_err());
-        assert!(parse_list("threads", "9", 8).is_err());
+    fn defaults_are_the_documented_ones() {
+        let w: super::WorkloadArgs = super::super::parse::defaults();
+        assert_eq!(w.retries, 3);
+        assert_eq!(w.jobs.groups, 4);
     }
 }
