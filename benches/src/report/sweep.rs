@@ -116,13 +116,10 @@ pub fn points_and_model_text(report: &SweepReport) -> String {
     out
 }
 
-/// The notes after the chart: failed points, fair-lock points run with more runnable threads than
-/// CPUs, points kept although other processes disturbed them, inconsistent points.
-pub fn notes_text(report: &SweepReport) -> String {
-    let mut out = String::new();
-    for f in &report.failures {
-        let _ = writeln!(out, "FAILED point (the sweep went on without it): {f}");
-    }
+/// The sweep's warnings, one line each: fair-lock points that ran oversubscribed or disturbed,
+/// and noisy points kept after their retries (the notes print them; the outcome carries them).
+fn warnings(report: &SweepReport) -> Vec<String> {
+    let mut out = Vec::new();
     let fair_disturbed: Vec<String> = report
         .points
         .iter()
@@ -130,21 +127,32 @@ pub fn notes_text(report: &SweepReport) -> String {
         .map(|p| format!("{}@{}", p.variant, p.threads))
         .collect();
     if !fair_disturbed.is_empty() {
-        let _ = writeln!(
-            out,
+        out.push(format!(
             "WARNING (fair-spin): {} point(s) ran with more runnable threads than CPUs (oversubscribed, or other processes using the CPUs): {}. {}.",
             fair_disturbed.len(),
             fair_disturbed.join(", "),
             FAIR_LOCK_ADVICE
-        );
+        ));
     }
     let max_other_cpus = report.config.noise.max_other_cpus;
     let noisy = report.measured().iter().filter(|p| p.other_cpus > max_other_cpus).count();
     if noisy > 0 {
-        let _ = writeln!(
-            out,
+        out.push(format!(
             "WARNING: {noisy} point(s) kept although other processes used more than {max_other_cpus} CPUs during them (retries exhausted): see the other_cpus column",
-        );
+        ));
+    }
+    out
+}
+
+/// The notes after the chart: failed points, fair-lock points run with more runnable threads than
+/// CPUs, points kept although other processes disturbed them, inconsistent points.
+pub fn notes_text(report: &SweepReport) -> String {
+    let mut out = String::new();
+    for f in &report.failures {
+        let _ = writeln!(out, "FAILED point (the sweep went on without it): {f}");
+    }
+    for warning in warnings(report) {
+        let _ = writeln!(out, "{warning}");
     }
     if !report.all_consistent() {
         let _ = writeln!(out, "INCONSISTENT points: see the `consistent` column of the CSV");
@@ -267,7 +275,7 @@ impl super::contract::Report for SweepReport {
             .collect();
         super::contract::Outcome {
             interrupted: self.interrupted,
-            warnings: notes_text(self).lines().filter(|l| l.starts_with("WARNING")).map(str::to_string).collect(),
+            warnings: warnings(self),
             disturbed,
             failed_checks: if self.all_consistent() { vec![] } else { vec!["a point failed its end-of-run checks (INCONSISTENT points above)".into()] },
             failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
