@@ -186,6 +186,26 @@ fn kernel_leftovers(pid: u32, started: &[u32]) -> Vec<String> {
     left
 }
 
+/// The parent and command name of process `pid`.
+fn parent_and_name(pid: u32) -> Option<(u32, String)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (head, rest) = stat.rsplit_once(')')?;
+    let name = head.split_once('(')?.1.to_string();
+    Some((rest.split_whitespace().nth(1)?.parse().ok()?, name))
+}
+
+/// Whether a fio started by `pid` has job processes (fio processes whose parent is that fio).
+fn fio_jobs_running(pid: u32) -> bool {
+    let procs: Vec<(u32, u32, String)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|p| parent_and_name(p).map(|(ppid, name)| (p, ppid, name)))
+        .collect();
+    procs.iter().any(|(fio, ppid, name)| *ppid == pid && name == "fio" && procs.iter().any(|(_, parent, job)| parent == fio && job == "fio"))
+}
+
 /// The fio and bpftrace processes alive now (their pids), to find which a run started.
 fn tool_processes() -> Vec<u32> {
     std::fs::read_dir("/proc")
@@ -260,6 +280,19 @@ fn stopped(args: &[&str], dir: &Path, point: Point, signal: &str) -> (Option<i32
                 }
             }
             Err(_) => panic!("{args:?}: ended or went silent before {point:?} (a long invocation must outlast the test)"),
+        }
+    }
+    if let Point::Step(text) = point {
+        if args.first() == Some(&"kernel") && text.contains("kernel ") {
+            // The event for a stop in a kernel run: fio's job processes are doing the I/O (fio
+            // forks them after its start, each in a session of its own), so that the stop
+            // lands in the run, not in fio's start.
+            while !fio_jobs_running(child.id()) {
+                if child.try_wait().unwrap().is_some() || Instant::now() > watchdog {
+                    panic!("{args:?}: fio's job processes never ran after {point:?}");
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
         }
     }
     let _ = Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status();
