@@ -16,8 +16,10 @@ took "workspace tests"
 echo "== schedlab kernel on the real kernel (tests/cli_kernel.rs: its ignored tests)"
 if why=$(bash scripts/kernel-ready.sh); then
   cargo test --release --test cli_kernel -- --ignored --test-threads=1
+  # Its stop test, generated with every subcommand's (tests/cli_stops.rs).
+  cargo test --release --test cli_stops -- --ignored stops::kernel
 else
-  echo "skipped: $why (the 8 tests on the real kernel stay ignored; install fio, linux-perf and bpftrace as root to run them)"
+  echo "skipped: $why (the 9 tests on the real kernel stay ignored; install fio, linux-perf and bpftrace as root to run them)"
 fi
 took "kernel peer"
 

@@ -7,6 +7,7 @@
 //! option that does none of these is reported, with the value tried. Path options are the path
 //! registry's (`path_props.rs`). Nothing runs: the configuration is built, not used.
 
+use crate::deps::{minimal, options_alone, Alone, CANDIDATES};
 use crate::{Cli, Command};
 
 /// The cheapest arguments each subcommand's configuration accepts.
@@ -38,12 +39,6 @@ fn effect(cli: &Cli) -> Result<String, String> {
         Some(Command::Kernel(a)) => format!("{:?} {:?} {}", crate::kernel::config(a).map_err(e)?, a.options.inject, a.cleanup),
     })
 }
-
-/// Values to try: the ones each kind of option takes.
-const CANDIDATES: &[&str] = &[
-    "2", "3", "1", "0", "7", "64", "0.5", "500ms", "1,2", "1-2", "both", "lists", "parking-lot", "exact", "plain", "hdd", "null", "randwrite",
-    "8k", "6.18", "bare", "outside", "init", "off", "main", "psync", "no-stats", "sched-lock", "all", "1x1", "100,200", "10ms", "2x4", "8ms",
-];
 
 #[derive(Debug, PartialEq)]
 enum Outcome {
@@ -117,80 +112,6 @@ fn every_option_changes_something_or_is_declared_refused_or_warned() {
     }
     assert!(tried > 100, "every option of every subcommand: {tried}");
     assert!(ignored.is_empty(), "options that change nothing, and are neither refused nor said to have no effect: {ignored:#?}");
-}
-
-/// How clap answers one option given alone (beside the subcommand's required positional).
-#[derive(Debug)]
-enum Alone {
-    Accepted,
-    /// It needs these options (their long names).
-    Needs(Vec<String>),
-    /// Refused for another reason (it excludes something given by default, or the value).
-    Other,
-}
-
-/// The argument vector `schedlab SUB [FILE] ARGS...`: only the positional clap requires.
-fn minimal(sub: &str, args: &[(String, Option<String>)]) -> Vec<String> {
-    let mut argv = vec!["schedlab".to_string(), sub.to_string()];
-    if sub == "trace-summary" {
-        argv.push("t.json".into());
-    }
-    for (long, value) in args {
-        argv.push(format!("--{long}"));
-        argv.extend(value.clone());
-    }
-    argv
-}
-
-fn needs(e: &clap::Error) -> Vec<String> {
-    use clap::error::{ContextKind, ContextValue};
-    match e.get(ContextKind::InvalidArg) {
-        Some(ContextValue::Strings(v)) => v.iter().filter_map(|s| s.strip_prefix("--")).map(|s| s.split([' ', '=']).next().unwrap_or(s).to_string()).collect(),
-        Some(ContextValue::String(s)) => s.strip_prefix("--").map(|s| vec![s.split([' ', '=']).next().unwrap_or(s).to_string()]).unwrap_or_default(),
-        _ => Vec::new(),
-    }
-}
-
-/// Every option of `sub` with a value clap's parser takes for it (`None` for a flag), and how
-/// clap answers it given alone.
-fn options_alone(sub: &clap::Command) -> Vec<(String, Option<String>, Alone)> {
-    use clap::error::ErrorKind;
-    let mut out = Vec::new();
-    for arg in sub.get_arguments() {
-        let Some(long) = arg.get_long() else { continue };
-        if matches!(long, "help" | "version" | "verbose") {
-            continue;
-        }
-        let values: Vec<Option<String>> = if !arg.get_action().takes_values() {
-            vec![None]
-        } else if matches!(arg.get_value_hint(), clap::ValueHint::AnyPath | clap::ValueHint::FilePath | clap::ValueHint::DirPath) {
-            vec![Some(format!("/tmp/schedlab-dep-{long}"))]
-        } else {
-            let defaults = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned());
-            defaults.chain(CANDIDATES.iter().map(|c| c.to_string())).map(Some).collect()
-        };
-        let n = arg.get_num_args().map_or(1, |r| r.min_values().max(1));
-        for value in values {
-            // An option that takes N values (`--diff A B`) gets the value N times.
-            let mut argv = minimal(sub.get_name(), &[(long.to_string(), value.clone())]);
-            for _ in 1..n {
-                argv.extend(value.clone());
-            }
-            let answer = match crate::parse_from(&argv) {
-                Ok(_) => Alone::Accepted,
-                Err(e) if e.kind() == ErrorKind::MissingRequiredArgument => Alone::Needs(needs(&e)),
-                Err(e) if matches!(e.kind(), ErrorKind::ValueValidation | ErrorKind::InvalidValue | ErrorKind::WrongNumberOfValues) => continue,
-                Err(_) => Alone::Other,
-            };
-            let value = match (value, n) {
-                (Some(v), n) if n > 1 => Some(vec![v; n].join(" ")),
-                (v, _) => v,
-            };
-            out.push((long.to_string(), value, answer));
-            break;
-        }
-    }
-    out
 }
 
 fn parse(sub: &str, options: &[(String, Option<String>)]) -> Result<crate::Cli, clap::Error> {

@@ -40,6 +40,7 @@ mod flag_props;
 #[cfg(test)]
 mod path_props;
 mod compare;
+mod deps;
 mod flamegraph;
 mod kernel;
 mod logging;
@@ -272,6 +273,14 @@ fn main() -> ExitCode {
     }
     if std::env::var_os("SCHEDLAB_DESCRIBE").is_some_and(|v| v == "cli") {
         describe_cli();
+        return finish(Ok(()));
+    }
+    if std::env::var_os("SCHEDLAB_DESCRIBE").is_some_and(|v| v == "requires") {
+        deps::describe_requires();
+        return finish(Ok(()));
+    }
+    if std::env::var_os("SCHEDLAB_DESCRIBE").is_some_and(|v| v == "conflicts") {
+        deps::describe_conflicts();
         return finish(Ok(()));
     }
     // First, so that a signal at any later moment is seen (before this, the default action ends

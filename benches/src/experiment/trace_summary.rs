@@ -87,7 +87,10 @@ fn analyse(text: String, file: &str, stop: &AtomicBool) -> Result<Analysed, Expe
 
 pub fn run(cfg: &TraceSummaryConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<TraceSummaryReport, ExperimentError> {
     let file = cfg.file.display();
+    observer.event(Event::Step { done: 0, label: &format!("reading the trace {file}") });
     let text = read_input(&cfg.file, "trace", caps::TRACE, stop)?;
+    // Said so that a stop can be aimed at the parse (tests/cli_stops.rs).
+    observer.event(Event::Step { done: 0, label: &format!("parsing the trace {file} ({:.1} MiB)", text.len() as f64 / (1 << 20) as f64) });
     let (trace, summary, locks) = analyse(text, &file.to_string(), stop)?;
     let longest = match &cfg.stall {
         Some(_) => Some(trace_check::longest_wait(&trace).cloned().ok_or_else(|| ExperimentError::bad_input(format!("{file}: no lock waits to draw")))?),

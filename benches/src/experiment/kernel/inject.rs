@@ -115,13 +115,11 @@ fn wait_or_kill(child: &mut std::process::Child, limit: Duration, stop: Option<&
             Err(_) => return None,
         }
         if Instant::now() > end || stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
-            // Every child here leads its own process group (fio's job processes are in it).
-            // SAFETY: a signal to our own child's process group; no memory is involved.
-            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
-            let _ = child.kill();
-            let _ = child.wait();
-            // Its job processes too, before the loop device under them is detached.
-            system::wait_group_gone(child.id(), Duration::from_secs(10));
+            // fio's job processes are its children in sessions of their own (each calls
+            // `setsid()`): killed with it, by pid, or they run to the end of their runtime
+            // holding fio's output pipes (which the caller reads to their end) and the loop
+            // device. Waited for too, before the loop device under them is detached.
+            system::kill_tree(child, Duration::from_secs(10));
             return None;
         }
         std::thread::sleep(Duration::from_millis(10));

@@ -376,15 +376,11 @@ fn wait_bounded(child: &mut Child, limit: Duration, stop: Option<&AtomicBool>) -
             Err(_) => return None,
         }
         if Instant::now() > end || stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
-            // fio's job processes are its children, in its process group (`fio_run` makes one):
-            // killed with it, or they would wait forever for their dead parent, holding fio's
-            // output pipe open. For a child that leads no group this finds none.
-            // SAFETY: a signal to our own child's process group; no memory is involved.
-            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
-            let _ = child.kill();
-            let _ = child.wait();
-            // Its job processes too, before the loop device under them is detached.
-            system::wait_group_gone(child.id(), Duration::from_secs(10));
+            // fio's job processes are its children in sessions of their own (each calls
+            // `setsid()`): killed with it, by pid, or they run to the end of their runtime
+            // holding fio's output pipes (which the caller reads to their end) and the loop
+            // device. Waited for too, before the loop device under them is detached.
+            system::kill_tree(child, Duration::from_secs(10));
             return None;
         }
         std::thread::sleep(Duration::from_millis(10));

@@ -781,23 +781,6 @@ mod tests {
     }
 }
 
-/// Waits (at most `limit`) until no live process is left in process group `pgid`: after a
-/// SIGKILL to a group, fio's job processes die asynchronously, and while one still holds the
-/// loop device open the kernel defers its detach past this process's exit. Zombies have closed
-/// their files and do not count. True when the group is gone.
-pub(crate) fn wait_group_gone(pgid: u32, limit: Duration) -> bool {
-    let end = Instant::now() + limit;
-    loop {
-        if !group_has_live_process(pgid) {
-            return true;
-        }
-        if Instant::now() > end {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// Whether a process other than a zombie has process group `pgid` (`/proc/<pid>/stat`).
 fn group_has_live_process(pgid: u32) -> bool {
     let Ok(entries) = std::fs::read_dir("/proc") else { return false };
@@ -810,4 +793,71 @@ fn group_has_live_process(pgid: u32) -> bool {
         let pgrp = fields.nth(1).and_then(|f| f.parse::<u32>().ok());
         pgrp == Some(pgid) && state != "Z" && state != "X"
     })
+}
+
+/// A process as `/proc/<pid>/stat` gives it: its parent, its state and its start time (which
+/// tells a process from a later one given the same pid).
+fn proc_stat(pid: u32) -> Option<(u32, char, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // "pid (comm) state ppid pgrp ... starttime (field 22)": read after the last ')'.
+    let (_, rest) = stat.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let state = fields.first()?.chars().next()?;
+    let ppid = fields.get(1)?.parse().ok()?;
+    let start = fields.get(19)?.parse().ok()?;
+    Some((ppid, state, start))
+}
+
+/// Every live descendant of `pid` (children, their children, ...), each with its start time.
+fn descendants(pid: u32) -> Vec<(u32, u64)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let all: Vec<(u32, u32, u64)> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|p| proc_stat(p).filter(|s| s.1 != 'Z' && s.1 != 'X').map(|(ppid, _, start)| (p, ppid, start)))
+        .collect();
+    let mut found = Vec::new();
+    let mut parents = vec![pid];
+    while let Some(parent) = parents.pop() {
+        for &(p, ppid, start) in &all {
+            if ppid == parent && !found.iter().any(|&(q, _)| q == p) {
+                found.push((p, start));
+                parents.push(p);
+            }
+        }
+    }
+    found
+}
+
+/// Kills `child`, its process group and every process under it, reaps it, and waits (at most
+/// `limit`) until none of them is alive. fio's job processes each call `setsid()`: they are in
+/// neither fio's process group nor its session, so a signal to the group missed them, and they
+/// ran to the end of their `--runtime` holding fio's output pipes (a stop waited for them, up to
+/// the run's duration) and the loop device. True when all are gone.
+pub(crate) fn kill_tree(child: &mut std::process::Child, limit: Duration) -> bool {
+    let pid = child.id();
+    // Found before the parent dies (then they are reparented and no longer under it); the
+    // parent is stopped first so that it forks no new one meanwhile.
+    // SAFETY: signals to our own child and its process group; no memory is involved.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGSTOP) };
+    let under = descendants(pid);
+    for &(p, _) in &under {
+        // SAFETY: a signal to a process under our own child, found just now by its parent.
+        unsafe { libc::kill(p as libc::pid_t, libc::SIGKILL) };
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
+    let _ = child.kill();
+    let _ = child.wait();
+    let end = Instant::now() + limit;
+    loop {
+        let alive = under.iter().any(|&(p, start)| proc_stat(p).is_some_and(|(_, state, s)| s == start && state != 'Z' && state != 'X'));
+        if !alive && !group_has_live_process(pid) {
+            return true;
+        }
+        if Instant::now() > end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
