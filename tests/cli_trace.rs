@@ -156,3 +156,20 @@ fn bad_trace_input_is_one_line_exit_2_and_leaves_no_file() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&out.stderr).trim_end().lines().count(), 1);
 }
+
+/// A stall drawing asked of a trace without a lock wait can only be known impossible after the
+/// parse: the summary is printed (the work is kept), the drawing is a failed output that says
+/// why (exit 3, not 2: bad input is refused before any work), and no file is made.
+#[test]
+fn a_stall_drawing_of_a_trace_without_waits_keeps_the_summary() {
+    let (dir, trace) = temp("no-waits.json");
+    let one_hold = r#"[{"ph":"B","name":"sched lock: hold","cat":"lock","tid":1,"ts":1.0},{"ph":"E","name":"sched lock: hold","cat":"lock","tid":1,"ts":2.0}]"#;
+    std::fs::write(&trace, one_hold).unwrap();
+    let stall = dir.path().join("stall.svg");
+    let out = schedlab(&["trace-summary", trace.to_str().unwrap(), "--stall-svg", stall.to_str().unwrap()]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stdout.contains("sched lock"), "the summary is printed: {stdout}");
+    assert!(stderr.contains("no lock waits to draw") && stderr.trim_end().lines().count() == 1, "{stderr}");
+    assert!(!stall.exists(), "no stall drawing was made");
+}

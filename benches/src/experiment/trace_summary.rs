@@ -3,8 +3,10 @@
 //! drawn: an excerpt of the timeline, and 100 µs around the end of the longest lock wait.
 //!
 //! Everything that can make the request impossible (an unreadable file, a file that is not a
-//! trace, a stall drawing asked of a trace without lock waits) is found before anything is
-//! written; the drawings are this experiment's product, written atomically by it.
+//! trace) is found before anything is written; the drawings are this experiment's product,
+//! written atomically by it. A stall drawing asked of a trace without lock waits can only be
+//! known after the parse: the summary is kept and the drawing is a failed output (exit 3) that
+//! says why.
 
 use crate::error::{ErrorKind, ExperimentError};
 use crate::experiment::observer::{Event, Observer};
@@ -39,6 +41,8 @@ pub struct TraceSummaryReport {
     pub drawings: Vec<(String, String)>,
     /// Drawings that could not be written (told to the observer as they happened).
     pub write_failures: Vec<String>,
+    /// Drawings asked for that the trace cannot give, with why (not yet told).
+    pub not_drawn: Vec<String>,
 }
 
 impl TraceSummaryReport {
@@ -92,10 +96,7 @@ pub fn run(cfg: &TraceSummaryConfig, stop: &AtomicBool, observer: &mut dyn Obser
     // Said so that a stop can be aimed at the parse (tests/cli_stops.rs).
     observer.event(Event::Step { done: 0, label: &format!("parsing the trace {file} ({:.1} MiB)", text.len() as f64 / (1 << 20) as f64) });
     let (trace, summary, locks) = analyse(text, &file.to_string(), stop)?;
-    let longest = match &cfg.stall {
-        Some(_) => Some(trace_check::longest_wait(&trace).cloned().ok_or_else(|| ExperimentError::bad_input(format!("{file}: no lock waits to draw")))?),
-        None => None,
-    };
+    let longest = cfg.stall.as_ref().and_then(|_| trace_check::longest_wait(&trace).cloned());
     let mut report = TraceSummaryReport {
         summary,
         locks,
@@ -103,7 +104,11 @@ pub fn run(cfg: &TraceSummaryConfig, stop: &AtomicBool, observer: &mut dyn Obser
         written: Vec::new(),
         drawings: Vec::new(),
         write_failures: Vec::new(),
+        not_drawn: Vec::new(),
     };
+    if let (Some(out), None) = (&cfg.stall, &longest) {
+        report.not_drawn.push(format!("{} not written: {file} has no lock waits to draw", out.path().display()));
+    }
     if let Some(out) = &cfg.excerpt {
         let from = cfg.from_us.unwrap_or_else(|| trace_check::busiest_window(&report.trace, cfg.span_us));
         let name = cfg.file.file_name().map_or_else(|| file.to_string(), |n| n.to_string_lossy().into_owned());
@@ -125,6 +130,9 @@ pub fn outcome(report: &TraceSummaryReport, file: &std::path::Path) -> Result<()
     let mut failures = crate::error::Failures::default();
     if !report.write_failures.is_empty() {
         failures.add(ExperimentError::already_told(ErrorKind::OutputFailed));
+    }
+    for why in &report.not_drawn {
+        failures.add(ExperimentError::output_failed(why.clone()));
     }
     if report.overlapping() {
         failures.add(ExperimentError::check_failed(format!("{}: two holds of one lock overlap", file.display())));

@@ -189,7 +189,7 @@ impl super::contract::Report for TraceSummaryPage {
     fn outcome(&self) -> super::contract::Outcome {
         super::contract::Outcome {
             failed_checks: if self.report.overlapping() { vec![format!("{}: two holds of one lock overlap", self.file.display())] } else { vec![] },
-            failed_outputs: self.report.write_failures.iter().map(|_| String::new()).collect(),
+            failed_outputs: self.report.write_failures.iter().map(|_| String::new()).chain(self.report.not_drawn.iter().cloned()).collect(),
             ..Default::default()
         }
     }
