@@ -370,12 +370,17 @@ fn done(out: &Output, what: &str) {
 /// Every output option of `sub` written through descriptors and under awkward names; every input
 /// read under a non-UTF-8 name.
 fn awkward_paths_work(sub: &str) {
+    awkward_paths_work_with(sub, &|_, fx| quick(sub, fx))
+}
+
+/// As [`awkward_paths_work`], with `quick_for` giving the invocation that works with each option.
+fn awkward_paths_work_with(sub: &str, quick_for: &dyn Fn(&Opt, &Fixture) -> Option<Inv>) {
     let fx = Fixture::new(sub);
-    let Some(q) = quick(sub, &fx) else {
-        println!("{sub}: cannot run here; its refusals are tried by the aliasing test");
-        return;
-    };
     for opt in path_options(sub) {
+        let Some(q) = quick_for(&opt, &fx) else {
+            println!("{sub} {}: cannot run here; its refusals are tried by the aliasing test", opt.name);
+            continue;
+        };
         let (role, _) = role(sub, &opt, &fx);
         let scratch = tempfile::tempdir_in(fx.path()).unwrap();
         let s = scratch.path();
@@ -527,11 +532,13 @@ impl Drop for FullFs {
 /// name and as the name of a file already there: a non-zero exit with the reason said on stderr,
 /// no panic, the file that was there intact, nothing left behind on the file system.
 fn a_full_file_system_is_said_and_damages_nothing(sub: &str) {
+    a_full_file_system_is_said_with(sub, &|_, fx| quick(sub, fx))
+}
+
+/// As [`a_full_file_system_is_said_and_damages_nothing`], with `quick_for` giving the invocation
+/// that works with each option.
+fn a_full_file_system_is_said_with(sub: &str, quick_for: &dyn Fn(&Opt, &Fixture) -> Option<Inv>) {
     let fx = Fixture::new(sub);
-    let Some(q) = quick(sub, &fx) else {
-        println!("{sub}: cannot run here; its refusals are tried by the aliasing test");
-        return;
-    };
     let Some(full) = FullFs::mount() else { return };
     let mut tried = 0;
     for opt in path_options(sub) {
@@ -539,6 +546,10 @@ fn a_full_file_system_is_said_and_damages_nothing(sub: &str) {
         if role == "input" {
             continue;
         }
+        let Some(q) = quick_for(&opt, &fx) else {
+            println!("{sub} {}: cannot run here; its refusals are tried by the aliasing test", opt.name);
+            continue;
+        };
         let targets: &[&str] = if role == "dir" { &["new-dir"] } else { &["new.out", "kept.out"] };
         for name in targets {
             full.reset();
@@ -572,6 +583,46 @@ macro_rules! per_subcommand {
             $(#[test] fn $name() { super::a_full_file_system_is_said_and_damages_nothing($sub) })*
         }
     };
+}
+
+/// `kernel`'s cheapest real runs, per option: a 0.2 s run of the main point without profiles,
+/// contention or model (the profile comes back when `--flamegraphs` is set: `Inv::set` drops
+/// `--no-profile`, which it conflicts with), and `--inject`'s shortest run for `--inject-raw`.
+/// `--device` is left out: a block device cannot be copied under an awkward name.
+fn kernel_quick(opt: &Opt, _fx: &Fixture) -> Option<Inv> {
+    let short = ["--rounds", "1", "--duration", "0.2", "--ramp", "0", "--groups", "0", "--no-model", "--size-mib", "64"];
+    let head: &[&str] = match opt.name.as_str() {
+        "--device" => return None,
+        "--inject-raw" => &["--inject", "0,500", "--inject-cycles", "4"],
+        _ => &["--points", "main", "--contention", "off", "--no-profile"],
+    };
+    Some(Inv::new("kernel", &[head, &short[..]].concat()))
+}
+
+/// `kernel`'s outputs through descriptors, under awkward names and on a full file system, on the
+/// real kernel: ignored here, run by scripts/test.sh where scripts/kernel-ready.sh finds root,
+/// fio, perf, bpftrace and BFQ (its refusals run everywhere: `aliasing::kernel`).
+mod kernel_real {
+    const WHY: &str = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them";
+
+    fn ready() {
+        let ready = std::process::Command::new("bash").arg("scripts/kernel-ready.sh").current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
+        assert!(ready.status.success(), "kernel: cannot run here ({}); {WHY}", String::from_utf8_lossy(&ready.stdout).trim());
+    }
+
+    #[test]
+    #[ignore = "needs root, fio, perf, bpftrace and BFQ (scripts/kernel-ready.sh)"]
+    fn awkward() {
+        ready();
+        super::awkward_paths_work_with("kernel", &super::kernel_quick)
+    }
+
+    #[test]
+    #[ignore = "needs root, fio, perf, bpftrace and BFQ (scripts/kernel-ready.sh)"]
+    fn full_fs() {
+        ready();
+        super::a_full_file_system_is_said_with("kernel", &super::kernel_quick)
+    }
 }
 
 per_subcommand! {

@@ -91,7 +91,7 @@ pub fn inject_text(r: &InjectReport) -> String {
     for w in &r.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
-    for f in &r.failures {
+    for f in r.failures.iter().chain(&r.output_failures) {
         let _ = writeln!(out, "failed: {f}");
     }
     if r.interrupted {
@@ -251,7 +251,9 @@ impl super::contract::Report for InjectReport {
         super::contract::Outcome {
             interrupted: self.interrupted,
             warnings: self.warnings.clone(),
+            // Told on stderr as they were collected (`experiment::kernel::inject::run`).
             failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
+            failed_outputs: if self.output_failures.is_empty() { vec![] } else { vec![String::new()] },
             ..Default::default()
         }
     }

@@ -156,7 +156,7 @@ pub fn kernel_text(report: &KernelReport) -> String {
         let _ = writeln!(out);
         out.push_str(&fidelity_text(&report.fidelity));
     }
-    for f in &report.failures {
+    for f in report.failures.iter().chain(&report.output_failures) {
         let _ = writeln!(out, "failed: {f}");
     }
     if report.interrupted {
@@ -355,7 +355,9 @@ impl super::contract::Report for KernelReport {
             interrupted: self.interrupted,
             warnings: self.warnings.clone(),
             failed_checks: if self.model.iter().any(|m| !m.consistent) { vec!["a model run failed its end-of-run checks (consistent: NO above)".into()] } else { vec![] },
+            // Told on stderr as they were collected (`experiment::kernel::run`).
             failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
+            failed_outputs: if self.output_failures.is_empty() { vec![] } else { vec![String::new()] },
             ..Default::default()
         }
     }

@@ -602,7 +602,10 @@ pub struct InjectReport {
     pub model_slopes: Slopes,
     pub side_by_side: Vec<InjectRow>,
     pub warnings: Vec<String>,
+    /// What failed (exit 4), each told on stderr as well.
     pub failures: Vec<String>,
+    /// `--inject-raw` files that could not be written (exit 3), each told on stderr as well.
+    pub output_failures: Vec<String>,
     pub interrupted: bool,
 }
 
@@ -710,7 +713,8 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
     // The kernel half; its error ends the kernel half, not the report.
     let mut interrupted = false;
     let mut model_outside_ns = cfg.model_outside_ns.unwrap_or(0);
-    let kernel = kernel_half(cfg, icfg, &device, cgroups.as_ref(), stop, observer, &mut model_outside_ns);
+    let mut output_failures = Vec::new();
+    let kernel = kernel_half(cfg, icfg, &device, cgroups.as_ref(), stop, observer, &mut model_outside_ns, &mut output_failures);
     let kernel = match kernel {
         Ok(Some(k)) => Some(k),
         Ok(None) => {
@@ -790,6 +794,10 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
     for w in &warnings {
         observer.event(Event::Warning(w));
     }
+    // Said on stderr (the text lists them too): a non-zero exit says why.
+    for f in failures.iter().chain(&output_failures) {
+        observer.event(Event::Failure(f));
+    }
     Ok(InjectReport {
         provenance: Provenance::collect(),
         kernel_release: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
@@ -806,6 +814,7 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
         side_by_side,
         warnings,
         failures,
+        output_failures,
         interrupted,
     })
 }
@@ -847,14 +856,15 @@ fn model_slopes(model: &[ModelCost]) -> Slopes {
 /// The files `--inject-raw` receives (declared before any work by the CLI).
 pub const RAW_FILES: [&str; 3] = ["lock.json", "verify.json", "phases.json"];
 
-/// Keeps a raw bpftrace output in `--inject-raw` (best effort: the report has the figures),
-/// written as every output is (`files::output`: atomically, symlinks kept).
-fn keep_raw(icfg: &InjectConfig, name: &str, text: &str) {
+/// Keeps a raw bpftrace output in `--inject-raw`, written as every output is
+/// (`files::output`: atomically, symlinks kept); one that cannot be written is a failed output
+/// (exit 3: the user asked for it), the run goes on (the report has the figures).
+fn keep_raw(icfg: &InjectConfig, name: &str, text: &str, failed: &mut Vec<String>) {
     if let Some(dir) = &icfg.raw_dir {
         let _ = std::fs::create_dir_all(dir);
         let path = dir.join(name);
         if let Err(e) = crate::files::output::OutputFile::check(&path).and_then(|o| o.write(text.as_bytes())) {
-            tracing::warn!("cannot keep {name} in {}: {e}", dir.display());
+            failed.push(format!("--inject-raw {name} not kept: {e}"));
         }
     }
 }
@@ -870,6 +880,7 @@ fn kernel_half(
     stop: &AtomicBool,
     observer: &mut dyn Observer,
     model_outside_ns: &mut u64,
+    raw_failures: &mut Vec<String>,
 ) -> Result<Option<InjectKernel>, String> {
     let dev = kernel_dev(device)?;
     const WINDOW: Duration = Duration::from_secs(2);
@@ -940,7 +951,7 @@ fn kernel_half(
         }
         observer.event(Event::Step { done: 1, label: "kernel: finding BFQ's lock (lock:contention_begin)" });
         let Some(text) = bpftrace_run(&find_lock_program(find_s), Duration::from_secs(find_s + 60), stop)? else { return Ok(None) };
-        keep_raw(icfg, "lock.json", &text);
+        keep_raw(icfg, "lock.json", &text, raw_failures);
         let mut addrs = parse_lock_addrs(&text)?;
         if addrs.is_empty() {
             return Err(format!("refused: no contended lock with a caller in bfq_* in {find_s} s of I/O: BFQ's lock cannot be found (more --threads contend it)"));
@@ -948,7 +959,7 @@ fn kernel_half(
         addrs.truncate(4);
         observer.event(Event::Step { done: 2, label: "kernel: verifying the sites, calibrating the loop" });
         let Some(text) = bpftrace_run(&verify_program(dev, &addrs, verify_s), Duration::from_secs(verify_s + 60), stop)? else { return Ok(None) };
-        keep_raw(icfg, "verify.json", &text);
+        keep_raw(icfg, "verify.json", &text, raw_failures);
         let verification = parse_verification(&text, &addrs)?;
         verification.check().map_err(|e| format!("refused: {e}"))?;
         let ns_per_iter = verification.ns_per_iter();
@@ -956,7 +967,7 @@ fn kernel_half(
         observer.event(Event::Step { done: 3, label: &format!("kernel: {} phases of {PHASE_MS} ms", icfg.costs_ns.len() * icfg.cycles * 3) });
         let limit = Duration::from_secs_f64(icfg.phases_s() * 2.0 + 60.0);
         let Some(text) = bpftrace_run(&inject_program(dev, &iters, icfg.cycles), limit, stop)? else { return Ok(None) };
-        keep_raw(icfg, "phases.json", &text);
+        keep_raw(icfg, "phases.json", &text, raw_failures);
         let phases = parse_phases(&text)?;
         observer.event(Event::Step { done: 4, label: "kernel: the rate with nothing attached, again" });
         let after = unattached(stop);

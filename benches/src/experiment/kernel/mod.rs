@@ -348,7 +348,11 @@ pub struct KernelReport {
     pub fidelity: Vec<fidelity::FidelityRow>,
     pub warnings: Vec<String>,
     pub interrupted: bool,
+    /// Runs, profiles and clean-up steps that failed (exit 4), each told on stderr as well.
     pub failures: Vec<String>,
+    /// Files the experiment writes itself (the flamegraphs) that could not be written (exit 3),
+    /// each told on stderr as well.
+    pub output_failures: Vec<String>,
 }
 
 fn tool_version(tool: &str, arg: &str) -> String {
@@ -718,6 +722,7 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         }
     };
     let mut failures: Vec<String> = Vec::new();
+    let mut output_failures: Vec<String> = Vec::new();
     let mut interrupted = false;
     let mut done = 0usize;
     let mut results: Vec<PointResult> = Vec::new();
@@ -729,7 +734,8 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         let pcfg = cfg.at(point);
         // The main point's files are named as before; the others' carry their point.
         let tag = cfg.point_tag(point);
-        results.push(run_point(&mut rig, &pcfg, &env, stop, observer, &mut done, &mut warnings, &mut failures, &mut interrupted, &tag));
+        let failed = Failed { runs: &mut failures, outputs: &mut output_failures };
+        results.push(run_point(&mut rig, &pcfg, &env, stop, observer, &mut done, &mut warnings, failed, &mut interrupted, &tag));
     }
     observer.event(Event::Finished);
     // Put everything back now (not at the end of the caller's printing).
@@ -740,6 +746,10 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     let fidelity = results.iter().flat_map(|r| fidelity::rows(r, cfg.groups, &env.kernel_release, cfg.ramp.as_secs_f64())).collect();
     for w in &warnings {
         observer.event(Event::Warning(w));
+    }
+    // Said on stderr (the text lists them too): a non-zero exit says why.
+    for f in failures.iter().chain(&output_failures) {
+        observer.event(Event::Failure(f));
     }
     let mut results = results.into_iter();
     let main = results.next();
@@ -762,7 +772,14 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         warnings,
         interrupted,
         failures,
+        output_failures,
     })
+}
+
+/// Where a point's failures go: its runs' (exit 4) and the files it writes itself (exit 3).
+struct Failed<'a> {
+    runs: &'a mut Vec<String>,
+    outputs: &'a mut Vec<String>,
 }
 
 /// Runs every kernel configuration and model row of one point, in rounds, then their profiles.
@@ -775,10 +792,11 @@ fn run_point(
     observer: &mut dyn Observer,
     done: &mut usize,
     warnings: &mut Vec<String>,
-    failures: &mut Vec<String>,
+    failed: Failed,
     interrupted: &mut bool,
     tag: &str,
 ) -> PointResult {
+    let Failed { runs: failures, outputs: output_failures } = failed;
     let kernel_configs = cfg.kernel_configs();
     let model_entries = cfg.model_entries();
 
@@ -858,7 +876,7 @@ fn run_point(
                             .and_then(|()| crate::files::output::OutputFile::check(&folded_path).and_then(|o| o.write(folded.to_text().as_bytes())))
                         {
                             Ok(()) => flamegraph = Some(path),
-                            Err(e) => failures.push(format!("flamegraph of kernel {}: {e}", config.name())),
+                            Err(e) => output_failures.push(format!("flamegraph of kernel {} not written: {e}", config.name())),
                         }
                     }
                     profiles.push((config, profile::KernelShares::of(&folded), run, flamegraph));
