@@ -359,9 +359,17 @@ impl Recorder {
                 Candidate { groups, ..c }
             })
             .collect();
-        let kept: HashMap<GroupId, Charge> = online
-            .iter()
-            .map(|&g| {
+        // Read in a fixed order (by serial), never in the hash set's: every read is a sequence of
+        // checker operations (a lock, a load per slot), and a hash set's order is seeded afresh in
+        // each execution (`RandomState`). loom replays the recorded prefix of an execution by
+        // position, so reads in another order replay one counter's recorded load on another
+        // counter and return a value that counter never held (notes/verify.md, round four: the
+        // `epoch` "statistics in no group" finding).
+        let mut in_order: Vec<GroupId> = online.iter().copied().collect();
+        in_order.sort_by_key(|g| g.serial());
+        let kept: HashMap<GroupId, Charge> = in_order
+            .into_iter()
+            .map(|g| {
                 let c = match sched.group_stats(g) {
                     Ok(s) => Charge {
                         serviced: StatsSnapshot::total(&s.io_serviced),
