@@ -224,6 +224,11 @@ macro_rules! for_each_control {
             fault_move_keeps_stats_group_front_merge: Rejected("I7 (issuers' ledger)|group used after it was freed"),
                 Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
                 $crate::scenarios::bio_front_merge_and_misses_vs_move::<schedlab_variants::sched_lock::SchedLock>;
+            // A merge made by the lists path's splice after the move, charged through the group
+            // the process left (with the dispatches after it).
+            fault_move_keeps_stats_group_lists_merge: Rejected("I7 (issuers' ledger)|group used after it was freed"),
+                Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
+                $crate::scenarios::lists_merge_across_groups_vs_move::<schedlab_variants::sched_lock::SchedLock>;
             fault_move_keeps_stats_group_front_merge_grace_period: Rejected("I7 (issuers' ledger)|group used after it was freed"),
                 Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
                 $crate::scenarios::bio_front_merge_and_misses_vs_move::<schedlab_variants::epoch::Epoch>;
