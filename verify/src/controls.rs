@@ -180,6 +180,11 @@ macro_rules! for_each_control {
             fault_move_keeps_stats_group_deferred: Rejected("I7 (issuers' ledger)"),
                 Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
                 $crate::scenarios::ledger_merge_move_in_flight::<schedlab_variants::queue_lock::QueueLock>;
+            // The same with `epoch` (deferred, lock-free: the move races the deferred update), at
+            // bound 2 where the generated model runs at bound 1 for the budget.
+            fault_move_keeps_stats_group_grace_period: Rejected("I7 (issuers' ledger)|group used after it was freed"),
+                Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
+                $crate::scenarios::ledger_merge_move_in_flight::<schedlab_variants::epoch::Epoch>;
             // The same fault on the submission's early sites: a bio merged after the move.
             fault_move_keeps_stats_group_bio_merge: Rejected("I7 (issuers' ledger)|group used after it was freed"),
                 Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
@@ -219,6 +224,14 @@ macro_rules! for_each_control {
             fault_move_keeps_stats_group_front_merge: Rejected("I7 (issuers' ledger)|group used after it was freed"),
                 Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
                 $crate::scenarios::bio_front_merge_and_misses_vs_move::<schedlab_variants::sched_lock::SchedLock>;
+            // A merge made by the lists path's splice after the move, charged through the group
+            // the process left (with the dispatches after it).
+            fault_move_keeps_stats_group_lists_merge: Rejected("I7 (issuers' ledger)|group used after it was freed"),
+                Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
+                $crate::scenarios::lists_merge_across_groups_vs_move::<schedlab_variants::sched_lock::SchedLock>;
+            fault_move_keeps_stats_group_front_merge_grace_period: Rejected("I7 (issuers' ledger)|group used after it was freed"),
+                Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
+                $crate::scenarios::bio_front_merge_and_misses_vs_move::<schedlab_variants::epoch::Epoch>;
 
             // ---- lock-only updates: a variant may ask to defer them, the scheduler must not ----
             // Deferred anyway, an expiration's update names a queue the same section freed, or

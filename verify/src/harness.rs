@@ -72,13 +72,11 @@ pub const LOWER_BOUNDS: &[(&str, usize, &str)] = &[
     // epoch and rstat: crossbeam-epoch under loom with a removal, two flushers and two readers
     // ran past 4 minutes each at bound 2.
     ("reads_against_their_past", 1, "budget"),
-    // At bound 2 loom reports, for `epoch` only, statistics of requests dispatched after the move
-    // missing at quiescence: open (notes/verify.md, round four), checked at bound 1 until then.
-    // The other variants' models of it keep bound 2.
-    ("epoch::ledger_merge_move_in_flight", 1, "open finding with epoch at bound 2"),
-    // The same class in issue 35's front-merge model: a dispatch concurrent with its issuer's move
-    // (and a removal), its io_serviced in no group at quiescence, `epoch` only, bound 2 only.
-    ("epoch::bio_front_merge_and_misses_vs_move", 1, "open finding with epoch at bound 2"),
+    // epoch: crossbeam-epoch under loom makes this model's bound-2 exploration huge (5 935
+    // executions at bound 1; at bound 2 over 4 million in 25 minutes, unfinished, no violation
+    // since the check reads the groups in a fixed order: notes/verify.md, round four). Its
+    // negative control with `epoch` keeps bound 2 (`fault_move_keeps_stats_group_grace_period`).
+    ("epoch::ledger_merge_move_in_flight", 1, "budget"),
 ];
 
 fn exploration_for(test_name: &str) -> Exploration {

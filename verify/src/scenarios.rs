@@ -869,6 +869,50 @@ pub fn bio_front_merge_and_misses_vs_move<P: StatsPolicy>() {
     finish(sched, census, Moves::WithRequestsQueued);
 }
 
+/// A merge at the insertion lists' splice into a request of another group, against a move, a
+/// removal and a dispatcher (the 2024 `lists` insert path): G1 and G2 under the root. Thread A's
+/// process in G1 lists requests at sectors 0 and 64, moves to G2 (the two still listed, or spliced
+/// into its queue in G1 with one of them dispatched), and lists one at 72, which, spliced after
+/// the move, back-merges into the request at 64 issued in G1: a merge into another group's
+/// request, made by a dispatcher's splice rather than by the issuer, and charged to the queue's
+/// group at the splice (G2 once the move is done). The main thread removes G1 (moving the queue to
+/// the root if A has not moved it yet), makes reclamation progress, and dispatches and completes
+/// one request (splicing whatever is listed by then). Each thread records what it did
+/// (crate::history: a listed request's merge is charged to its issuer's groups between its
+/// listing and the end of the dispatch that carried it); fault `MoveKeepsStatsGroup` (the splice's
+/// statistics and the later dispatches charged through the group left behind) is rejected by the
+/// issuers' ledger or as a use after free.
+pub fn lists_merge_across_groups_vs_move<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(lists_config());
+    let root = sched.root();
+    let rec = Recorder::start(root);
+    let g1 = rec.create(&sched, root).unwrap();
+    let g2 = rec.create(&sched, root).unwrap();
+    let a = rec.spawn(&sched, move |s, r| {
+        let Ok(p) = s.spawn_process(g1) else { return };
+        let listed = r.insert(&p, g1, request_at(0, 1));
+        require(listed == InsertOutcome::Listed, || format!("scenario: the lists path should list, got {listed:?}"));
+        r.insert(&p, g1, request_at(64, 2));
+        match r.move_to(&p, g2) {
+            Ok(()) => {
+                r.insert(&p, g2, request_at(72, 3));
+            }
+            Err(SchedError::UnsafeUnderRemoval(_)) => require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME)),
+            Err(e) => violation(format!("scenario: move failed: {e}")),
+        }
+    });
+    if remove_or_refused(&sched, g1) {
+        rec.removed(g1);
+        reclaim_step::<P>();
+    }
+    rec.dispatch(&sched);
+    rec.join(a);
+    rec.drain(&sched);
+    quiesce::<P>(&census);
+    rec.check(&sched);
+    finish(sched, census, Moves::WithRequestsQueued);
+}
+
 /// The budget, timeout and depth-limit branches against a move: a scheduler whose queues get a
 /// budget of 12 sectors (`max_budget` 18), a budget timeout of 6 ns on the ticking clock, and a
 /// device of 2 requests (`nr_requests`, so the depth limit says "over"). Thread A's process in G1
@@ -1365,6 +1409,7 @@ macro_rules! for_each_scenario {
             lists_empty_dispatch_while_idling_vs_removal,
             bio_front_merge_and_misses_vs_move,
             budget_and_depth_limits_vs_move,
+            lists_merge_across_groups_vs_move,
         }
     };
 }
