@@ -18,8 +18,10 @@ if why=$(bash scripts/kernel-ready.sh); then
   cargo test --release --test cli_kernel -- --ignored --test-threads=1
   # Its stop test, generated with every subcommand's (tests/cli_stops.rs).
   cargo test --release --test cli_stops -- --ignored stops::kernel
+  # Its path cases that need a run (descriptors, awkward names, a full file system).
+  cargo test --release --test cli_paths -- --ignored --test-threads=1 kernel_real
 else
-  echo "skipped: $why (the 9 tests on the real kernel stay ignored; install fio, linux-perf and bpftrace as root to run them)"
+  echo "skipped: $why (the 11 tests on the real kernel stay ignored; install fio, linux-perf and bpftrace as root to run them)"
 fi
 took "kernel peer"
 
