@@ -856,7 +856,7 @@ fn run_point(
                 let mut script = Command::new("perf");
                 script.args(["script", "-F", "comm,pid,tid,cpu,time,event,ip,sym", "-i"]).arg(&data).stderr(Stdio::null());
                 let script = output_until(&mut script, Duration::from_secs(600), stop)?.ok_or("stopped")?;
-                let mut folded = profile::fold_perf_script(&String::from_utf8_lossy(&script))?;
+                let mut folded = profile::fold_perf_script_until(&String::from_utf8_lossy(&script), stop)?.ok_or("stopped")?;
                 folded.frequency = 499;
                 Ok((folded, run))
             });

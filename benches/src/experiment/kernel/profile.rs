@@ -4,12 +4,20 @@
 //! frames.
 
 use crate::driver::profile::Folded;
+use schedlab_core::sync::{AtomicBool, Ordering};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Folds `perf script` output (header line, then one frame a line, innermost first, then a blank
 /// line). The process name is the outermost frame; addresses and offsets are dropped.
 pub fn fold_perf_script(text: &str) -> Result<Folded, String> {
+    let never = AtomicBool::new(false);
+    fold_perf_script_until(text, &never).map(|folded| folded.unwrap_or_default())
+}
+
+/// [`fold_perf_script`], polling `stop` every [`LINES_PER_POLL`] lines (a whole-system profile's
+/// script is tens of MiB): `None` when stopped.
+pub fn fold_perf_script_until(text: &str, stop: &AtomicBool) -> Result<Option<Folded>, String> {
     let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
     let mut comm: Option<String> = None;
     let mut frames: Vec<String> = Vec::new();
@@ -25,7 +33,10 @@ pub fn fold_perf_script(text: &str) -> Result<Folded, String> {
         frames.clear();
     };
     let mut headers = 0usize;
-    for line in text.lines() {
+    for (n, line) in text.lines().enumerate() {
+        if n % LINES_PER_POLL == 0 && stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
         if line.trim().is_empty() {
             flush(&mut comm, &mut frames);
             continue;
@@ -59,8 +70,12 @@ pub fn fold_perf_script(text: &str) -> Result<Folded, String> {
     if headers == 0 {
         return Err("perf script printed no sample".into());
     }
-    Ok(Folded { stacks, ..Folded::default() })
+    Ok(Some(Folded { stacks, ..Folded::default() }))
 }
+
+/// How many lines of a `perf script` output are folded between two looks at the stop flag
+/// (about a millisecond's work).
+const LINES_PER_POLL: usize = 16 * 1024;
 
 /// Whether a kernel function is BFQ's (bfq-iosched.c, bfq-wf2q.c, bfq-cgroup.c).
 pub fn is_bfq(frame: &str) -> bool {
@@ -224,6 +239,17 @@ mod tests {
         assert_eq!(f.stacks.get("fio;[unknown];bfq_insert_requests;bfqg_stats_update_legacy_io"), Some(&1));
         assert_eq!(f.stacks.get("kworker/1:1H-kb;read_tsc"), Some(&1));
         assert!(fold_perf_script("").is_err());
+    }
+
+    #[test]
+    fn a_stop_ends_the_folding_with_nothing() {
+        let block = "fio  8050/8050  [001]   320.246305: cpu-clock:ppp: \n\tffffffff81675fb6 bfq_insert_requests ([kernel.kallsyms])\n\n";
+        let text = block.repeat(3 * LINES_PER_POLL);
+        let stopped = AtomicBool::new(true);
+        assert!(matches!(fold_perf_script_until(&text, &stopped), Ok(None)));
+        let running = AtomicBool::new(false);
+        let folded = fold_perf_script_until(&text, &running).unwrap().expect("not stopped");
+        assert_eq!(folded.samples(), 3 * LINES_PER_POLL as u64);
     }
 
     #[test]
