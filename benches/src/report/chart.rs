@@ -189,4 +189,82 @@ mod tests {
         assert!(draw_svg_with_footer(&pts, &ms, "test", "commit abc").unwrap().contains("commit abc"));
         assert!(text.contains("<polygon") == ms.iter().any(|m| m.error_pct.is_some_and(|e| e > 0.0)), "the error band is drawn where the model was checked");
     }
+
+    /// The sweep's part of `charts::tests::measure_the_longest_chart_draws` (issue 33, item 2):
+    /// the longest sweep chart drawn, timed, printed; nothing asserted on time.
+    #[test]
+    #[ignore = "a measurement for notes/reliability.md, not a check"]
+    fn measure_the_longest_chart_draws_sweep() {
+        use crate::experiment::sweep::{SeriesModel, SweepPoint};
+        use schedlab_core::LockKind;
+        let time = |what: &str, draw: &dyn Fn() -> String| {
+            let mut best = f64::INFINITY;
+            let mut bytes = 0;
+            for _ in 0..5 {
+                let t = std::time::Instant::now();
+                bytes = draw().len();
+                best = best.min(t.elapsed().as_secs_f64() * 1e3);
+            }
+            println!("{what}: {best:.1} ms (best of 5), {bytes} bytes");
+        };
+        // sweep: every variant, both locks, 1-64 threads, 3 slot counts × 3 outside works
+        // (8 × 2 × 64 × 9 = 9216 points), and the model's line for every series.
+        let variants = ["sched-lock", "queue-lock", "unlocked", "epoch", "debug-off", "rstat", "mainline", "no-stats"];
+        let mut points = Vec::new();
+        let mut models = Vec::new();
+        for variant in variants {
+            for lock in [LockKind::FairSpin, LockKind::ParkingLot] {
+                for slots in [1, 8, 64] {
+                    for outside_ns in [0, 500, 2000] {
+                        for threads in 1..=64usize {
+                            let kiops = 2000.0 / (1.0 + outside_ns as f64 / 1000.0) * (1.0 + 0.3 * (threads as f64).ln());
+                            points.push(SweepPoint {
+                                variant: variant.into(),
+                                lock,
+                                threads,
+                                oversubscribed: threads > 2,
+                                slots,
+                                outside_ns,
+                                kiops,
+                                per_thread_min: kiops / threads as f64 * 0.9,
+                                per_thread_median: kiops / threads as f64,
+                                per_thread_max: kiops / threads as f64 * 1.1,
+                                kiops_lockstat: kiops * 0.9,
+                                consistent: true,
+                                measured_s: 2.0,
+                                sched_acq_per_req: 3.0,
+                                sched_hold_per_req_ns: 400.0,
+                                sched_hold_avg_ns: 130.0,
+                                sched_occupancy: 0.5,
+                                sched_contention_pct: 20.0,
+                                sched_owner_change_frac: 0.5,
+                                sched_wait_avg_ns: 300.0,
+                                queue_acq_per_req: 1.0,
+                                queue_hold_per_req_ns: 50.0,
+                                queue_occupancy: 0.1,
+                                queue_owner_change_frac: 0.2,
+                                other_cpus: 0.1,
+                                reruns: 0,
+                            });
+                        }
+                        let predicted: Vec<(usize, f64)> = (1..=64).map(|t| (t, 2000.0 * (1.0 + 0.25 * (t as f64).ln()))).collect();
+                        models.push(SeriesModel {
+                            variant: variant.into(),
+                            lock,
+                            slots,
+                            outside_ns,
+                            x1: 2000.0,
+                            topology: "this machine".into(),
+                            at: vec![(8, predicted[7].1), (16, predicted[15].1), (64, predicted[63].1)],
+                            predicted,
+                            error_pct: Some(12.0),
+                            usl: Some((0.05, 0.001)),
+                            measured_thread_counts: 2,
+                        });
+                    }
+                }
+            }
+        }
+        time(&format!("sweep, {} points, {} model lines", points.len(), models.len()), &|| draw_svg(&points, &models, "sweep").unwrap());
+    }
 }

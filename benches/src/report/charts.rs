@@ -669,7 +669,6 @@ mod tests {
     #[test]
     #[ignore = "a measurement for notes/reliability.md, not a check"]
     fn measure_the_longest_chart_draws() {
-        use crate::experiment::sweep::{SeriesModel, SweepPoint};
         let time = |what: &str, draw: &dyn Fn() -> String| {
             let mut best = f64::INFINITY;
             let mut bytes = 0;
@@ -681,65 +680,8 @@ mod tests {
             println!("{what}: {best:.1} ms (best of 5), {bytes} bytes");
         };
         let p = Provenance::collect();
-        // sweep: every variant, both locks, 1-64 threads, 3 slot counts × 3 outside works
-        // (8 × 2 × 64 × 9 = 9216 points), and the model's line for every series.
+        // The sweep's chart is timed beside it (`chart::tests`, the same filter).
         let variants = ["sched-lock", "queue-lock", "unlocked", "epoch", "debug-off", "rstat", "mainline", "no-stats"];
-        let mut points = Vec::new();
-        let mut models = Vec::new();
-        for variant in variants {
-            for lock in [LockKind::FairSpin, LockKind::ParkingLot] {
-                for slots in [1, 8, 64] {
-                    for outside_ns in [0, 500, 2000] {
-                        for threads in 1..=64usize {
-                            let kiops = 2000.0 / (1.0 + outside_ns as f64 / 1000.0) * (1.0 + 0.3 * (threads as f64).ln());
-                            points.push(SweepPoint {
-                                variant: variant.into(),
-                                lock,
-                                threads,
-                                oversubscribed: threads > 2,
-                                slots,
-                                outside_ns,
-                                kiops,
-                                per_thread_min: kiops / threads as f64 * 0.9,
-                                per_thread_median: kiops / threads as f64,
-                                per_thread_max: kiops / threads as f64 * 1.1,
-                                kiops_lockstat: kiops * 0.9,
-                                consistent: true,
-                                measured_s: 2.0,
-                                sched_acq_per_req: 3.0,
-                                sched_hold_per_req_ns: 400.0,
-                                sched_hold_avg_ns: 130.0,
-                                sched_occupancy: 0.5,
-                                sched_contention_pct: 20.0,
-                                sched_owner_change_frac: 0.5,
-                                sched_wait_avg_ns: 300.0,
-                                queue_acq_per_req: 1.0,
-                                queue_hold_per_req_ns: 50.0,
-                                queue_occupancy: 0.1,
-                                queue_owner_change_frac: 0.2,
-                                other_cpus: 0.1,
-                                reruns: 0,
-                            });
-                        }
-                        let predicted: Vec<(usize, f64)> = (1..=64).map(|t| (t, 2000.0 * (1.0 + 0.25 * (t as f64).ln()))).collect();
-                        models.push(SeriesModel {
-                            variant: variant.into(),
-                            lock,
-                            slots,
-                            outside_ns,
-                            x1: 2000.0,
-                            topology: "this machine".into(),
-                            at: vec![(8, predicted[7].1), (16, predicted[15].1), (64, predicted[63].1)],
-                            predicted,
-                            error_pct: Some(12.0),
-                            usl: Some((0.05, 0.001)),
-                            measured_thread_counts: 2,
-                        });
-                    }
-                }
-            }
-        }
-        time(&format!("sweep, {} points, {} model lines", points.len(), models.len()), &|| crate::report::chart::draw_svg(&points, &models, "sweep").unwrap());
         // predict --validate: a bar per measured row; every variant on both insert paths and both
         // locks at 1-8 threads and six outside works (1536 rows, each a measured run).
         let mut rows = Vec::new();
