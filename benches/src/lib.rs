@@ -38,7 +38,8 @@
 //! 2 driver/       ONE run: workload.rs, host.rs (CPUs, pinning, CPU accounting),
 //!                   noise.rs (re-runs of disturbed runs), roundtrip.rs,
 //!                   profile/ (sampling, folded, flamegraph, shares, criterion)
-//! 1 files/        no measurement: output.rs (safe writes), trace_check.rs, provenance.rs
+//! 1 files/        no measurement: output.rs (safe writes), trace_check.rs, provenance.rs,
+//!                   input.rs (capped, polled reads), stop.rs (work that cannot poll)
 //! 0 stats.rs      median, Spread, PerThread, fit_usl
 //!   seeds.rs      Seed, SEEDS: the seeds' figures and the goals (reference data, not a job)
 //!   error.rs      ErrorKind, ExperimentError (the exit code of each kind)

@@ -12,7 +12,7 @@ use crate::error::{ErrorKind, ExperimentError};
 use crate::experiment::observer::{Event, Observer};
 use crate::driver::profile::{self, profile_named, Category, Folded, TimeShares, VariantProfile};
 use crate::driver::workload::{self, WorkloadConfig};
-use crate::experiment::stop::until_stopped;
+use crate::files::stop::until_stopped;
 use crate::files::input::{caps, read_input};
 use crate::files::output::{check_dir, OutputFile};
 use crate::files::provenance::Provenance;

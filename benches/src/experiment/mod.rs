@@ -30,7 +30,6 @@ pub mod options;
 pub mod predict;
 pub mod roundtrip;
 pub mod simulate;
-pub mod stop;
 pub mod sweep;
 pub mod trace_summary;
 #[cfg(test)]

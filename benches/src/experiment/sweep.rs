@@ -550,7 +550,7 @@ impl CsvWriter {
                 let text = read_input(path, "sweep CSV", caps::CSV, stop)?;
                 // A CSV up to its cap takes a second to parse: on a thread, a stop honoured meanwhile.
                 let wanted = settings.clone();
-                let resumed = match crate::experiment::stop::until_stopped("csv-parse", stop, move || parse_csv(&text, &wanted)) {
+                let resumed = match crate::files::stop::until_stopped("csv-parse", stop, move || parse_csv(&text, &wanted)) {
                     Ok(Some(parsed)) => parsed,
                     Ok(None) => return Err(ExperimentError::stopped(format!("stopped while reading {} back: nothing measured", path.display()))),
                     Err(e) => Err(e),

@@ -10,7 +10,7 @@
 
 use crate::error::{ErrorKind, ExperimentError};
 use crate::experiment::observer::{Event, Observer};
-use crate::experiment::stop::until_stopped;
+use crate::files::stop::until_stopped;
 use crate::files::input::{caps, read_input};
 use crate::files::output::OutputFile;
 use schedlab_core::sync::AtomicBool;

@@ -6,4 +6,5 @@ pub mod input;
 pub mod lock;
 pub mod output;
 pub mod provenance;
+pub mod stop;
 pub mod trace_check;

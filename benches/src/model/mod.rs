@@ -33,6 +33,7 @@ pub mod probes;
 pub mod sim;
 pub mod topology;
 
+use crate::files::stop::parse_json_until;
 use crate::error::ExperimentError;
 use crate::files::input::{caps, read_input};
 use crate::files::provenance::Provenance;
@@ -70,9 +71,7 @@ impl CalibrationSet {
     /// input, or stopped.
     pub fn load_until(path: &std::path::Path, stop: &AtomicBool) -> Result<CalibrationSet, ExperimentError> {
         let text = read_input(path, "calibration", caps::MODEL_JSON, stop)?;
-        let set: CalibrationSet = serde_json::from_str(&text).map_err(|e| {
-            ExperimentError::bad_input(format!("{} is not a schedlab calibration: {}", path.display(), e.to_string().lines().next().unwrap_or("")))
-        })?;
+        let set: CalibrationSet = parse_json_until(path, "a schedlab calibration", text, stop)?;
         set.check(path)?;
         Ok(set)
     }
@@ -324,3 +323,4 @@ pub fn seed_ratios(predictions: &[Prediction], threads: usize) -> Vec<PredictedR
     }
     out
 }
+

@@ -176,8 +176,7 @@ impl Topology {
     pub fn load_until(path: &std::path::Path, stop: &AtomicBool) -> Result<Topology, ExperimentError> {
         let text = read_input(path, "topology", caps::MODEL_JSON, stop)?;
         let bad = |m: String| ExperimentError::bad_input(m);
-        let t: Topology = serde_json::from_str(&text)
-            .map_err(|e| bad(format!("{} is not a topology profile: {}", path.display(), e.to_string().lines().next().unwrap_or(""))))?;
+        let t: Topology = crate::files::stop::parse_json_until(path, "a topology profile", text, stop)?;
         t.validate().map_err(|e| bad(format!("{}: {e}", path.display())))?;
         Ok(t)
     }
