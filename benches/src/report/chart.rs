@@ -197,16 +197,6 @@ mod tests {
     fn measure_the_longest_chart_draws_sweep() {
         use crate::experiment::sweep::{SeriesModel, SweepPoint};
         use schedlab_core::LockKind;
-        let time = |what: &str, draw: &dyn Fn() -> String| {
-            let mut best = f64::INFINITY;
-            let mut bytes = 0;
-            for _ in 0..5 {
-                let t = std::time::Instant::now();
-                bytes = draw().len();
-                best = best.min(t.elapsed().as_secs_f64() * 1e3);
-            }
-            println!("{what}: {best:.1} ms (best of 5), {bytes} bytes");
-        };
         // sweep: every variant, both locks, 1-64 threads, 3 slot counts × 3 outside works
         // (8 × 2 × 64 × 9 = 9216 points), and the model's line for every series.
         let variants = ["sched-lock", "queue-lock", "unlocked", "epoch", "debug-off", "rstat", "mainline", "no-stats"];
@@ -265,6 +255,6 @@ mod tests {
                 }
             }
         }
-        time(&format!("sweep, {} points, {} model lines", points.len(), models.len()), &|| draw_svg(&points, &models, "sweep").unwrap());
+        crate::report::charts::time_draw(&format!("sweep, {} points, {} model lines", points.len(), models.len()), &|| draw_svg(&points, &models, "sweep").unwrap());
     }
 }

@@ -514,6 +514,20 @@ fn kernel_panels_svg(rows: &[&FidelityRow], extra_us: &[(String, Option<f64>, Op
     render(&[ratios, micro, contention, share], &provenance_line(provenance, model_lock))
 }
 
+/// Draws with `draw` five times and prints the best time and the size (the chart-draw
+/// measurements of `measure_the_longest_chart_draws`, here and in `chart::tests`).
+#[cfg(test)]
+pub(crate) fn time_draw(what: &str, draw: &dyn Fn() -> String) {
+    let mut best = f64::INFINITY;
+    let mut bytes = 0;
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        bytes = draw().len();
+        best = best.min(t.elapsed().as_secs_f64() * 1e3);
+    }
+    println!("{what}: {best:.1} ms (best of 5), {bytes} bytes");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -669,16 +683,6 @@ mod tests {
     #[test]
     #[ignore = "a measurement for notes/reliability.md, not a check"]
     fn measure_the_longest_chart_draws() {
-        let time = |what: &str, draw: &dyn Fn() -> String| {
-            let mut best = f64::INFINITY;
-            let mut bytes = 0;
-            for _ in 0..5 {
-                let t = std::time::Instant::now();
-                bytes = draw().len();
-                best = best.min(t.elapsed().as_secs_f64() * 1e3);
-            }
-            println!("{what}: {best:.1} ms (best of 5), {bytes} bytes");
-        };
         let p = Provenance::collect();
         // The sweep's chart is timed beside it (`chart::tests`, the same filter).
         let variants = ["sched-lock", "queue-lock", "unlocked", "epoch", "debug-off", "rstat", "mainline", "no-stats"];
@@ -719,7 +723,7 @@ mod tests {
             threads: (1..=8).collect(),
             max_other_cpus: 0.5,
         };
-        time(&format!("predict --validate, {} bars", v.rows.len()), &|| validation_svg(&v, &p).unwrap());
+        time_draw(&format!("predict --validate, {} bars", v.rows.len()), &|| validation_svg(&v, &p).unwrap());
         // kernel: the main point's fidelity table (11 figures) drawn as kernel and model bars;
         // here four times that.
         use crate::experiment::kernel::Point;
@@ -740,6 +744,6 @@ mod tests {
             .collect();
         let refs: Vec<&FidelityRow> = fidelity.iter().collect();
         let extra = vec![("elevator machinery, bfq".to_string(), Some(1.25), None), ("elevator machinery, mq-deadline".to_string(), Some(0.8), None)];
-        time(&format!("kernel, {} fidelity rows", refs.len()), &|| kernel_panels_svg(&refs, &extra, "fair-spin", &p).unwrap());
+        time_draw(&format!("kernel, {} fidelity rows", refs.len()), &|| kernel_panels_svg(&refs, &extra, "fair-spin", &p).unwrap());
     }
 }
