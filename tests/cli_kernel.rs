@@ -209,7 +209,7 @@ fn a_short_run_prints_both_halves_writes_the_json_and_leaves_nothing() {
     assert!(fidelity.iter().any(|r| r["figure"] == "contended acquisitions per I/O at limit-depth"));
     assert_eq!(v["points"].as_array().unwrap().len(), 1);
     assert!(v["elevator"]["none_cpu_per_io_us"].as_f64().is_some(), "{}", v["elevator"]);
-    assert_eq!(leftovers(pid), Vec::<String>::new());
+    assert_eq!(leftovers(pid), Vec::<String>::new(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]
@@ -231,7 +231,7 @@ fn sigint_in_the_middle_keeps_what_finished_and_puts_everything_back() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["interrupted"], true);
     assert_eq!(v["signal"], "SIGINT");
-    assert_eq!(leftovers(pid), Vec::<String>::new());
+    assert_eq!(leftovers(pid), Vec::<String>::new(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]
@@ -257,7 +257,7 @@ fn after_a_sigkill_cleanup_removes_what_was_left() {
     while !leftovers(pid).is_empty() && Instant::now() < end {
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_eq!(leftovers(pid), Vec::<String>::new());
+    assert_eq!(leftovers(pid), Vec::<String>::new(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]
@@ -350,7 +350,7 @@ fn inject_verifies_its_sites_measures_every_cost_and_leaves_nothing() {
     assert!(costs[1]["iterations"].as_u64().unwrap() > 0);
     assert_eq!(v["model"].as_array().unwrap().len(), 2);
     assert_eq!(v["side_by_side"].as_array().unwrap().len(), 2);
-    assert_eq!(leftovers(pid), Vec::<String>::new());
+    assert_eq!(leftovers(pid), Vec::<String>::new(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(inject_processes(), Vec::<String>::new());
 }
 
@@ -373,7 +373,7 @@ fn inject_stopped_by_sigint_mid_phases_puts_everything_back() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["interrupted"], true);
     assert_eq!(v["signal"], "SIGINT");
-    assert_eq!(leftovers(pid), Vec::<String>::new());
+    assert_eq!(leftovers(pid), Vec::<String>::new(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(inject_processes(), Vec::<String>::new());
 }
 
@@ -395,7 +395,7 @@ fn inject_after_a_sigkill_cleanup_removes_what_was_left() {
     while (!leftovers(pid).is_empty() || !inject_processes().is_empty()) && Instant::now() < end {
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_eq!(leftovers(pid), Vec::<String>::new());
+    assert_eq!(leftovers(pid), Vec::<String>::new(), "{}", String::from_utf8_lossy(&out.stderr));
     // bpftrace and fio die with their parent (PR_SET_PDEATHSIG), their BPF programs with them.
     assert_eq!(inject_processes(), Vec::<String>::new());
 }

@@ -104,28 +104,6 @@ pub struct KernelSettings {
     pub model_outside_ns: Option<u64>,
 }
 
-/// Waits for a child up to `limit` (or until `stop`), then kills it and its process group. Its
-/// exit status, if it exited by itself.
-fn wait_or_kill(child: &mut std::process::Child, limit: Duration, stop: Option<&AtomicBool>) -> Option<std::process::ExitStatus> {
-    let end = Instant::now() + limit;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
-            Ok(None) => {}
-            Err(_) => return None,
-        }
-        if Instant::now() > end || stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
-            // fio's job processes are its children in sessions of their own (each calls
-            // `setsid()`): killed with it, by pid, or they run to the end of their runtime
-            // holding fio's output pipes (which the caller reads to their end) and the loop
-            // device. Waited for too, before the loop device under them is detached.
-            system::kill_tree(child, Duration::from_secs(10));
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// What `--inject` does beyond the kernel configuration.
 #[derive(Clone, Debug, Serialize)]
 pub struct InjectConfig {
@@ -648,7 +626,7 @@ fn bpftrace_run(program: &str, limit: Duration, stop: &AtomicBool) -> Result<Opt
         let _ = stderr.read_to_string(&mut s);
         s
     });
-    let status = wait_or_kill(&mut child, limit, Some(stop));
+    let status = system::wait_bounded(&mut child, limit, Some(stop));
     let text = out.join().unwrap_or_default();
     let err = err.join().unwrap_or_default();
     match status {
@@ -990,7 +968,7 @@ fn kernel_half(
         }))
     })();
     for c in children.iter_mut() {
-        let _ = wait_or_kill(c, Duration::ZERO, None);
+        let _ = system::wait_bounded(c, Duration::ZERO, None);
     }
     result
 }

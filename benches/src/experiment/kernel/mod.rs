@@ -370,27 +370,6 @@ fn signal(child: &Child, signal: i32) {
     unsafe { libc::kill(child.id() as libc::pid_t, signal) };
 }
 
-/// Waits for a child up to `limit`, then kills it. Its exit status, if it exited by itself.
-fn wait_bounded(child: &mut Child, limit: Duration, stop: Option<&AtomicBool>) -> Option<std::process::ExitStatus> {
-    let end = Instant::now() + limit;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
-            Ok(None) => {}
-            Err(_) => return None,
-        }
-        if Instant::now() > end || stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
-            // fio's job processes are its children in sessions of their own (each calls
-            // `setsid()`): killed with it, by pid, or they run to the end of their runtime
-            // holding fio's output pipes (which the caller reads to their end) and the loop
-            // device. Waited for too, before the loop device under them is detached.
-            system::kill_tree(child, Duration::from_secs(10));
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// Runs `cmd` to its end and returns its stdout, giving way to `stop` (`None`: stopped, the
 /// child killed and reaped) and to `limit` (an error).
 fn output_until(cmd: &mut Command, limit: Duration, stop: &AtomicBool) -> Result<Option<Vec<u8>>, String> {
@@ -404,7 +383,7 @@ fn output_until(cmd: &mut Command, limit: Duration, stop: &AtomicBool) -> Result
         }
         bytes
     });
-    let status = wait_bounded(&mut child, limit, Some(stop));
+    let status = system::wait_bounded(&mut child, limit, Some(stop));
     let bytes = reader.join().unwrap_or_default();
     match status {
         Some(_) => Ok(Some(bytes)),
@@ -472,7 +451,7 @@ impl Rig {
         let t0 = Instant::now();
         if !sleep_until(t0 + cfg.ramp, stop) {
             for c in children.iter_mut() {
-                let _ = wait_bounded(c, Duration::ZERO, None);
+                let _ = system::wait_bounded(c, Duration::ZERO, None);
             }
             return Ok(None);
         }
@@ -498,7 +477,7 @@ impl Rig {
                 }
                 s
             });
-            let status = wait_bounded(&mut child, limit, Some(stop));
+            let status = system::wait_bounded(&mut child, limit, Some(stop));
             let mut err = String::new();
             if let Some(e) = child.stderr.as_mut() {
                 let _ = std::io::Read::read_to_string(e, &mut err);
@@ -620,7 +599,7 @@ impl Recorder {
         // ends is given up. NOTE: on this 2-CPU machine with a CPU-bound loop beside it,
         // bpftrace sometimes never exits after SIGINT (notes/reliability.md, "not held"):
         // that recorded run fails (exit 4, said) and the others are kept.
-        let status = wait_bounded(&mut self.child, RECORDER_EXIT, Some(stop));
+        let status = system::wait_bounded(&mut self.child, RECORDER_EXIT, Some(stop));
         let text = self.output.join().unwrap_or_default();
         match status {
             Some(_) => Ok(text),

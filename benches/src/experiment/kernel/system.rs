@@ -6,7 +6,7 @@
 //! | change | put back by |
 //! | --- | --- |
 //! | a sparse backing file in a tmpfs (`/dev/shm/schedlab-kernel-<pid>.img`) | removing it |
-//! | a loop device over it | `losetup -d` (deferred by the kernel while an orphaned fio holds it) |
+//! | a loop device over it | `losetup -d`, then a bounded wait until the kernel has unbound it (a fio still holding it is killed) |
 //! | a device's scheduler and its iosched knobs (`--device`) | writing the old values back |
 //! | cgroups `schedlab-kernel-<pid>/…` (blkio v1 or io v2, and v1's cpuacct for accounting) | killing what runs in them, then `rmdir` |
 //!
@@ -176,17 +176,63 @@ pub fn undo_own_ledger() {
     let _ = std::fs::remove_file(&path);
 }
 
+/// How long a detach waits for the kernel to let the loop device go. `losetup -d` on a device
+/// still open only sets autoclear; the kernel unbinds it at the last close, and since Linux 5.17
+/// does so from a work item, a moment after that close. Within this bound the device's last
+/// openers (fio's job processes, killed a moment before) are gone on a loaded 2-CPU machine.
+const LOOP_RELEASE: Duration = Duration::from_secs(30);
+
+/// Detaches one of this tool's loop devices and waits (at most [`LOOP_RELEASE`]) until the kernel
+/// has unbound it, so that a run that says it put everything back did. fio processes still holding
+/// it open are killed: only this tool points fio at a device backed by one of its files. An error
+/// names whatever else still holds it.
 fn detach_loop(device: &Path) -> Result<(), String> {
     let Some(name) = device.file_name().and_then(|n| n.to_str()) else { return Ok(()) };
-    if !Path::new("/sys/block").join(name).join("loop").exists() {
+    let bound = || Path::new("/sys/block").join(name).join("loop").exists();
+    if !bound() {
         return Ok(()); // not bound any more
     }
     let out = Command::new("losetup").arg("-d").arg(device).output().map_err(|e| format!("cannot run losetup: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!("losetup -d {}: {}", device.display(), String::from_utf8_lossy(&out.stderr).trim()))
+    if !out.status.success() && bound() {
+        return Err(format!("losetup -d {}: {}", device.display(), String::from_utf8_lossy(&out.stderr).trim()));
     }
+    let end = Instant::now() + LOOP_RELEASE;
+    while bound() {
+        let holders = holders_of(device);
+        for (pid, comm) in &holders {
+            if comm == "fio" {
+                // SAFETY: a signal involves no memory of ours; the process holds open a loop
+                // device over one of this tool's backing files, which only this tool's fio opens.
+                unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
+            }
+        }
+        if Instant::now() > end {
+            let held: Vec<String> = holders.iter().map(|(pid, comm)| format!("{comm} (pid {pid})")).collect();
+            return Err(format!(
+                "{} is still bound {} s after losetup -d: {}; the kernel detaches it when it is closed",
+                device.display(),
+                LOOP_RELEASE.as_secs(),
+                if held.is_empty() { "no process holds it open".to_string() } else { format!("held open by {}", held.join(", ")) }
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+/// The processes with `device` open (pid and command name), from `/proc/<pid>/fd`.
+fn holders_of(device: &Path) -> Vec<(u32, String)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let mut found = Vec::new();
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        let Ok(fds) = std::fs::read_dir(e.path().join("fd")) else { continue };
+        if fds.flatten().any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == device)) {
+            let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+            found.push((pid, comm.trim().to_string()));
+        }
+    }
+    found
 }
 
 /// Kills what runs in a cgroup (and its children), then removes them, deepest first.
@@ -769,6 +815,57 @@ mod tests {
         assert_eq!(owner_of("other-1234"), None);
     }
 
+    /// A loop device over a fresh file in the tmpfs (named outside this tool's prefix, so that no
+    /// cleanup scan takes it for a run's), and the file.
+    fn scratch_loop_device() -> (PathBuf, tempfile::TempPath) {
+        let file = tempfile::Builder::new().prefix("schedlab-detach-test-").suffix(".img").tempfile_in(TMPFS_DIR).unwrap().into_temp_path();
+        std::fs::File::options().write(true).open(&file).unwrap().set_len(1 << 20).unwrap();
+        let out = Command::new("losetup").args(["-f", "--show"]).arg(&file).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        (PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()), file)
+    }
+
+    fn is_bound(device: &Path) -> bool {
+        Path::new("/sys/block").join(device.file_name().unwrap()).join("loop").exists()
+    }
+
+    #[test]
+    #[ignore = "needs root and a free loop device: scripts/test.sh runs it with the kernel peer's tests"]
+    fn a_detach_returns_only_once_the_last_holder_let_the_device_go() {
+        let (device, _file) = scratch_loop_device();
+        // A holder the detach must wait out (it is no fio, so it is not killed).
+        let mut holder = Command::new("sh").args(["-c", "exec 3<\"$0\"; sleep 2"]).arg(&device).spawn().unwrap();
+        let end = Instant::now() + Duration::from_secs(30);
+        while holders_of(&device).is_empty() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(!holders_of(&device).is_empty(), "the holder never opened {}", device.display());
+        detach_loop(&device).unwrap();
+        assert!(holder.try_wait().unwrap().is_some(), "detach_loop returned while the holder still ran");
+        assert!(!is_bound(&device), "{} is still bound after detach_loop returned", device.display());
+    }
+
+    #[test]
+    #[ignore = "needs root and a free loop device: scripts/test.sh runs it with the kernel peer's tests"]
+    fn a_detach_kills_a_fio_that_still_holds_the_device() {
+        let (device, _file) = scratch_loop_device();
+        // A process whose command name is `fio` (a copy of sleep), holding the device open.
+        let dir = tempfile::tempdir().unwrap();
+        let fio = dir.path().join("fio");
+        let sleep = ["/usr/bin/sleep", "/bin/sleep"].into_iter().find(|p| Path::new(p).exists()).expect("sleep");
+        std::fs::copy(sleep, &fio).unwrap();
+        let mut holder = Command::new("sh").args(["-c", "exec 3<\"$0\"; exec \"$1\" 600"]).arg(&device).arg(&fio).spawn().unwrap();
+        let end = Instant::now() + Duration::from_secs(30);
+        while !holders_of(&device).iter().any(|(_, comm)| comm == "fio") && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(holders_of(&device).iter().any(|(_, comm)| comm == "fio"), "the holder never became `fio`");
+        detach_loop(&device).unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(holder.wait().unwrap().signal(), Some(libc::SIGKILL), "the fio holding the device was not killed");
+        assert!(!is_bound(&device));
+    }
+
     #[test]
     fn changes_round_trip_through_the_ledger_format() {
         let changes = vec![
@@ -828,6 +925,33 @@ fn descendants(pid: u32) -> Vec<(u32, u64)> {
     }
     found
 }
+
+/// Waits for a child up to `limit` (or until `stop`), then kills it with everything under it
+/// ([`kill_tree`]). Its exit status, if it exited by itself.
+pub(crate) fn wait_bounded(child: &mut std::process::Child, limit: Duration, stop: Option<&std::sync::atomic::AtomicBool>) -> Option<std::process::ExitStatus> {
+    let end = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) => {}
+            Err(_) => return None,
+        }
+        if Instant::now() > end || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
+            // fio's job processes are its children in sessions of their own (each calls
+            // `setsid()`): killed with it, by pid, or they run to the end of their runtime
+            // holding fio's output pipes (which the caller reads to their end) and the loop
+            // device. Waited for too, before the loop device under them is detached.
+            if !kill_tree(child, KILL_WAIT) {
+                tracing::warn!("pid {} or a process under it was still alive {} s after SIGKILL", child.id(), KILL_WAIT.as_secs());
+            }
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// How long [`wait_bounded`] waits for what it killed to be gone.
+const KILL_WAIT: Duration = Duration::from_secs(10);
 
 /// Kills `child`, its process group and every process under it, reaps it, and waits (at most
 /// `limit`) until none of them is alive. fio's job processes each call `setsid()`: they are in
