@@ -187,8 +187,7 @@ const LOOP_RELEASE: Duration = Duration::from_secs(30);
 /// it open are killed: only this tool points fio at a device backed by one of its files. An error
 /// names whatever else still holds it.
 fn detach_loop(device: &Path) -> Result<(), String> {
-    let Some(name) = device.file_name().and_then(|n| n.to_str()) else { return Ok(()) };
-    let bound = || Path::new("/sys/block").join(name).join("loop").exists();
+    let bound = || is_bound(device);
     if !bound() {
         return Ok(()); // not bound any more
     }
@@ -218,6 +217,11 @@ fn detach_loop(device: &Path) -> Result<(), String> {
         std::thread::sleep(Duration::from_millis(50));
     }
     Ok(())
+}
+
+/// Whether a loop device is bound to a backing file (`/sys/block/<name>/loop` exists).
+fn is_bound(device: &Path) -> bool {
+    device.file_name().is_some_and(|name| Path::new("/sys/block").join(name).join("loop").exists())
 }
 
 /// The processes with `device` open (pid and command name), from `/proc/<pid>/fd`.
@@ -823,10 +827,6 @@ mod tests {
         let out = Command::new("losetup").args(["-f", "--show"]).arg(&file).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         (PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()), file)
-    }
-
-    fn is_bound(device: &Path) -> bool {
-        Path::new("/sys/block").join(device.file_name().unwrap()).join("loop").exists()
     }
 
     #[test]
