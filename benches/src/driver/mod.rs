@@ -6,5 +6,6 @@ pub mod forced;
 pub mod host;
 pub mod noise;
 pub mod profile;
+pub mod completion;
 pub mod roundtrip;
 pub mod workload;

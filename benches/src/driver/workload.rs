@@ -17,16 +17,17 @@
 //! their counters.
 
 use crate::error::ExperimentError;
+use super::completion::{context_loop, CompletionMode, Device, Issuer, Wakers};
 use super::forced::AfterWork;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use schedlab_core::lockstat::{self, LockStats, LockSummary};
 use schedlab_core::trace;
 use schedlab_core::Inject;
-use schedlab_core::sync::{Arc, AtomicBool, AtomicU64, Lock, LockKind, Ordering};
+use schedlab_core::sync::{AtomicBool, AtomicU64, Lock, LockKind, Ordering};
 use schedlab_core::deadline::{Deadline, DeadlineConfig, DeadlineRequest};
 use schedlab_core::{
-    KernelProfile, Consistency, GroupId, InsertPathKind, Op, RequestCounters, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy,
+    Dispatched, KernelProfile, Consistency, GroupId, InsertPathKind, Op, RequestCounters, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy,
 };
 use schedlab_variants::VariantVisitor;
 use serde::Serialize;
@@ -133,6 +134,10 @@ pub struct WorkloadConfig {
     /// A known cost per request where it enters the scheduler, inside or outside the scheduler
     /// lock (`schedlab_core::inject`; `--inject-ns N --at inside|outside`).
     pub inject: Inject,
+    /// Where a dispatched request completes: on the dispatching job at once (`inline`, the seeds'
+    /// null_blk) or in a completion context per CPU (`context`, as the kernel completes a loop
+    /// device's requests): [`super::completion`].
+    pub completion: CompletionMode,
 }
 
 impl Default for WorkloadConfig {
@@ -162,6 +167,7 @@ impl Default for WorkloadConfig {
             kernel: KernelProfile::Seeds,
             elevator_ns: 0,
             inject: Inject::NONE,
+            completion: CompletionMode::Inline,
         }
     }
 }
@@ -463,6 +469,12 @@ pub const MAX_SLICE_IDLE_NS: u64 = 100_000_000;
 pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
 
 const DEVICE_SECTORS: u64 = 1 << 31; // 1 TiB
+
+/// The completion contexts of a run: one per CPU the process may run on, as the kernel has a
+/// block softirq per CPU.
+fn completion_contexts() -> usize {
+    allowed_cpus().len().max(1)
+}
 const OWNER_SHIFT: u32 = 40;
 
 /// Per-job state shared with the others (completions credit the owner).
@@ -564,10 +576,28 @@ struct Pin<'a> {
     all_ok: &'a AtomicBool,
 }
 
+/// Where a job's dispatched requests go: completed on the job at once, or issued to the device
+/// and completed in a completion context (`completion.rs`).
+enum Completer<'s, P: StatsPolicy> {
+    Inline,
+    Device { issuer: Issuer<Dispatched<'s, P>>, wakers: &'s Wakers },
+}
+
+/// A completion context's work on one request: the scheduler's finish path, the owners' credit
+/// (waking an owner that waits), and the completion's half of the outside work.
+fn complete_in_context<P: StatsPolicy>(rq: Dispatched<'_, P>, jobs: &[Job], wakers: &Wakers, outside_ns: u64, clock: &SchedClock, stop: &AtomicBool) {
+    let done = rq.complete();
+    credit(jobs, done.tag, &done.absorbed);
+    for t in std::iter::once(done.tag).chain(done.absorbed.iter().copied()) {
+        wakers.wake((t >> OWNER_SHIFT) as usize);
+    }
+    spin_for(clock, outside_ns / 2, stop);
+}
+
 #[allow(clippy::too_many_arguments)]
-fn job_loop<P: StatsPolicy>(
+fn job_loop<'s, P: StatsPolicy>(
     index: usize,
-    sched: Arc<Scheduler<P>>,
+    sched: &'s Scheduler<P>,
     group: GroupId,
     cfg: &WorkloadConfig,
     jobs: &[Job],
@@ -575,6 +605,7 @@ fn job_loop<P: StatsPolicy>(
     pin: Pin<'_>,
     started: &AtomicU64,
     gate: &Gate,
+    completer: Completer<'s, P>,
 ) -> Result<(), ExperimentError> {
     let started = Started(started);
     if let Some(cpu) = pin.cpu {
@@ -589,6 +620,9 @@ fn job_loop<P: StatsPolicy>(
         .or_else(|_| sched.spawn_process(sched.root()))
         .map_err(|e| ExperimentError::run_failed(format!("job {index} cannot start its process: {e}")))?;
     drop(started);
+    if let Completer::Device { wakers, .. } = &completer {
+        wakers.register(index);
+    }
     gate.wait();
     let mut rng = SmallRng::seed_from_u64(cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let op = cfg.rw.op();
@@ -634,7 +668,25 @@ fn job_loop<P: StatsPolicy>(
             process.submit(RequestSpec { sector, sectors: cfg.bs_sectors, op, at_head: false, tag });
             submitted += 1;
         }
-        if dispatch_and_complete(&sched, jobs, cfg.outside_ns + cfg.elevator_ns, stop) {
+        if let Completer::Device { issuer, wakers } = &completer {
+            match sched.dispatch() {
+                Some(rq) => {
+                    // The device takes it; a context that has gone gives it back to complete here.
+                    if let Err(rq) = issuer.issue(rq) {
+                        let done = rq.complete();
+                        credit(jobs, done.tag, &done.absorbed);
+                    }
+                }
+                None if submitted - me.completed_own.load(Ordering::Acquire) >= depth => {
+                    // The whole depth is in flight and nothing is left to dispatch: wait for one
+                    // of this job's own completions, as fio waits in io_uring_enter.
+                    wakers.wait(index, || submitted - me.completed_own.load(Ordering::Acquire) < depth || stop.load(Ordering::Relaxed));
+                }
+                None => std::hint::spin_loop(),
+            }
+            continue;
+        }
+        if dispatch_and_complete(sched, jobs, cfg.outside_ns + cfg.elevator_ns, stop) {
             idle_polls = 0;
         } else {
             idle_polls += 1;
@@ -650,6 +702,8 @@ fn job_loop<P: StatsPolicy>(
     // every job taking the scheduler lock, could take seconds with a fair lock and more jobs than
     // CPUs (each hand-over waits for the next waiter to be scheduled).
     drop(process);
+    // The issuer goes with the job: once every job's has, the contexts end after their queues.
+    drop(completer);
     lockstat::flush();
     Ok(())
 }
@@ -778,15 +832,45 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
     // (on, seconds, requests) of each window of a toggled run.
     let mut windows: Vec<(bool, f64, u64)> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
+    let wakers = Wakers::new(cfg.threads);
+    let sched_ref: &Scheduler<P> = &sched;
     let (measured_s, deltas, churn_removals, stats_reads) = std::thread::scope(|s| {
         let mut handles = Vec::new();
+        // The completion contexts, one per CPU, before the jobs (`completion.rs`).
+        let mut contexts = Vec::new();
+        let device = (cfg.completion == CompletionMode::Context).then(|| {
+            let (device, queues) = Device::<Dispatched<'_, P>>::new(completion_contexts());
+            for (c, queue) in queues.into_iter().enumerate() {
+                let (jobs, wakers, stop, pinned) = (&jobs, &wakers, &stop, &pinned);
+                let cpu = (!cpus.is_empty()).then(|| cpus[c % cpus.len()]);
+                let outside_ns = cfg.outside_ns + cfg.elevator_ns;
+                let context = std::thread::Builder::new().name(format!("completion-{c}"));
+                let spawned = context.spawn_scoped(s, move || {
+                    if cpu.is_some_and(|c| !pin_current_thread(c)) {
+                        pinned.store(false, Ordering::Relaxed);
+                    }
+                    let n = context_loop(queue, |rq| complete_in_context(rq, jobs, wakers, outside_ns, sched_ref.clock(), stop));
+                    lockstat::flush();
+                    n
+                });
+                match spawned {
+                    Ok(h) => contexts.push(h),
+                    Err(e) => failures.push(format!("cannot start completion context {c}: {e}")),
+                }
+            }
+            device
+        });
         for i in 0..cfg.threads {
             let group = if groups.is_empty() { sched.root() } else { groups[i % groups.len()] };
-            let (sched, jobs, stop, pinned, started, gate) = (sched.clone(), &jobs, &stop, &pinned, &started, &gate);
+            let (jobs, stop, pinned, started, gate) = (&jobs, &stop, &pinned, &started, &gate);
             let pin = Pin { cpu: (!cpus.is_empty()).then(|| cpus[i % cpus.len()]), all_ok: pinned };
+            let completer = match &device {
+                Some(d) => Completer::Device { issuer: d.issuer(i), wakers: &wakers },
+                None => Completer::Inline,
+            };
             // Named, so that logs and trace viewers show which job a line or a track is.
             let job = std::thread::Builder::new().name(format!("job-{i}"));
-            match job.spawn_scoped(s, move || job_loop(i, sched, group, cfg, jobs, stop, pin, started, gate)) {
+            match job.spawn_scoped(s, move || job_loop(i, sched_ref, group, cfg, jobs, stop, pin, started, gate, completer)) {
                 Ok(h) => handles.push(h),
                 Err(e) => {
                     failures.push(format!("cannot start job thread {i} of {}: {e}", cfg.threads));
@@ -889,6 +973,14 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => failures.push(e.to_string()),
                 Err(payload) => failures.push(format!("job {i} panicked: {}", panic_text(&*payload))),
+            }
+        }
+        // Every job dropped its issuer; with the device gone too, each context completes what
+        // is queued to it and ends.
+        drop(device);
+        for (c, h) in contexts.into_iter().enumerate() {
+            if let Err(payload) = h.join() {
+                failures.push(format!("completion context {c} panicked: {}", panic_text(&*payload)));
             }
         }
         let removals = match churner.map(|h| h.join()) {
@@ -1030,16 +1122,51 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
     let lockstat_on = cfg.lockstat && deadline.is_some();
     let mut interrupted = false;
     let mut failures = Vec::new();
+    let wakers = Wakers::new(cfg.threads);
     let (measured_s, deltas, cpu) = std::thread::scope(|s| {
         let mut handles = Vec::new();
+        // With completion contexts (`completion.rs`) a request's tags (its own and those merged
+        // into it) are completed there: the completion's half of the outside work and the credit.
+        let mut contexts = Vec::new();
+        let half_of = |row_pays_elevator: bool| (cfg.outside_ns + if row_pays_elevator { cfg.elevator_ns } else { 0 }) / 2;
+        let completion_half = half_of(deadline.is_some());
+        let device = (cfg.completion == CompletionMode::Context).then(|| {
+            let (device, queues) = Device::<(u64, Vec<u64>)>::new(completion_contexts());
+            for (c, queue) in queues.into_iter().enumerate() {
+                let (clock, stop, completed, wakers, pinned) = (&clock, &stop, &completed, &wakers, &pinned);
+                let cpu = (!cpus.is_empty()).then(|| cpus[c % cpus.len()]);
+                let context = std::thread::Builder::new().name(format!("completion-{c}"));
+                let spawned = context.spawn_scoped(s, move || {
+                    if cpu.is_some_and(|c| !pin_current_thread(c)) {
+                        pinned.store(false, Ordering::Relaxed);
+                    }
+                    context_loop(queue, |(tag, absorbed): (u64, Vec<u64>)| {
+                        for t in std::iter::once(tag).chain(absorbed) {
+                            let owner = (t >> OWNER_SHIFT) as usize;
+                            completed[owner].fetch_add(1, Ordering::Release);
+                            wakers.wake(owner);
+                        }
+                        spin_for(clock, completion_half, stop);
+                    })
+                });
+                match spawned {
+                    Ok(h) => contexts.push(h),
+                    Err(e) => failures.push(format!("cannot start completion context {c}: {e}")),
+                }
+            }
+            device
+        });
         for index in 0..cfg.threads {
             let (clock, stop, completed, gate, pinned, deadline) = (&clock, &stop, &completed, &gate, &pinned, deadline.as_ref());
             let cpu = (!cpus.is_empty()).then(|| cpus[index % cpus.len()]);
+            let issuer = device.as_ref().map(|d| d.issuer(index));
+            let wakers = &wakers;
             let job = std::thread::Builder::new().name(format!("job-{index}"));
             let spawned = job.spawn_scoped(s, move || {
                 if cpu.is_some_and(|c| !pin_current_thread(c)) {
                     pinned.store(false, Ordering::Relaxed);
                 }
+                wakers.register(index);
                 gate.wait();
                 let mut rng = SmallRng::seed_from_u64(cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
                 let (op, bs) = (cfg.rw.op(), cfg.bs_sectors as u64);
@@ -1055,6 +1182,27 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                         rng.random_range(0..DEVICE_SECTORS / bs) * bs
                     }
                 };
+                let depth = cfg.iodepth as u64;
+                let in_flight = |submitted: u64| submitted - completed[index].load(Ordering::Acquire);
+                if let (None, Some(issuer)) = (deadline, &issuer) {
+                    // The null device with completion contexts: a request is issued once the
+                    // submission's half is spun, and completes in its context.
+                    let mut submitted = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        while in_flight(submitted) < depth && !stop.load(Ordering::Relaxed) {
+                            spin_for(clock, cfg.outside_ns / 2, stop);
+                            std::hint::black_box(next_sector());
+                            if issuer.issue((tag, Vec::new())).is_err() {
+                                completed[index].fetch_add(1, Ordering::Release);
+                            }
+                            tag += 1;
+                            submitted += 1;
+                        }
+                        wakers.wait(index, || in_flight(submitted) < depth || stop.load(Ordering::Relaxed));
+                    }
+                    lockstat::flush();
+                    return;
+                }
                 let Some(dd) = deadline else {
                     while !stop.load(Ordering::Relaxed) {
                         // A whole queue depth is submitted, then completed: the null device
@@ -1091,16 +1239,27 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                         }
                         submitted += 1;
                     }
-                    match dd.dispatch(clock.now_ns()) {
-                        Some(done) => {
+                    match (dd.dispatch(clock.now_ns()), &issuer) {
+                        (Some(done), Some(issuer)) => {
+                            if let Err((tag, absorbed)) = issuer.issue((done.tag, done.absorbed)) {
+                                for t in std::iter::once(tag).chain(absorbed) {
+                                    completed[(t >> OWNER_SHIFT) as usize].fetch_add(1, Ordering::Release);
+                                }
+                            }
+                        }
+                        (Some(done), None) => {
                             for t in std::iter::once(done.tag).chain(done.absorbed) {
                                 completed[(t >> OWNER_SHIFT) as usize].fetch_add(1, Ordering::Release);
                             }
                             spin_for(clock, half, stop);
                         }
-                        None => std::thread::yield_now(),
+                        (None, Some(_)) if in_flight(submitted) >= depth => {
+                            wakers.wait(index, || in_flight(submitted) < depth || stop.load(Ordering::Relaxed));
+                        }
+                        (None, _) => std::thread::yield_now(),
                     }
                 }
+                drop(issuer);
                 lockstat::flush();
             });
             match spawned {
@@ -1138,6 +1297,12 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
         for (i, h) in handles.into_iter().enumerate() {
             if let Err(payload) = h.join() {
                 failures.push(format!("job {i} panicked: {}", panic_text(&*payload)));
+            }
+        }
+        drop(device);
+        for (c, h) in contexts.into_iter().enumerate() {
+            if let Err(payload) = h.join() {
+                failures.push(format!("completion context {c} panicked: {}", panic_text(&*payload)));
             }
         }
         (measured, before.iter().zip(&after).map(|(b, a)| a - b).collect::<Vec<u64>>(), cpu)

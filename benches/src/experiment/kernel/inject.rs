@@ -99,6 +99,8 @@ pub struct KernelSettings {
     pub model_lock: schedlab_core::LockKind,
     /// The kernel generation whose lock sites the model's rows take (the running kernel's).
     pub model_kernel: schedlab_core::KernelProfile,
+    /// Where the model's requests complete (`driver::completion`).
+    pub model_completion: crate::driver::completion::CompletionMode,
     /// The model's outside work per request, ns; `None`: jobs ÷ the kernel's IOPS with nothing
     /// attached.
     pub model_outside_ns: Option<u64>,
@@ -235,7 +237,10 @@ pub fn parse_lock_addrs(text: &str) -> Result<Vec<u64>, String> {
             let Some((addr, stack)) = key.split_once(',') else { continue };
             let Ok(addr) = u64::from_str_radix(addr.trim().trim_start_matches("0x"), 16) else { continue };
             if stack.lines().map(|l| l.trim().split('+').next().unwrap_or("")).any(|f| f.starts_with("bfq_") || f.starts_with("bfqq_")) {
-                *by_addr.entry(addr).or_default() += count.as_u64().unwrap_or(0);
+                let slot = by_addr.entry(addr).or_default();
+                *slot = slot.checked_add(count.as_u64().unwrap_or(0)).ok_or_else(|| {
+                    format!("@c: the counts of lock {addr:#x} add up past {}", u64::MAX)
+                })?;
             }
         }
     }
@@ -347,7 +352,8 @@ pub fn parse_phases(text: &str) -> Result<Vec<Phase>, String> {
     let ph = by_seq("@ph")?;
     let mut out = Vec::new();
     for (&seq, &code) in &ph {
-        let (Some(&start), Some(&end)) = (t.get(&seq), t.get(&(seq + 1))) else { continue };
+        let Some(next) = seq.checked_add(1) else { continue };
+        let (Some(&start), Some(&end)) = (t.get(&seq), t.get(&next)) else { continue };
         let kind = match code / 100 {
             0 => PhaseKind::Nothing,
             1 => PhaseKind::Inside,
@@ -440,11 +446,17 @@ fn bootstrap(cycles: &[Cycle], f: impl Fn(&[&Cycle]) -> f64) -> Option<Interval>
 }
 
 fn pooled(cs: &[&Cycle], pick: impl Fn(&Cycle) -> (u64, f64)) -> f64 {
-    let (n, s) = cs.iter().fold((0u64, 0.0), |(n, s), c| {
+    // The counts are summed as floats: a rate needs no exact count, and a float sum of
+    // bpftrace's counts (a resample repeats a cycle) cannot wrap as a u64 sum could (issue 43).
+    let (n, s) = cs.iter().fold((0.0f64, 0.0), |(n, s), c| {
         let (a, b) = pick(c);
-        (n + a, s + b)
+        (n + a as f64, s + b)
     });
-    rate((n, s))
+    if s > 0.0 {
+        n / s
+    } else {
+        0.0
+    }
 }
 
 /// Inside ÷ outside throughput over `cycles` (ratio of the pooled rates), with its interval.
@@ -811,6 +823,7 @@ fn model_config(cfg: &KernelSettings, outside_ns: u64) -> WorkloadConfig {
         outside_ns,
         slice_idle_ns: 0,
         kernel: cfg.model_kernel,
+        completion: cfg.model_completion,
         ..WorkloadConfig::default()
     }
 }

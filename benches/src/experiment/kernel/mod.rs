@@ -60,6 +60,7 @@ use crate::stats::{median, Spread};
 use crate::error::ExperimentError;
 use crate::experiment::observer::{Event, Observer};
 use crate::files::provenance::Provenance;
+use crate::driver::completion::CompletionMode;
 use crate::driver::workload::{self, sleep_until, Rw, WorkloadConfig};
 pub use rows::{ElevatorCost, KernelRow, KernelRun, KernelSched, ModelRow, Point, PointResult, Profiled, SchedulerCost, SideBySide};
 use schedlab_core::sync::{AtomicBool, Ordering};
@@ -117,6 +118,9 @@ pub struct KernelConfig {
     pub model_elevator: ModelOutside,
     /// Which of BFQ's lock sites the model's rows take: the running kernel's.
     pub model_kernel: KernelProfile,
+    /// Where the model's requests complete: in completion contexts of their own (the default, as
+    /// the kernel completes a loop device's requests in softirq) or on the dispatching job.
+    pub model_completion: CompletionMode,
     /// The configurations measured, main first (its `threads`, `iodepth` and `ioengine` are the
     /// fields above); each gets the whole experiment: rounds, recorded runs, profiles.
     pub points: Vec<Point>,
@@ -246,6 +250,7 @@ impl KernelConfig {
             outside_ns,
             elevator_ns,
             kernel: self.model_kernel,
+            completion: self.model_completion,
             slice_idle_ns: 0,
             lockstat: entry != "none",
             lockstat_toggle: (entry != "none").then_some(Duration::from_millis(100)),
@@ -320,6 +325,7 @@ impl KernelConfig {
             model: self.model,
             model_lock: self.model_lock,
             model_kernel: self.model_kernel,
+            model_completion: self.model_completion,
             model_outside_ns: match self.model_outside {
                 ModelOutside::Kernel => None,
                 ModelOutside::Fixed(ns) => Some(ns),
@@ -1254,6 +1260,7 @@ mod tests {
             model_outside: ModelOutside::Fixed(0),
             model_elevator: ModelOutside::Kernel,
             model_kernel: KernelProfile::Mainline,
+            model_completion: CompletionMode::Context,
             points: Point::auto(2, 32, "io_uring"),
         }
     }

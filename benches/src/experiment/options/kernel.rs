@@ -3,6 +3,7 @@
 
 use super::parse::{bad_input, parse_bs, seconds};
 use super::units;
+use crate::driver::completion::CompletionMode;
 use crate::driver::workload::Rw;
 use crate::experiment::kernel::inject::InjectConfig;
 use crate::experiment::kernel::{self, KernelConfig, ModelOutside, Point};
@@ -86,6 +87,11 @@ pub struct KernelOptions {
     /// none's CPU per I/O, less BFQ's own functions; 0 with --no-profile) or ns (0..=1000000000).
     #[arg(long, default_value = "kernel", conflicts_with_all = ["no_model", "inject"])]
     model_elevator_ns: String,
+    /// Where the model's requests complete: `context` (a completion context per CPU fed by the
+    /// device, as the kernel completes a loop device's requests in softirq) or `inline` (on the
+    /// job that dispatched them, at once: null_blk's irqmode=0).
+    #[arg(long, default_value = "context", conflicts_with = "no_model")]
+    model_completion: String,
     /// Inject a known cost per I/O, ns, at BFQ's insert inside its lock and before it outside,
     /// in alternating 200 ms phases of one long fio run (comma-separated, each 0..=20000; e.g.
     /// 0,500,1000,2000), beside the model's `--inject-ns N --at inside|outside`.
@@ -196,6 +202,8 @@ impl KernelOptions {
             model_outside,
             model_elevator,
             model_kernel: kernel::running_kernel_profile(),
+            model_completion: CompletionMode::from_name(&args.model_completion)
+                .ok_or_else(|| bad_input(format!("unknown --model-completion `{}` (known: context, inline)", args.model_completion)))?,
         })
     }
 

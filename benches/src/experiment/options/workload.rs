@@ -124,6 +124,7 @@ impl WorkloadFlags {
             kernel: parse_kernel(&self.kernel)?,
             elevator_ns: self.elevator_ns,
             inject: parse_inject(self.inject_ns, &self.at, cx)?,
+            completion: crate::driver::completion::CompletionMode::Inline,
         })
     }
 }
