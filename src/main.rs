@@ -264,6 +264,7 @@ fn stdout_was_closed() -> bool {
 
 fn main() -> ExitCode {
     install_panic_hook();
+    signals::ignore_file_size_signal();
     // A closed standard output loses everything the command prints: refused before any work,
     // as `ls >&-` is (a closed input or error stream is held by the runtime, so that no file
     // takes its number).

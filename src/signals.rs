@@ -61,6 +61,18 @@ pub fn name(signal: i32) -> &'static str {
     }
 }
 
+/// Ignores SIGXFSZ (issue 43): a write past the shell's file-size limit (`ulimit -f`) would
+/// otherwise kill the process with nothing said (exit 153), its temporary and lock files left
+/// behind. Ignored, the write fails with EFBIG instead, which every output reports as it reports
+/// a full disk (one line, exit 3, temporary and lock files removed).
+pub fn ignore_file_size_signal() {
+    // SAFETY: setting a signal's disposition to SIG_IGN installs no handler code; it is done
+    // before any thread of ours starts.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
 /// Installs the handlers and starts the watcher thread.
 pub fn install() -> Result<(), String> {
     let mut signals = SignalsInfo::<WithOrigin>::new([SIGINT, SIGTERM, SIGHUP])

@@ -207,7 +207,13 @@ pub struct OutputFile {
 fn one_line(e: &io::Error) -> String {
     let text = e.to_string();
     let line = text.lines().next().unwrap_or("");
-    line.split(" at path \"").next().unwrap_or(line).to_string()
+    let line = line.split(" at path \"").next().unwrap_or(line);
+    // (tempfile wraps the OS error with its path: its kind stays, its number does not.)
+    if e.kind() == io::ErrorKind::FileTooLarge || e.raw_os_error() == Some(libc::EFBIG) {
+        // A shell's `ulimit -f` (SIGXFSZ is ignored: main.rs), or the file system's own limit.
+        return format!("{line}: past the file-size limit (ulimit -f)");
+    }
+    line.to_string()
 }
 
 /// Follows `path`'s symlinks (not those of its directories, which the OS resolves) up to 40.
@@ -399,6 +405,12 @@ impl OutputFile {
             pending.retain(|p| p.exists());
             pending.push(temp.path().to_path_buf());
         }
+        if let Ok(old) = std::fs::metadata(&self.target) {
+            keep_owner(temp.as_file(), &old).map_err(|e| {
+                let shown = self.path.display();
+                format!("cannot write {shown}: cannot give the new file its owner: {}", one_line(&e))
+            })?;
+        }
         Ok(temp)
     }
 
@@ -443,6 +455,30 @@ impl OutputFile {
         };
         Ok(Stream { output: self.clone(), writer: StreamWriter { file: Arc::new(file), error: Arc::default(), first_writer: Arc::default() }, temp })
     }
+}
+
+/// Gives the temporary file `new` the owner and group of the file it replaces (issue 43: root
+/// replacing another user's output made it root's), then the old file's mode again (a change of
+/// owner clears the set-user-ID and set-group-ID bits). A user who may not give a file away
+/// (EPERM: not root) keeps it as theirs, as any editor's save does.
+fn keep_owner(new: &File, old: &std::fs::Metadata) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+    let made = new.metadata()?;
+    if made.uid() == old.uid() && made.gid() == old.gid() {
+        return Ok(());
+    }
+    // SAFETY: fchown on a descriptor `new` owns and keeps open for the call; no memory involved.
+    if unsafe { libc::fchown(new.as_raw_fd(), old.uid(), old.gid()) } != 0 {
+        let e = io::Error::last_os_error();
+        return if e.raw_os_error() == Some(libc::EPERM) { Ok(()) } else { Err(e) };
+    }
+    let mode = old.mode() & 0o7777;
+    // SAFETY: as above, fchmod on the same open descriptor.
+    if unsafe { libc::fchmod(new.as_raw_fd(), mode as libc::mode_t) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 fn set_blocking(file: &File) -> io::Result<()> {
@@ -590,6 +626,32 @@ mod tests {
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, ["out.json"], "no temporary file left");
+    }
+
+    /// Issue 43: root replacing a file of another user keeps that user as its owner (and its
+    /// group and mode); a plain write left it root's.
+    #[test]
+    fn a_replaced_file_keeps_its_owner() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        // SAFETY: geteuid reads the process's credentials.
+        if unsafe { libc::geteuid() } != 0 {
+            println!("not root: a file of another user cannot be replaced here");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("theirs.json");
+        std::fs::write(&path, "old").unwrap();
+        std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        OutputFile::check(&path).unwrap().write(b"new").unwrap();
+        let m = std::fs::metadata(&path).unwrap();
+        assert_eq!((m.uid(), m.gid(), m.mode() & 0o7777), (65534, 65534, 0o640));
+        let mut s = OutputFile::check(&path).unwrap().stream().unwrap();
+        s.append(b"streamed").unwrap();
+        s.commit().unwrap();
+        let m = std::fs::metadata(&path).unwrap();
+        assert_eq!((m.uid(), m.gid(), m.mode() & 0o7777), (65534, 65534, 0o640));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "streamed");
     }
 
     #[test]
