@@ -11,7 +11,11 @@
 //!   any work; `/dev/full`: exit 3 with the reason said under `RUST_LOG=off`;
 //! - on a full file system (a 256 KiB tmpfs, filled; mounted where the test runs as root, skipped
 //!   with a line otherwise), as a new name and as the name of a file already there: a non-zero
-//!   exit with the reason said, the file that was there intact, nothing left behind.
+//!   exit with the reason said, the file that was there intact, nothing left behind;
+//! - (issue 43) with a symlink, a dangling symlink, a FIFO, a hard link or another user's file
+//!   planted at its lock file's name: refused before any work, the planted name's owner said,
+//!   nothing followed; under `ulimit -f 0`: exit 3 (2 for the sweep's CSV) with the limit said,
+//!   no temporary or lock file left; over another user's file (as root): its owner kept.
 //!
 //! A new subcommand needs its cheapest invocation below ([`quick`]); a new option is covered as it
 //! is. No assertion depends on timing.
@@ -571,10 +575,172 @@ fn a_full_file_system_is_said_with(sub: &str, quick_for: &dyn Fn(&Opt, &Fixture)
     println!("{sub}: {tried} outputs tried on a full file system");
 }
 
+/// Whether this process runs as root (some cases need another user's files).
+fn is_root() -> bool {
+    // SAFETY: geteuid reads the process's credentials; no memory is involved.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The output options (files and directories) of `sub`, with their roles.
+fn output_options(sub: &str, fx: &Fixture) -> Vec<(Opt, String)> {
+    path_options(sub)
+        .into_iter()
+        .map(|o| (role(sub, &o, fx).0, o))
+        .filter(|(r, _)| r != "input")
+        .map(|(r, o)| (o, r))
+        .collect()
+}
+
+/// Issue 43, item 2: every output option and output directory of `sub`, with a name planted at
+/// its lock file's place (`.NAME.schedlab-lock`, as another user could in a shared directory):
+/// a symlink to a file, a dangling symlink, a FIFO, a hard link to a file, and (as root) a file
+/// of another user. Each is refused before any work (exit 2, one line naming the lock file and
+/// its owner), nothing is written or removed, and the file a link leads to is left as it was.
+fn planted_lock_names_are_refused(sub: &str) {
+    let fx = Fixture::new(sub);
+    let mut tried = 0;
+    for (opt, role) in output_options(sub, &fx) {
+        let scratch = tempfile::tempdir_in(fx.path()).unwrap();
+        let s = scratch.path();
+        let victim = s.join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let name = if role == "dir" { "out-dir" } else { "out.x" };
+        let lock = s.join(format!(".{name}.schedlab-lock"));
+        let mut inv = base(sub, &fx);
+        inv.set(&opt, s.join(name));
+        let what = |how: &str| {
+            format!("{sub} {} ({role}) with {how} at its lock file's name", opt.name)
+        };
+        let link = |to: &Path| std::os::unix::fs::symlink(to, &lock).unwrap();
+        let plant: Vec<(&str, Box<dyn Fn()>)> = vec![
+            ("a symlink to a file", Box::new(|| link(&victim))),
+            ("a dangling symlink", Box::new(|| link(&s.join("made")))),
+            ("a FIFO", Box::new(|| {
+                let c = std::ffi::CString::new(lock.as_os_str().as_bytes()).unwrap();
+                // SAFETY: a NUL-terminated path that outlives the call.
+                assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+            })),
+            ("a hard link to a file", Box::new(|| std::fs::hard_link(&victim, &lock).unwrap())),
+        ];
+        for (how, make) in plant {
+            make();
+            refused(&inv, fx.path(), &what(how));
+            let out = inv.run(fx.path());
+            let stderr = text(&out.stderr);
+            let told = format!("{}", lock.display());
+            let named = stderr.contains(&told) && stderr.contains("owned by");
+            assert!(named, "{}: {stderr}", what(how));
+            assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "{}", what(how));
+            assert!(!s.join("made").exists(), "{}: the dangling link is not followed", what(how));
+            std::fs::remove_file(&lock).unwrap();
+            tried += 1;
+        }
+        if is_root() {
+            std::fs::write(&lock, "").unwrap();
+            std::os::unix::fs::chown(&lock, Some(65534), Some(65534)).unwrap();
+            refused(&inv, fx.path(), &what("another user's file"));
+            let stderr = text(&inv.run(fx.path()).stderr);
+            let theirs = what("another user's file");
+            assert!(stderr.contains("not by this user"), "{theirs}: {stderr}");
+            assert_eq!(std::fs::read(&lock).unwrap(), b"", "{theirs}");
+            tried += 1;
+        }
+    }
+    println!("{sub}: {tried} planted lock names refused");
+}
+
+/// Issue 43, item 5a: every output option and output directory of `sub` under a shell's
+/// file-size limit below its size (`ulimit -f 0`, as a new name and over a file already
+/// there): the write fails with EFBIG instead of SIGXFSZ killing the process (exit 153,
+/// nothing said): exit 3 (2 for the sweep's CSV, whose header is written before the work), the
+/// reason said, no panic, the old file intact, no temporary or lock file left.
+fn a_file_size_limit_is_said_like_a_full_disk(sub: &str) {
+    let fx = Fixture::new(sub);
+    let mut tried = 0;
+    for (opt, role) in output_options(sub, &fx) {
+        let Some(q) = quick(sub, &fx) else {
+            println!("{sub} {}: cannot run here; refusals: the aliasing test", opt.name);
+            continue;
+        };
+        let targets: &[&str] =
+            if role == "dir" { &["new-dir"] } else { &["new.out", "kept.out"] };
+        for name in targets {
+            let scratch = tempfile::tempdir_in(fx.path()).unwrap();
+            let s = scratch.path();
+            std::fs::write(s.join("kept.out"), KEPT).unwrap();
+            let mut inv = q.clone();
+            inv.set(&opt, s.join(name));
+            let what = format!("{sub} {} ({role}) as {name} under ulimit -f 0", opt.name);
+            let out = with_fd3(&inv, fx.path(), r#"ulimit -f 0; exec "$@""#, &[]);
+            let stderr = text(&out.stderr);
+            let bug = stderr.contains("panicked") || stderr.contains("internal error");
+            assert!(!bug, "{what}: {stderr}");
+            let code = out.status.code();
+            assert!(matches!(code, Some(2 | 3)), "{what}: exit {:?}: {stderr}", out.status);
+            let said = stderr.lines().any(|l| l.starts_with("schedlab: ") && l.contains("ulimit"));
+            assert!(said, "{what}: the reason is said: {stderr}");
+            let kept = std::fs::read(s.join("kept.out")).unwrap();
+            assert_eq!(kept, KEPT, "{what}: the file that was there is intact");
+            let left: Vec<_> = std::fs::read_dir(s)
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .filter(|n| n != "kept.out" && n != *name)
+                .collect();
+            assert!(left.is_empty(), "{what}: no temporary or lock file left: {left:?}");
+            tried += 1;
+        }
+    }
+    println!("{sub}: {tried} outputs tried under a file-size limit");
+}
+
+/// Issue 43, item 5d: every output option of `sub` over a file of another user (uid and gid
+/// 65534, mode 0640) replaced by root: the new file keeps that owner, group and mode.
+fn a_replaced_file_keeps_its_owner(sub: &str) {
+    if !is_root() {
+        println!("not root: another user's file cannot be replaced here");
+        return;
+    }
+    let fx = Fixture::new(sub);
+    let mut tried = 0;
+    let outputs = output_options(sub, &fx).into_iter().filter(|(_, r)| r == "output");
+    for (opt, role) in outputs {
+        let Some(q) = quick(sub, &fx) else {
+            println!("{sub} {}: cannot run here", opt.name);
+            continue;
+        };
+        let scratch = tempfile::tempdir_in(fx.path()).unwrap();
+        let theirs = scratch.path().join("theirs.out");
+        std::fs::write(&theirs, "old").unwrap();
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+        let mode = std::os::unix::fs::PermissionsExt::from_mode(0o640);
+        std::fs::set_permissions(&theirs, mode).unwrap();
+        let mut inv = q.clone();
+        inv.set(&opt, &theirs);
+        let what = format!("{sub} {} ({role}) over another user's file", opt.name);
+        let out = inv.run(fx.path());
+        done(&out, &what);
+        let m = std::fs::metadata(&theirs).unwrap();
+        assert_ne!(std::fs::read(&theirs).unwrap(), b"old", "{what}: replaced");
+        let owner = (m.uid(), m.gid(), m.mode() & 0o7777);
+        assert_eq!(owner, (65534, 65534, 0o640), "{what}");
+        tried += 1;
+    }
+    println!("{sub}: {tried} outputs kept their owner");
+}
+
 macro_rules! per_subcommand {
     ($($name:ident: $sub:literal,)*) => {
         mod aliasing {
             $(#[test] fn $name() { super::aliasing_is_refused($sub) })*
+        }
+        mod planted {
+            $(#[test] fn $name() { super::planted_lock_names_are_refused($sub) })*
+        }
+        mod file_limit {
+            $(#[test] fn $name() { super::a_file_size_limit_is_said_like_a_full_disk($sub) })*
+        }
+        mod owner {
+            $(#[test] fn $name() { super::a_replaced_file_keeps_its_owner($sub) })*
         }
         mod awkward {
             $(#[test] fn $name() { super::awkward_paths_work($sub) })*
