@@ -787,6 +787,31 @@ fn a_measurement_without_a_completed_request_says_so_instead_of_zeros() {
     assert!(text(&out.stdout).contains("no requests completed"), "{}", text(&out.stdout));
 }
 
+/// Counts that add up past `u64::MAX` (issue 43, item 6): folded sample counts wrapped in
+/// release builds ("all (3 samples)", exit 0); a block size times its unit overflowed. Each is
+/// one line of bad input, exit 2, nothing written.
+#[test]
+fn counts_that_add_up_past_the_largest_are_refused() {
+    let dir = scratch("overflow");
+    let folded = dir.path().join("big.folded");
+    std::fs::write(&folded, "main;a 18446744073709551615\nmain;b 4\n").unwrap();
+    let out_dir = dir.path().join("fg");
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["flamegraph", "--folded", folded.to_str().unwrap(), "--out", out_dir.to_str().unwrap()],
+        vec!["simulate", "--bs", "18446744073709551615k", "--runtime", "0.01"],
+        vec!["run", "--variant", "no-stats", "--bs", "18014398509481984k"],
+    ];
+    for args in cases {
+        let out = schedlab(&args);
+        no_panic(&out, &format!("{args:?}"));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert_eq!(errors(&out).len(), 1, "{args:?}: {:?}", errors(&out));
+    }
+    let out = schedlab(&["flamegraph", "--folded", folded.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    assert!(errors(&out)[0].contains("add up past"), "{:?}", errors(&out));
+    assert!(!out_dir.exists(), "nothing written");
+}
+
 /// A closed standard output (`>&-`) would lose every table: refused before any work, one line,
 /// exit 2, for every subcommand (read from the CLI's definition), nothing written; a shell's
 /// `>/dev/null` is not refused.

@@ -23,7 +23,10 @@ pub fn parse_bs(s: &str) -> Result<u32, ExperimentError> {
         Some(d) => (d, 1024u64),
         None => (lower.as_str(), 1),
     };
-    let bytes = digits.parse::<u64>().map_err(|_| bad_input(format!("--bs must be a size like 4096 or 4k, got `{s}`")))? * mult;
+    let digits = digits.parse::<u64>();
+    let bad_size = || bad_input(format!("--bs must be a size like 4096 or 4k, got `{s}`"));
+    // Checked: `18446744073709551615k` wrapped (release) or panicked (debug) here.
+    let bytes = digits.map_err(|_| bad_size())?.checked_mul(mult).unwrap_or(u64::MAX);
     if bytes == 0 || bytes % 512 != 0 || bytes > 128 * 1024 {
         return Err(bad_input(format!("--bs must be a multiple of 512 bytes up to 128k, got `{s}`")));
     }
