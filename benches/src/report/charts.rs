@@ -480,7 +480,8 @@ fn kernel_panels_svg(rows: &[&FidelityRow], extra_us: &[(String, Option<f64>, Op
             }
             let bands = match (key, band, kernel) {
                 (1, Some(Band::Within { pct }), Some(k)) => vec![(k * (1.0 - pct / 100.0), k * (1.0 + pct / 100.0))],
-                (1, Some(Band::Factor { factor }), Some(k)) => vec![(k / factor, k * factor)],
+                (1, Some(Band::Factor { floor, .. }), Some(k)) if k < floor => vec![((k - floor).max(0.0), k + floor)],
+                (1, Some(Band::Factor { factor, .. }), Some(k)) => vec![(k / factor, k * factor)],
                 _ => Vec::new(),
             };
             bars.push(Bar {
@@ -660,8 +661,14 @@ mod tests {
         };
         let rows = [
             row("bfq ÷ none, IOPS", "×", Some(0.6), Some(0.85), Band::Within { pct: 10.0 }),
+            id: crate::experiment::kernel::fidelity::Figure::StatsShare,
+            null_model: None,
+            null_within: None,
+            constant: None,
+            constant_within: None,
+            verdict: crate::experiment::kernel::fidelity::Verdict::Outside,
             row("extra CPU per I/O of bfq over none", "µs", Some(3.9), Some(1.1), Band::Within { pct: 25.0 }),
-            row("contended acquisitions per I/O at limit-depth", "per I/O", Some(0.05), None, Band::Factor { factor: 1.5 }),
+            row("contended acquisitions per I/O at limit-depth", "per I/O", Some(0.05), None, Band::Factor { factor: 1.5, floor: 0.0 }),
             row("nothing measured", "×", None, None, Band::Unset),
         ];
         let refs: Vec<&FidelityRow> = rows.iter().collect();
@@ -743,6 +750,12 @@ mod tests {
             })
             .collect();
         let refs: Vec<&FidelityRow> = fidelity.iter().collect();
+                id: crate::experiment::kernel::fidelity::Figure::StatsShare,
+                null_model: None,
+                null_within: None,
+                constant: None,
+                constant_within: None,
+                verdict: crate::experiment::kernel::fidelity::Verdict::Outside,
         let extra = vec![("elevator machinery, bfq".to_string(), Some(1.25), None), ("elevator machinery, mq-deadline".to_string(), Some(0.8), None)];
         time_draw(&format!("kernel, {} fidelity rows", refs.len()), &|| kernel_panels_svg(&refs, &extra, "fair-spin", &p).unwrap());
     }

@@ -192,10 +192,10 @@ pub fn elevator_text(e: &ElevatorCost) -> String {
 }
 
 /// The columns of the fidelity table, as the HTML report's table heads them.
-pub const FIDELITY_COLUMNS: [&str; 8] = ["configuration", "figure", "unit", "kernel", "model", "model ÷ kernel", "goal", "within"];
+pub const FIDELITY_COLUMNS: [&str; 10] = ["configuration", "figure", "unit", "kernel", "model", "model ÷ kernel", "null model", "constant", "goal", "verdict"];
 
 /// A row's cells, in [`FIDELITY_COLUMNS`] order.
-pub fn fidelity_cells(r: &FidelityRow) -> [String; 8] {
+pub fn fidelity_cells(r: &FidelityRow) -> [String; 10] {
     let digits = if r.unit == "×" || r.unit == "per I/O" { 3 } else { 2 };
     [
         r.point.label(),
@@ -204,12 +204,10 @@ pub fn fidelity_cells(r: &FidelityRow) -> [String; 8] {
         opt(r.kernel, digits),
         opt(r.model, digits),
         opt(r.model_over_kernel, 2),
+        opt(r.null_model, digits),
+        opt(r.constant, digits),
         r.band.describe(),
-        match r.within {
-            Some(true) => "yes".into(),
-            Some(false) => "NO".into(),
-            None => "-".into(),
-        },
+        r.verdict.label(),
     ]
 }
 
@@ -222,15 +220,13 @@ pub fn fidelity_text(rows: &[FidelityRow]) -> String {
     for r in rows {
         if last != Some(r.point) {
             let _ = writeln!(out, "{}", r.point.label());
-            let _ = writeln!(out, "  {:<46} {:>9} {:>9} {:>9} {:>7}  {:<13} {}", "figure", "kernel", "model", "m ÷ k", "unit", "goal", "within");
+            let _ = writeln!(out, "  {:<44} {:>7} {:>7} {:>6} {:>7} {:>6} {:>7}  {:<13} {}", "figure", "kernel", "model", "m ÷ k", "null", "const", "unit", "goal", "verdict");
             last = Some(r.point);
         }
         let c = fidelity_cells(r);
-        let _ = writeln!(out, "  {:<46} {:>9} {:>9} {:>9} {:>7}  {:<13} {}", c[1], c[3], c[4], c[5], c[2], c[6], c[7]);
+        let _ = writeln!(out, "  {:<44} {:>7} {:>7} {:>6} {:>7} {:>6} {:>7}  {:<13} {}", c[1], c[3], c[4], c[5], c[6], c[7], c[2], c[8], c[9]);
     }
-    let judged = rows.iter().filter(|r| r.within.is_some()).count();
-    let within = rows.iter().filter(|r| r.within == Some(true)).count();
-    let _ = writeln!(out, "within their bands: {within} of {judged} judged figures");
+    let _ = writeln!(out, "{}", crate::experiment::kernel::fidelity::summary_line(rows));
     out
 }
 
@@ -315,7 +311,10 @@ impl super::contract::Report for KernelReport {
         }
         tables.push(side);
         if !self.fidelity.is_empty() {
-            let mut fidelity = Table::new(FIDELITY, &[("configuration", ""), ("figure", ""), ("unit", ""), ("kernel", ""), ("model", ""), ("model ÷ kernel", "×"), ("goal", ""), ("within", "")]);
+            let mut fidelity = Table::new(
+                FIDELITY,
+                &[("configuration", ""), ("figure", ""), ("unit", ""), ("kernel", ""), ("model", ""), ("model ÷ kernel", "×"), ("null model", ""), ("constant", ""), ("goal", ""), ("verdict", "")],
+            );
             for r in &self.fidelity {
                 let digits = if r.unit == "×" || r.unit == "per I/O" { 3 } else { 2 };
                 fidelity.row(vec![
@@ -325,17 +324,21 @@ impl super::contract::Report for KernelReport {
                     Cell::opt(r.kernel, digits),
                     Cell::opt(r.model, digits),
                     Cell::opt(r.model_over_kernel, 2),
+                    Cell::opt(r.null_model, digits),
+                    Cell::opt(r.constant, digits),
                     Cell::text(r.band.describe()),
-                    match r.within {
-                        Some(true) => Cell::judged(Verdict::Met, "within"),
-                        Some(false) => Cell::judged(Verdict::Missed, "outside"),
-                        None => Cell::judged(Verdict::NotJudged, "not judged"),
+                    {
+                        use crate::experiment::kernel::fidelity::Verdict as Fv;
+                        let label = r.verdict.label();
+                        match &r.verdict {
+                            Fv::Evidence => Cell::judged(Verdict::Met, label),
+                            Fv::Outside => Cell::judged(Verdict::Missed, label),
+                            Fv::ControlWithin { .. } | Fv::Fitted { .. } | Fv::NotJudged { .. } => Cell::judged(Verdict::NotJudged, label),
+                        }
                     },
                 ]);
             }
-            let judged = self.fidelity.iter().filter(|r| r.within.is_some()).count();
-            let within = self.fidelity.iter().filter(|r| r.within == Some(true)).count();
-            fidelity.note(format!("within their bands: {within} of {judged} judged figures"));
+            fidelity.note(crate::experiment::kernel::fidelity::summary_line(&self.fidelity));
             tables.push(fidelity);
         }
         tables

@@ -15,6 +15,22 @@
 //! | statistics' share of the scheduler's work, % | perf profile | the model's profile | none set |
 //!
 //! The kernel's sites map to the model's paths by [`SITES`].
+//!
+//! ## What makes a figure evidence (issue 40)
+//!
+//! - **Controls.** Beside the model, every figure is computed for a *null model* (the model's
+//!   calibrated spin per request, outside work plus elevator cost, with no scheduler, no lock and
+//!   no groups: CPU-bound, so its IOPS ratio is its ratio of CPU per I/O) and, where one fits, a
+//!   *constant answer* (groups ÷ no groups = 1). A figure is **evidence** only where the model is
+//!   within its band and no control is ([`Verdict::Evidence`]); where a control is within too,
+//!   the figure says nothing the calibration did not ([`Verdict::ControlWithin`]).
+//! - **Fitting in the types.** Every calibrated model input is a [`Calibrated`] that names the
+//!   kernel [`Figure`]s it was computed from; a row whose figure an input was computed from is
+//!   [`Verdict::Fitted`] and is not counted ([`verdict`]).
+//! - **Honest bands.** A throughput band is at least the kernel's own round-to-round spread of
+//!   the ratio; a throughput figure at a point where the kernel's CPUs were not busy
+//!   ([`CPU_BOUND_PCT`]) is not judged (the kernel waits on its device there, the model does not);
+//!   a contention figure below [`CONTENTION_FLOOR`] per I/O is judged by absolute difference.
 
 use super::rows::{KernelRow, KernelSched, Point, PointResult};
 use crate::stats::median;
@@ -43,14 +59,99 @@ pub fn site_of(caller: &str) -> Option<&'static str> {
     SITES.iter().find(|(fns, _)| fns.contains(&caller)).map(|(_, path)| *path)
 }
 
+/// What a figure of the table is: the key by which model inputs name what they were computed from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Figure {
+    BfqOverNoneIops,
+    DeadlineOverNoneIops,
+    GroupsOverNoGroupsIops,
+    ExtraCpuPerIo,
+    Acquisitions,
+    ContendedAll,
+    /// At one of [`SITES`]' model paths.
+    ContendedAt(&'static str),
+    StatsShare,
+    /// Not in the table: the kernel's CPU per I/O under `none` and under mq-deadline, and the
+    /// kernel's time inside BFQ's lock per site (the model's inputs come from these).
+    NoneCpuPerIo,
+    DeadlineCpuPerIo,
+    SiteHold(&'static str),
+}
+
+/// A model input computed from kernel figures: its value and what it was computed from.
+#[derive(Clone, Debug, Serialize)]
+pub struct Calibrated {
+    pub input: String,
+    pub value: f64,
+    pub unit: &'static str,
+    pub from: Vec<Figure>,
+}
+
+/// The kernel's CPUs must have been at least this busy (% of all) for a throughput ratio to be
+/// judged: below it the kernel waits on its device (the loop worker, one request in flight) and
+/// the model, which has no device latency, cannot be compared on throughput.
+pub const CPU_BOUND_PCT: f64 = 80.0;
+/// Contended acquisitions per I/O below which a contention figure is judged by absolute
+/// difference (|model − kernel| ≤ this), not by ratio.
+pub const CONTENTION_FLOOR: f64 = 0.05;
+/// Rounds below which the kernel's spread is too few to widen a band on (said in the source).
+pub const SPREAD_ROUNDS: usize = 5;
+
+/// How a row counts.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Verdict {
+    /// The model is within its band and no control is: the figure is evidence.
+    Evidence,
+    /// The model is within, and so is a control (the null model or a constant): no evidence.
+    ControlWithin { control: &'static str },
+    /// The model is outside its band.
+    Outside,
+    /// A model input was computed from this very figure: not counted.
+    Fitted { input: String },
+    /// Not judged, and why.
+    NotJudged { why: String },
+}
+
+impl Verdict {
+    pub fn label(&self) -> String {
+        match self {
+            Verdict::Evidence => "yes (evidence)".into(),
+            Verdict::ControlWithin { control } => format!("yes, {control} too"),
+            Verdict::Outside => "NO".into(),
+            Verdict::Fitted { .. } => "fitted".into(),
+            Verdict::NotJudged { why } => format!("not judged: {why}"),
+        }
+    }
+}
+
+/// A row's verdict from the model's and the controls' judgements and the model's inputs.
+pub fn verdict(id: Figure, within: Option<bool>, null_within: Option<bool>, constant_within: Option<bool>, inputs: &[Calibrated], not_judged: Option<String>) -> Verdict {
+    if let Some(input) = inputs.iter().find(|i| i.from.contains(&id)) {
+        return Verdict::Fitted { input: input.input.clone() };
+    }
+    if let Some(why) = not_judged {
+        return Verdict::NotJudged { why };
+    }
+    match within {
+        None => Verdict::NotJudged { why: "a side has no figure or no band is set".into() },
+        Some(false) => Verdict::Outside,
+        Some(true) if null_within == Some(true) => Verdict::ControlWithin { control: "null model" },
+        Some(true) if constant_within == Some(true) => Verdict::ControlWithin { control: "constant" },
+        Some(true) => Verdict::Evidence,
+    }
+}
+
 /// How close model ÷ kernel must be.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Band {
     /// |model ÷ kernel − 1| ≤ pct %.
     Within { pct: f64 },
-    /// kernel ÷ factor ≤ model ≤ kernel × factor.
-    Factor { factor: f64 },
+    /// kernel ÷ factor ≤ model ≤ kernel × factor; below `floor` (kernel's figure),
+    /// |model − kernel| ≤ floor.
+    Factor { factor: f64, floor: f64 },
     /// The same whole number.
     Equal,
     /// No band set: shown for the record.
@@ -61,7 +162,8 @@ impl Band {
     pub fn describe(&self) -> String {
         match self {
             Band::Within { pct } => format!("within {pct:.0} %"),
-            Band::Factor { factor } => format!("within × {factor}"),
+            Band::Factor { factor, floor } if *floor > 0.0 => format!("× {factor} (±{floor} below {floor})"),
+            Band::Factor { factor, .. } => format!("within × {factor}"),
             Band::Equal => "equal".into(),
             Band::Unset => "none set".into(),
         }
@@ -77,10 +179,11 @@ impl Band {
         match *self {
             Band::Unset => None,
             Band::Equal => Some(k.round() == m.round()),
+            Band::Factor { floor, .. } if floor > 0.0 && k < floor => Some((m - k).abs() <= floor + 1e-12),
             _ if k == 0.0 && m == 0.0 => Some(true),
             _ if k <= 0.0 => Some(false),
             Band::Within { pct } => Some((m / k - 1.0).abs() <= pct / 100.0 + 1e-12),
-            Band::Factor { factor } => Some(m >= k / factor - 1e-12 && m <= k * factor + 1e-12),
+            Band::Factor { factor, .. } => Some(m >= k / factor - 1e-12 && m <= k * factor + 1e-12),
         }
     }
 }
@@ -89,6 +192,8 @@ impl Band {
 #[derive(Clone, Debug, Serialize)]
 pub struct FidelityRow {
     pub point: Point,
+    /// What the figure is (model inputs name these).
+    pub id: Figure,
     pub figure: String,
     pub unit: &'static str,
     pub kernel: Option<f64>,
@@ -96,14 +201,25 @@ pub struct FidelityRow {
     pub model_over_kernel: Option<f64>,
     pub band: Band,
     pub within: Option<bool>,
+    /// The null model's figure (calibrated spin, no scheduler, no lock), and whether it is
+    /// within the same band.
+    pub null_model: Option<f64>,
+    pub null_within: Option<bool>,
+    /// A constant answer, where one fits (groups ÷ no groups = 1), and whether it is within.
+    pub constant: Option<f64>,
+    pub constant_within: Option<bool>,
+    /// How the row counts ([`verdict`]).
+    pub verdict: Verdict,
     /// Where each side's figure comes from, and what stands in for what.
     pub source: String,
 }
 
 impl FidelityRow {
-    fn new(point: Point, figure: impl Into<String>, unit: &'static str, kernel: Option<f64>, model: Option<f64>, band: Band, source: impl Into<String>) -> FidelityRow {
+    /// A row with no control and no verdict yet ([`FidelityRow::judge`] sets them).
+    pub fn new(point: Point, id: Figure, figure: impl Into<String>, unit: &'static str, kernel: Option<f64>, model: Option<f64>, band: Band, source: impl Into<String>) -> FidelityRow {
         FidelityRow {
             point,
+            id,
             figure: figure.into(),
             unit,
             kernel,
@@ -111,24 +227,109 @@ impl FidelityRow {
             model_over_kernel: kernel.zip(model).filter(|(k, _)| *k != 0.0).map(|(k, m)| m / k),
             band,
             within: band.judge(kernel, model),
+            null_model: None,
+            null_within: None,
+            constant: None,
+            constant_within: None,
+            verdict: Verdict::NotJudged { why: "not yet judged".into() },
             source: source.into(),
         }
     }
+
+    /// Sets the controls and the verdict.
+    fn judge(mut self, null_model: Option<f64>, constant: Option<f64>, inputs: &[Calibrated], not_judged: Option<String>) -> FidelityRow {
+        self.null_model = null_model;
+        self.null_within = self.band.judge(self.kernel, null_model);
+        self.constant = constant;
+        self.constant_within = constant.and_then(|c| self.band.judge(self.kernel, Some(c)));
+        self.verdict = verdict(self.id, self.within, self.null_within, self.constant_within, inputs, not_judged);
+        self
+    }
+}
+
+/// How many rows are evidence, how many judged (not fitted, not "not judged"), and how many the
+/// model is within.
+pub fn summary(rows: &[FidelityRow]) -> (usize, usize, usize) {
+    let judged = rows.iter().filter(|r| matches!(r.verdict, Verdict::Evidence | Verdict::ControlWithin { .. } | Verdict::Outside)).count();
+    let within = rows.iter().filter(|r| matches!(r.verdict, Verdict::Evidence | Verdict::ControlWithin { .. })).count();
+    let evidence = rows.iter().filter(|r| r.verdict == Verdict::Evidence).count();
+    (evidence, judged, within)
+}
+
+/// The summary line every rendering prints.
+pub fn summary_line(rows: &[FidelityRow]) -> String {
+    let (evidence, judged, within) = summary(rows);
+    let fitted = rows.iter().filter(|r| matches!(r.verdict, Verdict::Fitted { .. })).count();
+    format!(
+        "{evidence} figures where the model is within and the null model is not (of {judged} judged; the model within at {within}); {fitted} fitted, not counted"
+    )
 }
 
 fn row_of(kernel: &[KernelRow], c: KernelSched) -> Option<&KernelRow> {
     kernel.iter().find(|r| r.config == c && !r.runs.is_empty())
 }
 
+/// Within-round ratios a ÷ b (rounds where both ran).
+fn round_ratios(a: &[(usize, f64)], b: &[(usize, f64)]) -> Vec<f64> {
+    a.iter().filter_map(|&(ra, x)| b.iter().find(|&&(rb, _)| rb == ra).filter(|(_, y)| *y > 0.0).map(|&(_, y)| x / y)).collect()
+}
+
 /// Median of within-round ratios a ÷ b (rounds where both ran); the ratio of medians when no
 /// round has both.
 fn within_round(a: &[(usize, f64)], b: &[(usize, f64)]) -> Option<f64> {
-    let v: Vec<f64> = a.iter().filter_map(|&(ra, x)| b.iter().find(|&&(rb, _)| rb == ra).filter(|(_, y)| *y > 0.0).map(|&(_, y)| x / y)).collect();
+    let v = round_ratios(a, b);
     if !v.is_empty() {
         return Some(median(&v));
     }
     let (ma, mb) = (median(&a.iter().map(|x| x.1).collect::<Vec<_>>()), median(&b.iter().map(|x| x.1).collect::<Vec<_>>()));
     (!a.is_empty() && mb > 0.0).then(|| ma / mb)
+}
+
+/// A throughput band: `nominal` % or the kernel's own round-to-round spread of the ratio (half
+/// its range over its median, %), whichever is wider; and the words that say which.
+fn throughput_band(nominal: f64, kernel_ratios: &[f64]) -> (Band, String) {
+    if kernel_ratios.len() < 2 {
+        return (Band::Within { pct: nominal }, format!("band {nominal:.0} %: one kernel round, no spread"));
+    }
+    let (lo, hi) = kernel_ratios.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
+    let spread = 100.0 * (hi - lo) / 2.0 / median(kernel_ratios);
+    let pct = nominal.max(spread);
+    let few = if kernel_ratios.len() < SPREAD_ROUNDS { format!(" (only {} rounds: fewer than {SPREAD_ROUNDS})", kernel_ratios.len()) } else { String::new() };
+    (Band::Within { pct: pct.round() }, format!("band: the larger of {nominal:.0} % and the kernel's spread {spread:.0} % over {} rounds{few}", kernel_ratios.len()))
+}
+
+/// How busy the kernel's CPUs were in a row's rounds, % of all CPUs: KIOPS × CPU per I/O.
+fn busy_pct(row: &KernelRow, cpus: usize) -> Option<f64> {
+    let cpu_us = row.experiment_cpu_per_io_us.as_ref().map_or(row.cpu_per_io_us.median, |s| s.median);
+    (cpu_us > 0.0 && cpus > 0).then(|| 100.0 * row.kiops.median * cpu_us / 1e3 / cpus as f64)
+}
+
+/// The model's inputs at a point that were computed from the kernel: what each is and which
+/// kernel figures it was computed from. `outside_from_kernel` / `elevator_from_kernel`: whether
+/// the run took them from the kernel (`--model-outside-ns kernel`, `--model-elevator-ns kernel`).
+pub fn model_inputs(r: &PointResult, outside_from_kernel: bool, elevator_from_kernel: bool, kernel_release: &str) -> Vec<Calibrated> {
+    let mut v = Vec::new();
+    if outside_from_kernel {
+        v.push(Calibrated { input: "outside work per request".into(), value: r.model_outside_ns as f64, unit: "ns", from: vec![Figure::NoneCpuPerIo] });
+    }
+    if elevator_from_kernel && r.model_elevator_ns > 0 {
+        // bfq's CPU per I/O over none's, less BFQ's own functions: the extra-CPU figure itself.
+        v.push(Calibrated { input: "elevator cost, bfq rows".into(), value: r.model_elevator_ns as f64, unit: "ns", from: vec![Figure::ExtraCpuPerIo, Figure::NoneCpuPerIo] });
+    }
+    if let Some(dd) = r.elevator.as_ref().and_then(|e| e.mq_deadline.as_ref()).filter(|_| elevator_from_kernel) {
+        v.push(Calibrated { input: "elevator cost, deadline row".into(), value: dd.elevator_us * 1e3, unit: "ns", from: vec![Figure::DeadlineCpuPerIo, Figure::NoneCpuPerIo] });
+    }
+    if let Some(n) = kernel_sites(kernel_release) {
+        // The model's kernel profile (its lock sites) is chosen by the release's site count.
+        v.push(Calibrated { input: "lock sites per request (kernel profile)".into(), value: n as f64, unit: "per I/O", from: vec![Figure::Acquisitions] });
+    }
+    v
+}
+
+/// The null model's throughput ratio against `none`: a calibrated spin of `outside` ns per
+/// request, and of `outside + elevator` in the scheduler row, CPU-bound on both sides.
+fn null_ratio(outside_ns: u64, elevator_ns: f64) -> Option<f64> {
+    (outside_ns > 0).then(|| outside_ns as f64 / (outside_ns as f64 + elevator_ns))
 }
 
 fn kernel_rounds(r: &KernelRow) -> Vec<(usize, f64)> {
@@ -171,109 +372,145 @@ pub fn kernel_sites_per_io(row: &KernelRow, ramp_s: f64) -> Vec<(&'static str, f
         .collect()
 }
 
-/// The table's rows for one point.
-pub fn rows(r: &PointResult, groups: usize, kernel_release: &str, ramp_s: f64) -> Vec<FidelityRow> {
+/// The table's rows for one point, judged against the controls and the model's `inputs`
+/// ([`model_inputs`]); `cpus`: the machine's CPUs (for the kernel's busy share).
+pub fn rows(r: &PointResult, groups: usize, kernel_release: &str, ramp_s: f64, inputs: &[Calibrated], cpus: usize) -> Vec<FidelityRow> {
     let point = r.point;
     let k = |c| row_of(&r.kernel, c);
     let m = |e: &str, g: usize| r.model.iter().find(|m| m.entry == e && m.groups == g && !m.kiops.runs.is_empty());
+    let kratios = |a, b| k(a).zip(k(b)).map(|(a, b)| round_ratios(&kernel_rounds(a), &kernel_rounds(b))).unwrap_or_default();
     let kr = |a, b| k(a).zip(k(b)).and_then(|(a, b)| within_round(&kernel_rounds(a), &kernel_rounds(b)));
     let mr = |a: &str, ga, b: &str, gb| m(a, ga).zip(m(b, gb)).and_then(|(a, b)| within_round(&a.kiops_by_round, &b.kiops_by_round));
+    // A throughput ratio is judged only where both kernel rows kept the CPUs busy.
+    let not_cpu_bound = |a, b| {
+        let busy = [k(a), k(b)].into_iter().map(|row| row.and_then(|row| busy_pct(row, cpus))).collect::<Option<Vec<f64>>>()?;
+        let least = busy.iter().copied().fold(f64::INFINITY, f64::min);
+        (least < CPU_BOUND_PCT).then(|| format!("not CPU-bound (CPU busy {least:.0} %)"))
+    };
+    let elevator_of = |c: &dyn Fn(&super::rows::ElevatorCost) -> Option<&super::rows::SchedulerCost>| r.elevator.as_ref().and_then(c).map(|s| s.elevator_us * 1e3);
+    let bfq_elevator = elevator_of(&|e| e.bfq.as_ref()).unwrap_or(r.model_elevator_ns as f64);
+    let dd_elevator = elevator_of(&|e| e.mq_deadline.as_ref()).unwrap_or(0.0);
     let mut out = Vec::new();
-    let ratio_band = Band::Within { pct: 10.0 };
-    out.push(FidelityRow::new(
-        point,
-        "bfq ÷ none, IOPS",
-        "×",
-        kr(KernelSched::Bfq, KernelSched::None),
-        mr(MODEL_BFQ, 0, "none", 0),
-        ratio_band,
-        format!("median of within-round ratios; model {MODEL_BFQ} ÷ none"),
-    ));
+    let (band, why) = throughput_band(10.0, &kratios(KernelSched::Bfq, KernelSched::None));
+    out.push(
+        FidelityRow::new(point, Figure::BfqOverNoneIops, "bfq ÷ none, IOPS", "×", kr(KernelSched::Bfq, KernelSched::None), mr(MODEL_BFQ, 0, "none", 0), band, format!("median of within-round ratios; model {MODEL_BFQ} ÷ none; {why}"))
+            .judge(null_ratio(r.model_outside_ns, bfq_elevator), None, inputs, not_cpu_bound(KernelSched::Bfq, KernelSched::None)),
+    );
     let deadline = if m(MODEL_DEADLINE, 0).is_some() { MODEL_DEADLINE } else { MODEL_DEADLINE_STAND_IN };
-    out.push(FidelityRow::new(
-        point,
-        "mq-deadline ÷ none, IOPS",
-        "×",
-        kr(KernelSched::MqDeadline, KernelSched::None),
-        mr(deadline, 0, "none", 0),
-        ratio_band,
-        if deadline == MODEL_DEADLINE {
-            format!("model {MODEL_DEADLINE} ÷ none")
-        } else {
-            format!("model {MODEL_DEADLINE_STAND_IN} ÷ none: a stand-in, the model has no `{MODEL_DEADLINE}` row")
-        },
-    ));
-    if groups > 0 {
-        out.push(FidelityRow::new(
+    let (band, why) = throughput_band(10.0, &kratios(KernelSched::MqDeadline, KernelSched::None));
+    out.push(
+        FidelityRow::new(
             point,
-            format!("{groups} groups ÷ no groups, IOPS"),
+            Figure::DeadlineOverNoneIops,
+            "mq-deadline ÷ none, IOPS",
             "×",
-            kr(KernelSched::BfqGroups, KernelSched::Bfq),
-            mr(MODEL_BFQ, groups, MODEL_BFQ, 0),
-            ratio_band,
-            format!("kernel bfq in {groups} cgroups ÷ bfq; model {MODEL_BFQ} at {groups} groups ÷ at 0"),
-        ));
+            kr(KernelSched::MqDeadline, KernelSched::None),
+            mr(deadline, 0, "none", 0),
+            band,
+            if deadline == MODEL_DEADLINE {
+                format!("model {MODEL_DEADLINE} ÷ none; {why}")
+            } else {
+                format!("model {MODEL_DEADLINE_STAND_IN} ÷ none: a stand-in, the model has no `{MODEL_DEADLINE}` row; {why}")
+            },
+        )
+        .judge(null_ratio(r.model_outside_ns, dd_elevator), None, inputs, not_cpu_bound(KernelSched::MqDeadline, KernelSched::None)),
+    );
+    if groups > 0 {
+        let (band, why) = throughput_band(10.0, &kratios(KernelSched::BfqGroups, KernelSched::Bfq));
+        out.push(
+            FidelityRow::new(
+                point,
+                Figure::GroupsOverNoGroupsIops,
+                format!("{groups} groups ÷ no groups, IOPS"),
+                "×",
+                kr(KernelSched::BfqGroups, KernelSched::Bfq),
+                mr(MODEL_BFQ, groups, MODEL_BFQ, 0),
+                band,
+                format!("kernel bfq in {groups} cgroups ÷ bfq; model {MODEL_BFQ} at {groups} groups ÷ at 0; {why}"),
+            )
+            // The null model has no groups: its ratio is 1, as the constant answer's.
+            .judge(Some(1.0), Some(1.0), inputs, not_cpu_bound(KernelSched::BfqGroups, KernelSched::Bfq)),
+        );
     }
     let experiment = r.elevator.as_ref().is_some_and(|e| e.basis == "experiment");
     let kcpu = |c| k(c).and_then(|row| if experiment { row.experiment_cpu_per_io_us.as_ref().map(|s| s.median) } else { Some(row.cpu_per_io_us.median) }).filter(|v| *v > 0.0);
     let mcpu = |e| m(e, 0).map(|row| row.cpu_per_io_us.median).filter(|v| *v > 0.0);
-    out.push(FidelityRow::new(
-        point,
-        "extra CPU per I/O of bfq over none",
-        "µs",
-        kcpu(KernelSched::Bfq).zip(kcpu(KernelSched::None)).map(|(a, b)| a - b),
-        mcpu(MODEL_BFQ).zip(mcpu("none")).map(|(a, b)| a - b),
-        Band::Within { pct: 25.0 },
-        format!(
-            "kernel: {} CPU per I/O; model: its CPU per request, {MODEL_BFQ} − none (an elevator cost the model pays comes from this point's profile: not an independent check)",
-            if experiment { "the experiment's" } else { "all CPUs'" }
-        ),
-    ));
+    out.push(
+        FidelityRow::new(
+            point,
+            Figure::ExtraCpuPerIo,
+            "extra CPU per I/O of bfq over none",
+            "µs",
+            kcpu(KernelSched::Bfq).zip(kcpu(KernelSched::None)).map(|(a, b)| a - b),
+            mcpu(MODEL_BFQ).zip(mcpu("none")).map(|(a, b)| a - b),
+            Band::Within { pct: 25.0 },
+            format!("kernel: {} CPU per I/O; model: its CPU per request, {MODEL_BFQ} − none", if experiment { "the experiment's" } else { "all CPUs'" }),
+        )
+        // The null model spends the elevator cost and nothing else.
+        .judge(Some(bfq_elevator / 1e3), None, inputs, None),
+    );
     let bfq_model = m(MODEL_BFQ, 0);
-    out.push(FidelityRow::new(
-        point,
-        "scheduler-lock acquisitions per I/O",
-        "per I/O",
-        kernel_sites(kernel_release).map(|n| n as f64),
-        bfq_model.and_then(|row| row.sched_acquisitions_per_io),
-        Band::Equal,
-        format!(
-            "kernel: its code, one per site ({kernel_release}), not measured: uncontended acquisitions leave no tracepoint without lockdep, and this machine kind's kernel has no kprobes; model: {MODEL_BFQ}'s lock statistics"
-        ),
-    ));
+    out.push(
+        FidelityRow::new(
+            point,
+            Figure::Acquisitions,
+            "scheduler-lock acquisitions per I/O",
+            "per I/O",
+            kernel_sites(kernel_release).map(|n| n as f64),
+            bfq_model.and_then(|row| row.sched_acquisitions_per_io),
+            Band::Equal,
+            format!(
+                "kernel: its code, one per site ({kernel_release}), not measured: uncontended acquisitions leave no tracepoint without lockdep, and this machine kind's kernel has no kprobes; model: {MODEL_BFQ}'s lock statistics"
+            ),
+        )
+        .judge(Some(0.0), None, inputs, None),
+    );
     let kbfq = k(KernelSched::Bfq);
-    out.push(FidelityRow::new(
-        point,
-        "contended acquisitions per I/O, all sites",
-        "per I/O",
-        kbfq.and_then(|row| row.sched_contentions_per_io.as_ref()).map(|s| s.median),
-        bfq_model.and_then(|row| row.sched_contentions_per_io.as_ref()).map(|s| s.median),
-        Band::Factor { factor: 1.5 },
-        format!("kernel: bpftrace's contention tracepoints (recorded runs); model: {MODEL_BFQ}'s lock statistics"),
-    ));
+    let contention_band = Band::Factor { factor: 1.5, floor: CONTENTION_FLOOR };
+    out.push(
+        FidelityRow::new(
+            point,
+            Figure::ContendedAll,
+            "contended acquisitions per I/O, all sites",
+            "per I/O",
+            kbfq.and_then(|row| row.sched_contentions_per_io.as_ref()).map(|s| s.median),
+            bfq_model.and_then(|row| row.sched_contentions_per_io.as_ref()).map(|s| s.median),
+            contention_band,
+            format!("kernel: bpftrace's contention tracepoints (recorded runs); model: {MODEL_BFQ}'s lock statistics"),
+        )
+        .judge(Some(0.0), None, inputs, None),
+    );
     let ksites = kbfq.map(|row| kernel_sites_per_io(row, ramp_s)).unwrap_or_default();
     for (fns, path) in SITES {
         // A model that ran with lock statistics but has no such path contends there 0 times.
         let model = bfq_model.filter(|row| row.sched_acquisitions_per_io.is_some()).map(|row| row.sched_by_path.iter().find(|(p, _, _)| p == path).map_or(0.0, |(_, _, c)| *c));
-        out.push(FidelityRow::new(
-            point,
-            format!("contended acquisitions per I/O at {path}"),
-            "per I/O",
-            (!ksites.is_empty()).then(|| ksites.iter().find(|(s, _)| *s == path).map_or(0.0, |(_, v)| *v)),
-            model,
-            Band::Factor { factor: 1.5 },
-            format!("kernel: callers {}; model: path `{path}`", fns.join(", ")),
-        ));
+        out.push(
+            FidelityRow::new(
+                point,
+                Figure::ContendedAt(path),
+                format!("contended acquisitions per I/O at {path}"),
+                "per I/O",
+                (!ksites.is_empty()).then(|| ksites.iter().find(|(s, _)| *s == path).map_or(0.0, |(_, v)| *v)),
+                model,
+                contention_band,
+                format!("kernel: callers {}; model: path `{path}`", fns.join(", ")),
+            )
+            .judge(Some(0.0), None, inputs, None),
+        );
     }
-    out.push(FidelityRow::new(
-        point,
-        "statistics' share of the scheduler's work",
-        "%",
-        kbfq.and_then(|row| row.profile.as_ref()).and_then(|p| p.stats_share_of_scheduler_pct),
-        bfq_model.and_then(|row| row.stats_share_of_scheduler_pct),
-        Band::Unset,
-        format!("perf profile of kernel bfq; the model's profile of {MODEL_BFQ}"),
-    ));
+    out.push(
+        FidelityRow::new(
+            point,
+            Figure::StatsShare,
+            "statistics' share of the scheduler's work",
+            "%",
+            kbfq.and_then(|row| row.profile.as_ref()).and_then(|p| p.stats_share_of_scheduler_pct),
+            bfq_model.and_then(|row| row.stats_share_of_scheduler_pct),
+            Band::Unset,
+            format!("perf profile of kernel bfq; the model's profile of {MODEL_BFQ}"),
+        )
+        .judge(Some(0.0), None, inputs, None),
+    );
     out
 }
 
@@ -287,7 +524,7 @@ mod tests {
         assert_eq!(w.judge(Some(0.60), Some(0.65)), Some(true));
         assert_eq!(w.judge(Some(0.60), Some(0.85)), Some(false));
         assert_eq!(w.judge(None, Some(1.0)), None);
-        let f = Band::Factor { factor: 1.5 };
+        let f = Band::Factor { factor: 1.5, floor: 0.0 };
         assert_eq!(f.judge(Some(0.56), Some(0.38)), Some(true));
         assert_eq!(f.judge(Some(0.56), Some(0.16)), Some(false));
         assert_eq!(f.judge(Some(0.56), Some(0.85)), Some(false));
@@ -296,6 +533,67 @@ mod tests {
         assert_eq!(Band::Equal.judge(Some(5.0), Some(5.2)), Some(true));
         assert_eq!(Band::Equal.judge(Some(5.0), Some(3.0)), Some(false));
         assert_eq!(Band::Unset.judge(Some(2.2), Some(25.0)), None);
+    }
+
+    #[test]
+    fn below_the_floor_contention_is_judged_by_difference() {
+        let f = Band::Factor { factor: 1.5, floor: 0.05 };
+        // 0.01 against 0.04: four times apart, within 0.05 of each other.
+        assert_eq!(f.judge(Some(0.01), Some(0.04)), Some(true));
+        assert_eq!(f.judge(Some(0.01), Some(0.07)), Some(false));
+        // Above the floor the factor rules.
+        assert_eq!(f.judge(Some(0.30), Some(0.10)), Some(false));
+        assert_eq!(f.judge(Some(0.30), Some(0.40)), Some(true));
+    }
+
+    #[test]
+    fn a_figure_an_input_was_computed_from_is_fitted_and_not_counted() {
+        let point = Point { threads: 2, iodepth: 32, ioengine: "io_uring" };
+        let elevator = Calibrated { input: "elevator".into(), value: 5000.0, unit: "ns", from: vec![Figure::ExtraCpuPerIo] };
+        let row = |id| FidelityRow::new(point, id, "f", "µs", Some(7.0), Some(7.1), Band::Within { pct: 25.0 }, "");
+        // The extra CPU the elevator cost was computed from: fitted, whatever the model says.
+        let fitted = row(Figure::ExtraCpuPerIo).judge(Some(1.0), None, std::slice::from_ref(&elevator), None);
+        assert_eq!(fitted.verdict, Verdict::Fitted { input: "elevator".into() });
+        // Another figure with the same numbers is judged: evidence (the null model's 1.0 is out).
+        let judged = row(Figure::BfqOverNoneIops).judge(Some(1.0), None, std::slice::from_ref(&elevator), None);
+        assert_eq!(judged.verdict, Verdict::Evidence);
+        // A null model within the band too: no evidence.
+        let control = row(Figure::BfqOverNoneIops).judge(Some(7.0), None, &[], None);
+        assert_eq!(control.verdict, Verdict::ControlWithin { control: "null model" });
+        // A constant within: no evidence either.
+        let constant = row(Figure::GroupsOverNoGroupsIops).judge(Some(1.0), Some(7.0), &[], None);
+        assert_eq!(constant.verdict, Verdict::ControlWithin { control: "constant" });
+        let rows = [fitted, judged, control, constant];
+        assert_eq!(summary(&rows), (1, 3, 3));
+    }
+
+    #[test]
+    fn the_model_inputs_name_the_figures_they_come_from() {
+        // Every input the kernel peer calibrates from the kernel names its figures, and the two
+        // that are judged figures themselves (the elevator cost from the extra CPU, the kernel
+        // profile from the site count) make those rows fitted.
+        let point = Point { threads: 2, iodepth: 32, ioengine: "io_uring" };
+        let r = PointResult { point, model_outside_ns: 7000, model_elevator_ns: 5000, kernel: vec![], model: vec![], side_by_side: vec![], elevator: None };
+        let inputs = model_inputs(&r, true, true, "6.18.44");
+        let names: Vec<&str> = inputs.iter().map(|i| i.input.as_str()).collect();
+        assert_eq!(names, ["outside work per request", "elevator cost, bfq rows", "lock sites per request (kernel profile)"]);
+        let table = rows(&r, 0, "6.18.44", 0.0, &inputs, 2);
+        let verdict_of = |id| table.iter().find(|row| row.id == id).map(|row| row.verdict.clone());
+        assert!(matches!(verdict_of(Figure::ExtraCpuPerIo), Some(Verdict::Fitted { .. })));
+        assert!(matches!(verdict_of(Figure::Acquisitions), Some(Verdict::Fitted { .. })));
+        assert!(!matches!(verdict_of(Figure::BfqOverNoneIops), Some(Verdict::Fitted { .. })));
+        // With fixed inputs nothing is fitted but the site count.
+        let fixed = model_inputs(&r, false, false, "6.18.44");
+        assert_eq!(fixed.len(), 1);
+    }
+
+    #[test]
+    fn throughput_bands_widen_to_the_kernels_spread() {
+        let (band, _) = throughput_band(10.0, &[0.45, 0.55, 0.50, 0.60, 0.40]);
+        // Range 0.20, half 0.10, median 0.50: 20 %.
+        assert_eq!(band, Band::Within { pct: 20.0 });
+        let (band, _) = throughput_band(10.0, &[0.50, 0.51, 0.50, 0.49, 0.50]);
+        assert_eq!(band, Band::Within { pct: 10.0 });
     }
 
     #[test]
@@ -317,6 +615,7 @@ mod tests {
         let a = [(0, 60.0), (1, 50.0), (2, 66.0)];
         let b = [(0, 100.0), (2, 100.0)];
         assert!((within_round(&a, &b).unwrap() - 0.63).abs() < 1e-9);
+        assert_eq!(round_ratios(&a, &b).len(), 2);
         assert_eq!(within_round(&[], &b), None);
     }
 }

@@ -352,6 +352,9 @@ pub struct KernelReport {
     pub points: Vec<PointResult>,
     /// The fidelity table: every point's figures, kernel beside model, with their goal bands.
     pub fidelity: Vec<fidelity::FidelityRow>,
+    /// The model's inputs computed from the kernel at each point, each with the kernel figures
+    /// it was computed from (a row whose figure is among them is "fitted").
+    pub model_inputs: Vec<(Point, Vec<fidelity::Calibrated>)>,
     pub warnings: Vec<String>,
     pub interrupted: bool,
     /// Runs, profiles and clean-up steps that failed (exit 4), each told on stderr as well.
@@ -742,7 +745,16 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     for p in problems {
         failures.push(format!("clean-up: {p}"));
     }
-    let fidelity = results.iter().flat_map(|r| fidelity::rows(r, cfg.groups, &env.kernel_release, cfg.ramp.as_secs_f64())).collect();
+    let cpus = workload::allowed_cpus().len();
+    let model_inputs: Vec<(Point, Vec<fidelity::Calibrated>)> = results
+        .iter()
+        .map(|r| (r.point, fidelity::model_inputs(r, cfg.model_outside == ModelOutside::Kernel, cfg.model_elevator == ModelOutside::Kernel, &env.kernel_release)))
+        .collect();
+    let fidelity = results
+        .iter()
+        .zip(&model_inputs)
+        .flat_map(|(r, (_, inputs))| fidelity::rows(r, cfg.groups, &env.kernel_release, cfg.ramp.as_secs_f64(), inputs, cpus))
+        .collect();
     for w in &warnings {
         observer.event(Event::Warning(w));
     }
@@ -768,6 +780,7 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         elevator,
         points: results.collect(),
         fidelity,
+        model_inputs,
         warnings,
         interrupted,
         failures,
