@@ -635,6 +635,14 @@ fn durations_take_units() {
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["config"]["duration"]["nanos"], 150_000_000, "{}", v["config"]["duration"]);
     assert_eq!(v["config"]["ramp"]["nanos"], 10_000_000);
+    // Exponents of either sign (issue 43: `1e-1` was an unknown unit while `1e1` was taken).
+    let json_path = json.to_str().unwrap();
+    let args = ["run", "--variant", "no-stats", "--duration", "1e-1", "--ramp", "5e-3s"];
+    let out = schedlab(&[&args[..], &["--json", json_path]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["config"]["duration"]["nanos"], 100_000_000, "{}", v["config"]["duration"]);
+    assert_eq!(v["config"]["ramp"]["nanos"], 5_000_000);
 }
 
 #[test]
@@ -766,8 +774,10 @@ fn a_measurement_without_a_completed_request_says_so_instead_of_zeros() {
     let (csv, svg) = (dir.path().join("s.csv"), dir.path().join("s.svg"));
     let calibration = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-01-predict/calibration-3f2494e.json");
     let slow = ["--outside-ns", "1000000000", "--duration", "0.05", "--ramp", "0"];
+    let run_json = dir.path().join("run.json");
+    let run_json = run_json.to_str().unwrap();
     let cases: Vec<Vec<&str>> = vec![
-        vec!["run", "--variant", "no-stats", "--threads", "1"],
+        vec!["run", "--variant", "no-stats", "--threads", "1", "--json", run_json],
         vec!["compare", "--rounds", "1", "--variants", "no-stats", "--threads", "1", "--measure", "plain", "--retries", "0"],
         vec!["sweep", "--threads", "1", "--variants", "no-stats", "--retries", "0", "--lockstat-duration", "0", "--csv", csv.to_str().unwrap(), "--svg", svg.to_str().unwrap()],
     ];
@@ -782,9 +792,31 @@ fn a_measurement_without_a_completed_request_says_so_instead_of_zeros() {
     let out = schedlab(&[
         "predict", "--calibration", calibration, "--variants", "no-stats", "--lock", "fair-spin", "--threads", "1", "--validate", "--rounds", "1",
         "--retries", "0", "--outside-list", "1000000000", "--duration", "0.05", "--ramp", "0",
+        "--json", dir.path().join("predict.json").to_str().unwrap(),
     ]);
     no_panic(&out, "predict");
     assert!(text(&out.stdout).contains("no requests completed"), "{}", text(&out.stdout));
+    // In the JSON as in the text (issue 43): a figure never measured is null, not 0.0.
+    let json = |name: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(dir.path().join(name)).unwrap()).unwrap()
+    };
+    let run = json("run.json");
+    assert!(run["kiops"].is_null() && run["per_thread_kiops"].is_null(), "run: {run}");
+    let validation = &json("predict.json")["validation"];
+    for key in ["median_abs_error_pct", "max_abs_error_pct"] {
+        assert!(validation[key].is_null(), "predict {key}: {validation}");
+    }
+    assert!(validation["rows"][0]["error_pct"].is_null(), "predict: {validation}");
+    let sim_json = dir.path().join("simulate.json");
+    let out = schedlab(&["simulate", "--runtime", "1us", "--json", sim_json.to_str().unwrap()]);
+    no_panic(&out, "simulate");
+    assert!(text(&out.stdout).contains("no requests completed"), "{}", text(&out.stdout));
+    let sim = json("simulate.json");
+    assert_eq!(sim["ios"], 0, "{sim}");
+    let latencies = ["lat_avg_us", "lat_stddev_us", "lat_min_us", "lat_p50_us", "lat_p99_us"];
+    for key in latencies.into_iter().chain(["lat_max_us"]) {
+        assert!(sim[key].is_null(), "simulate {key}: {sim}");
+    }
 }
 
 /// Counts that add up past `u64::MAX` (issue 43, item 6): folded sample counts wrapped in

@@ -4,13 +4,28 @@
 
 use serde::Serialize;
 
-/// Median, minimum, maximum and every value.
-#[derive(Clone, Debug, Default, Serialize)]
+/// Median, minimum, maximum and every value. In JSON, `median`, `min` and `max` are `null`
+/// when no run has a value (issue 43: a point nothing was measured at wrote 0.0).
+#[derive(Clone, Debug, Default)]
 pub struct Spread {
     pub median: f64,
     pub min: f64,
     pub max: f64,
     pub runs: Vec<f64>,
+}
+
+impl Serialize for Spread {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let measured = self.runs.iter().any(|r| r.is_finite());
+        let figure = |v: f64| measured.then_some(v);
+        let mut s = serializer.serialize_struct("Spread", 4)?;
+        s.serialize_field("median", &figure(self.median))?;
+        s.serialize_field("min", &figure(self.min))?;
+        s.serialize_field("max", &figure(self.max))?;
+        s.serialize_field("runs", &self.runs)?;
+        s.end()
+    }
 }
 
 /// Median of a non-empty slice (0 when empty).
@@ -106,6 +121,16 @@ pub fn fit_usl(points: &[(f64, f64)], x1: f64) -> Option<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_spread_of_no_run_is_null_in_json_not_zero() {
+        let none = serde_json::to_value(Spread::of(Vec::new())).unwrap();
+        assert_eq!(none, serde_json::json!({"median": null, "min": null, "max": null, "runs": []}));
+        let some = serde_json::to_value(Spread::of(vec![2.0, 1.0, 3.0])).unwrap();
+        let runs = [2.0, 1.0, 3.0];
+        let wanted = serde_json::json!({"median": 2.0, "min": 1.0, "max": 3.0, "runs": runs});
+        assert_eq!(some, wanted);
+    }
 
     #[test]
     fn median_takes_the_midpoint_and_quantile_a_value() {

@@ -165,8 +165,9 @@ pub struct ValidationReport {
     pub duration_s: f64,
     pub rows: Vec<Row>,
     pub orderings: Vec<OrderCheck>,
-    pub median_abs_error_pct: f64,
-    pub max_abs_error_pct: f64,
+    /// `None` (`null` in JSON) when no point was measured (issue 43: it was 0.0).
+    pub median_abs_error_pct: Option<f64>,
+    pub max_abs_error_pct: Option<f64>,
     pub goal_pct: f64,
     /// The thread counts measured (the report's per-thread-count summary).
     #[serde(skip)]

@@ -245,7 +245,11 @@ pub fn orderings(rows: &[Row]) -> Vec<OrderCheck> {
 }
 
 /// Median and largest |error| over the rows with both figures.
-pub fn error_summary(rows: &[Row]) -> (f64, f64) {
+pub fn error_summary(rows: &[Row]) -> (Option<f64>, Option<f64>) {
     let errs: Vec<f64> = rows.iter().map(|r| r.error_pct.abs()).filter(|e| e.is_finite()).collect();
-    (median(&errs), errs.iter().copied().fold(0.0, f64::max))
+    if errs.is_empty() {
+        // Nothing measured (an interrupted validation): no error, not 0 % (issue 43).
+        return (None, None);
+    }
+    (Some(median(&errs)), Some(errs.iter().copied().fold(0.0, f64::max)))
 }

@@ -279,6 +279,7 @@ pub struct SimResult {
     pub bytes: u64,
     pub iops: f64,
     pub bw_kib_s: f64,
+    /// The latencies: NaN (`null` in the JSON) when no request completed.
     pub lat_avg_us: f64,
     pub lat_stddev_us: f64,
     pub lat_min_us: f64,
@@ -626,7 +627,10 @@ pub fn simulate_until<P: StatsPolicy>(cfg: &SimConfig, interrupt: Option<&Atomic
         s.share = if total_bytes > 0 { s.bytes as f64 / total_bytes as f64 } else { 0.0 };
     }
     let per_job_iops = engine.jobs.iter().map(|j| j.ios as f64 / secs).collect();
-    let us = |ns: f64| ns / 1e3;
+    // No request completed: no latency was measured, so none is written (NaN, `null` in the
+    // JSON; issue 43: every latency was 0.0 there while the text said "no requests completed").
+    let completed = engine.ios > 0;
+    let us = |ns: f64| if completed { ns / 1e3 } else { f64::NAN };
     let lat = &mut engine.lat;
     let result = SimResult {
         variant: P::NAME,

@@ -384,7 +384,10 @@ fn validation_svg(v: &ValidationReport, provenance: &Provenance) -> Result<Strin
         })
         .collect();
     let panel = Bars {
-        title: format!("Measured against the model (median |error| {:.0}%)", v.median_abs_error_pct),
+        title: match v.median_abs_error_pct {
+            Some(e) => format!("Measured against the model (median |error| {e:.0}%)"),
+            None => "Measured against the model (nothing measured)".to_string(),
+        },
         x_desc: "KIOPS (bar: measured median, min–max; mark: model)".into(),
         legend: locks.iter().map(|l| format!("measured, {l}")).collect(),
         stacked: false,
@@ -633,8 +636,8 @@ mod tests {
             duration_s: 0.1,
             rows: vec![row("no-stats", vec![900.0, 1000.0], 1050.0), row("epoch", vec![700.0, 750.0], 690.0)],
             orderings: Vec::new(),
-            median_abs_error_pct: 5.0,
-            max_abs_error_pct: 8.0,
+            median_abs_error_pct: Some(5.0),
+            max_abs_error_pct: Some(8.0),
             goal_pct: 15.0,
             threads: vec![2],
             max_other_cpus: 0.5,
@@ -658,15 +661,15 @@ mod tests {
             band,
             within: None,
             source: String::new(),
-        };
-        let rows = [
-            row("bfq ÷ none, IOPS", "×", Some(0.6), Some(0.85), Band::Within { pct: 10.0 }),
             id: crate::experiment::kernel::fidelity::Figure::StatsShare,
             null_model: None,
             null_within: None,
             constant: None,
             constant_within: None,
             verdict: crate::experiment::kernel::fidelity::Verdict::Outside,
+        };
+        let rows = [
+            row("bfq ÷ none, IOPS", "×", Some(0.6), Some(0.85), Band::Within { pct: 10.0 }),
             row("extra CPU per I/O of bfq over none", "µs", Some(3.9), Some(1.1), Band::Within { pct: 25.0 }),
             row("contended acquisitions per I/O at limit-depth", "per I/O", Some(0.05), None, Band::Factor { factor: 1.5, floor: 0.0 }),
             row("nothing measured", "×", None, None, Band::Unset),
@@ -724,8 +727,8 @@ mod tests {
             duration_s: 2.0,
             rows,
             orderings: Vec::new(),
-            median_abs_error_pct: 5.0,
-            max_abs_error_pct: 8.0,
+            median_abs_error_pct: Some(5.0),
+            max_abs_error_pct: Some(8.0),
             goal_pct: 15.0,
             threads: (1..=8).collect(),
             max_other_cpus: 0.5,
@@ -747,15 +750,15 @@ mod tests {
                 band: Band::Within { pct: 25.0 },
                 within: None,
                 source: String::new(),
-            })
-            .collect();
-        let refs: Vec<&FidelityRow> = fidelity.iter().collect();
                 id: crate::experiment::kernel::fidelity::Figure::StatsShare,
                 null_model: None,
                 null_within: None,
                 constant: None,
                 constant_within: None,
                 verdict: crate::experiment::kernel::fidelity::Verdict::Outside,
+            })
+            .collect();
+        let refs: Vec<&FidelityRow> = fidelity.iter().collect();
         let extra = vec![("elevator machinery, bfq".to_string(), Some(1.25), None), ("elevator machinery, mq-deadline".to_string(), Some(0.8), None)];
         time_draw(&format!("kernel, {} fidelity rows", refs.len()), &|| kernel_panels_svg(&refs, &extra, "fair-spin", &p).unwrap());
     }

@@ -263,14 +263,14 @@ pub fn validation(v: &ValidationReport, interrupted: bool) -> String {
         .collect();
     let _ = writeln!(
         s,
-        "\n  GOAL (within {goal:.0}% everywhere, same ordering): {} — {within}/{with} points within {goal:.0}%, median |error| {:.1}%, max {:.1}%; ordering the same in {same}/{} groups. {}",
+        "\n  GOAL (within {goal:.0}% everywhere, same ordering): {} — {within}/{with} points within {goal:.0}%, median |error| {}, max {}; ordering the same in {same}/{} groups. {}",
         match v.goal_verdict() {
             Ok(true) => "MET".to_string(),
             Ok(false) => "NOT MET".to_string(),
             Err(why) => format!("not judged ({why})"),
         },
-        v.median_abs_error_pct,
-        v.max_abs_error_pct,
+        v.median_abs_error_pct.map_or_else(|| "not measured".to_string(), |e| format!("{e:.1}%")),
+        v.max_abs_error_pct.map_or_else(|| "not measured".to_string(), |e| format!("{e:.1}%")),
         v.orderings.len(),
         per_threads.join("; ")
     );

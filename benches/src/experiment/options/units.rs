@@ -14,13 +14,7 @@ pub fn seconds(text: &str) -> Result<f64, String> {
     if s.starts_with('-') {
         return Err("must not be negative".into());
     }
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == 'e' || c == 'E')).unwrap_or(s.len());
-    // "2e" followed by a unit letter is not an exponent: back off to the digits.
-    let (mut number, mut unit) = s.split_at(split);
-    if number.ends_with(['e', 'E']) {
-        number = &s[..split - 1];
-        unit = &s[split - 1..];
-    }
+    let (number, unit) = s.split_at(number_length(s));
     let value: f64 = number
         .parse()
         .map_err(|_| "must be seconds like 2 or 0.5, or a duration like 500ms, 2s, 1m (units ns, us, ms, s, m, h)".to_string())?;
@@ -38,6 +32,36 @@ pub fn seconds(text: &str) -> Result<f64, String> {
         return Err("must be a finite number of seconds".into());
     }
     Ok(v)
+}
+
+/// The length of the number at the start of `s`: an optional `+`, digits with an optional
+/// decimal point, and an exponent (`e`, an optional sign, digits) only where digits follow it, so
+/// that `1e1`, `1e-1`, `1.5E+2ms` take theirs and `2e` before a unit letter is not one (issue 43:
+/// `1e-1` was read as 1 with the unit `e-1`).
+fn number_length(s: &str) -> usize {
+    let bytes = s.as_bytes();
+    let digits_from = |mut i: usize| {
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        i
+    };
+    let mut end = usize::from(bytes.first() == Some(&b'+'));
+    end = digits_from(end);
+    if bytes.get(end) == Some(&b'.') {
+        end = digits_from(end + 1);
+    }
+    if matches!(bytes.get(end), Some(b'e' | b'E')) {
+        let mut exponent = end + 1;
+        if matches!(bytes.get(exponent), Some(b'+' | b'-')) {
+            exponent += 1;
+        }
+        let after = digits_from(exponent);
+        if after > exponent {
+            end = after;
+        }
+    }
+    end
 }
 
 /// A whole number in `LO..=HI`: `4`, `1000`, or `1e6` when it is whole.
@@ -116,6 +140,16 @@ mod tests {
         assert_eq!(seconds("1m").unwrap(), 60.0);
         assert!((seconds("250us").unwrap() - 250e-6).abs() < 1e-12);
         assert_eq!(seconds("1e1").unwrap(), 10.0);
+        // Exponents of either sign, with or without a unit (issue 43: `1e-1` was refused).
+        assert_eq!(seconds("1e-1").unwrap(), 0.1);
+        assert_eq!(seconds("1E+1").unwrap(), 10.0);
+        assert!((seconds("5e-1ms").unwrap() - 5e-4).abs() < 1e-15);
+        assert!((seconds("2.5e2us").unwrap() - 250e-6).abs() < 1e-12);
+        assert_eq!(seconds("+2s").unwrap(), 2.0);
+        assert_eq!(seconds("3m").unwrap(), 180.0);
+        assert!(seconds("2e").unwrap_err().contains("unknown unit"));
+        assert!(seconds("1e-").unwrap_err().contains("unknown unit"));
+        assert!(seconds("1e-1-1").unwrap_err().contains("unknown unit"));
         for bad in ["inf", "-inf", "NaN", "infinity"] {
             assert!(seconds(bad).unwrap_err().contains("finite"), "{bad}");
         }
