@@ -26,7 +26,12 @@ pub(crate) fn paths(args: &FlamegraphArgs) -> Result<crate::paths::Paths, Experi
     let paths = crate::paths::Paths::default();
     Ok(match &args.options.folded {
         Some(input) => paths.input("--folded", Some(input)).dir("--out", Some(&args.options.out), vec![flamegraph::folded_svg_name(input)]),
-        None => args.outputs.outputs().declare(paths.dir("--out", Some(&args.options.out), config(args)?.files())),
+        // The sampler (pprof) keeps its samples in a file made in the temporary directory.
+        None => {
+            let files = config(args)?.files();
+            let paths = paths.temporary(true).dir("--out", Some(&args.options.out), files);
+            args.outputs.outputs().declare(paths)
+        }
     })
 }
 

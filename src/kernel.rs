@@ -33,6 +33,8 @@ pub(crate) fn paths(args: &KernelArgs) -> Result<crate::paths::Paths, Experiment
         None => Vec::new(),
     };
     let raw = kernel::inject::RAW_FILES.iter().map(Into::into).collect();
+    // The profiles are recorded into a private directory made in the temporary directory.
+    let paths = paths.temporary(o.inject.is_none() && !o.no_profile);
     Ok(args.outputs.declare(paths.input("--device", o.device.as_deref()).dir("--flamegraphs", o.flamegraphs.as_deref(), flamegraphs).dir("--inject-raw", o.inject_raw.as_deref(), raw)))
 }
 

@@ -32,6 +32,11 @@ pub enum Role {
     Output,
     /// A directory it writes into (made if missing), with every file it will write there.
     Dir(Vec<OsString>),
+    /// The system's temporary directory (`TMPDIR`, else `/tmp`), in which the command makes a
+    /// private directory of its own (`tempfile::tempdir`: a new name, mode 0700) during the work:
+    /// it must exist and take a new file before the work (issue 43: a missing `TMPDIR` was found
+    /// after the kernel's runs, exit 4).
+    Temporary,
 }
 
 impl Role {
@@ -40,6 +45,7 @@ impl Role {
             Role::Input => "input",
             Role::Output => "output",
             Role::Dir(_) => "dir",
+            Role::Temporary => "temporary",
         }
     }
 }
@@ -70,6 +76,12 @@ impl Paths {
 
     pub fn output(self, flag: &'static str, path: Option<&Path>) -> Self {
         self.add(flag, path, Role::Output)
+    }
+
+    /// The system's temporary directory, when `needed` (see [`Role::Temporary`]).
+    pub fn temporary(self, needed: bool) -> Self {
+        let dir = std::env::temp_dir();
+        self.add("TMPDIR", needed.then_some(dir.as_path()), Role::Temporary)
     }
 
     /// An output directory and the names of the files the command writes into it.
@@ -145,6 +157,7 @@ pub fn declare(paths: &Paths) -> Result<(), ExperimentError> {
     for d in &paths.0 {
         match &d.role {
             Role::Input => {}
+            Role::Temporary => check_temporary_dir(&d.path)?,
             Role::Output => {
                 let out = OutputFile::check(&d.path).map_err(bad_input)?;
                 if let Some(identity) = out.identity() {
@@ -183,6 +196,26 @@ pub fn declare(paths: &Paths) -> Result<(), ExperimentError> {
         schedlab_benches::files::lock::lock_output(&target, &shown).map_err(bad_input)?;
     }
     Ok(())
+}
+
+/// Checks the temporary directory `dir` before the work: a directory in which a file can be
+/// made (the test makes one and removes it at once); one line naming `TMPDIR` otherwise.
+fn check_temporary_dir(dir: &Path) -> Result<(), ExperimentError> {
+    let shown = dir.display();
+    let set = if std::env::var_os("TMPDIR").is_some() { "TMPDIR" } else { "the default" };
+    let cannot = |why: String| {
+        bad_input(format!("the temporary directory {shown} ({set}) cannot be used: {why}"))
+    };
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(cannot("it is not a directory".into())),
+        Err(e) => return Err(cannot(e.to_string())),
+    }
+    tempfile::Builder::new()
+        .prefix(".schedlab-check-")
+        .tempfile_in(dir)
+        .map(drop)
+        .map_err(|e| cannot(format!("no file can be made there ({})", e.kind())))
 }
 
 /// Releases the outputs' locks (their lock files removed): at the end of the process.

@@ -895,6 +895,49 @@ fn a_second_sweep_on_one_csv_is_refused_while_the_first_writes() {
     }
 }
 
+/// Issue 43, item 5c: `TMPDIR` naming a missing directory, a file, or a directory where no file
+/// can be made. Every subcommand whose declaration names the temporary directory (read from the
+/// registry: `SCHEDLAB_DESCRIBE=paths`) is refused before any work, one line naming it, exit 2;
+/// every other one does its work as usual (nothing it does reads `TMPDIR` undeclared).
+#[test]
+fn a_temporary_directory_that_cannot_be_used_is_refused_before_any_work() {
+    let fx = Fixture::new("tmpdir");
+    let not_a_dir = fx.path().join("trace.json");
+    let bad: [&Path; 3] = [Path::new("/nonexistent-schedlab-tmp"), &not_a_dir, Path::new("/proc")];
+    // The invocations tried: each subcommand's cheapest (or, where it cannot run here, its
+    // refusals' base), and `kernel` with its profiles, which record into a temporary directory.
+    let mut invocations: Vec<Inv> = subcommands().iter().map(|sub| base(sub, &fx)).collect();
+    invocations.push(Inv::new("kernel", &["--points", "main"]));
+    let mut refusals = 0;
+    for inv in invocations {
+        let declares = declared(&inv, fx.path()).iter().any(|(role, _, _)| role == "temporary");
+        if !declares && quick(&inv.sub, &fx).is_none() {
+            continue;
+        }
+        for tmp in bad {
+            let what = format!("{:?} with TMPDIR={}", inv.argv(), tmp.display());
+            if declares {
+                let mut inv_env = inv.command(fx.path());
+                inv_env.env("TMPDIR", tmp);
+                let before = listing(fx.path());
+                let out = inv_env.output().unwrap();
+                let stderr = text(&out.stderr);
+                let errors: Vec<&str> =
+                    stderr.lines().filter(|l| !l.starts_with("schedlab: warning: ")).collect();
+                assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
+                assert_eq!(errors.len(), 1, "{what}: one line: {stderr}");
+                assert!(errors[0].contains("TMPDIR"), "{what}: names TMPDIR: {stderr}");
+                assert_eq!(listing(fx.path()), before, "{what}: nothing written");
+                refusals += 1;
+            } else {
+                let out = inv.command(fx.path()).env("TMPDIR", tmp).output().unwrap();
+                done(&out, &what);
+            }
+        }
+    }
+    assert!(refusals >= 3, "the kernel's profiles declare the temporary directory");
+}
+
 /// Every value option of every subcommand given a value that is not UTF-8 (item 1: arguments are
 /// read as `OsString`): one line of bad input, exit 2, never a panic after the work.
 #[test]
