@@ -19,7 +19,7 @@
 //! in signal context), records the first, and sets [`crate::INTERRUPT`], which every driver polls.
 
 use schedlab_core::sync::Ordering;
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::exfiltrator::WithOrigin;
 use signal_hook::iterator::SignalsInfo;
 use std::sync::atomic::AtomicI32;
@@ -75,7 +75,9 @@ pub fn ignore_file_size_signal() {
 
 /// Installs the handlers and starts the watcher thread.
 pub fn install() -> Result<(), String> {
-    let mut signals = SignalsInfo::<WithOrigin>::new([SIGINT, SIGTERM, SIGHUP])
+    // SIGCONT is watched, not a stop: it ends a job-control stop, which makes the run in progress
+    // a disturbed one (`schedlab_benches::driver::stopped`).
+    let mut signals = SignalsInfo::<WithOrigin>::new([SIGINT, SIGTERM, SIGHUP, SIGCONT])
         .map_err(|e| format!("cannot install the signal handlers: {e}"))?;
     std::thread::Builder::new()
         .name("signals".into())
@@ -83,6 +85,10 @@ pub fn install() -> Result<(), String> {
             let mut first: Option<Stop> = None;
             for origin in signals.forever() {
                 let signal = origin.signal;
+                if signal == SIGCONT {
+                    schedlab_benches::driver::stopped::continued();
+                    continue;
+                }
                 let stop = Stop { at: Instant::now(), sender: origin.process.map(|p| p.pid) };
                 if let Some(first) = first {
                     if !is_second_stop(first, stop) {

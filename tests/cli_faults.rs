@@ -453,6 +453,61 @@ fn a_run_under_timeout_keeps_its_json() {
     kept_after_one_stop(out.status.code(), &text(&out.stdout), &text(&out.stderr), &json);
 }
 
+/// Stops a running command by job control once it says it is measuring: SIGSTOP, a pause of
+/// at least a second (well past `driver::stopped::STOP_GAP`), SIGCONT.
+fn stop_and_continue_while_measuring(p: &mut Running) {
+    p.wait_for("measuring");
+    p.signal(libc::SIGSTOP);
+    std::thread::sleep(Duration::from_secs(1));
+    p.signal(libc::SIGCONT);
+}
+
+/// Issue 43, item 5b: a run stopped by job control (SIGTSTP, SIGSTOP) and continued measured
+/// the pause: it is flagged (the JSON's `stopped_s`, a line in the text), not kept as a
+/// measurement of the variant. The stop is the test's own (a second at least); nothing is
+/// asserted on how long the run took.
+#[test]
+fn a_run_stopped_by_job_control_is_flagged() {
+    let dir = scratch("stopped-run");
+    let json = dir.path().join("r.json");
+    let json_arg = json.to_str().unwrap();
+    let args = ["-v", "run", "--variant", "no-stats", "--threads", "1", "--json", json_arg];
+    let mut p = Running::start(&[&args[..], &["--duration", "3"]].concat());
+    stop_and_continue_while_measuring(&mut p);
+    let (status, stdout, stderr) = p.finish();
+    assert_eq!(status, Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let stopped = v["stopped_s"].as_f64();
+    assert!(stopped.is_some_and(|s| s >= 0.5), "stopped_s: {}", v["stopped_s"]);
+    assert!(stdout.contains("stopped by SIGTSTP/SIGSTOP"), "{stdout}");
+    // Unstopped, the same run is not flagged (other processes' load is not a stop).
+    let out = schedlab(&[&args[1..], &["--duration", "0.2"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(v["stopped_s"].is_null(), "{}", v["stopped_s"]);
+}
+
+/// Issue 43, item 5b: a comparison's run stopped by job control is re-run like a run other
+/// processes disturbed (`--retries`); other processes' load is not counted here
+/// (`--max-other-cpus 1024`), so the one re-run is the stop's.
+#[test]
+fn a_compare_run_stopped_by_job_control_is_run_again() {
+    let dir = scratch("stopped-compare");
+    let json = dir.path().join("c.json");
+    let mut p = Running::start(&[
+        "-v", "compare", "--rounds", "1", "--variants", "no-stats", "--threads", "1",
+        "--duration", "2", "--ramp", "0", "--retries", "1", "--max-other-cpus", "1024",
+        "--measure", "plain", "--json", json.to_str().unwrap(),
+    ]);
+    stop_and_continue_while_measuring(&mut p);
+    let (status, _, stderr) = p.finish();
+    assert_eq!(status, Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let noise = &v["results"][0]["noise"];
+    assert_eq!(noise["rerun"], 1, "the stopped run is run again: {noise}");
+    assert_eq!(noise["kept_noisy"], 0, "the run kept was not stopped: {noise}");
+}
+
 #[test]
 fn inputs_that_never_end_or_block_are_bounded_and_give_way_to_a_signal() {
     // An endless device: read up to the cap, then one line and exit 2.

@@ -8,4 +8,5 @@ pub mod noise;
 pub mod profile;
 pub mod completion;
 pub mod roundtrip;
+pub mod stopped;
 pub mod workload;

@@ -66,7 +66,10 @@ pub(crate) fn run_clean_with(
     let mut attempt = 0;
     loop {
         let r = runner(variant, cfg, interrupt)?;
-        let noisy = r.other_cpus.is_some_and(|o| o > policy.max_other_cpus);
+        // A run stopped by job control (SIGTSTP, SIGSTOP: `driver::stopped`) measured the pause:
+        // re-run like a run other processes disturbed.
+        let busy = r.other_cpus.is_some_and(|o| o > policy.max_other_cpus);
+        let noisy = busy || r.stopped_s.is_some();
         if !noisy || r.interrupted {
             return Ok(r);
         }

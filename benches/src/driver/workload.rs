@@ -299,6 +299,9 @@ pub struct RunResult {
     pub other_cpus: Option<f64>,
     /// Steal time during the window (the hypervisor ran someone else), CPUs' worth.
     pub steal_cpus: Option<f64>,
+    /// Seconds the process was stopped by job control (SIGTSTP, SIGSTOP) during the run, seen
+    /// by `driver::stopped`; `None` when it was not.
+    pub stopped_s: Option<f64>,
     /// The named locks' counters over the measured window (empty unless `lockstat` was on).
     pub locks: Vec<LockSummary>,
     /// The same counters in mergeable form (histograms), for aggregating runs.
@@ -419,10 +422,14 @@ pub fn fair_lock_warning_after(r: &RunResult) -> Option<String> {
 }
 
 /// Why a finished run's figures do not measure the variant alone, if they do not: other
-/// processes used more than [`OTHERS_DISTURB_CPUS`] CPUs during it, or (under the fair lock, whose
+/// processes used more than [`OTHERS_DISTURB_CPUS`] CPUs during it, the process was stopped by
+/// job control during it (`driver::stopped`), or (under the fair lock, whose
 /// waiters spin in FIFO order) it had more jobs than CPUs. A verdict (a goal met or missed) is
 /// not judged on such runs.
 pub fn disturbed(r: &RunResult) -> Option<String> {
+    if let Some(s) = r.stopped_s {
+        return Some(format!("stopped (SIGTSTP/SIGSTOP) for {s:.1} s during it"));
+    }
     let Some(others) = r.other_cpus else {
         return Some("other processes' CPU time could not be measured over it".into());
     };
@@ -1070,6 +1077,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         cpu_busy_pct,
         other_cpus,
         steal_cpus,
+        stopped_s: None,
         locks: lock_stats.as_ref().map_or_else(Vec::new, |l| l.summarize((lockstat_s * 1e9) as u64)),
         lock_stats,
         lockstat_toggle,
@@ -1338,6 +1346,7 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
         cpu_busy_pct,
         other_cpus,
         steal_cpus,
+        stopped_s: None,
         locks: lock_stats.as_ref().map_or_else(Vec::new, |l| l.summarize((secs * 1e9) as u64)),
         lock_stats,
         lockstat_toggle: None,
@@ -1359,9 +1368,15 @@ impl VariantVisitor for RunVisitor<'_> {
 /// Runs the workload against the variant called `name` (or the reference row `none`), after
 /// validating the parameters.
 pub fn run_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, ExperimentError> {
+    super::stopped::watch();
+    let started = std::time::Instant::now();
+    let with_stops = |r: RunResult| {
+        let stopped = super::stopped::stopped_between(started, std::time::Instant::now());
+        RunResult { stopped_s: stopped.map(|d| d.as_secs_f64()), ..r }
+    };
     if let Some(reference) = Reference::from_name(name) {
         cfg.validate_reference(reference)?;
-        return run_reference(reference, cfg, interrupt);
+        return run_reference(reference, cfg, interrupt).map(with_stops);
     }
     let (variant, insert) = split_entry(name)?;
     let with_path;
@@ -1376,8 +1391,8 @@ pub fn run_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Re
     let result = schedlab_variants::visit(variant, RunVisitor { cfg, interrupt }).unwrap_or_else(|| Err(ExperimentError::run_failed(format!("unknown variant `{variant}`"))));
     match (result, super::forced::forced()) {
         (Ok(_), Some(AfterWork::Run)) => Err(ExperimentError::run_failed(super::forced::run_error())),
-        (Ok(r), Some(AfterWork::Check)) => Ok(RunResult { consistent: false, ..r }),
-        (result, _) => result,
+        (Ok(r), Some(AfterWork::Check)) => Ok(with_stops(RunResult { consistent: false, ..r })),
+        (result, _) => result.map(with_stops),
     }
 }
 

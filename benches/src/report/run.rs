@@ -31,6 +31,8 @@ pub struct RunJson<'a> {
     other_cpus: Option<f64>,
     steal_cpus: Option<f64>,
     cpu_busy_pct: Option<f64>,
+    /// Seconds the run was stopped by job control (SIGTSTP, SIGSTOP); `null` when it was not.
+    stopped_s: Option<f64>,
     consistency: &'a schedlab_core::Consistency,
     config: &'a WorkloadConfig,
     /// The named locks' counters (empty without --lockstat).
@@ -58,6 +60,7 @@ impl<'a> RunJson<'a> {
             other_cpus: r.other_cpus,
             steal_cpus: r.steal_cpus,
             cpu_busy_pct: r.cpu_busy_pct,
+            stopped_s: r.stopped_s,
             consistency: &r.consistency,
             config,
             locks: &r.locks,
@@ -94,6 +97,10 @@ pub fn run_text(r: &RunResult) -> String {
     }
     if r.interrupted {
         let _ = writeln!(out, "(interrupted: the numbers cover the part that ran)");
+    }
+    if let Some(s) = r.stopped_s {
+        let why = "its figures measure the pause, not the variant";
+        let _ = writeln!(out, "(stopped by SIGTSTP/SIGSTOP for {s:.1} s during the run: {why})");
     }
     out
 }
