@@ -16,14 +16,15 @@ took "workspace tests"
 echo "== schedlab kernel on the real kernel (tests/cli_kernel.rs: its ignored tests)"
 if why=$(bash scripts/kernel-ready.sh); then
   cargo test --release --test cli_kernel -- --ignored --test-threads=1
-  # The loop device's detach waits for its last holder (system.rs's tests that need root).
+  # What it does with privilege, by ownership (system.rs's tests that need root: the loop
+  # device's detach, the cgroup left with a stranger in it, the setting put back).
   cargo test --release -p schedlab-benches --lib -- --ignored kernel::system
   # Its stop test, generated with every subcommand's (tests/cli_stops.rs).
   cargo test --release --test cli_stops -- --ignored stops::kernel
   # Its path cases that need a run (descriptors, awkward names, a full file system).
   cargo test --release --test cli_paths -- --ignored --test-threads=1 kernel_real
 else
-  echo "skipped: $why (the 13 tests on the real kernel stay ignored; install fio, linux-perf and bpftrace as root to run them)"
+  echo "skipped: $why (the 21 tests on the real kernel stay ignored; install fio, linux-perf and bpftrace as root to run them)"
 fi
 took "kernel peer"
 

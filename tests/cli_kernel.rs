@@ -121,17 +121,26 @@ fn without_root_it_refuses() {
 
 // ---- On the real kernel (root, a free loop device, BFQ, fio, perf, bpftrace) ----
 
+/// The entries of `dir` whose names start with `prefix`.
+fn named(dir: &str, prefix: &str) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let starts = |e: &std::fs::DirEntry| e.file_name().to_string_lossy().starts_with(prefix);
+    entries.flatten().filter(starts).map(|e| e.path()).collect()
+}
+
+/// The ledger of the run of pid `pid` (`/run/schedlab-kernel/<pid>-<start time>.json`), if any.
+fn ledger_of(pid: u32) -> Option<PathBuf> {
+    let json = |p: &PathBuf| p.extension().is_some_and(|x| x == "json");
+    named("/run/schedlab-kernel", &format!("{pid}-")).into_iter().find(json)
+}
+
 /// What a run of pid `pid` could have left.
 fn leftovers(pid: u32) -> Vec<String> {
     let name = format!("schedlab-kernel-{pid}");
     let mut left = Vec::new();
-    let file = PathBuf::from(format!("/dev/shm/{name}.img"));
-    if file.exists() {
-        left.push(file.display().to_string());
-    }
-    let ledger = PathBuf::from(format!("/run/schedlab-kernel/{pid}.json"));
-    if ledger.exists() {
-        left.push(ledger.display().to_string());
+    // Its private directory in the tmpfs (`schedlab-kernel-<pid>-<random>`) and its ledger.
+    for path in named("/dev/shm", &format!("{name}-")).into_iter().chain(ledger_of(pid)) {
+        left.push(path.display().to_string());
     }
     for root in ["/sys/fs/cgroup/blkio", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup"] {
         let cg = Path::new(root).join(&name);
@@ -142,7 +151,7 @@ fn leftovers(pid: u32) -> Vec<String> {
     if let Ok(entries) = std::fs::read_dir("/sys/block") {
         for e in entries.flatten() {
             let backing = std::fs::read_to_string(e.path().join("loop/backing_file")).unwrap_or_default();
-            if backing.contains(&name) {
+            if backing.contains(&format!("{name}-")) {
                 left.push(format!("/dev/{}", e.file_name().to_string_lossy()));
             }
         }
@@ -150,7 +159,19 @@ fn leftovers(pid: u32) -> Vec<String> {
     left
 }
 
-/// Waits until `path` names a file that exists (the ledger: set-up has begun), up to `limit`.
+/// Waits until the run of pid `pid` has written its ledger (set-up has begun), up to `limit`.
+fn wait_for_ledger(pid: u32, limit: Duration) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if ledger_of(pid).is_some() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// Waits until `path` names a file that exists, up to `limit`.
 fn wait_for(path: &Path, limit: Duration) -> bool {
     let end = Instant::now() + limit;
     while Instant::now() < end {
@@ -222,7 +243,7 @@ fn sigint_in_the_middle_keeps_what_finished_and_puts_everything_back() {
     let child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id();
     // Interrupt once the machine is set up and a few runs went by.
-    assert!(wait_for(Path::new(&format!("/run/schedlab-kernel/{pid}.json")), Duration::from_secs(60)), "the run never started");
+    assert!(wait_for_ledger(pid, Duration::from_secs(60)), "the run never started");
     std::thread::sleep(Duration::from_secs(4));
     // SAFETY: a signal to our own child.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
@@ -241,8 +262,7 @@ fn after_a_sigkill_cleanup_removes_what_was_left() {
     args.extend(["--rounds", "20", "--no-profile"]);
     let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let pid = child.id();
-    let ledger = PathBuf::from(format!("/run/schedlab-kernel/{pid}.json"));
-    assert!(wait_for(&ledger, Duration::from_secs(60)), "the run never started");
+    assert!(wait_for_ledger(pid, Duration::from_secs(60)), "the run never started");
     // Killed once its cgroups exist (set-up done).
     assert!(wait_for(Path::new(&format!("/sys/fs/cgroup/blkio/schedlab-kernel-{pid}/g1")), Duration::from_secs(30)) || wait_for(Path::new(&format!("/sys/fs/cgroup/schedlab-kernel-{pid}/g1")), Duration::from_secs(1)));
     std::thread::sleep(Duration::from_millis(1500));
@@ -297,6 +317,334 @@ fn a_device_with_a_mounted_filesystem_is_refused() {
     };
     let err = one_line_exit_2(&schedlab(&["kernel", "--device", &dev]), "mounted device");
     assert!(err.contains("mounted filesystem"), "{err}");
+}
+
+// ---- What the tool does with privilege (issue 43): planted names, decoys, devices ----
+
+const QUICK: &[&str] = &[
+    "--threads",
+    "1",
+    "--duration",
+    "0.3",
+    "--ramp",
+    "0",
+    "--rounds",
+    "1",
+    "--groups",
+    "0",
+    "--points",
+    "main",
+    "--no-model",
+    "--no-profile",
+    "--contention",
+    "off",
+];
+
+/// `setpriv` to run a command as user 65534 (nobody), where installed.
+fn setpriv() -> &'static str {
+    ["/usr/bin/setpriv", "/bin/setpriv"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("setpriv (util-linux) to act as another user")
+}
+
+/// Runs `schedlab kernel ARGS` from a shell that first runs `plant` with `$$` set to the pid the
+/// run will have (the shell `exec`s it), so that a planted name is the one the run computes.
+fn kernel_after(plant: &str, args: &[&str]) -> (u32, Output) {
+    let script = format!("{plant} || exit 99; exec \"$0\" kernel \"$@\"");
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_schedlab"))
+        .args(args);
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_ne!(
+        out.status.code(),
+        Some(99),
+        "the plant failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (pid, out)
+}
+
+/// A scratch loop device of `mib` MiB over a file in the tmpfs (outside any ledger).
+fn scratch_loop(mib: u64) -> (String, tempfile::NamedTempFile) {
+    let file = tempfile::NamedTempFile::new_in("/dev/shm").unwrap();
+    file.as_file().set_len(mib << 20).unwrap();
+    let out = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(file.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        file,
+    )
+}
+
+fn scheduler_of(device: &str) -> String {
+    std::fs::read_to_string(format!(
+        "/sys/block/{}/queue/scheduler",
+        device.trim_start_matches("/dev/")
+    ))
+    .unwrap_or_default()
+}
+
+/// The cgroup directory the tool makes its cgroups in (blkio v1, else the v2 root).
+fn cgroup_root() -> PathBuf {
+    let v1 = PathBuf::from("/sys/fs/cgroup/blkio");
+    if v1.join("cgroup.procs").exists() {
+        v1
+    } else {
+        PathBuf::from("/sys/fs/cgroup")
+    }
+}
+
+#[test]
+#[ignore = "root, a loop device, BFQ, fio, perf, bpftrace: scripts/test.sh runs it where ready"]
+fn links_and_fifos_planted_at_the_old_backing_name_are_never_followed() {
+    // Root's file, in a directory only root may enter.
+    let private = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        private.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let victim = private.path().join("root-only.conf");
+    std::fs::write(&victim, "root's own\n").unwrap();
+    let nobody = format!("{} --reuid=65534 --regid=65534 --clear-groups", setpriv());
+    // A link from another user at the name the tool used to give its backing file, then a FIFO.
+    for (what, plant) in [
+        (
+            "link",
+            format!(
+                "{nobody} ln -s {} /dev/shm/schedlab-kernel-$$.img",
+                victim.display()
+            ),
+        ),
+        (
+            "fifo",
+            format!("{nobody} mkfifo /dev/shm/schedlab-kernel-$$.img"),
+        ),
+    ] {
+        let (pid, out) = kernel_after(&plant, QUICK);
+        let planted = PathBuf::from(format!("/dev/shm/schedlab-kernel-{pid}.img"));
+        let kept = std::fs::symlink_metadata(&planted)
+            .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 65534);
+        let _ = std::fs::remove_file(&planted);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "root's own\n",
+            "{what}: root's file was written through the planted name"
+        );
+        // The planted name is another user's: left where it is.
+        assert!(kept, "{what}: the planted name was removed or replaced");
+        assert_eq!(
+            leftovers(pid),
+            Vec::<String>::new(),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+#[ignore = "root, a loop device, BFQ, fio, perf, bpftrace: scripts/test.sh runs it where ready"]
+fn a_cgroup_planted_at_the_runs_name_is_refused_naming_its_owner() {
+    let root = cgroup_root();
+    let mut args = QUICK.to_vec();
+    let groups = args.iter().position(|a| *a == "--groups").unwrap();
+    args[groups + 1] = "2";
+    // Made before the run, as a delegated user could: owned by 65534.
+    let plant = format!(
+        "mkdir {0}/schedlab-kernel-$$ && chown 65534 {0}/schedlab-kernel-$$",
+        root.display()
+    );
+    let (pid, out) = kernel_after(&plant, &args);
+    let planted = root.join(format!("schedlab-kernel-{pid}"));
+    let kept = std::fs::symlink_metadata(&planted)
+        .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 65534);
+    let _ = std::fs::remove_dir(&planted);
+    let err = one_line_exit_2(&out, "a planted cgroup");
+    assert!(
+        err.contains("already exists") && err.contains("uid 65534"),
+        "{err}"
+    );
+    assert!(kept, "the planted cgroup was removed");
+    assert_eq!(
+        leftovers(pid),
+        Vec::<String>::new(),
+        "the refused run's set-up was not put back"
+    );
+}
+
+#[test]
+#[ignore = "root, a loop device, BFQ, fio, perf, bpftrace: scripts/test.sh runs it where ready"]
+fn cleanup_leaves_decoys_named_like_its_own() {
+    let pid = 99_999u32;
+    let name = format!("schedlab-kernel-{pid}");
+    // Another user's file in the tmpfs, named like the tool's.
+    let notes = PathBuf::from(format!("/dev/shm/{name}-notes.txt"));
+    std::fs::write(&notes, "mine\n").unwrap();
+    std::os::unix::fs::chown(&notes, Some(65534), Some(65534)).unwrap();
+    // A directory named like a private directory of the tool's.
+    let dir = PathBuf::from(format!("/dev/shm/{name}-0123456789abcdef"));
+    std::fs::create_dir(&dir).unwrap();
+    // A loop device over a file named like the old backing file, outside the tmpfs.
+    let elsewhere = tempfile::tempdir_in("/var/tmp").unwrap();
+    let image = elsewhere.path().join(format!("{name}.img"));
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let out = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&image)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let device = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    // A cgroup named like the tool's, with a process in it.
+    let cgroup = cgroup_root().join(format!("{name}-mine"));
+    std::fs::create_dir(&cgroup).unwrap();
+    let mut sleeper = Command::new("sleep").arg("600").spawn().unwrap();
+    std::fs::write(cgroup.join("cgroup.procs"), sleeper.id().to_string()).unwrap();
+
+    let out = schedlab(&["kernel", "--cleanup"]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let alive = sleeper.try_wait().unwrap().is_none();
+    let bound = std::fs::read_to_string(format!(
+        "/sys/block/{}/loop/backing_file",
+        device.trim_start_matches("/dev/")
+    ))
+    .is_ok();
+    let (notes_kept, dir_kept, cgroup_kept) = (notes.exists(), dir.exists(), cgroup.exists());
+    // Put the decoys away before judging.
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    let _ = Command::new("losetup").args(["-d", &device]).status();
+    let _ = std::fs::remove_file(&notes);
+    let _ = std::fs::remove_dir(&dir);
+    let end = Instant::now() + Duration::from_secs(10);
+    while std::fs::remove_dir(&cgroup).is_err() && cgroup.exists() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Exit 0, or 4 for a problem with something else that is left (another version's ledger),
+    // never one of the decoys.
+    assert!(
+        out.status.code() == Some(0) || (out.status.code() == Some(4) && !err.contains(&name)),
+        "{err}"
+    );
+    assert!(alive, "the process in the decoy cgroup was signalled");
+    assert!(bound, "the decoy loop device was detached");
+    assert!(
+        notes_kept && dir_kept && cgroup_kept,
+        "a decoy was removed: notes {notes_kept}, directory {dir_kept}, cgroup {cgroup_kept}"
+    );
+}
+
+#[test]
+#[ignore = "root, a loop device, BFQ, fio, perf, bpftrace: scripts/test.sh runs it where ready"]
+fn a_file_named_after_a_device_is_refused_before_the_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let loop0 = dir.path().join("loop0");
+    std::fs::write(&loop0, vec![0u8; 1 << 20]).unwrap();
+    let before = scheduler_of("/dev/loop0");
+    let mut args = vec!["--device", loop0.to_str().unwrap()];
+    args.extend(QUICK);
+    let child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .arg("kernel")
+        .args(&args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let err = one_line_exit_2(&out, "a regular file named loop0");
+    assert!(
+        err.contains("a regular file") && err.contains("not a block device"),
+        "{err}"
+    );
+    assert_eq!(
+        scheduler_of("/dev/loop0"),
+        before,
+        "/dev/loop0's scheduler was switched"
+    );
+    assert_eq!(leftovers(pid), Vec::<String>::new());
+    // A loop device with nothing behind it (0 bytes): refused before the work, not after runs.
+    let free = Command::new("losetup").arg("-f").output().unwrap();
+    let free = String::from_utf8_lossy(&free.stdout).trim().to_string();
+    let mut args = vec!["--device", free.as_str()];
+    args.extend(QUICK);
+    let mut argv = vec!["kernel"];
+    argv.extend(args);
+    let err = one_line_exit_2(&schedlab(&argv), "an unbound loop device");
+    assert!(err.contains("size 0"), "{err}");
+}
+
+#[test]
+#[ignore = "root, a loop device, BFQ, fio, perf, bpftrace: scripts/test.sh runs it where ready"]
+fn a_second_run_on_a_locked_device_is_refused_in_one_line() {
+    use std::os::unix::io::AsRawFd;
+    let (device, _file) = scratch_loop(64);
+    std::fs::write(
+        format!(
+            "/sys/block/{}/queue/scheduler",
+            device.trim_start_matches("/dev/")
+        ),
+        "none",
+    )
+    .unwrap();
+    let rdev = std::os::unix::fs::MetadataExt::rdev(&std::fs::metadata(&device).unwrap());
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    // The lock a first run holds (as that run takes it: the run directory, then the file).
+    std::fs::create_dir_all("/run/schedlab-kernel").unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(format!("/run/schedlab-kernel/device-{major}:{minor}.lock"))
+        .unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    let locked = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    assert_eq!(locked, 0);
+    let mut argv = vec!["kernel", "--device", device.as_str()];
+    argv.extend(QUICK);
+    let out = schedlab(&argv);
+    let scheduler = scheduler_of(&device);
+    drop(lock);
+    let _ = Command::new("losetup").args(["-d", &device]).status();
+    let err = one_line_exit_2(&out, "a device another run holds");
+    assert!(
+        err.contains("holds") && err.contains(&format!("{major}:{minor}")),
+        "{err}"
+    );
+    assert!(
+        scheduler.contains("[none]"),
+        "the refused run switched the scheduler: {scheduler}"
+    );
 }
 
 // ---- `--inject` on the real kernel ----
@@ -363,7 +711,7 @@ fn inject_stopped_by_sigint_mid_phases_puts_everything_back() {
     args.extend(["--inject-cycles", "200", "--json", json.to_str().unwrap()]);
     let child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id();
-    assert!(wait_for(Path::new(&format!("/run/schedlab-kernel/{pid}.json")), Duration::from_secs(60)), "the run never started");
+    assert!(wait_for_ledger(pid, Duration::from_secs(60)), "the run never started");
     // Past the lock search and the verification (about 10 s), into the phases.
     std::thread::sleep(Duration::from_secs(15));
     // SAFETY: a signal to our own child.
@@ -384,7 +732,7 @@ fn inject_after_a_sigkill_cleanup_removes_what_was_left() {
     args.extend(["--inject-cycles", "200"]);
     let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let pid = child.id();
-    assert!(wait_for(&PathBuf::from(format!("/run/schedlab-kernel/{pid}.json")), Duration::from_secs(60)), "the run never started");
+    assert!(wait_for_ledger(pid, Duration::from_secs(60)), "the run never started");
     std::thread::sleep(Duration::from_secs(12));
     child.kill().unwrap();
     child.wait().unwrap();

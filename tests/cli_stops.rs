@@ -155,14 +155,19 @@ fn kernel_ready() -> Result<(), String> {
     }
 }
 
-/// What a `kernel` run of pid `pid` could have left behind: its backing file, ledger, cgroups,
-/// loop device, and any fio or bpftrace process (not a zombie) that it started.
+/// What a `kernel` run of pid `pid` could have left behind: its private directory in the tmpfs
+/// (`schedlab-kernel-<pid>-<random>`, holding the backing file), its ledger
+/// (`<pid>-<start time>.json`), cgroups, loop device, and any fio or bpftrace process (not a
+/// zombie) that it started.
 fn kernel_leftovers(pid: u32, started: &[u32]) -> Vec<String> {
     let name = format!("schedlab-kernel-{pid}");
     let mut left = Vec::new();
-    for path in [format!("/dev/shm/{name}.img"), format!("/run/schedlab-kernel/{pid}.json")] {
-        if Path::new(&path).exists() {
-            left.push(path);
+    let places = [("/dev/shm", format!("{name}-")), ("/run/schedlab-kernel", format!("{pid}-"))];
+    for (dir, prefix) in places {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if e.file_name().to_string_lossy().starts_with(&prefix) {
+                left.push(e.path().display().to_string());
+            }
         }
     }
     for root in ["/sys/fs/cgroup/blkio", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup"] {
@@ -172,7 +177,9 @@ fn kernel_leftovers(pid: u32, started: &[u32]) -> Vec<String> {
         }
     }
     for e in std::fs::read_dir("/sys/block").into_iter().flatten().flatten() {
-        if std::fs::read_to_string(e.path().join("loop/backing_file")).unwrap_or_default().contains(&name) {
+        let backing = std::fs::read_to_string(e.path().join("loop/backing_file"));
+        let backing = backing.unwrap_or_default();
+        if backing.contains(&format!("{name}-")) {
             left.push(format!("/dev/{}", e.file_name().to_string_lossy()));
         }
     }

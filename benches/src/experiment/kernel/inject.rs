@@ -605,8 +605,9 @@ fn loadavg() -> Option<f64> {
 
 /// Completed I/Os of a block device so far (`/sys/block/<name>/stat`: reads + writes).
 fn device_ios(device: &Path) -> Option<u64> {
-    let name = std::fs::canonicalize(device).ok()?.file_name()?.to_string_lossy().into_owned();
-    let stat = std::fs::read_to_string(Path::new("/sys/block").join(name).join("stat")).ok()?;
+    use std::os::unix::fs::MetadataExt;
+    let num = system::DevNum::of_rdev(std::fs::metadata(device).ok()?.rdev());
+    let stat = std::fs::read_to_string(num.sys_dir().join("stat")).ok()?;
     let f: Vec<u64> = stat.split_whitespace().filter_map(|x| x.parse().ok()).collect();
     Some(f.first()? + f.get(4)?)
 }
@@ -655,9 +656,22 @@ fn bpftrace_run(program: &str, limit: Duration, stop: &AtomicBool) -> Result<Opt
 /// Runs `schedlab kernel --inject` (module documentation).
 pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<InjectReport, ExperimentError> {
     icfg.validate()?;
-    let cgroup_io = system::preflight(cfg.groups > 0, true, cfg.device.as_deref()).map_err(ExperimentError::bad_input)?;
+    let system::Preflight { cgroup_io, device: block_device } =
+        system::preflight(cfg.groups > 0, true, cfg.device.as_deref())
+            .map_err(ExperimentError::bad_input)?;
     check_tracepoints(Path::new("/sys/kernel/tracing")).map_err(ExperimentError::bad_input)?;
-    let (_, problems) = system::cleanup_stale();
+    // A --device is held for the whole run (`kernel::run` says why).
+    let refusal = |e: String| match e.strip_prefix(system::REFUSED) {
+        Some(refused) => ExperimentError::bad_input(refused),
+        None => ExperimentError::run_failed(e),
+    };
+    let device_lock = block_device.as_ref().map(system::lock_device).transpose().map_err(refusal)?;
+    let held: Vec<system::DevNum> = device_lock.iter().map(|l| l.device).collect();
+    let (_, problems) = system::cleanup_stale(&held);
+    // The cgroup names this run will make: someone else's there is refused before the work.
+    if let (Some(io), true) = (&cgroup_io, cfg.groups > 0) {
+        system::cgroup_names_free(io).map_err(refusal)?;
+    }
     let mut warnings: Vec<String> = problems.into_iter().map(|p| format!("clean-up of an earlier run: {p}")).collect();
     let mut failures: Vec<String> = Vec::new();
     let load_before = loadavg();
@@ -666,22 +680,22 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
     let estimated_s = icfg.phases_s() + 30.0 + model_runs as f64 * (cfg.duration + cfg.ramp).as_secs_f64();
     observer.event(Event::Planned { steps, estimated_s });
 
-    let mut ledger = system::Ledger::create().map_err(ExperimentError::run_failed)?;
+    let mut ledger = system::Ledger::create().map_err(refusal)?;
     let mut device_text = String::new();
     let setup = (|| -> Result<(PathBuf, Option<system::Cgroups>), String> {
-        let device = match &cfg.device {
+        let (device, num, loop_backing) = match &block_device {
             Some(d) => {
-                device_text = d.display().to_string();
-                d.clone()
+                device_text = d.given.display().to_string();
+                (d.node.clone(), d.num, None)
             }
             None => {
                 let dev = system::make_loop_device(&mut ledger, cfg.size_bytes)?;
                 device_text = format!("{} over a sparse {} MiB file in {}", dev.device.display(), cfg.size_bytes >> 20, system::TMPFS_DIR);
-                dev.device
+                (dev.device, dev.num, Some(dev.backing_id))
             }
         };
-        let queue = system::queue_dir(&device)?;
-        system::record_queue_state(&mut ledger, &queue)?;
+        let queue = num.queue();
+        system::record_queue_state(&mut ledger, num, loop_backing)?;
         std::fs::write(queue.join("scheduler"), "bfq").map_err(|e| format!("cannot switch {} to bfq: {e}", device.display()))?;
         for (knob, value) in [("slice_idle", "0"), ("low_latency", "0")] {
             std::fs::write(queue.join("iosched").join(knob), value).map_err(|e| format!("cannot set {knob}: {e}"))?;
@@ -696,7 +710,10 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
         Ok(v) => v,
         Err(e) => {
             drop(ledger);
-            return Err(ExperimentError::run_failed(format!("set-up failed: {e}")));
+            return Err(match e.strip_prefix(system::REFUSED) {
+                Some(refused) => ExperimentError::bad_input(refused),
+                None => ExperimentError::run_failed(format!("set-up failed: {e}")),
+            });
         }
     };
 
@@ -704,7 +721,10 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
     let mut interrupted = false;
     let mut model_outside_ns = cfg.model_outside_ns.unwrap_or(0);
     let mut output_failures = Vec::new();
-    let kernel = kernel_half(cfg, icfg, &device, cgroups.as_ref(), stop, observer, &mut model_outside_ns, &mut output_failures);
+    let (outside, failed) = (&mut model_outside_ns, &mut output_failures);
+    let cgroups = cgroups.as_ref();
+    let kernel =
+        kernel_half(cfg, icfg, &device, cgroups, &mut ledger, stop, observer, outside, failed);
     let kernel = match kernel {
         Ok(Some(k)) => Some(k),
         Ok(None) => {
@@ -723,6 +743,8 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
     for p in ledger.undo_all() {
         failures.push(format!("clean-up: {p}"));
     }
+    // Released only once the device's setting is put back.
+    drop(device_lock);
 
     // The model half: per cost, inside and outside back to back, `rounds` times.
     let mut model = Vec::new();
@@ -863,11 +885,13 @@ fn keep_raw(icfg: &InjectConfig, name: &str, text: &str, failed: &mut Vec<String
 /// The kernel half: fio started once; the unattached rate; the lock found; the sites verified
 /// and the loop calibrated; the phases; the unattached rate again. `None` when stopped. An error
 /// starting `refused: ` is a kernel that cannot serve (bad input).
+#[allow(clippy::too_many_arguments)]
 fn kernel_half(
     cfg: &KernelSettings,
     icfg: &InjectConfig,
     device: &Path,
     cgroups: Option<&system::Cgroups>,
+    ledger: &mut system::Ledger,
     stop: &AtomicBool,
     observer: &mut dyn Observer,
     model_outside_ns: &mut u64,
@@ -910,7 +934,11 @@ fn kernel_half(
         let setup = system::ChildSetup::new(&joins)?;
         setup.apply(&mut cmd);
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        children.push(cmd.spawn().map_err(|e| format!("cannot start fio: {e}"))?);
+        let child = cmd.spawn().map_err(|e| format!("cannot start fio: {e}"))?;
+        // Recorded (pid and start time), so that a clean-up after a SIGKILL may signal it.
+        let pid = child.id();
+        children.push(child);
+        ledger.record_process(pid)?;
     }
     let result = (|| -> Result<Option<InjectKernel>, String> {
         let unattached = |stop: &AtomicBool| -> Option<(f64, Option<f64>)> {
@@ -927,7 +955,20 @@ fn kernel_half(
         if !sleep_until(Instant::now() + Duration::from_millis(500), stop) {
             return Ok(None);
         }
+        // fio's job processes, recorded as fio is: now, and again after the next steps (on a
+        // loaded machine they may start later).
+        let pids: Vec<u32> = children.iter().map(|c| c.id()).collect();
+        let mut record_jobs = || -> Result<(), String> {
+            for &pid in &pids {
+                for (job, _) in system::descendants(pid) {
+                    ledger.record_process(job)?;
+                }
+            }
+            Ok(())
+        };
+        record_jobs()?;
         let before = unattached(stop);
+        record_jobs()?;
         if stop.load(Ordering::Relaxed) {
             return Ok(None);
         }
@@ -943,6 +984,7 @@ fn kernel_half(
         observer.event(Event::Step { done: 1, label: "kernel: finding BFQ's lock (lock:contention_begin)" });
         let Some(text) = bpftrace_run(&find_lock_program(find_s), Duration::from_secs(find_s + 60), stop)? else { return Ok(None) };
         keep_raw(icfg, "lock.json", &text, raw_failures);
+        record_jobs()?;
         let mut addrs = parse_lock_addrs(&text)?;
         if addrs.is_empty() {
             return Err(format!("refused: no contended lock with a caller in bfq_* in {find_s} s of I/O: BFQ's lock cannot be found (more --threads contend it)"));
@@ -983,6 +1025,8 @@ fn kernel_half(
     for c in children.iter_mut() {
         let _ = system::wait_bounded(c, Duration::ZERO, None);
     }
+    // Killed and reaped with everything under them: nothing of them to put back.
+    let _ = ledger.forget(|c| matches!(c, system::Change::Process { .. }));
     result
 }
 

@@ -424,7 +424,34 @@ impl Rig {
 
     /// Runs fio once under the current scheduler: one process per group of jobs, each in its
     /// cgroups. `None` when stopped.
-    fn fio_run(&self, cfg: &KernelConfig, sched: KernelSched, round: usize, stop: &AtomicBool) -> Result<Option<KernelRun>, String> {
+    fn fio_run(
+        &mut self,
+        cfg: &KernelConfig,
+        sched: KernelSched,
+        round: usize,
+        stop: &AtomicBool,
+    ) -> Result<Option<KernelRun>, String> {
+        let mut started = Vec::new();
+        let run = self.fio_run_recorded(cfg, sched, round, stop, &mut started);
+        // Every recorded fio is waited for (or killed and reaped) by now: nothing to put back.
+        let reaped = |c: &system::Change| {
+            matches!(c, system::Change::Process { process } if started.contains(&process.pid))
+        };
+        self.ledger.forget(reaped)?;
+        run
+    }
+
+    /// [`Rig::fio_run`]'s work: every fio it starts, and every job process under it, is recorded
+    /// in the ledger (pid and start time, in `started`), so that a later clean-up of a dead run
+    /// may signal them and nothing else.
+    fn fio_run_recorded(
+        &mut self,
+        cfg: &KernelConfig,
+        sched: KernelSched,
+        round: usize,
+        stop: &AtomicBool,
+        started: &mut Vec<u32>,
+    ) -> Result<Option<KernelRun>, String> {
         let groups: Vec<Option<&Path>> = match (sched, &self.cgroups) {
             (KernelSched::BfqGroups, Some(cg)) => cg.groups.iter().map(|g| Some(g.as_path())).collect(),
             _ => vec![None],
@@ -454,8 +481,12 @@ impl Rig {
             setup.apply(&mut cmd);
             // Its own process group, so that a stop kills fio's job processes with it.
             std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-            children.push(cmd.spawn().map_err(|e| format!("cannot start fio: {e}"))?);
+            let child = cmd.spawn().map_err(|e| format!("cannot start fio: {e}"))?;
+            let pid = child.id();
+            started.push(pid);
+            children.push(child);
             drop(setup);
+            self.ledger.record_process(pid)?;
         }
         let t0 = Instant::now();
         if !sleep_until(t0 + cfg.ramp, stop) {
@@ -472,6 +503,14 @@ impl Rig {
             let own = system::own_runtime_ns();
             (machine_busy_s(), fio, root, kthreads, own, Instant::now())
         };
+        // fio's job processes (each in a session of its own) are recorded once started: the ramp
+        // is over or, with none, they are found as they are now.
+        for child in &children {
+            for (pid, _) in system::descendants(child.id()) {
+                started.push(pid);
+                self.ledger.record_process(pid)?;
+            }
+        }
         let before = snapshot();
         let limit = cfg.duration + Duration::from_secs(30);
         let mut outputs = Vec::new();
@@ -654,11 +693,30 @@ pub fn kernel_row(config: KernelSched, runs: Vec<KernelRun>, recorded: Vec<Kerne
     }
 }
 
+/// A set-up error: a refusal (its message starts with [`system::REFUSED`]) is bad input (exit
+/// 2), anything else a failed run.
+fn refusal(e: String) -> ExperimentError {
+    match e.strip_prefix(system::REFUSED) {
+        Some(refused) => ExperimentError::bad_input(refused),
+        None => ExperimentError::run_failed(e),
+    }
+}
+
 /// Runs the experiment (see the module documentation).
 pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<KernelReport, ExperimentError> {
     cfg.validate()?;
-    let cgroup_io = system::preflight(cfg.groups > 0, cfg.contention, cfg.device.as_deref()).map_err(ExperimentError::bad_input)?;
-    let (cleaned, problems) = system::cleanup_stale();
+    let system::Preflight { cgroup_io, device: block_device } =
+        system::preflight(cfg.groups > 0, cfg.contention, cfg.device.as_deref())
+            .map_err(ExperimentError::bad_input)?;
+    // A --device is held for the whole run: a second run on it is refused (one line), and what
+    // a dead run left on it is put back before this one records the setting it finds.
+    let device_lock = block_device.as_ref().map(system::lock_device).transpose().map_err(refusal)?;
+    let held: Vec<system::DevNum> = device_lock.iter().map(|l| l.device).collect();
+    let (cleaned, problems) = system::cleanup_stale(&held);
+    // The cgroup names this run will make: someone else's there is refused before the work.
+    if let Some(io) = &cgroup_io {
+        system::cgroup_names_free(io).map_err(refusal)?;
+    }
     let mut warnings: Vec<String> = Vec::new();
     for p in problems {
         warnings.push(format!("clean-up of an earlier run: {p}"));
@@ -682,16 +740,13 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     observer.event(Event::Planned { steps, estimated_s: steps as f64 * run_s + recording_s * cfg.points.len() as f64 });
 
     // Set-up: every change goes through the ledger, which puts it all back when dropped.
-    let mut ledger = system::Ledger::create().map_err(ExperimentError::run_failed)?;
+    let mut ledger = system::Ledger::create().map_err(refusal)?;
     let setup = (|| -> Result<(PathBuf, PathBuf, u64, Option<system::Cgroups>), String> {
-        let (device, device_bytes) = match &cfg.device {
+        let (device, num, loop_backing, device_bytes) = match &block_device {
             Some(d) => {
-                let bytes = std::fs::read_to_string(system::queue_dir(d)?.parent().unwrap_or(Path::new("/")).join("size"))
-                    .ok()
-                    .and_then(|s| s.trim().parse::<u64>().ok())
-                    .map_or(cfg.size_bytes, |sectors| sectors * 512);
-                env.device = d.display().to_string();
-                (d.clone(), bytes)
+                env.device = d.given.display().to_string();
+                // fio opens the node in /dev of the device number checked, not the path given.
+                (d.node.clone(), d.num, None, d.bytes)
             }
             None => {
                 let dev = system::make_loop_device(&mut ledger, cfg.size_bytes)?;
@@ -704,12 +759,12 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
                 );
                 env.loop_device = true;
                 env.direct_io = Some(dev.direct_io);
-                (dev.device, dev.size_bytes)
+                (dev.device, dev.num, Some(dev.backing_id), dev.size_bytes)
             }
         };
-        let queue = system::queue_dir(&device)?;
+        let queue = num.queue();
         // The device's scheduler and BFQ's knobs are recorded once, before the first switch.
-        system::record_queue_state(&mut ledger, &queue)?;
+        system::record_queue_state(&mut ledger, num, loop_backing)?;
         let cgroups = match &cgroup_io {
             Some(io) => Some(system::make_cgroups(&mut ledger, io, cfg.groups, &cfg.weights)?),
             None => None,
@@ -720,7 +775,10 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         Ok((device, queue, device_bytes, cgroups)) => Rig { ledger, device, queue, device_bytes, cgroups },
         Err(e) => {
             drop(ledger);
-            return Err(ExperimentError::run_failed(format!("set-up failed: {e}")));
+            return Err(match e.strip_prefix(system::REFUSED) {
+                Some(refused) => ExperimentError::bad_input(refused),
+                None => ExperimentError::run_failed(format!("set-up failed: {e}")),
+            });
         }
     };
     let mut failures: Vec<String> = Vec::new();
@@ -745,6 +803,8 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     for p in problems {
         failures.push(format!("clean-up: {p}"));
     }
+    // Released only once the device's setting is put back.
+    drop(device_lock);
     let cpus = workload::allowed_cpus().len();
     let model_inputs: Vec<(Point, Vec<fidelity::Calibrated>)> = results
         .iter()
@@ -1209,7 +1269,7 @@ pub fn cleanup() -> Result<Vec<String>, ExperimentError> {
     if unsafe { libc::geteuid() } != 0 {
         return Err(ExperimentError::bad_input("schedlab kernel --cleanup needs root"));
     }
-    let (done, problems) = system::cleanup_stale();
+    let (done, problems) = system::cleanup_stale(&[]);
     if let Some(p) = problems.first() {
         return Err(ExperimentError::run_failed(format!("clean-up: {p} ({} problem(s))", problems.len())));
     }
