@@ -24,6 +24,9 @@
 //! - fio and its job processes: (pid, start time) recorded; SIGKILL only to a recorded (pid,
 //!   start time) that still matches.
 //!
+//! The full inventory, with every other file the tool writes, is [`INVENTORY`] (and
+//! `notes/reliability.md`, checked against it).
+//!
 //! One thing is left as it is found after a run: where tracefs was not mounted, the preflight
 //! mounts it at `/sys/kernel/tracing` (bpftrace needs the lock tracepoints there). It holds no
 //! state of the run and changes nothing of the block layer, so it is not unmounted.
@@ -48,6 +51,218 @@ pub const TMPFS_DIR: &str = "/dev/shm";
 /// An error that is a refusal (exit 2, before the work) rather than a failure: its message starts
 /// with this, as `kernel::run` reads it.
 pub const REFUSED: &str = "refused: ";
+
+/// What an object of the inventory is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    Directory,
+    File,
+    Lock,
+    LoopDevice,
+    Scheduler,
+    Cgroup,
+    Process,
+    Mount,
+}
+
+impl Class {
+    pub const ALL: [Class; 8] = [
+        Class::Directory,
+        Class::File,
+        Class::Lock,
+        Class::LoopDevice,
+        Class::Scheduler,
+        Class::Cgroup,
+        Class::Process,
+        Class::Mount,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Directory => "directory",
+            Class::File => "file",
+            Class::Lock => "lock",
+            Class::LoopDevice => "loop device",
+            Class::Scheduler => "scheduler setting",
+            Class::Cgroup => "cgroup",
+            Class::Process => "process",
+            Class::Mount => "mount",
+        }
+    }
+}
+
+/// One thing the tool creates, opens for writing, changes, removes or signals with privilege.
+#[derive(Clone, Copy, Debug)]
+pub struct Privileged {
+    /// What it is and where (the first column of the notes' table, word for word).
+    pub what: &'static str,
+    pub class: Class,
+    /// What the tool does to it.
+    pub does: &'static str,
+    /// What makes it safe, with the function that does it.
+    pub safe_by: &'static str,
+    /// The tests that fail without that mechanism (`file::test_name`).
+    pub tests: &'static [&'static str],
+}
+
+/// Everything `schedlab kernel` (as root) does with privilege. `notes/reliability.md`'s section
+/// "What the tool does with privilege" lists the same rows (checked by a test), and every row
+/// names tests that exist and run (checked by a test, per class).
+pub const INVENTORY: &[Privileged] = &[
+    Privileged {
+        what: "the run directory /run/schedlab-kernel",
+        class: Class::Directory,
+        does: "made (mode 0700), or tightened to 0700",
+        safe_by: "`private_dir`: made by mkdir, never followed; an existing one must be a \
+            directory owned by root and not writable by others, else refused (exit 2, its owner \
+            said)",
+        tests: &["system.rs::a_state_dir_that_is_a_link_or_anothers_is_refused_naming_its_owner"],
+    },
+    Privileged {
+        what: "a run's ledger <pid>-<start>.json and its .tmp",
+        class: Class::File,
+        does: "written, renamed into place, removed",
+        safe_by: "inside the run directory only root may enter; the .tmp opened O_NOFOLLOW; a \
+            ledger is read back and acted on only when its run is dead (`run_alive`: pid and \
+            start time)",
+        tests: &[
+            "system.rs::a_run_is_alive_only_with_its_pid_and_its_start_time",
+            "system.rs::cleanup_acts_only_on_the_ledgers_of_dead_runs",
+        ],
+    },
+    Privileged {
+        what: "a lock per --device, device-MAJ:MIN.lock in the run directory",
+        class: Class::Lock,
+        does: "made, flock(LOCK_EX) held for the run, left in place",
+        safe_by: "`lock_device`: opened O_NOFOLLOW inside the run directory; a second run on the \
+            device is refused (exit 2, one line)",
+        tests: &["cli_kernel.rs::a_second_run_on_a_locked_device_is_refused_in_one_line"],
+    },
+    Privileged {
+        what: "the private directory /dev/shm/schedlab-kernel-<pid>-<random>",
+        class: Class::Directory,
+        does: "made (mode 0700), removed",
+        safe_by: "`make_private_dir`: mkdir of a fresh random name (an existing name is never \
+            used), recorded with its inode; removed only while its inode is the one made",
+        tests: &[
+            "system.rs::a_recorded_directory_replaced_by_another_is_left",
+            "cli_kernel.rs::links_and_fifos_planted_at_the_old_backing_name_are_never_followed",
+        ],
+    },
+    Privileged {
+        what: "the backing file backing.img in the private directory",
+        class: Class::File,
+        does: "made, sized, removed",
+        safe_by: "`make_loop_device`: O_CREAT|O_EXCL|O_NOFOLLOW inside the 0700 directory; \
+            removed only while its inode is the one made",
+        tests: &[
+            "system.rs::a_recorded_file_replaced_by_another_or_by_a_link_is_left",
+            "cli_kernel.rs::links_and_fifos_planted_at_the_old_backing_name_are_never_followed",
+        ],
+    },
+    Privileged {
+        what: "a loop device over the backing file",
+        class: Class::LoopDevice,
+        does: "attached (losetup -f), its scheduler switched, detached",
+        safe_by: "`detach_loops_over`: LOOP_CLR_FD only on a descriptor whose LOOP_GET_STATUS64 \
+            shows the recorded backing (device, inode); holders are never signalled",
+        tests: &[
+            "system.rs::a_detach_returns_only_once_the_last_holder_let_the_device_go",
+            "system.rs::a_detach_never_signals_a_holder_it_did_not_record",
+            "cli_kernel.rs::cleanup_leaves_decoys_named_like_its_own",
+        ],
+    },
+    Privileged {
+        what: "a device's scheduler and iosched knobs",
+        class: Class::Scheduler,
+        does: "switched (none, mq-deadline, bfq), knobs set, put back",
+        safe_by: "`BlockDevice::open`: --device resolved by st_rdev to /sys/dev/block/MAJ:MIN; \
+            not a whole block device with a scheduler, or size 0, is refused (exit 2); \
+            `lock_device` keeps a second run off it; a dead run's setting is put back before the \
+            next records its own",
+        tests: &[
+            "system.rs::a_device_is_judged_by_what_it_is_not_by_its_name",
+            "system.rs::the_setting_put_back_is_the_one_seen_before_the_first_run",
+            "cli_kernel.rs::a_file_named_after_a_device_is_refused_before_the_work",
+        ],
+    },
+    Privileged {
+        what: "cgroups schedlab-kernel-<pid> and their groups g<i>",
+        class: Class::Cgroup,
+        does: "made, weights written, processes joined, removed",
+        safe_by: "`make_cgroups`: mkdir, an existing name refused (exit 2, its owner said); \
+            recorded with its inode; `remove_cgroup` removes it only while its inode matches and \
+            it holds no process this tool did not start (else left and reported)",
+        tests: &[
+            "system.rs::a_cgroup_holding_a_process_it_did_not_start_is_left_and_reported",
+            "cli_kernel.rs::a_cgroup_planted_at_the_runs_name_is_refused_naming_its_owner",
+            "cli_kernel.rs::cleanup_leaves_decoys_named_like_its_own",
+        ],
+    },
+    Privileged {
+        what: "fio and its job processes",
+        class: Class::Process,
+        does: "started, killed on a stop or at clean-up",
+        safe_by: "`kill_tree` signals only this process's own child and what runs under it; a \
+            dead run's are signalled only by a recorded (pid, start time) that still matches \
+            (`Change::Process`)",
+        tests: &[
+            "system.rs::a_recorded_process_is_signalled_only_while_its_start_time_matches",
+            "cli_kernel.rs::cleanup_leaves_decoys_named_like_its_own",
+        ],
+    },
+    Privileged {
+        what: "bpftrace and perf record",
+        class: Class::Process,
+        does: "started, SIGINT to end, SIGKILL on a stop",
+        safe_by: "own children only, by pid (`wait_bounded`, `kill_tree`), with PR_SET_PDEATHSIG \
+            (`ChildSetup`)",
+        tests: &[
+            "cli_kernel.rs::sigint_in_the_middle_keeps_what_finished_and_puts_everything_back",
+        ],
+    },
+    Privileged {
+        what: "perf's record file in a temporary directory",
+        class: Class::File,
+        does: "made, read, removed",
+        safe_by: "tempfile::tempdir (mkdtemp, mode 0700) under TMPDIR",
+        tests: &[
+            "cli_kernel.rs::a_short_run_prints_both_halves_writes_the_json_and_leaves_nothing",
+        ],
+    },
+    Privileged {
+        what: "tracefs at /sys/kernel/tracing",
+        class: Class::Mount,
+        does: "mounted where it was not, left mounted",
+        safe_by: "`preflight`: only where the tracepoint is missing; holds no state of the run",
+        tests: &[
+            "cli_kernel.rs::a_short_run_prints_both_halves_writes_the_json_and_leaves_nothing",
+        ],
+    },
+    Privileged {
+        what: "outputs (--json, --svg, --report, flamegraphs, --inject-raw) and their temporaries",
+        class: Class::File,
+        does: "written to a temporary beside the output, renamed into place",
+        safe_by: "`files::output::OutputFile`: the temporary made by tempfile (O_EXCL, random \
+            name), the path declared and checked before the work (`paths.rs`)",
+        tests: &[
+            "path_props.rs::every_path_option_of_every_subcommand_is_declared_before_any_work",
+            "cli_faults.rs::an_existing_file_is_replaced_whole_and_no_temporary_file_stays",
+            "output.rs::a_replaced_file_keeps_its_owner",
+        ],
+    },
+    Privileged {
+        what: "the lock file .<name>.schedlab-lock beside each output",
+        class: Class::Lock,
+        does: "made, flock held while the output is written, removed",
+        safe_by: "`files::lock::open_lock_file` (issue 43's part B): O_CREAT|O_EXCL|O_NOFOLLOW; \
+            a planted link, FIFO, hard link or another user's file refused before the work",
+        tests: &[
+            "lock.rs::a_planted_lock_name_is_refused_and_never_followed",
+            "lock.rs::a_held_lock_is_refused_to_another_holder_and_freed_by_release",
+        ],
+    },
+];
 
 /// A file's identity: its file system's device number and its inode number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -2240,6 +2455,144 @@ mod tests {
         // Empty now: the ledger puts it back.
         assert!(ledger.undo_all().is_empty());
         assert!(!path.exists());
+    }
+
+    // ---- The inventory: the notes list it, and every class has tests that exist and run ----
+
+    fn workspace_file(relative: &str) -> String {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(relative);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// The source file a test of the inventory lives in (`file::name`).
+    fn test_source(file: &str) -> &'static str {
+        match file {
+            "system.rs" => "benches/src/experiment/kernel/system.rs",
+            "cli_kernel.rs" => "tests/cli_kernel.rs",
+            "path_props.rs" => "src/path_props.rs",
+            "cli_faults.rs" => "tests/cli_faults.rs",
+            "lock.rs" => "benches/src/files/lock.rs",
+            "output.rs" => "benches/src/files/output.rs",
+            other => panic!("the inventory names a test in {other}: add where that file is"),
+        }
+    }
+
+    /// The `scripts/test.sh` line that runs a file's ignored tests (the kernel peer's block).
+    fn runs_ignored(file: &str) -> Option<&'static str> {
+        match file {
+            "system.rs" => Some("--ignored kernel::system"),
+            "cli_kernel.rs" => Some("--test cli_kernel -- --ignored"),
+            _ => None,
+        }
+    }
+
+    /// Every row of `class` names tests that exist and that `cargo test` or `scripts/test.sh`
+    /// runs.
+    fn check_class(class: Class) {
+        let rows: Vec<&Privileged> = INVENTORY.iter().filter(|r| r.class == class).collect();
+        assert!(!rows.is_empty(), "no row of class {}", class.name());
+        let script = workspace_file("scripts/test.sh");
+        for row in rows {
+            assert!(!row.tests.is_empty(), "{}: no test", row.what);
+            for test in row.tests {
+                let (file, name) = test
+                    .split_once("::")
+                    .unwrap_or_else(|| panic!("{test}: not file::name"));
+                let source = workspace_file(test_source(file));
+                let at = source
+                    .find(&format!("fn {name}()"))
+                    .unwrap_or_else(|| panic!("{}: no test {test}", row.what));
+                let before = &source[..at];
+                let attributes = &before[before
+                    .rfind("#[test]")
+                    .unwrap_or_else(|| panic!("{test} is no #[test]"))..];
+                if attributes.contains("#[ignore") {
+                    let line = runs_ignored(file)
+                        .unwrap_or_else(|| panic!("{test} is ignored and nothing runs it"));
+                    assert!(
+                        script.contains(line),
+                        "{test} is ignored and scripts/test.sh does not run `{line}`"
+                    );
+                }
+            }
+        }
+    }
+
+    macro_rules! per_class {
+        ($($test:ident => $class:expr),* $(,)?) => {
+            $(
+                #[test]
+                fn $test() {
+                    check_class($class);
+                }
+            )*
+            const CHECKED: &[Class] = &[$($class),*];
+        };
+    }
+
+    per_class! {
+        privileged_directories_have_tests => Class::Directory,
+        privileged_files_have_tests => Class::File,
+        privileged_locks_have_tests => Class::Lock,
+        privileged_loop_devices_have_tests => Class::LoopDevice,
+        privileged_scheduler_settings_have_tests => Class::Scheduler,
+        privileged_cgroups_have_tests => Class::Cgroup,
+        privileged_processes_have_tests => Class::Process,
+        privileged_mounts_have_tests => Class::Mount,
+    }
+
+    #[test]
+    fn every_class_is_checked_and_every_row_has_a_class_that_is() {
+        // An exhaustive match: a new class does not compile until it is placed in ALL.
+        let index = |c: Class| match c {
+            Class::Directory => 0,
+            Class::File => 1,
+            Class::Lock => 2,
+            Class::LoopDevice => 3,
+            Class::Scheduler => 4,
+            Class::Cgroup => 5,
+            Class::Process => 6,
+            Class::Mount => 7,
+        };
+        for (i, c) in Class::ALL.iter().enumerate() {
+            assert_eq!(index(*c), i, "{} out of place in Class::ALL", c.name());
+            assert!(CHECKED.contains(c), "{} has no generated test", c.name());
+        }
+    }
+
+    #[test]
+    fn the_notes_list_the_inventory_row_for_row() {
+        let notes = workspace_file("notes/reliability.md");
+        let heading = "## What the tool does with privilege (issue 43)";
+        let section = &notes[notes
+            .find(heading)
+            .unwrap_or_else(|| panic!("notes/reliability.md has no `{heading}`"))..];
+        let section = &section[heading.len()..];
+        let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+        // The table's rows after its header and rule: | what | class | does | safe by | tests |
+        let rows: Vec<Vec<&str>> = section
+            .lines()
+            .filter(|l| {
+                l.starts_with("| ") && !l.starts_with("| what |") && !l.starts_with("| ---")
+            })
+            .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
+            .collect();
+        let listed: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+        let inventory: Vec<&str> = INVENTORY.iter().map(|r| r.what).collect();
+        assert_eq!(listed, inventory, "the notes' rows and INVENTORY differ");
+        for (row, entry) in rows.iter().zip(INVENTORY) {
+            assert_eq!(row.len(), 5, "{}: five cells", entry.what);
+            assert_eq!(row[1], entry.class.name(), "{}: its class", entry.what);
+            for test in entry.tests {
+                assert!(
+                    row[4].contains(test),
+                    "{}: the notes do not name {test}",
+                    entry.what
+                );
+            }
+        }
     }
 
     #[test]
