@@ -81,8 +81,8 @@ pub fn lock_output(target: &Path, shown: &Path) -> Result<(), String> {
             }
         }
         // The path must still name the file locked: its holder may have removed it just before
-        // letting go, and another process made a new one.
-        let same = match (file.metadata(), std::fs::metadata(&path)) {
+        // letting go, and another process made a new one (looked at, never followed).
+        let same = match (file.metadata(), std::fs::symlink_metadata(&path)) {
             (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
             _ => false,
         };
