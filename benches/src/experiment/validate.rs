@@ -253,3 +253,36 @@ pub fn error_summary(rows: &[Row]) -> (Option<f64>, Option<f64>) {
     }
     (Some(median(&errs)), Some(errs.iter().copied().fold(0.0, f64::max)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 43, item 7: a validation stopped before any run measured nothing: its rows' figures
+    /// and the median and largest error are null in the JSON, not 0.0 (a 0.0 % error read as a
+    /// perfect prediction).
+    #[test]
+    fn a_validation_that_measured_nothing_has_no_error_not_zero() {
+        let key = Key {
+            variant: "no-stats",
+            lock: LockKind::FairSpin,
+            insert: schedlab_core::InsertPathKind::Direct,
+            outside_ns: 0,
+            threads: 1,
+        };
+        let nothing = Measured {
+            key,
+            kiops: Vec::new(),
+            other_cpus: Vec::new(),
+            noise: NoiseCount::default(),
+            failures: Vec::new(),
+        };
+        let rows = rows(&[nothing], &[]);
+        assert_eq!(error_summary(&rows), (None, None));
+        let json = serde_json::to_value(&rows[0]).unwrap();
+        for figure in ["median", "min", "max"] {
+            assert!(json["measured"][figure].is_null(), "{figure}: {json}");
+        }
+        assert!(json["error_pct"].is_null(), "{json}");
+    }
+}
