@@ -118,12 +118,13 @@ fn point_from_fixtures() -> PointResult {
         model_elevator_ns: 0,
         side_by_side: Vec::new(),
         elevator: None,
+        sites: None,
     }
 }
 
 #[test]
 fn the_fidelity_table_counts_the_kernels_sites_from_the_recorded_run() {
-    let rows = fidelity::rows(&point_from_fixtures(), 0, "6.18.44", 0.0);
+    let rows = fidelity::rows(&point_from_fixtures(), 0, "6.18.44", 0.0, &[], 2);
     let row = |figure: &str| rows.iter().find(|r| r.figure == figure).unwrap_or_else(|| panic!("no row `{figure}` in {rows:#?}"));
     // Contended acquisitions by caller, counted from the fixture by a separate script, ÷ fio's
     // 256 725 I/Os: finish 71 897, dispatch 46 098, insert 22 773, bio merge 18 279, depth limit
@@ -132,7 +133,7 @@ fn the_fidelity_table_counts_the_kernels_sites_from_the_recorded_run() {
     for (path, n) in [("completion", 71_897.0), ("dispatch", 46_098.0), ("insert", 22_773.0), ("bio-merge", 18_279.0), ("limit-depth", 11_200.0)] {
         let r = row(&format!("contended acquisitions per I/O at {path}"));
         assert!((r.kernel.unwrap() - n / ios).abs() < 1e-9, "{path}: {:?}", r.kernel);
-        assert_eq!(r.band, Band::Factor { factor: 1.5 });
+        assert_eq!(r.band, Band::Factor { factor: 1.5, floor: fidelity::CONTENTION_FLOOR });
     }
     assert!((row("contended acquisitions per I/O, all sites").kernel.unwrap() - 170_247.0 / ios).abs() < 1e-9);
     // The model has no bio-merge path: it contends there 0 times, outside the band.
