@@ -75,6 +75,67 @@ impl Inject {
     }
 }
 
+/// One of BFQ's five lock sites, by the model's lock-path name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PadSite {
+    BioMerge,
+    LimitDepth,
+    Insert,
+    Dispatch,
+    Completion,
+}
+
+impl PadSite {
+    /// Every site, in the order a request meets them.
+    pub const ALL: [PadSite; 5] = [PadSite::BioMerge, PadSite::LimitDepth, PadSite::Insert, PadSite::Dispatch, PadSite::Completion];
+
+    /// The lock path's name (`lockstat`'s, and the kernel peer's `fidelity::SITES`).
+    pub fn name(self) -> &'static str {
+        match self {
+            PadSite::BioMerge => "bio-merge",
+            PadSite::LimitDepth => "limit-depth",
+            PadSite::Insert => "insert",
+            PadSite::Dispatch => "dispatch",
+            PadSite::Completion => "completion",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<PadSite> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// The kernel's time at each lock site that the core's own work lacks, and the kernel's time
+/// between the submission's sites (`schedlab kernel` measures both from the running kernel's
+/// profile: issue 40). A hold pad is spun holding the scheduler lock at the end of the site's
+/// work (on the `lists` path the insert's pad goes with the insert work, into the dispatch's
+/// splice, as [`Inject`]'s inside cost does); a gap is spun holding no lock between two
+/// submission sites. Nothing by default: every other command and every model check runs the
+/// core's own work only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct SitePads {
+    /// ns per acquisition, in [`PadSite::ALL`]'s order.
+    pub hold_ns: [u64; 5],
+    /// ns between the bio merge and the depth limit, and between the depth limit and the insert
+    /// (spun by [`crate::Process::submit`]); and between the insert and the dispatch that
+    /// follows it on the same thread (blk-mq running the hardware queue: spun by the caller,
+    /// which decides when to dispatch).
+    pub gap_ns: [u64; 3],
+}
+
+impl SitePads {
+    pub const NONE: SitePads = SitePads { hold_ns: [0; 5], gap_ns: [0; 3] };
+
+    /// The gaps' sum, ns.
+    pub fn gaps(&self) -> u64 {
+        self.gap_ns.iter().sum()
+    }
+
+    pub fn hold(&self, site: PadSite) -> u64 {
+        self.hold_ns[site as usize]
+    }
+}
+
 /// Spins `ns` on `clock` (at most `ns` clock reads; nothing for 0).
 #[inline]
 pub(crate) fn spin(clock: &SchedClock, ns: u64) {

@@ -87,7 +87,7 @@ pub mod trace;
 pub mod update;
 
 pub use clock::{Clock, ManualClock, RealClock, SchedClock};
-pub use inject::{Inject, InjectSite};
+pub use inject::{Inject, InjectSite, PadSite, SitePads};
 pub use insert::InsertPathKind;
 pub use profile::{KernelProfile, SubmitSite};
 pub use objects::rstat::RstatLists;

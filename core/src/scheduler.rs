@@ -8,6 +8,7 @@
 //! the queue lock, after the scheduler lock is released).
 
 use crate::clock::SchedClock;
+use crate::inject::PadSite;
 use crate::fault::{self, Fault};
 use crate::lockstat::{self, LockClass, LockPath};
 use crate::objects::{Census, QueueRef, QueueShared, RetiredGroup};
@@ -125,6 +126,8 @@ pub struct Scheduler<P: StatsPolicy> {
     profile: KernelProfile,
     /// The injected cost spent before every insert (`inject.rs`), ns.
     inject_outside_ns: u64,
+    /// The gaps spun between the submission's sites ([`crate::inject::SitePads::gap_ns`]).
+    pads_gap_ns: [u64; 3],
     insert_lists: Lock<InsertLists>,
     /// The per-CPU rstat lists, when the policy keeps them (`objects/rstat.rs`).
     rstat: Option<OracleArc<RstatLists>>,
@@ -203,12 +206,14 @@ impl<P: StatsPolicy> Scheduler<P> {
         let insert_path = config.insert;
         let profile = config.profile;
         let inject_outside_ns = config.inject.outside_ns();
+        let pads_gap_ns = config.pads.gap_ns;
         let mut state = SchedState::new(config, census.clone(), Self::new_group_state, rstat.clone());
         state.ledger_at_insert = P::LEGACY_IO_AT_SUBMIT;
         Arc::new(Scheduler {
             insert_path,
             profile,
             inject_outside_ns,
+            pads_gap_ns,
             insert_lists: Lock::named(lock, LockClass::register("insert"), InsertLists::default()),
             rstat,
             in_service_hint: state.in_service_hint.clone(),
@@ -470,9 +475,14 @@ impl<P: StatsPolicy> Scheduler<P> {
         if !listed.is_empty() {
             branch!("dispatch.splices");
             st.splice(&listed, now, &mut Router { policy: &self.policy, batch: &mut batch, now });
-            crate::inject::spin(&self.clock, st.cfg.inject.inside_ns() * listed.len() as u64);
+            let per_request = st.cfg.inject.inside_ns() + st.cfg.pads.hold(PadSite::Insert);
+            crate::inject::spin(&self.clock, per_request * listed.len() as u64);
         }
         let rq = st.dispatch_one(now, &mut Router { policy: &self.policy, batch: &mut batch, now });
+        if rq.is_some() {
+            // An empty dispatch is BFQ's short look at its service trees: no pad.
+            crate::inject::spin(&self.clock, st.cfg.pads.hold(PadSite::Dispatch));
+        }
         self.policy.dispatch_end(&LockedView { state: &st }, capture, &mut batch);
         let dispatched = rq.map(|rq| {
             let r = &st.requests[rq];
@@ -751,9 +761,13 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         if profile.has(SubmitSite::BioMerge) && self.bio_merge(spec) {
             return InsertOutcome::Merged;
         }
+        // The kernel's work between the sites (request allocation, tags, the plug), no lock held.
+        let gaps = self.sched.pads_gap_ns;
+        crate::inject::spin(&self.sched.clock, gaps[0]);
         if profile.has(SubmitSite::LimitDepth) {
             self.limit_depth();
         }
+        crate::inject::spin(&self.sched.clock, gaps[1]);
         self.insert(spec)
     }
 
@@ -771,6 +785,7 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         let mut st = sched.lock();
         let now = sched.clock.now_ns();
         let merged = st.bio_merge(self.queue, &spec, &mut Router { policy: &sched.policy, batch: &mut batch, now });
+        crate::inject::spin(&sched.clock, st.cfg.pads.hold(PadSite::BioMerge));
         debug_assert!(st.retired.is_empty());
         drop(st);
         if !batch.is_empty() {
@@ -802,7 +817,9 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         }
         let mut st = self.sched.lock();
         let limit = st.nr_requests();
-        st.over_limit(self.queue, limit)
+        let over = st.over_limit(self.queue, limit);
+        crate::inject::spin(&self.sched.clock, st.cfg.pads.hold(PadSite::LimitDepth));
+        over
     }
 
     /// [`Fault::DepthLimitWalksWithoutLock`]: the walk up the hierarchy through the shared
@@ -852,7 +869,7 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         let mut st = sched.lock();
         let now = sched.clock.now_ns();
         let outcome = st.insert(self.queue, &spec, now, &mut Router { policy: &sched.policy, batch: &mut batch, now });
-        crate::inject::spin(&sched.clock, st.cfg.inject.inside_ns());
+        crate::inject::spin(&sched.clock, st.cfg.inject.inside_ns() + st.cfg.pads.hold(PadSite::Insert));
         debug_assert!(st.retired.is_empty());
         drop(st);
         if !batch.is_empty() {
@@ -985,6 +1002,7 @@ impl<P: StatsPolicy> Dispatched<'_, P> {
             apply_locked(self.queue, update, now);
         }
         let r = st.complete(rq, now, &mut Router { policy: &sched.policy, batch: &mut batch, now });
+        crate::inject::spin(&sched.clock, st.cfg.pads.hold(PadSite::Completion));
         let retired = if st.retired.is_empty() { Vec::new() } else { std::mem::take(&mut st.retired) }; // not a branch point: a value
         drop(st);
         debug_assert!(batch.is_empty(), "completion emits only lock-only updates under the lock");

@@ -27,7 +27,7 @@ use schedlab_core::Inject;
 use schedlab_core::sync::{AtomicBool, AtomicU64, Lock, LockKind, Ordering};
 use schedlab_core::deadline::{Deadline, DeadlineConfig, DeadlineRequest};
 use schedlab_core::{
-    Dispatched, KernelProfile, Consistency, GroupId, InsertPathKind, Op, RequestCounters, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy,
+    Dispatched, KernelProfile, SitePads, Consistency, GroupId, InsertPathKind, Op, RequestCounters, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy,
 };
 use schedlab_variants::VariantVisitor;
 use serde::Serialize;
@@ -138,6 +138,11 @@ pub struct WorkloadConfig {
     /// null_blk) or in a completion context per CPU (`context`, as the kernel completes a loop
     /// device's requests): [`super::completion`].
     pub completion: CompletionMode,
+    /// The kernel's per-site lock time the core lacks and the gaps between the sites
+    /// (`schedlab_core::SitePads`; measured by `schedlab kernel`, none elsewhere). The gaps are
+    /// taken out of the submission's half of the outside work and elevator cost, so a request's
+    /// CPU outside the lock stays what it was; only where it is spent changes.
+    pub pads: SitePads,
 }
 
 impl Default for WorkloadConfig {
@@ -168,6 +173,7 @@ impl Default for WorkloadConfig {
             elevator_ns: 0,
             inject: Inject::NONE,
             completion: CompletionMode::Inline,
+            pads: SitePads::NONE,
         }
     }
 }
@@ -666,13 +672,16 @@ fn job_loop<'s, P: StatsPolicy>(
                 rng.random_range(0..DEVICE_SECTORS / bs) * bs
             };
             let tag = ((index as u64) << OWNER_SHIFT) | (submitted & ((1 << OWNER_SHIFT) - 1));
-            // The submission's half of the outside work and of the elevator machinery.
-            spin_for(sched.clock(), (cfg.outside_ns + cfg.elevator_ns) / 2, stop);
+            // The submission's half of the outside work and of the elevator machinery, less the
+            // gaps the scheduler spends between the sites and before the dispatch.
+            spin_for(sched.clock(), ((cfg.outside_ns + cfg.elevator_ns) / 2).saturating_sub(cfg.pads.gaps()), stop);
             if stop.load(Ordering::Relaxed) {
                 break;
             }
             // The kernel profile's lock sites: bio merge, depth limit, insert.
             process.submit(RequestSpec { sector, sectors: cfg.bs_sectors, op, at_head: false, tag });
+            // blk-mq's way from the insert to running the hardware queue (the third gap).
+            spin_for(sched.clock(), cfg.pads.gap_ns[2], stop);
             submitted += 1;
         }
         if let Completer::Device { issuer, wakers } = &completer {
@@ -822,7 +831,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         "run starts"
     );
     let sched_cfg =
-        SchedConfig { slots: cfg.slots, slice_idle_ns: cfg.slice_idle_ns, insert: cfg.insert, profile: cfg.kernel, inject: cfg.inject, ..SchedConfig::default() };
+        SchedConfig { slots: cfg.slots, slice_idle_ns: cfg.slice_idle_ns, insert: cfg.insert, profile: cfg.kernel, inject: cfg.inject, pads: cfg.pads, ..SchedConfig::default() };
     let sched = Scheduler::<P>::new(cfg.lock, sched_cfg, SchedClock::real());
     let census = sched.census();
     let groups = build_groups(&sched, cfg)?;

@@ -71,6 +71,9 @@ pub struct SchedConfig {
     pub nr_requests: u32,
     /// A known cost spent where a request enters the scheduler (`inject.rs`); none by default.
     pub inject: crate::inject::Inject,
+    /// The kernel's per-site time the core's work lacks, and the gaps between submission sites
+    /// (`inject.rs`, [`crate::inject::SitePads`]); none by default.
+    pub pads: crate::inject::SitePads,
 }
 
 impl Default for SchedConfig {
@@ -87,6 +90,7 @@ impl Default for SchedConfig {
             profile: KernelProfile::Seeds,
             nr_requests: 256,
             inject: crate::inject::Inject::NONE,
+            pads: crate::inject::SitePads::NONE,
         }
     }
 }

@@ -73,10 +73,13 @@ pub enum Figure {
     ContendedAt(&'static str),
     StatsShare,
     /// Not in the table: the kernel's CPU per I/O under `none` and under mq-deadline, and the
-    /// kernel's time inside BFQ's lock per site (the model's inputs come from these).
+    /// kernel's time inside BFQ's lock per site and waited there (the model's inputs come from
+    /// these).
     NoneCpuPerIo,
     DeadlineCpuPerIo,
     SiteHold(&'static str),
+    /// Waited time per I/O at a site, from the site calibration's recorded run (`sites.rs`).
+    SiteWait(&'static str),
 }
 
 /// A model input computed from kernel figures: its value and what it was computed from.
@@ -318,6 +321,19 @@ pub fn model_inputs(r: &PointResult, outside_from_kernel: bool, elevator_from_ke
     }
     if let Some(dd) = r.elevator.as_ref().and_then(|e| e.mq_deadline.as_ref()).filter(|_| elevator_from_kernel) {
         v.push(Calibrated { input: "elevator cost, deadline row".into(), value: dd.elevator_us * 1e3, unit: "ns", from: vec![Figure::DeadlineCpuPerIo, Figure::NoneCpuPerIo] });
+    }
+    if let Some(c) = &r.sites {
+        for (i, t) in c.sites.iter().enumerate() {
+            let site = SITES.iter().map(|(_, p)| *p).find(|p| *p == t.site).unwrap_or("other");
+            // The hold comes from the locked time less the waited time of a recorded run of its
+            // own (not the rounds' runs, whose contention counts are judged).
+            let mut from = vec![Figure::SiteHold(site)];
+            if t.wait_us.is_some() {
+                from.push(Figure::SiteWait(site));
+            }
+            v.push(Calibrated { input: format!("hold pad at {site}"), value: c.pads.hold_ns[i] as f64, unit: "ns", from });
+        }
+        v.push(Calibrated { input: "gaps between the sites".into(), value: c.pads.gaps() as f64, unit: "ns", from: vec![Figure::NoneCpuPerIo] });
     }
     if let Some(n) = kernel_sites(kernel_release) {
         // The model's kernel profile (its lock sites) is chosen by the release's site count.
@@ -573,7 +589,7 @@ mod tests {
         // that are judged figures themselves (the elevator cost from the extra CPU, the kernel
         // profile from the site count) make those rows fitted.
         let point = Point { threads: 2, iodepth: 32, ioengine: "io_uring" };
-        let r = PointResult { point, model_outside_ns: 7000, model_elevator_ns: 5000, kernel: vec![], model: vec![], side_by_side: vec![], elevator: None };
+        let r = PointResult { point, model_outside_ns: 7000, model_elevator_ns: 5000, kernel: vec![], model: vec![], side_by_side: vec![], elevator: None, sites: None };
         let inputs = model_inputs(&r, true, true, "6.18.44");
         let names: Vec<&str> = inputs.iter().map(|i| i.input.as_str()).collect();
         assert_eq!(names, ["outside work per request", "elevator cost, bfq rows", "lock sites per request (kernel profile)"]);

@@ -54,6 +54,7 @@ pub mod fio;
 pub mod inject;
 pub mod profile;
 pub mod rows;
+pub mod sites;
 pub mod system;
 
 use crate::stats::{median, Spread};
@@ -179,7 +180,7 @@ impl KernelConfig {
             return bad("--device is only read from: writes go only to a loop device this command makes (leave out --device)".into());
         }
         if self.model {
-            let cfg = self.model_config(fidelity::MODEL_BFQ, self.groups, 0, 0);
+            let cfg = self.model_config(fidelity::MODEL_BFQ, self.groups, 0, 0, schedlab_core::SitePads::NONE);
             cfg.validate(fidelity::MODEL_BFQ)?;
         }
         Ok(())
@@ -236,7 +237,7 @@ impl KernelConfig {
 
     /// The model's workload for `entry` at `groups` groups with `outside_ns` per request, and
     /// `elevator_ns` of blk-mq's elevator machinery (0 for `none`).
-    fn model_config(&self, entry: &str, groups: usize, outside_ns: u64, elevator_ns: u64) -> WorkloadConfig {
+    fn model_config(&self, entry: &str, groups: usize, outside_ns: u64, elevator_ns: u64, pads: schedlab_core::SitePads) -> WorkloadConfig {
         WorkloadConfig {
             threads: self.threads,
             duration: self.duration,
@@ -251,6 +252,7 @@ impl KernelConfig {
             elevator_ns,
             kernel: self.model_kernel,
             completion: self.model_completion,
+            pads,
             slice_idle_ns: 0,
             lockstat: entry != "none",
             lockstat_toggle: (entry != "none").then_some(Duration::from_millis(100)),
@@ -733,7 +735,9 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     let kernel_configs = cfg.kernel_configs();
     let model_entries = cfg.model_entries();
     let per_round = kernel_configs.len() * if cfg.contention { 2 } else { 1 } + model_entries.len();
-    let extra = if cfg.profile { kernel_configs.len() + 2 } else { 0 } + usize::from(cfg.model && cfg.model_outside == ModelOutside::Kernel);
+    // The profiles, and with the model: the sites' recorded run and the model's own holds.
+    let extra = if cfg.profile { kernel_configs.len() + 2 + if cfg.model { 1 + usize::from(cfg.contention) } else { 0 } } else { 0 }
+        + usize::from(cfg.model && cfg.model_outside == ModelOutside::Kernel);
     let steps = (per_round * cfg.rounds + extra) * cfg.points.len();
     let run_s = (cfg.duration + cfg.ramp).as_secs_f64() + 0.5;
     let recording_s = if cfg.contention { kernel_configs.len() as f64 * cfg.rounds as f64 * 2.0 } else { 0.0 };
@@ -904,6 +908,7 @@ fn run_point(
     // the model's scheduler rows pay (judged afterwards on throughput and contention, never on
     // this figure), and give each row its shares and flamegraph.
     let mut profiles: Vec<(KernelSched, profile::KernelShares, KernelRun, Option<PathBuf>)> = Vec::new();
+    let mut bfq_site_samples: Option<sites::SiteSamples> = None;
     let tmp = if cfg.profile && !*interrupted {
         tempfile::tempdir().map_err(|e| failures.push(format!("profiles: cannot make a temporary directory: {e}"))).ok()
     } else {
@@ -951,6 +956,9 @@ fn run_point(
                             Err(e) => output_failures.push(format!("flamegraph of kernel {} not written: {e}", config.name())),
                         }
                     }
+                    if config == KernelSched::Bfq {
+                        bfq_site_samples = Some(sites::SiteSamples::of(&folded));
+                    }
                     profiles.push((config, profile::KernelShares::of(&folded), run, flamegraph));
                 }
                 Err(_) if stop.load(Ordering::Relaxed) => {
@@ -979,6 +987,61 @@ fn run_point(
     if cfg.model && cfg.model_elevator == ModelOutside::Kernel && elevator.as_ref().and_then(|e| e.bfq.as_ref()).is_none() && !*interrupted {
         warnings.push(format!("{}: no elevator cost measured (it needs the profiles of none and bfq): the model's scheduler rows pay none", cfg.point_label()));
     }
+    // The sites (`sites.rs`): the kernel's hold at each and the gaps between them, from bfq's
+    // profile less the waits of a recorded run, and the model's own holds; their difference is
+    // what the model's rows pad each site with.
+    let bfq_profile_run = profiles.iter().find(|(c, ..)| *c == KernelSched::Bfq).map(|(_, _, run, _)| run.clone());
+    let site_calibration = match (bfq_site_samples.filter(|_| cfg.model && !*interrupted), bfq_profile_run) {
+        (Some(samples), Some(run)) => {
+            let cpu_per_io_us = run.experiment_cpu_per_io_us.or(run.cpu_per_io_us).unwrap_or(0.0);
+            let mut waits = None;
+            if cfg.contention {
+                observer.event(Event::Step { done: *done, label: "sites: kernel bfq (lock contention recorded)" });
+                *done += 1;
+                let recorded = rig.set_scheduler(KernelSched::Bfq).and_then(|()| {
+                    let Some(rec) = Recorder::bpftrace(stop)? else { return Ok(None) };
+                    let run = rig.fio_run(cfg, KernelSched::Bfq, cfg.rounds, stop);
+                    let text = rec.finish(stop);
+                    Ok(run?.map(|r| (r, text)))
+                });
+                match recorded {
+                    Ok(Some((r, text))) => match text.and_then(|t| contention::parse_bpftrace(&t)) {
+                        Ok(sites_seen) => {
+                            let ios = r.ios as f64 * (r.runtime_s + cfg.ramp.as_secs_f64()) / r.runtime_s.max(1e-9);
+                            waits = Some(sites::waits_per_io(&contention::ContentionSummary::of(&sites_seen), ios));
+                        }
+                        Err(e) => failures.push(format!("sites: the recorded run's contention: {e}")),
+                    },
+                    Ok(None) => *interrupted = true,
+                    Err(e) => failures.push(format!("sites: recorded run of kernel bfq: {e}")),
+                }
+            }
+            observer.event(Event::Step { done: *done, label: "sites: the model's own holds" });
+            *done += 1;
+            let own_cfg = WorkloadConfig {
+                threads: 1,
+                lockstat: true,
+                lockstat_mode: schedlab_core::lockstat::Mode::Exact,
+                lockstat_toggle: None,
+                ..cfg.model_config(fidelity::MODEL_BFQ, 0, model_outside_ns, elevator_ns(fidelity::MODEL_BFQ), schedlab_core::SitePads::NONE)
+            };
+            let own = match workload::run_named(fidelity::MODEL_BFQ, &own_cfg, stop) {
+                Ok(r) => r
+                    .locks
+                    .iter()
+                    .find(|l| l.name == "sched")
+                    .map(|l| l.paths.iter().filter(|p| p.acquisitions > 0).map(|p| (p.path.name().to_string(), p.hold_ns as f64 / p.acquisitions as f64 / 1e3)).collect())
+                    .unwrap_or_default(),
+                Err(e) => {
+                    failures.push(format!("sites: the model's own holds: {e}"));
+                    Vec::new()
+                }
+            };
+            (!*interrupted).then(|| sites::SiteCalibration::of(&samples, cpu_per_io_us, waits, own))
+        }
+        _ => None,
+    };
+    let pads = site_calibration.as_ref().map_or(schedlab_core::SitePads::NONE, |c| c.pads);
 
     let mut kernel_runs: Vec<(Vec<KernelRun>, Vec<KernelRun>)> = vec![(Vec::new(), Vec::new()); kernel_configs.len()];
     let mut model_runs: Vec<Vec<workload::RunResult>> = vec![Vec::new(); model_entries.len()];
@@ -1052,7 +1115,7 @@ fn run_point(
                     let label = format!("round {}/{}: model {entry} ({groups} groups)", round + 1, cfg.rounds);
                     observer.event(Event::Step { done: *done, label: &label });
                     *done += 1;
-                    match workload::run_named(entry, &cfg.model_config(entry, groups, model_outside_ns, elevator_ns(entry)), stop) {
+                    match workload::run_named(entry, &cfg.model_config(entry, groups, model_outside_ns, elevator_ns(entry), pads), stop) {
                         Ok(r) if r.interrupted => {
                             *interrupted = true;
                             break 'rounds;
@@ -1159,7 +1222,7 @@ fn run_point(
             let label = format!("profile: model {}", row.entry);
             observer.event(Event::Step { done: *done, label: &label });
             *done += 1;
-            let mut mcfg = cfg.model_config(row.entry, 0, model_outside_ns, elevator_ns(row.entry));
+            let mut mcfg = cfg.model_config(row.entry, 0, model_outside_ns, elevator_ns(row.entry), pads);
             mcfg.lockstat = false;
             mcfg.lockstat_toggle = None;
             match crate::driver::profile::profile_named(row.entry, &mcfg, stop, 999) {
@@ -1173,7 +1236,7 @@ fn run_point(
         }
     }
     let side_by_side = side_by_side(&kernel, &model, cfg.groups);
-    PointResult { point: cfg.points[0], model_outside_ns, model_elevator_ns: elevator_ns(fidelity::MODEL_BFQ), kernel, model, side_by_side, elevator }
+    PointResult { point: cfg.points[0], model_outside_ns, model_elevator_ns: elevator_ns(fidelity::MODEL_BFQ), kernel, model, side_by_side, elevator, sites: site_calibration }
 }
 
 /// The model's kernel profile for the running kernel: 6.18's sites (with the locked depth limit)

@@ -168,6 +168,9 @@ pub struct PointResult {
     pub model: Vec<ModelRow>,
     pub side_by_side: Vec<SideBySide>,
     pub elevator: Option<ElevatorCost>,
+    /// The kernel's time at each lock site and between them, and the model's pads
+    /// (`super::sites`); `None` without a bfq profile or without the model.
+    pub sites: Option<super::sites::SiteCalibration>,
 }
 
 /// The elevator's own cost for one scheduler: what its configuration spends per I/O over `none`

@@ -125,6 +125,7 @@ impl WorkloadFlags {
             elevator_ns: self.elevator_ns,
             inject: parse_inject(self.inject_ns, &self.at, cx)?,
             completion: crate::driver::completion::CompletionMode::Inline,
+            pads: schedlab_core::SitePads::NONE,
         })
     }
 }

@@ -1,0 +1,237 @@
+//! The kernel's time at each of BFQ's lock sites and between them, measured from the running
+//! kernel, and the model's pads computed from it (issue 40, item 1).
+//!
+//! ## What is measured, and how
+//!
+//! - **Locked time per site** (hold and wait together), from the profile of kernel `bfq` taken
+//!   before the rounds (`perf record -a -g`, `cpu-clock`): the samples with the site's entry
+//!   function on the stack ([`fidelity::SITES`]) and, under it, the lock's release with
+//!   interrupts back on (`_raw_spin_unlock_irq`, `_raw_spin_unlock_irqrestore`) or its slow path.
+//!   BFQ's sections run with interrupts off; in a guest without a PMU the sampling timer is an
+//!   interrupt, so a sample due inside a section is taken when the section ends, at the unlock:
+//!   those samples are the section's time (wait and hold). Per I/O: their share of the
+//!   experiment's samples × the profiled run's CPU per I/O. On a machine whose `perf` samples on
+//!   a PMU (NMIs) the samples land inside the section instead and this undercounts; the report
+//!   says which clock the profile used only through its counts, so read it with that in mind.
+//! - **Wait per site**, from a run recorded with the contention tracepoints right after the
+//!   profile (`contention`): contended acquisitions × mean wait, per I/O. The recorder's handler
+//!   runs inside the slow path, so the waits it reports are longer than in an unrecorded run,
+//!   and the hold below is a lower bound. Without the recorder (`--contention off`) the locked
+//!   time stands in for the hold (an upper bound), said in the report.
+//! - **Hold per site** = locked − wait (at least 0), per acquisition (one per site per I/O).
+//! - **Gaps**: the submitting context's time in blk-mq between the sites, no BFQ frame on the
+//!   stack, by the innermost function of [`GAP_FUNCTIONS`]: request allocation before the depth
+//!   limit (bio merge → depth limit), tags, request set-up and the plug (depth limit → insert),
+//!   running the hardware queue (insert → dispatch).
+//!
+//! Cost: one profiled run (made anyway for the elevator cost) and one recorded run per point.
+//!
+//! ## The model's pads
+//!
+//! The model's own hold per site is measured by a one-job run of the model's BFQ row with exact
+//! lock statistics; the pad is the kernel's hold less the model's own (at least 0): the core's
+//! work plus the pad is the kernel's hold. The gaps are spun as they are.
+
+use super::contention::ContentionSummary;
+use super::fidelity;
+use super::profile::is_experiment_sample;
+use crate::driver::profile::Folded;
+use schedlab_core::{PadSite, SitePads};
+use serde::Serialize;
+
+/// blk-mq functions between BFQ's sites, by the gap they fall in: `Some(i)` is gap `i` of
+/// [`SitePads::gap_ns`]; `None` is work after the dispatch (handing the request to the device:
+/// the model's outside work). The innermost listed frame of a stack decides.
+pub const GAP_FUNCTIONS: [(&str, Option<usize>); 14] = [
+    ("blk_mq_dispatch_rq_list", None),
+    ("__blk_mq_alloc_driver_tag", None),
+    ("blk_mq_get_tag", Some(1)),
+    ("__blk_mq_get_tag", Some(1)),
+    ("blk_mq_rq_ctx_init", Some(1)),
+    ("blk_add_rq_to_plug", Some(1)),
+    ("__blk_mq_alloc_requests", Some(0)),
+    ("blk_mq_get_new_requests", Some(0)),
+    ("blk_mq_run_hw_queue", Some(2)),
+    ("blk_mq_sched_dispatch_requests", Some(2)),
+    ("__blk_mq_sched_dispatch_requests", Some(2)),
+    ("blk_mq_dispatch_list", Some(1)),
+    ("blk_mq_flush_plug_list", Some(1)),
+    ("blk_mq_insert_requests", Some(1)),
+];
+
+/// A frame's name without the compiler's suffixes (`blk_mq_rq_ctx_init.isra.0`).
+fn base(frame: &str) -> &str {
+    frame.split('.').next().unwrap_or(frame)
+}
+
+fn gap_of(frames: &[&str]) -> Option<usize> {
+    frames.iter().rev().find_map(|f| GAP_FUNCTIONS.iter().find(|(name, _)| *name == base(f)).map(|(_, g)| *g))?
+}
+
+fn is_release_or_spin(frame: &str) -> bool {
+    frame.contains("spin_unlock_irq") || frame.contains("queued_spin_lock_slowpath")
+}
+
+/// Samples of a profile by site and gap.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SiteSamples {
+    /// The experiment's samples (the base of every share).
+    pub samples: u64,
+    /// Locked samples per site, in [`PadSite::ALL`]'s order.
+    pub locked: [u64; 5],
+    /// Samples per gap.
+    pub gaps: [u64; 3],
+}
+
+impl SiteSamples {
+    pub fn of(folded: &Folded) -> SiteSamples {
+        let mut out = SiteSamples::default();
+        for (stack, &n) in &folded.stacks {
+            let frames: Vec<&str> = stack.split(';').collect();
+            if !is_experiment_sample(&frames) {
+                continue;
+            }
+            out.samples = out.samples.saturating_add(n);
+            let entry = frames.iter().position(|f| fidelity::site_of(f).is_some());
+            match entry {
+                Some(i) => {
+                    let site = fidelity::site_of(frames[i]).and_then(PadSite::from_name);
+                    if let Some(site) = site.filter(|_| frames[i + 1..].iter().any(|f| is_release_or_spin(f))) {
+                        out.locked[site as usize] = out.locked[site as usize].saturating_add(n);
+                    }
+                }
+                None if !frames.iter().any(|f| super::profile::is_bfq(f)) => {
+                    if let Some(g) = gap_of(&frames) {
+                        out.gaps[g] = out.gaps[g].saturating_add(n);
+                    }
+                }
+                None => {}
+            }
+        }
+        out
+    }
+}
+
+/// The kernel's time at one site, µs per I/O.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SiteTime {
+    pub site: &'static str,
+    /// Locked (hold and wait), from the profile.
+    pub locked_us: f64,
+    /// The profile's samples behind `locked_us`.
+    pub samples: u64,
+    /// Waited, from the recorded run (`None` without one).
+    pub wait_us: Option<f64>,
+    /// Held: `locked_us − wait_us`, at least 0; `locked_us` when no wait was recorded.
+    pub hold_us: f64,
+}
+
+/// The kernel's per-site times and gaps at one point, and the pads the model runs with.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SiteCalibration {
+    /// The profiled run's CPU per I/O, µs, and the samples of the profile.
+    pub cpu_per_io_us: f64,
+    pub samples: u64,
+    pub sites: Vec<SiteTime>,
+    /// bio merge → depth limit, depth limit → insert, insert → dispatch, µs per I/O.
+    pub gaps_us: [f64; 3],
+    /// The model's own hold per site (one job, exact lock statistics), µs; empty when not measured.
+    pub model_own_hold_us: Vec<(String, f64)>,
+    /// What the model's rows run with.
+    pub pads: SitePads,
+    /// How the holds were had, in words.
+    pub basis: String,
+}
+
+/// Waits per site per I/O from a recorded run: its scheduler-lock callers mapped to the sites.
+pub fn waits_per_io(c: &ContentionSummary, ios: f64) -> [f64; 5] {
+    let mut w = [0.0; 5];
+    if ios <= 0.0 {
+        return w;
+    }
+    for (caller, k) in &c.scheduler_callers {
+        if let Some(site) = fidelity::site_of(caller).and_then(PadSite::from_name) {
+            w[site as usize] += k.wait_total_ns as f64 / 1e3 / ios;
+        }
+    }
+    w
+}
+
+impl SiteCalibration {
+    /// From a profile's samples, its run's CPU per I/O, the recorded waits (if any) and the
+    /// model's own holds (if measured).
+    pub fn of(samples: &SiteSamples, cpu_per_io_us: f64, waits: Option<[f64; 5]>, model_own_hold_us: Vec<(String, f64)>) -> SiteCalibration {
+        let per_io = |n: u64| if samples.samples == 0 { 0.0 } else { n as f64 / samples.samples as f64 * cpu_per_io_us };
+        let sites: Vec<SiteTime> = PadSite::ALL
+            .iter()
+            .map(|&s| {
+                let locked_us = per_io(samples.locked[s as usize]);
+                let wait_us = waits.map(|w| w[s as usize]);
+                SiteTime { site: s.name(), locked_us, samples: samples.locked[s as usize], wait_us, hold_us: (locked_us - wait_us.unwrap_or(0.0)).max(0.0) }
+            })
+            .collect();
+        let gaps_us = [per_io(samples.gaps[0]), per_io(samples.gaps[1]), per_io(samples.gaps[2])];
+        let own = |site: &str| model_own_hold_us.iter().find(|(s, _)| s == site).map_or(0.0, |(_, h)| *h);
+        let ns = |us: f64| (us * 1e3).round().max(0.0) as u64;
+        let mut hold_ns = [0u64; 5];
+        for (i, t) in sites.iter().enumerate() {
+            hold_ns[i] = ns(t.hold_us - own(t.site));
+        }
+        let pads = SitePads { hold_ns, gap_ns: [ns(gaps_us[0]), ns(gaps_us[1]), ns(gaps_us[2])] };
+        let basis = match waits {
+            Some(_) => "hold = locked time (profile) − wait (recorded run; the recorder lengthens waits, so a lower bound)".to_string(),
+            None => "hold = locked time (profile), waits not recorded: an upper bound".to_string(),
+        };
+        SiteCalibration { cpu_per_io_us, samples: samples.samples, sites, gaps_us, model_own_hold_us, pads, basis }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn folded(lines: &[(&str, u64)]) -> Folded {
+        let stacks: BTreeMap<String, u64> = lines.iter().map(|(s, n)| (s.to_string(), *n)).collect();
+        Folded { stacks, ..Folded::default() }
+    }
+
+    #[test]
+    fn locked_samples_are_those_at_the_release_under_a_site_and_gaps_go_by_function() {
+        let f = folded(&[
+            // Insert, sampled at the unlock: locked.
+            ("fio;blk_mq_dispatch_list;bfq_insert_requests;_raw_spin_unlock_irq", 10),
+            // Insert, sampled in its work with interrupts on (before the lock): not locked.
+            ("fio;blk_mq_dispatch_list;bfq_insert_requests;bfq_init_rq", 3),
+            // Completion in softirq, at the unlock: locked.
+            ("ksoftirqd/1;blk_mq_end_request;bfq_finish_requeue_request;_raw_spin_unlock_irqrestore", 7),
+            // The depth limit (inlined into bfq_limit_depth), at the unlock.
+            ("fio;__blk_mq_alloc_requests;bfq_limit_depth;_raw_spin_unlock_irq", 2),
+            // Gaps.
+            ("fio;blk_mq_submit_bio;__blk_mq_alloc_requests;kmem_cache_alloc", 4),
+            ("fio;blk_mq_submit_bio;__blk_mq_alloc_requests;blk_mq_rq_ctx_init.isra.0", 5),
+            ("fio;blk_mq_dispatch_list;blk_mq_run_hw_queue;__blk_mq_sched_dispatch_requests", 6),
+            // After the dispatch: the device's, no gap.
+            ("fio;blk_mq_run_hw_queue;blk_mq_dispatch_rq_list;loop_queue_rq", 8),
+            // Another process: not the experiment's.
+            ("cc1;do_page_fault", 100),
+        ]);
+        let s = SiteSamples::of(&f);
+        assert_eq!(s.samples, 10 + 3 + 7 + 2 + 4 + 5 + 6 + 8);
+        assert_eq!(s.locked, [0, 2, 10, 0, 7]);
+        assert_eq!(s.gaps, [4, 5, 6]);
+        // 45 samples over 9 µs per I/O: 0.2 µs a sample.
+        let waits = [0.0, 0.1, 0.5, 0.0, 0.2];
+        let own = vec![("insert".to_string(), 0.3)];
+        let c = SiteCalibration::of(&s, 9.0, Some(waits), own);
+        let insert = &c.sites[PadSite::Insert as usize];
+        assert!((insert.locked_us - 2.0).abs() < 1e-9 && (insert.hold_us - 1.5).abs() < 1e-9, "{insert:?}");
+        // The pad is the kernel's hold less the model's own work there.
+        assert_eq!(c.pads.hold(PadSite::Insert), 1200);
+        assert_eq!(c.pads.hold(PadSite::Completion), 1200);
+        assert_eq!(c.pads.gap_ns, [800, 1000, 1200]);
+        // A wait longer than the locked time gives no negative hold.
+        let c = SiteCalibration::of(&s, 9.0, Some([0.0, 5.0, 0.0, 0.0, 0.0]), Vec::new());
+        assert_eq!(c.pads.hold(PadSite::LimitDepth), 0);
+    }
+}
