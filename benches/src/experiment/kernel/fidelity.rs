@@ -43,21 +43,9 @@ pub const MODEL_BFQ: &str = "mainline";
 pub const MODEL_DEADLINE: &str = "deadline";
 pub const MODEL_DEADLINE_STAND_IN: &str = "no-stats";
 
-/// The kernel functions that take BFQ's lock, as the contention recorder names their callers,
-/// and the model's lock path of each.
-pub const SITES: [(&[&str], &str); 5] = [
-    (&["bfq_insert_requests", "bfq_insert_request"], "insert"),
-    (&["bfq_dispatch_request", "__bfq_dispatch_request"], "dispatch"),
-    (&["bfq_finish_requeue_request", "bfq_finish_request"], "completion"),
-    (&["bfq_bio_merge"], "bio-merge"),
-    // `bfqq_request_over_limit` takes the lock; inlined, the caller is `bfq_limit_depth`.
-    (&["bfqq_request_over_limit", "bfq_limit_depth"], "limit-depth"),
-];
-
-/// The model's path for a kernel caller of BFQ's lock, if it is one of [`SITES`].
-pub fn site_of(caller: &str) -> Option<&'static str> {
-    SITES.iter().find(|(fns, _)| fns.contains(&caller)).map(|(_, path)| *path)
-}
+// The kernel's lock sites and their callers live with the site calibration (`sites.rs`), which
+// the rows hold; the table reads them from there.
+pub use super::sites::{site_of, SITES};
 
 /// What a figure of the table is: the key by which model inputs name what they were computed from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -5,7 +5,7 @@
 //!
 //! - **Locked time per site** (hold and wait together), from the profile of kernel `bfq` taken
 //!   before the rounds (`perf record -a -g`, `cpu-clock`): the samples with the site's entry
-//!   function on the stack ([`fidelity::SITES`]) and, under it, the lock's release with
+//!   function on the stack ([`SITES`]) and, under it, the lock's release with
 //!   interrupts back on (`_raw_spin_unlock_irq`, `_raw_spin_unlock_irqrestore`) or its slow path.
 //!   BFQ's sections run with interrupts off; in a guest without a PMU the sampling timer is an
 //!   interrupt, so a sample due inside a section is taken when the section ends, at the unlock:
@@ -33,11 +33,26 @@
 //! work plus the pad is the kernel's hold. The gaps are spun as they are.
 
 use super::contention::ContentionSummary;
-use super::fidelity;
 use super::profile::is_experiment_sample;
 use crate::driver::profile::Folded;
 use schedlab_core::{PadSite, SitePads};
 use serde::Serialize;
+
+/// The kernel functions that take BFQ's lock, as the contention recorder names their callers,
+/// and the model's lock path of each.
+pub const SITES: [(&[&str], &str); 5] = [
+    (&["bfq_insert_requests", "bfq_insert_request"], "insert"),
+    (&["bfq_dispatch_request", "__bfq_dispatch_request"], "dispatch"),
+    (&["bfq_finish_requeue_request", "bfq_finish_request"], "completion"),
+    (&["bfq_bio_merge"], "bio-merge"),
+    // `bfqq_request_over_limit` takes the lock; inlined, the caller is `bfq_limit_depth`.
+    (&["bfqq_request_over_limit", "bfq_limit_depth"], "limit-depth"),
+];
+
+/// The model's path for a kernel caller of BFQ's lock, if it is one of [`SITES`].
+pub fn site_of(caller: &str) -> Option<&'static str> {
+    SITES.iter().find(|(fns, _)| fns.contains(&caller)).map(|(_, path)| *path)
+}
 
 /// blk-mq functions between BFQ's sites, by the gap they fall in: `Some(i)` is gap `i` of
 /// [`SitePads::gap_ns`]; `None` is work after the dispatch (handing the request to the device:
@@ -92,10 +107,10 @@ impl SiteSamples {
                 continue;
             }
             out.samples = out.samples.saturating_add(n);
-            let entry = frames.iter().position(|f| fidelity::site_of(f).is_some());
+            let entry = frames.iter().position(|f| site_of(f).is_some());
             match entry {
                 Some(i) => {
-                    let site = fidelity::site_of(frames[i]).and_then(PadSite::from_name);
+                    let site = site_of(frames[i]).and_then(PadSite::from_name);
                     if let Some(site) = site.filter(|_| frames[i + 1..].iter().any(|f| is_release_or_spin(f))) {
                         out.locked[site as usize] = out.locked[site as usize].saturating_add(n);
                     }
@@ -150,7 +165,7 @@ pub fn waits_per_io(c: &ContentionSummary, ios: f64) -> [f64; 5] {
         return w;
     }
     for (caller, k) in &c.scheduler_callers {
-        if let Some(site) = fidelity::site_of(caller).and_then(PadSite::from_name) {
+        if let Some(site) = site_of(caller).and_then(PadSite::from_name) {
             w[site as usize] += k.wait_total_ns as f64 / 1e3 / ios;
         }
     }
