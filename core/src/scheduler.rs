@@ -479,10 +479,9 @@ impl<P: StatsPolicy> Scheduler<P> {
             crate::inject::spin(&self.clock, per_request * listed.len() as u64);
         }
         let rq = st.dispatch_one(now, &mut Router { policy: &self.policy, batch: &mut batch, now });
-        if rq.is_some() {
-            // An empty dispatch is BFQ's short look at its service trees: no pad.
-            crate::inject::spin(&self.clock, st.cfg.pads.hold(PadSite::Dispatch));
-        }
+        // An empty dispatch is BFQ's short look at its service trees: no pad (not a branch point:
+        // a value).
+        crate::inject::spin(&self.clock, st.cfg.pads.hold(PadSite::Dispatch) * u64::from(rq.is_some()));
         self.policy.dispatch_end(&LockedView { state: &st }, capture, &mut batch);
         let dispatched = rq.map(|rq| {
             let r = &st.requests[rq];
