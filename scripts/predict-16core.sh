@@ -13,8 +13,8 @@
 # Usage: bash scripts/predict-16core.sh [OUTPUT_DIR]   (default: notes/results/<date>-predict-16core)
 #        FORCE=1 bash scripts/predict-16core.sh        runs on fewer than 16 CPUs too (up to their count)
 #
-# NOT RUN YET: written on the project's 2-vCPU machine kind, where no 16-core machine was
-# available (issue 14). Commit the output folder with its provenance when it has run.
+# A machine without cargo (the lent 16-core device machine) runs a binary built elsewhere:
+# SCHEDLAB_BIN=path/to/schedlab, with SCHEDLAB_COMMIT and SCHEDLAB_RUSTC for the provenance.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CPUS=$(nproc)
@@ -28,15 +28,24 @@ if [ "$CPUS" -lt 16 ]; then
 fi
 OUT=${1:-notes/results/$(date -u +%Y-%m-%d)-predict-16core}
 mkdir -p "$OUT"
-cargo build --release -q
-B=target/release/schedlab
+if [ -n "${SCHEDLAB_BIN:-}" ]; then
+  B=$SCHEDLAB_BIN
+else
+  cargo build --release -q
+  B=target/release/schedlab
+fi
+[ -x "$B" ] || { echo "predict-16core.sh: no schedlab binary at $B" >&2; exit 2; }
+COMMIT=${SCHEDLAB_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+RUSTC=${SCHEDLAB_RUSTC:-$(rustc --version 2>/dev/null || echo unknown)}
 {
   echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname): $CPUS CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+  echo "# kernel $(uname -r); commit $COMMIT; $RUSTC; binary $B"
+  echo "# command: scripts/predict-16core.sh (predict --validate --threads 1-$THREADS --lock both --insert direct --outside-list 0 --rounds 1 --duration 0.8 --ramp 0.1 --retries 1 --pin)"
   echo "# lscpu: $(lscpu | grep -E '^(Thread|Core|Socket|NUMA node\(s\))' | tr -s ' ' | tr '\n' ';')"
   echo "# load before: $(cut -d' ' -f1-4 /proc/loadavg)"
 } >"$OUT/machine.txt"
 cat "$OUT/machine.txt"
-timeout --signal=INT 570 "$B" predict --validate --threads "1-$THREADS" --lock both --insert direct \
+timeout --signal=INT "${PREDICT_LIMIT_S:-570}" "$B" predict --validate --threads "1-$THREADS" --lock both --insert direct \
   --outside-list 0 --rounds 1 --duration 0.8 --ramp 0.1 --retries 1 --pin \
   --save-calibration "$OUT/calibration.json" --save-topology "$OUT/topology.json" \
   --json "$OUT/predict-validate.json" 2>&1 | tee "$OUT/predict-validate.txt"
@@ -52,5 +61,14 @@ if why=$(bash scripts/kernel-ready.sh); then
   done
   echo "wrote $OUT/kernel-*.txt (schedlab kernel at 1..$THREADS threads)"
 else
-  echo "schedlab kernel skipped: $why" | tee "$OUT/kernel-skipped.txt"
+  {
+    echo "schedlab kernel skipped: $why"
+    # What this kernel offers, so the note can say what a kernel peer would need here.
+    echo "kernel: $(uname -r); root: $([ "$(id -u)" = 0 ] && echo yes || echo no)"
+    for tool in fio perf bpftrace losetup; do echo "$tool: $(command -v $tool || echo absent)"; done
+    echo "block schedulers: $(cat /sys/block/*/queue/scheduler 2>/dev/null | sort -u | tr '\n' ';' || echo none readable)"
+    echo "bfq module: $(grep -c '^bfq ' /proc/modules 2>/dev/null || echo unreadable)"
+    echo "loop devices: $(ls /dev/loop* 2>/dev/null | wc -l); cgroup2: $(grep -c ' cgroup2 ' /proc/mounts 2>/dev/null)"
+    echo "tracefs lock events: $(ls /sys/kernel/tracing/events/lock 2>/dev/null | tr '\n' ' ' || echo none)"
+  } | tee "$OUT/kernel-skipped.txt"
 fi
