@@ -2,6 +2,7 @@
 //! phase, the inside ÷ outside ratio of the kernel beside the model's, with intervals, and the
 //! slopes.
 
+use crate::experiment::kernel::fidelity::Verdict as FigureVerdict;
 use crate::experiment::kernel::inject::{InjectReport, Interval};
 use std::fmt::Write;
 
@@ -88,6 +89,16 @@ pub fn inject_text(r: &InjectReport) -> String {
     let _ = writeln!(out, "{:>10} {:>14} {:>14} {:>18}", "", "inside", "outside", "inside ÷ outside");
     let _ = writeln!(out, "{:>10} {:>14} {:>14} {:>18}", "kernel", per_us(ks.inside_per_us), per_us(ks.outside_per_us), per_us(ks.ratio_per_us));
     let _ = writeln!(out, "{:>10} {:>14} {:>14} {:>18}", "model", per_us(ms.inside_per_us), per_us(ms.outside_per_us), per_us(ms.ratio_per_us));
+    let j = &r.judgement;
+    let null_t = j.null_us_per_io.map_or_else(|| "-".into(), |t| format!("{t:.2} µs per I/O per job"));
+    let _ = writeln!(out, "
+the seeds' experiment, judged (null model: no lock, the cost only adds CPU time; {null_t}):");
+    let _ = writeln!(out, "{:<28} {:>10} {:>10} {:>10} {:<30} {}", "figure", "kernel", "model", "null", "band", "verdict");
+    for f in &j.figures {
+        let num = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| if f.figure.contains("slope") { format!("{:+.2}%", 100.0 * v) } else { format!("{v:.3}") });
+        let _ = writeln!(out, "{:<28} {:>10} {:>10} {:>10} {:<30} {}", f.figure, num(f.kernel), num(f.model), num(f.null), f.band, f.verdict.label());
+    }
+    let _ = writeln!(out, "{}", j.summary_line());
     for w in &r.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
@@ -240,6 +251,20 @@ impl super::contract::Report for InjectReport {
             slopes.row(vec![Cell::text(name), pct(s.inside_per_us), pct(s.outside_per_us), pct(s.ratio_per_us)]);
         }
         tables.push(slopes);
+        let j = &self.judgement;
+        let mut judged = Table::new("The seeds' experiment, judged against a lock-free null model", &[("figure", ""), ("kernel", ""), ("model", ""), ("null model", ""), ("band", ""), ("verdict", "")]);
+        for f in &j.figures {
+            let slope = f.figure.contains("slope");
+            let num = |v: Option<f64>| if slope { Cell::opt(v.map(|v| 100.0 * v), 2) } else { Cell::opt(v, 3) };
+            let verdict = match &f.verdict {
+                FigureVerdict::Evidence => Cell::judged(Verdict::Met, &f.verdict.label()),
+                FigureVerdict::Outside => Cell::judged(Verdict::Missed, &f.verdict.label()),
+                v => Cell::text(&v.label()),
+            };
+            judged.row(vec![Cell::text(&f.figure), num(f.kernel), num(f.model), num(f.null), Cell::text(&f.band), verdict]);
+        }
+        judged.note(j.summary_line());
+        tables.push(judged);
         tables
     }
 

@@ -41,6 +41,7 @@
 //! the ledger; bpftrace and fio die with this process (`PR_SET_PDEATHSIG`) and their BPF programs
 //! with them.
 
+use super::fidelity::Verdict;
 use super::system;
 use crate::driver::workload::{self, sleep_until, WorkloadConfig};
 use crate::error::ExperimentError;
@@ -591,6 +592,8 @@ pub struct InjectReport {
     pub model: Vec<ModelCost>,
     pub model_slopes: Slopes,
     pub side_by_side: Vec<InjectRow>,
+    /// The seeds' experiment judged against its controls ([`judge`]).
+    pub judgement: InjectJudgement,
     pub warnings: Vec<String>,
     /// What failed (exit 4), each told on stderr as well.
     pub failures: Vec<String>,
@@ -787,7 +790,7 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
     }
     observer.event(Event::Finished);
     let model_slopes = model_slopes(&model);
-    let side_by_side = icfg
+    let side_by_side: Vec<InjectRow> = icfg
         .costs_ns
         .iter()
         .map(|&cost_ns| {
@@ -810,6 +813,7 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
     for f in failures.iter().chain(&output_failures) {
         observer.event(Event::Failure(f));
     }
+    let judgement = judge(&side_by_side, kernel.as_ref(), &model_slopes, cfg.threads);
     Ok(InjectReport {
         provenance: Provenance::collect(),
         kernel_release: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
@@ -824,6 +828,7 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
         model,
         model_slopes,
         side_by_side,
+        judgement,
         warnings,
         failures,
         output_failures,
@@ -864,6 +869,89 @@ fn model_slopes(model: &[ModelCost]) -> Slopes {
         outside_per_us: slope(&pts(&|m| med(&m.kiops_outside).map(|k| k / base))),
         ratio_per_us: slope(&pts(&|m| m.ratio.map(|r| r.value))),
     }
+}
+
+/// How close the model's slope must be to the kernel's: |model − kernel| ≤ this share of |kernel|
+/// (issue 40, item 6).
+pub const SLOPE_BAND: f64 = 0.25;
+
+/// One judged figure of the injection experiment.
+#[derive(Clone, Debug, Serialize)]
+pub struct JudgedFigure {
+    /// `inside ÷ outside at 2000 ns`, `inside slope`, `outside slope`.
+    pub figure: String,
+    pub kernel: Option<f64>,
+    pub model: Option<f64>,
+    /// The null model's figure: a lock-free machine where the cost only adds CPU time per I/O.
+    pub null: Option<f64>,
+    pub band: String,
+    pub verdict: Verdict,
+}
+
+/// The seeds' experiment as a judged figure (issue 40, item 6): at every injected cost, the
+/// model's inside ÷ outside within the kernel's interval; the model's inside and outside slopes
+/// within [`SLOPE_BAND`] of the kernel's. Each beside a null model that has no lock: where the
+/// cost is spent cannot matter to it (ratio 1.0 at every cost), and a cost of x µs on a CPU-bound
+/// job of t µs per I/O leaves t ÷ (t + x) of its throughput, both sites alike, with t = jobs ÷
+/// the kernel's nothing-phase IOPS (fitted to the kernel's throughput, never to a ratio or slope).
+/// A figure is evidence only where the model is within and the null model is not.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct InjectJudgement {
+    /// The null model's CPU time per I/O per job, µs.
+    pub null_us_per_io: Option<f64>,
+    pub figures: Vec<JudgedFigure>,
+    /// Figures where the model is within and the null model is not.
+    pub evidence: usize,
+    /// Figures judged (neither side missing).
+    pub judged: usize,
+}
+
+impl InjectJudgement {
+    pub fn summary_line(&self) -> String {
+        format!("{} of {} judged figures where the model is within and the null model is not", self.evidence, self.judged)
+    }
+}
+
+/// The null model's throughput share at `cost_us` for a CPU-bound job of `t_us` per I/O.
+fn null_share(t_us: f64, cost_us: f64) -> f64 {
+    t_us / (t_us + cost_us)
+}
+
+/// Judges the side-by-side rows and the slopes (see [`InjectJudgement`]).
+pub fn judge(rows: &[InjectRow], kernel: Option<&InjectKernel>, model_slopes: &Slopes, jobs: usize) -> InjectJudgement {
+    let nothing_iops = kernel.and_then(|k| {
+        let v: Vec<f64> = k.costs.iter().map(|c| c.iops_nothing).filter(|i| *i > 0.0).collect();
+        (!v.is_empty()).then(|| median(&v))
+    });
+    let t_us = nothing_iops.map(|iops| jobs as f64 * 1e6 / iops);
+    let mut figures = Vec::new();
+    for row in rows.iter().filter(|r| r.cost_ns > 0) {
+        let figure = format!("inside ÷ outside at {} ns", row.cost_ns);
+        let null = 1.0;
+        let verdict = match (row.kernel, row.model) {
+            (Some(k), Some(m)) if k.excludes(m.value) => Verdict::Outside,
+            (Some(k), Some(_)) if !k.excludes(null) => Verdict::ControlWithin { control: "null model" },
+            (Some(_), Some(_)) => Verdict::Evidence,
+            _ => Verdict::NotJudged { why: "a side has no ratio".into() },
+        };
+        figures.push(JudgedFigure { figure, kernel: row.kernel.map(|k| k.value), model: row.model.map(|m| m.value), null: Some(null), band: "the kernel's 95 % interval".into(), verdict });
+    }
+    let costs_us: Vec<f64> = rows.iter().map(|r| r.cost_ns as f64 / 1e3).collect();
+    let null_slope = t_us.and_then(|t| slope(&costs_us.iter().map(|&x| (x, null_share(t, x))).collect::<Vec<_>>()));
+    let ks = kernel.map(|k| k.slopes.clone()).unwrap_or_default();
+    let within = |k: f64, v: f64| (v - k).abs() <= SLOPE_BAND * k.abs();
+    for (name, k, m) in [("inside slope (per µs)", ks.inside_per_us, model_slopes.inside_per_us), ("outside slope (per µs)", ks.outside_per_us, model_slopes.outside_per_us)] {
+        let verdict = match (k, m) {
+            (Some(k), Some(m)) if !within(k, m) => Verdict::Outside,
+            (Some(k), Some(_)) if null_slope.is_some_and(|n| within(k, n)) => Verdict::ControlWithin { control: "null model" },
+            (Some(_), Some(_)) => Verdict::Evidence,
+            _ => Verdict::NotJudged { why: "a side has no slope (fewer than two costs)".into() },
+        };
+        figures.push(JudgedFigure { figure: name.into(), kernel: k, model: m, null: null_slope, band: format!("within {:.0} % of the kernel's", SLOPE_BAND * 100.0), verdict });
+    }
+    let judged = figures.iter().filter(|f| !matches!(f.verdict, Verdict::NotJudged { .. })).count();
+    let evidence = figures.iter().filter(|f| f.verdict == Verdict::Evidence).count();
+    InjectJudgement { null_us_per_io: t_us, figures, evidence, judged }
 }
 
 /// The files `--inject-raw` receives (declared before any work by the CLI).
@@ -1033,6 +1121,79 @@ fn kernel_half(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn iv(value: f64, lo: f64, hi: f64) -> Interval {
+        Interval { value, lo, hi }
+    }
+
+    fn kernel_with(costs: &[(u64, f64)], slopes: Slopes) -> InjectKernel {
+        InjectKernel {
+            verification: Verification::default(),
+            ns_per_iter: 1.0,
+            iops_unattached_before: None,
+            iops_unattached_after: None,
+            costs: costs
+                .iter()
+                .map(|&(cost_ns, iops_nothing)| KernelCost {
+                    cost_ns,
+                    iterations: 0,
+                    cycles: 0,
+                    iops_nothing,
+                    iops_inside: 0.0,
+                    iops_outside: 0.0,
+                    ratio: None,
+                    inside_vs_nothing: None,
+                    outside_vs_nothing: None,
+                    cycle_ratio_median: 0.0,
+                })
+                .collect(),
+            phases: Vec::new(),
+            slopes,
+        }
+    }
+
+    #[test]
+    fn a_ratio_is_evidence_only_where_the_lock_free_null_is_outside() {
+        let rows = [
+            // The A/A cost is not judged.
+            InjectRow { cost_ns: 0, kernel: Some(iv(1.0, 0.99, 1.01)), model: Some(iv(1.0, 1.0, 1.0)), model_within: Some(true) },
+            // The kernel's interval holds 1.0: the null model is within too.
+            InjectRow { cost_ns: 1000, kernel: Some(iv(0.99, 0.97, 1.02)), model: Some(iv(0.98, 0.98, 0.98)), model_within: Some(true) },
+            // The kernel's interval excludes 1.0 and holds the model: evidence.
+            InjectRow { cost_ns: 2000, kernel: Some(iv(0.92, 0.89, 0.95)), model: Some(iv(0.93, 0.93, 0.93)), model_within: Some(true) },
+            // The model outside.
+            InjectRow { cost_ns: 4000, kernel: Some(iv(0.84, 0.81, 0.87)), model: Some(iv(0.95, 0.95, 0.95)), model_within: Some(false) },
+        ];
+        let j = judge(&rows, None, &Slopes::default(), 2);
+        let verdicts: Vec<&Verdict> = j.figures.iter().map(|f| &f.verdict).collect();
+        assert_eq!(verdicts[0], &Verdict::ControlWithin { control: "null model" });
+        assert_eq!(verdicts[1], &Verdict::Evidence);
+        assert_eq!(verdicts[2], &Verdict::Outside);
+        assert!(matches!(verdicts[3], Verdict::NotJudged { .. }) && matches!(verdicts[4], Verdict::NotJudged { .. }), "no kernel: no slopes judged");
+        assert_eq!((j.evidence, j.judged), (1, 3));
+    }
+
+    #[test]
+    fn slopes_are_judged_against_a_null_model_that_only_adds_cpu_time() {
+        // Two jobs at 200 KIOPS: 10 µs per I/O per job; the null loses 10 ÷ (10 + x) of it.
+        let rows: Vec<InjectRow> = [0, 1000, 2000].iter().map(|&cost_ns| InjectRow { cost_ns, kernel: None, model: None, model_within: None }).collect();
+        let null = slope(&[(0.0, 1.0), (1.0, 10.0 / 11.0), (2.0, 10.0 / 12.0)]).unwrap();
+        // The kernel loses what the null model does outside, twice that inside.
+        let k = kernel_with(&[(0, 200_000.0), (1000, 200_000.0), (2000, 200_000.0)], Slopes { inside_per_us: Some(2.0 * null), outside_per_us: Some(null), ratio_per_us: None });
+        let model = Slopes { inside_per_us: Some(1.9 * null), outside_per_us: Some(1.1 * null), ratio_per_us: None };
+        let j = judge(&rows, Some(&k), &model, 2);
+        assert!((j.null_us_per_io.unwrap() - 10.0).abs() < 1e-9);
+        let inside = j.figures.iter().find(|f| f.figure.starts_with("inside slope")).unwrap();
+        let outside = j.figures.iter().find(|f| f.figure.starts_with("outside slope")).unwrap();
+        assert!((inside.null.unwrap() - null).abs() < 1e-12);
+        assert_eq!(inside.verdict, Verdict::Evidence, "within 25 % and the null is not");
+        assert_eq!(outside.verdict, Verdict::ControlWithin { control: "null model" });
+        // A model 30 % off the kernel's slope is outside.
+        let far = Slopes { inside_per_us: Some(1.3 * 2.0 * null), outside_per_us: Some(0.7 * null), ratio_per_us: None };
+        let j = judge(&rows, Some(&k), &far, 2);
+        assert!(j.figures.iter().filter(|f| f.figure.contains("slope")).all(|f| f.verdict == Verdict::Outside));
+        assert_eq!(j.evidence, 0);
+    }
 
     fn phase(seq: u64, kind: PhaseKind, cost: usize, ios: u64) -> Phase {
         Phase { seq, kind, cost, ios, duration_s: 0.2 }
