@@ -63,6 +63,11 @@ fn bad_arguments_are_refused_before_any_work() {
         &["kernel", "--inject", "0,500", "--inject-cycles", "2"],
         &["kernel", "--inject", "0,500", "--points", "1x1"],
         &["kernel", "--inject", "0,500", "--inject-raw", "/proc/version/raw"],
+        // --model-from: with --inject only, a kernel report with the point, read before the work.
+        &["kernel", "--model-from", "/proc/version"],
+        &["kernel", "--inject", "0,500", "--model-from", "/proc/version"],
+        &["kernel", "--inject", "0,500", "--model-from", "/nonexistent/k.json"],
+        &["kernel", "--inject", "0,500", "--model-from", "/tmp", "--no-model"],
     ];
     for args in cases {
         one_line_exit_2(&schedlab(args), &args.join(" "));

@@ -28,6 +28,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
+/// A `schedlab kernel --json` report of 2 jobs × iodepth 32 with its lock sites (`--model-from`).
+const KERNEL_REPORT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/tests/fixtures/kernel/report-2x32.json");
 const CALIBRATION: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-01-predict/calibration-3f2494e.json");
 const TOPOLOGY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-01-predict/topology-4747bb8-without-interruptions.json");
 
@@ -169,6 +171,7 @@ impl Fixture {
             "--topology" => TOPOLOGY.into(),
             "FILE" => self.path().join("trace.json"),
             "--folded" => self.path().join("stacks.folded"),
+            "--model-from" => KERNEL_REPORT.into(),
             other => panic!("no valid content known for the input {other}: add it to Fixture::input_for"),
         }
     }
@@ -760,6 +763,8 @@ fn kernel_quick(opt: &Opt, _fx: &Fixture) -> Option<Inv> {
     let head: &[&str] = match opt.name.as_str() {
         "--device" => return None,
         "--inject-raw" => &["--inject", "0,500", "--inject-cycles", "4"],
+        // The model it reads is run: no --no-model.
+        "--model-from" => return Some(Inv::new("kernel", &["--inject", "0,500", "--inject-cycles", "4", "--rounds", "1", "--duration", "0.2", "--ramp", "0", "--groups", "0", "--size-mib", "64"])),
         _ => &["--points", "main", "--contention", "off", "--no-profile"],
     };
     Some(Inv::new("kernel", &[head, &short[..]].concat()))

@@ -4,6 +4,7 @@
 
 use crate::experiment::kernel::fidelity::FidelityRow;
 use crate::experiment::kernel::rows::ElevatorCost;
+use crate::experiment::kernel::sites::SiteCalibration;
 use crate::experiment::kernel::{KernelReport, KernelSched, ModelOutside};
 use std::fmt::Write;
 
@@ -115,6 +116,10 @@ pub fn kernel_text(report: &KernelReport) -> String {
         let _ = writeln!(out);
         out.push_str(&elevator_text(e));
     }
+    if let Some(c) = &report.sites {
+        let _ = writeln!(out);
+        out.push_str(&sites_text(c));
+    }
     for p in &report.points {
         let _ = writeln!(out);
         let _ = writeln!(out, "point {}: model outside work {} ns, elevator cost {} ns per request", p.point.label(), p.model_outside_ns, p.model_elevator_ns);
@@ -151,6 +156,11 @@ pub fn kernel_text(report: &KernelReport) -> String {
                 let _ = writeln!(out, "  {line}");
             }
         }
+        if let Some(c) = &p.sites {
+            for line in sites_text(c).lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
     }
     if !report.fidelity.is_empty() {
         let _ = writeln!(out);
@@ -162,6 +172,25 @@ pub fn kernel_text(report: &KernelReport) -> String {
     if report.interrupted {
         let _ = writeln!(out, "interrupted: the rows above hold the runs that finished");
     }
+    out
+}
+
+/// The lock sites: the kernel's time at each (locked, waited, held) beside the model's own hold
+/// and the pad it ran with, and the gaps the model's path spaces them by.
+pub fn sites_text(c: &SiteCalibration) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "lock sites (kernel bfq, µs per acquisition; {}; {} samples, CPU per I/O {:.2} µs):", c.basis, c.samples, c.cpu_per_io_us);
+    let _ = writeln!(out, "{:<14} {:>9} {:>9} {:>9} {:>11} {:>9}", "site", "locked", "waited", "held", "model own", "pad ns");
+    for (i, t) in c.sites.iter().enumerate() {
+        let own = c.model_own_hold_us.iter().find(|(s, _)| s == t.site).map(|(_, v)| *v);
+        let pad = c.pads.hold_ns.get(i).copied();
+        let _ = writeln!(out, "{:<14} {:>9.3} {:>9} {:>9.3} {:>11} {:>9}", t.site, t.locked_us, opt(t.wait_us, 3), t.hold_us, opt(own, 3), pad.map_or_else(|| "-".into(), |p| p.to_string()));
+    }
+    let _ = writeln!(
+        out,
+        "gaps (µs per I/O): bio merge → depth limit {:.3}, depth limit → insert {:.3}, insert → dispatch {:.3}; the model spins {:?} ns",
+        c.gaps_us[0], c.gaps_us[1], c.gaps_us[2], c.pads.gap_ns
+    );
     out
 }
 
@@ -310,6 +339,21 @@ impl super::contract::Report for KernelReport {
             tables.push(model);
         }
         tables.push(side);
+        if let Some(c) = &self.sites {
+            let mut t = Table::new(
+                "Lock sites: the kernel's time per acquisition, the model's own hold and its pad",
+                &[("site", ""), ("locked", "µs"), ("waited", "µs"), ("held", "µs"), ("model own hold", "µs"), ("pad", "ns")],
+            );
+            for (i, st) in c.sites.iter().enumerate() {
+                let own = c.model_own_hold_us.iter().find(|(s, _)| s == st.site).map(|(_, v)| *v);
+                t.row(vec![Cell::text(st.site), Cell::num(st.locked_us, 3), Cell::opt(st.wait_us, 3), Cell::num(st.hold_us, 3), Cell::opt(own, 3), Cell::opt(c.pads.hold_ns.get(i).map(|&p| p as f64), 0)]);
+            }
+            t.note(format!(
+                "{}; {} samples; gaps µs per I/O: bio merge → depth limit {:.3}, depth limit → insert {:.3}, insert → dispatch {:.3} (the model spins {:?} ns)",
+                c.basis, c.samples, c.gaps_us[0], c.gaps_us[1], c.gaps_us[2], c.pads.gap_ns
+            ));
+            tables.push(t);
+        }
         if !self.fidelity.is_empty() {
             let mut fidelity = Table::new(
                 FIDELITY,

@@ -117,7 +117,80 @@ pub struct InjectConfig {
     /// Where to keep bpftrace's raw outputs (`lock.json`, `verify.json`, `phases.json`), the raw
     /// data behind the report, if anywhere.
     pub raw_dir: Option<PathBuf>,
+    /// `--model-from`: an earlier `schedlab kernel --json` report of this machine.
+    pub model_from_file: Option<PathBuf>,
+    /// The model the fidelity table judged, read from `model_from_file` before the work
+    /// ([`run`]): its outside work, elevator cost and per-site pads.
+    pub model_from: Option<ModelFrom>,
 }
+
+/// The model's inputs taken from a `schedlab kernel --json` report at the same point (jobs and
+/// iodepth): the outside work and elevator cost per request and the per-site pads it ran its
+/// rows with. None of them is computed from an injection run, so the judged ratios and slopes
+/// stay unfitted.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelFrom {
+    pub file: PathBuf,
+    /// The report's point, "2 jobs × iodepth 32 (io_uring)".
+    pub point: String,
+    pub outside_ns: u64,
+    pub elevator_ns: u64,
+    pub pads: schedlab_core::SitePads,
+}
+
+/// Finds the point of `threads` jobs × `iodepth` in a `schedlab kernel --json` report (its main
+/// point or one of `points`) and takes its model inputs; an error says what is missing.
+pub fn model_from_report(file: &Path, text: &str, threads: usize, iodepth: usize) -> Result<ModelFrom, String> {
+    use serde_json::Value;
+    let name = file.display();
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("--model-from {name}: not a schedlab kernel JSON report ({e})"))?;
+    let num = |v: &Value, key: &str| v.get(key).and_then(Value::as_u64);
+    // The main point: the report's config and top-level figures; the others: `points`.
+    let mut candidates: Vec<(Option<(u64, u64)>, &Value, &Value)> = Vec::new();
+    if let Some(c) = v.get("config") {
+        candidates.push((num(c, "threads").zip(num(c, "iodepth")), &v, &v));
+    }
+    for p in v.get("points").and_then(Value::as_array).into_iter().flatten() {
+        candidates.push((p.get("point").and_then(|pt| num(pt, "threads").zip(num(pt, "iodepth"))), p, p));
+    }
+    if candidates.is_empty() || v.get("model_outside_ns").is_none() {
+        return Err(format!("--model-from {name}: not a schedlab kernel JSON report (no config and no model_outside_ns)"));
+    }
+    let want = (threads as u64, iodepth as u64);
+    let Some((_, figures, at)) = candidates.into_iter().find(|(p, ..)| *p == Some(want)) else {
+        return Err(format!("--model-from {name}: the report has no point of {threads} jobs × iodepth {iodepth}"));
+    };
+    let outside_ns = num(figures, "model_outside_ns").ok_or_else(|| format!("--model-from {name}: the point has no model_outside_ns"))?;
+    let elevator_ns = num(figures, "model_elevator_ns").unwrap_or(0);
+    let pads = at.get("sites").and_then(|s| s.get("pads")).filter(|p| !p.is_null()).ok_or_else(|| {
+        format!("--model-from {name}: the point of {threads} jobs × iodepth {iodepth} has no site calibration (it needs the bfq profile and the model: run without --no-profile)")
+    })?;
+    let arr = |key: &str, n: usize| -> Result<Vec<u64>, String> {
+        let a = pads.get(key).and_then(Value::as_array).ok_or_else(|| format!("--model-from {name}: sites.pads.{key} is missing"))?;
+        let v: Vec<u64> = a.iter().filter_map(Value::as_u64).collect();
+        if v.len() != n || v.len() != a.len() {
+            return Err(format!("--model-from {name}: sites.pads.{key} must be {n} whole numbers of ns"));
+        }
+        if let Some(x) = v.iter().find(|&&x| x > MAX_PAD_NS) {
+            return Err(format!("--model-from {name}: sites.pads.{key} holds {x} ns, more than {MAX_PAD_NS}"));
+        }
+        Ok(v)
+    };
+    let (hold, gap) = (arr("hold_ns", 5)?, arr("gap_ns", 3)?);
+    let mut pads = schedlab_core::SitePads::NONE;
+    pads.hold_ns.copy_from_slice(&hold);
+    pads.gap_ns.copy_from_slice(&gap);
+    for (what, x) in [("model_outside_ns", outside_ns), ("model_elevator_ns", elevator_ns)] {
+        if x > 1_000_000_000 {
+            return Err(format!("--model-from {name}: {what} is {x} ns, more than 1 s"));
+        }
+    }
+    let point = format!("{threads} job{} × iodepth {iodepth}", if threads == 1 { "" } else { "s" });
+    Ok(ModelFrom { file: file.to_path_buf(), point, outside_ns, elevator_ns, pads })
+}
+
+/// The largest pad a report may give a site, ns (a pad is a spin per acquisition).
+pub const MAX_PAD_NS: u64 = 100_000;
 
 impl InjectConfig {
     pub fn validate(&self) -> Result<(), ExperimentError> {
@@ -659,6 +732,13 @@ fn bpftrace_run(program: &str, limit: Duration, stop: &AtomicBool) -> Result<Opt
 /// Runs `schedlab kernel --inject` (module documentation).
 pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<InjectReport, ExperimentError> {
     icfg.validate()?;
+    // `--model-from` is read and checked before the work (exit 2 on anything amiss).
+    let mut resolved = icfg.clone();
+    if let Some(file) = &icfg.model_from_file {
+        let text = crate::files::input::read_input(file, "kernel report", crate::files::input::caps::MODEL_JSON, stop)?;
+        resolved.model_from = Some(model_from_report(file, &text, cfg.threads, cfg.iodepth).map_err(ExperimentError::bad_input)?);
+    }
+    let icfg = &resolved;
     let system::Preflight { cgroup_io, device: block_device } =
         system::preflight(cfg.groups > 0, true, cfg.device.as_deref())
             .map_err(ExperimentError::bad_input)?;
@@ -722,7 +802,7 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
 
     // The kernel half; its error ends the kernel half, not the report.
     let mut interrupted = false;
-    let mut model_outside_ns = cfg.model_outside_ns.unwrap_or(0);
+    let mut model_outside_ns = icfg.model_from.as_ref().map(|m| m.outside_ns).or(cfg.model_outside_ns).unwrap_or(0);
     let mut output_failures = Vec::new();
     let (outside, failed) = (&mut model_outside_ns, &mut output_failures);
     let cgroups = cgroups.as_ref();
@@ -765,7 +845,7 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
                     let label = format!("model {MODEL_ENTRY}: {cost_ns} ns {} (round {}/{})", at.name(), round + 1, cfg.rounds);
                     observer.event(Event::Step { done, label: &label });
                     done += 1;
-                    let wc = WorkloadConfig { inject: Inject { ns: cost_ns, at }, ..model_config(cfg, model_outside_ns) };
+                    let wc = WorkloadConfig { inject: Inject { ns: cost_ns, at }, ..model_config(cfg, model_outside_ns, icfg.model_from.as_ref()) };
                     match workload::run_named(MODEL_ENTRY, &wc, stop) {
                         Ok(r) if r.interrupted => {
                             interrupted = true;
@@ -836,8 +916,10 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
     })
 }
 
-fn model_config(cfg: &KernelSettings, outside_ns: u64) -> WorkloadConfig {
+fn model_config(cfg: &KernelSettings, outside_ns: u64, from: Option<&ModelFrom>) -> WorkloadConfig {
     WorkloadConfig {
+        elevator_ns: from.map_or(0, |m| m.elevator_ns),
+        pads: from.map_or(schedlab_core::SitePads::NONE, |m| m.pads),
         threads: cfg.threads,
         duration: cfg.duration,
         ramp: cfg.ramp,
@@ -1064,7 +1146,7 @@ fn kernel_half(
         // machine shared with other work that counts theirs too. Here the model's job spends
         // per request what a kernel job took per I/O with nothing attached (jobs ÷ IOPS), so
         // that both start from the same rate per job.
-        if let (None, Some((iops, _))) = (cfg.model_outside_ns, before) {
+        if let (None, None, Some((iops, _))) = (cfg.model_outside_ns, &icfg.model_from, before) {
             if iops > 0.0 {
                 *model_outside_ns = (cfg.threads as f64 * 1e9 / iops).round() as u64;
             }

@@ -350,6 +350,9 @@ pub struct KernelReport {
     pub side_by_side: Vec<SideBySide>,
     /// The elevator's own cost at the main point (see [`ElevatorCost`]).
     pub elevator: Option<ElevatorCost>,
+    /// The main point's lock sites: the kernel's hold at each and the gaps between them, and the
+    /// pads the model's rows ran with (`sites.rs`); `None` without a bfq profile or the model.
+    pub sites: Option<sites::SiteCalibration>,
     /// The other points of the axis, each with the same figures as the main one above.
     pub points: Vec<PointResult>,
     /// The fidelity table: every point's figures, kernel beside model, with their goal bands.
@@ -828,9 +831,9 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     }
     let mut results = results.into_iter();
     let main = results.next();
-    let (model_outside_ns, model_elevator_ns, kernel, model, side_by_side, elevator) = match main {
-        Some(m) => (m.model_outside_ns, m.model_elevator_ns, m.kernel, m.model, m.side_by_side, m.elevator),
-        None => (0, 0, Vec::new(), Vec::new(), Vec::new(), None),
+    let (model_outside_ns, model_elevator_ns, kernel, model, side_by_side, elevator, main_sites) = match main {
+        Some(m) => (m.model_outside_ns, m.model_elevator_ns, m.kernel, m.model, m.side_by_side, m.elevator, m.sites),
+        None => (0, 0, Vec::new(), Vec::new(), Vec::new(), None, None),
     };
     Ok(KernelReport {
         provenance: Provenance::collect(),
@@ -842,6 +845,7 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         model,
         side_by_side,
         elevator,
+        sites: main_sites,
         points: results.collect(),
         fidelity,
         model_inputs,
@@ -1410,6 +1414,66 @@ mod tests {
         }
         // No groups: the weights are the model's default and unused.
         assert!(config(0, vec![100, 200, 300]).validate().is_ok());
+    }
+
+    /// A report of the real type, serialised: `--inject --model-from` reads its points back.
+    fn report_with_sites(main_pads: schedlab_core::SitePads) -> String {
+        let calibration = |pads| sites::SiteCalibration { cpu_per_io_us: 9.0, samples: 100, sites: Vec::new(), gaps_us: [0.1, 0.2, 0.3], model_own_hold_us: Vec::new(), pads, basis: "test".into() };
+        let other = |threads, sites| PointResult {
+            point: Point { threads, iodepth: 32, ioengine: "io_uring" },
+            model_outside_ns: 4000 + threads as u64,
+            model_elevator_ns: 300,
+            kernel: Vec::new(),
+            model: Vec::new(),
+            side_by_side: Vec::new(),
+            elevator: None,
+            sites,
+        };
+        let report = KernelReport {
+            provenance: Provenance::collect(),
+            environment: Environment::default(),
+            config: config(4, vec![100, 100, 100, 100]),
+            model_outside_ns: 5000,
+            model_elevator_ns: 700,
+            kernel: Vec::new(),
+            model: Vec::new(),
+            side_by_side: Vec::new(),
+            elevator: None,
+            sites: Some(calibration(main_pads)),
+            points: vec![other(1, None), other(3, Some(calibration(schedlab_core::SitePads { hold_ns: [9; 5], gap_ns: [8; 3] })))],
+            fidelity: Vec::new(),
+            model_inputs: Vec::new(),
+            warnings: Vec::new(),
+            interrupted: false,
+            failures: Vec::new(),
+            output_failures: Vec::new(),
+        };
+        serde_json::to_string(&report).unwrap()
+    }
+
+    #[test]
+    fn inject_takes_the_judged_models_inputs_from_a_kernel_report() {
+        let pads = schedlab_core::SitePads { hold_ns: [100, 200, 300, 400, 500], gap_ns: [10, 20, 30] };
+        let text = report_with_sites(pads);
+        let file = Path::new("k.json");
+        // The main point (config: 2 jobs × iodepth 32).
+        let m = inject::model_from_report(file, &text, 2, 32).unwrap();
+        assert_eq!((m.outside_ns, m.elevator_ns, m.pads), (5000, 700, pads));
+        // Another point of the axis.
+        let m = inject::model_from_report(file, &text, 3, 32).unwrap();
+        assert_eq!((m.outside_ns, m.elevator_ns, m.pads.hold_ns, m.pads.gap_ns), (4003, 300, [9; 5], [8; 3]));
+        // A point without a site calibration, a point not in the report, and not a report: one line each.
+        for (threads, iodepth, words) in [(1, 32, "no site calibration"), (4, 32, "no point of 4 jobs"), (2, 1, "no point of 2 jobs × iodepth 1")] {
+            let e = inject::model_from_report(file, &text, threads, iodepth).unwrap_err();
+            assert!(e.contains(words) && e.contains("k.json") && !e.contains('\n'), "{e}");
+        }
+        for bad in ["", "[]", "{\"config\": {}}", "not json"] {
+            let e = inject::model_from_report(file, bad, 2, 32).unwrap_err();
+            assert!(e.contains("not a schedlab kernel JSON report"), "{bad}: {e}");
+        }
+        // A pad beyond the bound is refused, not spun.
+        let text = report_with_sites(schedlab_core::SitePads { hold_ns: [inject::MAX_PAD_NS + 1, 0, 0, 0, 0], gap_ns: [0; 3] });
+        assert!(inject::model_from_report(file, &text, 2, 32).unwrap_err().contains("more than"));
     }
 
     #[test]

@@ -104,6 +104,12 @@ pub struct KernelOptions {
     /// phases.json; a missing directory is made).
     #[arg(long, value_name = "DIR", requires = "inject", conflicts_with_all = NOT_WITH_INJECT)]
     pub inject_raw: Option<std::path::PathBuf>,
+    /// With --inject: run the model the fidelity table judged, from an earlier `schedlab kernel
+    /// --json` report of this machine; its point of these jobs and iodepth gives the model's
+    /// outside work, elevator cost and per-site pads (without it: jobs ÷ the kernel's IOPS
+    /// outside, no elevator cost, no pads).
+    #[arg(long, value_name = "FILE", requires = "inject", conflicts_with_all = ["no_model", "model_outside_ns", "points", "contention", "no_profile", "flamegraphs", "model_elevator_ns"])]
+    pub model_from: Option<std::path::PathBuf>,
 }
 
 impl KernelOptions {
@@ -221,6 +227,8 @@ impl KernelOptions {
             costs_ns,
             cycles: self.inject_cycles as usize,
             raw_dir: self.inject_raw.clone(),
+            model_from_file: self.model_from.clone(),
+            model_from: None,
         };
         icfg.validate()?;
         Ok(Some(icfg))
