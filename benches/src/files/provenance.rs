@@ -2,12 +2,12 @@
 //! every `--json` output carries one.
 
 use serde::Serialize;
-use std::process::Command;
 
 /// How a result was produced.
 #[derive(Clone, Debug, Serialize)]
 pub struct Provenance {
-    /// `git describe`-like commit of the working tree (`-dirty` when it had uncommitted changes).
+    /// The commit the binary was built from (`-dirty` when a tracked file differed from it at
+    /// build time), recorded by `benches/build.rs`; never read from the working directory.
     pub commit: String,
     pub rustc: String,
     /// Logical CPUs available to this process.
@@ -20,24 +20,11 @@ pub struct Provenance {
     pub profile: &'static str,
 }
 
-fn git(args: &[&str]) -> Option<String> {
-    let out = Command::new("git").args(args).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-fn commit() -> String {
-    match git(&["rev-parse", "--short=12", "HEAD"]) {
-        Some(c) if !c.is_empty() => {
-            let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-            if dirty {
-                format!("{c}-dirty")
-            } else {
-                c
-            }
-        }
-        _ => option_env!("SCHEDLAB_BUILD_COMMIT").unwrap_or("unknown").to_string(),
-    }
-}
+/// The build's commit (`benches/build.rs`).
+pub const BUILD_COMMIT: &str = match option_env!("SCHEDLAB_BUILD_COMMIT") {
+    Some(c) => c,
+    None => "unknown",
+};
 
 fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
@@ -50,7 +37,7 @@ impl Provenance {
     /// Collects the provenance of the current process.
     pub fn collect() -> Self {
         Provenance {
-            commit: commit(),
+            commit: BUILD_COMMIT.to_string(),
             rustc: option_env!("SCHEDLAB_RUSTC").unwrap_or("unknown").to_string(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             cpu_model: cpu_model(),
