@@ -12,12 +12,14 @@
 //! | --- | --- | --- | --- |
 //! | [`UnlockedUnderRemoval`] | deferred updates with no protection, while groups are removed | the seeds' "without even this lock" | `queue-lock` |
 //! | [`QueueLockWrongRemoval`] | deferred updates hold the queue lock, but removal takes only the scheduler lock | — | `queue-lock` |
+//! | [`QueueLockCompletionUnlocked`] | the completion statistics applied with no lock while removal and moves hold the queue lock | BFQ 4.15 (`bfq_finish_request` ran `bfqg_stats_update_completion` with no lock; notes/kernel-map.md D33) | `queue-lock` |
 //! | [`CapturedInServiceQueue`] | the in-service queue captured at dispatch start is used at its end, after expiration freed it | BFQ 2017–2022 (kernel-bfq.md, "Real bugs": the captured pointer) | [`RevalidatedInServiceQueue`] |
 //! | [`PlainGroupPins`] | a per-group count changed by plain load/store under the scheduler lock and from the unlocked path | BFQ 4.12–2023 (kernel-bfq.md, "Real bugs": the non-atomic reference count) | [`AtomicGroupPins`] |
 //! | [`MissingIoRemove`] | a path out of the scheduler does not update `queued` | seed patch 2/4 | `queue-lock` |
 //! | [`LeakOnRetire`] | a retired group is never freed | — | `sched-lock` |
 //! | [`EscapingDeferral`] | the deferred update outlives the path that made it | kernel-bfq.md, "Real bugs": teardown in the deferred window | `queue-lock` |
 //! | [`EpochWithoutPin`] | `epoch`'s deferred update with its pin removed | — | `epoch` |
+//! | [`EpochCompletionWithoutPin`] | `epoch`'s completion update unpinned (a completion context holds no pin of the dispatcher's) | — | `epoch` |
 //! | [`EpochFreesAtOnce`] | `epoch`'s retired groups freed at once instead of after a grace period | — | `epoch` |
 //! | [`EpochPinDroppedEarly`] | the groups are read under a pin, the pin is dropped, then they are updated | CFQ 2008: "cfq-iosched: fix RCU race in the cfq io_context destructor handling" (`rcu_read_unlock` before the last use) | `epoch` |
 //! | [`EpochWrongDomain`] | the deferred update pins one epoch domain while groups are retired through another | the RCU-flavour mismatch class (a reader of one flavour, a free after another's grace period) | `epoch` |
@@ -94,6 +96,42 @@ impl StatsPolicy for QueueLockWrongRemoval {
         // SAFETY: none — the queue lock excludes nothing that frees groups here (it is a plain
         // lock, no witness, because removal does not take it under this protection).
         unsafe { batch.apply_unchecked(cx.now()) };
+    }
+}
+
+/// `queue-lock` as 4.15 shipped it: insert and dispatch statistics deferred under the queue lock,
+/// but the completion statistics applied with no lock at all (notes/kernel-map.md D33), while
+/// group removal and moves hold the queue lock. A completion racing a removal (or a move and the
+/// removal of the group left) reads the queue's group and uses it after the removal freed it.
+#[derive(Debug, Default)]
+pub struct QueueLockCompletionUnlocked;
+
+impl StatsPolicy for QueueLockCompletionUnlocked {
+    const NAME: &'static str = "broken-queue-lock-completion-unlocked";
+    const SUMMARY: &'static str = "queue-lock with the completion statistics applied without the queue lock (4.15)";
+    const KEPT: StatsKept = StatsKept::Full;
+    type Protection = QueueLock;
+    type DispatchCapture = ();
+    type GroupState = ();
+
+    fn new() -> Self {
+        QueueLockCompletionUnlocked
+    }
+    fn route(&self, kind: StatKind) -> Route {
+        defer_deferrable(kind)
+    }
+    fn dispatch_begin(&self, _: &LockedView<'_>) {}
+    fn run_deferred(&self, cx: &DeferredCx<'_, QueueLock>, batch: &mut DeferredBatch) {
+        if batch.path() == Path::Completion {
+            // SAFETY: none — the queue is pinned by the request (I1a), but its group is kept only
+            // by the queue's reference, which a concurrent move or removal drops (under the queue
+            // lock this update does not take) before the group is freed.
+            unsafe { batch.apply_unchecked(cx.now()) };
+            return;
+        }
+        // As `queue-lock` (I1a, I1b, I4).
+        let queue_lock = cx.lock_queue();
+        batch.apply(&queue_lock, cx.now());
     }
 }
 
@@ -512,6 +550,36 @@ impl StatsPolicy for EpochWithoutPin {
     fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
         // SAFETY: none — without a pin, nothing holds a retired group's grace period open.
         unsafe { batch.apply_unchecked(cx.now()) };
+    }
+}
+
+/// `epoch` whose completion update runs unpinned (insert and dispatch keep their pins): as if the
+/// completion, run in a context of its own, relied on a pin taken by the thread that dispatched.
+#[derive(Debug, Default)]
+pub struct EpochCompletionWithoutPin;
+
+impl StatsPolicy for EpochCompletionWithoutPin {
+    const NAME: &'static str = "broken-epoch-completion-without-pin";
+    const SUMMARY: &'static str = "epoch's completion update without its pin";
+    const KEPT: StatsKept = StatsKept::Full;
+    type Protection = GracePeriod;
+    type DispatchCapture = ();
+    type GroupState = ();
+
+    fn new() -> Self {
+        EpochCompletionWithoutPin
+    }
+    grace_period_route!();
+    fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
+        if batch.path() == Path::Completion {
+            // SAFETY: none — the completing thread holds no pin, so nothing holds the grace
+            // period of a group retired meanwhile open.
+            unsafe { batch.apply_unchecked(cx.now()) };
+            return;
+        }
+        // As `epoch` (I1a, I1d).
+        let pin = cx.pin();
+        batch.apply(&pin, cx.now());
     }
 }
 

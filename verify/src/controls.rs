@@ -36,6 +36,21 @@ macro_rules! for_each_control {
             queue_lock_right_removal: Pass, None,
                 $crate::scenarios::i1_insert_vs_removal::<schedlab_variants::queue_lock::QueueLock>;
 
+            // ---- I1: completions in their own context (issue 40), against removal and moves ----
+            // 4.15's completion statistics with no lock (notes/kernel-map.md D33), the request
+            // completed by a thread that neither submitted it nor removes its group.
+            queue_lock_completion_unlocked_removal: Rejected("group used after it was freed"), None,
+                $crate::scenarios::completion_context_vs_removal::<$crate::broken::QueueLockCompletionUnlocked>;
+            queue_lock_completion_unlocked_move: Rejected("group used after it was freed"), None,
+                $crate::scenarios::completion_context_vs_move_and_removal::<$crate::broken::QueueLockCompletionUnlocked>;
+            queue_lock_completion_unlocked_exit: Rejected("group used after it was freed"), None,
+                $crate::scenarios::completion_context_after_submitter_exit::<$crate::broken::QueueLockCompletionUnlocked>;
+            // `epoch` with only the completion's update unpinned: the grace period's side of the same.
+            epoch_completion_without_pin_exit: Rejected("group used after it was freed"), None,
+                $crate::scenarios::completion_context_after_submitter_exit::<$crate::broken::EpochCompletionWithoutPin>;
+            queue_lock_completion_under_queue_lock: Pass, None,
+                $crate::scenarios::completion_context_vs_move_and_removal::<schedlab_variants::queue_lock::QueueLock>;
+
             // ---- I1: the grace-period family (`epoch` broken the ways an RCU user breaks it) ----
             epoch_without_pin_insert: Rejected("group used after it was freed"), None,
                 $crate::scenarios::i1_insert_vs_removal::<$crate::broken::EpochWithoutPin>;
@@ -266,6 +281,12 @@ macro_rules! for_each_loom_only_control {
             fault_child_does_not_pin_parent_rstat: Rejected("group used after it was freed"),
                 Some(schedlab_core::fault::Fault::ChildDoesNotPinParent),
                 $crate::scenarios::child_and_parent_retired_by_two_threads::<schedlab_variants::rstat::Rstat>;
+            // `epoch` with only the completion's update unpinned, against a move and the removal
+            // of the group left. Loom only: shuttle's PCT-3 caught it in 4 of 2000 schedules
+            // (first at 1252; random never: measured 2026-12-04), too rare to count on; its
+            // `_exit` form is in the common list.
+            epoch_completion_without_pin_move: Rejected("group used after it was freed"), None,
+                $crate::scenarios::completion_context_vs_move_and_removal::<$crate::broken::EpochCompletionWithoutPin>;
             // The depth limit's walk outside the scheduler lock reads G2 or G1 after its free.
             // Loom only: the window is a few steps of one thread between the group pointer's
             // load and its read, which shuttle's PCT (depth 3) did not hit in 2000 schedules

@@ -28,7 +28,7 @@
 use crate::history::Recorder;
 use schedlab_core::sync::{thread, violation, Arc, AtomicBool, OracleArc};
 use schedlab_core::{
-    Clock, Census, Consistency, GroupId, InsertOutcome, InsertPathKind, LockKind, Op, Protection, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler,
+    Clock, Census, Consistency, Dispatched, GroupId, InsertOutcome, InsertPathKind, LockKind, Op, Protection, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler,
     StatsKept, StatsPolicy, StatsSnapshot,
 };
 
@@ -363,6 +363,175 @@ pub fn i1_dispatch_vs_removal<P: StatsPolicy>() {
     let g = sched.create_group(sched.root(), 100).unwrap();
     sched.spawn_process(g).unwrap().insert(request(1, 1));
     let a = spawn_in(&sched, dispatch_and_complete);
+    remove_or_refused(&sched, g);
+    reclaim_step::<P>();
+    reclaim_step::<P>();
+    a.join().unwrap();
+    finish(sched, census, Moves::None);
+}
+
+// ---- completions in their own context (issue 40, item 2) ----
+//
+// The benchmark driver completes a request in a completion context of its own (a softirq-like
+// thread per CPU, fed by the device: `benches/src/driver/completion.rs`), not in the thread that
+// inserted and dispatched it. The models below do the same: a submitter thread's process (A)
+// inserts and dispatches a request and hands it over ([`InFlight`]) to a completion thread,
+// which is neither the submitter nor the remover and runs the scheduler's completion path
+// (`Dispatched::complete`: the completion statistics, deferred past the scheduler lock by every
+// variant that defers, then the locked bookkeeping that drops the request's queue reference),
+// while the main thread, a third, removes the request's group (or the group the process left)
+// and makes reclamation progress.
+//
+// Why everything the completion thread touches still exists (notes/invariants.md), in all three:
+// - the scheduler: the hand-over carries a reference to it ([`InFlight`]), and the request
+//   borrows it until its completion has returned (I4);
+// - the request's queue: pinned by the request from its dispatch until `SchedState::complete`
+//   drops that reference, which comes after the completion's `run_deferred` (I1a, "Completion";
+//   whichever thread holds the request, and once the submitting process has exited it is the
+//   queue's only pin);
+// - the queue's group as the completion statistics read it, after the scheduler lock (G, the
+//   group moved to, or the root a removal moved the queue to), in the variants that keep them:
+//   the queue lock that removal and moves also hold (`queue-lock`, I1b), removal and moves
+//   refused (`unlocked`, I1c), the epoch pin every free waits for (`epoch`, I1d), or the
+//   scheduler lock, under which `sched-lock` applies them to a queue's group, always online
+//   (I1, "Updates applied under the lock"); `rstat`, `mainline`, `debug-off` and `no-stats` skip
+//   them, so their completion reaches a group only under the scheduler lock;
+// - the groups of the locked bookkeeping (the queue's, and the reference the queue's free drops
+//   when the request was its last pin): under the scheduler lock, where every queue points at an
+//   online group (I1, as above), so that reference is never a group's last;
+// - a removed group: retired by the remover and freed by a `reclaim_step` of any thread, after
+//   every pin that could reach it has ended (I1d), and nothing is left awaiting reclamation at
+//   the end (I3).
+
+/// A dispatched request on its way to a completion context: the request and a reference to the
+/// scheduler it borrows, so that a model thread other than the dispatcher can complete it (the
+/// checkers have no scoped threads; the driver's contexts are scoped threads of the run).
+pub struct InFlight<P: StatsPolicy> {
+    // Declared first: dropped before the scheduler reference below.
+    rq: Dispatched<'static, P>,
+    sched: Arc<Scheduler<P>>,
+}
+
+impl<P: StatsPolicy> InFlight<P> {
+    /// Dispatches from `sched` and hands the request over to whichever thread will complete it
+    /// (`None` when there is nothing to dispatch).
+    pub fn dispatch(sched: &Arc<Scheduler<P>>) -> Option<InFlight<P>> {
+        let rq = sched.dispatch()?;
+        // SAFETY: only the lifetime changes. `rq` borrows the scheduler inside `sched`'s
+        // allocation (it was dispatched from it just above), and the clone kept beside it holds
+        // that allocation alive for as long as `rq` exists: the request is private to this value,
+        // completed by `complete` before the clone is dropped, or dropped (which completes it)
+        // before the clone by field order. Nothing else reaches the borrow.
+        let rq = unsafe { std::mem::transmute::<Dispatched<'_, P>, Dispatched<'static, P>>(rq) };
+        Some(InFlight { rq, sched: sched.clone() })
+    }
+
+    /// The completion context's work: the scheduler's completion path for the request.
+    pub fn complete(self) {
+        let InFlight { rq, sched } = self;
+        rq.complete();
+        drop(sched);
+    }
+}
+
+/// A completion context fed with one request: a thread of its own that completes it.
+fn completion_context<P: StatsPolicy>(rq: InFlight<P>) -> thread::JoinHandle<()> {
+    thread::spawn(move || rq.complete())
+}
+
+/// Where the submitter's process is when its request completes in the context.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Submitter {
+    /// Alive until the completion has returned (its reference keeps the queue).
+    Waits,
+    /// Exited right after the hand-over (the request is the queue's last pin).
+    Exits,
+    /// Moved to another group right after the hand-over (its request on the device), then exited.
+    MovesThenExits(GroupId),
+}
+
+/// The submitter of the completion-context models: a process in `group` inserts a request, which
+/// is dispatched and handed to a completion context; then the submitter does what `then` says and
+/// waits for the context to end. Nothing to race with if `group` is already gone.
+fn submit_to_context<P: StatsPolicy>(sched: &Arc<Scheduler<P>>, group: GroupId, then: Submitter) -> thread::JoinHandle<()> {
+    let sched = sched.clone();
+    thread::spawn(move || {
+        let Ok(process) = sched.spawn_process(group) else { return };
+        process.insert(request(1, 1));
+        // The only request: a removal in between moves the queue up, still busy.
+        let Some(rq) = InFlight::dispatch(&sched) else {
+            return violation("scenario: the submitter's request was not dispatched".into());
+        };
+        let context = completion_context(rq);
+        match then {
+            Submitter::Waits => {
+                context.join().unwrap();
+                drop(process);
+            }
+            Submitter::Exits => {
+                drop(process);
+                context.join().unwrap();
+            }
+            Submitter::MovesThenExits(to) => {
+                // As BFQ moves a queue: in the submitter's own context (`bfq_bic_update_cgroup`
+                // at its next request), with its request on the device.
+                check_move(&process, to);
+                drop(process);
+                context.join().unwrap();
+            }
+        }
+    })
+}
+
+/// Completion in its own context against group removal: thread A's process in G inserts, A's
+/// dispatch hands the request to a completion thread, and the process waits for it; the main
+/// thread removes G (moving the busy queue to the root) and makes reclamation progress. The
+/// completion's statistics read whichever group the queue is in (why each object it touches
+/// still exists: the comment above [`InFlight`]).
+pub fn completion_context_vs_removal<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let g = sched.create_group(sched.root(), 100).unwrap();
+    let a = submit_to_context(&sched, g, Submitter::Waits);
+    remove_or_refused(&sched, g);
+    reclaim_step::<P>();
+    reclaim_step::<P>();
+    a.join().unwrap();
+    finish(sched, census, Moves::None);
+}
+
+/// Completion in its own context against a move and the removal of the group left: thread A's
+/// process in G1 inserts, A's dispatch hands the request to a completion thread, and the process
+/// moves to G2 with its request on the device (dropping the queue's reference on G1) and exits;
+/// the main thread removes G1 (moving the queue to the root if the move has not happened) and
+/// makes reclamation progress. The completion's statistics read G1, G2 or the root, and G1 may be
+/// freed in between (4.15 applied them with no lock at all: notes/kernel-map.md D33, the controls
+/// `queue_lock_completion_unlocked_*`; why each object still exists: the comment above
+/// [`InFlight`]). A move with a request on the device makes I7 inexact
+/// (`Moves::WithRequestsQueued`).
+pub fn completion_context_vs_move_and_removal<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let root = sched.root();
+    let g1 = sched.create_group(root, 100).unwrap();
+    let g2 = sched.create_group(root, 100).unwrap();
+    let a = submit_to_context(&sched, g1, Submitter::MovesThenExits(g2));
+    if remove_or_refused(&sched, g1) {
+        reclaim_step::<P>();
+        reclaim_step::<P>();
+    }
+    a.join().unwrap();
+    finish(sched, census, Moves::WithRequestsQueued);
+}
+
+/// Completion in its own context after the submitter has exited: thread A's process in G
+/// inserts, A's dispatch hands the request to a completion thread, and the process exits at once,
+/// so the request in flight is its queue's only pin and the completion frees the queue (which
+/// drops the queue's reference on G, or on the root after the removal); the main thread removes G
+/// and makes reclamation progress meanwhile (why each object still exists: the comment above
+/// [`InFlight`]).
+pub fn completion_context_after_submitter_exit<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let g = sched.create_group(sched.root(), 100).unwrap();
+    let a = submit_to_context(&sched, g, Submitter::Exits);
     remove_or_refused(&sched, g);
     reclaim_step::<P>();
     reclaim_step::<P>();
@@ -1410,6 +1579,9 @@ macro_rules! for_each_scenario {
             bio_front_merge_and_misses_vs_move,
             budget_and_depth_limits_vs_move,
             lists_merge_across_groups_vs_move,
+            completion_context_vs_removal,
+            completion_context_vs_move_and_removal,
+            completion_context_after_submitter_exit,
         }
     };
 }
