@@ -1,6 +1,6 @@
 //! The shared statistics of every experiment: the median and the spread of repeated runs, the
-//! per-thread spread of a run's jobs, and the USL fit of a scaling curve. The one definition of
-//! each (the experiments, the model and the CLI use these).
+//! per-thread spread of a run's jobs, a bootstrap interval over rounds, and the USL fit of a
+//! scaling curve. The one definition of each (the experiments, the model and the CLI use these).
 
 use serde::Serialize;
 
@@ -90,6 +90,97 @@ impl PerThread {
     }
 }
 
+/// A confidence interval `[lo, hi]`: in JSON `{"lo": .., "hi": ..}`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Interval {
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Interval {
+    /// Whether `x` lies inside (bounds included).
+    pub fn contains(&self, x: f64) -> bool {
+        self.lo <= x && x <= self.hi
+    }
+}
+
+/// The fewest values a bootstrap interval is computed from: below it the resamples are so few
+/// distinct sets that the "interval" would be invented, not estimated.
+pub const BOOTSTRAP_MIN_VALUES: usize = 3;
+
+/// The resamples of every bootstrap interval the experiments report.
+pub const BOOTSTRAP_RESAMPLES: usize = 4000;
+
+/// The seed of every bootstrap interval the experiments report: fixed, so that the same inputs
+/// give the same interval on every machine and every run.
+pub const BOOTSTRAP_SEED: u64 = 0x5eed_42;
+
+/// SplitMix64: a tiny generator whose sequence depends on nothing but its seed (no platform,
+/// no crate version), so that a bootstrap interval is reproducible from the numbers alone.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (multiply-shift; the bias is below 2^-32 for the n used here).
+    fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next()) * n as u128) >> 64) as usize
+    }
+}
+
+/// The 95 % percentile-bootstrap interval of `stat` over `values`: `resamples` times, draw
+/// `values.len()` values with replacement (generator seeded with `seed`), compute `stat` of the
+/// draw; the interval is the 2.5 % and 97.5 % quantiles (nearest rank) of those statistics.
+///
+/// `None` with fewer than [`BOOTSTRAP_MIN_VALUES`] finite values (non-finite ones are dropped),
+/// or with no resample. Deterministic: the same values, statistic, resamples and seed give the
+/// same interval. `stat` gets the resample as a mutable slice (it may sort it in place).
+pub fn bootstrap_interval(values: &[f64], stat: impl Fn(&mut [f64]) -> f64, resamples: usize, seed: u64) -> Option<Interval> {
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.len() < BOOTSTRAP_MIN_VALUES || resamples == 0 {
+        return None;
+    }
+    let mut rng = SplitMix64(seed);
+    let mut draw = vec![0.0; v.len()];
+    let mut stats: Vec<f64> = Vec::with_capacity(resamples);
+    for _ in 0..resamples {
+        for d in draw.iter_mut() {
+            *d = v[rng.below(v.len())];
+        }
+        let s = stat(&mut draw);
+        if s.is_finite() {
+            stats.push(s);
+        }
+    }
+    if stats.is_empty() {
+        return None;
+    }
+    let lo = quantile(&mut stats, 0.025);
+    let hi = quantile(&mut stats, 0.975);
+    Some(Interval { lo, hi })
+}
+
+/// The median of a resample, in place (the statistic [`bootstrap_interval`] is given for a
+/// median): [`median`] without its copy.
+pub fn median_in_place(values: &mut [f64]) -> f64 {
+    let n = values.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    values.sort_unstable_by(f64::total_cmp);
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
 /// Fits σ and κ of the USL to relative capacities C(n) = X(n)/X(1), n ≥ 2 (least squares on
 /// n/C − 1 = σ(n−1) + κn(n−1)); both clamped at 0.
 pub fn fit_usl(points: &[(f64, f64)], x1: f64) -> Option<(f64, f64)> {
@@ -139,5 +230,49 @@ mod tests {
         assert_eq!(quantile(&mut [4.0, 1.0, 3.0, 2.0], 0.5), 3.0);
         assert_eq!(quantile(&mut [5.0, 1.0, 4.0, 2.0, 3.0], 0.9), 5.0);
         assert_eq!(quantile(&mut [], 0.9), 0.0);
+    }
+    #[test]
+    fn identical_values_give_a_zero_width_interval_at_that_value() {
+        let i = bootstrap_interval(&[1.25; 7], median_in_place, 1000, 1).expect("7 values");
+        assert_eq!(i, Interval { lo: 1.25, hi: 1.25 });
+    }
+
+    #[test]
+    fn fewer_than_three_values_give_no_interval() {
+        assert_eq!(bootstrap_interval(&[1.0, 2.0], median_in_place, 1000, 1), None);
+        assert_eq!(bootstrap_interval(&[1.0, 2.0, f64::NAN], median_in_place, 1000, 1), None, "a NaN is not a value");
+        assert!(bootstrap_interval(&[1.0, 2.0, 3.0], median_in_place, 1000, 1).is_some());
+        assert_eq!(bootstrap_interval(&[1.0, 2.0, 3.0], median_in_place, 0, 1), None);
+    }
+
+    #[test]
+    fn a_bootstrap_interval_widens_with_the_spread_and_stays_within_the_values() {
+        let narrow: Vec<f64> = (0..9).map(|i| 1.0 + 0.01 * (i as f64 - 4.0)).collect();
+        let wide: Vec<f64> = (0..9).map(|i| 1.0 + 0.10 * (i as f64 - 4.0)).collect();
+        let n = bootstrap_interval(&narrow, median_in_place, 2000, 7).unwrap();
+        let w = bootstrap_interval(&wide, median_in_place, 2000, 7).unwrap();
+        assert!(n.lo < 1.0 && n.hi > 1.0 && w.lo < 1.0 && w.hi > 1.0, "{n:?} {w:?}");
+        assert!(w.hi - w.lo > 5.0 * (n.hi - n.lo), "{n:?} {w:?}");
+        // A median's percentile interval is made of the values themselves.
+        assert!(w.lo >= 0.6 && w.hi <= 1.4, "{w:?}");
+    }
+
+    #[test]
+    fn a_bootstrap_interval_is_the_same_for_the_same_seed() {
+        let v = [0.93, 1.02, 1.11, 0.98, 1.07, 1.31, 0.88];
+        let mean = |d: &mut [f64]| d.iter().sum::<f64>() / d.len() as f64;
+        let a = bootstrap_interval(&v, mean, 4000, BOOTSTRAP_SEED).unwrap();
+        assert_eq!(a, bootstrap_interval(&v, mean, 4000, BOOTSTRAP_SEED).unwrap());
+        assert!(a.lo < a.hi && a.contains(mean(&mut v.clone())), "{a:?}");
+        // Another seed draws other resamples (the mean of 7 values takes many values).
+        assert_ne!(a, bootstrap_interval(&v, mean, 4000, BOOTSTRAP_SEED + 1).unwrap());
+    }
+
+    #[test]
+    fn median_in_place_is_median() {
+        for v in [vec![3.0, 1.0, 2.0], vec![4.0, 1.0, 2.0, 3.0], vec![5.0]] {
+            assert_eq!(median_in_place(&mut v.clone()), median(&v));
+        }
+        assert!(median_in_place(&mut []).is_nan());
     }
 }
