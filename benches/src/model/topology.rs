@@ -190,7 +190,8 @@ pub fn cores_here() -> (usize, usize) {
     for &c in &cpus {
         let path = format!("/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list");
         let siblings = std::fs::read_to_string(path).unwrap_or_else(|_| c.to_string());
-        let key: Vec<usize> = parse_cpu_list(siblings.trim());
+        // An unreadable or malformed list: the CPU counts as a core of its own.
+        let key: Vec<usize> = parse_cpu_list(siblings.trim()).unwrap_or_else(|_| vec![c]);
         if !per_core.contains(&key) {
             per_core.push(key);
         }
@@ -200,23 +201,39 @@ pub fn cores_here() -> (usize, usize) {
     (cores, threads)
 }
 
-fn parse_cpu_list(s: &str) -> Vec<usize> {
+/// The largest CPU number a CPU list may name: far above any kernel's `NR_CPUS` (8192), far below
+/// what a list of every number up to it would cost (a sysfs file is read, but a range must not be
+/// able to allocate without bound: issue 43, item 3).
+pub const MAX_CPU_ID: usize = 65_535;
+
+/// A kernel CPU list (`0-3,8,10-11`): the CPUs in order of the list. Anything else is an error
+/// naming the part: a number that is not one, a reversed range, or a CPU past [`MAX_CPU_ID`].
+fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
+    let number = |t: &str| -> Result<usize, String> {
+        let v: usize = t.trim().parse().map_err(|_| format!("`{}` is not a CPU number", t.trim()))?;
+        if v > MAX_CPU_ID {
+            return Err(format!("CPU {v} is past the largest CPU number {MAX_CPU_ID}"));
+        }
+        Ok(v)
+    };
     let mut out = Vec::new();
     for part in s.split(',') {
         match part.split_once('-') {
             Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.trim().parse::<usize>(), b.trim().parse::<usize>()) {
-                    out.extend(a..=b);
+                let (a, b) = (number(a)?, number(b)?);
+                if b < a {
+                    return Err(format!("`{}` is a reversed range", part.trim()));
                 }
+                out.extend(a..=b);
             }
-            None => {
-                if let Ok(v) = part.trim().parse() {
-                    out.push(v);
-                }
-            }
+            None => out.push(number(part)?),
+        }
+        // Each part is bounded, but many of them are not: the whole list is as bounded.
+        if out.len() > MAX_CPU_ID + 1 {
+            return Err(format!("the list names more than {} CPUs", MAX_CPU_ID + 1));
         }
     }
-    out
+    Ok(out)
 }
 
 /// Two CPUs, by number.
@@ -227,7 +244,7 @@ fn pairs_here() -> (Option<CpuPair>, Option<CpuPair>) {
     let cpus = allowed_cpus();
     let siblings_of = |c: usize| {
         let path = format!("/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list");
-        parse_cpu_list(std::fs::read_to_string(path).unwrap_or_default().trim())
+        parse_cpu_list(std::fs::read_to_string(path).unwrap_or_default().trim()).unwrap_or_default()
     };
     let mut sibling = None;
     let mut core = None;
@@ -377,7 +394,30 @@ mod tests {
         assert!(t.validate().unwrap_err().message.contains("rate_per_s"));
         t.interruptions = Some(Interruptions { rate_per_s: 300.0, durations_ns: vec![2e3, 2e4] });
         assert!(t.validate().is_ok());
-        assert_eq!(parse_cpu_list("0-2,5"), vec![0, 1, 2, 5]);
+        assert_eq!(parse_cpu_list("0-2,5"), Ok(vec![0, 1, 2, 5]));
+    }
+
+    #[test]
+    fn a_cpu_list_is_bounded_and_malformed_ones_are_refused() {
+        assert_eq!(parse_cpu_list("7"), Ok(vec![7]));
+        assert_eq!(parse_cpu_list(" 0-1 , 4 "), Ok(vec![0, 1, 4]));
+        assert_eq!(parse_cpu_list(&format!("0-{MAX_CPU_ID}")).map(|v| v.len()), Ok(MAX_CPU_ID + 1));
+        for (list, words) in [
+            ("0-4294967295", "past the largest"),
+            ("0-99999999999", "past the largest"),
+            ("0-18446744073709551616", "not a CPU number"),
+            ("5-2", "reversed"),
+            ("x", "not a CPU number"),
+            ("1-", "not a CPU number"),
+            ("", "not a CPU number"),
+            ("0--3", "not a CPU number"),
+        ] {
+            let e = parse_cpu_list(list).unwrap_err();
+            assert!(e.contains(words), "{list}: {e}");
+        }
+        // Many bounded parts still cannot name more than the bound.
+        let many = vec![format!("0-{MAX_CPU_ID}"); 3].join(",");
+        assert!(parse_cpu_list(&many).unwrap_err().contains("more than"));
     }
 
     // Moved here from probes.rs (was measure.rs), which no longer imports the topology.

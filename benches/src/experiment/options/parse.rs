@@ -98,7 +98,12 @@ pub fn parse_variants(list: Option<&str>, include_unlocked: bool) -> Result<Vec<
     Ok(names)
 }
 
-/// "1,2,4", "1-4", or a mix, each `0..=max`, without repeats (thread counts, slot counts, ns).
+/// The most values a list option may expand to: a range such as `0-1000000000` is refused before
+/// it is expanded, not allocated (issue 43, item 3's class: every list the tool expands is bounded).
+pub const MAX_LIST_VALUES: u64 = 4096;
+
+/// "1,2,4", "1-4", or a mix, each `0..=max`, without repeats (thread counts, slot counts, ns), at
+/// most [`MAX_LIST_VALUES`] values.
 pub fn parse_list(name: &str, s: &str, max: u64) -> Result<Vec<u64>, ExperimentError> {
     let bad = || bad_input(format!("--{name} must be a list like 1,2,4 or 1-4 (each 0..={max}), got `{s}`"));
     let mut out = Vec::new();
@@ -112,6 +117,9 @@ pub fn parse_list(name: &str, s: &str, max: u64) -> Result<Vec<u64>, ExperimentE
         };
         if lo > hi || hi > max {
             return Err(bad());
+        }
+        if (out.len() as u64).saturating_add(hi - lo + 1) > MAX_LIST_VALUES {
+            return Err(bad_input(format!("--{name} expands to more than {MAX_LIST_VALUES} values, got `{s}`")));
         }
         for v in lo..=hi {
             if !out.contains(&v) {
@@ -171,6 +179,11 @@ mod tests {
         assert!(parse_list("threads", "3-1", 8).is_err());
         assert!(parse_list("threads", "x", 8).is_err());
         assert!(parse_list("threads", "9", 8).is_err());
+        // A range is bounded before it is expanded, and so are many of them.
+        let e = parse_list("sweep-outside-ns", "0-1000000000", 1_000_000_000).unwrap_err().to_string();
+        assert!(e.contains("more than 4096 values") && !e.contains('\n'), "{e}");
+        assert!(parse_list("outside-list", "0-4095", 1_000_000_000).is_ok());
+        assert!(parse_list("outside-list", "0-4095,5000", 1_000_000_000).is_err());
     }
 
     #[test]
