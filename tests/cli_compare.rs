@@ -75,6 +75,48 @@ fn compare_writes_the_keys_with_consistent_results_and_prints_the_ratios() {
 }
 
 #[test]
+fn compare_gives_every_ratio_an_interval_and_the_run_its_noise_floor() {
+    let dir = scratch("interval");
+    let json = dir.join("c.json");
+    let base = [
+        "compare", "--threads", "1", "--variants", "sched-lock,queue-lock", "--duration", "0.1", "--ramp", "0", "--rounds", "3",
+        "--measure", "plain", "--retries", "0", "--json", json.to_str().unwrap(),
+    ];
+    let out = schedlab(&base);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("noise floor: A/A") && stdout.contains("x sched [95%]"), "{stdout}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["schema_version"], 3);
+    let names: Vec<&str> = v["results"].as_array().unwrap().iter().map(|r| r["variant"].as_str().unwrap()).collect();
+    assert_eq!(names, ["sched-lock", "queue-lock"], "the A/A copy is not a variant's row");
+    let interval = |i: &serde_json::Value| (i["lo"].as_f64().unwrap(), i["hi"].as_f64().unwrap());
+    let (lo, hi) = interval(&v["results"][1]["vs_sched_lock_interval"]);
+    assert!(lo <= hi, "{lo} {hi}");
+    let floor = &v["noise_floor"][0];
+    assert_eq!(floor["copy"]["variant"], "sched-lock (A/A)");
+    assert_eq!(floor["copy"]["runs"], 3);
+    let (lo, hi) = interval(&floor["interval"]);
+    assert!(lo <= hi && floor["unreliable"].is_null() == (lo <= 1.0 && 1.0 <= hi), "{floor}");
+    let deferred = v["ratios"].as_array().unwrap().iter().find(|r| r["name"] == "deferred stats").expect("deferred stats");
+    let b = &deferred["by_lock"][0];
+    interval(&b["interval"]);
+    // Judged on the interval, or not judged (a loaded machine disturbs runs): never a boolean.
+    assert!(["met", "missed", "inconclusive"].contains(&b["meets_goal"].as_str().unwrap_or("met")) && !b["meets_goal"].is_boolean(), "{b}");
+
+    let mut no_aa = base.to_vec();
+    no_aa.push("--no-aa");
+    let out = schedlab(&no_aa);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("noise floor: not measured (--no-aa)"), "{stdout}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["noise_floor"].as_array().map(Vec::len), Some(0));
+    assert_eq!(v["noise_floor_not_measured"], "--no-aa");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn sweep_writes_csv_and_svg() {
     let dir = scratch("sweep");
     let (csv, svg) = (dir.join("s.csv"), dir.join("s.svg"));

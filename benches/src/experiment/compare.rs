@@ -6,6 +6,17 @@
 //! caches). Ratios between variants are taken *within* a round and then summarised (median, min,
 //! max), because this machine kind is shared and noisy (`../shared/reference/measuring.md` §2).
 //!
+//! Every ratio carries a 95 % bootstrap interval over rounds ([`ratio_interval`]), and its
+//! verdicts are taken on that interval: a goal is met only when the whole interval clears it,
+//! missed when the whole interval is below it, inconclusive when it straddles
+//! ([`judge_goal`]); a seed's range is inside, outside or overlapping ([`judge_range`]).
+//!
+//! The run measures its own noise floor: the reference variant ([`AA_REFERENCE`], the
+//! denominator of the seeds' ratios) runs twice in each round, the second copy
+//! ([`AA_LABEL`]) interleaved like any variant; the ratio of the two copies, with its interval,
+//! is the floor ([`NoiseFloor`]), and a floor whose interval excludes 1 marks the run unreliable
+//! ([`unreliable_floor`]). `--no-aa` leaves the copy out.
+//!
 //! Each variant is measured in one of three ways per round ([`Measure`]):
 //! - *lockstat* (the default, one run): [`schedlab_core::lockstat`] is switched on and off in
 //!   alternating windows of 100 ms of the same run; the KIOPS are the run's, the lock counters
@@ -81,12 +92,15 @@ pub struct CompareConfig {
     /// Hold-time sampling period of the counter-sum locks (see `lockstat::set_hold_sampling`).
     pub sum_sampling: u32,
     pub noise: NoisePolicy,
+    /// Run [`AA_REFERENCE`] a second time in each round (the A/A pair) for the run's noise
+    /// floor; only when it is among `variants`. `--no-aa` turns it off.
+    pub aa: bool,
 }
 
 impl CompareConfig {
     /// The defaults of `schedlab compare` (and of plain `cargo run --release`): every safe
     /// variant, all cores, 3 rounds of one 2 s run each (statistics on and off in 100 ms windows),
-    /// the fair lock. About 35 s.
+    /// sched-lock's A/A copy, the fair lock. About 55 s on 2 CPUs.
     pub fn defaults() -> Self {
         let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
         CompareConfig {
@@ -106,7 +120,26 @@ impl CompareConfig {
             lockstat_mode: lockstat::Mode::Sampled,
             sum_sampling: lockstat::DEFAULT_SUM_SAMPLING,
             noise: NoisePolicy::default(),
+            aa: true,
         }
+    }
+
+    /// What each round runs, in the order of round 0: `(label, variant run)`. Every variant as
+    /// itself, and with `aa` the A/A copy of [`AA_REFERENCE`] (label [`AA_LABEL`]) half a round
+    /// away from it, so that the rotation never runs the two copies back to back more often than
+    /// any other pair.
+    pub fn entries(&self) -> Vec<(&'static str, &'static str)> {
+        let mut entries: Vec<(&'static str, &'static str)> = self.variants.iter().map(|&v| (v, v)).collect();
+        if let Some(r) = self.aa_reference_index() {
+            let nv = self.variants.len();
+            entries.insert((r + 1 + nv / 2) % (nv + 1), (AA_LABEL, AA_REFERENCE));
+        }
+        entries
+    }
+
+    /// Where [`AA_REFERENCE`] is in `variants`, when the A/A pair runs.
+    fn aa_reference_index(&self) -> Option<usize> {
+        self.variants.iter().position(|v| *v == AA_REFERENCE).filter(|_| self.aa)
     }
 
     /// Checks every variant against the workload, before any work: a [`ErrorKind::BadInput`]
@@ -139,7 +172,7 @@ impl CompareConfig {
     /// Runs the comparison will make.
     pub fn total_runs(&self) -> usize {
         let per = usize::from(self.measure.plain()) + usize::from(self.measure.lockstat());
-        self.rounds * self.locks.len() * self.variants.len() * per
+        self.rounds * self.locks.len() * self.entries().len() * per
     }
 
     /// Seconds the comparison will take, roughly (measured windows and ramps).
@@ -151,7 +184,7 @@ impl CompareConfig {
                 Measure::Lockstat => w.duration.as_secs_f64() + w.ramp.as_secs_f64(),
                 Measure::Both => self.lockstat_duration.as_secs_f64() + w.ramp.as_secs_f64(),
             };
-        per_variant * (self.rounds * self.locks.len() * self.variants.len()) as f64
+        per_variant * (self.rounds * self.locks.len() * self.entries().len()) as f64
     }
 }
 
@@ -163,7 +196,148 @@ fn run_label(round: usize, lock: LockKind, variant: &str, instrumented: bool) ->
 pub use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy, Runner};
 use crate::driver::noise::run_clean_with;
 pub use crate::seeds::{Seed, SEEDS};
-pub use crate::stats::{median, PerThread, Spread};
+pub use crate::stats::{median, Interval, PerThread, Spread};
+use crate::stats::{bootstrap_interval, median_in_place, BOOTSTRAP_MIN_VALUES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
+
+/// The reference variant: the denominator of the seeds' ratios, and the one run twice in each
+/// round for the A/A pair.
+pub const AA_REFERENCE: &str = "sched-lock";
+/// The label of the reference's second copy in each round.
+pub const AA_LABEL: &str = "sched-lock (A/A)";
+
+/// The 95 % bootstrap interval of a per-round ratio, or why it has none.
+///
+/// The rounds are resampled with replacement (a round is the unit: its variants shared the
+/// machine's state, so its ratio is one paired observation), and the statistic is the **median
+/// of the resampled per-round ratios**, the same statistic as the reported figure, so the
+/// interval is the interval of what is printed. The median rather than the ratio of summed
+/// KIOPS because the spread between rounds is dominated by the odd fast or slow round (issue 42,
+/// item 4: one round per variant at 2–2.5× the median): a sum follows that round, a median does
+/// not. With few rounds a median's percentile interval is made of observed ratios (with 3 rounds
+/// it is about their min–max): coarse, but not narrower than the data allow; more rounds narrow
+/// it. Fixed seed and resample count ([`BOOTSTRAP_SEED`], [`BOOTSTRAP_RESAMPLES`]): the same
+/// runs give the same interval. Fewer than 3 rounds: no interval ("no interval: fewer than 3
+/// rounds"), never an invented one.
+pub fn ratio_interval(ratio: &Spread) -> Result<Interval, String> {
+    bootstrap_interval(&ratio.runs, median_in_place, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
+        .ok_or_else(|| format!("no interval: fewer than {BOOTSTRAP_MIN_VALUES} rounds"))
+}
+
+/// A goal's verdict, taken on a ratio's interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GoalVerdict {
+    /// The whole interval is at or above the goal.
+    Met,
+    /// The whole interval is below the goal.
+    Missed,
+    /// The interval straddles the goal: the runs cannot tell.
+    Inconclusive,
+}
+
+impl GoalVerdict {
+    pub fn label(self) -> &'static str {
+        match self {
+            GoalVerdict::Met => "goal met",
+            GoalVerdict::Missed => "goal missed",
+            GoalVerdict::Inconclusive => "goal inconclusive",
+        }
+    }
+}
+
+/// "at least `goal`" judged on an interval: met only when the whole interval clears the goal,
+/// missed only when the whole interval is below it, inconclusive otherwise.
+pub fn judge_goal(interval: Interval, goal: f64) -> GoalVerdict {
+    if interval.lo >= goal {
+        GoalVerdict::Met
+    } else if interval.hi < goal {
+        GoalVerdict::Missed
+    } else {
+        GoalVerdict::Inconclusive
+    }
+}
+
+/// How a ratio's interval lies against the seeds' range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RangeOverlap {
+    /// The whole interval is inside the range.
+    Inside,
+    /// The interval and the range do not meet.
+    Outside,
+    /// They meet, but the interval reaches out of the range.
+    Overlapping,
+}
+
+impl RangeOverlap {
+    pub fn label(self) -> &'static str {
+        match self {
+            RangeOverlap::Inside => "inside the seeds' range",
+            RangeOverlap::Outside => "outside the seeds' range",
+            RangeOverlap::Overlapping => "overlaps the seeds' range",
+        }
+    }
+}
+
+/// An interval against a range `(lo, hi)`, bounds included (with 1e-9 of slack for ranges
+/// computed from KIOPS quotients).
+pub fn judge_range(interval: Interval, (lo, hi): (f64, f64)) -> RangeOverlap {
+    let (lo, hi) = (lo - 1e-9, hi + 1e-9);
+    if interval.lo >= lo && interval.hi <= hi {
+        RangeOverlap::Inside
+    } else if interval.hi < lo || interval.lo > hi {
+        RangeOverlap::Outside
+    } else {
+        RangeOverlap::Overlapping
+    }
+}
+
+/// The run's own noise floor under one lock kind: [`AA_REFERENCE`] against its second copy in
+/// the same rounds (JSON: `noise_floor[]`).
+#[derive(Clone, Debug, Serialize)]
+pub struct NoiseFloor {
+    pub lock: LockKind,
+    /// The variant run twice in each round.
+    pub reference: &'static str,
+    /// Per-round KIOPS of the reference ÷ its copy's (median, min, max over rounds); `null`
+    /// when no round has both.
+    pub ratio: Option<Spread>,
+    /// Its 95 % bootstrap interval over rounds ([`ratio_interval`]).
+    pub interval: Option<Interval>,
+    /// Why `interval` is null ("no interval: fewer than 3 rounds").
+    pub no_interval: Option<String>,
+    /// Set when the interval excludes 1: two copies of one variant differed beyond what the
+    /// rounds' spread explains, so every other ratio of this lock kind is suspect. Says what the
+    /// machine did during the pair's runs ([`unreliable_floor`]).
+    pub unreliable: Option<String>,
+    /// The copy's own row (variant `sched-lock (A/A)`), as a variant's.
+    pub copy: VariantResult,
+}
+
+/// Whether an A/A interval makes the run unreliable: `Some(warning)` when it excludes 1 (the
+/// warning names the interval and what the machine did, `machine`), `None` when it covers 1.
+pub fn unreliable_floor(interval: Interval, machine: &str) -> Option<String> {
+    (!interval.contains(1.0)).then(|| {
+        format!(
+            "UNRELIABLE: the A/A interval [{:.2}, {:.2}] excludes 1: two copies of one variant in the same rounds differed beyond chance, so the other ratios measure the machine as much as the variants; {machine}",
+            interval.lo, interval.hi
+        )
+    })
+}
+
+/// What the machine did during some runs, for a warning: other processes' CPUs and steal
+/// (`driver::workload` measures both for every run) and the runs it calls disturbed.
+fn machine_during(runs: &[&RunResult]) -> String {
+    let max = |f: &dyn Fn(&RunResult) -> Option<f64>| runs.iter().filter_map(|r| f(r)).reduce(f64::max);
+    let others = max(&|r| r.other_cpus).map_or("not measured".into(), |o| format!("up to {o:.2} CPUs"));
+    let steal = max(&|r| r.steal_cpus).map_or("not measured".into(), |o| format!("up to {o:.2} CPUs"));
+    let reasons: Vec<String> = runs.iter().filter_map(|r| crate::driver::workload::disturbed(r)).collect();
+    let disturbed = match reasons.first() {
+        Some(first) => format!("{} of {} runs disturbed ({first})", reasons.len(), runs.len()),
+        None => format!("none of its {} runs disturbed (the spread is the machine's own: frequency, caches, placement)", runs.len()),
+    };
+    format!("during the pair's runs: other processes {others}, steal {steal}, {disturbed}")
+}
 
 /// How much of the scheduler lock's hold time the statistics take (instrumented runs).
 #[derive(Clone, Debug, Default, Serialize)]
@@ -224,6 +398,10 @@ pub struct VariantResult {
     pub lockstat_overhead_runs: Vec<f64>,
     /// KIOPS ÷ `sched-lock`'s in the same round (median, min, max over rounds).
     pub vs_sched_lock: Option<Spread>,
+    /// The 95 % bootstrap interval of `vs_sched_lock` over rounds ([`ratio_interval`]).
+    pub vs_sched_lock_interval: Option<Interval>,
+    /// Why `vs_sched_lock_interval` is null although `vs_sched_lock` is not.
+    pub vs_sched_lock_no_interval: Option<String>,
     pub per_thread_kiops: PerThread,
     /// Every run passed the end-of-run checks and freed every group and queue; `null` when no
     /// run finished (nothing was checked: not a failure of the checks).
@@ -270,10 +448,17 @@ pub struct RatioByLock {
     pub lock: LockKind,
     /// Per-round ratio of the two variants' plain KIOPS (median, min, max over rounds).
     pub measured: Spread,
-    /// Whether the median is inside the seeds' range.
-    pub within_seed_range: Option<bool>,
-    /// Whether the median meets the goal; `None` without a goal, or when not judged.
-    pub meets_goal: Option<bool>,
+    /// The 95 % bootstrap interval of `measured` over rounds ([`ratio_interval`]).
+    pub interval: Option<Interval>,
+    /// Why `interval` is null ("no interval: fewer than 3 rounds"); then neither verdict is
+    /// given.
+    pub no_interval: Option<String>,
+    /// The interval against the seeds' range ([`judge_range`]); `None` without a range, without
+    /// an interval, or when not judged.
+    pub seed_range_overlap: Option<RangeOverlap>,
+    /// The goal judged on the interval ([`judge_goal`]); `None` without a goal, without an
+    /// interval, or when not judged.
+    pub meets_goal: Option<GoalVerdict>,
     /// Why neither the seeds' range nor the goal was judged: some of the runs behind the ratio
     /// were disturbed (`driver::workload::disturbed`), so the ratio does not measure the
     /// variants alone. Its figures are still reported.
@@ -298,6 +483,11 @@ pub struct CompareReport {
     pub interrupted: bool,
     pub results: Vec<VariantResult>,
     pub ratios: Vec<RatioResult>,
+    /// The run's noise floor, one per lock kind (empty when the A/A pair did not run: see
+    /// `noise_floor_not_measured`).
+    pub noise_floor: Vec<NoiseFloor>,
+    /// Why `noise_floor` is empty ("--no-aa", "sched-lock is not compared").
+    pub noise_floor_not_measured: Option<String>,
     /// Runs that failed (the driver's error); the comparison went on without them.
     pub failures: Vec<RunFailure>,
 }
@@ -316,7 +506,20 @@ impl CompareReport {
     /// Whether every run that finished passed its checks (runs that did not finish are not
     /// counted: see `status` and `failures`).
     pub fn all_consistent(&self) -> bool {
-        self.results.iter().all(|r| r.consistent != Some(false))
+        self.rows().all(|r| r.consistent != Some(false))
+    }
+
+    /// Every row that ran: the variants', then the A/A copies'.
+    pub fn rows(&self) -> impl Iterator<Item = &VariantResult> + Clone {
+        self.results.iter().chain(self.noise_floor.iter().map(|f| &f.copy))
+    }
+
+    /// The warnings of noise floors whose interval excludes 1.
+    pub fn unreliable(&self) -> Vec<String> {
+        self.noise_floor
+            .iter()
+            .filter_map(|f| f.unreliable.as_ref().map(|u| if self.config.locks.len() > 1 { format!("{}: {u}", f.lock.name()) } else { u.clone() }))
+            .collect()
     }
 }
 
@@ -370,8 +573,9 @@ pub fn run_with(
     let total = cfg.total_runs();
     observer.event(Event::Planned { steps: total, estimated_s: cfg.estimated_seconds() });
     warn_before_runs(cfg, observer);
-    let nv = cfg.variants.len();
-    let mut cells: Vec<Vec<Cell>> = cfg.locks.iter().map(|_| (0..nv).map(|_| Cell::default()).collect()).collect();
+    let entries = cfg.entries();
+    let ne = entries.len();
+    let mut cells: Vec<Vec<Cell>> = cfg.locks.iter().map(|_| (0..ne).map(|_| Cell::default()).collect()).collect();
     let mut index = 0;
     let mut interrupted = false;
     let mut rounds_completed = 0;
@@ -379,9 +583,9 @@ pub fn run_with(
     let mut failures = Vec::new();
     'rounds: for round in 0..cfg.rounds {
         for (li, &lock) in cfg.locks.iter().enumerate() {
-            for k in 0..nv {
-                let vi = (k + round) % nv;
-                let variant = cfg.variants[vi];
+            for k in 0..ne {
+                let vi = (k + round) % ne;
+                let (variant, runs_as) = entries[vi];
                 let modes = [(false, cfg.measure.plain()), (true, cfg.measure.lockstat())];
                 for (instrumented, wanted) in modes {
                     if !wanted {
@@ -399,7 +603,7 @@ pub fn run_with(
                     if instrumented && cfg.measure == Measure::Lockstat {
                         w.lockstat_toggle = Some(cfg.lockstat_window);
                     }
-                    let r = match run_clean_with(runner, variant, &w, stop, cfg.noise, &mut cells[li][vi].noise, &mut rerun_budget) {
+                    let r = match run_clean_with(runner, runs_as, &w, stop, cfg.noise, &mut cells[li][vi].noise, &mut rerun_budget) {
                         Ok(r) => r,
                         Err(error) => {
                             let told = format!("run {} of {total} failed (the comparison goes on): {error}", index + 1);
@@ -439,13 +643,30 @@ pub fn run_with(
     observer.event(Event::Finished);
     let mut results = Vec::new();
     for (li, &lock) in cfg.locks.iter().enumerate() {
-        for (vi, &variant) in cfg.variants.iter().enumerate() {
+        for &variant in &cfg.variants {
+            let vi = entry_index(&entries, variant).expect("every variant is an entry");
             results.push(summarize_cell(variant, lock, cfg, &cells[li][vi]));
         }
     }
-    add_cross_variant(&mut results, &cells, cfg);
-    let ratios = ratios(&cells, cfg);
-    Ok(CompareReport { provenance: Provenance::collect(), config: cfg.clone(), rounds_completed, interrupted, results, ratios, failures })
+    add_cross_variant(&mut results, &cells, &entries, cfg);
+    let ratios = ratios(&cells, &entries, cfg);
+    let noise_floor = noise_floors(&cells, &entries, cfg);
+    let noise_floor_not_measured = match (cfg.aa, cfg.variants.contains(&AA_REFERENCE)) {
+        (false, _) => Some("--no-aa".to_string()),
+        (true, false) => Some(format!("{AA_REFERENCE} is not compared")),
+        (true, true) => None,
+    };
+    Ok(CompareReport {
+        provenance: Provenance::collect(),
+        config: cfg.clone(),
+        rounds_completed,
+        interrupted,
+        results,
+        ratios,
+        noise_floor,
+        noise_floor_not_measured,
+        failures,
+    })
 }
 
 fn requests_of(r: &RunResult) -> f64 {
@@ -539,6 +760,8 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ce
         lockstat_overhead_source,
         lockstat_overhead_runs,
         vs_sched_lock: None,
+        vs_sched_lock_interval: None,
+        vs_sched_lock_no_interval: None,
         per_thread_kiops: PerThread::of(main_runs.iter().map(|(_, r)| r.per_thread_kiops.clone()).collect()),
         consistent,
         requests: main_runs.iter().map(|(_, r)| requests_of(r).round() as u64).sum(),
@@ -560,10 +783,15 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ce
     }
 }
 
-/// Per-round ratio of two variants' main-run KIOPS under one lock kind.
-fn paired(cells: &[Cell], cfg: &CompareConfig, num: &str, den: &str) -> Option<Spread> {
-    let ni = cfg.variants.iter().position(|v| *v == num)?;
-    let di = cfg.variants.iter().position(|v| *v == den)?;
+/// Where the entry labelled `label` is (its cells' index).
+fn entry_index(entries: &[(&'static str, &'static str)], label: &str) -> Option<usize> {
+    entries.iter().position(|(l, _)| *l == label)
+}
+
+/// Per-round ratio of two entries' main-run KIOPS under one lock kind.
+fn paired(cells: &[Cell], entries: &[(&'static str, &'static str)], num: &str, den: &str) -> Option<Spread> {
+    let ni = entry_index(entries, num)?;
+    let di = entry_index(entries, den)?;
     let (n, d) = (cells[ni].main_runs(), cells[di].main_runs());
     let ratios: Vec<f64> = n
         .iter()
@@ -575,10 +803,10 @@ fn paired(cells: &[Cell], cfg: &CompareConfig, num: &str, den: &str) -> Option<S
 
 /// "disturbed: N of M runs (first reason)" when any run behind the named variants' KIOPS was
 /// disturbed; `None` when every one measured the variants alone.
-fn disturbed_runs(cells: &[Cell], cfg: &CompareConfig, variants: &[&str]) -> Option<String> {
+fn disturbed_runs(cells: &[Cell], entries: &[(&'static str, &'static str)], variants: &[&str]) -> Option<String> {
     let runs: Vec<&RunResult> = variants
         .iter()
-        .filter_map(|v| cfg.variants.iter().position(|x| x == v))
+        .filter_map(|v| entry_index(entries, v))
         .flat_map(|i| cells[i].main_runs().iter().map(|(_, r)| r))
         .collect();
     let reasons: Vec<String> = runs.iter().filter_map(|r| crate::driver::workload::disturbed(r)).collect();
@@ -586,15 +814,43 @@ fn disturbed_runs(cells: &[Cell], cfg: &CompareConfig, variants: &[&str]) -> Opt
     Some(format!("disturbed: {} of {} runs ({first})", reasons.len(), runs.len()))
 }
 
-fn add_cross_variant(results: &mut [VariantResult], cells: &[Vec<Cell>], cfg: &CompareConfig) {
+fn add_cross_variant(results: &mut [VariantResult], cells: &[Vec<Cell>], entries: &[(&'static str, &'static str)], cfg: &CompareConfig) {
     for (li, &lock) in cfg.locks.iter().enumerate() {
         for r in results.iter_mut().filter(|r| r.lock == lock) {
-            r.vs_sched_lock = paired(&cells[li], cfg, r.variant, "sched-lock");
+            r.vs_sched_lock = paired(&cells[li], entries, r.variant, AA_REFERENCE);
+            if let Some(s) = &r.vs_sched_lock {
+                match ratio_interval(s) {
+                    Ok(i) => r.vs_sched_lock_interval = Some(i),
+                    Err(why) => r.vs_sched_lock_no_interval = Some(why),
+                }
+            }
         }
     }
 }
 
-fn ratios(cells: &[Vec<Cell>], cfg: &CompareConfig) -> Vec<RatioResult> {
+/// The A/A pair of each lock kind, when it ran.
+fn noise_floors(cells: &[Vec<Cell>], entries: &[(&'static str, &'static str)], cfg: &CompareConfig) -> Vec<NoiseFloor> {
+    let (Some(ri), Some(ci)) = (entry_index(entries, AA_REFERENCE), entry_index(entries, AA_LABEL)) else {
+        return Vec::new();
+    };
+    cfg.locks
+        .iter()
+        .enumerate()
+        .map(|(li, &lock)| {
+            let ratio = paired(&cells[li], entries, AA_REFERENCE, AA_LABEL);
+            let (interval, no_interval) = match ratio.as_ref().map(ratio_interval) {
+                Some(Ok(i)) => (Some(i), None),
+                Some(Err(why)) => (None, Some(why)),
+                None => (None, Some("no interval: no round ran both copies".to_string())),
+            };
+            let runs: Vec<&RunResult> = [ri, ci].iter().flat_map(|&i| cells[li][i].main_runs().iter().map(|(_, r)| r)).collect();
+            let unreliable = interval.and_then(|i| unreliable_floor(i, &machine_during(&runs)));
+            NoiseFloor { lock, reference: AA_REFERENCE, ratio, interval, no_interval, unreliable, copy: summarize_cell(AA_LABEL, lock, cfg, &cells[li][ci]) }
+        })
+        .collect()
+}
+
+fn ratios(cells: &[Vec<Cell>], entries: &[(&'static str, &'static str)], cfg: &CompareConfig) -> Vec<RatioResult> {
     SEEDS
         .iter()
         .filter_map(|seed| {
@@ -603,14 +859,20 @@ fn ratios(cells: &[Vec<Cell>], cfg: &CompareConfig) -> Vec<RatioResult> {
                 .iter()
                 .enumerate()
                 .filter_map(|(li, &lock)| {
-                    let measured = paired(&cells[li], cfg, seed.numerator, seed.denominator)?;
-                    let m = measured.median;
-                    let not_judged = disturbed_runs(&cells[li], cfg, &[seed.numerator, seed.denominator]);
-                    let judged = not_judged.is_none();
+                    let measured = paired(&cells[li], entries, seed.numerator, seed.denominator)?;
+                    let not_judged = disturbed_runs(&cells[li], entries, &[seed.numerator, seed.denominator]);
+                    let (interval, no_interval) = match ratio_interval(&measured) {
+                        Ok(i) => (Some(i), None),
+                        Err(why) => (None, Some(why)),
+                    };
+                    // Verdicts on the interval only, and only on undisturbed runs.
+                    let judged = interval.filter(|_| not_judged.is_none());
                     Some(RatioByLock {
                         lock,
-                        within_seed_range: seed.seed_range.filter(|_| judged).map(|(lo, hi)| m >= lo - 1e-9 && m <= hi + 1e-9),
-                        meets_goal: seed.goal_at_least.filter(|_| judged).map(|g| m >= g),
+                        seed_range_overlap: judged.zip(seed.seed_range).map(|(i, range)| judge_range(i, range)),
+                        meets_goal: judged.zip(seed.goal_at_least).map(|(i, g)| judge_goal(i, g)),
+                        interval,
+                        no_interval,
                         not_judged,
                         measured,
                     })
@@ -696,7 +958,7 @@ mod tests {
 
     #[test]
     fn a_goal_is_judged_only_on_runs_that_were_not_disturbed() {
-        let mut cfg = small(vec!["epoch", "debug-off"], 1);
+        let mut cfg = small(vec!["epoch", "debug-off"], 3);
         cfg.workload.duration = Duration::from_millis(10);
         let verdict = |others: f64| {
             // Real runs, with their throughput pinned: the verdict logic is under test, and a
@@ -713,12 +975,103 @@ mod tests {
             ratio.by_lock[0].clone()
         };
         let quiet = verdict(0.0);
-        assert!(quiet.not_judged.is_none() && quiet.meets_goal.is_some(), "{quiet:?}");
+        assert!(quiet.not_judged.is_none(), "{quiet:?}");
+        assert_eq!(quiet.interval, Some(Interval { lo: 2.0, hi: 2.0 }), "three rounds of 2.0: the interval is 2.0");
+        assert_eq!(quiet.meets_goal, Some(GoalVerdict::Met), "2.0 against a goal of 0.95");
         let busy = verdict(1.5);
         assert_eq!(busy.meets_goal, None, "no goal verdict on disturbed runs");
-        assert_eq!(busy.within_seed_range, None);
+        assert_eq!(busy.seed_range_overlap, None);
+        assert!(busy.interval.is_some(), "the interval is still reported");
         let why = busy.not_judged.expect("said why");
-        assert!(why.starts_with("disturbed: 2 of 2 runs"), "{why}");
+        assert!(why.starts_with("disturbed: 6 of 6 runs"), "{why}");
+    }
+
+    #[test]
+    fn a_goal_is_met_only_when_the_whole_interval_clears_it() {
+        let i = |lo, hi| Interval { lo, hi };
+        assert_eq!(judge_goal(i(1.01, 1.10), 1.0), GoalVerdict::Met);
+        assert_eq!(judge_goal(i(1.0, 1.2), 1.0), GoalVerdict::Met, "at least the goal: the bound itself clears it");
+        assert_eq!(judge_goal(i(0.90, 0.99), 1.0), GoalVerdict::Missed);
+        // A straddling interval whose median (1.03, say) is above the goal: a median rule would
+        // say met, an upper-bound rule met, a lower-bound rule missed.
+        assert_eq!(judge_goal(i(0.99, 1.09), 1.0), GoalVerdict::Inconclusive);
+        assert_eq!(judge_goal(i(0.8, 1.0), 1.0), GoalVerdict::Inconclusive, "touching the goal from below is not missing it");
+    }
+
+    #[test]
+    fn a_seed_range_is_judged_by_overlap_with_the_interval() {
+        let i = |lo, hi| Interval { lo, hi };
+        let range = (1.19, 1.26);
+        assert_eq!(judge_range(i(1.20, 1.25), range), RangeOverlap::Inside);
+        assert_eq!(judge_range(i(1.19, 1.26), range), RangeOverlap::Inside, "bounds included");
+        assert_eq!(judge_range(i(1.00, 1.18), range), RangeOverlap::Outside);
+        assert_eq!(judge_range(i(1.27, 1.40), range), RangeOverlap::Outside);
+        assert_eq!(judge_range(i(1.10, 1.20), range), RangeOverlap::Overlapping, "meets the range's low end");
+        assert_eq!(judge_range(i(1.00, 1.40), range), RangeOverlap::Overlapping, "wider than the range");
+    }
+
+    #[test]
+    fn an_aa_interval_excluding_1_flags_the_run_unreliable() {
+        let i = |lo, hi| Interval { lo, hi };
+        let below = unreliable_floor(i(0.91, 0.97), "other processes up to 0.80 CPUs").expect("excludes 1");
+        assert!(below.contains("UNRELIABLE") && below.contains("[0.91, 0.97]") && below.contains("0.80 CPUs"), "{below}");
+        assert!(unreliable_floor(i(1.02, 1.08), "").is_some(), "above 1 as well");
+        assert_eq!(unreliable_floor(i(0.97, 1.05), ""), None, "covers 1");
+        assert_eq!(unreliable_floor(i(1.0, 1.0), ""), None, "exactly 1");
+    }
+
+    #[test]
+    fn the_aa_copy_runs_half_a_round_from_its_reference() {
+        let cfg = CompareConfig::defaults();
+        let entries = cfg.entries();
+        assert_eq!(entries.len(), cfg.variants.len() + 1);
+        let r = entries.iter().position(|e| e.0 == AA_REFERENCE).unwrap();
+        let c = entries.iter().position(|e| *e == (AA_LABEL, AA_REFERENCE)).expect("the copy runs the reference");
+        let ne = entries.len();
+        let gap = (c + ne - r) % ne;
+        assert!(gap >= ne / 2 - 1 && gap <= ne / 2 + 1, "{entries:?}");
+        assert_eq!(CompareConfig { aa: false, ..cfg.clone() }.entries().len(), cfg.variants.len());
+        let without = CompareConfig { variants: vec!["no-stats", "epoch"], ..cfg };
+        assert_eq!(without.entries().len(), 2, "no reference, no copy");
+    }
+
+    #[test]
+    fn the_aa_pair_gives_the_noise_floor_and_no_aa_leaves_it_out() {
+        let mut cfg = small(vec!["sched-lock", "no-stats"], 3);
+        cfg.workload.duration = Duration::from_millis(10);
+        // Throughput pinned (the floor's arithmetic is under test, not this machine's noise).
+        let runner = |v: &str, w: &WorkloadConfig, i: &AtomicBool| {
+            run_named(v, w, i).map(|mut r| {
+                r.kiops = 1.0;
+                r.other_cpus = Some(0.0);
+                r
+            })
+        };
+        let mut recorder = Recorder::default();
+        let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
+        assert_eq!(recorder.steps, 9, "3 rounds x (2 variants + the copy)");
+        let names: Vec<&str> = report.results.iter().map(|r| r.variant).collect();
+        assert_eq!(names, ["sched-lock", "no-stats"], "the copy is not a variant's row");
+        assert_eq!(report.noise_floor.len(), 1);
+        let floor = &report.noise_floor[0];
+        assert_eq!((floor.copy.variant, floor.copy.runs), (AA_LABEL, 3));
+        assert_eq!(floor.ratio.as_ref().map(|r| r.runs.len()), Some(3));
+        assert_eq!(floor.interval, Some(Interval { lo: 1.0, hi: 1.0 }));
+        assert_eq!(floor.unreliable, None);
+        assert!(report.unreliable().is_empty() && report.noise_floor_not_measured.is_none());
+        let sched = &report.results[0];
+        assert_eq!(sched.vs_sched_lock_interval, Some(Interval { lo: 1.0, hi: 1.0 }));
+
+        let two = run_with(&runner, &CompareConfig { rounds: 2, ..cfg.clone() }, &AtomicBool::new(false), &mut Silent).unwrap();
+        assert_eq!(two.noise_floor[0].interval, None);
+        assert_eq!(two.noise_floor[0].no_interval.as_deref(), Some("no interval: fewer than 3 rounds"));
+        assert_eq!(two.results[1].vs_sched_lock_no_interval.as_deref(), Some("no interval: fewer than 3 rounds"));
+
+        let mut recorder = Recorder::default();
+        let off = run_with(&runner, &CompareConfig { aa: false, ..cfg }, &AtomicBool::new(false), &mut recorder).unwrap();
+        assert_eq!(recorder.steps, 6);
+        assert!(off.noise_floor.is_empty());
+        assert_eq!(off.noise_floor_not_measured.as_deref(), Some("--no-aa"));
     }
 
     #[test]

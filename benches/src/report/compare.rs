@@ -36,6 +36,42 @@ fn lock_cell(l: Option<&LockSummary>) -> String {
     }
 }
 
+/// A ratio with its interval: "1.03 [0.97-1.09]", or the ratio alone when it has none.
+pub fn ratio_with_interval(median: f64, interval: Option<Interval>) -> String {
+    match interval {
+        Some(i) => format!("{median:.2} [{:.2}-{:.2}]", i.lo, i.hi),
+        None => format!("{median:.2}"),
+    }
+}
+
+/// The noise floor's lines: "noise floor: A/A 1.01 [0.97-1.05] ..." per lock kind, then the
+/// warning of each floor whose interval excludes 1; or why none was measured.
+pub fn noise_floor_text(report: &CompareReport) -> String {
+    let mut out = String::new();
+    if let Some(why) = &report.noise_floor_not_measured {
+        let _ = writeln!(out, "noise floor: not measured ({why})");
+        return out;
+    }
+    for f in &report.noise_floor {
+        let lock = if report.config.locks.len() > 1 { format!(" ({})", f.lock.name()) } else { String::new() };
+        let figure = match (&f.ratio, f.interval) {
+            (Some(r), Some(i)) => format!("{} over {} rounds", ratio_with_interval(r.median, Some(i)), r.runs.len()),
+            (Some(r), None) => format!("{:.2} ({})", r.median, f.no_interval.as_deref().unwrap_or("no interval")),
+            (None, _) => f.no_interval.clone().unwrap_or_else(|| "-".into()),
+        };
+        let verdict = match (f.interval, &f.unreliable) {
+            (Some(_), Some(_)) => ": UNRELIABLE (below)",
+            (Some(_), None) => ": covers 1",
+            (None, _) => "",
+        };
+        let _ = writeln!(out, "noise floor{lock}: A/A {figure}{verdict}  ({} ÷ its second copy in the same rounds, 95 % bootstrap interval)", f.reference);
+    }
+    for u in report.unreliable() {
+        let _ = writeln!(out, "{u}");
+    }
+    out
+}
+
 fn pct(v: Option<f64>) -> String {
     v.map_or("-".into(), |x| format!("{:.0}%", 100.0 * x))
 }
@@ -46,11 +82,11 @@ pub fn main_table(report: &CompareReport) -> String {
     let mut notes = Vec::new();
     let _ = writeln!(
         out,
-        "{:<16} {:<11} {:>22} {:>10} {:>17} | {:<34} | {:<34} | {:>15}",
+        "{:<16} {:<11} {:>22} {:>18} {:>17} | {:<34} | {:<34} | {:>15}",
         "variant",
         "lock",
         "KIOPS median (min-max)",
-        "x sched",
+        "x sched [95%]",
         "per-thread min/med/max",
         "sched lock: cont% wait avg/p99 hold",
         "queue lock: cont% wait avg/p99 hold",
@@ -61,12 +97,12 @@ pub fn main_table(report: &CompareReport) -> String {
             notes.push(format!("{} / {}: {why}", r.variant, r.lock.name()));
         }
         let kiops = r.kiops.as_ref().map_or_else(|| r.status.to_string(), |k| format!("{:.1} ({:.1}-{:.1})", k.median, k.min, k.max));
-        let ratio = r.vs_sched_lock.as_ref().map_or("-".into(), |s| format!("{:.2}", s.median));
+        let ratio = r.vs_sched_lock.as_ref().map_or("-".into(), |s| ratio_with_interval(s.median, r.vs_sched_lock_interval));
         let pt = &r.per_thread_kiops;
         let share = &r.stats_share_of_sched_hold;
         let _ = writeln!(
             out,
-            "{:<16} {:<11} {:>22} {:>10} {:>17} | {:<34} | {:<34} | {:>15}",
+            "{:<16} {:<11} {:>22} {:>18} {:>17} | {:<34} | {:<34} | {:>15}",
             r.variant,
             r.lock.name(),
             kiops,
@@ -82,6 +118,9 @@ pub fn main_table(report: &CompareReport) -> String {
     }
     for note in notes {
         let _ = writeln!(out, "  n/e: {note}");
+    }
+    if let Some(why) = report.results.iter().find_map(|r| r.vs_sched_lock_no_interval.as_ref()) {
+        let _ = writeln!(out, "  x sched: {why}");
     }
     out
 }
@@ -125,8 +164,8 @@ pub fn overhead_table(report: &CompareReport) -> String {
 /// A line on runs re-run because of other processes, and a warning on runs kept although other
 /// processes competed for the CPUs; `None` when every run was clean at the first try.
 pub fn interference_warning(report: &CompareReport) -> Option<String> {
-    let rerun: u32 = report.results.iter().map(|r| r.noise.rerun).sum();
-    let kept: u32 = report.results.iter().map(|r| r.noise.kept_noisy).sum();
+    let rerun: u32 = report.rows().map(|r| r.noise.rerun).sum();
+    let kept: u32 = report.rows().map(|r| r.noise.kept_noisy).sum();
     let threads = report.config.workload.threads;
     let cpus = report.provenance.cpus;
     let fair_others = report
@@ -147,8 +186,7 @@ pub fn interference_warning(report: &CompareReport) -> Option<String> {
     }
     if kept > 0 {
         let worst: Vec<String> = report
-            .results
-            .iter()
+            .rows()
             .filter(|r| r.noise.kept_noisy > 0)
             .map(|r| format!("{}/{} ({})", r.variant, r.lock.name(), r.noise.kept_noisy))
             .collect();
@@ -291,7 +329,7 @@ pub fn ratio_table(report: &CompareReport) -> String {
     let mut out = String::new();
     let _ = write!(out, "{:<24} {:<24} {:>14}", "ratio", "", "seed (range)");
     for lock in &report.config.locks {
-        let _ = write!(out, " {:>36}", format!("{} median (min-max)", lock.name()));
+        let _ = write!(out, " {:>58}", format!("{} median [95%] (min-max)", lock.name()));
     }
     let _ = writeln!(out);
     for r in &report.ratios {
@@ -303,19 +341,26 @@ pub fn ratio_table(report: &CompareReport) -> String {
         let _ = write!(out, "{:<24} {:<24} {:>14}", s.name, format!("{} / {}", s.numerator, s.denominator), seed);
         for lock in &report.config.locks {
             let cell = r.by_lock.iter().find(|b| b.lock == *lock).map_or("-".into(), |b| {
-                let mut mark = String::new();
-                if b.within_seed_range == Some(true) {
-                    mark.push_str(" in range");
+                let mut marks = Vec::new();
+                if b.not_judged.is_some() {
+                    marks.push("not judged: disturbed");
+                } else if let Some(why) = &b.no_interval {
+                    marks.push(why.as_str());
+                } else {
+                    match b.seed_range_overlap {
+                        Some(RangeOverlap::Inside) => marks.push("in range"),
+                        Some(RangeOverlap::Overlapping) => marks.push("overlaps range"),
+                        Some(RangeOverlap::Outside) => marks.push("out of range"),
+                        None => {}
+                    }
+                    if let Some(g) = b.meets_goal {
+                        marks.push(g.label());
+                    }
                 }
-                match b.meets_goal {
-                    Some(true) => mark.push_str(" goal met"),
-                    Some(false) => mark.push_str(" goal missed"),
-                    None if b.not_judged.is_some() => mark.push_str(" not judged: disturbed"),
-                    None => {}
-                }
-                format!("{:.2} ({:.2}-{:.2}){}", b.measured.median, b.measured.min, b.measured.max, mark)
+                let mark = if marks.is_empty() { String::new() } else { format!(" {}", marks.join(", ")) };
+                format!("{} ({:.2}-{:.2}){mark}", ratio_with_interval(b.measured.median, b.interval), b.measured.min, b.measured.max)
             });
-            let _ = write!(out, " {cell:>36}");
+            let _ = write!(out, " {cell:>58}");
         }
         let _ = writeln!(out, "   [{}]", s.source);
     }
@@ -355,11 +400,13 @@ pub fn full_text(report: &CompareReport, brief: bool) -> String {
     }
     let _ = writeln!(out);
     out.push_str(&main_table(report));
+    let _ = writeln!(out);
+    out.push_str(&noise_floor_text(report));
     if let Some(warning) = interference_warning(report) {
         let _ = writeln!(out, "\n{warning}");
     }
     let _ = writeln!(out, 
-        "\n  x sched: KIOPS / sched-lock's in the same round (median). cont%: contended acquisitions; wait: per contended\n  acquisition (estimated from sampled waits); hold: per acquisition (estimated from sampled holds; lock counters {}). stats/sched hold:\n  time in statistics updates applied under the scheduler lock / its hold time (and the part of it in locked counter sums).",
+        "\n  x sched: KIOPS / sched-lock's in the same round (median [95 % bootstrap interval over rounds: rounds resampled, median of\n  their ratios]). cont%: contended acquisitions; wait: per contended\n  acquisition (estimated from sampled waits); hold: per acquisition (estimated from sampled holds; lock counters {}). stats/sched hold:\n  time in statistics updates applied under the scheduler lock / its hold time (and the part of it in locked counter sums).",
         match c.measure {
             Measure::Lockstat => "from the same runs as the KIOPS",
             _ => "from the instrumented runs",
@@ -367,6 +414,10 @@ pub fn full_text(report: &CompareReport, brief: bool) -> String {
     );
     let _ = writeln!(out, "\nThe seeds' ratios (kernel-bfq.md §1: 8 threads, i7-4850HQ, null_blk) beside the ones measured here:\n");
     out.push_str(&ratio_table(report));
+    let _ = writeln!(
+        out,
+        "\n  Verdicts on the interval: goal met only when the whole interval clears it, missed when the whole interval is below it,\n  inconclusive when it straddles; the seeds' range: in range (interval inside it), overlaps range, out of range."
+    );
     let _ = writeln!(out, 
         "\nWhat the lock statistics cost ({}) and CPU accounting of the measured windows:\n",
         match c.measure {
@@ -394,14 +445,9 @@ pub fn full_text(report: &CompareReport, brief: bool) -> String {
             out.push_str(&tables);
         }
     }
-    let bad: Vec<String> = report
-        .results
-        .iter()
-        .filter(|r| r.consistent == Some(false))
-        .map(|r| format!("{}/{}", r.variant, r.lock.name()))
-        .collect();
+    let bad: Vec<String> = report.rows().filter(|r| r.consistent == Some(false)).map(|r| format!("{}/{}", r.variant, r.lock.name())).collect();
     let not_run: Vec<String> =
-        report.results.iter().filter(|r| r.status != "complete").map(|r| format!("{}/{} ({})", r.variant, r.lock.name(), r.status)).collect();
+        report.rows().filter(|r| r.status != "complete").map(|r| format!("{}/{} ({})", r.variant, r.lock.name(), r.status)).collect();
     for f in &report.failures {
         let _ = writeln!(out, 
             "\nFAILED: round {} {}/{}{}: {}",
@@ -427,7 +473,7 @@ pub fn full_text(report: &CompareReport, brief: bool) -> String {
 /// its outcome.
 impl super::contract::Report for CompareReport {
     const COMMAND: &'static str = "compare";
-    const SCHEMA_VERSION: u32 = 2;
+    const SCHEMA_VERSION: u32 = 3;
 
     fn provenance(&self) -> crate::files::provenance::Provenance {
         self.provenance.clone()
@@ -438,7 +484,7 @@ impl super::contract::Report for CompareReport {
     }
 
     fn tables(&self) -> Vec<super::table::Table> {
-        let mut tables = vec![compare_tables::main(self), compare_tables::ratios(self), compare_tables::overhead(self)];
+        let mut tables = vec![compare_tables::main(self), compare_tables::noise_floor(self), compare_tables::ratios(self), compare_tables::overhead(self)];
         if self.results.iter().any(|r| !r.locks.is_empty()) {
             tables.push(compare_tables::locks(self));
         }
@@ -460,8 +506,7 @@ impl super::contract::Report for CompareReport {
 
     fn outcome(&self) -> super::contract::Outcome {
         let disturbed = self
-            .results
-            .iter()
+            .rows()
             .filter_map(|r| {
                 let noisy = r.other_cpus_runs.iter().filter(|o| o.is_some_and(|o| o > OTHERS_DISTURB_CPUS)).count();
                 (noisy > 0).then(|| format!("{} / {}: {noisy} of {} runs shared the CPUs with other processes (above {OTHERS_DISTURB_CPUS} CPUs)", r.variant, r.lock.name(), r.other_cpus_runs.len()))
@@ -469,7 +514,7 @@ impl super::contract::Report for CompareReport {
             .collect();
         super::contract::Outcome {
             interrupted: self.interrupted,
-            warnings: interference_warning(self).into_iter().collect(),
+            warnings: self.unreliable().into_iter().chain(interference_warning(self)).collect(),
             disturbed,
             failed_checks: if self.all_consistent() { vec![] } else { vec!["a run failed its end-of-run checks (INCONSISTENT above)".into()] },
             failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
@@ -490,6 +535,47 @@ mod compare_tables {
             Some(s) => [Cell::num(s.median, digits), Cell::num(s.min, digits), Cell::num(s.max, digits)],
             None => [Cell::missing("-"), Cell::missing("-"), Cell::missing("-")],
         }
+    }
+
+    /// An interval's two bounds, or why there is none (twice).
+    fn interval_cells(i: Option<Interval>, why: Option<&str>) -> [Cell; 2] {
+        match i {
+            Some(i) => [Cell::num(i.lo, 2), Cell::num(i.hi, 2)],
+            None => {
+                let why = why.unwrap_or("-");
+                [Cell::missing(why), Cell::missing(why)]
+            }
+        }
+    }
+
+    pub const NOISE_FLOOR: &str = "The run's noise floor (A/A pair)";
+
+    pub fn noise_floor(report: &CompareReport) -> Table {
+        let mut t = Table::new(
+            NOISE_FLOOR,
+            &[("lock", ""), ("reference", ""), ("A/A median", "×"), ("95% low", "×"), ("95% high", "×"), ("min", "×"), ("max", "×"), ("verdict", "")],
+        );
+        for f in &report.noise_floor {
+            let mut row = vec![Cell::text(f.lock.name()), Cell::text(format!("{} ÷ {}", f.reference, f.copy.variant))];
+            row.push(Cell::opt(f.ratio.as_ref().map(|r| r.median), 2));
+            row.extend(interval_cells(f.interval, f.no_interval.as_deref()));
+            row.push(Cell::opt(f.ratio.as_ref().map(|r| r.min), 2));
+            row.push(Cell::opt(f.ratio.as_ref().map(|r| r.max), 2));
+            row.push(match (f.interval, &f.unreliable) {
+                (Some(_), Some(_)) => Cell::judged(Verdict::Missed, "excludes 1: unreliable"),
+                (Some(_), None) => Cell::judged(Verdict::Met, "covers 1"),
+                (None, _) => Cell::missing(f.no_interval.clone().unwrap_or_else(|| "-".into())),
+            });
+            t.row(row);
+            if let Some(u) = &f.unreliable {
+                t.note(format!("{}: {u}", f.lock.name()));
+            }
+        }
+        if let Some(why) = &report.noise_floor_not_measured {
+            t.note(format!("not measured: {why}"));
+        }
+        t.note("The reference variant runs twice in each round, interleaved like the others; the ratio of its two copies in the same round, with its 95 % bootstrap interval over rounds, is the floor under every other ratio. An interval that excludes 1 marks the run unreliable.");
+        t
     }
 
     fn lock_cells(l: Option<&LockSummary>) -> [Cell; 4] {
@@ -515,6 +601,8 @@ mod compare_tables {
                 ("min", "KIOPS"),
                 ("max", "KIOPS"),
                 ("÷ sched-lock", "×"),
+                ("÷ sched-lock 95% low", "×"),
+                ("÷ sched-lock 95% high", "×"),
                 ("per-thread median", "KIOPS"),
                 ("sched contended", "%"),
                 ("sched wait avg", "ns"),
@@ -531,6 +619,7 @@ mod compare_tables {
             let mut row = vec![Cell::text(r.variant), Cell::text(r.lock.name()), Cell::text(r.status)];
             row.extend(spread_cell(r.kiops.as_ref(), 1));
             row.push(Cell::opt(r.vs_sched_lock.as_ref().map(|s| s.median), 2));
+            row.extend(interval_cells(r.vs_sched_lock_interval, r.vs_sched_lock_no_interval.as_deref()));
             row.push(if r.runs == 0 { Cell::missing("-") } else { Cell::num(r.per_thread_kiops.median, 1) });
             row.extend(lock_cells(r.lock_named("sched")));
             row.extend(lock_cells(r.lock_named("queue")));
@@ -550,22 +639,50 @@ mod compare_tables {
                 }
             }
         }
-        t.note("KIOPS: median (min, max) over rounds; lock figures from the instrumented runs (hold figures estimated from sampled holds unless exact).");
+        t.note("KIOPS: median (min, max) over rounds; ÷ sched-lock: the per-round ratio's median and its 95 % bootstrap interval over rounds; lock figures from the instrumented runs (hold figures estimated from sampled holds unless exact).");
         t
     }
 
     pub fn ratios(report: &CompareReport) -> Table {
-        let mut t = Table::new("Ratios beside the seeds'", &[("ratio", ""), ("of", ""), ("seed", "×"), ("seed range", "×"), ("lock", ""), ("measured median", "×"), ("min", "×"), ("max", "×"), ("verdict", ""), ("source", "")]);
+        let mut t = Table::new(
+            "Ratios beside the seeds'",
+            &[
+                ("ratio", ""),
+                ("of", ""),
+                ("seed", "×"),
+                ("seed range", "×"),
+                ("lock", ""),
+                ("measured median", "×"),
+                ("95% low", "×"),
+                ("95% high", "×"),
+                ("min", "×"),
+                ("max", "×"),
+                ("verdict", ""),
+                ("source", ""),
+            ],
+        );
         for r in &report.ratios {
             let s = &r.seed;
             for b in &r.by_lock {
-                let verdict = match (b.meets_goal, b.within_seed_range, &b.not_judged) {
+                let verdict = match (b.meets_goal, b.seed_range_overlap, &b.not_judged) {
                     (_, _, Some(why)) => Cell::judged(Verdict::NotJudged, format!("not judged: {why}")),
-                    (Some(true), _, _) => Cell::judged(Verdict::Met, "goal met"),
-                    (Some(false), _, _) => Cell::judged(Verdict::Missed, "goal missed"),
-                    (None, Some(true), _) => Cell::judged(Verdict::Met, "in the seeds' range"),
-                    (None, Some(false), _) => Cell::judged(Verdict::Missed, "outside the seeds' range"),
-                    (None, None, None) => Cell::missing("-"),
+                    (Some(g), _, _) => Cell::judged(
+                        match g {
+                            GoalVerdict::Met => Verdict::Met,
+                            GoalVerdict::Missed => Verdict::Missed,
+                            GoalVerdict::Inconclusive => Verdict::Inconclusive,
+                        },
+                        g.label(),
+                    ),
+                    (None, Some(o), _) => Cell::judged(
+                        match o {
+                            RangeOverlap::Inside => Verdict::Met,
+                            RangeOverlap::Outside => Verdict::Missed,
+                            RangeOverlap::Overlapping => Verdict::Inconclusive,
+                        },
+                        o.label(),
+                    ),
+                    (None, None, None) => b.no_interval.as_ref().map_or_else(|| Cell::missing("-"), |why| Cell::missing(why.clone())),
                 };
                 t.row(vec![
                     Cell::text(s.name),
@@ -574,6 +691,8 @@ mod compare_tables {
                     s.seed_range.map_or_else(|| Cell::missing("-"), |(lo, hi)| Cell::shown(lo, format!("{lo:.2}–{hi:.2}"))),
                     Cell::text(b.lock.name()),
                     Cell::num(b.measured.median, 2),
+                    interval_cells(b.interval, b.no_interval.as_deref())[0].clone(),
+                    interval_cells(b.interval, b.no_interval.as_deref())[1].clone(),
                     Cell::num(b.measured.min, 2),
                     Cell::num(b.measured.max, 2),
                     verdict,
@@ -581,7 +700,7 @@ mod compare_tables {
                 ]);
             }
         }
-        t.note("Measured: the per-round ratio of the two variants' KIOPS, median (min, max) over rounds. A verdict is given only on runs that no other process disturbed.");
+        t.note("Measured: the per-round ratio of the two variants' KIOPS, median (min, max) over rounds, with its 95 % bootstrap interval over rounds (rounds resampled, median of their ratios; fixed seed). Verdicts are taken on the interval: a goal is met only when the whole interval clears it, missed when it lies wholly below, inconclusive when it straddles; the seeds' range: inside, outside or overlapping. A verdict is given only on runs that no other process disturbed, and only with 3 rounds or more.");
         t
     }
 

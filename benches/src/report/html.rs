@@ -253,6 +253,7 @@ fn render_table(h: &mut String, table: &Table) {
                     let class = match verdict {
                         Verdict::Met => "met",
                         Verdict::Missed => "missed",
+                        Verdict::Inconclusive => "inconclusive",
                         Verdict::NotJudged => "unjudged",
                     };
                     write!(h, "<td class=\"{class}\">{}</td>", escape(shown))
@@ -290,7 +291,7 @@ table.grid{border-collapse:collapse;font-size:13px}table.grid th,table.grid td{b
 div.scroll{overflow-x:auto;max-width:100%}table.data{border-collapse:collapse;font-size:13px}\
 table.data th{background:#f0f0f0;cursor:pointer;text-align:left;vertical-align:bottom}table.data th,table.data td{border:1px solid #ddd;padding:.2em .5em}\
 table.data td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}table.data td.missing{color:#888}table.data td.word{white-space:nowrap}\
-td.met{background:#e3f4e3;color:#135e13}td.missed{background:#fbe4e4;color:#8a1010}td.unjudged{background:#eee;color:#666;font-style:italic}\
+td.met{background:#e3f4e3;color:#135e13}td.missed{background:#fbe4e4;color:#8a1010}td.unjudged{background:#eee;color:#666;font-style:italic}td.inconclusive{background:#fff4d6;color:#6b4e00}\
 p.note{font-size:12px;color:#555;margin:.3em 0}p.undrawn{color:#8a4b00}details pre{max-height:40em}";
 
 /// Text made safe for HTML content and attribute values.

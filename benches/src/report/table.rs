@@ -21,6 +21,8 @@ pub enum Verdict {
     Met,
     /// A goal missed, a figure outside its band.
     Missed,
+    /// Judged, but the figures cannot tell (an interval straddles its threshold).
+    Inconclusive,
     /// Not judged (disturbed runs, no figure to judge).
     NotJudged,
 }

@@ -40,6 +40,12 @@ pub struct CompareOptions {
     /// than 0, at most a day (default 1). Said to have no effect with another --measure.
     #[arg(long, value_parser = units::seconds, allow_hyphen_values = true)]
     lockstat_duration: Option<f64>,
+    /// Leave out the A/A pair. By default the reference variant (sched-lock) runs a second time
+    /// in each round, interleaved like the others, and the ratio of its two copies with its 95 %
+    /// interval is printed as the run's noise floor; a floor that excludes 1 flags the run as
+    /// unreliable. Said to have no effect when sched-lock is not compared.
+    #[arg(long)]
+    no_aa: bool,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     /// Leave out the per-lock lockstat tables.
@@ -77,6 +83,9 @@ impl CompareOptions {
                 format_args!(": only --measure both makes separately instrumented runs (--measure is {})", args.measure),
             );
         }
+        if args.no_aa && !variants.contains(&crate::experiment::compare::AA_REFERENCE) {
+            cx.no_effect("--no-aa", ": sched-lock is not among the variants, so there is no A/A pair to leave out");
+        }
         if measure == Measure::Plain {
             let defaults: WorkloadArgs = super::parse::defaults();
             let instrumented_only = [
@@ -99,6 +108,7 @@ impl CompareOptions {
             lockstat_mode: args.lockstat_mode.unwrap_or(schedlab_core::lockstat::Mode::Sampled),
             sum_sampling: args.workload.sum_sampling()?,
             noise: args.workload.noise_policy()?,
+            aa: !args.no_aa,
         };
         cfg.validate()?;
         Ok(cfg)
