@@ -73,6 +73,7 @@
 //!   (configuration, stop flag and observer in; a serialisable report or a typed [`error`] carrying its
 //!   exit code out).
 //!
+pub mod counts;
 pub mod driver;
 pub mod error;
 pub mod experiment;

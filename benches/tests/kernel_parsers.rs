@@ -27,7 +27,7 @@ fn fio_json_of_a_bfq_run() {
 fn bpftrace_contention_of_a_bfq_run() {
     let sites = parse_bpftrace(&fixture("bpftrace-contention-bfq.json")).unwrap();
     assert_eq!(sites.len(), 74, "one site per (lock address, stack without offsets): 77 keys, 3 differ only in an offset");
-    let s = ContentionSummary::of(&sites);
+    let s = ContentionSummary::of(&sites).unwrap();
     assert_eq!(s.scheduler_lock_addrs, 1, "BFQ's one lock");
     assert_eq!(s.scheduler_lock.contentions, 170_247);
     assert_eq!(s.scheduler_lock.wait_total_ns, 138_018_035);
@@ -44,7 +44,7 @@ fn bpftrace_contention_of_a_bfq_run() {
 fn perf_script_of_a_bfq_run() {
     let folded = fold_perf_script(&fixture("perf-script-bfq.txt")).unwrap();
     assert_eq!(folded.samples(), 600);
-    let shares = KernelShares::of(&folded);
+    let shares = KernelShares::of(&folded).unwrap();
     assert_eq!(shares.samples, 585, "the idle task's 15 samples are left out");
     let pct = |n: f64| 100.0 * n / 585.0;
     assert!((shares.bfq_pct - pct(113.0)).abs() < 1e-9, "{}", shares.bfq_pct);
@@ -103,11 +103,11 @@ fn point_from_fixtures() -> PointResult {
         iops: f.iops,
         ios: f.ios,
         runtime_s: f.runtime_s,
-        contention: Some(ContentionSummary::of(&parse_bpftrace(&fixture("bpftrace-contention-bfq.json")).unwrap())),
+        contention: Some(ContentionSummary::of(&parse_bpftrace(&fixture("bpftrace-contention-bfq.json")).unwrap()).unwrap()),
         ..plain(0, 0.0, 0.0)
     };
     let mut bfq = kernel_row(KernelSched::Bfq, vec![plain(0, 240.0, 9.5), plain(1, 220.0, 9.4)], vec![recorded], Duration::ZERO);
-    bfq.profile = Some(KernelShares::of(&fold_perf_script(&fixture("perf-script-bfq.txt")).unwrap()));
+    bfq.profile = Some(KernelShares::of(&fold_perf_script(&fixture("perf-script-bfq.txt")).unwrap()).unwrap());
     let none = kernel_row(KernelSched::None, vec![plain(0, 400.0, 5.6), plain(1, 360.0, 5.6)], Vec::new(), Duration::ZERO);
     let paths = [("insert", 0.0, 0.05), ("dispatch", 2.0, 0.10), ("completion", 1.0, 0.20)];
     PointResult {
@@ -165,7 +165,7 @@ fn the_fidelity_table_counts_the_kernels_sites_from_the_recorded_run() {
 
 #[test]
 fn the_elevator_cost_is_the_extra_cpu_less_the_schedulers_own_share() {
-    let bfq_shares = KernelShares::of(&fold_perf_script(&fixture("perf-script-bfq.txt")).unwrap());
+    let bfq_shares = KernelShares::of(&fold_perf_script(&fixture("perf-script-bfq.txt")).unwrap()).unwrap();
     let none_shares = KernelShares::default();
     let (bfq_run, none_run) = (plain(0, 240.0, 9.45), plain(0, 400.0, 5.6));
     let profiled = [

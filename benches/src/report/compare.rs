@@ -373,11 +373,12 @@ pub fn full_text(report: &CompareReport, brief: bool) -> String {
     let c = &report.config;
     let w = &c.workload;
     let _ = writeln!(out, 
-        "\nschedlab compare: {} threads{}, {} round(s) x {} variant(s) x {}, {} s plain{} per run (+{} s ramp), {} groups, churn {}/s, {} bs {} B, iodepth {}, outside {} ns, {} stat slots",
+        "\nschedlab compare: {} threads{}, {} round(s) x {} variant(s){} x {}, {} s plain{} per run (+{} s ramp), {} groups, churn {}/s, {} bs {} B, iodepth {}, outside {} ns, {} stat slots",
         w.threads,
         if w.pin_cpus { " (pinned)" } else { "" },
         report.rounds_completed,
         c.variants.len(),
+        if report.noise_floor.is_empty() { "" } else { " + sched-lock's A/A copy" },
         c.locks.iter().map(|l| l.name()).collect::<Vec<_>>().join(" + "),
         w.duration.as_secs_f64(),
         match c.measure {

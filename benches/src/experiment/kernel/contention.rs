@@ -92,8 +92,10 @@ pub fn parse_bpftrace(text: &str) -> Result<Vec<Site>, String> {
                     let count = v.get("count").and_then(|c| c.as_u64()).unwrap_or(0);
                     let total = v.get("total").and_then(|c| c.as_u64()).unwrap_or(0);
                     let site = sites.entry((addr, stack.clone())).or_insert(Site { lock_addr: addr, stack, contentions: 0, wait_total_ns: 0, wait_max_ns: 0 });
-                    site.contentions += count;
-                    site.wait_total_ns += total;
+                    // One key may come on several lines: its counts add up checked (issue 43).
+                    let line = i + 1;
+                    crate::counts::add_to(&mut site.contentions, count, &format!("bpftrace output line {line}: contentions"))?;
+                    crate::counts::add_to(&mut site.wait_total_ns, total, &format!("bpftrace output line {line}: wait total (ns)"))?;
                 }
             }
             "map" => {
@@ -136,10 +138,12 @@ pub struct Contention {
 }
 
 impl Contention {
-    fn add(&mut self, s: &Site) {
-        self.contentions += s.contentions;
-        self.wait_total_ns += s.wait_total_ns;
+    /// Adds a site's counts, checked (issue 43): past `u64::MAX` is an error, never a wrap.
+    fn add(&mut self, s: &Site) -> Result<(), String> {
+        crate::counts::add_to(&mut self.contentions, s.contentions, "lock contentions")?;
+        crate::counts::add_to(&mut self.wait_total_ns, s.wait_total_ns, "lock wait total (ns)")?;
         self.wait_max_ns = self.wait_max_ns.max(s.wait_max_ns);
+        Ok(())
     }
 
     pub fn wait_avg_ns(&self) -> f64 {
@@ -167,7 +171,8 @@ pub struct ContentionSummary {
 }
 
 impl ContentionSummary {
-    pub fn of(sites: &[Site]) -> ContentionSummary {
+    /// The summary of a run's sites; an error when a sum of their counts passes `u64::MAX`.
+    pub fn of(sites: &[Site]) -> Result<ContentionSummary, String> {
         let sched_addrs: std::collections::BTreeSet<u64> =
             sites.iter().filter(|s| s.stack.iter().any(|f| is_scheduler_function(f))).map(|s| s.lock_addr).collect();
         let mut out = ContentionSummary { scheduler_lock_addrs: sched_addrs.len(), ..Default::default() };
@@ -175,11 +180,11 @@ impl ContentionSummary {
         let mut other_by: BTreeMap<String, Contention> = BTreeMap::new();
         for s in sites {
             if sched_addrs.contains(&s.lock_addr) {
-                out.scheduler_lock.add(s);
-                sched_by.entry(s.caller().to_string()).or_default().add(s);
+                out.scheduler_lock.add(s)?;
+                sched_by.entry(s.caller().to_string()).or_default().add(s)?;
             } else {
-                out.other_locks.add(s);
-                other_by.entry(s.caller().to_string()).or_default().add(s);
+                out.other_locks.add(s)?;
+                other_by.entry(s.caller().to_string()).or_default().add(s)?;
             }
         }
         let sorted = |m: BTreeMap<String, Contention>, keep: usize| {
@@ -190,7 +195,7 @@ impl ContentionSummary {
         };
         out.scheduler_callers = sorted(sched_by, usize::MAX);
         out.other_callers = sorted(other_by, 8);
-        out
+        Ok(out)
     }
 }
 
@@ -218,7 +223,7 @@ mod tests {
             site(1, &["__pv_queued_spin_lock_slowpath", "_raw_spin_lock_irqsave", "blk_mq_submit_bio"], 5, 500, 200),
             site(2, &["__pv_queued_spin_lock_slowpath", "_raw_spin_lock", "try_to_wake_up"], 7, 70, 20),
         ];
-        let s = ContentionSummary::of(&sites);
+        let s = ContentionSummary::of(&sites).unwrap();
         assert_eq!(s.scheduler_lock, Contention { contentions: 15, wait_total_ns: 1500, wait_max_ns: 300 });
         assert_eq!(s.other_locks.contentions, 7);
         assert_eq!(s.scheduler_callers[0].0, "bfq_dispatch_request");
@@ -226,5 +231,30 @@ mod tests {
         assert_eq!(s.other_callers[0].0, "try_to_wake_up");
         assert_eq!(s.scheduler_lock_addrs, 1);
         assert!((s.scheduler_lock.wait_avg_ns() - 100.0).abs() < 1e-9);
+    }
+
+    /// Counts near the largest: summed up to it, refused past it in one line, whether the
+    /// parse adds them (one key on two lines) or the summary does (two sites of one lock).
+    #[test]
+    fn counts_that_add_up_past_the_largest_are_refused() {
+        let line = |n: u64, total: u64| {
+            format!("{{\"type\": \"stats\", \"data\": {{\"@wait\": {{\"0x10,\\n    _raw_spin_lock+1\\n    bfq_dispatch_request+2\\n\": {{\"count\": {n}, \"average\": 1, \"total\": {total}}}}}}}}}\n")
+        };
+        let sites = parse_bpftrace(&(line(u64::MAX - 1, 5) + &line(1, 5))).unwrap();
+        assert_eq!((sites[0].contentions, sites[0].wait_total_ns), (u64::MAX, 10));
+        for text in [line(u64::MAX, 0) + &line(1, 0), line(0, u64::MAX) + &line(0, 1)] {
+            let e = parse_bpftrace(&text).unwrap_err();
+            assert!(e.contains("line 2") && e.contains("add up past 18446744073709551615") && !e.contains('\n'), "{e}");
+        }
+        let frames = ["_raw_spin_lock", "bfq_dispatch_request"];
+        let ok = [site(1, &frames, u64::MAX - 1, 1, 1), site(1, &["_raw_spin_lock", "blk_mq_submit_bio"], 1, 1, 1)];
+        assert_eq!(ContentionSummary::of(&ok).unwrap().scheduler_lock.contentions, u64::MAX);
+        for sites in [
+            [site(1, &frames, u64::MAX, 1, 1), site(1, &["_raw_spin_lock", "blk_mq_submit_bio"], 1, 1, 1)],
+            [site(2, &["_raw_spin_lock", "try_to_wake_up"], 1, u64::MAX, 1), site(3, &["_raw_spin_lock", "schedule"], 1, 1, 1)],
+        ] {
+            let e = ContentionSummary::of(&sites).unwrap_err();
+            assert!(e.contains("add up past 18446744073709551615"), "{e}");
+        }
     }
 }

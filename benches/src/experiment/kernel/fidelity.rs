@@ -365,7 +365,8 @@ pub fn kernel_sites_per_io(row: &KernelRow, ramp_s: f64) -> Vec<(&'static str, f
                 .filter(|r| r.ios > 0 && r.runtime_s > 0.0)
                 .filter_map(|r| {
                     let c = r.contention.as_ref()?;
-                    let n: u64 = c.scheduler_callers.iter().filter(|(f, _)| site_of(f).unwrap_or("other") == site).map(|(_, c)| c.contentions).sum();
+                    // Summed wider (issue 43): a ratio needs no error, and a u128 cannot wrap.
+                    let n: u128 = c.scheduler_callers.iter().filter(|(f, _)| site_of(f).unwrap_or("other") == site).map(|(_, c)| u128::from(c.contentions)).sum();
                     // As `kernel_row`: the recorder covers the ramp too.
                     Some(n as f64 / (r.ios as f64 * (r.runtime_s + ramp_s) / r.runtime_s))
                 })
@@ -521,6 +522,29 @@ pub fn rows(r: &PointResult, groups: usize, kernel_release: &str, ramp_s: f64, i
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two callers of one site (here "other") whose contentions add up past u64::MAX: summed
+    /// wider, the site's figure is their whole, not what a wrapped sum left (issue 43).
+    #[test]
+    fn contentions_of_one_site_past_the_largest_count_are_summed_wider() {
+        use super::super::contention::{Contention, ContentionSummary};
+        let caller = |name: &str, n: u64| (name.to_string(), Contention { contentions: n, ..Contention::default() });
+        let run = super::super::KernelRun {
+            round: 0,
+            iops: 1.0,
+            ios: 1,
+            runtime_s: 1.0,
+            cpu_per_io_us: None,
+            fio_cpu_per_io_us: None,
+            experiment_cpu_per_io_us: None,
+            other_cpus: None,
+            contention: Some(ContentionSummary { scheduler_callers: vec![caller("x_unlisted", u64::MAX), caller("y_unlisted", 2)], ..ContentionSummary::default() }),
+        };
+        let row = super::super::kernel_row(KernelSched::Bfq, Vec::new(), vec![run], std::time::Duration::ZERO);
+        let per_io = kernel_sites_per_io(&row, 0.0);
+        let other = per_io.iter().find(|(s, _)| *s == "other").map(|(_, v)| *v);
+        assert!(other.is_some_and(|v| v >= u64::MAX as f64), "{per_io:?}");
+    }
 
     #[test]
     fn bands_judge_model_against_kernel() {

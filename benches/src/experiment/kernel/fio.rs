@@ -98,10 +98,12 @@ pub fn parse(text: &str) -> Result<FioResult, String> {
     for job in jobs {
         for dir in ["read", "write"] {
             let d = job.get(dir).ok_or_else(|| format!("fio job without `{dir}`"))?;
-            let ios = number(d, "total_ios").ok_or_else(|| format!("fio `{dir}` without `total_ios`"))?;
-            r.ios += ios as u64;
+            // A count: a whole number, summed checked over directions and jobs (issue 43).
+            let ios = d.get("total_ios").ok_or_else(|| format!("fio `{dir}` without `total_ios`"))?;
+            let ios = ios.as_u64().ok_or_else(|| format!("fio `{dir}`: `total_ios` is not a count: {ios}"))?;
+            crate::counts::add_to(&mut r.ios, ios, "fio's `total_ios` over its jobs")?;
             r.iops += number(d, "iops").unwrap_or(0.0);
-            if ios > 0.0 {
+            if ios > 0 {
                 runtime_ms = runtime_ms.max(number(d, "runtime").unwrap_or(0.0));
             }
         }
@@ -148,5 +150,23 @@ mod tests {
         assert!(parse("no json here").is_err());
         assert!(parse("{\"jobs\":[]}").is_err());
         assert!(parse("{\"jobs\":[{\"read\":{}}]}").is_err());
+    }
+
+    /// Counts near the largest: summed up to it, refused past it in one line (they wrapped).
+    #[test]
+    fn io_counts_that_add_up_past_the_largest_are_refused() {
+        let job = |read: u64, write: u64| format!("{{\"read\":{{\"total_ios\":{read},\"iops\":1.0,\"runtime\":1000}},\"write\":{{\"total_ios\":{write},\"iops\":0.0,\"runtime\":0}}}}");
+        let text = |jobs: &[String]| format!("{{\"jobs\":[{}]}}", jobs.join(","));
+        let r = parse(&text(&[job(u64::MAX - 1, 1)])).unwrap();
+        assert_eq!(r.ios, u64::MAX);
+        for jobs in [vec![job(u64::MAX, 1)], vec![job(u64::MAX, 0), job(1, 0)]] {
+            let e = parse(&text(&jobs)).unwrap_err();
+            assert!(e.contains("add up past 18446744073709551615") && !e.contains('\n'), "{e}");
+        }
+        // Not a count at all: negative, fractional, beyond u64.
+        for bad in ["-1", "1.5", "18446744073709551616"] {
+            let e = parse(&format!("{{\"jobs\":[{{\"read\":{{\"total_ios\":{bad}}},\"write\":{{\"total_ios\":0}}}}]}}")).unwrap_err();
+            assert!(e.contains("not a count"), "{bad}: {e}");
+        }
     }
 }

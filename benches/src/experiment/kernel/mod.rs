@@ -550,7 +550,8 @@ impl Rig {
         if let Some(e) = results.iter().find_map(|r| r.error) {
             return Err(format!("fio reported error {e}"));
         }
-        let ios: u64 = results.iter().map(|r| r.ios).sum();
+        // Checked (issue 43): a sum past u64::MAX fails the run in one line, never wraps.
+        let ios = crate::counts::sum(results.iter().map(|r| r.ios), "fio's I/Os over its processes")?;
         let iops: f64 = results.iter().map(|r| r.iops).sum();
         let runtime_s = results.iter().map(|r| r.runtime_s).fold(0.0, f64::max);
         let per_io = |s: f64| (ios > 0).then(|| s * 1e6 / ios as f64);
@@ -558,8 +559,9 @@ impl Rig {
         let fio_ns = before.1.zip(after.1).map(|(a, b)| b.saturating_sub(a));
         let root_ns = before.2.zip(after.2).map(|(a, b)| b.saturating_sub(a));
         let split = machine_s.zip(fio_ns).zip(root_ns).map(|((m, f), r)| {
-            system::CpuSplit::of(m, r, f, system::kthreads_delta_ns(&before.3, &after.3), after.4.saturating_sub(before.4))
+            Ok::<_, String>(system::CpuSplit::of(m, r, f, system::kthreads_delta_ns(&before.3, &after.3)?, after.4.clone()?.saturating_sub(before.4.clone()?)))
         });
+        let split = split.transpose()?;
         let window_s = after.5.duration_since(before.5).as_secs_f64();
         Ok(Some(KernelRun {
             round,
@@ -960,10 +962,17 @@ fn run_point(
                             Err(e) => output_failures.push(format!("flamegraph of kernel {} not written: {e}", config.name())),
                         }
                     }
-                    if config == KernelSched::Bfq {
-                        bfq_site_samples = Some(sites::SiteSamples::of(&folded));
+                    // A sum of its sample counts past u64::MAX: this profile failed (issue 43).
+                    let counted = profile::KernelShares::of(&folded).and_then(|shares| Ok((shares, (config == KernelSched::Bfq).then(|| sites::SiteSamples::of(&folded)).transpose()?)));
+                    match counted {
+                        Ok((shares, site_samples)) => {
+                            if site_samples.is_some() {
+                                bfq_site_samples = site_samples;
+                            }
+                            profiles.push((config, shares, run, flamegraph));
+                        }
+                        Err(e) => failures.push(format!("profile of kernel {}: {e}", config.name())),
                     }
-                    profiles.push((config, profile::KernelShares::of(&folded), run, flamegraph));
                 }
                 Err(_) if stop.load(Ordering::Relaxed) => {
                     *interrupted = true;
@@ -1012,7 +1021,10 @@ fn run_point(
                     Ok(Some((r, text))) => match text.and_then(|t| contention::parse_bpftrace(&t)) {
                         Ok(sites_seen) => {
                             let ios = r.ios as f64 * (r.runtime_s + cfg.ramp.as_secs_f64()) / r.runtime_s.max(1e-9);
-                            waits = Some(sites::waits_per_io(&contention::ContentionSummary::of(&sites_seen), ios));
+                            match contention::ContentionSummary::of(&sites_seen) {
+                                Ok(summary) => waits = Some(sites::waits_per_io(&summary, ios)),
+                                Err(e) => failures.push(format!("sites: the recorded run's contention: {e}")),
+                            }
                         }
                         Err(e) => failures.push(format!("sites: the recorded run's contention: {e}")),
                     },
@@ -1094,7 +1106,7 @@ fn run_point(
                             let run = run?;
                             Ok(match run {
                                 Some(mut r) => {
-                                    r.contention = Some(contention::ContentionSummary::of(&contention::parse_bpftrace(&text?)?));
+                                    r.contention = Some(contention::ContentionSummary::of(&contention::parse_bpftrace(&text?)?)?);
                                     Some(r)
                                 }
                                 None => None,

@@ -151,7 +151,11 @@ pub struct KernelShares {
 }
 
 impl KernelShares {
-    pub fn of(folded: &Folded) -> KernelShares {
+    /// The shares of a folded profile; an error when a sum of its sample counts passes
+    /// `u64::MAX` (issue 43: every sum below is checked, none can wrap).
+    pub fn of(folded: &Folded) -> Result<KernelShares, String> {
+        const WHAT: &str = "the profile's samples";
+        let add = |slot: &mut u64, n: u64| crate::counts::add_to(slot, n, WHAT);
         let (mut total, mut bfq, mut stats, mut either, mut spin) = (0u64, 0u64, 0u64, 0u64, 0u64);
         let mut by_fn: BTreeMap<String, u64> = BTreeMap::new();
         let mut by_entry: BTreeMap<String, u64> = BTreeMap::new();
@@ -166,41 +170,41 @@ impl KernelShares {
                 continue;
             }
             if !is_experiment_sample(&frames) {
-                others += n;
+                add(&mut others, n)?;
                 continue;
             }
-            total += n;
+            add(&mut total, n)?;
             // Each frame once per stack (a recursive frame is still one sample's time).
             let mut seen: Vec<&str> = Vec::new();
             for f in frames.iter().skip(1) {
                 if !seen.contains(f) {
                     seen.push(f);
-                    *by_frame.entry(f).or_insert(0) += n;
+                    add(by_frame.entry(f).or_insert(0), n)?;
                 }
             }
             if frames.iter().any(|f| is_deadline(f)) {
-                deadline += n;
+                add(&mut deadline, n)?;
             }
             let has_bfq = frames.iter().any(|f| is_bfq(f));
             let stats_frame = frames.iter().rev().find(|f| is_group_stats(f));
             if has_bfq {
-                bfq += n;
+                add(&mut bfq, n)?;
                 if let Some(entry) = frames.iter().find(|f| is_bfq(f)) {
-                    *by_entry.entry(entry.to_string()).or_insert(0) += n;
+                    add(by_entry.entry(entry.to_string()).or_insert(0), n)?;
                 }
             }
             if let Some(f) = stats_frame {
-                stats += n;
-                *by_fn.entry(f.to_string()).or_insert(0) += n;
+                add(&mut stats, n)?;
+                add(by_fn.entry(f.to_string()).or_insert(0), n)?;
             }
             let spinning = frames.iter().any(|f| is_spin(f));
             // The scheduler's work: its frames and the statistics', less the lock's spinning
             // (as the model's `stats_of_work` leaves lock acquiring and waiting out).
             if (has_bfq || stats_frame.is_some()) && !spinning {
-                either += n;
+                add(&mut either, n)?;
             }
             if has_bfq && spinning {
-                spin += n;
+                add(&mut spin, n)?;
             }
         }
         let pct = |n: u64| if total == 0 { 0.0 } else { 100.0 * n as f64 / total as f64 };
@@ -211,7 +215,7 @@ impl KernelShares {
         bfq_entries_pct.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         let mut frames_pct: Vec<(String, f64)> = by_frame.into_iter().map(|(f, n)| (f.to_string(), pct(n))).filter(|(_, p)| *p >= FRAME_MIN_PCT).collect();
         frames_pct.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        KernelShares {
+        Ok(KernelShares {
             samples: total,
             other_samples: others,
             deadline_pct: pct(deadline),
@@ -223,7 +227,7 @@ impl KernelShares {
             stats_share_of_scheduler_pct: (bfq > 0 && either > 0).then(|| 100.0 * stats as f64 / either as f64),
             stats_functions,
             bfq_entries_pct,
-        }
+        })
     }
 }
 
@@ -262,7 +266,7 @@ mod tests {
         f.stacks.insert("swapper/0;do_idle;default_idle".into(), 100);
         // Another process's samples are no part of the experiment.
         f.stacks.insert("rustc;do_syscall_64;exc_page_fault".into(), 50);
-        let s = KernelShares::of(&f);
+        let s = KernelShares::of(&f).unwrap();
         assert_eq!((s.samples, s.other_samples), (10, 50));
         assert!((s.bfq_pct - 50.0).abs() < 1e-9);
         assert!((s.group_stats_pct - 30.0).abs() < 1e-9);
@@ -275,6 +279,30 @@ mod tests {
         // Without BFQ, blk-cgroup's statistics are no scheduler's share.
         let mut none = Folded::default();
         none.stacks.insert("fio;submit_bio;blk_cgroup_bio_start".into(), 1);
-        assert_eq!(KernelShares::of(&none).stats_share_of_scheduler_pct, None);
+        assert_eq!(KernelShares::of(&none).unwrap().stats_share_of_scheduler_pct, None);
+    }
+
+    /// Sample counts near the largest (a `Folded` built directly, not read through
+    /// `Folded::from_text`'s checked total): summed up to it, refused past it in one line.
+    #[test]
+    fn sample_counts_that_add_up_past_the_largest_are_refused() {
+        let folded = |stacks: &[(&str, u64)]| {
+            let mut f = Folded::default();
+            for &(s, n) in stacks {
+                f.stacks.insert(s.into(), n);
+            }
+            f
+        };
+        let ok = folded(&[("fio;bfq_insert_requests", u64::MAX - 1), ("fio;read_tsc", 1)]);
+        assert_eq!(KernelShares::of(&ok).unwrap().samples, u64::MAX);
+        for stacks in [
+            // The experiment's samples; one frame's; another process's.
+            [("fio;bfq_insert_requests", u64::MAX), ("fio;read_tsc", 1)],
+            [("fio;bfq_insert_requests", u64::MAX), ("fio;bfq_dispatch_request", 1)],
+            [("rustc;do_syscall_64", u64::MAX), ("cc1;do_syscall_64", 1)],
+        ] {
+            let e = KernelShares::of(&folded(&stacks)).unwrap_err();
+            assert!(e.contains("add up past 18446744073709551615") && !e.contains('\n'), "{e}");
+        }
     }
 }

@@ -99,31 +99,35 @@ pub struct SiteSamples {
 }
 
 impl SiteSamples {
-    pub fn of(folded: &Folded) -> SiteSamples {
+    /// A profile's samples by site and gap; an error when a sum of its sample counts passes
+    /// `u64::MAX` (issue 43: checked, where a saturated sum gave a wrong share silently).
+    pub fn of(folded: &Folded) -> Result<SiteSamples, String> {
+        const WHAT: &str = "the bfq profile's samples";
+        let add = |slot: &mut u64, n: u64| crate::counts::add_to(slot, n, WHAT);
         let mut out = SiteSamples::default();
         for (stack, &n) in &folded.stacks {
             let frames: Vec<&str> = stack.split(';').collect();
             if !is_experiment_sample(&frames) {
                 continue;
             }
-            out.samples = out.samples.saturating_add(n);
+            add(&mut out.samples, n)?;
             let entry = frames.iter().position(|f| site_of(f).is_some());
             match entry {
                 Some(i) => {
                     let site = site_of(frames[i]).and_then(PadSite::from_name);
                     if let Some(site) = site.filter(|_| frames[i + 1..].iter().any(|f| is_release_or_spin(f))) {
-                        out.locked[site as usize] = out.locked[site as usize].saturating_add(n);
+                        add(&mut out.locked[site as usize], n)?;
                     }
                 }
                 None if !frames.iter().any(|f| super::profile::is_bfq(f)) => {
                     if let Some(g) = gap_of(&frames) {
-                        out.gaps[g] = out.gaps[g].saturating_add(n);
+                        add(&mut out.gaps[g], n)?;
                     }
                 }
                 None => {}
             }
         }
-        out
+        Ok(out)
     }
 }
 
@@ -231,7 +235,7 @@ mod tests {
             // Another process: not the experiment's.
             ("cc1;do_page_fault", 100),
         ]);
-        let s = SiteSamples::of(&f);
+        let s = SiteSamples::of(&f).unwrap();
         assert_eq!(s.samples, 10 + 3 + 7 + 2 + 4 + 5 + 6 + 8);
         assert_eq!(s.locked, [0, 2, 10, 0, 7]);
         assert_eq!(s.gaps, [4, 5, 6]);
@@ -248,5 +252,16 @@ mod tests {
         // A wait longer than the locked time gives no negative hold.
         let c = SiteCalibration::of(&s, 9.0, Some([0.0, 5.0, 0.0, 0.0, 0.0]), Vec::new());
         assert_eq!(c.pads.hold(PadSite::LimitDepth), 0);
+    }
+
+    /// Sample counts near the largest: summed up to it, refused past it in one line (a
+    /// saturated sum gave a share of a wrong whole).
+    #[test]
+    fn sample_counts_that_add_up_past_the_largest_are_refused() {
+        let insert_locked = "fio;blk_mq_dispatch_list;bfq_insert_requests;_raw_spin_unlock_irq";
+        let s = SiteSamples::of(&folded(&[(insert_locked, u64::MAX - 1), ("fio;read_tsc", 1)])).unwrap();
+        assert_eq!(s.samples, u64::MAX);
+        let e = SiteSamples::of(&folded(&[(insert_locked, u64::MAX), ("fio;read_tsc", 1)])).unwrap_err();
+        assert!(e.contains("add up past 18446744073709551615") && !e.contains('\n'), "{e}");
     }
 }

@@ -1714,18 +1714,24 @@ pub fn kthreads_runtime_ns() -> std::collections::BTreeMap<u32, u64> {
 /// What kernel threads used between two [`kthreads_runtime_ns`] snapshots, ns: a thread seen
 /// only in the second counts whole (it started in between); one seen only in the first is lost
 /// (kworkers retire after minutes idle, not within a run).
-pub fn kthreads_delta_ns(before: &std::collections::BTreeMap<u32, u64>, after: &std::collections::BTreeMap<u32, u64>) -> u64 {
-    after.iter().map(|(pid, &ns)| ns.saturating_sub(before.get(pid).copied().unwrap_or(0))).sum()
+/// The sum is checked (issue 43): past `u64::MAX` is an error naming it, never a wrap.
+pub fn kthreads_delta_ns(before: &std::collections::BTreeMap<u32, u64>, after: &std::collections::BTreeMap<u32, u64>) -> Result<u64, String> {
+    crate::counts::sum(
+        after.iter().map(|(pid, &ns)| ns.saturating_sub(before.get(pid).copied().unwrap_or(0))),
+        "the kernel threads' CPU time (ns, /proc/<pid>/schedstat)",
+    )
 }
 
-/// This process's CPU time so far, ns (every thread's `schedstat`).
-pub fn own_runtime_ns() -> u64 {
-    let Ok(entries) = std::fs::read_dir("/proc/self/task") else { return 0 };
-    entries
-        .flatten()
-        .filter_map(|e| std::fs::read_to_string(e.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()))
-        .sum()
+/// This process's CPU time so far, ns (every thread's `schedstat`), summed checked (issue 43).
+pub fn own_runtime_ns() -> Result<u64, String> {
+    let Ok(entries) = std::fs::read_dir("/proc/self/task") else { return Ok(0) };
+    crate::counts::sum(
+        entries
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path().join("schedstat")).ok())
+            .filter_map(|s| s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok())),
+        "this process's CPU time (ns, /proc/self/task/*/schedstat)",
+    )
 }
 
 /// The CPU time of one kernel run, split into what belongs to the experiment and what other
@@ -1746,12 +1752,14 @@ pub struct CpuSplit {
 impl CpuSplit {
     /// From the deltas over one window, ns (machine busy time in seconds).
     pub fn of(machine_s: f64, root_ns: u64, fio_ns: u64, kthreads_ns: u64, own_ns: u64) -> CpuSplit {
-        let others_ns = root_ns.saturating_sub(fio_ns + kthreads_ns + own_ns);
+        // Summed wider (issue 43): three measured times cannot wrap a u128.
+        let tasked_ns = u128::from(fio_ns) + u128::from(kthreads_ns) + u128::from(own_ns);
+        let others_ns = u128::from(root_ns).saturating_sub(tasked_ns);
         // NOTE: ticks (/proc/stat) and runtimes (cgroups, schedstat) are different clocks; over
         // a window of seconds they differ by a few ticks, and the experiment's share is clamped
         // to at least fio's and the kernel threads' own.
         let untasked_s = (machine_s - root_ns as f64 / 1e9).max(0.0);
-        CpuSplit { machine_s, experiment_s: (fio_ns + kthreads_ns) as f64 / 1e9 + untasked_s, others_s: others_ns as f64 / 1e9 }
+        CpuSplit { machine_s, experiment_s: (fio_ns as f64 + kthreads_ns as f64) / 1e9 + untasked_s, others_s: others_ns as f64 / 1e9 }
     }
 }
 
@@ -1934,9 +1942,26 @@ mod tests {
         let after = std::collections::BTreeMap::from([(1, 150), (2, 50), (4, 30)]);
         assert_eq!(
             kthreads_delta_ns(&before, &after),
-            80,
+            Ok(80),
             "50 more, none more, a new one's 30; a gone one's lost"
         );
+    }
+
+    /// Measured times near the largest: the kernel threads' deltas are summed checked, the CPU
+    /// split's sums wider; neither wraps (issue 43).
+    #[test]
+    fn measured_times_that_add_up_past_the_largest_are_refused_or_summed_wider() {
+        let before = std::collections::BTreeMap::from([(1, 0), (2, 0)]);
+        let near = std::collections::BTreeMap::from([(1, u64::MAX - 1), (2, 1)]);
+        assert_eq!(kthreads_delta_ns(&before, &near), Ok(u64::MAX));
+        let past = std::collections::BTreeMap::from([(1, u64::MAX), (2, 1)]);
+        let e = kthreads_delta_ns(&before, &past).unwrap_err();
+        assert!(e.contains("add up past 18446744073709551615") && !e.contains('\n'), "{e}");
+        // fio's, the kernel threads' and this process's times past u64::MAX together: nothing
+        // is left for other processes (a wrapped sum left them almost all of root's time).
+        let split = CpuSplit::of(1.0, u64::MAX, u64::MAX, 2, 0);
+        assert_eq!(split.others_s, 0.0);
+        assert!(split.experiment_s > 1.8e10, "{split:?}");
     }
 
     fn is_root() -> bool {
