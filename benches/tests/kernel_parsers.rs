@@ -73,6 +73,8 @@ fn plain(round: usize, kiops: f64, cpu_us: f64) -> KernelRun {
         experiment_cpu_per_io_us: Some(cpu_us),
         other_cpus: Some(0.0),
         contention: None,
+        stopped_s: None,
+        reruns_stopped: 0,
     }
 }
 

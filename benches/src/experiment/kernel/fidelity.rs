@@ -539,6 +539,8 @@ mod tests {
             experiment_cpu_per_io_us: None,
             other_cpus: None,
             contention: Some(ContentionSummary { scheduler_callers: vec![caller("x_unlisted", u64::MAX), caller("y_unlisted", 2)], ..ContentionSummary::default() }),
+            stopped_s: None,
+            reruns_stopped: 0,
         };
         let row = super::super::kernel_row(KernelSched::Bfq, Vec::new(), vec![run], std::time::Duration::ZERO);
         let per_io = kernel_sites_per_io(&row, 0.0);

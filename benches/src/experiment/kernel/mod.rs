@@ -493,6 +493,10 @@ impl Rig {
             drop(setup);
             self.ledger.record_process(pid)?;
         }
+        // fio runs in a process group of its own: a Ctrl-Z stops this process, not fio; a stop
+        // of fio itself is seen by this watch (issue 43, item 5b; this process's own stops are
+        // seen by `unstopped`).
+        let watch = fio::StopWatch::start(started.clone());
         let t0 = Instant::now();
         if !sleep_until(t0 + cfg.ramp, stop) {
             for c in children.iter_mut() {
@@ -539,10 +543,17 @@ impl Rig {
             match status {
                 Some(s) if s.success() => outputs.push(out),
                 Some(s) => return Err(format!("fio failed ({s}): {}", err.lines().next().unwrap_or("").trim())),
-                None => stopped = true,
+                None if stop.load(Ordering::Relaxed) => stopped = true,
+                // Past its bound without a stop asked for: a failed run, not an interrupted one
+                // (a fio held stopped past it was counted as a stop of the whole experiment).
+                None => {
+                    let held = watch.finish().map_or(String::new(), |d| format!(" (fio was seen stopped by job control for {:.1} s)", d.as_secs_f64()));
+                    return Err(format!("fio did not finish within {} s{held}", limit.as_secs()));
+                }
             }
         }
         let after = snapshot();
+        let fio_stopped = watch.finish();
         if stopped {
             return Ok(None);
         }
@@ -573,6 +584,8 @@ impl Rig {
             experiment_cpu_per_io_us: split.and_then(|s| per_io(s.experiment_s)),
             other_cpus: split.filter(|_| window_s > 0.0).map(|s| s.others_s / window_s),
             contention: None,
+            stopped_s: fio_stopped.map(|d| d.as_secs_f64()),
+            reruns_stopped: 0,
         }))
     }
 }
@@ -662,6 +675,78 @@ impl Recorder {
             None => Err(format!("the recorder did not stop within {} s of SIGINT", RECORDER_EXIT.as_secs())),
         }
     }
+}
+
+/// Re-runs of a kernel run disturbed by a job-control stop, at most; the last is then kept,
+/// flagged (`KernelRun::stopped_s`) and said in the warnings (as `NoisePolicy::retries`).
+pub const STOPPED_RETRIES: u32 = 3;
+
+/// One kernel run (with whatever records it: a profile, the contention recorder) run again while
+/// a job-control stop disturbed it (issue 43, item 5b), at most [`STOPPED_RETRIES`] times.
+/// `attempt` makes the run (`None`: a stop of the experiment); `run_of` finds its [`KernelRun`],
+/// whose `stopped_s` says fio's processes were seen stopped. `own_stop` says whether this
+/// process was stopped between two instants (`driver::stopped::stopped_between`). An attempt
+/// that failed while this process was stopped (a bound passed during the stop) is run again
+/// too. The note said of the kept run, if any, is pushed to `notes` with `label`.
+pub(crate) fn rerun_while_stopped<T>(
+    label: &str,
+    stop: &AtomicBool,
+    notes: &mut Vec<String>,
+    own_stop: &dyn Fn(Instant, Instant) -> Option<Duration>,
+    run_of: impl Fn(&mut T) -> &mut KernelRun,
+    mut attempt: impl FnMut() -> Result<Option<T>, String>,
+) -> Result<Option<T>, String> {
+    let mut reruns = 0u32;
+    loop {
+        let t0 = Instant::now();
+        let result = attempt();
+        let own = own_stop(t0, Instant::now());
+        let mut out = match result {
+            Ok(Some(out)) => out,
+            Ok(None) => return Ok(None),
+            Err(e) if own.is_some() && reruns < STOPPED_RETRIES && !stop.load(Ordering::Relaxed) => {
+                notes.push(format!("{label}: failed while this process was stopped by job control ({e}); run again"));
+                reruns += 1;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let run = run_of(&mut out);
+        let stopped = fio::run_stopped(own, run.stopped_s.map(Duration::from_secs_f64));
+        run.stopped_s = stopped.map(|d| d.as_secs_f64());
+        run.reruns_stopped = reruns;
+        if stopped.is_none() || reruns >= STOPPED_RETRIES || stop.load(Ordering::Relaxed) {
+            let kept = stopped.is_some();
+            if let Some(note) = fio::stop_note(run.stopped_s, reruns, kept) {
+                notes.push(format!("{label}: {note}"));
+            }
+            return Ok(Some(out));
+        }
+        reruns += 1;
+    }
+}
+
+/// The run itself, its profile's and its recorder's: where [`rerun_while_stopped`] finds it.
+fn itself(r: &mut KernelRun) -> &mut KernelRun {
+    r
+}
+fn first<B>(p: &mut (KernelRun, B)) -> &mut KernelRun {
+    &mut p.0
+}
+fn second<A>(p: &mut (A, KernelRun)) -> &mut KernelRun {
+    &mut p.1
+}
+
+/// [`rerun_while_stopped`] with this process's own stops as `driver::stopped` sees them.
+fn unstopped<T>(
+    label: &str,
+    stop: &AtomicBool,
+    notes: &mut Vec<String>,
+    run_of: impl Fn(&mut T) -> &mut KernelRun,
+    attempt: impl FnMut() -> Result<Option<T>, String>,
+) -> Result<Option<T>, String> {
+    crate::driver::stopped::watch();
+    rerun_while_stopped(label, stop, notes, &crate::driver::stopped::stopped_between, run_of, attempt)
 }
 
 fn spread_of<T>(runs: &[T], f: impl Fn(&T) -> Option<f64>) -> Option<Spread> {
@@ -879,6 +964,8 @@ fn run_point(
     tag: &str,
 ) -> PointResult {
     let Failed { runs: failures, outputs: output_failures } = failed;
+    // Runs a job-control stop disturbed: run again, or kept flagged (said in the warnings).
+    let mut stop_notes: Vec<String> = Vec::new();
     let kernel_configs = cfg.kernel_configs();
     let model_entries = cfg.model_entries();
 
@@ -890,7 +977,9 @@ fn run_point(
     if cfg.model && cfg.model_outside == ModelOutside::Kernel {
         observer.event(Event::Step { done: *done, label: "calibration: kernel none" });
         *done += 1;
-        let calibrated = rig.set_scheduler(KernelSched::None).and_then(|()| rig.fio_run(cfg, KernelSched::None, 0, stop));
+        let calibrated = rig
+            .set_scheduler(KernelSched::None)
+            .and_then(|()| unstopped("calibration: kernel none", stop, &mut stop_notes, itself, || rig.fio_run(cfg, KernelSched::None, 0, stop)));
         match calibrated {
             Ok(Some(r)) => {
                 if let Some(w) = kernel_load_warning(&r) {
@@ -930,7 +1019,8 @@ fn run_point(
             observer.event(Event::Step { done: *done, label: &label });
             *done += 1;
             let data = tmp.path().join(format!("{}.data", config.name()));
-            let profiled = rig.set_scheduler(config).and_then(|()| {
+            // Run again, recorder and all, while a job-control stop disturbed it.
+            let profiled = rig.set_scheduler(config).and_then(|()| unstopped(&label, stop, &mut stop_notes, second, || -> Result<Option<(crate::driver::profile::Folded, KernelRun)>, String> {
                 let rec = Recorder::perf(&data, stop)?;
                 let run = rig.fio_run(cfg, config, cfg.rounds, stop);
                 rec.finish(stop)?;
@@ -941,8 +1031,8 @@ fn run_point(
                 let script = output_until(&mut script, Duration::from_secs(600), stop)?.ok_or("stopped")?;
                 let mut folded = profile::fold_perf_script_until(&String::from_utf8_lossy(&script), stop)?.ok_or("stopped")?;
                 folded.frequency = 499;
-                Ok((folded, run))
-            });
+                Ok(Some((folded, run)))
+            }).and_then(|o| o.ok_or_else(|| "stopped".to_string())));
             match profiled {
                 Ok((folded, run)) => {
                     let mut flamegraph = None;
@@ -1012,10 +1102,12 @@ fn run_point(
                 observer.event(Event::Step { done: *done, label: "sites: kernel bfq (lock contention recorded)" });
                 *done += 1;
                 let recorded = rig.set_scheduler(KernelSched::Bfq).and_then(|()| {
-                    let Some(rec) = Recorder::bpftrace(stop)? else { return Ok(None) };
-                    let run = rig.fio_run(cfg, KernelSched::Bfq, cfg.rounds, stop);
-                    let text = rec.finish(stop);
-                    Ok(run?.map(|r| (r, text)))
+                    unstopped("sites: kernel bfq (lock contention recorded)", stop, &mut stop_notes, first, || {
+                        let Some(rec) = Recorder::bpftrace(stop)? else { return Ok(None) };
+                        let run = rig.fio_run(cfg, KernelSched::Bfq, cfg.rounds, stop);
+                        let text = rec.finish(stop);
+                        Ok(run?.map(|r| (r, text)))
+                    })
                 });
                 match recorded {
                     Ok(Some((r, text))) => match text.and_then(|t| contention::parse_bpftrace(&t)) {
@@ -1083,7 +1175,7 @@ fn run_point(
                     let label = format!("round {}/{}: kernel {}", round + 1, cfg.rounds, sched.name());
                     observer.event(Event::Step { done: *done, label: &label });
                     *done += 1;
-                    let plain = rig.set_scheduler(sched).and_then(|()| rig.fio_run(cfg, sched, round, stop));
+                    let plain = rig.set_scheduler(sched).and_then(|()| unstopped(&label, stop, &mut stop_notes, itself, || rig.fio_run(cfg, sched, round, stop)));
                     match plain {
                         Ok(Some(r)) => kernel_runs[i].0.push(r),
                         Ok(None) => {
@@ -1099,17 +1191,20 @@ fn run_point(
                         let label = format!("round {}/{}: kernel {} (lock contention recorded)", round + 1, cfg.rounds, sched.name());
                         observer.event(Event::Step { done: *done, label: &label });
                         *done += 1;
-                        let recorded = Recorder::bpftrace(stop).and_then(|rec| {
-                            let Some(rec) = rec else { return Ok(None) };
-                            let run = rig.fio_run(cfg, sched, round, stop);
-                            let text = rec.finish(stop);
-                            let run = run?;
-                            Ok(match run {
-                                Some(mut r) => {
-                                    r.contention = Some(contention::ContentionSummary::of(&contention::parse_bpftrace(&text?)?)?);
-                                    Some(r)
-                                }
-                                None => None,
+                        // Run again, recorder and all, while a job-control stop disturbed it.
+                        let recorded = unstopped(&label, stop, &mut stop_notes, itself, || {
+                            Recorder::bpftrace(stop).and_then(|rec| {
+                                let Some(rec) = rec else { return Ok(None) };
+                                let run = rig.fio_run(cfg, sched, round, stop);
+                                let text = rec.finish(stop);
+                                let run = run?;
+                                Ok(match run {
+                                    Some(mut r) => {
+                                        r.contention = Some(contention::ContentionSummary::of(&contention::parse_bpftrace(&text?)?)?);
+                                        Some(r)
+                                    }
+                                    None => None,
+                                })
                             })
                         });
                         match recorded {
@@ -1150,6 +1245,14 @@ fn run_point(
         }
     }
 
+    if !stop_notes.is_empty() {
+        warnings.push(format!(
+            "{}: {} kernel run(s) were disturbed by a job-control stop (SIGTSTP/SIGSTOP) and run again (at most {STOPPED_RETRIES} times): {}",
+            cfg.point_label(),
+            stop_notes.len(),
+            stop_notes.join("; ")
+        ));
+    }
     if let Some(first) = noisy_model_runs.first() {
         warnings.push(format!("{}: {} model run(s) shared the CPUs with other processes; the first: {first}", cfg.point_label(), noisy_model_runs.len()));
     }
@@ -1370,7 +1473,76 @@ mod tests {
             experiment_cpu_per_io_us: Some(6.0),
             other_cpus: others,
             contention: None,
+            stopped_s: None,
+            reruns_stopped: 0,
         }
+    }
+
+    /// Runs made up for `rerun_while_stopped`: each attempt gives the next of `fio_stops` as
+    /// what fio's watch saw, and `own` says whether this process was stopped in every attempt.
+    /// No clock is read for a verdict: the stops are given.
+    fn rerun(fio_stops: &[Option<f64>], own: Option<f64>, stop: bool) -> (Result<Option<KernelRun>, String>, usize, Vec<String>) {
+        let flag = AtomicBool::new(stop);
+        let mut notes = Vec::new();
+        let mut attempts = 0;
+        let own_stop = move |_: Instant, _: Instant| own.map(Duration::from_secs_f64);
+        let r = rerun_while_stopped("kernel bfq round 1", &flag, &mut notes, &own_stop, itself, || {
+            let fio = fio_stops[attempts.min(fio_stops.len() - 1)];
+            attempts += 1;
+            Ok(Some(KernelRun { round: attempts, stopped_s: fio, ..run_with_others(Some(0.0)) }))
+        });
+        (r, attempts, notes)
+    }
+
+    #[test]
+    fn a_kernel_run_stopped_by_job_control_is_run_again_and_a_clean_one_is_not() {
+        // Not stopped: one run, nothing said.
+        let (r, attempts, notes) = rerun(&[None], None, false);
+        let r = r.unwrap().unwrap();
+        assert_eq!((attempts, r.stopped_s, r.reruns_stopped), (1, None, 0));
+        assert!(notes.is_empty(), "{notes:?}");
+        // fio seen stopped twice, then clean: the third run is kept, its re-runs counted and said.
+        let (r, attempts, notes) = rerun(&[Some(2.0), Some(1.5), None], None, false);
+        let r = r.unwrap().unwrap();
+        assert_eq!((attempts, r.round, r.stopped_s, r.reruns_stopped), (3, 3, None, 2));
+        assert!(notes.len() == 1 && notes[0].contains("kernel bfq round 1") && notes[0].contains("run again 2 time"), "{notes:?}");
+        // Stopped every time (this process, fio, or both): kept after the bound, flagged.
+        for (fio, own, want) in [(None, Some(2.0), 2.0), (Some(3.0), None, 3.0), (Some(1.0), Some(2.5), 2.5)] {
+            let (r, attempts, notes) = rerun(&[fio], own, false);
+            let r = r.unwrap().unwrap();
+            assert_eq!(attempts as u32, STOPPED_RETRIES + 1);
+            assert_eq!((r.stopped_s, r.reruns_stopped), (Some(want), STOPPED_RETRIES));
+            assert!(notes.len() == 1 && notes[0].contains("retries exhausted"), "{notes:?}");
+        }
+        // A stop of the experiment (the flag): no re-run, the stopped run kept flagged.
+        let (r, attempts, _) = rerun(&[Some(2.0)], None, true);
+        assert_eq!((attempts, r.unwrap().unwrap().stopped_s), (1, Some(2.0)));
+    }
+
+    #[test]
+    fn a_kernel_run_that_failed_while_stopped_is_run_again_and_other_failures_are_not() {
+        let flag = AtomicBool::new(false);
+        let mut notes = Vec::new();
+        let mut attempts = 0;
+        // Failed while this process was stopped (a bound passed in the stop), then fine.
+        let stopped_once = std::cell::Cell::new(true);
+        let own_stop = |_: Instant, _: Instant| stopped_once.replace(false).then_some(Duration::from_secs(40));
+        let r = rerun_while_stopped("calibration", &flag, &mut notes, &own_stop, itself, || {
+            attempts += 1;
+            if attempts == 1 { Err("the recorder did not stop within 30 s of SIGINT".into()) } else { Ok(Some(run_with_others(None))) }
+        });
+        assert_eq!((attempts, r.unwrap().unwrap().reruns_stopped), (2, 1));
+        assert!(notes[0].contains("failed while this process was stopped"), "{notes:?}");
+        // A failure with no stop is the run's failure, at once.
+        let mut attempts = 0;
+        let r = rerun_while_stopped("calibration", &flag, &mut Vec::new(), &|_, _| None, itself, || {
+            attempts += 1;
+            Err::<Option<KernelRun>, _>("fio failed".to_string())
+        });
+        assert_eq!((attempts, r.unwrap_err()), (1, "fio failed".to_string()));
+        // A stop of the experiment mid-run: `None` passed on, no re-run.
+        let r = rerun_while_stopped("calibration", &flag, &mut Vec::new(), &|_, _| Some(Duration::from_secs(1)), itself, || Ok(None));
+        assert!(matches!(r, Ok(None)));
     }
 
     /// The injection's model row and the fidelity table's are one entry: the kernel's curve and

@@ -93,6 +93,12 @@ pub struct KernelRun {
     pub other_cpus: Option<f64>,
     /// Lock contention (recorded runs only).
     pub contention: Option<ContentionSummary>,
+    /// How long a job-control stop (SIGTSTP, SIGSTOP) lasted during this run, seconds: this
+    /// process stopped, or fio's processes seen stopped (`fio::run_stopped`); `None` (null) when
+    /// it was not. Set only on a run kept after [`super::STOPPED_RETRIES`] re-runs.
+    pub stopped_s: Option<f64>,
+    /// Earlier runs of this one thrown away because a job-control stop disturbed them.
+    pub reruns_stopped: u32,
 }
 
 /// A kernel configuration's results.
