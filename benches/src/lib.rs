@@ -40,7 +40,7 @@
 //!                   profile/ (sampling, folded, flamegraph, shares, criterion)
 //! 1 files/        no measurement: output.rs (safe writes), trace_check.rs, provenance.rs,
 //!                   input.rs (capped, polled reads), stop.rs (work that cannot poll)
-//! 0 stats.rs      median, Spread, PerThread, fit_usl
+//! 0 stats.rs      median, Spread, PerThread, bootstrap_interval, fit_usl
 //!   seeds.rs      Seed, SEEDS: the seeds' figures and the goals (reference data, not a job)
 //!   error.rs      ErrorKind, ExperimentError (the exit code of each kind)
 //! ```
