@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 /// The stages, bottom first: a module may import only modules of a stage before its own.
 const STAGES: &[(&str, &[&str])] = &[
-    ("bottom: shared statistics, the seeds' figures, the error type", &["stats", "seeds", "error"]),
+    ("bottom: shared statistics, checked sums of counts, the seeds' figures, the error type", &["stats", "counts", "seeds", "error"]),
     ("files and provenance", &["files"]),
     ("the run driver", &["driver"]),
     ("the model and the policy simulation", &["model", "policy_sim"]),

@@ -529,7 +529,7 @@ mod tests {
     fn contentions_of_one_site_past_the_largest_count_are_summed_wider() {
         use super::super::contention::{Contention, ContentionSummary};
         let caller = |name: &str, n: u64| (name.to_string(), Contention { contentions: n, ..Contention::default() });
-        let run = super::super::KernelRun {
+        let run = super::super::rows::KernelRun {
             round: 0,
             iops: 1.0,
             ios: 1,
@@ -542,7 +542,22 @@ mod tests {
             stopped_s: None,
             reruns_stopped: 0,
         };
-        let row = super::super::kernel_row(KernelSched::Bfq, Vec::new(), vec![run], std::time::Duration::ZERO);
+        let row = KernelRow {
+            config: KernelSched::Bfq,
+            runs: Vec::new(),
+            recorded: vec![run],
+            kiops: Default::default(),
+            cpu_per_io_us: Default::default(),
+            experiment_cpu_per_io_us: None,
+            sched_contentions_per_io: None,
+            other_contentions_per_io: None,
+            sched_wait_avg_ns: None,
+            sched_wait_max_ns: None,
+            recording_cost_pct: None,
+            profile: None,
+            profile_run: None,
+            flamegraph: None,
+        };
         let per_io = kernel_sites_per_io(&row, 0.0);
         let other = per_io.iter().find(|(s, _)| *s == "other").map(|(_, v)| *v);
         assert!(other.is_some_and(|v| v >= u64::MAX as f64), "{per_io:?}");
