@@ -40,7 +40,7 @@
 //!                   profile/ (sampling, folded, flamegraph, shares, criterion)
 //! 1 files/        no measurement: output.rs (safe writes), trace_check.rs, provenance.rs,
 //!                   input.rs (capped, polled reads), stop.rs (work that cannot poll)
-//! 0 stats.rs      median, Spread, PerThread, bootstrap_interval, fit_usl
+//! 0 stats.rs      median, Spread, PerThread, bootstrap_interval, judge_goal, fit_usl
 //!   counts.rs     add, add_to, sum: sums of counts that refuse to pass u64::MAX
 //!   seeds.rs      Seed, SEEDS: the seeds' figures and the goals (reference data, not a job)
 //!   error.rs      ErrorKind, ExperimentError (the exit code of each kind)

@@ -196,101 +196,13 @@ fn run_label(round: usize, lock: LockKind, variant: &str, instrumented: bool) ->
 pub use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy, Runner};
 use crate::driver::noise::run_clean_with;
 pub use crate::seeds::{Seed, SEEDS};
-pub use crate::stats::{median, Interval, PerThread, Spread};
-use crate::stats::{bootstrap_interval, median_in_place, BOOTSTRAP_MIN_VALUES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
+pub use crate::stats::{judge_goal, judge_range, median, ratio_interval, GoalVerdict, Interval, PerThread, RangeOverlap, Spread};
 
 /// The reference variant: the denominator of the seeds' ratios, and the one run twice in each
 /// round for the A/A pair.
 pub const AA_REFERENCE: &str = "sched-lock";
 /// The label of the reference's second copy in each round.
 pub const AA_LABEL: &str = "sched-lock (A/A)";
-
-/// The 95 % bootstrap interval of a per-round ratio, or why it has none.
-///
-/// The rounds are resampled with replacement (a round is the unit: its variants shared the
-/// machine's state, so its ratio is one paired observation), and the statistic is the **median
-/// of the resampled per-round ratios**, the same statistic as the reported figure, so the
-/// interval is the interval of what is printed. The median rather than the ratio of summed
-/// KIOPS because the spread between rounds is dominated by the odd fast or slow round (issue 42,
-/// item 4: one round per variant at 2–2.5× the median): a sum follows that round, a median does
-/// not. With few rounds a median's percentile interval is made of observed ratios (with 3 rounds
-/// it is about their min–max): coarse, but not narrower than the data allow; more rounds narrow
-/// it. Fixed seed and resample count ([`BOOTSTRAP_SEED`], [`BOOTSTRAP_RESAMPLES`]): the same
-/// runs give the same interval. Fewer than 3 rounds: no interval ("no interval: fewer than 3
-/// rounds"), never an invented one.
-pub fn ratio_interval(ratio: &Spread) -> Result<Interval, String> {
-    bootstrap_interval(&ratio.runs, median_in_place, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
-        .ok_or_else(|| format!("no interval: fewer than {BOOTSTRAP_MIN_VALUES} rounds"))
-}
-
-/// A goal's verdict, taken on a ratio's interval.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum GoalVerdict {
-    /// The whole interval is at or above the goal.
-    Met,
-    /// The whole interval is below the goal.
-    Missed,
-    /// The interval straddles the goal: the runs cannot tell.
-    Inconclusive,
-}
-
-impl GoalVerdict {
-    pub fn label(self) -> &'static str {
-        match self {
-            GoalVerdict::Met => "goal met",
-            GoalVerdict::Missed => "goal missed",
-            GoalVerdict::Inconclusive => "goal inconclusive",
-        }
-    }
-}
-
-/// "at least `goal`" judged on an interval: met only when the whole interval clears the goal,
-/// missed only when the whole interval is below it, inconclusive otherwise.
-pub fn judge_goal(interval: Interval, goal: f64) -> GoalVerdict {
-    if interval.lo >= goal {
-        GoalVerdict::Met
-    } else if interval.hi < goal {
-        GoalVerdict::Missed
-    } else {
-        GoalVerdict::Inconclusive
-    }
-}
-
-/// How a ratio's interval lies against the seeds' range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RangeOverlap {
-    /// The whole interval is inside the range.
-    Inside,
-    /// The interval and the range do not meet.
-    Outside,
-    /// They meet, but the interval reaches out of the range.
-    Overlapping,
-}
-
-impl RangeOverlap {
-    pub fn label(self) -> &'static str {
-        match self {
-            RangeOverlap::Inside => "inside the seeds' range",
-            RangeOverlap::Outside => "outside the seeds' range",
-            RangeOverlap::Overlapping => "overlaps the seeds' range",
-        }
-    }
-}
-
-/// An interval against a range `(lo, hi)`, bounds included (with 1e-9 of slack for ranges
-/// computed from KIOPS quotients).
-pub fn judge_range(interval: Interval, (lo, hi): (f64, f64)) -> RangeOverlap {
-    let (lo, hi) = (lo - 1e-9, hi + 1e-9);
-    if interval.lo >= lo && interval.hi <= hi {
-        RangeOverlap::Inside
-    } else if interval.hi < lo || interval.lo > hi {
-        RangeOverlap::Outside
-    } else {
-        RangeOverlap::Overlapping
-    }
-}
 
 /// The run's own noise floor under one lock kind: [`AA_REFERENCE`] against its second copy in
 /// the same rounds (JSON: `noise_floor[]`).
