@@ -292,7 +292,7 @@ pub struct PathSummary {
 }
 
 /// One lock class, as reported (the JSON `locks[]` entry of `schedlab compare`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct LockSummary {
     pub name: &'static str,
     /// Exact.
@@ -371,6 +371,10 @@ pub struct InsideSummary {
     pub outer: &'static str,
     pub hold_ns: u64,
     pub wait_ns: u64,
+    /// Why `hold_ns` is no figure, when it is not: held inside the outer lock longer than the
+    /// outer lock itself was held (both estimates extrapolate sampled holds; the physical bound
+    /// says one of them is off, and not which).
+    pub hold_not_estimable: Option<String>,
 }
 
 impl LockClass {
@@ -403,7 +407,26 @@ impl LockStats {
     /// The report rows; `wall_ns` is the measured time (for occupancy).
     pub fn summarize(&self, wall_ns: u64) -> Vec<LockSummary> {
         install();
-        self.classes.iter().map(|(class, s)| summarize_class(*class, s, wall_ns)).collect()
+        let mut summaries: Vec<LockSummary> = self.classes.iter().map(|(class, s)| summarize_class(*class, s, wall_ns)).collect();
+        bound_inside_holds(&mut summaries);
+        summaries
+    }
+}
+
+/// Marks each time held inside another lock that exceeds that lock's own hold: the physical
+/// bound (a section nested in a lock ends before the lock is released) broken by two estimates.
+fn bound_inside_holds(summaries: &mut [LockSummary]) {
+    let outer_hold: Vec<(&'static str, u64)> = summaries.iter().map(|s| (s.name, s.hold_ns.total)).collect();
+    for summary in summaries.iter_mut() {
+        for inside in &mut summary.inside {
+            let Some(&(_, outer)) = outer_hold.iter().find(|(name, _)| *name == inside.outer) else { continue };
+            if inside.hold_ns > outer {
+                inside.hold_not_estimable = Some(format!(
+                    "not estimable: {} ns inside {} against {} ns of {}'s own holds (both extrapolated from sampled holds)",
+                    inside.hold_ns, inside.outer, outer, inside.outer
+                ));
+            }
+        }
     }
 }
 
@@ -419,6 +442,7 @@ fn summarize_class(class: LockClass, s: &ClassStats, wall_ns: u64) -> LockSummar
             outer: LockClass::from_index(i).name(),
             hold_ns: (ns(s.hold_inside[i]) as f64 * scale).round() as u64,
             wait_ns: (ns(s.wait_inside[i]) as f64 * wait_scale).round() as u64,
+            hold_not_estimable: None,
         })
         .collect();
     let paths = LockPath::ALL
@@ -507,6 +531,21 @@ mod tests {
             assert_eq!(current_path(), LockPath::Insert);
         }
         assert_eq!(current_path(), LockPath::Other);
+    }
+
+    #[test]
+    fn a_hold_inside_a_lock_longer_than_the_lock_is_not_a_figure() {
+        let hold = |total| TimeSummary { total, ..TimeSummary::default() };
+        let inside = |hold_ns| InsideSummary { outer: "sched", hold_ns, wait_ns: 0, hold_not_estimable: None };
+        let mut summaries = vec![
+            LockSummary { name: "sched", hold_ns: hold(71_330_000), ..LockSummary::default() },
+            LockSummary { name: "stats-section", inside: vec![inside(71_950_000)], ..LockSummary::default() },
+            LockSummary { name: "stats-sum", inside: vec![inside(4_590_000)], ..LockSummary::default() },
+        ];
+        bound_inside_holds(&mut summaries);
+        let why = summaries[1].inside[0].hold_not_estimable.as_deref().expect("71.95 ms inside 71.33 ms");
+        assert!(why.starts_with("not estimable: 71950000 ns inside sched against 71330000 ns"), "{why}");
+        assert_eq!(summaries[2].inside[0].hold_not_estimable, None, "within the bound: a figure");
     }
 
     #[test]

@@ -299,7 +299,8 @@ pub fn lockstat_table(locks: &[LockSummary]) -> String {
             let _ = writeln!(out, "  {:<10} by path: {}", "", by_path.join("; "));
         }
         for i in &l.inside {
-            let _ = writeln!(out, "  {:<10} inside {}: hold {}, wait {}", "", i.outer, est(fmt_ns(i.hold_ns as f64)), fmt_ns(i.wait_ns as f64));
+            let hold = i.hold_not_estimable.clone().unwrap_or_else(|| est(fmt_ns(i.hold_ns as f64)));
+            let _ = writeln!(out, "  {:<10} inside {}: hold {hold}, wait {}", "", i.outer, fmt_ns(i.wait_ns as f64));
         }
     }
     out
