@@ -103,7 +103,7 @@ proptest! {
         let mut value: serde_json::Value = serde_json::from_str(TRACE).unwrap();
         mutate(&mut value, &edits);
         if let Ok(trace) = trace_check::parse(&value.to_string()) {
-            let _ = trace_check::summary_text(&trace);
+            let _ = trace_check::overview(&trace);
             let _ = trace_check::lock_reports(&trace);
             let from = trace_check::busiest_window(&trace, 100.0);
             let _ = trace_check::excerpt_svg(&trace, from, 100.0, "t");

@@ -91,6 +91,10 @@ pub struct ShareRow {
     pub outside_pct: f64,
     pub other_pct: f64,
     pub stats_of_work_pct: f64,
+    /// 95 % intervals of the two stats shares from their sample counts (Wilson; a lower bound
+    /// on the uncertainty: one run's samples are not independent).
+    pub stats_pct_interval: Option<crate::stats::Interval>,
+    pub stats_of_work_pct_interval: Option<crate::stats::Interval>,
     pub unsampled_cpu_share: Option<f64>,
     pub consistent: bool,
 }
@@ -176,6 +180,8 @@ fn share_row(entry: &'static str, p: &VariantProfile) -> ShareRow {
         outside_pct: p.shares.share(Category::Outside),
         other_pct: p.shares.share(Category::Other),
         stats_of_work_pct: p.shares.stats_of_work(),
+        stats_pct_interval: p.shares.stats_interval(),
+        stats_of_work_pct_interval: p.shares.stats_of_work_interval(),
         unsampled_cpu_share: p.folded.unsampled_share(),
         consistent: p.run.consistent,
     }

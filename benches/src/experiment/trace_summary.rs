@@ -14,7 +14,7 @@ use crate::files::stop::until_stopped;
 use crate::files::input::{caps, read_input};
 use crate::files::output::OutputFile;
 use schedlab_core::sync::AtomicBool;
-use crate::files::trace_check::{self, LockReport, Trace};
+use crate::files::trace_check::{self, LockReport, Trace, TraceOverview};
 use std::path::PathBuf;
 
 #[derive(Debug)]
@@ -32,8 +32,8 @@ pub struct TraceSummaryConfig {
 
 pub struct TraceSummaryReport {
     pub trace: Trace,
-    /// The summary's text (tracks, slices, per lock: holds, waits, hand-overs).
-    pub summary: String,
+    /// The trace's size, span, tracks and slices by name.
+    pub overview: TraceOverview,
     pub locks: Vec<LockReport>,
     /// One line per drawing written.
     pub written: Vec<String>,
@@ -65,7 +65,7 @@ fn write(out: &OutputFile, title: &str, drawing: String, line: String, report: &
 }
 
 /// A trace parsed and summarised: what [`analyse`] gives.
-type Analysed = (Trace, String, Vec<LockReport>);
+type Analysed = (Trace, TraceOverview, Vec<LockReport>);
 
 /// Parses and summarises a trace on a thread of its own while the caller polls `stop` (a trace
 /// of hundreds of MiB takes seconds to parse): a stop is honoured within [`STOP_POLL`], the
@@ -77,9 +77,9 @@ fn analyse(text: String, file: &str, stop: &AtomicBool) -> Result<Analysed, Expe
             if trace.slices.is_empty() && trace.instants.is_empty() {
                 return Err("it holds no events: not the trace of a run".to_string());
             }
-            let summary = trace_check::summary_text(&trace);
+            let overview = trace_check::overview(&trace);
             let locks = trace_check::lock_reports(&trace);
-            Ok((trace, summary, locks))
+            Ok((trace, overview, locks))
         })
     });
     match analysed {
@@ -95,10 +95,10 @@ pub fn run(cfg: &TraceSummaryConfig, stop: &AtomicBool, observer: &mut dyn Obser
     let text = read_input(&cfg.file, "trace", caps::TRACE, stop)?;
     // Said so that a stop can be aimed at the parse (tests/cli_stops.rs).
     observer.event(Event::Step { done: 0, label: &format!("parsing the trace {file} ({:.1} MiB)", text.len() as f64 / (1 << 20) as f64) });
-    let (trace, summary, locks) = analyse(text, &file.to_string(), stop)?;
+    let (trace, overview, locks) = analyse(text, &file.to_string(), stop)?;
     let longest = cfg.stall.as_ref().and_then(|_| trace_check::longest_wait(&trace).cloned());
     let mut report = TraceSummaryReport {
-        summary,
+        overview,
         locks,
         trace,
         written: Vec::new(),

@@ -31,7 +31,7 @@ impl Slice {
 }
 
 /// One thread's track.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Track {
     pub tid: u64,
     pub name: String,
@@ -246,54 +246,48 @@ pub fn lock_reports(trace: &Trace) -> Vec<LockReport> {
         .collect()
 }
 
-/// The summary `schedlab trace-summary` prints.
-pub fn summary_text(trace: &Trace) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
+/// The slices of one name: how many, and their mean length.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SliceName {
+    pub name: String,
+    pub count: usize,
+    pub mean_us: f64,
+}
+
+/// What `schedlab trace-summary` reports of a trace besides its locks: its size, the time it
+/// covers, its tracks and its slices by name (the report draws them as tables).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TraceOverview {
+    pub slices: usize,
+    pub instants: usize,
+    /// From the first event to the last.
+    pub span_ms: f64,
+    pub tracks: Vec<Track>,
+    /// In name order.
+    pub by_name: Vec<SliceName>,
+}
+
+/// The overview of a trace (see [`TraceOverview`]).
+pub fn overview(trace: &Trace) -> TraceOverview {
     let instants = trace.instants.iter().map(|e| e.2);
     let first = trace.slices.iter().map(|s| s.start_us).chain(instants.clone()).fold(f64::INFINITY, f64::min);
     let last = trace.slices.iter().map(|s| s.end_us).chain(instants).fold(f64::NEG_INFINITY, f64::max);
-    let _ = writeln!(out, "{} slices, {} instant events over {:.1} ms", trace.slices.len(), trace.instants.len(), (last - first).max(0.0) / 1e3);
-    let _ = writeln!(out, "tracks:");
-    for t in &trace.tracks {
-        let _ = writeln!(out, "  {:>3} {:<10} {:>8} slices {:>6} instants", t.tid, t.name, t.slices, t.instants);
-    }
     let mut by_name: BTreeMap<&str, (usize, f64)> = BTreeMap::new();
     for s in &trace.slices {
         let e = by_name.entry(&s.name).or_default();
         e.0 += 1;
         e.1 += s.duration_us();
     }
-    let _ = writeln!(out, "slices by name (count, mean µs):");
-    for (name, (n, total)) in &by_name {
-        let _ = writeln!(out, "  {:<48} {:>8} {:>9.2}", name, n, total / *n as f64);
+    TraceOverview {
+        slices: trace.slices.len(),
+        instants: trace.instants.len(),
+        span_ms: (last - first).max(0.0) / 1e3,
+        tracks: trace.tracks.clone(),
+        by_name: by_name
+            .into_iter()
+            .map(|(name, (count, total))| SliceName { name: name.to_string(), count, mean_us: total / count as f64 })
+            .collect(),
     }
-    let _ = writeln!(out, "locks (µs; gap = release to the next thread's acquisition):");
-    let _ = writeln!(
-        out,
-        "  {:<6} {:>7} {:>8} {:>8} {:>6} {:>7} {:>8} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
-        "lock", "holds", "hold p50", "hold p90", "held%", "waits", "wait p50", "wait p90", "handovers", "reacq", "gap p50", "gap p90", "overlaps"
-    );
-    for r in lock_reports(trace) {
-        let _ = writeln!(
-            out,
-            "  {:<6} {:>7} {:>8.2} {:>8.2} {:>6.1} {:>7} {:>8.2} {:>8.2} {:>9} {:>8} {:>8.2} {:>8.2} {:>8}",
-            r.lock,
-            r.holds,
-            r.hold_median_us,
-            r.hold_p90_us,
-            r.held_pct,
-            r.waits,
-            r.wait_median_us,
-            r.wait_p90_us,
-            r.handovers,
-            r.reacquisitions,
-            r.handover_gap_median_us,
-            r.handover_gap_p90_us,
-            r.overlapping_holds
-        );
-    }
-    out
 }
 
 /// The start of the `span_us` window where every thread is busiest: the most slices starting on

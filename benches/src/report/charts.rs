@@ -402,41 +402,70 @@ fn validation_svg(v: &ValidationReport, provenance: &Provenance) -> Result<Strin
 /// beside each simulation given (IOPS; one bar per run). An error when `reports` is empty.
 pub fn simulate_svg(reports: &[SimulateReport]) -> Result<String, String> {
     let Some(first) = reports.first() else { return Err("no simulation to draw".into()) };
-    let mut bars: Vec<Bar> = IDLING_SEEDS
-        .iter()
-        .map(|s| Bar {
+    let workload = |r: &SimulateReport| {
+        let c = &r.config;
+        let bs = c.bs_sectors as u64 * 512;
+        let bs = if bs % 1024 == 0 { format!("{}k", bs / 1024) } else { format!("{bs} B") };
+        let think = if c.think_ns == 0 { String::new() } else { format!(", think {} µs", c.think_ns / 1000) };
+        format!("fio {} {bs}, {} jobs × iodepth {}{think}", c.rw.name(), c.jobs, c.iodepth)
+    };
+    let one_workload = reports.iter().all(|r| workload(r) == workload(first));
+    // The seed's table is drawn beside runs of its own job on SSDs only: an axis names one
+    // workload, and a disk or another job is not the seed's experiment.
+    let unlike_the_seed = reports.iter().find_map(|r| seed_mismatch(r, &workload(r)));
+    // The simulations' colour: the second, beside the seed's; the first, alone.
+    let sim_key = if unlike_the_seed.is_none() { 1 } else { 0 };
+    let mut bars: Vec<Bar> = Vec::new();
+    if unlike_the_seed.is_none() {
+        bars.extend(IDLING_SEEDS.iter().map(|s| Bar {
             label: format!("seed: {}, idling {}", s.device, if s.idling { "on" } else { "off" }),
             key: 0,
             segments: vec![s.iops],
             value_text: format!("{:.0}", s.iops),
             ..Bar::default()
-        })
-        .collect();
+        }));
+    }
     for r in reports {
         let idle = r.result.slice_idle_ns;
         let idle = if idle == 0 { "off".to_string() } else { format!("{:.0} ms", idle as f64 / 1e6) };
+        let label = format!("sim {} {}×{}, idling {idle}", r.result.device.name(), r.config.jobs, r.config.iodepth);
         bars.push(Bar {
-            label: format!("sim {} {}×{}, idling {idle}", r.result.device.name(), r.config.jobs, r.config.iodepth),
-            key: 1,
+            label: if one_workload { label } else { format!("{label} ({})", workload(r)) },
+            key: sim_key,
             segments: vec![r.result.iops],
             value_text: format!("{:.0}", r.result.iops),
             ..Bar::default()
         });
     }
-    let panel = Bars {
-        title: "Idling on and off: the seed's fio table and schedlab simulate".into(),
-        x_desc: "IOPS (fio randread 4k, 10 jobs × iodepth 64)".into(),
-        legend: vec!["seed (CFQ 2015, real devices)".into(), "schedlab simulate (virtual time)".into()],
-        stacked: false,
-        bars,
-        note: format!("{} simulation(s); the seed: notes/results/2026-11-29-idling.md", reports.len()),
-        whole_labels: false,
+    let x_desc = if one_workload { format!("IOPS ({})", workload(first)) } else { "IOPS (each bar's workload in its label)".into() };
+    let note = match &unlike_the_seed {
+        None => format!("{} simulation(s); the seed: notes/results/2026-11-29-idling.md", reports.len()),
+        Some(why) => format!("{} simulation(s); the seed's idling table is not drawn: {why}", reports.len()),
     };
+    let (title, legend) = match unlike_the_seed {
+        None => (
+            "Idling on and off: the seed's fio table and schedlab simulate",
+            vec!["seed (CFQ 2015, real devices)".into(), "schedlab simulate (virtual time)".into()],
+        ),
+        Some(_) => ("schedlab simulate (virtual time)", vec!["schedlab simulate (virtual time)".into()]),
+    };
+
+    let panel = Bars { title: title.into(), x_desc, legend, stacked: false, bars, note, whole_labels: false };
     let mut line = provenance_line(&first.provenance.base, "none (virtual time)");
     if reports.len() > 1 {
         line = format!("first of {}: {line}", reports.len());
     }
     render(&[panel], &line)
+}
+
+/// Why a simulation is not the seed's idling experiment (its fio job on an SSD), if it is not.
+fn seed_mismatch(report: &SimulateReport, workload: &str) -> Option<String> {
+    const SEED_JOB: &str = "fio randread 4k, 10 jobs × iodepth 64";
+    let device = report.result.device.name();
+    if device != "ssd" {
+        return Some(format!("it measured SSDs, this is a simulated {device}"));
+    }
+    (workload != SEED_JOB).then(|| format!("it ran {SEED_JOB}, this run {workload}"))
 }
 
 /// `schedlab kernel`'s chart: the main configuration's fidelity figures as panels, one per unit
@@ -610,9 +639,25 @@ mod tests {
             variant: "no-stats".into(),
         };
         let one = crate::experiment::simulate::run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        // 2 jobs is not the seed's job: its table is not drawn, and the axis names this run's.
         let svg = simulate_svg(std::slice::from_ref(&one)).unwrap();
-        check(&svg, &one.provenance.base.commit, &["seed: cloud SSD, idling on", "seed: local SSD, idling off", "sim ssd 2×64, idling off"]);
-        assert!(simulate_svg(&[one.clone(), one]).unwrap().contains("first of 2"));
+        check(&svg, &one.provenance.base.commit, &["sim ssd 2×64, idling off", "IOPS (fio randread 4k, 2 jobs × iodepth 64)"]);
+        assert!(!svg.contains("seed: cloud SSD") && svg.contains("is not drawn: it ran fio randread 4k, 10 jobs"), "{svg}");
+        let seed_job = crate::experiment::simulate::SimulateConfig {
+            sim: crate::policy_sim::SimConfig { runtime_ns: 10_000_000, jobs: 10, ..crate::policy_sim::SimConfig::default() },
+            variant: "no-stats".into(),
+        };
+        let seeds = crate::experiment::simulate::run(&seed_job, &AtomicBool::new(false), &mut Silent).unwrap();
+        let svg = simulate_svg(std::slice::from_ref(&seeds)).unwrap();
+        check(&svg, &seeds.provenance.base.commit, &["seed: cloud SSD, idling on", "seed: local SSD, idling off", "sim ssd 10×64, idling off"]);
+        let hdd = crate::experiment::simulate::SimulateConfig {
+            sim: crate::policy_sim::SimConfig { device: crate::policy_sim::DeviceModel::from_name("hdd").unwrap(), ..seed_job.sim.clone() },
+            variant: "no-stats".into(),
+        };
+        let hdd = crate::experiment::simulate::run(&hdd, &AtomicBool::new(false), &mut Silent).unwrap();
+        let svg = simulate_svg(std::slice::from_ref(&hdd)).unwrap();
+        assert!(!svg.contains("seed: cloud SSD") && svg.contains("this is a simulated hdd"), "{svg}");
+        assert!(simulate_svg(&[seeds.clone(), seeds]).unwrap().contains("first of 2"));
         assert!(simulate_svg(&[]).is_err());
     }
 

@@ -184,6 +184,13 @@ pub trait Report: Serialize + Sized {
     }
 }
 
+/// The terminal text of a report drawn from its tables: each laid out by
+/// [`Table::to_text`], a blank line between them. A report whose text is this cannot show a
+/// figure there that its page and JSON do not have.
+pub fn text_of_tables(tables: &[Table]) -> String {
+    tables.iter().map(Table::to_text).collect::<Vec<_>>().join("\n")
+}
+
 /// A chart on a page: inline, interactive in a frame of its own, or the reason it is missing.
 fn add_chart(page: &mut Page, chart: &Chart) {
     match (&chart.svg, chart.interactive) {
@@ -191,4 +198,60 @@ fn add_chart(page: &mut Page, chart: &Chart) {
         (Ok(svg), true) => page.interactive(chart.title.clone(), svg.clone()),
         (Err(why), _) => page.undrawn(chart.title.clone(), why.clone()),
     };
+}
+
+/// Whether a report's three renderings agree on its figures: every number and verdict of its
+/// tables shows the same in the terminal text, on the page and in the JSON (a JSON number that
+/// rounds to what the cell shows, in the table's unit or scaled by a power of 1000, the scale a
+/// column may choose). The error names the first figure that does not. For the reports whose
+/// text is drawn from their tables ([`text_of_tables`]), and the tests that hold them to it.
+pub fn renderings_agree<R: Report>(report: &R) -> Result<(), String> {
+    let text = report.text(View::default());
+    let page = report.page(View::default()).render();
+    let json = report.json(None)?;
+    let value: serde_json::Value = serde_json::from_str(&json).map_err(|e| format!("the JSON does not parse: {e}"))?;
+    let mut numbers = Vec::new();
+    collect_numbers(&value, &mut numbers);
+    for table in report.tables() {
+        for (row, cells) in table.rows.iter().enumerate() {
+            for (column, cell) in table.columns.iter().zip(cells) {
+                let shown = cell.shown_text();
+                let at = || format!("{:?}, row {row}, column {:?}: {shown:?}", table.title, column.name);
+                if !text.contains(shown) {
+                    return Err(format!("{} is not in the terminal text", at()));
+                }
+                if !page.contains(&super::html::escape(shown)) {
+                    return Err(format!("{} is not on the page", at()));
+                }
+                if let super::table::Cell::Number { .. } = cell {
+                    if !json_has(&numbers, shown) {
+                        return Err(format!("{} is in no JSON number", at()));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn collect_numbers(value: &serde_json::Value, out: &mut Vec<f64>) {
+    match value {
+        serde_json::Value::Number(n) => out.extend(n.as_f64()),
+        serde_json::Value::Array(items) => items.iter().for_each(|v| collect_numbers(v, out)),
+        serde_json::Value::Object(fields) => fields.values().for_each(|v| collect_numbers(v, out)),
+        _ => {}
+    }
+}
+
+/// Whether one of `numbers`, in its unit or scaled by 1000^k (|k| ≤ 3), rounds to `shown` (a
+/// plain decimal: a cell that shows more than a number is not looked up).
+fn json_has(numbers: &[f64], shown: &str) -> bool {
+    if shown.parse::<f64>().is_err() {
+        return true;
+    }
+    let digits = shown.split_once('.').map_or(0, |(_, decimals)| decimals.len());
+    let scales = [1.0, 1e3, 1e-3, 1e6, 1e-6, 1e9, 1e-9, 100.0];
+    numbers
+        .iter()
+        .any(|x| scales.iter().any(|scale| format!("{:.digits$}", x * scale) == shown))
 }

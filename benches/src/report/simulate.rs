@@ -46,13 +46,19 @@ pub fn summary_line(cfg: &SimConfig, r: &SimResult) -> String {
             r.variant
         );
     }
+    // fio's unit: µs up to 10 ms, then ms, then s (a disk's queueing reaches seconds).
+    let lat = |us: f64| match us {
+        _ if us >= 1e7 => format!("{:.2}s", us / 1e6),
+        _ if us >= 1e4 => format!("{:.1}ms", us / 1e3),
+        _ => format!("{us:.1}us"),
+    };
     format!(
-        "{}: IOPS={:.0}, BW={:.0}KiB/s, lat avg={:.1}us stdev={:.1}us ({}, slice_idle {} [{}], {} jobs x iodepth {}, bs {}, think {}, {} s virtual, seed {}, {})",
+        "{}: IOPS={:.0}, BW={:.0}KiB/s, lat avg={} stdev={} ({}, slice_idle {} [{}], {} jobs x iodepth {}, bs {}, think {}, {} s virtual, seed {}, {})",
         cfg.rw.name(),
         r.iops,
         r.bw_kib_s,
-        r.lat_avg_us,
-        r.lat_stddev_us,
+        lat(r.lat_avg_us),
+        lat(r.lat_stddev_us),
         cfg.device.name(),
         duration_text(r.slice_idle_ns),
         source,
@@ -113,6 +119,8 @@ impl super::contract::Report for SimulateReport {
             Cell::num(r.idle_timer_fired as f64, 0),
         ]);
         figures.note(summary_line(&self.config, r));
+        // A disk's latencies are seconds: each column reads in the unit its figures need.
+        figures.scale_time_columns();
         let mut groups = Table::new("Groups: their share of the bytes", &[("weight", ""), ("jobs", ""), ("I/Os", ""), ("bytes", "B"), ("share", "%")]);
         for g in &r.groups {
             groups.row(vec![
@@ -131,7 +139,7 @@ impl super::contract::Report for SimulateReport {
     }
 
     fn charts(&self) -> Vec<super::contract::Chart> {
-        vec![super::contract::Chart::new("this run beside the seeds' idling table", super::charts::simulate_svg(std::slice::from_ref(self))).beside(FIGURES)]
+        vec![super::contract::Chart::new("this run, beside the seed's idling table where it ran the seed's job", super::charts::simulate_svg(std::slice::from_ref(self))).beside(FIGURES)]
     }
 
     fn outcome(&self) -> super::contract::Outcome {

@@ -130,6 +130,39 @@ impl Table {
         self
     }
 
+    /// Chooses each time column's unit for its figures (ns, µs, ms or s): the largest unit in
+    /// which the column's largest figure is at least 1, so that 4 781 650.3 µs reads 4.78 s.
+    /// A column whose cells show more than a plain number (a spread, a prefix) is left as its
+    /// maker wrote it, and so is one whose unit stays.
+    pub fn scale_time_columns(&mut self) -> &mut Table {
+        const UNITS: [(&str, f64); 4] = [("ns", 1.0), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)];
+        for (i, column) in self.columns.iter_mut().enumerate() {
+            let Some(from) = column.unit.as_deref().and_then(|u| UNITS.iter().find(|(name, _)| *name == u)) else { continue };
+            let mut largest = 0.0_f64;
+            let mut plain = true;
+            for row in &self.rows {
+                if let Some(Cell::Number { value, shown }) = row.get(i) {
+                    plain &= shown.parse::<f64>().is_ok();
+                    largest = largest.max(value.abs());
+                }
+            }
+            let in_ns = largest * from.1;
+            let to = UNITS.iter().rev().find(|(_, scale)| in_ns >= *scale).unwrap_or(&UNITS[0]);
+            if !plain || to.0 == from.0 {
+                continue;
+            }
+            let factor = from.1 / to.1;
+            let digits = if in_ns / to.1 < 10.0 { 2 } else { 1 };
+            for row in &mut self.rows {
+                if let Some(Cell::Number { value, .. }) = row.get(i) {
+                    row[i] = Cell::num(value * factor, digits);
+                }
+            }
+            column.unit = Some(to.0.to_string());
+        }
+        self
+    }
+
     /// A column's heading with its unit: "hold avg (ns)".
     pub fn heading(column: &Column) -> String {
         match &column.unit {
@@ -189,6 +222,23 @@ mod tests {
             text,
             "Locks\nlock   hold avg (ns)  occupancy (%)\nsched             85           41.2\nqueue           1200  n/e\n  n/e: not estimable\n"
         );
+    }
+
+    #[test]
+    fn a_time_column_takes_the_unit_its_largest_figure_reads_in() {
+        let mut t = Table::new("Latency", &[("job", ""), ("lat avg", "µs"), ("lat p99", "µs"), ("spread", "µs")]);
+        t.row(vec![Cell::num(0.0, 0), Cell::num(4_781_650.3, 1), Cell::num(532.0, 1), Cell::shown(2e6, "2e6 ±1")]);
+        t.row(vec![Cell::num(1.0, 0), Cell::num(250_000.0, 1), Cell::num(12.5, 1), Cell::missing("-")]);
+        t.scale_time_columns();
+        let units: Vec<Option<&str>> = t.columns.iter().map(|c| c.unit.as_deref()).collect();
+        assert_eq!(units, [None, Some("s"), Some("µs"), Some("µs")], "µs to s; below 1 ms it stays; a shaped cell stays");
+        assert_eq!(t.rows[0][1], Cell::num(4.7816503, 2));
+        assert_eq!((t.rows[0][1].shown_text(), t.rows[1][1].shown_text()), ("4.78", "0.25"));
+        assert_eq!(t.rows[0][2].shown_text(), "532.0", "a column whose unit stays keeps its maker's digits");
+        let mut ns = Table::new("Holds", &[("hold", "ns")]);
+        ns.row(vec![Cell::num(85_000.0, 0)]);
+        assert_eq!(ns.scale_time_columns().rows[0][0].shown_text(), "85.0");
+        assert_eq!(ns.columns[0].unit.as_deref(), Some("µs"));
     }
 
     #[test]

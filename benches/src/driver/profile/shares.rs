@@ -184,6 +184,18 @@ impl TimeShares {
         Category::ALL.iter().map(|&c| self.share(c)).sum()
     }
 
+    /// The 95 % interval of the stats share ([`crate::stats::wilson_interval_pct`]): what its
+    /// sample count allows it to say.
+    pub fn stats_interval(&self) -> Option<crate::stats::Interval> {
+        crate::stats::wilson_interval_pct(self.counts[Category::Stats as usize], self.samples)
+    }
+
+    /// The 95 % interval of [`TimeShares::stats_of_work`], from the core and stats samples.
+    pub fn stats_of_work_interval(&self) -> Option<crate::stats::Interval> {
+        let stats = self.counts[Category::Stats as usize];
+        crate::stats::wilson_interval_pct(stats, stats + self.counts[Category::Core as usize])
+    }
+
     /// Stats as a percent of the scheduler's work (core + stats: lock acquiring and waiting
     /// left out, as a kernel profile shows them under the spinlock's own symbols). The seeds'
     /// "stats ≈ 40 % of BFQ's execution time" compares with this figure.
@@ -204,14 +216,14 @@ pub const SEED_STATS_SHARE: &str = "≈ 40 %";
 /// CPU time that left no sample, and the CPU time measured beside the time the samples stand for.
 pub fn format_table(rows: &[(&str, &TimeShares)]) -> String {
     let mut out = format!(
-        "{:<11} {:>7} {:>7} {:>7} {:>8} {:>7} {:>8} {:>7} {:>7} {:>11} {:>10} {:>7} {:>9}  {}\n",
-        "variant", "samples", "core", "stats", "(sums)", "lock", "outside", "other", "total", "stats/work", "unsampled", "cpu s", "sampled s", "seed"
+        "{:<11} {:>7} {:>7} {:>7} {:>8} {:>7} {:>8} {:>7} {:>7} {:>11} {:>10} {:>7} {:>9}  {:<24}  {}\n",
+        "variant", "samples", "core", "stats", "(sums)", "lock", "outside", "other", "total", "stats/work", "unsampled", "cpu s", "sampled s", "stats/work 95 % interval", "seed"
     );
     for (name, t) in rows {
         let seed = if *name == "sched-lock" { format!("stats {SEED_STATS_SHARE} of BFQ") } else { String::new() };
         let unsampled = t.unsampled.map_or("-".to_string(), |u| format!("{:.0}%", u * 100.0));
         out.push_str(&format!(
-            "{:<11} {:>7} {:>6.1}% {:>6.1}% {:>7} {:>6.1}% {:>7.1}% {:>6.1}% {:>6.1}% {:>10.1}% {:>10} {:>7} {:>9.2}  {}\n",
+            "{:<11} {:>7} {:>6.1}% {:>6.1}% {:>7} {:>6.1}% {:>7.1}% {:>6.1}% {:>6.1}% {:>10.1}% {:>10} {:>7} {:>9.2}  {:<24}  {}\n",
             name,
             t.samples,
             t.share(Category::Core),
@@ -225,6 +237,7 @@ pub fn format_table(rows: &[(&str, &TimeShares)]) -> String {
             unsampled,
             t.cpu_s.map_or("-".to_string(), |c| format!("{c:.2}")),
             t.sampled_s,
+            t.stats_of_work_interval().map_or("-".to_string(), |i| format!("{:.1} to {:.1}", i.lo, i.hi)),
             seed
         ));
     }
