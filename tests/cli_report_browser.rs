@@ -124,6 +124,19 @@ fn check_page(chromium: &Path, dir: &Path, html: &Path, kind: &str, tables: &[&s
         assert!(dom.contains(t), "{kind}: the DOM lacks `{t}`");
     }
     assert_eq!(dom.matches("<iframe").count(), frames, "{kind}: interactive flamegraphs");
+    // Issue 44: the box at the top says each message once, and a page whose runs were
+    // disturbed shows no verdict on their figures (end-of-run checks, class pass/fail, stay).
+    let items = outcome_items(&dom);
+    for (i, item) in items.iter().enumerate() {
+        assert!(!items[..i].contains(item), "{kind}: said twice in the box: {item}");
+    }
+    if items.iter().any(|i| i.starts_with("Disturbed:")) {
+        for verdict in ["<td class=\"met\"", "<td class=\"missed\"", "<td class=\"inconclusive\""] {
+            assert!(!dom.contains(verdict), "{kind}: a verdict ({verdict}) beside a disturbed run");
+        }
+    }
+    // Every column of numbers says its unit, or is a count (its header names what it counts).
+    assert!(!dom.contains("<th title=\"click to sort\"></th>"), "{kind}: a column without a header");
     // A 13-inch screen: at 1280 px the page itself never scrolls sideways (a wide table scrolls
     // in its own box). Measured by a probe in a copy of the page, read from the console.
     let probe = "<script>window.addEventListener('load',function(){var e=document.documentElement;\
@@ -139,6 +152,23 @@ console.log('probe: overflow='+(e.scrollWidth-e.clientWidth));});</script></body
     let line = lines.iter().find(|l| l.contains("probe: overflow=")).unwrap_or_else(|| panic!("{kind}: the width probe did not run: {lines:?}"));
     let overflow: i64 = line.split("probe: overflow=").nth(1).and_then(|v| v.split(|c: char| !c.is_ascii_digit() && c != '-').next()).and_then(|v| v.parse().ok()).unwrap_or(i64::MAX);
     assert!(overflow <= 0, "{kind}: the page scrolls sideways by {overflow} px at 1280 px: {line}");
+}
+
+/// The items of the page's "Read this first" box, as text, the prefixes a printed copy
+/// carries (`schedlab: `, `warning: `) taken off.
+fn outcome_items(dom: &str) -> Vec<String> {
+    let Some(start) = dom.find("id=\"outcome\"") else { return Vec::new() };
+    let section = &dom[start..dom[start..].find("</section>").map_or(dom.len(), |end| start + end)];
+    section
+        .split("<li")
+        .skip(1)
+        .map(|li| {
+            let body = &li[li.find('>').map_or(0, |i| i + 1)..];
+            let text = body.split("</li>").next().unwrap_or("").trim();
+            let text = text.strip_prefix("schedlab: ").unwrap_or(text);
+            text.strip_prefix("warning: ").unwrap_or(text).to_string()
+        })
+        .collect()
 }
 
 /// Runs `args` with `--report KIND.html` in `dir`; the report's path.

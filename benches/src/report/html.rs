@@ -146,9 +146,14 @@ impl Page {
         }
         h.push_str("</table>\n");
         let o = &self.outcome;
+        // One message once: the CLI's printed copy ("schedlab: warning: ...") and the report's
+        // own are the same message, and a warning that repeats a disturbed run or a failure
+        // already said is not said again.
+        let said: Vec<&str> = o.disturbed.iter().chain(&o.failed).map(|m| message_key(m)).collect();
         let mut warnings: Vec<&String> = Vec::new();
         for w in &self.warnings {
-            if !warnings.contains(&w) {
+            let key = message_key(w);
+            if !said.contains(&key) && !warnings.iter().any(|seen| message_key(seen) == key) {
                 warnings.push(w);
             }
         }
@@ -189,7 +194,7 @@ impl Page {
                     }
                     h.push_str("</table>\n</section>\n");
                 }
-                Block::Data(table) => render_table(&mut h, table),
+                Block::Data(table) => render_table(&mut h, table, !o.disturbed.is_empty()),
                 Block::Undrawn { title, why } => {
                     let _ = writeln!(h, "<p class=\"undrawn\">{}: not drawn ({})</p>", escape(title), escape(why));
                 }
@@ -233,7 +238,18 @@ impl Page {
 /// A typed table: a scrolling box of its own when wider than the page (the page itself never
 /// scrolls sideways), units in the header, numbers right-aligned with their value for sorting,
 /// verdicts styled.
-fn render_table(h: &mut String, table: &Table) {
+/// A message without the prefixes its printed copy carries (`schedlab: `, `warning: `) and
+/// without trailing space: what makes two messages the same.
+fn message_key(message: &str) -> &str {
+    let m = message.trim();
+    let m = m.strip_prefix("schedlab: ").unwrap_or(m);
+    m.strip_prefix("warning: ").unwrap_or(m).trim_end()
+}
+
+/// A table as HTML. On a page whose runs were disturbed no verdict on a measurement is shown:
+/// met, missed and inconclusive read "not judged: disturbed" (a verdict is on figures the
+/// disturbance may have made).
+fn render_table(h: &mut String, table: &Table, disturbed: bool) {
     let _ = writeln!(h, "<section>\n<h2>{}</h2>\n<div class=\"scroll\"><table class=\"data\">", escape(&table.title));
     h.push_str("<thead><tr>");
     for column in &table.columns {
@@ -249,6 +265,12 @@ fn render_table(h: &mut String, table: &Table) {
                 Cell::Text { text } => write!(h, "<td>{}</td>", escape(text)),
                 Cell::Number { value, shown } => write!(h, "<td class=\"num\" data-v=\"{value}\">{}</td>", escape(shown)),
                 Cell::Missing { why } => write!(h, "<td class=\"missing\">{}</td>", escape(why)),
+                Cell::Check { passed, shown } => {
+                    write!(h, "<td class=\"{}\">{}</td>", if *passed { "pass" } else { "fail" }, escape(shown))
+                }
+                Cell::Judged { verdict, .. } if disturbed && *verdict != Verdict::NotJudged => {
+                    write!(h, "<td class=\"unjudged\">not judged: disturbed</td>")
+                }
                 Cell::Judged { verdict, shown } => {
                     let class = match verdict {
                         Verdict::Met => "met",
@@ -291,7 +313,7 @@ table.grid{border-collapse:collapse;font-size:13px}table.grid th,table.grid td{b
 div.scroll{overflow-x:auto;max-width:100%}table.data{border-collapse:collapse;font-size:13px}\
 table.data th{background:#f0f0f0;cursor:pointer;text-align:left;vertical-align:bottom}table.data th,table.data td{border:1px solid #ddd;padding:.2em .5em}\
 table.data td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}table.data td.missing{color:#888}table.data td.word{white-space:nowrap}\
-td.met{background:#e3f4e3;color:#135e13}td.missed{background:#fbe4e4;color:#8a1010}td.unjudged{background:#eee;color:#666;font-style:italic}td.inconclusive{background:#fff4d6;color:#6b4e00}\
+td.met,td.pass{background:#e3f4e3;color:#135e13}td.missed,td.fail{background:#fbe4e4;color:#8a1010}td.unjudged{background:#eee;color:#666;font-style:italic}td.inconclusive{background:#fff4d6;color:#6b4e00}\
 p.note{font-size:12px;color:#555;margin:.3em 0}p.undrawn{color:#8a4b00}details pre{max-height:40em}";
 
 /// Text made safe for HTML content and attribute values.
@@ -375,6 +397,41 @@ mod tests {
 
     fn page() -> Page {
         Page::new("schedlab test", &Provenance::collect())
+    }
+
+    fn verdicts_table() -> Table {
+        let mut t = Table::new("Goals", &[("goal", ""), ("verdict", ""), ("requests conserved", "")]);
+        t.row(vec![Cell::text("queue-lock ÷ sched-lock ≥ 1.2"), Cell::judged(Verdict::Met, "met"), Cell::check(true, "yes")]);
+        t.row(vec![Cell::text("no-stats ÷ sched-lock ≥ 1.5"), Cell::judged(Verdict::Missed, "missed"), Cell::check(false, "NO")]);
+        t
+    }
+
+    #[test]
+    fn no_verdict_is_shown_beside_a_disturbed_run_and_checks_still_are() {
+        let mut p = page();
+        p.outcome(false, &["other processes used 1.6 CPUs".into()], &[], &[]).data(verdicts_table());
+        let html = p.render();
+        assert_eq!(html.matches("not judged: disturbed").count(), 2, "{html}");
+        assert!(!html.contains(">met<") && !html.contains(">missed<"), "a verdict on disturbed runs: {html}");
+        assert!(html.contains("<td class=\"pass\">yes</td>") && html.contains("<td class=\"fail\">NO</td>"), "checks stay: {html}");
+        // Undisturbed: the verdicts show.
+        let mut p = page();
+        p.data(verdicts_table());
+        let html = p.render();
+        assert!(html.contains("<td class=\"met\">met</td>") && !html.contains("not judged: disturbed"), "{html}");
+    }
+
+    #[test]
+    fn a_message_is_said_once_in_the_box() {
+        let mut p = page();
+        let disturbed = "other processes used 1.6 CPU(s) during this run".to_string();
+        let warning = "fair-spin with 2 jobs on 2 CPUs collapses".to_string();
+        p.outcome(false, &[disturbed.clone()], &[], &[warning.clone()]);
+        // The CLI's printed copies come back through `warnings`, with its prefixes.
+        p.warnings(vec![format!("schedlab: warning: {warning}"), format!("warning: {disturbed}"), format!("{warning}  ")]);
+        let html = p.render();
+        assert_eq!(html.matches("collapses").count(), 1, "{html}");
+        assert_eq!(html.matches("other processes used").count(), 1, "{html}");
     }
 
     #[test]

@@ -326,7 +326,7 @@ impl super::contract::Report for KernelReport {
                 Cell::opt(m.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
                 Cell::opt(m.sched_wait_avg_ns, 0),
                 Cell::opt(m.stats_share_of_scheduler_pct, 1),
-                if m.consistent { Cell::judged(Verdict::Met, "yes") } else { Cell::judged(Verdict::Missed, "NO") },
+                Cell::check(m.consistent, if m.consistent { "yes" } else { "NO" }),
             ]);
         }
         let mut side = Table::new("Side by side", &[("figure", ""), ("unit", ""), ("kernel", ""), ("model", "")]);

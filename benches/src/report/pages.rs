@@ -166,7 +166,7 @@ impl super::contract::Report for TraceSummaryPage {
     }
 
     fn tables(&self) -> Vec<super::table::Table> {
-        use super::table::{Cell, Table, Verdict};
+        use super::table::{Cell, Table};
         let o = &self.report.overview;
         let mut trace = Table::new("The trace", &[("file", ""), ("slices", ""), ("instant events", ""), ("span", "ms")]);
         trace.row(vec![
@@ -222,11 +222,7 @@ impl super::contract::Report for TraceSummaryPage {
                 Cell::num(l.reacquisitions as f64, 0),
                 Cell::num(l.handover_gap_median_us, 2),
                 Cell::num(l.handover_gap_p90_us, 2),
-                if l.overlapping_holds == 0 {
-                    Cell::judged(Verdict::Met, "0")
-                } else {
-                    Cell::judged(Verdict::Missed, l.overlapping_holds.to_string())
-                },
+                Cell::check(l.overlapping_holds == 0, l.overlapping_holds.to_string()),
             ]);
         }
         locks.note("gap: from one thread's release to the next thread's acquisition");

@@ -37,8 +37,11 @@ pub enum Cell {
     Number { value: f64, shown: String },
     /// No figure, and why ("-", "not estimable: ...").
     Missing { why: String },
-    /// A verdict, with its words.
+    /// A verdict on measured figures, with its words: on disturbed runs no page shows one.
     Judged { verdict: Verdict, shown: String },
+    /// An end-of-run check of correctness (requests conserved, holds of a lock never
+    /// overlapping): what it says holds however disturbed the runs were.
+    Check { passed: bool, shown: String },
 }
 
 impl Cell {
@@ -77,11 +80,15 @@ impl Cell {
         Cell::Judged { verdict, shown: shown.into() }
     }
 
+    pub fn check(passed: bool, shown: impl Into<String>) -> Cell {
+        Cell::Check { passed, shown: shown.into() }
+    }
+
     /// What the cell shows.
     pub fn shown_text(&self) -> &str {
         match self {
             Cell::Text { text } => text,
-            Cell::Number { shown, .. } | Cell::Judged { shown, .. } => shown,
+            Cell::Number { shown, .. } | Cell::Judged { shown, .. } | Cell::Check { shown, .. } => shown,
             Cell::Missing { why } => why,
         }
     }
