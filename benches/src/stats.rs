@@ -287,6 +287,38 @@ pub fn judge_range(interval: Interval, (lo, hi): (f64, f64)) -> RangeOverlap {
     }
 }
 
+/// Why a figure has no interval: "no interval: fewer than 3 rounds" (`unit`: what is
+/// resampled, "rounds" or "repetitions").
+pub fn no_interval_reason(unit: &str) -> String {
+    format!("no interval: fewer than {BOOTSTRAP_MIN_VALUES} {unit}")
+}
+
+/// The 95 % percentile-bootstrap interval of a statistic of whole rounds: `rounds` rounds are
+/// resampled with replacement and `stat` gets the indices drawn (`0..rounds`, repeats included).
+/// For a figure made of several values per round (a ratio of two variants' medians, the largest
+/// error over thread counts), so that the values of one round stay together: the pairing within
+/// a round is kept. Same seed and resample count as every interval ([`bootstrap_interval`]);
+/// `None` below [`BOOTSTRAP_MIN_VALUES`] rounds.
+pub fn bootstrap_rounds(rounds: usize, stat: impl Fn(&[usize]) -> f64) -> Option<Interval> {
+    let indices: Vec<f64> = (0..rounds).map(|i| i as f64).collect();
+    let stat_of_draw = |draw: &mut [f64]| {
+        let drawn: Vec<usize> = draw.iter().map(|&i| i as usize).collect();
+        stat(&drawn)
+    };
+    bootstrap_interval(&indices, stat_of_draw, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
+}
+
+/// "within a band `(lo, hi)`" judged on an interval: met when the whole interval is inside
+/// (bounds included), missed when the whole interval is outside, inconclusive when it reaches
+/// across a bound ([`judge_range`]).
+pub fn judge_within(interval: Interval, band: (f64, f64)) -> GoalVerdict {
+    match judge_range(interval, band) {
+        RangeOverlap::Inside => GoalVerdict::Met,
+        RangeOverlap::Outside => GoalVerdict::Missed,
+        RangeOverlap::Overlapping => GoalVerdict::Inconclusive,
+    }
+}
+
 /// Fits σ and κ of the USL to relative capacities C(n) = X(n)/X(1), n ≥ 2 (least squares on
 /// n/C − 1 = σ(n−1) + κn(n−1)); both clamped at 0.
 pub fn fit_usl(points: &[(f64, f64)], x1: f64) -> Option<(f64, f64)> {
@@ -385,6 +417,30 @@ mod tests {
         assert!(a.lo < a.hi && a.contains(mean(&mut v.clone())), "{a:?}");
         // Another seed draws other resamples (the mean of 7 values takes many values).
         assert_ne!(a, bootstrap_interval(&v, mean, 4000, BOOTSTRAP_SEED + 1).unwrap());
+    }
+
+    #[test]
+    fn a_bootstrap_over_rounds_keeps_each_round_whole() {
+        // Two values per round whose ratio is 2 in every round, however far apart the rounds are:
+        // resampling whole rounds gives exactly 2; the same values resampled apart would not.
+        let a = [100.0, 300.0, 900.0, 150.0];
+        let b = [50.0, 150.0, 450.0, 75.0];
+        let ratio = |drawn: &[usize]| {
+            let m = |v: &[f64]| median(&drawn.iter().map(|&r| v[r]).collect::<Vec<_>>());
+            m(&a) / m(&b)
+        };
+        assert_eq!(bootstrap_rounds(4, ratio), Some(Interval { lo: 2.0, hi: 2.0 }));
+        assert_eq!(bootstrap_rounds(2, ratio), None, "fewer than 3 rounds");
+        assert_eq!(no_interval_reason("rounds"), "no interval: fewer than 3 rounds");
+    }
+
+    #[test]
+    fn within_a_band_is_met_missed_or_inconclusive_by_the_interval() {
+        let i = |lo, hi| Interval { lo, hi };
+        assert_eq!(judge_within(i(-10.0, 12.0), (-15.0, 15.0)), GoalVerdict::Met);
+        assert_eq!(judge_within(i(16.0, 30.0), (-15.0, 15.0)), GoalVerdict::Missed);
+        assert_eq!(judge_within(i(-40.0, -16.0), (-15.0, 15.0)), GoalVerdict::Missed);
+        assert_eq!(judge_within(i(10.0, 20.0), (-15.0, 15.0)), GoalVerdict::Inconclusive);
     }
 
     #[test]
