@@ -108,14 +108,25 @@ fn calibrating_and_validating_here_prints_measured_beside_predicted() {
     // One variant, one lock, one short round: the plumbing, not the figures.
     let dir = tempfile::tempdir().unwrap();
     let cal = dir.path().join("c.json");
+    let json = dir.path().join("p.json");
     let out = schedlab(&[
         "predict", "--validate", "--variants", "no-stats", "--lock", "parking-lot", "--threads", "1", "--outside-list", "0",
         "--rounds", "1", "--duration", "0.2", "--ramp", "0", "--retries", "0", "--calibration-windows", "1",
         "--calibration-rounds", "300", "--save-calibration", cal.to_str().unwrap(),
+        "--json", json.to_str().unwrap(),
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}\n{text}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("VALIDATION") && text.contains("no-stats") && text.contains("GOAL"), "{text}");
+    // Issue 42, item 1: each measured point has its intervals and its judgement in the JSON
+    // (null, with the reason, from one round); the median |error| says what it rests on.
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let row = &report["validation"]["rows"][0];
+    for key in ["measured_interval", "error_interval_pct", "no_interval", "within_goal"] {
+        assert!(row.get(key).is_some(), "the validation's row lacks {key}: {row}");
+    }
+    assert_eq!(row["no_interval"], "no interval: fewer than 3 repetitions");
+    assert!(report["validation"]["error_basis"].is_string(), "{}", report["validation"]);
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&cal).unwrap()).unwrap();
     let c = &v["calibrations"][0];
     assert_eq!(c["variant"], "no-stats");

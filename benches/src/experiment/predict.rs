@@ -23,6 +23,7 @@ use crate::model::calibrate::CalibrationSettings;
 use crate::model::topology::{cores_here, Topology};
 use crate::model::{self, CalibrationSet, PredictedRatio, Prediction, Wanted};
 use schedlab_core::sync::{AtomicBool, Ordering};
+use crate::stats::GoalVerdict;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -168,6 +169,9 @@ pub struct ValidationReport {
     /// `None` (`null` in JSON) when no point was measured (issue 43: it was 0.0).
     pub median_abs_error_pct: Option<f64>,
     pub max_abs_error_pct: Option<f64>,
+    /// What the median |error| rests on: how many points, of how many repetitions each, and how
+    /// many are within, outside and inconclusive on their intervals ([`validate::error_basis`]).
+    pub error_basis: String,
     pub goal_pct: f64,
     /// The thread counts measured (the report's per-thread-count summary).
     #[serde(skip)]
@@ -178,11 +182,13 @@ pub struct ValidationReport {
 }
 
 impl ValidationReport {
-    /// The goal's verdict: `Ok(true)` when every point is within `goal_pct` and every ordering
-    /// the same, `Ok(false)` when not, and `Err(why)` when it is not judged: some row kept a run
-    /// that other processes disturbed (above `driver::workload::OTHERS_DISTURB_CPUS`), or no point
-    /// has an error to judge.
-    pub fn goal_verdict(&self) -> Result<bool, String> {
+    /// The goal's verdict, taken on the points' intervals: met when every point's error interval
+    /// is within the band and every ordering the same, missed when some point's interval is
+    /// wholly outside it or an ordering differs, inconclusive otherwise (some interval reaches
+    /// across a bound). `Err(why)` when it is not judged: some row kept a run that other
+    /// processes disturbed (above `driver::workload::OTHERS_DISTURB_CPUS`), no point has an error
+    /// to judge, or a measured point has no interval (fewer than 3 repetitions).
+    pub fn goal_verdict(&self) -> Result<GoalVerdict, String> {
         let disturbed = self.rows.iter().filter(|r| r.other_cpus_max > crate::driver::workload::OTHERS_DISTURB_CPUS).count();
         if disturbed > 0 {
             return Err(format!(
@@ -191,11 +197,23 @@ impl ValidationReport {
                 crate::driver::workload::OTHERS_DISTURB_CPUS
             ));
         }
-        let with: Vec<f64> = self.rows.iter().map(|r| r.error_pct).filter(|e| e.is_finite()).collect();
+        let with: Vec<&Row> = self.rows.iter().filter(|r| r.error_pct.is_finite()).collect();
         if with.is_empty() {
             return Err("no point was measured".into());
         }
-        Ok(with.iter().all(|e| e.abs() <= self.goal_pct) && self.orderings.iter().all(|o| o.same))
+        if let Some(r) = with.iter().find(|r| r.within_goal.is_none()) {
+            let why = r.no_interval.as_deref().unwrap_or("no interval");
+            let n = with.iter().filter(|r| r.within_goal.is_none()).count();
+            return Err(format!("{n} of {} points have no interval ({why})", with.len()));
+        }
+        let verdicts: Vec<GoalVerdict> = with.iter().filter_map(|r| r.within_goal).collect();
+        Ok(if verdicts.contains(&GoalVerdict::Missed) || self.orderings.iter().any(|o| !o.same) {
+            GoalVerdict::Missed
+        } else if verdicts.iter().all(|v| *v == GoalVerdict::Met) {
+            GoalVerdict::Met
+        } else {
+            GoalVerdict::Inconclusive
+        })
     }
 
     /// Runs that failed (each row's failures).
@@ -308,9 +326,10 @@ pub fn run(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) 
             }
             let (measured, stopped) = validate::measure(&vcfg, stop, observer, calibration_steps)?;
             interrupted = stopped || stop.load(Ordering::Relaxed);
-            let rows = validate::rows(&measured, &predictions);
+            let rows = validate::rows(&measured, &predictions, GOAL_PCT);
             let orderings = validate::orderings(&rows);
             let (median_abs_error_pct, max_abs_error_pct) = validate::error_summary(&rows);
+            let error_basis = validate::error_basis(&rows, vcfg.rounds, GOAL_PCT);
             Some(ValidationReport {
                 rounds: vcfg.rounds as u64,
                 duration_s: vcfg.workload.duration.as_secs_f64(),
@@ -318,6 +337,7 @@ pub fn run(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) 
                 orderings,
                 median_abs_error_pct,
                 max_abs_error_pct,
+                error_basis,
                 goal_pct: GOAL_PCT,
                 threads: vcfg.threads.clone(),
                 max_other_cpus: vcfg.noise.max_other_cpus,
@@ -410,5 +430,49 @@ mod tests {
         assert_eq!(default_threads(8), (1..=8).collect::<Vec<_>>());
         assert_eq!(default_threads(64), (1..=16).chain([32, 64]).collect::<Vec<_>>());
         assert_eq!(default_threads(48), (1..=16).chain([32, 48]).collect::<Vec<_>>());
+    }
+
+    /// A validation of points judged `verdicts` (`None`: no interval), orderings all the same.
+    fn judged(verdicts: &[Option<GoalVerdict>]) -> ValidationReport {
+        use crate::stats::{Interval, Spread};
+        let row = |within_goal: Option<GoalVerdict>| Row {
+            variant: "no-stats",
+            lock: LockKind::FairSpin,
+            insert: "direct",
+            outside_ns: 0,
+            threads: 1,
+            measured: Spread::of(vec![1000.0, 1000.0, 1000.0]),
+            predicted: 1100.0,
+            error_pct: 10.0,
+            measured_interval: within_goal.map(|_| Interval { lo: 1000.0, hi: 1000.0 }),
+            error_interval_pct: within_goal.map(|_| Interval { lo: 10.0, hi: 10.0 }),
+            no_interval: within_goal.is_none().then(|| "no interval: fewer than 3 repetitions".into()),
+            within_goal,
+            other_cpus_max: 0.0,
+            reruns: 0,
+            failures: Vec::new(),
+        };
+        ValidationReport {
+            rounds: 3,
+            duration_s: 0.1,
+            rows: verdicts.iter().map(|v| row(*v)).collect(),
+            orderings: Vec::new(),
+            median_abs_error_pct: Some(10.0),
+            max_abs_error_pct: Some(10.0),
+            error_basis: String::new(),
+            goal_pct: GOAL_PCT,
+            threads: vec![1],
+            max_other_cpus: 0.5,
+        }
+    }
+
+    #[test]
+    fn the_goal_is_met_missed_or_inconclusive_by_the_points_intervals() {
+        use GoalVerdict::{Inconclusive, Met, Missed};
+        assert_eq!(judged(&[Some(Met), Some(Met)]).goal_verdict(), Ok(Met));
+        assert_eq!(judged(&[Some(Met), Some(Inconclusive)]).goal_verdict(), Ok(Inconclusive));
+        assert_eq!(judged(&[Some(Inconclusive), Some(Missed)]).goal_verdict(), Ok(Missed));
+        let why = judged(&[Some(Met), None]).goal_verdict().unwrap_err();
+        assert!(why.contains("1 of 2 points have no interval"), "{why}");
     }
 }

@@ -5,12 +5,20 @@
 //! while other processes used the CPUs ([`NoisePolicy`]). The measured figure is the median over
 //! rounds, with its min and max; the error is (predicted − measured) ÷ measured. The calibration
 //! never sees these runs: it comes from single-threaded runs and the transfer measurement only.
+//!
+//! Each measured point carries the 95 % bootstrap interval of its median over its repetitions
+//! (the rounds), and its error the interval that gives ([`Row::error_interval_pct`]); the error is
+//! judged within or outside the goal's band only on that interval: within when the whole
+//! interval is inside the band, outside when the whole interval is out of it, inconclusive when
+//! it reaches across a bound ([`crate::stats::judge_within`]); with fewer than 3 repetitions
+//! there is no interval and no judgement ([`Row::no_interval`]).
 
 use crate::error::ExperimentError;
 use super::observer::{Event, Observer};
 use crate::model::{Prediction, Wanted};
 use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy};
-use crate::stats::{median, Spread};
+use crate::stats::{bootstrap_interval, judge_within, median, median_in_place, no_interval_reason};
+use crate::stats::{GoalVerdict, Interval, Spread, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
 use crate::driver::workload::{entry_name, WorkloadConfig};
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::LockKind;
@@ -153,14 +161,41 @@ pub struct Row {
     pub predicted: f64,
     /// (predicted − measured median) ÷ measured median × 100.
     pub error_pct: f64,
+    /// The 95 % bootstrap interval of the measured median over the point's repetitions.
+    pub measured_interval: Option<Interval>,
+    /// The interval of `error_pct` over the same resamples (the error of each resample's median).
+    pub error_interval_pct: Option<Interval>,
+    /// Why the intervals are null ("no interval: fewer than 3 repetitions", "no prediction").
+    pub no_interval: Option<String>,
+    /// `error_pct` within ± the goal, judged on `error_interval_pct` ([`judge_within`]): met
+    /// (within), missed (outside) or inconclusive; `None` without an interval.
+    pub within_goal: Option<GoalVerdict>,
     /// The most other processes used during a kept run, CPUs.
     pub other_cpus_max: f64,
     pub reruns: u32,
     pub failures: Vec<String>,
 }
 
-/// Pairs each measured configuration with its prediction.
-pub fn rows(measured: &[Measured], predictions: &[Prediction]) -> Vec<Row> {
+/// The intervals of a point measured `kiops` (one value per repetition) and predicted
+/// `predicted`: (the measured median's, the error's) or why there are none.
+pub fn point_intervals(kiops: &[f64], predicted: f64) -> Result<(Interval, Interval), String> {
+    let measured = bootstrap_interval(kiops, median_in_place, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
+        .ok_or_else(|| no_interval_reason("repetitions"))?;
+    if !predicted.is_finite() {
+        return Err("no interval: no prediction".into());
+    }
+    let error = |draw: &mut [f64]| {
+        let m = median_in_place(draw);
+        if m > 0.0 { 100.0 * (predicted - m) / m } else { f64::NAN }
+    };
+    let error = bootstrap_interval(kiops, error, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
+        .ok_or_else(|| "no interval: no repetition completed a request".to_string())?;
+    Ok((measured, error))
+}
+
+/// Pairs each measured configuration with its prediction, and judges each error against ±
+/// `goal_pct` on its interval.
+pub fn rows(measured: &[Measured], predictions: &[Prediction], goal_pct: f64) -> Vec<Row> {
     measured
         .iter()
         .map(|m| {
@@ -169,23 +204,41 @@ pub fn rows(measured: &[Measured], predictions: &[Prediction]) -> Vec<Row> {
                 .iter()
                 .find(|p| p.variant == k.variant && p.lock == k.lock && p.insert == k.insert.name() && p.outside_ns == k.outside_ns && p.result.threads == k.threads)
                 .map_or(f64::NAN, |p| p.result.kiops);
-            let measured = Spread::of(m.kiops.clone());
-            let error_pct = if m.kiops.is_empty() || measured.median <= 0.0 { f64::NAN } else { 100.0 * (predicted - measured.median) / measured.median };
-            Row {
-                variant: k.variant,
-                lock: k.lock,
-                insert: k.insert.name(),
-                outside_ns: k.outside_ns,
-                threads: k.threads,
-                measured,
-                predicted,
-                error_pct,
-                other_cpus_max: m.other_cpus.iter().copied().filter(|v| v.is_finite()).fold(0.0, f64::max),
-                reruns: m.noise.rerun,
-                failures: m.failures.clone(),
-            }
+            row(m, predicted, goal_pct)
         })
         .collect()
+}
+
+/// One measured configuration beside its prediction, its error judged against ± `goal_pct`.
+fn row(m: &Measured, predicted: f64, goal_pct: f64) -> Row {
+    let k = &m.key;
+    let measured = Spread::of(m.kiops.clone());
+    let error_pct = match measured.median {
+        median if !m.kiops.is_empty() && median > 0.0 => 100.0 * (predicted - median) / median,
+        _ => f64::NAN,
+    };
+    let intervals = point_intervals(&m.kiops, predicted);
+    let (measured_interval, error_interval_pct) = match &intervals {
+        Ok((m, e)) => (Some(*m), Some(*e)),
+        Err(_) => (None, None),
+    };
+    Row {
+        variant: k.variant,
+        lock: k.lock,
+        insert: k.insert.name(),
+        outside_ns: k.outside_ns,
+        threads: k.threads,
+        measured,
+        predicted,
+        error_pct,
+        measured_interval,
+        error_interval_pct,
+        no_interval: intervals.err(),
+        within_goal: error_interval_pct.map(|e| judge_within(e, (-goal_pct, goal_pct))),
+        other_cpus_max: m.other_cpus.iter().copied().filter(|v| v.is_finite()).fold(0.0, f64::max),
+        reruns: m.noise.rerun,
+        failures: m.failures.clone(),
+    }
 }
 
 /// The variants ranked by measured and by predicted KIOPS, for one lock kind, insert path,
@@ -254,6 +307,27 @@ pub fn error_summary(rows: &[Row]) -> (Option<f64>, Option<f64>) {
     (Some(median(&errs)), Some(errs.iter().copied().fold(0.0, f64::max)))
 }
 
+/// What the median |error| rests on, in words: how many points, each the median of how many
+/// repetitions, and how many of them are within, outside and inconclusive against the goal's
+/// band on their intervals (or have none).
+pub fn error_basis(rows: &[Row], repetitions: usize, goal_pct: f64) -> String {
+    let with: Vec<&Row> = rows.iter().filter(|r| r.error_pct.is_finite()).collect();
+    let count = |v: Option<GoalVerdict>| with.iter().filter(|r| r.within_goal == v).count();
+    let without = count(None);
+    let (within, outside) = (count(Some(GoalVerdict::Met)), count(Some(GoalVerdict::Missed)));
+    let inconclusive = count(Some(GoalVerdict::Inconclusive));
+    let mut s = format!(
+        "{} of {} points, each the median of up to {repetitions} repetition(s); on their 95 % \
+         intervals {within} within ±{goal_pct:.0}%, {outside} outside, {inconclusive} inconclusive",
+        with.len(),
+        rows.len(),
+    );
+    if without > 0 {
+        s += &format!(", {without} without an interval (fewer than 3 repetitions: not judged)");
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,12 +351,57 @@ mod tests {
             noise: NoiseCount::default(),
             failures: Vec::new(),
         };
-        let rows = rows(&[nothing], &[]);
+        let rows = rows(&[nothing], &[], 15.0);
         assert_eq!(error_summary(&rows), (None, None));
         let json = serde_json::to_value(&rows[0]).unwrap();
         for figure in ["median", "min", "max"] {
             assert!(json["measured"][figure].is_null(), "{figure}: {json}");
         }
         assert!(json["error_pct"].is_null(), "{json}");
+    }
+
+    /// A point measured `kiops`, predicted `predicted`, judged against ±15 %.
+    fn judged(kiops: &[f64], predicted: f64) -> Row {
+        let insert = schedlab_core::InsertPathKind::Direct;
+        let (lock, outside_ns, threads) = (LockKind::FairSpin, 0, 1);
+        let key = Key { variant: "no-stats", lock, insert, outside_ns, threads };
+        let other_cpus = vec![0.0; kiops.len()];
+        let noise = NoiseCount::default();
+        let m = Measured { key, kiops: kiops.to_vec(), other_cpus, noise, failures: Vec::new() };
+        row(&m, predicted, 15.0)
+    }
+
+    #[test]
+    fn a_point_with_enough_repetitions_has_an_interval_and_fewer_none() {
+        let r = judged(&[1000.0, 1100.0, 900.0, 1050.0, 950.0], 1000.0);
+        let m = r.measured_interval.expect("five repetitions");
+        assert!(m.lo < 1000.0 && m.hi > 1000.0 && m.lo >= 900.0 && m.hi <= 1100.0, "{m:?}");
+        let e = r.error_interval_pct.expect("an error interval");
+        assert!(e.lo < 0.0 && e.hi > 0.0, "{e:?}");
+        assert_eq!(r.no_interval, None);
+        let few = judged(&[1000.0, 1100.0], 1000.0);
+        assert_eq!((few.measured_interval, few.error_interval_pct), (None, None));
+        assert_eq!(few.within_goal, None);
+        assert_eq!(few.no_interval.as_deref(), Some("no interval: fewer than 3 repetitions"));
+        let json = serde_json::to_value(&few).unwrap();
+        assert!(json["measured_interval"].is_null() && json["within_goal"].is_null(), "{json}");
+    }
+
+    #[test]
+    fn an_error_is_judged_on_its_interval_not_on_its_median() {
+        // Median 1000 against 1100 predicted: +10 %, inside ±15 % by the median alone; but the
+        // repetitions reach 800, whose error is +37 %: the interval straddles 15 %.
+        let straddles = judged(&[800.0, 1000.0, 1010.0, 1005.0, 820.0], 1100.0);
+        assert!((straddles.error_pct - 10.0).abs() < 1e-9);
+        let (verdict, interval) = (straddles.within_goal, straddles.error_interval_pct);
+        assert_eq!(verdict, Some(GoalVerdict::Inconclusive), "{interval:?}");
+        let tight = judged(&[1000.0, 1001.0, 999.0, 1000.0, 1000.5], 1100.0);
+        assert_eq!(tight.within_goal, Some(GoalVerdict::Met));
+        let far = judged(&[700.0, 705.0, 695.0, 702.0, 698.0], 1100.0);
+        assert_eq!(far.within_goal, Some(GoalVerdict::Missed));
+        let basis = error_basis(&[straddles, tight, far], 5, 15.0);
+        for says in ["3 of 3 points", "1 within", "1 outside", "1 inconclusive"] {
+            assert!(basis.contains(says), "{basis}");
+        }
     }
 }

@@ -5,7 +5,7 @@
 use crate::experiment::predict::{PredictReport, ValidationReport};
 use crate::model::topology::Topology;
 use crate::model::{CalibrationSet, PredictedRatio, Prediction, Wanted};
-use crate::stats::median;
+use crate::stats::{median, GoalVerdict, Interval};
 use schedlab_core::LockKind;
 use std::fmt::Write as _;
 
@@ -194,14 +194,27 @@ pub fn validation(v: &ValidationReport, interrupted: bool) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "\nVALIDATION: measured (median of {} round(s), min–max) beside predicted; error = (predicted − measured) ÷ measured{}",
+        "\nVALIDATION: measured (median of {} round(s), its 95% bootstrap interval over them) \
+         beside predicted; error = (predicted − measured) ÷ measured, with its interval, judged \
+         within ±{:.0}% on the interval{}",
         v.rounds,
+        v.goal_pct,
         if interrupted { " (interrupted: the runs that finished)" } else { "" }
     );
     let _ = writeln!(
         s,
-        "  {:<17} {:<11} {:>8} {:>7} {:>10} {:>17} {:>10} {:>8} {:>7}",
-        "variant", "lock", "outside", "threads", "measured", "(min–max)", "predicted", "error", "others"
+        "  {:<17} {:<11} {:>8} {:>7} {:>10} {:>13} {:>10} {:>8} {:>17} {:<12} {:>7}",
+        "variant",
+        "lock",
+        "outside",
+        "threads",
+        "measured",
+        "[95% interval]",
+        "predicted",
+        "error",
+        "[95% interval]",
+        "within goal",
+        "others"
     );
     for r in rows {
         if !r.measured.runs.is_empty() && r.measured.max == 0.0 {
@@ -218,19 +231,27 @@ pub fn validation(v: &ValidationReport, interrupted: bool) -> String {
             );
             continue;
         }
-        let spread = if r.measured.runs.is_empty() { "-".into() } else { format!("({:.0}–{:.0})", r.measured.min, r.measured.max) };
+        let interval = |i: Option<Interval>, f: &dyn Fn(f64) -> String| {
+            i.map_or_else(|| "-".to_string(), |i| format!("[{}, {}]", f(i.lo), f(i.hi)))
+        };
         let _ = writeln!(
             s,
-            "  {:<17} {:<11} {:>6}ns {:>7} {:>10} {:>17} {:>10.0} {:>7} {:>6.2}{}",
+            "  {:<17} {:<11} {:>6}ns {:>7} {:>10} {:>13} {:>10.0} {:>8} {:>17} {:<12} {:>7.2}{}{}",
             entry(r.variant, r.insert),
             r.lock.name(),
             r.outside_ns,
             r.threads,
             if r.measured.runs.is_empty() { "-".into() } else { format!("{:.0}", r.measured.median) },
-            spread,
+            interval(r.measured_interval, &|x| format!("{x:.0}")),
             r.predicted,
             if r.error_pct.is_finite() { format!("{:+.1}%", r.error_pct) } else { "-".into() },
+            interval(r.error_interval_pct, &|x| format!("{x:+.1}%")),
+            within_label(r.within_goal),
             r.other_cpus_max,
+            match (&r.no_interval, r.measured.runs.is_empty()) {
+                (Some(why), false) => format!("  ({why})"),
+                _ => String::new(),
+            },
             if r.failures.is_empty() { String::new() } else { format!("  FAILED: {}", r.failures[0]) }
         );
     }
@@ -250,8 +271,6 @@ pub fn validation(v: &ValidationReport, interrupted: bool) -> String {
         );
     }
     let goal = v.goal_pct;
-    let within = rows.iter().filter(|r| r.error_pct.is_finite() && r.error_pct.abs() <= goal).count();
-    let with = rows.iter().filter(|r| r.error_pct.is_finite()).count();
     let same = v.orderings.iter().filter(|o| o.same).count();
     let per_threads: Vec<String> = v
         .threads
@@ -263,13 +282,18 @@ pub fn validation(v: &ValidationReport, interrupted: bool) -> String {
         .collect();
     let _ = writeln!(
         s,
-        "\n  GOAL (within {goal:.0}% everywhere, same ordering): {} — {within}/{with} points within {goal:.0}%, median |error| {}, max {}; ordering the same in {same}/{} groups. {}",
+        "\n  GOAL (within {goal:.0}% everywhere on the intervals, same ordering): {} — median \
+         |error| {} over {}, max {}; ordering the same in {same}/{} groups. {}",
         match v.goal_verdict() {
-            Ok(true) => "MET".to_string(),
-            Ok(false) => "NOT MET".to_string(),
+            Ok(GoalVerdict::Met) => "MET".to_string(),
+            Ok(GoalVerdict::Missed) => "MISSED".to_string(),
+            Ok(GoalVerdict::Inconclusive) => {
+                "INCONCLUSIVE (an interval reaches across the band: more rounds would tell)".into()
+            }
             Err(why) => format!("not judged ({why})"),
         },
         v.median_abs_error_pct.map_or_else(|| "not measured".to_string(), |e| format!("{e:.1}%")),
+        v.error_basis,
         v.max_abs_error_pct.map_or_else(|| "not measured".to_string(), |e| format!("{e:.1}%")),
         v.orderings.len(),
         per_threads.join("; ")
@@ -283,6 +307,17 @@ pub fn validation(v: &ValidationReport, interrupted: bool) -> String {
         );
     }
     s
+}
+
+/// A point's judgement against the goal's band, in the text: "within", "OUTSIDE",
+/// "inconclusive", or "-" without an interval.
+fn within_label(v: Option<GoalVerdict>) -> &'static str {
+    match v {
+        Some(GoalVerdict::Met) => "within",
+        Some(GoalVerdict::Missed) => "OUTSIDE",
+        Some(GoalVerdict::Inconclusive) => "inconclusive",
+        None => "-",
+    }
 }
 
 /// The report contract (`report::contract`): the prediction, the seeds' ratios and the
@@ -341,17 +376,46 @@ impl super::contract::Report for PredictReport {
         if let Some(v) = &self.validation {
             let mut t = Table::new(
                 VALIDATION,
-                &[("variant", ""), ("lock", ""), ("outside", "ns"), ("threads", ""), ("measured median", "KIOPS"), ("min", "KIOPS"), ("max", "KIOPS"), ("predicted", "KIOPS"), ("error", "%"), ("within the goal", ""), ("other processes", "CPUs")],
+                &[
+                    ("variant", ""),
+                    ("lock", ""),
+                    ("outside", "ns"),
+                    ("threads", ""),
+                    ("measured median", "KIOPS"),
+                    ("95% interval low", "KIOPS"),
+                    ("95% interval high", "KIOPS"),
+                    ("predicted", "KIOPS"),
+                    ("error", "%"),
+                    ("error low", "%"),
+                    ("error high", "%"),
+                    ("within the goal", ""),
+                    ("other processes", "CPUs"),
+                ],
             );
             let judged = v.goal_verdict().is_ok();
             for r in &v.rows {
                 let measured = !r.measured.runs.is_empty();
                 let m = |x: f64| if measured { Cell::num(x, 0) } else { Cell::missing("-") };
-                let within = match (r.error_pct.is_finite(), judged) {
-                    (false, _) => Cell::missing("-"),
-                    (true, false) => Cell::judged(Verdict::NotJudged, "not judged: disturbed"),
-                    (true, true) if r.error_pct.abs() <= v.goal_pct => Cell::judged(Verdict::Met, "within"),
-                    (true, true) => Cell::judged(Verdict::Missed, "outside"),
+                let within = match (r.error_pct.is_finite(), judged, r.within_goal) {
+                    (false, _, _) => Cell::missing("-"),
+                    (true, _, None) => {
+                        let why = r.no_interval.clone().unwrap_or_else(|| "no interval".into());
+                        Cell::judged(Verdict::NotJudged, why)
+                    }
+                    (true, false, Some(_)) => {
+                        Cell::judged(Verdict::NotJudged, "not judged: disturbed")
+                    }
+                    (true, true, Some(GoalVerdict::Met)) => Cell::judged(Verdict::Met, "within"),
+                    (true, true, Some(GoalVerdict::Missed)) => {
+                        Cell::judged(Verdict::Missed, "outside")
+                    }
+                    (true, true, Some(GoalVerdict::Inconclusive)) => {
+                        Cell::judged(Verdict::Inconclusive, "inconclusive")
+                    }
+                };
+                let bound = |i: Option<Interval>, hi: bool, places| match i {
+                    Some(i) => Cell::num(if hi { i.hi } else { i.lo }, places),
+                    None => Cell::missing("-"),
                 };
                 t.row(vec![
                     Cell::text(entry(r.variant, r.insert)),
@@ -359,18 +423,30 @@ impl super::contract::Report for PredictReport {
                     Cell::num(r.outside_ns as f64, 0),
                     Cell::num(r.threads as f64, 0),
                     m(r.measured.median),
-                    m(r.measured.min),
-                    m(r.measured.max),
+                    bound(r.measured_interval, false, 0),
+                    bound(r.measured_interval, true, 0),
                     Cell::num(r.predicted, 0),
                     Cell::num(r.error_pct, 1),
+                    bound(r.error_interval_pct, false, 1),
+                    bound(r.error_interval_pct, true, 1),
                     within,
                     Cell::num(r.other_cpus_max, 2),
                 ]);
             }
             t.note(match v.goal_verdict() {
-                Ok(met) => format!("goal (within {:.0}% everywhere, same ordering): {}", v.goal_pct, if met { "met" } else { "missed" }),
+                Ok(verdict) => format!(
+                    "goal (within {:.0}% everywhere on the 95% intervals over rounds, same \
+                     ordering): {}",
+                    v.goal_pct,
+                    match verdict {
+                        GoalVerdict::Met => "met",
+                        GoalVerdict::Missed => "missed",
+                        GoalVerdict::Inconclusive => "inconclusive",
+                    }
+                ),
                 Err(why) => format!("goal not judged: {why}"),
             });
+            t.note(format!("median |error| rests on {}", v.error_basis));
             tables.push(t);
         }
         tables
