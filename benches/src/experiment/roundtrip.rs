@@ -7,12 +7,17 @@
 //! A round counts only when every variant was measured in it (a stop drops the round in
 //! progress), so that every variant's figures cover the same rounds; the report says how many
 //! finished.
+//!
+//! A variant's ratio to `no-stats` is taken within each round (the two measurements shared the
+//! machine's state) and carries the 95 % bootstrap interval over rounds of its median
+//! ([`crate::stats::ratio_interval`]); so does the cost of the lock statistics, a ratio within
+//! each measurement. Fewer than 3 rounds: no interval, and the reason.
 
 use super::observer::{Event, Observer};
 use crate::driver::roundtrip::{lockstat_windows_named_until, measure_named_until, window_ratios};
 use crate::error::ExperimentError;
 use crate::files::provenance::Provenance;
-use crate::stats::{median, Spread};
+use crate::stats::{median, no_interval_reason, ratio_interval, Interval, Spread};
 use schedlab_core::{lockstat, LockKind};
 use schedlab_core::sync::AtomicBool;
 use serde::Serialize;
@@ -66,6 +71,15 @@ pub struct VariantRoundtrip {
     /// What the lock statistics cost, % (per round: the median over its on windows of on ÷ the
     /// mean of the two off neighbours).
     pub lockstat_cost_pct: Option<Spread>,
+    /// The 95 % bootstrap interval of `lockstat_cost_pct`'s median over rounds.
+    pub lockstat_cost_interval_pct: Option<Interval>,
+    /// Per round, this variant's ns ÷ `no-stats`'s ns in the same round (median, min, max over
+    /// rounds); `None` when `no-stats` was not measured.
+    pub vs_no_stats: Option<Spread>,
+    /// The 95 % bootstrap interval of `vs_no_stats`'s median over rounds.
+    pub vs_no_stats_interval: Option<Interval>,
+    /// Why the intervals are null ("no interval: fewer than 3 rounds").
+    pub no_interval: Option<String>,
 }
 
 /// What `schedlab roundtrip` found.
@@ -85,9 +99,10 @@ pub struct RoundtripReport {
 }
 
 impl RoundtripReport {
-    /// A variant's median ns ÷ `no-stats`'s, when `no-stats` was measured.
+    /// A variant's ns ÷ `no-stats`'s, the median of the within-round ratios, when `no-stats` was
+    /// measured.
     pub fn against_no_stats(&self, v: &VariantRoundtrip) -> Option<f64> {
-        self.variants.iter().find(|b| b.variant == "no-stats").map(|b| v.ns.median / b.ns.median)
+        v.vs_no_stats.as_ref().map(|r| r.median)
     }
 }
 
@@ -129,12 +144,7 @@ pub fn run(cfg: &RoundtripConfig, stop: &AtomicBool, observer: &mut dyn Observer
         rounds_done += 1;
     }
     observer.event(Event::Finished);
-    let spread = |v: &Vec<f64>| (!v.is_empty()).then(|| Spread::of(v.clone()));
-    let variants = names
-        .iter()
-        .enumerate()
-        .map(|(i, &variant)| VariantRoundtrip { variant, ns: Spread::of(plain[i].clone()), lockstat_ns: spread(&on[i]), lockstat_cost_pct: spread(&cost_pct[i]) })
-        .collect();
+    let variants = summarise(&names, &plain, &on, &cost_pct);
     Ok(RoundtripReport {
         provenance: Provenance::collect(),
         lock: cfg.lock,
@@ -146,6 +156,41 @@ pub fn run(cfg: &RoundtripConfig, stop: &AtomicBool, observer: &mut dyn Observer
         variants,
         interrupted: rounds_done < cfg.rounds,
     })
+}
+
+/// Each variant's figures over the rounds that finished: `plain[i][round]` ns (and with the lock
+/// statistics `on` ns and `cost_pct`) of `names[i]`, every variant measured in every round.
+fn summarise(
+    names: &[&'static str],
+    plain: &[Vec<f64>],
+    on: &[Vec<f64>],
+    cost_pct: &[Vec<f64>],
+) -> Vec<VariantRoundtrip> {
+    let spread = |v: &Vec<f64>| (!v.is_empty()).then(|| Spread::of(v.clone()));
+    let no_stats = names.iter().position(|n| *n == "no-stats").map(|i| &plain[i]);
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, &variant)| {
+            let within_rounds = |b: &Vec<f64>| plain[i].iter().zip(b).map(|(a, b)| a / b).collect();
+            let vs_no_stats = no_stats.map(|b| Spread::of(within_rounds(b)));
+            let cost = spread(&cost_pct[i]);
+            let vs_no_stats_interval = vs_no_stats.as_ref().and_then(|r| ratio_interval(r).ok());
+            let lockstat_cost_interval_pct = cost.as_ref().and_then(|c| ratio_interval(c).ok());
+            let few = plain[i].len() < crate::stats::BOOTSTRAP_MIN_VALUES;
+            let no_interval = few.then(|| no_interval_reason("rounds"));
+            VariantRoundtrip {
+                variant,
+                ns: Spread::of(plain[i].clone()),
+                lockstat_ns: spread(&on[i]),
+                lockstat_cost_pct: cost,
+                lockstat_cost_interval_pct,
+                vs_no_stats,
+                vs_no_stats_interval,
+                no_interval,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -182,5 +227,30 @@ mod tests {
         assert_eq!(report.against_no_stats(v), Some(1.0));
         let stopped = run(&one(), &AtomicBool::new(true), &mut Recorder::default()).expect("a stop is not an error");
         assert!(stopped.interrupted && stopped.rounds_done == 0);
+    }
+
+    #[test]
+    fn the_ratio_to_no_stats_is_paired_within_rounds_with_an_interval_over_them() {
+        // The machine's speed drifts 3x over the rounds; sched-lock costs 1.5x no-stats in every
+        // round. Paired within rounds the ratio is 1.5 exactly, an interval of one point.
+        let names = ["sched-lock", "no-stats"];
+        let no_stats = vec![100.0, 200.0, 300.0, 150.0, 250.0];
+        let sched: Vec<f64> = no_stats.iter().map(|x| 1.5 * x).collect();
+        let costs = vec![vec![4.0, 6.0, 5.0, 5.5, 4.5], vec![1.0; 5]];
+        let v = summarise(&names, &[sched, no_stats], &[Vec::new(), Vec::new()], &costs);
+        let sched = &v[0];
+        assert_eq!(sched.vs_no_stats.as_ref().map(|r| r.median), Some(1.5));
+        assert_eq!(sched.vs_no_stats_interval, Some(Interval { lo: 1.5, hi: 1.5 }));
+        let cost = sched.lockstat_cost_interval_pct.expect("five rounds");
+        assert!(cost.lo >= 4.0 && cost.hi <= 6.0 && cost.lo < 5.0 && cost.hi > 5.0, "{cost:?}");
+        assert_eq!(sched.no_interval, None);
+        // Two rounds: the figures, and no interval with its reason.
+        let none = [Vec::new(), Vec::new()];
+        let v = summarise(&names, &[vec![150.0, 300.0], vec![100.0, 200.0]], &none, &none);
+        assert_eq!((v[0].vs_no_stats_interval, v[0].lockstat_cost_interval_pct), (None, None));
+        assert_eq!(v[0].no_interval.as_deref(), Some("no interval: fewer than 3 rounds"));
+        let json = serde_json::to_value(&v[0]).unwrap();
+        assert!(json["vs_no_stats_interval"].is_null(), "{json}");
+        assert!(json["no_interval"].is_string(), "{json}");
     }
 }

@@ -1,7 +1,9 @@
 //! The text of `schedlab roundtrip`'s report: per variant the median round trip, its range over
-//! rounds, the ratio to `no-stats`, and with the lock statistics their on windows and their cost.
+//! rounds, the ratio to `no-stats`, and with the lock statistics their on windows and their cost;
+//! the ratio and the cost each with its 95 % bootstrap interval over rounds.
 
 use crate::experiment::roundtrip::{RoundtripReport, WINDOW_PAIRS};
+use crate::stats::Interval;
 use std::fmt::Write as _;
 
 /// The header lines, then the table (or why there is none), then what the cost column means.
@@ -20,18 +22,37 @@ pub fn text(report: &RoundtripReport) -> String {
         s.push_str("no round finished: nothing measured\n");
         return s;
     }
-    let _ = write!(s, "{:<12} {:>10} {:>17} {:>11}", "variant", "ns median", "min-max", "x no-stats");
+    let (median, range, ratio, interval) = ("ns median", "min-max", "x no-stats", "[95% interval]");
+    let _ = write!(s, "{:<12} {median:>10} {range:>17} {ratio:>11} {interval:>13}", "variant");
     if let Some(mode) = report.lockstat {
-        let _ = write!(s, " {:>16} {:>9} {:>17}", format!("{mode} ns med"), "cost", "cost min..max");
+        let (on, cost, range) = (format!("{mode} ns med"), "cost", "cost min..max");
+        let _ = write!(s, " {on:>16} {cost:>9} {range:>17} {interval:>15}");
     }
     s.push('\n');
     for v in &report.variants {
         let ratio = report.against_no_stats(v).map_or("-".into(), |r| format!("{r:.2}"));
-        let _ = write!(s, "{:<12} {:>10.0} {:>17} {:>11}", v.variant, v.ns.median, format!("{:.0}-{:.0}", v.ns.min, v.ns.max), ratio);
+        let ratio_interval = interval_text(v.vs_no_stats_interval, 2, "");
+        let range = format!("{:.0}-{:.0}", v.ns.min, v.ns.max);
+        let (variant, median) = (v.variant, v.ns.median);
+        let _ = write!(s, "{variant:<12} {median:>10.0} {range:>17} {ratio:>11}");
+        let _ = write!(s, " {ratio_interval:>13}");
         if let (Some(on), Some(cost)) = (&v.lockstat_ns, &v.lockstat_cost_pct) {
-            let _ = write!(s, " {:>16.0} {:>8.1}% {:>17}", on.median, cost.median, format!("{:.1}..{:.1}%", cost.min, cost.max));
+            let cost_interval = interval_text(v.lockstat_cost_interval_pct, 1, "%");
+            let range = format!("{:.1}..{:.1}%", cost.min, cost.max);
+            let (on, cost) = (on.median, cost.median);
+            let _ = write!(s, " {on:>16.0} {cost:>8.1}% {range:>17} {cost_interval:>15}");
         }
         s.push('\n');
+    }
+    if let Some(why) = report.variants.iter().find_map(|v| v.no_interval.as_deref()) {
+        let _ = writeln!(s, "[95% interval]: {why}");
+    } else {
+        let _ = writeln!(
+            s,
+            "[95% interval]: bootstrap over the {} rounds of the median of the per-round ratios \
+             (each ratio within one round)",
+            report.rounds_done
+        );
     }
     if let Some(mode) = report.lockstat {
         let _ = writeln!(
@@ -42,6 +63,11 @@ pub fn text(report: &RoundtripReport) -> String {
         );
     }
     s
+}
+
+/// "[1.02, 1.09]" (with `unit` after each bound), or "-" without an interval.
+fn interval_text(i: Option<Interval>, places: usize, unit: &str) -> String {
+    i.map_or_else(|| "-".into(), |i| format!("[{:.places$}{unit}, {:.places$}{unit}]", i.lo, i.hi))
 }
 
 /// The report contract (`report::contract`): one row per variant, the chart beside it.
@@ -61,7 +87,21 @@ impl super::contract::Report for RoundtripReport {
         use super::table::{Cell, Table};
         let mut t = Table::new(
             ROUND_TRIPS,
-            &[("variant", ""), ("median", "ns"), ("min", "ns"), ("max", "ns"), ("÷ no-stats", "×"), ("with lock statistics", "ns"), ("their cost", "%"), ("cost min", "%"), ("cost max", "%")],
+            &[
+                ("variant", ""),
+                ("median", "ns"),
+                ("min", "ns"),
+                ("max", "ns"),
+                ("÷ no-stats", "×"),
+                ("÷ no-stats 95% low", "×"),
+                ("÷ no-stats 95% high", "×"),
+                ("with lock statistics", "ns"),
+                ("their cost", "%"),
+                ("cost min", "%"),
+                ("cost max", "%"),
+                ("cost 95% low", "%"),
+                ("cost 95% high", "%"),
+            ],
         );
         if self.rounds_done == 0 {
             t.note("no round finished: nothing measured");
@@ -75,13 +115,23 @@ impl super::contract::Report for RoundtripReport {
                 Cell::num(v.ns.min, 0),
                 Cell::num(v.ns.max, 0),
                 Cell::opt(self.against_no_stats(v), 2),
+                Cell::opt(v.vs_no_stats_interval.map(|i| i.lo), 2),
+                Cell::opt(v.vs_no_stats_interval.map(|i| i.hi), 2),
                 Cell::opt(on.map(|o| o.median), 0),
                 Cell::opt(cost.map(|c| c.median), 1),
                 Cell::opt(cost.map(|c| c.min), 1),
                 Cell::opt(cost.map(|c| c.max), 1),
+                Cell::opt(v.lockstat_cost_interval_pct.map(|i| i.lo), 1),
+                Cell::opt(v.lockstat_cost_interval_pct.map(|i| i.hi), 1),
             ]);
         }
         t.note(format!("round trip = insert + dispatch + completion on 1 thread, {}; median over {} rounds of {} round trips", self.lock, self.rounds_done, self.iterations));
+        t.note(match self.variants.iter().find_map(|v| v.no_interval.as_deref()) {
+            Some(why) => format!("95% intervals: {why}"),
+            None => "95% intervals: bootstrap over rounds of the median of the per-round ratios \
+                     (÷ no-stats within each round)"
+                .into(),
+        });
         vec![t]
     }
 
