@@ -121,7 +121,7 @@ fn sweep_writes_csv_and_svg() {
     let dir = scratch("sweep");
     let (csv, svg) = (dir.join("s.csv"), dir.join("s.svg"));
     let out = schedlab(&[
-        "sweep", "--threads", "1,2", "--variants", "sched-lock,no-stats", "--duration", "0.2", "--lockstat-duration", "0.1",
+        "sweep", "--threads", "1,2", "--variants", "sched-lock,no-stats", "--rounds", "1", "--duration", "0.2", "--lockstat-duration", "0.1",
         "--ramp", "0", "--retries", "0", "--csv", csv.to_str().unwrap(), "--svg", svg.to_str().unwrap(),
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -75,3 +75,47 @@ fn a_report_lists_the_warnings_the_run_printed() {
     let shown = warning.split(':').next().unwrap();
     assert!(html.contains(&format!("<li>warning: {shown}")), "{shown} not in {html}");
 }
+
+/// Issue 42, item 1: every ratio sweep and roundtrip report carries its interval in the JSON,
+/// `null` with its reason where it is not estimable. Structure only: no figure is checked.
+#[test]
+fn the_json_of_sweep_and_roundtrip_carries_each_ratios_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    let p = path.to_str().unwrap();
+    let (csv, svg) = (dir.path().join("s.csv"), dir.path().join("s.svg"));
+    let sweep = [
+        "sweep", "--threads", "1", "--variants", "sched-lock,no-stats", "--rounds", "3",
+        "--duration", "0.05", "--ramp", "0", "--retries", "0", "--lockstat-duration", "0",
+        "--json", p, "--csv", csv.to_str().unwrap(), "--svg", svg.to_str().unwrap(),
+    ];
+    let out = schedlab(&sweep);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(v["reference"], "sched-lock");
+    let ratio = &v["ratios"][0];
+    assert_eq!(ratio["variant"], "no-stats");
+    for key in ["ratio", "interval", "no_interval"] {
+        assert!(ratio.get(key).is_some(), "sweep's ratio lacks {key}: {ratio}");
+    }
+    let either = ratio["interval"].is_object() != ratio["no_interval"].is_string();
+    assert!(either, "an interval or why not: {ratio}");
+    assert_eq!(v["points"].as_array().unwrap().len(), 6, "two variants, three rounds");
+    let header = std::fs::read_to_string(&csv).unwrap().lines().next().unwrap().to_string();
+    assert!(header.contains(",reruns,round,"), "each CSV row names its round: {header}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("RATIOS to sched-lock") && text.contains("[95% interval]"), "{text}");
+
+    let path = dir.path().join("r.json");
+    let p = path.to_str().unwrap();
+    let out = schedlab(&["roundtrip", "--rounds", "2", "--iterations", "100", "--json", p]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let first = &v["variants"][0];
+    let keys = ["vs_no_stats", "vs_no_stats_interval", "lockstat_cost_interval_pct", "no_interval"];
+    for key in keys {
+        assert!(first.get(key).is_some(), "roundtrip's variant lacks {key}: {first}");
+    }
+    assert!(first["vs_no_stats_interval"].is_null(), "two rounds: no interval");
+    assert_eq!(first["no_interval"], "no interval: fewer than 3 rounds");
+}

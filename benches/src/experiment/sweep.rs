@@ -20,6 +20,18 @@
 //!
 //! Oversubscribed points (more threads than CPUs) are measured only when asked, marked in the CSV
 //! and on the chart, and never used by the model: they measure the OS scheduler, not the lock.
+//!
+//! ## Rounds and intervals
+//!
+//! The sweep runs `rounds` times over every point (the variants at each thread count in an order
+//! rotated by one each round), so that every figure has a spread to judge it by; a point's row
+//! carries its round, and the instrumented run (the lock counters) is made in the first round
+//! only. Each variant's KIOPS ÷ the reference's ([`reference_variant`]) at the same thread count
+//! is taken within each round (the two runs were minutes apart at most, on the same machine
+//! state) and reported as the median of those per-round ratios with the 95 % bootstrap interval
+//! over rounds ([`crate::stats::ratio_interval`]); the model's error has the interval of the same
+//! resampling of whole rounds ([`crate::stats::bootstrap_rounds`]). Fewer than 3 rounds: no
+//! interval, and the reason in its place.
 
 use crate::driver::host::other_runnable_threads;
 use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy};
@@ -32,7 +44,7 @@ use crate::files::provenance::Provenance;
 use crate::model::calibrate::CalibrationSettings;
 use crate::model::{self, topology::Topology, CalibrationSet};
 pub use crate::stats::fit_usl;
-use crate::stats::median;
+use crate::stats::{bootstrap_rounds, median, no_interval_reason, ratio_interval, Interval, Spread};
 use schedlab_core::lockstat::{self, LockClass, LockSummary};
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::{InsertPathKind, LockKind};
@@ -53,6 +65,8 @@ pub struct SweepConfig {
     /// The workload of every point (threads, slots, outside work, lock and lockstat set per point).
     pub workload: WorkloadConfig,
     pub threads: Vec<usize>,
+    /// Times every point is measured, interleaved (1..=100).
+    pub rounds: usize,
     /// CPUs available: thread counts above it are oversubscribed.
     pub cpus: usize,
     pub variants: Vec<&'static str>,
@@ -99,6 +113,10 @@ impl SweepConfig {
         if self.threads.is_empty() || self.variants.is_empty() || self.locks.is_empty() {
             return Err(ExperimentError::bad_input("nothing to sweep (no thread count, variant or lock kind)"));
         }
+        if !(1..=100).contains(&self.rounds) {
+            let got = self.rounds;
+            return Err(ExperimentError::bad_input(format!("--rounds must be 1..=100, got {got}")));
+        }
         if self.slots.is_empty() || self.outside_ns.is_empty() {
             return Err(ExperimentError::bad_input("nothing to sweep (empty slot or outside-work list)"));
         }
@@ -117,16 +135,24 @@ impl SweepConfig {
         Ok(())
     }
 
-    /// Every point, in measuring order: per lock kind, slot count and outside work, thread counts
-    /// in turn, every variant at each (so that variants are compared at nearby moments).
+    /// Every point, in measuring order: round by round; in each, per lock kind, slot count and
+    /// outside work, thread counts in turn, every variant at each (so that variants are compared
+    /// at nearby moments), their order rotated by one each round.
     pub fn points(&self) -> Vec<PointKey> {
         let mut keys = Vec::new();
-        for &lock in &self.locks {
-            for &slots in &self.slots {
-                for &outside_ns in &self.outside_ns {
-                    for &threads in &self.threads {
-                        for &variant in &self.variants {
-                            keys.push(PointKey { variant: variant.to_string(), lock, threads, slots, outside_ns });
+        for round in 0..self.rounds {
+            let key = |variant, lock, slots, outside_ns, threads| {
+                PointKey { variant, lock, threads, slots, outside_ns, round }
+            };
+            for &lock in &self.locks {
+                for &slots in &self.slots {
+                    for &outside_ns in &self.outside_ns {
+                        for &threads in &self.threads {
+                            let n = self.variants.len();
+                            for j in 0..n {
+                                let variant = self.variants[(j + round) % n].to_string();
+                                keys.push(key(variant, lock, slots, outside_ns, threads));
+                            }
                         }
                     }
                 }
@@ -155,13 +181,14 @@ impl SweepConfig {
         ]
     }
 
-    /// Seconds the sweep will take, roughly.
+    /// Seconds the sweep will take, roughly (the instrumented runs are the first round's).
     pub fn estimated_seconds(&self) -> f64 {
         let ramp = self.workload.ramp.as_secs_f64();
-        let per = self.workload.duration.as_secs_f64()
-            + ramp
-            + if self.lockstat_duration.is_zero() { 0.0 } else { self.lockstat_duration.as_secs_f64() + ramp };
-        per * self.points().len() as f64
+        let plain = self.workload.duration.as_secs_f64() + ramp;
+        let lockstat = self.lockstat_duration.as_secs_f64();
+        let instrumented = if lockstat > 0.0 { lockstat + ramp } else { 0.0 };
+        let points = self.points().len() as f64;
+        plain * points + instrumented * points / self.rounds.max(1) as f64
     }
 }
 
@@ -173,6 +200,8 @@ pub struct PointKey {
     pub threads: usize,
     pub slots: usize,
     pub outside_ns: u64,
+    /// The round (from 0).
+    pub round: usize,
 }
 
 /// One measured point: a CSV row.
@@ -207,10 +236,28 @@ pub struct SweepPoint {
     /// Other processes' CPUs during the plain run (see `NoisePolicy`), and re-runs it took.
     pub other_cpus: f64,
     pub reruns: u32,
+    /// The round it was measured in (from 0).
+    pub round: usize,
+}
+
+/// The point columns up to `reruns`: those of every sweep CSV since the settings columns.
+macro_rules! columns_before_rounds {
+    () => {
+        concat!(
+            "variant,lock,threads,oversubscribed,slots,outside_ns,kiops,per_thread_min,",
+            "per_thread_median,per_thread_max,kiops_lockstat,consistent,measured_s,",
+            "sched_acq_per_req,sched_hold_per_req_ns,sched_hold_avg_ns,sched_occupancy,",
+            "sched_contention_pct,sched_owner_change_frac,sched_wait_avg_ns,queue_acq_per_req,",
+            "queue_hold_per_req_ns,queue_occupancy,queue_owner_change_frac,other_cpus,reruns"
+        )
+    };
 }
 
 /// The point columns of the CSV, in [`SweepPoint`] field order.
-const POINT_COLUMNS: &str = "variant,lock,threads,oversubscribed,slots,outside_ns,kiops,per_thread_min,per_thread_median,per_thread_max,kiops_lockstat,consistent,measured_s,sched_acq_per_req,sched_hold_per_req_ns,sched_hold_avg_ns,sched_occupancy,sched_contention_pct,sched_owner_change_frac,sched_wait_avg_ns,queue_acq_per_req,queue_hold_per_req_ns,queue_occupancy,queue_owner_change_frac,other_cpus,reruns";
+const POINT_COLUMNS: &str = concat!(columns_before_rounds!(), ",round");
+
+/// The point columns of sweeps written before rounds (one run per point, no `round` column).
+const POINT_COLUMNS_BEFORE_ROUNDS: &str = columns_before_rounds!();
 
 /// The settings columns: what every point of one sweep shares, written on every row so that
 /// `--resume` can refuse a file measured otherwise ([`SweepConfig::settings`]).
@@ -236,15 +283,29 @@ pub fn csv_header() -> String {
 }
 
 /// The header of sweeps written before the settings columns existed.
-const LEGACY_HEADER: &str = POINT_COLUMNS;
+const LEGACY_HEADER: &str = POINT_COLUMNS_BEFORE_ROUNDS;
 
 impl SweepPoint {
     pub fn key(&self) -> PointKey {
-        PointKey { variant: self.variant.clone(), lock: self.lock, threads: self.threads, slots: self.slots, outside_ns: self.outside_ns }
+        PointKey {
+            variant: self.variant.clone(),
+            lock: self.lock,
+            threads: self.threads,
+            slots: self.slots,
+            outside_ns: self.outside_ns,
+            round: self.round,
+        }
     }
 
-    /// Builds a point from a plain run and (optionally) an instrumented one.
-    pub fn from_runs(plain: &RunResult, instrumented: Option<&RunResult>, cfg: &WorkloadConfig, cpus: usize, reruns: u32) -> Self {
+    /// Builds a point of `round` from a plain run and (optionally) an instrumented one.
+    pub fn from_runs(
+        plain: &RunResult,
+        instrumented: Option<&RunResult>,
+        cfg: &WorkloadConfig,
+        cpus: usize,
+        reruns: u32,
+        round: usize,
+    ) -> Self {
         let pt = &plain.per_thread_kiops;
         let lock_fields = |name: &str| -> (f64, f64, f64, f64, f64, f64, f64) {
             let Some(r) = instrumented else { return (f64::NAN, f64::NAN, f64::NAN, f64::NAN, f64::NAN, f64::NAN, f64::NAN) };
@@ -283,6 +344,7 @@ impl SweepPoint {
             queue_owner_change_frac: q.5,
             other_cpus: plain.other_cpus.unwrap_or(f64::NAN),
             reruns,
+            round,
         }
     }
 
@@ -326,6 +388,7 @@ impl SweepPoint {
             f(self.queue_owner_change_frac),
             f(self.other_cpus),
             self.reruns.to_string(),
+            self.round.to_string(),
         ]
         .join(",")
     }
@@ -363,6 +426,7 @@ impl SweepPoint {
             queue_owner_change_frac: f(23),
             other_cpus: f(24),
             reruns: c[25].parse().ok()?,
+            round: c[26].parse().ok()?,
         })
     }
 }
@@ -411,6 +475,14 @@ pub fn parse_csv(text: &str, settings: &[String]) -> Result<Resumed, String> {
         Some(h) if h == header => {}
         Some(h) if h == LEGACY_HEADER => {
             return Err("it was written by an earlier schedlab, without the settings columns: its settings cannot be checked (start afresh without --resume, or give another --csv)".into())
+        }
+        Some(h) if h == format!("{POINT_COLUMNS_BEFORE_ROUNDS},{}", SETTINGS_COLUMNS.join(",")) => {
+            return Err(concat!(
+                "it was written by an earlier schedlab, without the round column (one run per ",
+                "point): its rows cannot be placed in rounds (start afresh without --resume, or ",
+                "give another --csv)"
+            )
+            .into())
         }
         Some(h) => {
             let shown: String = h.chars().take(60).collect();
@@ -503,6 +575,10 @@ pub struct SweepReport {
     /// stopped, or the calibration did not run).
     pub model_machine: Option<String>,
     pub models: Vec<SeriesModel>,
+    /// The variant every ratio is taken against ([`reference_variant`]); `None` with one variant.
+    pub reference: Option<String>,
+    /// Each other variant ÷ the reference at each thread count ([`ratios`]).
+    pub ratios: Vec<SweepRatio>,
 }
 
 impl SweepReport {
@@ -605,7 +681,9 @@ struct Measured {
 
 /// The observer's name of a point: "fair-spin sched-lock threads=2 slots=8 outside=0ns".
 fn point_label(key: &PointKey) -> String {
-    format!("{} {} threads={} slots={} outside={}ns", key.lock.name(), key.variant, key.threads, key.slots, key.outside_ns)
+    let PointKey { variant, lock, threads, slots, outside_ns, round } = key;
+    let (lock, round) = (lock.name(), round + 1);
+    format!("round {round} {lock} {variant} threads={threads} slots={slots} outside={outside_ns}ns")
 }
 
 /// Runs the sweep (the experiment shape of [`crate::experiment`]): the points of `cfg` not
@@ -649,6 +727,8 @@ pub fn run(cfg: &SweepConfig, stop: &AtomicBool, observer: &mut dyn Observer) ->
         _ => (None, Vec::new()),
     };
     observer.event(Event::Finished);
+    let reference = reference_variant(&cfg.variants);
+    let ratios = reference.map_or_else(Vec::new, |r| ratios(&points, r));
     Ok(SweepReport {
         provenance: Provenance::collect(),
         config: cfg.clone(),
@@ -659,6 +739,8 @@ pub fn run(cfg: &SweepConfig, stop: &AtomicBool, observer: &mut dyn Observer) ->
         interrupted,
         model_machine,
         models,
+        reference: reference.map(String::from),
+        ratios,
     })
 }
 
@@ -690,7 +772,9 @@ fn measure(
         w.lockstat = false;
         let mut noise = NoiseCount::default();
         let measured = run_clean(&key.variant, &w, stop, cfg.noise, &mut noise, &mut rerun_budget).and_then(|plain| {
-            if plain.interrupted || cfg.lockstat_duration.is_zero() {
+            // The lock counters of a point are the first round's: its later rounds add spread to
+            // the KIOPS, which the ratios need, not to the counters.
+            if plain.interrupted || cfg.lockstat_duration.is_zero() || key.round > 0 {
                 return Ok((plain, None));
             }
             let mut wi = w.clone();
@@ -711,7 +795,9 @@ fn measure(
             out.interrupted = true;
             break;
         }
-        let point = SweepPoint::from_runs(&plain, instrumented.as_ref(), &w, cfg.cpus, noise.rerun);
+        let instrumented = instrumented.as_ref();
+        let (cpus, reruns) = (cfg.cpus, noise.rerun);
+        let point = SweepPoint::from_runs(&plain, instrumented, &w, cpus, reruns, key.round);
         if let Err(e) = record(&point) {
             out.record_error = Some(e);
             break;
@@ -800,8 +886,14 @@ pub struct SeriesModel {
     /// (threads, predicted KIOPS), ascending.
     pub predicted: Vec<(usize, f64)>,
     /// The largest |predicted − measured| ÷ measured over the measured (not oversubscribed)
-    /// thread counts, %: the model's validation error on this sweep.
+    /// thread counts, %: the model's validation error on this sweep (measured: the median over
+    /// rounds at each thread count).
     pub error_pct: Option<f64>,
+    /// The 95 % bootstrap interval of `error_pct` over rounds (whole rounds resampled, the same
+    /// statistic of each resample; [`model_error_interval`]).
+    pub error_interval_pct: Option<Interval>,
+    /// Why `error_interval_pct` is null ("no interval: fewer than 3 rounds").
+    pub no_interval: Option<String>,
     /// (threads, model KIOPS) at 8, 16, 64 (those the machine has).
     pub at: Vec<(usize, f64)>,
     /// USL (σ, κ), fitted only with enough measured thread counts.
@@ -896,6 +988,7 @@ pub fn models_until(
                 e.filter(|e| e.is_finite())
             })
             .reduce(f64::max);
+        let error_interval = model_error_interval(&series, &predicted);
         let usl = (measured_threads.len() >= USL_MIN_POINTS && x1.is_finite())
             .then(|| fit_usl(&measured_threads.iter().map(|&t| (t as f64, at_threads(t))).collect::<Vec<_>>(), x1))
             .flatten();
@@ -909,9 +1002,119 @@ pub fn models_until(
             topology: topo.name.clone(),
             predicted,
             error_pct,
+            error_interval_pct: error_interval.as_ref().ok().copied(),
+            no_interval: error_interval.err(),
             at,
             usl,
             measured_thread_counts: measured_threads.len(),
+        });
+    }
+    out
+}
+
+/// The largest |predicted − measured| ÷ measured, %, over the thread counts of `series` (one
+/// variant's points, not oversubscribed, of every round), where measured at a thread count is
+/// the median of its points in `rounds` (indices into the rounds the series has, repeats
+/// counting again); NaN when no thread count has both figures.
+fn largest_error(
+    series: &[&SweepPoint],
+    predicted: &[(usize, f64)],
+    rounds: &[usize],
+    drawn: &[usize],
+) -> f64 {
+    let mut threads: Vec<usize> = series.iter().map(|p| p.threads).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    threads
+        .iter()
+        .filter_map(|&t| {
+            let at = |i: &usize| series.iter().find(|p| p.threads == t && p.round == rounds[*i]);
+            let kiops: Vec<f64> = drawn.iter().filter_map(at).map(|p| p.kiops).collect();
+            let m = median(&kiops);
+            let e = predicted.iter().find(|(n, _)| *n == t).map(|(_, v)| 100.0 * (v - m).abs() / m);
+            e.filter(|e| e.is_finite())
+        })
+        .reduce(f64::max)
+        .unwrap_or(f64::NAN)
+}
+
+/// The 95 % interval of a series' model error over its rounds: whole rounds resampled (every
+/// thread count of a round together), the largest error of each resample ([`largest_error`]).
+pub fn model_error_interval(
+    series: &[&SweepPoint],
+    predicted: &[(usize, f64)],
+) -> Result<Interval, String> {
+    let mut rounds: Vec<usize> = series.iter().map(|p| p.round).collect();
+    rounds.sort_unstable();
+    rounds.dedup();
+    bootstrap_rounds(rounds.len(), |drawn| largest_error(series, predicted, &rounds, drawn))
+        .ok_or_else(|| no_interval_reason("rounds"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ratios.
+
+/// The variant the ratios are taken against: `sched-lock` (the seeds' denominator) when swept,
+/// else the first listed; `None` with fewer than two variants.
+pub fn reference_variant<'a>(variants: &[&'a str]) -> Option<&'a str> {
+    if variants.len() < 2 {
+        return None;
+    }
+    Some(variants.iter().copied().find(|v| *v == "sched-lock").unwrap_or(variants[0]))
+}
+
+/// One variant against the reference at one configuration and thread count.
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepRatio {
+    pub variant: String,
+    /// The denominator ([`SweepReport::reference`]).
+    pub reference: String,
+    pub lock: LockKind,
+    pub slots: usize,
+    pub outside_ns: u64,
+    pub threads: usize,
+    /// Per round, the variant's KIOPS ÷ the reference's in the same round (median, min, max over
+    /// the rounds where both completed requests); `null` when no round has both.
+    pub ratio: Option<Spread>,
+    /// The 95 % bootstrap interval of the ratio's median over rounds
+    /// ([`crate::stats::ratio_interval`]).
+    pub interval: Option<Interval>,
+    /// Why `interval` is null ("no interval: fewer than 3 rounds").
+    pub no_interval: Option<String>,
+}
+
+/// Every variant but `reference` ÷ `reference`, per lock kind, slot count, outside work and
+/// thread count (not oversubscribed: those measure the OS scheduler), paired within rounds.
+pub fn ratios(points: &[SweepPoint], reference: &str) -> Vec<SweepRatio> {
+    let mut out: Vec<SweepRatio> = Vec::new();
+    for p in points.iter().filter(|p| p.variant != reference && !p.oversubscribed) {
+        let at = (p.lock, p.slots, p.outside_ns, p.threads);
+        let same = |q: &SweepPoint| (q.lock, q.slots, q.outside_ns, q.threads) == at;
+        let done = |r: &SweepRatio| (r.lock, r.slots, r.outside_ns, r.threads) == at;
+        if out.iter().any(|r| r.variant == p.variant && done(r)) {
+            continue;
+        }
+        let mut per_round: Vec<f64> = Vec::new();
+        for q in points.iter().filter(|q| q.variant == p.variant && same(q)) {
+            let mut at_same = points.iter().filter(|b| same(b));
+            let base = at_same.find(|b| b.variant == reference && b.round == q.round);
+            if let Some(b) = base.filter(|b| b.kiops > 0.0 && q.kiops.is_finite()) {
+                per_round.push(q.kiops / b.kiops);
+            }
+        }
+        let ratio = (!per_round.is_empty()).then(|| Spread::of(per_round));
+        let neither = || Err("no interval: no round measured both".to_string());
+        let interval = ratio.as_ref().map_or_else(neither, ratio_interval);
+        out.push(SweepRatio {
+            variant: p.variant.clone(),
+            reference: reference.to_string(),
+            lock: p.lock,
+            slots: p.slots,
+            outside_ns: p.outside_ns,
+            threads: p.threads,
+            ratio,
+            interval: interval.as_ref().ok().copied(),
+            no_interval: interval.err(),
         });
     }
     out
@@ -954,6 +1157,7 @@ pub(crate) mod tests {
             queue_owner_change_frac: 0.0,
             other_cpus: 0.0,
             reruns: 0,
+            round: 0,
         }
     }
 
@@ -962,6 +1166,7 @@ pub(crate) mod tests {
         SweepConfig {
             workload: WorkloadConfig { duration: Duration::from_millis(30), ramp: Duration::ZERO, ..WorkloadConfig::default() },
             threads: vec![1],
+            rounds: 1,
             cpus: 2,
             variants,
             locks: vec![LockKind::FairSpin],
@@ -1144,5 +1349,81 @@ pub(crate) mod tests {
         let pts: Vec<(f64, f64)> = [1.0, 2.0, 4.0, 8.0, 16.0].iter().map(|&n| (n, x1 * n / (1.0 + s * (n - 1.0) + k * n * (n - 1.0)))).collect();
         let (fs, fk) = fit_usl(&pts, x1).unwrap();
         assert!((fs - s).abs() < 1e-6 && (fk - k).abs() < 1e-6, "{fs} {fk}");
+    }
+
+    /// `variant`'s point at `threads` in `round`.
+    fn in_round(variant: &str, threads: usize, kiops: f64, round: usize) -> SweepPoint {
+        SweepPoint { round, ..point(variant, threads, kiops) }
+    }
+
+    #[test]
+    fn a_ratio_is_paired_within_rounds_with_an_interval_over_them() {
+        // The machine's speed drifts 4x over five rounds; epoch is 1.2x sched-lock in each.
+        let speeds = [100.0, 400.0, 200.0, 300.0, 250.0];
+        let mut pts = Vec::new();
+        for (round, s) in speeds.iter().enumerate() {
+            pts.push(in_round("sched-lock", 2, *s, round));
+            pts.push(in_round("epoch", 2, 1.2 * s, round));
+        }
+        // At 1 thread epoch is half of sched-lock: each ratio pairs points of its thread count.
+        for (round, s) in speeds.iter().enumerate() {
+            pts.push(in_round("sched-lock", 1, 3.0 * s, round));
+            pts.push(in_round("epoch", 1, 1.5 * s, round));
+        }
+        let r = ratios(&pts, "sched-lock");
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[1].threads, r[1].ratio.as_ref().map(|s| s.median)), (1, Some(0.5)));
+        let ratio = r[0].ratio.as_ref().unwrap();
+        assert!((ratio.median - 1.2).abs() < 1e-9 && ratio.runs.len() == 5);
+        let i = r[0].interval.expect("five rounds");
+        assert!((i.lo - 1.2).abs() < 1e-9 && (i.hi - 1.2).abs() < 1e-9, "paired: no spread, {i:?}");
+        assert_eq!(r[0].no_interval, None);
+        // Two rounds: the ratio, no interval, and why.
+        let first_two = |p: &&SweepPoint| p.round < 2 && p.threads == 2;
+        let two: Vec<SweepPoint> = pts.iter().filter(first_two).cloned().collect();
+        let r = ratios(&two, "sched-lock");
+        assert!(r[0].ratio.is_some() && r[0].interval.is_none());
+        assert_eq!(r[0].no_interval.as_deref(), Some("no interval: fewer than 3 rounds"));
+        let json = serde_json::to_value(&r[0]).unwrap();
+        assert!(json["interval"].is_null() && json["no_interval"].is_string(), "{json}");
+        assert_eq!(reference_variant(&["epoch", "sched-lock"]), Some("sched-lock"));
+        assert_eq!(reference_variant(&["epoch", "no-stats"]), Some("epoch"));
+        assert_eq!(reference_variant(&["epoch"]), None);
+    }
+
+    #[test]
+    fn the_models_error_has_an_interval_over_rounds() {
+        // The model says 2000 and ~4000 KIOPS; the rounds measure around 1800 and 3600.
+        let mut pts = Vec::new();
+        for (round, f) in [1.0, 0.95, 1.05, 0.9, 1.1].iter().enumerate() {
+            pts.push(in_round("sched-lock", 1, 1800.0 * f, round));
+            pts.push(in_round("sched-lock", 2, 3600.0 * f, round));
+        }
+        let model_of = |pts: &[SweepPoint]| {
+            let cal = calibrations("sched-lock");
+            let none = schedlab_core::Inject::NONE;
+            models(pts, &cal, InsertPathKind::Direct, none, &topology(64), 1).remove(0)
+        };
+        let m = &model_of(&pts);
+        let e = m.error_pct.unwrap();
+        let i = m.error_interval_pct.expect("five rounds");
+        assert!(i.lo <= e && e <= i.hi && i.hi > i.lo, "{e} {i:?}");
+        assert_eq!(m.no_interval, None);
+        let few: Vec<SweepPoint> = pts.iter().filter(|p| p.round < 2).cloned().collect();
+        let m = model_of(&few);
+        assert_eq!(m.error_interval_pct, None);
+        assert_eq!(m.no_interval.as_deref(), Some("no interval: fewer than 3 rounds"));
+    }
+
+    #[test]
+    fn the_rounds_interleave_every_point_and_rotate_the_variants() {
+        let two = small(vec!["sched-lock", "epoch"]);
+        let cfg = SweepConfig { rounds: 3, threads: vec![1, 2], ..two };
+        let keys = cfg.points();
+        assert_eq!(keys.len(), 12);
+        assert_eq!(keys.iter().filter(|k| k.round == 2).count(), 4);
+        let firsts = (keys[0].variant.as_str(), keys[4].variant.as_str());
+        assert_eq!(firsts, ("sched-lock", "epoch"), "round 2 starts with the next variant");
+        assert!(SweepConfig { rounds: 0, ..cfg.clone() }.validate().is_err());
     }
 }

@@ -235,6 +235,7 @@ mod tests {
                                 queue_owner_change_frac: 0.2,
                                 other_cpus: 0.1,
                                 reruns: 0,
+                                round: 0,
                             });
                         }
                         let predicted: Vec<(usize, f64)> = (1..=64).map(|t| (t, 2000.0 * (1.0 + 0.25 * (t as f64).ln()))).collect();
@@ -248,6 +249,8 @@ mod tests {
                             at: vec![(8, predicted[7].1), (16, predicted[15].1), (64, predicted[63].1)],
                             predicted,
                             error_pct: Some(12.0),
+                            error_interval_pct: None,
+                            no_interval: Some("no interval: fewer than 3 rounds".into()),
                             usl: Some((0.05, 0.001)),
                             measured_thread_counts: 2,
                         });

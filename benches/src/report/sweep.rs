@@ -1,9 +1,11 @@
-//! The text of `schedlab sweep`'s report: the points measured, the model beside them, and the
-//! notes after the chart (failed points, disturbed or noisy points, inconsistent ones). The chart
-//! itself is [`crate::report::chart`].
+//! The text of `schedlab sweep`'s report: the points measured, the ratios to the reference
+//! variant with their intervals, the model beside them, and the notes after the chart (failed
+//! points, disturbed or noisy points, inconsistent ones). The chart itself is
+//! [`crate::report::chart`].
 
 use crate::driver::workload::{FAIR_LOCK_ADVICE, OTHERS_DISTURB_CPUS};
 use crate::experiment::sweep::{SweepReport, USL_MIN_POINTS};
+use crate::stats::Interval;
 use crate::report::compare::fmt_ns;
 use schedlab_core::LockKind;
 use std::fmt::Write as _;
@@ -40,15 +42,27 @@ pub fn points_and_model_text(report: &SweepReport) -> String {
     let _ = writeln!(out, "{}", report.provenance.one_line());
     let _ = writeln!(
         out,
-        "\n{:<11} {:<11} {:>7} {:>5} {:>8} {:>9} {:>17} {:>6} {:>9} {:>9} {:>10}",
-        "variant", "lock", "threads", "slots", "outside", "KIOPS", "per-thread min/max", "cont%", "sched/req", "occup", "owner-chg"
+        "\n{:>5} {:<11} {:<11} {:>7} {:>5} {:>8} {:>9} {:>17} {:>6} {:>9} {:>9} {:>10}",
+        "round",
+        "variant",
+        "lock",
+        "threads",
+        "slots",
+        "outside",
+        "KIOPS",
+        "per-thread min/max",
+        "cont%",
+        "sched/req",
+        "occup",
+        "owner-chg"
     );
     for p in &report.points {
         if p.kiops == 0.0 {
             // Zeros would read as a measurement: say what happened instead.
             let _ = writeln!(
                 out,
-                "{:<11} {:<11} {:>7} {:>5} {:>8}  no requests completed in {:.2} s{}",
+                "{:>5} {:<11} {:<11} {:>7} {:>5} {:>8}  no requests completed in {:.2} s{}",
+                p.round + 1,
                 p.variant,
                 p.lock.name(),
                 p.threads,
@@ -61,7 +75,8 @@ pub fn points_and_model_text(report: &SweepReport) -> String {
         }
         let _ = writeln!(
             out,
-            "{:<11} {:<11} {:>7} {:>5} {:>8} {:>9.1} {:>17} {:>6} {:>9} {:>9} {:>10}{}",
+            "{:>5} {:<11} {:<11} {:>7} {:>5} {:>8} {:>9.1} {:>17} {:>6} {:>9} {:>9} {:>10}{}",
+            p.round + 1,
             p.variant,
             p.lock.name(),
             p.threads,
@@ -76,16 +91,31 @@ pub fn points_and_model_text(report: &SweepReport) -> String {
             if p.oversubscribed { "  (oversubscribed)" } else { "" }
         );
     }
+    out.push_str(&ratios_text(report));
     match &report.model_machine {
         Some(machine) => {
             let _ = writeln!(
                 out,
-                "\nMODEL, not measured: schedlab predict's simulation (calibrated on single-threaded runs and a line-transfer measurement, never on\nthese points) on {machine}; error = the largest |model − measured| ÷ measured over this sweep's thread counts. USL fitted only with >= {USL_MIN_POINTS} measured thread counts.\n",
+                "\nMODEL, not measured: schedlab predict's simulation (calibrated on \
+                 single-threaded runs and a line-transfer measurement, never on\nthese points) on \
+                 {machine}; error = the largest |model − measured| ÷ measured over this sweep's \
+                 thread counts (measured: the median over rounds),\n[its 95% interval over rounds]. USL fitted only with >= \
+                 {USL_MIN_POINTS} measured thread counts.\n",
             );
             let _ = writeln!(
                 out,
-                "{:<11} {:<11} {:>5} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}  USL",
-                "variant", "lock", "slots", "outside", "model@1", "model@2", "error", "@8", "@16", "@64"
+                "{:<11} {:<11} {:>5} {:>8} {:>8} {:>8} {:>8} {:>15} {:>9} {:>9} {:>9}  USL",
+                "variant",
+                "lock",
+                "slots",
+                "outside",
+                "model@1",
+                "model@2",
+                "error",
+                "[95% interval]",
+                "@8",
+                "@16",
+                "@64"
             );
         }
         None => {
@@ -96,7 +126,7 @@ pub fn points_and_model_text(report: &SweepReport) -> String {
         let at = |n: usize| m.predicted.iter().find(|(t, _)| *t == n).map_or("-".into(), |(_, v)| format!("{v:.0}"));
         let _ = writeln!(
             out,
-            "{:<11} {:<11} {:>5} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}  {}",
+            "{:<11} {:<11} {:>5} {:>8} {:>8} {:>8} {:>8} {:>15} {:>9} {:>9} {:>9}  {}",
             m.variant,
             m.lock.name(),
             m.slots,
@@ -104,6 +134,7 @@ pub fn points_and_model_text(report: &SweepReport) -> String {
             at(1),
             at(2),
             m.error_pct.map_or("-".into(), |e| format!("{e:.1}%")),
+            interval_text(m.error_interval_pct, 1, "%"),
             at(8),
             at(16),
             at(64),
@@ -111,6 +142,52 @@ pub fn points_and_model_text(report: &SweepReport) -> String {
                 Some((s, k)) => format!("σ={s:.3} κ={k:.5}"),
                 None => format!("not fitted ({} thread counts < {USL_MIN_POINTS})", m.measured_thread_counts),
             }
+        );
+    }
+    out
+}
+
+/// "[1.02, 1.09]" (with `unit` after each bound), or "-" without an interval.
+fn interval_text(i: Option<Interval>, places: usize, unit: &str) -> String {
+    i.map_or_else(|| "-".into(), |i| format!("[{:.places$}{unit}, {:.places$}{unit}]", i.lo, i.hi))
+}
+
+/// The ratios to the reference variant: per configuration and thread count, the median of the
+/// per-round ratios, its range and its 95 % interval over rounds (or why there is none).
+fn ratios_text(report: &SweepReport) -> String {
+    let mut out = String::new();
+    let Some(reference) = &report.reference else { return out };
+    if report.ratios.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\nRATIOS to {reference}: KIOPS ÷ {reference}'s in the same round, median over rounds \
+         (min–max) [95% bootstrap interval over rounds]"
+    );
+    let _ = writeln!(
+        out,
+        "{:<11} {:<11} {:>5} {:>8} {:>7} {:>7} {:>13} {:>15}",
+        "variant", "lock", "slots", "outside", "threads", "ratio", "(min–max)", "[95% interval]"
+    );
+    for r in &report.ratios {
+        let (median, range) = match &r.ratio {
+            Some(s) => (format!("{:.2}", s.median), format!("({:.2}–{:.2})", s.min, s.max)),
+            None => ("-".into(), "-".into()),
+        };
+        let interval = match (&r.interval, &r.no_interval) {
+            (Some(i), _) => interval_text(Some(*i), 2, ""),
+            (None, Some(why)) => why.clone(),
+            (None, None) => "-".into(),
+        };
+        let _ = writeln!(
+            out,
+            "{:<11} {:<11} {:>5} {:>8} {:>7} {median:>7} {range:>13} {interval:>15}",
+            r.variant,
+            r.lock.name(),
+            r.slots,
+            r.outside_ns,
+            r.threads
         );
     }
     out
@@ -164,7 +241,7 @@ pub fn notes_text(report: &SweepReport) -> String {
 /// beside the points, the outcome.
 impl super::contract::Report for SweepReport {
     const COMMAND: &'static str = "sweep";
-    const SCHEMA_VERSION: u32 = 1;
+    const SCHEMA_VERSION: u32 = 2;
 
     fn provenance(&self) -> crate::files::provenance::Provenance {
         self.provenance.clone()
@@ -184,6 +261,7 @@ impl super::contract::Report for SweepReport {
         let mut points = Table::new(
             POINTS,
             &[
+                ("round", ""),
                 ("variant", ""),
                 ("lock", ""),
                 ("threads", ""),
@@ -207,6 +285,7 @@ impl super::contract::Report for SweepReport {
                 (false, true) => "",
             };
             points.row(vec![
+                Cell::num((p.round + 1) as f64, 0),
                 Cell::text(p.variant.clone()),
                 Cell::text(p.lock.name()),
                 Cell::num(p.threads as f64, 0),
@@ -223,11 +302,68 @@ impl super::contract::Report for SweepReport {
                 Cell::text(note),
             ]);
         }
+        points.note("a row per point and round; lock counters: the first round's instrumented run");
         let mut tables = vec![points];
+        if let (Some(reference), false) = (&self.reference, self.ratios.is_empty()) {
+            let mut ratios = Table::new(
+                RATIOS,
+                &[
+                    ("variant", ""),
+                    ("lock", ""),
+                    ("slots", ""),
+                    ("outside", "ns"),
+                    ("threads", ""),
+                    ("ratio", "×"),
+                    ("min", "×"),
+                    ("max", "×"),
+                    ("95% low", "×"),
+                    ("95% high", "×"),
+                    ("rounds", ""),
+                ],
+            );
+            for r in &self.ratios {
+                let bound = |hi: bool| match (&r.interval, &r.no_interval) {
+                    (Some(i), _) => Cell::num(if hi { i.hi } else { i.lo }, 2),
+                    (None, why) => Cell::missing(why.clone().unwrap_or_else(|| "-".into())),
+                };
+                ratios.row(vec![
+                    Cell::text(r.variant.clone()),
+                    Cell::text(r.lock.name()),
+                    Cell::num(r.slots as f64, 0),
+                    Cell::num(r.outside_ns as f64, 0),
+                    Cell::num(r.threads as f64, 0),
+                    Cell::opt(r.ratio.as_ref().map(|s| s.median), 2),
+                    Cell::opt(r.ratio.as_ref().map(|s| s.min), 2),
+                    Cell::opt(r.ratio.as_ref().map(|s| s.max), 2),
+                    bound(false),
+                    bound(true),
+                    Cell::num(r.ratio.as_ref().map_or(0, |s| s.runs.len()) as f64, 0),
+                ]);
+            }
+            ratios.note(format!(
+                "KIOPS ÷ {reference}'s in the same round; median over rounds; 95% \
+                 percentile-bootstrap interval over rounds (none below 3 rounds)"
+            ));
+            tables.push(ratios);
+        }
         if let Some(machine) = &self.model_machine {
             let mut model = Table::new(
                 "The model, not measured",
-                &[("variant", ""), ("lock", ""), ("slots", ""), ("outside", "ns"), ("model @1", "KIOPS"), ("model @2", "KIOPS"), ("error", "%"), ("@8", "KIOPS"), ("@16", "KIOPS"), ("@64", "KIOPS"), ("USL", "")],
+                &[
+                    ("variant", ""),
+                    ("lock", ""),
+                    ("slots", ""),
+                    ("outside", "ns"),
+                    ("model @1", "KIOPS"),
+                    ("model @2", "KIOPS"),
+                    ("error", "%"),
+                    ("error 95% low", "%"),
+                    ("error 95% high", "%"),
+                    ("@8", "KIOPS"),
+                    ("@16", "KIOPS"),
+                    ("@64", "KIOPS"),
+                    ("USL", ""),
+                ],
             );
             for m in &self.models {
                 let at = |n: usize| m.predicted.iter().find(|(t, _)| *t == n).map_or_else(|| Cell::missing("-"), |(_, v)| Cell::num(*v, 0));
@@ -239,6 +375,8 @@ impl super::contract::Report for SweepReport {
                     at(1),
                     at(2),
                     Cell::opt(m.error_pct, 1),
+                    Cell::opt(m.error_interval_pct.map(|i| i.lo), 1),
+                    Cell::opt(m.error_interval_pct.map(|i| i.hi), 1),
                     at(8),
                     at(16),
                     at(64),
@@ -286,3 +424,5 @@ impl super::contract::Report for SweepReport {
 
 /// The points table's title (the chart goes beside it).
 const POINTS: &str = "Points measured";
+/// The ratios table's title.
+const RATIOS: &str = "Ratios to the reference variant";

@@ -22,6 +22,15 @@ pub struct SweepOptions {
     /// Variants, comma-separated (default: every safe one).
     #[arg(long)]
     variants: Option<String>,
+    /// Rounds, 1..=100: every point measured once per round, interleaved; each ratio to the
+    /// reference variant is taken within a round, with a 95 % interval over rounds (none below 3).
+    #[arg(
+        long,
+        default_value_t = 3,
+        value_parser = units::count::<1, 100>,
+        allow_negative_numbers = true
+    )]
+    rounds: u64,
     /// Also run `unlocked` (refused with --churn).
     #[arg(long)]
     include_unlocked: bool,
@@ -92,6 +101,7 @@ impl SweepOptions {
         let mut cfg = SweepConfig {
             workload,
             threads,
+            rounds: args.rounds as usize,
             cpus,
             variants: parse_variants(args.variants.as_deref(), args.include_unlocked)?,
             locks: parse_locks(&args.lock)?,
