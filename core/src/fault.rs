@@ -34,6 +34,7 @@
 //! | [`Fault::EmptyDispatchReturnsEarly`] | a dispatch that finds nothing to dispatch returns right after the unlock, skipping what follows it on every path: the deferred statistics of what it spliced in from the insertion lists, and the release of their pins | an early return on an empty path that skips the cleanup of a path's common tail (the class of blk-mq's "dispatch found nothing, forgot to re-run/put" fixes); here the splice of an idling scheduler |
 //! | [`Fault::AtHeadWithoutIoAdd`] | an at-head request (the priority dispatch list) enters the scheduler without `io_add`, while its dispatch still makes `io_remove`: `queued` goes negative in its group | seed patch 2/4 (2017): "block, bfq: add missing invocations of bfqg_stats_update_io_add/remove", whose first hunk accounts the requests of the priority list |
 //! | [`Fault::ReaderSkipsBusyFlush`] | a statistics reader whose rstat flush finds another flush in progress returns without waiting for it: it reads the group before the other flusher has added the deltas it took, so a reader ordered after a dispatch may miss it | memcg's "skip the flush if one is ongoing" (`stats_flush_ongoing`, 2023), reverted by "mm: memcg: restore subtree stats flushing" (v6.8): readers saw stale statistics |
+//! | [`Fault::GroupPointerRelaxed`] | a move (or a removal) stores the queue's new group pointer Relaxed instead of Release: a deferred update that loads it without a lock (`epoch`, `rstat`, `mainline`) may reach the group before its creation is visible to it, although the group was created and published by another thread | the rule `rcu_assign_pointer` encodes (a Release store before the readers' `rcu_dereference`): a cgroup migration publishing a task's new css (and a blkg created for it) to the lock-free readers of the I/O path |
 //!
 //! The five lock faults weaken `sync::lock`'s orderings through `sync::weakened` (the facade cannot
 //! name this module); they are checked by `verify/tests/loom_locks.rs` (loom only: shuttle treats
@@ -69,11 +70,12 @@ pub enum Fault {
     ReaderSkipsBusyFlush,
     EmptyDispatchReturnsEarly,
     AtHeadWithoutIoAdd,
+    GroupPointerRelaxed,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 24] = [
+    pub const ALL: [Fault; 25] = [
         Fault::IdleTimerTouchesBeforeCheck,
         Fault::ExpireWithoutOwnReference,
         Fault::GroupHandleWithoutGeneration,
@@ -98,6 +100,7 @@ impl Fault {
         Fault::ReaderSkipsBusyFlush,
         Fault::EmptyDispatchReturnsEarly,
         Fault::AtHeadWithoutIoAdd,
+        Fault::GroupPointerRelaxed,
     ];
 
     /// The switch's name.
@@ -127,6 +130,7 @@ impl Fault {
             Fault::ReaderSkipsBusyFlush => "reader-skips-busy-flush",
             Fault::EmptyDispatchReturnsEarly => "empty-dispatch-returns-early",
             Fault::AtHeadWithoutIoAdd => "at-head-without-io-add",
+            Fault::GroupPointerRelaxed => "group-pointer-relaxed",
         }
     }
 

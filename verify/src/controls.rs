@@ -287,6 +287,19 @@ macro_rules! for_each_loom_only_control {
             // `_exit` form is in the common list.
             epoch_completion_without_pin_move: Rejected("group used after it was freed"), None,
                 $crate::scenarios::completion_context_vs_move_and_removal::<$crate::broken::EpochCompletionWithoutPin>;
+            // The queue's group pointer published Relaxed: a lock-free deferred update of the
+            // main thread loads the group a spawned thread created and moved its process into,
+            // with the creation not ordered before it (loom's causality check on the group's
+            // atomics). Loom only: shuttle runs every atomic sequentially consistent.
+            fault_group_pointer_relaxed_epoch: Rejected("Causality violation"),
+                Some(schedlab_core::fault::Fault::GroupPointerRelaxed),
+                $crate::scenarios::group_published_to_deferred_update::<schedlab_variants::epoch::Epoch>;
+            fault_group_pointer_relaxed_rstat: Rejected("Causality violation"),
+                Some(schedlab_core::fault::Fault::GroupPointerRelaxed),
+                $crate::scenarios::group_published_to_deferred_update::<schedlab_variants::rstat::Rstat>;
+            fault_group_pointer_relaxed_mainline: Rejected("Causality violation"),
+                Some(schedlab_core::fault::Fault::GroupPointerRelaxed),
+                $crate::scenarios::group_published_to_deferred_update::<schedlab_variants::mainline::Mainline>;
             // The depth limit's walk outside the scheduler lock reads G2 or G1 after its free.
             // Loom only: the window is a few steps of one thread between the group pointer's
             // load and its read, which shuttle's PCT (depth 3) did not hit in 2000 schedules

@@ -29,7 +29,7 @@ use crate::history::Recorder;
 use schedlab_core::sync::{thread, violation, Arc, AtomicBool, OracleArc};
 use schedlab_core::{
     Clock, Census, Consistency, Dispatched, GroupId, InsertOutcome, InsertPathKind, LockKind, Op, Protection, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler,
-    StatsKept, StatsPolicy, StatsSnapshot,
+    Process, StatsKept, StatsPolicy, StatsSnapshot,
 };
 
 /// Checks an invariant inside a model: a failure is recorded and fails the execution when the
@@ -704,6 +704,69 @@ pub fn spawned_create_move_read<P: StatsPolicy>() {
     }
     dispatch_and_complete(&sched);
     a.join().unwrap();
+    finish(sched, census, Moves::WithRequestsQueued);
+}
+
+/// A process two model threads share: one issues through it while another moves it (a cgroup
+/// migration is made by the thread that writes `cgroup.procs`, which publishes the task's new
+/// css to the lock-free readers of the I/O path). Like [`InFlight`], it keeps a reference to the
+/// scheduler its process borrows.
+pub struct SharedProcess<P: StatsPolicy> {
+    // Declared first: the process exits before the scheduler reference below is dropped.
+    process: Process<'static, P>,
+    sched: Arc<Scheduler<P>>,
+}
+
+impl<P: StatsPolicy> SharedProcess<P> {
+    /// A new process in `group`, to share between threads.
+    pub fn spawn(sched: &Arc<Scheduler<P>>, group: GroupId) -> Result<Arc<Self>, SchedError> {
+        let process = sched.spawn_process(group)?;
+        // SAFETY: only the lifetime changes. `process` borrows the scheduler inside `sched`'s
+        // allocation, and the clone kept beside it holds that allocation alive for as long as the
+        // process exists: the process is reached only through this value, which drops it before
+        // the clone (field order).
+        let process = unsafe { std::mem::transmute::<Process<'_, P>, Process<'static, P>>(process) };
+        Ok(Arc::new(SharedProcess { process, sched: sched.clone() }))
+    }
+
+    /// The shared process.
+    pub fn process(&self) -> &Process<'_, P> {
+        &self.process
+    }
+
+    /// The scheduler the process is in.
+    pub fn scheduler(&self) -> &Scheduler<P> {
+        &self.sched
+    }
+}
+
+/// Publication racing a lock-free reader (issue 45, item 3): a group created by a spawned thread
+/// and published, through the moved queue's group pointer, to a deferred update of another thread
+/// that holds no lock ordering it after the creation. The main thread's process P (in the root)
+/// inserts a request and dispatches and completes it; thread C (spawned: nothing C does is ordered
+/// before the main thread's next steps except through the scheduler) creates G and moves P into
+/// it, its request queued or on the device. The main thread's lock-free loads of the queue's group
+/// can fall after C's move and before the main thread's next lock: `mainline`'s count at
+/// submission (before the insert's lock), `epoch`'s deferred insert, dispatch and completion
+/// updates, `rstat`'s deferred dispatch update. Each must see G created: only the Release of the
+/// pointer's store (`QueueShared::set_group`), acquired by the load, orders G's creation before
+/// the update (fault `GroupPointerRelaxed`; loom only: shuttle and x86 are sequentially consistent
+/// here).
+pub fn group_published_to_deferred_update<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let root = sched.root();
+    let shared = SharedProcess::spawn(&sched, root).unwrap();
+    let creator = {
+        let shared = shared.clone();
+        thread::spawn(move || {
+            let g = shared.scheduler().create_group(root, 100).unwrap();
+            check_move(shared.process(), g);
+        })
+    };
+    shared.process().insert(request(1, 1));
+    dispatch_and_complete(&sched);
+    creator.join().unwrap();
+    drop(shared);
     finish(sched, census, Moves::WithRequestsQueued);
 }
 
@@ -1568,6 +1631,7 @@ macro_rules! for_each_scenario {
             child_and_parent_retired_by_two_threads,
             attribution_across_removal,
             spawned_create_move_read,
+            group_published_to_deferred_update,
             bio_merge_vs_removal,
             limit_depth_vs_removal_and_move,
             ledger_merge_move_in_flight,

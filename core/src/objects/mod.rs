@@ -360,7 +360,11 @@ impl QueueShared {
     /// Reparents the queue (scheduler lock held, plus the queue lock when the policy says so).
     pub(crate) fn set_group(&self, group: GroupPtr) {
         self.liveness.assert_alive("queue");
-        self.group.store(group.0.as_ptr(), Ordering::Release);
+        // Release: the group's initialisation (by whichever thread created it) and the reference
+        // taken for this queue are ordered before a deferred update that loads the pointer.
+        let relaxed = fault::active(Fault::GroupPointerRelaxed);
+        let publish = if relaxed { Ordering::Relaxed } else { Ordering::Release };
+        self.group.store(group.0.as_ptr(), publish);
     }
 
     /// Whether the queue is idling, waiting for its next request (`bfq_bfqq_wait_request`).
