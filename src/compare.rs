@@ -23,9 +23,10 @@ pub fn default_args() -> CompareArgs {
     schedlab_benches::experiment::options::defaults()
 }
 
-/// Every path `compare` reads or writes (`paths.rs`).
+/// Every path `compare` reads or writes (`paths.rs`): its outputs and `--baseline`.
 pub(crate) fn paths(args: &CompareArgs) -> Result<crate::paths::Paths, ExperimentError> {
-    Ok(args.outputs.declare(crate::paths::Paths::default()))
+    let baseline = args.options.baseline.as_deref();
+    Ok(args.outputs.declare(crate::paths::Paths::default().input("--baseline", baseline)))
 }
 
 pub(crate) fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentError> {

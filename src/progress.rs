@@ -11,11 +11,13 @@ pub struct Bar {
     /// What a step is called in the opening line and on the bar (runs, points, rounds).
     unit: &'static str,
     bar: Option<ProgressBar>,
+    /// How far an experiment that adds steps is ([`Event::Progress`]), shown before each label.
+    note: String,
 }
 
 impl Bar {
     pub fn new(title: &'static str, unit: &'static str) -> Self {
-        Bar { title, unit, bar: None }
+        Bar { title, unit, bar: None, note: String::new() }
     }
 
     fn log(&self, print: impl FnOnce()) {
@@ -41,10 +43,17 @@ impl Observer for Bar {
                 }
                 self.bar = Some(bar);
             }
+            Event::Progress { steps, note } => {
+                if let Some(bar) = &self.bar {
+                    bar.set_length(steps as u64);
+                }
+                self.note = format!("{note} · ");
+                tracing::info!("{note}");
+            }
             Event::Step { done, label } => {
                 if let Some(bar) = &self.bar {
                     bar.set_position(done as u64);
-                    bar.set_message(label.to_string());
+                    bar.set_message(format!("{}{label}", self.note));
                 }
                 tracing::debug!("{label}");
             }

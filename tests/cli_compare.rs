@@ -87,7 +87,7 @@ fn compare_gives_every_ratio_an_interval_and_the_run_its_noise_floor() {
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("noise floor: A/A") && stdout.contains("x sched [95%]"), "{stdout}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!(v["schema_version"], 3);
+    assert_eq!(v["schema_version"], 4);
     let names: Vec<&str> = v["results"].as_array().unwrap().iter().map(|r| r["variant"].as_str().unwrap()).collect();
     assert_eq!(names, ["sched-lock", "queue-lock"], "the A/A copy is not a variant's row");
     let interval = |i: &serde_json::Value| (i["lo"].as_f64().unwrap(), i["hi"].as_f64().unwrap());
@@ -113,6 +113,90 @@ fn compare_gives_every_ratio_an_interval_and_the_run_its_noise_floor() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["noise_floor"].as_array().map(Vec::len), Some(0));
     assert_eq!(v["noise_floor_not_measured"], "--no-aa");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A `schedlab compare --json` report of sched-lock, no-stats and epoch under parking-lot, 5
+/// rounds (`--baseline`).
+const BASELINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/tests/fixtures/compare/baseline.json");
+
+#[test]
+fn compare_adds_rounds_until_its_precision_or_time_and_compares_with_a_baseline() {
+    let dir = scratch("precision");
+    let json = dir.join("c.json");
+    let out = schedlab(&[
+        "compare", "--threads", "1", "--variants", "sched-lock,no-stats,epoch", "--lock", "parking-lot", "--duration", "0.3", "--ramp", "0",
+        "--retries", "0", "--precision", "1%", "--max-time", "1s", "--baseline", BASELINE, "--json", json.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    // Which came first depends on the machine: only that one of them is said.
+    let p = &v["precision"];
+    let stopped = p["stopped"].as_str().expect("precision.stopped");
+    assert!(["precision-reached", "time-limit-reached"].contains(&stopped), "{p}");
+    let said = if stopped == "precision-reached" { "rounds: precision reached" } else { "rounds: time limit reached" };
+    assert!(stdout.contains(said), "`{said}` not printed:\n{stdout}");
+    assert!(p["target"].as_f64() == Some(0.01) && p["max_time_s"].as_f64() == Some(1.0), "{p}");
+    let rounds = p["rounds"].as_u64().unwrap();
+    assert!(rounds >= 3 && v["rounds_completed"].as_u64() == Some(rounds), "{p}");
+    assert!(p["widest"]["ratio"].is_string(), "{p}");
+    // The statistics' cost: an interval (or why none) and a verdict on it, never a boolean.
+    for r in v["results"].as_array().unwrap() {
+        assert!(r.get("lockstat_overhead_interval").is_some() && r.get("lockstat_overhead_verdict").is_some(), "{r}");
+        let verdict = &r["lockstat_overhead_verdict"];
+        assert!(verdict.is_null() || ["met", "missed", "inconclusive"].contains(&verdict.as_str().unwrap()), "{verdict}");
+    }
+    // Every ratio against the baseline: a change, its interval, a verdict.
+    let b = &v["baseline"];
+    assert_eq!(b["file"], BASELINE);
+    let changes = b["changes"].as_array().expect("baseline.changes[]");
+    let ratios: Vec<&str> = changes.iter().map(|c| c["ratio"].as_str().unwrap()).collect();
+    assert_eq!(ratios, ["no-stats ÷ sched-lock", "epoch ÷ sched-lock"]);
+    for c in changes {
+        assert!(c["interval"]["lo"].is_number() && c["change"].is_number(), "{c}");
+        assert!(["improved", "regressed", "no-change"].contains(&c["verdict"].as_str().unwrap()), "{c}");
+    }
+    assert!(stdout.contains("Against the baseline") && stdout.contains("epoch ÷ sched-lock"), "{stdout}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_bad_baseline_or_precision_is_one_line_and_exit_code_2_before_any_run() {
+    let dir = scratch("bad-baseline");
+    let fixture = std::fs::read_to_string(BASELINE).unwrap();
+    let old_version = dir.join("v3.json");
+    std::fs::write(&old_version, fixture.replacen("\"schema_version\": 4", "\"schema_version\": 3", 1)).unwrap();
+    let sweep = dir.join("sweep.json");
+    std::fs::write(&sweep, r#"{"schema": "schedlab-sweep", "schema_version": 1}"#).unwrap();
+    let text = dir.join("notes.txt");
+    std::fs::write(&text, "not a report\n").unwrap();
+    let missing = dir.join("missing.json");
+    let same = ["compare", "--variants", "sched-lock,no-stats,epoch", "--lock", "parking-lot", "--baseline"];
+    fn with<'a>(same: &[&'a str], file: &'a std::path::Path) -> Vec<&'a str> {
+        [same, &[file.to_str().unwrap()]].concat()
+    }
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (with(&same, &missing), "missing.json"),
+        (with(&same, &text), "not a `schedlab compare --json` report"),
+        (with(&same, &sweep), "schema is `schedlab-sweep`"),
+        (with(&same, &old_version), "schema_version 3"),
+        (vec!["compare", "--variants", "sched-lock,no-stats", "--lock", "parking-lot", "--baseline", BASELINE], "other variants"),
+        (vec!["compare", "--variants", "sched-lock,no-stats,epoch", "--baseline", BASELINE], "other lock kinds"),
+        (vec!["compare", "--baseline-threshold", "5%"], "--baseline"),
+        (vec!["compare", "--precision", "0"], "--precision"),
+        (vec!["compare", "--precision", "150%"], "--precision"),
+        (vec!["compare", "--max-time", "-1"], "--max-time"),
+    ];
+    for (args, said) in cases {
+        let out = schedlab(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        // One line and nothing else: no run was announced or made.
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(said) && !stderr.contains("panicked"), "{args:?}: `{said}` not in {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?} printed results");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -30,6 +30,9 @@ use std::process::{Command, Output, Stdio};
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 /// A `schedlab kernel --json` report of 2 jobs × iodepth 32 with its lock sites (`--model-from`).
 const KERNEL_REPORT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/tests/fixtures/kernel/report-2x32.json");
+/// A `schedlab compare --json` report of sched-lock, no-stats and epoch under parking-lot
+/// (`compare --baseline`: the quick comparison below runs the same).
+const COMPARE_REPORT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/tests/fixtures/compare/baseline.json");
 const CALIBRATION: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-01-predict/calibration-3f2494e.json");
 const TOPOLOGY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-01-predict/topology-4747bb8-without-interruptions.json");
 
@@ -172,6 +175,7 @@ impl Fixture {
             "FILE" => self.path().join("trace.json"),
             "--folded" => self.path().join("stacks.folded"),
             "--model-from" => KERNEL_REPORT.into(),
+            "--baseline" => COMPARE_REPORT.into(),
             other => panic!("no valid content known for the input {other}: add it to Fixture::input_for"),
         }
     }
@@ -185,7 +189,11 @@ fn quick(sub: &str, fx: &Fixture) -> Option<Inv> {
     Some(match sub {
         "variants" => Inv::new(sub, &[]),
         "run" => Inv::new(sub, &["--variant", "no-stats", "--threads", "1", "--duration", "0.05"]),
-        "compare" => Inv::new(sub, &["--threads", "1", "--rounds", "1", "--variants", "no-stats", "--duration", "0.05", "--ramp", "0", "--retries", "0", "--measure", "plain"]),
+        // The variants and lock kind of `COMPARE_REPORT`, which `--baseline` reads.
+        "compare" => Inv::new(
+            sub,
+            &["--threads", "1", "--rounds", "1", "--variants", "sched-lock,no-stats,epoch", "--lock", "parking-lot", "--duration", "0.05", "--ramp", "0", "--retries", "0", "--measure", "plain"],
+        ),
         "sweep" => Inv::new(
             sub,
             &["--threads", "1", "--variants", "no-stats", "--duration", "0.05", "--ramp", "0", "--retries", "0", "--lockstat-duration", "0", "--csv", "s.csv", "--svg", "s.svg"],

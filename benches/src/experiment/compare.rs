@@ -28,7 +28,21 @@
 //!   the two runs' KIOPS the cost;
 //! - *plain*: KIOPS only.
 //!
+//! How many rounds: exactly `rounds`, or with a [`Precision`] (`--precision`, and by default
+//! when `--rounds` is not given) `rounds` at least and then more, until every ratio's interval is
+//! within the target or the time limit comes ([`precision`]). What the statistics cost carries
+//! its own interval and "at most 5 %" verdict ([`cost`]). With a [`Baseline`] (`--baseline`),
+//! every ratio is compared with an earlier comparison's ([`baseline`]).
+//!
 //! The JSON written by the CLI is documented in `notes/compare-schema.md`.
+
+pub mod baseline;
+pub mod cost;
+pub mod precision;
+
+pub use baseline::{Baseline, BaselineComparison, ChangeVerdict};
+pub use cost::{CostVerdict, LockstatCost};
+pub use precision::{Precision, StopReason};
 
 use crate::driver::host::other_runnable_threads;
 use crate::driver::workload::{fair_lock_warning_before, run_named, RunResult, WorkloadConfig};
@@ -39,7 +53,7 @@ use schedlab_core::lockstat::{self, LockClass, LockStats, LockSummary};
 use schedlab_core::sync::AtomicBool;
 use schedlab_core::LockKind;
 use serde::Serialize;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Which runs a comparison makes for each variant in each round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -95,18 +109,26 @@ pub struct CompareConfig {
     /// Run [`AA_REFERENCE`] a second time in each round (the A/A pair) for the run's noise
     /// floor; only when it is among `variants`. `--no-aa` turns it off.
     pub aa: bool,
+    /// Run more rounds than `rounds` (the fewest, then) until every ratio is this precise, or
+    /// until its time limit; `None`: exactly `rounds`.
+    pub precision: Option<Precision>,
+    /// An earlier comparison to compare every ratio with (not in the JSON's `config`: the
+    /// report's `baseline` names it).
+    #[serde(skip)]
+    pub baseline: Option<Baseline>,
 }
 
 impl CompareConfig {
     /// The defaults of `schedlab compare` (and of plain `cargo run --release`): every safe
-    /// variant, all cores, 3 rounds of one 2 s run each (statistics on and off in 100 ms windows),
-    /// sched-lock's A/A copy, the fair lock. About 55 s on 2 CPUs.
+    /// variant, all cores, one 1 s run each per round (statistics on and off in 100 ms windows),
+    /// sched-lock's A/A copy, the fair lock; 3 rounds at least, then rounds until every ratio is
+    /// within ±3 % or a minute has passed ([`precision::DEFAULT`]). 30 to 60 s on 2 CPUs.
     pub fn defaults() -> Self {
         let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
         CompareConfig {
             workload: WorkloadConfig {
                 threads: cpus,
-                duration: Duration::from_secs(2),
+                duration: Duration::from_secs(1),
                 ramp: Duration::from_millis(250),
                 churn_per_sec: 0.0,
                 ..WorkloadConfig::default()
@@ -121,6 +143,8 @@ impl CompareConfig {
             sum_sampling: lockstat::DEFAULT_SUM_SAMPLING,
             noise: NoisePolicy::default(),
             aa: true,
+            precision: Some(precision::DEFAULT),
+            baseline: None,
         }
     }
 
@@ -159,6 +183,14 @@ impl CompareConfig {
         }
         if self.measure == Measure::Both && self.lockstat_duration.is_zero() {
             return bad("--lockstat-duration must be greater than zero");
+        }
+        if let Some(p) = &self.precision {
+            if !(p.target > 0.0 && p.target < 1.0) {
+                return bad(&format!("--precision must be above 0 and below 100 %, got {}", p.target));
+            }
+            if p.max_time.is_zero() {
+                return bad("--max-time must be greater than zero");
+            }
         }
         for &lock in &self.locks {
             let w = WorkloadConfig { lock, ..self.workload.clone() };
@@ -300,14 +332,10 @@ pub struct VariantResult {
     pub kiops_source: &'static str,
     /// KIOPS of the instrumented runs.
     pub kiops_lockstat: Option<Spread>,
-    /// The throughput the lock statistics cost, %: with `measure` `lockstat`, the median of every
-    /// window comparison of every run (each window against its two neighbours of the other kind);
-    /// with `both`, 100 × (1 − instrumented median ÷ plain median).
-    pub lockstat_overhead_pct: Option<f64>,
-    /// How `lockstat_overhead_pct` was measured: "same run, alternating windows" or "separate runs".
-    pub lockstat_overhead_source: Option<&'static str>,
-    /// With `measure` `lockstat`: each run's cost (median of its window pairs), %.
-    pub lockstat_overhead_runs: Vec<f64>,
+    /// The throughput the lock statistics cost, with its interval and verdict ([`cost`]; in
+    /// JSON the `lockstat_overhead_*` keys of the row).
+    #[serde(flatten)]
+    pub lockstat_cost: LockstatCost,
     /// KIOPS ÷ `sched-lock`'s in the same round (median, min, max over rounds).
     pub vs_sched_lock: Option<Spread>,
     /// The 95 % bootstrap interval of `vs_sched_lock` over rounds ([`ratio_interval`]).
@@ -402,6 +430,11 @@ pub struct CompareReport {
     pub noise_floor_not_measured: Option<String>,
     /// Runs that failed (the driver's error); the comparison went on without them.
     pub failures: Vec<RunFailure>,
+    /// With a [`Precision`]: what was reached and why the rounds stopped; `null` when the
+    /// comparison ran exactly `rounds`.
+    pub precision: Option<precision::Outcome>,
+    /// With a [`Baseline`]: every ratio's change against it.
+    pub baseline: Option<BaselineComparison>,
 }
 
 /// A run that failed: which, and the driver's one-line error.
@@ -484,6 +517,12 @@ pub fn run_with(
     lockstat::set_hold_sampling(LockClass::STATS_SUM, cfg.sum_sampling);
     let total = cfg.total_runs();
     observer.event(Event::Planned { steps: total, estimated_s: cfg.estimated_seconds() });
+    if let Some(p) = &cfg.precision {
+        let rounds = cfg.rounds.max(precision::MIN_ROUNDS);
+        let (target, limit) = (100.0 * p.target, p.max_time.as_secs_f64());
+        let note = format!("{rounds} rounds at least, then until ±{target:.1} % or {limit:.0} s");
+        observer.event(Event::Progress { steps: total, note: &note });
+    }
     warn_before_runs(cfg, observer);
     let entries = cfg.entries();
     let ne = entries.len();
@@ -493,7 +532,22 @@ pub fn run_with(
     let mut rounds_completed = 0;
     let mut rerun_budget = (total as u32).div_ceil(2);
     let mut failures = Vec::new();
-    'rounds: for round in 0..cfg.rounds {
+    let started = Instant::now();
+    let mut stopped_by = None;
+    let mut widest = None;
+    let mut total = total;
+    'rounds: for round in 0..precision::MAX_ROUNDS {
+        if round >= cfg.rounds {
+            let Some(p) = &cfg.precision else { break };
+            widest = precision::widest(&precision::reported_ratios(&cells, &entries, cfg));
+            stopped_by = precision::decide(p, round, cfg.rounds, widest.as_ref(), started.elapsed());
+            if stopped_by.is_some() {
+                break;
+            }
+            total += cfg.total_runs() / cfg.rounds;
+            let note = precision_note(round, widest.as_ref(), p);
+            observer.event(Event::Progress { steps: total, note: &note });
+        }
         for (li, &lock) in cfg.locks.iter().enumerate() {
             for k in 0..ne {
                 let vi = (k + round) % ne;
@@ -552,6 +606,17 @@ pub fn run_with(
         }
         rounds_completed = round + 1;
     }
+    let precision = cfg.precision.as_ref().map(|p| {
+        let reason = match stopped_by {
+            _ if interrupted => StopReason::Stopped,
+            Some(reason) => reason,
+            None => StopReason::RoundLimitReached,
+        };
+        if reason != StopReason::PrecisionReached {
+            widest = precision::widest(&precision::reported_ratios(&cells, &entries, cfg));
+        }
+        precision::Outcome::new(p, reason, rounds_completed, started.elapsed(), widest.clone())
+    });
     observer.event(Event::Finished);
     let mut results = Vec::new();
     for (li, &lock) in cfg.locks.iter().enumerate() {
@@ -568,7 +633,7 @@ pub fn run_with(
         (true, false) => Some(format!("{AA_REFERENCE} is not compared")),
         (true, true) => None,
     };
-    Ok(CompareReport {
+    let mut report = CompareReport {
         provenance: Provenance::collect(),
         config: cfg.clone(),
         rounds_completed,
@@ -578,7 +643,20 @@ pub fn run_with(
         noise_floor,
         noise_floor_not_measured,
         failures,
-    })
+        precision,
+        baseline: None,
+    };
+    report.baseline = cfg.baseline.as_ref().map(|b| b.compare(&report));
+    Ok(report)
+}
+
+/// The progress bar's note while rounds are added: "round 5: widest ±4.2 % (target ±3 %)".
+fn precision_note(round: usize, widest: Option<&precision::Widest>, p: &Precision) -> String {
+    let reached = match widest.and_then(|w| w.half_width) {
+        Some(h) => format!("widest ±{:.1} %", 100.0 * h),
+        None => "no interval yet".into(),
+    };
+    format!("round {}: {reached} (target ±{:.1} %)", round + 1, 100.0 * p.target)
 }
 
 fn requests_of(r: &RunResult) -> f64 {
@@ -591,24 +669,8 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ce
     // zeros would read as one (the row says "no requests completed" instead).
     let none_completed = main_runs.iter().all(|(_, r)| r.requests.completed == 0);
     let kiops = (!main_runs.is_empty() && !none_completed).then(|| Spread::of(main_runs.iter().map(|(_, r)| r.kiops).collect()));
-    let plain_median = kiops.as_ref().map_or(0.0, |k| k.median);
     let kiops_lockstat = (cfg.measure == Measure::Both && cell.lockstat.iter().any(|(_, r)| r.requests.completed > 0))
         .then(|| Spread::of(cell.lockstat.iter().map(|(_, r)| r.kiops).collect()));
-    let lockstat_overhead_runs: Vec<f64> =
-        cell.lockstat.iter().filter_map(|(_, r)| r.lockstat_toggle.as_ref().and_then(|t| t.cost_pct)).collect();
-    // Every window comparison of every run, pooled: more comparisons than runs, so the median
-    // is steadier than a median of per-run medians.
-    let pooled: Vec<f64> =
-        cell.lockstat.iter().filter_map(|(_, r)| r.lockstat_toggle.as_ref()).flat_map(|t| t.pair_costs_pct.iter().copied()).collect();
-    let (lockstat_overhead_pct, lockstat_overhead_source) = if cfg.measure == Measure::Lockstat {
-        ((!pooled.is_empty()).then(|| median(&pooled)), Some("same run, alternating windows"))
-    } else {
-        let cost = kiops_lockstat
-            .as_ref()
-            .filter(|_| plain_median > 0.0 && cfg.measure == Measure::Both && !cell.plain.is_empty())
-            .map(|l| 100.0 * (1.0 - l.median / plain_median));
-        (cost, cost.map(|_| "separate runs"))
-    };
     let all = cell.plain.iter().chain(&cell.lockstat).map(|(_, r)| r);
     let runs = all.clone().count();
     let consistent =
@@ -668,9 +730,7 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ce
         kiops,
         kiops_source: if cell.plain.is_empty() { "lockstat" } else { "plain" },
         kiops_lockstat,
-        lockstat_overhead_pct,
-        lockstat_overhead_source,
-        lockstat_overhead_runs,
+        lockstat_cost: LockstatCost::of(cfg.measure, cell),
         vs_sched_lock: None,
         vs_sched_lock_interval: None,
         vs_sched_lock_no_interval: None,
@@ -837,8 +897,98 @@ mod tests {
             rounds,
             measure: Measure::Plain,
             noise: NoisePolicy { max_other_cpus: 1e9, retries: 0 },
+            precision: None,
             ..CompareConfig::defaults()
         }
+    }
+
+    /// Real 10 ms runs whose throughput is pinned by `kiops(variant, round)`: the rounds' logic
+    /// is under test, not this machine's noise.
+    fn pinned(kiops: impl Fn(&str, usize) -> f64 + Sync) -> impl Fn(&str, &WorkloadConfig, &AtomicBool) -> Result<RunResult, ExperimentError> + Sync {
+        let calls = std::sync::Mutex::new(std::collections::HashMap::<String, usize>::new());
+        move |v: &str, w: &WorkloadConfig, i: &AtomicBool| {
+            let round = {
+                let mut calls = calls.lock().unwrap();
+                let n = calls.entry(v.to_string()).or_insert(0);
+                *n += 1;
+                *n - 1
+            };
+            run_named(v, w, i).map(|mut r| {
+                r.kiops = kiops(v, round);
+                r.other_cpus = Some(0.0);
+                r
+            })
+        }
+    }
+
+    fn precise(target: f64, max_time: Duration) -> Option<Precision> {
+        Some(Precision { target, max_time })
+    }
+
+    #[test]
+    fn ratios_that_agree_round_after_round_stop_at_the_precision() {
+        let mut cfg = small(vec!["sched-lock", "no-stats"], 1);
+        cfg.workload.duration = Duration::from_millis(10);
+        cfg.precision = precise(0.03, Duration::from_secs(3600));
+        let runner = pinned(|v, _| if v == "no-stats" { 2.0 } else { 1.0 });
+        let mut recorder = Recorder::default();
+        let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
+        let p = report.precision.expect("a precision outcome");
+        assert_eq!(p.stopped, StopReason::PrecisionReached, "{}", p.line());
+        assert_eq!((p.rounds, report.rounds_completed), (3, 3), "three rounds give every ratio its interval");
+        assert_eq!(p.widest.as_ref().and_then(|w| w.half_width), Some(0.0));
+        assert!(p.line().starts_with("precision reached"), "{}", p.line());
+        assert_eq!(recorder.steps, 9, "3 rounds x (2 variants + the A/A copy)");
+    }
+
+    #[test]
+    fn ratios_that_never_agree_stop_at_the_time_limit_and_say_so() {
+        let mut cfg = small(vec!["sched-lock", "no-stats"], 3);
+        cfg.workload.duration = Duration::from_millis(10);
+        // A limit already passed when the three first rounds end: no round is added.
+        cfg.precision = precise(0.03, Duration::from_millis(1));
+        let runner = pinned(|v, round| if v == "no-stats" && round % 2 == 1 { 3.0 } else { 1.0 });
+        let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let p = report.precision.clone().expect("a precision outcome");
+        assert_eq!(p.stopped, StopReason::TimeLimitReached, "{}", p.line());
+        assert_eq!(p.rounds, 3);
+        let widest = p.widest.clone().expect("a widest ratio");
+        assert!(widest.half_width.unwrap() > 0.03, "{widest:?}");
+        assert!(p.line().starts_with("time limit reached") && p.rounds_needed.is_some(), "{}", p.line());
+        assert!(report.precision_warning().is_some());
+        // A stop keeps the finished rounds and says it stopped.
+        let stopped = run_with(&runner, &cfg, &AtomicBool::new(true), &mut Silent).unwrap();
+        assert_eq!(stopped.precision.map(|p| p.stopped), Some(StopReason::Stopped));
+        // Without a precision: exactly the rounds asked, and no outcome.
+        let fixed = run_with(&runner, &CompareConfig { precision: None, ..cfg }, &AtomicBool::new(false), &mut Silent).unwrap();
+        assert!(fixed.precision.is_none() && fixed.rounds_completed == 3);
+    }
+
+    #[test]
+    fn a_comparison_against_its_own_json_says_no_change_and_a_changed_one_regressed() {
+        use crate::report::contract::Report;
+        let mut cfg = small(vec!["sched-lock", "no-stats", "epoch"], 4);
+        cfg.workload.duration = Duration::from_millis(10);
+        let steady = |v: &str, round: usize| match v {
+            "no-stats" => 2.0 + 0.02 * (round % 2) as f64,
+            "epoch" => 1.5,
+            _ => 1.0,
+        };
+        let first = run_with(&pinned(steady), &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let json = first.json(None).unwrap();
+        let load = |text: &str| Baseline::parse(std::path::Path::new("old.json"), text, &cfg.variants, &cfg.locks, baseline::DEFAULT_THRESHOLD);
+        cfg.baseline = Some(load(&json).expect("its own JSON is a baseline"));
+        let again = run_with(&pinned(steady), &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let against = again.baseline.expect("compared");
+        assert_eq!(against.changes.len(), 2, "no-stats and epoch ÷ sched-lock: {:?}", against.changes);
+        assert!(against.changes.iter().all(|c| c.verdict == Some(ChangeVerdict::NoChange)), "{:?}", against.changes);
+        // epoch 20 % slower than in the baseline: regressed; no-stats unchanged.
+        let slower = |v: &str, round: usize| if v == "epoch" { 1.2 } else { steady(v, round) };
+        let changed = run_with(&pinned(slower), &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let verdict = |r: &CompareReport, ratio: &str| r.baseline.as_ref().unwrap().changes.iter().find(|c| c.ratio == ratio).unwrap().verdict;
+        assert_eq!(verdict(&changed, "epoch ÷ sched-lock"), Some(ChangeVerdict::Regressed));
+        assert_eq!(verdict(&changed, "no-stats ÷ sched-lock"), Some(ChangeVerdict::NoChange));
+        assert!(changed.regressions().iter().any(|l| l.contains("epoch ÷ sched-lock")));
     }
 
     #[test]

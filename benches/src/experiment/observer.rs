@@ -7,6 +7,9 @@
 pub enum Event<'a> {
     /// The work planned, in steps (runs, points, rounds), and a rough estimate of its length.
     Planned { steps: usize, estimated_s: f64 },
+    /// The plan grew (an experiment that runs until its figures are precise adds steps): `steps`
+    /// is the new total, `note` says how far it is ("round 5: widest ±4.2 % (target ±3 %)").
+    Progress { steps: usize, note: &'a str },
     /// A step starts: `done` steps are finished; `label` says what runs now.
     Step { done: usize, label: &'a str },
     /// A step finished: `done` steps are finished now; `summary` says what it gave (logged).
@@ -41,7 +44,7 @@ impl Observer for Recorder {
             Event::Failure(f) => self.failures.push(f.to_string()),
             Event::Step { .. } => self.steps += 1,
             Event::StepDone { .. } => self.steps_done += 1,
-            Event::Planned { .. } | Event::Finished => {}
+            Event::Planned { .. } | Event::Progress { .. } | Event::Finished => {}
         }
     }
 }

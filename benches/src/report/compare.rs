@@ -125,33 +125,61 @@ pub fn main_table(report: &CompareReport) -> String {
     out
 }
 
+/// The cost's verdict as the text table prints it: "met", "missed", "inconclusive", "not
+/// judged" (disturbed runs, or an interval below 0), or "-" without an interval.
+fn cost_verdict_text(cost: &LockstatCost) -> &'static str {
+    match (cost.verdict, &cost.not_judged) {
+        (Some(CostVerdict::Met), _) => "met",
+        (Some(CostVerdict::Missed), _) => "missed",
+        (Some(CostVerdict::Inconclusive), _) => "inconclusive",
+        (None, Some(_)) => "not judged",
+        (None, None) => "-",
+    }
+}
+
+/// Each ratio's change against the baseline, with its interval and verdict; empty without one.
+pub fn baseline_text(report: &CompareReport) -> String {
+    let mut out = String::new();
+    let Some(b) = &report.baseline else { return out };
+    let _ = writeln!(
+        out,
+        "Against the baseline {} (commit {}, {}, {} rounds): each ratio now ÷ then − 1, 95 % bootstrap interval (each side's rounds\n  resampled apart); improved or regressed only when the whole interval is beyond ±{:.1} %:\n",
+        b.file, b.commit, b.date, b.rounds, 100.0 * b.threshold
+    );
+    let _ = writeln!(out, "{:<34} {:<11} {:>8} {:>8} {:>26} {:>10}", "ratio", "lock", "then", "now", "change [95%]", "verdict");
+    for c in &b.changes {
+        let change = match c.interval {
+            Some(i) => format!("{:+.1} % [{:+.1}, {:+.1}]", 100.0 * c.change, 100.0 * i.lo, 100.0 * i.hi),
+            None => format!("{:+.1} %", 100.0 * c.change),
+        };
+        let verdict = c.verdict.map_or_else(|| c.no_interval.clone().unwrap_or_else(|| "-".into()), |v| v.label().to_string());
+        let _ = writeln!(out, "{:<34} {:<11} {:>8.2} {:>8.2} {:>26} {:>10}", c.ratio, c.lock.name(), c.baseline, c.current, change, verdict);
+    }
+    for n in &b.not_compared {
+        let _ = writeln!(out, "  not compared: {n}");
+    }
+    out
+}
+
 /// The instrumentation's cost and the CPU accounting, variant by variant.
 pub fn overhead_table(report: &CompareReport) -> String {
     let mut out = String::new();
     let opt = |v: Option<f64>, digits: usize| v.map_or("-".into(), |x| format!("{x:.digits$}"));
     let _ = writeln!(
         out,
-        "{:<16} {:<11} {:>12} {:>16} {:>22} {:>10} {:>13} {:>10} {:>12}",
-        "variant", "lock", "KIOPS", "lockstat KIOPS", "cost (runs min..max)", "CPU busy", "others (CPUs)", "steal", "rerun/noisy"
+        "{:<16} {:<11} {:>12} {:>16} {:>22} {:>18} {:>10} {:>13} {:>10} {:>12}",
+        "variant", "lock", "KIOPS", "lockstat KIOPS", "cost [95%]", "at most 5 %", "CPU busy", "others (CPUs)", "steal", "rerun/noisy"
     );
     for r in &report.results {
         let _ = writeln!(
             out,
-            "{:<16} {:<11} {:>12} {:>16} {:>22} {:>10} {:>13} {:>10} {:>12}",
+            "{:<16} {:<11} {:>12} {:>16} {:>22} {:>18} {:>10} {:>13} {:>10} {:>12}",
             r.variant,
             r.lock.name(),
             r.kiops.as_ref().map_or("-".into(), |k| format!("{:.1}", k.median)),
             r.kiops_lockstat.as_ref().map_or("-".into(), |l| format!("{:.1}", l.median)),
-            r.lockstat_overhead_pct.map_or("-".into(), |c| {
-                let runs = &r.lockstat_overhead_runs;
-                if runs.len() > 1 {
-                    let lo = runs.iter().copied().fold(f64::INFINITY, f64::min);
-                    let hi = runs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                    format!("{c:.1}% ({lo:.1}..{hi:.1})")
-                } else {
-                    format!("{c:.1}%")
-                }
-            }),
+            r.lockstat_cost.text(),
+            cost_verdict_text(&r.lockstat_cost),
             r.cpu_busy_pct.map_or("-".into(), |c| format!("{c:.0}%")),
             opt(r.other_cpus_max, 2),
             opt(r.steal_cpus_max, 2),
@@ -397,6 +425,9 @@ pub fn full_text(report: &CompareReport, brief: bool) -> String {
         w.slots
     );
     let _ = writeln!(out, "{}", report.provenance.one_line());
+    if let Some(p) = &report.precision {
+        let _ = writeln!(out, "rounds: {}", p.line());
+    }
     if report.interrupted {
         let _ = writeln!(out, "(interrupted: {} complete round(s); the tables use every run that finished)", report.rounds_completed);
     }
@@ -420,25 +451,31 @@ pub fn full_text(report: &CompareReport, brief: bool) -> String {
         out,
         "\n  Verdicts on the interval: goal met only when the whole interval clears it, missed when the whole interval is below it,\n  inconclusive when it straddles; the seeds' range: in range (interval inside it), overlaps range, out of range."
     );
+    let against = baseline_text(report);
+    if !against.is_empty() {
+        let _ = writeln!(out, "\n{against}");
+    }
     let _ = writeln!(out, 
         "\nWhat the lock statistics cost ({}) and CPU accounting of the measured windows:\n",
         match c.measure {
-            Measure::Lockstat => "on against off windows of the same runs: each window against its two neighbours, median over all windows; the range is over the runs' own medians",
-            _ => "instrumented runs against plain runs of the same rounds",
+            Measure::Lockstat => "on against off windows of the same runs: each window against its two neighbours, median over all windows,\nwith its 95 % bootstrap interval over rounds; at most 5 % is met only when the whole interval is at or below 5 %",
+            _ => "instrumented runs against plain runs of the same rounds, median over rounds, with its 95 % bootstrap interval over rounds",
         }
     );
     out.push_str(&overhead_table(report));
-    let costly: Vec<String> = report
-        .results
-        .iter()
-        .filter(|r| r.lockstat_overhead_pct.is_some_and(|c| c > 5.0))
-        .map(|r| format!("{}/{} ({:.1}%)", r.variant, r.lock.name(), r.lockstat_overhead_pct.unwrap_or(0.0)))
-        .collect();
-    if c.measure == Measure::Lockstat && !costly.is_empty() {
-        let _ = writeln!(out, 
-            "\nNOTE: the lock statistics cost more than 5 % in {}: there the counters describe a slower system than\nan unmeasured one; `--measure both` takes the KIOPS from separate plain runs.",
-            costly.join(", ")
+    let judged = |verdict: CostVerdict| -> Vec<String> {
+        let rows = report.results.iter().filter(|r| r.lockstat_cost.verdict == Some(verdict));
+        rows.map(|r| format!("{}/{} ({})", r.variant, r.lock.name(), r.lockstat_cost.text())).collect()
+    };
+    let (missed, unsure) = (judged(CostVerdict::Missed), judged(CostVerdict::Inconclusive));
+    if !missed.is_empty() {
+        let _ = writeln!(out,
+            "\nNOTE: the lock statistics cost more than 5 % (the whole interval above it) in {}: there the counters describe a\nslower system than an unmeasured one; `--measure both` takes the KIOPS from separate plain runs.",
+            missed.join(", ")
         );
+    }
+    if !unsure.is_empty() {
+        let _ = writeln!(out, "\nThe runs cannot tell whether the lock statistics cost at most 5 % (the interval straddles it) in {}.", unsure.join(", "));
     }
     if !brief {
         let tables = lockstat_tables(report);
@@ -475,7 +512,7 @@ pub fn full_text(report: &CompareReport, brief: bool) -> String {
 /// its outcome.
 impl super::contract::Report for CompareReport {
     const COMMAND: &'static str = "compare";
-    const SCHEMA_VERSION: u32 = 3;
+    const SCHEMA_VERSION: u32 = 4;
 
     fn provenance(&self) -> crate::files::provenance::Provenance {
         self.provenance.clone()
@@ -486,7 +523,11 @@ impl super::contract::Report for CompareReport {
     }
 
     fn tables(&self) -> Vec<super::table::Table> {
-        let mut tables = vec![compare_tables::main(self), compare_tables::noise_floor(self), compare_tables::ratios(self), compare_tables::overhead(self)];
+        let mut tables = vec![compare_tables::main(self), compare_tables::noise_floor(self), compare_tables::ratios(self)];
+        if self.baseline.is_some() {
+            tables.push(compare_tables::baseline(self));
+        }
+        tables.push(compare_tables::overhead(self));
         if self.results.iter().any(|r| !r.locks.is_empty()) {
             tables.push(compare_tables::locks(self));
         }
@@ -516,12 +557,31 @@ impl super::contract::Report for CompareReport {
             .collect();
         super::contract::Outcome {
             interrupted: self.interrupted,
-            warnings: self.unreliable().into_iter().chain(interference_warning(self)).collect(),
+            warnings: self.unreliable().into_iter().chain(interference_warning(self)).chain(self.precision_warning()).chain(self.regressions()).collect(),
             disturbed,
             failed_checks: if self.all_consistent() { vec![] } else { vec!["a run failed its end-of-run checks (INCONSISTENT above)".into()] },
             failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
             failed_outputs: vec![],
         }
+    }
+}
+
+impl CompareReport {
+    /// "time limit reached before the precision ...", when a comparison that ran until its
+    /// ratios were precise stopped short of it (a signal's stop is said as such already).
+    pub fn precision_warning(&self) -> Option<String> {
+        let p = self.precision.as_ref()?;
+        matches!(p.stopped, StopReason::TimeLimitReached | StopReason::RoundLimitReached).then(|| p.line())
+    }
+
+    /// One line per ratio that regressed against the baseline.
+    pub fn regressions(&self) -> Vec<String> {
+        let Some(b) = &self.baseline else { return Vec::new() };
+        b.changes
+            .iter()
+            .filter(|c| c.verdict == Some(ChangeVerdict::Regressed))
+            .map(|c| format!("{} ({}) regressed against the baseline {}: {:+.1} %", c.ratio, c.lock.name(), b.file, 100.0 * c.change))
+            .collect()
     }
 }
 
@@ -642,6 +702,9 @@ mod compare_tables {
             }
         }
         t.note("KIOPS: median (min, max) over rounds; ÷ sched-lock: the per-round ratio's median and its 95 % bootstrap interval over rounds; lock figures from the instrumented runs (hold figures estimated from sampled holds unless exact).");
+        if let Some(p) = &report.precision {
+            t.note(format!("Rounds: {}.", p.line()));
+        }
         t
     }
 
@@ -706,18 +769,116 @@ mod compare_tables {
         t
     }
 
+    pub fn baseline(report: &CompareReport) -> Table {
+        let mut t = Table::new(
+            "Against the baseline",
+            &[
+                ("ratio", ""),
+                ("lock", ""),
+                ("baseline median", "×"),
+                ("median now", "×"),
+                ("change", "%"),
+                ("95% low", "%"),
+                ("95% high", "%"),
+                ("verdict", ""),
+            ],
+        );
+        let Some(b) = &report.baseline else { return t };
+        for c in &b.changes {
+            let bounds = match c.interval {
+                Some(i) => [Cell::num(100.0 * i.lo, 1), Cell::num(100.0 * i.hi, 1)],
+                None => {
+                    let why = c.no_interval.clone().unwrap_or_else(|| "-".into());
+                    [Cell::missing(why.clone()), Cell::missing(why)]
+                }
+            };
+            let verdict = match c.verdict {
+                Some(v) => Cell::judged(
+                    match v {
+                        ChangeVerdict::Improved | ChangeVerdict::NoChange => Verdict::Met,
+                        ChangeVerdict::Regressed => Verdict::Missed,
+                    },
+                    v.label(),
+                ),
+                None => Cell::missing(c.no_interval.clone().unwrap_or_else(|| "-".into())),
+            };
+            let [lo, hi] = bounds;
+            t.row(vec![
+                Cell::text(c.ratio.clone()),
+                Cell::text(c.lock.name()),
+                Cell::num(c.baseline, 2),
+                Cell::num(c.current, 2),
+                Cell::num(100.0 * c.change, 1),
+                lo,
+                hi,
+                verdict,
+            ]);
+        }
+        for n in &b.not_compared {
+            t.note(format!("not compared: {n}"));
+        }
+        t.note(format!(
+            "Baseline {} (commit {}, {}, {} rounds). Change: this run's median of the per-round ratio ÷ the baseline's − 1, with its 95 % bootstrap interval (each side's rounds resampled apart: the two ran at different times). Improved or regressed only when the whole interval lies beyond ±{:.1} %; no change otherwise.",
+            b.file, b.commit, b.date, b.rounds, 100.0 * b.threshold
+        ));
+        t
+    }
+
     pub fn overhead(report: &CompareReport) -> Table {
         let mut t = Table::new(
             "The instrumentation's cost and the CPUs",
-            &[("variant", ""), ("lock", ""), ("KIOPS", "KIOPS"), ("instrumented KIOPS", "KIOPS"), ("lockstat cost", "%"), ("CPU busy", "%"), ("others max", "CPUs"), ("steal max", "CPUs"), ("re-run", "runs"), ("kept noisy", "runs")],
+            &[
+                ("variant", ""),
+                ("lock", ""),
+                ("KIOPS", "KIOPS"),
+                ("instrumented KIOPS", "KIOPS"),
+                ("lockstat cost", "%"),
+                ("cost 95% low", "%"),
+                ("cost 95% high", "%"),
+                ("at most 5 %", ""),
+                ("CPU busy", "%"),
+                ("others max", "CPUs"),
+                ("steal max", "CPUs"),
+                ("re-run", "runs"),
+                ("kept noisy", "runs"),
+            ],
         );
         for r in &report.results {
+            let cost = &r.lockstat_cost;
+            let cost_bounds = match cost.interval {
+                Some(i) => [Cell::num(i.lo, 1), Cell::num(i.hi, 1)],
+                None => {
+                    let why = cost.no_interval.clone().unwrap_or_else(|| "-".into());
+                    [Cell::missing(why.clone()), Cell::missing(why)]
+                }
+            };
+            if let Some(why) = &cost.not_estimable {
+                t.note(format!("{} / {}: lockstat cost {why}", r.variant, r.lock.name()));
+            }
             t.row(vec![
                 Cell::text(r.variant),
                 Cell::text(r.lock.name()),
                 Cell::opt(r.kiops.as_ref().map(|k| k.median), 1),
                 Cell::opt(r.kiops_lockstat.as_ref().map(|k| k.median), 1),
-                Cell::opt(r.lockstat_overhead_pct, 1),
+                match (&cost.pct, &cost.not_estimable) {
+                    (Some(c), _) => Cell::num(*c, 1),
+                    (None, Some(_)) => Cell::missing("not estimable (below 0)"),
+                    (None, None) => Cell::missing("-"),
+                },
+                cost_bounds[0].clone(),
+                cost_bounds[1].clone(),
+                match (cost.verdict, &cost.not_judged) {
+                    (Some(v), _) => Cell::judged(
+                        match v {
+                            CostVerdict::Met => Verdict::Met,
+                            CostVerdict::Missed => Verdict::Missed,
+                            CostVerdict::Inconclusive => Verdict::Inconclusive,
+                        },
+                        v.label(),
+                    ),
+                    (None, Some(why)) => Cell::judged(Verdict::NotJudged, format!("not judged: {why}")),
+                    (None, None) => Cell::missing(cost.no_interval.clone().unwrap_or_else(|| "-".into())),
+                },
                 Cell::opt(r.cpu_busy_pct, 0),
                 Cell::opt(r.other_cpus_max, 2),
                 Cell::opt(r.steal_cpus_max, 2),
@@ -725,6 +886,7 @@ mod compare_tables {
                 Cell::num(r.noise.kept_noisy as f64, 0),
             ]);
         }
+        t.note("Lockstat cost: what switching the lock statistics on costs the throughput, paired within each round (on against off windows of one run, or an instrumented run against a plain one), median, with its 95 % bootstrap interval over rounds. At most 5 % is met only when the whole interval is at or below 5 %, missed when it lies wholly above, inconclusive when it straddles; a cost below 0 is the windows' noise, not a cost, and is not judged.");
         t
     }
 

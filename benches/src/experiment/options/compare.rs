@@ -6,18 +6,45 @@ use super::context::Context;
 use super::parse::{bad_input, parse_inserts, parse_locks, parse_variants, seconds};
 use super::units;
 use crate::driver::workload::entry_name;
-use crate::experiment::compare::{CompareConfig, Measure};
+use crate::experiment::compare::{baseline, precision, Baseline, CompareConfig, Measure, Precision};
 use crate::error::ExperimentError;
 use schedlab_core::InsertPathKind;
 
+/// `--duration` is 1 s here (2 s for the other commands that take it): with sched-lock's A/A
+/// copy the default 8 runs of a round take about 10 s, so that a minute holds 3 to 6 rounds.
 #[derive(clap::Args, Debug, Clone)]
+#[command(mut_arg("duration", |a| a.default_value("1")))]
 pub struct CompareOptions {
     /// Jobs (threads), 1..=1024 (with the fair lock at most 64 per CPU); default: every CPU.
     #[arg(long, value_parser = units::count::<1, 1024>, allow_negative_numbers = true)]
     threads: Option<u64>,
-    /// Rounds, 1..=1000; each runs every variant once per lock kind, in a rotated order.
-    #[arg(long, default_value_t = 3, value_parser = units::count::<1, 1000>, allow_negative_numbers = true)]
-    rounds: u64,
+    /// Rounds, 1..=1000; each runs every variant once per lock kind, in a rotated order. Given
+    /// without --precision: exactly this many. With --precision, or when neither is given: the
+    /// fewest (default 3, and never fewer than 3), then more until the precision or --max-time.
+    #[arg(long, value_parser = units::count::<1, 1000>, allow_negative_numbers = true)]
+    rounds: Option<u64>,
+    /// Add interleaved rounds until every ratio's 95 % interval is within ±P of its median (each
+    /// variant ÷ sched-lock, the seeds' ratios, the A/A floor), or until --max-time: a fraction
+    /// (0.03) or a percent (3%), above 0 and below 100 %. The end says which came first. Default,
+    /// when --rounds is not given either: 3% within 60 s, the main command's choice (on 2 CPUs 3
+    /// to 6 rounds of 10 s; a noisy machine gets the interval it reached and the rounds ±3 %
+    /// would need).
+    #[arg(long, value_parser = fraction, allow_hyphen_values = true)]
+    precision: Option<f64>,
+    /// With --precision: the time the whole comparison may take, seconds or a duration (90,
+    /// 2m), more than 0, at most a day; no round starts that would end past it (default 60 s).
+    #[arg(long, value_parser = units::seconds, allow_hyphen_values = true)]
+    max_time: Option<f64>,
+    /// An earlier `schedlab compare --json` report of the same variants and lock kinds: print
+    /// each ratio's change against it with its 95 % interval and improved / regressed / no
+    /// change. Read before any run; any other file is refused.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<std::path::PathBuf>,
+    /// With --baseline: the no-change band, a fraction (0.05) or a percent (5%), above 0 and
+    /// below 100 %: a change is improved or regressed only when its whole interval lies beyond
+    /// ±this (default 5%, generous: ratios of runs minutes apart move by a few per cent).
+    #[arg(long, value_parser = fraction, allow_hyphen_values = true, requires = "baseline")]
+    baseline_threshold: Option<f64>,
     /// Lock kind of the scheduler and queue locks: fair-spin, parking-lot or both.
     #[arg(long, default_value = "fair-spin")]
     lock: String,
@@ -62,9 +89,21 @@ impl CompareOptions {
             Some(t) if (1..=1024).contains(&t) => t as usize,
             Some(t) => return Err(bad_input(format!("--threads must be 1..=1024, got {t}"))),
         };
-        if !(1..=1000).contains(&args.rounds) {
-            return Err(bad_input(format!("--rounds must be 1..=1000, got {}", args.rounds)));
+        let rounds = args.rounds.unwrap_or(3);
+        if !(1..=1000).contains(&rounds) {
+            return Err(bad_input(format!("--rounds must be 1..=1000, got {rounds}")));
         }
+        let max_time = args.max_time.map(|s| seconds("max-time", s, false)).transpose()?;
+        let precision = match (args.precision, args.rounds) {
+            (Some(target), _) => Some(Precision { target, max_time: max_time.unwrap_or(precision::DEFAULT.max_time) }),
+            (None, None) => Some(Precision { max_time: max_time.unwrap_or(precision::DEFAULT.max_time), ..precision::DEFAULT }),
+            (None, Some(_)) => {
+                if args.max_time.is_some() {
+                    cx.no_effect("--max-time", ": --rounds without --precision runs exactly that many rounds");
+                }
+                None
+            }
+        };
         let measure = Measure::from_name(&args.measure).ok_or_else(|| bad_input(format!("unknown --measure `{}` (known: plain, lockstat, both)", args.measure)))?;
         if args.include_unlocked && args.workload.jobs.churn > 0.0 {
             return Err(bad_input("--include-unlocked cannot run with --churn: `unlocked` is unsafe under group removal"));
@@ -97,11 +136,20 @@ impl CompareOptions {
                 cx.no_effect(flag, ": --measure plain makes no instrumented run (no lock tables)");
             }
         }
+        let locks = parse_locks(&args.lock)?;
+        let threshold = args.baseline_threshold.unwrap_or(baseline::DEFAULT_THRESHOLD);
+        let baseline = match &args.baseline {
+            Some(path) => {
+                (cx.declared_input)(path)?;
+                Some(Baseline::load(path, &entries, &locks, threshold, cx.stop)?)
+            }
+            None => None,
+        };
         let cfg = CompareConfig {
             workload: workload_args.config(threads, cx)?,
             variants: entries,
-            locks: parse_locks(&args.lock)?,
-            rounds: args.rounds as usize,
+            locks,
+            rounds: rounds as usize,
             measure,
             lockstat_duration: seconds("lockstat-duration", args.lockstat_duration.unwrap_or(1.0), false)?,
             lockstat_window: std::time::Duration::from_millis(100),
@@ -109,8 +157,75 @@ impl CompareOptions {
             sum_sampling: args.workload.sum_sampling()?,
             noise: args.workload.noise_policy()?,
             aa: !args.no_aa,
+            precision,
+            baseline,
         };
         cfg.validate()?;
         Ok(cfg)
+    }
+}
+
+/// A fraction of a ratio: `0.03` or `3%` (`3 %`), above 0 and below 1 (100 %).
+fn fraction(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let (number, scale) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), 100.0),
+        None => (t, 1.0),
+    };
+    let value: f64 = number.parse().map_err(|_| format!("`{text}` is not a fraction (0.03) or a percent (3%)"))?;
+    let f = value / scale;
+    if f.is_finite() && f > 0.0 && f < 1.0 {
+        Ok(f)
+    } else {
+        Err(format!("`{text}` must be above 0 and below 100 % (0.03 or 3%)"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fraction, CompareOptions};
+    use crate::experiment::compare::{precision, Precision};
+    use crate::experiment::options::Context;
+    use schedlab_core::sync::AtomicBool;
+    use std::time::Duration;
+
+    /// The configuration of `schedlab compare ARGS`, and what it said has no effect.
+    fn configure(args: &[&str]) -> (Option<Precision>, usize, Duration, Vec<String>) {
+        use clap::{Args, FromArgMatches};
+        let argv = std::iter::once("compare").chain(args.iter().copied());
+        let matches = CompareOptions::augment_args(clap::Command::new("compare")).try_get_matches_from(argv).unwrap();
+        let options = CompareOptions::from_arg_matches(&matches).unwrap();
+        let stop = AtomicBool::new(false);
+        let mut cx = Context::new(&stop, &|_: &std::path::Path| Ok(()));
+        let cfg = options.config(&mut cx).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        (cfg.precision, cfg.rounds, cfg.workload.duration, cx.warnings)
+    }
+
+    #[test]
+    fn the_main_command_aims_for_3_percent_within_a_minute_and_rounds_alone_runs_exactly() {
+        let (p, rounds, duration, _) = configure(&[]);
+        assert_eq!((p, rounds), (Some(precision::DEFAULT), 3));
+        assert_eq!(p.map(|p| (p.target, p.max_time)), Some((0.03, Duration::from_secs(60))));
+        assert_eq!(duration, Duration::from_secs(1), "compare's runs are 1 s, so that a minute holds rounds");
+        let (p, rounds, _, _) = configure(&["--rounds", "5"]);
+        assert_eq!((p, rounds), (None, 5), "--rounds alone: exactly that many");
+        let (p, rounds, _, _) = configure(&["--rounds", "5", "--precision", "2%", "--max-time", "2m"]);
+        assert_eq!(p, Some(Precision { target: 0.02, max_time: Duration::from_secs(120) }));
+        assert_eq!(rounds, 5, "with --precision, --rounds is the fewest");
+        let (p, _, _, said) = configure(&["--rounds", "5", "--max-time", "2m"]);
+        assert_eq!(p, None);
+        assert!(said.iter().any(|w| w.starts_with("--max-time has no effect")), "{said:?}");
+        let (p, _, _, _) = configure(&["--max-time", "10s"]);
+        assert_eq!(p, Some(Precision { max_time: Duration::from_secs(10), ..precision::DEFAULT }));
+    }
+
+    #[test]
+    fn a_precision_is_a_fraction_or_a_percent() {
+        assert_eq!(fraction("0.03"), Ok(0.03));
+        assert_eq!(fraction("3%"), Ok(0.03));
+        assert_eq!(fraction(" 5 % "), Ok(0.05));
+        for bad in ["0", "0%", "1", "100%", "-3%", "nan", "inf", "3%%", "", "x"] {
+            assert!(fraction(bad).is_err(), "{bad}");
+        }
     }
 }

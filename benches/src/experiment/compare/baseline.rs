@@ -1,0 +1,416 @@
+//! `--baseline old.json`: each ratio's change against an earlier comparison's, with its interval
+//! and a verdict, as criterion compares a benchmark with its saved baseline.
+//!
+//! The baseline is a `schedlab compare --json` report of this schema version, over the same
+//! variants and lock kinds ([`Baseline::parse`], checked before any run: anything else is one
+//! line of bad input). Each ratio the report prints ([`ratio_runs`]: every variant ÷
+//! `sched-lock`, and the seeds' ratios between other variants) is compared with the same ratio
+//! of the baseline ([`compare_ratio`]): the change is now ÷ then − 1 of the ratio's medians, its
+//! interval a 95 % two-sample bootstrap (`stats::bootstrap_interval_two`: each comparison's
+//! rounds resampled apart, since the two ran at different times and nothing pairs a round of
+//! one with a round of the other). The verdict ([`judge_change`]) is *improved* or *regressed*
+//! only when the whole interval lies beyond the no-change band ±`threshold` (default
+//! [`DEFAULT_THRESHOLD`], generous because ratios of runs minutes apart on a shared machine move
+//! by several per cent), and *no change* otherwise: a change inside the band, or one the
+//! rounds cannot resolve. A higher ratio is an improvement: the numerator gained on its
+//! denominator.
+
+use super::{CompareReport, AA_REFERENCE};
+use crate::error::ExperimentError;
+use crate::stats::{bootstrap_interval_two, median, median_in_place, Interval, BOOTSTRAP_MIN_VALUES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
+use schedlab_core::LockKind;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The half-width of the no-change band when `--baseline-threshold` is not given: ±5 %.
+pub const DEFAULT_THRESHOLD: f64 = 0.05;
+
+/// One ratio's per-round values, named as the change table names it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RatioRuns {
+    /// "queue-lock ÷ sched-lock"; a seed's ratio between other variants "epoch ÷ debug-off".
+    pub ratio: String,
+    pub lock: LockKind,
+    pub runs: Vec<f64>,
+}
+
+/// A loaded baseline: where it came from and its ratios.
+#[derive(Clone, Debug)]
+pub struct Baseline {
+    pub file: PathBuf,
+    /// The baseline's build (its provenance).
+    pub commit: String,
+    pub date: String,
+    pub rounds: usize,
+    pub ratios: Vec<RatioRuns>,
+    /// The no-change band's half-width, a fraction (0.05: ±5 %).
+    pub threshold: f64,
+}
+
+#[derive(Deserialize)]
+struct FileRuns {
+    runs: Vec<Option<f64>>,
+}
+
+#[derive(Deserialize)]
+struct FileRow {
+    variant: String,
+    lock: LockKind,
+    vs_sched_lock: Option<FileRuns>,
+}
+
+#[derive(Deserialize)]
+struct FileByLock {
+    lock: LockKind,
+    measured: FileRuns,
+}
+
+#[derive(Deserialize)]
+struct FileRatio {
+    numerator: String,
+    denominator: String,
+    by_lock: Vec<FileByLock>,
+}
+
+#[derive(Deserialize)]
+struct FileProvenance {
+    commit: String,
+    date: String,
+}
+
+#[derive(Deserialize)]
+struct FileConfig {
+    variants: Vec<String>,
+    locks: Vec<LockKind>,
+}
+
+#[derive(Deserialize)]
+struct CompareFile {
+    provenance: FileProvenance,
+    config: FileConfig,
+    rounds_completed: usize,
+    results: Vec<FileRow>,
+    ratios: Vec<FileRatio>,
+}
+
+/// The name of a variant's ratio to the reference, and of a seed's ratio.
+fn ratio_name(numerator: &str, denominator: &str) -> String {
+    format!("{numerator} ÷ {denominator}")
+}
+
+/// The ratios a report prints, in its order: every variant ÷ [`AA_REFERENCE`] (not the
+/// reference itself), then each seed's ratio whose denominator is another variant (one whose
+/// denominator is the reference is the variant's row already).
+fn ratio_runs_from<'a>(
+    rows: impl Iterator<Item = (&'a str, LockKind, Option<&'a [f64]>)>,
+    seeds: impl Iterator<Item = (&'a str, &'a str, LockKind, &'a [f64])>,
+) -> Vec<RatioRuns> {
+    let mut out: Vec<RatioRuns> = rows
+        .filter(|(v, _, _)| *v != AA_REFERENCE)
+        .filter_map(|(v, lock, runs)| Some(RatioRuns { ratio: ratio_name(v, AA_REFERENCE), lock, runs: runs?.to_vec() }))
+        .collect();
+    for (num, den, lock, runs) in seeds.filter(|(_, den, _, _)| *den != AA_REFERENCE) {
+        let ratio = ratio_name(num, den);
+        if !out.iter().any(|r| r.ratio == ratio && r.lock == lock) {
+            out.push(RatioRuns { ratio, lock, runs: runs.to_vec() });
+        }
+    }
+    out
+}
+
+/// The ratios of a finished comparison ([`ratio_runs_from`]).
+pub fn ratio_runs(report: &CompareReport) -> Vec<RatioRuns> {
+    ratio_runs_from(
+        report.results.iter().map(|r| (r.variant, r.lock, r.vs_sched_lock.as_ref().map(|s| s.runs.as_slice()))),
+        report
+            .ratios
+            .iter()
+            .flat_map(|r| r.by_lock.iter().map(move |b| (r.seed.numerator, r.seed.denominator, b.lock, b.measured.runs.as_slice()))),
+    )
+}
+
+impl Baseline {
+    /// Reads `file` (a declared input, read as every input is: capped, giving way to `stop`).
+    pub fn load(
+        file: &Path,
+        variants: &[&str],
+        locks: &[LockKind],
+        threshold: f64,
+        stop: &schedlab_core::sync::AtomicBool,
+    ) -> Result<Baseline, ExperimentError> {
+        let text = crate::files::input::read_input(file, "baseline", crate::files::input::caps::MODEL_JSON, stop)?;
+        Baseline::parse(file, &text, variants, locks, threshold).map_err(ExperimentError::bad_input)
+    }
+
+    /// Parses a `schedlab compare --json` report as a baseline for a comparison of `variants`
+    /// under `locks`; the error is one line naming the file and what is wrong with it.
+    pub fn parse(file: &Path, text: &str, variants: &[&str], locks: &[LockKind], threshold: f64) -> Result<Baseline, String> {
+        let shown = file.display();
+        let not_compare = |why: String| format!("--baseline {shown} is not a `schedlab compare --json` report: {why}");
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| not_compare(format!("not JSON ({e})")))?;
+        match value.get("schema").and_then(|s| s.as_str()) {
+            Some("schedlab-compare") => {}
+            Some(other) => return Err(not_compare(format!("its schema is `{other}`"))),
+            None => return Err(not_compare("it has no `schema`".into())),
+        }
+        let wanted = <CompareReport as crate::report::contract::Report>::SCHEMA_VERSION;
+        match value.get("schema_version").and_then(|v| v.as_u64()) {
+            Some(v) if v == u64::from(wanted) => {}
+            Some(v) => {
+                return Err(format!(
+                    "--baseline {shown} has schema_version {v}, this schedlab writes and reads {wanted}: make the baseline again with this build"
+                ))
+            }
+            None => return Err(not_compare("it has no `schema_version`".into())),
+        }
+        let parsed: CompareFile = serde_json::from_value(value).map_err(|e| not_compare(e.to_string()))?;
+        let sorted = |mut v: Vec<String>| {
+            v.sort();
+            v
+        };
+        let theirs = sorted(parsed.config.variants.clone());
+        let ours = sorted(variants.iter().map(|v| v.to_string()).collect());
+        if theirs != ours {
+            return Err(format!(
+                "--baseline {shown} compared other variants ({}) than this run ({}): give --variants as the baseline's",
+                parsed.config.variants.join(","),
+                variants.join(",")
+            ));
+        }
+        let lock_names = |l: &[LockKind]| l.iter().map(|k| k.name()).collect::<Vec<_>>().join(",");
+        let same_locks = parsed.config.locks.len() == locks.len() && locks.iter().all(|l| parsed.config.locks.contains(l));
+        if !same_locks {
+            return Err(format!(
+                "--baseline {shown} ran other lock kinds ({}) than this run ({}): give --lock as the baseline's",
+                lock_names(&parsed.config.locks),
+                lock_names(locks)
+            ));
+        }
+        let finite = |runs: &FileRuns| runs.runs.iter().map(|r| r.unwrap_or(f64::NAN)).collect::<Vec<f64>>();
+        let rows: Vec<(&str, LockKind, Option<Vec<f64>>)> =
+            parsed.results.iter().map(|r| (r.variant.as_str(), r.lock, r.vs_sched_lock.as_ref().map(finite))).collect();
+        let seeds: Vec<(&str, &str, LockKind, Vec<f64>)> = parsed
+            .ratios
+            .iter()
+            .flat_map(|r| r.by_lock.iter().map(move |b| (r.numerator.as_str(), r.denominator.as_str(), b.lock, finite(&b.measured))))
+            .collect();
+        let ratios = ratio_runs_from(
+            rows.iter().map(|(v, l, runs)| (*v, *l, runs.as_deref())),
+            seeds.iter().map(|(n, d, l, runs)| (*n, *d, *l, runs.as_slice())),
+        );
+        Ok(Baseline {
+            file: file.to_path_buf(),
+            commit: parsed.provenance.commit,
+            date: parsed.provenance.date,
+            rounds: parsed.rounds_completed,
+            ratios,
+            threshold,
+        })
+    }
+
+    /// Every ratio of `report` against the baseline's.
+    pub fn compare(&self, report: &CompareReport) -> BaselineComparison {
+        let now = ratio_runs(report);
+        let mut changes = Vec::new();
+        let mut not_compared = Vec::new();
+        for current in &now {
+            match self.ratios.iter().find(|b| b.ratio == current.ratio && b.lock == current.lock) {
+                Some(then) => changes.push(compare_ratio(current, &then.runs, self.threshold)),
+                None => not_compared.push(format!("{} ({}): not in the baseline", current.ratio, current.lock.name())),
+            }
+        }
+        BaselineComparison {
+            file: self.file.display().to_string(),
+            commit: self.commit.clone(),
+            date: self.date.clone(),
+            rounds: self.rounds,
+            threshold: self.threshold,
+            changes,
+            not_compared,
+        }
+    }
+}
+
+/// A change's verdict against the no-change band.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChangeVerdict {
+    /// The whole interval is above +threshold: the ratio rose.
+    Improved,
+    /// The whole interval is below −threshold: the ratio fell.
+    Regressed,
+    /// The interval meets the band: no change the runs can tell.
+    NoChange,
+}
+
+impl ChangeVerdict {
+    pub fn label(self) -> &'static str {
+        match self {
+            ChangeVerdict::Improved => "improved",
+            ChangeVerdict::Regressed => "regressed",
+            ChangeVerdict::NoChange => "no change",
+        }
+    }
+}
+
+/// A change's interval (now ÷ then − 1) against the band ±`threshold`: significant only when
+/// the whole interval is beyond it.
+pub fn judge_change(interval: Interval, threshold: f64) -> ChangeVerdict {
+    if interval.lo > threshold {
+        ChangeVerdict::Improved
+    } else if interval.hi < -threshold {
+        ChangeVerdict::Regressed
+    } else {
+        ChangeVerdict::NoChange
+    }
+}
+
+/// One ratio now against the baseline (JSON: `baseline.changes[]`).
+#[derive(Clone, Debug, Serialize)]
+pub struct RatioChange {
+    pub ratio: String,
+    pub lock: LockKind,
+    /// The baseline's median of the per-round ratio, and this run's.
+    pub baseline: f64,
+    pub current: f64,
+    /// `current ÷ baseline − 1`.
+    pub change: f64,
+    /// Its 95 % two-sample bootstrap interval (fractions, as `change`).
+    pub interval: Option<Interval>,
+    /// Why `interval` is null (either side has fewer than 3 rounds); then no verdict.
+    pub no_interval: Option<String>,
+    pub verdict: Option<ChangeVerdict>,
+}
+
+/// One ratio's change: `current`'s rounds against the baseline's `then` ([`judge_change`]).
+pub fn compare_ratio(current: &RatioRuns, then: &[f64], threshold: f64) -> RatioChange {
+    let (now_median, then_median) = (median(&current.runs), median(then));
+    let change = |a: &mut [f64], b: &mut [f64]| median_in_place(a) / median_in_place(b) - 1.0;
+    let interval = bootstrap_interval_two(&current.runs, then, change, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
+    RatioChange {
+        ratio: current.ratio.clone(),
+        lock: current.lock,
+        baseline: then_median,
+        current: now_median,
+        change: now_median / then_median - 1.0,
+        interval,
+        no_interval: interval.is_none().then(|| format!("no interval: fewer than {BOOTSTRAP_MIN_VALUES} rounds on a side")),
+        verdict: interval.map(|i| judge_change(i, threshold)),
+    }
+}
+
+/// A comparison against its baseline (JSON: `baseline`).
+#[derive(Clone, Debug, Serialize)]
+pub struct BaselineComparison {
+    pub file: String,
+    /// The baseline's build and date (its provenance), and its finished rounds.
+    pub commit: String,
+    pub date: String,
+    pub rounds: usize,
+    /// The no-change band's half-width (fraction).
+    pub threshold: f64,
+    pub changes: Vec<RatioChange>,
+    /// Ratios of this run the baseline does not have (a variant that did not run there).
+    pub not_compared: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(ratio: &str, values: &[f64]) -> RatioRuns {
+        RatioRuns { ratio: ratio.into(), lock: LockKind::FairSpin, runs: values.to_vec() }
+    }
+
+    #[test]
+    fn a_ratio_against_itself_is_no_change() {
+        let r = runs("queue-lock ÷ sched-lock", &[1.02, 1.10, 0.97, 1.05, 1.01]);
+        let c = compare_ratio(&r, &r.runs, DEFAULT_THRESHOLD);
+        assert_eq!(c.change, 0.0);
+        assert!(c.interval.unwrap().contains(0.0), "{c:?}");
+        assert_eq!(c.verdict, Some(ChangeVerdict::NoChange));
+    }
+
+    #[test]
+    fn a_ratio_that_moved_beyond_the_band_is_improved_or_regressed() {
+        let then = [1.00, 1.02, 0.98, 1.01, 0.99];
+        let down = runs("epoch ÷ sched-lock", &[0.80, 0.82, 0.79, 0.81, 0.80]);
+        let c = compare_ratio(&down, &then, DEFAULT_THRESHOLD);
+        assert_eq!(c.verdict, Some(ChangeVerdict::Regressed), "{c:?}");
+        assert!((c.change + 0.2).abs() < 0.02, "{c:?}");
+        let up = runs("epoch ÷ sched-lock", &[1.20, 1.22, 1.19, 1.21, 1.18]);
+        assert_eq!(compare_ratio(&up, &then, DEFAULT_THRESHOLD).verdict, Some(ChangeVerdict::Improved));
+        // 3 % up is inside a ±5 % band, and beyond a ±1 % one.
+        let slight = runs("epoch ÷ sched-lock", &[1.03, 1.03, 1.03, 1.03, 1.03]);
+        let flat = [1.0; 5];
+        assert_eq!(compare_ratio(&slight, &flat, 0.05).verdict, Some(ChangeVerdict::NoChange));
+        assert_eq!(compare_ratio(&slight, &flat, 0.01).verdict, Some(ChangeVerdict::Improved));
+    }
+
+    #[test]
+    fn a_change_is_significant_only_where_its_interval_leaves_the_band() {
+        let i = |lo, hi| Interval { lo, hi };
+        assert_eq!(judge_change(i(0.06, 0.20), 0.05), ChangeVerdict::Improved);
+        assert_eq!(judge_change(i(-0.20, -0.06), 0.05), ChangeVerdict::Regressed);
+        assert_eq!(judge_change(i(0.02, 0.09), 0.05), ChangeVerdict::NoChange, "straddles the band's edge");
+        assert_eq!(judge_change(i(-0.30, 0.30), 0.05), ChangeVerdict::NoChange, "too wide to tell");
+        assert_eq!(judge_change(i(0.05, 0.10), 0.05), ChangeVerdict::NoChange, "touching the band is inside it");
+    }
+
+    #[test]
+    fn two_rounds_on_a_side_give_no_interval_and_no_verdict() {
+        let c = compare_ratio(&runs("x ÷ sched-lock", &[1.0, 1.1]), &[1.0, 1.0, 1.0], 0.05);
+        assert_eq!((c.interval, c.verdict), (None, None));
+        assert_eq!(c.no_interval.as_deref(), Some("no interval: fewer than 3 rounds on a side"));
+    }
+
+    /// The committed fixture: `schedlab compare --threads 1 --variants sched-lock,no-stats,epoch
+    /// --rounds 3 ... --json` (benches/tests/fixtures/compare/).
+    const FIXTURE: &str = include_str!("../../../tests/fixtures/compare/baseline.json");
+    const FIXTURE_VARIANTS: [&str; 3] = ["sched-lock", "no-stats", "epoch"];
+
+    fn fixture() -> Baseline {
+        Baseline::parse(Path::new("baseline.json"), FIXTURE, &FIXTURE_VARIANTS, &[LockKind::ParkingLot], DEFAULT_THRESHOLD).expect("the fixture is a baseline")
+    }
+
+    #[test]
+    fn the_fixture_against_itself_says_no_change_for_every_ratio() {
+        let b = fixture();
+        assert!(b.ratios.len() >= 2, "{:?}", b.ratios);
+        for r in &b.ratios {
+            let c = compare_ratio(r, &r.runs, b.threshold);
+            assert_eq!(c.verdict, Some(ChangeVerdict::NoChange), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn the_fixture_with_one_ratio_halved_says_regressed_there_only() {
+        let b = fixture();
+        let halved = &b.ratios[0];
+        let now = RatioRuns { runs: halved.runs.iter().map(|r| r / 2.0).collect(), ..halved.clone() };
+        assert_eq!(compare_ratio(&now, &halved.runs, b.threshold).verdict, Some(ChangeVerdict::Regressed));
+        let doubled = RatioRuns { runs: halved.runs.iter().map(|r| r * 2.0).collect(), ..halved.clone() };
+        assert_eq!(compare_ratio(&doubled, &halved.runs, b.threshold).verdict, Some(ChangeVerdict::Improved));
+        for r in &b.ratios[1..] {
+            assert_eq!(compare_ratio(r, &r.runs, b.threshold).verdict, Some(ChangeVerdict::NoChange));
+        }
+    }
+
+    #[test]
+    fn a_bad_baseline_is_one_line_naming_the_file() {
+        let parse = |text: &str, variants: &[&str], locks: &[LockKind]| Baseline::parse(Path::new("old.json"), text, variants, locks, 0.05).unwrap_err();
+        let pl = [LockKind::ParkingLot];
+        let cases = [
+            (parse("not json", &FIXTURE_VARIANTS, &pl), "not JSON"),
+            (parse(r#"{"schema": "schedlab-sweep", "schema_version": 1}"#, &FIXTURE_VARIANTS, &pl), "schema is `schedlab-sweep`"),
+            (parse(&FIXTURE.replacen("\"schema_version\": 4", "\"schema_version\": 3", 1), &FIXTURE_VARIANTS, &pl), "schema_version 3"),
+            (parse(FIXTURE, &["sched-lock", "no-stats"], &pl), "other variants"),
+            (parse(FIXTURE, &FIXTURE_VARIANTS, &[LockKind::FairSpin]), "other lock kinds"),
+            (parse(r#"{"schema": "schedlab-compare", "schema_version": 4}"#, &FIXTURE_VARIANTS, &pl), "missing field"),
+        ];
+        for (line, what) in cases {
+            assert!(line.contains("old.json") && line.contains(what), "{what}: {line}");
+            assert!(!line.contains('\n'), "one line: {line}");
+        }
+    }
+}
