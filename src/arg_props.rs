@@ -5,7 +5,7 @@
 //! line (exit 2). Nothing runs: the configuration is built, not used. The options are read from
 //! the CLI's own definition, so a new option is covered without touching this test.
 
-use crate::Command;
+use crate::cli::{parse_from, Command};
 
 use proptest::prelude::*;
 use schedlab_benches::experiment::ErrorKind;
@@ -25,10 +25,10 @@ fn awkward_value() -> impl Strategy<Value = String> {
 /// Parses `argv` as the CLI does, then builds the subcommand's configuration (no work, no
 /// outputs written); `Err` with the kind of the refusal.
 fn configure(argv: &[String]) -> Result<(), (ErrorKind, String)> {
-    let cli = crate::parse_from(argv).map_err(|e| (ErrorKind::BadInput, e.kind().to_string()))?;
+    let cli = parse_from(argv).map_err(|e| (ErrorKind::BadInput, e.kind().to_string()))?;
     let built = match &cli.command {
         None | Some(Command::Variants) => Ok(()),
-        Some(Command::Run(a)) => crate::run::workload_config(a).map(drop),
+        Some(Command::Run(a)) => crate::run::config(a).map(drop),
         Some(Command::Compare(a)) => crate::compare::config(a).map(drop),
         Some(Command::Sweep(a)) => crate::sweep::config(a).map(drop),
         Some(Command::Predict(a)) => crate::predict::config(a).map(drop),
@@ -44,7 +44,7 @@ fn configure(argv: &[String]) -> Result<(), (ErrorKind, String)> {
 
 /// Every (subcommand, option) pair of the CLI: the option's long name and whether it takes a value.
 fn options() -> Vec<(String, String, bool)> {
-    let cli = crate::command();
+    let cli = crate::cli::command();
     let mut out = Vec::new();
     for sub in cli.get_subcommands() {
         for arg in sub.get_arguments() {

@@ -5,7 +5,8 @@
 //! file adds the outputs and makes the one call.
 
 use crate::progress::Bar;
-use crate::{ExperimentError, INTERRUPT};
+use crate::signals::INTERRUPT;
+use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::compare::{self, CompareConfig, CompareReport};
 use schedlab_benches::experiment::options::compare::CompareOptions;
 use schedlab_benches::report::contract::View;
@@ -30,12 +31,13 @@ pub(crate) fn paths(args: &CompareArgs) -> Result<crate::paths::Paths, Experimen
 }
 
 pub(crate) fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentError> {
-    crate::configure(|cx| args.options.config(cx))
+    crate::config::from_options(|cx| args.options.config(cx))
 }
 
 /// Runs a comparison from parsed arguments: the one call, then every output through
 /// `report_out::emit`, which also decides the exit code from the report's outcome.
-pub fn cmd(args: &CompareArgs) -> Result<(), ExperimentError> {
+pub fn cmd(args: &CompareArgs, log: crate::logging::Start) -> Result<(), ExperimentError> {
+    let _logging = log.logs()?;
     let cfg = config(args)?;
     let claimed = args.outputs.claim::<CompareReport>()?;
     let report = compare::run(&cfg, &INTERRUPT, &mut Bar::new("schedlab compare", "runs"))?;

@@ -66,7 +66,7 @@ pub(crate) fn options_alone(sub: &clap::Command) -> Vec<(String, Option<String>,
             for _ in 1..n {
                 argv.extend(value.clone());
             }
-            let answer = match crate::parse_from(&argv) {
+            let answer = match crate::cli::parse_from(&argv) {
                 Ok(_) => Alone::Accepted,
                 Err(e) if e.kind() == ErrorKind::MissingRequiredArgument => Alone::Needs(needs(&e)),
                 Err(e) if matches!(e.kind(), ErrorKind::ValueValidation | ErrorKind::InvalidValue | ErrorKind::WrongNumberOfValues) => continue,
@@ -89,7 +89,7 @@ pub(crate) fn options_alone(sub: &clap::Command) -> Vec<(String, Option<String>,
 /// arguments to give before it (the subcommand's own required options, with a value clap takes:
 /// an option refused only for lacking one of those depends on nothing, and is not listed).
 pub(crate) fn describe_requires() {
-    let cli = crate::command();
+    let cli = crate::cli::command();
     for sub in cli.get_subcommands() {
         let options = options_alone(sub);
         let (required, base) = required_first(sub, &options);
@@ -131,7 +131,7 @@ fn required_first<'a>(sub: &'a clap::Command, options: &[(String, Option<String>
 /// (`conflicts_with`, `exclusive`), each with a value clap takes for it alone: subcommand, then
 /// option, kind and value for each of the two, then the arguments to give before them.
 pub(crate) fn describe_conflicts() {
-    let cli = crate::command();
+    let cli = crate::cli::command();
     for sub in cli.get_subcommands() {
         let options = options_alone(sub);
         let (_, base) = required_first(sub, &options);

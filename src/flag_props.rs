@@ -8,7 +8,7 @@
 //! registry's (`path_props.rs`). Nothing runs: the configuration is built, not used.
 
 use crate::deps::{minimal, options_alone, Alone, CANDIDATES};
-use crate::{Cli, Command};
+use crate::cli::{clap_error_line, parse_from, Cli, Command};
 
 /// The cheapest arguments each subcommand's configuration accepts.
 fn base(sub: &str) -> Vec<&'static str> {
@@ -24,10 +24,10 @@ fn base(sub: &str) -> Vec<&'static str> {
 /// What the command will do, as text: its configuration and the arguments it reads beside it.
 /// `Err` when the configuration refuses the arguments.
 fn effect(cli: &Cli) -> Result<String, String> {
-    let e = |r: crate::ExperimentError| r.message;
+    let e = |r: schedlab_benches::experiment::ExperimentError| r.message;
     Ok(match &cli.command {
         None | Some(Command::Variants) => String::new(),
-        Some(Command::Run(a)) => format!("{:?} {}", crate::run::workload_config(a).map_err(e)?, a.options.variant),
+        Some(Command::Run(a)) => format!("{:?}", crate::run::config(a).map_err(e)?),
         Some(Command::Compare(a)) => format!("{:?} {}", crate::compare::config(a).map_err(e)?, a.options.brief),
         Some(Command::Sweep(a)) => format!("{:?} {}", crate::sweep::config(a).map_err(e)?, a.options.resume),
         Some(Command::Predict(a)) => format!("{:?}", crate::predict::config(a).map_err(e)?),
@@ -57,7 +57,7 @@ fn try_option(sub: &str, long: &str, value: Option<&str>, base_effect: &str) -> 
     if let Some(v) = value {
         argv.push(v.to_string());
     }
-    let cli = match crate::parse_from(&argv) {
+    let cli = match parse_from(&argv) {
         Ok(cli) => cli,
         Err(_) => return Outcome::Declared,
     };
@@ -75,14 +75,14 @@ fn try_option(sub: &str, long: &str, value: Option<&str>, base_effect: &str) -> 
 
 #[test]
 fn every_option_changes_something_or_is_declared_refused_or_warned() {
-    let cli = crate::command();
+    let cli = crate::cli::command();
     let mut ignored = Vec::new();
     let mut tried = 0;
     for sub in cli.get_subcommands() {
         let name = sub.get_name();
         let mut argv = vec!["schedlab".to_string(), name.to_string()];
         argv.extend(base(name).iter().map(|s| s.to_string()));
-        let base_cli = crate::parse_from(&argv).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let base_cli = parse_from(&argv).unwrap_or_else(|e| panic!("{name}: {e}"));
         let base_effect = effect(&base_cli).unwrap_or_else(|e| panic!("{name}: the base arguments are refused: {e}"));
         for arg in sub.get_arguments() {
             let Some(long) = arg.get_long() else { continue };
@@ -114,10 +114,10 @@ fn every_option_changes_something_or_is_declared_refused_or_warned() {
     assert!(ignored.is_empty(), "options that change nothing, and are neither refused nor said to have no effect: {ignored:#?}");
 }
 
-fn parse(sub: &str, options: &[(String, Option<String>)]) -> Result<crate::Cli, clap::Error> {
+fn parse(sub: &str, options: &[(String, Option<String>)]) -> Result<Cli, clap::Error> {
     // A value of N parts (`--diff A B`) is kept as one string joined by spaces.
     let argv: Vec<String> = minimal(sub, options).into_iter().flat_map(|a| a.split(' ').map(String::from).collect::<Vec<_>>()).collect();
-    crate::parse_from(argv)
+    parse_from(argv)
 }
 
 /// Item 5's generated test, over clap's command tree: every option that depends on another
@@ -127,7 +127,7 @@ fn parse(sub: &str, options: &[(String, Option<String>)]) -> Result<crate::Cli, 
 /// required option conflicts with one given); every declared conflict is refused in one line.
 #[test]
 fn every_option_given_without_the_one_it_needs_is_refused_in_one_line() {
-    let cli = crate::command();
+    let cli = crate::cli::command();
     let mut dependent = 0;
     let mut problems = Vec::new();
     for sub in cli.get_subcommands() {
@@ -138,7 +138,7 @@ fn every_option_given_without_the_one_it_needs_is_refused_in_one_line() {
             let Alone::Needs(required) = alone else { continue };
             dependent += 1;
             let e = parse(name, &[(long.clone(), value.clone())]).err().unwrap_or_else(|| panic!("{name} --{long}"));
-            let line = crate::clap_error_line(&e);
+            let line = clap_error_line(&e);
             if line.contains('\n') || line.is_empty() || !required.iter().all(|r| line.contains(&format!("--{r}"))) {
                 problems.push(format!("{name} --{long}: not one line naming what it needs: {line:?}"));
             }
@@ -151,7 +151,7 @@ fn every_option_given_without_the_one_it_needs_is_refused_in_one_line() {
                 }
             }
             if let Err(e) = parse(name, &with) {
-                problems.push(format!("{name} --{long} with {required:?}: refused: {}", crate::clap_error_line(&e)));
+                problems.push(format!("{name} --{long} with {required:?}: refused: {}", clap_error_line(&e)));
             }
             // Beside any other single option, still refused.
             for (other, other_value, _) in &options {
@@ -170,7 +170,7 @@ fn every_option_given_without_the_one_it_needs_is_refused_in_one_line() {
                 let (Some(v), Some(w)) = (value_of(long), value_of(other_long)) else { continue };
                 match parse(name, &[(long.to_string(), v), (other_long.to_string(), w)]) {
                     Ok(_) => problems.push(format!("{name} --{long} and --{other_long} are declared to conflict but are accepted together")),
-                    Err(e) if crate::clap_error_line(&e).contains('\n') => problems.push(format!("{name} --{long} --{other_long}: not one line")),
+                    Err(e) if clap_error_line(&e).contains('\n') => problems.push(format!("{name} --{long} --{other_long}: not one line")),
                     Err(_) => {}
                 }
             }

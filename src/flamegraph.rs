@@ -6,7 +6,8 @@
 //! the work `schedlab_benches::experiment::flamegraph`; this file adds the outputs and makes the
 //! one call.
 
-use crate::ExperimentError;
+use crate::signals::INTERRUPT;
+use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::flamegraph::{self, FlamegraphConfig};
 use schedlab_benches::experiment::options::flamegraph::FlamegraphOptions;
 
@@ -39,10 +40,11 @@ pub(crate) fn config(args: &FlamegraphArgs) -> Result<FlamegraphConfig, Experime
     args.options.config()
 }
 
-pub fn cmd(args: &FlamegraphArgs) -> Result<(), ExperimentError> {
+pub fn cmd(args: &FlamegraphArgs, log: crate::logging::Start) -> Result<(), ExperimentError> {
+    let _logging = log.logs()?;
     let mut bar = crate::progress::Bar::new("schedlab flamegraph", "variants");
     if let Some(folded) = args.options.folded_config() {
-        outln!("{}", flamegraph::render_folded(&folded, &crate::INTERRUPT, &mut bar)?);
+        outln!("{}", flamegraph::render_folded(&folded, &INTERRUPT, &mut bar)?);
         return Ok(());
     }
     let cfg = config(args)?;
@@ -58,7 +60,7 @@ pub fn cmd(args: &FlamegraphArgs) -> Result<(), ExperimentError> {
         w.duration.as_secs_f64(),
         cfg.frequency
     );
-    let report = flamegraph::run(&cfg, &crate::INTERRUPT, &mut bar)?;
+    let report = flamegraph::run(&cfg, &INTERRUPT, &mut bar)?;
     drop(bar);
     // The failures were told as they happened; the report's outcome keeps their kinds.
     crate::report_out::emit(&report, Default::default(), &claimed, Default::default())

@@ -3,7 +3,8 @@
 //! translation are `schedlab_benches::experiment::options::kernel`; this file adds the outputs,
 //! declares the paths and makes the one call.
 
-use crate::{ExperimentError, INTERRUPT};
+use crate::signals::INTERRUPT;
+use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::kernel::{self, KernelConfig};
 use schedlab_benches::experiment::options::kernel::KernelOptions;
 
@@ -42,7 +43,8 @@ pub(crate) fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError>
     args.options.config()
 }
 
-pub fn cmd(args: &KernelArgs) -> Result<(), ExperimentError> {
+pub fn cmd(args: &KernelArgs, log: crate::logging::Start) -> Result<(), ExperimentError> {
+    let _logging = log.logs()?;
     if args.cleanup {
         let done = kernel::cleanup()?;
         for d in &done {

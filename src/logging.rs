@@ -5,20 +5,25 @@
 //! | human-readable log (`tracing-subscriber`'s fmt) | `RUST_LOG` if set, else `-v` count: none = warn, `-v` = info, `-vv` = debug, `-vvv` = trace | stderr; without `-v`/`RUST_LOG` a line is `schedlab: message` (errors) or `schedlab: warning: message`, so bad input stays one line |
 //! | trace file (`tracing-chrome`, `run --trace FILE`) | schedlab's targets, only while the capture window is open ([`schedlab_core::trace::capturing`]), and `--trace-filter` (default `schedlab=trace`: everything) | Chrome / Perfetto JSON: one track per thread, spans as B/E slices, events as instants |
 //!
-//! | warnings kept for `--report` (`report_out.rs`) | warn and error | the report's Warnings section |
+//! | kept for `--report` ([`Keep`], into `out.rs`) | warn and error | the report's Warnings section |
 //!
+//! `main` hands every command a [`Start`], and the command starts the log with it once, before
+//! its work: `run` after checking its options and opening its trace file (so that bad input
+//! creates no trace file), the others first.
 //! Errors (exit code 2) are `tracing::error!` events, so they take the same path as every other
 //! line. The trace file is complete once the returned [`Logging`] is dropped (tracing-chrome's
 //! writer thread finishes the JSON array then).
 
+use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::files::output::StreamWriter;
 use std::fmt;
 use std::io::IsTerminal;
+use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::filter::{dynamic_filter_fn, EnvFilter, FilterExt, LevelFilter};
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
-use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::{Layer, Registry};
 
@@ -72,8 +77,56 @@ where
 /// capture window is open, whatever `--trace-filter` keeps.
 pub const MARKER_TARGET: &str = "schedlab::marker";
 
+/// How the command line asked to log (`-v`): what `main` hands every command, which starts the
+/// log with it once (see the module documentation).
+pub struct Start {
+    verbose: u8,
+    /// The parsed command line, for the debug log.
+    parsed: String,
+}
+
+/// `run --trace FILE`: where the trace goes and what it keeps.
+pub struct TraceRequest<'a> {
+    /// The trace file's stream (checked and opened by the caller).
+    pub file: StreamWriter,
+    /// `--trace-filter`: which targets and levels the trace keeps (env-filter syntax).
+    pub filter: &'a str,
+    /// Record the spans' fields (lock, path, group, pid, ...); about halves the requests per
+    /// second while the window is open.
+    pub args: bool,
+}
+
+impl Start {
+    pub fn new(verbose: u8, parsed: String) -> Self {
+        Start { verbose, parsed }
+    }
+
+    /// Starts the log. A bad `RUST_LOG` is bad input.
+    pub fn logs(self) -> Result<Logging, ExperimentError> {
+        self.with_trace(None)
+    }
+
+    /// Starts the log and, when asked, the trace file. A bad `RUST_LOG` or `--trace-filter` is
+    /// bad input.
+    pub fn with_trace(self, trace: Option<TraceRequest<'_>>) -> Result<Logging, ExperimentError> {
+        let request = match trace {
+            Some(t) => LogRequest {
+                verbose: self.verbose,
+                trace_file: Some(t.file),
+                trace_filter: t.filter,
+                trace_args: t.args,
+            },
+            None => LogRequest::logs(self.verbose),
+        };
+        let (logging, problem) = init(&request);
+        problem.map_err(ExperimentError::bad_input)?;
+        tracing::debug!(command = %self.parsed, "parsed");
+        Ok(logging)
+    }
+}
+
 /// How the run was asked to log.
-pub struct LogRequest<'a> {
+struct LogRequest<'a> {
     pub verbose: u8,
     /// `run --trace FILE`: where the trace goes (an output stream, checked and opened by the caller).
     pub trace_file: Option<StreamWriter>,
@@ -86,7 +139,7 @@ pub struct LogRequest<'a> {
 
 impl LogRequest<'_> {
     /// Logs only (no trace file).
-    pub fn logs(verbose: u8) -> LogRequest<'static> {
+    fn logs(verbose: u8) -> LogRequest<'static> {
         LogRequest { verbose, trace_file: None, trace_filter: "", trace_args: false }
     }
 }
@@ -94,7 +147,7 @@ impl LogRequest<'_> {
 /// Installs the process's subscriber. The error is one line for the user (a bad `RUST_LOG`, a
 /// trace file that cannot be created); the subscriber is installed even then, so that the caller
 /// can report it through `tracing::error!`.
-pub fn init(request: &LogRequest<'_>) -> (Logging, Result<(), String>) {
+fn init(request: &LogRequest<'_>) -> (Logging, Result<(), String>) {
     let mut problem = Ok(());
     let from_env = std::env::var_os("RUST_LOG").is_some_and(|v| !v.is_empty());
     let default_level = match request.verbose {
@@ -146,12 +199,40 @@ pub fn init(request: &LogRequest<'_>) -> (Logging, Result<(), String>) {
         _ => None,
     };
     // One layer list over the registry: both layers see the same spans, each through its filter.
-    // The report's copy of the warnings and errors (`report_out.rs`) sees what the log prints.
-    let kept: Box<dyn Layer<Registry> + Send + Sync> = crate::report_out::layer().boxed();
+    // The report's copy of the warnings and errors ([`Keep`]) sees what the log prints.
+    let kept: Box<dyn Layer<Registry> + Send + Sync> = Keep.with_filter(LevelFilter::WARN).boxed();
     let subscriber = Registry::default().with(std::iter::once(log).chain(trace).chain(Some(kept)).collect::<Vec<_>>());
     // Only fails if a subscriber is already installed, which `main` never does twice.
     let _ = tracing::subscriber::set_global_default(subscriber);
     (Logging { trace: guard }, problem)
+}
+
+/// The fields of one event as one line.
+#[derive(Default)]
+struct Line(String);
+
+impl Visit for Line {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        use std::fmt::Write;
+        let sep = if self.0.is_empty() { "" } else { " " };
+        let _ = match field.name() {
+            "message" => write!(self.0, "{sep}{value:?}"),
+            name => write!(self.0, "{sep}{name}={value:?}"),
+        };
+    }
+}
+
+/// The layer that keeps every warning and error logged, as printed (`message key=value ...`),
+/// for `--report` (`crate::out::keep`).
+struct Keep;
+
+impl<S: Subscriber> Layer<S> for Keep {
+    fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
+        let mut line = Line::default();
+        event.record(&mut line);
+        let level = if *event.metadata().level() == Level::ERROR { "error" } else { "warning" };
+        crate::out::keep(format!("{level}: {}", line.0));
+    }
 }
 
 fn first_line(s: &str) -> &str {

@@ -2,14 +2,21 @@
 //! gone; [`outln!`] and [`out!`] record the first error instead, stop writing, and let `main`
 //! report it as one line with exit code 3. A closed pipe (`schedlab ... | head`) only stops the
 //! printing: the work goes on and its files are still written.
+//!
+//! The bottom of the CLI's stages (`main.rs`): it imports nothing of the CLI. Every warning and
+//! error said here or logged (`logging.rs`) is also kept ([`keep`], [`kept`]) for `--report`'s
+//! warnings section (`report_out.rs`).
 
 use std::io::Write;
 use std::sync::Mutex;
 
 static ERROR: Mutex<Option<String>> = Mutex::new(None);
+
+/// Every warning and error said or logged so far, as printed (`message key=value ...`), in order.
+static KEPT: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-fn keep(e: std::io::Error) {
+fn keep_error(e: std::io::Error) {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
         CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
         return;
@@ -27,7 +34,7 @@ pub fn write(args: std::fmt::Arguments<'_>) {
     }
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout.write_fmt(args) {
-        keep(e);
+        keep_error(e);
     }
 }
 
@@ -35,7 +42,7 @@ pub fn write(args: std::fmt::Arguments<'_>) {
 pub fn finish() -> Option<String> {
     if !CLOSED.load(std::sync::atomic::Ordering::Relaxed) {
         if let Err(e) = std::io::stdout().lock().flush() {
-            keep(e);
+            keep_error(e);
         }
     }
     ERROR.lock().ok().and_then(|e| e.clone())
@@ -87,35 +94,57 @@ fn say(level: &str, message: &str) {
         WARNED.with(|w| w.set(w.get() + 1));
     }
     let _ = writeln!(std::io::stderr().lock(), "schedlab: {level}{message}");
-    crate::report_out::keep(format!("{}: {message}", if level.is_empty() { "error" } else { "warning" }));
+    keep(format!("{}: {message}", if level.is_empty() { "error" } else { "warning" }));
     tracing::debug!(target: "schedlab::said", "{level}{message}");
 }
 
-/// Writes `value` as pretty JSON and a newline to `file`; true when written. A failure is logged
-/// once here and added to `failures` as an output failure (its message already printed).
-pub fn json(file: &schedlab_benches::files::output::OutputFile, value: &impl serde::Serialize, failures: &mut schedlab_benches::experiment::Failures) -> bool {
-    let written = match serde_json::to_string_pretty(value) {
-        Ok(text) => crate::write_output(file, (text + "\n").as_bytes()),
-        Err(e) => {
-            error(format_args!("cannot serialise {}: {e}", file.path().display()));
-            false
-        }
-    };
-    if !written {
-        failures.add(crate::ExperimentError::output_failed(String::new()));
+/// Keeps a warning or an error line for the report.
+pub fn keep(line: String) {
+    if let Ok(mut kept) = KEPT.lock() {
+        kept.push(line);
     }
-    written
 }
 
-/// Writes a drawn chart to `file` and says `wrote PATH`; a chart that could not be drawn or
-/// written is an output failure added to `failures` (the reason logged or in its message).
-pub fn svg(file: &schedlab_benches::files::output::OutputFile, drawn: Result<String, String>, failures: &mut schedlab_benches::experiment::Failures) {
-    match drawn {
-        Ok(text) if crate::write_output(file, text.as_bytes()) => outln!("wrote {}", file.path().display()),
-        Ok(_) => failures.add(crate::ExperimentError::output_failed(String::new())),
-        // Stopped before anything was measured: nothing to draw is the stop's doing, said, and
-        // the stop's exit code stands (not an output failure's).
-        Err(e) if crate::signals::received().is_some() => warning(format_args!("{} not written: {e}", file.path().display())),
-        Err(e) => failures.add(crate::ExperimentError::output_failed(e)),
-    }
+/// The warnings and errors said or logged so far.
+pub fn kept() -> Vec<String> {
+    KEPT.lock().map(|k| k.clone()).unwrap_or_default()
+}
+
+/// One line for a panic (the default hook prints several, with a backtrace hint). A panic is a
+/// bug: the driver turns one in a job thread into a failed run.
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".into());
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line()));
+        let at = at.unwrap_or_default();
+        let thread = std::thread::current().name().map(|n| format!(" in thread {n}"));
+        let thread = thread.unwrap_or_default();
+        let first = msg.lines().next().unwrap_or("");
+        let _ = writeln!(std::io::stderr(), "schedlab: internal error{thread}: {first}{at}");
+    }));
+}
+
+/// Whether the command was started with its standard output closed (`>&-`). Rust's runtime
+/// reopens a closed standard descriptor on `/dev/null` before `main` (read and write, so that no
+/// file the command opens takes its number), which hides the closing; a shell's `>/dev/null`
+/// opens it write-only. So a standard output that is `/dev/null` opened for reading and writing
+/// was closed (or given as `1<>/dev/null`, which prints nothing either).
+pub fn stdout_was_closed() -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    // SAFETY: F_GETFL reads a descriptor's flags; no memory is involved.
+    let flags = unsafe { libc::fcntl(1, libc::F_GETFL) };
+    let is_dev_null = |m: std::fs::Metadata, null: std::fs::Metadata| {
+        use std::os::unix::fs::MetadataExt;
+        m.file_type().is_char_device() && m.rdev() == null.rdev()
+    };
+    let same = match (std::fs::metadata("/proc/self/fd/1"), std::fs::metadata("/dev/null")) {
+        (Ok(m), Ok(null)) => is_dev_null(m, null),
+        _ => false,
+    };
+    flags != -1 && flags & libc::O_ACCMODE == libc::O_RDWR && same
 }

@@ -4,6 +4,7 @@
 //! declared path (aliasing, descriptors, long and non-UTF-8 names) is tested on the binary by
 //! `tests/cli_paths.rs`, which reads the same definition.
 
+use crate::cli::{self, parse_from};
 use crate::paths::Role;
 
 /// The cheapest arguments that make each subcommand's declaration possible.
@@ -21,7 +22,7 @@ fn base(sub: &str) -> Vec<&'static str> {
 }
 
 fn path_options() -> Vec<(String, clap::Arg)> {
-    let cli = crate::command();
+    let cli = crate::cli::command();
     let mut out = Vec::new();
     for sub in cli.get_subcommands() {
         for arg in sub.get_arguments() {
@@ -66,9 +67,9 @@ fn every_path_option_of_every_subcommand_is_declared_before_any_work() {
             v
         };
         // With the base, or alone when the option conflicts with it (`flamegraph --folded`).
-        let cli = crate::parse_from(argv(true)).or_else(|_| crate::parse_from(argv(false)));
+        let cli = parse_from(argv(true)).or_else(|_| parse_from(argv(false)));
         let cli = cli.unwrap_or_else(|e| panic!("{sub} {flag}: {e}"));
-        let declared = crate::declared(&cli.command).unwrap_or_else(|e| panic!("{sub} {flag}: {}", e.message));
+        let declared = cli::declared(&cli.command).unwrap_or_else(|e| panic!("{sub} {flag}: {}", e.message));
         let found = declared.0.iter().find(|d| d.path == probe);
         let found = found.unwrap_or_else(|| panic!("{sub} {flag}: not declared to the path registry: {declared:?}"));
         assert_eq!(found.flag, flag, "{sub}: declared under its own option");
@@ -80,14 +81,14 @@ fn every_path_option_of_every_subcommand_is_declared_before_any_work() {
 
 #[test]
 fn the_files_inside_output_directories_are_declared() {
-    let cli = crate::parse_from(["schedlab", "flamegraph", "--variant", "no-stats", "--diff", "no-stats", "sched-lock", "--out", "/tmp/fg"]).unwrap();
-    let declared = crate::declared(&cli.command).unwrap();
+    let cli = parse_from(["schedlab", "flamegraph", "--variant", "no-stats", "--diff", "no-stats", "sched-lock", "--out", "/tmp/fg"]).unwrap();
+    let declared = cli::declared(&cli.command).unwrap();
     let Role::Dir(files) = &declared.0.iter().find(|d| d.flag == "--out").unwrap().role else { panic!("--out is a directory") };
     for name in ["no-stats.svg", "no-stats.folded", "sched-lock.svg", "diff-no-stats-vs-sched-lock.svg", "time-shares.json"] {
         assert!(files.iter().any(|f| f == name), "{name} in {files:?}");
     }
-    let cli = crate::parse_from(["schedlab", "flamegraph", "--folded", "/x/off-cpu.folded", "--out", "/tmp/fg"]).unwrap();
-    let declared = crate::declared(&cli.command).unwrap();
+    let cli = parse_from(["schedlab", "flamegraph", "--folded", "/x/off-cpu.folded", "--out", "/tmp/fg"]).unwrap();
+    let declared = cli::declared(&cli.command).unwrap();
     let Role::Dir(files) = &declared.0.iter().find(|d| d.flag == "--out").unwrap().role else { panic!("--out is a directory") };
     assert_eq!(files, &["off-cpu.svg"], "the output named after the input");
 }

@@ -1,6 +1,6 @@
 //! The path registry: every path a command reads or writes is declared through [`declare`] before
 //! any work, as one list ([`Paths`]) built by the subcommand's `paths` function from its
-//! arguments (`main::declared`, an exhaustive match: a new subcommand declares its paths or does
+//! arguments (`cli::declared`, an exhaustive match: a new subcommand declares its paths or does
 //! not compile). The list names every input, every output file, every output directory and
 //! every file the command will write inside one (`flamegraph --out D`: `D/<entry>.svg` ...), and
 //! every output whose name is derived from an input's (`--folded F` writes `D/<stem of F>.svg`).
@@ -17,11 +17,16 @@
 //! [`check_input`]: a path that was not declared is an internal error (found by the generated
 //! tests, `path_props.rs` and `tests/cli_paths.rs`), so no path escapes the registry.
 
-use crate::{bad_input, ExperimentError};
+use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::files::output::{check_dir, file_identity, future_identity, FileIdentity, OutputFile, NAME_MAX};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+/// A path refused before any work: one line, exit 2.
+fn bad_input(message: impl Into<String>) -> ExperimentError {
+    ExperimentError::bad_input(message)
+}
 
 /// What a command does with a path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -216,6 +221,19 @@ fn check_temporary_dir(dir: &Path) -> Result<(), ExperimentError> {
         .tempfile_in(dir)
         .map(drop)
         .map_err(|e| cannot(format!("no file can be made there ({})", e.kind())))
+}
+
+/// `SCHEDLAB_DESCRIBE=paths`, for the generated tests: what the command declares, one line a
+/// path (role, flag, path) and one a file inside an output directory; nothing checked.
+pub fn describe(declared: &Paths) {
+    for d in &declared.0 {
+        outln!("{}\t{}\t{}", d.role.name(), d.flag, d.path.display());
+        if let Role::Dir(files) = &d.role {
+            for f in files {
+                outln!("file\t{}\t{}", d.flag, d.path.join(f).display());
+            }
+        }
+    }
 }
 
 /// Releases the outputs' locks (their lock files removed): at the end of the process.

@@ -4,7 +4,9 @@
 //! `schedlab_benches::experiment::options::predict`; this file adds the outputs (the saved
 //! calibration and topology among them) and makes the one call.
 
-use crate::{check_output, ExperimentError, INTERRUPT};
+use crate::paths::check_output;
+use crate::signals::INTERRUPT;
+use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::options::predict::PredictOptions;
 use schedlab_benches::experiment::predict::{self, PredictConfig, PredictReport};
 use schedlab_benches::experiment::Failures;
@@ -35,10 +37,11 @@ pub(crate) fn paths(args: &PredictArgs) -> Result<crate::paths::Paths, Experimen
 }
 
 pub(crate) fn config(args: &PredictArgs) -> Result<PredictConfig, ExperimentError> {
-    crate::configure(|cx| args.options.config(cx))
+    crate::config::from_options(|cx| args.options.config(cx))
 }
 
-pub fn cmd(args: &PredictArgs) -> Result<(), ExperimentError> {
+pub fn cmd(args: &PredictArgs, log: crate::logging::Start) -> Result<(), ExperimentError> {
+    let _logging = log.logs()?;
     let cfg = config(args)?;
     // Outputs are checked before any work.
     let claimed = args.outputs.claim::<PredictReport>()?;
@@ -49,12 +52,12 @@ pub fn cmd(args: &PredictArgs) -> Result<(), ExperimentError> {
     drop(progress);
     let mut failures = Failures::default();
     if let Some(out) = &save_calibration {
-        if crate::out::json(out, &report.calibration, &mut failures) {
+        if crate::report_out::json(out, &report.calibration, &mut failures) {
             outln!("wrote calibration {}", out.path().display());
         }
     }
     if let Some(out) = &save_topology {
-        if crate::out::json(out, &report.calibration.machine, &mut failures) {
+        if crate::report_out::json(out, &report.calibration.machine, &mut failures) {
             outln!("wrote topology {}", out.path().display());
         }
     }

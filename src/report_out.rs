@@ -1,71 +1,64 @@
 //! Every report's outputs, through one function: [`OutputArgs`] declares `--json`, `--svg` and
 //! `--report` once for every subcommand, and [`emit`] takes any report of the contract
 //! (`schedlab_benches::report::contract::Report`) and prints its text, writes its JSON, its chart
-//! and its HTML page (with the warnings and errors the run printed, kept by [`layer`], a
-//! `tracing` layer beside the log's), and decides the exit code from its outcome. The paths are
-//! declared before any work (`paths.rs`); a write that fails is an output failure (exit 3); a
-//! written one says `wrote PATH`.
+//! and its HTML page (with the warnings and errors the run said or logged, kept by `out.rs`),
+//! and decides the exit code from its outcome. The paths are declared before any work
+//! (`paths.rs`); a write that fails is an output failure (exit 3); a written one says
+//! `wrote PATH`.
 
-use crate::ExperimentError;
-use schedlab_benches::experiment::Failures;
-use schedlab_benches::report::contract::{Report, View};
-use std::path::PathBuf;
+use crate::paths::{check_output, Paths};
+use schedlab_benches::experiment::{ExperimentError, Failures};
 use schedlab_benches::files::output::OutputFile;
+use schedlab_benches::report::contract::{Report, View};
 use schedlab_benches::report::html::Page;
-use std::sync::Mutex;
-use tracing::field::{Field, Visit};
-use tracing::{Event, Subscriber};
-use tracing_subscriber::filter::LevelFilter;
-use tracing_subscriber::layer::Context;
-use tracing_subscriber::Layer;
+use std::path::PathBuf;
 
-/// Every warning and error logged so far, as printed (`message key=value ...`), in order.
-static PRINTED: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-/// The fields of one event as one line.
-#[derive(Default)]
-struct Line(String);
-
-impl Visit for Line {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        use std::fmt::Write;
-        let sep = if self.0.is_empty() { "" } else { " " };
-        let _ = match field.name() {
-            "message" => write!(self.0, "{sep}{value:?}"),
-            name => write!(self.0, "{sep}{name}={value:?}"),
-        };
-    }
-}
-
-/// Keeps the events it sees (see [`layer`]).
-struct Keep;
-
-impl<S: Subscriber> Layer<S> for Keep {
-    fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
-        let mut line = Line::default();
-        event.record(&mut line);
-        let level = if *event.metadata().level() == tracing::Level::ERROR { "error" } else { "warning" };
-        if let Ok(mut kept) = PRINTED.lock() {
-            kept.push(format!("{level}: {}", line.0));
+/// Writes an output; on failure says one line and returns false (the caller adds an output
+/// failure, exit 3, and prints no "wrote" line).
+fn write_output(out: &OutputFile, bytes: &[u8]) -> bool {
+    match out.write(bytes) {
+        Ok(()) => true,
+        Err(e) => {
+            crate::out::error(e);
+            false
         }
     }
 }
 
-/// The layer that keeps the warnings and errors for the report (added by `logging::init`).
-pub fn layer<S: Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>>() -> impl Layer<S> {
-    Keep.with_filter(LevelFilter::WARN)
+/// Says that `out` was written.
+fn wrote(out: &OutputFile) {
+    outln!("wrote {}", out.path().display());
 }
 
-/// Keeps a line said outside the log (`out::error`, `out::warning`) for the report.
-pub fn keep(line: String) {
-    if let Ok(mut kept) = PRINTED.lock() {
-        kept.push(line);
+/// Writes `value` as pretty JSON and a newline to `file`; true when written. A failure is said
+/// once here and added to `failures` as an output failure (its message already printed).
+pub fn json(file: &OutputFile, value: &impl serde::Serialize, failures: &mut Failures) -> bool {
+    let written = match serde_json::to_string_pretty(value) {
+        Ok(text) => write_output(file, (text + "\n").as_bytes()),
+        Err(e) => {
+            crate::out::error(format_args!("cannot serialise {}: {e}", file.path().display()));
+            false
+        }
+    };
+    if !written {
+        failures.add(ExperimentError::output_failed(String::new()));
     }
+    written
 }
 
-/// The warnings and errors printed so far.
-pub fn printed() -> Vec<String> {
-    PRINTED.lock().map(|k| k.clone()).unwrap_or_default()
+/// Writes a drawn chart to `file` and says `wrote PATH`; a chart that could not be drawn or
+/// written is an output failure added to `failures` (the reason said or in its message).
+fn svg(file: &OutputFile, drawn: Result<String, String>, failures: &mut Failures) {
+    match drawn {
+        Ok(text) if write_output(file, text.as_bytes()) => wrote(file),
+        Ok(_) => failures.add(ExperimentError::output_failed(String::new())),
+        // Stopped before anything was measured: nothing to draw is the stop's doing, said, and
+        // the stop's exit code stands (not an output failure's).
+        Err(e) if crate::signals::received().is_some() => {
+            crate::out::warning(format_args!("{} not written: {e}", file.path().display()))
+        }
+        Err(e) => failures.add(ExperimentError::output_failed(e)),
+    }
 }
 
 /// Writes the report, when one was asked for: `page` assembled now, the printed warnings added.
@@ -73,9 +66,9 @@ pub fn printed() -> Vec<String> {
 pub fn write(out: Option<&OutputFile>, page: impl FnOnce() -> Page, failures: &mut Failures) {
     let Some(out) = out else { return };
     let mut page = page();
-    page.warnings(printed());
-    if crate::write_output(out, page.render().as_bytes()) {
-        outln!("wrote {}", out.path().display());
+    page.warnings(crate::out::kept());
+    if write_output(out, page.render().as_bytes()) {
+        wrote(out);
     } else {
         failures.add(ExperimentError::output_failed(String::new()));
     }
@@ -122,7 +115,7 @@ pub struct Claimed {
 
 impl OutputArgs {
     /// Adds the three outputs to a command's declaration (`paths.rs`).
-    pub fn declare(&self, paths: crate::paths::Paths) -> crate::paths::Paths {
+    pub fn declare(&self, paths: Paths) -> Paths {
         paths.output("--json", self.base.json.as_deref()).output("--svg", self.svg.as_deref()).output("--report", self.base.report.as_deref())
     }
 
@@ -130,12 +123,13 @@ impl OutputArgs {
     /// input (`R::DRAWS`).
     pub fn claim<R: Report>(&self) -> Result<Claimed, ExperimentError> {
         if self.svg.is_some() && !R::DRAWS {
-            return Err(crate::bad_input(format!("--svg: `schedlab {}` draws no chart", R::COMMAND)));
+            let refused = format!("--svg: `schedlab {}` draws no chart", R::COMMAND);
+            return Err(ExperimentError::bad_input(refused));
         }
         Ok(Claimed {
-            json: crate::check_output(self.base.json.as_deref())?,
-            svg: crate::check_output(self.svg.as_deref())?,
-            report: crate::check_output(self.base.report.as_deref())?,
+            json: check_output(self.base.json.as_deref())?,
+            svg: check_output(self.svg.as_deref())?,
+            report: check_output(self.base.report.as_deref())?,
         })
     }
 }
@@ -147,14 +141,14 @@ pub fn emit<R: Report>(report: &R, view: View, claimed: &Claimed, mut failures: 
     out!("{}", report.text(view));
     if let Some(out) = &claimed.json {
         match report.json(crate::signals::received().map(crate::signals::name)) {
-            Ok(text) if crate::write_output(out, text.as_bytes()) => outln!("wrote {}", out.path().display()),
+            Ok(text) if write_output(out, text.as_bytes()) => wrote(out),
             Ok(_) => failures.add(ExperimentError::output_failed(String::new())),
             Err(e) => failures.add(ExperimentError::output_failed(e)),
         }
     }
     if let Some(out) = &claimed.svg {
         match report.svg_chart().map(|c| c.svg) {
-            Some(drawn) => crate::out::svg(out, drawn, &mut failures),
+            Some(drawn) => svg(out, drawn, &mut failures),
             None => failures.add(ExperimentError::output_failed(format!("{}: no chart to draw", out.path().display()))),
         }
     }

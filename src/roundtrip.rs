@@ -5,7 +5,8 @@
 //! `schedlab_benches::experiment::options::roundtrip`; this file adds the outputs and makes the
 //! one call.
 
-use crate::{ExperimentError, INTERRUPT};
+use crate::signals::INTERRUPT;
+use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::options::roundtrip::RoundtripOptions;
 use schedlab_benches::experiment::roundtrip::{self, RoundtripConfig};
 
@@ -27,7 +28,8 @@ pub(crate) fn config(args: &RoundtripArgs) -> Result<RoundtripConfig, Experiment
     args.options.config()
 }
 
-pub fn cmd(args: &RoundtripArgs) -> Result<(), ExperimentError> {
+pub fn cmd(args: &RoundtripArgs, log: crate::logging::Start) -> Result<(), ExperimentError> {
+    let _logging = log.logs()?;
     let cfg = config(args)?;
     let claimed = args.outputs.claim::<roundtrip::RoundtripReport>()?;
     let report = roundtrip::run(&cfg, &INTERRUPT, &mut crate::progress::Bar::new("schedlab roundtrip", "measurements"))?;

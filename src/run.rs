@@ -1,14 +1,21 @@
 //! `schedlab run`: one variant, one configuration, the end-of-run checks, optionally a JSON
 //! result and a Chrome / Perfetto trace. The options are
 //! `schedlab_benches::experiment::options::run`, the run itself
-//! `schedlab_benches::driver::workload`; this file adds the trace and the outputs and makes the
-//! one call.
+//! `schedlab_benches::experiment::run`; this file adds the trace and the outputs and makes the
+//! one call. The options and the outputs are checked before the log starts, so that bad input
+//! creates no trace file.
 
-use crate::{logging, signals, ExperimentError, INTERRUPT};
-use schedlab_benches::driver::workload::{run_named, WorkloadConfig};
+use crate::logging::{self, TraceRequest};
+use crate::paths::check_output;
+use crate::progress::Bar;
+use crate::signals::{self, INTERRUPT};
 use schedlab_benches::experiment::options::run::RunOptions;
-use schedlab_benches::experiment::Failures;
+use schedlab_benches::experiment::run::{self, RunConfig};
+use schedlab_benches::experiment::{ExperimentError, Failures};
+use schedlab_benches::files::output::Stream;
 use schedlab_benches::report::run::RunReport;
+use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
@@ -36,46 +43,73 @@ pub struct RunArgs {
 
 /// Every path `run` reads or writes (`paths.rs`).
 pub(crate) fn paths(args: &RunArgs) -> Result<crate::paths::Paths, ExperimentError> {
-    Ok(args.outputs.outputs().declare(crate::paths::Paths::default().output("--trace", args.trace.as_deref())))
+    let paths = crate::paths::Paths::default().output("--trace", args.trace.as_deref());
+    Ok(args.outputs.outputs().declare(paths))
 }
 
-pub fn workload_config(args: &RunArgs) -> Result<WorkloadConfig, ExperimentError> {
-    crate::configure(|cx| args.options.config(args.trace.is_some(), cx))
+pub(crate) fn config(args: &RunArgs) -> Result<RunConfig, ExperimentError> {
+    crate::config::from_options(|cx| args.options.config(args.trace.is_some(), cx))
 }
 
-pub fn cmd(args: &RunArgs, cfg: WorkloadConfig, claimed: crate::report_out::Claimed, trace: Option<schedlab_benches::files::output::Stream>, logging: &mut logging::Logging) -> Result<(), ExperimentError> {
-    schedlab_benches::driver::workload::warn_before_run(cfg.lock, cfg.threads);
-    let provenance = schedlab_benches::files::provenance::Provenance::collect();
-    let result = run_named(&args.options.variant, &cfg, &INTERRUPT);
+/// Runs one variant from parsed arguments: the options, the outputs and the trace file checked,
+/// then the log started (with the trace), the one call, the trace finished, and every output
+/// through `report_out::emit`. A run that failed keeps its trace and reports nothing else.
+pub fn cmd(args: &RunArgs, log: logging::Start) -> Result<(), ExperimentError> {
+    let cfg = config(args)?;
+    let claimed = args.outputs.outputs().claim::<RunReport>()?;
+    let trace = match check_output(args.trace.as_deref())? {
+        Some(out) => Some(out.stream().map_err(ExperimentError::bad_input)?),
+        None => None,
+    };
+    let request = trace.as_ref().map(|stream| TraceRequest {
+        file: stream.writer(),
+        filter: &args.trace_filter,
+        args: !args.trace_no_args,
+    });
+    let mut logging = log.with_trace(request)?;
+    let record = run::run(&cfg, &INTERRUPT, &mut Bar::new("schedlab run", "runs"));
+    if record.as_ref().is_ok_and(|r| r.result.interrupted) || record.is_err() {
+        let signal = signals::received().map(signals::name);
+        let why = "the run stopped early: the trace covers the part that ran";
+        tracing::warn!(name: "run interrupted", target: logging::MARKER_TARGET, signal, "{why}");
+    }
     let mut failures = Failures::default();
-    if result.as_ref().is_ok_and(|r| r.interrupted) || result.is_err() {
-        tracing::warn!(name: "run interrupted", target: logging::MARKER_TARGET, signal = signals::received().map(signals::name), "the run stopped early: the trace covers the part that ran");
-    }
-    let mut trace_written = None;
-    if let Some(trace) = trace {
-        logging.finish(trace.writer_thread());
-        let window = cfg.trace_window.unwrap_or_default().min(cfg.duration);
-        match trace.commit() {
-            Ok(()) => {
-                let covers = format!(
-                    "{:.0} ms after the ramp-up; not comparable with untraced KIOPS: every tracing site consulted the recorder during the whole run",
-                    window.as_secs_f64() * 1e3
-                );
-                let path = args.trace.clone().unwrap_or_default();
-                outln!("wrote trace {} ({covers})", path.display());
-                trace_written = Some((path, covers));
-            }
-            Err(e) => failures.add(ExperimentError::output_failed(e)),
-        }
-    }
-    let result = match result {
-        Ok(r) => r,
+    let window = cfg.workload.trace_window.unwrap_or_default().min(cfg.workload.duration);
+    let trace = trace.and_then(|stream| {
+        finish_trace(stream, &mut logging, args.trace.clone().unwrap_or_default(), window)
+            .map_err(|e| failures.add(e))
+            .ok()
+    });
+    let record = match record {
+        Ok(record) => record,
         Err(e) => {
             failures.add(e);
             return failures.finish();
         }
     };
-    schedlab_benches::driver::workload::warn_after_run(&result);
-    let report = RunReport { provenance, result, config: cfg, trace: trace_written };
+    let report = RunReport {
+        provenance: record.provenance,
+        result: record.result,
+        config: record.config,
+        trace,
+    };
     crate::report_out::emit(&report, Default::default(), &claimed, failures)
+}
+
+/// Finishes the trace file at `path` (its writer drained first) and says what it covers.
+fn finish_trace(
+    stream: Stream,
+    logging: &mut logging::Logging,
+    path: PathBuf,
+    window: Duration,
+) -> Result<(PathBuf, String), ExperimentError> {
+    logging.finish(stream.writer_thread());
+    stream.commit().map_err(ExperimentError::output_failed)?;
+    let covers = format!(
+        "{:.0} ms after the ramp-up; not comparable with untraced KIOPS: every tracing site \
+         consulted the recorder during the whole run",
+        window.as_secs_f64() * 1e3
+    );
+    outln!("wrote trace {} ({covers})", path.display());
+    Ok((path, covers))
 }

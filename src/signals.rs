@@ -16,9 +16,9 @@
 //! process at once.
 //!
 //! The handlers are signal-hook's: a watcher thread receives the signals (no code of ours runs
-//! in signal context), records the first, and sets [`crate::INTERRUPT`], which every driver polls.
+//! in signal context), records the first, and sets [`INTERRUPT`], which every driver polls.
 
-use schedlab_core::sync::Ordering;
+use schedlab_core::sync::{AtomicBool, Ordering};
 use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::exfiltrator::WithOrigin;
 use signal_hook::iterator::SignalsInfo;
@@ -26,6 +26,9 @@ use std::sync::atomic::AtomicI32;
 use std::time::{Duration, Instant};
 
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
+/// Set by the first SIGINT, SIGTERM or SIGHUP; the stop flag every experiment polls.
+pub static INTERRUPT: AtomicBool = AtomicBool::new(false);
 
 /// Signals this close to the first are the same stop, whoever sent them: long enough for two
 /// senders reacting to one event, far shorter than a person pressing Ctrl-C again.
@@ -103,7 +106,7 @@ pub fn install() -> Result<(), String> {
                 }
                 first = Some(stop);
                 RECEIVED.store(signal, Ordering::SeqCst);
-                crate::INTERRUPT.store(true, Ordering::SeqCst);
+                INTERRUPT.store(true, Ordering::SeqCst);
                 crate::out::warning(format_args!("{}: stopping; what finished is kept (a second signal stops at once)", name(signal)));
             }
         })

@@ -4,7 +4,8 @@
 //! output (provenance aside). The options are `schedlab_benches::experiment::options::simulate`;
 //! this file adds the outputs and makes the one call.
 
-use crate::{ExperimentError, INTERRUPT};
+use crate::signals::INTERRUPT;
+use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::options::simulate::SimulateOptions;
 use schedlab_benches::experiment::simulate::{self, SimulateConfig};
 
@@ -26,7 +27,8 @@ pub(crate) fn config(args: &SimulateArgs) -> Result<SimulateConfig, ExperimentEr
     args.options.config()
 }
 
-pub fn cmd(args: &SimulateArgs) -> Result<(), ExperimentError> {
+pub fn cmd(args: &SimulateArgs, log: crate::logging::Start) -> Result<(), ExperimentError> {
+    let _logging = log.logs()?;
     let cfg = config(args)?;
     let claimed = args.outputs.claim::<simulate::SimulateReport>()?;
     let report = simulate::run(&cfg, &INTERRUPT, &mut crate::progress::Bar::new("schedlab simulate", "simulations"))?;

@@ -6,7 +6,9 @@
 //! file adds the CSV and the outputs and makes the one call.
 
 use crate::progress::Bar;
-use crate::{bad_input, check_output, ExperimentError, INTERRUPT};
+use crate::paths::check_output;
+use crate::signals::INTERRUPT;
+use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::options::sweep::SweepOptions;
 use schedlab_benches::experiment::sweep::{self, CsvOutput, SweepConfig};
 use schedlab_benches::experiment::Failures;
@@ -43,15 +45,17 @@ pub(crate) fn paths(args: &SweepArgs) -> Result<crate::paths::Paths, ExperimentE
 }
 
 pub(crate) fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {
-    crate::configure(|cx| args.options.config(cx))
+    crate::config::from_options(|cx| args.options.config(cx))
 }
 
 /// Runs a sweep from parsed arguments: the one call (the CSV written point by point inside it),
 /// then every output through `report_out::emit`. A sweep stopped before its first point draws no
 /// chart (and that is no failure).
-pub fn cmd(args: &SweepArgs) -> Result<(), ExperimentError> {
+pub fn cmd(args: &SweepArgs, log: crate::logging::Start) -> Result<(), ExperimentError> {
+    let _logging = log.logs()?;
     let mut cfg = config(args)?;
-    let csv = check_output(Some(&args.csv))?.ok_or_else(|| bad_input("--csv names no file"))?;
+    let csv = check_output(Some(&args.csv))?;
+    let csv = csv.ok_or_else(|| ExperimentError::bad_input("--csv names no file"))?;
     cfg.csv = Some(CsvOutput { file: csv, resume: args.options.resume });
     let mut claimed = args.outputs().claim::<sweep::SweepReport>()?;
     let report = sweep::run(&cfg, &INTERRUPT, &mut Bar::new("schedlab sweep", "points"))?;

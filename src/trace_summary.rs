@@ -2,7 +2,9 @@
 //! overlap) and summarises it; optionally draws an excerpt and the longest wait. The parsing and
 //! drawing are in `schedlab_benches::experiment::trace_summary`; this file parses and prints.
 
-use crate::{check_input, check_output, ExperimentError};
+use crate::paths::{check_input, check_output};
+use crate::signals::INTERRUPT;
+use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::options::units;
 use schedlab_benches::experiment::trace_summary::{self, TraceSummaryConfig};
 use schedlab_benches::report::pages::TraceSummaryPage;
@@ -35,7 +37,8 @@ pub(crate) fn paths(args: &TraceSummaryArgs) -> Result<crate::paths::Paths, Expe
 
 /// Exit 1 when a lock's holds overlap (the trace contradicts mutual exclusion); 2 for a file that
 /// is not a well-formed trace; 3 when a drawing could not be written.
-pub fn cmd(args: &TraceSummaryArgs) -> Result<(), ExperimentError> {
+pub fn cmd(args: &TraceSummaryArgs, log: crate::logging::Start) -> Result<(), ExperimentError> {
+    let _logging = log.logs()?;
     check_input(&args.file)?;
     let mut claimed = args.outputs.claim::<TraceSummaryPage>()?;
     // The excerpt is drawn and written by the experiment as it reads the trace.
@@ -47,7 +50,8 @@ pub fn cmd(args: &TraceSummaryArgs) -> Result<(), ExperimentError> {
         stall: check_output(args.stall_svg.as_deref())?,
     };
     let provenance = schedlab_benches::files::provenance::Provenance::collect();
-    let report = trace_summary::run(&cfg, &crate::INTERRUPT, &mut crate::progress::Bar::new("schedlab trace-summary", "drawings"))?;
+    let mut bar = crate::progress::Bar::new("schedlab trace-summary", "drawings");
+    let report = trace_summary::run(&cfg, &INTERRUPT, &mut bar)?;
     let page = TraceSummaryPage { report, file: args.file.clone(), provenance };
     crate::report_out::emit(&page, Default::default(), &claimed, Default::default())
 }

@@ -29,6 +29,7 @@
 //!                   mod.rs (the experiment shape), observer.rs (Event, Observer),
 //!                   compare.rs, sweep.rs, validate.rs (the model against runs), kernel/
 //!                   predict.rs (the model's prediction), simulate.rs, roundtrip.rs,
+//!                   run.rs (one run: `schedlab run`),
 //!                   flamegraph.rs, trace_summary.rs (the files they draw),
 //!                   options/ (each experiment's command-line options and their
 //!                   translation into its configuration)

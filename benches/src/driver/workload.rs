@@ -394,13 +394,6 @@ pub fn warning_before_run(lock: LockKind, threads: usize) -> Option<String> {
     fair_lock_warning_before(lock, threads, other_runnable_threads())
 }
 
-/// Logs [`warning_before_run`].
-pub fn warn_before_run(lock: LockKind, threads: usize) {
-    if let Some(w) = warning_before_run(lock, threads) {
-        tracing::warn!("{w}");
-    }
-}
-
 /// Other processes' CPUs above which a run counts as disturbed (as `NoisePolicy`'s default).
 pub const OTHERS_DISTURB_CPUS: f64 = 0.3;
 
@@ -443,13 +436,6 @@ pub fn disturbed(r: &RunResult) -> Option<String> {
         return Some(format!("other processes used {others:.1} CPU(s) during it"));
     }
     fair_lock_warning_after(r)
-}
-
-/// Logs [`fair_lock_warning_after`].
-pub fn warn_after_run(r: &RunResult) {
-    if let Some(w) = fair_lock_warning_after(r) {
-        tracing::warn!("{w}");
-    }
 }
 
 /// Jobs per CPU the fair lock accepts. Once oversubscribed, a FIFO spinlock hands over only when

@@ -20,7 +20,8 @@
 //! Every experiment is in this shape: [`kernel`] (the first), [`compare`], [`sweep`] (whose
 //! configuration also names the CSV each point is written to as it is measured, so that a stopped
 //! sweep keeps every finished point), [`predict`] (with [`validate`]), [`simulate`],
-//! [`roundtrip`], [`flamegraph`] and [`trace_summary`] (which write their drawings themselves).
+//! [`roundtrip`], [`run`] (one run: `schedlab run`), [`flamegraph`] and [`trace_summary`] (which
+//! write their drawings themselves).
 
 pub mod compare;
 pub mod flamegraph;
@@ -29,6 +30,7 @@ pub mod observer;
 pub mod options;
 pub mod predict;
 pub mod roundtrip;
+pub mod run;
 pub mod simulate;
 pub mod sweep;
 pub mod trace_summary;

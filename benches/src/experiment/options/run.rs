@@ -1,11 +1,11 @@
-//! `schedlab run`'s options: one variant, one configuration ([`crate::driver::workload`]).
+//! `schedlab run`'s options: one variant, one configuration ([`crate::experiment::run`]).
 
 use super::workload::{RunShape, WorkloadFlags};
 use super::context::Context;
 use super::parse::{lockstat_mode, parse_lock, seconds};
 use super::units;
-use crate::driver::workload::WorkloadConfig;
 use crate::error::ExperimentError;
+use crate::experiment::run::RunConfig;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunOptions {
@@ -42,7 +42,7 @@ pub struct RunOptions {
 impl RunOptions {
     /// The run's configuration, checked against its variant; `traced` when the CLI writes a
     /// trace (then `--trace-window` is the trace's window).
-    pub fn config(&self, traced: bool, cx: &mut Context) -> Result<WorkloadConfig, ExperimentError> {
+    pub fn config(&self, traced: bool, cx: &mut Context) -> Result<RunConfig, ExperimentError> {
         let shape = RunShape {
             threads: self.threads as usize,
             duration: self.duration,
@@ -56,6 +56,6 @@ impl RunOptions {
             cfg.trace_window = Some(seconds("trace-window", self.trace_window, false)?);
         }
         cfg.validate(&self.variant)?;
-        Ok(cfg)
+        Ok(RunConfig { variant: self.variant.clone(), workload: cfg })
     }
 }
