@@ -1,0 +1,331 @@
+//! The stages of the `schedlab` binary as a checked property (issue 44, item 5): each module of
+//! `src/` imports only the stages below its own, none imports `main.rs`, and no module imports
+//! itself round a circle.
+//!
+//! The stages are read from the map in `src/main.rs`'s documentation (the `text` block after
+//! "The map"): a line that starts with a number opens a stage, and the module names up to the
+//! next `:` are its members. So the map is the rule: a new module has to be placed in it, or the
+//! check fails.
+//!
+//! How: every file under `src/` is read; comments, string and character literals are cut; every
+//! path that starts with `crate::` (grouped imports too, `use crate::{a::X, b}`, and paths
+//! written inline, `crate::out::error(..)`) is an edge from the file's module to the module it
+//! names, or, when it names no module, an import of an item of `main.rs`, the top. `super::`
+//! stands only in inline test modules here (`use super::*`: the file itself), so it is no edge.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Module → the modules it names, and the items of `main.rs` it names.
+#[derive(Default)]
+struct Graph {
+    edges: BTreeMap<String, BTreeSet<String>>,
+    root_items: Vec<String>,
+}
+
+fn src() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Where the literal or comment starting at `i` ends (the index after it), or `None` when none
+/// starts there. A lifetime (`'a`) is no literal.
+fn skip_literal(b: &[char], i: usize) -> Option<usize> {
+    let at = |k: usize| b.get(k).copied().unwrap_or('\0');
+    let prev_ident = i > 0 && is_ident(b[i - 1]);
+    match (b[i], at(i + 1)) {
+        ('/', '/') => Some((i..b.len()).find(|&k| b[k] == '\n').unwrap_or(b.len())),
+        ('/', '*') => {
+            let (mut k, mut depth) = (i, 0);
+            while k < b.len() {
+                match (b[k], at(k + 1)) {
+                    ('/', '*') => (depth, k) = (depth + 1, k + 2),
+                    ('*', '/') if depth == 1 => return Some(k + 2),
+                    ('*', '/') => (depth, k) = (depth - 1, k + 2),
+                    _ => k += 1,
+                }
+            }
+            Some(b.len())
+        }
+        ('r', '#' | '"') if !prev_ident => {
+            let hashes = b[i + 1..].iter().take_while(|c| **c == '#').count();
+            let open = i + 1 + hashes;
+            if at(open) != '"' {
+                return None;
+            }
+            let closes = |k: usize| b[k] == '"' && (1..=hashes).all(|h| at(k + h) == '#');
+            let close = (open + 1..b.len()).find(|&k| closes(k));
+            Some(close.map_or(b.len(), |k| k + 1 + hashes))
+        }
+        ('"', _) => {
+            let mut k = i + 1;
+            while k < b.len() && b[k] != '"' {
+                k += if b[k] == '\\' { 2 } else { 1 };
+            }
+            Some(k + 1)
+        }
+        ('\'', '\\') => Some((i + 3..b.len()).find(|&k| b[k] == '\'').map_or(b.len(), |k| k + 1)),
+        ('\'', _) if at(i + 2) == '\'' => Some(i + 3),
+        _ => None,
+    }
+}
+
+/// The source without comments and literals (each replaced by a space).
+fn code_only(text: &str) -> Vec<char> {
+    let b: Vec<char> = text.chars().collect();
+    let mut code = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match skip_literal(&b, i) {
+            Some(end) => {
+                code.push(' ');
+                i = end.min(b.len()).max(i + 1);
+            }
+            None => {
+                code.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    code
+}
+
+/// The first segment of every path a source text starts at `crate::`.
+fn crate_paths(text: &str) -> BTreeSet<String> {
+    let code = code_only(text);
+    let word = |from: usize| code[from..].iter().take_while(|c| is_ident(**c)).collect::<String>();
+    let mut names = BTreeSet::new();
+    for at in 0..code.len() {
+        let starts = code[at..].starts_with(&['c', 'r', 'a', 't', 'e', ':', ':']);
+        if !starts || (at > 0 && (is_ident(code[at - 1]) || matches!(code[at - 1], '$' | ':'))) {
+            continue;
+        }
+        let after = at + "crate::".len();
+        if code.get(after) != Some(&'{') {
+            names.insert(word(after));
+            continue;
+        }
+        // A group: split at the commas of its top level, the first word of each part.
+        let (mut depth, mut end, mut parts) = (0, after + 1, vec![after + 1]);
+        while end < code.len() {
+            match code[end] {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                ',' if depth == 0 => parts.push(end + 1),
+                _ => {}
+            }
+            end += 1;
+        }
+        for start in parts {
+            if let Some(first) = (start..end).find(|&j| !code[j].is_whitespace()) {
+                names.insert(word(first));
+            }
+        }
+    }
+    names.remove("");
+    names
+}
+
+/// The graph of `files` (module name, text); `main` is the crate root.
+fn graph_of(files: &[(String, String)]) -> Graph {
+    let modules: BTreeSet<&str> = files.iter().map(|(m, _)| m.as_str()).collect();
+    let mut graph = Graph::default();
+    for (module, text) in files.iter().filter(|(m, _)| m != "main") {
+        let targets = graph.edges.entry(module.clone()).or_default();
+        for name in crate_paths(text).into_iter().filter(|n| n != module) {
+            if name != "main" && modules.contains(name.as_str()) {
+                targets.insert(name);
+            } else {
+                graph.root_items.push(format!("{module} imports main.rs's `{name}`"));
+            }
+        }
+    }
+    graph
+}
+
+/// The binary's modules: each file of `src/` (a folder counts as its top-level module).
+fn binary_graph() -> Graph {
+    let mut files: Vec<(String, String)> = Vec::new();
+    let mut folders = vec![src()];
+    while let Some(dir) = folders.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read src") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let rel = path.strip_prefix(src()).expect("under src");
+                let first = rel.iter().next().expect("a name").to_string_lossy().to_string();
+                let module = first.strip_suffix(".rs").unwrap_or(&first).to_string();
+                files.push((module, std::fs::read_to_string(&path).expect("read a source file")));
+            }
+        }
+    }
+    // A folder's files are one module: their texts together.
+    let mut merged: BTreeMap<String, String> = BTreeMap::new();
+    for (module, text) in files {
+        merged.entry(module).or_default().push_str(&text);
+    }
+    graph_of(&merged.into_iter().collect::<Vec<_>>())
+}
+
+/// The stage map of a crate root's documentation: module → its stage (0 is the bottom).
+fn stage_map(root: &str) -> BTreeMap<String, usize> {
+    let doc = root.lines().filter_map(|l| l.strip_prefix("//!"));
+    let doc: Vec<&str> = doc.map(str::trim).collect();
+    let map_at = doc.iter().position(|l| l.starts_with("## The map")).expect("a map section");
+    let block = doc[map_at..].iter().skip_while(|l| **l != "```text").skip(1);
+    let block = block.take_while(|l| **l != "```");
+    let mut stages = BTreeMap::new();
+    let (mut level, mut naming) = (None, false);
+    for line in block {
+        let mut rest = *line;
+        let first = line.split_whitespace().next().unwrap_or("");
+        if let Ok(n) = first.parse::<usize>() {
+            (level, naming) = (Some(n), true);
+            rest = &line[first.len()..];
+        }
+        if !naming {
+            continue;
+        }
+        let names = match rest.split_once(':') {
+            Some((names, _)) => {
+                naming = false;
+                names
+            }
+            None => rest,
+        };
+        for name in names.split([',', ' ']).filter(|n| !n.is_empty()) {
+            stages.insert(name.to_string(), level.expect("a stage number"));
+        }
+    }
+    stages
+}
+
+fn binary_stages() -> BTreeMap<String, usize> {
+    stage_map(&std::fs::read_to_string(src().join("main.rs")).expect("read src/main.rs"))
+}
+
+/// Every edge to the same or a higher stage, from or to a module in no stage, and every import
+/// of `main.rs`.
+fn stage_violations(graph: &Graph, stages: &BTreeMap<String, usize>) -> Vec<String> {
+    let mut bad = graph.root_items.clone();
+    for (from, targets) in &graph.edges {
+        for to in targets {
+            match (stages.get(from), stages.get(to)) {
+                (Some(a), Some(b)) if b < a => {}
+                (Some(a), Some(b)) => {
+                    bad.push(format!("{from} (stage {a}) imports {to} (stage {b})"))
+                }
+                _ => bad.push(format!("{from} -> {to}: a module in no stage of main.rs's map")),
+            }
+        }
+    }
+    bad
+}
+
+/// A circle in the graph, as the modules round it (the first named again at the end), if any:
+/// modules that import nothing left are peeled off until none is; what stays holds a circle.
+fn find_circle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    let mut left: BTreeSet<&String> = edges.keys().collect();
+    loop {
+        let peel: Vec<&String> = left
+            .iter()
+            .copied()
+            .filter(|m| !edges[*m].iter().any(|to| left.contains(to)))
+            .collect();
+        if peel.is_empty() {
+            break;
+        }
+        for m in peel {
+            left.remove(m);
+        }
+    }
+    // Every module left imports one left: walking such imports must come back round.
+    let mut walk: Vec<&String> = vec![*left.iter().next()?];
+    loop {
+        let here = walk[walk.len() - 1];
+        let next = edges[here].iter().find(|to| left.contains(to)).expect("it imports one left");
+        if let Some(start) = walk.iter().position(|m| *m == next) {
+            let mut circle: Vec<String> = walk[start..].iter().map(|m| m.to_string()).collect();
+            circle.push(next.clone());
+            return Some(circle);
+        }
+        walk.push(left.get(next).copied().expect("left"));
+    }
+}
+
+#[test]
+fn every_module_of_src_is_in_a_stage_of_the_map() {
+    let graph = binary_graph();
+    let stages = binary_stages();
+    let modules: BTreeSet<&String> = graph.edges.keys().collect();
+    assert!(modules.len() > 15, "too few modules read: {modules:?}");
+    let unplaced: Vec<&&String> = modules.iter().filter(|m| !stages.contains_key(**m)).collect();
+    assert!(unplaced.is_empty(), "modules of src/ in no stage of main.rs's map: {unplaced:?}");
+    let absent: Vec<&String> = stages.keys().filter(|m| !modules.contains(m)).collect();
+    assert!(absent.is_empty(), "main.rs's map names modules src/ does not have: {absent:?}");
+}
+
+#[test]
+fn each_stage_of_src_imports_only_the_stages_below_it() {
+    let graph = binary_graph();
+    let bad = stage_violations(&graph, &binary_stages());
+    assert!(bad.is_empty(), "imports against main.rs's stage map:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn src_modules_form_no_import_circle() {
+    let graph = binary_graph();
+    if let Some(circle) = find_circle(&graph.edges) {
+        panic!("import circle in src/: {}\n(graph: {:#?})", circle.join(" -> "), graph.edges);
+    }
+}
+
+/// The checker itself: it reads grouped and inline paths, passes over comments and literals,
+/// reads a map, and finds a planted circle, a planted upward import and an import of the root
+/// (a check that cannot fail proves nothing).
+#[test]
+fn the_check_sees_a_planted_circle_an_upward_import_and_the_root() {
+    let files: Vec<(String, String)> = [
+        ("main", "//! x\nmod low; mod mid; mod high;\nfn helper() {}"),
+        ("low", "// crate::high\nconst S: &str = \"crate::high\";\n\
+                 const C: char = '\"';\nfn f<'a>() {}"),
+        ("mid", "use crate::{low::{X, Y}, high as H};\nfn g() { crate::low::f(); }\n\
+                 const R: &str = r#\"crate::main\"#;"),
+        ("high", "use crate::mid::g;\nfn h() { crate::helper(); }"),
+    ]
+    .iter()
+    .map(|(m, t)| (m.to_string(), t.to_string()))
+    .collect();
+    let graph = graph_of(&files);
+    let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<BTreeSet<String>>();
+    assert_eq!(graph.edges["low"], set(&[]), "nothing from comments, strings or characters");
+    assert_eq!(graph.edges["mid"], set(&["low", "high"]), "a grouped import and an inline path");
+    assert_eq!(graph.edges["high"], set(&["mid"]));
+    assert_eq!(graph.root_items, vec!["high imports main.rs's `helper`".to_string()]);
+
+    let circle = find_circle(&graph.edges).expect("the planted circle mid -> high -> mid");
+    assert_eq!(circle.first(), circle.last());
+    assert_eq!(set(&circle.iter().map(String::as_str).collect::<Vec<_>>()), set(&["mid", "high"]));
+
+    let map = "//! ## The map\n//!\n//! ```text\n//! 2 high: top\n\
+               //! 1 mid,\n//!   low: rest\n//! ```";
+    let stages = stage_map(map);
+    assert_eq!(stages, BTreeMap::from([("high".into(), 2), ("mid".into(), 1), ("low".into(), 1)]));
+    let bad = stage_violations(&graph, &stages);
+    assert!(bad.contains(&"mid (stage 1) imports high (stage 2)".to_string()), "{bad:?}");
+    assert!(bad.contains(&"mid (stage 1) imports low (stage 1)".to_string()), "sideways: {bad:?}");
+
+    // Without the upward import and the root's item: no circle, and a proper order passes.
+    let mut fixed = files.clone();
+    fixed[2].1 = "use crate::low::X;".into();
+    fixed[3].1 = "use crate::mid::g;".into();
+    let graph = graph_of(&fixed);
+    assert!(find_circle(&graph.edges).is_none(), "{:?}", graph.edges);
+    let ordered = BTreeMap::from([("high".into(), 2), ("mid".into(), 1), ("low".into(), 0)]);
+    assert!(stage_violations(&graph, &ordered).is_empty());
+}
