@@ -35,6 +35,7 @@
 //! | [`Fault::AtHeadWithoutIoAdd`] | an at-head request (the priority dispatch list) enters the scheduler without `io_add`, while its dispatch still makes `io_remove`: `queued` goes negative in its group | seed patch 2/4 (2017): "block, bfq: add missing invocations of bfqg_stats_update_io_add/remove", whose first hunk accounts the requests of the priority list |
 //! | [`Fault::ReaderSkipsBusyFlush`] | a statistics reader whose rstat flush finds another flush in progress returns without waiting for it: it reads the group before the other flusher has added the deltas it took, so a reader ordered after a dispatch may miss it | memcg's "skip the flush if one is ongoing" (`stats_flush_ongoing`, 2023), reverted by "mm: memcg: restore subtree stats flushing" (v6.8): readers saw stale statistics |
 //! | [`Fault::GroupPointerRelaxed`] | a move (or a removal) stores the queue's new group pointer Relaxed instead of Release: a deferred update that loads it without a lock (`epoch`, `rstat`, `mainline`) may reach the group before its creation is visible to it, although the group was created and published by another thread | the rule `rcu_assign_pointer` encodes (a Release store before the readers' `rcu_dereference`): a cgroup migration publishing a task's new css (and a blkg created for it) to the lock-free readers of the I/O path |
+//! | [`Fault::MergeChargedToAbsorbingGroup`] | a request that absorbed others is charged at dispatch (io_serviced, io_service_bytes and the I7 ledger) to the group it was made in, while that group is online, instead of its queue's group: after a move, the sectors issued in the new group that merged into it are charged to the group the process left, and the scheduler's ledger agrees | blk-mq merging bios into requests of another cgroup, each merged request charged to the absorbing request's blkg, until "block: don't merge across cgroups if blkcg is enabled" (2022) |
 //!
 //! The five lock faults weaken `sync::lock`'s orderings through `sync::weakened` (the facade cannot
 //! name this module); they are checked by `verify/tests/loom_locks.rs` (loom only: shuttle treats
@@ -71,11 +72,12 @@ pub enum Fault {
     EmptyDispatchReturnsEarly,
     AtHeadWithoutIoAdd,
     GroupPointerRelaxed,
+    MergeChargedToAbsorbingGroup,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 25] = [
+    pub const ALL: [Fault; 26] = [
         Fault::IdleTimerTouchesBeforeCheck,
         Fault::ExpireWithoutOwnReference,
         Fault::GroupHandleWithoutGeneration,
@@ -101,6 +103,7 @@ impl Fault {
         Fault::EmptyDispatchReturnsEarly,
         Fault::AtHeadWithoutIoAdd,
         Fault::GroupPointerRelaxed,
+        Fault::MergeChargedToAbsorbingGroup,
     ];
 
     /// The switch's name.
@@ -131,6 +134,7 @@ impl Fault {
             Fault::EmptyDispatchReturnsEarly => "empty-dispatch-returns-early",
             Fault::AtHeadWithoutIoAdd => "at-head-without-io-add",
             Fault::GroupPointerRelaxed => "group-pointer-relaxed",
+            Fault::MergeChargedToAbsorbingGroup => "merge-charged-to-absorbing-group",
         }
     }
 

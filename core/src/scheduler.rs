@@ -11,7 +11,7 @@ use crate::clock::SchedClock;
 use crate::inject::PadSite;
 use crate::fault::{self, Fault};
 use crate::lockstat::{self, LockClass, LockPath};
-use crate::objects::{Census, QueueRef, QueueShared, RetiredGroup};
+use crate::objects::{Census, GroupPtr, QueueRef, QueueShared, RetiredGroup};
 use crate::policy::{DeferredBatch, DeferredCx, LockedView, Route, StatsPolicy};
 use crate::update::{Path, StatEvent, StatKind, StatUpdate, StatsKept};
 use crate::insert::{DispatchSite, InsertLists, InsertPathKind, InsertSite};
@@ -177,6 +177,15 @@ impl<P: StatsPolicy> StatSink for Router<'_, P> {
             Route::Now => apply_locked(queue, update, self.now),
             Route::Defer => self.batch.push_pinned(StatEvent { queue, update }),
             Route::Skip => {}
+        }
+    }
+
+    fn emit_to_group(&mut self, group: GroupPtr, update: StatUpdate) {
+        if effective_route(self.policy, update.kind()) != Route::Skip {
+            let _section = lockstat::stats_section();
+            // SAFETY: called with the scheduler lock held, for an online group of the locked
+            // state, which holds the group's online reference: it is allocated.
+            update.apply_to(unsafe { group.get(&group) }, self.now);
         }
     }
 }

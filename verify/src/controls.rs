@@ -248,6 +248,23 @@ macro_rules! for_each_control {
                 Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
                 $crate::scenarios::bio_front_merge_and_misses_vs_move::<schedlab_variants::epoch::Epoch>;
 
+            // ---- attribution across merges, from the issuers' facts (issue 45, item 2) ----
+            // A merged request charged to the group its absorbing request was made in (G1), while
+            // sectors of it were issued in G2 after the move: every count balances and the
+            // scheduler's ledger agrees; the issuers' facts say G2.
+            fault_merge_charged_to_absorbing_group: Rejected("I7 (issuers' ledger)"),
+                Some(schedlab_core::fault::Fault::MergeChargedToAbsorbingGroup),
+                $crate::scenarios::merges_across_groups_attributed::<schedlab_variants::sched_lock::SchedLock>;
+            fault_merge_charged_to_absorbing_group_deferred: Rejected("I7 (issuers' ledger)"),
+                Some(schedlab_core::fault::Fault::MergeChargedToAbsorbingGroup),
+                $crate::scenarios::merges_across_groups_attributed::<schedlab_variants::queue_lock::QueueLock>;
+            // On the lists path the merge is made at the splice, with the request it joins made
+            // there too: the splice's and the dispatches' statistics charged through the group
+            // the process left.
+            fault_move_keeps_stats_group_lists_merges: Rejected("I7 (issuers' ledger)|group used after it was freed"),
+                Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
+                $crate::scenarios::lists_merges_across_groups_attributed::<schedlab_variants::sched_lock::SchedLock>;
+
             // ---- lock-only updates: a variant may ask to defer them, the scheduler must not ----
             // Deferred anyway, an expiration's update names a queue the same section freed, or
             // the completion path's lock-only update is left in a batch nobody applies (the

@@ -25,7 +25,9 @@
 //!   request's service and bytes belong to the group its issuer's queue was in while the dispatch
 //!   ran: the group it was issued in, or a group its issuer moved it to by then (a move ordered
 //!   before the dispatch settles it, a move ordered after excludes it, a concurrent one leaves two
-//!   candidates); a merge belongs to the group the merging request was issued in (its own issuer
+//!   candidates). Each sector is its own issuer's: a request that absorbed others is charged to a
+//!   group that holds every one of them, so a request issued after a move and merged into one
+//!   issued before it leaves only the group moved to (issue 45, item 2). A merge belongs to the group the merging request was issued in (its own issuer
 //!   says so), and a request absorbed by a merge to the group of the request that absorbed it. A
 //!   removed group's charges go to its first online ancestor (the removers and creators say which).
 //!   The statistics at quiescence must equal the charges for some choice among the candidates.
@@ -558,8 +560,28 @@ impl Snapshot {
                 violation(format!("I7 (issuers' ledger): request {} was dispatched but no thread issued it", d.tag));
                 continue;
             };
-            let sectors: i64 = d.absorbed.iter().filter_map(|&a| self.issue(a)).map(|i| i.sectors as i64).sum::<i64>() + host.sectors as i64;
-            ops.push((d.span.clone(), Charge { serviced: 1, bytes: sectors * 512, merged: 0 }, self.groups_during(host, &d.span)));
+            // Each sector is its issuer's: the request is charged once, to one group, so that group
+            // must be one that every issuer of its sectors (the absorbing request's and each
+            // absorbed one's) can have had its queue in while the dispatch ran. A request absorbed
+            // after its issuer's move thus settles the group even when the dispatch is concurrent
+            // with the move.
+            let absorbed: Vec<&Issue> = d.absorbed.iter().filter_map(|&a| self.issue(a)).collect();
+            let sectors: i64 = absorbed.iter().chain([&host]).map(|i| i.sectors as i64).sum();
+            let mut groups = self.groups_during(host, &d.span);
+            for issue in &absorbed {
+                let theirs = self.groups_during(issue, &d.span);
+                groups.retain(|g| theirs.contains(g));
+            }
+            if groups.is_empty() {
+                violation(format!(
+                    "I7 (issuers' ledger): request {} and the requests it absorbed {:?} were \
+                     issued where no one group holds them all",
+                    d.tag, d.absorbed
+                ));
+                continue;
+            }
+            let charge = Charge { serviced: 1, bytes: sectors * 512, merged: 0 };
+            ops.push((d.span.clone(), charge, groups));
         }
         ops
     }
@@ -787,6 +809,49 @@ mod tests {
         let (sched, rec, g1, _) = run_lists_merge_after_a_move();
         rec.with(|f| f.moves[0].to = g1);
         fails("I7 (issuers' ledger)", move || rec.check_attribution(&sched));
+    }
+
+    /// In G1 a request X at 16; a move to G2; there a request at 24 that back-merges into X;
+    /// then X is dispatched. The dispatch's facts are then made concurrent with the move (as a
+    /// dispatcher thread's would be: no edge of the model orders them).
+    fn run_merge_after_a_move_dispatched_concurrently() -> (Snapshot, GroupId, GroupId) {
+        let (sched, rec, g1, g2) = {
+            let (clock, _) = SchedClock::manual_ticking(1);
+            let cfg = SchedConfig { slots: 1, ..SchedConfig::default() };
+            let sched = Scheduler::<SchedLock>::new(LockKind::FairSpin, cfg, clock);
+            let rec = Recorder::start(sched.root());
+            let g1 = rec.create(&sched, sched.root()).unwrap();
+            let g2 = rec.create(&sched, sched.root()).unwrap();
+            (sched, rec, g1, g2)
+        };
+        {
+            let p = sched.spawn_process(g1).unwrap();
+            rec.insert(&p, g1, rq(16, 1));
+            rec.move_to(&p, g2).unwrap();
+            assert_eq!(rec.insert(&p, g2, rq(24, 2)), InsertOutcome::Merged);
+        }
+        rec.dispatch(&sched);
+        rec.with(|f| {
+            let d = &mut f.dispatches[0];
+            assert_eq!((d.tag, d.absorbed.clone()), (1, vec![2]));
+            d.span = Span { thread: 1, begin: vec![0, 1], end: vec![0, 2] };
+        });
+        (rec.with(|f| Snapshot::of(f)), g1, g2)
+    }
+
+    #[test]
+    fn each_sector_is_its_issuers_a_request_merged_after_a_move_settles_the_group() {
+        let (facts, g1, g2) = run_merge_after_a_move_dispatched_concurrently();
+        let ops = facts.charging_ops::<SchedLock>();
+        assert_eq!(ops.len(), 1);
+        assert_eq!(ops[0].1, Charge { serviced: 1, bytes: 16 * 512, merged: 0 });
+        // The request issued in G2 after the move rules G1 out, though the dispatch raced it.
+        assert_eq!(ops[0].2, vec![g2]);
+        // Without it (the absorbing request's facts alone), either group would do.
+        let (mut facts, _, _) = run_merge_after_a_move_dispatched_concurrently();
+        facts.dispatches[0].absorbed.clear();
+        let ops = facts.charging_ops::<SchedLock>();
+        assert_eq!(ops[0].2, vec![g1, g2]);
     }
 
     #[test]

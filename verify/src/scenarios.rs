@@ -1145,6 +1145,64 @@ pub fn lists_merge_across_groups_vs_move<P: StatsPolicy>() {
     finish(sched, census, Moves::WithRequestsQueued);
 }
 
+// ---- attribution across merges, from the issuers' facts (issue 45, item 2) ----
+
+/// Two groups' adjacent requests merged, against a dispatcher, then a removal: G1 and G2 under
+/// the root. Thread A's process in G1 issues X at sector 16, moves to G2, and there issues Y at 24
+/// (a back merge into X at its insert, or on the `lists` path at the splice of a later dispatch), a
+/// bio at 8 (a front merge, `bfq_request_merge`) and a bio at 32 (a bio back merge): requests of G2
+/// joining one of G1's. Then A removes G1, which it left (it is empty, or holds the queue if the
+/// move was refused), and makes reclamation progress. The main thread dispatches and completes one
+/// request meanwhile, concurrent with the move as far as the facts can tell (the scheduler's lock
+/// is no edge of theirs). Each thread records what it did (crate::history), and the issuers' ledger
+/// charges each sector to the group its issuer's queue can have been in: a request that absorbed
+/// one issued after the move belongs to G2 even when its dispatch raced the move. Fault
+/// `MergeChargedToAbsorbingGroup` (the merged request charged to the group X was made in, while
+/// G1 is online) passes every count and the scheduler's own ledger; only the issuers' facts see it.
+fn merges_across_groups<P: StatsPolicy>(cfg: SchedConfig) {
+    let (sched, census) = scheduler::<P>(cfg);
+    let root = sched.root();
+    let rec = Recorder::start(root);
+    let g1 = rec.create(&sched, root).unwrap();
+    let g2 = rec.create(&sched, root).unwrap();
+    let a = rec.spawn(&sched, move |s, r| {
+        let p = s.spawn_process(g1).unwrap();
+        r.insert(&p, g1, request_at(16, 1));
+        match r.move_to(&p, g2) {
+            Ok(()) => {
+                r.insert(&p, g2, request_at(24, 2));
+                r.bio_merge(&p, g2, request_at(8, 3));
+                r.bio_merge(&p, g2, request_at(32, 4));
+            }
+            Err(SchedError::UnsafeUnderRemoval(_)) => {
+                require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME))
+            }
+            Err(e) => violation(format!("scenario: move failed: {e}")),
+        }
+        if remove_or_refused(s, g1) {
+            r.removed(g1);
+            reclaim_step::<P>();
+        }
+    });
+    rec.dispatch(&sched);
+    rec.join(a);
+    rec.drain(&sched);
+    quiesce::<P>(&census);
+    rec.check(&sched);
+    finish(sched, census, Moves::WithRequestsQueued);
+}
+
+/// [`merges_across_groups`] on the `direct` insert path: Y back-merges into X at its insert.
+pub fn merges_across_groups_attributed<P: StatsPolicy>() {
+    merges_across_groups::<P>(config());
+}
+
+/// [`merges_across_groups`] on the `lists` insert path: X and Y are listed, and Y merges into X
+/// at the splice of whichever dispatch takes both (the dispatcher's, or the final drain's).
+pub fn lists_merges_across_groups_attributed<P: StatsPolicy>() {
+    merges_across_groups::<P>(lists_config());
+}
+
 /// The budget, timeout and depth-limit branches against a move: a scheduler whose queues get a
 /// budget of 12 sectors (`max_budget` 18), a budget timeout of 6 ns on the ticking clock, and a
 /// device of 2 requests (`nr_requests`, so the depth limit says "over"). Thread A's process in G1
@@ -1643,6 +1701,8 @@ macro_rules! for_each_scenario {
             bio_front_merge_and_misses_vs_move,
             budget_and_depth_limits_vs_move,
             lists_merge_across_groups_vs_move,
+            merges_across_groups_attributed,
+            lists_merges_across_groups_attributed,
             completion_context_vs_removal,
             completion_context_vs_move_and_removal,
             completion_context_after_submitter_exit,

@@ -171,6 +171,10 @@ pub(crate) struct Request {
     fifo_deadline: u64,
     pub(crate) absorbed: Vec<u64>,
     place: RqWhere,
+    /// The group (slot, serial) the request's queue was in when the request was made: what the
+    /// fault `MergeChargedToAbsorbingGroup` charges a merged request to (model builds only).
+    #[cfg(feature = "fault-injection")]
+    made_in: (usize, u64),
 }
 
 /// Requests counted at the scheduler's entry and exits.
@@ -221,6 +225,10 @@ impl Ledger {
 /// Receives the statistics updates the paths emit (the policy's router, or nothing).
 pub(crate) trait StatSink {
     fn emit(&mut self, queue: QueueRef, update: StatUpdate);
+
+    /// An update for `group` itself rather than a queue's group, applied under the scheduler
+    /// lock if the policy keeps it (the fault `MergeChargedToAbsorbingGroup` only).
+    fn emit_to_group(&mut self, group: GroupPtr, update: StatUpdate);
 }
 
 /// A sink that drops everything (teardown).
@@ -228,6 +236,7 @@ pub(crate) struct NullSink;
 
 impl StatSink for NullSink {
     fn emit(&mut self, _: QueueRef, _: StatUpdate) {}
+    fn emit_to_group(&mut self, _: GroupPtr, _: StatUpdate) {}
 }
 
 /// `struct bfq_data`.
@@ -586,6 +595,7 @@ impl SchedState {
     /// NOTE: io_service_bytes/io_serviced come from blk-cgroup's own accounting in the kernel;
     /// here they are counted at dispatch, with the others (kernel-map.md D29).
     fn emit_dispatch_stats(&mut self, rq: RqId, sink: &mut impl StatSink) {
+        let absorbing = self.fault_absorbing_group(rq);
         let r = &self.requests[rq];
         let qs = &self.queues[r.queue];
         let queue = qs.shared;
@@ -593,14 +603,19 @@ impl SchedState {
         // below reach the queue's group when they are applied (at once, or after the unlock).
         if !self.ledger_at_insert {
             branch!("dispatch_stats.ledger-at-dispatch");
-            let ledger = &mut self.groups[qs.group].ledger;
+            let ledger = &mut self.groups[absorbing.unwrap_or(qs.group)].ledger;
             ledger.serviced += 1;
             ledger.service_bytes += r.sectors as i64 * 512;
         }
         sink.emit(queue, StatUpdate::AvgQueueSize);
         sink.emit(queue, StatUpdate::SetStartEmptyTime);
         sink.emit(queue, StatUpdate::IoRemove { op: r.op });
-        sink.emit(queue, StatUpdate::LegacyIo { op: r.op, bytes: r.sectors as u64 * 512 });
+        let legacy = StatUpdate::LegacyIo { op: r.op, bytes: r.sectors as u64 * 512 };
+        // The fault's switch: the request's service charged where its absorbing request was made.
+        match absorbing {
+            Some(g) => sink.emit_to_group(self.groups[g].shared, legacy), // not a branch point
+            None => sink.emit(queue, legacy), // not a branch point
+        }
     }
 
     /// `__bfq_dispatch_request`: the priority list first, then the selected queue.
@@ -656,7 +671,28 @@ impl SchedState {
             fifo_deadline: now + expire,
             absorbed: Vec::new(),
             place,
+            #[cfg(feature = "fault-injection")]
+            made_in: (self.queues[q].group, self.groups[self.queues[q].group].serial),
         })
+    }
+
+    /// The fault `MergeChargedToAbsorbingGroup`: for a request that absorbed others, the group it
+    /// was made in, when that group is still online and is not its queue's group now.
+    #[cfg(feature = "fault-injection")]
+    fn fault_absorbing_group(&self, rq: RqId) -> Option<usize> {
+        if !fault::active(Fault::MergeChargedToAbsorbingGroup) {
+            return None;
+        }
+        let r = &self.requests[rq];
+        let (g, serial) = r.made_in;
+        let online = self.groups.get(g).is_some_and(|gs| gs.serial == serial);
+        (!r.absorbed.is_empty() && online && g != self.queues[r.queue].group).then_some(g)
+    }
+
+    #[cfg(not(feature = "fault-injection"))]
+    #[inline(always)]
+    fn fault_absorbing_group(&self, _rq: RqId) -> Option<usize> {
+        None
     }
 
     fn group_in_service(&self, q: QueueId) -> bool {
