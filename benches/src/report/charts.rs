@@ -716,6 +716,10 @@ mod tests {
             null_within: None,
             constant: None,
             constant_within: None,
+            model_rounds: None,
+            model_interval: None,
+            model_no_interval: None,
+            within_interval: None,
             verdict: crate::experiment::kernel::fidelity::Verdict::Outside,
         };
         let rows = [
@@ -810,6 +814,10 @@ mod tests {
                 null_within: None,
                 constant: None,
                 constant_within: None,
+                model_rounds: None,
+                model_interval: None,
+                model_no_interval: None,
+                within_interval: None,
                 verdict: crate::experiment::kernel::fidelity::Verdict::Outside,
             })
             .collect();

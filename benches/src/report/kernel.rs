@@ -221,10 +221,29 @@ pub fn elevator_text(e: &ElevatorCost) -> String {
 }
 
 /// The columns of the fidelity table, as the HTML report's table heads them.
-pub const FIDELITY_COLUMNS: [&str; 10] = ["configuration", "figure", "unit", "kernel", "model", "model ÷ kernel", "null model", "constant", "goal", "verdict"];
+pub const FIDELITY_COLUMNS: [&str; 11] = [
+    "configuration",
+    "figure",
+    "unit",
+    "kernel",
+    "model",
+    "model 95% interval",
+    "model ÷ kernel",
+    "null model",
+    "constant",
+    "goal",
+    "verdict",
+];
+
+/// The model's interval over rounds as a cell's text: "[1.02, 1.09]", or "-" (a figure that is
+/// not a ratio over rounds, or one without an interval).
+fn model_interval_text(r: &FidelityRow, digits: usize) -> String {
+    let shown = |i: crate::stats::Interval| format!("[{:.digits$}, {:.digits$}]", i.lo, i.hi);
+    r.model_interval.map_or_else(|| "-".into(), shown)
+}
 
 /// A row's cells, in [`FIDELITY_COLUMNS`] order.
-pub fn fidelity_cells(r: &FidelityRow) -> [String; 10] {
+pub fn fidelity_cells(r: &FidelityRow) -> [String; 11] {
     let digits = if r.unit == "×" || r.unit == "per I/O" { 3 } else { 2 };
     [
         r.point.label(),
@@ -232,6 +251,7 @@ pub fn fidelity_cells(r: &FidelityRow) -> [String; 10] {
         r.unit.to_string(),
         opt(r.kernel, digits),
         opt(r.model, digits),
+        model_interval_text(r, digits),
         opt(r.model_over_kernel, 2),
         opt(r.null_model, digits),
         opt(r.constant, digits),
@@ -249,11 +269,28 @@ pub fn fidelity_text(rows: &[FidelityRow]) -> String {
     for r in rows {
         if last != Some(r.point) {
             let _ = writeln!(out, "{}", r.point.label());
-            let _ = writeln!(out, "  {:<44} {:>7} {:>7} {:>6} {:>7} {:>6} {:>7}  {:<13} {}", "figure", "kernel", "model", "m ÷ k", "null", "const", "unit", "goal", "verdict");
+            let _ = writeln!(
+                out,
+                "  {:<44} {:>7} {:>7} {:>16} {:>6} {:>7} {:>6} {:>7}  {:<13} {}",
+                "figure",
+                "kernel",
+                "model",
+                "[95% interval]",
+                "m ÷ k",
+                "null",
+                "const",
+                "unit",
+                "goal",
+                "verdict"
+            );
             last = Some(r.point);
         }
         let c = fidelity_cells(r);
-        let _ = writeln!(out, "  {:<44} {:>7} {:>7} {:>6} {:>7} {:>6} {:>7}  {:<13} {}", c[1], c[3], c[4], c[5], c[6], c[7], c[2], c[8], c[9]);
+        let _ = writeln!(
+            out,
+            "  {:<44} {:>7} {:>7} {:>16} {:>6} {:>7} {:>6} {:>7}  {:<13} {}",
+            c[1], c[3], c[4], c[5], c[6], c[7], c[8], c[2], c[9], c[10]
+        );
     }
     let _ = writeln!(out, "{}", crate::experiment::kernel::fidelity::summary_line(rows));
     out
@@ -357,7 +394,20 @@ impl super::contract::Report for KernelReport {
         if !self.fidelity.is_empty() {
             let mut fidelity = Table::new(
                 FIDELITY,
-                &[("configuration", ""), ("figure", ""), ("unit", ""), ("kernel", ""), ("model", ""), ("model ÷ kernel", "×"), ("null model", ""), ("constant", ""), ("goal", ""), ("verdict", "")],
+                &[
+                    ("configuration", ""),
+                    ("figure", ""),
+                    ("unit", ""),
+                    ("kernel", ""),
+                    ("model", ""),
+                    ("model 95% low", ""),
+                    ("model 95% high", ""),
+                    ("model ÷ kernel", "×"),
+                    ("null model", ""),
+                    ("constant", ""),
+                    ("goal", ""),
+                    ("verdict", ""),
+                ],
             );
             for r in &self.fidelity {
                 let digits = if r.unit == "×" || r.unit == "per I/O" { 3 } else { 2 };
@@ -367,6 +417,8 @@ impl super::contract::Report for KernelReport {
                     Cell::text(r.unit),
                     Cell::opt(r.kernel, digits),
                     Cell::opt(r.model, digits),
+                    Cell::opt(r.model_interval.map(|i| i.lo), digits),
+                    Cell::opt(r.model_interval.map(|i| i.hi), digits),
                     Cell::opt(r.model_over_kernel, 2),
                     Cell::opt(r.null_model, digits),
                     Cell::opt(r.constant, digits),
@@ -377,6 +429,7 @@ impl super::contract::Report for KernelReport {
                         match &r.verdict {
                             Fv::Evidence => Cell::judged(Verdict::Met, label),
                             Fv::Outside => Cell::judged(Verdict::Missed, label),
+                            Fv::Inconclusive { .. } => Cell::judged(Verdict::Inconclusive, label),
                             Fv::ControlWithin { .. } | Fv::Fitted { .. } | Fv::NotJudged { .. } => Cell::judged(Verdict::NotJudged, label),
                         }
                     },

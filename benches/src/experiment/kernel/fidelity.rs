@@ -31,9 +31,15 @@
 //!   the ratio; a throughput figure at a point where the kernel's CPUs were not busy
 //!   ([`CPU_BOUND_PCT`]) is not judged (the kernel waits on its device there, the model does not);
 //!   a contention figure below [`CONTENTION_FLOOR`] per I/O is judged by absolute difference.
+//! - **An interval on the model's ratios** (issue 42). A throughput ratio of the model's rows is
+//!   taken within each round and carries the 95 % bootstrap interval over rounds of its median
+//!   ([`FidelityRow::with_model_rounds`]); such a row is judged on that interval: within when the
+//!   whole interval is inside the band, outside when the whole interval is out of it,
+//!   [`Verdict::Inconclusive`] when it reaches across a bound, and not judged without an
+//!   interval (fewer than 3 rounds).
 
 use super::rows::{KernelRow, KernelSched, Point, PointResult};
-use crate::stats::median;
+use crate::stats::{judge_within, median, ratio_interval, GoalVerdict, Interval, Spread};
 use serde::Serialize;
 
 /// The model row that stands for today's kernel's BFQ: its two legacy counters per CPU at
@@ -101,6 +107,8 @@ pub enum Verdict {
     Outside,
     /// A model input was computed from this very figure: not counted.
     Fitted { input: String },
+    /// The model's interval reaches across a bound of the band: the rounds cannot tell.
+    Inconclusive { why: String },
     /// Not judged, and why.
     NotJudged { why: String },
 }
@@ -112,10 +120,14 @@ impl Verdict {
             Verdict::ControlWithin { control } => format!("yes, {control} too"),
             Verdict::Outside => "NO".into(),
             Verdict::Fitted { .. } => "fitted".into(),
+            Verdict::Inconclusive { why } => format!("inconclusive: {why}"),
             Verdict::NotJudged { why } => format!("not judged: {why}"),
         }
     }
 }
+
+/// Why a row with no judgement is not judged.
+const NO_FIGURE: &str = "a side has no figure or no band is set";
 
 /// A row's verdict from the model's and the controls' judgements and the model's inputs.
 pub fn verdict(id: Figure, within: Option<bool>, null_within: Option<bool>, constant_within: Option<bool>, inputs: &[Calibrated], not_judged: Option<String>) -> Verdict {
@@ -126,7 +138,7 @@ pub fn verdict(id: Figure, within: Option<bool>, null_within: Option<bool>, cons
         return Verdict::NotJudged { why };
     }
     match within {
-        None => Verdict::NotJudged { why: "a side has no figure or no band is set".into() },
+        None => Verdict::NotJudged { why: NO_FIGURE.into() },
         Some(false) => Verdict::Outside,
         Some(true) if null_within == Some(true) => Verdict::ControlWithin { control: "null model" },
         Some(true) if constant_within == Some(true) => Verdict::ControlWithin { control: "constant" },
@@ -157,6 +169,21 @@ impl Band {
             Band::Factor { factor, .. } => format!("within × {factor}"),
             Band::Equal => "equal".into(),
             Band::Unset => "none set".into(),
+        }
+    }
+
+    /// Whether an interval of the model's figure is within the band around `kernel`: met when
+    /// the whole interval is inside, missed when it is wholly outside, inconclusive when it
+    /// reaches across a bound ([`judge_within`]); `None` without a kernel figure, or for a band
+    /// other than [`Band::Within`] (the only one a ratio over rounds is judged by).
+    pub fn judge_interval(&self, kernel: Option<f64>, model: Interval) -> Option<GoalVerdict> {
+        let k = kernel.filter(|k| k.is_finite() && *k > 0.0)?;
+        match *self {
+            Band::Within { pct } => {
+                let band = (k * (1.0 - pct / 100.0), k * (1.0 + pct / 100.0));
+                Some(judge_within(model, band))
+            }
+            _ => None,
         }
     }
 
@@ -191,7 +218,19 @@ pub struct FidelityRow {
     pub model: Option<f64>,
     pub model_over_kernel: Option<f64>,
     pub band: Band,
+    /// The model's point figure within the band (the verdict of a ratio over rounds is taken on
+    /// `within_interval` instead).
     pub within: Option<bool>,
+    /// The model's per-round ratios (a throughput ratio taken within each round): median, min,
+    /// max over rounds; `null` for a figure that is not one.
+    pub model_rounds: Option<Spread>,
+    /// Their 95 % bootstrap interval over rounds ([`crate::stats::ratio_interval`]).
+    pub model_interval: Option<Interval>,
+    /// Why `model_interval` is null ("no interval: fewer than 3 rounds", "not a ratio over
+    /// rounds").
+    pub model_no_interval: Option<String>,
+    /// The model's interval against the band: met (within), missed (outside), inconclusive.
+    pub within_interval: Option<GoalVerdict>,
     /// The null model's figure (calibrated spin, no scheduler, no lock), and whether it is
     /// within the same band.
     pub null_model: Option<f64>,
@@ -218,6 +257,10 @@ impl FidelityRow {
             model_over_kernel: kernel.zip(model).filter(|(k, _)| *k != 0.0).map(|(k, m)| m / k),
             band,
             within: band.judge(kernel, model),
+            model_rounds: None,
+            model_interval: None,
+            model_no_interval: Some("not a ratio over rounds".into()),
+            within_interval: None,
             null_model: None,
             null_within: None,
             constant: None,
@@ -227,13 +270,48 @@ impl FidelityRow {
         }
     }
 
-    /// Sets the controls and the verdict.
+    /// Makes the row a ratio over rounds: `ratios` are the model's per-round ratios, and the
+    /// row is judged on their interval ([`FidelityRow::judge`]).
+    pub fn with_model_rounds(mut self, ratios: Vec<f64>) -> FidelityRow {
+        let rounds = (!ratios.is_empty()).then(|| Spread::of(ratios));
+        let interval = match &rounds {
+            Some(r) => ratio_interval(r),
+            None => Err("no interval: no round ran both model rows".into()),
+        };
+        self.model_interval = interval.as_ref().ok().copied();
+        self.model_no_interval = interval.err();
+        let (kernel, band) = (self.kernel, &self.band);
+        self.within_interval = self.model_interval.and_then(|i| band.judge_interval(kernel, i));
+        self.model_rounds = rounds;
+        self
+    }
+
+    /// Sets the controls and the verdict. A ratio over rounds is judged on its interval: not
+    /// judged without one, [`Verdict::Inconclusive`] when it reaches across the band.
     fn judge(mut self, null_model: Option<f64>, constant: Option<f64>, inputs: &[Calibrated], not_judged: Option<String>) -> FidelityRow {
         self.null_model = null_model;
         self.null_within = self.band.judge(self.kernel, null_model);
         self.constant = constant;
         self.constant_within = constant.and_then(|c| self.band.judge(self.kernel, Some(c)));
-        self.verdict = verdict(self.id, self.within, self.null_within, self.constant_within, inputs, not_judged);
+        let (within, not_judged) = match (&self.model_rounds, self.within_interval) {
+            (None, _) => (self.within, not_judged),
+            (Some(_), Some(GoalVerdict::Met)) => (Some(true), not_judged),
+            (Some(_), Some(GoalVerdict::Missed)) => (Some(false), not_judged),
+            (Some(_), Some(GoalVerdict::Inconclusive)) => (None, not_judged),
+            (Some(_), None) => (None, not_judged.or_else(|| self.model_no_interval.clone())),
+        };
+        let straddles = self.within_interval == Some(GoalVerdict::Inconclusive);
+        let (null_within, constant_within) = (self.null_within, self.constant_within);
+        let judged = verdict(self.id, within, null_within, constant_within, inputs, not_judged);
+        self.verdict = match judged {
+            Verdict::NotJudged { why } if straddles && why == NO_FIGURE => {
+                let i = self.model_interval.unwrap_or(Interval { lo: f64::NAN, hi: f64::NAN });
+                let (lo, hi) = (i.lo, i.hi);
+                let why = format!("the model's interval [{lo:.2}, {hi:.2}] reaches across the band");
+                Verdict::Inconclusive { why }
+            }
+            v => v,
+        };
         self
     }
 }
@@ -251,8 +329,12 @@ pub fn summary(rows: &[FidelityRow]) -> (usize, usize, usize) {
 pub fn summary_line(rows: &[FidelityRow]) -> String {
     let (evidence, judged, within) = summary(rows);
     let fitted = rows.iter().filter(|r| matches!(r.verdict, Verdict::Fitted { .. })).count();
+    let inconclusive = rows.iter().filter(|r| matches!(r.verdict, Verdict::Inconclusive { .. }));
+    let inconclusive = inconclusive.count();
     format!(
-        "{evidence} figures where the model is within and the null model is not (of {judged} judged; the model within at {within}); {fitted} fitted, not counted"
+        "{evidence} figures where the model is within and the null model is not (of {judged} \
+         judged; the model within at {within}); {fitted} fitted, not counted; \
+         {inconclusive} inconclusive (the model's interval over rounds reaches across the band)"
     )
 }
 
@@ -386,6 +468,11 @@ pub fn rows(r: &PointResult, groups: usize, kernel_release: &str, ramp_s: f64, i
     let kratios = |a, b| k(a).zip(k(b)).map(|(a, b)| round_ratios(&kernel_rounds(a), &kernel_rounds(b))).unwrap_or_default();
     let kr = |a, b| k(a).zip(k(b)).and_then(|(a, b)| within_round(&kernel_rounds(a), &kernel_rounds(b)));
     let mr = |a: &str, ga, b: &str, gb| m(a, ga).zip(m(b, gb)).and_then(|(a, b)| within_round(&a.kiops_by_round, &b.kiops_by_round));
+    // The model's per-round ratios, for the interval its throughput rows are judged on.
+    let mratios = |a: &str, ga, b: &str, gb| {
+        let rows = m(a, ga).zip(m(b, gb));
+        rows.map(|(a, b)| round_ratios(&a.kiops_by_round, &b.kiops_by_round)).unwrap_or_default()
+    };
     // A throughput ratio is judged only where both kernel rows kept the CPUs busy.
     let not_cpu_bound = |a, b| {
         let busy = [k(a), k(b)].into_iter().map(|row| row.and_then(|row| busy_pct(row, cpus))).collect::<Option<Vec<f64>>>()?;
@@ -399,6 +486,7 @@ pub fn rows(r: &PointResult, groups: usize, kernel_release: &str, ramp_s: f64, i
     let (band, why) = throughput_band(10.0, &kratios(KernelSched::Bfq, KernelSched::None));
     out.push(
         FidelityRow::new(point, Figure::BfqOverNoneIops, "bfq ÷ none, IOPS", "×", kr(KernelSched::Bfq, KernelSched::None), mr(MODEL_BFQ, 0, "none", 0), band, format!("median of within-round ratios; model {MODEL_BFQ} ÷ none; {why}"))
+            .with_model_rounds(mratios(MODEL_BFQ, 0, "none", 0))
             .judge(null_ratio(r.model_outside_ns, bfq_elevator), None, inputs, not_cpu_bound(KernelSched::Bfq, KernelSched::None)),
     );
     let deadline = if m(MODEL_DEADLINE, 0).is_some() { MODEL_DEADLINE } else { MODEL_DEADLINE_STAND_IN };
@@ -418,6 +506,7 @@ pub fn rows(r: &PointResult, groups: usize, kernel_release: &str, ramp_s: f64, i
                 format!("model {MODEL_DEADLINE_STAND_IN} ÷ none: a stand-in, the model has no `{MODEL_DEADLINE}` row; {why}")
             },
         )
+        .with_model_rounds(mratios(deadline, 0, "none", 0))
         .judge(null_ratio(r.model_outside_ns, dd_elevator), None, inputs, not_cpu_bound(KernelSched::MqDeadline, KernelSched::None)),
     );
     if groups > 0 {
@@ -433,6 +522,7 @@ pub fn rows(r: &PointResult, groups: usize, kernel_release: &str, ramp_s: f64, i
                 band,
                 format!("kernel bfq in {groups} cgroups ÷ bfq; model {MODEL_BFQ} at {groups} groups ÷ at 0; {why}"),
             )
+            .with_model_rounds(mratios(MODEL_BFQ, groups, MODEL_BFQ, 0))
             // The null model has no groups: its ratio is 1, as the constant answer's.
             .judge(Some(1.0), Some(1.0), inputs, not_cpu_bound(KernelSched::BfqGroups, KernelSched::Bfq)),
         );
@@ -610,6 +700,45 @@ mod tests {
         assert_eq!(constant.verdict, Verdict::ControlWithin { control: "constant" });
         let rows = [fitted, judged, control, constant];
         assert_eq!(summary(&rows), (1, 3, 3));
+    }
+
+    /// Issue 42: a throughput ratio of the model's rows is judged on its interval over rounds.
+    #[test]
+    fn a_model_ratio_over_rounds_is_judged_on_its_interval() {
+        let point = Point { threads: 2, iodepth: 32, ioengine: "io_uring" };
+        // The kernel's bfq ÷ none is 0.80, the band ±10 % (0.72–0.88); the null model's 1.0 is
+        // outside it. The model's median ratio is 0.80 in every case below.
+        let band = || Band::Within { pct: 10.0 };
+        let id = Figure::BfqOverNoneIops;
+        let row = |m| FidelityRow::new(point, id, "f", "×", Some(0.80), Some(m), band(), "");
+        let judged = |ratios: Vec<f64>| {
+            let with_rounds = row(median(&ratios)).with_model_rounds(ratios);
+            with_rounds.judge(Some(1.0), None, &[], None)
+        };
+        let tight = judged(vec![0.79, 0.80, 0.81, 0.80, 0.80]);
+        let i = tight.model_interval.expect("five rounds");
+        assert!(i.lo >= 0.79 && i.hi <= 0.81, "{i:?}");
+        assert_eq!(tight.within_interval, Some(GoalVerdict::Met));
+        assert_eq!(tight.verdict, Verdict::Evidence);
+        // The same median, rounds from 0.60 to 1.00: the interval straddles both bounds.
+        let wide = judged(vec![0.60, 0.80, 1.00, 0.62, 0.98, 0.80, 0.80]);
+        let interval = wide.model_interval;
+        assert_eq!(wide.within_interval, Some(GoalVerdict::Inconclusive), "{interval:?}");
+        assert!(matches!(wide.verdict, Verdict::Inconclusive { .. }), "{:?}", wide.verdict);
+        let counts = summary(std::slice::from_ref(&wide));
+        assert_eq!(counts, (0, 0, 0), "inconclusive is not counted as judged");
+        // Wholly above the band: outside.
+        let high = judged(vec![1.19, 1.2, 1.21]);
+        assert_eq!(high.within_interval, Some(GoalVerdict::Missed));
+        assert_eq!(high.verdict, Verdict::Outside);
+        // Two rounds: no interval, not judged, and why; the point figure alone would be within.
+        let two = judged(vec![0.80, 0.80]);
+        assert_eq!((two.model_interval, two.within, two.within_interval), (None, Some(true), None));
+        let why = "no interval: fewer than 3 rounds".to_string();
+        assert_eq!(two.verdict, Verdict::NotJudged { why });
+        let json = serde_json::to_value(&two).unwrap();
+        assert!(json["model_interval"].is_null(), "{json}");
+        assert!(json["model_no_interval"].is_string(), "{json}");
     }
 
     #[test]
