@@ -40,7 +40,7 @@
 //! one model thread at a time, and no checker operation happens while it is held), so recording
 //! adds no synchronisation to what the checker explores.
 
-use crate::scenarios::require;
+use crate::invariant::require;
 use schedlab_core::sync::{thread, violation, AtomicBool, OracleArc, OracleMutex, Ordering};
 use schedlab_core::{Clock as _, GroupId, InsertOutcome, Process, RequestSpec, SchedError, Scheduler, StatsKept, StatsPolicy, StatsSnapshot};
 use std::collections::{HashMap, HashSet};
@@ -296,7 +296,8 @@ impl Recorder {
         true
     }
 
-    /// [`crate::scenarios::drain`], with every dispatch recorded.
+    /// The scenarios' `drain` (dispatch and complete everything, let an idling queue's timer
+    /// fire), with every dispatch recorded.
     pub fn drain<P: StatsPolicy>(&self, sched: &Scheduler<P>) {
         loop {
             if self.dispatch(sched) {

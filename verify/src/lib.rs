@@ -20,6 +20,7 @@
 //! | [`locks`] | the project's own locks (the ticket lock, the measuring wrapper) on loom's atomics: mutual exclusion, publication of a hold's data to the next, `try_lock`, FIFO hand-off, the first attempt's contended answer and the wrapper's exact counts; each ordering weakened, and broken raw locks, as negative controls (`tests/loom_locks.rs`) |
 //! | [`history`] | independent oracles: facts recorded by the model threads where they arise (issues, dispatches, moves, creations, removals, reads, each with a vector clock of the model's own happens-before edges), checked against the statistics: I7 from the issuers, across merges, moves with requests in flight and removals, and every statistics read against the operations ordered before it |
 //! | [`coverage`] | the coverage map: the core's branch points (`branch!` markers, recorded only under a checker) found by scanning `core/src`, the ones `notes/verify.md` argues unreachable, and the heuristic that keeps markers from being left out; `tests/coverage_map.rs` runs every model and fails on a branch point no model reaches |
+//! | [`invariant`] | `require`: an invariant checked inside a model (a failure recorded, the execution failed when the body returns); a leaf, so that `scenarios` and `history` import in one direction only |
 //! | [`harness`] | each model in a child process of its own (a panic under a checker aborts; in a child it fails that model alone), a core fault switched on by name, the outcome checked against what was expected |
 //!
 //! The test files are generated: `tests/loom_models.rs` and `tests/shuttle_models.rs` expand the
@@ -61,6 +62,7 @@ pub mod controls;
 pub mod coverage;
 pub mod harness;
 pub mod history;
+pub mod invariant;
 pub mod locks;
 pub mod scenarios;
 pub mod workloads;

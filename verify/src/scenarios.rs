@@ -32,13 +32,9 @@ use schedlab_core::{
     Process, StatsKept, StatsPolicy, StatsSnapshot,
 };
 
-/// Checks an invariant inside a model: a failure is recorded and fails the execution when the
-/// model body returns (a panic here would unwind through the checker's objects and abort).
-pub fn require(holds: bool, message: impl FnOnce() -> String) {
-    if !holds {
-        violation(message());
-    }
-}
+// `require` lives in a leaf module that both this module and `crate::history` use, so that the
+// two import in one direction only (scenarios → history; issue 44).
+pub use crate::invariant::require;
 
 /// The smallest configuration that keeps every statistic: one per-CPU slot.
 pub fn config() -> SchedConfig {
