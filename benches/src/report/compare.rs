@@ -453,7 +453,7 @@ pub fn full_text(report: &CompareReport, brief: bool) -> String {
     );
     let against = baseline_text(report);
     if !against.is_empty() {
-        let _ = writeln!(out, "\n{against}");
+        let _ = write!(out, "\n{against}");
     }
     let _ = writeln!(out, 
         "\nWhat the lock statistics cost ({}) and CPU accounting of the measured windows:\n",

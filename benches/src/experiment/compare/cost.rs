@@ -174,9 +174,10 @@ impl LockstatCost {
         }
     }
 
-    /// The cost as the tables print it: "2.1 % [0.4-3.9]", "n/e (<0) [-2.0-0.8]", or "-".
+    /// The cost as the tables print it: "2.1% [0.4, 3.9]", "n/e (<0) [-2.0, 0.8]", or "-" (a
+    /// comma between the bounds, which may be negative).
     pub fn text(&self) -> String {
-        let interval = self.interval.map_or(String::new(), |i| format!(" [{:.1}-{:.1}]", i.lo, i.hi));
+        let interval = self.interval.map_or(String::new(), |i| format!(" [{:.1}, {:.1}]", i.lo, i.hi));
         match (self.pct, &self.not_estimable) {
             (Some(c), _) => format!("{c:.1}%{interval}"),
             (None, Some(_)) => format!("n/e (<0){interval}"),
@@ -226,8 +227,8 @@ mod tests {
             not_estimable: Some("measured -0.6 %".into()),
             ..LockstatCost::default()
         };
-        assert_eq!(cost.text(), "n/e (<0) [-2.0-0.8]");
+        assert_eq!(cost.text(), "n/e (<0) [-2.0, 0.8]");
         let real = LockstatCost { pct: Some(2.1), interval: Some(i(0.4, 3.9)), ..LockstatCost::default() };
-        assert_eq!(real.text(), "2.1% [0.4-3.9]");
+        assert_eq!(real.text(), "2.1% [0.4, 3.9]");
     }
 }
