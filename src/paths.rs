@@ -198,7 +198,7 @@ pub fn declare(paths: &Paths) -> Result<(), ExperimentError> {
     }
     // A second process writing one of them refuses here, before any work (`files::lock`).
     for (target, shown) in locks {
-        schedlab_benches::files::lock::lock_output(&target, &shown).map_err(bad_input)?;
+        schedlab_benches::files::lock::lock_output(&target, &shown)?;
     }
     Ok(())
 }

@@ -184,8 +184,11 @@ fn bad_parameters_are_refused_with_one_line() {
         SimConfig { device: DeviceModel::Ssd(SsdModel { units: 0, ..SsdModel::default() }), ..SimConfig::default() },
     ];
     for cfg in bad {
-        let msg = simulate_named("no-stats", &cfg).unwrap_err();
+        let refused = simulate_named("no-stats", &cfg).unwrap_err();
+        let msg = &refused.message;
         assert!(!msg.is_empty() && !msg.contains('\n'), "{msg}");
+        assert_eq!(refused.kind, schedlab_benches::error::ErrorKind::BadInput, "{msg}");
     }
-    assert!(simulate_named("nonsense", &SimConfig::default()).unwrap_err().contains("unknown variant"));
+    let unknown = simulate_named("nonsense", &SimConfig::default()).unwrap_err();
+    assert!(unknown.message.contains("unknown variant"), "{unknown}");
 }

@@ -43,11 +43,11 @@ pub struct SimulateReport {
 
 /// Runs the experiment (see the module documentation).
 pub fn run(cfg: &SimulateConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<SimulateReport, ExperimentError> {
-    cfg.sim.validate(&cfg.variant).map_err(ExperimentError::bad_input)?;
+    cfg.sim.validate(&cfg.variant)?;
     let label = format!("simulating {} on {}", cfg.variant, cfg.sim.device.name());
     observer.event(Event::Step { done: 0, label: &label });
     let started = Instant::now();
-    let result = simulate_named_until(&cfg.variant, &cfg.sim, Some(stop)).map_err(ExperimentError::run_failed)?;
+    let result = simulate_named_until(&cfg.variant, &cfg.sim, Some(stop))?;
     let wall_s = started.elapsed().as_secs_f64();
     observer.event(Event::StepDone { done: 1, summary: &format!("{label}: {:.0} IOPS in {wall_s:.2} real s", result.iops) });
     observer.event(Event::Finished);

@@ -18,6 +18,7 @@
 //! file of another user or a hard link is refused before the work, one line naming it and its
 //! owner ([`planted`]).
 
+use crate::error::ExperimentError;
 use fs4::{FileExt, TryLockError};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -55,7 +56,7 @@ fn lock_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
 /// Takes the lock of the output `target` (a file, or a directory the command writes into) for
 /// the rest of the process; `shown` names it in messages. Nothing is locked when `target`'s
 /// directory does not exist yet (a directory made by the command itself).
-pub fn lock_output(target: &Path, shown: &Path) -> Result<(), String> {
+pub fn lock_output(target: &Path, shown: &Path) -> Result<(), ExperimentError> {
     let (Some(name), dir) = (target.file_name(), target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))) else {
         return Ok(());
     };
@@ -63,7 +64,8 @@ pub fn lock_output(target: &Path, shown: &Path) -> Result<(), String> {
         return Ok(());
     }
     let path = dir.join(lock_name(name));
-    let mut held = HELD.lock().map_err(|_| "internal: the output locks were poisoned".to_string())?;
+    let poisoned = |_| ExperimentError::bad_input("internal: the output locks were poisoned");
+    let mut held = HELD.lock().map_err(poisoned)?;
     if held.iter().any(|h| h.path == path) {
         return Ok(());
     }
@@ -71,13 +73,20 @@ pub fn lock_output(target: &Path, shown: &Path) -> Result<(), String> {
         let mut file = open_lock_file(&path, shown)?;
         match FileExt::try_lock(&file) {
             Ok(()) => {}
-            Err(TryLockError::Error(e)) => return Err(format!("cannot write {}: cannot lock {}: {e}", shown.display(), path.display())),
+            Err(TryLockError::Error(e)) => {
+                let (shown, path) = (shown.display(), path.display());
+                let refused = format!("cannot write {shown}: cannot lock {path}: {e}");
+                return Err(ExperimentError::bad_input(refused));
+            }
             Err(TryLockError::WouldBlock) => {
                 let mut holder = String::new();
                 let _ = file.read_to_string(&mut holder);
                 let holder = holder.trim();
                 let by = if holder.is_empty() { "another process".to_string() } else { format!("process {holder}") };
-                return Err(format!("cannot write {}: {by} is writing it now (its lock {} is held); wait for it to finish", shown.display(), path.display()));
+                let (shown, path) = (shown.display(), path.display());
+                let busy = format!("{by} is writing it now (its lock {path} is held)");
+                let refused = format!("cannot write {shown}: {busy}; wait for it to finish");
+                return Err(ExperimentError::bad_input(refused));
             }
         }
         // The path must still name the file locked: its holder may have removed it just before
@@ -92,7 +101,9 @@ pub fn lock_output(target: &Path, shown: &Path) -> Result<(), String> {
             return Ok(());
         }
     }
-    Err(format!("cannot write {}: its lock file {} keeps being replaced", shown.display(), path.display()))
+    let (shown, path) = (shown.display(), path.display());
+    let refused = format!("cannot write {shown}: its lock file {path} keeps being replaced");
+    Err(ExperimentError::bad_input(refused))
 }
 
 /// The name of the user `uid` (from the user database), else `uid N`.
@@ -152,10 +163,11 @@ pub fn planted(metadata: &std::fs::Metadata) -> Option<String> {
 
 /// Opens the lock file at `path` without ever following a link or waiting on a FIFO: made new
 /// (`O_EXCL`), or an existing one that [`planted`] accepts; anything else is refused.
-fn open_lock_file(path: &Path, shown: &Path) -> Result<File, String> {
+fn open_lock_file(path: &Path, shown: &Path) -> Result<File, ExperimentError> {
     use std::os::unix::fs::OpenOptionsExt;
     let cannot = |why: String| {
-        format!("cannot write {}: its lock file {} {why}", shown.display(), path.display())
+        let (shown, path) = (shown.display(), path.display());
+        ExperimentError::bad_input(format!("cannot write {shown}: its lock file {path} {why}"))
     };
     let new = OpenOptions::new()
         .read(true)
@@ -229,7 +241,7 @@ mod tests {
         let other = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&lock).unwrap();
         FileExt::try_lock(&other).unwrap();
         std::fs::write(&lock, "4242").unwrap();
-        let e = lock_output(&target, &target).unwrap_err();
+        let e = lock_output(&target, &target).unwrap_err().message;
         assert!(e.contains("process 4242") && e.contains("s.csv"), "{e}");
         FileExt::unlock(&other).unwrap();
         drop(other);
@@ -252,7 +264,7 @@ mod tests {
         let victim = dir.path().join("victim");
         std::fs::write(&victim, "precious").unwrap();
         let check = |what: &str, wanted: &str| {
-            let e = lock_output(&target, &target).unwrap_err();
+            let e = lock_output(&target, &target).unwrap_err().message;
             assert!(e.contains(&lock.display().to_string()) && e.contains(wanted), "{what}: {e}");
             assert!(e.contains("owned by"), "{what}: the owner is said: {e}");
             assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "{what}");
@@ -261,7 +273,7 @@ mod tests {
         std::os::unix::fs::symlink(&victim, &lock).unwrap();
         check("a symlink", "symbolic link");
         std::os::unix::fs::symlink(dir.path().join("missing"), &lock).unwrap();
-        let e = lock_output(&target, &target).unwrap_err();
+        let e = lock_output(&target, &target).unwrap_err().message;
         assert!(e.contains("symbolic link"), "{e}");
         assert!(!dir.path().join("missing").exists(), "a dangling link is not followed either");
         std::fs::remove_file(&lock).unwrap();

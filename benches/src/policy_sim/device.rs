@@ -12,6 +12,7 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use crate::error::ExperimentError;
 use serde::Serialize;
 
 /// Sectors of every simulated device (1 TiB of 512-byte sectors).
@@ -116,21 +117,25 @@ impl DeviceModel {
     }
 
     /// Checks the parameters; the message is one line for the user.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ExperimentError> {
         match self {
             DeviceModel::Null => Ok(()),
             DeviceModel::Ssd(m) => {
                 if !(1..=65_536).contains(&m.units) {
-                    return Err(format!("SSD parallelism must be 1..=65536, got {}", m.units));
+                    let units = m.units;
+                    let message = format!("SSD parallelism must be 1..=65536, got {units}");
+                    return Err(ExperimentError::bad_input(message));
                 }
                 if m.median_ns == 0 || !(m.sigma.is_finite() && m.sigma >= 0.0) || !(m.transfer_mib_s.is_finite() && m.transfer_mib_s > 0.0) {
-                    return Err("SSD service time must be positive, with a finite spread >= 0".into());
+                    let message = "SSD service time must be positive, with a finite spread >= 0";
+                    return Err(ExperimentError::bad_input(message));
                 }
                 Ok(())
             }
             DeviceModel::Hdd(m) => {
                 if m.rpm == 0 || !(m.media_mib_s.is_finite() && m.media_mib_s > 0.0) || m.full_stroke_ns < m.track_to_track_ns {
-                    return Err("HDD parameters must be positive, with full stroke >= track to track".into());
+                    let message = "HDD parameters must be positive, with full stroke >= track to track";
+                    return Err(ExperimentError::bad_input(message));
                 }
                 Ok(())
             }

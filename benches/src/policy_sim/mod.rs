@@ -44,6 +44,7 @@ pub use device::{Device, DeviceModel, HddModel, SsdModel, CAPACITY_SECTORS};
 
 use crate::driver::forced::{self, AfterWork};
 use crate::driver::workload::Rw;
+use crate::error::ExperimentError;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use schedlab_core::sync::{Arc, AtomicBool, Ordering};
@@ -140,41 +141,53 @@ impl Default for SimConfig {
 
 impl SimConfig {
     /// Checks the parameters; the message is one line for the user.
-    pub fn validate(&self, variant: &str) -> Result<(), String> {
+    pub fn validate(&self, variant: &str) -> Result<(), ExperimentError> {
         if schedlab_variants::info(variant).is_none() {
             let names: Vec<_> = schedlab_variants::ALL.iter().map(|v| v.name).collect();
-            return Err(format!("unknown variant `{variant}` (known: {})", names.join(", ")));
+            let message = format!("unknown variant `{variant}` (known: {})", names.join(", "));
+            return Err(ExperimentError::bad_input(message));
         }
         self.device.validate()?;
         if !(1..=4096).contains(&self.jobs) {
-            return Err(format!("--jobs must be 1..=4096, got {}", self.jobs));
+            let message = format!("--jobs must be 1..=4096, got {}", self.jobs);
+            return Err(ExperimentError::bad_input(message));
         }
         if !(1..=4096).contains(&self.iodepth) {
-            return Err(format!("--iodepth must be 1..=4096, got {}", self.iodepth));
+            let message = format!("--iodepth must be 1..=4096, got {}", self.iodepth);
+            return Err(ExperimentError::bad_input(message));
         }
         if self.jobs * self.iodepth > 1 << 20 {
-            return Err(format!("--jobs x --iodepth must be at most {}, got {}", 1 << 20, self.jobs * self.iodepth));
+            let (most, got) = (1 << 20, self.jobs * self.iodepth);
+            let message = format!("--jobs x --iodepth must be at most {most}, got {got}");
+            return Err(ExperimentError::bad_input(message));
         }
         if self.bs_sectors == 0 || self.bs_sectors > 256 {
-            return Err(format!("block size must be 512 B to 128 KiB, got {} sectors", self.bs_sectors));
+            let sectors = self.bs_sectors;
+            let message = format!("block size must be 512 B to 128 KiB, got {sectors} sectors");
+            return Err(ExperimentError::bad_input(message));
         }
         if self.runtime_ns == 0 {
-            return Err("--runtime must be greater than zero".into());
+            return Err(ExperimentError::bad_input("--runtime must be greater than zero"));
         }
         if self.runtime_ns > 3_600_000_000_000 {
-            return Err("--runtime must be at most 3600 virtual seconds".into());
+            let message = "--runtime must be at most 3600 virtual seconds";
+            return Err(ExperimentError::bad_input(message));
         }
         if self.groups > 1000 {
-            return Err(format!("--groups must be at most 1000, got {}", self.groups));
+            let message = format!("--groups must be at most 1000, got {}", self.groups);
+            return Err(ExperimentError::bad_input(message));
         }
         if self.weights.is_empty() {
-            return Err("at least one group weight is needed".into());
+            return Err(ExperimentError::bad_input("at least one group weight is needed"));
         }
         if let Some(w) = self.weights.iter().find(|w| !(1..=1000).contains(*w)) {
-            return Err(format!("group weight must be 1..=1000, got {w}"));
+            let message = format!("group weight must be 1..=1000, got {w}");
+            return Err(ExperimentError::bad_input(message));
         }
         if self.device == DeviceModel::Null && self.think_ns == 0 {
-            return Err("--device null with no --think would complete requests endlessly at time 0: give a think time".into());
+            let message = "--device null with no --think would complete requests endlessly at time 0: \
+                           give a think time";
+            return Err(ExperimentError::bad_input(message));
         }
         Ok(())
     }
@@ -500,7 +513,7 @@ impl<'s, P: StatsPolicy> Engine<'s, P> {
     }
 
     /// Runs until nothing is left: the runtime, then the drain.
-    fn run(&mut self) -> Result<(), String> {
+    fn run(&mut self) -> Result<(), ExperimentError> {
         for job in 0..self.jobs.len() {
             for slot in 0..self.cfg.iodepth {
                 self.submit(job, slot);
@@ -528,10 +541,10 @@ impl<'s, P: StatsPolicy> Engine<'s, P> {
                 (None, None) => break,
             }
             if self.dispatched > MAX_REQUESTS {
-                return Err(format!(
+                return Err(ExperimentError::run_failed(format!(
                     "the simulation passed {MAX_REQUESTS} requests at {:.6} virtual s: shorten --runtime or slow the jobs down (--think)",
                     self.now as f64 / 1e9
-                ));
+                )));
             }
         }
         Ok(())
@@ -539,18 +552,22 @@ impl<'s, P: StatsPolicy> Engine<'s, P> {
 }
 
 /// Runs one simulation against variant `P` (parameters assumed valid: see [`simulate_named`]).
-pub fn simulate<P: StatsPolicy>(cfg: &SimConfig) -> Result<SimResult, String> {
+pub fn simulate<P: StatsPolicy>(cfg: &SimConfig) -> Result<SimResult, ExperimentError> {
     simulate_until::<P>(cfg, None)
 }
 
 /// [`simulate`], stopped early when `interrupt` is set: the runtime then ends at the virtual time
 /// reached, the run drains, and the result says `interrupted` (its rates are over that time).
-pub fn simulate_until<P: StatsPolicy>(cfg: &SimConfig, interrupt: Option<&AtomicBool>) -> Result<SimResult, String> {
+pub fn simulate_until<P: StatsPolicy>(
+    cfg: &SimConfig,
+    interrupt: Option<&AtomicBool>,
+) -> Result<SimResult, ExperimentError> {
     let up = bring_up::<P>(cfg.device.clone(), cfg.seed ^ 0xD15C_0000_0000_0001, cfg.decision, cfg.slice_idle_ns);
     let sched = &*up.sched;
     let root = sched.root();
+    let cannot = |e: schedlab_core::SchedError| ExperimentError::run_failed(e.to_string());
     let groups: Vec<_> = (0..cfg.groups)
-        .map(|i| sched.create_group(root, cfg.weights[i % cfg.weights.len()]).map_err(|e| e.to_string()))
+        .map(|i| sched.create_group(root, cfg.weights[i % cfg.weights.len()]).map_err(cannot))
         .collect::<Result<_, _>>()?;
     let group_of = |i: usize| if groups.is_empty() { 0 } else { i % groups.len() };
     // One process per job; they outlive the engine, which submits through `insert`.
@@ -671,23 +688,29 @@ struct SimVisitor<'a> {
 }
 
 impl VariantVisitor for SimVisitor<'_> {
-    type Output = Result<SimResult, String>;
+    type Output = Result<SimResult, ExperimentError>;
     fn visit<P: StatsPolicy>(self) -> Self::Output {
         simulate_until::<P>(self.cfg, self.interrupt)
     }
 }
 
 /// Runs the simulation against the variant called `name`, after validating the parameters.
-pub fn simulate_named(name: &str, cfg: &SimConfig) -> Result<SimResult, String> {
+pub fn simulate_named(name: &str, cfg: &SimConfig) -> Result<SimResult, ExperimentError> {
     simulate_named_until(name, cfg, None)
 }
 
 /// [`simulate_named`], stopped early when `interrupt` is set (see [`simulate_until`]).
-pub fn simulate_named_until(name: &str, cfg: &SimConfig, interrupt: Option<&AtomicBool>) -> Result<SimResult, String> {
+pub fn simulate_named_until(
+    name: &str,
+    cfg: &SimConfig,
+    interrupt: Option<&AtomicBool>,
+) -> Result<SimResult, ExperimentError> {
     cfg.validate(name)?;
-    let result = schedlab_variants::visit(name, SimVisitor { cfg, interrupt }).unwrap_or_else(|| Err(format!("unknown variant `{name}`")));
+    let unknown = || Err(ExperimentError::run_failed(format!("unknown variant `{name}`")));
+    let visitor = SimVisitor { cfg, interrupt };
+    let result = schedlab_variants::visit(name, visitor).unwrap_or_else(unknown);
     match (result, forced::forced()) {
-        (Ok(_), Some(AfterWork::Run)) => Err(forced::run_error()),
+        (Ok(_), Some(AfterWork::Run)) => Err(ExperimentError::run_failed(forced::run_error())),
         (Ok(r), Some(AfterWork::Check)) => Ok(SimResult { consistent: false, ..r }),
         (result, _) => result,
     }

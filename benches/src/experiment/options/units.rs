@@ -1,23 +1,83 @@
 //! Numbers on the command line: every numeric option goes through one of these parsers, so that
 //! `inf`, `nan`, negative numbers, fractions where a count is meant and durations with units get
 //! a clear one-line message (clap adds the flag's name), and every range is enforced where it is
-//! documented: in the option's `--help`.
+//! documented: in the option's `--help`. A refusal is a [`NumberError`]: what was wrong, as
+//! one line (clap puts the flag and the value before it).
+
+use std::fmt;
+
+/// Why a number on the command line was refused.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NumberError {
+    /// `inf` or `nan` where seconds are meant.
+    SecondsNotFinite,
+    /// A duration too large for a number of seconds (`1e400`).
+    SecondsOverflow,
+    /// A minus sign where seconds are meant.
+    NegativeSeconds,
+    /// Not a number of seconds nor a duration.
+    NotSeconds,
+    /// A duration's unit that is none of ns, us, ms, s, m, h.
+    UnknownUnit(String),
+    /// A minus sign where a count in `lo..=hi` is meant.
+    NegativeCount { lo: u64, hi: u64, got: String },
+    /// Not a whole number in `lo..=hi`.
+    CountOutOfRange { lo: u64, hi: u64, got: String },
+    /// Not a number where one in `lo..=hi` is meant.
+    NotANumber { lo: f64, hi: f64, got: String },
+    /// A number outside `lo..=hi`, or not finite.
+    OutOfRange { lo: f64, hi: f64, got: String },
+    /// Zero where more than 0 is meant.
+    Zero,
+}
+
+impl fmt::Display for NumberError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use NumberError::*;
+        match self {
+            SecondsNotFinite => {
+                f.write_str("must be a finite number of seconds, like 2, 0.5 or 500ms")
+            }
+            SecondsOverflow => f.write_str("must be a finite number of seconds"),
+            NegativeSeconds => f.write_str("must not be negative"),
+            NotSeconds => f.write_str(concat!(
+                "must be seconds like 2 or 0.5, ",
+                "or a duration like 500ms, 2s, 1m (units ns, us, ms, s, m, h)"
+            )),
+            UnknownUnit(unit) => write!(
+                f,
+                "unknown unit `{unit}` (use ns, us, ms, s, m or h, or a plain number of seconds)"
+            ),
+            NegativeCount { lo, hi, got } => {
+                write!(f, "must not be negative (range {lo}..={hi}), got `{got}`")
+            }
+            CountOutOfRange { lo, hi, got } => {
+                write!(f, "must be a whole number in {lo}..={hi}, got `{got}`")
+            }
+            NotANumber { lo, hi, got } => write!(f, "must be a number in {lo}..={hi}, got `{got}`"),
+            OutOfRange { lo, hi, got } => {
+                write!(f, "must be a finite number in {lo}..={hi}, got `{got}`")
+            }
+            Zero => f.write_str("must be more than 0"),
+        }
+    }
+}
+
+impl std::error::Error for NumberError {}
 
 /// Seconds: a plain number (`2`, `0.5`) or a duration with a unit (`500ms`, `2s`, `1.5m`; units
 /// ns, us, µs, ms, s, m, h). Finite and not negative; ranges are the caller's.
-pub fn seconds(text: &str) -> Result<f64, String> {
+pub fn seconds(text: &str) -> Result<f64, NumberError> {
     let s = text.trim();
     let lower = s.to_ascii_lowercase();
     if lower.trim_start_matches(['-', '+']).starts_with("inf") || lower.contains("nan") {
-        return Err("must be a finite number of seconds, like 2, 0.5 or 500ms".into());
+        return Err(NumberError::SecondsNotFinite);
     }
     if s.starts_with('-') {
-        return Err("must not be negative".into());
+        return Err(NumberError::NegativeSeconds);
     }
     let (number, unit) = s.split_at(number_length(s));
-    let value: f64 = number
-        .parse()
-        .map_err(|_| "must be seconds like 2 or 0.5, or a duration like 500ms, 2s, 1m (units ns, us, ms, s, m, h)".to_string())?;
+    let value: f64 = number.parse().map_err(|_| NumberError::NotSeconds)?;
     let scale = match unit.trim() {
         "" | "s" => 1.0,
         "ns" => 1e-9,
@@ -25,11 +85,11 @@ pub fn seconds(text: &str) -> Result<f64, String> {
         "ms" => 1e-3,
         "m" | "min" => 60.0,
         "h" => 3600.0,
-        other => return Err(format!("unknown unit `{other}` (use ns, us, ms, s, m or h, or a plain number of seconds)")),
+        other => return Err(NumberError::UnknownUnit(other.to_string())),
     };
     let v = value * scale;
     if !v.is_finite() {
-        return Err("must be a finite number of seconds".into());
+        return Err(NumberError::SecondsOverflow);
     }
     Ok(v)
 }
@@ -65,11 +125,11 @@ fn number_length(s: &str) -> usize {
 }
 
 /// A whole number in `LO..=HI`: `4`, `1000`, or `1e6` when it is whole.
-pub fn count<const LO: u64, const HI: u64>(text: &str) -> Result<u64, String> {
+pub fn count<const LO: u64, const HI: u64>(text: &str) -> Result<u64, NumberError> {
     let s = text.trim();
-    let range = || format!("must be a whole number in {LO}..={HI}, got `{text}`");
+    let range = || NumberError::CountOutOfRange { lo: LO, hi: HI, got: text.to_string() };
     if s.starts_with('-') && s.len() > 1 {
-        return Err(format!("must not be negative (range {LO}..={HI}), got `{text}`"));
+        return Err(NumberError::NegativeCount { lo: LO, hi: HI, got: text.to_string() });
     }
     let v = match s.parse::<u64>() {
         Ok(v) => v,
@@ -85,44 +145,45 @@ pub fn count<const LO: u64, const HI: u64>(text: &str) -> Result<u64, String> {
 }
 
 /// A finite number in `lo..=hi` (not a duration: a rate, a CPU count, a position).
-pub fn number_in(text: &str, lo: f64, hi: f64) -> Result<f64, String> {
-    let v: f64 = text.trim().parse().map_err(|_| format!("must be a number in {lo}..={hi}, got `{text}`"))?;
+pub fn number_in(text: &str, lo: f64, hi: f64) -> Result<f64, NumberError> {
+    let got = || text.to_string();
+    let v: f64 = text.trim().parse().map_err(|_| NumberError::NotANumber { lo, hi, got: got() })?;
     if !v.is_finite() || v < lo || v > hi {
-        return Err(format!("must be a finite number in {lo}..={hi}, got `{text}`"));
+        return Err(NumberError::OutOfRange { lo, hi, got: got() });
     }
     Ok(v)
 }
 
 /// `--churn`: group removals per second, 0..=10000.
-pub fn churn(text: &str) -> Result<f64, String> {
+pub fn churn(text: &str) -> Result<f64, NumberError> {
     number_in(text, 0.0, 10_000.0)
 }
 
 /// `--stats-reads`: 0..=10000 per second.
-pub fn stats_reads(text: &str) -> Result<f64, String> {
+pub fn stats_reads(text: &str) -> Result<f64, NumberError> {
     number_in(text, 0.0, 10_000.0)
 }
 
 /// `--max-other-cpus`: 0..=1024.
-pub fn cpus(text: &str) -> Result<f64, String> {
+pub fn cpus(text: &str) -> Result<f64, NumberError> {
     number_in(text, 0.0, 1024.0)
 }
 
 /// `--transfer-ns`: 0..=1000000.
-pub fn transfer_ns(text: &str) -> Result<f64, String> {
+pub fn transfer_ns(text: &str) -> Result<f64, NumberError> {
     number_in(text, 0.0, 1e6)
 }
 
 /// A position on a trace's time axis, µs: any finite number.
-pub fn micros(text: &str) -> Result<f64, String> {
+pub fn micros(text: &str) -> Result<f64, NumberError> {
     number_in(text, -1e12, 1e12)
 }
 
 /// A trace excerpt's length, µs: more than 0, at most 10 s.
-pub fn span_micros(text: &str) -> Result<f64, String> {
+pub fn span_micros(text: &str) -> Result<f64, NumberError> {
     let v = number_in(text, 0.0, 1e7)?;
     if v == 0.0 {
-        return Err("must be more than 0".into());
+        return Err(NumberError::Zero);
     }
     Ok(v)
 }
@@ -147,25 +208,25 @@ mod tests {
         assert!((seconds("2.5e2us").unwrap() - 250e-6).abs() < 1e-12);
         assert_eq!(seconds("+2s").unwrap(), 2.0);
         assert_eq!(seconds("3m").unwrap(), 180.0);
-        assert!(seconds("2e").unwrap_err().contains("unknown unit"));
-        assert!(seconds("1e-").unwrap_err().contains("unknown unit"));
-        assert!(seconds("1e-1-1").unwrap_err().contains("unknown unit"));
+        assert!(seconds("2e").unwrap_err().to_string().contains("unknown unit"));
+        assert!(seconds("1e-").unwrap_err().to_string().contains("unknown unit"));
+        assert!(seconds("1e-1-1").unwrap_err().to_string().contains("unknown unit"));
         for bad in ["inf", "-inf", "NaN", "infinity"] {
-            assert!(seconds(bad).unwrap_err().contains("finite"), "{bad}");
+            assert!(seconds(bad).unwrap_err().to_string().contains("finite"), "{bad}");
         }
-        assert!(seconds("-2").unwrap_err().contains("negative"));
-        assert!(seconds("2 fortnights").unwrap_err().contains("unknown unit"));
+        assert!(seconds("-2").unwrap_err().to_string().contains("negative"));
+        assert!(seconds("2 fortnights").unwrap_err().to_string().contains("unknown unit"));
         assert!(seconds("").is_err());
-        assert!(seconds("1e400").unwrap_err().contains("finite"));
+        assert!(seconds("1e400").unwrap_err().to_string().contains("finite"));
     }
 
     #[test]
     fn counts_are_whole_and_in_range() {
         assert_eq!(count::<1, 1024>("4").unwrap(), 4);
         assert_eq!(count::<0, 100_000_000>("1e8").unwrap(), 100_000_000);
-        assert!(count::<1, 1000>("1e8").unwrap_err().contains("1..=1000"));
+        assert!(count::<1, 1000>("1e8").unwrap_err().to_string().contains("1..=1000"));
         assert!(count::<1, 1024>("0").is_err());
-        assert!(count::<1, 1024>("-3").unwrap_err().contains("negative"));
+        assert!(count::<1, 1024>("-3").unwrap_err().to_string().contains("negative"));
         assert!(count::<1, 1024>("2.5").is_err());
         assert!(count::<1, 1024>("inf").is_err());
         assert!(count::<1, 1024>("NaN").is_err());
