@@ -37,11 +37,14 @@
 //! The JSON written by the CLI is documented in `notes/compare-schema.md`.
 
 pub mod baseline;
+mod cells;
 pub mod cost;
 pub mod precision;
 
 pub use baseline::{Baseline, BaselineComparison, ChangeVerdict};
 pub use cost::{CostVerdict, LockstatCost};
+pub use cells::{Measure, AA_LABEL, AA_REFERENCE, SCHEMA_VERSION};
+use cells::{entry_index, paired, Cell};
 pub use precision::{Precision, StopReason};
 
 use crate::driver::host::other_runnable_threads;
@@ -54,38 +57,6 @@ use schedlab_core::sync::AtomicBool;
 use schedlab_core::LockKind;
 use serde::Serialize;
 use std::time::{Duration, Instant};
-
-/// Which runs a comparison makes for each variant in each round.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Measure {
-    /// Plain runs only: KIOPS, no lock counters.
-    Plain,
-    /// One run per variant and round: KIOPS and lock counters from the same run, the statistics
-    /// switched on and off in alternating windows, whose pairs give the cost.
-    Lockstat,
-    /// Two runs: a plain run for the KIOPS and an instrumented one for the counters.
-    Both,
-}
-
-impl Measure {
-    pub fn from_name(name: &str) -> Option<Measure> {
-        match name {
-            "plain" => Some(Measure::Plain),
-            "lockstat" => Some(Measure::Lockstat),
-            "both" => Some(Measure::Both),
-            _ => None,
-        }
-    }
-
-    fn plain(self) -> bool {
-        self != Measure::Lockstat
-    }
-
-    fn lockstat(self) -> bool {
-        self != Measure::Plain
-    }
-}
 
 /// What to compare.
 #[derive(Clone, Debug, Serialize)]
@@ -229,12 +200,6 @@ pub use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy, Runner};
 use crate::driver::noise::run_clean_with;
 pub use crate::seeds::{Seed, SEEDS};
 pub use crate::stats::{judge_goal, judge_range, median, ratio_interval, GoalVerdict, Interval, PerThread, RangeOverlap, Spread};
-
-/// The reference variant: the denominator of the seeds' ratios, and the one run twice in each
-/// round for the A/A pair.
-pub const AA_REFERENCE: &str = "sched-lock";
-/// The label of the reference's second copy in each round.
-pub const AA_LABEL: &str = "sched-lock (A/A)";
 
 /// The run's own noise floor under one lock kind: [`AA_REFERENCE`] against its second copy in
 /// the same rounds (JSON: `noise_floor[]`).
@@ -468,26 +433,6 @@ impl CompareReport {
     }
 }
 
-#[derive(Default)]
-struct Cell {
-    /// (round, result) of the plain and of the instrumented runs.
-    plain: Vec<(usize, RunResult)>,
-    lockstat: Vec<(usize, RunResult)>,
-    noise: NoiseCount,
-    failed: usize,
-}
-
-impl Cell {
-    /// The runs behind the KIOPS: the plain ones, or the instrumented ones when only those ran.
-    fn main_runs(&self) -> &[(usize, RunResult)] {
-        if self.plain.is_empty() {
-            &self.lockstat
-        } else {
-            &self.plain
-        }
-    }
-}
-
 /// Runs the comparison (the experiment shape of [`crate::experiment`]). `stop` (a signal) stops
 /// it: the run in progress ends early and is dropped; every finished run is kept and reported. A
 /// run that fails is told to the observer, recorded in `failures`, and the comparison goes on.
@@ -539,7 +484,7 @@ pub fn run_with(
     'rounds: for round in 0..precision::MAX_ROUNDS {
         if round >= cfg.rounds {
             let Some(p) = &cfg.precision else { break };
-            widest = precision::widest(&precision::reported_ratios(&cells, &entries, cfg));
+            widest = precision::widest(&precision::reported_ratios(&cells, &entries, &cfg.locks, &cfg.variants));
             stopped_by = precision::decide(p, round, cfg.rounds, widest.as_ref(), started.elapsed());
             if stopped_by.is_some() {
                 break;
@@ -613,7 +558,7 @@ pub fn run_with(
             None => StopReason::RoundLimitReached,
         };
         if reason != StopReason::PrecisionReached {
-            widest = precision::widest(&precision::reported_ratios(&cells, &entries, cfg));
+            widest = precision::widest(&precision::reported_ratios(&cells, &entries, &cfg.locks, &cfg.variants));
         }
         precision::Outcome::new(p, reason, rounds_completed, started.elapsed(), widest.clone())
     });
@@ -646,7 +591,7 @@ pub fn run_with(
         precision,
         baseline: None,
     };
-    report.baseline = cfg.baseline.as_ref().map(|b| b.compare(&report));
+    report.baseline = cfg.baseline.as_ref().map(|b| b.compare(&baseline_ratio_runs(&report)));
     Ok(report)
 }
 
@@ -755,22 +700,16 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ce
     }
 }
 
-/// Where the entry labelled `label` is (its cells' index).
-fn entry_index(entries: &[(&'static str, &'static str)], label: &str) -> Option<usize> {
-    entries.iter().position(|(l, _)| *l == label)
-}
-
-/// Per-round ratio of two entries' main-run KIOPS under one lock kind.
-fn paired(cells: &[Cell], entries: &[(&'static str, &'static str)], num: &str, den: &str) -> Option<Spread> {
-    let ni = entry_index(entries, num)?;
-    let di = entry_index(entries, den)?;
-    let (n, d) = (cells[ni].main_runs(), cells[di].main_runs());
-    let ratios: Vec<f64> = n
-        .iter()
-        .filter_map(|(round, rn)| d.iter().find(|(r2, _)| r2 == round).map(|(_, rd)| rn.kiops / rd.kiops))
-        .filter(|x| x.is_finite())
-        .collect();
-    (!ratios.is_empty()).then(|| Spread::of(ratios))
+/// The ratios of a finished comparison, as `--baseline` compares them
+/// ([`baseline::ratio_runs_from`]).
+pub fn baseline_ratio_runs(report: &CompareReport) -> Vec<baseline::RatioRuns> {
+    baseline::ratio_runs_from(
+        report.results.iter().map(|r| (r.variant, r.lock, r.vs_sched_lock.as_ref().map(|s| s.runs.as_slice()))),
+        report
+            .ratios
+            .iter()
+            .flat_map(|r| r.by_lock.iter().map(move |b| (r.seed.numerator, r.seed.denominator, b.lock, b.measured.runs.as_slice()))),
+    )
 }
 
 /// "disturbed: N of M runs (first reason)" when any run behind the named variants' KIOPS was
@@ -966,7 +905,6 @@ mod tests {
 
     #[test]
     fn a_comparison_against_its_own_json_says_no_change_and_a_changed_one_regressed() {
-        use crate::report::contract::Report;
         let mut cfg = small(vec!["sched-lock", "no-stats", "epoch"], 4);
         cfg.workload.duration = Duration::from_millis(10);
         let steady = |v: &str, round: usize| match v {
@@ -975,7 +913,13 @@ mod tests {
             _ => 1.0,
         };
         let first = run_with(&pinned(steady), &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
-        let json = first.json(None).unwrap();
+        // The JSON as `--json` writes it: the report's fields in the envelope that names the
+        // schema (report::contract; built here, since an experiment does not import its report:
+        // tests/cli_compare.rs goes through the real `--json` and `--baseline`).
+        let mut envelope = serde_json::to_value(&first).unwrap();
+        envelope["schema"] = "schedlab-compare".into();
+        envelope["schema_version"] = SCHEMA_VERSION.into();
+        let json = envelope.to_string();
         let load = |text: &str| Baseline::parse(std::path::Path::new("old.json"), text, &cfg.variants, &cfg.locks, baseline::DEFAULT_THRESHOLD);
         cfg.baseline = Some(load(&json).expect("its own JSON is a baseline"));
         let again = run_with(&pinned(steady), &cfg, &AtomicBool::new(false), &mut Silent).unwrap();

@@ -512,7 +512,7 @@ pub fn full_text(report: &CompareReport, brief: bool) -> String {
 /// its outcome.
 impl super::contract::Report for CompareReport {
     const COMMAND: &'static str = "compare";
-    const SCHEMA_VERSION: u32 = 4;
+    const SCHEMA_VERSION: u32 = crate::experiment::compare::SCHEMA_VERSION;
 
     fn provenance(&self) -> crate::files::provenance::Provenance {
         self.provenance.clone()

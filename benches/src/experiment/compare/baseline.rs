@@ -3,7 +3,7 @@
 //!
 //! The baseline is a `schedlab compare --json` report of this schema version, over the same
 //! variants and lock kinds ([`Baseline::parse`], checked before any run: anything else is one
-//! line of bad input). Each ratio the report prints ([`ratio_runs`]: every variant ÷
+//! line of bad input). Each ratio the report prints ([`ratio_runs_from`]: every variant ÷
 //! `sched-lock`, and the seeds' ratios between other variants) is compared with the same ratio
 //! of the baseline ([`compare_ratio`]): the change is now ÷ then − 1 of the ratio's medians, its
 //! interval a 95 % two-sample bootstrap (`stats::bootstrap_interval_two`: each comparison's
@@ -15,7 +15,7 @@
 //! rounds cannot resolve. A higher ratio is an improvement: the numerator gained on its
 //! denominator.
 
-use super::{CompareReport, AA_REFERENCE};
+use super::cells::{AA_REFERENCE, SCHEMA_VERSION};
 use crate::error::ExperimentError;
 use crate::stats::{bootstrap_interval_two, median, median_in_place, Interval, BOOTSTRAP_MIN_VALUES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
 use schedlab_core::LockKind;
@@ -101,7 +101,7 @@ fn ratio_name(numerator: &str, denominator: &str) -> String {
 /// The ratios a report prints, in its order: every variant ÷ [`AA_REFERENCE`] (not the
 /// reference itself), then each seed's ratio whose denominator is another variant (one whose
 /// denominator is the reference is the variant's row already).
-fn ratio_runs_from<'a>(
+pub(super) fn ratio_runs_from<'a>(
     rows: impl Iterator<Item = (&'a str, LockKind, Option<&'a [f64]>)>,
     seeds: impl Iterator<Item = (&'a str, &'a str, LockKind, &'a [f64])>,
 ) -> Vec<RatioRuns> {
@@ -116,17 +116,6 @@ fn ratio_runs_from<'a>(
         }
     }
     out
-}
-
-/// The ratios of a finished comparison ([`ratio_runs_from`]).
-pub fn ratio_runs(report: &CompareReport) -> Vec<RatioRuns> {
-    ratio_runs_from(
-        report.results.iter().map(|r| (r.variant, r.lock, r.vs_sched_lock.as_ref().map(|s| s.runs.as_slice()))),
-        report
-            .ratios
-            .iter()
-            .flat_map(|r| r.by_lock.iter().map(move |b| (r.seed.numerator, r.seed.denominator, b.lock, b.measured.runs.as_slice()))),
-    )
 }
 
 impl Baseline {
@@ -153,7 +142,7 @@ impl Baseline {
             Some(other) => return Err(not_compare(format!("its schema is `{other}`"))),
             None => return Err(not_compare("it has no `schema`".into())),
         }
-        let wanted = <CompareReport as crate::report::contract::Report>::SCHEMA_VERSION;
+        let wanted = SCHEMA_VERSION;
         match value.get("schema_version").and_then(|v| v.as_u64()) {
             Some(v) if v == u64::from(wanted) => {}
             Some(v) => {
@@ -208,12 +197,11 @@ impl Baseline {
         })
     }
 
-    /// Every ratio of `report` against the baseline's.
-    pub fn compare(&self, report: &CompareReport) -> BaselineComparison {
-        let now = ratio_runs(report);
+    /// Every ratio of a report (`compare::baseline_ratio_runs`) against the baseline's.
+    pub fn compare(&self, now: &[RatioRuns]) -> BaselineComparison {
         let mut changes = Vec::new();
         let mut not_compared = Vec::new();
-        for current in &now {
+        for current in now {
             match self.ratios.iter().find(|b| b.ratio == current.ratio && b.lock == current.lock) {
                 Some(then) => changes.push(compare_ratio(current, &then.runs, self.threshold)),
                 None => not_compared.push(format!("{} ({}): not in the baseline", current.ratio, current.lock.name())),

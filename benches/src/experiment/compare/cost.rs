@@ -16,7 +16,7 @@
 //! a negative figure is not printed as a cost ([`LockstatCost::not_estimable`]) and an interval
 //! wholly below 0 gets no verdict.
 
-use super::{Cell, Measure};
+use super::cells::{Cell, Measure};
 use crate::driver::workload::RunResult;
 use crate::stats::{bootstrap_interval, median, median_in_place, Interval, BOOTSTRAP_MIN_VALUES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
 use serde::Serialize;

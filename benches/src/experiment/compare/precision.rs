@@ -14,7 +14,9 @@
 //! spread, since a percentile interval narrows about as 1/√rounds), or a signal stopped it (the
 //! finished rounds are kept).
 
-use super::{entry_index, paired, Cell, CompareConfig, AA_LABEL, AA_REFERENCE, SEEDS};
+use super::cells::{entry_index, paired, Cell, AA_LABEL, AA_REFERENCE};
+use crate::seeds::SEEDS;
+use schedlab_core::LockKind;
 use crate::stats::{ratio_interval, Interval, Spread};
 use serde::Serialize;
 use std::time::Duration;
@@ -200,16 +202,21 @@ impl Outcome {
 /// Every ratio the report prints, with its per-round values so far, named as the tables name
 /// it: each variant ÷ [`AA_REFERENCE`], each seed's ratio and the A/A floor, under each lock
 /// kind (the reference ÷ itself, always 1, is left out).
-pub(super) fn reported_ratios(cells: &[Vec<Cell>], entries: &[(&'static str, &'static str)], cfg: &CompareConfig) -> Vec<(String, Spread)> {
+pub(super) fn reported_ratios(
+    cells: &[Vec<Cell>],
+    entries: &[(&'static str, &'static str)],
+    locks: &[LockKind],
+    variants: &[&'static str],
+) -> Vec<(String, Spread)> {
     let mut out = Vec::new();
-    for (li, lock) in cfg.locks.iter().enumerate() {
+    for (li, lock) in locks.iter().enumerate() {
         let cells = &cells[li];
         let mut add = |name: String, num: &str, den: &str| {
             if let Some(s) = paired(cells, entries, num, den) {
                 out.push((format!("{name} ({})", lock.name()), s));
             }
         };
-        for &v in cfg.variants.iter().filter(|v| **v != AA_REFERENCE) {
+        for &v in variants.iter().filter(|v| **v != AA_REFERENCE) {
             add(format!("{v} ÷ {AA_REFERENCE}"), v, AA_REFERENCE);
         }
         for seed in SEEDS.iter() {

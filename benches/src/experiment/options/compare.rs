@@ -185,7 +185,7 @@ fn fraction(text: &str) -> Result<f64, String> {
 mod tests {
     use super::{fraction, CompareOptions};
     use crate::experiment::compare::{precision, Precision};
-    use crate::experiment::options::Context;
+    use crate::experiment::options::context::Context;
     use schedlab_core::sync::AtomicBool;
     use std::time::Duration;
 
