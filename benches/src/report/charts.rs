@@ -449,7 +449,6 @@ pub fn simulate_svg(reports: &[SimulateReport]) -> Result<String, String> {
         ),
         Some(_) => ("schedlab simulate (virtual time)", vec!["schedlab simulate (virtual time)".into()]),
     };
-
     let panel = Bars { title: title.into(), x_desc, legend, stacked: false, bars, note, whole_labels: false };
     let mut line = provenance_line(&first.provenance.base, "none (virtual time)");
     if reports.len() > 1 {

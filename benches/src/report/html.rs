@@ -119,8 +119,17 @@ impl Page {
     /// `warnings` join the warnings' list.
     pub fn outcome(&mut self, interrupted: bool, disturbed: &[String], failed: &[String], warnings: &[String]) -> &mut Self {
         self.outcome.interrupted |= interrupted;
-        self.outcome.disturbed.extend(disturbed.iter().cloned());
-        self.outcome.failed.extend(failed.iter().filter(|m| !m.is_empty()).cloned());
+        // Each run said once, however many of the report's parts name it.
+        for d in disturbed {
+            if !self.outcome.disturbed.iter().any(|seen| message_key(seen) == message_key(d)) {
+                self.outcome.disturbed.push(d.clone());
+            }
+        }
+        for f in failed.iter().filter(|m| !m.is_empty()) {
+            if !self.outcome.failed.iter().any(|seen| message_key(seen) == message_key(f)) {
+                self.outcome.failed.push(f.clone());
+            }
+        }
         self.warnings.extend(warnings.iter().cloned());
         self
     }
@@ -426,7 +435,7 @@ mod tests {
         let mut p = page();
         let disturbed = "other processes used 1.6 CPU(s) during this run".to_string();
         let warning = "fair-spin with 2 jobs on 2 CPUs collapses".to_string();
-        p.outcome(false, &[disturbed.clone()], &[], &[warning.clone()]);
+        p.outcome(false, &[disturbed.clone(), disturbed.clone()], &[], &[warning.clone()]);
         // The CLI's printed copies come back through `warnings`, with its prefixes.
         p.warnings(vec![format!("schedlab: warning: {warning}"), format!("warning: {disturbed}"), format!("{warning}  ")]);
         let html = p.render();
