@@ -246,7 +246,7 @@ fn symlinks_are_kept_and_written_through() {
     assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null is still a device");
     let out = schedlab(&[
         "sweep", "--threads", "1", "--variants", "no-stats", "--duration", "0.05", "--lockstat-duration", "0", "--ramp", "0",
-        "--transfer-ns", "34", "--csv", csv_link.to_str().unwrap(), "--svg", dir.path().join("s.svg").to_str().unwrap(),
+        "--rounds", "1", "--transfer-ns", "34", "--csv", csv_link.to_str().unwrap(), "--svg", dir.path().join("s.svg").to_str().unwrap(),
     ]);
     no_panic(&out, "sweep through a symlink");
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -721,7 +721,7 @@ fn long_outside_work_and_idle_slices_stop_with_the_run() {
 fn sweep_args<'a>(csv: &'a str, svg: &'a str, threads: &'a str, groups: &'a str) -> Vec<&'a str> {
     vec![
         "sweep", "--threads", threads, "--variants", "no-stats", "--duration", "0.05", "--lockstat-duration", "0", "--ramp", "0",
-        "--retries", "0", "--transfer-ns", "34", "--groups", groups, "--csv", csv, "--svg", svg, "--resume",
+        "--retries", "0", "--rounds", "1", "--transfer-ns", "34", "--groups", groups, "--csv", csv, "--svg", svg, "--resume",
     ]
 }
 
