@@ -124,8 +124,13 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, foo
                     .draw_series(LineSeries::new([(1.0, x1), (end, x1 * end)], color.mix(0.35).stroke_width(1)))
                     .map_err(|e| err(&e))?;
             }
-            if let Some(m) = mdl.iter().find(|m| &m.variant == variant && m.slots == *slots && m.outside_ns == *outside) {
-                let curve: Vec<(f64, f64)> = m.predicted.iter().map(|&(n, v)| (n as f64, v)).filter(|(n, v)| *n <= max_threads && v.is_finite()).collect();
+            let model = mdl.iter().find(|m| &m.variant == variant && m.slots == *slots && m.outside_ns == *outside);
+            let curve_of = |m: &SeriesModel| -> Vec<(f64, f64)> {
+                m.predicted.iter().map(|&(n, v)| (n as f64, v)).filter(|(n, v)| *n <= max_threads && v.is_finite()).collect()
+            };
+            // A model with fewer than two points on the panel draws no line: the legend does not
+            // name it (it named a dashed line nobody could find).
+            if let Some((m, curve)) = model.map(|m| (*m, curve_of(m))).filter(|(_, curve)| curve.len() >= 2) {
                 // The error band: the model ± its largest error where measured, shaded.
                 if let Some(f) = m.error_pct.filter(|e| e.is_finite() && *e > 0.0).map(|e| e / 100.0) {
                     let mut band: Vec<(f64, f64)> = curve.iter().map(|&(n, v)| (n, (v * (1.0 + f)).min(y_max))).collect();
@@ -188,6 +193,20 @@ mod tests {
         assert!(text.contains("sched-lock: measured"));
         assert!(draw_svg_with_footer(&pts, &ms, "test", "commit abc").unwrap().contains("commit abc"));
         assert!(text.contains("<polygon") == ms.iter().any(|m| m.error_pct.is_some_and(|e| e > 0.0)), "the error band is drawn where the model was checked");
+    }
+
+    #[test]
+    fn a_model_with_no_line_to_draw_is_not_in_the_legend() {
+        let pts = vec![point("sched-lock", 1, 800.0), point("sched-lock", 2, 1000.0)];
+        let mut ms = models(&pts, &calibrations("sched-lock"), InsertPathKind::Direct, schedlab_core::Inject::NONE, &topology(64), 1);
+        let named = "MODEL (simulation calibrated";
+        assert!(draw_svg(&pts, &ms, "test").unwrap().contains(named), "a drawn model is named");
+        for m in &mut ms {
+            m.predicted = vec![(1, f64::NAN), (2, f64::NAN), (4, 900.0)];
+        }
+        let text = draw_svg(&pts, &ms, "test").unwrap();
+        assert!(!text.contains(named), "one finite point draws no line, and the legend named it");
+        assert!(text.contains("sched-lock: measured"));
     }
 
     /// The sweep's part of `charts::tests::measure_the_longest_chart_draws` (issue 33, item 2):

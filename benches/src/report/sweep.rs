@@ -215,7 +215,7 @@ fn warnings(report: &SweepReport) -> Vec<String> {
     let noisy = report.measured().iter().filter(|p| p.other_cpus > max_other_cpus).count();
     if noisy > 0 {
         out.push(format!(
-            "WARNING: {noisy} point(s) kept although other processes used more than {max_other_cpus} CPUs during them (retries exhausted): see the other_cpus column",
+            "WARNING: {noisy} point(s) kept although other processes used more than {max_other_cpus} CPUs during them (retries exhausted): see the \"other processes\" column (other_cpus in the CSV and JSON)",
         ));
     }
     out
