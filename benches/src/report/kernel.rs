@@ -204,7 +204,7 @@ pub fn elevator_text(e: &ElevatorCost) -> String {
             Some(c) => {
                 let _ = writeln!(
                     out,
-                    "  {name:<11} CPU/IO {:.2}, over none {:+.2}: its own functions {:.2} ({:.1} % of samples), elevator machinery {:.2}",
+                    "  {name:<11} CPU/IO {:.2}, over none in these profiled runs {:+.2}: its own functions {:.2} ({:.1} % of samples), elevator machinery {:.2}",
                     c.cpu_per_io_us, c.extra_us, c.own_us, c.own_pct, c.elevator_us
                 );
                 if !c.largest.is_empty() {

@@ -1402,7 +1402,7 @@ pub fn side_by_side(kernel: &[KernelRow], model: &[ModelRow], groups: usize) -> 
         });
     }
     v.push(SideBySide {
-        what: format!("extra CPU per I/O of bfq over none (model: {B} over none)"),
+        what: format!("extra CPU per I/O of bfq over none, all CPUs' time (model: {B} over none)"),
         kernel: kcpu(KernelSched::Bfq).zip(kcpu(KernelSched::None)).map(|(a, b)| a - b),
         model: mcpu(B, 0).zip(mcpu("none", 0)).map(|(a, b)| a - b),
         unit: "µs",
