@@ -153,6 +153,10 @@ impl Table {
                     largest = largest.max(value.abs());
                 }
             }
+            // Nothing but zeros or missing figures: no scale to choose.
+            if largest == 0.0 {
+                continue;
+            }
             let in_ns = largest * from.1;
             let to = UNITS.iter().rev().find(|(_, scale)| in_ns >= *scale).unwrap_or(&UNITS[0]);
             if !plain || to.0 == from.0 {
@@ -246,6 +250,12 @@ mod tests {
         ns.row(vec![Cell::num(85_000.0, 0)]);
         assert_eq!(ns.scale_time_columns().rows[0][0].shown_text(), "85.0");
         assert_eq!(ns.columns[0].unit.as_deref(), Some("µs"));
+        let mut zeros = Table::new("Null device", &[("lat avg", "µs"), ("lat p99", "µs")]);
+        zeros.row(vec![Cell::num(0.0, 1), Cell::missing("no requests completed")]);
+        zeros.scale_time_columns();
+        assert_eq!(zeros.columns[0].unit.as_deref(), Some("µs"), "zeros keep their unit");
+        assert_eq!(zeros.columns[1].unit.as_deref(), Some("µs"), "a column of missing figures keeps its unit");
+        assert_eq!(zeros.rows[0][0].shown_text(), "0.0");
     }
 
     #[test]
