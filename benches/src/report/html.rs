@@ -120,16 +120,8 @@ impl Page {
     pub fn outcome(&mut self, interrupted: bool, disturbed: &[String], failed: &[String], warnings: &[String]) -> &mut Self {
         self.outcome.interrupted |= interrupted;
         // Each run said once, however many of the report's parts name it.
-        for d in disturbed {
-            if !self.outcome.disturbed.iter().any(|seen| message_key(seen) == message_key(d)) {
-                self.outcome.disturbed.push(d.clone());
-            }
-        }
-        for f in failed.iter().filter(|m| !m.is_empty()) {
-            if !self.outcome.failed.iter().any(|seen| message_key(seen) == message_key(f)) {
-                self.outcome.failed.push(f.clone());
-            }
-        }
+        push_new(&mut self.outcome.disturbed, disturbed.iter());
+        push_new(&mut self.outcome.failed, failed.iter().filter(|m| !m.is_empty()));
         self.warnings.extend(warnings.iter().cloned());
         self
     }
@@ -247,6 +239,15 @@ impl Page {
 /// A typed table: a scrolling box of its own when wider than the page (the page itself never
 /// scrolls sideways), units in the header, numbers right-aligned with their value for sorting,
 /// verdicts styled.
+/// Appends each message `list` does not hold yet (compared by [`message_key`]).
+fn push_new<'a>(list: &mut Vec<String>, messages: impl Iterator<Item = &'a String>) {
+    for m in messages {
+        if !list.iter().any(|seen| message_key(seen) == message_key(m)) {
+            list.push(m.clone());
+        }
+    }
+}
+
 /// A message without the prefixes its printed copy carries (`schedlab: `, `warning: `) and
 /// without trailing space: what makes two messages the same.
 fn message_key(message: &str) -> &str {

@@ -3,7 +3,7 @@
 //! the ratio and the cost each with its 95 % bootstrap interval over rounds.
 
 use crate::experiment::roundtrip::{RoundtripReport, WINDOW_PAIRS};
-use crate::stats::Interval;
+use super::table::interval_text;
 use std::fmt::Write as _;
 
 /// The header lines, then the table (or why there is none), then what the cost column means.
@@ -63,11 +63,6 @@ pub fn text(report: &RoundtripReport) -> String {
         );
     }
     s
-}
-
-/// "[1.02, 1.09]" (with `unit` after each bound), or "-" without an interval.
-fn interval_text(i: Option<Interval>, places: usize, unit: &str) -> String {
-    i.map_or_else(|| "-".into(), |i| format!("[{:.places$}{unit}, {:.places$}{unit}]", i.lo, i.hi))
 }
 
 /// The report contract (`report::contract`): one row per variant, the chart beside it.

@@ -5,7 +5,7 @@
 
 use crate::driver::workload::{FAIR_LOCK_ADVICE, OTHERS_DISTURB_CPUS};
 use crate::experiment::sweep::{SweepReport, USL_MIN_POINTS};
-use crate::stats::Interval;
+use super::table::interval_text;
 use crate::report::compare::fmt_ns;
 use schedlab_core::LockKind;
 use std::fmt::Write as _;
@@ -145,11 +145,6 @@ pub fn points_and_model_text(report: &SweepReport) -> String {
         );
     }
     out
-}
-
-/// "[1.02, 1.09]" (with `unit` after each bound), or "-" without an interval.
-fn interval_text(i: Option<Interval>, places: usize, unit: &str) -> String {
-    i.map_or_else(|| "-".into(), |i| format!("[{:.places$}{unit}, {:.places$}{unit}]", i.lo, i.hi))
 }
 
 /// The ratios to the reference variant: per configuration and thread count, the median of the

@@ -6,6 +6,12 @@
 use serde::Serialize;
 use std::fmt::Write as _;
 
+/// "[1.02, 1.09]" (with `unit` after each bound), or "-" without an interval: how every text
+/// table prints an interval.
+pub fn interval_text(i: Option<crate::stats::Interval>, places: usize, unit: &str) -> String {
+    i.map_or_else(|| "-".into(), |i| format!("[{:.places$}{unit}, {:.places$}{unit}]", i.lo, i.hi))
+}
+
 /// A column: its name and, for numbers, its unit ("KIOPS", "ns", "%", "×").
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Column {
