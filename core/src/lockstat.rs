@@ -289,6 +289,11 @@ pub struct PathSummary {
     pub hold_ns: u64,
     /// Timed holds behind `hold_ns`.
     pub holds_timed: u64,
+    /// `hold_ns` ÷ the hold of every path of the class together (0 to 1); `None` when none
+    /// held it.
+    pub hold_share: Option<f64>,
+    /// `wait_ns` ÷ the wait of every path of the class together; `None` when none waited.
+    pub wait_share: Option<f64>,
 }
 
 /// One lock class, as reported (the JSON `locks[]` entry of `schedlab compare`).
@@ -430,6 +435,19 @@ fn bound_inside_holds(summaries: &mut [LockSummary]) {
     }
 }
 
+/// Each path's share of the class's hold and wait (the paths' totals together: the figures a
+/// reader compares to see which path the lock's time goes to).
+fn with_shares(mut paths: Vec<PathSummary>) -> Vec<PathSummary> {
+    let hold: u64 = paths.iter().map(|p| p.hold_ns).sum();
+    let wait: u64 = paths.iter().map(|p| p.wait_ns).sum();
+    let share = |part: u64, whole: u64| (whole > 0).then(|| part as f64 / whole as f64);
+    for p in &mut paths {
+        p.hold_share = share(p.hold_ns, hold);
+        p.wait_share = share(p.wait_ns, wait);
+    }
+    paths
+}
+
 fn summarize_class(class: LockClass, s: &ClassStats, wall_ns: u64) -> LockSummary {
     let timed = s.hold.count();
     let scale = if timed == 0 { 0.0 } else { s.acquisitions as f64 / timed as f64 };
@@ -459,10 +477,13 @@ fn summarize_class(class: LockClass, s: &ClassStats, wall_ns: u64) -> LockSummar
                 waits_timed: ps.waits_timed,
                 hold_ns: (ns(ps.hold as u128) as f64 * path_scale).round() as u64,
                 holds_timed: ps.holds_timed,
+                hold_share: None,
+                wait_share: None,
             }
         })
         .filter(|p| p.acquisitions != 0)
         .collect();
+    let paths = with_shares(paths);
     let sample = &s.hold_sample;
     let occupancy = hold_occupancy(class, hold.total, wall_ns, timed == 0 || !s.holds_exact());
     LockSummary {
@@ -546,6 +567,24 @@ mod tests {
         let why = summaries[1].inside[0].hold_not_estimable.as_deref().expect("71.95 ms inside 71.33 ms");
         assert!(why.starts_with("not estimable: 71950000 ns inside sched against 71330000 ns"), "{why}");
         assert_eq!(summaries[2].inside[0].hold_not_estimable, None, "within the bound: a figure");
+    }
+
+    #[test]
+    fn each_path_has_its_share_of_the_class_and_none_of_nothing() {
+        let path = |path, hold_ns, wait_ns| PathSummary {
+            path,
+            acquisitions: 1,
+            contentions: 0,
+            wait_ns,
+            waits_timed: 0,
+            hold_ns,
+            holds_timed: 0,
+            hold_share: None,
+            wait_share: None,
+        };
+        let paths = with_shares(vec![path(LockPath::Insert, 300, 0), path(LockPath::Dispatch, 100, 0)]);
+        let shares: Vec<(Option<f64>, Option<f64>)> = paths.iter().map(|p| (p.hold_share, p.wait_share)).collect();
+        assert_eq!(shares, [(Some(0.75), None), (Some(0.25), None)], "no wait at all: no share of it");
     }
 
     #[test]
