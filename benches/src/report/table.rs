@@ -180,9 +180,11 @@ impl Table {
         self
     }
 
-    /// A column's heading with its unit: "hold avg (ns)".
+    /// A column's heading with its unit: "hold avg (ns)"; a column named by its unit is headed
+    /// by it once ("KIOPS", not "KIOPS (KIOPS)").
     pub fn heading(column: &Column) -> String {
         match &column.unit {
+            Some(unit) if *unit == column.name => unit.clone(),
             Some(unit) => format!("{} ({unit})", column.name),
             None => column.name.clone(),
         }
@@ -239,6 +241,13 @@ mod tests {
             text,
             "Locks\nlock   hold avg (ns)  occupancy (%)\nsched             85           41.2\nqueue           1200  n/e\n  n/e: not estimable\n"
         );
+    }
+
+    #[test]
+    fn a_column_named_by_its_unit_is_headed_by_it_once() {
+        let t = Table::new("Points", &[("KIOPS", "KIOPS"), ("per-thread min", "KIOPS")]);
+        let headings: Vec<String> = t.columns.iter().map(Table::heading).collect();
+        assert_eq!(headings, ["KIOPS", "per-thread min (KIOPS)"]);
     }
 
     #[test]
