@@ -1243,3 +1243,74 @@ mod consistency_conditions {
         only(&sched, "awaiting_reclamation");
     }
 }
+
+/// Sequences the model checks found, replayed on one thread: the interleaving of a rejected model
+/// made deterministic, so that the fix is checked by the unit tests too, not by the checkers alone.
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod found_by_models {
+    use super::*;
+    use crate::protection::SchedLockOnly;
+
+    /// Every update under the scheduler lock (the bug below is in the locked state, whatever the
+    /// variant).
+    struct Locked;
+
+    impl StatsPolicy for Locked {
+        const NAME: &'static str = "test-locked";
+        const SUMMARY: &'static str = "every update under the lock (core's regression tests)";
+        const KEPT: StatsKept = StatsKept::Full;
+        type Protection = SchedLockOnly;
+        type DispatchCapture = ();
+        type GroupState = ();
+
+        fn new() -> Self {
+            Locked
+        }
+
+        fn route(&self, _kind: StatKind) -> Route {
+            Route::Now
+        }
+
+        fn dispatch_begin(&self, _view: &LockedView<'_>) {}
+
+        fn run_deferred(&self, _cx: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
+            unreachable!("nothing is deferred, got {} updates", batch.len());
+        }
+    }
+
+    /// Found by `lists_three_actors_idle_hint_vs_insert_and_exit` (loom, issue 45): on the `lists`
+    /// path a process's queue idles in service in G, the process lists a request and exits, so
+    /// the queue is held by its in-service slot and the listed request's pin only. G's removal
+    /// moves the queue out, expiring it first: the expiration drops the in-service reference, and
+    /// the move returned as if that had freed the queue, leaving it (pinned by the listing) a
+    /// member of the offline group, whose slot the next splice then indexed. The queue must
+    /// leave G, the listed request be served in the root, and nothing be left.
+    #[test]
+    fn an_expired_queue_pinned_only_by_a_listed_request_leaves_the_group_removed() {
+        let (clock, manual) = SchedClock::manual_ticking(1);
+        let cfg = SchedConfig { slots: 1, slice_idle_ns: 1_000, insert: InsertPathKind::Lists, ..SchedConfig::default() };
+        let sched = Scheduler::<Locked>::new(LockKind::FairSpin, cfg, clock);
+        let census = sched.census();
+        let root = sched.root();
+        let g = sched.create_group(root, 100).unwrap();
+        let request = |sector, tag| RequestSpec { sector, sectors: 8, op: Op::READ_SYNC, at_head: false, tag };
+        let p = sched.spawn_process(g).unwrap();
+        p.insert(request(0, 1));
+        sched.dispatch().expect("the first request").complete();
+        assert!(sched.idle_deadline().is_some(), "the queue should idle in service");
+        manual.advance(2_000);
+        p.insert(request(64, 2));
+        drop(p);
+        sched.remove_group(g).unwrap();
+        let groups = sched.groups();
+        assert_eq!(groups.len(), 1, "only the root is online: {groups:?}");
+        assert_eq!(groups[0].queues, 1, "the listed request's queue moved to the root: {groups:?}");
+        let rq = sched.dispatch().expect("the listed request, spliced into the root");
+        assert_eq!(rq.tag, 2);
+        rq.complete();
+        let c = sched.check_consistency();
+        assert!(c.ok, "{c:?}");
+        drop(sched);
+        assert_eq!((census.live_queues(), census.live_groups()), (0, 0));
+    }
+}

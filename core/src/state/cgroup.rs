@@ -29,12 +29,19 @@ impl SchedState {
             self.queues[q].refs += 1;
             self.expire(q, Expiration::Preempted, now, sink);
             if self.queues[q].refs == 1 {
-                branch!("move.expired-its-last-holder");
                 self.put_queue(q);
-                return;
+                if self.queues.get(q).is_none() {
+                    branch!("move.expired-its-last-holder");
+                    return;
+                }
+                // No reference is left, but listed requests pin the queue (`put_queue` keeps it
+                // for their splice): it still has to leave the group, which may be going offline
+                // (found by `lists_three_actors_idle_hint_vs_insert_and_exit`).
+                branch!("move.expired-queue-still-listed");
+            } else {
+                branch!("move.expires-in-service");
+                self.queues[q].refs -= 1;
             }
-            branch!("move.expires-in-service");
-            self.queues[q].refs -= 1;
         } else {
             branch!("move.not-in-service");
         }
