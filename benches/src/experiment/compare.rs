@@ -39,6 +39,7 @@
 pub mod baseline;
 mod cells;
 pub mod cost;
+pub mod placement;
 pub mod precision;
 
 pub use baseline::{Baseline, BaselineComparison, ChangeVerdict};
@@ -400,6 +401,9 @@ pub struct CompareReport {
     pub precision: Option<precision::Outcome>,
     /// With a [`Baseline`]: every ratio's change against it.
     pub baseline: Option<BaselineComparison>,
+    /// Where the machine put the CPUs, run by run, and the rounds that left out
+    /// ([`placement`]).
+    pub placement: placement::PlacementReport,
 }
 
 /// A run that failed: which, and the driver's one-line error.
@@ -438,7 +442,7 @@ impl CompareReport {
 /// run that fails is told to the observer, recorded in `failures`, and the comparison goes on.
 /// The only error is a configuration that [`CompareConfig::validate`] refuses.
 pub fn run(cfg: &CompareConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<CompareReport, ExperimentError> {
-    run_with(&run_named, cfg, stop, observer)
+    run_with(&run_named, &placement::probe_here, cfg, stop, observer)
 }
 
 /// The fair lock's warning before runs of this many jobs, for each lock kind compared.
@@ -454,6 +458,7 @@ fn warn_before_runs(cfg: &CompareConfig, observer: &mut dyn Observer) {
 /// [`run`] with each run made by `runner`.
 pub fn run_with(
     runner: Runner<'_>,
+    probe: placement::Probe<'_>,
     cfg: &CompareConfig,
     stop: &AtomicBool,
     observer: &mut dyn Observer,
@@ -481,16 +486,22 @@ pub fn run_with(
     let mut stopped_by = None;
     let mut widest = None;
     let mut total = total;
+    // The rounds kept (a round whose CPUs moved while it ran is left out and made again:
+    // `placement`), and every run's placement probes.
+    let mut kept: Vec<usize> = Vec::new();
+    let mut tracker = placement::Tracker::default();
+    let runs_per_round = cfg.total_runs() / cfg.rounds;
     'rounds: for round in 0..precision::MAX_ROUNDS {
-        if round >= cfg.rounds {
+        if kept.len() >= cfg.rounds {
             let Some(p) = &cfg.precision else { break };
-            widest = precision::widest(&precision::reported_ratios(&cells, &entries, &cfg.locks, &cfg.variants));
-            stopped_by = precision::decide(p, round, cfg.rounds, widest.as_ref(), started.elapsed());
+            let (_, minority) = tracker.minority(&kept);
+            widest = precision::widest(&precision::reported_ratios(&cells, &entries, &cfg.locks, &cfg.variants, &minority));
+            stopped_by = precision::decide(p, kept.len() - minority.len(), cfg.rounds, widest.as_ref(), started.elapsed());
             if stopped_by.is_some() {
                 break;
             }
-            total += cfg.total_runs() / cfg.rounds;
-            let note = precision_note(round, widest.as_ref(), p);
+            total += runs_per_round;
+            let note = precision_note(kept.len(), widest.as_ref(), p);
             observer.event(Event::Progress { steps: total, note: &note });
         }
         for (li, &lock) in cfg.locks.iter().enumerate() {
@@ -514,6 +525,7 @@ pub fn run_with(
                     if instrumented && cfg.measure == Measure::Lockstat {
                         w.lockstat_toggle = Some(cfg.lockstat_window);
                     }
+                    let before_ns = probe(stop);
                     let r = match run_clean_with(runner, runs_as, &w, stop, cfg.noise, &mut cells[li][vi].noise, &mut rerun_budget) {
                         Ok(r) => r,
                         Err(error) => {
@@ -533,6 +545,8 @@ pub fn run_with(
                         interrupted = true;
                         break 'rounds;
                     }
+                    let after_ns = probe(stop);
+                    tracker.runs.push(placement::RunProbe { round, lock, variant, instrumented, before_ns, after_ns });
                     index += 1;
                     let summary = format!(
                         "run done: {index} of {total}, {label}: {:.1} KIOPS, {}",
@@ -549,8 +563,27 @@ pub fn run_with(
                 }
             }
         }
-        rounds_completed = round + 1;
+        match tracker.round(round) {
+            placement::RoundPlacement::Changed if tracker.run_again.len() < cfg.rounds => {
+                placement::leave_out(&mut cells, &[round]);
+                tracker.run_again.push(round);
+                total += runs_per_round;
+                let note = format!("round {}: the CPUs moved while it ran; made again", round + 1);
+                observer.event(Event::Progress { steps: total, note: &note });
+            }
+            placement::RoundPlacement::Changed => {
+                tracker.kept_changed.push(round);
+                kept.push(round);
+            }
+            _ => kept.push(round),
+        }
+        rounds_completed = kept.len();
     }
+    // The ratios come from the placement more rounds ran in; the others' runs are left out.
+    let (reported_placement, left_out) = tracker.minority(&kept);
+    placement::leave_out(&mut cells, &left_out);
+    rounds_completed -= left_out.len();
+    let expected_rounds = cfg.rounds.saturating_sub(left_out.len());
     let precision = cfg.precision.as_ref().map(|p| {
         let reason = match stopped_by {
             _ if interrupted => StopReason::Stopped,
@@ -558,7 +591,7 @@ pub fn run_with(
             None => StopReason::RoundLimitReached,
         };
         if reason != StopReason::PrecisionReached {
-            widest = precision::widest(&precision::reported_ratios(&cells, &entries, &cfg.locks, &cfg.variants));
+            widest = precision::widest(&precision::reported_ratios(&cells, &entries, &cfg.locks, &cfg.variants, &[]));
         }
         precision::Outcome::new(p, reason, rounds_completed, started.elapsed(), widest.clone())
     });
@@ -567,12 +600,12 @@ pub fn run_with(
     for (li, &lock) in cfg.locks.iter().enumerate() {
         for &variant in &cfg.variants {
             let vi = entry_index(&entries, variant).expect("every variant is an entry");
-            results.push(summarize_cell(variant, lock, cfg, &cells[li][vi]));
+            results.push(summarize_cell(variant, lock, cfg, expected_rounds, &cells[li][vi]));
         }
     }
     add_cross_variant(&mut results, &cells, &entries, cfg);
     let ratios = ratios(&cells, &entries, cfg);
-    let noise_floor = noise_floors(&cells, &entries, cfg);
+    let noise_floor = noise_floors(&cells, &entries, cfg, expected_rounds);
     let noise_floor_not_measured = match (cfg.aa, cfg.variants.contains(&AA_REFERENCE)) {
         (false, _) => Some("--no-aa".to_string()),
         (true, false) => Some(format!("{AA_REFERENCE} is not compared")),
@@ -590,6 +623,7 @@ pub fn run_with(
         failures,
         precision,
         baseline: None,
+        placement: placement::PlacementReport::new(tracker, reported_placement, left_out),
     };
     report.baseline = cfg.baseline.as_ref().map(|b| b.compare(&baseline_ratio_runs(&report)));
     Ok(report)
@@ -608,7 +642,9 @@ fn requests_of(r: &RunResult) -> f64 {
     r.kiops * 1e3 * r.measured_s
 }
 
-fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, cell: &Cell) -> VariantResult {
+/// One variant's row from its cell; `rounds`: the rounds a complete row has (those asked, less
+/// any left out for their placement).
+fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, rounds: usize, cell: &Cell) -> VariantResult {
     let main_runs = cell.main_runs();
     // Runs that finished without completing a single request measured no throughput: their
     // zeros would read as one (the row says "no requests completed" instead).
@@ -620,7 +656,7 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ce
     let runs = all.clone().count();
     let consistent =
         (runs > 0).then(|| all.clone().all(|r| r.consistent && r.groups_live_after == 0 && r.queues_live_after == 0));
-    let expected = cfg.rounds * (usize::from(cfg.measure.plain()) + usize::from(cfg.measure.lockstat()));
+    let expected = rounds * (usize::from(cfg.measure.plain()) + usize::from(cfg.measure.lockstat()));
     let status = match (runs, cell.failed) {
         (0, 0) => "not run",
         (0, _) => "failed",
@@ -732,7 +768,7 @@ fn add_cross_variant(results: &mut [VariantResult], cells: &[Vec<Cell>], entries
             if let Some(s) = &r.vs_sched_lock {
                 match ratio_interval(s) {
                     Ok(i) => r.vs_sched_lock_interval = Some(i),
-                    Err(why) => r.vs_sched_lock_no_interval = Some(why),
+                    Err(why) => r.vs_sched_lock_no_interval = Some(why.to_string()),
                 }
             }
         }
@@ -740,7 +776,7 @@ fn add_cross_variant(results: &mut [VariantResult], cells: &[Vec<Cell>], entries
 }
 
 /// The A/A pair of each lock kind, when it ran.
-fn noise_floors(cells: &[Vec<Cell>], entries: &[(&'static str, &'static str)], cfg: &CompareConfig) -> Vec<NoiseFloor> {
+fn noise_floors(cells: &[Vec<Cell>], entries: &[(&'static str, &'static str)], cfg: &CompareConfig, rounds: usize) -> Vec<NoiseFloor> {
     let (Some(ri), Some(ci)) = (entry_index(entries, AA_REFERENCE), entry_index(entries, AA_LABEL)) else {
         return Vec::new();
     };
@@ -751,12 +787,12 @@ fn noise_floors(cells: &[Vec<Cell>], entries: &[(&'static str, &'static str)], c
             let ratio = paired(&cells[li], entries, AA_REFERENCE, AA_LABEL);
             let (interval, no_interval) = match ratio.as_ref().map(ratio_interval) {
                 Some(Ok(i)) => (Some(i), None),
-                Some(Err(why)) => (None, Some(why)),
+                Some(Err(why)) => (None, Some(why.to_string())),
                 None => (None, Some("no interval: no round ran both copies".to_string())),
             };
             let runs: Vec<&RunResult> = [ri, ci].iter().flat_map(|&i| cells[li][i].main_runs().iter().map(|(_, r)| r)).collect();
             let unreliable = interval.and_then(|i| unreliable_floor(i, &machine_during(&runs)));
-            NoiseFloor { lock, reference: AA_REFERENCE, ratio, interval, no_interval, unreliable, copy: summarize_cell(AA_LABEL, lock, cfg, &cells[li][ci]) }
+            NoiseFloor { lock, reference: AA_REFERENCE, ratio, interval, no_interval, unreliable, copy: summarize_cell(AA_LABEL, lock, cfg, rounds, &cells[li][ci]) }
         })
         .collect()
 }
@@ -774,7 +810,7 @@ fn ratios(cells: &[Vec<Cell>], entries: &[(&'static str, &'static str)], cfg: &C
                     let not_judged = disturbed_runs(&cells[li], entries, &[seed.numerator, seed.denominator]);
                     let (interval, no_interval) = match ratio_interval(&measured) {
                         Ok(i) => (Some(i), None),
-                        Err(why) => (None, Some(why)),
+                        Err(why) => (None, Some(why.to_string())),
                     };
                     // Verdicts on the interval only, and only on undisturbed runs.
                     let judged = interval.filter(|_| not_judged.is_none());
@@ -860,6 +896,62 @@ mod tests {
         }
     }
 
+    /// No placement probe (one CPU, as far as the rounds' logic can tell).
+    fn no_probe(_: &AtomicBool) -> Option<f64> {
+        None
+    }
+
+    /// A placement probe that answers `ns(call)`, its calls counted from 0 (two per run: before
+    /// and after).
+    fn probe_by_call(ns: impl Fn(usize) -> f64 + Sync) -> impl Fn(&AtomicBool) -> Option<f64> + Sync {
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        move |_| Some(ns(calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed)))
+    }
+
+    #[test]
+    fn a_round_whose_cpus_moved_while_it_ran_is_made_again_and_named() {
+        // sched-lock, no-stats and the A/A copy: 3 runs, 6 probes a round. The probes of round
+        // 2's second run (calls 8 and 9) see the far placement: the round is made again.
+        let cfg = small(vec!["sched-lock", "no-stats"], 3);
+        let probe = probe_by_call(|call| if (8..10).contains(&call) { 160.0 } else { 34.0 });
+        let runner = pinned(|v, _| if v == "no-stats" { 2.0 } else { 1.0 });
+        let mut recorder = Recorder::default();
+        let report = run_with(&runner, &probe, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
+        assert_eq!(report.placement.rounds_run_again, vec![1]);
+        assert_eq!(report.rounds_completed, 3);
+        assert_eq!(recorder.steps, 12, "4 rounds made, 3 kept");
+        let no_stats = report.results.iter().find(|r| r.variant == "no-stats").unwrap();
+        assert_eq!((no_stats.runs, no_stats.status), (3, "complete"), "the changed round's runs are left out");
+        assert_eq!(report.placement.reported, Some(placement::Placement::Near));
+        let note = report.placement.note().expect("the move is told");
+        assert!(note.contains("round(s) 2 changed placement") && note.contains("160 ns"), "{note}");
+    }
+
+    #[test]
+    fn rounds_settled_in_the_placement_fewer_rounds_ran_in_are_left_out_of_every_ratio() {
+        // Round 1 runs entirely in the far placement, and there its ratio differs (1.5, not 2):
+        // a ratio across placements is neither's.
+        let cfg = small(vec!["sched-lock", "no-stats"], 3);
+        let probe = probe_by_call(|call| if call < 6 { 160.0 } else { 34.0 });
+        let runner = pinned(|v, round| match (v, round) {
+            ("no-stats", 0) => 1.5,
+            ("no-stats", _) => 2.0,
+            _ => 1.0,
+        });
+        let report = run_with(&runner, &probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        assert_eq!(report.placement.rounds_left_out, vec![0]);
+        assert!(report.placement.rounds_run_again.is_empty());
+        assert_eq!(report.rounds_completed, 2);
+        let no_stats = report.results.iter().find(|r| r.variant == "no-stats").unwrap();
+        let ratio = no_stats.vs_sched_lock.as_ref().unwrap();
+        assert_eq!(ratio.runs, vec![2.0, 2.0], "the far round's 1.5 is not among them");
+        assert_eq!(no_stats.status, "complete");
+        // With a probe that sees one placement throughout, the same runs keep every round.
+        let steady = run_with(&runner, &probe_by_call(|_| 34.0), &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        assert_eq!(steady.rounds_completed, 3);
+        assert!(steady.placement.note().is_none());
+    }
+
     fn precise(target: f64, max_time: Duration) -> Option<Precision> {
         Some(Precision { target, max_time })
     }
@@ -871,7 +963,7 @@ mod tests {
         cfg.precision = precise(0.03, Duration::from_secs(3600));
         let runner = pinned(|v, _| if v == "no-stats" { 2.0 } else { 1.0 });
         let mut recorder = Recorder::default();
-        let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
+        let report = run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
         let p = report.precision.expect("a precision outcome");
         assert_eq!(p.stopped, StopReason::PrecisionReached, "{}", p.line());
         assert_eq!((p.rounds, report.rounds_completed), (3, 3), "three rounds give every ratio its interval");
@@ -887,7 +979,7 @@ mod tests {
         // A limit already passed when the three first rounds end: no round is added.
         cfg.precision = precise(0.03, Duration::from_millis(1));
         let runner = pinned(|v, round| if v == "no-stats" && round % 2 == 1 { 3.0 } else { 1.0 });
-        let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let report = run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
         let p = report.precision.clone().expect("a precision outcome");
         assert_eq!(p.stopped, StopReason::TimeLimitReached, "{}", p.line());
         assert_eq!(p.rounds, 3);
@@ -896,10 +988,10 @@ mod tests {
         assert!(p.line().starts_with("time limit reached") && p.rounds_needed.is_some(), "{}", p.line());
         assert!(report.precision_warning().is_some());
         // A stop keeps the finished rounds and says it stopped.
-        let stopped = run_with(&runner, &cfg, &AtomicBool::new(true), &mut Silent).unwrap();
+        let stopped = run_with(&runner, &no_probe, &cfg, &AtomicBool::new(true), &mut Silent).unwrap();
         assert_eq!(stopped.precision.map(|p| p.stopped), Some(StopReason::Stopped));
         // Without a precision: exactly the rounds asked, and no outcome.
-        let fixed = run_with(&runner, &CompareConfig { precision: None, ..cfg }, &AtomicBool::new(false), &mut Silent).unwrap();
+        let fixed = run_with(&runner, &no_probe, &CompareConfig { precision: None, ..cfg }, &AtomicBool::new(false), &mut Silent).unwrap();
         assert!(fixed.precision.is_none() && fixed.rounds_completed == 3);
     }
 
@@ -912,7 +1004,7 @@ mod tests {
             "epoch" => 1.5,
             _ => 1.0,
         };
-        let first = run_with(&pinned(steady), &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let first = run_with(&pinned(steady), &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
         // The JSON as `--json` writes it: the report's fields in the envelope that names the
         // schema (report::contract; built here, since an experiment does not import its report:
         // tests/cli_compare.rs goes through the real `--json` and `--baseline`).
@@ -922,13 +1014,13 @@ mod tests {
         let json = envelope.to_string();
         let load = |text: &str| Baseline::parse(std::path::Path::new("old.json"), text, &cfg.variants, &cfg.locks, baseline::DEFAULT_THRESHOLD);
         cfg.baseline = Some(load(&json).expect("its own JSON is a baseline"));
-        let again = run_with(&pinned(steady), &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let again = run_with(&pinned(steady), &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
         let against = again.baseline.expect("compared");
         assert_eq!(against.changes.len(), 2, "no-stats and epoch ÷ sched-lock: {:?}", against.changes);
         assert!(against.changes.iter().all(|c| c.verdict == Some(ChangeVerdict::NoChange)), "{:?}", against.changes);
         // epoch 20 % slower than in the baseline: regressed; no-stats unchanged.
         let slower = |v: &str, round: usize| if v == "epoch" { 1.2 } else { steady(v, round) };
-        let changed = run_with(&pinned(slower), &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let changed = run_with(&pinned(slower), &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
         let verdict = |r: &CompareReport, ratio: &str| r.baseline.as_ref().unwrap().changes.iter().find(|c| c.ratio == ratio).unwrap().verdict;
         assert_eq!(verdict(&changed, "epoch ÷ sched-lock"), Some(ChangeVerdict::Regressed));
         assert_eq!(verdict(&changed, "no-stats ÷ sched-lock"), Some(ChangeVerdict::NoChange));
@@ -947,7 +1039,7 @@ mod tests {
             run_named(v, w, i)
         };
         let mut recorder = Recorder::default();
-        let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
+        let report = run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
         assert_eq!(recorder.failures.len(), 1);
         assert!(recorder.failures[0].starts_with("run 2 of 4 failed (the comparison goes on)"), "{:?}", recorder.failures);
         assert_eq!((recorder.steps, recorder.steps_done), (4, 3));
@@ -976,7 +1068,7 @@ mod tests {
                     r
                 })
             };
-            let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+            let report = run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
             let ratio = report.ratios.iter().find(|r| r.seed.numerator == "epoch" && r.seed.denominator == "debug-off").expect("epoch / debug-off");
             ratio.by_lock[0].clone()
         };
@@ -1054,7 +1146,7 @@ mod tests {
             })
         };
         let mut recorder = Recorder::default();
-        let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
+        let report = run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
         assert_eq!(recorder.steps, 9, "3 rounds x (2 variants + the copy)");
         let names: Vec<&str> = report.results.iter().map(|r| r.variant).collect();
         assert_eq!(names, ["sched-lock", "no-stats"], "the copy is not a variant's row");
@@ -1068,13 +1160,13 @@ mod tests {
         let sched = &report.results[0];
         assert_eq!(sched.vs_sched_lock_interval, Some(Interval { lo: 1.0, hi: 1.0 }));
 
-        let two = run_with(&runner, &CompareConfig { rounds: 2, ..cfg.clone() }, &AtomicBool::new(false), &mut Silent).unwrap();
+        let two = run_with(&runner, &no_probe, &CompareConfig { rounds: 2, ..cfg.clone() }, &AtomicBool::new(false), &mut Silent).unwrap();
         assert_eq!(two.noise_floor[0].interval, None);
         assert_eq!(two.noise_floor[0].no_interval.as_deref(), Some("no interval: fewer than 3 rounds"));
         assert_eq!(two.results[1].vs_sched_lock_no_interval.as_deref(), Some("no interval: fewer than 3 rounds"));
 
         let mut recorder = Recorder::default();
-        let off = run_with(&runner, &CompareConfig { aa: false, ..cfg }, &AtomicBool::new(false), &mut recorder).unwrap();
+        let off = run_with(&runner, &no_probe, &CompareConfig { aa: false, ..cfg }, &AtomicBool::new(false), &mut recorder).unwrap();
         assert_eq!(recorder.steps, 6);
         assert!(off.noise_floor.is_empty());
         assert_eq!(off.noise_floor_not_measured.as_deref(), Some("--no-aa"));
@@ -1084,13 +1176,13 @@ mod tests {
     fn a_variant_whose_every_run_failed_is_failed_not_inconsistent() {
         let cfg = small(vec!["no-stats", "epoch"], 1);
         let runner = |v: &str, w: &WorkloadConfig, i: &AtomicBool| if v == "epoch" { Err(ExperimentError::run_failed("injected")) } else { run_named(v, w, i) };
-        let report = run_with(&runner, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let report = run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
         let epoch = report.results.iter().find(|r| r.variant == "epoch").unwrap();
         assert_eq!(epoch.status, "failed");
         assert!(epoch.kiops.is_none() && epoch.consistent.is_none());
         assert!(report.all_consistent(), "a failure is not an inconsistency");
         // An interrupted comparison: variants that never ran are `not run`.
-        let report = run_with(&runner, &cfg, &AtomicBool::new(true), &mut Silent).unwrap();
+        let report = run_with(&runner, &no_probe, &cfg, &AtomicBool::new(true), &mut Silent).unwrap();
         assert!(report.interrupted);
         assert!(report.results.iter().all(|r| r.status == "not run" && r.consistent.is_none() && r.kiops.is_none()));
     }

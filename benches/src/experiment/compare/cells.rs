@@ -78,11 +78,23 @@ pub(super) fn entry_index(entries: &[(&'static str, &'static str)], label: &str)
 
 /// Per-round ratio of two entries' main-run KIOPS under one lock kind.
 pub(super) fn paired(cells: &[Cell], entries: &[(&'static str, &'static str)], num: &str, den: &str) -> Option<Spread> {
+    paired_except(cells, entries, num, den, &[])
+}
+
+/// [`paired`], leaving out the rounds in `except`.
+pub(super) fn paired_except(
+    cells: &[Cell],
+    entries: &[(&'static str, &'static str)],
+    num: &str,
+    den: &str,
+    except: &[usize],
+) -> Option<Spread> {
     let ni = entry_index(entries, num)?;
     let di = entry_index(entries, den)?;
     let (n, d) = (cells[ni].main_runs(), cells[di].main_runs());
     let ratios: Vec<f64> = n
         .iter()
+        .filter(|(round, _)| !except.contains(round))
         .filter_map(|(round, rn)| d.iter().find(|(r2, _)| r2 == round).map(|(_, rd)| rn.kiops / rd.kiops))
         .filter(|x| x.is_finite())
         .collect();

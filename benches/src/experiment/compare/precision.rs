@@ -14,7 +14,7 @@
 //! spread, since a percentile interval narrows about as 1/√rounds), or a signal stopped it (the
 //! finished rounds are kept).
 
-use super::cells::{entry_index, paired, Cell, AA_LABEL, AA_REFERENCE};
+use super::cells::{entry_index, paired_except, Cell, AA_LABEL, AA_REFERENCE};
 use crate::seeds::SEEDS;
 use schedlab_core::LockKind;
 use crate::stats::{ratio_interval, Interval, Spread};
@@ -201,18 +201,20 @@ impl Outcome {
 
 /// Every ratio the report prints, with its per-round values so far, named as the tables name
 /// it: each variant ÷ [`AA_REFERENCE`], each seed's ratio and the A/A floor, under each lock
-/// kind (the reference ÷ itself, always 1, is left out).
+/// kind (the reference ÷ itself, always 1, is left out). The rounds in `except` are left out
+/// (`placement`: rounds that ran where the report's figures will not come from).
 pub(super) fn reported_ratios(
     cells: &[Vec<Cell>],
     entries: &[(&'static str, &'static str)],
     locks: &[LockKind],
     variants: &[&'static str],
+    except: &[usize],
 ) -> Vec<(String, Spread)> {
     let mut out = Vec::new();
     for (li, lock) in locks.iter().enumerate() {
         let cells = &cells[li];
         let mut add = |name: String, num: &str, den: &str| {
-            if let Some(s) = paired(cells, entries, num, den) {
+            if let Some(s) = paired_except(cells, entries, num, den, except) {
                 out.push((format!("{name} ({})", lock.name()), s));
             }
         };

@@ -1,0 +1,316 @@
+//! Where the machine put the comparison's CPUs, run by run, and which rounds that leaves
+//! comparable (issue 42 item 4: the cause of the per-round spread).
+//!
+//! ## Why
+//!
+//! On this machine kind (2 vCPUs of an AMD EPYC host under KVM), a comparison's rounds split into
+//! two populations: most run at about 1 150 KIOPS (sched-lock, fair-spin, 2 threads), and spells
+//! of 2–30 s run every variant about 3.4 times slower, with no other process, no steal and both
+//! CPUs busy (`notes/results/2026-12-04-placement.md`). A cache-line ping-pong between the two
+//! vCPUs, repeated every 0.2 s on a quiet machine, takes about 34 ns one way in the first
+//! population and about 162 ns in the second, in spells of the same length: the host moves the
+//! vCPUs between cores that share a cache and cores that do not. The guest cannot control it
+//! (`--pin` pins jobs to vCPUs, not vCPUs to cores). A lock-bound variant moves every lock and
+//! most of its data between the CPUs on every acquisition, so its KIOPS follow the transfer; and
+//! not in proportion for every variant (a variant that transfers fewer lines loses less), so a
+//! ratio taken across a change of placement is neither population's ratio.
+//!
+//! ## What it does
+//!
+//! Before and after every run, [`probe_here`] measures one cache-line transfer between the first
+//! two allowed CPUs (least of [`TRIALS`] short ping-pongs: preemption only ever adds time). A
+//! probe is *far* when it takes more than [`FAR_FACTOR`] times the run's fastest probe so far,
+//! *near* otherwise. A round whose probes are not all in one placement changed placement while
+//! it ran: its runs are left out and the round is made again (at most as many times as the
+//! comparison has rounds; past that it is kept and named). At the end, when the kept rounds
+//! ran in both placements, the ratios come from the placement more of them ran in, and the
+//! others are left out and named. What was measured and what was left out is in the report's
+//! `placement`.
+
+use super::cells::Cell;
+use schedlab_core::sync::AtomicBool;
+use schedlab_core::LockKind;
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// A probe is in the far placement when its transfer takes more than this many times the
+/// comparison's fastest probe. The two placements measured here differ by a factor of about 4.8
+/// (34 and 162 ns); a probe that preemption lengthened in all of its trials is rarer than that.
+pub const FAR_FACTOR: f64 = 2.0;
+
+/// Short ping-pongs per probe; the least is kept.
+pub const TRIALS: usize = 3;
+
+/// How a probe measures, in the report's words.
+pub const PROBE: &str = "one-way cache-line transfer between the first two allowed CPUs, least of 3 \
+                         ping-pongs, before and after every run";
+
+/// Measures a placement probe on this machine: `None` with fewer than two allowed CPUs.
+pub fn probe_here(stop: &AtomicBool) -> Option<f64> {
+    let cpus = crate::driver::host::allowed_cpus();
+    let (&a, &b) = (cpus.first()?, cpus.get(1)?);
+    crate::model::probes::transfer_between(a, b, TRIALS, stop).map(|t| t.one_way_ns)
+}
+
+/// How a comparison measures placement: [`probe_here`], or a stand-in in tests.
+pub type Probe<'a> = &'a dyn Fn(&AtomicBool) -> Option<f64>;
+
+/// Which of the two placements a probe saw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// Within [`FAR_FACTOR`] of the fastest probe.
+    Near,
+    /// Slower than that.
+    Far,
+}
+
+impl Placement {
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::Near => "near",
+            Placement::Far => "far",
+        }
+    }
+}
+
+/// One run's probes.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunProbe {
+    pub round: usize,
+    pub lock: LockKind,
+    pub variant: &'static str,
+    pub instrumented: bool,
+    pub before_ns: Option<f64>,
+    pub after_ns: Option<f64>,
+}
+
+/// What a round's probes say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoundPlacement {
+    /// Every probe in one placement.
+    Settled(Placement),
+    /// Probes in both: the placement changed while the round ran.
+    Changed,
+    /// No probe measured (one CPU).
+    Unknown,
+}
+
+/// Every probe of a comparison and what was done with the rounds.
+#[derive(Default)]
+pub struct Tracker {
+    pub runs: Vec<RunProbe>,
+    /// Rounds whose placement changed while they ran, left out and made again.
+    pub run_again: Vec<usize>,
+    /// Rounds whose placement changed but that were kept (no round left to make again).
+    pub kept_changed: Vec<usize>,
+}
+
+impl Tracker {
+    fn probes(&self) -> impl Iterator<Item = f64> + '_ {
+        self.runs.iter().flat_map(|r| [r.before_ns, r.after_ns]).flatten()
+    }
+
+    /// The fastest probe so far.
+    pub fn near_ns(&self) -> Option<f64> {
+        self.probes().reduce(f64::min)
+    }
+
+    /// The slowest probe in the far placement, if any.
+    pub fn far_ns(&self) -> Option<f64> {
+        let near = self.near_ns()?;
+        self.probes().filter(|&p| classify(p, near) == Placement::Far).reduce(f64::max)
+    }
+
+    /// What `round`'s probes say, judged against the fastest probe so far.
+    pub fn round(&self, round: usize) -> RoundPlacement {
+        let Some(near) = self.near_ns() else { return RoundPlacement::Unknown };
+        let classes: BTreeSet<_> = self
+            .runs
+            .iter()
+            .filter(|r| r.round == round)
+            .flat_map(|r| [r.before_ns, r.after_ns])
+            .flatten()
+            .map(|p| classify(p, near) == Placement::Far)
+            .collect();
+        match (classes.contains(&false), classes.contains(&true)) {
+            (true, true) => RoundPlacement::Changed,
+            (true, false) => RoundPlacement::Settled(Placement::Near),
+            (false, true) => RoundPlacement::Settled(Placement::Far),
+            (false, false) => RoundPlacement::Unknown,
+        }
+    }
+
+    /// At the end: the placement the ratios come from (the one more kept rounds settled in; near
+    /// on a tie) and the kept rounds settled in the other, to be left out.
+    pub fn minority(&self, kept: &[usize]) -> (Option<Placement>, Vec<usize>) {
+        let settled: Vec<(usize, Placement)> = kept
+            .iter()
+            .filter_map(|&r| match self.round(r) {
+                RoundPlacement::Settled(p) => Some((r, p)),
+                _ => None,
+            })
+            .collect();
+        let far = settled.iter().filter(|(_, p)| *p == Placement::Far).count();
+        let near = settled.len() - far;
+        if settled.is_empty() {
+            return (None, Vec::new());
+        }
+        let majority = if far > near { Placement::Far } else { Placement::Near };
+        let left_out = settled.iter().filter(|(_, p)| *p != majority).map(|(r, _)| *r).collect();
+        (Some(majority), left_out)
+    }
+}
+
+/// Which placement a probe of `ns` is in, when the fastest probe took `near_ns`.
+pub fn classify(ns: f64, near_ns: f64) -> Placement {
+    if ns > FAR_FACTOR * near_ns {
+        Placement::Far
+    } else {
+        Placement::Near
+    }
+}
+
+/// Drops every run of `rounds` from the cells (their ratios would pair runs made in different
+/// placements).
+pub(super) fn leave_out(cells: &mut [Vec<Cell>], rounds: &[usize]) {
+    for cell in cells.iter_mut().flatten() {
+        cell.plain.retain(|(r, _)| !rounds.contains(r));
+        cell.lockstat.retain(|(r, _)| !rounds.contains(r));
+    }
+}
+
+/// The report's account of placement (JSON `placement`).
+#[derive(Clone, Debug, Serialize)]
+pub struct PlacementReport {
+    /// How each probe measures ([`PROBE`]).
+    pub probe: &'static str,
+    /// The fastest probe, ns (one way).
+    pub near_ns: Option<f64>,
+    /// The slowest probe past [`FAR_FACTOR`] × `near_ns`, if any.
+    pub far_ns: Option<f64>,
+    pub far_factor: f64,
+    /// The placement the reported rounds ran in; `null` when no probe measured.
+    pub reported: Option<Placement>,
+    /// Rounds (0-based) whose placement changed while they ran, left out and made again.
+    pub rounds_run_again: Vec<usize>,
+    /// Rounds whose placement changed but that were kept: the comparison had made as many
+    /// rounds again as it has rounds.
+    pub rounds_kept_changed: Vec<usize>,
+    /// Rounds settled in the other placement, left out of every figure.
+    pub rounds_left_out: Vec<usize>,
+    /// Why nothing was measured (one CPU).
+    pub not_measured: Option<String>,
+    /// Every run's probes.
+    pub runs: Vec<RunProbe>,
+}
+
+impl PlacementReport {
+    pub fn new(tracker: Tracker, reported: Option<Placement>, left_out: Vec<usize>) -> PlacementReport {
+        let near_ns = tracker.near_ns();
+        PlacementReport {
+            probe: PROBE,
+            far_ns: tracker.far_ns(),
+            near_ns,
+            far_factor: FAR_FACTOR,
+            reported,
+            rounds_run_again: tracker.run_again,
+            rounds_kept_changed: tracker.kept_changed,
+            rounds_left_out: left_out,
+            not_measured: near_ns.is_none().then(|| "fewer than two CPUs allowed".to_string()),
+            runs: tracker.runs,
+        }
+    }
+
+    /// A line for the reader when the placement changed during the comparison; `None` when it
+    /// did not (or was not measured).
+    pub fn note(&self) -> Option<String> {
+        let (near, far) = (self.near_ns?, self.far_ns?);
+        let rounds = |v: &[usize]| v.iter().map(|r| (r + 1).to_string()).collect::<Vec<_>>().join(", ");
+        let mut parts = vec![format!(
+            "the machine moved its CPUs during the comparison: a cache-line transfer between them took \
+             {near:.0} ns (near) and up to {far:.0} ns (far), and a lock-bound variant's KIOPS follow it"
+        )];
+        if !self.rounds_run_again.is_empty() {
+            parts.push(format!("round(s) {} changed placement while running and were made again", rounds(&self.rounds_run_again)));
+        }
+        if !self.rounds_kept_changed.is_empty() {
+            parts.push(format!(
+                "round(s) {} changed placement while running and are kept (no round left to make again): their ratios mix placements",
+                rounds(&self.rounds_kept_changed)
+            ));
+        }
+        if !self.rounds_left_out.is_empty() {
+            let other = match self.reported {
+                Some(Placement::Far) => "near",
+                _ => "far",
+            };
+            parts.push(format!("round(s) {} ran in the {other} placement and are left out", rounds(&self.rounds_left_out)));
+        }
+        if let Some(p) = self.reported {
+            parts.push(format!("every figure is from rounds in the {} placement", p.name()));
+        }
+        Some(parts.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn probe(round: usize, before: f64, after: f64) -> RunProbe {
+        RunProbe {
+            round,
+            lock: LockKind::FairSpin,
+            variant: "sched-lock",
+            instrumented: false,
+            before_ns: Some(before),
+            after_ns: Some(after),
+        }
+    }
+
+    #[test]
+    fn a_round_with_probes_in_both_placements_changed_and_one_in_one_is_settled() {
+        let tracker = Tracker {
+            runs: vec![probe(0, 34.0, 36.0), probe(0, 35.0, 40.0), probe(1, 35.0, 160.0), probe(2, 162.0, 165.0)],
+            ..Tracker::default()
+        };
+        assert_eq!(tracker.near_ns(), Some(34.0));
+        assert_eq!(tracker.far_ns(), Some(165.0));
+        assert_eq!(tracker.round(0), RoundPlacement::Settled(Placement::Near));
+        assert_eq!(tracker.round(1), RoundPlacement::Changed);
+        assert_eq!(tracker.round(2), RoundPlacement::Settled(Placement::Far));
+        assert_eq!(tracker.round(3), RoundPlacement::Unknown);
+    }
+
+    #[test]
+    fn the_rounds_left_out_at_the_end_are_those_in_the_placement_fewer_rounds_ran_in() {
+        let tracker = Tracker {
+            runs: vec![probe(0, 160.0, 161.0), probe(1, 34.0, 35.0), probe(2, 36.0, 34.0), probe(3, 163.0, 160.0), probe(4, 35.0, 33.0)],
+            ..Tracker::default()
+        };
+        assert_eq!(tracker.minority(&[0, 1, 2, 3, 4]), (Some(Placement::Near), vec![0, 3]));
+        assert_eq!(tracker.minority(&[0, 3, 4]), (Some(Placement::Far), vec![4]));
+        // A tie goes to the near placement (the machine's own, with both CPUs sharing a cache).
+        assert_eq!(tracker.minority(&[0, 1]), (Some(Placement::Near), vec![0]));
+    }
+
+    #[test]
+    fn a_steady_machine_leaves_nothing_out_and_says_nothing() {
+        let tracker = Tracker { runs: (0..5).map(|r| probe(r, 34.0 + r as f64, 50.0)).collect(), ..Tracker::default() };
+        assert!((0..5).all(|r| tracker.round(r) == RoundPlacement::Settled(Placement::Near)));
+        assert_eq!(tracker.far_ns(), None);
+        let (reported, left_out) = tracker.minority(&[0, 1, 2, 3, 4]);
+        assert!(left_out.is_empty());
+        assert_eq!(PlacementReport::new(tracker, reported, left_out).note(), None);
+    }
+
+    #[test]
+    fn without_a_probe_nothing_is_judged() {
+        let tracker = Tracker { runs: vec![RunProbe { before_ns: None, after_ns: None, ..probe(0, 0.0, 0.0) }], ..Tracker::default() };
+        assert_eq!(tracker.round(0), RoundPlacement::Unknown);
+        assert_eq!(tracker.minority(&[0]), (None, Vec::new()));
+        let report = PlacementReport::new(tracker, None, Vec::new());
+        assert!(report.not_measured.is_some());
+    }
+}
