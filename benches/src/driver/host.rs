@@ -79,6 +79,15 @@ mod bound_tests {
         assert!(142.7 > cpus + OTHERS_TOLERANCE_CPUS, "a machine with 143 CPUs cannot run this check");
         assert_eq!(others, None);
     }
+
+    #[test]
+    fn the_running_count_is_the_fourth_field_of_loadavg() {
+        assert_eq!(running_in_loadavg("0.71 1.61 1.95 3/174 4354\n"), Some(3));
+        assert_eq!(running_in_loadavg("0.71 1.61 1.95"), None);
+        assert_eq!(running_in_loadavg("0.71 1.61 1.95 x/174 4354"), None);
+        // This process's reading thread is runnable in every reading: never a negative count.
+        assert!(other_runnable_threads().is_some_and(|n| n < 1 << 20));
+    }
 }
 
 /// How far above the machine's CPU count an estimate of other processes' CPUs may go and still
@@ -117,12 +126,31 @@ pub fn allowed_cpus() -> Vec<usize> {
     (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()
 }
 
-/// Threads of other processes runnable right now: the running count of `/proc/loadavg` less the
-/// thread that reads it. `None` where that file is missing.
+/// Threads of other processes runnable now: the running count of `/proc/loadavg` less the
+/// thread that reads it, the median of [`LOAD_SAMPLES`] readings 10 ms apart. One reading is an
+/// instant: on a quiet machine it caught kernel workers and the previous command's exiting
+/// threads, and said "4 other runnable threads" (notes/results/2026-12-04-placement.md); a
+/// process that keeps a CPU busy is runnable in most readings. `None` where that file is
+/// missing.
 pub fn other_runnable_threads() -> Option<usize> {
-    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
-    let running: usize = text.split_whitespace().nth(3)?.split('/').next()?.parse().ok()?;
-    Some(running.saturating_sub(1))
+    let mut readings = Vec::with_capacity(LOAD_SAMPLES);
+    for i in 0..LOAD_SAMPLES {
+        if i > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        readings.push(running_in_loadavg(&std::fs::read_to_string("/proc/loadavg").ok()?)?);
+    }
+    readings.sort_unstable();
+    Some(readings[readings.len() / 2].saturating_sub(1))
+}
+
+/// Readings of the runnable count behind [`other_runnable_threads`] (an odd number: the median
+/// is one of them).
+pub const LOAD_SAMPLES: usize = 11;
+
+/// The running count of a `/proc/loadavg` line ("0.71 1.61 1.95 3/174 4354": 3).
+fn running_in_loadavg(text: &str) -> Option<usize> {
+    text.split_whitespace().nth(3)?.split('/').next()?.parse().ok()
 }
 
 /// Pins the calling thread to `cpu`; false if the OS refused (or on non-Linux systems).
