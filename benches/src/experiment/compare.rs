@@ -504,6 +504,9 @@ pub fn run_with(
             let note = precision_note(kept.len(), widest.as_ref(), p);
             observer.event(Event::Progress { steps: total, note: &note });
         }
+        // Runs follow each other at once: a run's probe after is the next one's before (a round's
+        // first run takes its own, so that each round's probes are its own).
+        let mut probe_after_last: Option<Option<f64>> = None;
         for (li, &lock) in cfg.locks.iter().enumerate() {
             for k in 0..ne {
                 let vi = (k + round) % ne;
@@ -525,7 +528,7 @@ pub fn run_with(
                     if instrumented && cfg.measure == Measure::Lockstat {
                         w.lockstat_toggle = Some(cfg.lockstat_window);
                     }
-                    let before_ns = probe(stop);
+                    let before_ns = probe_after_last.take().unwrap_or_else(|| probe(stop));
                     let r = match run_clean_with(runner, runs_as, &w, stop, cfg.noise, &mut cells[li][vi].noise, &mut rerun_budget) {
                         Ok(r) => r,
                         Err(error) => {
@@ -546,6 +549,7 @@ pub fn run_with(
                         break 'rounds;
                     }
                     let after_ns = probe(stop);
+                    probe_after_last = Some(after_ns);
                     tracker.runs.push(placement::RunProbe { round, lock, variant, instrumented, before_ns, after_ns });
                     index += 1;
                     let summary = format!(
@@ -901,8 +905,7 @@ mod tests {
         None
     }
 
-    /// A placement probe that answers `ns(call)`, its calls counted from 0 (two per run: before
-    /// and after).
+    /// A placement probe that answers `ns(call)`, its calls counted from 0.
     fn probe_by_call(ns: impl Fn(usize) -> f64 + Sync) -> impl Fn(&AtomicBool) -> Option<f64> + Sync {
         let calls = std::sync::atomic::AtomicUsize::new(0);
         move |_| Some(ns(calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed)))
@@ -910,10 +913,11 @@ mod tests {
 
     #[test]
     fn a_round_whose_cpus_moved_while_it_ran_is_made_again_and_named() {
-        // sched-lock, no-stats and the A/A copy: 3 runs, 6 probes a round. The probes of round
-        // 2's second run (calls 8 and 9) see the far placement: the round is made again.
+        // sched-lock, no-stats and the A/A copy: 3 runs, 4 probes a round (one before the first
+        // run, one after each). The probe after round 2's second run (call 6) sees the far
+        // placement: the round is made again.
         let cfg = small(vec!["sched-lock", "no-stats"], 3);
-        let probe = probe_by_call(|call| if (8..10).contains(&call) { 160.0 } else { 34.0 });
+        let probe = probe_by_call(|call| if call == 6 { 160.0 } else { 34.0 });
         let runner = pinned(|v, _| if v == "no-stats" { 2.0 } else { 1.0 });
         let mut recorder = Recorder::default();
         let report = run_with(&runner, &probe, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
@@ -932,7 +936,7 @@ mod tests {
         // Round 1 runs entirely in the far placement, and there its ratio differs (1.5, not 2):
         // a ratio across placements is neither's.
         let cfg = small(vec!["sched-lock", "no-stats"], 3);
-        let probe = probe_by_call(|call| if call < 6 { 160.0 } else { 34.0 });
+        let probe = probe_by_call(|call| if call < 4 { 160.0 } else { 34.0 });
         let runner = pinned(|v, round| match (v, round) {
             ("no-stats", 0) => 1.5,
             ("no-stats", _) => 2.0,

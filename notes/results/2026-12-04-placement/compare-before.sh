@@ -1,6 +1,6 @@
 #!/bin/sh
 # Issue 42's check: three default compare runs in a row on a quiet machine, then --baseline
-# against the first (same commit).
+# against the first (same commit). Run at 0fc3b3d; its outputs are kept here as before-*.
 set -e
 B=/work/main/target/release/schedlab
 for i in 1 2 3; do

@@ -17,8 +17,9 @@
 //!
 //! ## What it does
 //!
-//! Before and after every run, [`probe_here`] measures one cache-line transfer between the first
-//! two allowed CPUs (least of [`TRIALS`] short ping-pongs: preemption only ever adds time). A
+//! Before and after every run (a run's probe after is the next run's before, within a round),
+//! [`probe_here`] measures one cache-line transfer between the first two allowed CPUs (least of
+//! [`TRIALS`] short ping-pongs: preemption only ever adds time). A
 //! probe is *far* when it takes more than [`FAR_FACTOR`] times the run's fastest probe so far,
 //! *near* otherwise. A round whose probes are not all in one placement changed placement while
 //! it ran: its runs are left out and the round is made again (at most as many times as the
