@@ -213,9 +213,28 @@ pub fn median_in_place(values: &mut [f64]) -> f64 {
 /// it. Fixed seed and resample count ([`BOOTSTRAP_SEED`], [`BOOTSTRAP_RESAMPLES`]): the same
 /// runs give the same interval. Fewer than 3 rounds: no interval ("no interval: fewer than 3
 /// rounds"), never an invented one.
-pub fn ratio_interval(ratio: &Spread) -> Result<Interval, String> {
+pub fn ratio_interval(ratio: &Spread) -> Result<Interval, NoInterval> {
     bootstrap_interval(&ratio.runs, median_in_place, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
-        .ok_or_else(|| format!("no interval: fewer than {BOOTSTRAP_MIN_VALUES} rounds"))
+        .ok_or(NoInterval::FewRounds)
+}
+
+/// Why a figure over rounds has no interval: the reason shown in the interval's place (a figure
+/// that cannot be had, not a failure).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoInterval {
+    /// Fewer than [`BOOTSTRAP_MIN_VALUES`] rounds to resample.
+    FewRounds,
+    /// No round has both sides of a ratio: what the rounds lacked ("measured both").
+    NoPairedRound(&'static str),
+}
+
+impl std::fmt::Display for NoInterval {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoInterval::FewRounds => f.write_str(&no_interval_reason("rounds")),
+            NoInterval::NoPairedRound(lacked) => write!(f, "no interval: no round {lacked}"),
+        }
+    }
 }
 
 /// A goal's verdict, taken on a ratio's interval.
@@ -471,6 +490,9 @@ mod tests {
         assert_eq!(bootstrap_rounds(4, ratio), Some(Interval { lo: 2.0, hi: 2.0 }));
         assert_eq!(bootstrap_rounds(2, ratio), None, "fewer than 3 rounds");
         assert_eq!(no_interval_reason("rounds"), "no interval: fewer than 3 rounds");
+        assert_eq!(NoInterval::FewRounds.to_string(), no_interval_reason("rounds"));
+        let unpaired = NoInterval::NoPairedRound("measured both").to_string();
+        assert_eq!(unpaired, "no interval: no round measured both");
     }
 
     #[test]

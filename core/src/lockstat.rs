@@ -390,20 +390,53 @@ impl LockClass {
     }
 }
 
+/// Why a lock's occupancy (total hold ÷ wall time) is not given: a reason shown in its place.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum OccupancyNotEstimable {
+    /// No time was measured: nothing to divide by.
+    NoMeasuredTime,
+    /// One lock held longer than the run: `occupancy` (a fraction above 1), from holds that were
+    /// sampled and extrapolated (`estimated`) or timed and added up.
+    PastTheRun { occupancy: f64, estimated: bool },
+}
+
+impl std::fmt::Display for OccupancyNotEstimable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            OccupancyNotEstimable::NoMeasuredTime => {
+                f.write_str("not estimable: no measured time")
+            }
+            OccupancyNotEstimable::PastTheRun { occupancy, estimated } => {
+                let how = match estimated {
+                    true => "the sampled holds extrapolate",
+                    false => "the timed holds add up",
+                };
+                let pct = 100.0 * occupancy;
+                write!(
+                    f,
+                    "not estimable: {how} to {pct:.0}% of the run, more than one lock can be held \
+                     (holders preempted while timed)"
+                )
+            }
+        }
+    }
+}
+
 /// Total hold ÷ wall time, checked against the physical bound where it is computed: one lock is
 /// held at most the whole run. An estimate above it (sampled holds that a preempted holder
 /// stretched, extrapolated to every acquisition) is refused with its reason, not clamped.
-fn hold_occupancy(class: LockClass, hold_total_ns: u64, wall_ns: u64, estimated: bool) -> Result<f64, String> {
+fn hold_occupancy(
+    class: LockClass,
+    hold_total_ns: u64,
+    wall_ns: u64,
+    estimated: bool,
+) -> Result<f64, OccupancyNotEstimable> {
     if wall_ns == 0 {
-        return Err("not estimable: no measured time".into());
+        return Err(OccupancyNotEstimable::NoMeasuredTime);
     }
     let occupancy = hold_total_ns as f64 / wall_ns as f64;
     if class.is_one_lock() && occupancy > 1.0 {
-        let how = if estimated { "the sampled holds extrapolate" } else { "the timed holds add up" };
-        return Err(format!(
-            "not estimable: {how} to {:.0}% of the run, more than one lock can be held (holders preempted while timed)",
-            100.0 * occupancy
-        ));
+        return Err(OccupancyNotEstimable::PastTheRun { occupancy, estimated });
     }
     Ok(occupancy)
 }
@@ -505,7 +538,7 @@ fn summarize_class(class: LockClass, s: &ClassStats, wall_ns: u64) -> LockSummar
         hold_sampled_estimate: (sample.count() > 0).then(|| TimeSummary::of(sample, s.acquisitions)),
         hold_sampled_estimate_n: sample.count(),
         hold_occupancy: occupancy.as_ref().ok().copied(),
-        hold_occupancy_not_estimable: occupancy.err(),
+        hold_occupancy_not_estimable: occupancy.err().map(|why| why.to_string()),
         inside,
         paths,
     }
@@ -520,13 +553,17 @@ mod tests {
         install();
         // The scheduler lock held 2.369 s of a 1 s run: not a figure, a reason.
         let refused = hold_occupancy(LockClass::SCHED, 2_369_000_000, 1_000_000_000, true);
-        let why = refused.expect_err("one lock cannot be held 237% of the run");
+        let why = refused.expect_err("one lock cannot be held 237% of the run").to_string();
         assert!(why.starts_with("not estimable") && why.contains("237%"), "{why}");
+        let said = "not estimable: the sampled holds extrapolate to 237% of the run, more than one \
+                    lock can be held (holders preempted while timed)";
+        assert_eq!(why, said, "the same one line as before the reason was typed");
         assert_eq!(hold_occupancy(LockClass::QUEUE, 500, 1000, false), Ok(0.5));
         assert_eq!(hold_occupancy(LockClass::SCHED, 1000, 1000, false), Ok(1.0));
         // A class of many locks (the counter sums' per-slot locks) may add up past the run.
         assert_eq!(hold_occupancy(LockClass::STATS_SUM, 3000, 1000, true), Ok(3.0));
-        assert!(hold_occupancy(LockClass::SCHED, 0, 0, false).is_err(), "no measured time: nothing to divide by");
+        let none = hold_occupancy(LockClass::SCHED, 0, 0, false);
+        assert_eq!(none, Err(OccupancyNotEstimable::NoMeasuredTime), "nothing to divide by");
     }
 
     #[test]

@@ -144,8 +144,8 @@ fn write_file(
     path: &Path,
     failures: &mut Vec<String>,
     observer: &mut dyn Observer,
-    render: impl FnOnce(&mut Vec<u8>) -> Result<(), String>,
-) -> Result<bool, String> {
+    render: impl FnOnce(&mut Vec<u8>) -> Result<(), ExperimentError>,
+) -> Result<bool, ExperimentError> {
     write_kept(path, failures, observer, render).map(|(written, _)| written)
 }
 
@@ -154,13 +154,14 @@ fn write_kept(
     path: &Path,
     failures: &mut Vec<String>,
     observer: &mut dyn Observer,
-    render: impl FnOnce(&mut Vec<u8>) -> Result<(), String>,
-) -> Result<(bool, Vec<u8>), String> {
+    render: impl FnOnce(&mut Vec<u8>) -> Result<(), ExperimentError>,
+) -> Result<(bool, Vec<u8>), ExperimentError> {
     let mut bytes = Vec::new();
     render(&mut bytes)?;
     match OutputFile::check(path).and_then(|out| out.write(&bytes)) {
         Ok(()) => Ok((true, bytes)),
         Err(e) => {
+            let e = e.to_string();
             observer.event(Event::Failure(&e));
             failures.push(e);
             Ok((false, bytes))
@@ -233,7 +234,8 @@ pub fn run(cfg: &FlamegraphConfig, stop: &AtomicBool, observer: &mut dyn Observe
         );
         let svg = cfg.out.join(format!("{name}.svg"));
         // A run too short for one sample has no flamegraph: said, not fatal.
-        match write_kept(&svg, &mut report.write_failures, observer, |out| profile::write_flamegraph(&p.folded, &title, &subtitle, out).map_err(|e| e.message)) {
+        let draw = |out: &mut Vec<u8>| profile::write_flamegraph(&p.folded, &title, &subtitle, out);
+        match write_kept(&svg, &mut report.write_failures, observer, draw) {
             Ok((_, bytes)) => report.svgs.push((title.clone(), String::from_utf8_lossy(&bytes).into_owned())),
             Err(e) => observer.event(Event::Warning(&format!("{name}: no flamegraph: {e}"))),
         }
@@ -241,8 +243,7 @@ pub fn run(cfg: &FlamegraphConfig, stop: &AtomicBool, observer: &mut dyn Observe
         write_file(&folded, &mut report.write_failures, observer, |out| {
             out.extend_from_slice(p.folded.to_text().as_bytes());
             Ok(())
-        })
-        .map_err(ExperimentError::run_failed)?;
+        })?;
         let unsampled = p.folded.unsampled_share().map_or(String::new(), |u| format!(", {:.0}% of CPU time unsampled", u * 100.0));
         report.lines.push(format!("{name}: {:.1} KIOPS, {} samples{unsampled} -> {}", p.run.kiops, p.folded.samples(), svg.display()));
         observer.event(Event::StepDone { done: done + 1, summary: report.lines.last().map_or("", String::as_str) });
@@ -264,8 +265,7 @@ pub fn run(cfg: &FlamegraphConfig, stop: &AtomicBool, observer: &mut dyn Observe
     let written = write_file(&path, &mut report.write_failures, observer, |out| {
         out.extend_from_slice(text.as_bytes());
         Ok(())
-    })
-    .map_err(ExperimentError::run_failed)?;
+    })?;
     if written {
         report.lines.push(format!("wrote {}", path.display()));
     }
@@ -288,7 +288,10 @@ fn write_differential(cfg: &FlamegraphConfig, a: &str, b: &str, report: &mut Fla
     let per_request = (ra > 0 && rb > 0).then(|| ra as f64 / rb as f64);
     let subtitle = format!("width: {a}'s {} samples; blue: less CPU time per request in {b} (what {b} removes), red: more in {b}", pa.folded.samples());
     let mut failures = Vec::new();
-    let written = write_kept(&svg, &mut failures, observer, |out| profile::write_differential(&pa.folded, &pb.folded, per_request, &title, &subtitle, out).map_err(|e| e.message));
+    let draw = |out: &mut Vec<u8>| {
+        profile::write_differential(&pa.folded, &pb.folded, per_request, &title, &subtitle, out)
+    };
+    let written = write_kept(&svg, &mut failures, observer, draw);
     report.write_failures.extend(failures);
     if let Ok((_, bytes)) = &written {
         report.svgs.push((title.clone(), String::from_utf8_lossy(bytes).into_owned()));
@@ -321,20 +324,29 @@ pub fn render_folded(cfg: &FoldedConfig, stop: &AtomicBool, observer: &mut dyn O
     let (count_name, shown) = (cfg.count_name.clone(), path.display().to_string());
     // Parsing and drawing a large file take seconds: on a thread of their own, so that a stop is
     // honoured meanwhile (nothing is written then).
-    let rendered = until_stopped("folded-render", stop, move || -> Result<Vec<u8>, String> {
-        let folded = Folded::from_text(&text).map_err(|e| format!("{shown}: {e}"))?;
+    // Everything refused here is the file's fault: bad input, whatever the drawing's kind.
+    let render = move || -> Result<Vec<u8>, ExperimentError> {
+        let bad = |message: String| ExperimentError::bad_input(message);
+        let folded = Folded::from_text(&text).map_err(|e| bad(format!("{shown}: {e}")))?;
         if folded.stacks.is_empty() {
-            return Err(format!("{shown} holds no stacks"));
+            return Err(bad(format!("{shown} holds no stacks")));
         }
-        let subtitle = format!("{} {count_name} in {} stacks, from {shown}", folded.samples(), folded.stacks.len());
+        let (samples, stacks) = (folded.samples(), folded.stacks.len());
+        let subtitle = format!("{samples} {count_name} in {stacks} stacks, from {shown}");
         let mut bytes = Vec::new();
-        profile::write_flamegraph_counting(&folded, &title, &subtitle, &count_name, &mut bytes).map_err(|e| e.message)?;
+        profile::write_flamegraph_counting(&folded, &title, &subtitle, &count_name, &mut bytes)
+            .map_err(|e| bad(e.message))?;
         Ok(bytes)
-    });
+    };
+    let rendered = until_stopped("folded-render", stop, render);
     let bytes = match rendered {
-        Ok(Some(r)) => r.map_err(ExperimentError::bad_input)?,
-        Ok(None) => return Err(ExperimentError::stopped(format!("stopped while drawing {}: nothing written", path.display()))),
-        Err(e) => return Err(ExperimentError::bad_input(e)),
+        Ok(Some(r)) => r?,
+        Ok(None) => {
+            let shown = path.display();
+            let stopped = format!("stopped while drawing {shown}: nothing written");
+            return Err(ExperimentError::stopped(stopped));
+        }
+        Err(e) => return Err(ExperimentError::bad_input(e.to_string())),
     };
     std::fs::create_dir_all(&cfg.out).map_err(|e| ExperimentError::bad_input(format!("cannot create {}: {e}", cfg.out.display())))?;
     let svg = cfg.out.join(folded_svg_name(path));
@@ -342,8 +354,7 @@ pub fn render_folded(cfg: &FoldedConfig, stop: &AtomicBool, observer: &mut dyn O
     let written = write_file(&svg, &mut failures, observer, |out| {
         out.extend_from_slice(&bytes);
         Ok(())
-    })
-    .map_err(ExperimentError::bad_input)?;
+    })?;
     match failures.pop() {
         Some(_) if !written => Err(ExperimentError::already_told(ErrorKind::OutputFailed)),
         _ => Ok(format!("{} -> {}", path.display(), svg.display())),

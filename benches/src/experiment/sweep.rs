@@ -39,12 +39,12 @@ use crate::driver::workload::{fair_lock_warning_before, RunResult, WorkloadConfi
 use crate::error::ExperimentError;
 use crate::experiment::observer::{Event, Observer};
 use crate::files::input::{caps, read_input};
-use crate::files::output::{OutputFile, Stream};
+use crate::files::output::{OutputError, OutputFile, Stream};
 use crate::files::provenance::Provenance;
 use crate::model::calibrate::CalibrationSettings;
 use crate::model::{self, topology::Topology, CalibrationSet};
 pub use crate::stats::fit_usl;
-use crate::stats::{bootstrap_rounds, median, no_interval_reason, ratio_interval, Interval, Spread};
+use crate::stats::{bootstrap_rounds, median, ratio_interval, Interval, NoInterval, Spread};
 use schedlab_core::lockstat::{self, LockClass, LockSummary};
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::{InsertPathKind, LockKind};
@@ -456,10 +456,66 @@ pub struct Resumed {
     pub dropped_partial_line: bool,
 }
 
+/// Why a sweep CSV cannot be resumed from: one line, said after "cannot resume from FILE: ".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CsvRefusal {
+    /// An earlier schedlab's CSV without the settings columns.
+    NoSettingsColumns,
+    /// An earlier schedlab's CSV without the round column.
+    NoRoundColumn,
+    /// Not a sweep CSV: its first line (at most 60 characters; `cut`: there was more).
+    Foreign { first_line: String, cut: bool },
+    /// A row of another number of columns.
+    Columns { line: usize, found: usize, wanted: usize },
+    /// A row that is not a point (an unknown variant or lock, a field that is not a number).
+    NotAPoint { line: usize },
+    /// A row measured with another value of a setting.
+    OtherSetting { line: usize, name: &'static str, theirs: String, ours: String },
+}
+
+impl std::fmt::Display for CsvRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let afresh = "start afresh without --resume, or give another --csv";
+        match self {
+            CsvRefusal::NoSettingsColumns => write!(
+                f,
+                "it was written by an earlier schedlab, without the settings columns: its \
+                 settings cannot be checked ({afresh})"
+            ),
+            CsvRefusal::NoRoundColumn => write!(
+                f,
+                "it was written by an earlier schedlab, without the round column (one run per \
+                 point): its rows cannot be placed in rounds ({afresh})"
+            ),
+            CsvRefusal::Foreign { first_line, cut } => {
+                let more = if *cut { "..." } else { "" };
+                write!(f, "it is not a schedlab sweep CSV (its first line is `{first_line}`{more})")
+            }
+            CsvRefusal::Columns { line, found, wanted } => write!(
+                f,
+                "line {line} has {found} columns, not {wanted}: the file is damaged or not a \
+                 sweep CSV"
+            ),
+            CsvRefusal::NotAPoint { line } => write!(
+                f,
+                "line {line} is not a sweep point (unknown variant or lock, or a field that is \
+                 not a number)"
+            ),
+            CsvRefusal::OtherSetting { line, name, theirs, ours } => write!(
+                f,
+                "line {line} was measured with {name} = {theirs}, this sweep has {name} = \
+                 {ours}: give the same settings to resume, or another --csv"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CsvRefusal {}
+
 /// Reads a sweep CSV for `--resume`: the header must be this version's, every row a point whose
 /// settings columns equal `settings` (named differences otherwise), and a half-written last line
-/// (no newline) is dropped. The error is one line.
-pub fn parse_csv(text: &str, settings: &[String]) -> Result<Resumed, String> {
+/// (no newline) is dropped.
+pub fn parse_csv(text: &str, settings: &[String]) -> Result<Resumed, CsvRefusal> {
     let mut resumed = Resumed { points: Vec::new(), rows: Vec::new(), dropped_partial_line: false };
     if text.is_empty() {
         return Ok(resumed);
@@ -471,43 +527,36 @@ pub fn parse_csv(text: &str, settings: &[String]) -> Result<Resumed, String> {
     resumed.dropped_partial_line = complete.len() < text.len();
     let mut lines = complete.lines();
     let header = csv_header();
+    let before_rounds = format!("{POINT_COLUMNS_BEFORE_ROUNDS},{}", SETTINGS_COLUMNS.join(","));
     match lines.next().map(|l| l.trim_end_matches('\r')) {
         Some(h) if h == header => {}
-        Some(h) if h == LEGACY_HEADER => {
-            return Err("it was written by an earlier schedlab, without the settings columns: its settings cannot be checked (start afresh without --resume, or give another --csv)".into())
-        }
-        Some(h) if h == format!("{POINT_COLUMNS_BEFORE_ROUNDS},{}", SETTINGS_COLUMNS.join(",")) => {
-            return Err(concat!(
-                "it was written by an earlier schedlab, without the round column (one run per ",
-                "point): its rows cannot be placed in rounds (start afresh without --resume, or ",
-                "give another --csv)"
-            )
-            .into())
-        }
+        Some(h) if h == LEGACY_HEADER => return Err(CsvRefusal::NoSettingsColumns),
+        Some(h) if h == before_rounds => return Err(CsvRefusal::NoRoundColumn),
         Some(h) => {
-            let shown: String = h.chars().take(60).collect();
-            return Err(format!("it is not a schedlab sweep CSV (its first line is `{shown}`{})", if h.chars().count() > 60 { "..." } else { "" }));
+            let first_line: String = h.chars().take(60).collect();
+            return Err(CsvRefusal::Foreign { first_line, cut: h.chars().count() > 60 });
         }
         // Only a half-written header: nothing was measured.
         None => return Ok(resumed),
     }
     let point_columns = POINT_COLUMNS.split(',').count();
-    for (i, line) in lines.enumerate() {
-        let line_no = i + 2;
-        let row = line.trim_end_matches('\r');
+    let wanted = point_columns + SETTINGS_COLUMNS.len();
+    for (i, row) in lines.enumerate() {
+        let line = i + 2;
+        let row = row.trim_end_matches('\r');
         if row.is_empty() {
             continue;
         }
         let c: Vec<&str> = row.split(',').collect();
-        if c.len() != point_columns + SETTINGS_COLUMNS.len() {
-            return Err(format!("line {line_no} has {} columns, not {}: the file is damaged or not a sweep CSV", c.len(), point_columns + SETTINGS_COLUMNS.len()));
+        if c.len() != wanted {
+            return Err(CsvRefusal::Columns { line, found: c.len(), wanted });
         }
-        let point = SweepPoint::from_csv_row(&c).ok_or_else(|| format!("line {line_no} is not a sweep point (unknown variant or lock, or a field that is not a number)"))?;
-        for ((name, theirs), ours) in SETTINGS_COLUMNS.iter().zip(&c[point_columns..]).zip(settings) {
+        let point = SweepPoint::from_csv_row(&c).ok_or(CsvRefusal::NotAPoint { line })?;
+        let columns = SETTINGS_COLUMNS.iter().zip(&c[point_columns..]);
+        for ((&name, theirs), ours) in columns.zip(settings) {
             if theirs != ours {
-                return Err(format!(
-                    "line {line_no} was measured with {name} = {theirs}, this sweep has {name} = {ours}: give the same settings to resume, or another --csv"
-                ));
+                let (theirs, ours) = (theirs.to_string(), ours.clone());
+                return Err(CsvRefusal::OtherSetting { line, name, theirs, ours });
             }
         }
         resumed.points.push(point);
@@ -626,12 +675,20 @@ impl CsvWriter {
                 let text = read_input(path, "sweep CSV", caps::CSV, stop)?;
                 // A CSV up to its cap takes a second to parse: on a thread, a stop honoured meanwhile.
                 let wanted = settings.clone();
-                let resumed = match crate::files::stop::until_stopped("csv-parse", stop, move || parse_csv(&text, &wanted)) {
-                    Ok(Some(parsed)) => parsed,
-                    Ok(None) => return Err(ExperimentError::stopped(format!("stopped while reading {} back: nothing measured", path.display()))),
-                    Err(e) => Err(e),
+                let parse = move || parse_csv(&text, &wanted);
+                let shown = path.display();
+                let cannot = |e: &dyn std::fmt::Display| {
+                    ExperimentError::bad_input(format!("cannot resume from {shown}: {e}"))
                 };
-                let resumed = resumed.map_err(|e| ExperimentError::bad_input(format!("cannot resume from {}: {e}", path.display())))?;
+                let resumed = match crate::files::stop::until_stopped("csv-parse", stop, parse) {
+                    Ok(Some(parsed)) => parsed.map_err(|e| cannot(&e))?,
+                    Ok(None) => {
+                        let stopped = format!("stopped while reading {shown} back");
+                        let nothing = format!("{stopped}: nothing measured");
+                        return Err(ExperimentError::stopped(nothing));
+                    }
+                    Err(e) => return Err(cannot(&e)),
+                };
                 if resumed.dropped_partial_line {
                     let w = format!("{}: dropped a half-written last line (a sweep stopped while writing it)", path.display());
                     observer.event(Event::Warning(&w));
@@ -650,7 +707,7 @@ impl CsvWriter {
         Ok((CsvWriter { target, rows, settings }, kept))
     }
 
-    fn record(&mut self, point: &SweepPoint) -> Result<(), String> {
+    fn record(&mut self, point: &SweepPoint) -> Result<(), OutputError> {
         let row = point.csv_row(&self.settings);
         match &mut self.target {
             CsvTarget::Replace(out) => {
@@ -662,7 +719,7 @@ impl CsvWriter {
     }
 
     /// Finishes a device or FIFO written through (a regular file is whole after each point).
-    fn finish(self) -> Result<(), String> {
+    fn finish(self) -> Result<(), OutputError> {
         match self.target {
             CsvTarget::Replace(_) => Ok(()),
             CsvTarget::Through(stream) => stream.commit(),
@@ -675,7 +732,7 @@ impl CsvWriter {
 struct Measured {
     points: Vec<SweepPoint>,
     failures: Vec<String>,
-    record_error: Option<String>,
+    record_error: Option<OutputError>,
     interrupted: bool,
 }
 
@@ -716,7 +773,7 @@ pub fn run(cfg: &SweepConfig, stop: &AtomicBool, observer: &mut dyn Observer) ->
     let measured = measure(cfg, &keys, stop, observer, &mut |point| csv.as_mut().map_or(Ok(()), |c| c.record(point)));
     let mut csv_error = measured.record_error.map(|e| format!("{e} (the sweep stopped there)"));
     if let Some(Err(e)) = csv.map(CsvWriter::finish) {
-        csv_error.get_or_insert(e);
+        csv_error.get_or_insert(e.to_string());
     }
     let interrupted = measured.interrupted || stop.load(Ordering::Relaxed);
     let kept_count = kept.len();
@@ -752,7 +809,7 @@ fn measure(
     keys: &[PointKey],
     stop: &AtomicBool,
     observer: &mut dyn Observer,
-    record: &mut dyn FnMut(&SweepPoint) -> Result<(), String>,
+    record: &mut dyn FnMut(&SweepPoint) -> Result<(), OutputError>,
 ) -> Measured {
     lockstat::set_hold_sampling(LockClass::STATS_SUM, cfg.sum_sampling);
     let mut out = Measured::default();
@@ -1003,7 +1060,7 @@ pub fn models_until(
             predicted,
             error_pct,
             error_interval_pct: error_interval.as_ref().ok().copied(),
-            no_interval: error_interval.err(),
+            no_interval: error_interval.err().map(|why| why.to_string()),
             at,
             usl,
             measured_thread_counts: measured_threads.len(),
@@ -1043,12 +1100,12 @@ fn largest_error(
 pub fn model_error_interval(
     series: &[&SweepPoint],
     predicted: &[(usize, f64)],
-) -> Result<Interval, String> {
+) -> Result<Interval, NoInterval> {
     let mut rounds: Vec<usize> = series.iter().map(|p| p.round).collect();
     rounds.sort_unstable();
     rounds.dedup();
     bootstrap_rounds(rounds.len(), |drawn| largest_error(series, predicted, &rounds, drawn))
-        .ok_or_else(|| no_interval_reason("rounds"))
+        .ok_or(NoInterval::FewRounds)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1103,7 +1160,7 @@ pub fn ratios(points: &[SweepPoint], reference: &str) -> Vec<SweepRatio> {
             }
         }
         let ratio = (!per_round.is_empty()).then(|| Spread::of(per_round));
-        let neither = || Err("no interval: no round measured both".to_string());
+        let neither = || Err(NoInterval::NoPairedRound("measured both"));
         let interval = ratio.as_ref().map_or_else(neither, ratio_interval);
         out.push(SweepRatio {
             variant: p.variant.clone(),
@@ -1114,7 +1171,7 @@ pub fn ratios(points: &[SweepPoint], reference: &str) -> Vec<SweepRatio> {
             threads: p.threads,
             ratio,
             interval: interval.as_ref().ok().copied(),
-            no_interval: interval.err(),
+            no_interval: interval.err().map(|why| why.to_string()),
         });
     }
     out
@@ -1259,20 +1316,26 @@ pub(crate) mod tests {
     #[test]
     fn resume_refuses_foreign_damaged_and_differently_measured_files() {
         let s = settings();
-        let e = parse_csv("name,age\nbob,3\n", &s).unwrap_err();
+        let e = parse_csv("name,age\nbob,3\n", &s).unwrap_err().to_string();
         assert!(e.contains("not a schedlab sweep CSV") && e.contains("name,age"), "{e}");
-        let e = parse_csv(&format!("{LEGACY_HEADER}\n"), &s).unwrap_err();
+        let e = parse_csv(&format!("{LEGACY_HEADER}\n"), &s).unwrap_err().to_string();
         assert!(e.contains("earlier schedlab"), "{e}");
+        let said = "it was written by an earlier schedlab, without the settings columns: its \
+                    settings cannot be checked (start afresh without --resume, or give another \
+                    --csv)";
+        assert_eq!(e, said, "the same one line as before the refusal was typed");
         let good = point("sched-lock", 1, 800.0).csv_row(&s);
-        let e = parse_csv(&csv_text(&[good.clone(), "garbage".into()]), &s).unwrap_err();
+        let rows = [good.clone(), "garbage".into()];
+        let e = parse_csv(&csv_text(&rows), &s).unwrap_err().to_string();
         assert!(e.contains("line 3"), "{e}");
         // Two rows glued together (an append after a half-written line).
         let glued = format!("{}{}", &good[..20], good);
-        let e = parse_csv(&csv_text(&[glued]), &s).unwrap_err();
+        let e = parse_csv(&csv_text(&[glued]), &s).unwrap_err().to_string();
         assert!(e.contains("line 2"), "{e}");
         let mut other = s.clone();
         other[0] = "8".into(); // groups
-        let e = parse_csv(&csv_text(&[point("sched-lock", 1, 800.0).csv_row(&other)]), &s).unwrap_err();
+        let row = point("sched-lock", 1, 800.0).csv_row(&other);
+        let e = parse_csv(&csv_text(&[row]), &s).unwrap_err().to_string();
         assert!(e.contains("groups = 8") && e.contains("groups = 4"), "{e}");
     }
 

@@ -58,6 +58,7 @@ fn write(out: &OutputFile, title: &str, drawing: String, line: String, report: &
     match written {
         Ok(()) => report.written.push(line),
         Err(e) => {
+            let e = e.to_string();
             observer.event(Event::Failure(&e));
             report.write_failures.push(e);
         }
@@ -73,7 +74,7 @@ type Analysed = (Trace, TraceOverview, Vec<LockReport>);
 /// nothing to summarise (an empty array is not a run's trace).
 fn analyse(text: String, file: &str, stop: &AtomicBool) -> Result<Analysed, ExperimentError> {
     let analysed = until_stopped("trace-parse", stop, move || {
-        trace_check::parse(&text).and_then(|trace| {
+        trace_check::parse(&text).map_err(|e| e.to_string()).and_then(|trace| {
             if trace.slices.is_empty() && trace.instants.is_empty() {
                 return Err("it holds no events: not the trace of a run".to_string());
             }

@@ -37,6 +37,54 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+/// Why an output cannot be written: one line naming the path as the user gave it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OutputError {
+    /// An empty path.
+    EmptyPath,
+    /// The file `path` cannot be written: `why`.
+    File { path: PathBuf, why: String },
+    /// Nothing can be written into the directory `path`: `why`.
+    Directory { path: PathBuf, why: String },
+    /// `path`'s symbolic links go on past 40.
+    SymlinkLoop { path: PathBuf },
+    /// The symbolic link `link` cannot be read: `why`.
+    UnreadableSymlink { link: PathBuf, why: String },
+}
+
+impl std::fmt::Display for OutputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OutputError::EmptyPath => f.write_str("an output path is empty"),
+            OutputError::File { path, why } => write!(f, "cannot write {}: {why}", path.display()),
+            OutputError::Directory { path, why } => {
+                write!(f, "cannot write into {}: {why}", path.display())
+            }
+            OutputError::SymlinkLoop { path } => {
+                write!(f, "{}: too many levels of symbolic links", path.display())
+            }
+            OutputError::UnreadableSymlink { link, why } => {
+                write!(f, "cannot read the symlink {}: {why}", link.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for OutputError {}
+
+/// The one line, for a caller that keeps messages (`ExperimentError::bad_input` and
+/// `output_failed` take it: which one is the caller's, by when it writes).
+impl From<OutputError> for String {
+    fn from(e: OutputError) -> String {
+        e.to_string()
+    }
+}
+
+/// `OutputError::File` of `path`.
+fn cannot_write(path: &Path, why: impl Into<String>) -> OutputError {
+    OutputError::File { path: path.to_path_buf(), why: why.into() }
+}
+
 /// Temporary files not yet renamed into place, for [`remove_temporary_files`].
 static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
@@ -68,16 +116,16 @@ enum Kind {
 /// The longest file name the file systems here take (Linux's NAME_MAX).
 pub const NAME_MAX: usize = 255;
 
-/// Whether `fd` is open for writing in this process: `Ok` or a one-line reason.
-fn descriptor_writable(fd: i32) -> Result<(), String> {
+/// Whether `fd`, which the output `path` names, is open for writing in this process.
+fn descriptor_writable(fd: i32, path: &Path) -> Result<(), OutputError> {
     // SAFETY: F_GETFL reads the flags of a descriptor number; an unopened one is EBADF.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
     if flags < 0 {
-        return Err(format!("descriptor {fd} is not open"));
+        return Err(cannot_write(path, format!("descriptor {fd} is not open")));
     }
     match flags & libc::O_ACCMODE {
         libc::O_WRONLY | libc::O_RDWR => Ok(()),
-        _ => Err(format!("descriptor {fd} is not open for writing")),
+        _ => Err(cannot_write(path, format!("descriptor {fd} is not open for writing"))),
     }
 }
 
@@ -217,12 +265,14 @@ fn one_line(e: &io::Error) -> String {
 }
 
 /// Follows `path`'s symlinks (not those of its directories, which the OS resolves) up to 40.
-fn resolve(path: &Path) -> Result<PathBuf, String> {
+fn resolve(path: &Path) -> Result<PathBuf, OutputError> {
     let mut at = path.to_path_buf();
     for _ in 0..40 {
         match std::fs::symlink_metadata(&at) {
             Ok(m) if m.file_type().is_symlink() => {
-                let link = std::fs::read_link(&at).map_err(|e| format!("cannot read the symlink {}: {}", at.display(), one_line(&e)))?;
+                let unreadable =
+                    |e| OutputError::UnreadableSymlink { link: at.clone(), why: one_line(&e) };
+                let link = std::fs::read_link(&at).map_err(unreadable)?;
                 at = match at.parent() {
                     Some(dir) if link.is_relative() => dir.join(link),
                     _ => link,
@@ -231,7 +281,7 @@ fn resolve(path: &Path) -> Result<PathBuf, String> {
             _ => return Ok(at),
         }
     }
-    Err(format!("{}: too many levels of symbolic links", path.display()))
+    Err(OutputError::SymlinkLoop { path: path.to_path_buf() })
 }
 
 /// The directory a file at `path` lives in ("." for a bare name).
@@ -243,56 +293,62 @@ fn directory_of(path: &Path) -> PathBuf {
 }
 
 /// Creates and removes a temporary file in `dir`: the one sure test that a file can be made there.
-fn check_writable_dir(dir: &Path, shown: &Path) -> Result<(), String> {
+fn check_writable_dir(dir: &Path, shown: &Path) -> Result<(), OutputError> {
+    let in_dir = dir.display();
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
-        Ok(_) => return Err(format!("cannot write {}: {} is not a directory", shown.display(), dir.display())),
-        Err(e) => return Err(format!("cannot write {}: directory {}: {}", shown.display(), dir.display(), one_line(&e))),
+        Ok(_) => return Err(cannot_write(shown, format!("{in_dir} is not a directory"))),
+        Err(e) => return Err(cannot_write(shown, format!("directory {in_dir}: {}", one_line(&e)))),
     }
     tempfile::Builder::new()
         .prefix(".schedlab-check-")
         .tempfile_in(dir)
         .map(drop)
-        .map_err(|e| format!("cannot write {}: cannot create a file in {}: {}", shown.display(), dir.display(), one_line(&e)))
+        .map_err(|e| {
+            cannot_write(shown, format!("cannot create a file in {in_dir}: {}", one_line(&e)))
+        })
 }
 
 /// Checks an output *directory* before any work: an existing one must be a directory that
 /// accepts new files; a missing one is created later, so its nearest existing ancestor must.
-pub fn check_dir(path: &Path) -> Result<(), String> {
+pub fn check_dir(path: &Path) -> Result<(), OutputError> {
     let mut at = path.to_path_buf();
+    let cannot = |why: String| OutputError::Directory { path: path.to_path_buf(), why };
     loop {
         match std::fs::metadata(&at) {
             Ok(m) if m.is_dir() => return check_writable_dir(&at, path),
-            Ok(_) => return Err(format!("cannot write into {}: {} is not a directory", path.display(), at.display())),
+            Ok(_) => return Err(cannot(format!("{} is not a directory", at.display()))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => match at.parent() {
                 Some(p) if !p.as_os_str().is_empty() => at = p.to_path_buf(),
                 _ => return check_writable_dir(Path::new("."), path),
             },
-            Err(e) => return Err(format!("cannot write into {}: {}", path.display(), one_line(&e))),
+            Err(e) => return Err(cannot(one_line(&e))),
         }
     }
 }
 
 impl OutputFile {
     /// Checks `path` as an output file (see the module documentation); the error is one line.
-    pub fn check(path: &Path) -> Result<OutputFile, String> {
-        let shown = path.display();
+    pub fn check(path: &Path) -> Result<OutputFile, OutputError> {
+        let cannot = |why: &str| Err(cannot_write(path, why));
         if path.as_os_str().is_empty() {
-            return Err("an output path is empty".into());
+            return Err(OutputError::EmptyPath);
         }
         if path.as_os_str().to_string_lossy().ends_with('/') {
-            return Err(format!("cannot write {shown}: it names a directory (ends with /)"));
+            return cannot("it names a directory (ends with /)");
         }
         if let Some(fd) = descriptor_of(path).or_else(|| standard_stream(path)) {
-            descriptor_writable(fd).map_err(|e| format!("cannot write {shown}: {e}"))?;
-            return Ok(OutputFile { path: path.to_path_buf(), target: path.to_path_buf(), kind: Kind::Descriptor(fd) });
+            descriptor_writable(fd, path)?;
+            let (path, kind) = (path.to_path_buf(), Kind::Descriptor(fd));
+            return Ok(OutputFile { target: path.clone(), path, kind });
         }
         if path.file_name().is_some_and(|n| n.len() > NAME_MAX) {
-            return Err(format!("cannot write {shown}: its name is longer than the {NAME_MAX} bytes a file name may have"));
+            let long = format!("its name is longer than the {NAME_MAX} bytes a file name may have");
+            return cannot(&long);
         }
         let target = resolve(path)?;
         let kind = match std::fs::metadata(&target) {
-            Ok(m) if m.is_dir() => return Err(format!("cannot write {shown}: it is a directory")),
+            Ok(m) if m.is_dir() => return cannot("it is a directory"),
             Ok(m) if m.is_file() => Kind::Replace,
             Ok(m) => {
                 use std::os::unix::fs::FileTypeExt;
@@ -302,18 +358,19 @@ impl OutputFile {
                 } else if t.is_char_device() || t.is_block_device() {
                     Kind::Through { fifo: false }
                 } else {
-                    return Err(format!("cannot write {shown}: it is neither a file, a device nor a FIFO"));
+                    return cannot("it is neither a file, a device nor a FIFO");
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => Kind::Replace,
-            Err(e) => return Err(format!("cannot write {shown}: {}", one_line(&e))),
+            Err(e) => return cannot(&one_line(&e)),
         };
         match kind {
             Kind::Replace => check_writable_dir(&directory_of(&target), path)?,
             Kind::Through { fifo: false } => {
                 // Opening a device has effects on some (a tape rewinds), none on the usual
                 // ones (null, full, a tty); it is the only check that write access is there.
-                OpenOptions::new().write(true).open(&target).map(drop).map_err(|e| format!("cannot write {shown}: {}", one_line(&e)))?;
+                let opened = OpenOptions::new().write(true).open(&target);
+                opened.map(drop).map_err(|e| cannot_write(path, one_line(&e)))?;
             }
             // A FIFO is opened when its data is ready: a reader may come later.
             Kind::Through { fifo: true } | Kind::Descriptor(_) => {}
@@ -353,12 +410,12 @@ impl OutputFile {
         }
     }
 
-    fn error(&self, e: &io::Error) -> String {
-        format!("cannot write {}: {}", self.path.display(), one_line(e))
+    fn error(&self, e: &io::Error) -> OutputError {
+        cannot_write(&self.path, one_line(e))
     }
 
     /// Opens a device or FIFO for writing (never blocks: a FIFO without a reader is an error).
-    fn open_through(&self, fifo: bool) -> Result<File, String> {
+    fn open_through(&self, fifo: bool) -> Result<File, OutputError> {
         use std::os::unix::fs::OpenOptionsExt;
         let mut options = OpenOptions::new();
         options.write(true);
@@ -367,7 +424,7 @@ impl OutputFile {
         }
         let file = options.open(&self.target).map_err(|e| {
             if fifo && e.raw_os_error() == Some(libc::ENXIO) {
-                format!("cannot write {}: no process is reading the FIFO", self.path.display())
+                cannot_write(&self.path, "no process is reading the FIFO")
             } else {
                 self.error(&e)
             }
@@ -380,7 +437,7 @@ impl OutputFile {
 
     /// A temporary file beside the target, with the target's permissions if it exists (else
     /// 0666 less the umask, as a plain create would give).
-    fn temporary(&self) -> Result<tempfile::NamedTempFile, String> {
+    fn temporary(&self) -> Result<tempfile::NamedTempFile, OutputError> {
         use std::os::unix::fs::PermissionsExt;
         let dir = directory_of(&self.target);
         // `.NAME.XXXXXX.tmp` must stay within NAME_MAX: a long name is shortened (on a character
@@ -400,22 +457,25 @@ impl OutputFile {
             .suffix(".tmp")
             .permissions(std::fs::Permissions::from_mode(mode))
             .tempfile_in(&dir)
-            .map_err(|e| format!("cannot write {}: cannot create a file in {}: {}", self.path.display(), dir.display(), one_line(&e)))?;
+            .map_err(|e| {
+                let why = format!("cannot create a file in {}: {}", dir.display(), one_line(&e));
+                cannot_write(&self.path, why)
+            })?;
         if let Ok(mut pending) = PENDING.lock() {
             pending.retain(|p| p.exists());
             pending.push(temp.path().to_path_buf());
         }
         if let Ok(old) = std::fs::metadata(&self.target) {
             keep_owner(temp.as_file(), &old).map_err(|e| {
-                let shown = self.path.display();
-                format!("cannot write {shown}: cannot give the new file its owner: {}", one_line(&e))
+                let why = format!("cannot give the new file its owner: {}", one_line(&e));
+                cannot_write(&self.path, why)
             })?;
         }
         Ok(temp)
     }
 
     /// Renames a finished temporary file over the target.
-    fn persist(&self, temp: tempfile::NamedTempFile) -> Result<(), String> {
+    fn persist(&self, temp: tempfile::NamedTempFile) -> Result<(), OutputError> {
         if let Ok(mut pending) = PENDING.lock() {
             pending.retain(|p| p != temp.path());
         }
@@ -424,7 +484,7 @@ impl OutputFile {
     }
 
     /// Writes `bytes` as the whole content of the output (see the module documentation).
-    pub fn write(&self, bytes: &[u8]) -> Result<(), String> {
+    pub fn write(&self, bytes: &[u8]) -> Result<(), OutputError> {
         match self.kind {
             Kind::Replace => {
                 let mut temp = self.temporary()?;
@@ -443,7 +503,7 @@ impl OutputFile {
     }
 
     /// Opens the output for writing piece by piece (see [`Stream`]).
-    pub fn stream(&self) -> Result<Stream, String> {
+    pub fn stream(&self) -> Result<Stream, OutputError> {
         let (file, temp) = match self.kind {
             Kind::Replace => {
                 let temp = self.temporary()?;
@@ -453,7 +513,9 @@ impl OutputFile {
             Kind::Through { fifo } => (self.open_through(fifo)?, None),
             Kind::Descriptor(fd) => (descriptor_file(fd).map_err(|e| self.error(&e))?, None),
         };
-        Ok(Stream { output: self.clone(), writer: StreamWriter { file: Arc::new(file), error: Arc::default(), first_writer: Arc::default() }, temp })
+        let (file, error, first_writer) = (Arc::new(file), Arc::default(), Arc::default());
+        let writer = StreamWriter { file, error, first_writer };
+        Ok(Stream { output: self.clone(), writer, temp })
     }
 }
 
@@ -571,23 +633,23 @@ impl Stream {
     }
 
     /// Writes `bytes` now (from the calling thread).
-    pub fn append(&mut self, bytes: &[u8]) -> Result<(), String> {
+    pub fn append(&mut self, bytes: &[u8]) -> Result<(), OutputError> {
         let mut w = self.writer();
         w.write_all(bytes).expect("a StreamWriter never fails");
         self.check()
     }
 
     /// The first write error so far, as one line.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), OutputError> {
         match self.writer.error.lock() {
             Ok(e) => e.as_ref().map_or(Ok(()), |e| Err(self.output.error(e))),
-            Err(_) => Err(format!("cannot write {}: a writer thread failed", self.output.path.display())),
+            Err(_) => Err(cannot_write(&self.output.path, "a writer thread failed")),
         }
     }
 
     /// Finishes the output: reports the first write error, else renames a regular target's
     /// temporary file into place (the temporary file is removed on error).
-    pub fn commit(self) -> Result<(), String> {
+    pub fn commit(self) -> Result<(), OutputError> {
         self.check()?;
         match self.temp {
             Some(temp) => self.output.persist(temp),
@@ -603,11 +665,14 @@ mod tests {
     #[test]
     fn directories_and_missing_parents_are_refused_before_anything_is_written() {
         let dir = tempfile::tempdir().unwrap();
-        let e = OutputFile::check(dir.path()).unwrap_err();
-        assert!(e.contains("is a directory"), "{e}");
-        let e = OutputFile::check(&dir.path().join("missing/x.json")).unwrap_err();
+        let e = OutputFile::check(dir.path()).unwrap_err().to_string();
+        assert_eq!(e, format!("cannot write {}: it is a directory", dir.path().display()));
+        assert_eq!(OutputFile::check(Path::new("")).unwrap_err(), OutputError::EmptyPath);
+        let e = check_dir(&dir.path().join("missing/deeper")).map(drop);
+        assert_eq!(e, Ok(()), "a missing directory is made later: its ancestor is checked");
+        let e = OutputFile::check(&dir.path().join("missing/x.json")).unwrap_err().to_string();
         assert!(e.contains("directory") && e.contains("missing"), "{e}");
-        let e = OutputFile::check(Path::new("x.json/")).unwrap_err();
+        let e = OutputFile::check(Path::new("x.json/")).unwrap_err().to_string();
         assert!(e.contains("ends with /"), "{e}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the checks leave nothing behind");
     }
@@ -678,14 +743,14 @@ mod tests {
         use std::os::unix::fs::FileTypeExt;
         assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null is still a device");
         let full = OutputFile::check(Path::new("/dev/full")).unwrap();
-        let e = full.write(b"x").unwrap_err();
+        let e = full.write(b"x").unwrap_err().to_string();
         assert!(e.starts_with("cannot write /dev/full: ") && e.contains("space"), "{e}");
         let mut stream = full.stream().unwrap();
         let mut w = stream.writer();
         w.write_all(&[b'x'; 100_000]).unwrap();
         w.flush().unwrap();
         assert!(stream.append(b"more").is_err());
-        assert!(stream.commit().unwrap_err().contains("space"));
+        assert!(stream.commit().unwrap_err().to_string().contains("space"));
     }
 
     #[test]
@@ -696,7 +761,7 @@ mod tests {
         // SAFETY: `c` is a valid NUL-terminated path for the whole call.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let out = OutputFile::check(&fifo).unwrap();
-        let e = out.write(b"x").unwrap_err();
+        let e = out.write(b"x").unwrap_err().to_string();
         assert!(e.contains("no process is reading"), "{e}");
         let reader = std::thread::spawn({
             let fifo = fifo.clone();
@@ -706,7 +771,9 @@ mod tests {
         loop {
             match out.write(b"through the pipe") {
                 Ok(()) => break,
-                Err(e) if e.contains("no process is reading") => std::thread::yield_now(),
+                Err(e) if e.to_string().contains("no process is reading") => {
+                    std::thread::yield_now()
+                }
                 Err(e) => panic!("{e}"),
             }
         }
@@ -736,14 +803,15 @@ mod tests {
         assert_eq!(std::fs::metadata(&log).unwrap().ino(), ino);
         // A descriptor open for reading only is refused at the check.
         let reader = std::fs::File::open(&log).unwrap();
-        let e = OutputFile::check(Path::new(&format!("/proc/self/fd/{}", reader.as_raw_fd()))).unwrap_err();
+        let read_only = format!("/proc/self/fd/{}", reader.as_raw_fd());
+        let e = OutputFile::check(Path::new(&read_only)).unwrap_err().to_string();
         assert!(e.contains("not open for writing"), "{e}");
     }
 
     #[test]
     fn names_longer_than_the_limit_are_refused_and_the_longest_legal_one_is_written() {
         let dir = tempfile::tempdir().unwrap();
-        let e = OutputFile::check(&dir.path().join("x".repeat(256))).unwrap_err();
+        let e = OutputFile::check(&dir.path().join("x".repeat(256))).unwrap_err().to_string();
         assert!(e.contains("longer than"), "{e}");
         let long = dir.path().join("é".repeat(127));
         OutputFile::check(&long).unwrap().write(b"ok").unwrap();

@@ -8,33 +8,68 @@ use schedlab_core::sync::{AtomicBool, Ordering};
 use crate::error::ExperimentError;
 use std::sync::mpsc::RecvTimeoutError;
 
+/// Why work on a thread of its own gave no answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ThreadError {
+    /// The thread `name` could not be started: the OS's reason.
+    CannotStart { name: String, why: String },
+    /// The thread `name` ended without an answer (it panicked).
+    Failed { name: String },
+}
+
+impl std::fmt::Display for ThreadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ThreadError::CannotStart { name, why } => write!(f, "cannot start {name}: {why}"),
+            ThreadError::Failed { name } => write!(f, "{name} failed"),
+        }
+    }
+}
+
+impl std::error::Error for ThreadError {}
+
 /// Runs `work` on a thread named `name`; `Ok(None)` when `stop` is set first, `Err` when the
 /// thread cannot start or panics.
-pub fn until_stopped<T: Send + 'static>(name: &str, stop: &AtomicBool, work: impl FnOnce() -> T + Send + 'static) -> Result<Option<T>, String> {
+pub fn until_stopped<T: Send + 'static>(
+    name: &str,
+    stop: &AtomicBool,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<Option<T>, ThreadError> {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name(name.into())
         .spawn(move || {
             let _ = tx.send(work());
         })
-        .map_err(|e| format!("cannot start {name}: {e}"))?;
+        .map_err(|e| ThreadError::CannotStart { name: name.into(), why: e.to_string() })?;
     loop {
         match rx.recv_timeout(STOP_POLL) {
             Ok(done) => return Ok(Some(done)),
             Err(RecvTimeoutError::Timeout) if stop.load(Ordering::Relaxed) => return Ok(None),
             Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return Err(format!("{name} failed")),
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(ThreadError::Failed { name: name.into() })
+            }
         }
     }
 }
 
 /// Parses an input's JSON (a calibration, a topology) with [`until_stopped`]: a stop during
 /// the parse is honoured within a tenth of a second, as bad input is in one line.
-pub fn parse_json_until<T: serde::de::DeserializeOwned + Send + 'static>(path: &std::path::Path, what: &str, text: String, stop: &AtomicBool) -> Result<T, ExperimentError> {
+pub fn parse_json_until<T: serde::de::DeserializeOwned + Send + 'static>(
+    path: &std::path::Path,
+    what: &str,
+    text: String,
+    stop: &AtomicBool,
+) -> Result<T, ExperimentError> {
     let shown = path.display().to_string();
-    match until_stopped("json-parse", stop, move || serde_json::from_str::<T>(&text).map_err(|e| e.to_string())) {
+    let parse = move || serde_json::from_str::<T>(&text).map_err(|e| e.to_string());
+    match until_stopped("json-parse", stop, parse) {
         Ok(Some(Ok(value))) => Ok(value),
-        Ok(Some(Err(e))) => Err(ExperimentError::bad_input(format!("{shown} is not {what}: {}", e.lines().next().unwrap_or("")))),
+        Ok(Some(Err(e))) => {
+            let first = e.lines().next().unwrap_or("");
+            Err(ExperimentError::bad_input(format!("{shown} is not {what}: {first}")))
+        }
         Ok(None) => Err(ExperimentError::stopped(format!("stopped while reading {shown}"))),
         Err(e) => Err(ExperimentError::bad_input(format!("{shown}: {e}"))),
     }
@@ -53,6 +88,8 @@ mod tests {
         stop.store(true, Ordering::Relaxed);
         assert_eq!(until_stopped("t", &stop, move || rx.recv().is_ok()), Ok(None));
         drop(tx);
-        assert!(until_stopped("t", &AtomicBool::new(false), || -> u8 { panic!("a bug") }).is_err());
+        let panicked = until_stopped("t", &AtomicBool::new(false), || -> u8 { panic!("a bug") });
+        assert_eq!(panicked, Err(ThreadError::Failed { name: "t".into() }));
+        assert_eq!(panicked.unwrap_err().to_string(), "t failed");
     }
 }

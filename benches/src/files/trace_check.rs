@@ -48,32 +48,94 @@ pub struct Trace {
     pub instants: Vec<(String, u64, f64)>,
 }
 
+/// What is wrong with a trace, and where: one line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TraceError {
+    /// Not JSON: the parser's reason.
+    NotJson(String),
+    /// JSON whose top level is not an array of events.
+    NotAnArray,
+    /// Event `event` lacks the field `key`.
+    Missing { event: usize, key: &'static str },
+    /// Event `event`'s field `key` is not `what` ("a string", "a number").
+    NotA { event: usize, key: &'static str, what: &'static str },
+    /// A `thread_name` event without `args.name`.
+    NamelessThread { event: usize },
+    /// A time before the thread's previous one.
+    Backwards { event: usize, tid: u64, ts: f64, last: f64 },
+    /// An `E` with no open slice on its thread.
+    UnopenedEnd { event: usize, name: String, tid: u64 },
+    /// An `E` that closes another slice than the one open.
+    NotNested { event: usize, name: String, tid: u64, open: String },
+    /// A phase schedlab does not write.
+    UnknownPhase { event: usize, phase: String },
+    /// A slice still open at the end (`None`: its name is unknown).
+    NeverClosed { tid: u64, name: Option<String> },
+}
+
+impl std::fmt::Display for TraceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use TraceError::*;
+        match self {
+            NotJson(e) => write!(f, "not valid JSON: {e}"),
+            NotAnArray => {
+                f.write_str("not a Chrome trace: the top level is not an array of events")
+            }
+            Missing { event, key } => write!(f, "event {event} has no `{key}`"),
+            NotA { event, key, what } => write!(f, "event {event}: `{key}` is not {what}"),
+            NamelessThread { event } => write!(f, "event {event}: thread_name without args.name"),
+            Backwards { event, tid, ts, last } => {
+                write!(f, "event {event}: time goes backwards on thread {tid} ({ts} after {last})")
+            }
+            UnopenedEnd { event, name, tid } => {
+                write!(f, "event {event}: `E` of {name:?} on thread {tid} with no open slice")
+            }
+            NotNested { event, name, tid, open } => write!(
+                f,
+                "event {event}: `E` of {name:?} on thread {tid} closes {open:?} (slices not nested)"
+            ),
+            UnknownPhase { event, phase } => {
+                write!(f, "event {event}: phase {phase:?} is not one schedlab writes")
+            }
+            NeverClosed { tid, name } => {
+                let name = name.as_ref();
+                write!(f, "thread {tid}: slice {name:?} is never closed (trace cut short?)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}
+
 /// Parses and checks the trace format. The error says what is wrong and where (one line).
-pub fn parse(json: &str) -> Result<Trace, String> {
-    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("not valid JSON: {e}"))?;
-    let events = value.as_array().ok_or("not a Chrome trace: the top level is not an array of events")?;
+pub fn parse(json: &str) -> Result<Trace, TraceError> {
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| TraceError::NotJson(e.to_string()))?;
+    let events = value.as_array().ok_or(TraceError::NotAnArray)?;
     let mut names: BTreeMap<u64, String> = BTreeMap::new();
     let mut open: BTreeMap<u64, Vec<(String, String, f64)>> = BTreeMap::new();
     let mut slices = Vec::new();
     let mut instants = Vec::new();
     let mut last_ts: BTreeMap<u64, f64> = BTreeMap::new();
     for (i, event) in events.iter().enumerate() {
-        let field = |key: &str| event.get(key).ok_or_else(|| format!("event {i} has no `{key}`"));
-        let ph = field("ph")?.as_str().ok_or_else(|| format!("event {i}: `ph` is not a string"))?;
-        let tid = field("tid")?.as_u64().ok_or_else(|| format!("event {i}: `tid` is not a number"))?;
-        let name = field("name")?.as_str().ok_or_else(|| format!("event {i}: `name` is not a string"))?.to_string();
+        let field = |key: &'static str| event.get(key).ok_or(TraceError::Missing { event: i, key });
+        let not_a = |key, what| TraceError::NotA { event: i, key, what };
+        let ph = field("ph")?.as_str().ok_or_else(|| not_a("ph", "a string"))?;
+        let tid = field("tid")?.as_u64().ok_or_else(|| not_a("tid", "a number"))?;
+        let name = field("name")?.as_str().ok_or_else(|| not_a("name", "a string"))?.to_string();
         if ph == "M" {
             if name == "thread_name" {
-                let thread = event.pointer("/args/name").and_then(|n| n.as_str()).ok_or_else(|| format!("event {i}: thread_name without args.name"))?;
+                let thread = event.pointer("/args/name").and_then(|n| n.as_str());
+                let thread = thread.ok_or(TraceError::NamelessThread { event: i })?;
                 names.insert(tid, thread.to_string());
             }
             continue;
         }
-        let ts = field("ts")?.as_f64().ok_or_else(|| format!("event {i}: `ts` is not a number"))?;
+        let ts = field("ts")?.as_f64().ok_or_else(|| not_a("ts", "a number"))?;
         // Events of one thread are written in the order they happened.
         let last = last_ts.entry(tid).or_insert(f64::NEG_INFINITY);
         if ts < *last {
-            return Err(format!("event {i}: time goes backwards on thread {tid} ({ts} after {last})"));
+            return Err(TraceError::Backwards { event: i, tid, ts, last: *last });
         }
         *last = ts;
         let cat = event.get("cat").and_then(|c| c.as_str()).unwrap_or("").to_string();
@@ -81,19 +143,21 @@ pub fn parse(json: &str) -> Result<Trace, String> {
         match ph {
             "B" => stack.push((name, cat, ts)),
             "E" => {
-                let (open_name, open_cat, start) =
-                    stack.pop().ok_or_else(|| format!("event {i}: `E` of {name:?} on thread {tid} with no open slice"))?;
+                let Some((open_name, open_cat, start)) = stack.pop() else {
+                    return Err(TraceError::UnopenedEnd { event: i, name, tid });
+                };
                 if open_name != name {
-                    return Err(format!("event {i}: `E` of {name:?} on thread {tid} closes {open_name:?} (slices not nested)"));
+                    return Err(TraceError::NotNested { event: i, name, tid, open: open_name });
                 }
-                slices.push(Slice { tid, name, cat: open_cat, start_us: start, end_us: ts, depth: stack.len() });
+                let depth = stack.len();
+                slices.push(Slice { tid, name, cat: open_cat, start_us: start, end_us: ts, depth });
             }
             "i" | "I" => instants.push((name, tid, ts)),
-            other => return Err(format!("event {i}: phase {other:?} is not one schedlab writes")),
+            other => return Err(TraceError::UnknownPhase { event: i, phase: other.to_string() }),
         }
     }
-    if let Some((tid, stack)) = open.iter().find(|(_, s)| !s.is_empty()) {
-        return Err(format!("thread {tid}: slice {:?} is never closed (trace cut short?)", stack.last().map(|s| &s.0)));
+    if let Some((&tid, stack)) = open.iter().find(|(_, s)| !s.is_empty()) {
+        return Err(TraceError::NeverClosed { tid, name: stack.last().map(|s| s.0.clone()) });
     }
     let mut tids: Vec<u64> = slices.iter().map(|s| s.tid).chain(instants.iter().map(|e| e.1)).collect();
     tids.extend(names.keys());
@@ -352,25 +416,66 @@ fn lane_of(slice: &Slice) -> Option<(usize, (u8, u8, u8))> {
 /// Draws `span_us` microseconds of the trace from `from_us` (trace time) as an SVG: one band per
 /// thread, with its path slices (grey, top), its lock waits and holds (middle: scheduler lock red,
 /// queue lock blue, waits pale) and its statistics updates (green, bottom).
-pub fn excerpt_svg(trace: &Trace, from_us: f64, span_us: f64, title: &str) -> Result<String, String> {
+pub fn excerpt_svg(
+    trace: &Trace,
+    from_us: f64,
+    span_us: f64,
+    title: &str,
+) -> Result<String, ExcerptError> {
     let mut svg = String::new();
     excerpt_svg_into(trace, from_us, span_us, title, &mut svg)?;
     Ok(svg)
 }
 
-fn excerpt_svg_into(trace: &Trace, from_us: f64, span_us: f64, title: &str, svg: &mut String) -> Result<(), String> {
+/// Why an excerpt of a trace cannot be drawn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExcerptError {
+    /// No finite start, or no positive finite length.
+    NoSpan,
+    /// The trace has no slices to draw.
+    NoSlices,
+    /// The drawing library's error.
+    Drawing(String),
+}
+
+impl std::fmt::Display for ExcerptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExcerptError::NoSpan => f.write_str("the excerpt needs a start and a positive length"),
+            ExcerptError::NoSlices => f.write_str("the trace has no slices"),
+            ExcerptError::Drawing(e) => write!(f, "cannot draw the excerpt: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ExcerptError {}
+
+/// The one line, for a caller that keeps messages (`ExperimentError::bad_input` takes it).
+impl From<ExcerptError> for String {
+    fn from(e: ExcerptError) -> String {
+        e.to_string()
+    }
+}
+
+fn excerpt_svg_into(
+    trace: &Trace,
+    from_us: f64,
+    span_us: f64,
+    title: &str,
+    svg: &mut String,
+) -> Result<(), ExcerptError> {
     use plotters::prelude::*;
     if !(span_us > 0.0 && span_us.is_finite() && from_us.is_finite()) {
-        return Err("the excerpt needs a start and a positive length".into());
+        return Err(ExcerptError::NoSpan);
     }
     let to_us = from_us + span_us;
     let mut tracks: Vec<&Track> = trace.tracks.iter().filter(|t| t.slices > 0).collect();
     tracks.sort_by(|a, b| a.name.cmp(&b.name));
     if tracks.is_empty() {
-        return Err("the trace has no slices".into());
+        return Err(ExcerptError::NoSlices);
     }
     let rows = tracks.len();
-    let err = |e: &dyn std::fmt::Display| format!("cannot draw the excerpt: {e}");
+    let err = |e: &dyn std::fmt::Display| ExcerptError::Drawing(e.to_string());
     let root = SVGBackend::with_string(svg, (1200, 150 + 130 * rows as u32)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut chart = ChartBuilder::on(&root)
@@ -495,18 +600,20 @@ mod tests {
 
     #[test]
     fn malformed_traces_are_rejected() {
-        assert!(parse("{").unwrap_err().contains("not valid JSON"));
-        assert!(parse("{}").unwrap_err().contains("not an array"));
+        assert!(parse("{").unwrap_err().to_string().contains("not valid JSON"));
+        assert!(parse("{}").unwrap_err().to_string().contains("not an array"));
         let unclosed = trace(&[ev("B", "sched lock: hold", 1, 0.0)]);
-        assert!(parse(&unclosed).unwrap_err().contains("never closed"));
+        assert!(parse(&unclosed).unwrap_err().to_string().contains("never closed"));
+        let said = r#"thread 1: slice Some("sched lock: hold") is never closed (trace cut short?)"#;
+        assert_eq!(parse(&unclosed).unwrap_err().to_string(), said, "the line as before");
         let crossed = trace(&[
             ev("B", "a", 1, 0.0),
             ev("B", "b", 1, 1.0),
             ev("E", "a", 1, 2.0),
             ev("E", "b", 1, 3.0),
         ]);
-        assert!(parse(&crossed).unwrap_err().contains("not nested"));
+        assert!(parse(&crossed).unwrap_err().to_string().contains("not nested"));
         let backwards = trace(&[ev("B", "a", 1, 5.0), ev("E", "a", 1, 4.0)]);
-        assert!(parse(&backwards).unwrap_err().contains("backwards"));
+        assert!(parse(&backwards).unwrap_err().to_string().contains("backwards"));
     }
 }

@@ -206,13 +206,40 @@ pub fn cores_here() -> (usize, usize) {
 /// able to allocate without bound: issue 43, item 3).
 pub const MAX_CPU_ID: usize = 65_535;
 
+/// Why a kernel CPU list was refused: the part named.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CpuListError {
+    /// A part that is not a CPU number.
+    NotANumber(String),
+    /// A CPU past [`MAX_CPU_ID`].
+    PastTheLargest(usize),
+    /// A range whose end is below its start.
+    Reversed(String),
+    /// More CPUs than [`MAX_CPU_ID`] + 1 in all.
+    TooMany,
+}
+
+impl std::fmt::Display for CpuListError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CpuListError::NotANumber(part) => write!(f, "`{part}` is not a CPU number"),
+            CpuListError::PastTheLargest(cpu) => {
+                write!(f, "CPU {cpu} is past the largest CPU number {MAX_CPU_ID}")
+            }
+            CpuListError::Reversed(part) => write!(f, "`{part}` is a reversed range"),
+            CpuListError::TooMany => write!(f, "the list names more than {} CPUs", MAX_CPU_ID + 1),
+        }
+    }
+}
+
 /// A kernel CPU list (`0-3,8,10-11`): the CPUs in order of the list. Anything else is an error
 /// naming the part: a number that is not one, a reversed range, or a CPU past [`MAX_CPU_ID`].
-fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
-    let number = |t: &str| -> Result<usize, String> {
-        let v: usize = t.trim().parse().map_err(|_| format!("`{}` is not a CPU number", t.trim()))?;
+fn parse_cpu_list(s: &str) -> Result<Vec<usize>, CpuListError> {
+    let number = |t: &str| -> Result<usize, CpuListError> {
+        let t = t.trim();
+        let v: usize = t.parse().map_err(|_| CpuListError::NotANumber(t.to_string()))?;
         if v > MAX_CPU_ID {
-            return Err(format!("CPU {v} is past the largest CPU number {MAX_CPU_ID}"));
+            return Err(CpuListError::PastTheLargest(v));
         }
         Ok(v)
     };
@@ -222,7 +249,7 @@ fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
             Some((a, b)) => {
                 let (a, b) = (number(a)?, number(b)?);
                 if b < a {
-                    return Err(format!("`{}` is a reversed range", part.trim()));
+                    return Err(CpuListError::Reversed(part.trim().to_string()));
                 }
                 out.extend(a..=b);
             }
@@ -230,7 +257,7 @@ fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
         }
         // Each part is bounded, but many of them are not: the whole list is as bounded.
         if out.len() > MAX_CPU_ID + 1 {
-            return Err(format!("the list names more than {} CPUs", MAX_CPU_ID + 1));
+            return Err(CpuListError::TooMany);
         }
     }
     Ok(out)
@@ -412,12 +439,13 @@ mod tests {
             ("", "not a CPU number"),
             ("0--3", "not a CPU number"),
         ] {
-            let e = parse_cpu_list(list).unwrap_err();
+            let e = parse_cpu_list(list).unwrap_err().to_string();
             assert!(e.contains(words), "{list}: {e}");
         }
         // Many bounded parts still cannot name more than the bound.
         let many = vec![format!("0-{MAX_CPU_ID}"); 3].join(",");
-        assert!(parse_cpu_list(&many).unwrap_err().contains("more than"));
+        assert_eq!(parse_cpu_list(&many), Err(CpuListError::TooMany));
+        assert_eq!(CpuListError::TooMany.to_string(), "the list names more than 65536 CPUs");
     }
 
     // Moved here from probes.rs (was measure.rs), which no longer imports the topology.

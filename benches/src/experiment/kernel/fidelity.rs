@@ -39,7 +39,7 @@
 //!   interval (fewer than 3 rounds).
 
 use super::rows::{KernelRow, KernelSched, Point, PointResult};
-use crate::stats::{judge_within, median, ratio_interval, GoalVerdict, Interval, Spread};
+use crate::stats::{judge_within, median, ratio_interval, GoalVerdict, Interval, NoInterval, Spread};
 use serde::Serialize;
 
 /// The model row that stands for today's kernel's BFQ: its two legacy counters per CPU at
@@ -276,10 +276,10 @@ impl FidelityRow {
         let rounds = (!ratios.is_empty()).then(|| Spread::of(ratios));
         let interval = match &rounds {
             Some(r) => ratio_interval(r),
-            None => Err("no interval: no round ran both model rows".into()),
+            None => Err(NoInterval::NoPairedRound("ran both model rows")),
         };
         self.model_interval = interval.as_ref().ok().copied();
-        self.model_no_interval = interval.err();
+        self.model_no_interval = interval.err().map(|why| why.to_string());
         let (kernel, band) = (self.kernel, &self.band);
         self.within_interval = self.model_interval.and_then(|i| band.judge_interval(kernel, i));
         self.model_rounds = rounds;

@@ -61,6 +61,7 @@ use crate::stats::{median, Spread};
 use crate::error::ExperimentError;
 use crate::experiment::observer::{Event, Observer};
 use crate::files::provenance::Provenance;
+use crate::files::output::OutputFile;
 use crate::driver::completion::CompletionMode;
 use crate::driver::workload::{self, sleep_until, Rw, WorkloadConfig};
 pub use rows::{ElevatorCost, KernelRow, KernelRun, KernelSched, ModelRow, Point, PointResult, Profiled, SchedulerCost, SideBySide};
@@ -785,6 +786,23 @@ pub fn kernel_row(config: KernelSched, runs: Vec<KernelRun>, recorded: Vec<Kerne
     }
 }
 
+/// Writes a kernel profile's flamegraph (`svg`, drawn with `title` and `subtitle`) and its folded
+/// stacks (`folded_path`).
+fn write_flamegraph_files(
+    folded: &crate::driver::profile::Folded,
+    title: &str,
+    subtitle: &str,
+    svg: &Path,
+    folded_path: &Path,
+) -> Result<(), String> {
+    let mut drawn = Vec::new();
+    crate::driver::profile::write_flamegraph(folded, title, subtitle, &mut drawn)
+        .map_err(|e| e.message)?;
+    OutputFile::check(svg)?.write(&drawn)?;
+    OutputFile::check(folded_path)?.write(folded.to_text().as_bytes())?;
+    Ok(())
+}
+
 /// A set-up error: a refusal (its message starts with [`system::REFUSED`]) is bad input (exit
 /// 2), anything else a failed run.
 fn refusal(e: String) -> ExperimentError {
@@ -1040,14 +1058,14 @@ fn run_point(
                         // A missing directory is made now (it was checked before any work).
                         let _ = std::fs::create_dir_all(dir);
                         let path = dir.join(format!("kernel-{}{tag}.svg", config.name()));
-                        let mut svg = Vec::new();
-                        let title = format!("kernel {}: {} jobs, {} {}, iodepth {}", config.name(), cfg.threads, cfg.rw.name(), cfg.bs_sectors * 512, cfg.iodepth);
-                        let folded_path = dir.join(format!("kernel-{}{tag}.folded", config.name()));
-                        match crate::driver::profile::write_flamegraph(&folded, &title, &env.device, &mut svg)
-                            .map_err(|e| e.message)
-                            .and_then(|()| crate::files::output::OutputFile::check(&path).and_then(|o| o.write(&svg)))
-                            .and_then(|()| crate::files::output::OutputFile::check(&folded_path).and_then(|o| o.write(folded.to_text().as_bytes())))
-                        {
+                        let name = config.name();
+                        let (rw, bytes) = (cfg.rw.name(), cfg.bs_sectors * 512);
+                        let (jobs, depth) = (cfg.threads, cfg.iodepth);
+                        let title =
+                            format!("kernel {name}: {jobs} jobs, {rw} {bytes}, iodepth {depth}");
+                        let folded_path = dir.join(format!("kernel-{name}{tag}.folded"));
+                        let device = &env.device;
+                        match write_flamegraph_files(&folded, &title, device, &path, &folded_path) {
                             Ok(()) => flamegraph = Some(path),
                             Err(e) => output_failures.push(format!("flamegraph of kernel {} not written: {e}", config.name())),
                         }
