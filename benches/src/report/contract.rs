@@ -191,6 +191,29 @@ pub fn text_of_tables(tables: &[Table]) -> String {
     tables.iter().map(Table::to_text).collect::<Vec<_>>().join("\n")
 }
 
+/// The outcome in the terminal, after the tables: the stop, each disturbed run, each failure
+/// with a message (an empty one was said as it happened), each warning, wrapped like a table's
+/// notes; empty when there is nothing to say. The page says the same in its box at the top.
+pub fn text_of_outcome(outcome: &Outcome) -> String {
+    let mut said = Vec::new();
+    if outcome.interrupted {
+        said.push("interrupted: the figures cover the part that ran".to_string());
+    }
+    said.extend(outcome.disturbed.iter().map(|d| format!("disturbed: {d}")));
+    let failed = outcome.failed_checks.iter().chain(&outcome.failed_runs).chain(&outcome.failed_outputs);
+    said.extend(failed.filter(|m| !m.is_empty()).map(|m| format!("FAILED: {m}")));
+    said.extend(outcome.warnings.iter().cloned());
+    let mut out = String::new();
+    for message in said {
+        for (i, line) in super::table::wrap(&message, super::table::NOTE_WIDTH).iter().enumerate() {
+            out.push_str(if i == 0 { "" } else { "  " });
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// A chart on a page: inline, interactive in a frame of its own, or the reason it is missing.
 fn add_chart(page: &mut Page, chart: &Chart) {
     match (&chart.svg, chart.interactive) {

@@ -12,6 +12,29 @@ pub fn interval_text(i: Option<crate::stats::Interval>, places: usize, unit: &st
     i.map_or_else(|| "-".into(), |i| format!("[{:.places$}{unit}, {:.places$}{unit}]", i.lo, i.hi))
 }
 
+/// The columns a table's note is wrapped to in text (its lines indented under the table).
+pub const NOTE_WIDTH: usize = 100;
+
+/// `text` in lines of at most `width` characters, broken between words (a word longer than
+/// the width stands alone); each line of `text` starts a new one.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    for paragraph in text.lines() {
+        let mut line = String::new();
+        for word in paragraph.split_whitespace() {
+            if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+                lines.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        lines.push(line);
+    }
+    lines
+}
+
 /// A column: its name and, for numbers, its unit ("KIOPS", "ns", "%", "×").
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Column {
@@ -220,7 +243,10 @@ impl Table {
             out.push('\n');
         }
         for note in &self.notes {
-            let _ = writeln!(out, "  {note}");
+            for (i, line) in wrap(note, NOTE_WIDTH).iter().enumerate() {
+                let indent = if i == 0 { "  " } else { "    " };
+                let _ = writeln!(out, "{indent}{line}");
+            }
         }
         out
     }
@@ -271,6 +297,20 @@ mod tests {
         assert_eq!(zeros.columns[0].unit.as_deref(), Some("µs"), "zeros keep their unit");
         assert_eq!(zeros.columns[1].unit.as_deref(), Some("µs"), "a column of missing figures keeps its unit");
         assert_eq!(zeros.rows[0][0].shown_text(), "0.0");
+    }
+
+    #[test]
+    fn a_long_note_is_wrapped_between_words_under_its_table() {
+        let mut t = Table::new("t", &[("a", "")]);
+        let words = vec!["word"; 40].join(" ");
+        t.note(words.clone());
+        let text = t.to_text();
+        let notes: Vec<&str> = text.lines().skip(2).collect();
+        assert!(notes.len() > 1 && notes.iter().all(|l| l.chars().count() <= NOTE_WIDTH + 4), "{text}");
+        assert!(notes[0].starts_with("  word") && notes[1].starts_with("    word"), "{text}");
+        let rejoined: Vec<&str> = notes.iter().flat_map(|l| l.split_whitespace()).collect();
+        assert_eq!(rejoined.join(" "), words, "no word lost or cut");
+        assert_eq!(wrap("one\ntwo", 80), ["one", "two"]);
     }
 
     #[test]
