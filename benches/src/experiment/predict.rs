@@ -329,7 +329,10 @@ pub fn run(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) 
             let rows = validate::rows(&measured, &predictions, GOAL_PCT);
             let orderings = validate::orderings(&rows);
             let (median_abs_error_pct, max_abs_error_pct) = validate::error_summary(&rows);
-            let error_basis = validate::error_basis(&rows, vcfg.rounds, GOAL_PCT);
+            // The hand-offs are priced with the transfer measured with the calibration: say how
+            // many runs the host ran elsewhere.
+            let placement = validate::placement_basis(&measured, Some(topology.transfer.core_ns));
+            let error_basis = validate::error_basis(&rows, vcfg.rounds, GOAL_PCT) + &placement;
             Some(ValidationReport {
                 rounds: vcfg.rounds as u64,
                 duration_s: vcfg.workload.duration.as_secs_f64(),
