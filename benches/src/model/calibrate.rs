@@ -333,7 +333,9 @@ pub struct Calibration {
     /// profiles existed were measured without the bio merge: read as 4.12 all the same).
     #[serde(default)]
     pub kernel: KernelProfile,
-    /// The line transfer the relay's excess was divided by, ns (one way).
+    /// The line transfer the relay's excess was divided by, ns (one way): the median of probes
+    /// taken right before and after each relay window (the machine's transfer when no probe
+    /// measured).
     pub transfer_ns: f64,
     /// Whether the relay ran (two CPUs) and measured every call; without it every `lines` is 0
     /// (one CPU, or CPUs so busy with other processes that no relayed round finished in time).
@@ -393,6 +395,9 @@ pub struct CalibrationSettings {
     /// The one-way line transfer between them, ns.
     pub transfer_ns: f64,
 }
+
+/// Short ping-pongs in each probe of the relay's transfer (the least is kept).
+const RELAY_PROBE_TRIALS: usize = 3;
 
 impl Default for CalibrationSettings {
     fn default() -> Self {
@@ -624,6 +629,8 @@ pub fn calibrate<P: StatsPolicy>(
     let mut solo = Vec::new();
     let mut same = Vec::new();
     let mut relay = Vec::new();
+    // The transfer between the relay's CPUs, probed right before and after each relay window.
+    let mut relay_transfers = Vec::new();
     let mut cycles = Vec::new();
     let windows = settings.windows.max(1);
     for i in 0..windows {
@@ -634,7 +641,10 @@ pub fn calibrate<P: StatsPolicy>(
         solo.push(measure_mode::<P>(workload, 1, Placement::Same(home), settings.rounds, interrupt)?);
         same.push(measure_mode::<P>(workload, 2, Placement::Same(home), settings.rounds, interrupt)?);
         if let Some((a, b)) = settings.relay {
+            let probe = || super::probes::transfer_between(a, b, RELAY_PROBE_TRIALS, interrupt).map(|t| t.one_way_ns);
+            relay_transfers.extend(probe());
             relay.push(measure_mode::<P>(workload, 2, Placement::Relay(a, b), settings.rounds, interrupt)?);
+            relay_transfers.extend(probe());
         }
         progress((i + 1) as f64 / windows as f64);
     }
@@ -645,7 +655,13 @@ pub fn calibrate<P: StatsPolicy>(
         solo.iter().chain(&same).chain(&relay).filter_map(|w| w.times.as_ref()).map(|t| t.anomalies).sum();
     let insert = workload.insert;
     let profile = workload.kernel;
-    let transfer = settings.transfer_ns;
+    // The relay's excess is divided by the transfer of the placement the relay ran in: on a
+    // virtual machine the host moves the vCPUs, and one transfer takes 32 or 157 ns by where they
+    // are (notes/results/2026-12-04-placement.md), so the machine's transfer, measured once
+    // minutes before, can be the other placement's and make every line count 4.9 times too
+    // many or too few. The median of the probes around the relay windows goes with the median
+    // of the relay's times.
+    let transfer = if relay_transfers.is_empty() { settings.transfer_ns } else { median(&relay_transfers) };
     let mut raw = Vec::new();
     let mut solo_models = Vec::new();
     let mut pair_models = Vec::new();
