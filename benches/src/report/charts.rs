@@ -398,6 +398,122 @@ fn validation_svg(v: &ValidationReport, provenance: &Provenance) -> Result<Strin
     render(&[panel], &provenance_line(provenance, &locks.join(", ")))
 }
 
+/// `schedlab predict`'s curve: predicted KIOPS against threads (log scale), one line per
+/// variant, lock and outside work, and with `--validate` each measured point (its median as a
+/// ring, its 95 % interval over rounds as a bar, or its min–max without one) in its line's
+/// colour. An error when nothing was predicted.
+pub fn predict_curve_svg(report: &PredictReport) -> Result<String, String> {
+    let err = |e: &dyn std::fmt::Display| format!("cannot draw the chart: {e}");
+    let curves = super::predict::curves(&report.predictions);
+    if curves.is_empty() {
+        return Err("nothing predicted".into());
+    }
+    let points = |(name, lock, outside): &(String, schedlab_core::LockKind, u64)| -> Vec<(f64, f64)> {
+        let mut p: Vec<(f64, f64)> = report
+            .predictions
+            .iter()
+            .filter(|p| super::predict::entry(&p.variant, &p.insert) == *name && p.lock == *lock && p.outside_ns == *outside)
+            .map(|p| (p.result.threads as f64, p.result.kiops))
+            .filter(|(_, k)| k.is_finite())
+            .collect();
+        p.sort_by(|a, b| a.0.total_cmp(&b.0));
+        p
+    };
+    // (threads, median, low, high) of the measured points of a curve.
+    let measured = |(name, lock, outside): &(String, schedlab_core::LockKind, u64)| -> Vec<(f64, f64, f64, f64)> {
+        let rows = report.validation.as_ref().map_or(&[][..], |v| &v.rows[..]);
+        rows.iter()
+            .filter(|r| super::predict::entry(r.variant, r.insert) == *name && r.lock == *lock && r.outside_ns == *outside)
+            .filter(|r| !r.measured.runs.is_empty() && r.measured.max > 0.0)
+            .map(|r| {
+                let (lo, hi) = r.measured_interval.map_or((r.measured.min, r.measured.max), |i| (i.lo, i.hi));
+                (r.threads as f64, r.measured.median, lo, hi)
+            })
+            .collect()
+    };
+    let max_threads = report.threads.iter().copied().max().unwrap_or(1).max(2) as f64;
+    let y_top = curves
+        .iter()
+        .flat_map(|c| points(c).into_iter().map(|(_, k)| k).chain(measured(c).into_iter().map(|m| m.3)))
+        .fold(0.0, f64::max);
+    let y_max = (y_top * 1.15).max(1.0);
+    let several_locks = curves.iter().any(|c| c.1 != curves[0].1);
+    let several_outside = curves.iter().any(|c| c.2 != curves[0].2);
+    let locks: Vec<&str> = curves.iter().map(|c| c.1.name()).fold(Vec::new(), |mut v, l| {
+        if !v.contains(&l) {
+            v.push(l);
+        }
+        v
+    });
+    // The machine's short name ("i7-4850HQ"): its description would not fit the caption.
+    let machine: String = report.topology.name.split(',').next().unwrap_or_default().chars().take(40).collect();
+    let (width, height) = (WIDTH, 420u32);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let (plot, footer) = root.split_vertically(height - 24);
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(format!("Predicted KIOPS against threads on {} (MODEL, not measured)", machine), ("sans-serif", 14))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(56)
+            .build_cartesian_2d((0.9f64..max_threads * 1.1).log_scale(), 0f64..y_max)
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("threads (log scale)")
+            .y_desc("KIOPS")
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .label_style(("sans-serif", 12))
+            .draw()
+            .map_err(|e| err(&e))?;
+        for (i, curve) in curves.iter().enumerate() {
+            let c = colour(i);
+            let mut name = curve.0.clone();
+            if several_locks {
+                name = format!("{name} {}", curve.1.name());
+            }
+            if several_outside {
+                name = format!("{name}, outside {} ns", curve.2);
+            }
+            let line = points(curve);
+            chart
+                .draw_series(LineSeries::new(line.iter().copied(), c.stroke_width(2)))
+                .map_err(|e| err(&e))?
+                .label(format!("{name}: model"))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+            chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(|e| err(&e))?;
+            let seen = measured(curve);
+            if seen.is_empty() {
+                continue;
+            }
+            // Measured: a ring at the median, a bar over its interval (beside the model's dot).
+            chart
+                .draw_series(seen.iter().map(|&(t, _, lo, hi)| PathElement::new(vec![(t * 1.03, lo), (t * 1.03, hi)], c.stroke_width(2))))
+                .map_err(|e| err(&e))?;
+            chart
+                .draw_series(seen.iter().map(|&(t, m, _, _)| Circle::new((t * 1.03, m), 5, c.stroke_width(2))))
+                .map_err(|e| err(&e))?
+                .label(format!("{name}: measured (bar: its 95% interval, or min–max)"))
+                .legend(move |(x, y)| Circle::new((x + 10, y), 5, c.stroke_width(2)));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font(("sans-serif", 12))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.4))
+            .draw()
+            .map_err(|e| err(&e))?;
+        footer
+            .draw(&Text::new(provenance_line(&report.provenance, &locks.join(", ")), (8, 6), ("sans-serif", 12).into_font().color(&BLACK.mix(0.75))))
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(svg)
+}
+
 /// `schedlab simulate`'s chart: the seed's idling table (fio on real SSDs, idling on and off)
 /// beside each simulation given (IOPS; one bar per run). An error when `reports` is empty.
 pub fn simulate_svg(reports: &[SimulateReport]) -> Result<String, String> {

@@ -1,111 +1,20 @@
-//! The text of `schedlab predict`'s report: the machine modelled, the calibration, the predicted
-//! KIOPS and where a job's time goes, the seeds' ratios as predicted, and the validation (measured
-//! beside predicted, the variants' order, the goal).
+//! `schedlab predict`'s report: the machine modelled (and the one calibrated on, where
+//! another), the calibration, the predicted KIOPS and where a job's time goes, the seeds'
+//! ratios as predicted, and the validation (measured beside predicted, the error judged, the
+//! variants' order, the goal), as tables; the terminal text is drawn from the same tables
+//! ([`super::contract::text_of_tables`]). The chart of the predicted curve is
+//! [`super::charts::predict_curve_svg`].
 
 use crate::experiment::predict::{PredictReport, ValidationReport};
 use crate::model::topology::Topology;
-use crate::model::{CalibrationSet, PredictedRatio, Prediction, Wanted};
+use crate::model::{CalibrationSet, Prediction, Wanted};
 use crate::stats::{median, GoalVerdict, Interval};
+use super::table::{Cell, Table, Verdict};
 use schedlab_core::LockKind;
-use std::fmt::Write as _;
 
-/// Every table, in order, after the header lines (the model's caveat and the provenance).
-pub fn text(report: &PredictReport) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "schedlab predict: MODEL, not measured — a discrete-event simulation calibrated on single-threaded runs");
-    let _ = writeln!(s, "{}", report.provenance.one_line());
-    s += &machine(&report.topology, &report.calibration);
-    s += &calibration(&report.calibration, &report.wanted);
-    s += &predictions(&report.predictions, &report.threads);
-    s += &ratios(&report.ratios);
-    if let Some(v) = &report.validation {
-        s += &validation(v, report.interrupted);
-    }
-    s
-}
-
-/// The machine modelled, its interruptions, and the machine calibrated on when another.
-pub fn machine(topo: &Topology, set: &CalibrationSet) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "\nmachine modelled: {} — {} cores × {} threads; line transfer {:.1} ns between cores, {:.1} ns between siblings; SMT slowdown {:.2} (sibling busy) / {:.2} (spinning); pause {:.1} ns, yield {:.0} ns, wake-up {:.1} µs, wake call {:.1} µs; compute scale {:.2}",
-        topo.name,
-        topo.cores,
-        topo.threads_per_core,
-        topo.transfer.core_ns,
-        topo.transfer.sibling_ns,
-        topo.smt.busy_slowdown,
-        topo.smt.spin_slowdown,
-        topo.parking.pause_ns,
-        topo.parking.yield_ns,
-        topo.parking.wake_latency_ns / 1e3,
-        topo.parking.unpark_cost_ns / 1e3,
-        topo.compute_scale
-    );
-    match &topo.interruptions {
-        Some(int) if int.rate_per_s > 0.0 && !int.durations_ns.is_empty() => {
-            let mean = int.durations_ns.iter().sum::<f64>() / int.durations_ns.len() as f64;
-            let _ = writeln!(
-                s,
-                "interruptions: {:.0} a second per CPU, {:.1} µs on average (median {:.1} µs): {:.2} % of a CPU's time",
-                int.rate_per_s,
-                mean / 1e3,
-                median(&int.durations_ns) / 1e3,
-                int.rate_per_s * mean / 1e7
-            );
-        }
-        _ => s.push_str("interruptions: none modelled (the profile has none)\n"),
-    }
-    if set.machine != *topo {
-        let _ = writeln!(
-            s,
-            "calibrated on: {} (line transfer {:.1} ns): a section's lines measured there cost the modelled machine's transfer here",
-            set.machine.name,
-            set.machine.transfer.core_ns
-        );
-    }
-    s
-}
-
-/// Each wanted entry's calibration: its sections (`hold ns × lines` per lock) and the work between.
-pub fn calibration(set: &CalibrationSet, wanted: &Wanted) -> String {
-    let mut s = String::from("\nCALIBRATION (single-threaded; two processes' sections; `hold ns × lines` per lock, lines pulled when the previous holder ran on another CPU):\n");
-    for (v, lock, insert) in wanted.entries() {
-        let Some(c) = set.find(v, lock, insert) else { continue };
-        let mut parts = Vec::new();
-        for m in &c.pair {
-            let holds: Vec<String> = m
-                .segments
-                .iter()
-                .filter_map(|s| s.lock.as_ref().map(|l| format!("{l} {:.0}×{:.1}{}", s.ns, s.lines, if s.probability < 0.995 { format!(" p{:.2}", s.probability) } else { String::new() })))
-                .collect();
-            let free: f64 = m.segments.iter().filter(|s| s.lock.is_none()).map(|s| s.ns).sum();
-            let free_lines: f64 = m.segments.iter().filter(|s| s.lock.is_none()).map(|s| s.lines).sum();
-            parts.push(format!("{} [{}{}out {:.0}×{:.1}]", m.call.name(), holds.join(", "), if holds.is_empty() { "" } else { "; " }, free, free_lines));
-        }
-        let _ = writeln!(
-            s,
-            "  {:<11} {:<11} {:<6} one job {:>5.0} ns/request (loop {:.0}) | {}",
-            c.variant,
-            c.lock.name(),
-            c.insert,
-            c.solo_cycle_ns,
-            c.loop_ns,
-            parts.join(" ")
-        );
-        if !c.relayed && set.machine.cpus() > 1 {
-            s.push_str("    WARNING: the relay between two CPUs measured nothing (the CPUs were busy with other processes): no lines, hand-offs move only the lock's line; calibrate again on a quieter machine\n");
-        }
-        if c.anomalies > 0 {
-            let _ = writeln!(s, "    ({} calibration steps found the scheduler other than expected)", c.anomalies);
-        }
-    }
-    s
-}
-
-/// The entry's name in the tables: the variant, with `+path` for another insert path.
-fn entry(variant: &str, insert: &str) -> String {
+/// The entry's name in the tables and the chart: the variant, with `+path` for another insert
+/// path.
+pub fn entry(variant: &str, insert: &str) -> String {
     if insert == "direct" {
         variant.to_string()
     } else {
@@ -113,211 +22,358 @@ fn entry(variant: &str, insert: &str) -> String {
     }
 }
 
-/// Predicted KIOPS against threads, then where a job's time goes at the most threads.
-pub fn predictions(predictions: &[Prediction], threads: &[usize]) -> String {
-    let mut s = String::from("\nPREDICTED KIOPS (model) against threads:\n");
+/// The machine modelled beside the machine calibrated on, where that is another: a row per
+/// figure of the profile, its unit in a column of its own.
+fn machine_table(topo: &Topology, set: &CalibrationSet) -> Table {
+    let other = (set.machine != *topo).then_some(&set.machine);
+    let mut columns = vec![("figure", ""), ("modelled", "")];
+    if other.is_some() {
+        columns.push(("calibrated on", ""));
+    }
+    columns.push(("unit", ""));
+    let mut t = Table::new("The machine modelled", &columns);
+    type Figure = fn(&Topology) -> Cell;
+    let rows: [(&str, &str, Figure); 11] = [
+        ("cores", "", |m| Cell::num(m.cores as f64, 0)),
+        ("threads per core", "", |m| Cell::num(m.threads_per_core as f64, 0)),
+        ("line transfer between cores", "ns", |m| Cell::num(m.transfer.core_ns, 1)),
+        ("line transfer between siblings", "ns", |m| Cell::num(m.transfer.sibling_ns, 1)),
+        ("SMT slowdown, sibling busy", "×", |m| Cell::num(m.smt.busy_slowdown, 2)),
+        ("SMT slowdown, sibling spinning", "×", |m| Cell::num(m.smt.spin_slowdown, 2)),
+        ("pause", "ns", |m| Cell::num(m.parking.pause_ns, 1)),
+        ("yield", "ns", |m| Cell::num(m.parking.yield_ns, 0)),
+        ("wake-up", "µs", |m| Cell::num(m.parking.wake_latency_ns / 1e3, 1)),
+        ("wake call", "µs", |m| Cell::num(m.parking.unpark_cost_ns / 1e3, 1)),
+        ("compute scale", "×", |m| Cell::num(m.compute_scale, 2)),
+    ];
+    for (figure, unit, cell) in rows {
+        let mut row = vec![Cell::text(figure), cell(topo)];
+        row.extend(other.map(cell));
+        row.push(Cell::text(unit));
+        t.row(row);
+    }
+    let interruptions = |m: &Topology| match &m.interruptions {
+        Some(int) if int.rate_per_s > 0.0 && !int.durations_ns.is_empty() => Cell::num(int.rate_per_s, 0),
+        _ => Cell::missing("none modelled"),
+    };
+    let mut row = vec![Cell::text("interruptions per CPU"), interruptions(topo)];
+    row.extend(other.map(interruptions));
+    row.push(Cell::text("a second"));
+    t.row(row);
+    match &topo.interruptions {
+        Some(int) if int.rate_per_s > 0.0 && !int.durations_ns.is_empty() => {
+            let mean = int.durations_ns.iter().sum::<f64>() / int.durations_ns.len() as f64;
+            t.note(format!(
+                "interruptions: {:.1} µs on average (median {:.1} µs): {:.2} % of a CPU's time",
+                mean / 1e3,
+                median(&int.durations_ns) / 1e3,
+                int.rate_per_s * mean / 1e7
+            ));
+        }
+        _ => {
+            t.note("interruptions: none modelled (the profile has none)");
+        }
+    }
+    t.note(format!("modelled: {}", topo.name));
+    if let Some(m) = other {
+        t.note(format!("calibrated on: {}", m.name));
+        t.note("a section's lines measured there cost the modelled machine's transfer here");
+    }
+    t
+}
+
+/// Each wanted entry's calibration: one job alone, then its sections per call (`hold ns ×
+/// lines` per lock, lines pulled when the previous holder ran on another CPU).
+fn calibration_tables(set: &CalibrationSet, wanted: &Wanted) -> [Table; 2] {
+    let key = [("variant", ""), ("lock", ""), ("path", "")];
+    let alone = [("one job", "ns/request"), ("loop", "ns"), ("relay measured", ""), ("anomalies", "")];
+    let mut jobs = Table::new("Calibration: one job alone (single-threaded)", &[&key[..], &alone].concat());
+    let sections = [("call", ""), ("locks held", "ns×lines"), ("outside the locks", "ns×lines")];
+    let mut calls = Table::new("Calibration: each call's sections (two processes)", &[&key[..], &sections].concat());
+    let mut unrelayed = Vec::new();
+    for (v, lock, insert) in wanted.entries() {
+        let Some(c) = set.find(v, lock, insert) else { continue };
+        let config = || vec![Cell::text(c.variant.clone()), Cell::text(c.lock.name()), Cell::text(c.insert.clone())];
+        let relayed = c.relayed || set.machine.cpus() <= 1;
+        if !relayed {
+            unrelayed.push(entry(&c.variant, &c.insert));
+        }
+        let mut row = config();
+        row.extend([
+            Cell::num(c.solo_cycle_ns, 0),
+            Cell::num(c.loop_ns, 0),
+            Cell::check(relayed, if relayed { "yes" } else { "NO" }),
+            Cell::num(c.anomalies as f64, 0),
+        ]);
+        jobs.row(row);
+        for m in &c.pair {
+            let holds: Vec<String> = m
+                .segments
+                .iter()
+                .filter_map(|s| {
+                    let p = if s.probability < 0.995 { format!(" p{:.2}", s.probability) } else { String::new() };
+                    s.lock.as_ref().map(|l| format!("{l} {:.0}×{:.1}{p}", s.ns, s.lines))
+                })
+                .collect();
+            let free: f64 = m.segments.iter().filter(|s| s.lock.is_none()).map(|s| s.ns).sum();
+            let free_lines: f64 = m.segments.iter().filter(|s| s.lock.is_none()).map(|s| s.lines).sum();
+            let mut row = config();
+            row.extend([
+                Cell::text(m.call.name()),
+                if holds.is_empty() { Cell::missing("none") } else { Cell::text(holds.join(", ")) },
+                Cell::shown(free, format!("{free:.0}×{free_lines:.1}")),
+            ]);
+            calls.row(row);
+        }
+    }
+    jobs.note("anomalies: calibration steps that found the scheduler other than expected");
+    if !unrelayed.is_empty() {
+        jobs.note(format!(
+            "WARNING: the relay between two CPUs measured nothing for {} (the CPUs were busy with other processes): \
+             no lines, hand-offs move only the lock's line; calibrate again on a quieter machine",
+            unrelayed.join(", ")
+        ));
+    }
+    calls.note("p: the probability a call takes that section, where below 1");
+    [jobs, calls]
+}
+
+/// Predicted KIOPS against threads: a row per entry, lock and outside work.
+fn predicted_table(predictions: &[Prediction], threads: &[usize]) -> Table {
+    let names: Vec<String> = threads.iter().map(|t| format!("@{t}")).collect();
+    let mut columns = vec![("variant", ""), ("lock", ""), ("outside", "ns")];
+    columns.extend(names.iter().map(|n| (n.as_str(), "KIOPS")));
+    let mut t = Table::new(PREDICTED, &columns);
+    for (name, lock, outside_ns) in curves(predictions) {
+        let mut row = vec![Cell::text(name.clone()), Cell::text(lock.name()), Cell::num(outside_ns as f64, 0)];
+        for &n in threads {
+            let at = predictions.iter().find(|q| entry(&q.variant, &q.insert) == name && q.lock == lock && q.outside_ns == outside_ns && q.result.threads == n);
+            row.push(at.map_or_else(|| Cell::missing("-"), |q| Cell::num(q.result.kiops, 0)));
+        }
+        t.row(row);
+    }
+    t.note("@n: at n threads; a discrete-event simulation calibrated on single-threaded runs");
     if let Some(i) = predictions.first().map(|p| p.inject).filter(|i| i.ns > 0) {
-        let _ = writeln!(s, "  injected: {} ns per request {} the scheduler lock (--inject-ns, --at {})", i.ns, i.at.name(), i.at.name());
+        t.note(format!("injected: {} ns per request {} the scheduler lock (--inject-ns, --at {})", i.ns, i.at.name(), i.at.name()));
     }
-    let mut header = format!("  {:<17} {:<11} {:>8}", "variant", "lock", "outside");
-    for t in threads {
-        let _ = write!(header, " {:>7}", t);
-    }
-    let _ = writeln!(s, "{header}");
-    let name = |p: &Prediction| entry(&p.variant, &p.insert);
+    t
+}
+
+/// The predicted curves, each once, in the predictions' order: (entry, lock, outside work).
+pub fn curves(predictions: &[Prediction]) -> Vec<(String, LockKind, u64)> {
     let mut seen: Vec<(String, LockKind, u64)> = Vec::new();
     for p in predictions {
-        let k = (name(p), p.lock, p.outside_ns);
-        if seen.contains(&k) {
-            continue;
+        let key = (entry(&p.variant, &p.insert), p.lock, p.outside_ns);
+        if !seen.contains(&key) {
+            seen.push(key);
         }
-        let mut line = format!("  {:<17} {:<11} {:>6}ns", k.0, p.lock.name(), p.outside_ns);
-        for &t in threads {
-            let v = predictions
-                .iter()
-                .find(|q| name(q) == k.0 && q.lock == k.1 && q.outside_ns == k.2 && q.result.threads == t)
-                .map_or("-".to_string(), |q| format!("{:.0}", q.result.kiops));
-            let _ = write!(line, " {v:>7}");
-        }
-        let _ = writeln!(s, "{line}");
-        seen.push(k);
     }
+    seen
+}
+
+/// Where a job's time goes at the most threads: ns per request per job (its share of the
+/// job's time after it), and each lock's busy share.
+fn time_table(predictions: &[Prediction], threads: &[usize]) -> Table {
     let top = *threads.iter().max().unwrap_or(&1);
-    let _ = writeln!(s, "\nWhere a job's time goes at {top} threads (model): ns per request per job — hold, hand-off (lock line + data lines + wake calls), wait, outside; and each lock's busy share");
+    let columns = [
+        ("variant", ""),
+        ("lock", ""),
+        ("outside", "ns"),
+        ("hold", "ns"),
+        ("hand-off", "ns"),
+        ("wait", "ns"),
+        ("outside work", "ns"),
+        ("locks busy", ""),
+    ];
+    let mut t = Table::new(format!("Where a job's time goes at {top} threads (model)"), &columns);
     for p in predictions.iter().filter(|p| p.result.threads == top) {
         let b = &p.result.breakdown;
         let total = b.total().max(1e-9);
+        let part = |ns: f64| Cell::shown(ns, format!("{ns:.0} ({:.0}%)", 100.0 * ns / total));
         let busy: Vec<String> = p.result.lock_busy.iter().map(|(l, f)| format!("{l} {:.0}%", 100.0 * f)).collect();
-        let _ = writeln!(
-            s,
-            "  {:<17} {:<11} {:>6}ns  hold {:>6.0} ({:>2.0}%)  hand-off {:>6.0} ({:>2.0}%)  wait {:>7.0} ({:>2.0}%)  outside {:>6.0} ({:>2.0}%)  | {}",
-            name(p),
-            p.lock.name(),
-            p.outside_ns,
-            b.hold_ns,
-            100.0 * b.hold_ns / total,
-            b.handoff_ns,
-            100.0 * b.handoff_ns / total,
-            b.wait_ns,
-            100.0 * b.wait_ns / total,
-            b.outside_ns,
-            100.0 * b.outside_ns / total,
-            busy.join(", ")
-        );
+        t.row(vec![
+            Cell::text(entry(&p.variant, &p.insert)),
+            Cell::text(p.lock.name()),
+            Cell::num(p.outside_ns as f64, 0),
+            part(b.hold_ns),
+            part(b.handoff_ns),
+            part(b.wait_ns),
+            part(b.outside_ns),
+            Cell::text(busy.join(", ")),
+        ]);
     }
-    s
+    t.note("ns per request per job (its share of the job's time); hand-off: lock line + data lines + wake calls");
+    t
 }
 
-/// The seeds' ratios as predicted, beside the seeds' own (nothing when none could be formed).
-pub fn ratios(ratios: &[PredictedRatio]) -> String {
-    let Some(first) = ratios.first() else { return String::new() };
-    let mut s = format!("\nThe seeds' ratios, predicted (model) at {} threads:\n", first.threads);
-    for r in ratios {
-        let _ = writeln!(
-            s,
-            "  {:<26} {:>17} / {:<11} {:<11} outside {:>6} ns: {:>5.2}{}",
-            r.name,
-            r.numerator,
-            r.denominator,
-            r.lock.name(),
-            r.outside_ns,
-            r.predicted,
-            r.seed.map_or(String::new(), |s| format!("   (seed {s:.2})"))
-        );
-    }
-    s
-}
-
-/// Measured beside predicted, the variants' order, and whether the goal was met.
-pub fn validation(v: &ValidationReport, interrupted: bool) -> String {
-    let rows = &v.rows;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "\nVALIDATION: measured (median of {} round(s), its 95% bootstrap interval over them) \
-         beside predicted; error = (predicted − measured) ÷ measured, with its interval, judged \
-         within ±{:.0}% on the interval{}",
-        v.rounds,
-        v.goal_pct,
-        if interrupted { " (interrupted: the runs that finished)" } else { "" }
-    );
-    let _ = writeln!(
-        s,
-        "  {:<17} {:<11} {:>8} {:>7} {:>10} {:>13} {:>10} {:>8} {:>17} {:<12} {:>7}",
-        "variant",
-        "lock",
-        "outside",
-        "threads",
-        "measured",
-        "[95% interval]",
-        "predicted",
-        "error",
-        "[95% interval]",
-        "within goal",
-        "others"
-    );
-    for r in rows {
-        if !r.measured.runs.is_empty() && r.measured.max == 0.0 {
+/// The validation's measured points beside the predicted ones.
+fn measured_table(v: &ValidationReport) -> Table {
+    let columns = [
+        ("variant", ""),
+        ("lock", ""),
+        ("outside", "ns"),
+        ("threads", ""),
+        ("measured", "KIOPS"),
+        ("low", "KIOPS"),
+        ("high", "KIOPS"),
+        ("model", "KIOPS"),
+        ("others", "CPUs"),
+    ];
+    let mut t = Table::new(VALIDATION, &columns);
+    for r in &v.rows {
+        let measured = if r.measured.runs.is_empty() {
+            Cell::missing("-")
+        } else if r.measured.max == 0.0 {
             // Zeros would read as a measurement (and an error of -100 %): say what happened.
-            let _ = writeln!(
-                s,
-                "  {:<17} {:<11} {:>6}ns {:>7} no requests completed (predicted {:.0}){}",
-                entry(r.variant, r.insert),
-                r.lock.name(),
-                r.outside_ns,
-                r.threads,
-                r.predicted,
-                if r.failures.is_empty() { String::new() } else { format!("  FAILED: {}", r.failures[0]) }
-            );
-            continue;
-        }
-        let interval = |i: Option<Interval>, f: &dyn Fn(f64) -> String| {
-            i.map_or_else(|| "-".to_string(), |i| format!("[{}, {}]", f(i.lo), f(i.hi)))
+            Cell::missing("no requests completed")
+        } else {
+            Cell::num(r.measured.median, 0)
         };
-        let _ = writeln!(
-            s,
-            "  {:<17} {:<11} {:>6}ns {:>7} {:>10} {:>13} {:>10.0} {:>8} {:>17} {:<12} {:>7.2}{}{}",
-            entry(r.variant, r.insert),
-            r.lock.name(),
-            r.outside_ns,
-            r.threads,
-            if r.measured.runs.is_empty() { "-".into() } else { format!("{:.0}", r.measured.median) },
-            interval(r.measured_interval, &|x| format!("{x:.0}")),
-            r.predicted,
-            if r.error_pct.is_finite() { format!("{:+.1}%", r.error_pct) } else { "-".into() },
-            interval(r.error_interval_pct, &|x| format!("{x:+.1}%")),
-            within_label(r.within_goal),
-            r.other_cpus_max,
-            match (&r.no_interval, r.measured.runs.is_empty()) {
-                (Some(why), false) => format!("  ({why})"),
-                _ => String::new(),
-            },
-            if r.failures.is_empty() { String::new() } else { format!("  FAILED: {}", r.failures[0]) }
-        );
+        t.row(vec![
+            Cell::text(entry(r.variant, r.insert)),
+            Cell::text(r.lock.name()),
+            Cell::num(r.outside_ns as f64, 0),
+            Cell::num(r.threads as f64, 0),
+            measured,
+            bound(r.measured_interval, false, 0),
+            bound(r.measured_interval, true, 0),
+            Cell::num(r.predicted, 0),
+            Cell::num(r.other_cpus_max, 2),
+        ]);
     }
-    s.push_str("\n  Ordering of the variants (fastest first), measured | predicted:\n");
+    t.note(format!("measured: the median of {} round(s); low, high: its 95% bootstrap interval over them", v.rounds));
+    t.note("model: the prediction at the same point");
+    t.note("others: the most CPUs other processes used during a kept run");
+    for r in v.rows.iter().filter(|r| !r.failures.is_empty()) {
+        t.note(format!("FAILED: {} at {} threads: {}", entry(r.variant, r.insert), r.threads, r.failures[0]));
+    }
+    t
+}
+
+/// An interval's bound, "-" without one.
+fn bound(i: Option<Interval>, hi: bool, places: usize) -> Cell {
+    i.map_or_else(|| Cell::missing("-"), |i| Cell::num(if hi { i.hi } else { i.lo }, places))
+}
+
+/// The error of each validated point, judged against the goal's band on its interval; on
+/// disturbed runs not judged.
+fn error_table(v: &ValidationReport) -> Table {
+    let columns = [("variant", ""), ("lock", ""), ("outside", "ns"), ("threads", ""), ("error", "%"), ("95% low", "%"), ("95% high", "%"), ("within the goal", "")];
+    let mut t = Table::new(format!("Validation: the error, within ±{:.0}% on its interval?", v.goal_pct), &columns);
+    let judged = v.goal_verdict().is_ok();
+    let mut whys: Vec<&str> = Vec::new();
+    for r in &v.rows {
+        let within = match (r.error_pct.is_finite(), judged, r.within_goal) {
+            (false, _, _) => Cell::missing("-"),
+            (true, _, None) => {
+                if let Some(why) = r.no_interval.as_deref().filter(|w| !whys.contains(w)) {
+                    whys.push(why);
+                }
+                Cell::judged(Verdict::NotJudged, "no interval")
+            }
+            (true, false, Some(_)) => Cell::judged(Verdict::NotJudged, "not judged: disturbed"),
+            (true, true, Some(GoalVerdict::Met)) => Cell::judged(Verdict::Met, "within"),
+            (true, true, Some(GoalVerdict::Missed)) => Cell::judged(Verdict::Missed, "outside"),
+            (true, true, Some(GoalVerdict::Inconclusive)) => Cell::judged(Verdict::Inconclusive, "inconclusive"),
+        };
+        t.row(vec![
+            Cell::text(entry(r.variant, r.insert)),
+            Cell::text(r.lock.name()),
+            Cell::num(r.outside_ns as f64, 0),
+            Cell::num(r.threads as f64, 0),
+            Cell::num(r.error_pct, 1),
+            bound(r.error_interval_pct, false, 1),
+            bound(r.error_interval_pct, true, 1),
+            within,
+        ]);
+    }
+    t.note("error = (predicted − measured) ÷ measured; 95%: its interval over the same resamples");
+    for why in whys {
+        t.note(format!("no interval: {}", why.trim_start_matches("no interval: ")));
+    }
+    t
+}
+
+/// The variants from fastest, measured and predicted, per configuration and thread count.
+fn order_table(v: &ValidationReport) -> Table {
+    let columns = [("lock", ""), ("path", ""), ("outside", "ns"), ("threads", ""), ("rank", ""), ("measured", ""), ("predicted", "")];
+    let mut t = Table::new("Validation: the variants from fastest, measured and predicted", &columns);
     for o in &v.orderings {
-        let _ = writeln!(
-            s,
-            "  {:<11} {:<6} outside {:>5} ns, {} threads: {} — {} | {}  ({:.0}% of pairs agree)",
+        for (rank, (measured, predicted)) in o.measured.iter().zip(&o.predicted).enumerate() {
+            t.row(vec![
+                Cell::text(o.lock.name()),
+                Cell::text(o.insert),
+                Cell::num(o.outside_ns as f64, 0),
+                Cell::num(o.threads as f64, 0),
+                Cell::num((rank + 1) as f64, 0),
+                Cell::text(*measured),
+                Cell::text(*predicted),
+            ]);
+        }
+        t.note(format!(
+            "{} {}, {} ns outside, {} threads: the order is {}; {:.0}% of pairs agree",
             o.lock.name(),
             o.insert,
             o.outside_ns,
             o.threads,
-            if o.same { "SAME" } else { "DIFFERENT" },
-            o.measured.join(" > "),
-            o.predicted.join(" > "),
+            if o.same { "the same" } else { "DIFFERENT" },
             100.0 * o.pairs_agreeing
-        );
+        ));
     }
-    let goal = v.goal_pct;
+    t
+}
+
+/// The goal: within the band everywhere on the intervals and the same order; the |error| over
+/// all points (per thread count in its notes).
+fn goal_table(v: &ValidationReport) -> Table {
+    let columns = [("median |error|", "%"), ("max |error|", "%"), ("same order", "groups"), ("goal", "")];
+    let mut t = Table::new(format!("Validation: the goal (within ±{:.0}% everywhere on the intervals, the same order)", v.goal_pct), &columns);
     let same = v.orderings.iter().filter(|o| o.same).count();
+    let goal = match v.goal_verdict() {
+        Ok(GoalVerdict::Met) => Cell::judged(Verdict::Met, "met"),
+        Ok(GoalVerdict::Missed) => Cell::judged(Verdict::Missed, "missed"),
+        Ok(GoalVerdict::Inconclusive) => Cell::judged(Verdict::Inconclusive, "inconclusive"),
+        Err(why) if why.starts_with("disturbed") => Cell::judged(Verdict::NotJudged, "not judged: disturbed"),
+        Err(_) => Cell::judged(Verdict::NotJudged, "not judged"),
+    };
+    let pct = |e: Option<f64>| e.map_or_else(|| Cell::missing("not measured"), |e| Cell::num(e, 1));
+    t.row(vec![pct(v.median_abs_error_pct), pct(v.max_abs_error_pct), Cell::text(format!("{same}/{}", v.orderings.len())), goal]);
+    // Per thread count: figures of the rows above, summarised (not in the JSON of their own).
     let per_threads: Vec<String> = v
         .threads
         .iter()
-        .map(|&t| {
-            let e: Vec<f64> = rows.iter().filter(|r| r.threads == t).map(|r| r.error_pct.abs()).filter(|e| e.is_finite()).collect();
-            format!("{t} thread(s): median |error| {:.1}%, max {:.1}%", median(&e), e.iter().copied().fold(0.0, f64::max))
+        .map(|&n| {
+            let e: Vec<f64> = v.rows.iter().filter(|r| r.threads == n).map(|r| r.error_pct.abs()).filter(|e| e.is_finite()).collect();
+            if e.is_empty() {
+                format!("{n} thread(s): not measured")
+            } else {
+                format!("{n} thread(s): median |error| {:.1}%, max {:.1}%", median(&e), e.iter().copied().fold(0.0, f64::max))
+            }
         })
         .collect();
-    let _ = writeln!(
-        s,
-        "\n  GOAL (within {goal:.0}% everywhere on the intervals, same ordering): {} — median \
-         |error| {} over {}, max {}; ordering the same in {same}/{} groups. {}",
-        match v.goal_verdict() {
-            Ok(GoalVerdict::Met) => "MET".to_string(),
-            Ok(GoalVerdict::Missed) => "MISSED".to_string(),
-            Ok(GoalVerdict::Inconclusive) => {
-                "INCONCLUSIVE (an interval reaches across the band: more rounds would tell)".into()
-            }
-            Err(why) => format!("not judged ({why})"),
-        },
-        v.median_abs_error_pct.map_or_else(|| "not measured".to_string(), |e| format!("{e:.1}%")),
-        v.error_basis,
-        v.max_abs_error_pct.map_or_else(|| "not measured".to_string(), |e| format!("{e:.1}%")),
-        v.orderings.len(),
-        per_threads.join("; ")
-    );
-    let noisy = rows.iter().filter(|r| r.other_cpus_max > v.max_other_cpus).count();
+    for line in per_threads.chunks(3) {
+        t.note(line.join("; "));
+    }
+    match v.goal_verdict() {
+        Ok(GoalVerdict::Inconclusive) => {
+            t.note("inconclusive: an interval reaches across the band (more rounds would tell)");
+        }
+        // Disturbed runs are said once, in the outcome under the tables.
+        Err(why) if !why.starts_with("disturbed") => {
+            t.note(format!("not judged: {why}"));
+        }
+        _ => {}
+    }
+    t.note(format!("median |error| rests on {}", v.error_basis));
+    let noisy = v.rows.iter().filter(|r| r.other_cpus_max > v.max_other_cpus).count();
     if noisy > 0 {
-        let _ = writeln!(
-            s,
-            "  NOTE: {noisy} point(s) kept a run during which other processes used more than {} CPUs (retries exhausted): on a shared 2-CPU machine those measure the neighbours as much as the variant",
+        t.note(format!(
+            "NOTE: {noisy} point(s) kept a run during which other processes used more than {} CPUs \
+             (retries exhausted): on a shared 2-CPU machine those measure the neighbours as much as the variant",
             v.max_other_cpus
-        );
+        ));
     }
-    s
-}
-
-/// A point's judgement against the goal's band, in the text: "within", "OUTSIDE",
-/// "inconclusive", or "-" without an interval.
-fn within_label(v: Option<GoalVerdict>) -> &'static str {
-    match v {
-        Some(GoalVerdict::Met) => "within",
-        Some(GoalVerdict::Missed) => "OUTSIDE",
-        Some(GoalVerdict::Inconclusive) => "inconclusive",
-        None => "-",
-    }
+    t
 }
 
 /// The report contract (`report::contract`): the prediction, the seeds' ratios and the
@@ -331,35 +387,20 @@ impl super::contract::Report for PredictReport {
     }
 
     fn text(&self, _view: super::contract::View) -> String {
-        text(self)
+        let tables = super::contract::text_of_tables(&self.tables());
+        let outcome = super::contract::text_of_outcome(&self.outcome());
+        let caveat = "schedlab predict: MODEL, not measured — a discrete-event simulation calibrated on single-threaded runs";
+        format!("{caveat}\n{}\n\n{tables}{outcome}", self.provenance.one_line())
     }
 
-    fn tables(&self) -> Vec<super::table::Table> {
-        use super::table::{Cell, Table, Verdict};
-        let mut columns: Vec<(String, String)> = vec![("variant".into(), String::new()), ("lock".into(), String::new()), ("outside".into(), "ns".into())];
-        columns.extend(self.threads.iter().map(|t| (format!("{t} threads"), "KIOPS".to_string())));
-        let refs: Vec<(&str, &str)> = columns.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-        let mut predicted = Table::new("Predicted KIOPS (model, not measured)", &refs);
-        let mut seen: Vec<(String, LockKind, u64)> = Vec::new();
-        for p in &self.predictions {
-            let key = (entry(&p.variant, &p.insert), p.lock, p.outside_ns);
-            if seen.contains(&key) {
-                continue;
-            }
-            let mut row = vec![Cell::text(key.0.clone()), Cell::text(p.lock.name()), Cell::num(p.outside_ns as f64, 0)];
-            for &t in &self.threads {
-                let at = self.predictions.iter().find(|q| entry(&q.variant, &q.insert) == key.0 && q.lock == key.1 && q.outside_ns == key.2 && q.result.threads == t);
-                row.push(at.map_or_else(|| Cell::missing("-"), |q| Cell::num(q.result.kiops, 0)));
-            }
-            predicted.row(row);
-            seen.push(key);
-        }
-        if let Some(i) = self.predictions.first().map(|p| p.inject).filter(|i| i.ns > 0) {
-            predicted.note(format!("injected: {} ns per request {} the scheduler lock", i.ns, i.at.name()));
-        }
-        let mut tables = vec![predicted];
+    fn tables(&self) -> Vec<Table> {
+        let mut tables = vec![machine_table(&self.topology, &self.calibration)];
+        tables.extend(calibration_tables(&self.calibration, &self.wanted));
+        tables.push(predicted_table(&self.predictions, &self.threads));
+        tables.push(time_table(&self.predictions, &self.threads));
         if !self.ratios.is_empty() {
-            let mut ratios = Table::new("The seeds' ratios, predicted", &[("ratio", ""), ("of", ""), ("lock", ""), ("threads", ""), ("outside", "ns"), ("predicted", "×"), ("seed", "×")]);
+            let columns = [("ratio", ""), ("of", ""), ("lock", ""), ("threads", ""), ("outside", "ns"), ("predicted", "×"), ("seed", "×")];
+            let mut ratios = Table::new("The seeds' ratios, predicted (model) beside the seeds' own", &columns);
             for r in &self.ratios {
                 ratios.row(vec![
                     Cell::text(r.name),
@@ -374,87 +415,20 @@ impl super::contract::Report for PredictReport {
             tables.push(ratios);
         }
         if let Some(v) = &self.validation {
-            let mut t = Table::new(
-                VALIDATION,
-                &[
-                    ("variant", ""),
-                    ("lock", ""),
-                    ("outside", "ns"),
-                    ("threads", ""),
-                    ("measured median", "KIOPS"),
-                    ("95% interval low", "KIOPS"),
-                    ("95% interval high", "KIOPS"),
-                    ("predicted", "KIOPS"),
-                    ("error", "%"),
-                    ("error low", "%"),
-                    ("error high", "%"),
-                    ("within the goal", ""),
-                    ("other processes", "CPUs"),
-                ],
-            );
-            let judged = v.goal_verdict().is_ok();
-            for r in &v.rows {
-                let measured = !r.measured.runs.is_empty();
-                let m = |x: f64| if measured { Cell::num(x, 0) } else { Cell::missing("-") };
-                let within = match (r.error_pct.is_finite(), judged, r.within_goal) {
-                    (false, _, _) => Cell::missing("-"),
-                    (true, _, None) => {
-                        let why = r.no_interval.clone().unwrap_or_else(|| "no interval".into());
-                        Cell::judged(Verdict::NotJudged, why)
-                    }
-                    (true, false, Some(_)) => {
-                        Cell::judged(Verdict::NotJudged, "not judged: disturbed")
-                    }
-                    (true, true, Some(GoalVerdict::Met)) => Cell::judged(Verdict::Met, "within"),
-                    (true, true, Some(GoalVerdict::Missed)) => {
-                        Cell::judged(Verdict::Missed, "outside")
-                    }
-                    (true, true, Some(GoalVerdict::Inconclusive)) => {
-                        Cell::judged(Verdict::Inconclusive, "inconclusive")
-                    }
-                };
-                let bound = |i: Option<Interval>, hi: bool, places| match i {
-                    Some(i) => Cell::num(if hi { i.hi } else { i.lo }, places),
-                    None => Cell::missing("-"),
-                };
-                t.row(vec![
-                    Cell::text(entry(r.variant, r.insert)),
-                    Cell::text(r.lock.name()),
-                    Cell::num(r.outside_ns as f64, 0),
-                    Cell::num(r.threads as f64, 0),
-                    m(r.measured.median),
-                    bound(r.measured_interval, false, 0),
-                    bound(r.measured_interval, true, 0),
-                    Cell::num(r.predicted, 0),
-                    Cell::num(r.error_pct, 1),
-                    bound(r.error_interval_pct, false, 1),
-                    bound(r.error_interval_pct, true, 1),
-                    within,
-                    Cell::num(r.other_cpus_max, 2),
-                ]);
-            }
-            t.note(match v.goal_verdict() {
-                Ok(verdict) => format!(
-                    "goal (within {:.0}% everywhere on the 95% intervals over rounds, same \
-                     ordering): {}",
-                    v.goal_pct,
-                    match verdict {
-                        GoalVerdict::Met => "met",
-                        GoalVerdict::Missed => "missed",
-                        GoalVerdict::Inconclusive => "inconclusive",
-                    }
-                ),
-                Err(why) => format!("goal not judged: {why}"),
-            });
-            t.note(format!("median |error| rests on {}", v.error_basis));
-            tables.push(t);
+            tables.extend([measured_table(v), error_table(v), order_table(v), goal_table(v)]);
         }
         tables
     }
 
     fn charts(&self) -> Vec<super::contract::Chart> {
+        let curve = super::contract::Chart::new("predicted KIOPS against threads", super::charts::predict_curve_svg(self)).beside(PREDICTED);
         let drawn = if self.validation.is_some() { super::charts::predict_validation_svg(self) } else { Err("the chart draws the validation: --validate".into()) };
-        vec![super::contract::Chart::new("measured against predicted", drawn).beside(VALIDATION)]
+        vec![curve, super::contract::Chart::new("measured against predicted", drawn).beside(VALIDATION)]
+    }
+
+    /// `--svg` draws the validation (refused without `--validate`), not the curve.
+    fn svg_chart(&self) -> Option<super::contract::Chart> {
+        self.charts().into_iter().nth(1)
     }
 
     fn outcome(&self) -> super::contract::Outcome {
@@ -476,3 +450,132 @@ impl super::contract::Report for PredictReport {
 
 /// The validation table's title (its chart goes beside it).
 const VALIDATION: &str = "Validation: measured beside predicted";
+/// The predicted KIOPS' title (the curve's chart goes beside it).
+const PREDICTED: &str = "Predicted KIOPS (model, not measured) against threads";
+
+#[cfg(test)]
+mod tests {
+    use crate::driver::workload::WorkloadConfig;
+    use crate::experiment::observer::Silent;
+    use crate::experiment::predict::{run, CalibrationFile, PredictConfig, PredictReport, ValidationReport};
+    use crate::experiment::validate::{self, Row};
+    use crate::model::calibrate::CalibrationSettings;
+    use crate::model::topology::Topology;
+    use crate::model::{CalibrationSet, Wanted};
+    use crate::report::contract::{renderings_agree, Report, View};
+    use crate::stats::{GoalVerdict, Interval, Spread};
+    use schedlab_core::sync::AtomicBool;
+    use schedlab_core::{InsertPathKind, LockKind};
+    use std::path::Path;
+
+    /// sched-lock and no-stats on the fair lock, from the committed calibration, predicted for
+    /// the seeds' machine at 1, 2 and 4 threads.
+    fn predicted() -> PredictReport {
+        let repo = |path: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
+        let path = repo("notes/results/2026-12-01-predict/calibration.json");
+        let set = CalibrationSet::load(&path).expect("the committed calibration");
+        let topology = Topology::load(&repo("notes/topology/i7-4850hq.json")).expect("the seeds' profile");
+        let cfg = PredictConfig {
+            workload: WorkloadConfig::default(),
+            wanted: Wanted { variants: vec!["sched-lock", "no-stats"], locks: vec![LockKind::FairSpin], inserts: vec![InsertPathKind::Direct] },
+            outside_ns: vec![0],
+            threads: Some(vec![1, 2, 4]),
+            topology: Some(topology),
+            calibration: Some(CalibrationFile { path, set }),
+            calibration_settings: CalibrationSettings::default(),
+            outside_is_work: false,
+            validation: None,
+        };
+        run(&cfg, &AtomicBool::new(false), &mut Silent).expect("predicted")
+    }
+
+    /// A validation of every predicted point over three rounds: measured 10 % below the model,
+    /// other processes quiet unless `disturbed`.
+    fn validated(mut report: PredictReport, disturbed: bool) -> PredictReport {
+        let mut rows = Vec::new();
+        for p in &report.predictions {
+            let variant = if p.variant == "no-stats" { "no-stats" } else { "sched-lock" };
+            let m = p.result.kiops * 0.9;
+            let measured = Spread::of(vec![m * 0.98, m, m * 1.03]);
+            let error_pct = (p.result.kiops - m) / m * 100.0;
+            rows.push(Row {
+                variant,
+                lock: p.lock,
+                insert: "direct",
+                outside_ns: p.outside_ns,
+                threads: p.result.threads,
+                measured,
+                predicted: p.result.kiops,
+                error_pct,
+                measured_interval: Some(Interval { lo: m * 0.98, hi: m * 1.03 }),
+                error_interval_pct: Some(Interval { lo: error_pct - 3.0, hi: error_pct + 2.5 }),
+                no_interval: None,
+                within_goal: Some(GoalVerdict::Met),
+                other_cpus_max: if disturbed { 1.5 } else { 0.05 },
+                reruns: 0,
+                failures: Vec::new(),
+            });
+        }
+        let orderings = validate::orderings(&rows);
+        report.validation = Some(ValidationReport {
+            rounds: 3,
+            duration_s: 0.2,
+            error_basis: validate::error_basis(&rows, 3, 15.0),
+            rows,
+            orderings,
+            median_abs_error_pct: Some(11.1),
+            max_abs_error_pct: Some(11.1),
+            goal_pct: 15.0,
+            threads: report.threads.clone(),
+            max_other_cpus: 0.5,
+        });
+        report
+    }
+
+    fn widest(text: &str) -> usize {
+        // The provenance line (the second) is as wide as the machine's names make it.
+        text.lines().enumerate().filter(|(i, _)| *i != 1).map(|(_, l)| l.chars().count()).max().unwrap_or(0)
+    }
+
+    #[test]
+    fn the_predict_text_is_drawn_from_its_tables_within_130_columns() {
+        let report = predicted();
+        renderings_agree(&report).unwrap();
+        let text = report.text(View::default());
+        assert!(widest(&text) <= 130, "{text}");
+        for said in ["MODEL, not measured", "The machine modelled", "i7-4850HQ", "Calibration: one job alone", "@4 (KIOPS)", "Where a job's time goes at 4 threads", "The seeds' ratios", "1.55"] {
+            assert!(text.contains(said), "{said:?} is not in the text:\n{text}");
+        }
+        let report = validated(report, false);
+        renderings_agree(&report).unwrap();
+        let text = report.text(View::default());
+        assert!(widest(&text) <= 130, "{text}");
+        for said in ["Validation: measured beside predicted", "within", "the order is the same", "Validation: the goal", "met"] {
+            assert!(text.contains(said), "{said:?} is not in the text:\n{text}");
+        }
+    }
+
+    #[test]
+    fn a_disturbed_validation_judges_nothing_in_any_rendering() {
+        let report = validated(predicted(), true);
+        renderings_agree(&report).unwrap();
+        let text = report.text(View::default());
+        // A row's verdict ends it (notes, indented, may use the words).
+        let verdict = |l: &str| !l.starts_with(' ') && [" within", " outside", " inconclusive", " met", " missed"].iter().any(|v| l.ends_with(v));
+        assert!(text.contains("not judged: disturbed") && !text.lines().any(verdict), "{text}");
+        assert_eq!(text.matches("6 of 6 points kept a run").count(), 1, "said once: {text}");
+        assert!(text.contains("disturbed: the validation"), "the outcome says so under the tables: {text}");
+    }
+
+    #[test]
+    fn the_curve_is_drawn_for_every_variant_with_the_measured_points() {
+        let report = predicted();
+        let svg = crate::report::charts::predict_curve_svg(&report).unwrap();
+        assert!(svg.contains("sched-lock: model") && svg.contains("no-stats: model") && !svg.contains(": measured"), "{svg}");
+        assert!(svg.contains(&format!("commit {}", report.provenance.commit)));
+        let svg = crate::report::charts::predict_curve_svg(&validated(report, false)).unwrap();
+        assert!(svg.contains("sched-lock: measured (bar: its 95% interval"), "{svg}");
+        let none = PredictReport { predictions: Vec::new(), ..predicted() };
+        assert!(crate::report::charts::predict_curve_svg(&none).is_err());
+    }
+}
