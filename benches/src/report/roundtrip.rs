@@ -1,68 +1,35 @@
-//! The text of `schedlab roundtrip`'s report: per variant the median round trip, its range over
-//! rounds, the ratio to `no-stats`, and with the lock statistics their on windows and their cost;
-//! the ratio and the cost each with its 95 % bootstrap interval over rounds.
+//! `schedlab roundtrip`'s report: per variant the median round trip, its range over rounds, the
+//! ratio to `no-stats`, and with the lock statistics their on windows and their cost; the ratio
+//! and the cost each with its 95 % bootstrap interval over rounds. The terminal text is drawn
+//! from the same tables ([`super::contract::text_of_tables`]).
 
 use crate::experiment::roundtrip::{RoundtripReport, WINDOW_PAIRS};
-use super::table::interval_text;
-use std::fmt::Write as _;
+use super::table::{Cell, Table};
 
-/// The header lines, then the table (or why there is none), then what the cost column means.
-pub fn text(report: &RoundtripReport) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "round trip (insert + dispatch + completion), 1 thread, {}, {} x {} round trips",
-        report.lock, report.rounds_done, report.iterations
-    );
-    let _ = writeln!(s, "{}", report.provenance.one_line());
-    if report.interrupted {
-        let _ = writeln!(s, "(interrupted: {} of {} rounds finished; the table covers those)", report.rounds_done, report.rounds);
-    }
-    if report.rounds_done == 0 {
-        s.push_str("no round finished: nothing measured\n");
-        return s;
-    }
-    let (median, range, ratio, interval) = ("ns median", "min-max", "x no-stats", "[95% interval]");
-    let _ = write!(s, "{:<12} {median:>10} {range:>17} {ratio:>11} {interval:>13}", "variant");
-    if let Some(mode) = report.lockstat {
-        let (on, cost, range) = (format!("{mode} ns med"), "cost", "cost min..max");
-        let _ = write!(s, " {on:>16} {cost:>9} {range:>17} {interval:>15}");
-    }
-    s.push('\n');
+/// The lock statistics' cost per variant: their on windows against the off ones beside them.
+fn cost_table(report: &RoundtripReport, mode: &str) -> Table {
+    let columns = [("variant", ""), ("with statistics", "ns"), ("cost", "%"), ("min", "%"), ("max", "%"), ("95% low", "%"), ("95% high", "%")];
+    let mut t = Table::new(format!("The cost of lock statistics ({mode})"), &columns);
     for v in &report.variants {
-        let ratio = report.against_no_stats(v).map_or("-".into(), |r| format!("{r:.2}"));
-        let ratio_interval = interval_text(v.vs_no_stats_interval, 2, "");
-        let range = format!("{:.0}-{:.0}", v.ns.min, v.ns.max);
-        let (variant, median) = (v.variant, v.ns.median);
-        let _ = write!(s, "{variant:<12} {median:>10.0} {range:>17} {ratio:>11}");
-        let _ = write!(s, " {ratio_interval:>13}");
-        if let (Some(on), Some(cost)) = (&v.lockstat_ns, &v.lockstat_cost_pct) {
-            let cost_interval = interval_text(v.lockstat_cost_interval_pct, 1, "%");
-            let range = format!("{:.1}..{:.1}%", cost.min, cost.max);
-            let (on, cost) = (on.median, cost.median);
-            let _ = write!(s, " {on:>16.0} {cost:>8.1}% {range:>17} {cost_interval:>15}");
-        }
-        s.push('\n');
+        let (on, cost) = (v.lockstat_ns.as_ref(), v.lockstat_cost_pct.as_ref());
+        t.row(vec![
+            Cell::text(v.variant),
+            Cell::opt(on.map(|o| o.median), 0),
+            Cell::opt(cost.map(|c| c.median), 1),
+            Cell::opt(cost.map(|c| c.min), 1),
+            Cell::opt(cost.map(|c| c.max), 1),
+            Cell::opt(v.lockstat_cost_interval_pct.map(|i| i.lo), 1),
+            Cell::opt(v.lockstat_cost_interval_pct.map(|i| i.hi), 1),
+        ]);
     }
-    if let Some(why) = report.variants.iter().find_map(|v| v.no_interval.as_deref()) {
-        let _ = writeln!(s, "[95% interval]: {why}");
-    } else {
-        let _ = writeln!(
-            s,
-            "[95% interval]: bootstrap over the {} rounds of the median of the per-round ratios \
-             (each ratio within one round)",
-            report.rounds_done
-        );
-    }
-    if let Some(mode) = report.lockstat {
-        let _ = writeln!(
-            s,
-            "cost: lock statistics on ({mode}) against off in {} alternating windows of {} round trips on one scheduler (each on window against its two off neighbours); per round the median over its windows; shown: the median over rounds, and the range of the rounds",
-            2 * WINDOW_PAIRS + 1,
-            report.window
-        );
-    }
-    s
+    t.note(format!(
+        "statistics on ({mode}) against off in {} alternating windows of {} round trips on one scheduler,",
+        2 * WINDOW_PAIRS + 1,
+        report.window
+    ));
+    t.note("each on window against its two off neighbours; per round the median over its windows;");
+    t.note("shown: the median over rounds, the range of the rounds, and the 95% interval of the median");
+    t
 }
 
 /// The report contract (`report::contract`): one row per variant, the chart beside it.
@@ -75,35 +42,31 @@ impl super::contract::Report for RoundtripReport {
     }
 
     fn text(&self, _view: super::contract::View) -> String {
-        text(self)
+        let tables = super::contract::text_of_tables(&self.tables());
+        let outcome = super::contract::text_of_outcome(&self.outcome());
+        format!("{}\n\n{tables}{outcome}", self.provenance.one_line())
     }
 
-    fn tables(&self) -> Vec<super::table::Table> {
-        use super::table::{Cell, Table};
-        let mut t = Table::new(
-            ROUND_TRIPS,
-            &[
-                ("variant", ""),
-                ("median", "ns"),
-                ("min", "ns"),
-                ("max", "ns"),
-                ("÷ no-stats", "×"),
-                ("÷ no-stats 95% low", "×"),
-                ("÷ no-stats 95% high", "×"),
-                ("with lock statistics", "ns"),
-                ("their cost", "%"),
-                ("cost min", "%"),
-                ("cost max", "%"),
-                ("cost 95% low", "%"),
-                ("cost 95% high", "%"),
-            ],
-        );
+    fn tables(&self) -> Vec<Table> {
+        let columns = [
+            ("variant", ""),
+            ("median", "ns"),
+            ("min", "ns"),
+            ("max", "ns"),
+            ("÷ no-stats", "×"),
+            ("95% low", "×"),
+            ("95% high", "×"),
+        ];
+        let mut t = Table::new(ROUND_TRIPS, &columns);
+        t.note(format!(
+            "round trip = insert + dispatch + completion on 1 thread, {}; median over {} of {} rounds of {} round trips",
+            self.lock, self.rounds_done, self.rounds, self.iterations
+        ));
         if self.rounds_done == 0 {
             t.note("no round finished: nothing measured");
             return vec![t];
         }
         for v in &self.variants {
-            let (on, cost) = (v.lockstat_ns.as_ref(), v.lockstat_cost_pct.as_ref());
             t.row(vec![
                 Cell::text(v.variant),
                 Cell::num(v.ns.median, 0),
@@ -112,22 +75,17 @@ impl super::contract::Report for RoundtripReport {
                 Cell::opt(self.against_no_stats(v), 2),
                 Cell::opt(v.vs_no_stats_interval.map(|i| i.lo), 2),
                 Cell::opt(v.vs_no_stats_interval.map(|i| i.hi), 2),
-                Cell::opt(on.map(|o| o.median), 0),
-                Cell::opt(cost.map(|c| c.median), 1),
-                Cell::opt(cost.map(|c| c.min), 1),
-                Cell::opt(cost.map(|c| c.max), 1),
-                Cell::opt(v.lockstat_cost_interval_pct.map(|i| i.lo), 1),
-                Cell::opt(v.lockstat_cost_interval_pct.map(|i| i.hi), 1),
             ]);
         }
-        t.note(format!("round trip = insert + dispatch + completion on 1 thread, {}; median over {} rounds of {} round trips", self.lock, self.rounds_done, self.iterations));
         t.note(match self.variants.iter().find_map(|v| v.no_interval.as_deref()) {
-            Some(why) => format!("95% intervals: {why}"),
-            None => "95% intervals: bootstrap over rounds of the median of the per-round ratios \
-                     (÷ no-stats within each round)"
-                .into(),
+            Some(why) => format!("95%: {why}"),
+            None => "95%: bootstrap over rounds of the median of the per-round ratios (÷ no-stats within each round)".into(),
         });
-        vec![t]
+        let mut tables = vec![t];
+        if let Some(mode) = self.lockstat {
+            tables.push(cost_table(self, mode));
+        }
+        tables
     }
 
     fn charts(&self) -> Vec<super::contract::Chart> {
@@ -141,3 +99,32 @@ impl super::contract::Report for RoundtripReport {
 
 /// The table's title (the chart goes beside it).
 const ROUND_TRIPS: &str = "Round trips per variant";
+
+#[cfg(test)]
+mod tests {
+    use crate::experiment::observer::Silent;
+    use crate::experiment::roundtrip::{run, RoundtripConfig};
+    use crate::report::contract::{renderings_agree, Report, View};
+    use schedlab_core::sync::AtomicBool;
+    use schedlab_core::LockKind;
+
+    #[test]
+    fn the_roundtrip_text_is_drawn_from_its_tables_within_130_columns() {
+        let lockstat = Some(schedlab_core::lockstat::Mode::Sampled);
+        let cfg = RoundtripConfig { variant: None, rounds: 3, iterations: 2000, lock: LockKind::FairSpin, lockstat };
+        let report = run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        renderings_agree(&report).unwrap();
+        let text = report.text(View::default());
+        let widest = text.lines().skip(1).map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(widest <= 130, "a line of {widest} columns:\n{text}");
+        for said in ["Round trips per variant", "no-stats", "÷ no-stats (×)", "The cost of lock statistics (sampled)", "95% high (%)"] {
+            assert!(text.contains(said), "{said:?} is not in the text:\n{text}");
+        }
+        // Without the statistics, no cost table; with no round finished, why nothing is measured.
+        let cfg = RoundtripConfig { lockstat: None, rounds: 1, ..cfg };
+        let report = run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        assert!(!report.text(View::default()).contains("The cost of lock statistics"));
+        let stopped = run(&cfg, &AtomicBool::new(true), &mut Silent).unwrap();
+        assert!(stopped.text(View::default()).contains("no round finished: nothing measured"));
+    }
+}
