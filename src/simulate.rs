@@ -1,8 +1,9 @@
 //! `schedlab simulate`: fio-like jobs against the scheduler and a device model in virtual time
-//! (`schedlab_benches::experiment::simulate`). Prints one line in the manner of fio's group
-//! reporting; `--json` writes the full result with provenance. Same arguments and seed, same
-//! output (provenance aside). The options are `schedlab_benches::experiment::options::simulate`;
-//! this file adds the outputs and makes the one call.
+//! (`schedlab_benches::experiment::simulate`). Prints its tables, a line in the manner of fio's
+//! group reporting under the first; `--json` writes the full result with provenance. Same
+//! arguments and seed, same output (provenance aside). The options are
+//! `schedlab_benches::experiment::options::simulate`; this file adds the outputs and makes the
+//! one call.
 
 use crate::signals::INTERRUPT;
 use schedlab_benches::experiment::ExperimentError;

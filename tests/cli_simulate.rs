@@ -15,21 +15,23 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// Runs `simulate` with `args` and `--json`; returns the one stdout line and the JSON.
-fn simulate(args: &[&str], json: &Path) -> (String, serde_json::Value) {
+/// Runs `simulate` with `args` and `--json`; returns fio's group-reporting line, the whole text
+/// (the files written aside) and the JSON.
+fn simulate(args: &[&str], json: &Path) -> (String, String, serde_json::Value) {
     let mut all = vec!["simulate"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--json", json.to_str().unwrap()]);
     let out = schedlab(&all);
     assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     let printed = String::from_utf8(out.stdout).unwrap();
-    // One result line, like fio's group reporting; then the files written, as every command says.
+    // The tables, fio's line under the first; then the files written, as every command says.
     let json_line = format!("wrote {}", json.display());
     assert_eq!(printed.lines().last(), Some(json_line.as_str()), "{printed}");
     let stdout: String = printed.lines().filter(|l| !l.starts_with("wrote ")).map(|l| format!("{l}\n")).collect();
-    assert_eq!(stdout.lines().count(), 1, "one line, like fio's group reporting: {stdout}");
+    let fio: Vec<&str> = stdout.lines().map(str::trim_start).filter(|l| l.contains(": IOPS=")).collect();
+    assert_eq!(fio.len(), 1, "one line like fio's group reporting: {stdout}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
-    (stdout, v)
+    (fio[0].to_string(), stdout, v)
 }
 
 /// The issue's command (virtual seconds shortened in unoptimised builds to keep the file fast).
@@ -50,8 +52,8 @@ fn strs(v: &[String]) -> Vec<&str> {
 #[test]
 fn idling_off_gives_clearly_more_iops_on_the_ssd() {
     let dir = scratch("idling");
-    let (line_on, on) = simulate(&strs(&issue_command("8ms", "7")), &dir.join("on.json"));
-    let (line_off, off) = simulate(&strs(&issue_command("0", "7")), &dir.join("off.json"));
+    let (line_on, _, on) = simulate(&strs(&issue_command("8ms", "7")), &dir.join("on.json"));
+    let (line_off, _, off) = simulate(&strs(&issue_command("0", "7")), &dir.join("off.json"));
     for (line, v) in [(&line_on, &on), (&line_off, &off)] {
         assert!(line.starts_with("randread: IOPS="), "{line}");
         for key in ["iops", "lat_avg_us", "lat_stddev_us", "bw_kib_s"] {
@@ -77,16 +79,16 @@ fn idling_off_gives_clearly_more_iops_on_the_ssd() {
 fn the_same_seed_gives_the_same_output() {
     let dir = scratch("same");
     let args = ["--jobs", "4", "--iodepth", "16", "--runtime", "1", "--seed", "11", "--groups", "2", "--weights", "100,300"];
-    let (line_a, mut a) = simulate(&args, &dir.join("a.json"));
-    let (line_b, mut b) = simulate(&args, &dir.join("b.json"));
-    assert_eq!(line_a, line_b);
+    let (_, text_a, mut a) = simulate(&args, &dir.join("a.json"));
+    let (_, text_b, mut b) = simulate(&args, &dir.join("b.json"));
+    assert_eq!(text_a, text_b);
     let obj = |v: &mut serde_json::Value| v.as_object_mut().unwrap().remove("provenance").expect("provenance present");
     obj(&mut a);
     obj(&mut b);
     assert_eq!(a, b, "same seed, same JSON (provenance aside)");
     let mut other = args.to_vec();
     other[7] = "12";
-    let (_, mut c) = simulate(&other, &dir.join("c.json"));
+    let (_, _, mut c) = simulate(&other, &dir.join("c.json"));
     obj(&mut c);
     assert_ne!(a, c, "another seed, other numbers");
     std::fs::remove_dir_all(&dir).ok();
@@ -95,19 +97,20 @@ fn the_same_seed_gives_the_same_output() {
 #[test]
 fn the_scheduler_decides_idling_after_the_probe_unless_told() {
     let dir = scratch("decide");
-    let (_, ssd) = simulate(&["--runtime", "0.2"], &dir.join("ssd.json"));
+    let (_, _, ssd) = simulate(&["--runtime", "0.2"], &dir.join("ssd.json"));
     assert_eq!((ssd["slice_idle_ns"].as_u64(), ssd["slice_idle_source"].as_str()), (Some(0), Some("registered")));
     assert_eq!(ssd["rotational"], false);
-    let (_, init) = simulate(&["--runtime", "0.2", "--idle-decision", "init"], &dir.join("init.json"));
+    let (_, _, init) = simulate(&["--runtime", "0.2", "--idle-decision", "init"], &dir.join("init.json"));
     assert_eq!(init["slice_idle_ns"], 8_000_000, "deciding before the probe makes the SSD idle");
-    let (_, hdd) = simulate(&["--device", "hdd", "--jobs", "2", "--iodepth", "1", "--rw", "read", "--runtime", "1"], &dir.join("hdd.json"));
+    let (_, _, hdd) = simulate(&["--device", "hdd", "--jobs", "2", "--iodepth", "1", "--rw", "read", "--runtime", "1"], &dir.join("hdd.json"));
     assert_eq!((hdd["slice_idle_ns"].as_u64(), hdd["rotational"].as_bool()), (Some(8_000_000), Some(true)));
     for (text, ns) in [("500us", 500_000u64), ("1s", 1_000_000_000), ("0", 0), ("2.5ms", 2_500_000)] {
-        let (line, v) = simulate(&["--runtime", "0.1", "--slice-idle", text, "--jobs", "2"], &dir.join("d.json"));
+        let (_, printed, v) = simulate(&["--runtime", "0.1", "--slice-idle", text, "--jobs", "2"], &dir.join("d.json"));
         assert_eq!(v["slice_idle_ns"].as_u64(), Some(ns), "{text}");
-        assert!(line.contains("[explicit]"), "{line}");
+        let settings = printed.lines().skip_while(|l| *l != "The settings").nth(2).unwrap_or_default();
+        assert!(settings.contains(" explicit "), "the settings say where slice_idle came from: {printed}");
     }
-    let (_, null) = simulate(&["--device", "null", "--think", "1ms", "--runtime", "0.5", "--jobs", "2"], &dir.join("null.json"));
+    let (_, _, null) = simulate(&["--device", "null", "--think", "1ms", "--runtime", "0.5", "--jobs", "2"], &dir.join("null.json"));
     assert_eq!(null["lat_avg_us"], 0.0, "zero latency");
     std::fs::remove_dir_all(&dir).ok();
 }

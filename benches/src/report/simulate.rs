@@ -1,8 +1,11 @@
-//! The text of `schedlab simulate`'s report: fio's group-reporting figures on one line, then what
-//! produced them; and, after a stop, the virtual time the figures cover.
+//! `schedlab simulate`'s report: the figures as fio reports them (and fio's group-reporting line
+//! under them), the settings that produced them, the device, the groups' shares and the jobs'
+//! IOPS, as tables; the terminal text is drawn from the same tables
+//! ([`super::contract::text_of_tables`]); after a stop, the virtual time the figures cover.
 
 use crate::experiment::simulate::SimulateReport;
 use crate::policy_sim::{SimConfig, SimResult, SliceIdleSource};
+use super::table::{Cell, Table};
 
 /// A duration in ns as the options take it: 0, 8ms, 500us, 2s, 750ns.
 fn duration_text(ns: u64) -> String {
@@ -25,26 +28,12 @@ fn bs_text(sectors: u32) -> String {
     }
 }
 
-/// fio's group-reporting figures on one line, then what produced them.
+/// fio's group-reporting figures on one line ("randread: IOPS=..., BW=...KiB/s, lat avg=...
+/// stdev=..."), or that no request completed.
 pub fn summary_line(cfg: &SimConfig, r: &SimResult) -> String {
-    let source = match r.slice_idle_source {
-        SliceIdleSource::Registered => "registered",
-        SliceIdleSource::Init => "init",
-        SliceIdleSource::Explicit => "explicit",
-    };
     // No request completed: there is no latency to report (zeros would read as a measurement).
     if r.ios == 0 {
-        return format!(
-            "{}: no requests completed in {} s virtual ({}, {} jobs x iodepth {}, bs {}, seed {}, {})",
-            cfg.rw.name(),
-            r.runtime_s,
-            cfg.device.name(),
-            cfg.jobs,
-            cfg.iodepth,
-            bs_text(cfg.bs_sectors),
-            cfg.seed,
-            r.variant
-        );
+        return format!("{}: no requests completed in {} s virtual", cfg.rw.name(), r.runtime_s);
     }
     // fio's unit: µs up to 10 ms, then ms, then s (a disk's queueing reaches seconds).
     let lat = |us: f64| match us {
@@ -53,32 +42,55 @@ pub fn summary_line(cfg: &SimConfig, r: &SimResult) -> String {
         _ => format!("{us:.1}us"),
     };
     format!(
-        "{}: IOPS={:.0}, BW={:.0}KiB/s, lat avg={} stdev={} ({}, slice_idle {} [{}], {} jobs x iodepth {}, bs {}, think {}, {} s virtual, seed {}, {})",
+        "{}: IOPS={:.0}, BW={:.0}KiB/s, lat avg={} stdev={}",
         cfg.rw.name(),
         r.iops,
         r.bw_kib_s,
         lat(r.lat_avg_us),
         lat(r.lat_stddev_us),
-        cfg.device.name(),
-        duration_text(r.slice_idle_ns),
-        source,
-        cfg.jobs,
-        cfg.iodepth,
-        bs_text(cfg.bs_sectors),
-        duration_text(cfg.think_ns),
-        r.runtime_s,
-        cfg.seed,
-        r.variant,
     )
 }
 
-/// The summary line, and after a stop the virtual time reached (each line ends in a newline).
-pub fn text(report: &SimulateReport) -> String {
-    let mut s = summary_line(&report.config, &report.result) + "\n";
-    if report.result.interrupted {
-        s += &format!("(interrupted at {:.6} virtual s: the figures cover that time)\n", report.result.runtime_s);
+/// What produced the figures: the job, the device's idling and where it was decided, the
+/// virtual time, the seed and the variant.
+fn settings_table(cfg: &SimConfig, r: &SimResult) -> Table {
+    let source = match r.slice_idle_source {
+        SliceIdleSource::Registered => "registered",
+        SliceIdleSource::Init => "init",
+        SliceIdleSource::Explicit => "explicit",
+    };
+    let columns = [
+        ("rw", ""),
+        ("device", ""),
+        ("jobs", ""),
+        ("iodepth", ""),
+        ("bs", ""),
+        ("think", ""),
+        ("slice_idle", ""),
+        ("decided", ""),
+        ("virtual time", "s"),
+        ("seed", ""),
+        ("variant", ""),
+    ];
+    let mut t = Table::new("The settings", &columns);
+    t.row(vec![
+        Cell::text(cfg.rw.name()),
+        Cell::text(cfg.device.name()),
+        Cell::num(cfg.jobs as f64, 0),
+        Cell::num(cfg.iodepth as f64, 0),
+        Cell::text(bs_text(cfg.bs_sectors)),
+        Cell::text(duration_text(cfg.think_ns)),
+        Cell::text(duration_text(r.slice_idle_ns)),
+        Cell::text(source),
+        Cell::shown(r.runtime_s, r.runtime_s.to_string()),
+        Cell::num(cfg.seed as f64, 0),
+        Cell::text(r.variant),
+    ]);
+    t.note("decided: where slice_idle came from (registered: after the device's probe; init: before it; explicit: given)");
+    if r.interrupted {
+        t.note(format!("interrupted at {:.6} virtual s: the figures cover that time", r.runtime_s));
     }
-    s
+    t
 }
 
 /// The report contract (`report::contract`): the fio-like figures, the groups' shares and the
@@ -92,21 +104,19 @@ impl super::contract::Report for SimulateReport {
     }
 
     fn text(&self, _view: super::contract::View) -> String {
-        text(self)
+        let tables = super::contract::text_of_tables(&self.tables());
+        format!("{tables}{}", super::contract::text_of_outcome(&self.outcome()))
     }
 
     fn tables(&self) -> Vec<super::table::Table> {
-        use super::table::{Cell, Table};
         let r = &self.result;
         let mut figures = Table::new(
             FIGURES,
-            &[("variant", ""), ("device", ""), ("IOPS", "IO/s"), ("bandwidth", "KiB/s"), ("lat avg", "µs"), ("lat stdev", "µs"), ("lat p50", "µs"), ("lat p99", "µs"), ("lat max", "µs"), ("device busy", "%"), ("in flight", "requests"), ("idle timer fired", "")],
+            &[("IOPS", "IO/s"), ("bandwidth", "KiB/s"), ("lat avg", "µs"), ("lat stdev", "µs"), ("lat p50", "µs"), ("lat p99", "µs"), ("lat max", "µs")],
         );
         // No request completed: no latency exists to print (zeros would read as a measurement).
-        let lat = |v: f64| if r.ios == 0 { Cell::missing("no requests completed") } else { Cell::num(v, 1) };
+        let lat = |v: f64| if r.ios == 0 { Cell::missing("-") } else { Cell::num(v, 1) };
         figures.row(vec![
-            Cell::text(r.variant),
-            Cell::text(self.config.device.name()),
             Cell::num(r.iops, 0),
             Cell::num(r.bw_kib_s, 0),
             lat(r.lat_avg_us),
@@ -114,13 +124,18 @@ impl super::contract::Report for SimulateReport {
             lat(r.lat_p50_us),
             lat(r.lat_p99_us),
             lat(r.lat_max_us),
-            Cell::num(r.device_busy_pct, 1),
-            Cell::num(r.device_mean_in_flight, 2),
-            Cell::num(r.idle_timer_fired as f64, 0),
         ]);
         figures.note(summary_line(&self.config, r));
         // A disk's latencies are seconds: each column reads in the unit its figures need.
         figures.scale_time_columns();
+        let mut device = Table::new("The device", &[("device", ""), ("busy", "%"), ("in flight", "requests"), ("idle timer fired", "")]);
+        device.row(vec![
+            Cell::text(self.config.device.name()),
+            Cell::num(r.device_busy_pct, 1),
+            Cell::num(r.device_mean_in_flight, 2),
+            Cell::num(r.idle_timer_fired as f64, 0),
+        ]);
+        device.note("in flight: the mean number of requests at the device");
         let mut groups = Table::new("Groups: their share of the bytes", &[("weight", ""), ("jobs", ""), ("I/Os", ""), ("bytes", "B"), ("share", "%")]);
         for g in &r.groups {
             groups.row(vec![
@@ -133,9 +148,10 @@ impl super::contract::Report for SimulateReport {
         }
         let mut jobs = Table::new("Jobs", &[("job", ""), ("IOPS", "IO/s")]);
         for (i, iops) in r.per_job_iops.iter().enumerate() {
-            jobs.row(vec![Cell::num(i as f64, 0), Cell::num(*iops, 0)]);
+            // The job's number is its name, not a figure.
+            jobs.row(vec![Cell::text(i.to_string()), Cell::num(*iops, 0)]);
         }
-        vec![figures, groups, jobs]
+        vec![figures, settings_table(&self.config, r), device, groups, jobs]
     }
 
     fn charts(&self) -> Vec<super::contract::Chart> {
@@ -153,3 +169,34 @@ impl super::contract::Report for SimulateReport {
 
 /// The figures' table title (the chart goes beside it).
 const FIGURES: &str = "The run, as fio reports it";
+
+#[cfg(test)]
+mod tests {
+    use crate::experiment::observer::Silent;
+    use crate::experiment::simulate::{run, SimulateConfig};
+    use crate::policy_sim::{DeviceModel, SimConfig};
+    use crate::report::contract::{renderings_agree, Report, View};
+    use schedlab_core::sync::AtomicBool;
+
+    fn simulated(sim: SimConfig) -> crate::experiment::simulate::SimulateReport {
+        run(&SimulateConfig { sim, variant: "no-stats".into() }, &AtomicBool::new(false), &mut Silent).unwrap()
+    }
+
+    #[test]
+    fn the_simulate_text_is_drawn_from_its_tables_within_130_columns() {
+        let ssd = SimConfig { runtime_ns: 20_000_000, jobs: 4, ..SimConfig::default() };
+        let hdd = SimConfig { device: DeviceModel::from_name("hdd").unwrap(), jobs: 2, iodepth: 1, runtime_ns: 200_000_000, ..SimConfig::default() };
+        let nothing = SimConfig { runtime_ns: 1_000, ..SimConfig::default() };
+        for (sim, said) in [(ssd, "randread: IOPS="), (hdd, "IOPS="), (nothing, "no requests completed")] {
+            let report = simulated(sim);
+            renderings_agree(&report).unwrap();
+            let text = report.text(View::default());
+            let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+            assert!(widest <= 130, "a line of {widest} columns:\n{text}");
+            assert_eq!(text.matches(said).count(), 1, "fio's line, once:\n{text}");
+            for table in ["The run, as fio reports it", "The settings", "The device", "Jobs"] {
+                assert!(text.contains(table), "{table}:\n{text}");
+            }
+        }
+    }
+}
