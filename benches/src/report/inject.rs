@@ -1,114 +1,67 @@
-//! `schedlab kernel --inject`'s tables: the sites as verified, the kernel's IOPS per cost and
-//! phase, the inside ÷ outside ratio of the kernel beside the model's, with intervals, and the
-//! slopes.
+//! `schedlab kernel --inject`'s report: the kernel and its load, the workload, the sites as
+//! verified, the loop and the probe, the kernel's IOPS per cost and phase, the inside ÷ outside
+//! ratio of the kernel beside the model's, with intervals, the slopes and the seeds' experiment
+//! judged, as tables; the terminal text is drawn from the same tables
+//! ([`super::contract::text_of_tables`]).
 
 use crate::experiment::kernel::fidelity::Verdict as FigureVerdict;
-use crate::experiment::kernel::inject::{InjectReport, Interval};
-use std::fmt::Write;
+use crate::experiment::kernel::inject::{InjectKernel, InjectReport, Interval, CAL_ITERS};
+use super::table::{Cell, Table, Verdict};
 
-fn iv(v: Option<Interval>) -> String {
-    v.map_or_else(|| "-".into(), |i| format!("{:.3} [{:.3}, {:.3}]", i.value, i.lo, i.hi))
-}
-
-fn per_us(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), |v| format!("{:+.2} %/µs", 100.0 * v))
-}
-
-/// The text `schedlab kernel --inject` prints.
-pub fn inject_text(r: &InjectReport) -> String {
-    let mut out = String::new();
-    let c = &r.config;
-    let _ = writeln!(out, "schedlab kernel --inject: {} | {}", r.kernel_release, r.device);
-    let _ = writeln!(out, "{}", r.provenance.one_line());
-    let _ = writeln!(
-        out,
-        "{} jobs, {} {} B, iodepth {}, {}, bfq (slice_idle 0, low_latency 0), {} groups; {} cycles per cost of 3 × 200 ms phases; load {} before, {} after",
-        c.threads,
-        c.rw.name(),
-        c.bs_sectors * 512,
-        c.iodepth,
-        c.ioengine,
-        c.groups,
-        r.inject.cycles,
-        r.load_before.map_or("-".into(), |l| format!("{l:.2}")),
-        r.load_after.map_or("-".into(), |l| format!("{l:.2}")),
-    );
-    if let Some(k) = &r.kernel {
-        let v = &k.verification;
-        let _ = writeln!(
-            out,
-            "sites: BFQ's lock {:#x}; held at block_rq_insert on {:.2} % of {} hits (inside), at block_getrq on {:.2} % of {} hits (outside)",
-            v.lock_addr,
-            100.0 * v.inside_held_frac(),
-            v.inside_hits,
-            100.0 * v.outside_held_frac(),
-            v.outside_hits
-        );
-        let _ = writeln!(
-            out,
-            "loop: {:.3} ns per iteration (calibrated in place: {} iterations in {} ns, an empty nsecs pair {} ns; means {} and {} ns)",
-            k.ns_per_iter, crate::experiment::kernel::inject::CAL_ITERS, v.cal_loop_ns, v.cal_empty_ns, v.cal_loop_avg_ns, v.cal_empty_avg_ns
-        );
-        let _ = writeln!(
-            out,
-            "probe: {} IOPS unattached before, {} after; the attached program costs {}",
-            k.iops_unattached_before.map_or("-".into(), |v| format!("{v:.0}")),
-            k.iops_unattached_after.map_or("-".into(), |v| format!("{v:.0}")),
-            k.probe_cost_pct().map_or("-".into(), |p| format!("{p:.1} % of them"))
-        );
-        let _ = writeln!(out, "\nkernel, per cost (IOPS pooled over cycles; ratios with 95 % bootstrap intervals over cycles):");
-        let _ = writeln!(out, "{:>8} {:>6} {:>6} {:>10} {:>10} {:>10} {:>26} {:>8}", "cost ns", "iters", "cycles", "nothing", "inside", "outside", "inside ÷ outside", "median");
-        for kc in &k.costs {
-            let _ = writeln!(
-                out,
-                "{:>8} {:>6} {:>6} {:>10.0} {:>10.0} {:>10.0} {:>26} {:>8.3}",
-                kc.cost_ns, kc.iterations, kc.cycles, kc.iops_nothing, kc.iops_inside, kc.iops_outside, iv(kc.ratio), kc.cycle_ratio_median
-            );
-        }
-    }
-    let _ = writeln!(
-        out,
-        "\ninside ÷ outside, kernel beside the model ({} on {}, {} ns outside work per request; model interval: min..max over {} rounds):",
-        r.model_entry,
-        c.model_lock.name(),
-        r.model_outside_ns,
-        c.rounds
-    );
-    let _ = writeln!(out, "{:>8} {:>26} {:>26} {:>14}", "cost ns", "kernel", "model", "model within");
-    for row in &r.side_by_side {
-        let within = match row.model_within {
-            Some(true) => "yes",
-            Some(false) => "NO",
-            None => "-",
-        };
-        let _ = writeln!(out, "{:>8} {:>26} {:>26} {:>14}", row.cost_ns, iv(row.kernel), iv(row.model), within);
-    }
-    let ks = r.kernel.as_ref().map(|k| k.slopes.clone()).unwrap_or_default();
-    let ms = &r.model_slopes;
-    let _ = writeln!(out, "\nslopes (throughput per µs of cost, as a share of the nothing phase's):");
-    let _ = writeln!(out, "{:>10} {:>14} {:>14} {:>18}", "", "inside", "outside", "inside ÷ outside");
-    let _ = writeln!(out, "{:>10} {:>14} {:>14} {:>18}", "kernel", per_us(ks.inside_per_us), per_us(ks.outside_per_us), per_us(ks.ratio_per_us));
-    let _ = writeln!(out, "{:>10} {:>14} {:>14} {:>18}", "model", per_us(ms.inside_per_us), per_us(ms.outside_per_us), per_us(ms.ratio_per_us));
-    let j = &r.judgement;
-    let null_t = j.null_us_per_io.map_or_else(|| "-".into(), |t| format!("{t:.2} µs per I/O per job"));
-    let _ = writeln!(out, "
-the seeds' experiment, judged (null model: no lock, the cost only adds CPU time; {null_t}):");
-    let _ = writeln!(out, "{:<28} {:>10} {:>10} {:>10} {:<30} {}", "figure", "kernel", "model", "null", "band", "verdict");
-    for f in &j.figures {
-        let num = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| if f.figure.contains("slope") { format!("{:+.2}%", 100.0 * v) } else { format!("{v:.3}") });
-        let _ = writeln!(out, "{:<28} {:>10} {:>10} {:>10} {:<30} {}", f.figure, num(f.kernel), num(f.model), num(f.null), f.band, f.verdict.label());
-    }
-    let _ = writeln!(out, "{}", j.summary_line());
-    for w in &r.warnings {
-        let _ = writeln!(out, "warning: {w}");
-    }
+/// The kernel, its device and the machine's load, then the workload every phase ran.
+fn run_tables(r: &InjectReport) -> [Table; 2] {
+    let mut kernel = Table::new("The kernel and the machine's load", &[("kernel release", ""), ("device", ""), ("load before", ""), ("load after", "")]);
+    kernel.row(vec![Cell::text(r.kernel_release.clone()), Cell::text(r.device.clone()), Cell::opt(r.load_before, 2), Cell::opt(r.load_after, 2)]);
+    kernel.note("load: the 1-minute load average");
     for f in r.failures.iter().chain(&r.output_failures) {
-        let _ = writeln!(out, "failed: {f}");
+        kernel.note(format!("failed: {f}"));
     }
-    if r.interrupted {
-        let _ = writeln!(out, "interrupted: the figures above are what finished");
-    }
-    out
+    let c = &r.config;
+    let columns = [("jobs", ""), ("rw", ""), ("bs", "sectors"), ("iodepth", ""), ("ioengine", ""), ("groups", ""), ("cycles per cost", "")];
+    let mut workload = Table::new("The workload", &columns);
+    workload.row(vec![
+        Cell::num(c.threads as f64, 0),
+        Cell::text(c.rw.name()),
+        Cell::num(c.bs_sectors as f64, 0),
+        Cell::num(c.iodepth as f64, 0),
+        Cell::text(c.ioengine),
+        Cell::num(c.groups as f64, 0),
+        Cell::num(r.inject.cycles as f64, 0),
+    ]);
+    workload.note(format!("bs: sectors of 512 B ({} B a request)", c.bs_sectors * 512));
+    workload.note("bfq (slice_idle 0, low_latency 0); a cycle: 3 phases of 200 ms (nothing, inside, outside)");
+    [kernel, workload]
+}
+
+/// The sites as verified, the loop as calibrated in place and what the probe costs.
+fn probe_tables(k: &InjectKernel) -> [Table; 3] {
+    let v = &k.verification;
+    let mut sites = Table::new("The sites, verified", &[("site", ""), ("tracepoint", ""), ("hits", ""), ("BFQ's lock held", "hits")]);
+    sites.row(vec![Cell::text("inside"), Cell::text("block_rq_insert"), Cell::num(v.inside_hits as f64, 0), Cell::num(v.inside_held as f64, 0)]);
+    sites.row(vec![Cell::text("outside"), Cell::text("block_getrq"), Cell::num(v.outside_hits as f64, 0), Cell::num(v.outside_held as f64, 0)]);
+    sites.note(format!(
+        "BFQ's lock {:#x}: held on {:.2} % of the inside hits, {:.2} % of the outside ones",
+        v.lock_addr,
+        100.0 * v.inside_held_frac(),
+        100.0 * v.outside_held_frac()
+    ));
+    let columns = [("per iteration", "ns"), ("loop", "ns"), ("empty nsecs pair", "ns"), ("loop mean", "ns"), ("pair mean", "ns")];
+    let mut lp = Table::new("The loop, calibrated in place", &columns);
+    lp.row(vec![
+        Cell::num(k.ns_per_iter, 3),
+        Cell::num(v.cal_loop_ns as f64, 0),
+        Cell::num(v.cal_empty_ns as f64, 0),
+        Cell::num(v.cal_loop_avg_ns as f64, 0),
+        Cell::num(v.cal_empty_avg_ns as f64, 0),
+    ]);
+    lp.note(format!("{CAL_ITERS} iterations; shortest times, and their means (interrupts included)"));
+    let mut probe = Table::new("The probe", &[("unattached before", "IOPS"), ("unattached after", "IOPS")]);
+    probe.row(vec![Cell::opt(k.iops_unattached_before, 0), Cell::opt(k.iops_unattached_after, 0)]);
+    probe.note(match k.probe_cost_pct() {
+        Some(p) => format!("the attached program costs {p:.1} % of the unattached IOPS"),
+        None => "the attached program's cost: not measured".into(),
+    });
+    [sites, lp, probe]
 }
 
 /// The chart: cost per I/O (µs) on x, inside ÷ outside throughput on y; the kernel's ratios and
@@ -202,34 +155,62 @@ impl super::contract::Report for InjectReport {
     }
 
     fn text(&self, _view: super::contract::View) -> String {
-        inject_text(self)
+        let tables = super::contract::text_of_tables(&self.tables());
+        let outcome = super::contract::text_of_outcome(&self.outcome());
+        format!("{}\n\n{tables}{outcome}", self.provenance.one_line())
     }
 
-    fn tables(&self) -> Vec<super::table::Table> {
-        use super::table::{Cell, Table, Verdict};
+    fn tables(&self) -> Vec<Table> {
         let interval = |i: Option<Interval>| -> [Cell; 3] {
             match i {
                 Some(i) => [Cell::num(i.value, 3), Cell::num(i.lo, 3), Cell::num(i.hi, 3)],
                 None => [Cell::missing("-"), Cell::missing("-"), Cell::missing("-")],
             }
         };
-        let mut tables = Vec::new();
+        let mut tables = Vec::from(run_tables(self));
         if let Some(k) = &self.kernel {
-            let mut t = Table::new(
-                "The kernel, per injected cost",
-                &[("cost", "ns"), ("iterations", ""), ("cycles", ""), ("nothing", "IOPS"), ("inside", "IOPS"), ("outside", "IOPS"), ("inside ÷ outside", "×"), ("95 % low", "×"), ("95 % high", "×")],
-            );
+            tables.extend(probe_tables(k));
+            let columns = [
+                ("cost", "ns"),
+                ("iters", ""),
+                ("cycles", ""),
+                ("nothing", "IOPS"),
+                ("inside", "IOPS"),
+                ("outside", "IOPS"),
+                ("ratio", "×"),
+                ("95% low", "×"),
+                ("95% high", "×"),
+                ("median", "×"),
+            ];
+            let mut t = Table::new("The kernel, per injected cost", &columns);
             for kc in &k.costs {
-                let mut row = vec![Cell::num(kc.cost_ns as f64, 0), Cell::num(kc.iterations as f64, 0), Cell::num(kc.cycles as f64, 0), Cell::num(kc.iops_nothing, 0), Cell::num(kc.iops_inside, 0), Cell::num(kc.iops_outside, 0)];
+                let mut row = vec![
+                    Cell::num(kc.cost_ns as f64, 0),
+                    Cell::num(kc.iterations as f64, 0),
+                    Cell::num(kc.cycles as f64, 0),
+                    Cell::num(kc.iops_nothing, 0),
+                    Cell::num(kc.iops_inside, 0),
+                    Cell::num(kc.iops_outside, 0),
+                ];
                 row.extend(interval(kc.ratio));
+                row.push(Cell::num(kc.cycle_ratio_median, 3));
                 t.row(row);
             }
+            t.note("IOPS pooled over cycles; ratio: inside ÷ outside, its 95% bootstrap interval over cycles;");
+            t.note("median: of the per-cycle ratios");
             tables.push(t);
         }
-        let mut side = Table::new(
-            RATIOS,
-            &[("cost", "ns"), ("kernel", "×"), ("kernel low", "×"), ("kernel high", "×"), ("model", "×"), ("model low", "×"), ("model high", "×"), ("model within the kernel's interval", "")],
-        );
+        let columns = [
+            ("cost", "ns"),
+            ("kernel", "×"),
+            ("kernel low", "×"),
+            ("kernel high", "×"),
+            ("model", "×"),
+            ("model low", "×"),
+            ("model high", "×"),
+            ("model within", ""),
+        ];
+        let mut side = Table::new(RATIOS, &columns);
         for row in &self.side_by_side {
             let mut cells = vec![Cell::num(row.cost_ns as f64, 0)];
             cells.extend(interval(row.kernel));
@@ -241,7 +222,16 @@ impl super::contract::Report for InjectReport {
             });
             side.row(cells);
         }
-        side.note(format!("inside ÷ outside throughput; the model is {} on {}, {} ns outside work per request", self.model_entry, self.config.model_lock.name(), self.model_outside_ns));
+        side.note(format!(
+            "inside ÷ outside throughput; the model is {} on {}, {} ns outside work per request;",
+            self.model_entry,
+            self.config.model_lock.name(),
+            self.model_outside_ns
+        ));
+        side.note(format!(
+            "the model's interval: min..max over {} rounds; model within: its value inside the kernel's interval",
+            self.config.rounds
+        ));
         tables.push(side);
         let ks = self.kernel.as_ref().map(|k| k.slopes.clone()).unwrap_or_default();
         let ms = &self.model_slopes;
@@ -252,7 +242,8 @@ impl super::contract::Report for InjectReport {
         }
         tables.push(slopes);
         let j = &self.judgement;
-        let mut judged = Table::new("The seeds' experiment, judged against a lock-free null model", &[("figure", ""), ("kernel", ""), ("model", ""), ("null model", ""), ("band", ""), ("verdict", "")]);
+        let columns = [("figure", ""), ("kernel", ""), ("model", ""), ("null model", ""), ("verdict", "")];
+        let mut judged = Table::new("The seeds' experiment, judged against a lock-free null model", &columns);
         for f in &j.figures {
             let slope = f.figure.contains("slope");
             let num = |v: Option<f64>| if slope { Cell::opt(v.map(|v| 100.0 * v), 2) } else { Cell::opt(v, 3) };
@@ -261,8 +252,21 @@ impl super::contract::Report for InjectReport {
                 FigureVerdict::Outside => Cell::judged(Verdict::Missed, &f.verdict.label()),
                 v => Cell::text(&v.label()),
             };
-            judged.row(vec![Cell::text(&f.figure), num(f.kernel), num(f.model), num(f.null), Cell::text(&f.band), verdict]);
+            judged.row(vec![Cell::text(&f.figure), num(f.kernel), num(f.model), num(f.null), verdict]);
         }
+        // Each band once, with the figures judged on it (a column of them would not fit).
+        let mut bands: Vec<&str> = Vec::new();
+        for f in &j.figures {
+            if !bands.contains(&f.band.as_str()) {
+                bands.push(&f.band);
+            }
+        }
+        for band in bands {
+            let figures: Vec<&str> = j.figures.iter().filter(|f| f.band == band).map(|f| f.figure.as_str()).collect();
+            judged.note(format!("band of {}: {band}", figures.join(", ")));
+        }
+        let null_t = j.null_us_per_io.map_or_else(|| "-".into(), |t| format!("{t:.2} µs per I/O per job"));
+        judged.note(format!("null model: no lock, the cost only adds CPU time; {null_t}"));
         judged.note(j.summary_line());
         tables.push(judged);
         tables
@@ -286,3 +290,97 @@ impl super::contract::Report for InjectReport {
 
 /// The ratio table's title (the chart goes beside it).
 const RATIOS: &str = "Inside ÷ outside: the kernel beside the model";
+
+#[cfg(test)]
+mod tests {
+    use crate::driver::completion::CompletionMode;
+    use crate::driver::workload::Rw;
+    use crate::experiment::kernel::inject::{self as k, InjectConfig, InjectKernel, InjectReport, InjectRow, KernelSettings, Slopes};
+    use crate::files::provenance::Provenance;
+    use crate::report::contract::{renderings_agree, Report, View};
+
+    fn fixture(name: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kernel/inject-2jobs").join(name);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// The recorded run of `fixtures/kernel/inject-2jobs` (2 jobs, 60 cycles of 0, 500, 1000 and
+    /// 2000 ns), with no model, as `schedlab kernel --inject --no-model` reports it.
+    fn recorded() -> InjectReport {
+        let verification = k::parse_verification(&fixture("verify.json"), &[0xffff88841dbb54b8]).unwrap();
+        let phases = k::parse_phases(&fixture("phases.json")).unwrap();
+        let costs_ns = vec![0, 500, 1000, 2000];
+        let costs = k::kernel_costs(&costs_ns, &[0, 462, 925, 1849], &k::cycles(&phases));
+        let slopes = Slopes { inside_per_us: Some(-0.012), outside_per_us: Some(-0.0105), ratio_per_us: Some(-0.0021) };
+        let kernel = InjectKernel {
+            ns_per_iter: verification.ns_per_iter(),
+            verification,
+            iops_unattached_before: Some(91_234.0),
+            iops_unattached_after: Some(88_765.0),
+            costs,
+            phases,
+            slopes,
+        };
+        let side_by_side: Vec<InjectRow> = costs_ns
+            .iter()
+            .map(|&cost_ns| {
+                let ratio = kernel.costs.iter().find(|c| c.cost_ns == cost_ns).and_then(|c| c.ratio);
+                InjectRow { cost_ns, kernel: ratio, model: None, model_within: None }
+            })
+            .collect();
+        let model_slopes = Slopes::default();
+        let judgement = k::judge(&side_by_side, Some(&kernel), &model_slopes, 2);
+        let config = KernelSettings {
+            threads: 2,
+            rw: Rw::RandRead,
+            bs_sectors: 8,
+            iodepth: 32,
+            ioengine: "io_uring",
+            duration: std::time::Duration::from_secs(1),
+            ramp: std::time::Duration::ZERO,
+            rounds: 3,
+            groups: 0,
+            weights: Vec::new(),
+            size_bytes: 1 << 30,
+            device: None,
+            model: false,
+            model_lock: schedlab_core::LockKind::ParkingLot,
+            model_kernel: schedlab_core::KernelProfile::default(),
+            model_completion: CompletionMode::Context,
+            model_outside_ns: None,
+        };
+        let inject = InjectConfig { costs_ns, cycles: 60, raw_dir: None, model_from_file: None, model_from: None };
+        InjectReport {
+            provenance: Provenance::collect(),
+            kernel_release: "6.18.44".into(),
+            device: "/dev/loop0 (1 GiB in /dev/shm)".into(),
+            config,
+            inject,
+            model_entry: "queue-lock",
+            model_outside_ns: 0,
+            load_before: Some(12.9),
+            load_after: Some(14.8),
+            kernel: Some(kernel),
+            model: Vec::new(),
+            model_slopes,
+            side_by_side,
+            judgement,
+            warnings: vec!["the machine was loaded (load 12.9 on 2 CPUs)".into()],
+            failures: Vec::new(),
+            output_failures: Vec::new(),
+            interrupted: false,
+        }
+    }
+
+    #[test]
+    fn the_inject_text_is_drawn_from_its_tables_within_130_columns() {
+        let report = recorded();
+        renderings_agree(&report).unwrap();
+        let text = report.text(View::default());
+        let widest = text.lines().skip(1).map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(widest <= 130, "a line of {widest} columns:\n{text}");
+        for said in ["6.18.44", "block_rq_insert", "281595", "2193", "91234", "The kernel, per injected cost", "1.037", "Slopes", "null model", "the machine was loaded"] {
+            assert!(text.contains(said), "{said:?} is not in the text:\n{text}");
+        }
+    }
+}
