@@ -67,7 +67,7 @@ fn compare_and_sweep_keep_their_tables_and_exit_by_the_failure() {
         // A failed run is reported in the tables (FAILED) and the rest is kept.
         case(&compare, RUN, 4, "FAILED"),
         case(&compare, CHECK, 1, "INCONSISTENT"),
-        case(&sweep, RUN, 4, "schedlab sweep"),
+        case(&sweep, RUN, 4, "FAILED point"),
         case(&sweep, CHECK, 1, "no-stats"),
     ];
     cases.push(Case { args: with(&compare, &["--json", "/dev/full"]), forced: None, code: 3, printed: "KIOPS" });

@@ -104,7 +104,7 @@ fn the_json_of_sweep_and_roundtrip_carries_each_ratios_interval() {
     let header = std::fs::read_to_string(&csv).unwrap().lines().next().unwrap().to_string();
     assert!(header.contains(",reruns,round,"), "each CSV row names its round: {header}");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("RATIOS to sched-lock") && text.contains("[95% interval]"), "{text}");
+    assert!(text.contains("Ratios to sched-lock") && text.contains("95% low (×)"), "{text}");
 
     let path = dir.path().join("r.json");
     let p = path.to_str().unwrap();
