@@ -550,6 +550,10 @@ pub fn run_with(
                     }
                     let after_ns = probe(stop);
                     probe_after_last = Some(after_ns);
+                    // A run that other processes disturbed says nothing of placement: its probes
+                    // measured them too (and on a busy machine every probe would be slow).
+                    let disturbed = r.other_cpus.is_some_and(|o| o > cfg.noise.max_other_cpus);
+                    let (before_ns, after_ns) = if disturbed { (None, None) } else { (before_ns, after_ns) };
                     tracker.runs.push(placement::RunProbe { round, lock, variant, instrumented, before_ns, after_ns });
                     index += 1;
                     let summary = format!(
@@ -954,6 +958,17 @@ mod tests {
         let steady = run_with(&runner, &probe_by_call(|_| 34.0), &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
         assert_eq!(steady.rounds_completed, 3);
         assert!(steady.placement.note().is_none());
+        // Runs that other processes disturbed: their probes measured those processes, and
+        // nothing is left out for them.
+        let busy = |v: &str, w: &WorkloadConfig, i: &AtomicBool| runner(v, w, i).map(|mut r| {
+            r.other_cpus = Some(1.0);
+            r
+        });
+        let cfg = CompareConfig { noise: NoisePolicy { max_other_cpus: 0.3, retries: 0 }, ..cfg };
+        let probe = probe_by_call(|call| if call < 4 { 160.0 } else { 34.0 });
+        let disturbed = run_with(&busy, &probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        assert_eq!(disturbed.rounds_completed, 3);
+        assert!(disturbed.placement.rounds_left_out.is_empty() && disturbed.placement.near_ns.is_none());
     }
 
     fn precise(target: f64, max_time: Duration) -> Option<Precision> {

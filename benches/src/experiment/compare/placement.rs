@@ -40,17 +40,34 @@ use std::collections::BTreeSet;
 pub const FAR_FACTOR: f64 = 2.0;
 
 /// Short ping-pongs per probe; the least is kept.
-pub const TRIALS: usize = 3;
+pub const TRIALS: usize = 5;
+
+/// A probe counts only when its trials agree: their median within this factor of their least.
+/// In one placement the trials of a probe differ by about 10 %; a probe during which another
+/// process took either CPU has trials that differ by far more, and measures that process.
+pub const STEADY_FACTOR: f64 = 1.5;
 
 /// How a probe measures, in the report's words.
-pub const PROBE: &str = "one-way cache-line transfer between the first two allowed CPUs, least of 3 \
-                         ping-pongs, before and after every run";
+pub const PROBE: &str = "one-way cache-line transfer between the first two allowed CPUs, least of 5 \
+                         ping-pongs whose median is within 1.5 times it, between every two runs; \
+                         none for a run that other processes disturbed";
 
-/// Measures a placement probe on this machine: `None` with fewer than two allowed CPUs.
+/// Measures a placement probe on this machine: `None` with fewer than two allowed CPUs, or when
+/// the trials disagree ([`steady`]).
 pub fn probe_here(stop: &AtomicBool) -> Option<f64> {
     let cpus = crate::driver::host::allowed_cpus();
     let (&a, &b) = (cpus.first()?, cpus.get(1)?);
-    crate::model::probes::transfer_between(a, b, TRIALS, stop).map(|t| t.one_way_ns)
+    let sample = crate::model::probes::transfer_between(a, b, TRIALS, stop)?;
+    steady(&sample.trials_ns)
+}
+
+/// The least of a probe's trials when their median is within [`STEADY_FACTOR`] of it; `None`
+/// otherwise (or without trials).
+pub fn steady(trials_ns: &[f64]) -> Option<f64> {
+    let mut sorted: Vec<f64> = trials_ns.iter().copied().filter(|t| t.is_finite() && *t > 0.0).collect();
+    sorted.sort_by(f64::total_cmp);
+    let (least, median) = (*sorted.first()?, sorted[sorted.len() / 2]);
+    (median <= STEADY_FACTOR * least).then_some(least)
 }
 
 /// How a comparison measures placement: [`probe_here`], or a stand-in in tests.
@@ -304,6 +321,15 @@ mod tests {
         let (reported, left_out) = tracker.minority(&[0, 1, 2, 3, 4]);
         assert!(left_out.is_empty());
         assert_eq!(PlacementReport::new(tracker, reported, left_out).note(), None);
+    }
+
+    #[test]
+    fn a_probe_whose_trials_disagree_is_no_probe() {
+        assert_eq!(steady(&[34.0, 36.0, 33.0, 35.0, 38.0]), Some(33.0));
+        assert_eq!(steady(&[160.0, 158.0, 166.0, 157.0, 161.0]), Some(157.0));
+        // Another process took a CPU during most trials.
+        assert_eq!(steady(&[34.0, 900.0, 2400.0, 35.0, 700.0]), None);
+        assert_eq!(steady(&[]), None);
     }
 
     #[test]
