@@ -86,7 +86,7 @@ fn run_simulate_and_flamegraph_exit_by_the_failure() {
     check(vec![
         // A single run that failed has nothing to print but its error.
         case(&run, RUN, 4, ""),
-        case(&run, CHECK, 1, "consistent: false"),
+        case(&run, CHECK, 1, "the run failed its end-of-run checks"),
         case(&["run", "--variant", "no-stats", "--duration", "0.05", "--json", "/dev/full"], None, 3, "KIOPS"),
         case(&simulate, RUN, 4, ""),
         case(&simulate, CHECK, 1, "IOPS="),

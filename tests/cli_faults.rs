@@ -379,7 +379,7 @@ fn a_signal_stops_compare_and_keeps_every_finished_run_marked() {
         let (status, stdout, stderr) = p.finish();
         assert_eq!(status, Some(code), "{name}: {stderr}");
         assert!(!stderr.contains("panicked"), "{name}: {stderr}");
-        assert!(stdout.contains("KIOPS median") && stdout.contains("interrupted"), "{name}: the table is printed: {stdout}");
+        assert!(stdout.contains("Variants: throughput") && stdout.contains("interrupted"), "{name}: the table is printed: {stdout}");
         let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).expect("valid JSON");
         assert_eq!(v["interrupted"], true, "{name}");
         assert_eq!(v["signal"], name);
@@ -412,7 +412,7 @@ fn long_compare(json: &Path) -> Vec<String> {
 fn kept_after_one_stop(status: Option<i32>, stdout: &str, stderr: &str, json: &Path) {
     assert_eq!(status, Some(143), "{stderr}");
     assert!(!stderr.contains("stopping at once"), "two signals from one sender are one stop: {stderr}");
-    assert!(stdout.contains("KIOPS median") && stdout.contains("interrupted"), "the table is printed: {stdout}");
+    assert!(stdout.contains("Variants: throughput") && stdout.contains("interrupted"), "the table is printed: {stdout}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).expect("the JSON is written")).expect("valid JSON");
     assert_eq!((v["interrupted"].as_bool(), v["signal"].as_str()), (Some(true), Some("SIGTERM")));
 }

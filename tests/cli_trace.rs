@@ -118,7 +118,7 @@ fn verbose_and_rust_log_show_configuration_and_progress() {
     // Groups are created before the run; one goes offline only when the churner got to remove
     // one in 0.2 s, which a loaded machine may not give it: asked only when stdout counts one.
     let removals: u64 = String::from_utf8_lossy(&env.stdout)
-        .split("churn removals: ")
+        .split("churn removals")
         .nth(1)
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|n| n.parse().ok())

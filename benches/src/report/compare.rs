@@ -1,193 +1,14 @@
-//! The text of `schedlab compare`'s report: the main table, the statistics' cost, the ratios
-//! beside the seeds', the lock tables, and the warning when other processes disturbed fair locks.
+//! `schedlab compare`'s report: its tables (the settings, the throughput beside sched-lock's,
+//! each job's share, the run's noise floor, the seeds' ratios beside the measured ones, the
+//! baseline, the statistics' cost, the CPUs, the lock statistics), its charts and its outcome.
+//! The terminal text is drawn from the same tables as the page and the JSON, so a figure reads
+//! the same in all three (`contract::renderings_agree`).
 
+use super::contract::{text_of_outcome, text_of_tables, View};
+use super::table::Table;
 use crate::driver::workload::{FAIR_LOCK_ADVICE, OTHERS_DISTURB_CPUS};
 use crate::experiment::compare::*;
-use schedlab_core::lockstat::LockSummary;
 use schedlab_core::LockKind;
-use std::fmt::Write as _;
-
-/// A duration in ns, short: "85 ns", "1.2 µs", "3.40 ms", "1.25 s".
-pub fn fmt_ns(ns: f64) -> String {
-    if !ns.is_finite() {
-        return "-".into();
-    }
-    if ns < 1e3 {
-        format!("{ns:.0} ns")
-    } else if ns < 1e6 {
-        format!("{:.1} µs", ns / 1e3)
-    } else if ns < 1e9 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.2} s", ns / 1e9)
-    }
-}
-
-fn lock_cell(l: Option<&LockSummary>) -> String {
-    match l {
-        Some(l) if l.acquisitions > 0 => format!(
-            "{:>5.1}% {:>8}/{:<8} {:>8}",
-            l.contention_pct,
-            fmt_ns(l.wait_ns.avg),
-            fmt_ns(l.wait_ns.p99 as f64),
-            fmt_ns(l.hold_ns.avg)
-        ),
-        _ => format!("{:>5} {:>8} {:<8} {:>8}", "-", "", "", "-"),
-    }
-}
-
-/// A ratio with its interval: "1.03 [0.97-1.09]", or the ratio alone when it has none.
-pub fn ratio_with_interval(median: f64, interval: Option<Interval>) -> String {
-    match interval {
-        Some(i) => format!("{median:.2} [{:.2}-{:.2}]", i.lo, i.hi),
-        None => format!("{median:.2}"),
-    }
-}
-
-/// The noise floor's lines: "noise floor: A/A 1.01 [0.97-1.05] ..." per lock kind, then the
-/// warning of each floor whose interval excludes 1; or why none was measured.
-pub fn noise_floor_text(report: &CompareReport) -> String {
-    let mut out = String::new();
-    if let Some(why) = &report.noise_floor_not_measured {
-        let _ = writeln!(out, "noise floor: not measured ({why})");
-        return out;
-    }
-    for f in &report.noise_floor {
-        let lock = if report.config.locks.len() > 1 { format!(" ({})", f.lock.name()) } else { String::new() };
-        let figure = match (&f.ratio, f.interval) {
-            (Some(r), Some(i)) => format!("{} over {} rounds", ratio_with_interval(r.median, Some(i)), r.runs.len()),
-            (Some(r), None) => format!("{:.2} ({})", r.median, f.no_interval.as_deref().unwrap_or("no interval")),
-            (None, _) => f.no_interval.clone().unwrap_or_else(|| "-".into()),
-        };
-        let verdict = match (f.interval, &f.unreliable) {
-            (Some(_), Some(_)) => ": UNRELIABLE (below)",
-            (Some(_), None) => ": covers 1",
-            (None, _) => "",
-        };
-        let _ = writeln!(out, "noise floor{lock}: A/A {figure}{verdict}  ({} ÷ its second copy in the same rounds, 95 % bootstrap interval)", f.reference);
-    }
-    for u in report.unreliable() {
-        let _ = writeln!(out, "{u}");
-    }
-    out
-}
-
-fn pct(v: Option<f64>) -> String {
-    v.map_or("-".into(), |x| format!("{:.0}%", 100.0 * x))
-}
-
-/// The main table: one row per variant and lock kind.
-pub fn main_table(report: &CompareReport) -> String {
-    let mut out = String::new();
-    let mut notes = Vec::new();
-    let _ = writeln!(
-        out,
-        "{:<16} {:<11} {:>22} {:>18} {:>17} | {:<34} | {:<34} | {:>15}",
-        "variant",
-        "lock",
-        "KIOPS median (min-max)",
-        "x sched [95%]",
-        "per-thread min/med/max",
-        "sched lock: cont% wait avg/p99 hold",
-        "queue lock: cont% wait avg/p99 hold",
-        "stats/sched hold"
-    );
-    for r in &report.results {
-        if let Some(why) = &r.stats_share_of_sched_hold.not_estimable {
-            notes.push(format!("{} / {}: {why}", r.variant, r.lock.name()));
-        }
-        let kiops = r.kiops.as_ref().map_or_else(|| r.status.to_string(), |k| format!("{:.1} ({:.1}-{:.1})", k.median, k.min, k.max));
-        let ratio = r.vs_sched_lock.as_ref().map_or("-".into(), |s| ratio_with_interval(s.median, r.vs_sched_lock_interval));
-        let pt = &r.per_thread_kiops;
-        let share = &r.stats_share_of_sched_hold;
-        let _ = writeln!(
-            out,
-            "{:<16} {:<11} {:>22} {:>18} {:>17} | {:<34} | {:<34} | {:>15}",
-            r.variant,
-            r.lock.name(),
-            kiops,
-            ratio,
-            if r.runs == 0 || r.kiops.is_none() { "-".to_string() } else { format!("{:.1}/{:.1}/{:.1}", pt.min, pt.median, pt.max) },
-            lock_cell(r.lock_named("sched")),
-            lock_cell(r.lock_named("queue")),
-            match &share.not_estimable {
-                Some(_) => "n/e (below)".to_string(),
-                None => format!("{} ({} sums)", pct(share.measured), pct(share.counter_sums)),
-            },
-        );
-    }
-    for note in notes {
-        let _ = writeln!(out, "  n/e: {note}");
-    }
-    if let Some(why) = report.results.iter().find_map(|r| r.vs_sched_lock_no_interval.as_ref()) {
-        let _ = writeln!(out, "  x sched: {why}");
-    }
-    out
-}
-
-/// The cost's verdict as the text table prints it: "met", "missed", "inconclusive", "not
-/// judged" (disturbed runs, or an interval below 0), or "-" without an interval.
-fn cost_verdict_text(cost: &LockstatCost) -> &'static str {
-    match (cost.verdict, &cost.not_judged) {
-        (Some(CostVerdict::Met), _) => "met",
-        (Some(CostVerdict::Missed), _) => "missed",
-        (Some(CostVerdict::Inconclusive), _) => "inconclusive",
-        (None, Some(_)) => "not judged",
-        (None, None) => "-",
-    }
-}
-
-/// Each ratio's change against the baseline, with its interval and verdict; empty without one.
-pub fn baseline_text(report: &CompareReport) -> String {
-    let mut out = String::new();
-    let Some(b) = &report.baseline else { return out };
-    let _ = writeln!(
-        out,
-        "Against the baseline {} (commit {}, {}, {} rounds): each ratio now ÷ then − 1, 95 % bootstrap interval (each side's rounds\n  resampled apart); improved or regressed only when the whole interval is beyond ±{:.1} %:\n",
-        b.file, b.commit, b.date, b.rounds, 100.0 * b.threshold
-    );
-    let _ = writeln!(out, "{:<34} {:<11} {:>8} {:>8} {:>26} {:>10}", "ratio", "lock", "then", "now", "change [95%]", "verdict");
-    for c in &b.changes {
-        let change = match c.interval {
-            Some(i) => format!("{:+.1} % [{:+.1}, {:+.1}]", 100.0 * c.change, 100.0 * i.lo, 100.0 * i.hi),
-            None => format!("{:+.1} %", 100.0 * c.change),
-        };
-        let verdict = c.verdict.map_or_else(|| c.no_interval.clone().unwrap_or_else(|| "-".into()), |v| v.label().to_string());
-        let _ = writeln!(out, "{:<34} {:<11} {:>8.2} {:>8.2} {:>26} {:>10}", c.ratio, c.lock.name(), c.baseline, c.current, change, verdict);
-    }
-    for n in &b.not_compared {
-        let _ = writeln!(out, "  not compared: {n}");
-    }
-    out
-}
-
-/// The instrumentation's cost and the CPU accounting, variant by variant.
-pub fn overhead_table(report: &CompareReport) -> String {
-    let mut out = String::new();
-    let opt = |v: Option<f64>, digits: usize| v.map_or("-".into(), |x| format!("{x:.digits$}"));
-    let _ = writeln!(
-        out,
-        "{:<16} {:<11} {:>12} {:>16} {:>22} {:>18} {:>10} {:>13} {:>10} {:>12}",
-        "variant", "lock", "KIOPS", "lockstat KIOPS", "cost [95%]", "at most 5 %", "CPU busy", "others (CPUs)", "steal", "rerun/noisy"
-    );
-    for r in &report.results {
-        let _ = writeln!(
-            out,
-            "{:<16} {:<11} {:>12} {:>16} {:>22} {:>18} {:>10} {:>13} {:>10} {:>12}",
-            r.variant,
-            r.lock.name(),
-            r.kiops.as_ref().map_or("-".into(), |k| format!("{:.1}", k.median)),
-            r.kiops_lockstat.as_ref().map_or("-".into(), |l| format!("{:.1}", l.median)),
-            r.lockstat_cost.text(),
-            cost_verdict_text(&r.lockstat_cost),
-            r.cpu_busy_pct.map_or("-".into(), |c| format!("{c:.0}%")),
-            opt(r.other_cpus_max, 2),
-            opt(r.steal_cpus_max, 2),
-            format!("{}/{}", r.noise.rerun, r.noise.kept_noisy),
-        );
-    }
-    out
-}
 
 /// A line on runs re-run because of other processes, and a warning on runs kept although other
 /// processes competed for the CPUs; `None` when every run was clean at the first try.
@@ -210,7 +31,8 @@ pub fn interference_warning(report: &CompareReport) -> Option<String> {
     let limit = report.config.noise.max_other_cpus;
     let mut text = String::new();
     if rerun > 0 || kept > 0 {
-        text = format!("{rerun} run(s) were re-run because other processes used more than {limit} CPUs during them.");
+        text = format!("{rerun} run(s) were re-run because other processes used more than {limit} \
+            CPUs during them.");
     }
     if kept > 0 {
         let worst: Vec<String> = report
@@ -219,7 +41,9 @@ pub fn interference_warning(report: &CompareReport) -> Option<String> {
             .map(|r| format!("{}/{} ({})", r.variant, r.lock.name(), r.noise.kept_noisy))
             .collect();
         text.push_str(&format!(
-            "\nWARNING: {kept} run(s) were kept although other processes used the CPUs (retries exhausted): {}. With {threads} jobs on {cpus} CPUs their lock holders were preempted; those numbers measure that, not the variants.",
+            "\nWARNING: {kept} run(s) were kept although other processes used the CPUs (retries \
+                exhausted): {}. With {threads} jobs on {cpus} CPUs their lock holders were \
+                preempted; those numbers measure that, not the variants.",
             worst.join(", "),
         ));
     }
@@ -228,288 +52,56 @@ pub fn interference_warning(report: &CompareReport) -> Option<String> {
             text.push('\n');
         }
         text.push_str(&format!(
-            "WARNING (fair-spin): {threads} jobs on {cpus} CPUs, other processes using up to {fair_others:.1} CPUs during the runs: {}.",
+            "WARNING (fair-spin): {threads} jobs on {cpus} CPUs, other processes using up to \
+                {fair_others:.1} CPUs during the runs: {}.",
             FAIR_LOCK_ADVICE
         ));
     }
     Some(text)
 }
 
-/// A lockstat-like table of some locks (one row per lock, then where each path waited and held,
-/// and what is exact and what estimated). Estimated figures are marked `~`.
-pub fn lockstat_table(locks: &[LockSummary]) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "  {:<10} {:>10} {:>9} {:>6} {:>9} | {:>9} {:>8} {:>8} {:>8} | {:>10} {:>9} {:>9} {:>9} {:>9} | {:>7}",
-        "lock",
-        "acq",
-        "cont",
-        "cont%",
-        "owner-chg",
-        "wait tot",
-        "avg",
-        "p99",
-        "max",
-        "hold tot",
-        "avg",
-        "p50",
-        "p99",
-        "max",
-        "occup"
-    );
-    for l in locks {
-        // "~" marks a figure estimated from samples.
-        let mark = |exact: bool, v: String| if exact { v } else { format!("~{v}") };
-        let est = |v: String| mark(l.hold_exact, v);
-        let est_wait = |v: String| mark(l.wait_exact || l.contentions == 0, v);
-        let _ = writeln!(
-            out,
-            "  {:<10} {:>10} {:>9} {:>5.1}% {:>9} | {:>9} {:>8} {:>8} {:>8} | {:>10} {:>9} {:>9} {:>9} {:>9} | {:>7}",
-            l.name,
-            l.acquisitions,
-            l.contentions,
-            l.contention_pct,
-            l.owner_changes,
-            est_wait(fmt_ns(l.wait_ns.total as f64)),
-            est_wait(fmt_ns(l.wait_ns.avg)),
-            est_wait(fmt_ns(l.wait_ns.p99 as f64)),
-            est_wait(fmt_ns(l.wait_ns.max as f64)),
-            est(fmt_ns(l.hold_ns.total as f64)),
-            est(fmt_ns(l.hold_ns.avg)),
-            est(fmt_ns(l.hold_ns.p50 as f64)),
-            est(fmt_ns(l.hold_ns.p99 as f64)),
-            est(fmt_ns(l.hold_ns.max as f64)),
-            l.hold_occupancy.map_or_else(|| "n/e".to_string(), |o| est(format!("{:.1}%", 100.0 * o))),
-        );
-        if let Some(why) = &l.hold_occupancy_not_estimable {
-            let _ = writeln!(out, "  {:<10} occupancy (n/e): {why}", "");
-        }
-        let _ = writeln!(
-            out,
-            "  {:<10} hold: {}; wait: {}; acquisitions, contentions and owner changes: exact",
-            "",
-            l.hold_provenance(),
-            l.wait_provenance()
-        );
-        // Exact mode: what the sampled mode would have estimated from the same run, beside the exact figures.
-        let estimates = [("waits", &l.wait_sampled_estimate, l.wait_sampled_estimate_n, &l.wait_ns), ("holds", &l.hold_sampled_estimate, l.hold_sampled_estimate_n, &l.hold_ns)];
-        for (what, estimate, n, exact) in estimates {
-            let Some(e) = estimate else { continue };
-            let rel = |a: f64, b: f64| if b > 0.0 { format!("{:+.1}%", 100.0 * (a / b - 1.0)) } else { "-".into() };
-            let _ = writeln!(
-                out,
-                "  {:<10} the sampled mode's estimate from {n} of these {what}: avg {} ({}), p99 {} ({}), total {} ({})",
-                "",
-                fmt_ns(e.avg),
-                rel(e.avg, exact.avg),
-                fmt_ns(e.p99 as f64),
-                rel(e.p99 as f64, exact.p99 as f64),
-                fmt_ns(e.total as f64),
-                rel(e.total as f64, exact.total as f64),
-            );
-        }
-        let total_hold: u64 = l.paths.iter().map(|p| p.hold_ns).sum::<u64>().max(1);
-        let total_wait: u64 = l.paths.iter().map(|p| p.wait_ns).sum::<u64>().max(1);
-        let by_path: Vec<String> = l
-            .paths
-            .iter()
-            .map(|p| {
-                format!(
-                    "{} {:.0}% of holds, {:.0}% of wait",
-                    p.path.name(),
-                    100.0 * p.hold_ns as f64 / total_hold as f64,
-                    100.0 * p.wait_ns as f64 / total_wait as f64
-                )
-            })
-            .collect();
-        if !by_path.is_empty() {
-            let _ = writeln!(out, "  {:<10} by path: {}", "", by_path.join("; "));
-        }
-        for i in &l.inside {
-            let hold = i.hold_not_estimable.clone().unwrap_or_else(|| est(fmt_ns(i.hold_ns as f64)));
-            let _ = writeln!(out, "  {:<10} inside {}: hold {hold}, wait {}", "", i.outer, fmt_ns(i.wait_ns as f64));
+/// The report's tables: with `brief`, the main ones only (the lock statistics' detail left out).
+fn tables_of(report: &CompareReport, brief: bool) -> Vec<Table> {
+    use compare_tables as t;
+    let mut tables = vec![
+        t::settings(report),
+        t::main(report),
+        t::per_job(report),
+        t::noise_floor(report),
+        t::seeds(report),
+        t::ratios(report),
+    ];
+    if report.baseline.is_some() {
+        tables.push(t::baseline(report));
+    }
+    tables.push(t::cost(report));
+    tables.push(t::cpus(report));
+    if !report.failures.is_empty() {
+        tables.push(t::failures(report));
+    }
+    let sets: Vec<super::locks::LockSet> = report
+        .results
+        .iter()
+        .filter(|r| !r.locks.is_empty())
+        .map(|r| super::locks::LockSet {
+            key: vec![super::table::Cell::text(r.variant), super::table::Cell::text(r.lock.name())],
+            label: format!("{} / {}", r.variant, r.lock.name()),
+            locks: &r.locks,
+            stats_section: r.stats_section.as_ref(),
+        })
+        .collect();
+    if !sets.is_empty() {
+        let locks = super::locks::lock_tables(&[("variant", ""), ("lock", "")], &sets);
+        tables.push(locks.summary);
+        if !brief {
+            tables.extend(locks.detail);
         }
     }
-    out
+    tables
 }
 
-/// One lockstat-like table per variant and lock kind.
-pub fn lockstat_tables(report: &CompareReport) -> String {
-    let mut out = String::new();
-    for r in report.results.iter().filter(|r| !r.locks.is_empty()) {
-        let _ = writeln!(out, "{} / {} ({:.1} s measured):", r.variant, r.lock.name(), r.lockstat_s);
-        out.push_str(&lockstat_table(&r.locks));
-        if let Some(s) = &r.stats_section {
-            let _ = writeln!(
-                out,
-                "  (not a lock) stats updates under the scheduler lock: {} updates, {} each on average, {} in all",
-                s.acquisitions,
-                fmt_ns(s.hold_ns.avg),
-                fmt_ns(s.hold_ns.total as f64)
-            );
-        }
-    }
-    out
-}
-
-/// The seeds' ratios beside the measured ones.
-pub fn ratio_table(report: &CompareReport) -> String {
-    let mut out = String::new();
-    let _ = write!(out, "{:<24} {:<24} {:>14}", "ratio", "", "seed (range)");
-    for lock in &report.config.locks {
-        let _ = write!(out, " {:>58}", format!("{} median [95%] (min-max)", lock.name()));
-    }
-    let _ = writeln!(out);
-    for r in &report.ratios {
-        let s = &r.seed;
-        let seed = match (s.seed, s.seed_range) {
-            (Some(v), Some((lo, hi))) => format!("{v:.2} ({lo:.2}-{hi:.2})"),
-            _ => "-".into(),
-        };
-        let _ = write!(out, "{:<24} {:<24} {:>14}", s.name, format!("{} / {}", s.numerator, s.denominator), seed);
-        for lock in &report.config.locks {
-            let cell = r.by_lock.iter().find(|b| b.lock == *lock).map_or("-".into(), |b| {
-                let mut marks = Vec::new();
-                if b.not_judged.is_some() {
-                    marks.push("not judged: disturbed");
-                } else if let Some(why) = &b.no_interval {
-                    marks.push(why.as_str());
-                } else {
-                    match b.seed_range_overlap {
-                        Some(RangeOverlap::Inside) => marks.push("in range"),
-                        Some(RangeOverlap::Overlapping) => marks.push("overlaps range"),
-                        Some(RangeOverlap::Outside) => marks.push("out of range"),
-                        None => {}
-                    }
-                    if let Some(g) = b.meets_goal {
-                        marks.push(g.label());
-                    }
-                }
-                let mark = if marks.is_empty() { String::new() } else { format!(" {}", marks.join(", ")) };
-                format!("{} ({:.2}-{:.2}){mark}", ratio_with_interval(b.measured.median, b.interval), b.measured.min, b.measured.max)
-            });
-            let _ = write!(out, " {cell:>58}");
-        }
-        let _ = writeln!(out, "   [{}]", s.source);
-    }
-    out
-}
-
-/// The whole report, as `schedlab compare` prints it: the settings, the tables and the notes.
-pub fn full_text(report: &CompareReport, brief: bool) -> String {
-    let mut out = String::new();
-    let c = &report.config;
-    let w = &c.workload;
-    let _ = writeln!(out, 
-        "\nschedlab compare: {} threads{}, {} round(s) x {} variant(s){} x {}, {} s plain{} per run (+{} s ramp), {} groups, churn {}/s, {} bs {} B, iodepth {}, outside {} ns, {} stat slots",
-        w.threads,
-        if w.pin_cpus { " (pinned)" } else { "" },
-        report.rounds_completed,
-        c.variants.len(),
-        if report.noise_floor.is_empty() { "" } else { " + sched-lock's A/A copy" },
-        c.locks.iter().map(|l| l.name()).collect::<Vec<_>>().join(" + "),
-        w.duration.as_secs_f64(),
-        match c.measure {
-            Measure::Both => format!(" + {} s instrumented", c.lockstat_duration.as_secs_f64()),
-            Measure::Lockstat => " (lock statistics on and off in 100 ms windows of the same run)".into(),
-            Measure::Plain => String::new(),
-        },
-        w.ramp.as_secs_f64(),
-        w.groups,
-        w.churn_per_sec,
-        w.rw.name(),
-        w.bs_sectors as u64 * 512,
-        w.iodepth,
-        w.outside_ns,
-        w.slots
-    );
-    let _ = writeln!(out, "{}", report.provenance.one_line());
-    if let Some(p) = &report.precision {
-        let _ = writeln!(out, "rounds: {}", p.line());
-    }
-    if report.interrupted {
-        let _ = writeln!(out, "(interrupted: {} complete round(s); the tables use every run that finished)", report.rounds_completed);
-    }
-    let _ = writeln!(out);
-    out.push_str(&main_table(report));
-    let _ = writeln!(out);
-    out.push_str(&noise_floor_text(report));
-    if let Some(warning) = interference_warning(report) {
-        let _ = writeln!(out, "\n{warning}");
-    }
-    let _ = writeln!(out, 
-        "\n  x sched: KIOPS / sched-lock's in the same round (median [95 % bootstrap interval over rounds: rounds resampled, median of\n  their ratios]). cont%: contended acquisitions; wait: per contended\n  acquisition (estimated from sampled waits); hold: per acquisition (estimated from sampled holds; lock counters {}). stats/sched hold:\n  time in statistics updates applied under the scheduler lock / its hold time (and the part of it in locked counter sums).",
-        match c.measure {
-            Measure::Lockstat => "from the same runs as the KIOPS",
-            _ => "from the instrumented runs",
-        }
-    );
-    let _ = writeln!(out, "\nThe seeds' ratios (kernel-bfq.md §1: 8 threads, i7-4850HQ, null_blk) beside the ones measured here:\n");
-    out.push_str(&ratio_table(report));
-    let _ = writeln!(
-        out,
-        "\n  Verdicts on the interval: goal met only when the whole interval clears it, missed when the whole interval is below it,\n  inconclusive when it straddles; the seeds' range: in range (interval inside it), overlaps range, out of range."
-    );
-    let against = baseline_text(report);
-    if !against.is_empty() {
-        let _ = write!(out, "\n{against}");
-    }
-    let _ = writeln!(out, 
-        "\nWhat the lock statistics cost ({}) and CPU accounting of the measured windows:\n",
-        match c.measure {
-            Measure::Lockstat => "on against off windows of the same runs: each window against its two neighbours, median over all windows,\nwith its 95 % bootstrap interval over rounds; at most 5 % is met only when the whole interval is at or below 5 %",
-            _ => "instrumented runs against plain runs of the same rounds, median over rounds, with its 95 % bootstrap interval over rounds",
-        }
-    );
-    out.push_str(&overhead_table(report));
-    let judged = |verdict: CostVerdict| -> Vec<String> {
-        let rows = report.results.iter().filter(|r| r.lockstat_cost.verdict == Some(verdict));
-        rows.map(|r| format!("{}/{} ({})", r.variant, r.lock.name(), r.lockstat_cost.text())).collect()
-    };
-    let (missed, unsure) = (judged(CostVerdict::Missed), judged(CostVerdict::Inconclusive));
-    if !missed.is_empty() {
-        let _ = writeln!(out,
-            "\nNOTE: the lock statistics cost more than 5 % (the whole interval above it) in {}: there the counters describe a\nslower system than an unmeasured one; `--measure both` takes the KIOPS from separate plain runs.",
-            missed.join(", ")
-        );
-    }
-    if !unsure.is_empty() {
-        let _ = writeln!(out, "\nThe runs cannot tell whether the lock statistics cost at most 5 % (the interval straddles it) in {}.", unsure.join(", "));
-    }
-    if !brief {
-        let tables = lockstat_tables(report);
-        if !tables.is_empty() {
-            let _ = writeln!(out, "\nLock statistics (lockstat-like; wait over contended acquisitions; occup = hold total / wall time):\n");
-            out.push_str(&tables);
-        }
-    }
-    let bad: Vec<String> = report.rows().filter(|r| r.consistent == Some(false)).map(|r| format!("{}/{}", r.variant, r.lock.name())).collect();
-    let not_run: Vec<String> =
-        report.rows().filter(|r| r.status != "complete").map(|r| format!("{}/{} ({})", r.variant, r.lock.name(), r.status)).collect();
-    for f in &report.failures {
-        let _ = writeln!(out, 
-            "\nFAILED: round {} {}/{}{}: {}",
-            f.round + 1,
-            f.variant,
-            f.lock.name(),
-            if f.instrumented { " (lockstat)" } else { "" },
-            f.error
-        );
-    }
-    if !not_run.is_empty() {
-        let _ = writeln!(out, "\nNot every run finished: {} (their rows cover the runs that did).", not_run.join(", "));
-    }
-    if bad.is_empty() {
-        let _ = writeln!(out, "\nEvery run that finished passed the end-of-run checks (requests and statistics conserved, every group and queue freed).");
-    } else {
-        let _ = writeln!(out, "\nINCONSISTENT: {} (see `schedlab run --variant V` for details)", bad.join(", "));
-    }
-    out
-}
-
-/// The report contract (`report::contract`): `schedlab compare`'s tables as data, its charts,
-/// its outcome.
+/// The report contract (`report::contract`): `schedlab compare`'s tables as data (the terminal
+/// text is drawn from them), its charts, its outcome.
 impl super::contract::Report for CompareReport {
     const COMMAND: &'static str = "compare";
     const SCHEMA_VERSION: u32 = crate::experiment::compare::SCHEMA_VERSION;
@@ -518,20 +110,13 @@ impl super::contract::Report for CompareReport {
         self.provenance.clone()
     }
 
-    fn text(&self, view: super::contract::View) -> String {
-        full_text(self, view.brief)
+    fn text(&self, view: View) -> String {
+        let tables = text_of_tables(&tables_of(self, view.brief));
+        format!("{}\n\n{tables}\n{}", self.provenance.one_line(), text_of_outcome(&self.outcome()))
     }
 
-    fn tables(&self) -> Vec<super::table::Table> {
-        let mut tables = vec![compare_tables::main(self), compare_tables::noise_floor(self), compare_tables::ratios(self)];
-        if self.baseline.is_some() {
-            tables.push(compare_tables::baseline(self));
-        }
-        tables.push(compare_tables::overhead(self));
-        if self.results.iter().any(|r| !r.locks.is_empty()) {
-            tables.push(compare_tables::locks(self));
-        }
-        tables
+    fn tables(&self) -> Vec<Table> {
+        tables_of(self, false)
     }
 
     fn charts(&self) -> Vec<super::contract::Chart> {
@@ -539,7 +124,8 @@ impl super::contract::Report for CompareReport {
         use super::contract::Chart;
         vec![
             Chart::new("KIOPS per variant", compare_kiops_svg(self)).beside(compare_tables::MAIN),
-            Chart::new("the scheduler lock's time per request", compare_lock_time_svg(self)).beside(compare_tables::MAIN),
+            Chart::new("the scheduler lock's time per request", compare_lock_time_svg(self))
+                .beside(compare_tables::MAIN),
         ]
     }
 
@@ -551,15 +137,42 @@ impl super::contract::Report for CompareReport {
         let disturbed = self
             .rows()
             .filter_map(|r| {
-                let noisy = r.other_cpus_runs.iter().filter(|o| o.is_some_and(|o| o > OTHERS_DISTURB_CPUS)).count();
-                (noisy > 0).then(|| format!("{} / {}: {noisy} of {} runs shared the CPUs with other processes (above {OTHERS_DISTURB_CPUS} CPUs)", r.variant, r.lock.name(), r.other_cpus_runs.len()))
+                let runs = &r.other_cpus_runs;
+                let noisy = runs.iter().filter(|o| o.is_some_and(|o| o > OTHERS_DISTURB_CPUS));
+                let noisy = noisy.count();
+                (noisy > 0).then(|| {
+                    format!(
+                        "{} / {}: {noisy} of {} runs shared the CPUs with other processes (above \
+                            {OTHERS_DISTURB_CPUS} CPUs)",
+                        r.variant,
+                        r.lock.name(),
+                        runs.len()
+                    )
+                })
             })
             .collect();
+        let inconsistent: Vec<String> = self
+            .rows()
+            .filter(|r| r.consistent == Some(false))
+            .map(|r| format!("{}/{}", r.variant, r.lock.name()))
+            .collect();
+        let failed_checks = if inconsistent.is_empty() {
+            vec![]
+        } else {
+            vec![format!("INCONSISTENT: {} failed the end-of-run checks (see `schedlab run \
+                --variant V` for details)", inconsistent.join(", "))]
+        };
         super::contract::Outcome {
             interrupted: self.interrupted,
-            warnings: self.unreliable().into_iter().chain(interference_warning(self)).chain(self.precision_warning()).chain(self.regressions()).collect(),
+            warnings: self
+                .unreliable()
+                .into_iter()
+                .chain(interference_warning(self))
+                .chain(self.precision_warning())
+                .chain(self.regressions())
+                .collect(),
             disturbed,
-            failed_checks: if self.all_consistent() { vec![] } else { vec!["a run failed its end-of-run checks (INCONSISTENT above)".into()] },
+            failed_checks,
             failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
             failed_outputs: vec![],
         }
@@ -571,7 +184,8 @@ impl CompareReport {
     /// ratios were precise stopped short of it (a signal's stop is said as such already).
     pub fn precision_warning(&self) -> Option<String> {
         let p = self.precision.as_ref()?;
-        matches!(p.stopped, StopReason::TimeLimitReached | StopReason::RoundLimitReached).then(|| p.line())
+        matches!(p.stopped, StopReason::TimeLimitReached | StopReason::RoundLimitReached)
+            .then(|| p.line())
     }
 
     /// One line per ratio that regressed against the baseline.
@@ -580,7 +194,15 @@ impl CompareReport {
         b.changes
             .iter()
             .filter(|c| c.verdict == Some(ChangeVerdict::Regressed))
-            .map(|c| format!("{} ({}) regressed against the baseline {}: {:+.1} %", c.ratio, c.lock.name(), b.file, 100.0 * c.change))
+            .map(|c| {
+                format!(
+                    "{} ({}) regressed against the baseline {}: {:+.1} %",
+                    c.ratio,
+                    c.lock.name(),
+                    b.file,
+                    100.0 * c.change
+                )
+            })
             .collect()
     }
 }
@@ -588,68 +210,84 @@ impl CompareReport {
 /// `schedlab compare`'s tables as data.
 mod compare_tables {
     use super::*;
-    use crate::report::table::{Cell, Table, Verdict};
+    use crate::report::table::{Cell, Verdict};
 
-    pub const MAIN: &str = "Variants: throughput and the locks";
+    pub const MAIN: &str = "Variants: throughput";
 
-    fn spread_cell(s: Option<&crate::stats::Spread>, digits: usize) -> [Cell; 3] {
-        match s {
-            Some(s) => [Cell::num(s.median, digits), Cell::num(s.min, digits), Cell::num(s.max, digits)],
-            None => [Cell::missing("-"), Cell::missing("-"), Cell::missing("-")],
-        }
-    }
-
-    /// An interval's two bounds, or why there is none (twice).
-    fn interval_cells(i: Option<Interval>, why: Option<&str>) -> [Cell; 2] {
+    /// An interval's two bounds, or "-" twice (why there is none: `why`, said once in a note).
+    fn interval_cells(i: Option<Interval>, digits: usize, scale: f64) -> [Cell; 2] {
         match i {
-            Some(i) => [Cell::num(i.lo, 2), Cell::num(i.hi, 2)],
-            None => {
-                let why = why.unwrap_or("-");
-                [Cell::missing(why), Cell::missing(why)]
+            Some(i) => [Cell::num(scale * i.lo, digits), Cell::num(scale * i.hi, digits)],
+            None => [Cell::missing("-"), Cell::missing("-")],
+        }
+    }
+
+    /// Notes each distinct reason once: "`what`: `why`".
+    fn note_once(t: &mut Table, what: &str, why: Option<&str>) {
+        if let Some(why) = why {
+            let note = format!("{what}: {why}");
+            if !t.notes.contains(&note) {
+                t.note(note);
             }
         }
     }
 
-    pub const NOISE_FLOOR: &str = "The run's noise floor (A/A pair)";
+    fn secs(d: std::time::Duration) -> Cell {
+        Cell::text(format!("{} s", d.as_secs_f64()))
+    }
 
-    pub fn noise_floor(report: &CompareReport) -> Table {
-        let mut t = Table::new(
-            NOISE_FLOOR,
-            &[("lock", ""), ("reference", ""), ("A/A median", "×"), ("95% low", "×"), ("95% high", "×"), ("min", "×"), ("max", "×"), ("verdict", "")],
-        );
-        for f in &report.noise_floor {
-            let mut row = vec![Cell::text(f.lock.name()), Cell::text(format!("{} ÷ {}", f.reference, f.copy.variant))];
-            row.push(Cell::opt(f.ratio.as_ref().map(|r| r.median), 2));
-            row.extend(interval_cells(f.interval, f.no_interval.as_deref()));
-            row.push(Cell::opt(f.ratio.as_ref().map(|r| r.min), 2));
-            row.push(Cell::opt(f.ratio.as_ref().map(|r| r.max), 2));
-            row.push(match (f.interval, &f.unreliable) {
-                (Some(_), Some(_)) => Cell::judged(Verdict::Missed, "excludes 1: unreliable"),
-                (Some(_), None) => Cell::judged(Verdict::Met, "covers 1"),
-                (None, _) => Cell::missing(f.no_interval.clone().unwrap_or_else(|| "-".into())),
-            });
-            t.row(row);
-            if let Some(u) = &f.unreliable {
-                t.note(format!("{}: {u}", f.lock.name()));
-            }
+    pub fn settings(report: &CompareReport) -> Table {
+        let c = &report.config;
+        let w = &c.workload;
+        let mut t = Table::new("Settings", &[("setting", ""), ("value", "")]);
+        let measure = match c.measure {
+            Measure::Both => format!(
+                "plain runs, then instrumented runs of {} s",
+                c.lockstat_duration.as_secs_f64()
+            ),
+            Measure::Lockstat => format!(
+                "lock statistics on and off in {} ms windows of the same run",
+                c.lockstat_window.as_millis()
+            ),
+            Measure::Plain => "plain runs only".to_string(),
+        };
+        let names = |v: &[&str]| v.join(", ");
+        // A setting as given (left-aligned beside the words of the others; the JSON's `config`).
+        let n = |v: f64| Cell::text(v.to_string());
+        let rows = [
+            ("jobs", n(w.threads as f64)),
+            ("jobs pinned to CPUs", Cell::text(if w.pin_cpus { "yes" } else { "no" })),
+            ("rounds completed", n(report.rounds_completed as f64)),
+            ("variants", Cell::text(names(&c.variants))),
+            (
+                "A/A copy",
+                Cell::text(if report.noise_floor.is_empty() {
+                    "none"
+                } else {
+                    "sched-lock's, in every round"
+                }),
+            ),
+            (
+                "lock kinds",
+                Cell::text(names(&c.locks.iter().map(|l| l.name()).collect::<Vec<_>>())),
+            ),
+            ("measured", Cell::text(measure)),
+            ("measured window of a run", secs(w.duration)),
+            ("ramp before it", secs(w.ramp)),
+            ("groups", n(w.groups as f64)),
+            ("group churn (per s)", n(w.churn_per_sec)),
+            ("I/O", Cell::text(format!("{}, {} B blocks", w.rw.name(), w.bs_sectors as u64 * 512))),
+            ("iodepth", n(w.iodepth as f64)),
+            ("time outside the scheduler (ns)", n(w.outside_ns as f64)),
+            ("statistics slots", n(w.slots as f64)),
+        ];
+        for (name, value) in rows {
+            t.row(vec![Cell::text(name), value]);
         }
-        if let Some(why) = &report.noise_floor_not_measured {
-            t.note(format!("not measured: {why}"));
+        if let Some(p) = &report.precision {
+            t.note(format!("rounds: {}", p.line()));
         }
-        t.note("The reference variant runs twice in each round, interleaved like the others; the ratio of its two copies in the same round, with its 95 % bootstrap interval over rounds, is the floor under every other ratio. An interval that excludes 1 marks the run unreliable.");
         t
-    }
-
-    fn lock_cells(l: Option<&LockSummary>) -> [Cell; 4] {
-        match l {
-            Some(l) if l.acquisitions > 0 => [
-                Cell::num(l.contention_pct, 1),
-                Cell::num(l.wait_ns.avg, 0),
-                Cell::num(l.hold_ns.avg, 0),
-                l.hold_occupancy.map_or_else(|| Cell::missing("n/e"), |o| Cell::num(100.0 * o, 1)),
-            ],
-            _ => [Cell::missing("-"), Cell::missing("-"), Cell::missing("-"), Cell::missing("-")],
-        }
     }
 
     pub fn main(report: &CompareReport) -> Table {
@@ -659,113 +297,224 @@ mod compare_tables {
                 ("variant", ""),
                 ("lock", ""),
                 ("status", ""),
-                ("KIOPS median", "KIOPS"),
+                ("median", "KIOPS"),
                 ("min", "KIOPS"),
                 ("max", "KIOPS"),
                 ("÷ sched-lock", "×"),
-                ("÷ sched-lock 95% low", "×"),
-                ("÷ sched-lock 95% high", "×"),
-                ("per-thread median", "KIOPS"),
-                ("sched contended", "%"),
-                ("sched wait avg", "ns"),
-                ("sched hold avg", "ns"),
-                ("sched occupancy", "%"),
-                ("queue contended", "%"),
-                ("queue wait avg", "ns"),
-                ("queue hold avg", "ns"),
-                ("queue occupancy", "%"),
-                ("stats share of sched hold", "%"),
+                ("95% lo", "×"),
+                ("95% hi", "×"),
+                ("checks", ""),
             ],
         );
         for r in &report.results {
-            let mut row = vec![Cell::text(r.variant), Cell::text(r.lock.name()), Cell::text(r.status)];
-            row.extend(spread_cell(r.kiops.as_ref(), 1));
-            row.push(Cell::opt(r.vs_sched_lock.as_ref().map(|s| s.median), 2));
-            row.extend(interval_cells(r.vs_sched_lock_interval, r.vs_sched_lock_no_interval.as_deref()));
-            row.push(if r.runs == 0 { Cell::missing("-") } else { Cell::num(r.per_thread_kiops.median, 1) });
-            row.extend(lock_cells(r.lock_named("sched")));
-            row.extend(lock_cells(r.lock_named("queue")));
-            let share = &r.stats_share_of_sched_hold;
-            row.push(match (&share.not_estimable, share.measured) {
-                (Some(_), _) => Cell::missing("not estimable"),
-                (None, Some(m)) => Cell::num(100.0 * m, 0),
-                (None, None) => Cell::missing("-"),
-            });
-            t.row(row);
-            if let Some(why) = &share.not_estimable {
-                t.note(format!("{} / {}: {why}", r.variant, r.lock.name()));
-            }
-            for l in r.locks.iter().filter(|l| l.name == "sched" || l.name == "queue") {
-                if let Some(why) = &l.hold_occupancy_not_estimable {
-                    t.note(format!("{} / {}: {} lock occupancy {why}", r.variant, r.lock.name(), l.name));
-                }
-            }
+            let kiops = |f: fn(&Spread) -> f64| Cell::opt(r.kiops.as_ref().map(f), 1);
+            let [lo, hi] = interval_cells(r.vs_sched_lock_interval, 2, 1.0);
+            let checks = match r.consistent {
+                Some(true) => Cell::check(true, "passed"),
+                Some(false) => Cell::check(false, "FAILED"),
+                None => Cell::missing("not run"),
+            };
+            t.row(vec![
+                Cell::text(r.variant),
+                Cell::text(r.lock.name()),
+                Cell::text(r.status),
+                kiops(|k| k.median),
+                kiops(|k| k.min),
+                kiops(|k| k.max),
+                Cell::opt(r.vs_sched_lock.as_ref().map(|s| s.median), 2),
+                lo,
+                hi,
+                checks,
+            ]);
+            note_once(&mut t, "95% lo, hi", r.vs_sched_lock_no_interval.as_deref());
         }
-        t.note("KIOPS: median (min, max) over rounds; ÷ sched-lock: the per-round ratio's median and its 95 % bootstrap interval over rounds; lock figures from the instrumented runs (hold figures estimated from sampled holds unless exact).");
-        if let Some(p) = &report.precision {
-            t.note(format!("Rounds: {}.", p.line()));
-        }
+        t.note("KIOPS: median (min, max) over rounds. ÷ sched-lock: KIOPS ÷ sched-lock's in the \
+            same round, the median over rounds with its 95 % bootstrap interval (rounds resampled, \
+            median of their ratios).");
+        t.note("checks: requests and statistics conserved, every group and queue freed, in every \
+            run that finished.");
         t
     }
 
-    pub fn ratios(report: &CompareReport) -> Table {
+    pub fn per_job(report: &CompareReport) -> Table {
         let mut t = Table::new(
-            "Ratios beside the seeds'",
+            "Variants: each job's throughput and the statistics' share of the scheduler lock",
+            &[
+                ("variant", ""),
+                ("lock", ""),
+                ("slowest", "KIOPS"),
+                ("median", "KIOPS"),
+                ("fastest", "KIOPS"),
+                ("stats of sched hold", "%"),
+                ("in counter sums", "%"),
+            ],
+        );
+        for r in &report.results {
+            let pt = &r.per_thread_kiops;
+            let ran = r.runs > 0 && r.kiops.is_some();
+            let job = |v: f64| if ran { Cell::num(v, 1) } else { Cell::missing("-") };
+            let share = &r.stats_share_of_sched_hold;
+            let pct = |v: Option<f64>| match &share.not_estimable {
+                Some(_) => Cell::missing("not estimable"),
+                None => v.map_or_else(|| Cell::missing("-"), |v| Cell::num(100.0 * v, 0)),
+            };
+            t.row(vec![
+                Cell::text(r.variant),
+                Cell::text(r.lock.name()),
+                job(pt.min),
+                job(pt.median),
+                job(pt.max),
+                pct(share.measured),
+                pct(share.counter_sums),
+            ]);
+            if let Some(why) = &share.not_estimable {
+                t.note(format!("{} / {}: {why}", r.variant, r.lock.name()));
+            }
+        }
+        t.note("Jobs: each run's slowest, median and fastest job, the median of each over runs (an \
+            unfair lock shows as a slowest job far below the fastest). stats of sched hold: time \
+            in statistics updates applied under the scheduler lock ÷ its hold time, and the part \
+            of it in the locked counter sums (estimated from sampled holds).");
+        t
+    }
+
+    pub const NOISE_FLOOR: &str = "The run's noise floor (A/A pair)";
+
+    pub fn noise_floor(report: &CompareReport) -> Table {
+        let mut t = Table::new(
+            NOISE_FLOOR,
+            &[
+                ("lock", ""),
+                ("reference", ""),
+                ("A/A median", "×"),
+                ("95% lo", "×"),
+                ("95% hi", "×"),
+                ("min", "×"),
+                ("max", "×"),
+                ("verdict", ""),
+            ],
+        );
+        for f in &report.noise_floor {
+            let mut row = vec![
+                Cell::text(f.lock.name()),
+                Cell::text(format!("{} ÷ {}", f.reference, f.copy.variant)),
+            ];
+            row.push(Cell::opt(f.ratio.as_ref().map(|r| r.median), 2));
+            row.extend(interval_cells(f.interval, 2, 1.0));
+            row.push(Cell::opt(f.ratio.as_ref().map(|r| r.min), 2));
+            row.push(Cell::opt(f.ratio.as_ref().map(|r| r.max), 2));
+            row.push(match (f.interval, &f.unreliable) {
+                (Some(_), Some(_)) => Cell::judged(Verdict::Missed, "excludes 1: unreliable"),
+                (Some(_), None) => Cell::judged(Verdict::Met, "covers 1"),
+                (None, _) => Cell::missing("-"),
+            });
+            t.row(row);
+            note_once(&mut t, "95% lo, hi", f.no_interval.as_deref());
+        }
+        if let Some(why) = &report.noise_floor_not_measured {
+            t.note(format!("not measured: {why}"));
+        }
+        t.note("The reference variant runs twice in each round, interleaved like the others; the \
+            ratio of its two copies in the same round, with its 95 % bootstrap interval over \
+            rounds, is the floor under every other ratio. An interval that excludes 1 marks the \
+            run unreliable (the warning says what the machine did).");
+        t
+    }
+
+    pub fn seeds(report: &CompareReport) -> Table {
+        let mut t = Table::new(
+            "The seeds' ratios",
             &[
                 ("ratio", ""),
                 ("of", ""),
                 ("seed", "×"),
                 ("seed range", "×"),
-                ("lock", ""),
-                ("measured median", "×"),
-                ("95% low", "×"),
-                ("95% high", "×"),
-                ("min", "×"),
-                ("max", "×"),
-                ("verdict", ""),
-                ("source", ""),
+                ("goal at least", "×"),
             ],
         );
         for r in &report.ratios {
             let s = &r.seed;
+            t.row(vec![
+                Cell::text(s.name),
+                Cell::text(format!("{} / {}", s.numerator, s.denominator)),
+                Cell::opt(s.seed, 2),
+                s.seed_range.map_or_else(
+                    || Cell::missing("-"),
+                    |(lo, hi)| Cell::shown(lo, format!("{lo:.2}–{hi:.2}")),
+                ),
+                Cell::opt(s.goal_at_least, 2),
+            ]);
+            t.note(format!("{}: {}", s.name, s.source));
+        }
+        t.note(
+            "The seeds: kernel-bfq.md §1 (8 threads, i7-4850HQ, null_blk); the goals: the issue's.",
+        );
+        t
+    }
+
+    pub fn ratios(report: &CompareReport) -> Table {
+        let mut t = Table::new(
+            "The ratios measured here",
+            &[
+                ("ratio", ""),
+                ("lock", ""),
+                ("median", "×"),
+                ("95% lo", "×"),
+                ("95% hi", "×"),
+                ("min", "×"),
+                ("max", "×"),
+                ("vs the seeds' range", ""),
+                ("goal", ""),
+            ],
+        );
+        for r in &report.ratios {
             for b in &r.by_lock {
-                let verdict = match (b.meets_goal, b.seed_range_overlap, &b.not_judged) {
-                    (_, _, Some(why)) => Cell::judged(Verdict::NotJudged, format!("not judged: {why}")),
-                    (Some(g), _, _) => Cell::judged(
-                        match g {
-                            GoalVerdict::Met => Verdict::Met,
-                            GoalVerdict::Missed => Verdict::Missed,
-                            GoalVerdict::Inconclusive => Verdict::Inconclusive,
-                        },
-                        g.label(),
-                    ),
-                    (None, Some(o), _) => Cell::judged(
-                        match o {
-                            RangeOverlap::Inside => Verdict::Met,
-                            RangeOverlap::Outside => Verdict::Missed,
-                            RangeOverlap::Overlapping => Verdict::Inconclusive,
-                        },
-                        o.label(),
-                    ),
-                    (None, None, None) => b.no_interval.as_ref().map_or_else(|| Cell::missing("-"), |why| Cell::missing(why.clone())),
+                let not_judged = || Cell::judged(Verdict::NotJudged, "not judged");
+                let range = match (&b.not_judged, b.seed_range_overlap) {
+                    (Some(_), _) if r.seed.seed_range.is_some() => not_judged(),
+                    (_, Some(o)) => match o {
+                        RangeOverlap::Inside => Cell::judged(Verdict::Met, "inside"),
+                        RangeOverlap::Outside => Cell::judged(Verdict::Missed, "outside"),
+                        RangeOverlap::Overlapping => {
+                            Cell::judged(Verdict::Inconclusive, "overlaps")
+                        }
+                    },
+                    _ => Cell::missing("-"),
                 };
+                let goal = match (&b.not_judged, b.meets_goal) {
+                    (Some(_), _) if r.seed.goal_at_least.is_some() => not_judged(),
+                    (_, Some(g)) => match g {
+                        GoalVerdict::Met => Cell::judged(Verdict::Met, "met"),
+                        GoalVerdict::Missed => Cell::judged(Verdict::Missed, "missed"),
+                        GoalVerdict::Inconclusive => {
+                            Cell::judged(Verdict::Inconclusive, "inconclusive")
+                        }
+                    },
+                    _ => Cell::missing("-"),
+                };
+                let [lo, hi] = interval_cells(b.interval, 2, 1.0);
                 t.row(vec![
-                    Cell::text(s.name),
-                    Cell::text(format!("{} / {}", s.numerator, s.denominator)),
-                    Cell::opt(s.seed, 2),
-                    s.seed_range.map_or_else(|| Cell::missing("-"), |(lo, hi)| Cell::shown(lo, format!("{lo:.2}–{hi:.2}"))),
+                    Cell::text(r.seed.name),
                     Cell::text(b.lock.name()),
                     Cell::num(b.measured.median, 2),
-                    interval_cells(b.interval, b.no_interval.as_deref())[0].clone(),
-                    interval_cells(b.interval, b.no_interval.as_deref())[1].clone(),
+                    lo,
+                    hi,
                     Cell::num(b.measured.min, 2),
                     Cell::num(b.measured.max, 2),
-                    verdict,
-                    Cell::text(s.source),
+                    range,
+                    goal,
                 ]);
+                note_once(&mut t, "95% lo, hi", b.no_interval.as_deref());
+                note_once(&mut t, "not judged", b.not_judged.as_deref());
             }
         }
-        t.note("Measured: the per-round ratio of the two variants' KIOPS, median (min, max) over rounds, with its 95 % bootstrap interval over rounds (rounds resampled, median of their ratios; fixed seed). Verdicts are taken on the interval: a goal is met only when the whole interval clears it, missed when it lies wholly below, inconclusive when it straddles; the seeds' range: inside, outside or overlapping. A verdict is given only on runs that no other process disturbed, and only with 3 rounds or more.");
+        t.note("Measured: the per-round ratio of the two variants' KIOPS, median (min, max) over \
+            rounds, with its 95 % bootstrap interval over rounds (rounds resampled, median of \
+            their ratios; fixed seed). Verdicts are taken on the interval: a goal is met only when \
+            the whole interval clears it, missed when it lies wholly below, inconclusive when it \
+            straddles; against the seeds' range the interval is inside, outside or overlapping. A \
+            verdict is given only on runs that no other process disturbed, and only with 3 rounds \
+            or more.");
         t
     }
 
@@ -775,23 +524,16 @@ mod compare_tables {
             &[
                 ("ratio", ""),
                 ("lock", ""),
-                ("baseline median", "×"),
-                ("median now", "×"),
+                ("then", "×"),
+                ("now", "×"),
                 ("change", "%"),
-                ("95% low", "%"),
-                ("95% high", "%"),
+                ("95% lo", "%"),
+                ("95% hi", "%"),
                 ("verdict", ""),
             ],
         );
         let Some(b) = &report.baseline else { return t };
         for c in &b.changes {
-            let bounds = match c.interval {
-                Some(i) => [Cell::num(100.0 * i.lo, 1), Cell::num(100.0 * i.hi, 1)],
-                None => {
-                    let why = c.no_interval.clone().unwrap_or_else(|| "-".into());
-                    [Cell::missing(why.clone()), Cell::missing(why)]
-                }
-            };
             let verdict = match c.verdict {
                 Some(v) => Cell::judged(
                     match v {
@@ -800,9 +542,9 @@ mod compare_tables {
                     },
                     v.label(),
                 ),
-                None => Cell::missing(c.no_interval.clone().unwrap_or_else(|| "-".into())),
+                None => Cell::missing("-"),
             };
-            let [lo, hi] = bounds;
+            let [lo, hi] = interval_cells(c.interval, 1, 100.0);
             t.row(vec![
                 Cell::text(c.ratio.clone()),
                 Cell::text(c.lock.name()),
@@ -813,48 +555,38 @@ mod compare_tables {
                 hi,
                 verdict,
             ]);
+            note_once(&mut t, "95% lo, hi", c.no_interval.as_deref());
         }
         for n in &b.not_compared {
             t.note(format!("not compared: {n}"));
         }
         t.note(format!(
-            "Baseline {} (commit {}, {}, {} rounds). Change: this run's median of the per-round ratio ÷ the baseline's − 1, with its 95 % bootstrap interval (each side's rounds resampled apart: the two ran at different times). Improved or regressed only when the whole interval lies beyond ±{:.1} %; no change otherwise.",
+            "Baseline {} (commit {}, {}, {} rounds). Change: this run's median of the per-round \
+                ratio ÷ the baseline's − 1, with its 95 % bootstrap interval (each side's rounds \
+                resampled apart: the two ran at different times). Improved or regressed only when \
+                the whole interval lies beyond ±{:.1} %; no change otherwise.",
             b.file, b.commit, b.date, b.rounds, 100.0 * b.threshold
         ));
         t
     }
 
-    pub fn overhead(report: &CompareReport) -> Table {
+    pub fn cost(report: &CompareReport) -> Table {
         let mut t = Table::new(
-            "The instrumentation's cost and the CPUs",
+            "What the lock statistics cost",
             &[
                 ("variant", ""),
                 ("lock", ""),
                 ("KIOPS", "KIOPS"),
-                ("instrumented KIOPS", "KIOPS"),
-                ("lockstat cost", "%"),
-                ("cost 95% low", "%"),
-                ("cost 95% high", "%"),
+                ("instrumented", "KIOPS"),
+                ("cost", "%"),
+                ("95% lo", "%"),
+                ("95% hi", "%"),
                 ("at most 5 %", ""),
-                ("CPU busy", "%"),
-                ("others max", "CPUs"),
-                ("steal max", "CPUs"),
-                ("re-run", "runs"),
-                ("kept noisy", "runs"),
             ],
         );
         for r in &report.results {
             let cost = &r.lockstat_cost;
-            let cost_bounds = match cost.interval {
-                Some(i) => [Cell::num(i.lo, 1), Cell::num(i.hi, 1)],
-                None => {
-                    let why = cost.no_interval.clone().unwrap_or_else(|| "-".into());
-                    [Cell::missing(why.clone()), Cell::missing(why)]
-                }
-            };
-            if let Some(why) = &cost.not_estimable {
-                t.note(format!("{} / {}: lockstat cost {why}", r.variant, r.lock.name()));
-            }
+            let [lo, hi] = interval_cells(cost.interval, 1, 1.0);
             t.row(vec![
                 Cell::text(r.variant),
                 Cell::text(r.lock.name()),
@@ -862,11 +594,11 @@ mod compare_tables {
                 Cell::opt(r.kiops_lockstat.as_ref().map(|k| k.median), 1),
                 match (&cost.pct, &cost.not_estimable) {
                     (Some(c), _) => Cell::num(*c, 1),
-                    (None, Some(_)) => Cell::missing("not estimable (below 0)"),
+                    (None, Some(_)) => Cell::missing("below 0"),
                     (None, None) => Cell::missing("-"),
                 },
-                cost_bounds[0].clone(),
-                cost_bounds[1].clone(),
+                lo,
+                hi,
                 match (cost.verdict, &cost.not_judged) {
                     (Some(v), _) => Cell::judged(
                         match v {
@@ -876,58 +608,211 @@ mod compare_tables {
                         },
                         v.label(),
                     ),
-                    (None, Some(why)) => Cell::judged(Verdict::NotJudged, format!("not judged: {why}")),
-                    (None, None) => Cell::missing(cost.no_interval.clone().unwrap_or_else(|| "-".into())),
+                    (None, Some(_)) => Cell::judged(Verdict::NotJudged, "not judged"),
+                    (None, None) => Cell::missing("-"),
                 },
+            ]);
+            note_once(&mut t, "95% lo, hi", cost.no_interval.as_deref());
+            note_once(&mut t, "below 0", cost.not_estimable.as_deref());
+            note_once(&mut t, "not judged", cost.not_judged.as_deref());
+        }
+        t.note(match report.config.measure {
+            Measure::Lockstat => "Cost: on against off windows of the same runs (each window \
+                against its two neighbours), the median over all windows, with its 95 % bootstrap \
+                interval over rounds.",
+            _ => "Cost: instrumented runs against plain runs of the same rounds, the median over \
+                rounds, with its 95 % bootstrap interval over rounds.",
+        });
+        t.note("At most 5 % is met only when the whole interval is at or below 5 %, missed when it \
+            lies wholly above, inconclusive when it straddles; a cost below 0 is the windows' \
+            noise, not a cost, and is not judged.");
+        let judged = |verdict: CostVerdict| -> Vec<String> {
+            let rows = report.results.iter().filter(|r| r.lockstat_cost.verdict == Some(verdict));
+            rows.map(|r| format!("{}/{}", r.variant, r.lock.name())).collect()
+        };
+        let (missed, unsure) = (judged(CostVerdict::Missed), judged(CostVerdict::Inconclusive));
+        if !missed.is_empty() {
+            t.note(format!("The lock statistics cost more than 5 % in {}: there the counters \
+                describe a slower system than an unmeasured one; `--measure both` takes the KIOPS \
+                from separate plain runs.", missed.join(", ")));
+        }
+        if !unsure.is_empty() {
+            t.note(format!(
+                "The runs cannot tell whether the lock statistics cost at most 5 % in {}.",
+                unsure.join(", ")
+            ));
+        }
+        t
+    }
+
+    pub fn cpus(report: &CompareReport) -> Table {
+        let mut t = Table::new(
+            "The CPUs during the runs",
+            &[
+                ("variant", ""),
+                ("lock", ""),
+                ("CPU busy", "%"),
+                ("others max", "CPUs"),
+                ("steal max", "CPUs"),
+                ("re-run", "runs"),
+                ("kept noisy", "runs"),
+                ("locks measured", "s"),
+            ],
+        );
+        for r in &report.results {
+            t.row(vec![
+                Cell::text(r.variant),
+                Cell::text(r.lock.name()),
                 Cell::opt(r.cpu_busy_pct, 0),
                 Cell::opt(r.other_cpus_max, 2),
                 Cell::opt(r.steal_cpus_max, 2),
                 Cell::num(r.noise.rerun as f64, 0),
                 Cell::num(r.noise.kept_noisy as f64, 0),
+                if r.locks.is_empty() { Cell::missing("-") } else { Cell::num(r.lockstat_s, 1) },
             ]);
         }
-        t.note("Lockstat cost: what switching the lock statistics on costs the throughput, paired within each round (on against off windows of one run, or an instrumented run against a plain one), median, with its 95 % bootstrap interval over rounds. At most 5 % is met only when the whole interval is at or below 5 %, missed when it lies wholly above, inconclusive when it straddles; a cost below 0 is the windows' noise, not a cost, and is not judged.");
+        t.note(format!(
+            "CPU busy: this process's CPU time ÷ (window × jobs). others, steal: the most CPUs' \
+                worth other processes and the hypervisor took during any run; a run above {} CPUs \
+                is re-run, and kept noisy when its retries ran out.",
+            report.config.noise.max_other_cpus
+        ));
         t
     }
 
-    pub fn locks(report: &CompareReport) -> Table {
+    pub fn failures(report: &CompareReport) -> Table {
         let mut t = Table::new(
-            "Lock statistics (lockstat-like, per variant)",
-            &[
-                ("variant", ""),
-                ("lock kind", ""),
-                ("class", ""),
-                ("acquisitions", ""),
-                ("contended", "%"),
-                ("owner changes", ""),
-                ("wait avg", "ns"),
-                ("wait p99", "ns"),
-                ("hold avg", "ns"),
-                ("hold p99", "ns"),
-                ("hold max", "ns"),
-                ("occupancy", "%"),
-                ("holds", ""),
-            ],
+            "Runs that FAILED (the comparison went on without them)",
+            &[("round", ""), ("variant", ""), ("lock", ""), ("run", ""), ("error", "")],
         );
-        for r in &report.results {
-            for l in &r.locks {
-                t.row(vec![
-                    Cell::text(r.variant),
-                    Cell::text(r.lock.name()),
-                    Cell::text(l.name),
-                    Cell::num(l.acquisitions as f64, 0),
-                    Cell::num(l.contention_pct, 1),
-                    Cell::num(l.owner_changes as f64, 0),
-                    Cell::num(l.wait_ns.avg, 0),
-                    Cell::num(l.wait_ns.p99 as f64, 0),
-                    Cell::num(l.hold_ns.avg, 0),
-                    Cell::num(l.hold_ns.p99 as f64, 0),
-                    Cell::num(l.hold_ns.max as f64, 0),
-                    l.hold_occupancy.map_or_else(|| Cell::missing("not estimable"), |o| Cell::num(100.0 * o, 1)),
-                    Cell::text(if l.hold_exact { "exact" } else { "estimated" }),
-                ]);
-            }
+        for f in &report.failures {
+            t.row(vec![
+                Cell::num((f.round + 1) as f64, 0),
+                Cell::text(f.variant),
+                Cell::text(f.lock.name()),
+                Cell::text(if f.instrumented { "instrumented" } else { "plain" }),
+                Cell::text(f.error.clone()),
+            ]);
         }
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::workload::WorkloadConfig;
+    use crate::experiment::observer::Silent;
+    use crate::report::contract::{renderings_agree, Report};
+    use schedlab_core::sync::AtomicBool;
+    use std::time::Duration;
+
+    /// A comparison as a user makes one, small: three variants over three rounds with the lock
+    /// statistics in exact mode (so the sampled estimate stands beside), the A/A pair, and a
+    /// baseline (the first comparison's own JSON, as `--baseline` reads it).
+    fn comparison() -> CompareReport {
+        let mut cfg = CompareConfig {
+            workload: WorkloadConfig {
+                threads: 2,
+                duration: Duration::from_millis(30),
+                ramp: Duration::ZERO,
+                ..WorkloadConfig::default()
+            },
+            variants: vec!["sched-lock", "queue-lock", "no-stats"],
+            locks: vec![LockKind::ParkingLot],
+            rounds: 3,
+            measure: Measure::Lockstat,
+            lockstat_mode: schedlab_core::lockstat::Mode::Exact,
+            noise: NoisePolicy { max_other_cpus: 1e9, retries: 0 },
+            precision: None,
+            ..CompareConfig::defaults()
+        };
+        let first = run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let json = first.json(None).unwrap();
+        let baseline = Baseline::parse(
+            std::path::Path::new("old.json"),
+            &json,
+            &cfg.variants,
+            &cfg.locks,
+            baseline::DEFAULT_THRESHOLD,
+        );
+        cfg.baseline = Some(baseline.expect("its own JSON is a baseline"));
+        run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap()
+    }
+
+    #[test]
+    fn compare_says_each_figure_the_same_in_the_terminal_the_page_and_the_json() {
+        let report = comparison();
+        renderings_agree(&report).unwrap();
+        let text = report.text(View::default());
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(widest <= 130, "a line of {widest} columns:\n{text}");
+        // What the hand-aligned text showed, now in tables the page has too (issue 44: the
+        // page had lost the lock totals and the per-path shares).
+        let page = report.page(View::default()).render();
+        for title in [
+            compare_tables::MAIN,
+            compare_tables::NOISE_FLOOR,
+            "The ratios measured here",
+            "Against the baseline",
+            "What the lock statistics cost",
+            super::super::locks::SUMMARY,
+            "Locks: holds",
+            "Locks: where each path held and waited",
+            "Locks: the sampled mode's estimate beside the exact figures",
+        ] {
+            assert!(
+                page.contains(&crate::report::html::escape(title)),
+                "{title} is not on the page"
+            );
+            assert!(text.contains(title), "{title} is not in the text:\n{text}");
+        }
+        for variant in ["sched-lock", "queue-lock", "no-stats"] {
+            assert!(text.contains(variant), "{variant}");
+        }
+        assert!(
+            text.contains("deferred stats") && text.contains("1.24"),
+            "the seed's ratio: {text}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&report.json(None).unwrap()).unwrap();
+        let path = &json["results"][0]["locks"][0]["paths"][0];
+        assert!(path["hold_share"].is_number(), "each path's share is a JSON figure: {path}");
+        // --brief keeps the main tables and leaves the lock statistics' detail out.
+        let brief = report.text(View { brief: true });
+        assert!(
+            brief.contains(compare_tables::MAIN) && brief.contains(super::super::locks::SUMMARY),
+            "{brief}"
+        );
+        assert!(!brief.contains("Locks: holds") && brief.len() < text.len(), "{brief}");
+    }
+
+    #[test]
+    fn a_text_that_leaves_the_lock_detail_out_is_found() {
+        // The drift the issue found (a page with figures the text lacks, or the other way
+        // round) fails the check: here a text without the lock statistics' detail.
+        struct BriefOnly(CompareReport);
+        impl serde::Serialize for BriefOnly {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                self.0.serialize(s)
+            }
+        }
+        impl Report for BriefOnly {
+            const COMMAND: &'static str = "compare";
+            const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
+            fn provenance(&self) -> crate::files::provenance::Provenance {
+                self.0.provenance()
+            }
+            fn text(&self, _view: View) -> String {
+                self.0.text(View { brief: true })
+            }
+            fn tables(&self) -> Vec<Table> {
+                self.0.tables()
+            }
+            fn outcome(&self) -> crate::report::contract::Outcome {
+                self.0.outcome()
+            }
+        }
+        let e = renderings_agree(&BriefOnly(comparison())).unwrap_err();
+        assert!(e.contains("not in the terminal text"), "{e}");
     }
 }

@@ -204,10 +204,11 @@ pub fn text_of_outcome(outcome: &Outcome) -> String {
     said.extend(failed.filter(|m| !m.is_empty()).map(|m| format!("FAILED: {m}")));
     said.extend(outcome.warnings.iter().cloned());
     let mut out = String::new();
-    for message in said {
-        for (i, line) in super::table::wrap(&message, super::table::NOTE_WIDTH).iter().enumerate() {
+    // Each line of a message starts at the left; a line wrapped goes on indented.
+    for line in said.iter().flat_map(|message| message.lines()) {
+        for (i, part) in super::table::wrap(line, super::table::NOTE_WIDTH).iter().enumerate() {
             out.push_str(if i == 0 { "" } else { "  " });
-            out.push_str(line);
+            out.push_str(part);
             out.push('\n');
         }
     }

@@ -8,6 +8,7 @@ pub mod contract;
 pub mod html;
 pub mod inject;
 pub mod kernel;
+pub mod locks;
 pub mod pages;
 pub mod predict;
 pub mod roundtrip;

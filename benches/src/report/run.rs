@@ -1,11 +1,13 @@
-//! `schedlab run`'s report: the lines it prints for one run and the JSON it writes.
+//! `schedlab run`'s report: one run's tables (the run, its requests and groups, the CPUs, the
+//! lock statistics with `--lockstat`), drawn the same in the terminal, on the page and from the
+//! JSON it writes.
 
+use super::table::{Cell, Table, Verdict};
 use crate::driver::workload::{RunResult, WorkloadConfig};
 use crate::files::provenance::Provenance;
 use crate::stats::Spread;
 use schedlab_core::LockKind;
 use serde::Serialize;
-use std::fmt::Write;
 
 /// One run as `run --json` writes it (field names are the file format: keep them).
 #[derive(Serialize)]
@@ -17,6 +19,8 @@ pub struct RunJson<'a> {
     /// `null` when no request completed (issue 43: it was 0.0 while the text said so).
     kiops: Option<f64>,
     per_thread_kiops: Option<&'a [f64]>,
+    /// The median of `per_thread_kiops` (the median job's, as the text shows it).
+    per_thread_median_kiops: Option<f64>,
     requests: schedlab_core::RequestCounters,
     consistent: bool,
     groups_live_after: usize,
@@ -49,6 +53,8 @@ impl<'a> RunJson<'a> {
             lock: r.lock,
             kiops: (r.requests.completed > 0).then_some(r.kiops),
             per_thread_kiops: (r.requests.completed > 0).then_some(&r.per_thread_kiops[..]),
+            per_thread_median_kiops: (r.requests.completed > 0)
+                .then(|| Spread::of(r.per_thread_kiops.clone()).median),
             requests: r.requests,
             consistent: r.consistent,
             groups_live_after: r.groups_live_after,
@@ -66,43 +72,6 @@ impl<'a> RunJson<'a> {
             locks: &r.locks,
         }
     }
-}
-
-/// What `schedlab run` prints about a run: throughput and its per-thread spread, the request
-/// counters and the end-of-run checks.
-pub fn run_text(r: &RunResult) -> String {
-    let per_thread = Spread::of(r.per_thread_kiops.clone());
-    let mut out = String::new();
-    if r.requests.completed == 0 {
-        // Zeros would read as a measurement: say what happened instead.
-        let _ = writeln!(out, "{}: no requests completed over {:.2} s ({} threads, {})", r.variant, r.measured_s, r.threads, r.lock);
-    } else {
-        let _ = writeln!(
-            out,
-            "{}: {:.1} KIOPS over {:.2} s ({} threads, {}); per-thread KIOPS min/median/max {:.1}/{:.1}/{:.1}",
-            r.variant, r.kiops, r.measured_s, r.threads, r.lock, per_thread.min, per_thread.median, per_thread.max
-        );
-    }
-    let c = &r.requests;
-    let _ = writeln!(
-        out,
-        "requests: inserted {} dispatched {} merged {} completed {}; consistent: {}; groups live after teardown: {}; churn removals: {}",
-        c.inserted, c.dispatched, c.merged, c.completed, r.consistent, r.groups_live_after, r.churn_removals
-    );
-    if r.stats_reads > 0 {
-        let _ = writeln!(out, "statistics read {} times during the run (every group each time)", r.stats_reads);
-    }
-    if !r.consistent {
-        let _ = writeln!(out, "consistency details: {:?}", r.consistency);
-    }
-    if r.interrupted {
-        let _ = writeln!(out, "(interrupted: the numbers cover the part that ran)");
-    }
-    if let Some(s) = r.stopped_s {
-        let why = "its figures measure the pause, not the variant";
-        let _ = writeln!(out, "(stopped by SIGTSTP/SIGSTOP for {s:.1} s during the run: {why})");
-    }
-    out
 }
 
 /// `schedlab run`'s report: the run, its configuration, and the trace file when one was written.
@@ -130,43 +99,22 @@ impl super::contract::Report for RunReport {
         self.provenance.clone()
     }
 
-    fn text(&self, _view: super::contract::View) -> String {
-        let mut text = run_text(&self.result);
-        if self.config.lockstat {
-            text.push_str(&super::compare::lockstat_table(&self.result.locks));
-        }
-        text
+    fn text(&self, view: super::contract::View) -> String {
+        let tables = super::contract::text_of_tables(&self.tables_of(view.brief));
+        format!("{tables}\n{}", super::contract::text_of_outcome(&self.outcome()))
     }
 
-    fn tables(&self) -> Vec<super::table::Table> {
-        use super::table::{Cell, Table, Verdict};
-        let r = &self.result;
-        let mut t = Table::new(
-            "The run",
-            &[("variant", ""), ("lock", ""), ("threads", ""), ("KIOPS", "KIOPS"), ("per-thread min", "KIOPS"), ("per-thread max", "KIOPS"), ("completed", "requests"), ("measured", "s"), ("other processes", "CPUs"), ("CPU busy", "%"), ("checks", "")],
-        );
-        let done = r.requests.completed > 0;
-        let per_thread = |f: fn(f64, f64) -> f64| r.per_thread_kiops.iter().copied().reduce(f);
-        let kiops = |v: Option<f64>| if done { Cell::opt(v, 1) } else { Cell::missing("no requests completed") };
-        let checked = r.consistent && r.groups_live_after == 0 && r.queues_live_after == 0;
-        t.row(vec![
-            Cell::text(r.variant),
-            Cell::text(r.lock.name()),
-            Cell::num(r.threads as f64, 0),
-            kiops(Some(r.kiops)),
-            kiops(per_thread(f64::min)),
-            kiops(per_thread(f64::max)),
-            Cell::num(r.requests.completed as f64, 0),
-            Cell::num(r.measured_s, 2),
-            Cell::opt(r.other_cpus, 2),
-            Cell::opt(r.cpu_busy_pct, 0),
-            if checked { Cell::judged(Verdict::Met, "passed") } else { Cell::judged(Verdict::Missed, "FAILED") },
-        ]);
-        vec![t]
+    fn tables(&self) -> Vec<Table> {
+        self.tables_of(false)
     }
 
     fn prose(&self) -> Vec<(String, String)> {
-        self.trace.iter().map(|(path, covers)| ("What the trace covers".to_string(), format!("{}: {covers}", path.display()))).collect()
+        self.trace
+            .iter()
+            .map(|(path, covers)| {
+                ("What the trace covers".to_string(), format!("{}: {covers}", path.display()))
+            })
+            .collect()
     }
 
     fn trace(&self) -> Option<&std::path::Path> {
@@ -179,8 +127,220 @@ impl super::contract::Report for RunReport {
         super::contract::Outcome {
             interrupted: r.interrupted,
             disturbed: crate::driver::workload::disturbed(r).into_iter().collect(),
-            failed_checks: if checked { vec![] } else { vec![format!("{}: the run failed its end-of-run checks (see the consistency details above)", r.variant)] },
+            failed_checks: if checked {
+                vec![]
+            } else {
+                vec![format!(
+                    "{}: the run failed its end-of-run checks (see the consistency details)",
+                    r.variant
+                )]
+            },
             ..Default::default()
         }
+    }
+}
+
+impl RunReport {
+    /// Whether the run passed its end-of-run checks and freed every group and queue.
+    fn checked(&self) -> bool {
+        let r = &self.result;
+        r.consistent && r.groups_live_after == 0 && r.queues_live_after == 0
+    }
+
+    /// The tables: with `brief`, the lock statistics' summary without their detail.
+    fn tables_of(&self, brief: bool) -> Vec<Table> {
+        let mut tables = vec![self.run_table(), self.requests_table(), self.cpus_table()];
+        if !self.result.consistent {
+            tables.push(self.consistency_table());
+        }
+        if self.config.lockstat {
+            let set = super::locks::LockSet {
+                key: vec![],
+                label: String::new(),
+                locks: &self.result.locks,
+                stats_section: None,
+            };
+            let locks = super::locks::lock_tables(&[], &[set]);
+            tables.push(locks.summary);
+            if !brief {
+                tables.extend(locks.detail);
+            }
+        }
+        tables
+    }
+
+    fn run_table(&self) -> Table {
+        let r = &self.result;
+        let mut t = Table::new(
+            "The run",
+            &[
+                ("variant", ""),
+                ("lock", ""),
+                ("jobs", ""),
+                ("KIOPS", "KIOPS"),
+                ("slowest job", "KIOPS"),
+                ("median job", "KIOPS"),
+                ("fastest job", "KIOPS"),
+                ("measured", "s"),
+                ("checks", ""),
+            ],
+        );
+        let done = r.requests.completed > 0;
+        let jobs = Spread::of(r.per_thread_kiops.clone());
+        let kiops =
+            |v: f64| if done { Cell::num(v, 1) } else { Cell::missing("no requests completed") };
+        t.row(vec![
+            Cell::text(r.variant),
+            Cell::text(r.lock.name()),
+            Cell::num(r.threads as f64, 0),
+            kiops(r.kiops),
+            kiops(jobs.min),
+            kiops(jobs.median),
+            kiops(jobs.max),
+            Cell::num(r.measured_s, 2),
+            if self.checked() {
+                Cell::judged(Verdict::Met, "passed")
+            } else {
+                Cell::judged(Verdict::Missed, "FAILED")
+            },
+        ]);
+        t.note(
+            "checks: requests and statistics conserved, every group and queue freed at the end.",
+        );
+        if let Some(s) = r.stopped_s {
+            t.note(format!("stopped by SIGTSTP/SIGSTOP for {s:.1} s during the run: its figures \
+                measure the pause, not the variant"));
+        }
+        t
+    }
+
+    fn requests_table(&self) -> Table {
+        let r = &self.result;
+        let c = &r.requests;
+        let mut t = Table::new("Requests and groups", &[("counter", ""), ("count", "")]);
+        let rows = [
+            ("inserted", c.inserted),
+            ("dispatched", c.dispatched),
+            ("merged", c.merged),
+            ("completed", c.completed),
+            ("churn removals", r.churn_removals),
+            ("groups live after teardown", r.groups_live_after as u64),
+            ("queues live after teardown", r.queues_live_after as u64),
+            ("statistics reads during the run", r.stats_reads),
+        ];
+        for (name, count) in rows {
+            t.row(vec![Cell::text(name), Cell::num(count as f64, 0)]);
+        }
+        t.note("statistics reads: each reads every group's statistics (`--stats-reads`).");
+        t
+    }
+
+    fn cpus_table(&self) -> Table {
+        let r = &self.result;
+        let mut t = Table::new(
+            "The CPUs during the run",
+            &[("other processes", "CPUs"), ("steal", "CPUs"), ("CPU busy", "%"), ("stopped", "s")],
+        );
+        t.row(vec![
+            Cell::opt(r.other_cpus, 2),
+            Cell::opt(r.steal_cpus, 2),
+            Cell::opt(r.cpu_busy_pct, 0),
+            r.stopped_s.map_or_else(|| Cell::missing("not stopped"), |s| Cell::num(s, 1)),
+        ]);
+        t.note("other processes, steal: CPUs' worth taken by other processes and the hypervisor \
+            during the measured window; CPU busy: this process's CPU time ÷ (window × jobs).");
+        t
+    }
+
+    /// The end-of-run checks one by one, for a run that failed them.
+    fn consistency_table(&self) -> Table {
+        let c = &self.result.consistency;
+        let mut t =
+            Table::new("The end-of-run checks", &[("check", ""), ("found", ""), ("holds", "")]);
+        let check = |ok: bool| Cell::check(ok, if ok { "yes" } else { "NO" });
+        let io = c
+            .io_serviced_sum
+            .map_or_else(|| "not kept".to_string(), |s| format!("io_serviced sum {s}"));
+        let rows = [
+            (
+                "requests balance",
+                format!(
+                    "{} queued, {} on the device, {} listed",
+                    c.outstanding.0, c.outstanding.1, c.listed
+                ),
+                c.requests_balance,
+            ),
+            (
+                "groups' queued back to 0",
+                format!("{} groups not", c.groups_with_queued.len()),
+                c.groups_with_queued.is_empty(),
+            ),
+            ("io_serviced = dispatched", io, c.io_serviced_matches),
+            (
+                "statistics charged to the right group",
+                format!("{} groups not", c.groups_misattributed.len()),
+                c.groups_misattributed.is_empty(),
+            ),
+            (
+                "removed groups reclaimed",
+                format!("{} awaiting", c.awaiting_reclamation),
+                c.awaiting_reclamation == 0,
+            ),
+        ];
+        for (name, found, ok) in rows {
+            t.row(vec![Cell::text(name), Cell::text(found), check(ok)]);
+        }
+        t.note(format!(
+            "In the JSON: `consistency`. All together: {}.",
+            if c.ok { "hold" } else { "do not hold" }
+        ));
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::contract::{renderings_agree, Report, View};
+    use schedlab_core::sync::AtomicBool;
+
+    fn run_with_lockstat() -> RunReport {
+        let config = WorkloadConfig {
+            threads: 2,
+            duration: std::time::Duration::from_millis(50),
+            lockstat: true,
+            ..WorkloadConfig::default()
+        };
+        let result =
+            crate::driver::workload::run_named("queue-lock", &config, &AtomicBool::new(false))
+                .unwrap();
+        RunReport { provenance: Provenance::collect(), result, config, trace: None }
+    }
+
+    #[test]
+    fn run_says_each_figure_the_same_in_the_terminal_the_page_and_the_json() {
+        let report = run_with_lockstat();
+        renderings_agree(&report).unwrap();
+        let text = report.text(View::default());
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(widest <= 130, "a line of {widest} columns:\n{text}");
+        // Issue 44: the page had no lock table although --lockstat was given.
+        let page = report.page(View::default()).render();
+        for title in [
+            super::super::locks::SUMMARY,
+            "Locks: holds",
+            "Locks: where each path held and waited",
+            "Requests and groups",
+        ] {
+            assert!(page.contains(title) && text.contains(title), "{title}:\n{text}");
+        }
+        assert!(
+            text.contains("queue-lock")
+                && text.contains("passed")
+                && text.contains("churn removals"),
+            "{text}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&report.json(None).unwrap()).unwrap();
+        assert!(json["locks"].as_array().is_some_and(|l| !l.is_empty()), "{json}");
     }
 }
