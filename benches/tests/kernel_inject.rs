@@ -25,7 +25,7 @@ fn the_verification_sees_the_lock_held_inside_and_not_outside_and_calibrates_the
     assert_eq!(v.check(), Ok(()));
     // The same figures with the sites the other way round are refused.
     let swapped = inject::Verification { inside_held: v.outside_held, outside_held: v.inside_held, ..v.clone() };
-    assert!(swapped.check().unwrap_err().contains("not inside the lock"));
+    assert!(swapped.check().unwrap_err().message.contains("not inside the lock"));
     // A candidate never held inside is not chosen over the held one.
     let two = inject::parse_verification(&fixture("verify.json"), &[0xffff88841dbb54b8, 0x1234]).unwrap();
     assert_eq!(two.lock_addr, 0xffff88841dbb54b8);

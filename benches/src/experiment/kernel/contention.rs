@@ -13,6 +13,8 @@
 //! all its contentions count as the scheduler's, whoever the caller (blk-mq takes it too, through
 //! the elevator's hooks).
 
+use super::failed;
+use crate::error::ExperimentError;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -72,7 +74,7 @@ pub fn is_scheduler_function(frame: &str) -> bool {
 }
 
 /// Parses bpftrace's `-f json` output of [`BPFTRACE_PROGRAM`] (one JSON object per line).
-pub fn parse_bpftrace(text: &str) -> Result<Vec<Site>, String> {
+pub fn parse_bpftrace(text: &str) -> Result<Vec<Site>, ExperimentError> {
     let mut sites: BTreeMap<(u64, Vec<String>), Site> = BTreeMap::new();
     let mut saw_wait = false;
     for (i, line) in text.lines().enumerate() {
@@ -80,7 +82,10 @@ pub fn parse_bpftrace(text: &str) -> Result<Vec<Site>, String> {
         if line.is_empty() {
             continue;
         }
-        let value: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("bpftrace output line {}: {e}", i + 1))?;
+        let at = format!("bpftrace output line {}", i + 1);
+        let bad_key = |key: &str| failed(format!("{at}: bad key `{}`", key.escape_debug()));
+        let value: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| failed(format!("{at}: {e}")))?;
         let kind = value.get("type").and_then(|t| t.as_str()).unwrap_or("");
         let data = value.get("data");
         match kind {
@@ -88,20 +93,22 @@ pub fn parse_bpftrace(text: &str) -> Result<Vec<Site>, String> {
                 let Some(map) = data.and_then(|d| d.get("@wait")).and_then(|m| m.as_object()) else { continue };
                 saw_wait = true;
                 for (key, v) in map {
-                    let (addr, stack) = parse_key(key).ok_or_else(|| format!("bpftrace output line {}: bad key `{}`", i + 1, key.escape_debug()))?;
+                    let (addr, stack) = parse_key(key).ok_or_else(|| bad_key(key))?;
                     let count = v.get("count").and_then(|c| c.as_u64()).unwrap_or(0);
                     let total = v.get("total").and_then(|c| c.as_u64()).unwrap_or(0);
                     let site = sites.entry((addr, stack.clone())).or_insert(Site { lock_addr: addr, stack, contentions: 0, wait_total_ns: 0, wait_max_ns: 0 });
                     // One key may come on several lines: its counts add up checked (issue 43).
-                    let line = i + 1;
-                    crate::counts::add_to(&mut site.contentions, count, &format!("bpftrace output line {line}: contentions"))?;
-                    crate::counts::add_to(&mut site.wait_total_ns, total, &format!("bpftrace output line {line}: wait total (ns)"))?;
+                    let what = |counts: &str| format!("{at}: {counts}");
+                    let add_to = crate::counts::add_to;
+                    add_to(&mut site.contentions, count, &what("contentions")).map_err(failed)?;
+                    let waited = what("wait total (ns)");
+                    add_to(&mut site.wait_total_ns, total, &waited).map_err(failed)?;
                 }
             }
             "map" => {
                 let Some(map) = data.and_then(|d| d.get("@max")).and_then(|m| m.as_object()) else { continue };
                 for (key, v) in map {
-                    let (addr, stack) = parse_key(key).ok_or_else(|| format!("bpftrace output line {}: bad key `{}`", i + 1, key.escape_debug()))?;
+                    let (addr, stack) = parse_key(key).ok_or_else(|| bad_key(key))?;
                     let max = v.as_u64().unwrap_or(0);
                     let site = sites.entry((addr, stack.clone())).or_insert(Site { lock_addr: addr, stack, contentions: 0, wait_total_ns: 0, wait_max_ns: 0 });
                     site.wait_max_ns = site.wait_max_ns.max(max);
@@ -111,7 +118,7 @@ pub fn parse_bpftrace(text: &str) -> Result<Vec<Site>, String> {
         }
     }
     if !saw_wait && !sites.is_empty() {
-        return Err("bpftrace output has maxima but no wait statistics".into());
+        return Err(failed("bpftrace output has maxima but no wait statistics"));
     }
     Ok(sites.into_values().collect())
 }
@@ -139,9 +146,10 @@ pub struct Contention {
 
 impl Contention {
     /// Adds a site's counts, checked (issue 43): past `u64::MAX` is an error, never a wrap.
-    fn add(&mut self, s: &Site) -> Result<(), String> {
-        crate::counts::add_to(&mut self.contentions, s.contentions, "lock contentions")?;
-        crate::counts::add_to(&mut self.wait_total_ns, s.wait_total_ns, "lock wait total (ns)")?;
+    fn add(&mut self, s: &Site) -> Result<(), ExperimentError> {
+        let add_to = crate::counts::add_to;
+        add_to(&mut self.contentions, s.contentions, "lock contentions").map_err(failed)?;
+        add_to(&mut self.wait_total_ns, s.wait_total_ns, "lock wait total (ns)").map_err(failed)?;
         self.wait_max_ns = self.wait_max_ns.max(s.wait_max_ns);
         Ok(())
     }
@@ -172,7 +180,7 @@ pub struct ContentionSummary {
 
 impl ContentionSummary {
     /// The summary of a run's sites; an error when a sum of their counts passes `u64::MAX`.
-    pub fn of(sites: &[Site]) -> Result<ContentionSummary, String> {
+    pub fn of(sites: &[Site]) -> Result<ContentionSummary, ExperimentError> {
         let sched_addrs: std::collections::BTreeSet<u64> =
             sites.iter().filter(|s| s.stack.iter().any(|f| is_scheduler_function(f))).map(|s| s.lock_addr).collect();
         let mut out = ContentionSummary { scheduler_lock_addrs: sched_addrs.len(), ..Default::default() };
@@ -243,7 +251,7 @@ mod tests {
         let sites = parse_bpftrace(&(line(u64::MAX - 1, 5) + &line(1, 5))).unwrap();
         assert_eq!((sites[0].contentions, sites[0].wait_total_ns), (u64::MAX, 10));
         for text in [line(u64::MAX, 0) + &line(1, 0), line(0, u64::MAX) + &line(0, 1)] {
-            let e = parse_bpftrace(&text).unwrap_err();
+            let e = parse_bpftrace(&text).unwrap_err().message;
             assert!(e.contains("line 2") && e.contains("add up past 18446744073709551615") && !e.contains('\n'), "{e}");
         }
         let frames = ["_raw_spin_lock", "bfq_dispatch_request"];
@@ -253,7 +261,7 @@ mod tests {
             [site(1, &frames, u64::MAX, 1, 1), site(1, &["_raw_spin_lock", "blk_mq_submit_bio"], 1, 1, 1)],
             [site(2, &["_raw_spin_lock", "try_to_wake_up"], 1, u64::MAX, 1), site(3, &["_raw_spin_lock", "schedule"], 1, 1, 1)],
         ] {
-            let e = ContentionSummary::of(&sites).unwrap_err();
+            let e = ContentionSummary::of(&sites).unwrap_err().message;
             assert!(e.contains("add up past 18446744073709551615"), "{e}");
         }
     }

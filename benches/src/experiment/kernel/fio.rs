@@ -3,6 +3,8 @@
 //! One fio process per cgroup of jobs (`numjobs` processes, forked by fio as the seeds' runs
 //! were), `--output-format=json`, `--group_reporting`: one aggregated job entry per process.
 
+use super::failed;
+use crate::error::ExperimentError;
 use crate::driver::workload::Rw;
 use serde::Serialize;
 use std::path::Path;
@@ -81,12 +83,14 @@ fn number(v: &serde_json::Value, key: &str) -> Option<f64> {
 
 /// Parses fio's `--output-format=json` output. Text before the JSON (fio prints warnings there)
 /// is skipped.
-pub fn parse(text: &str) -> Result<FioResult, String> {
-    let start = text.find('{').ok_or("no JSON object in fio's output")?;
-    let value: serde_json::Value = serde_json::from_str(&text[start..]).map_err(|e| format!("fio's JSON output: {e}"))?;
-    let jobs = value.get("jobs").and_then(|j| j.as_array()).ok_or("fio's JSON output has no `jobs` list")?;
+pub fn parse(text: &str) -> Result<FioResult, ExperimentError> {
+    let start = text.find('{').ok_or_else(|| failed("no JSON object in fio's output"))?;
+    let value: serde_json::Value = serde_json::from_str(&text[start..])
+        .map_err(|e| failed(format!("fio's JSON output: {e}")))?;
+    let jobs = value.get("jobs").and_then(|j| j.as_array());
+    let jobs = jobs.ok_or_else(|| failed("fio's JSON output has no `jobs` list"))?;
     if jobs.is_empty() {
-        return Err("fio's JSON output lists no job".into());
+        return Err(failed("fio's JSON output lists no job"));
     }
     let mut r = FioResult {
         fio_version: value.get("fio version").and_then(|v| v.as_str()).unwrap_or("unknown").to_string(),
@@ -97,11 +101,14 @@ pub fn parse(text: &str) -> Result<FioResult, String> {
     let (mut usr, mut sys) = (0.0, 0.0);
     for job in jobs {
         for dir in ["read", "write"] {
-            let d = job.get(dir).ok_or_else(|| format!("fio job without `{dir}`"))?;
+            let d = job.get(dir).ok_or_else(|| failed(format!("fio job without `{dir}`")))?;
             // A count: a whole number, summed checked over directions and jobs (issue 43).
-            let ios = d.get("total_ios").ok_or_else(|| format!("fio `{dir}` without `total_ios`"))?;
-            let ios = ios.as_u64().ok_or_else(|| format!("fio `{dir}`: `total_ios` is not a count: {ios}"))?;
-            crate::counts::add_to(&mut r.ios, ios, "fio's `total_ios` over its jobs")?;
+            let ios = d.get("total_ios");
+            let ios = ios.ok_or_else(|| failed(format!("fio `{dir}` without `total_ios`")))?;
+            let not_a_count = || failed(format!("fio `{dir}`: `total_ios` is not a count: {ios}"));
+            let ios = ios.as_u64().ok_or_else(not_a_count)?;
+            let what = "fio's `total_ios` over its jobs";
+            crate::counts::add_to(&mut r.ios, ios, what).map_err(failed)?;
             r.iops += number(d, "iops").unwrap_or(0.0);
             if ios > 0 {
                 runtime_ms = runtime_ms.max(number(d, "runtime").unwrap_or(0.0));
@@ -310,12 +317,15 @@ mod tests {
         let r = parse(&text(&[job(u64::MAX - 1, 1)])).unwrap();
         assert_eq!(r.ios, u64::MAX);
         for jobs in [vec![job(u64::MAX, 1)], vec![job(u64::MAX, 0), job(1, 0)]] {
-            let e = parse(&text(&jobs)).unwrap_err();
+            let e = parse(&text(&jobs)).unwrap_err().message;
             assert!(e.contains("add up past 18446744073709551615") && !e.contains('\n'), "{e}");
         }
         // Not a count at all: negative, fractional, beyond u64.
         for bad in ["-1", "1.5", "18446744073709551616"] {
-            let e = parse(&format!("{{\"jobs\":[{{\"read\":{{\"total_ios\":{bad}}},\"write\":{{\"total_ios\":0}}}}]}}")).unwrap_err();
+            let jobs = format!(
+                "{{\"jobs\":[{{\"read\":{{\"total_ios\":{bad}}},\"write\":{{\"total_ios\":0}}}}]}}"
+            );
+            let e = parse(&jobs).unwrap_err().message;
             assert!(e.contains("not a count"), "{bad}: {e}");
         }
     }

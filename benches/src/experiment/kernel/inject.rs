@@ -43,6 +43,7 @@
 
 use super::fidelity::Verdict;
 use super::system;
+use super::failed;
 use crate::driver::workload::{self, sleep_until, WorkloadConfig};
 use crate::error::ExperimentError;
 use crate::experiment::observer::{Event, Observer};
@@ -140,10 +141,15 @@ pub struct ModelFrom {
 
 /// Finds the point of `threads` jobs × `iodepth` in a `schedlab kernel --json` report (its main
 /// point or one of `points`) and takes its model inputs; an error says what is missing.
-pub fn model_from_report(file: &Path, text: &str, threads: usize, iodepth: usize) -> Result<ModelFrom, String> {
+pub fn model_from_report(
+    file: &Path,
+    text: &str,
+    threads: usize,
+    iodepth: usize,
+) -> Result<ModelFrom, ExperimentError> {
     use serde_json::Value;
     let name = file.display();
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("--model-from {name}: not a schedlab kernel JSON report ({e})"))?;
+    let v: Value = serde_json::from_str(text).map_err(|e| failed(format!("--model-from {name}: not a schedlab kernel JSON report ({e})")))?;
     let num = |v: &Value, key: &str| v.get(key).and_then(Value::as_u64);
     // The main point: the report's config and top-level figures; the others: `points`.
     let mut candidates: Vec<(Option<(u64, u64)>, &Value, &Value)> = Vec::new();
@@ -154,25 +160,25 @@ pub fn model_from_report(file: &Path, text: &str, threads: usize, iodepth: usize
         candidates.push((p.get("point").and_then(|pt| num(pt, "threads").zip(num(pt, "iodepth"))), p, p));
     }
     if candidates.is_empty() || v.get("model_outside_ns").is_none() {
-        return Err(format!("--model-from {name}: not a schedlab kernel JSON report (no config and no model_outside_ns)"));
+        return Err(failed(format!("--model-from {name}: not a schedlab kernel JSON report (no config and no model_outside_ns)")));
     }
     let want = (threads as u64, iodepth as u64);
     let Some((_, figures, at)) = candidates.into_iter().find(|(p, ..)| *p == Some(want)) else {
-        return Err(format!("--model-from {name}: the report has no point of {threads} jobs × iodepth {iodepth}"));
+        return Err(failed(format!("--model-from {name}: the report has no point of {threads} jobs × iodepth {iodepth}")));
     };
-    let outside_ns = num(figures, "model_outside_ns").ok_or_else(|| format!("--model-from {name}: the point has no model_outside_ns"))?;
+    let outside_ns = num(figures, "model_outside_ns").ok_or_else(|| failed(format!("--model-from {name}: the point has no model_outside_ns")))?;
     let elevator_ns = num(figures, "model_elevator_ns").unwrap_or(0);
     let pads = at.get("sites").and_then(|s| s.get("pads")).filter(|p| !p.is_null()).ok_or_else(|| {
-        format!("--model-from {name}: the point of {threads} jobs × iodepth {iodepth} has no site calibration (it needs the bfq profile and the model: run without --no-profile)")
+        failed(format!("--model-from {name}: the point of {threads} jobs × iodepth {iodepth} has no site calibration (it needs the bfq profile and the model: run without --no-profile)"))
     })?;
-    let arr = |key: &str, n: usize| -> Result<Vec<u64>, String> {
-        let a = pads.get(key).and_then(Value::as_array).ok_or_else(|| format!("--model-from {name}: sites.pads.{key} is missing"))?;
+    let arr = |key: &str, n: usize| -> Result<Vec<u64>, ExperimentError> {
+        let a = pads.get(key).and_then(Value::as_array).ok_or_else(|| failed(format!("--model-from {name}: sites.pads.{key} is missing")))?;
         let v: Vec<u64> = a.iter().filter_map(Value::as_u64).collect();
         if v.len() != n || v.len() != a.len() {
-            return Err(format!("--model-from {name}: sites.pads.{key} must be {n} whole numbers of ns"));
+            return Err(failed(format!("--model-from {name}: sites.pads.{key} must be {n} whole numbers of ns")));
         }
         if let Some(x) = v.iter().find(|&&x| x > MAX_PAD_NS) {
-            return Err(format!("--model-from {name}: sites.pads.{key} holds {x} ns, more than {MAX_PAD_NS}"));
+            return Err(failed(format!("--model-from {name}: sites.pads.{key} holds {x} ns, more than {MAX_PAD_NS}")));
         }
         Ok(v)
     };
@@ -182,7 +188,7 @@ pub fn model_from_report(file: &Path, text: &str, threads: usize, iodepth: usize
     pads.gap_ns.copy_from_slice(&gap);
     for (what, x) in [("model_outside_ns", outside_ns), ("model_elevator_ns", elevator_ns)] {
         if x > 1_000_000_000 {
-            return Err(format!("--model-from {name}: {what} is {x} ns, more than 1 s"));
+            return Err(failed(format!("--model-from {name}: {what} is {x} ns, more than 1 s")));
         }
     }
     let point = format!("{threads} job{} × iodepth {iodepth}", if threads == 1 { "" } else { "s" });
@@ -215,15 +221,15 @@ impl InjectConfig {
 
 /// Refuses, in one line, a kernel whose tracefs (at `tracefs`) lacks a tracepoint `--inject`
 /// needs.
-pub fn check_tracepoints(tracefs: &Path) -> Result<(), String> {
+pub fn check_tracepoints(tracefs: &Path) -> Result<(), ExperimentError> {
     for tp in TRACEPOINTS {
         let format = tracefs.join("events").join(tp).join("format");
         if !format.exists() {
-            return Err(format!(
+            return Err(ExperimentError::bad_input(format!(
                 "this kernel has no tracepoint {} ({} is missing): --inject needs block_rq_insert, block_getrq and lock:contention_begin with BPF",
                 tp.replace('/', ":"),
                 format.display()
-            ));
+            )));
         }
     }
     Ok(())
@@ -282,14 +288,14 @@ interval:ms:{PHASE_MS} {{\n  @seq = @seq + 1; $seq = (uint64)@seq;\n  @t[$seq] =
 // ---- parsers ------------------------------------------------------------------------------------
 
 /// Every map of a bpftrace `-f json` output, by name (the last printing of each).
-fn bpftrace_maps(text: &str) -> Result<BTreeMap<String, serde_json::Value>, String> {
+fn bpftrace_maps(text: &str) -> Result<BTreeMap<String, serde_json::Value>, ExperimentError> {
     let mut maps = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if !line.starts_with('{') {
             continue;
         }
-        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("bpftrace output line {}: {e}", i + 1))?;
+        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| failed(format!("bpftrace output line {}: {e}", i + 1)))?;
         if matches!(v.get("type").and_then(|t| t.as_str()), Some("map") | Some("stats")) {
             if let Some(obj) = v.get("data").and_then(|d| d.as_object()) {
                 for (k, val) in obj {
@@ -303,7 +309,7 @@ fn bpftrace_maps(text: &str) -> Result<BTreeMap<String, serde_json::Value>, Stri
 
 /// The scheduler's lock addresses in a [`find_lock_program`] output: every address one of whose
 /// contended callers is a function of BFQ, most contended first.
-pub fn parse_lock_addrs(text: &str) -> Result<Vec<u64>, String> {
+pub fn parse_lock_addrs(text: &str) -> Result<Vec<u64>, ExperimentError> {
     let maps = bpftrace_maps(text)?;
     let mut by_addr: BTreeMap<u64, u64> = BTreeMap::new();
     if let Some(c) = maps.get("@c").and_then(|c| c.as_object()) {
@@ -313,7 +319,7 @@ pub fn parse_lock_addrs(text: &str) -> Result<Vec<u64>, String> {
             if stack.lines().map(|l| l.trim().split('+').next().unwrap_or("")).any(|f| f.starts_with("bfq_") || f.starts_with("bfqq_")) {
                 let slot = by_addr.entry(addr).or_default();
                 *slot = slot.checked_add(count.as_u64().unwrap_or(0)).ok_or_else(|| {
-                    format!("@c: the counts of lock {addr:#x} add up past {}", u64::MAX)
+                    failed(format!("@c: the counts of lock {addr:#x} add up past {}", u64::MAX))
                 })?;
             }
         }
@@ -356,36 +362,37 @@ impl Verification {
 
     /// Whether the sites are what they claim: the inside site sees the lock held on at least 99 %
     /// of its hits, the outside one on at most half; and the loop calibrated.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ExperimentError> {
         if self.inside_hits == 0 || self.outside_hits == 0 {
-            return Err(format!("the sites saw no I/O of the device (inside {} hits, outside {})", self.inside_hits, self.outside_hits));
+            return Err(failed(format!("the sites saw no I/O of the device (inside {} hits, outside {})", self.inside_hits, self.outside_hits)));
         }
         if self.inside_held_frac() < 0.99 {
-            return Err(format!("block_rq_insert saw BFQ's lock held on {:.1} % of its hits (99 % needed): it is not inside the lock on this kernel", 100.0 * self.inside_held_frac()));
+            return Err(failed(format!("block_rq_insert saw BFQ's lock held on {:.1} % of its hits (99 % needed): it is not inside the lock on this kernel", 100.0 * self.inside_held_frac())));
         }
         if self.outside_held_frac() > 0.5 {
-            return Err(format!("block_getrq saw BFQ's lock held on {:.1} % of its hits: it is not outside the lock on this kernel", 100.0 * self.outside_held_frac()));
+            return Err(failed(format!("block_getrq saw BFQ's lock held on {:.1} % of its hits: it is not outside the lock on this kernel", 100.0 * self.outside_held_frac())));
         }
         if self.ns_per_iter() <= 0.0 {
-            return Err("the calibration loop measured no time".into());
+            return Err(failed("the calibration loop measured no time"));
         }
         Ok(())
     }
 }
 
 /// Reads a [`verify_program`] output for `addrs`.
-pub fn parse_verification(text: &str, addrs: &[u64]) -> Result<Verification, String> {
+pub fn parse_verification(text: &str, addrs: &[u64]) -> Result<Verification, ExperimentError> {
     let maps = bpftrace_maps(text)?;
     let get = |m: &str, k: &str| maps.get(m).and_then(|v| v.get(k)).and_then(|v| v.as_u64()).unwrap_or(0);
     let scalar = |m: &str| maps.get(m).and_then(|v| v.as_u64().or_else(|| v.get("average").and_then(|a| a.as_u64())));
-    let best = (0..addrs.len()).max_by_key(|i| (get("@held", &format!("0,{i}")), std::cmp::Reverse(*i))).ok_or("no candidate lock address")?;
+    let best = (0..addrs.len()).max_by_key(|i| (get("@held", &format!("0,{i}")), std::cmp::Reverse(*i))).ok_or_else(|| failed("no candidate lock address"))?;
     Ok(Verification {
         lock_addr: addrs[best],
         inside_hits: get("@hits", "0"),
         inside_held: get("@held", &format!("0,{best}")),
         outside_hits: get("@hits", "1"),
         outside_held: get("@held", &format!("1,{best}")),
-        cal_loop_ns: scalar("@cal_loop").ok_or("no calibration in the verification output")?,
+        cal_loop_ns: scalar("@cal_loop")
+            .ok_or_else(|| failed("no calibration in the verification output"))?,
         cal_empty_ns: scalar("@cal_empty").unwrap_or(0),
         cal_loop_avg_ns: scalar("@cal_loop_avg").unwrap_or(0),
         cal_empty_avg_ns: scalar("@cal_empty_avg").unwrap_or(0),
@@ -415,11 +422,11 @@ pub struct Phase {
 
 /// The phases of an [`inject_program`] output: every phase with a start and an end (the one
 /// running at exit is left out), in order.
-pub fn parse_phases(text: &str) -> Result<Vec<Phase>, String> {
+pub fn parse_phases(text: &str) -> Result<Vec<Phase>, ExperimentError> {
     let maps = bpftrace_maps(text)?;
-    let by_seq = |m: &str| -> Result<BTreeMap<u64, u64>, String> {
-        let obj = maps.get(m).and_then(|v| v.as_object()).ok_or_else(|| format!("bpftrace output has no {m} map"))?;
-        obj.iter().map(|(k, v)| Ok((k.parse::<u64>().map_err(|_| format!("{m}: bad key `{k}`"))?, v.as_u64().ok_or_else(|| format!("{m}[{k}]: not a count"))?))).collect()
+    let by_seq = |m: &str| -> Result<BTreeMap<u64, u64>, ExperimentError> {
+        let obj = maps.get(m).and_then(|v| v.as_object()).ok_or_else(|| failed(format!("bpftrace output has no {m} map")))?;
+        obj.iter().map(|(k, v)| Ok((k.parse::<u64>().map_err(|_| failed(format!("{m}: bad key `{k}`")))?, v.as_u64().ok_or_else(|| failed(format!("{m}[{k}]: not a count")))?))).collect()
     };
     let n = by_seq("@n").unwrap_or_default();
     let t = by_seq("@t")?;
@@ -432,10 +439,10 @@ pub fn parse_phases(text: &str) -> Result<Vec<Phase>, String> {
             0 => PhaseKind::Nothing,
             1 => PhaseKind::Inside,
             2 => PhaseKind::Outside,
-            _ => return Err(format!("@ph[{seq}] = {code}: not a phase code")),
+            _ => return Err(failed(format!("@ph[{seq}] = {code}: not a phase code"))),
         };
         if end <= start {
-            return Err(format!("phase {seq} ends before it starts"));
+            return Err(failed(format!("phase {seq} ends before it starts")));
         }
         out.push(Phase { seq, kind, cost: (code % 100) as usize, ios: n.get(&seq).copied().unwrap_or(0), duration_s: (end - start) as f64 / 1e9 });
     }
@@ -689,22 +696,27 @@ fn device_ios(device: &Path) -> Option<u64> {
 }
 
 /// The kernel's `dev_t` of a block device (`MAJOR << 20 | MINOR`, as tracepoints give it).
-fn kernel_dev(device: &Path) -> Result<u64, String> {
+fn kernel_dev(device: &Path) -> Result<u64, ExperimentError> {
     use std::os::unix::fs::MetadataExt;
-    let rdev = std::fs::metadata(device).map_err(|e| format!("{}: {e}", device.display()))?.rdev();
+    let metadata = std::fs::metadata(device);
+    let rdev = metadata.map_err(|e| failed(format!("{}: {e}", device.display())))?.rdev();
     Ok(((libc::major(rdev) as u64) << 20) | libc::minor(rdev) as u64)
 }
 
 /// Runs a bpftrace program that exits by itself; its stdout. Killed when `stop` is set or after
 /// `limit`.
-fn bpftrace_run(program: &str, limit: Duration, stop: &AtomicBool) -> Result<Option<String>, String> {
+fn bpftrace_run(
+    program: &str,
+    limit: Duration,
+    stop: &AtomicBool,
+) -> Result<Option<String>, ExperimentError> {
     let mut cmd = Command::new("bpftrace");
     cmd.args(["-f", "json", "-e", program]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     system::ChildSetup::new(&[])?.apply(&mut cmd);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start bpftrace: {e}"))?;
-    let mut stdout = child.stdout.take().ok_or("bpftrace has no stdout")?;
-    let mut stderr = child.stderr.take().ok_or("bpftrace has no stderr")?;
+    let mut child = cmd.spawn().map_err(|e| failed(format!("cannot start bpftrace: {e}")))?;
+    let mut stdout = child.stdout.take().ok_or_else(|| failed("bpftrace has no stdout"))?;
+    let mut stderr = child.stderr.take().ok_or_else(|| failed("bpftrace has no stderr"))?;
     let out = std::thread::spawn(move || {
         let mut s = String::new();
         let _ = stdout.read_to_string(&mut s);
@@ -722,10 +734,10 @@ fn bpftrace_run(program: &str, limit: Duration, stop: &AtomicBool) -> Result<Opt
         Some(s) if s.success() => Ok(Some(text)),
         Some(s) => {
             let line = err.lines().find(|l| l.contains("ERROR") || l.contains("rror")).unwrap_or_else(|| err.lines().next().unwrap_or("")).trim().to_string();
-            Err(format!("bpftrace failed ({s}): {line}"))
+            Err(failed(format!("bpftrace failed ({s}): {line}")))
         }
         None if stop.load(Ordering::Relaxed) => Ok(None),
-        None => Err(format!("bpftrace did not finish within {} s", limit.as_secs())),
+        None => Err(failed(format!("bpftrace did not finish within {} s", limit.as_secs()))),
     }
 }
 
@@ -736,24 +748,20 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
     let mut resolved = icfg.clone();
     if let Some(file) = &icfg.model_from_file {
         let text = crate::files::input::read_input(file, "kernel report", crate::files::input::caps::MODEL_JSON, stop)?;
-        resolved.model_from = Some(model_from_report(file, &text, cfg.threads, cfg.iodepth).map_err(ExperimentError::bad_input)?);
+        let model_from = model_from_report(file, &text, cfg.threads, cfg.iodepth);
+        resolved.model_from = Some(model_from.map_err(|e| ExperimentError::bad_input(e.message))?);
     }
     let icfg = &resolved;
     let system::Preflight { cgroup_io, device: block_device } =
-        system::preflight(cfg.groups > 0, true, cfg.device.as_deref())
-            .map_err(ExperimentError::bad_input)?;
-    check_tracepoints(Path::new("/sys/kernel/tracing")).map_err(ExperimentError::bad_input)?;
+        system::preflight(cfg.groups > 0, true, cfg.device.as_deref())?;
+    check_tracepoints(Path::new("/sys/kernel/tracing"))?;
     // A --device is held for the whole run (`kernel::run` says why).
-    let refusal = |e: String| match e.strip_prefix(system::REFUSED) {
-        Some(refused) => ExperimentError::bad_input(refused),
-        None => ExperimentError::run_failed(e),
-    };
-    let device_lock = block_device.as_ref().map(system::lock_device).transpose().map_err(refusal)?;
+    let device_lock = block_device.as_ref().map(system::lock_device).transpose()?;
     let held: Vec<system::DevNum> = device_lock.iter().map(|l| l.device).collect();
     let (_, problems) = system::cleanup_stale(&held);
     // The cgroup names this run will make: someone else's there is refused before the work.
     if let (Some(io), true) = (&cgroup_io, cfg.groups > 0) {
-        system::cgroup_names_free(io).map_err(refusal)?;
+        system::cgroup_names_free(io)?;
     }
     let mut warnings: Vec<String> = problems.into_iter().map(|p| format!("clean-up of an earlier run: {p}")).collect();
     let mut failures: Vec<String> = Vec::new();
@@ -763,9 +771,9 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
     let estimated_s = icfg.phases_s() + 30.0 + model_runs as f64 * (cfg.duration + cfg.ramp).as_secs_f64();
     observer.event(Event::Planned { steps, estimated_s });
 
-    let mut ledger = system::Ledger::create().map_err(refusal)?;
+    let mut ledger = system::Ledger::create()?;
     let mut device_text = String::new();
-    let setup = (|| -> Result<(PathBuf, Option<system::Cgroups>), String> {
+    let setup = (|| -> Result<(PathBuf, Option<system::Cgroups>), ExperimentError> {
         let (device, num, loop_backing) = match &block_device {
             Some(d) => {
                 device_text = d.given.display().to_string();
@@ -779,9 +787,12 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
         };
         let queue = num.queue();
         system::record_queue_state(&mut ledger, num, loop_backing)?;
-        std::fs::write(queue.join("scheduler"), "bfq").map_err(|e| format!("cannot switch {} to bfq: {e}", device.display()))?;
+        let shown = device.display();
+        std::fs::write(queue.join("scheduler"), "bfq")
+            .map_err(|e| failed(format!("cannot switch {shown} to bfq: {e}")))?;
         for (knob, value) in [("slice_idle", "0"), ("low_latency", "0")] {
-            std::fs::write(queue.join("iosched").join(knob), value).map_err(|e| format!("cannot set {knob}: {e}"))?;
+            std::fs::write(queue.join("iosched").join(knob), value)
+                .map_err(|e| failed(format!("cannot set {knob}: {e}")))?;
         }
         let cgroups = match (&cgroup_io, cfg.groups) {
             (Some(io), g) if g > 0 => Some(system::make_cgroups(&mut ledger, io, g, &cfg.weights)?),
@@ -793,10 +804,7 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
         Ok(v) => v,
         Err(e) => {
             drop(ledger);
-            return Err(match e.strip_prefix(system::REFUSED) {
-                Some(refused) => ExperimentError::bad_input(refused),
-                None => ExperimentError::run_failed(format!("set-up failed: {e}")),
-            });
+            return Err(super::setup_failed(e));
         }
     };
 
@@ -814,9 +822,9 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
             interrupted = true;
             None
         }
-        Err(e) if e.starts_with("refused: ") => {
+        Err(e) if e.kind == crate::error::ErrorKind::BadInput => {
             drop(ledger);
-            return Err(ExperimentError::bad_input(e.trim_start_matches("refused: ").to_string()));
+            return Err(e);
         }
         Err(e) => {
             failures.push(format!("kernel: {e}"));
@@ -1053,8 +1061,8 @@ fn keep_raw(icfg: &InjectConfig, name: &str, text: &str, failed: &mut Vec<String
 }
 
 /// The kernel half: fio started once; the unattached rate; the lock found; the sites verified
-/// and the loop calibrated; the phases; the unattached rate again. `None` when stopped. An error
-/// starting `refused: ` is a kernel that cannot serve (bad input).
+/// and the loop calibrated; the phases; the unattached rate again. `None` when stopped. A bad
+/// input error is a kernel that cannot serve (no lock found, sites not verified).
 #[allow(clippy::too_many_arguments)]
 fn kernel_half(
     cfg: &KernelSettings,
@@ -1066,7 +1074,7 @@ fn kernel_half(
     observer: &mut dyn Observer,
     model_outside_ns: &mut u64,
     raw_failures: &mut Vec<String>,
-) -> Result<Option<InjectKernel>, String> {
+) -> Result<Option<InjectKernel>, ExperimentError> {
     let dev = kernel_dev(device)?;
     const WINDOW: Duration = Duration::from_secs(2);
     let find_s = 3u64;
@@ -1104,13 +1112,13 @@ fn kernel_half(
         let setup = system::ChildSetup::new(&joins)?;
         setup.apply(&mut cmd);
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        let child = cmd.spawn().map_err(|e| format!("cannot start fio: {e}"))?;
+        let child = cmd.spawn().map_err(|e| failed(format!("cannot start fio: {e}")))?;
         // Recorded (pid and start time), so that a clean-up after a SIGKILL may signal it.
         let pid = child.id();
         children.push(child);
         ledger.record_process(pid)?;
     }
-    let result = (|| -> Result<Option<InjectKernel>, String> {
+    let result = (|| -> Result<Option<InjectKernel>, ExperimentError> {
         let unattached = |stop: &AtomicBool| -> Option<(f64, Option<f64>)> {
             let (a, busy_a, t0) = (device_ios(device)?, crate::driver::host::machine_busy_steal_s().map(|b| b.0), Instant::now());
             if !sleep_until(t0 + WINDOW, stop) {
@@ -1128,7 +1136,7 @@ fn kernel_half(
         // fio's job processes, recorded as fio is: now, and again after the next steps (on a
         // loaded machine they may start later).
         let pids: Vec<u32> = children.iter().map(|c| c.id()).collect();
-        let mut record_jobs = || -> Result<(), String> {
+        let mut record_jobs = || -> Result<(), ExperimentError> {
             for &pid in &pids {
                 for (job, _) in system::descendants(pid) {
                     ledger.record_process(job)?;
@@ -1157,14 +1165,14 @@ fn kernel_half(
         record_jobs()?;
         let mut addrs = parse_lock_addrs(&text)?;
         if addrs.is_empty() {
-            return Err(format!("refused: no contended lock with a caller in bfq_* in {find_s} s of I/O: BFQ's lock cannot be found (more --threads contend it)"));
+            return Err(ExperimentError::bad_input(format!("no contended lock with a caller in bfq_* in {find_s} s of I/O: BFQ's lock cannot be found (more --threads contend it)")));
         }
         addrs.truncate(4);
         observer.event(Event::Step { done: 2, label: "kernel: verifying the sites, calibrating the loop" });
         let Some(text) = bpftrace_run(&verify_program(dev, &addrs, verify_s), Duration::from_secs(verify_s + 60), stop)? else { return Ok(None) };
         keep_raw(icfg, "verify.json", &text, raw_failures);
         let verification = parse_verification(&text, &addrs)?;
-        verification.check().map_err(|e| format!("refused: {e}"))?;
+        verification.check().map_err(|e| ExperimentError::bad_input(e.message))?;
         let ns_per_iter = verification.ns_per_iter();
         let iters: Vec<u64> = icfg.costs_ns.iter().map(|&c| (c as f64 / ns_per_iter).round() as u64).collect();
         observer.event(Event::Step { done: 3, label: &format!("kernel: {} phases of {PHASE_MS} ms", icfg.costs_ns.len() * icfg.cycles * 3) });
@@ -1288,7 +1296,7 @@ mod tests {
             std::fs::create_dir_all(dir.path().join("events").join(tp)).unwrap();
             std::fs::write(dir.path().join("events").join(tp).join("format"), "name: x\n").unwrap();
         }
-        let e = check_tracepoints(dir.path()).unwrap_err();
+        let e = check_tracepoints(dir.path()).unwrap_err().message;
         assert!(e.contains("block:block_getrq") && !e.contains('\n'), "{e}");
         std::fs::create_dir_all(dir.path().join("events/block/block_getrq")).unwrap();
         std::fs::write(dir.path().join("events/block/block_getrq/format"), "name: x\n").unwrap();

@@ -387,9 +387,15 @@ fn signal(child: &Child, signal: i32) {
 
 /// Runs `cmd` to its end and returns its stdout, giving way to `stop` (`None`: stopped, the
 /// child killed and reaped) and to `limit` (an error).
-fn output_until(cmd: &mut Command, limit: Duration, stop: &AtomicBool) -> Result<Option<Vec<u8>>, String> {
+fn output_until(
+    cmd: &mut Command,
+    limit: Duration,
+    stop: &AtomicBool,
+) -> Result<Option<Vec<u8>>, ExperimentError> {
     std::os::unix::process::CommandExt::process_group(cmd, 0);
-    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).spawn().map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
+    let spawned = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).spawn();
+    let mut child =
+        spawned.map_err(|e| failed(format!("cannot run {:?}: {e}", cmd.get_program())))?;
     let mut stdout = child.stdout.take();
     let reader = std::thread::spawn(move || {
         let mut bytes = Vec::new();
@@ -403,7 +409,10 @@ fn output_until(cmd: &mut Command, limit: Duration, stop: &AtomicBool) -> Result
     match status {
         Some(_) => Ok(Some(bytes)),
         None if stop.load(Ordering::Relaxed) => Ok(None),
-        None => Err(format!("{:?} did not finish within {} s", cmd.get_program(), limit.as_secs())),
+        None => {
+            let (program, limit) = (cmd.get_program(), limit.as_secs());
+            Err(failed(format!("{program:?} did not finish within {limit} s")))
+        }
     }
 }
 
@@ -417,12 +426,15 @@ struct Rig {
 }
 
 impl Rig {
-    fn set_scheduler(&mut self, sched: KernelSched) -> Result<(), String> {
-        std::fs::write(self.queue.join("scheduler"), sched.elevator()).map_err(|e| format!("cannot switch {} to {}: {e}", self.device.display(), sched.elevator()))?;
+    fn set_scheduler(&mut self, sched: KernelSched) -> Result<(), ExperimentError> {
+        let (device, elevator) = (self.device.display(), sched.elevator());
+        std::fs::write(self.queue.join("scheduler"), elevator)
+            .map_err(|e| failed(format!("cannot switch {device} to {elevator}: {e}")))?;
         if sched.elevator() == "bfq" {
             for (knob, value) in [("slice_idle", "0"), ("low_latency", "0")] {
                 let path = self.queue.join("iosched").join(knob);
-                std::fs::write(&path, value).map_err(|e| format!("cannot set {}: {e}", path.display()))?;
+                std::fs::write(&path, value)
+                    .map_err(|e| failed(format!("cannot set {}: {e}", path.display())))?;
             }
         }
         Ok(())
@@ -436,7 +448,7 @@ impl Rig {
         sched: KernelSched,
         round: usize,
         stop: &AtomicBool,
-    ) -> Result<Option<KernelRun>, String> {
+    ) -> Result<Option<KernelRun>, ExperimentError> {
         let mut started = Vec::new();
         let run = self.fio_run_recorded(cfg, sched, round, stop, &mut started);
         // Every recorded fio is waited for (or killed and reaped) by now: nothing to put back.
@@ -457,7 +469,7 @@ impl Rig {
         round: usize,
         stop: &AtomicBool,
         started: &mut Vec<u32>,
-    ) -> Result<Option<KernelRun>, String> {
+    ) -> Result<Option<KernelRun>, ExperimentError> {
         let groups: Vec<Option<&Path>> = match (sched, &self.cgroups) {
             (KernelSched::BfqGroups, Some(cg)) => cg.groups.iter().map(|g| Some(g.as_path())).collect(),
             _ => vec![None],
@@ -487,7 +499,7 @@ impl Rig {
             setup.apply(&mut cmd);
             // Its own process group, so that a stop kills fio's job processes with it.
             std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-            let child = cmd.spawn().map_err(|e| format!("cannot start fio: {e}"))?;
+            let child = cmd.spawn().map_err(|e| failed(format!("cannot start fio: {e}")))?;
             let pid = child.id();
             started.push(pid);
             children.push(child);
@@ -543,13 +555,16 @@ impl Rig {
             let out = reader.join().unwrap_or_default();
             match status {
                 Some(s) if s.success() => outputs.push(out),
-                Some(s) => return Err(format!("fio failed ({s}): {}", err.lines().next().unwrap_or("").trim())),
+                Some(s) => {
+                    let first = err.lines().next().unwrap_or("").trim();
+                    return Err(failed(format!("fio failed ({s}): {first}")));
+                }
                 None if stop.load(Ordering::Relaxed) => stopped = true,
                 // Past its bound without a stop asked for: a failed run, not an interrupted one
                 // (a fio held stopped past it was counted as a stop of the whole experiment).
                 None => {
                     let held = watch.finish().map_or(String::new(), |d| format!(" (fio was seen stopped by job control for {:.1} s)", d.as_secs_f64()));
-                    return Err(format!("fio did not finish within {} s{held}", limit.as_secs()));
+                    return Err(failed(format!("fio did not finish within {} s{held}", limit.as_secs())));
                 }
             }
         }
@@ -560,10 +575,11 @@ impl Rig {
         }
         let results: Vec<fio::FioResult> = outputs.iter().map(|o| fio::parse(o)).collect::<Result<_, _>>()?;
         if let Some(e) = results.iter().find_map(|r| r.error) {
-            return Err(format!("fio reported error {e}"));
+            return Err(failed(format!("fio reported error {e}")));
         }
         // Checked (issue 43): a sum past u64::MAX fails the run in one line, never wraps.
-        let ios = crate::counts::sum(results.iter().map(|r| r.ios), "fio's I/Os over its processes")?;
+        let what = "fio's I/Os over its processes";
+        let ios = crate::counts::sum(results.iter().map(|r| r.ios), what).map_err(failed)?;
         let iops: f64 = results.iter().map(|r| r.iops).sum();
         let runtime_s = results.iter().map(|r| r.runtime_s).fold(0.0, f64::max);
         let per_io = |s: f64| (ios > 0).then(|| s * 1e6 / ios as f64);
@@ -571,7 +587,9 @@ impl Rig {
         let fio_ns = before.1.zip(after.1).map(|(a, b)| b.saturating_sub(a));
         let root_ns = before.2.zip(after.2).map(|(a, b)| b.saturating_sub(a));
         let split = machine_s.zip(fio_ns).zip(root_ns).map(|((m, f), r)| {
-            Ok::<_, String>(system::CpuSplit::of(m, r, f, system::kthreads_delta_ns(&before.3, &after.3)?, after.4.clone()?.saturating_sub(before.4.clone()?)))
+            let kthreads = system::kthreads_delta_ns(&before.3, &after.3)?;
+            let own = after.4.clone()?.saturating_sub(before.4.clone()?);
+            Ok::<_, ExperimentError>(system::CpuSplit::of(m, r, f, kthreads, own))
         });
         let split = split.transpose()?;
         let window_s = after.5.duration_since(before.5).as_secs_f64();
@@ -603,12 +621,12 @@ const RECORDER_EXIT: Duration = Duration::from_secs(30);
 impl Recorder {
     /// Starts bpftrace with the contention program and waits until its probes are attached
     /// (`None`: a stop came first; bpftrace was killed and reaped).
-    fn bpftrace(stop: &AtomicBool) -> Result<Option<Recorder>, String> {
+    fn bpftrace(stop: &AtomicBool) -> Result<Option<Recorder>, ExperimentError> {
         let mut cmd = Command::new("bpftrace");
         cmd.args(["-f", "json", "-e", contention::BPFTRACE_PROGRAM]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
         system::ChildSetup::new(&[])?.apply(&mut cmd);
-        let mut child = cmd.spawn().map_err(|e| format!("cannot start bpftrace: {e}"))?;
-        let stdout = child.stdout.take().ok_or("bpftrace has no stdout")?;
+        let mut child = cmd.spawn().map_err(|e| failed(format!("cannot start bpftrace: {e}")))?;
+        let stdout = child.stdout.take().ok_or_else(|| failed("bpftrace has no stdout"))?;
         let (tx, rx) = std::sync::mpsc::channel();
         // Read to the end whatever the bytes are: with `lines()`, a line that is not UTF-8 (a
         // symbol or a command name) would end the reading, and bpftrace would then block
@@ -640,7 +658,7 @@ impl Recorder {
                     let _ = output.join();
                     return match stop.load(Ordering::Relaxed) {
                         true => Ok(None),
-                        false => Err("bpftrace did not attach its probes within 60 s".into()),
+                        false => Err(failed("bpftrace did not attach its probes within 60 s")),
                     };
                 }
             }
@@ -648,11 +666,11 @@ impl Recorder {
     }
 
     /// Starts `perf record -a -g` into `file`.
-    fn perf(file: &Path, stop: &AtomicBool) -> Result<Recorder, String> {
+    fn perf(file: &Path, stop: &AtomicBool) -> Result<Recorder, ExperimentError> {
         let mut cmd = Command::new("perf");
         cmd.args(["record", "-a", "-g", "-F", "499", "-q", "-o"]).arg(file).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         system::ChildSetup::new(&[])?.apply(&mut cmd);
-        let child = cmd.spawn().map_err(|e| format!("cannot start perf: {e}"))?;
+        let child = cmd.spawn().map_err(|e| failed(format!("cannot start perf: {e}")))?;
         // perf prints nothing when it is ready; its first samples come within a few ms. (A stop
         // during the wait is seen by the run that follows, which then does not start.)
         let _ = sleep_until(Instant::now() + Duration::from_millis(300), stop);
@@ -662,7 +680,7 @@ impl Recorder {
 
     /// Ends the recorder (SIGINT) and waits for it to write what it recorded; a stop kills it
     /// (its run was stopped too, or is not kept unrecorded).
-    fn finish(mut self, stop: &AtomicBool) -> Result<String, String> {
+    fn finish(mut self, stop: &AtomicBool) -> Result<String, ExperimentError> {
         signal(&self.child, libc::SIGINT);
         // The wait gives way to a stop at once; its bound decides when a recorder that never
         // ends is given up. NOTE: on this 2-CPU machine with a CPU-bound loop beside it,
@@ -672,8 +690,11 @@ impl Recorder {
         let text = self.output.join().unwrap_or_default();
         match status {
             Some(_) => Ok(text),
-            None if stop.load(Ordering::Relaxed) => Err("stopped".into()),
-            None => Err(format!("the recorder did not stop within {} s of SIGINT", RECORDER_EXIT.as_secs())),
+            None if stop.load(Ordering::Relaxed) => Err(failed("stopped")),
+            None => {
+                let limit = RECORDER_EXIT.as_secs();
+                Err(failed(format!("the recorder did not stop within {limit} s of SIGINT")))
+            }
         }
     }
 }
@@ -695,8 +716,8 @@ pub(crate) fn rerun_while_stopped<T>(
     notes: &mut Vec<String>,
     own_stop: &dyn Fn(Instant, Instant) -> Option<Duration>,
     run_of: impl Fn(&mut T) -> &mut KernelRun,
-    mut attempt: impl FnMut() -> Result<Option<T>, String>,
-) -> Result<Option<T>, String> {
+    mut attempt: impl FnMut() -> Result<Option<T>, ExperimentError>,
+) -> Result<Option<T>, ExperimentError> {
     let mut reruns = 0u32;
     loop {
         let t0 = Instant::now();
@@ -744,8 +765,8 @@ fn unstopped<T>(
     stop: &AtomicBool,
     notes: &mut Vec<String>,
     run_of: impl Fn(&mut T) -> &mut KernelRun,
-    attempt: impl FnMut() -> Result<Option<T>, String>,
-) -> Result<Option<T>, String> {
+    attempt: impl FnMut() -> Result<Option<T>, ExperimentError>,
+) -> Result<Option<T>, ExperimentError> {
     crate::driver::stopped::watch();
     rerun_while_stopped(label, stop, notes, &crate::driver::stopped::stopped_between, run_of, attempt)
 }
@@ -794,21 +815,26 @@ fn write_flamegraph_files(
     subtitle: &str,
     svg: &Path,
     folded_path: &Path,
-) -> Result<(), String> {
+) -> Result<(), ExperimentError> {
     let mut drawn = Vec::new();
-    crate::driver::profile::write_flamegraph(folded, title, subtitle, &mut drawn)
-        .map_err(|e| e.message)?;
-    OutputFile::check(svg)?.write(&drawn)?;
-    OutputFile::check(folded_path)?.write(folded.to_text().as_bytes())?;
+    crate::driver::profile::write_flamegraph(folded, title, subtitle, &mut drawn)?;
+    let write = |path: &Path, bytes: &[u8]| OutputFile::check(path)?.write(bytes);
+    write(svg, &drawn).map_err(ExperimentError::output_failed)?;
+    write(folded_path, folded.to_text().as_bytes()).map_err(ExperimentError::output_failed)?;
     Ok(())
 }
 
-/// A set-up error: a refusal (its message starts with [`system::REFUSED`]) is bad input (exit
-/// 2), anything else a failed run.
-fn refusal(e: String) -> ExperimentError {
-    match e.strip_prefix(system::REFUSED) {
-        Some(refused) => ExperimentError::bad_input(refused),
-        None => ExperimentError::run_failed(e),
+/// A run that failed (exit 4): a tool that did not start, finish or say what was expected, a
+/// change to the machine that could not be made.
+pub(crate) fn failed(message: impl Into<String>) -> ExperimentError {
+    ExperimentError::run_failed(message)
+}
+
+/// A set-up error: a refusal (bad input, exit 2) as it is; a failure said as the set-up's.
+pub(crate) fn setup_failed(e: ExperimentError) -> ExperimentError {
+    match e.kind {
+        crate::error::ErrorKind::BadInput => e,
+        _ => failed(format!("set-up failed: {e}")),
     }
 }
 
@@ -816,16 +842,15 @@ fn refusal(e: String) -> ExperimentError {
 pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<KernelReport, ExperimentError> {
     cfg.validate()?;
     let system::Preflight { cgroup_io, device: block_device } =
-        system::preflight(cfg.groups > 0, cfg.contention, cfg.device.as_deref())
-            .map_err(ExperimentError::bad_input)?;
+        system::preflight(cfg.groups > 0, cfg.contention, cfg.device.as_deref())?;
     // A --device is held for the whole run: a second run on it is refused (one line), and what
     // a dead run left on it is put back before this one records the setting it finds.
-    let device_lock = block_device.as_ref().map(system::lock_device).transpose().map_err(refusal)?;
+    let device_lock = block_device.as_ref().map(system::lock_device).transpose()?;
     let held: Vec<system::DevNum> = device_lock.iter().map(|l| l.device).collect();
     let (cleaned, problems) = system::cleanup_stale(&held);
     // The cgroup names this run will make: someone else's there is refused before the work.
     if let Some(io) = &cgroup_io {
-        system::cgroup_names_free(io).map_err(refusal)?;
+        system::cgroup_names_free(io)?;
     }
     let mut warnings: Vec<String> = Vec::new();
     for p in problems {
@@ -852,8 +877,8 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     observer.event(Event::Planned { steps, estimated_s: steps as f64 * run_s + recording_s * cfg.points.len() as f64 });
 
     // Set-up: every change goes through the ledger, which puts it all back when dropped.
-    let mut ledger = system::Ledger::create().map_err(refusal)?;
-    let setup = (|| -> Result<(PathBuf, PathBuf, u64, Option<system::Cgroups>), String> {
+    let mut ledger = system::Ledger::create()?;
+    let setup = (|| -> Result<(PathBuf, PathBuf, u64, Option<system::Cgroups>), ExperimentError> {
         let (device, num, loop_backing, device_bytes) = match &block_device {
             Some(d) => {
                 env.device = d.given.display().to_string();
@@ -887,10 +912,7 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         Ok((device, queue, device_bytes, cgroups)) => Rig { ledger, device, queue, device_bytes, cgroups },
         Err(e) => {
             drop(ledger);
-            return Err(match e.strip_prefix(system::REFUSED) {
-                Some(refused) => ExperimentError::bad_input(refused),
-                None => ExperimentError::run_failed(format!("set-up failed: {e}")),
-            });
+            return Err(setup_failed(e));
         }
     };
     let mut failures: Vec<String> = Vec::new();
@@ -906,8 +928,12 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         let pcfg = cfg.at(point);
         // The main point's files are named as before; the others' carry their point.
         let tag = cfg.point_tag(point);
-        let failed = Failed { runs: &mut failures, outputs: &mut output_failures };
-        results.push(run_point(&mut rig, &pcfg, &env, stop, observer, &mut done, &mut warnings, failed, &mut interrupted, &tag));
+        let failures_into = Failed { runs: &mut failures, outputs: &mut output_failures };
+        let (rig, env) = (&mut rig, &env);
+        let (warnings, interrupted) = (&mut warnings, &mut interrupted);
+        let point =
+            run_point(rig, &pcfg, env, stop, observer, &mut done, warnings, failures_into, interrupted, &tag);
+        results.push(point);
     }
     observer.event(Event::Finished);
     // Put everything back now (not at the end of the caller's printing).
@@ -977,11 +1003,11 @@ fn run_point(
     observer: &mut dyn Observer,
     done: &mut usize,
     warnings: &mut Vec<String>,
-    failed: Failed,
+    failures_into: Failed,
     interrupted: &mut bool,
     tag: &str,
 ) -> PointResult {
-    let Failed { runs: failures, outputs: output_failures } = failed;
+    let Failed { runs: failures, outputs: output_failures } = failures_into;
     // Runs a job-control stop disturbed: run again, or kept flagged (said in the warnings).
     let mut stop_notes: Vec<String> = Vec::new();
     let kernel_configs = cfg.kernel_configs();
@@ -1038,19 +1064,19 @@ fn run_point(
             *done += 1;
             let data = tmp.path().join(format!("{}.data", config.name()));
             // Run again, recorder and all, while a job-control stop disturbed it.
-            let profiled = rig.set_scheduler(config).and_then(|()| unstopped(&label, stop, &mut stop_notes, second, || -> Result<Option<(crate::driver::profile::Folded, KernelRun)>, String> {
+            let profiled = rig.set_scheduler(config).and_then(|()| unstopped(&label, stop, &mut stop_notes, second, || -> Result<Option<(crate::driver::profile::Folded, KernelRun)>, ExperimentError> {
                 let rec = Recorder::perf(&data, stop)?;
                 let run = rig.fio_run(cfg, config, cfg.rounds, stop);
                 rec.finish(stop)?;
-                let run = run?.ok_or("stopped")?;
+                let run = run?.ok_or_else(|| failed("stopped"))?;
                 // perf script over a whole-system profile takes seconds: polled, killed on a stop.
                 let mut script = Command::new("perf");
                 script.args(["script", "-F", "comm,pid,tid,cpu,time,event,ip,sym", "-i"]).arg(&data).stderr(Stdio::null());
-                let script = output_until(&mut script, Duration::from_secs(600), stop)?.ok_or("stopped")?;
-                let mut folded = profile::fold_perf_script_until(&String::from_utf8_lossy(&script), stop)?.ok_or("stopped")?;
+                let script = output_until(&mut script, Duration::from_secs(600), stop)?.ok_or_else(|| failed("stopped"))?;
+                let mut folded = profile::fold_perf_script_until(&String::from_utf8_lossy(&script), stop)?.ok_or_else(|| failed("stopped"))?;
                 folded.frequency = 499;
                 Ok(Some((folded, run)))
-            }).and_then(|o| o.ok_or_else(|| "stopped".to_string())));
+            }).and_then(|o| o.ok_or_else(|| failed("stopped"))));
             match profiled {
                 Ok((folded, run)) => {
                     let mut flamegraph = None;
@@ -1480,6 +1506,17 @@ pub fn cleanup() -> Result<Vec<String>, ExperimentError> {
 mod tests {
     use super::*;
 
+    /// A refusal of the set-up (someone else's cgroup or device) is bad input as it is; a
+    /// failure is said as the set-up's and fails the run (the kinds were a message prefix).
+    #[test]
+    fn a_setup_refusal_stays_bad_input_and_a_failure_is_the_setups() {
+        let refused = ExperimentError::bad_input("cgroup x already exists (owner uid 7)");
+        assert_eq!(setup_failed(refused.clone()), refused);
+        let e = setup_failed(failed("losetup -f: no free loop device"));
+        assert_eq!(e.kind, crate::error::ErrorKind::RunFailed);
+        assert_eq!(e.message, "set-up failed: losetup -f: no free loop device");
+    }
+
     fn run_with_others(others: Option<f64>) -> KernelRun {
         KernelRun {
             round: 0,
@@ -1499,7 +1536,9 @@ mod tests {
     /// Runs made up for `rerun_while_stopped`: each attempt gives the next of `fio_stops` as
     /// what fio's watch saw, and `own` says whether this process was stopped in every attempt.
     /// No clock is read for a verdict: the stops are given.
-    fn rerun(fio_stops: &[Option<f64>], own: Option<f64>, stop: bool) -> (Result<Option<KernelRun>, String>, usize, Vec<String>) {
+    type Rerun = (Result<Option<KernelRun>, ExperimentError>, usize, Vec<String>);
+
+    fn rerun(fio_stops: &[Option<f64>], own: Option<f64>, stop: bool) -> Rerun {
         let flag = AtomicBool::new(stop);
         let mut notes = Vec::new();
         let mut attempts = 0;
@@ -1547,7 +1586,8 @@ mod tests {
         let own_stop = |_: Instant, _: Instant| stopped_once.replace(false).then_some(Duration::from_secs(40));
         let r = rerun_while_stopped("calibration", &flag, &mut notes, &own_stop, itself, || {
             attempts += 1;
-            if attempts == 1 { Err("the recorder did not stop within 30 s of SIGINT".into()) } else { Ok(Some(run_with_others(None))) }
+            let slow = "the recorder did not stop within 30 s of SIGINT";
+            if attempts == 1 { Err(failed(slow)) } else { Ok(Some(run_with_others(None))) }
         });
         assert_eq!((attempts, r.unwrap().unwrap().reruns_stopped), (2, 1));
         assert!(notes[0].contains("failed while this process was stopped"), "{notes:?}");
@@ -1555,9 +1595,9 @@ mod tests {
         let mut attempts = 0;
         let r = rerun_while_stopped("calibration", &flag, &mut Vec::new(), &|_, _| None, itself, || {
             attempts += 1;
-            Err::<Option<KernelRun>, _>("fio failed".to_string())
+            Err::<Option<KernelRun>, _>(failed("fio failed"))
         });
-        assert_eq!((attempts, r.unwrap_err()), (1, "fio failed".to_string()));
+        assert_eq!((attempts, r.unwrap_err()), (1, failed("fio failed")));
         // A stop of the experiment mid-run: `None` passed on, no re-run.
         let r = rerun_while_stopped("calibration", &flag, &mut Vec::new(), &|_, _| Some(Duration::from_secs(1)), itself, || Ok(None));
         assert!(matches!(r, Ok(None)));
@@ -1666,16 +1706,17 @@ mod tests {
         assert_eq!((m.outside_ns, m.elevator_ns, m.pads.hold_ns, m.pads.gap_ns), (4003, 300, [9; 5], [8; 3]));
         // A point without a site calibration, a point not in the report, and not a report: one line each.
         for (threads, iodepth, words) in [(1, 32, "no site calibration"), (4, 32, "no point of 4 jobs"), (2, 1, "no point of 2 jobs × iodepth 1")] {
-            let e = inject::model_from_report(file, &text, threads, iodepth).unwrap_err();
+            let e = inject::model_from_report(file, &text, threads, iodepth).unwrap_err().message;
             assert!(e.contains(words) && e.contains("k.json") && !e.contains('\n'), "{e}");
         }
         for bad in ["", "[]", "{\"config\": {}}", "not json"] {
-            let e = inject::model_from_report(file, bad, 2, 32).unwrap_err();
+            let e = inject::model_from_report(file, bad, 2, 32).unwrap_err().message;
             assert!(e.contains("not a schedlab kernel JSON report"), "{bad}: {e}");
         }
         // A pad beyond the bound is refused, not spun.
         let text = report_with_sites(schedlab_core::SitePads { hold_ns: [inject::MAX_PAD_NS + 1, 0, 0, 0, 0], gap_ns: [0; 3] });
-        assert!(inject::model_from_report(file, &text, 2, 32).unwrap_err().contains("more than"));
+        let e = inject::model_from_report(file, &text, 2, 32).unwrap_err().message;
+        assert!(e.contains("more than"), "{e}");
     }
 
     #[test]

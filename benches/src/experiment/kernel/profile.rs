@@ -3,6 +3,8 @@
 //! by `crate::driver::profile::write_flamegraph`), and the shares of BFQ's and the group statistics'
 //! frames.
 
+use super::failed;
+use crate::error::ExperimentError;
 use crate::driver::profile::Folded;
 use schedlab_core::sync::{AtomicBool, Ordering};
 use serde::Serialize;
@@ -10,14 +12,17 @@ use std::collections::BTreeMap;
 
 /// Folds `perf script` output (header line, then one frame a line, innermost first, then a blank
 /// line). The process name is the outermost frame; addresses and offsets are dropped.
-pub fn fold_perf_script(text: &str) -> Result<Folded, String> {
+pub fn fold_perf_script(text: &str) -> Result<Folded, ExperimentError> {
     let never = AtomicBool::new(false);
     fold_perf_script_until(text, &never).map(|folded| folded.unwrap_or_default())
 }
 
 /// [`fold_perf_script`], polling `stop` every [`LINES_PER_POLL`] lines (a whole-system profile's
 /// script is tens of MiB): `None` when stopped.
-pub fn fold_perf_script_until(text: &str, stop: &AtomicBool) -> Result<Option<Folded>, String> {
+pub fn fold_perf_script_until(
+    text: &str,
+    stop: &AtomicBool,
+) -> Result<Option<Folded>, ExperimentError> {
     let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
     let mut comm: Option<String> = None;
     let mut frames: Vec<String> = Vec::new();
@@ -68,7 +73,7 @@ pub fn fold_perf_script_until(text: &str, stop: &AtomicBool) -> Result<Option<Fo
     }
     flush(&mut comm, &mut frames);
     if headers == 0 {
-        return Err("perf script printed no sample".into());
+        return Err(failed("perf script printed no sample"));
     }
     Ok(Some(Folded { stacks, ..Folded::default() }))
 }
@@ -153,9 +158,9 @@ pub struct KernelShares {
 impl KernelShares {
     /// The shares of a folded profile; an error when a sum of its sample counts passes
     /// `u64::MAX` (issue 43: every sum below is checked, none can wrap).
-    pub fn of(folded: &Folded) -> Result<KernelShares, String> {
+    pub fn of(folded: &Folded) -> Result<KernelShares, ExperimentError> {
         const WHAT: &str = "the profile's samples";
-        let add = |slot: &mut u64, n: u64| crate::counts::add_to(slot, n, WHAT);
+        let add = |slot: &mut u64, n: u64| crate::counts::add_to(slot, n, WHAT).map_err(failed);
         let (mut total, mut bfq, mut stats, mut either, mut spin) = (0u64, 0u64, 0u64, 0u64, 0u64);
         let mut by_fn: BTreeMap<String, u64> = BTreeMap::new();
         let mut by_entry: BTreeMap<String, u64> = BTreeMap::new();
@@ -301,7 +306,7 @@ mod tests {
             [("fio;bfq_insert_requests", u64::MAX), ("fio;bfq_dispatch_request", 1)],
             [("rustc;do_syscall_64", u64::MAX), ("cc1;do_syscall_64", 1)],
         ] {
-            let e = KernelShares::of(&folded(&stacks)).unwrap_err();
+            let e = KernelShares::of(&folded(&stacks)).unwrap_err().message;
             assert!(e.contains("add up past 18446744073709551615") && !e.contains('\n'), "{e}");
         }
     }

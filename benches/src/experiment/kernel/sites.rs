@@ -35,6 +35,8 @@
 use super::contention::ContentionSummary;
 use super::profile::is_experiment_sample;
 use crate::driver::profile::Folded;
+use super::failed;
+use crate::error::ExperimentError;
 use schedlab_core::{PadSite, SitePads};
 use serde::Serialize;
 
@@ -101,9 +103,9 @@ pub struct SiteSamples {
 impl SiteSamples {
     /// A profile's samples by site and gap; an error when a sum of its sample counts passes
     /// `u64::MAX` (issue 43: checked, where a saturated sum gave a wrong share silently).
-    pub fn of(folded: &Folded) -> Result<SiteSamples, String> {
+    pub fn of(folded: &Folded) -> Result<SiteSamples, ExperimentError> {
         const WHAT: &str = "the bfq profile's samples";
-        let add = |slot: &mut u64, n: u64| crate::counts::add_to(slot, n, WHAT);
+        let add = |slot: &mut u64, n: u64| crate::counts::add_to(slot, n, WHAT).map_err(failed);
         let mut out = SiteSamples::default();
         for (stack, &n) in &folded.stacks {
             let frames: Vec<&str> = stack.split(';').collect();
@@ -261,7 +263,8 @@ mod tests {
         let insert_locked = "fio;blk_mq_dispatch_list;bfq_insert_requests;_raw_spin_unlock_irq";
         let s = SiteSamples::of(&folded(&[(insert_locked, u64::MAX - 1), ("fio;read_tsc", 1)])).unwrap();
         assert_eq!(s.samples, u64::MAX);
-        let e = SiteSamples::of(&folded(&[(insert_locked, u64::MAX), ("fio;read_tsc", 1)])).unwrap_err();
+        let past = folded(&[(insert_locked, u64::MAX), ("fio;read_tsc", 1)]);
+        let e = SiteSamples::of(&past).unwrap_err().message;
         assert!(e.contains("add up past 18446744073709551615") && !e.contains('\n'), "{e}");
     }
 }

@@ -34,6 +34,8 @@
 //! fio, bpftrace and perf are started with `PR_SET_PDEATHSIG`, so that they end with the process
 //! that started them; fio's job processes (which call `setsid()`) are recorded in the ledger.
 
+use super::failed;
+use crate::error::ExperimentError;
 use serde::{Deserialize, Serialize};
 use std::ffi::CString;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -48,9 +50,11 @@ pub const PREFIX: &str = "schedlab-kernel-";
 /// The tmpfs that holds the private directory of backing files.
 pub const TMPFS_DIR: &str = "/dev/shm";
 
-/// An error that is a refusal (exit 2, before the work) rather than a failure: its message starts
-/// with this, as `kernel::run` reads it.
-pub const REFUSED: &str = "refused: ";
+/// A refusal before the work (exit 2): what is there is not this run's to touch (another run's
+/// device, someone's cgroup or directory), said with its owner.
+fn refused(message: impl Into<String>) -> ExperimentError {
+    ExperimentError::bad_input(message)
+}
 
 /// What an object of the inventory is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -280,11 +284,11 @@ impl FileId {
     }
 
     /// What is at `path` now, a final link not followed (`None`: nothing there).
-    fn at(path: &Path) -> Result<Option<(FileId, std::fs::Metadata)>, String> {
+    fn at(path: &Path) -> Result<Option<(FileId, std::fs::Metadata)>, ExperimentError> {
         match std::fs::symlink_metadata(path) {
             Ok(m) => Ok(Some((FileId::of(&m), m))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot stat {}: {e}", path.display())),
+            Err(e) => Err(failed(format!("cannot stat {}: {e}", path.display()))),
         }
     }
 }
@@ -439,38 +443,38 @@ pub struct Ledger {
 
 /// Makes `dir` (mode 0700) or checks the one there: a directory (not a link) owned by `uid` and
 /// writable by no one else, tightened to 0700. Anything else is refused with its owner said.
-pub fn private_dir(dir: &Path, uid: u32) -> Result<(), String> {
+pub fn private_dir(dir: &Path, uid: u32) -> Result<(), ExperimentError> {
     match std::fs::DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+        Err(e) => return Err(failed(format!("cannot create {}: {e}", dir.display()))),
     }
     let meta = std::fs::symlink_metadata(dir)
-        .map_err(|e| format!("cannot stat {}: {e}", dir.display()))?;
+        .map_err(|e| failed(format!("cannot stat {}: {e}", dir.display())))?;
     let kind = if meta.file_type().is_symlink() {
         "a symbolic link"
     } else {
         "not a directory"
     };
     if !meta.is_dir() {
-        return Err(format!(
-            "{REFUSED}{} is {kind} (owner uid {}): it must be a directory of uid {uid}",
+        return Err(refused(format!(
+            "{} is {kind} (owner uid {}): it must be a directory of uid {uid}",
             dir.display(),
             meta.uid()
-        ));
+        )));
     }
     if meta.uid() != uid || meta.mode() & 0o022 != 0 {
-        return Err(format!(
-            "{REFUSED}{} is owned by uid {} with mode {:o}: it must be uid {uid}'s and writable \
+        return Err(refused(format!(
+            "{} is owned by uid {} with mode {:o}: it must be uid {uid}'s and writable \
              by no one else",
             dir.display(),
             meta.uid(),
             meta.mode() & 0o7777
-        ));
+        )));
     }
     if meta.mode() & 0o077 != 0 {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| format!("cannot set {}'s mode to 0700: {e}", dir.display()))?;
+            .map_err(|e| failed(format!("cannot set {}'s mode to 0700: {e}", dir.display())))?;
     }
     Ok(())
 }
@@ -482,11 +486,11 @@ fn euid() -> u32 {
 
 impl Ledger {
     /// Opens this process's ledger (empty) in [`STATE_DIR`].
-    pub fn create() -> Result<Ledger, String> {
+    pub fn create() -> Result<Ledger, ExperimentError> {
         Ledger::create_in(Path::new(STATE_DIR))
     }
 
-    fn create_in(dir: &Path) -> Result<Ledger, String> {
+    fn create_in(dir: &Path) -> Result<Ledger, ExperimentError> {
         private_dir(dir, euid())?;
         let run = RunId::own();
         let ledger = Ledger {
@@ -498,24 +502,24 @@ impl Ledger {
         Ok(ledger)
     }
 
-    fn save(&self) -> Result<(), String> {
+    fn save(&self) -> Result<(), ExperimentError> {
         let text = serde_json::to_string_pretty(&LedgerFile {
             run: self.run,
             changes: self.changes.clone(),
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| failed(e.to_string()))?;
         write_private(&self.path, text.as_bytes())
     }
 
     /// Records a change about to be made; its index, for [`Ledger::update`].
-    pub fn record(&mut self, change: Change) -> Result<usize, String> {
+    pub fn record(&mut self, change: Change) -> Result<usize, ExperimentError> {
         self.changes.push(change);
         self.save()?;
         Ok(self.changes.len() - 1)
     }
 
     /// Replaces a recorded change (its identity, once the object exists).
-    pub fn update(&mut self, index: usize, change: Change) -> Result<(), String> {
+    pub fn update(&mut self, index: usize, change: Change) -> Result<(), ExperimentError> {
         if let Some(slot) = self.changes.get_mut(index) {
             *slot = change;
         }
@@ -523,14 +527,14 @@ impl Ledger {
     }
 
     /// Forgets a change that needs no putting back (a process reaped, a name never made).
-    pub fn forget(&mut self, gone: impl Fn(&Change) -> bool) -> Result<(), String> {
+    pub fn forget(&mut self, gone: impl Fn(&Change) -> bool) -> Result<(), ExperimentError> {
         self.changes.retain(|c| !gone(c));
         self.save()
     }
 
     /// Records a process this run started (by pid and start time), if it still runs and is not
     /// recorded yet.
-    pub fn record_process(&mut self, pid: u32) -> Result<(), String> {
+    pub fn record_process(&mut self, pid: u32) -> Result<(), ExperimentError> {
         match RunId::of(pid) {
             Some(process) if !self.changes.contains(&Change::Process { process }) => {
                 self.record(Change::Process { process }).map(|_| ())
@@ -549,7 +553,7 @@ impl Ledger {
         let held = own_devices(&self.changes);
         while let Some(change) = self.changes.pop() {
             if let Err(e) = undo(&change, &held) {
-                problems.push(e);
+                problems.push(e.message);
                 kept.push(change);
             }
             let _ = self.save();
@@ -574,7 +578,7 @@ impl Drop for Ledger {
 }
 
 /// Writes a file of the run directory through a temporary opened O_NOFOLLOW, renamed into place.
-fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), ExperimentError> {
     use std::io::Write;
     let tmp = path.with_extension("json.tmp");
     let written = std::fs::OpenOptions::new()
@@ -586,7 +590,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
         .open(&tmp)
         .and_then(|mut f| f.write_all(bytes))
         .and_then(|()| std::fs::rename(&tmp, path));
-    written.map_err(|e| format!("cannot write the ledger {}: {e}", path.display()))
+    written.map_err(|e| failed(format!("cannot write the ledger {}: {e}", path.display())))
 }
 
 /// The `--device`s a ledger switched (their locks were its process's).
@@ -615,7 +619,7 @@ enum Undone {
 
 /// Puts back one change, acting only on what still matches the record. `held`: the devices
 /// whose locks this process holds.
-fn undo(change: &Change, held: &[DevNum]) -> Result<Undone, String> {
+fn undo(change: &Change, held: &[DevNum]) -> Result<Undone, ExperimentError> {
     match change {
         Change::PrivateDir { path, id } => remove_if_same(path, *id, true),
         Change::BackingFile { path, id } => remove_if_same(path, *id, false),
@@ -654,10 +658,10 @@ fn undo(change: &Change, held: &[DevNum]) -> Result<Undone, String> {
                     let _lock = match lock_device_in(Path::new(STATE_DIR), *device, "--device") {
                         Ok(lock) => lock,
                         Err(e) => {
-                            return Err(format!(
+                            return Err(failed(format!(
                                 "left {device}'s scheduler as it is: {}",
-                                e.trim_start_matches(REFUSED)
-                            ))
+                                e.message
+                            )))
                         }
                     };
                     return restore_queue(*device, scheduler, knobs);
@@ -672,42 +676,40 @@ fn restore_queue(
     device: DevNum,
     scheduler: &str,
     knobs: &[(String, String)],
-) -> Result<Undone, String> {
+) -> Result<Undone, ExperimentError> {
     let queue = device.queue();
     if !queue.join("scheduler").exists() {
         return Ok(Undone::Gone);
     }
     std::fs::write(queue.join("scheduler"), scheduler)
-        .map_err(|e| format!("cannot restore {device}'s scheduler to `{scheduler}`: {e}"))?;
-    let mut failed = Vec::new();
+        .map_err(|e| failed(format!("cannot restore {device}'s scheduler to `{scheduler}`: {e}")))?;
+    let mut not_restored = Vec::new();
     for (knob, value) in knobs {
         if std::fs::write(queue.join("iosched").join(knob), value).is_err() {
-            failed.push(knob.as_str());
+            not_restored.push(knob.as_str());
         }
     }
-    if failed.is_empty() {
+    if not_restored.is_empty() {
         Ok(Undone::PutBack)
     } else {
-        Err(format!(
-            "cannot restore {device}'s iosched knobs {}",
-            failed.join(", ")
-        ))
+        let knobs = not_restored.join(", ");
+        Err(failed(format!("cannot restore {device}'s iosched knobs {knobs}")))
     }
 }
 
 /// Removes the file or (empty) directory at `path` only if it is the one recorded (same device
 /// and inode, not a link). A name whose identity was never recorded (its run died between the
 /// `mkdir` and the record) is left and reported if something is there.
-fn remove_if_same(path: &Path, id: Option<FileId>, dir: bool) -> Result<Undone, String> {
+fn remove_if_same(path: &Path, id: Option<FileId>, dir: bool) -> Result<Undone, ExperimentError> {
     let Some((now, meta)) = FileId::at(path)? else {
         return Ok(Undone::Gone);
     };
     let Some(id) = id else {
-        return Err(format!(
+        return Err(failed(format!(
             "left {}: its run died before recording what it made there; remove it by hand if it \
              is that run's",
             path.display()
-        ));
+        )));
     };
     if now != id || meta.file_type().is_symlink() || meta.is_dir() != dir {
         return Ok(Undone::Gone);
@@ -720,7 +722,7 @@ fn remove_if_same(path: &Path, id: Option<FileId>, dir: bool) -> Result<Undone, 
     match removed {
         Ok(()) => Ok(Undone::PutBack),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Undone::Gone),
-        Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
+        Err(e) => Err(failed(format!("cannot remove {}: {e}", path.display()))),
     }
 }
 
@@ -729,7 +731,7 @@ pub fn record_queue_state(
     ledger: &mut Ledger,
     device: DevNum,
     loop_backing: Option<FileId>,
-) -> Result<(), String> {
+) -> Result<(), ExperimentError> {
     let queue = device.queue();
     let (_, scheduler) = schedulers(&queue)?;
     let mut knobs = Vec::new();
@@ -814,7 +816,7 @@ struct LoopInfo64 {
 }
 
 /// The backing file of the loop device open at `fd` (`None`: not bound).
-fn loop_backing_fd(fd: &std::fs::File) -> Result<Option<FileId>, String> {
+fn loop_backing_fd(fd: &std::fs::File) -> Result<Option<FileId>, ExperimentError> {
     use std::os::unix::io::AsRawFd;
     // SAFETY: all-zero is a valid loop_info64 (integers and byte arrays).
     let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
@@ -838,64 +840,65 @@ fn loop_backing_fd(fd: &std::fs::File) -> Result<Option<FileId>, String> {
     }
     match std::io::Error::last_os_error().raw_os_error() {
         Some(libc::ENXIO) => Ok(None),
-        _ => Err(format!(
+        _ => Err(failed(format!(
             "LOOP_GET_STATUS64: {}",
             std::io::Error::last_os_error()
-        )),
+        ))),
     }
 }
 
 /// The device node of `device` that /dev holds (its name from sysfs), checked without opening
 /// it: a block device (not a link) of that number.
-fn checked_dev_node(device: DevNum) -> Result<PathBuf, String> {
+fn checked_dev_node(device: DevNum) -> Result<PathBuf, ExperimentError> {
     let node = dev_node(device)?;
-    let meta = std::fs::symlink_metadata(&node).map_err(|e| format!("{}: {e}", node.display()))?;
+    let meta = std::fs::symlink_metadata(&node)
+        .map_err(|e| failed(format!("{}: {e}", node.display())))?;
     if !meta.file_type().is_block_device() || DevNum::of_rdev(meta.rdev()) != device {
-        return Err(format!(
+        return Err(failed(format!(
             "{} is not the block device {device}",
             node.display()
-        ));
+        )));
     }
     Ok(node)
 }
 
 /// Opens the device node of `device` that /dev holds (its name from sysfs, its number checked).
-fn open_dev_node(device: DevNum) -> Result<(PathBuf, std::fs::File), String> {
+fn open_dev_node(device: DevNum) -> Result<(PathBuf, std::fs::File), ExperimentError> {
     let node = checked_dev_node(device)?;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&node)
-        .map_err(|e| format!("cannot open {}: {e}", node.display()))?;
+        .map_err(|e| failed(format!("cannot open {}: {e}", node.display())))?;
     let meta = file
         .metadata()
-        .map_err(|e| format!("cannot stat {}: {e}", node.display()))?;
+        .map_err(|e| failed(format!("cannot stat {}: {e}", node.display())))?;
     if !meta.file_type().is_block_device() || DevNum::of_rdev(meta.rdev()) != device {
-        return Err(format!(
+        return Err(failed(format!(
             "{} is not the block device {device}",
             node.display()
-        ));
+        )));
     }
     Ok((node, file))
 }
 
 /// `/dev/<DEVNAME>` of a device number (from `/sys/dev/block/MAJ:MIN/uevent`): a name in root's
 /// /dev, never one a user gave.
-fn dev_node(device: DevNum) -> Result<PathBuf, String> {
+fn dev_node(device: DevNum) -> Result<PathBuf, ExperimentError> {
     let uevent = std::fs::read_to_string(device.sys_dir().join("uevent"))
-        .map_err(|e| format!("no block device {device}: {e}"))?;
+        .map_err(|e| failed(format!("no block device {device}: {e}")))?;
     let name = uevent
         .lines()
         .find_map(|l| l.strip_prefix("DEVNAME="))
-        .ok_or_else(|| format!("block device {device} has no DEVNAME"))?;
+        .ok_or_else(|| failed(format!("block device {device} has no DEVNAME")))?;
     if name.split('/').any(|part| part == ".." || part.is_empty()) {
-        return Err(format!("block device {device} has an odd DEVNAME `{name}`"));
+        return Err(failed(format!("block device {device} has an odd DEVNAME `{name}`")));
     }
     Ok(Path::new("/dev").join(name))
 }
 
 /// The backing file of loop device `device` now (`None`: not bound).
-fn loop_backing_of(device: DevNum) -> Result<Option<FileId>, String> {
+fn loop_backing_of(device: DevNum) -> Result<Option<FileId>, ExperimentError> {
     let (_, file) = open_dev_node(device)?;
     loop_backing_fd(&file)
 }
@@ -928,7 +931,7 @@ fn detach_loops_over(
     backing: FileId,
     backing_path: &Path,
     limit: Duration,
-) -> Result<usize, String> {
+) -> Result<usize, ExperimentError> {
     let mut detached = Vec::new();
     for device in bound_loop_devices() {
         let Ok((node, file)) = open_dev_node(device) else {
@@ -942,11 +945,11 @@ fn detach_loops_over(
         // backing file was just checked to be this run's.
         let rc = unsafe { libc::ioctl(file.as_raw_fd(), LOOP_CLR_FD as _, 0) };
         if rc != 0 {
-            return Err(format!(
+            return Err(failed(format!(
                 "cannot detach {} ({device}): {}",
                 node.display(),
                 std::io::Error::last_os_error()
-            ));
+            )));
         }
         drop(file);
         detached.push((node, device));
@@ -960,7 +963,7 @@ fn detach_loops_over(
                     .iter()
                     .map(|(pid, comm)| format!("{comm} (pid {pid})"))
                     .collect();
-                return Err(format!(
+                return Err(failed(format!(
                     "{} is still bound {} s after its detach: {}; the kernel detaches it when it \
                      is closed",
                     node.display(),
@@ -970,7 +973,7 @@ fn detach_loops_over(
                     } else {
                         format!("held open by {}", held.join(", "))
                     }
-                ));
+                )));
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -1042,16 +1045,16 @@ fn cgroup_pids(dir: &Path) -> Vec<u32> {
 /// never signalled here: this run's were recorded and killed before (newer in the ledger); any
 /// still there after [`GONE_WAIT`] were not started by this tool, and the cgroup is left and
 /// reported.
-fn remove_cgroup(path: &Path, id: Option<FileId>) -> Result<Undone, String> {
+fn remove_cgroup(path: &Path, id: Option<FileId>) -> Result<Undone, ExperimentError> {
     let Some((now, meta)) = FileId::at(path)? else {
         return Ok(Undone::Gone);
     };
     let Some(id) = id else {
-        return Err(format!(
+        return Err(failed(format!(
             "left cgroup {}: its run died before recording its inode; remove it by hand if it is \
              that run's",
             path.display()
-        ));
+        )));
     };
     if now != id || !meta.is_dir() {
         return Ok(Undone::Gone);
@@ -1072,7 +1075,7 @@ fn remove_cgroup(path: &Path, id: Option<FileId>) -> Result<Undone, String> {
                         list.join(", ")
                     )
                 };
-                return Err(format!("left cgroup {}: {why}", path.display()));
+                return Err(failed(format!("left cgroup {}: {why}", path.display())));
             }
             Err(_) => std::thread::sleep(Duration::from_millis(20)),
         }
@@ -1138,7 +1141,7 @@ pub fn find_cgroup_io() -> Option<CgroupIo> {
 pub fn cleanup_stale(held: &[DevNum]) -> (Vec<String>, Vec<String>) {
     match private_dir(Path::new(STATE_DIR), euid()) {
         Ok(()) => cleanup_stale_in(Path::new(STATE_DIR), held),
-        Err(e) => (Vec::new(), vec![e.trim_start_matches(REFUSED).to_string()]),
+        Err(e) => (Vec::new(), vec![e.message]),
     }
 }
 
@@ -1197,7 +1200,7 @@ fn cleanup_stale_in(dir: &Path, held: &[DevNum]) -> (Vec<String>, Vec<String>) {
                 Ok(Undone::PutBack) => done.push(format!("{verb} {change} (left by pid {pid})")),
                 Ok(Undone::Gone) => {}
                 Err(p) => {
-                    problems.push(p);
+                    problems.push(p.message);
                     kept.push(change.clone());
                 }
             }
@@ -1233,8 +1236,9 @@ pub struct BlockDevice {
 impl BlockDevice {
     /// Resolves `path` to a whole block device with a scheduler and a size, or refuses it (one
     /// line, naming what it is).
-    pub fn open(path: &Path) -> Result<BlockDevice, String> {
-        let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    pub fn open(path: &Path) -> Result<BlockDevice, ExperimentError> {
+        let meta =
+            std::fs::metadata(path).map_err(|e| refused(format!("{}: {e}", path.display())))?;
         let ft = meta.file_type();
         if !ft.is_block_device() {
             let kind = if ft.is_file() {
@@ -1246,37 +1250,37 @@ impl BlockDevice {
             } else {
                 "not a block device"
             };
-            return Err(format!(
+            return Err(refused(format!(
                 "--device {} is {kind} (owner uid {}), not a block device: give a whole block \
                  device such as /dev/sdb",
                 path.display(),
                 meta.uid()
-            ));
+            )));
         }
         let num = DevNum::of_rdev(meta.rdev());
         let sys = num.sys_dir();
         if sys.join("partition").exists() {
-            return Err(format!(
+            return Err(refused(format!(
                 "--device {} is a partition ({num}): give the whole device, whose scheduler it is",
                 path.display()
-            ));
+            )));
         }
         if !num.queue().join("scheduler").exists() {
-            return Err(format!(
+            return Err(refused(format!(
                 "--device {} ({num}) has no I/O scheduler ({} is missing)",
                 path.display(),
                 num.queue().join("scheduler").display()
-            ));
+            )));
         }
         let sectors: u64 = std::fs::read_to_string(sys.join("size"))
             .ok()
             .and_then(|s| s.trim().parse().ok())
             .unwrap_or(0);
         if sectors == 0 {
-            return Err(format!(
+            return Err(refused(format!(
                 "--device {} ({num}) has size 0: nothing is behind it",
                 path.display()
-            ));
+            )));
         }
         let node = checked_dev_node(num)?;
         Ok(BlockDevice {
@@ -1297,7 +1301,7 @@ pub struct DeviceLock {
 }
 
 /// Takes the device's lock, or refuses (one line) when another run holds it.
-pub fn lock_device(device: &BlockDevice) -> Result<DeviceLock, String> {
+pub fn lock_device(device: &BlockDevice) -> Result<DeviceLock, ExperimentError> {
     private_dir(Path::new(STATE_DIR), euid())?;
     lock_device_in(
         Path::new(STATE_DIR),
@@ -1306,7 +1310,7 @@ pub fn lock_device(device: &BlockDevice) -> Result<DeviceLock, String> {
     )
 }
 
-fn lock_device_in(dir: &Path, device: DevNum, given: &str) -> Result<DeviceLock, String> {
+fn lock_device_in(dir: &Path, device: DevNum, given: &str) -> Result<DeviceLock, ExperimentError> {
     use std::io::{Read, Seek, Write};
     use std::os::unix::io::AsRawFd;
     let path = dir.join(format!("device-{device}.lock"));
@@ -1318,7 +1322,7 @@ fn lock_device_in(dir: &Path, device: DevNum, given: &str) -> Result<DeviceLock,
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&path)
-        .map_err(|e| format!("cannot open the device lock {}: {e}", path.display()))?;
+        .map_err(|e| failed(format!("cannot open the device lock {}: {e}", path.display())))?;
     // SAFETY: flock on a descriptor we own; no memory is involved.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         let mut holder = String::new();
@@ -1329,10 +1333,10 @@ fn lock_device_in(dir: &Path, device: DevNum, given: &str) -> Result<DeviceLock,
         } else {
             format!("pid {holder}")
         };
-        return Err(format!(
-            "{REFUSED}another schedlab kernel run ({holder}) holds {given} ({device}); run again \
+        return Err(refused(format!(
+            "another schedlab kernel run ({holder}) holds {given} ({device}); run again \
              once it has ended"
-        ));
+        )));
     }
     let _ = file.set_len(0);
     let _ = file.rewind();
@@ -1344,9 +1348,9 @@ fn lock_device_in(dir: &Path, device: DevNum, given: &str) -> Result<DeviceLock,
 }
 
 /// The schedulers a queue offers and the one in use (`none mq-deadline [bfq]`).
-pub fn schedulers(queue: &Path) -> Result<(Vec<String>, String), String> {
+pub fn schedulers(queue: &Path) -> Result<(Vec<String>, String), ExperimentError> {
     let text = std::fs::read_to_string(queue.join("scheduler"))
-        .map_err(|e| format!("cannot read {}: {e}", queue.join("scheduler").display()))?;
+        .map_err(|e| failed(format!("cannot read {}: {e}", queue.join("scheduler").display())))?;
     let mut all = Vec::new();
     let mut current = String::new();
     for w in text.split_whitespace() {
@@ -1361,7 +1365,7 @@ pub fn schedulers(queue: &Path) -> Result<(Vec<String>, String), String> {
 
 /// Whether a block device (or one of its partitions) holds a mounted filesystem or swap: the
 /// mount point, or "swap".
-pub fn mounted(device: &BlockDevice) -> Result<Option<String>, String> {
+pub fn mounted(device: &BlockDevice) -> Result<Option<String>, ExperimentError> {
     let mut ids = vec![device.num.to_string()];
     if let Ok(children) = std::fs::read_dir(device.num.sys_dir()) {
         for c in children.flatten() {
@@ -1373,7 +1377,7 @@ pub fn mounted(device: &BlockDevice) -> Result<Option<String>, String> {
         }
     }
     let mounts = std::fs::read_to_string("/proc/self/mountinfo")
-        .map_err(|e| format!("cannot read mountinfo: {e}"))?;
+        .map_err(|e| failed(format!("cannot read mountinfo: {e}")))?;
     for line in mounts.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         if f.len() >= 5 && ids.iter().any(|id| id == f[2]) {
@@ -1411,7 +1415,7 @@ pub struct LoopDevice {
 /// Makes a fresh directory `<parent>/<PREFIX><pid>-<random>` (mode 0700), recorded before the
 /// `mkdir` and with its inode after. `mkdir` never follows a link and fails on any existing
 /// name (another name is drawn then).
-fn make_private_dir(ledger: &mut Ledger, parent: &Path) -> Result<PathBuf, String> {
+fn make_private_dir(ledger: &mut Ledger, parent: &Path) -> Result<PathBuf, ExperimentError> {
     for _ in 0..16 {
         let path = parent.join(format!(
             "{PREFIX}{}-{:016x}",
@@ -1425,7 +1429,7 @@ fn make_private_dir(ledger: &mut Ledger, parent: &Path) -> Result<PathBuf, Strin
         match std::fs::DirBuilder::new().mode(0o700).create(&path) {
             Ok(()) => {
                 let meta = std::fs::symlink_metadata(&path)
-                    .map_err(|e| format!("cannot stat {}: {e}", path.display()))?;
+                    .map_err(|e| failed(format!("cannot stat {}: {e}", path.display())))?;
                 ledger.update(
                     index,
                     Change::PrivateDir {
@@ -1440,18 +1444,21 @@ fn make_private_dir(ledger: &mut Ledger, parent: &Path) -> Result<PathBuf, Strin
                     |c| matches!(c, Change::PrivateDir { path: p, id: None } if *p == path),
                 )?;
             }
-            Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
+            Err(e) => return Err(failed(format!("cannot create {}: {e}", path.display()))),
         }
     }
-    Err(format!(
+    Err(failed(format!(
         "cannot create a private directory in {}: every name drawn was taken",
         parent.display()
-    ))
+    )))
 }
 
 /// Makes a sparse file in a private directory of the tmpfs and a loop device over it (direct
 /// I/O where the kernel takes it), recording each first.
-pub fn make_loop_device(ledger: &mut Ledger, size_bytes: u64) -> Result<LoopDevice, String> {
+pub fn make_loop_device(
+    ledger: &mut Ledger,
+    size_bytes: u64,
+) -> Result<LoopDevice, ExperimentError> {
     let dir = make_private_dir(ledger, Path::new(TMPFS_DIR))?;
     let backing = dir.join("backing.img");
     let index = ledger.record(Change::BackingFile {
@@ -1464,11 +1471,11 @@ pub fn make_loop_device(ledger: &mut Ledger, size_bytes: u64) -> Result<LoopDevi
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&backing)
-        .map_err(|e| format!("cannot create {}: {e}", backing.display()))?;
+        .map_err(|e| failed(format!("cannot create {}: {e}", backing.display())))?;
     let backing_id = FileId::of(
         &file
             .metadata()
-            .map_err(|e| format!("cannot stat {}: {e}", backing.display()))?,
+            .map_err(|e| failed(format!("cannot stat {}: {e}", backing.display())))?,
     );
     ledger.update(
         index,
@@ -1478,7 +1485,7 @@ pub fn make_loop_device(ledger: &mut Ledger, size_bytes: u64) -> Result<LoopDevi
         },
     )?;
     file.set_len(size_bytes)
-        .map_err(|e| format!("cannot size {}: {e}", backing.display()))?;
+        .map_err(|e| failed(format!("cannot size {}: {e}", backing.display())))?;
     drop(file);
     let index = ledger.record(Change::LoopDevice {
         backing: backing_id,
@@ -1489,16 +1496,16 @@ pub fn make_loop_device(ledger: &mut Ledger, size_bytes: u64) -> Result<LoopDevi
         .args(["-f", "--show", "--direct-io=on"])
         .arg(&backing)
         .output()
-        .map_err(|e| format!("cannot run losetup: {e}"))?;
+        .map_err(|e| failed(format!("cannot run losetup: {e}")))?;
     if !out.status.success() {
-        return Err(format!(
+        return Err(failed(format!(
             "losetup -f: {}",
             String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        )));
     }
     let said = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
     let rdev = std::fs::metadata(&said)
-        .map_err(|e| format!("{}: {e}", said.display()))?
+        .map_err(|e| failed(format!("{}: {e}", said.display())))?
         .rdev();
     let num = DevNum::of_rdev(rdev);
     ledger.update(
@@ -1511,11 +1518,11 @@ pub fn make_loop_device(ledger: &mut Ledger, size_bytes: u64) -> Result<LoopDevi
     )?;
     let (device, file) = open_dev_node(num)?;
     if loop_backing_fd(&file)? != Some(backing_id) {
-        return Err(format!(
+        return Err(failed(format!(
             "{} ({num}) is not over {} after losetup",
             device.display(),
             backing.display()
-        ));
+        )));
     }
     let direct_io =
         std::fs::read_to_string(num.sys_dir().join("loop/dio")).is_ok_and(|s| s.trim() == "1");
@@ -1530,18 +1537,18 @@ pub fn make_loop_device(ledger: &mut Ledger, size_bytes: u64) -> Result<LoopDevi
 }
 
 /// Whether a free loop device can be had (`losetup -f` finds one, or loop-control can add one).
-pub fn free_loop_device() -> Result<(), String> {
+pub fn free_loop_device() -> Result<(), ExperimentError> {
     let out = Command::new("losetup")
         .arg("-f")
         .output()
-        .map_err(|e| format!("cannot run losetup (util-linux / mount package): {e}"))?;
+        .map_err(|e| failed(format!("cannot run losetup (util-linux / mount package): {e}")))?;
     if out.status.success() && !out.stdout.is_empty() {
         Ok(())
     } else {
-        Err(format!(
+        Err(failed(format!(
             "no free loop device: {}",
             String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        )))
     }
 }
 
@@ -1560,7 +1567,7 @@ pub struct Cgroups {
 
 /// Makes one cgroup directory of this run's: recorded first, then `mkdir`, which must make it
 /// (an existing name is someone else's: refused with its owner), then its inode recorded.
-fn make_cgroup_dir(ledger: &mut Ledger, path: &Path) -> Result<PathBuf, String> {
+fn make_cgroup_dir(ledger: &mut Ledger, path: &Path) -> Result<PathBuf, ExperimentError> {
     let index = ledger.record(Change::Cgroup {
         path: path.to_path_buf(),
         id: None,
@@ -1572,16 +1579,16 @@ fn make_cgroup_dir(ledger: &mut Ledger, path: &Path) -> Result<PathBuf, String> 
             let owner = std::fs::symlink_metadata(path)
                 .map(|m| m.uid().to_string())
                 .unwrap_or_else(|_| "unknown".into());
-            return Err(format!(
-                "{REFUSED}cgroup {} already exists (owner uid {owner}) and is not this run's: \
+            return Err(refused(format!(
+                "cgroup {} already exists (owner uid {owner}) and is not this run's: \
                  left as it is",
                 path.display()
-            ));
+            )));
         }
-        Err(e) => return Err(format!("cannot create cgroup {}: {e}", path.display())),
+        Err(e) => return Err(failed(format!("cannot create cgroup {}: {e}", path.display()))),
     }
     let meta = std::fs::symlink_metadata(path)
-        .map_err(|e| format!("cannot stat {}: {e}", path.display()))?;
+        .map_err(|e| failed(format!("cannot stat {}: {e}", path.display())))?;
     ledger.update(
         index,
         Change::Cgroup {
@@ -1606,15 +1613,15 @@ fn cgroup_parents(io: &CgroupIo) -> Vec<PathBuf> {
 
 /// Refuses, before the work, a run whose cgroup names are taken (someone else's: this run has
 /// made nothing yet), naming the owner. `make_cgroups` checks again as it makes them.
-pub fn cgroup_names_free(io: &CgroupIo) -> Result<(), String> {
+pub fn cgroup_names_free(io: &CgroupIo) -> Result<(), ExperimentError> {
     for path in cgroup_parents(io) {
         if let Ok(meta) = std::fs::symlink_metadata(&path) {
-            return Err(format!(
-                "{REFUSED}cgroup {} already exists (owner uid {}) and is not this run's: left as \
+            return Err(refused(format!(
+                "cgroup {} already exists (owner uid {}) and is not this run's: left as \
                  it is",
                 path.display(),
                 meta.uid()
-            ));
+            )));
         }
     }
     Ok(())
@@ -1627,7 +1634,7 @@ pub fn make_cgroups(
     io: &CgroupIo,
     groups: usize,
     weights: &[u64],
-) -> Result<Cgroups, String> {
+) -> Result<Cgroups, ExperimentError> {
     let name = format!("{PREFIX}{}", std::process::id());
     let (parent, accounting, weight_file) = match io {
         CgroupIo::V1 { blkio, cpuacct } => {
@@ -1642,7 +1649,7 @@ pub fn make_cgroups(
             let parent = make_cgroup_dir(ledger, &root.join(&name))?;
             if groups > 0 {
                 std::fs::write(parent.join("cgroup.subtree_control"), "+io")
-                    .map_err(|e| format!("cannot enable io in {}: {e}", parent.display()))?;
+                    .map_err(|e| failed(format!("cannot enable io in {}: {e}", parent.display())))?;
             }
             // No accounting cgroup: v2 keeps processes out of a cgroup that enables a
             // controller for its children, and the CPU per I/O comes from /proc/stat anyway.
@@ -1661,7 +1668,7 @@ pub fn make_cgroups(
         let wf = g.join(weight_file);
         if wf.exists() {
             std::fs::write(&wf, w.to_string())
-                .map_err(|e| format!("cannot set {}: {e}", wf.display()))?;
+                .map_err(|e| failed(format!("cannot set {}: {e}", wf.display())))?;
         }
         out.groups.push(g);
     }
@@ -1715,15 +1722,19 @@ pub fn kthreads_runtime_ns() -> std::collections::BTreeMap<u32, u64> {
 /// only in the second counts whole (it started in between); one seen only in the first is lost
 /// (kworkers retire after minutes idle, not within a run).
 /// The sum is checked (issue 43): past `u64::MAX` is an error naming it, never a wrap.
-pub fn kthreads_delta_ns(before: &std::collections::BTreeMap<u32, u64>, after: &std::collections::BTreeMap<u32, u64>) -> Result<u64, String> {
+pub fn kthreads_delta_ns(
+    before: &std::collections::BTreeMap<u32, u64>,
+    after: &std::collections::BTreeMap<u32, u64>,
+) -> Result<u64, ExperimentError> {
     crate::counts::sum(
         after.iter().map(|(pid, &ns)| ns.saturating_sub(before.get(pid).copied().unwrap_or(0))),
         "the kernel threads' CPU time (ns, /proc/<pid>/schedstat)",
     )
+    .map_err(failed)
 }
 
 /// This process's CPU time so far, ns (every thread's `schedstat`), summed checked (issue 43).
-pub fn own_runtime_ns() -> Result<u64, String> {
+pub fn own_runtime_ns() -> Result<u64, ExperimentError> {
     let Ok(entries) = std::fs::read_dir("/proc/self/task") else { return Ok(0) };
     crate::counts::sum(
         entries
@@ -1732,6 +1743,7 @@ pub fn own_runtime_ns() -> Result<u64, String> {
             .filter_map(|s| s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok())),
         "this process's CPU time (ns, /proc/self/task/*/schedstat)",
     )
+    .map_err(failed)
 }
 
 /// The CPU time of one kernel run, split into what belongs to the experiment and what other
@@ -1770,11 +1782,13 @@ pub struct ChildSetup {
 }
 
 impl ChildSetup {
-    pub fn new(cgroups: &[&Path]) -> Result<ChildSetup, String> {
+    pub fn new(cgroups: &[&Path]) -> Result<ChildSetup, ExperimentError> {
         let procs = cgroups
             .iter()
             .map(|c| {
-                std::fs::OpenOptions::new().write(true).open(c.join("cgroup.procs")).map_err(|e| format!("cannot open {}: {e}", c.join("cgroup.procs").display()))
+                let procs = c.join("cgroup.procs");
+                let opened = std::fs::OpenOptions::new().write(true).open(&procs);
+                opened.map_err(|e| failed(format!("cannot open {}: {e}", procs.display())))
             })
             .collect::<Result<_, _>>()?;
         Ok(ChildSetup { procs })
@@ -1803,8 +1817,6 @@ impl ChildSetup {
     }
 }
 
-/// Why this machine cannot run the kernel experiment, if it cannot: one line naming what to
-/// install or change.
 /// What the preflight found: the I/O controller's hierarchy and `--device` as what it is.
 #[derive(Debug)]
 pub struct Preflight {
@@ -1812,65 +1824,90 @@ pub struct Preflight {
     pub device: Option<BlockDevice>,
 }
 
+/// Whatever stops the preflight is a refusal: nothing was changed yet.
+fn as_refusal(e: ExperimentError) -> ExperimentError {
+    refused(e.message)
+}
+
+/// Why this machine cannot run the kernel experiment, if it cannot: one line naming what to
+/// install or change, a refusal before the work (exit 2) whatever failed.
 pub fn preflight(
     need_cgroups: bool,
     need_bpftrace: bool,
     device: Option<&Path>,
-) -> Result<Preflight, String> {
+) -> Result<Preflight, ExperimentError> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        return Err("schedlab kernel needs root (it makes loop devices, switches schedulers, makes cgroups)".into());
+        let why = "it makes loop devices, switches schedulers, makes cgroups";
+        return Err(refused(format!("schedlab kernel needs root ({why})")));
     }
     for (tool, package) in [("fio", "fio"), ("perf", "linux-perf")] {
         if !on_path(tool) {
-            return Err(format!("`{tool}` not found: install it (Debian: apt-get install {package})"));
+            let install = format!("install it (Debian: apt-get install {package})");
+            return Err(refused(format!("`{tool}` not found: {install}")));
         }
     }
     if need_bpftrace && !on_path("bpftrace") {
-        return Err("`bpftrace` not found: install it (Debian: apt-get install bpftrace), or pass --contention off".into());
+        return Err(refused(
+            "`bpftrace` not found: install it (Debian: apt-get install bpftrace), or pass \
+             --contention off",
+        ));
     }
     if need_bpftrace && !Path::new("/sys/kernel/tracing/events/lock/contention_begin").exists() && !Path::new("/sys/kernel/debug/tracing/events/lock/contention_begin").exists() {
         // tracefs may just not be mounted yet.
         let _ = Command::new("mount").args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"]).output();
         if !Path::new("/sys/kernel/tracing/events/lock/contention_begin").exists() {
-            return Err("this kernel has no lock:contention_begin tracepoint (Linux 5.19 or later, tracefs mounted): pass --contention off".into());
+            return Err(refused(
+                "this kernel has no lock:contention_begin tracepoint (Linux 5.19 or later, \
+                 tracefs mounted): pass --contention off",
+            ));
         }
     }
     let block_device = match device {
         Some(d) => {
-            let bd = BlockDevice::open(d)?;
-            if let Some(m) = mounted(&bd)? {
+            let bd = BlockDevice::open(d).map_err(as_refusal)?;
+            if let Some(m) = mounted(&bd).map_err(as_refusal)? {
                 let (path, num) = (d.display(), bd.num);
-                return Err(format!("{path} ({num}) holds a mounted filesystem ({m}): refused"));
+                let holds = format!("holds a mounted filesystem ({m})");
+                return Err(refused(format!("{path} ({num}) {holds}: refused")));
             }
-            let (all, _) = schedulers(&bd.num.queue())?;
+            let (all, _) = schedulers(&bd.num.queue()).map_err(as_refusal)?;
             if !all.iter().any(|s| s == "bfq") {
-                return Err(format!("no BFQ in this kernel for {} (schedulers: {}): modprobe bfq, or a kernel with CONFIG_IOSCHED_BFQ", d.display(), all.join(" ")));
+                let (d, all) = (d.display(), all.join(" "));
+                return Err(refused(format!(
+                    "no BFQ in this kernel for {d} (schedulers: {all}): modprobe bfq, or a kernel \
+                     with CONFIG_IOSCHED_BFQ"
+                )));
             }
             Some(bd)
         }
         None => {
             if !on_path("losetup") {
-                return Err("`losetup` not found: install it (Debian: apt-get install mount)".into());
+                let install = "install it (Debian: apt-get install mount)";
+                return Err(refused(format!("`losetup` not found: {install}")));
             }
-            free_loop_device()?;
+            free_loop_device().map_err(as_refusal)?;
             if !bfq_available() {
-                return Err("no BFQ in this kernel (no loop device offers it): modprobe bfq, or a kernel with CONFIG_IOSCHED_BFQ".into());
+                return Err(refused(
+                    "no BFQ in this kernel (no loop device offers it): modprobe bfq, or a kernel \
+                     with CONFIG_IOSCHED_BFQ",
+                ));
             }
             if !is_tmpfs(Path::new(TMPFS_DIR)) {
-                return Err(format!("{TMPFS_DIR} is not a tmpfs: give an existing device with --device"));
+                let give = "give an existing device with --device";
+                return Err(refused(format!("{TMPFS_DIR} is not a tmpfs: {give}")));
             }
             None
         }
     };
     // The run directory: made or checked before the work (a planted one is refused).
-    let plain = |e: String| e.trim_start_matches(REFUSED).to_string();
-    private_dir(Path::new(STATE_DIR), euid()).map_err(plain)?;
+    private_dir(Path::new(STATE_DIR), euid()).map_err(as_refusal)?;
     let cgroup_io = find_cgroup_io();
     if need_cgroups && cgroup_io.is_none() {
-        return Err("no cgroup hierarchy with the I/O controller is mounted (blkio v1 or io v2): \
-                    run with --groups 0"
-            .into());
+        return Err(refused(
+            "no cgroup hierarchy with the I/O controller is mounted (blkio v1 or io v2): run \
+             with --groups 0",
+        ));
     }
     Ok(Preflight { cgroup_io, device: block_device })
 }
@@ -1913,6 +1950,7 @@ pub fn on_path(tool: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     #[test]
     fn the_experiments_cpu_leaves_other_processes_out() {
@@ -1955,7 +1993,7 @@ mod tests {
         let near = std::collections::BTreeMap::from([(1, u64::MAX - 1), (2, 1)]);
         assert_eq!(kthreads_delta_ns(&before, &near), Ok(u64::MAX));
         let past = std::collections::BTreeMap::from([(1, u64::MAX), (2, 1)]);
-        let e = kthreads_delta_ns(&before, &past).unwrap_err();
+        let e = kthreads_delta_ns(&before, &past).unwrap_err().message;
         assert!(e.contains("add up past 18446744073709551615") && !e.contains('\n'), "{e}");
         // fio's, the kernel threads' and this process's times past u64::MAX together: nothing
         // is left for other processes (a wrapped sum left them almost all of root's time).
@@ -2008,9 +2046,9 @@ mod tests {
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).unwrap();
         let link = tmp.path().join("link");
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        let e = private_dir(&link, me).unwrap_err();
+        let ExperimentError { kind, message: e } = private_dir(&link, me).unwrap_err();
         assert!(
-            e.starts_with(REFUSED)
+            kind == ErrorKind::BadInput
                 && e.contains("symbolic link")
                 && e.contains(&format!("owner uid {me}")),
             "{e}"
@@ -2025,15 +2063,15 @@ mod tests {
         let open = tmp.path().join("open");
         std::fs::create_dir(&open).unwrap();
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-        let e = private_dir(&open, me).unwrap_err();
-        assert!(e.starts_with(REFUSED) && e.contains("mode 777"), "{e}");
+        let ExperimentError { kind, message: e } = private_dir(&open, me).unwrap_err();
+        assert!(kind == ErrorKind::BadInput && e.contains("mode 777"), "{e}");
         // Another user's directory (as root, one chowned to nobody): refused, its owner said.
         if is_root() {
             let theirs = tmp.path().join("theirs");
             std::fs::create_dir(&theirs).unwrap();
             std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
-            let e = private_dir(&theirs, me).unwrap_err();
-            assert!(e.starts_with(REFUSED) && e.contains("uid 65534"), "{e}");
+            let ExperimentError { kind, message: e } = private_dir(&theirs, me).unwrap_err();
+            assert!(kind == ErrorKind::BadInput && e.contains("uid 65534"), "{e}");
         }
     }
 
@@ -2175,7 +2213,8 @@ mod tests {
             },
             &[],
         )
-        .unwrap_err();
+        .unwrap_err()
+        .message;
         assert!(e.contains("left") && path.exists(), "{e}");
     }
 
@@ -2210,7 +2249,8 @@ mod tests {
             },
             &[],
         )
-        .unwrap_err();
+        .unwrap_err()
+        .message;
         assert!(
             e.contains("cannot remove") && dir.join("notes.txt").exists(),
             "{e}"
@@ -2257,20 +2297,21 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let loop0 = tmp.path().join("loop0");
         std::fs::write(&loop0, vec![0u8; 4096]).unwrap();
-        let e = BlockDevice::open(&loop0).unwrap_err();
+        let e = BlockDevice::open(&loop0).unwrap_err().message;
         assert!(
             e.contains("a regular file") && e.contains(&format!("owner uid {}", euid())),
             "{e}"
         );
-        let e = BlockDevice::open(Path::new("/dev/null")).unwrap_err();
+        let e = BlockDevice::open(Path::new("/dev/null")).unwrap_err().message;
         assert!(e.contains("a character device"), "{e}");
-        let e = BlockDevice::open(tmp.path()).unwrap_err();
+        let e = BlockDevice::open(tmp.path()).unwrap_err().message;
         assert!(e.contains("a directory"), "{e}");
         // A link named like a device, to the regular file: judged by what it points at.
         let sda = tmp.path().join("sda");
         std::os::unix::fs::symlink(&loop0, &sda).unwrap();
         assert!(BlockDevice::open(&sda)
             .unwrap_err()
+            .message
             .contains("a regular file"));
     }
 
@@ -2325,7 +2366,7 @@ mod tests {
             String::from_utf8_lossy(&out.stderr)
         );
         let free = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        let e = BlockDevice::open(&free).unwrap_err();
+        let e = BlockDevice::open(&free).unwrap_err().message;
         assert!(e.contains("size 0"), "{e}");
     }
 
@@ -2353,9 +2394,10 @@ mod tests {
         // The second run holds the device, then puts back the dead run's setting before it records
         // its own "before".
         let lock = lock_device_in(state.path(), device, &node.display().to_string()).unwrap();
-        let again = lock_device_in(state.path(), device, "again").unwrap_err();
+        let ExperimentError { kind, message: again } =
+            lock_device_in(state.path(), device, "again").unwrap_err();
         assert!(
-            again.starts_with(REFUSED) && again.contains("holds"),
+            kind == ErrorKind::BadInput && again.contains("holds"),
             "{again}"
         );
         let (done, problems) = cleanup_stale_in(state.path(), &[lock.device]);
@@ -2431,7 +2473,7 @@ mod tests {
             Ok(0)
         );
         assert!(is_bound_to(device, &file));
-        let e = detach_loops_over(id_of(&file), &file, Duration::from_secs(1)).unwrap_err();
+        let e = detach_loops_over(id_of(&file), &file, Duration::from_secs(1)).unwrap_err().message;
         assert!(e.contains("held open by fio"), "{e}");
         assert!(
             holder.try_wait().unwrap().is_none(),
@@ -2468,7 +2510,7 @@ mod tests {
         // A process this tool did not start, moved in.
         let (mut stranger, stranger_id) = sleeper();
         std::fs::write(path.join("cgroup.procs"), stranger.id().to_string()).unwrap();
-        let e = undo(&recorded, &[]).unwrap_err();
+        let e = undo(&recorded, &[]).unwrap_err().message;
         assert!(
             e.contains("did not start") && e.contains(&stranger.id().to_string()),
             "{e}"
