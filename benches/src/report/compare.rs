@@ -170,6 +170,7 @@ impl super::contract::Report for CompareReport {
                 .chain(interference_warning(self))
                 .chain(self.precision_warning())
                 .chain(self.regressions())
+                .chain(self.placement.note())
                 .collect(),
             disturbed,
             failed_checks,
@@ -738,6 +739,29 @@ mod tests {
         );
         cfg.baseline = Some(baseline.expect("its own JSON is a baseline"));
         run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap()
+    }
+
+    #[test]
+    fn a_move_of_the_cpus_and_the_rounds_it_cost_are_said_in_the_box() {
+        use crate::experiment::compare::placement::{Placement, PlacementReport, RunProbe, Tracker};
+        let mut report = comparison();
+        let probe = |round, ns| RunProbe {
+            round,
+            lock: LockKind::ParkingLot,
+            variant: "sched-lock",
+            instrumented: true,
+            before_ns: Some(ns),
+            after_ns: Some(ns),
+        };
+        let runs = vec![probe(0, 34.0), probe(1, 160.0), probe(2, 35.0), probe(3, 33.0)];
+        let tracker = Tracker { runs, ..Tracker::default() };
+        report.placement = PlacementReport::new(tracker, Some(Placement::Near), vec![1]);
+        let warnings = report.outcome().warnings;
+        let said = warnings.iter().find(|w| w.contains("moved its CPUs")).expect("the move is said");
+        assert!(said.contains("160 ns (far)") || said.contains("up to 160 ns"), "{said}");
+        assert!(said.contains("round(s) 2 ran in the far placement and are left out"), "{said}");
+        report.placement = PlacementReport::new(Tracker::default(), None, Vec::new());
+        assert!(!report.outcome().warnings.iter().any(|w| w.contains("moved its CPUs")));
     }
 
     #[test]
