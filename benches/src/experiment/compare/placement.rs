@@ -198,6 +198,17 @@ pub(super) fn leave_out(cells: &mut [Vec<Cell>], rounds: &[usize]) {
     }
 }
 
+/// Why no probe counted: one CPU, no run finished, or every probe left out.
+fn why_no_probe(runs: &[RunProbe]) -> &'static str {
+    if crate::driver::host::allowed_cpus().len() < 2 {
+        "fewer than two CPUs allowed"
+    } else if runs.is_empty() {
+        "no run finished"
+    } else {
+        "every probe was left out: other processes disturbed the runs, or a probe's trials disagreed"
+    }
+}
+
 /// The report's account of placement (JSON `placement`).
 #[derive(Clone, Debug, Serialize)]
 pub struct PlacementReport {
@@ -235,7 +246,7 @@ impl PlacementReport {
             rounds_run_again: tracker.run_again,
             rounds_kept_changed: tracker.kept_changed,
             rounds_left_out: left_out,
-            not_measured: near_ns.is_none().then(|| "fewer than two CPUs allowed".to_string()),
+            not_measured: near_ns.is_none().then(|| why_no_probe(&tracker.runs).to_string()),
             runs: tracker.runs,
         }
     }
@@ -338,6 +349,9 @@ mod tests {
         assert_eq!(tracker.round(0), RoundPlacement::Unknown);
         assert_eq!(tracker.minority(&[0]), (None, Vec::new()));
         let report = PlacementReport::new(tracker, None, Vec::new());
-        assert!(report.not_measured.is_some());
+        let why = report.not_measured.expect("why no probe counted");
+        if crate::driver::host::allowed_cpus().len() > 1 {
+            assert!(why.starts_with("every probe was left out"), "{why}");
+        }
     }
 }
