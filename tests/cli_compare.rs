@@ -219,7 +219,7 @@ fn sweep_writes_csv_and_svg() {
     assert_eq!(lines.count(), 4, "{text}");
     let chart = std::fs::read_to_string(&svg).unwrap();
     assert!(chart.starts_with("<svg") && chart.contains("MODEL") && chart.contains("measured"), "{}", &chart[..200.min(chart.len())]);
-    assert!(stdout.contains("MODEL, not measured"), "{stdout}");
+    assert!(stdout.contains("The model, not measured"), "{stdout}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
