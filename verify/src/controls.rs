@@ -343,6 +343,65 @@ macro_rules! for_each_shuttle_only_control {
     };
 }
 
+/// The negative controls of the three-actor scenarios (issue 45, item 1): for each, a broken
+/// version loom must reject, an existing core fault of the class the scenario's deferral belongs
+/// to, or a broken variant. `tests/loom_controls.rs` runs them (shuttle's detection rates of
+/// these have not been measured).
+#[macro_export]
+macro_rules! for_each_three_actor_control {
+    ($($callback:ident)::+) => {
+        $($callback)::+! {
+            // The dispatch's and the completion's deferred updates with no protection against
+            // the removal: the queue's group freed while X's completion names it.
+            three_actors_unlocked_under_removal: Rejected("group used after it was freed"), None,
+                $crate::scenarios::three_actors_merged_into_completed_elsewhere
+                    ::<$crate::broken::UnlockedUnderRemoval>;
+            // The splicer's pins dropped inside the splice: the other dispatcher's completion of
+            // X frees the queue before the splicer's deferred merge statistics name it.
+            fault_splice_pin_dropped_early_three_actors: Rejected("queue used after it was freed"),
+                Some(schedlab_core::fault::Fault::SplicePinDroppedEarly),
+                $crate::scenarios::lists_three_actors_merged_into_completed_elsewhere
+                    ::<schedlab_variants::queue_lock::QueueLock>;
+            // The bio merge's back merge absorbs Z without its io_remove (direct), the splice's
+            // merge does (lists).
+            fault_merge_without_io_remove_three_actors: Rejected("I2: queued did not return to 0"),
+                Some(schedlab_core::fault::Fault::MergeWithoutIoRemove),
+                $crate::scenarios::three_actors_bio_back_merge_while_holder_exits
+                    ::<schedlab_variants::sched_lock::SchedLock>;
+            fault_merge_without_io_remove_three_actors_lists:
+                Rejected("I2: queued did not return to 0"),
+                Some(schedlab_core::fault::Fault::MergeWithoutIoRemove),
+                $crate::scenarios::lists_three_actors_bio_back_merge_while_holder_exits
+                    ::<schedlab_variants::queue_lock::QueueLock>;
+            // The bio merge's deferred statistics with no protection against the removal.
+            three_actors_unlocked_under_removal_bio_merge:
+                Rejected("group used after it was freed"), None,
+                $crate::scenarios::three_actors_bio_back_merge_while_holder_exits
+                    ::<$crate::broken::UnlockedUnderRemoval>;
+            // The at-head insert after the bio merge's at-head return, without its io_add.
+            fault_at_head_without_io_add_three_actors: Rejected("I2: queued did not return to 0"),
+                Some(schedlab_core::fault::Fault::AtHeadWithoutIoAdd),
+                $crate::scenarios::three_actors_bio_front_merge_and_at_head_while_holder_exits
+                    ::<schedlab_variants::sched_lock::SchedLock>;
+            fault_at_head_without_io_add_three_actors_lists:
+                Rejected("I2: queued did not return to 0"),
+                Some(schedlab_core::fault::Fault::AtHeadWithoutIoAdd),
+                $crate::scenarios::lists_three_actors_bio_front_merge_and_at_head_while_holder_exits
+                    ::<schedlab_variants::queue_lock::QueueLock>;
+            // The idle timer's hint touched before the check that it is still in service: the
+            // removal expired it and X's exit or completion freed it.
+            fault_idle_timer_three_actors: Rejected("queue used after it was freed"),
+                Some(schedlab_core::fault::Fault::IdleTimerTouchesBeforeCheck),
+                $crate::scenarios::three_actors_idle_hint_vs_insert_and_exit
+                    ::<schedlab_variants::sched_lock::SchedLock>;
+            fault_idle_timer_three_actors_lists: Rejected("queue used after it was freed"),
+                Some(schedlab_core::fault::Fault::IdleTimerTouchesBeforeCheck),
+                $crate::scenarios::lists_three_actors_idle_hint_vs_insert_and_exit
+                    ::<schedlab_variants::queue_lock::QueueLock>;
+        }
+    };
+}
+
 /// Turns the control list into tests, each model in its own process.
 #[macro_export]
 macro_rules! control_tests {

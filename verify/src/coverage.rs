@@ -67,6 +67,70 @@ pub const INSTRUMENTED: &[(&str, &[&str])] = &[
     ("core/src/objects/rstat.rs", &["add", "push", "flush_locked"]),
 ];
 
+/// Every place the core defers an update past the scheduler lock (or reads a hint before it),
+/// with the special-case branch points of its path (issue 45, item 1): each must be reached by a
+/// three-actor scenario of the generated suite (`scenarios`, the names holding `three_actors`),
+/// and `notes/verify.md` ("Three-actor coverage") names one per site and branch;
+/// `tests/coverage_map.rs` checks both.
+pub const DEFERRAL_SITES: &[(&str, &[&str])] = &[
+    // `Process::insert_body` → `run_deferred` (Path::Insert): io_add, io_merged, io_remove,
+    // idle_time.
+    (
+        "direct insert's batch",
+        &[
+            "insert.runs-deferred",
+            "insert.queues",
+            "insert.merges",
+            "merge.absorbs-next",
+            "insert.at-head",
+            "insert.stops-idle-timer",
+            "insert.emits-idle-time",
+        ],
+    ),
+    // `Process::bio_merge_body` → `run_deferred` (Path::Insert), and its early returns.
+    (
+        "bio merge's batch",
+        &[
+            "bio_merge.runs-deferred",
+            "bio_merge.back",
+            "bio_merge.front",
+            "bio_merge.at-head",
+            "bio_merge.none",
+        ],
+    ),
+    // `Process::limit_depth` under the lock, between the bio merge and the insert (no batch of
+    // its own: its early return sends the submission on to the insert's).
+    ("depth limit before the insert", &["limit.inactive", "limit.under"]),
+    // `Scheduler::dispatch_body`: the splice's insert work (lists) and the dispatch's own
+    // updates in one batch, the listed requests' pins released after it.
+    (
+        "dispatch's batch and the splice",
+        &[
+            "dispatch.runs-deferred",
+            "dispatch.splices",
+            "dispatch.priority-list",
+            "dispatch.from-queue",
+            "dispatch.releases-listed",
+            "release_listed.frees",
+        ],
+    ),
+    // `Dispatched::finish_body`: the completion's statistics before the lock, the request the
+    // queue's last pin.
+    (
+        "completion's deferred statistics",
+        &["finish.deferred-completion-stats", "complete.expires", "put_queue.frees"],
+    ),
+    // `Process::count_at_submit` (mainline) and the rstat per-CPU adds (`RstatLists::add`).
+    (
+        "per-CPU adds (rstat, mainline's count at submission)",
+        &["rstat.add-queues-group", "rstat.add-already-queued"],
+    ),
+    // The in-service hint read by `Scheduler::run_idle_timer` before its lock.
+    ("idle timer's in-service hint", &["timer.read-queue-expired", "timer.read-queue-in-service"]),
+    // A queue held by listings only (`put_queue`), and the move that must not take it for freed.
+    ("listed pins of a queue", &["put_queue.listed-pins-it", "move.expired-queue-still-listed"]),
+];
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("reading core/src") {
         let path = entry.expect("a directory entry").path();
@@ -116,28 +180,58 @@ pub fn declared() -> BTreeMap<String, String> {
     out
 }
 
+/// The cells of the table rows (`| a | b | c |` lines, three cells at least) under the
+/// `notes/verify.md` heading that contains `heading`, up to the next heading.
+fn notes_table(heading: &str) -> Vec<Vec<String>> {
+    let notes = std::fs::read_to_string(workspace().join("notes/verify.md")).expect("reading notes/verify.md");
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in notes.lines() {
+        if line.starts_with('#') {
+            inside = line.contains(heading);
+            continue;
+        }
+        if !inside || !line.starts_with('|') {
+            continue;
+        }
+        let cells: Vec<String> = line.trim_matches('|').split('|').map(|c| c.trim().to_string()).collect();
+        if cells.len() >= 3 {
+            out.push(cells);
+        }
+    }
+    out
+}
+
 /// The branch points `notes/verify.md` argues no model of a checker reaches: name → (the checkers
 /// that miss it, the argument). Rows of its table `| `name` | checkers | argument |` under the
 /// heading "Branch points no model reaches".
 pub fn argued() -> BTreeMap<String, (BTreeSet<String>, String)> {
-    let notes = std::fs::read_to_string(workspace().join("notes/verify.md")).expect("reading notes/verify.md");
     let mut out = BTreeMap::new();
-    let mut inside = false;
-    for line in notes.lines() {
-        if line.starts_with('#') {
-            inside = line.contains("Branch points no model reaches");
-            continue;
-        }
-        if !inside || !line.starts_with("| `") {
-            continue;
-        }
-        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
-        if cells.len() < 3 {
+    for cells in notes_table("Branch points no model reaches") {
+        if !cells[0].starts_with('`') {
             continue;
         }
         let name = cells[0].trim_matches('`').to_string();
         let checkers = cells[1].split(',').map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect();
-        out.insert(name, (checkers, cells[2].to_string()));
+        out.insert(name, (checkers, cells[2].clone()));
+    }
+    out
+}
+
+/// The rows of `notes/verify.md`'s table under the heading "Three-actor coverage":
+/// `| site | `branch point` | `scenario`, ... |` → (site, branch point, scenarios).
+pub fn three_actor_table() -> Vec<(String, String, Vec<String>)> {
+    let mut out = Vec::new();
+    for cells in notes_table("Three-actor coverage") {
+        if !cells[1].starts_with('`') {
+            continue;
+        }
+        let scenarios = cells[2]
+            .split(',')
+            .map(|c| c.trim().trim_matches('`').to_string())
+            .filter(|c| !c.is_empty())
+            .collect();
+        out.push((cells[0].clone(), cells[1].trim_matches('`').to_string(), scenarios));
     }
     out
 }
@@ -275,6 +369,25 @@ mod tests {
         assert!(declared.len() > 50, "the scan found only {} branch points", declared.len());
         let stale: Vec<_> = argued().into_keys().filter(|n| !declared.contains_key(n)).collect();
         assert!(stale.is_empty(), "notes/verify.md argues branch points that no longer exist: {stale:?}");
+    }
+
+    #[test]
+    fn every_deferral_site_branch_is_declared_and_in_the_notes_table() {
+        let declared = declared();
+        let table = three_actor_table();
+        for (site, points) in DEFERRAL_SITES {
+            for point in *points {
+                assert!(declared.contains_key(*point), "{site}: `{point}` is no branch point");
+                let row = table.iter().find(|(s, p, _)| s == site && p == point);
+                let named = row.is_some_and(|(_, _, scenarios)| !scenarios.is_empty());
+                assert!(named, "notes/verify.md, three-actor table: no row for {site} × `{point}`");
+            }
+        }
+        for (site, point, _) in &table {
+            let point = point.as_str();
+            let listed = DEFERRAL_SITES.iter().any(|(s, points)| s == site && points.contains(&point));
+            assert!(listed, "notes/verify.md, three-actor table: {site} × `{point}` not a site's");
+        }
     }
 
     #[test]

@@ -28,7 +28,7 @@
 use crate::history::Recorder;
 use schedlab_core::sync::{thread, violation, Arc, AtomicBool, OracleArc};
 use schedlab_core::{
-    Clock, Census, Consistency, Dispatched, GroupId, InsertOutcome, InsertPathKind, LockKind, Op, Protection, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler,
+    Clock, Census, Consistency, Dispatched, GroupId, InsertOutcome, InsertPathKind, KernelProfile, LockKind, Op, Protection, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler,
     Process, StatsKept, StatsPolicy, StatsSnapshot,
 };
 
@@ -1654,6 +1654,192 @@ pub fn limit_depth_vs_removal_and_move<P: StatsPolicy>() {
     finish(sched, census, Moves::WithRequestsQueued);
 }
 
+// ---- three actors around every deferral (issue 45, item 1) ----
+//
+// Every place the core defers an update past the scheduler lock (notes/verify.md, round five:
+// the deferral sites) is raced here by three actors: the thread whose path defers the update,
+// a thread that drops the last reference of what the update names (the request the update's
+// request merged into, dispatched and completed by another dispatcher after its process exited;
+// or the process itself exiting on another thread), and the remover of the group. Each body runs
+// on both insert paths (the `direct` form, and the `lists_` form where the insert work and its
+// merges are made at a dispatcher's splice), with the 6.18 submission (`Process::submit`: bio
+// merge, depth limit, insert) where a process issues inside the race. The special-case branches
+// each deferral site has (a merge at the splice, back and front merges, the at-head insert, the
+// bio merge's and the depth limit's early returns, the idle timer stopped by an insert) are
+// reached by these bodies; `tests/coverage_map.rs` checks it against the table in notes/verify.md.
+
+/// The three-actor bodies' configuration on one insert path: the 6.18 submission sites.
+fn three_actor_config(insert: InsertPathKind) -> SchedConfig {
+    SchedConfig { insert, profile: KernelProfile::Mainline, ..config() }
+}
+
+/// The request a merge went into, dispatched and completed by a second dispatcher. G under the
+/// root; P in G issues X at 0, Z at 16 and Y at 8 (Y back-merges into X and absorbs Z: at its
+/// insert on the `direct` path, at a dispatcher's splice on `lists`), and exits; a process of the
+/// root issues an at-head request H and exits. Threads B and C each dispatch one request (H from
+/// the priority list, X from G's queue; on `lists` the first to dispatch splices everything, the
+/// merge's statistics deferred in its batch, the listed requests pinning G's queue until that
+/// batch is applied); C completes its request, B's is completed after the race (one completion
+/// in the race keeps the grace-period variants' models affordable); the main thread removes G and
+/// makes reclamation progress.
+/// X's completion drops the queue's last request reference while the splicer's deferred update
+/// may still name the queue (fault `SplicePinDroppedEarly`), and the completion's and dispatch's
+/// deferred updates read whichever group the queue is in while G is removed and freed.
+fn merged_into_completed_elsewhere<P: StatsPolicy>(insert: InsertPathKind) {
+    let (sched, census) = scheduler::<P>(three_actor_config(insert));
+    let root = sched.root();
+    let g = sched.create_group(root, 100).unwrap();
+    {
+        let p = sched.spawn_process(g).unwrap();
+        p.insert(request_at(0, 1));
+        p.insert(request_at(16, 2));
+        p.insert(request_at(8, 3));
+    }
+    sched.spawn_process(root).unwrap().insert(RequestSpec { at_head: true, ..request(5, 4) });
+    let b = {
+        let sched = sched.clone();
+        thread::spawn(move || InFlight::dispatch(&sched))
+    };
+    let c = spawn_in(&sched, dispatch_and_complete);
+    if remove_or_refused(&sched, g) {
+        reclaim_step::<P>();
+    }
+    // B's request completes after the race (its completion is C's part in the other order).
+    if let Some(rq) = b.join().unwrap() {
+        rq.complete();
+    }
+    c.join().unwrap();
+    let merged = sched.counters().merged;
+    require(merged == 2, || format!("scenario: two merges expected, {merged} made"));
+    finish(sched, census, Moves::None);
+}
+
+/// [`merged_into_completed_elsewhere`] on the `direct` insert path.
+pub fn three_actors_merged_into_completed_elsewhere<P: StatsPolicy>() {
+    merged_into_completed_elsewhere::<P>(InsertPathKind::Direct);
+}
+
+/// [`merged_into_completed_elsewhere`] on the `lists` insert path: the merge made at the splice.
+pub fn lists_three_actors_merged_into_completed_elsewhere<P: StatsPolicy>() {
+    merged_into_completed_elsewhere::<P>(InsertPathKind::Lists);
+}
+
+/// The submission's deferrals while the process's other holder exits it: G under the root; P in
+/// G (shared by two threads, [`SharedProcess`]) has X at 16 and Z at 32 queued (listed on
+/// `lists`). Thread A submits `bios` through P (`Process::submit`: the bio merge, the depth
+/// limit, the insert; on `lists`, or before a splice, the bio merge finds nothing queued: its
+/// early return, then the depth limit and a listed insert) and lets go of P. Thread L dispatches
+/// and completes one request (X, or what it merged into: on `lists` it splices first) and lets go
+/// of P: whichever of A and L lets go last is P's exit. The main thread removes G and makes
+/// reclamation progress. `mainline` counts each submission before the insert's lock (its per-CPU
+/// add), `rstat` each dispatch after it.
+fn submissions_while_holder_exits<P: StatsPolicy>(insert: InsertPathKind, bios: Bios) {
+    let (sched, census) = scheduler::<P>(three_actor_config(insert));
+    let root = sched.root();
+    let g = sched.create_group(root, 100).unwrap();
+    let shared = SharedProcess::spawn(&sched, g).unwrap();
+    shared.process().insert(request_at(16, 1));
+    shared.process().insert(request_at(32, 2));
+    let a = {
+        let shared = shared.clone();
+        thread::spawn(move || {
+            for bio in bios.into_iter().flatten() {
+                shared.process().submit(bio);
+            }
+        })
+    };
+    let l = thread::spawn(move || {
+        dispatch_and_complete(shared.scheduler());
+        drop(shared);
+    });
+    if remove_or_refused(&sched, g) {
+        reclaim_step::<P>();
+    }
+    a.join().unwrap();
+    l.join().unwrap();
+    finish(sched, census, Moves::None);
+}
+
+/// A bio at 24: a back merge into X that absorbs Z (`attempt_back_merge`: io_merged twice and
+/// io_remove deferred), or on `lists` a miss and a listed insert.
+const BIO_BACK_MERGE: Bios = [Some(bio(24, false, 3)), None];
+
+/// A bio at 8 (a front merge into X, `bfq_request_merge`; on `lists` a miss) and an at-head bio
+/// (the bio merge's at-head return, then the at-head insert: the priority list).
+const BIO_FRONT_MERGE_AND_AT_HEAD: Bios = [Some(bio(8, false, 3)), Some(bio(640, true, 4))];
+
+/// The bios thread A submits, in order.
+type Bios = [Option<RequestSpec>; 2];
+
+/// A read bio of 8 sectors at `sector`.
+const fn bio(sector: u64, at_head: bool, tag: u64) -> RequestSpec {
+    RequestSpec { sector, sectors: 8, op: Op::READ_SYNC, at_head, tag }
+}
+
+/// [`submissions_while_holder_exits`] with a bio back merge, on the `direct` insert path.
+pub fn three_actors_bio_back_merge_while_holder_exits<P: StatsPolicy>() {
+    submissions_while_holder_exits::<P>(InsertPathKind::Direct, BIO_BACK_MERGE);
+}
+
+/// [`submissions_while_holder_exits`] with a bio back merge, on the `lists` insert path.
+pub fn lists_three_actors_bio_back_merge_while_holder_exits<P: StatsPolicy>() {
+    submissions_while_holder_exits::<P>(InsertPathKind::Lists, BIO_BACK_MERGE);
+}
+
+/// [`submissions_while_holder_exits`] with a front merge and an at-head bio, `direct` path.
+pub fn three_actors_bio_front_merge_and_at_head_while_holder_exits<P: StatsPolicy>() {
+    submissions_while_holder_exits::<P>(InsertPathKind::Direct, BIO_FRONT_MERGE_AND_AT_HEAD);
+}
+
+/// [`submissions_while_holder_exits`] with a front merge and an at-head bio, `lists` path.
+pub fn lists_three_actors_bio_front_merge_and_at_head_while_holder_exits<P: StatsPolicy>() {
+    submissions_while_holder_exits::<P>(InsertPathKind::Lists, BIO_FRONT_MERGE_AND_AT_HEAD);
+}
+
+/// The idle timer's hint and the insert that stops it: G under the root; P in G (shared) idles in
+/// service past its deadline. Thread T runs the idle timer (it reads the in-service queue before
+/// the lock: the hint). Thread L inserts through P (on `direct` the insert stops the idle timer
+/// and defers idle_time naming the queue; on `lists` the request is listed and the splice of a
+/// later dispatch stops it) and lets go of P, its exit. The main thread removes G (expiring the
+/// queue if it is still in service), makes reclamation progress, then dispatches and completes
+/// (the request L inserted, asynchronous: its completion expires the queue, and once P has exited
+/// frees it). The timer must touch the queue only if it is still in service (fault
+/// `IdleTimerTouchesBeforeCheck`).
+fn idle_hint_vs_insert_and_exit<P: StatsPolicy>(insert: InsertPathKind) {
+    let (sched, census, clock) = manual_scheduler::<P>(SchedConfig { insert, ..idling_config() });
+    let g = sched.create_group(sched.root(), 100).unwrap();
+    let shared = SharedProcess::spawn(&sched, g).unwrap();
+    shared.process().insert(request(1, 1));
+    sched.dispatch().expect("scenario: P's request").complete();
+    require(sched.idle_deadline().is_some(), || "scenario: P's queue should idle".into());
+    clock.advance(2 * IDLE_NS);
+    let t = spawn_in(&sched, |s| {
+        s.run_idle_timer();
+    });
+    let l = thread::spawn(move || {
+        // Asynchronous: its queue does not idle after it, so its completion expires the queue.
+        shared.process().insert(RequestSpec { op: Op::WRITE_ASYNC, ..request(2, 2) });
+        drop(shared);
+    });
+    if remove_or_refused(&sched, g) {
+        reclaim_step::<P>();
+    }
+    dispatch_and_complete(&sched);
+    t.join().unwrap();
+    l.join().unwrap();
+    finish(sched, census, Moves::None);
+}
+
+/// [`idle_hint_vs_insert_and_exit`] on the `direct` insert path.
+pub fn three_actors_idle_hint_vs_insert_and_exit<P: StatsPolicy>() {
+    idle_hint_vs_insert_and_exit::<P>(InsertPathKind::Direct);
+}
+
+/// [`idle_hint_vs_insert_and_exit`] on the `lists` insert path.
+pub fn lists_three_actors_idle_hint_vs_insert_and_exit<P: StatsPolicy>() {
+    idle_hint_vs_insert_and_exit::<P>(InsertPathKind::Lists);
+}
+
 /// Calls `$callback!($variant; scenario, ...)` with every scenario of the generated suite: the
 /// one list that the per-variant model modules, [`SCENARIOS`] and the mutation script use. The
 /// two negative-control scenarios at the end of this file are not in it (they need a variant
@@ -1702,6 +1888,14 @@ macro_rules! for_each_scenario {
             completion_context_vs_removal,
             completion_context_vs_move_and_removal,
             completion_context_after_submitter_exit,
+            three_actors_merged_into_completed_elsewhere,
+            lists_three_actors_merged_into_completed_elsewhere,
+            three_actors_bio_back_merge_while_holder_exits,
+            lists_three_actors_bio_back_merge_while_holder_exits,
+            three_actors_bio_front_merge_and_at_head_while_holder_exits,
+            lists_three_actors_bio_front_merge_and_at_head_while_holder_exits,
+            three_actors_idle_hint_vs_insert_and_exit,
+            lists_three_actors_idle_hint_vs_insert_and_exit,
         }
     };
 }

@@ -9,3 +9,8 @@ schedlab_verify::for_each_control!(schedlab_verify::control_tests);
 mod loom_only {
     schedlab_verify::for_each_loom_only_control!(schedlab_verify::control_tests);
 }
+
+/// The three-actor scenarios' controls (issue 45, item 1).
+mod three_actors {
+    schedlab_verify::for_each_three_actor_control!(schedlab_verify::control_tests);
+}
