@@ -1,303 +1,480 @@
-//! `schedlab kernel`'s tables: the environment, the kernel's rows (throughput, CPU per I/O,
-//! contention on the scheduler's lock, the profile's shares), the model's rows, and the two side
-//! by side.
+//! `schedlab kernel`'s report: the kernel, its tools and the settings; the kernel's rows
+//! (throughput, CPU per I/O, contention on the scheduler's lock, the profile's shares), the
+//! model's rows, the two side by side, the elevator's own cost, the lock sites, the other points
+//! and the fidelity table, as tables; the terminal text is drawn from the same tables
+//! ([`super::contract::text_of_tables`]).
 
-use crate::experiment::kernel::fidelity::FidelityRow;
-use crate::experiment::kernel::rows::ElevatorCost;
+use super::table::{Cell, Table, Verdict};
+use crate::experiment::kernel::fidelity::{FidelityRow, Verdict as FigureVerdict};
+use crate::experiment::kernel::rows::{ElevatorCost, KernelRow, ModelRow, Point};
 use crate::experiment::kernel::sites::SiteCalibration;
 use crate::experiment::kernel::{KernelReport, KernelSched, ModelOutside};
-use std::fmt::Write;
 
-fn opt(v: Option<f64>, digits: usize) -> String {
-    v.map_or_else(|| "-".into(), |v| format!("{v:.digits$}"))
+/// A CPU per I/O of 0 is one that was not measured.
+fn cpu_cell(median: f64) -> Cell {
+    Cell::opt(Some(median).filter(|v| *v > 0.0), 2)
 }
 
-/// The tables `schedlab kernel` prints: the environment, the kernel's rows, the model's rows and
-/// the two side by side.
-pub fn kernel_text(report: &KernelReport) -> String {
-    let mut out = String::new();
-    let env = &report.environment;
-    let _ = writeln!(out, "schedlab kernel: {} | {}", env.kernel_release, env.device);
-    let _ = writeln!(out, "fio {} | {} | {} | cgroups {}", env.fio, env.perf, env.bpftrace.as_deref().unwrap_or("no contention recording"), env.cgroup.as_deref().unwrap_or("none"));
-    let _ = writeln!(out, "{}", report.provenance.one_line());
-    let c = &report.config;
-    let _ = writeln!(out, 
-        "{} jobs, {} {} B, iodepth {}, {}, {} rounds of {:.2} s (+{:.2} s ramp); model: {} lock, {} ns outside work per request{}, {} ns elevator cost ({}), kernel profile {}, weights {}",
-        c.threads,
-        c.rw.name(),
-        c.bs_sectors * 512,
-        c.iodepth,
-        c.ioengine,
-        c.rounds,
-        c.duration.as_secs_f64(),
-        c.ramp.as_secs_f64(),
-        c.model_lock,
-        report.model_outside_ns,
-        if c.model_outside == ModelOutside::Kernel { " (the kernel's none CPU per I/O)" } else { "" },
-        report.model_elevator_ns,
-        if c.model_elevator == ModelOutside::Kernel { "measured from the profiles" } else { "given" },
-        c.model_kernel.name(),
-        c.weights.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(",")
-    );
-    let _ = writeln!(out);
-    let _ = writeln!(out, "kernel          KIOPS (min-max)          CPU/IO µs  sched-lock cont/IO  wait avg ns  wait max µs  other cont/IO  rec. cost  bfq %  stats %  stats of sched %");
-    for r in &report.kernel {
+/// The kernel, its device and its tools: one row each, so a long device name fits.
+fn environment_table(r: &KernelReport) -> Table {
+    let env = &r.environment;
+    let mut t = Table::new("The kernel and its tools", &[("what", ""), ("which", "")]);
+    let rows = [
+        ("kernel release", env.kernel_release.clone()),
+        ("device", env.device.clone()),
+        ("fio", env.fio.clone()),
+        ("perf", env.perf.clone()),
+        ("bpftrace", env.bpftrace.clone().unwrap_or_else(|| "no contention recording".into())),
+        ("cgroups", env.cgroup.clone().unwrap_or_else(|| "none".into())),
+    ];
+    for (what, which) in rows {
+        t.row(vec![Cell::text(what), Cell::text(which)]);
+    }
+    for f in r.failures.iter().chain(&r.output_failures) {
+        t.note(format!("failed: {f}"));
+    }
+    t
+}
+
+/// The workload and the model's settings: one row each.
+fn settings_table(r: &KernelReport) -> Table {
+    let c = &r.config;
+    let mut t = Table::new("The settings", &[("setting", ""), ("value", "")]);
+    let outside = match c.model_outside {
+        ModelOutside::Kernel => " (the kernel's none CPU per I/O)",
+        ModelOutside::Fixed(_) => "",
+    };
+    let elevator = match c.model_elevator {
+        ModelOutside::Kernel => " (measured from the profiles)",
+        ModelOutside::Fixed(_) => " (given)",
+    };
+    let weights: Vec<String> = c.weights.iter().map(|w| w.to_string()).collect();
+    let outside = format!("model outside work per request, ns{outside}");
+    let elevator = format!("model elevator cost per request, ns{elevator}");
+    let rows = [
+        ("jobs", Cell::num(c.threads as f64, 0)),
+        ("rw", Cell::text(c.rw.name())),
+        ("bs (sectors of 512 B)", Cell::num(c.bs_sectors as f64, 0)),
+        ("iodepth", Cell::num(c.iodepth as f64, 0)),
+        ("ioengine", Cell::text(c.ioengine)),
+        ("rounds", Cell::num(c.rounds as f64, 0)),
+        ("duration of a round", Cell::text(format!("{:.2} s", c.duration.as_secs_f64()))),
+        ("ramp", Cell::text(format!("{:.2} s", c.ramp.as_secs_f64()))),
+        ("model lock", Cell::text(c.model_lock.to_string())),
+        (outside.as_str(), Cell::num(r.model_outside_ns as f64, 0)),
+        (elevator.as_str(), Cell::num(r.model_elevator_ns as f64, 0)),
+        ("kernel profile", Cell::text(c.model_kernel.name())),
+        ("weights", Cell::text(weights.join(","))),
+    ];
+    for (setting, value) in rows {
+        t.row(vec![Cell::text(setting), value]);
+    }
+    t.note(format!("bs: {} B a request", c.bs_sectors * 512));
+    t
+}
+
+/// "no requests completed" in place of zeros that would read as a measurement.
+fn nothing_completed() -> Cell {
+    Cell::missing("no requests completed")
+}
+
+/// The kernel's rows: throughput and CPU, contention on the locks, the profile's shares.
+fn kernel_tables(rows: &[KernelRow]) -> [Table; 3] {
+    let columns = [
+        ("scheduler", ""),
+        ("KIOPS", "KIOPS"),
+        ("min", "KIOPS"),
+        ("max", "KIOPS"),
+        ("CPU per I/O", "µs"),
+    ];
+    let mut speed = Table::new("The kernel (fio on a loop device)", &columns);
+    let columns = [
+        ("scheduler", ""),
+        ("sched-lock contended", "per I/O"),
+        ("wait avg", "ns"),
+        ("wait max", "µs"),
+        ("other contended", "per I/O"),
+        ("recording cost", "%"),
+    ];
+    let mut locks = Table::new("The kernel's lock contention", &columns);
+    let columns = [
+        ("scheduler", ""),
+        ("samples", ""),
+        ("bfq", "% of samples"),
+        ("statistics", "% of samples"),
+        ("statistics of the scheduler", "%"),
+    ];
+    let mut profile = Table::new("The kernel's profile", &columns);
+    for r in rows {
+        let name = Cell::text(r.config.name());
         if r.kiops.max == 0.0 {
-            // Zeros would read as a measurement: say what happened instead.
-            let _ = writeln!(out, "{:<15} no requests completed", r.config.name());
+            speed.row(vec![
+                name,
+                nothing_completed(),
+                Cell::missing("-"),
+                Cell::missing("-"),
+                Cell::missing("-"),
+            ]);
             continue;
         }
-        let p = r.profile.as_ref();
-        let _ = writeln!(out, 
-            "{:<15} {:>7.1} ({:>6.1}-{:>6.1})  {:>9}  {:>18}  {:>11}  {:>11}  {:>13}  {:>9}  {:>5}  {:>7}  {:>16}",
-            r.config.name(),
-            r.kiops.median,
-            r.kiops.min,
-            r.kiops.max,
-            opt(Some(r.cpu_per_io_us.median).filter(|v| *v > 0.0), 2),
-            opt(r.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
-            opt(r.sched_wait_avg_ns, 0),
-            opt(r.sched_wait_max_ns.map(|n| n as f64 / 1e3), 1),
-            opt(r.other_contentions_per_io.as_ref().map(|s| s.median), 3),
-            opt(r.recording_cost_pct, 1).to_string() + if r.recording_cost_pct.is_some() { "%" } else { "" },
-            opt(p.map(|p| p.bfq_pct), 1),
-            opt(p.map(|p| p.group_stats_pct), 1),
-            opt(p.and_then(|p| p.stats_share_of_scheduler_pct), 1),
-        );
-    }
-    if let Some(bfq) = report.kernel.iter().find(|r| r.config == KernelSched::Bfq) {
-        let callers: Vec<String> = bfq
-            .recorded
-            .iter()
-            .rev()
-            .find_map(|r| r.contention.as_ref())
-            .map(|c| c.scheduler_callers.iter().take(5).map(|(f, c)| format!("{f} {} ({:.1} µs avg)", c.contentions, c.wait_avg_ns() / 1e3)).collect())
-            .unwrap_or_default();
-        if !callers.is_empty() {
-            let _ = writeln!(out, "bfq's lock by caller (last recorded run): {}", callers.join(", "));
-        }
-        if let Some(p) = &bfq.profile {
-            let e: Vec<String> = p.bfq_entries_pct.iter().take(6).map(|(f, pct)| format!("{f} {pct:.1} %")).collect();
-            let _ = writeln!(out, "bfq's time by entry point (% of busy samples): {}", e.join(", "));
-            let f: Vec<String> = p.stats_functions.iter().map(|(f, n)| format!("{f} {n}")).collect();
-            let _ = writeln!(out, "bfq's statistics frames (samples of {}): {}", p.samples, if f.is_empty() { "none".into() } else { f.join(", ") });
+        speed.row(vec![
+            name.clone(),
+            Cell::num(r.kiops.median, 1),
+            Cell::num(r.kiops.min, 1),
+            Cell::num(r.kiops.max, 1),
+            cpu_cell(r.cpu_per_io_us.median),
+        ]);
+        locks.row(vec![
+            name.clone(),
+            Cell::opt(r.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
+            Cell::opt(r.sched_wait_avg_ns, 0),
+            Cell::opt(r.sched_wait_max_ns.map(|n| n as f64 / 1e3), 1),
+            Cell::opt(r.other_contentions_per_io.as_ref().map(|s| s.median), 3),
+            Cell::opt(r.recording_cost_pct, 1),
+        ]);
+        if let Some(p) = &r.profile {
+            profile.row(vec![
+                name,
+                Cell::num(p.samples as f64, 0),
+                Cell::num(p.bfq_pct, 1),
+                Cell::num(p.group_stats_pct, 1),
+                Cell::opt(p.stats_share_of_scheduler_pct, 1),
+            ]);
         }
     }
-    if !report.model.is_empty() {
-        let _ = writeln!(out);
-        let _ = writeln!(out, "model                 groups  KIOPS (min-max)            CPU/IO µs  sched-lock cont/IO  wait avg ns  stats of sched %  consistent");
-        for m in &report.model {
-            if m.kiops.max == 0.0 {
-                let _ = writeln!(out, "{:<21} {:>6}  no requests completed", m.entry, m.groups);
-                continue;
-            }
-            let _ = writeln!(out, 
-                "{:<21} {:>6}  {:>8.1} ({:>7.1}-{:>7.1})  {:>9}  {:>18}  {:>11}  {:>16}  {}",
-                m.entry,
-                m.groups,
-                m.kiops.median,
-                m.kiops.min,
-                m.kiops.max,
-                opt(Some(m.cpu_per_io_us.median).filter(|v| *v > 0.0), 2),
-                opt(m.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
-                opt(m.sched_wait_avg_ns, 0),
-                opt(m.stats_share_of_scheduler_pct, 1),
-                if m.consistent { "yes" } else { "NO" }
-            );
+    speed.note("KIOPS: the median over rounds, with the least and the most");
+    locks.note("contended: acquisitions per I/O, the median over the recorded runs;");
+    locks.note("recording cost: the IOPS lost to recording, % of the plain runs' (medians)");
+    [speed, locks, profile]
+}
+
+/// BFQ's lock by caller (its last recorded run), its time by entry point and its statistics'
+/// frames; a table only where there is something to show.
+fn bfq_tables(bfq: &KernelRow) -> Vec<Table> {
+    let mut tables = Vec::new();
+    let contention = bfq.recorded.iter().rev().find_map(|r| r.contention.as_ref());
+    if let Some(c) = contention.filter(|c| !c.scheduler_callers.is_empty()) {
+        let columns = [("caller", ""), ("contended", ""), ("wait avg", "µs")];
+        let mut t = Table::new("BFQ's lock by caller (the last recorded run)", &columns);
+        for (caller, n) in c.scheduler_callers.iter().take(5) {
+            t.row(vec![
+                Cell::text(caller.clone()),
+                Cell::num(n.contentions as f64, 0),
+                Cell::num(n.wait_avg_ns() / 1e3, 1),
+            ]);
+        }
+        tables.push(t);
+    }
+    if let Some(p) = &bfq.profile {
+        let columns = [("entry point", ""), ("time", "% of busy samples")];
+        let mut t = Table::new("BFQ's time by entry point", &columns);
+        for (entry, pct) in p.bfq_entries_pct.iter().take(6) {
+            t.row(vec![Cell::text(entry.clone()), Cell::num(*pct, 1)]);
+        }
+        tables.push(t);
+        let mut t = Table::new("BFQ's statistics frames", &[("function", ""), ("samples", "")]);
+        for (function, n) in &p.stats_functions {
+            t.row(vec![Cell::text(function.clone()), Cell::num(*n as f64, 0)]);
+        }
+        if p.stats_functions.is_empty() {
+            t.note("none");
+        }
+        t.note(format!("of the profile's {} samples", p.samples));
+        tables.push(t);
+    }
+    tables
+}
+
+/// The model's rows: throughput, CPU and its checks; contention on its scheduler's lock.
+fn model_tables(rows: &[ModelRow]) -> [Table; 2] {
+    let columns = [
+        ("entry", ""),
+        ("groups", ""),
+        ("KIOPS", "KIOPS"),
+        ("min", "KIOPS"),
+        ("max", "KIOPS"),
+        ("CPU per I/O", "µs"),
+        ("consistent", ""),
+    ];
+    let mut speed = Table::new("The model (the same workload in schedlab)", &columns);
+    let columns = [
+        ("entry", ""),
+        ("groups", ""),
+        ("sched-lock contended", "per I/O"),
+        ("wait avg", "ns"),
+        ("statistics of the scheduler", "%"),
+    ];
+    let mut locks = Table::new("The model's lock contention", &columns);
+    for m in rows {
+        let (entry, groups) = (Cell::text(m.entry), Cell::num(m.groups as f64, 0));
+        let consistent = Cell::check(m.consistent, if m.consistent { "yes" } else { "NO" });
+        if m.kiops.max == 0.0 {
+            let none = || Cell::missing("-");
+            speed.row(vec![entry, groups, nothing_completed(), none(), none(), none(), consistent]);
+            continue;
+        }
+        speed.row(vec![
+            entry.clone(),
+            groups.clone(),
+            Cell::num(m.kiops.median, 1),
+            Cell::num(m.kiops.min, 1),
+            Cell::num(m.kiops.max, 1),
+            cpu_cell(m.cpu_per_io_us.median),
+            consistent,
+        ]);
+        locks.row(vec![
+            entry,
+            groups,
+            Cell::opt(m.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
+            Cell::opt(m.sched_wait_avg_ns, 0),
+            Cell::opt(m.stats_share_of_scheduler_pct, 1),
+        ]);
+    }
+    [speed, locks]
+}
+
+/// The elevator's own cost: per scheduler, its CPU per I/O over none's, its own functions' and
+/// the rest (blk-mq's machinery); then the frames that grew most. `at`: the point, for another
+/// point's ("" at the main one).
+pub fn elevator_tables(e: &ElevatorCost, at: &str) -> [Table; 2] {
+    let columns = [
+        ("scheduler", ""),
+        ("CPU per I/O", "µs"),
+        ("over none", "µs"),
+        ("own functions", "µs"),
+        ("own", "% of samples"),
+        ("elevator machinery", "µs"),
+    ];
+    let mut cost = Table::new(format!("The elevator's own cost{at}"), &columns);
+    let none = || Cell::missing("-");
+    cost.row(vec![
+        Cell::text("none"),
+        Cell::num(e.none_cpu_per_io_us, 2),
+        none(),
+        none(),
+        none(),
+        none(),
+    ]);
+    let mut grew = Table::new(
+        format!("The frames that grew most over none{at}"),
+        &[("scheduler", ""), ("frame", ""), ("more", "µs")],
+    );
+    for (name, c) in [("bfq", &e.bfq), ("mq-deadline", &e.mq_deadline)] {
+        let Some(c) = c else {
+            cost.row(vec![Cell::text(name), none(), none(), none(), none(), none()]);
+            cost.note(format!("{name}: no figures; they need its profile and none's runs"));
+            continue;
+        };
+        cost.row(vec![
+            Cell::text(name),
+            Cell::num(c.cpu_per_io_us, 2),
+            Cell::num(c.extra_us, 2),
+            Cell::num(c.own_us, 2),
+            Cell::num(c.own_pct, 1),
+            Cell::num(c.elevator_us, 2),
+        ]);
+        for (frame, us) in &c.largest {
+            grew.row(vec![Cell::text(name), Cell::text(frame.clone()), Cell::num(*us, 2)]);
         }
     }
-    let _ = writeln!(out);
-    let _ = writeln!(out, "side by side                                                                          kernel      model");
-    for s in &report.side_by_side {
-        let digits = if s.unit == "×" || s.unit == "per I/O" { 3 } else { 1 };
-        let _ = writeln!(out, "{:<84} {:>9} {:>10}  {}", s.what, opt(s.kernel, digits), opt(s.model, digits), s.unit);
-    }
-    if let Some(e) = &report.elevator {
-        let _ = writeln!(out);
-        out.push_str(&elevator_text(e));
-    }
-    if let Some(c) = &report.sites {
-        let _ = writeln!(out);
-        out.push_str(&sites_text(c));
-    }
-    for p in &report.points {
-        let _ = writeln!(out);
-        let _ = writeln!(out, "point {}: model outside work {} ns, elevator cost {} ns per request", p.point.label(), p.model_outside_ns, p.model_elevator_ns);
-        for r in p.kernel.iter().filter(|r| r.kiops.max == 0.0) {
-            let _ = writeln!(out, "  kernel {:<12} no requests completed", r.config.name());
-        }
-        for r in p.kernel.iter().filter(|r| r.kiops.max > 0.0) {
-            let _ = writeln!(
-                out,
-                "  kernel {:<12} {:>7.1} KIOPS  CPU/IO {:>6} µs (experiment {:>6} µs)  sched-lock cont/IO {:>6}",
-                r.config.name(),
-                r.kiops.median,
-                opt(Some(r.cpu_per_io_us.median).filter(|v| *v > 0.0), 2),
-                opt(r.experiment_cpu_per_io_us.as_ref().map(|s| s.median), 2),
-                opt(r.sched_contentions_per_io.as_ref().map(|s| s.median), 3)
-            );
-        }
-        for m in p.model.iter().filter(|m| m.kiops.max == 0.0) {
-            let _ = writeln!(out, "  model  {:<21} {:>2} groups no requests completed", m.entry, m.groups);
-        }
-        for m in p.model.iter().filter(|m| m.kiops.max > 0.0) {
-            let _ = writeln!(
-                out,
-                "  model  {:<21} {:>2} groups {:>7.1} KIOPS  CPU/IO {:>6} µs  sched-lock cont/IO {:>6}",
-                m.entry,
-                m.groups,
-                m.kiops.median,
-                opt(Some(m.cpu_per_io_us.median).filter(|v| *v > 0.0), 2),
-                opt(m.sched_contentions_per_io.as_ref().map(|s| s.median), 3)
-            );
-        }
-        if let Some(e) = &p.elevator {
-            for line in elevator_text(e).lines() {
-                let _ = writeln!(out, "  {line}");
-            }
-        }
-        if let Some(c) = &p.sites {
-            for line in sites_text(c).lines() {
-                let _ = writeln!(out, "  {line}");
-            }
-        }
-    }
-    if !report.fidelity.is_empty() {
-        let _ = writeln!(out);
-        out.push_str(&fidelity_text(&report.fidelity));
-    }
-    for f in report.failures.iter().chain(&report.output_failures) {
-        let _ = writeln!(out, "failed: {f}");
-    }
-    if report.interrupted {
-        let _ = writeln!(out, "interrupted: the rows above hold the runs that finished");
-    }
-    out
+    cost.note(format!("µs per I/O, on {} CPU; over none: in these profiled runs", e.basis));
+    grew.note("inclusive (a frame's callees counted in it), so nested frames overlap");
+    [cost, grew]
 }
 
 /// The lock sites: the kernel's time at each (locked, waited, held) beside the model's own hold
-/// and the pad it ran with, and the gaps the model's path spaces them by.
-pub fn sites_text(c: &SiteCalibration) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "lock sites (kernel bfq, µs per acquisition; {}; {} samples, CPU per I/O {:.2} µs):", c.basis, c.samples, c.cpu_per_io_us);
-    let _ = writeln!(out, "{:<14} {:>9} {:>9} {:>9} {:>11} {:>9}", "site", "locked", "waited", "held", "model own", "pad ns");
-    for (i, t) in c.sites.iter().enumerate() {
-        let own = c.model_own_hold_us.iter().find(|(s, _)| s == t.site).map(|(_, v)| *v);
-        let pad = c.pads.hold_ns.get(i).copied();
-        let _ = writeln!(out, "{:<14} {:>9.3} {:>9} {:>9.3} {:>11} {:>9}", t.site, t.locked_us, opt(t.wait_us, 3), t.hold_us, opt(own, 3), pad.map_or_else(|| "-".into(), |p| p.to_string()));
-    }
-    let _ = writeln!(
-        out,
-        "gaps (µs per I/O): bio merge → depth limit {:.3}, depth limit → insert {:.3}, insert → dispatch {:.3}; the model spins {:?} ns",
-        c.gaps_us[0], c.gaps_us[1], c.gaps_us[2], c.pads.gap_ns
+/// and the pad it ran with; the gaps the model's path spaces them by. `at` as above.
+pub fn site_tables(c: &SiteCalibration, at: &str) -> [Table; 2] {
+    let columns = [
+        ("site", ""),
+        ("locked", "µs"),
+        ("waited", "µs"),
+        ("held", "µs"),
+        ("model own hold", "µs"),
+        ("pad", "ns"),
+    ];
+    let title = format!(
+        "Lock sites{at}: the kernel's time per acquisition, the model's own hold and its pad"
     );
-    out
+    let mut sites = Table::new(title, &columns);
+    for (i, st) in c.sites.iter().enumerate() {
+        let own = c.model_own_hold_us.iter().find(|(s, _)| s == st.site).map(|(_, v)| *v);
+        sites.row(vec![
+            Cell::text(st.site),
+            Cell::num(st.locked_us, 3),
+            Cell::opt(st.wait_us, 3),
+            Cell::num(st.hold_us, 3),
+            Cell::opt(own, 3),
+            Cell::opt(c.pads.hold_ns.get(i).map(|&p| p as f64), 0),
+        ]);
+    }
+    sites.note(format!("kernel bfq, µs per acquisition; {}", c.basis));
+    let columns = [("between", ""), ("gap", "µs per I/O"), ("the model spins", "ns")];
+    let mut gaps = Table::new(format!("The gaps between the sites{at}"), &columns);
+    let between = ["bio merge → depth limit", "depth limit → insert", "insert → dispatch"];
+    for (i, what) in between.into_iter().enumerate() {
+        gaps.row(vec![
+            Cell::text(what),
+            Cell::num(c.gaps_us[i], 3),
+            Cell::num(c.pads.gap_ns[i] as f64, 0),
+        ]);
+    }
+    gaps.note(format!("from {} samples; CPU per I/O {:.2} µs", c.samples, c.cpu_per_io_us));
+    [sites, gaps]
 }
 
-/// The elevator's own cost: per scheduler, its CPU per I/O over none, its own functions' and the
-/// rest (blk-mq's machinery), and the frames that grew most.
-pub fn elevator_text(e: &ElevatorCost) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "elevator cost (µs per I/O, {} CPU; none {:.2}):", e.basis, e.none_cpu_per_io_us);
-    for (name, c) in [("bfq", &e.bfq), ("mq-deadline", &e.mq_deadline)] {
-        match c {
-            Some(c) => {
-                let _ = writeln!(
-                    out,
-                    "  {name:<11} CPU/IO {:.2}, over none in these profiled runs {:+.2}: its own functions {:.2} ({:.1} % of samples), elevator machinery {:.2}",
-                    c.cpu_per_io_us, c.extra_us, c.own_us, c.own_pct, c.elevator_us
-                );
-                if !c.largest.is_empty() {
-                    let f: Vec<String> = c.largest.iter().map(|(f, us)| format!("{f} +{us:.2}")).collect();
-                    let _ = writeln!(out, "  {:<11} grew most over none (inclusive, nested): {}", "", f.join(", "));
-                }
+/// The other points: their settings, then their kernel's and model's rows.
+fn points_tables(r: &KernelReport) -> Vec<Table> {
+    if r.points.is_empty() {
+        return Vec::new();
+    }
+    let columns = [("point", ""), ("model outside work", "ns"), ("elevator cost", "ns")];
+    let mut points = Table::new("The other points", &columns);
+    let columns = [
+        ("point", ""),
+        ("scheduler", ""),
+        ("KIOPS", "KIOPS"),
+        ("CPU per I/O", "µs"),
+        ("experiment's", "µs"),
+        ("lock contended", "per I/O"),
+    ];
+    let mut kernel = Table::new("The other points: the kernel", &columns);
+    let columns = [
+        ("point", ""),
+        ("entry", ""),
+        ("groups", ""),
+        ("KIOPS", "KIOPS"),
+        ("CPU per I/O", "µs"),
+        ("lock contended", "per I/O"),
+    ];
+    let mut model = Table::new("The other points: the model", &columns);
+    let mut more = Vec::new();
+    for p in &r.points {
+        let label = Cell::text(p.point.label());
+        let ns = |n: u64| Cell::num(n as f64, 0);
+        points.row(vec![label.clone(), ns(p.model_outside_ns), ns(p.model_elevator_ns)]);
+        for k in &p.kernel {
+            let mut row = vec![label.clone(), Cell::text(k.config.name())];
+            if k.kiops.max == 0.0 {
+                row.extend([
+                    nothing_completed(),
+                    Cell::missing("-"),
+                    Cell::missing("-"),
+                    Cell::missing("-"),
+                ]);
+            } else {
+                row.extend([
+                    Cell::num(k.kiops.median, 1),
+                    cpu_cell(k.cpu_per_io_us.median),
+                    Cell::opt(k.experiment_cpu_per_io_us.as_ref().map(|s| s.median), 2),
+                    Cell::opt(k.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
+                ]);
             }
-            None => {
-                let _ = writeln!(out, "  {name:<11} - (needs its profile and none's runs)");
+            kernel.row(row);
+        }
+        for m in &p.model {
+            let mut row = vec![label.clone(), Cell::text(m.entry), Cell::num(m.groups as f64, 0)];
+            if m.kiops.max == 0.0 {
+                row.extend([nothing_completed(), Cell::missing("-"), Cell::missing("-")]);
+            } else {
+                row.extend([
+                    Cell::num(m.kiops.median, 1),
+                    cpu_cell(m.cpu_per_io_us.median),
+                    Cell::opt(m.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
+                ]);
             }
+            model.row(row);
+        }
+        let at = format!(" at {}", p.point.label());
+        if let Some(e) = &p.elevator {
+            more.extend(elevator_tables(e, &at));
+        }
+        if let Some(c) = &p.sites {
+            more.extend(site_tables(c, &at));
         }
     }
-    out
-}
-
-/// The columns of the fidelity table, as the HTML report's table heads them.
-pub const FIDELITY_COLUMNS: [&str; 11] = [
-    "configuration",
-    "figure",
-    "unit",
-    "kernel",
-    "model",
-    "model 95% interval",
-    "model ÷ kernel",
-    "null model",
-    "constant",
-    "goal",
-    "verdict",
-];
-
-/// The model's interval over rounds as a cell's text: "[1.02, 1.09]", or "-" (a figure that is
-/// not a ratio over rounds, or one without an interval).
-fn model_interval_text(r: &FidelityRow, digits: usize) -> String {
-    let shown = |i: crate::stats::Interval| format!("[{:.digits$}, {:.digits$}]", i.lo, i.hi);
-    r.model_interval.map_or_else(|| "-".into(), shown)
-}
-
-/// A row's cells, in [`FIDELITY_COLUMNS`] order.
-pub fn fidelity_cells(r: &FidelityRow) -> [String; 11] {
-    let digits = if r.unit == "×" || r.unit == "per I/O" { 3 } else { 2 };
-    [
-        r.point.label(),
-        r.figure.clone(),
-        r.unit.to_string(),
-        opt(r.kernel, digits),
-        opt(r.model, digits),
-        model_interval_text(r, digits),
-        opt(r.model_over_kernel, 2),
-        opt(r.null_model, digits),
-        opt(r.constant, digits),
-        r.band.describe(),
-        r.verdict.label(),
-    ]
-}
-
-/// The fidelity table as text: one block per point, then how many figures are within their
-/// bands.
-pub fn fidelity_text(rows: &[FidelityRow]) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "fidelity: model against kernel ({} figures)", rows.len());
-    let mut last = None;
-    for r in rows {
-        if last != Some(r.point) {
-            let _ = writeln!(out, "{}", r.point.label());
-            let _ = writeln!(
-                out,
-                "  {:<44} {:>7} {:>7} {:>16} {:>6} {:>7} {:>6} {:>7}  {:<13} {}",
-                "figure",
-                "kernel",
-                "model",
-                "[95% interval]",
-                "m ÷ k",
-                "null",
-                "const",
-                "unit",
-                "goal",
-                "verdict"
-            );
-            last = Some(r.point);
-        }
-        let c = fidelity_cells(r);
-        let _ = writeln!(
-            out,
-            "  {:<44} {:>7} {:>7} {:>16} {:>6} {:>7} {:>6} {:>7}  {:<13} {}",
-            c[1], c[3], c[4], c[5], c[6], c[7], c[8], c[2], c[9], c[10]
-        );
+    points.note("elevator cost: per request, paid by the model's scheduler rows");
+    kernel.note("experiment's: the CPU per I/O of fio's cgroup, kernel threads and interrupts;");
+    kernel.note("lock contended: on the scheduler's lock, per I/O (kernel: the median over runs)");
+    let mut tables = vec![points, kernel];
+    if !model.rows.is_empty() {
+        tables.push(model);
     }
-    let _ = writeln!(out, "{}", crate::experiment::kernel::fidelity::summary_line(rows));
-    out
+    tables.extend(more);
+    tables
+}
+
+/// How a fidelity row's figures are shown: ratios and counts per I/O to 3 places, the rest 2.
+fn fidelity_digits(r: &FidelityRow) -> usize {
+    if r.unit == "×" || r.unit == "per I/O" {
+        3
+    } else {
+        2
+    }
+}
+
+/// A fidelity row's verdict cell: met, missed and inconclusive are judgements; the rest not.
+fn verdict_cell(v: &FigureVerdict) -> Cell {
+    let label = v.label();
+    match v {
+        FigureVerdict::Evidence => Cell::judged(Verdict::Met, label),
+        FigureVerdict::Outside => Cell::judged(Verdict::Missed, label),
+        FigureVerdict::Inconclusive { .. } => Cell::judged(Verdict::Inconclusive, label),
+        FigureVerdict::ControlWithin { .. }
+        | FigureVerdict::Fitted { .. }
+        | FigureVerdict::NotJudged { .. } => Cell::judged(Verdict::NotJudged, label),
+    }
+}
+
+/// The fidelity table in two, numbered alike so each fits: the figures, then each one's point,
+/// goal and verdict.
+fn fidelity_tables(rows: &[FidelityRow]) -> [Table; 2] {
+    let columns = [
+        ("#", ""),
+        ("figure", ""),
+        ("unit", ""),
+        ("kernel", ""),
+        ("model", ""),
+        ("95% low", ""),
+        ("95% high", ""),
+        ("m ÷ k", "×"),
+        ("null", ""),
+        ("constant", ""),
+    ];
+    let mut figures = Table::new(FIDELITY, &columns);
+    let columns = [("#", ""), ("configuration", ""), ("goal", ""), ("verdict", "")];
+    let mut judged = Table::new("Fidelity: each figure's goal and verdict", &columns);
+    for (i, r) in rows.iter().enumerate() {
+        let (number, digits) = (Cell::text((i + 1).to_string()), fidelity_digits(r));
+        figures.row(vec![
+            number.clone(),
+            Cell::text(r.figure.clone()),
+            Cell::text(r.unit),
+            Cell::opt(r.kernel, digits),
+            Cell::opt(r.model, digits),
+            Cell::opt(r.model_interval.map(|i| i.lo), digits),
+            Cell::opt(r.model_interval.map(|i| i.hi), digits),
+            Cell::opt(r.model_over_kernel, 2),
+            Cell::opt(r.null_model, digits),
+            Cell::opt(r.constant, digits),
+        ]);
+        judged.row(vec![
+            number,
+            Cell::text(r.point.label()),
+            Cell::text(r.band.describe()),
+            verdict_cell(&r.verdict),
+        ]);
+    }
+    figures.note(format!("{} figures; #: its number in the table of verdicts below;", rows.len()));
+    figures.note("95% low, high: the model's interval over rounds; m ÷ k: model ÷ kernel;");
+    figures.note("null, constant: the null model's and the constant model's figures");
+    judged.note(crate::experiment::kernel::fidelity::summary_line(rows));
+    [figures, judged]
 }
 
 /// The report contract (`report::contract`): the kernel's rows, the model's, the two side by
-/// side and the fidelity table as tables; the panels' chart beside the fidelity table.
+/// side, the elevator's cost, the lock sites, the other points and the fidelity table as tables;
+/// the panels' chart beside the fidelity table.
 impl super::contract::Report for KernelReport {
     const COMMAND: &'static str = "kernel";
     const SCHEMA_VERSION: u32 = 1;
@@ -307,157 +484,71 @@ impl super::contract::Report for KernelReport {
     }
 
     fn text(&self, _view: super::contract::View) -> String {
-        kernel_text(self)
+        let tables = super::contract::text_of_tables(&self.tables());
+        let outcome = super::contract::text_of_outcome(&self.outcome());
+        format!("{}\n\n{tables}{outcome}", self.provenance.one_line())
     }
 
-    fn tables(&self) -> Vec<super::table::Table> {
-        use super::table::{Cell, Table, Verdict};
-        let mut kernel = Table::new(
-            "The kernel (fio on a loop device)",
-            &[
-                ("scheduler", ""),
-                ("KIOPS median", "KIOPS"),
-                ("min", "KIOPS"),
-                ("max", "KIOPS"),
-                ("CPU per I/O", "µs"),
-                ("sched-lock contended", "per I/O"),
-                ("wait avg", "ns"),
-                ("wait max", "µs"),
-                ("other contended", "per I/O"),
-                ("recording cost", "%"),
-                ("bfq", "% of samples"),
-                ("statistics", "% of samples"),
-                ("statistics of the scheduler", "%"),
-            ],
-        );
-        for r in &self.kernel {
-            let p = r.profile.as_ref();
-            kernel.row(vec![
-                Cell::text(r.config.name()),
-                Cell::num(r.kiops.median, 1),
-                Cell::num(r.kiops.min, 1),
-                Cell::num(r.kiops.max, 1),
-                Cell::opt(Some(r.cpu_per_io_us.median).filter(|v| *v > 0.0), 2),
-                Cell::opt(r.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
-                Cell::opt(r.sched_wait_avg_ns, 0),
-                Cell::opt(r.sched_wait_max_ns.map(|n| n as f64 / 1e3), 1),
-                Cell::opt(r.other_contentions_per_io.as_ref().map(|s| s.median), 3),
-                Cell::opt(r.recording_cost_pct, 1),
-                Cell::opt(p.map(|p| p.bfq_pct), 1),
-                Cell::opt(p.map(|p| p.group_stats_pct), 1),
-                Cell::opt(p.and_then(|p| p.stats_share_of_scheduler_pct), 1),
-            ]);
+    fn tables(&self) -> Vec<Table> {
+        let mut tables = vec![environment_table(self), settings_table(self)];
+        tables.extend(kernel_tables(&self.kernel).into_iter().filter(|t| !t.rows.is_empty()));
+        if let Some(bfq) = self.kernel.iter().find(|r| r.config == KernelSched::Bfq) {
+            tables.extend(bfq_tables(bfq));
         }
-        let mut model = Table::new(
-            "The model (the same workload in schedlab)",
-            &[("entry", ""), ("groups", ""), ("KIOPS median", "KIOPS"), ("min", "KIOPS"), ("max", "KIOPS"), ("CPU per I/O", "µs"), ("sched-lock contended", "per I/O"), ("wait avg", "ns"), ("statistics of the scheduler", "%"), ("consistent", "")],
-        );
-        for m in &self.model {
-            model.row(vec![
-                Cell::text(m.entry),
-                Cell::num(m.groups as f64, 0),
-                Cell::num(m.kiops.median, 1),
-                Cell::num(m.kiops.min, 1),
-                Cell::num(m.kiops.max, 1),
-                Cell::opt(Some(m.cpu_per_io_us.median).filter(|v| *v > 0.0), 2),
-                Cell::opt(m.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
-                Cell::opt(m.sched_wait_avg_ns, 0),
-                Cell::opt(m.stats_share_of_scheduler_pct, 1),
-                Cell::check(m.consistent, if m.consistent { "yes" } else { "NO" }),
-            ]);
+        if !self.model.is_empty() {
+            tables.extend(model_tables(&self.model).into_iter().filter(|t| !t.rows.is_empty()));
         }
-        let mut side = Table::new("Side by side", &[("figure", ""), ("unit", ""), ("kernel", ""), ("model", "")]);
+        let mut side = Table::new(
+            "Side by side",
+            &[("figure", ""), ("unit", ""), ("kernel", ""), ("model", "")],
+        );
         for s in &self.side_by_side {
             let digits = if s.unit == "×" || s.unit == "per I/O" { 3 } else { 1 };
-            side.row(vec![Cell::text(s.what.clone()), Cell::text(s.unit), Cell::opt(s.kernel, digits), Cell::opt(s.model, digits)]);
-        }
-        let mut tables = vec![kernel];
-        if !self.model.is_empty() {
-            tables.push(model);
+            side.row(vec![
+                Cell::text(s.what.clone()),
+                Cell::text(s.unit),
+                Cell::opt(s.kernel, digits),
+                Cell::opt(s.model, digits),
+            ]);
         }
         tables.push(side);
-        if let Some(c) = &self.sites {
-            let mut t = Table::new(
-                "Lock sites: the kernel's time per acquisition, the model's own hold and its pad",
-                &[("site", ""), ("locked", "µs"), ("waited", "µs"), ("held", "µs"), ("model own hold", "µs"), ("pad", "ns")],
-            );
-            for (i, st) in c.sites.iter().enumerate() {
-                let own = c.model_own_hold_us.iter().find(|(s, _)| s == st.site).map(|(_, v)| *v);
-                t.row(vec![Cell::text(st.site), Cell::num(st.locked_us, 3), Cell::opt(st.wait_us, 3), Cell::num(st.hold_us, 3), Cell::opt(own, 3), Cell::opt(c.pads.hold_ns.get(i).map(|&p| p as f64), 0)]);
-            }
-            t.note(format!(
-                "{}; {} samples; gaps µs per I/O: bio merge → depth limit {:.3}, depth limit → insert {:.3}, insert → dispatch {:.3} (the model spins {:?} ns)",
-                c.basis, c.samples, c.gaps_us[0], c.gaps_us[1], c.gaps_us[2], c.pads.gap_ns
-            ));
-            tables.push(t);
+        if let Some(e) = &self.elevator {
+            tables.extend(elevator_tables(e, ""));
         }
+        if let Some(c) = &self.sites {
+            tables.extend(site_tables(c, ""));
+        }
+        tables.extend(points_tables(self));
         if !self.fidelity.is_empty() {
-            let mut fidelity = Table::new(
-                FIDELITY,
-                &[
-                    ("configuration", ""),
-                    ("figure", ""),
-                    ("unit", ""),
-                    ("kernel", ""),
-                    ("model", ""),
-                    ("model 95% low", ""),
-                    ("model 95% high", ""),
-                    ("model ÷ kernel", "×"),
-                    ("null model", ""),
-                    ("constant", ""),
-                    ("goal", ""),
-                    ("verdict", ""),
-                ],
-            );
-            for r in &self.fidelity {
-                let digits = if r.unit == "×" || r.unit == "per I/O" { 3 } else { 2 };
-                fidelity.row(vec![
-                    Cell::text(r.point.label()),
-                    Cell::text(r.figure.clone()),
-                    Cell::text(r.unit),
-                    Cell::opt(r.kernel, digits),
-                    Cell::opt(r.model, digits),
-                    Cell::opt(r.model_interval.map(|i| i.lo), digits),
-                    Cell::opt(r.model_interval.map(|i| i.hi), digits),
-                    Cell::opt(r.model_over_kernel, 2),
-                    Cell::opt(r.null_model, digits),
-                    Cell::opt(r.constant, digits),
-                    Cell::text(r.band.describe()),
-                    {
-                        use crate::experiment::kernel::fidelity::Verdict as Fv;
-                        let label = r.verdict.label();
-                        match &r.verdict {
-                            Fv::Evidence => Cell::judged(Verdict::Met, label),
-                            Fv::Outside => Cell::judged(Verdict::Missed, label),
-                            Fv::Inconclusive { .. } => Cell::judged(Verdict::Inconclusive, label),
-                            Fv::ControlWithin { .. } | Fv::Fitted { .. } | Fv::NotJudged { .. } => Cell::judged(Verdict::NotJudged, label),
-                        }
-                    },
-                ]);
-            }
-            fidelity.note(crate::experiment::kernel::fidelity::summary_line(&self.fidelity));
-            tables.push(fidelity);
+            tables.extend(fidelity_tables(&self.fidelity));
         }
         tables
     }
 
     fn charts(&self) -> Vec<super::contract::Chart> {
-        let chart = super::contract::Chart::new("kernel and model side by side", super::charts::kernel_svg(self));
+        let chart = super::contract::Chart::new(
+            "kernel and model side by side",
+            super::charts::kernel_svg(self),
+        );
         vec![if self.fidelity.is_empty() { chart } else { chart.beside(FIDELITY) }]
-    }
-
-    fn prose(&self) -> Vec<(String, String)> {
-        self.elevator.iter().map(|e| ("The elevator's own cost".to_string(), elevator_text(e))).collect()
     }
 
     fn outcome(&self) -> super::contract::Outcome {
         super::contract::Outcome {
             interrupted: self.interrupted,
             warnings: self.warnings.clone(),
-            failed_checks: if self.model.iter().any(|m| !m.consistent) { vec!["a model run failed its end-of-run checks (consistent: NO above)".into()] } else { vec![] },
+            failed_checks: if self.model.iter().any(|m| !m.consistent) {
+                vec!["a model run failed its end-of-run checks (consistent: NO above)".into()]
+            } else {
+                vec![]
+            },
             // Told on stderr as they were collected (`experiment::kernel::run`).
             failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
-            failed_outputs: if self.output_failures.is_empty() { vec![] } else { vec![String::new()] },
+            failed_outputs: if self.output_failures.is_empty() {
+                vec![]
+            } else {
+                vec![String::new()]
+            },
             ..Default::default()
         }
     }
@@ -465,3 +556,241 @@ impl super::contract::Report for KernelReport {
 
 /// The fidelity table's title (the chart goes beside it).
 const FIDELITY: &str = "Fidelity: the model against the kernel";
+
+#[cfg(test)]
+mod tests {
+    use crate::experiment::kernel::contention::{parse_bpftrace, ContentionSummary};
+    use crate::experiment::kernel::profile::{fold_perf_script, KernelShares};
+    use crate::experiment::kernel::rows::{
+        self, KernelRun, ModelRow, Point, PointResult, SideBySide,
+    };
+    use crate::experiment::kernel::sites::{waits_per_io, SiteCalibration, SiteSamples};
+    use crate::experiment::kernel::{
+        fidelity, fio, kernel_row, Environment, KernelConfig, KernelReport,
+    };
+    use crate::experiment::kernel::{KernelSched, ModelOutside};
+    use crate::files::provenance::Provenance;
+    use crate::report::contract::{renderings_agree, Report, View};
+    use crate::stats::Spread;
+    use std::time::Duration;
+
+    fn fixture(name: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/kernel")
+            .join(name);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    fn run(round: usize, kiops: f64, cpu_us: f64) -> KernelRun {
+        KernelRun {
+            round,
+            iops: kiops * 1e3,
+            ios: (kiops * 1e3) as u64,
+            runtime_s: 1.0,
+            cpu_per_io_us: Some(cpu_us),
+            fio_cpu_per_io_us: None,
+            experiment_cpu_per_io_us: Some(cpu_us),
+            other_cpus: Some(0.0),
+            contention: None,
+            stopped_s: None,
+            reruns_stopped: 0,
+        }
+    }
+
+    fn model(entry: &'static str, kiops: &[f64], cpu_us: f64, contended: Option<f64>) -> ModelRow {
+        ModelRow {
+            entry,
+            groups: 0,
+            kiops: Spread::of(kiops.to_vec()),
+            kiops_by_round: kiops.iter().copied().enumerate().collect(),
+            sched_acquisitions_per_io: contended.map(|_| 3.0),
+            sched_by_path: Vec::new(),
+            cpu_per_io_us: Spread::of(vec![cpu_us]),
+            sched_contentions_per_io: contended.map(|c| Spread::of(vec![c])),
+            sched_wait_avg_ns: contended.map(|_| 412.0),
+            consistent: true,
+            stats_share_of_scheduler_pct: Some(7.5),
+            scheduler_pct: None,
+        }
+    }
+
+    /// The main point: the recorded bfq run of `fixtures/kernel` (fio's I/Os, bpftrace's
+    /// contention, perf's profile, its elevator cost and lock sites) beside a made-up none and
+    /// model, as `kernel_parsers.rs` builds it.
+    fn main_point() -> PointResult {
+        let f = fio::parse(&fixture("fio-randread-bfq.json")).unwrap();
+        let contention = ContentionSummary::of(
+            &parse_bpftrace(&fixture("bpftrace-contention-bfq.json")).unwrap(),
+        )
+        .unwrap();
+        let waits = waits_per_io(&contention, f.ios as f64);
+        let recorded = KernelRun {
+            iops: f.iops,
+            ios: f.ios,
+            runtime_s: f.runtime_s,
+            contention: Some(contention),
+            ..run(0, 0.0, 0.0)
+        };
+        let folded = fold_perf_script(&fixture("perf-script-bfq.txt")).unwrap();
+        let mut bfq = kernel_row(
+            KernelSched::Bfq,
+            vec![run(0, 240.0, 9.5), run(1, 220.0, 9.4)],
+            vec![recorded],
+            Duration::ZERO,
+        );
+        bfq.profile = Some(KernelShares::of(&folded).unwrap());
+        let none = kernel_row(
+            KernelSched::None,
+            vec![run(0, 400.0, 5.6), run(1, 360.0, 5.6)],
+            Vec::new(),
+            Duration::ZERO,
+        );
+        let none_shares = KernelShares::default();
+        let (bfq_run, none_run) = (run(0, 240.0, 9.45), run(0, 400.0, 5.6));
+        let profiled = [
+            rows::Profiled { config: KernelSched::None, shares: &none_shares, run: &none_run },
+            rows::Profiled {
+                config: KernelSched::Bfq,
+                shares: bfq.profile.as_ref().unwrap(),
+                run: &bfq_run,
+            },
+        ];
+        let elevator = rows::ElevatorCost::of(&profiled);
+        let own = vec![("insert".to_string(), 0.21)];
+        let sites = SiteCalibration::of(&SiteSamples::of(&folded).unwrap(), 9.45, Some(waits), own);
+        let side_by_side = vec![
+            SideBySide {
+                what: "bfq ÷ none, IOPS".into(),
+                kernel: Some(0.606),
+                model: Some(0.853),
+                unit: "×",
+            },
+            SideBySide {
+                what: "extra CPU per I/O of bfq over none".into(),
+                kernel: Some(3.85),
+                model: Some(1.1),
+                unit: "µs",
+            },
+        ];
+        PointResult {
+            point: Point { threads: 2, iodepth: 32, ioengine: "io_uring" },
+            model_outside_ns: 5600,
+            kernel: vec![none, bfq],
+            model: vec![
+                model("none", &[260.0, 250.0], 6.8, None),
+                model(fidelity::MODEL_BFQ, &[220.0, 215.0], 7.9, Some(0.35)),
+            ],
+            model_elevator_ns: 3850,
+            side_by_side,
+            elevator,
+            sites: Some(sites),
+        }
+    }
+
+    /// A report of the recorded main point and a made-up second one at 1 job × iodepth 1 whose
+    /// mq-deadline run completed nothing.
+    fn recorded() -> KernelReport {
+        let main = main_point();
+        let other_point = Point { threads: 1, iodepth: 1, ioengine: "io_uring" };
+        let other = PointResult {
+            point: other_point,
+            model_outside_ns: 6100,
+            kernel: vec![
+                kernel_row(KernelSched::None, vec![run(0, 31.0, 6.1)], Vec::new(), Duration::ZERO),
+                kernel_row(
+                    KernelSched::MqDeadline,
+                    vec![run(0, 0.0, 0.0)],
+                    Vec::new(),
+                    Duration::ZERO,
+                ),
+            ],
+            model: vec![model("none", &[29.5], 6.4, None)],
+            model_elevator_ns: 0,
+            side_by_side: Vec::new(),
+            elevator: None,
+            sites: None,
+        };
+        let fidelity = fidelity::rows(&main, 0, "6.18.44", 0.0, &[], 2);
+        let environment = Environment {
+            kernel_release: "6.18.44".into(),
+            device: "/dev/loop1 over a sparse 1024 MiB file in /dev/shm (direct I/O)".into(),
+            loop_device: true,
+            direct_io: Some(true),
+            fio: "fio-3.33".into(),
+            perf: "perf version 6.1.192".into(),
+            bpftrace: Some("bpftrace v0.17.0".into()),
+            cgroup: Some("v1 (blkio)".into()),
+            cleaned_up_before: Vec::new(),
+        };
+        let config = KernelConfig {
+            threads: 2,
+            rw: crate::driver::workload::Rw::RandRead,
+            bs_sectors: 8,
+            iodepth: 32,
+            ioengine: "io_uring",
+            duration: Duration::from_millis(500),
+            ramp: Duration::from_millis(100),
+            rounds: 2,
+            groups: 0,
+            weights: vec![100, 200, 300],
+            size_bytes: 1 << 30,
+            device: None,
+            contention: true,
+            profile: true,
+            flamegraph_dir: None,
+            model: true,
+            model_lock: schedlab_core::LockKind::FairSpin,
+            model_outside: ModelOutside::Kernel,
+            model_elevator: ModelOutside::Kernel,
+            model_kernel: schedlab_core::KernelProfile::default(),
+            model_completion: crate::driver::completion::CompletionMode::Context,
+            points: vec![main.point, other_point],
+        };
+        KernelReport {
+            provenance: Provenance::collect(),
+            environment,
+            config,
+            model_outside_ns: main.model_outside_ns,
+            model_elevator_ns: main.model_elevator_ns,
+            kernel: main.kernel,
+            model: main.model,
+            side_by_side: main.side_by_side,
+            elevator: main.elevator,
+            sites: main.sites,
+            points: vec![other],
+            fidelity,
+            model_inputs: Vec::new(),
+            warnings: vec!["the machine was loaded (load 12.9 on 2 CPUs)".into()],
+            interrupted: false,
+            failures: Vec::new(),
+            output_failures: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_kernel_text_is_drawn_from_its_tables_within_130_columns() {
+        let report = recorded();
+        renderings_agree(&report).unwrap();
+        let text = report.text(View::default());
+        let widest = text.lines().skip(1).map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(widest <= 130, "a line of {widest} columns:\n{text}");
+        // The fixture's own figures and the facts the old text gave: the tools, the callers of
+        // BFQ's lock, the elevator's cost, the sites, the other point, the fidelity summary.
+        let said = [
+            "6.18.44",
+            "fio-3.33",
+            "bpftrace v0.17.0",
+            "bfq_dispatch_request",
+            "The elevator's own cost",
+            "limit-depth",
+            "1 job × iodepth 1 (io_uring)",
+            "no requests completed",
+            "bfq ÷ none, IOPS",
+            "Fidelity: the model against the kernel",
+            "the machine was loaded",
+        ];
+        for s in said {
+            assert!(text.contains(s), "{s:?} is not in the text:\n{text}");
+        }
+    }
+}
