@@ -6,7 +6,7 @@
 
 use super::table::{Cell, Table, Verdict};
 use crate::experiment::kernel::fidelity::{FidelityRow, Verdict as FigureVerdict};
-use crate::experiment::kernel::rows::{ElevatorCost, KernelRow, ModelRow, Point};
+use crate::experiment::kernel::rows::{ElevatorCost, KernelRow, ModelRow};
 use crate::experiment::kernel::sites::SiteCalibration;
 use crate::experiment::kernel::{KernelReport, KernelSched, ModelOutside};
 
