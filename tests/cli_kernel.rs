@@ -205,7 +205,19 @@ fn a_short_run_prints_both_halves_writes_the_json_and_leaves_nothing() {
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    for want in ["kernel ", "model ", "side by side", "bfq ÷ none", "bfq-groups", "fidelity: model against kernel", "elevator cost", "point 1 job × iodepth 1"] {
+    // The report's tables (`report::kernel`), titled as on the page.
+    let tables = [
+        "The kernel (fio on a loop device)",
+        "The model (the same workload in schedlab)",
+        "Side by side",
+        "bfq ÷ none",
+        "bfq-groups",
+        "Fidelity: the model against the kernel",
+        "The elevator's own cost",
+        "The other points",
+        "1 job × iodepth 1",
+    ];
+    for want in tables {
         assert!(text.contains(want), "`{want}` missing:\n{text}");
     }
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
