@@ -56,6 +56,12 @@ pub struct ExperimentError {
     pub message: String,
 }
 
+/// A run that failed (exit 4): a tool that did not start, finish or say what was expected, a
+/// change to the machine that could not be made. The short name the kernel peer's parsers use.
+pub fn failed(message: impl Into<String>) -> ExperimentError {
+    ExperimentError::run_failed(message)
+}
+
 impl ExperimentError {
     pub fn bad_input(message: impl Into<String>) -> Self {
         ExperimentError { kind: ErrorKind::BadInput, message: message.into() }

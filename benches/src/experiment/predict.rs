@@ -23,6 +23,7 @@ use crate::model::calibrate::CalibrationSettings;
 use crate::model::topology::{cores_here, Topology};
 use crate::model::{self, CalibrationSet, PredictedRatio, Prediction, Wanted};
 use schedlab_core::sync::{AtomicBool, Ordering};
+use schedlab_core::LockKind;
 use crate::stats::GoalVerdict;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -361,6 +362,28 @@ pub fn run(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) 
         wanted: cfg.wanted.clone(),
         threads,
     })
+}
+
+/// The entry's name in the tables and the chart: the variant, with `+path` for another insert
+/// path.
+pub fn entry(variant: &str, insert: &str) -> String {
+    if insert == "direct" {
+        variant.to_string()
+    } else {
+        format!("{variant}+{insert}")
+    }
+}
+
+/// The predicted curves, each once, in the predictions' order: (entry, lock, outside work).
+pub fn curves(predictions: &[Prediction]) -> Vec<(String, LockKind, u64)> {
+    let mut seen: Vec<(String, LockKind, u64)> = Vec::new();
+    for p in predictions {
+        let key = (entry(&p.variant, &p.insert), p.lock, p.outside_ns);
+        if !seen.contains(&key) {
+            seen.push(key);
+        }
+    }
+    seen
 }
 
 #[cfg(test)]

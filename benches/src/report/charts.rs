@@ -404,7 +404,7 @@ fn validation_svg(v: &ValidationReport, provenance: &Provenance) -> Result<Strin
 /// colour. An error when nothing was predicted.
 pub fn predict_curve_svg(report: &PredictReport) -> Result<String, String> {
     let err = |e: &dyn std::fmt::Display| format!("cannot draw the chart: {e}");
-    let curves = super::predict::curves(&report.predictions);
+    let curves = crate::experiment::predict::curves(&report.predictions);
     if curves.is_empty() {
         return Err("nothing predicted".into());
     }
@@ -412,7 +412,7 @@ pub fn predict_curve_svg(report: &PredictReport) -> Result<String, String> {
         let mut p: Vec<(f64, f64)> = report
             .predictions
             .iter()
-            .filter(|p| super::predict::entry(&p.variant, &p.insert) == *name && p.lock == *lock && p.outside_ns == *outside)
+            .filter(|p| crate::experiment::predict::entry(&p.variant, &p.insert) == *name && p.lock == *lock && p.outside_ns == *outside)
             .map(|p| (p.result.threads as f64, p.result.kiops))
             .filter(|(_, k)| k.is_finite())
             .collect();
@@ -423,7 +423,7 @@ pub fn predict_curve_svg(report: &PredictReport) -> Result<String, String> {
     let measured = |(name, lock, outside): &(String, schedlab_core::LockKind, u64)| -> Vec<(f64, f64, f64, f64)> {
         let rows = report.validation.as_ref().map_or(&[][..], |v| &v.rows[..]);
         rows.iter()
-            .filter(|r| super::predict::entry(r.variant, r.insert) == *name && r.lock == *lock && r.outside_ns == *outside)
+            .filter(|r| crate::experiment::predict::entry(r.variant, r.insert) == *name && r.lock == *lock && r.outside_ns == *outside)
             .filter(|r| !r.measured.runs.is_empty() && r.measured.max > 0.0)
             .map(|r| {
                 let (lo, hi) = r.measured_interval.map_or((r.measured.min, r.measured.max), |i| (i.lo, i.hi));

@@ -5,22 +5,12 @@
 //! ([`super::contract::text_of_tables`]). The chart of the predicted curve is
 //! [`super::charts::predict_curve_svg`].
 
-use crate::experiment::predict::{PredictReport, ValidationReport};
+use crate::experiment::predict::{curves, entry, PredictReport, ValidationReport};
 use crate::model::topology::Topology;
 use crate::model::{CalibrationSet, Prediction, Wanted};
 use crate::stats::{median, GoalVerdict, Interval};
 use super::table::{Cell, Table, Verdict};
-use schedlab_core::LockKind;
 
-/// The entry's name in the tables and the chart: the variant, with `+path` for another insert
-/// path.
-pub fn entry(variant: &str, insert: &str) -> String {
-    if insert == "direct" {
-        variant.to_string()
-    } else {
-        format!("{variant}+{insert}")
-    }
-}
 
 /// The machine modelled beside the machine calibrated on, where that is another: a row per
 /// figure of the profile, its unit in a column of its own.
@@ -159,17 +149,6 @@ fn predicted_table(predictions: &[Prediction], threads: &[usize]) -> Table {
     t
 }
 
-/// The predicted curves, each once, in the predictions' order: (entry, lock, outside work).
-pub fn curves(predictions: &[Prediction]) -> Vec<(String, LockKind, u64)> {
-    let mut seen: Vec<(String, LockKind, u64)> = Vec::new();
-    for p in predictions {
-        let key = (entry(&p.variant, &p.insert), p.lock, p.outside_ns);
-        if !seen.contains(&key) {
-            seen.push(key);
-        }
-    }
-    seen
-}
 
 /// Where a job's time goes at the most threads: ns per request per job (its share of the
 /// job's time after it), and each lock's busy share.

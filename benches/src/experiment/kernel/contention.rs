@@ -13,7 +13,7 @@
 //! all its contentions count as the scheduler's, whoever the caller (blk-mq takes it too, through
 //! the elevator's hooks).
 
-use super::failed;
+use crate::error::failed;
 use crate::error::ExperimentError;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! One fio process per cgroup of jobs (`numjobs` processes, forked by fio as the seeds' runs
 //! were), `--output-format=json`, `--group_reporting`: one aggregated job entry per process.
 
-use super::failed;
+use crate::error::failed;
 use crate::error::ExperimentError;
 use crate::driver::workload::Rw;
 use serde::Serialize;

@@ -43,7 +43,7 @@
 
 use super::fidelity::Verdict;
 use super::system;
-use super::failed;
+use crate::error::failed;
 use crate::driver::workload::{self, sleep_until, WorkloadConfig};
 use crate::error::ExperimentError;
 use crate::experiment::observer::{Event, Observer};
@@ -804,7 +804,7 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
         Ok(v) => v,
         Err(e) => {
             drop(ledger);
-            return Err(super::setup_failed(e));
+            return Err(system::setup_failed(e));
         }
     };
 

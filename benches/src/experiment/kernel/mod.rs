@@ -58,7 +58,7 @@ pub mod sites;
 pub mod system;
 
 use crate::stats::{median, Spread};
-use crate::error::ExperimentError;
+use crate::error::{failed, ExperimentError};
 use crate::experiment::observer::{Event, Observer};
 use crate::files::provenance::Provenance;
 use crate::files::output::OutputFile;
@@ -824,19 +824,6 @@ fn write_flamegraph_files(
     Ok(())
 }
 
-/// A run that failed (exit 4): a tool that did not start, finish or say what was expected, a
-/// change to the machine that could not be made.
-pub(crate) fn failed(message: impl Into<String>) -> ExperimentError {
-    ExperimentError::run_failed(message)
-}
-
-/// A set-up error: a refusal (bad input, exit 2) as it is; a failure said as the set-up's.
-pub(crate) fn setup_failed(e: ExperimentError) -> ExperimentError {
-    match e.kind {
-        crate::error::ErrorKind::BadInput => e,
-        _ => failed(format!("set-up failed: {e}")),
-    }
-}
 
 /// Runs the experiment (see the module documentation).
 pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<KernelReport, ExperimentError> {
@@ -912,7 +899,7 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         Ok((device, queue, device_bytes, cgroups)) => Rig { ledger, device, queue, device_bytes, cgroups },
         Err(e) => {
             drop(ledger);
-            return Err(setup_failed(e));
+            return Err(system::setup_failed(e));
         }
     };
     let mut failures: Vec<String> = Vec::new();
@@ -1511,8 +1498,8 @@ mod tests {
     #[test]
     fn a_setup_refusal_stays_bad_input_and_a_failure_is_the_setups() {
         let refused = ExperimentError::bad_input("cgroup x already exists (owner uid 7)");
-        assert_eq!(setup_failed(refused.clone()), refused);
-        let e = setup_failed(failed("losetup -f: no free loop device"));
+        assert_eq!(system::setup_failed(refused.clone()), refused);
+        let e = system::setup_failed(failed("losetup -f: no free loop device"));
         assert_eq!(e.kind, crate::error::ErrorKind::RunFailed);
         assert_eq!(e.message, "set-up failed: losetup -f: no free loop device");
     }

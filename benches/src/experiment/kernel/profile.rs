@@ -3,7 +3,7 @@
 //! by `crate::driver::profile::write_flamegraph`), and the shares of BFQ's and the group statistics'
 //! frames.
 
-use super::failed;
+use crate::error::failed;
 use crate::error::ExperimentError;
 use crate::driver::profile::Folded;
 use schedlab_core::sync::{AtomicBool, Ordering};

@@ -35,7 +35,7 @@
 use super::contention::ContentionSummary;
 use super::profile::is_experiment_sample;
 use crate::driver::profile::Folded;
-use super::failed;
+use crate::error::failed;
 use crate::error::ExperimentError;
 use schedlab_core::{PadSite, SitePads};
 use serde::Serialize;

@@ -34,7 +34,7 @@
 //! fio, bpftrace and perf are started with `PR_SET_PDEATHSIG`, so that they end with the process
 //! that started them; fio's job processes (which call `setsid()`) are recorded in the ledger.
 
-use super::failed;
+use crate::error::failed;
 use crate::error::ExperimentError;
 use serde::{Deserialize, Serialize};
 use std::ffi::CString;
@@ -42,6 +42,14 @@ use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt,
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
+
+/// A set-up error: a refusal (bad input, exit 2) as it is; a failure said as the set-up's.
+pub(crate) fn setup_failed(e: ExperimentError) -> ExperimentError {
+    match e.kind {
+        crate::error::ErrorKind::BadInput => e,
+        _ => failed(format!("set-up failed: {e}")),
+    }
+}
 
 /// Where ledgers and device locks live: root's own directory (mode 0700).
 pub const STATE_DIR: &str = "/run/schedlab-kernel";
