@@ -696,7 +696,9 @@ fn inject_verifies_its_sites_measures_every_cost_and_leaves_nothing() {
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    for want in ["sites: BFQ's lock", "kernel, per cost", "kernel beside the model", "slopes"] {
+    // The report's tables (its text is drawn from them, 2ac81d1): the sites verified, the
+    // kernel per cost, the kernel beside the model, the slopes.
+    for want in ["The sites, verified", "The kernel, per injected cost", "the kernel beside the model", "Slopes:"] {
         assert!(text.contains(want), "`{want}` missing:\n{text}");
     }
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
