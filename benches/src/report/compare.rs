@@ -769,7 +769,7 @@ mod tests {
         let report = comparison();
         renderings_agree(&report).unwrap();
         let text = report.text(View::default());
-        let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        let widest = crate::report::contract::widest_line(&text, 0);
         assert!(widest <= 130, "a line of {widest} columns:\n{text}");
         // What the hand-aligned text showed, now in tables the page has too (issue 44: the
         // page had lost the lock totals and the per-path shares).

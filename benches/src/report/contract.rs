@@ -184,6 +184,13 @@ pub trait Report: Serialize + Sized {
     }
 }
 
+/// The widest line of a report's text in columns, its first `skip` lines (the provenance line)
+/// left out: what the reports' tests hold to 130.
+#[cfg(test)]
+pub(crate) fn widest_line(text: &str, skip: usize) -> usize {
+    text.lines().skip(skip).map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
 /// The terminal text of a report drawn from its tables: each laid out by
 /// [`Table::to_text`], a blank line between them. A report whose text is this cannot show a
 /// figure there that its page and JSON do not have.

@@ -377,7 +377,7 @@ mod tests {
         let report = recorded();
         renderings_agree(&report).unwrap();
         let text = report.text(View::default());
-        let widest = text.lines().skip(1).map(|l| l.chars().count()).max().unwrap_or(0);
+        let widest = crate::report::contract::widest_line(&text, 1);
         assert!(widest <= 130, "a line of {widest} columns:\n{text}");
         for said in ["6.18.44", "block_rq_insert", "281595", "2193", "91234", "The kernel, per injected cost", "1.037", "Slopes", "null model", "the machine was loaded"] {
             assert!(text.contains(said), "{said:?} is not in the text:\n{text}");

@@ -772,7 +772,7 @@ mod tests {
         let report = recorded();
         renderings_agree(&report).unwrap();
         let text = report.text(View::default());
-        let widest = text.lines().skip(1).map(|l| l.chars().count()).max().unwrap_or(0);
+        let widest = crate::report::contract::widest_line(&text, 1);
         assert!(widest <= 130, "a line of {widest} columns:\n{text}");
         // The fixture's own figures and the facts the old text gave: the tools, the callers of
         // BFQ's lock, the elevator's cost, the sites, the other point, the fidelity summary.

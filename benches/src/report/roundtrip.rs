@@ -115,7 +115,7 @@ mod tests {
         let report = run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();
         renderings_agree(&report).unwrap();
         let text = report.text(View::default());
-        let widest = text.lines().skip(1).map(|l| l.chars().count()).max().unwrap_or(0);
+        let widest = crate::report::contract::widest_line(&text, 1);
         assert!(widest <= 130, "a line of {widest} columns:\n{text}");
         for said in ["Round trips per variant", "no-stats", "÷ no-stats (×)", "The cost of lock statistics (sampled)", "95% high (%)"] {
             assert!(text.contains(said), "{said:?} is not in the text:\n{text}");

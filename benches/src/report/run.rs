@@ -322,7 +322,7 @@ mod tests {
         let report = run_with_lockstat();
         renderings_agree(&report).unwrap();
         let text = report.text(View::default());
-        let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        let widest = crate::report::contract::widest_line(&text, 0);
         assert!(widest <= 130, "a line of {widest} columns:\n{text}");
         // Issue 44: the page had no lock table although --lockstat was given.
         let page = report.page(View::default()).render();

@@ -191,7 +191,7 @@ mod tests {
             let report = simulated(sim);
             renderings_agree(&report).unwrap();
             let text = report.text(View::default());
-            let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+            let widest = crate::report::contract::widest_line(&text, 0);
             assert!(widest <= 130, "a line of {widest} columns:\n{text}");
             assert_eq!(text.matches(said).count(), 1, "fio's line, once:\n{text}");
             for table in ["The run, as fio reports it", "The settings", "The device", "Jobs"] {

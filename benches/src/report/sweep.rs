@@ -362,7 +362,7 @@ mod tests {
         renderings_agree(&report).unwrap();
         let text = report.text(View::default());
         // The provenance line first: as wide as the machine's names make it.
-        let widest = text.lines().skip(1).map(|l| l.chars().count()).max().unwrap_or(0);
+        let widest = crate::report::contract::widest_line(&text, 1);
         assert!(widest <= 130, "a line of {widest} columns:\n{text}");
         for said in [
             "Points measured",
