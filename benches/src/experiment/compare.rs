@@ -463,6 +463,23 @@ pub fn run_with(
     stop: &AtomicBool,
     observer: &mut dyn Observer,
 ) -> Result<CompareReport, ExperimentError> {
+    let started = Instant::now();
+    run_timed(runner, probe, &|| started.elapsed(), cfg, stop, observer)
+}
+
+/// The time since the comparison began, as its time limit reads it: the wall clock, or a
+/// stand-in in tests (so that no test of the limit waits for it or depends on how fast it runs).
+type Clock<'a> = &'a dyn Fn() -> Duration;
+
+/// [`run_with`], with the time limit read from `clock`.
+fn run_timed(
+    runner: Runner<'_>,
+    probe: placement::Probe<'_>,
+    clock: Clock<'_>,
+    cfg: &CompareConfig,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<CompareReport, ExperimentError> {
     cfg.validate()?;
     lockstat::set_hold_sampling(LockClass::STATS_SUM, cfg.sum_sampling);
     let total = cfg.total_runs();
@@ -482,7 +499,6 @@ pub fn run_with(
     let mut rounds_completed = 0;
     let mut rerun_budget = (total as u32).div_ceil(2);
     let mut failures = Vec::new();
-    let started = Instant::now();
     let mut stopped_by = None;
     let mut widest = None;
     let mut total = total;
@@ -496,7 +512,7 @@ pub fn run_with(
             let Some(p) = &cfg.precision else { break };
             let (_, minority) = tracker.minority(&kept);
             widest = precision::widest(&precision::reported_ratios(&cells, &entries, &cfg.locks, &cfg.variants, &minority));
-            stopped_by = precision::decide(p, kept.len() - minority.len(), cfg.rounds, widest.as_ref(), started.elapsed());
+            stopped_by = precision::decide(p, kept.len() - minority.len(), cfg.rounds, widest.as_ref(), clock());
             if stopped_by.is_some() {
                 break;
             }
@@ -601,7 +617,7 @@ pub fn run_with(
         if reason != StopReason::PrecisionReached {
             widest = precision::widest(&precision::reported_ratios(&cells, &entries, &cfg.locks, &cfg.variants, &[]));
         }
-        precision::Outcome::new(p, reason, rounds_completed, started.elapsed(), widest.clone())
+        precision::Outcome::new(p, reason, rounds_completed, clock(), widest.clone())
     });
     observer.event(Event::Finished);
     let mut results = Vec::new();
