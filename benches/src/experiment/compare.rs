@@ -508,17 +508,31 @@ fn run_timed(
     let mut tracker = placement::Tracker::default();
     let runs_per_round = cfg.total_runs() / cfg.rounds;
     'rounds: for round in 0..precision::MAX_ROUNDS {
-        if kept.len() >= cfg.rounds {
-            let Some(p) = &cfg.precision else { break };
-            let (_, minority) = tracker.minority(&kept);
-            widest = precision::widest(&precision::reported_ratios(&cells, &entries, &cfg.locks, &cfg.variants, &minority));
-            stopped_by = precision::decide(p, kept.len() - minority.len(), cfg.rounds, widest.as_ref(), clock());
-            if stopped_by.is_some() {
-                break;
+        // `round` rounds made so far; the rounds asked are all made once this many are kept.
+        let asked_made = kept.len() >= cfg.rounds;
+        match &cfg.precision {
+            None if asked_made => break,
+            None => {}
+            // The stop rule, after every round made, also while rounds are made again for their
+            // placement: the time limit holds however many rounds are left out.
+            Some(p) => {
+                let (_, minority) = tracker.minority(&kept);
+                let (locks, variants) = (&cfg.locks, &cfg.variants);
+                let except = &minority;
+                let ratios = precision::reported_ratios(&cells, &entries, locks, variants, except);
+                widest = precision::widest(&ratios);
+                let (settled, elapsed) = (kept.len() - minority.len(), clock());
+                let asked = cfg.rounds;
+                stopped_by = precision::decide(p, round, settled, asked, widest.as_ref(), elapsed);
+                if stopped_by.is_some() {
+                    break;
+                }
+                if asked_made {
+                    total += runs_per_round;
+                    let note = precision_note(kept.len(), widest.as_ref(), p);
+                    observer.event(Event::Progress { steps: total, note: &note });
+                }
             }
-            total += runs_per_round;
-            let note = precision_note(kept.len(), widest.as_ref(), p);
-            observer.event(Event::Progress { steps: total, note: &note });
         }
         // Runs follow each other at once: a run's probe after is the next one's before (a round's
         // first run takes its own, so that each round's probes are its own).
@@ -989,6 +1003,45 @@ mod tests {
 
     fn precise(target: f64, max_time: Duration) -> Option<Precision> {
         Some(Precision { target, max_time })
+    }
+
+    /// A runner whose runs take `run_s` seconds each by the clock it gives (the runs themselves
+    /// are [`pinned`]'s): what a time limit reads, without waiting for it.
+    fn timed_runs(
+        run_s: u64,
+        kiops: impl Fn(&str, usize) -> f64 + Sync,
+    ) -> (
+        impl Fn(&str, &WorkloadConfig, &AtomicBool) -> Result<RunResult, ExperimentError> + Sync,
+        impl Fn() -> Duration,
+    ) {
+        use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+        let runs = std::sync::Arc::new(AtomicUsize::new(0));
+        let (counted, pinned) = (runs.clone(), pinned(kiops));
+        let runner = move |v: &str, w: &WorkloadConfig, i: &AtomicBool| {
+            counted.fetch_add(1, Relaxed);
+            pinned(v, w, i)
+        };
+        let clock = move || Duration::from_secs(run_s * runs.load(Relaxed) as u64);
+        (runner, clock)
+    }
+
+    #[test]
+    fn rounds_that_keep_moving_stop_at_the_time_limit_however_few_are_kept() {
+        // Every round's CPUs move while it runs (the third of its four probes is far). A round is
+        // 3 runs of 10 s by the stand-in clock, and the limit 100 s: the 3 rounds asked are made
+        // (90 s), all made again for their placement, and a fourth would end past the limit.
+        let mut cfg = small(vec!["sched-lock", "no-stats"], 3);
+        cfg.workload.duration = Duration::from_millis(10);
+        cfg.precision = precise(0.03, Duration::from_secs(100));
+        let probe = probe_by_call(|call| if call % 4 == 2 { 160.0 } else { 34.0 });
+        let (runner, clock) = timed_runs(10, |v, _| if v == "no-stats" { 2.0 } else { 1.0 });
+        let stop = AtomicBool::new(false);
+        let report = run_timed(&runner, &probe, &clock, &cfg, &stop, &mut Silent).unwrap();
+        let p = report.precision.clone().expect("a precision outcome");
+        assert_eq!(p.stopped, StopReason::TimeLimitReached, "{}", p.line());
+        assert_eq!(clock(), Duration::from_secs(90), "3 rounds of 3 runs, and no more");
+        assert_eq!(report.placement.rounds_run_again, vec![0, 1, 2]);
+        assert_eq!(report.rounds_completed, 0);
     }
 
     #[test]

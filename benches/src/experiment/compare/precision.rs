@@ -9,6 +9,12 @@
 //! prints ([`reported_ratios`]): each variant ÷ `sched-lock`, each seed's ratio and the A/A
 //! floor, under every lock kind.
 //!
+//! The time limit is read after every round, whatever was kept: a round that the machine moved
+//! the CPUs during is left out and made again (`placement`), and that round, like a round added
+//! for the precision, is made only when it would end within the limit. So the comparison ends
+//! at `--max-time` (or after its `--rounds`, when those alone take longer) even when its rounds
+//! keep being left out, with fewer rounds kept than asked, said as such.
+//!
 //! The outcome says which happened ([`Outcome`]): the precision was reached, the time limit or
 //! the round limit came first (then with the rounds the widest ratio would need at its present
 //! spread, since a percentile interval narrows about as 1/√rounds), or a signal stopped it (the
@@ -48,7 +54,7 @@ pub struct Precision {
 pub enum StopReason {
     /// Every ratio's interval is within the target.
     PrecisionReached,
-    /// One more round would have ended past `--max-time`.
+    /// One more round would have ended past `--max-time` (however many rounds were kept).
     TimeLimitReached,
     /// [`MAX_ROUNDS`] ran.
     RoundLimitReached,
@@ -104,25 +110,37 @@ pub fn widest(ratios: &[(String, Spread)]) -> Option<Widest> {
     worst
 }
 
-/// Whether to stop after `rounds` finished rounds, `elapsed` since the first began: `None` to
-/// run another. Before `min_rounds` never; then when the widest ratio is within the target
-/// (a comparison with no ratio has nothing to make precise), at [`MAX_ROUNDS`], or when another
-/// round, as long as the mean of the finished ones, would end past the time limit.
-pub fn decide(precision: &Precision, rounds: usize, min_rounds: usize, widest: Option<&Widest>, elapsed: Duration) -> Option<StopReason> {
-    if rounds < min_rounds.max(MIN_ROUNDS) || rounds == 0 {
+/// Whether to stop after `made` rounds, `elapsed` since the first began, when the figures rest
+/// on `kept` of them (the others were left out for where the machine put the CPUs: `placement`):
+/// `None` to make another. The first `min_rounds` (at least [`MIN_ROUNDS`]) are always made.
+/// After them the comparison stops when the widest ratio is within the target and at least that
+/// many rounds are kept (a comparison with no ratio has nothing to make precise), at
+/// [`MAX_ROUNDS`], or when another round, as long as the mean of those made, would end past the
+/// time limit: that limit holds however many rounds were left out, so that rounds which keep
+/// being left out cannot make the comparison run on.
+pub fn decide(
+    precision: &Precision,
+    made: usize,
+    kept: usize,
+    min_rounds: usize,
+    widest: Option<&Widest>,
+    elapsed: Duration,
+) -> Option<StopReason> {
+    let min_rounds = min_rounds.max(MIN_ROUNDS);
+    if made < min_rounds {
         return None;
     }
     let precise = match widest {
         None => true,
         Some(w) => w.half_width.is_some_and(|h| h <= precision.target),
     };
-    if precise {
+    if precise && kept >= min_rounds {
         return Some(StopReason::PrecisionReached);
     }
-    if rounds >= MAX_ROUNDS {
+    if made >= MAX_ROUNDS {
         return Some(StopReason::RoundLimitReached);
     }
-    let per_round = elapsed / rounds as u32;
+    let per_round = elapsed / made as u32;
     (elapsed + per_round > precision.max_time).then_some(StopReason::TimeLimitReached)
 }
 
@@ -251,7 +269,7 @@ mod tests {
         let mut stopped = None;
         for n in 1..=steady.len() {
             let w = widest(&ratios(&steady[..n]));
-            stopped = decide(&p, n, 3, w.as_ref(), Duration::from_secs(5 * n as u64));
+            stopped = decide(&p, n, n, 3, w.as_ref(), Duration::from_secs(5 * n as u64));
             if stopped.is_some() {
                 assert_eq!(n, 3, "stops as soon as three rounds give an interval");
                 break;
@@ -272,7 +290,7 @@ mod tests {
         while stopped.is_none() && n < swinging.len() {
             n += 1;
             let w = widest(&ratios(&swinging[..n]));
-            stopped = decide(&p, n, 3, w.as_ref(), Duration::from_secs(round_s * n as u64));
+            stopped = decide(&p, n, n, 3, w.as_ref(), Duration::from_secs(round_s * n as u64));
         }
         assert_eq!(stopped, Some(StopReason::TimeLimitReached));
         assert_eq!(stopped.unwrap().label(), "time limit reached");
@@ -284,10 +302,25 @@ mod tests {
         let p = rule(0.03, 1_000_000);
         let exact = widest(&ratios(&[1.0, 1.0]));
         assert_eq!(exact.as_ref().unwrap().half_width, None, "two rounds: no interval yet");
-        assert_eq!(decide(&p, 2, 1, exact.as_ref(), Duration::from_secs(1)), None);
+        assert_eq!(decide(&p, 2, 2, 1, exact.as_ref(), Duration::from_secs(1)), None);
         let wide = widest(&ratios(&[0.8, 1.2, 0.8, 1.2])).unwrap();
-        assert_eq!(decide(&p, MAX_ROUNDS, 3, Some(&wide), Duration::from_secs(1)), Some(StopReason::RoundLimitReached));
-        assert_eq!(decide(&p, 4, 3, None, Duration::from_secs(1)), Some(StopReason::PrecisionReached), "no ratio: nothing to wait for");
+        assert_eq!(decide(&p, MAX_ROUNDS, MAX_ROUNDS, 3, Some(&wide), Duration::from_secs(1)), Some(StopReason::RoundLimitReached));
+        assert_eq!(decide(&p, 4, 4, 3, None, Duration::from_secs(1)), Some(StopReason::PrecisionReached), "no ratio: nothing to wait for");
+    }
+
+    #[test]
+    fn rounds_left_out_neither_reach_the_precision_nor_lift_the_time_limit() {
+        let p = rule(0.03, 100);
+        let exact = widest(&ratios(&[2.0, 2.0, 2.0]));
+        let exact = exact.as_ref();
+        // Three rounds made in 90 s, none kept (each left out for its placement): a fourth
+        // would end past 100 s.
+        let after = |made, kept, s| decide(&p, made, kept, 3, exact, Duration::from_secs(s));
+        assert_eq!(after(3, 0, 90), Some(StopReason::TimeLimitReached));
+        // Within the limit another is made: two kept rounds are not the three asked, however
+        // close their ratios.
+        assert_eq!(after(3, 2, 30), None);
+        assert_eq!(after(4, 3, 40), Some(StopReason::PrecisionReached));
     }
 
     #[test]
