@@ -579,7 +579,7 @@ struct Pin<'a> {
 /// and completed in a completion context (`completion.rs`).
 enum Completer<'s, P: StatsPolicy> {
     Inline,
-    Device { issuer: Issuer<Dispatched<'s, P>>, wakers: &'s Wakers },
+    Device { issuer: Issuer<'s, Dispatched<'s, P>>, wakers: &'s Wakers },
 }
 
 /// A completion context's work on one request: the scheduler's finish path, the owners' credit
@@ -671,6 +671,9 @@ fn job_loop<'s, P: StatsPolicy>(
             submitted += 1;
         }
         if let Completer::Device { issuer, wakers } = &completer {
+            // The interrupt point: the completions queued to this CPU's context run here, between
+            // lock sites, as a softirq runs in whatever task its CPU runs (`completion.rs`).
+            issuer.serve(|rq| complete_in_context(rq, jobs, wakers, cfg.outside_ns + cfg.elevator_ns, sched.clock(), stop));
             match sched.dispatch() {
                 Some(rq) => {
                     // The device takes it; a context that has gone gives it back to complete here.
@@ -681,8 +684,11 @@ fn job_loop<'s, P: StatsPolicy>(
                 }
                 None if submitted - me.completed_own.load(Ordering::Acquire) >= depth => {
                     // The whole depth is in flight and nothing is left to dispatch: wait for one
-                    // of this job's own completions, as fio waits in io_uring_enter.
-                    wakers.wait(index, || submitted - me.completed_own.load(Ordering::Acquire) < depth || stop.load(Ordering::Relaxed));
+                    // of this job's own completions, as fio waits in io_uring_enter, or for a
+                    // completion to run in this CPU's context.
+                    issuer.serve_before_idle(|rq| complete_in_context(rq, jobs, wakers, cfg.outside_ns + cfg.elevator_ns, sched.clock(), stop));
+                    let ready = || submitted - me.completed_own.load(Ordering::Acquire) < depth || issuer.has_pending() || stop.load(Ordering::Relaxed);
+                    wakers.wait(index, ready);
                 }
                 None => std::hint::spin_loop(),
             }
@@ -838,11 +844,12 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
     let sched_ref: &Scheduler<P> = &sched;
     let (measured_s, deltas, churn_removals, stats_reads) = std::thread::scope(|s| {
         let mut handles = Vec::new();
-        // The completion contexts, one per CPU, before the jobs (`completion.rs`).
+        // The completion contexts, one per CPU, before the jobs (`completion.rs`): the threads of
+        // those no job serves.
         let mut contexts = Vec::new();
         let device = (cfg.completion == CompletionMode::Context).then(|| {
-            let (device, queues) = Device::<Dispatched<'_, P>>::new(completion_contexts());
-            for (c, queue) in queues.into_iter().enumerate() {
+            let (device, queues) = Device::<Dispatched<'_, P>>::new(completion_contexts(), cfg.threads);
+            for (c, queue) in queues {
                 let (jobs, wakers, stop, pinned) = (&jobs, &wakers, &stop, &pinned);
                 let cpu = (!cpus.is_empty()).then(|| cpus[c % cpus.len()]);
                 let outside_ns = cfg.outside_ns + cfg.elevator_ns;
@@ -856,7 +863,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
                     n
                 });
                 match spawned {
-                    Ok(h) => contexts.push(h),
+                    Ok(h) => contexts.push((c, h)),
                     Err(e) => failures.push(format!("cannot start completion context {c}: {e}")),
                 }
             }
@@ -867,7 +874,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
             let (jobs, stop, pinned, started, gate) = (&jobs, &stop, &pinned, &started, &gate);
             let pin = Pin { cpu: (!cpus.is_empty()).then(|| cpus[i % cpus.len()]), all_ok: pinned };
             let completer = match &device {
-                Some(d) => Completer::Device { issuer: d.issuer(i), wakers: &wakers },
+                Some(d) => Completer::Device { issuer: d.issuer(i, &wakers), wakers: &wakers },
                 None => Completer::Inline,
             };
             // Named, so that logs and trace viewers show which job a line or a track is.
@@ -977,10 +984,15 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
                 Err(payload) => failures.push(format!("job {i} panicked: {}", panic_text(&*payload))),
             }
         }
-        // Every job dropped its issuer; with the device gone too, each context completes what
-        // is queued to it and ends.
+        // Every job dropped its issuer: what is left in the contexts the jobs served is completed
+        // here; with the device gone too, each context thread completes what is queued to it and
+        // ends.
+        if let Some(d) = &device {
+            let outside_ns = cfg.outside_ns + cfg.elevator_ns;
+            d.drain_served(|rq| complete_in_context(rq, &jobs, &wakers, outside_ns, sched_ref.clock(), &stop));
+        }
         drop(device);
-        for (c, h) in contexts.into_iter().enumerate() {
+        for (c, h) in contexts {
             if let Err(payload) = h.join() {
                 failures.push(format!("completion context {c} panicked: {}", panic_text(&*payload)));
             }
@@ -1079,6 +1091,17 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
     })
 }
 
+/// A reference row's completion in a completion context: the request's tags (its own and those
+/// merged into it) are credited to their owners, and the completion's half of the outside work.
+fn complete_reference((tag, absorbed): (u64, Vec<u64>), completed: &[AtomicU64], wakers: &Wakers, clock: &SchedClock, completion_half: u64, stop: &AtomicBool) {
+    for t in std::iter::once(tag).chain(absorbed) {
+        let owner = (t >> OWNER_SHIFT) as usize;
+        completed[owner].fetch_add(1, Ordering::Release);
+        wakers.wake(owner);
+    }
+    spin_for(clock, completion_half, stop);
+}
+
 /// A reference row: a kernel elevator that is not BFQ, run with the same jobs, outside work and
 /// request generator as a variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1134,8 +1157,8 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
         let half_of = |row_pays_elevator: bool| (cfg.outside_ns + if row_pays_elevator { cfg.elevator_ns } else { 0 }) / 2;
         let completion_half = half_of(deadline.is_some());
         let device = (cfg.completion == CompletionMode::Context).then(|| {
-            let (device, queues) = Device::<(u64, Vec<u64>)>::new(completion_contexts());
-            for (c, queue) in queues.into_iter().enumerate() {
+            let (device, queues) = Device::<(u64, Vec<u64>)>::new(completion_contexts(), cfg.threads);
+            for (c, queue) in queues {
                 let (clock, stop, completed, wakers, pinned) = (&clock, &stop, &completed, &wakers, &pinned);
                 let cpu = (!cpus.is_empty()).then(|| cpus[c % cpus.len()]);
                 let context = std::thread::Builder::new().name(format!("completion-{c}"));
@@ -1143,17 +1166,10 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                     if cpu.is_some_and(|c| !pin_current_thread(c)) {
                         pinned.store(false, Ordering::Relaxed);
                     }
-                    context_loop(queue, |(tag, absorbed): (u64, Vec<u64>)| {
-                        for t in std::iter::once(tag).chain(absorbed) {
-                            let owner = (t >> OWNER_SHIFT) as usize;
-                            completed[owner].fetch_add(1, Ordering::Release);
-                            wakers.wake(owner);
-                        }
-                        spin_for(clock, completion_half, stop);
-                    })
+                    context_loop(queue, |item| complete_reference(item, completed, wakers, clock, completion_half, stop))
                 });
                 match spawned {
-                    Ok(h) => contexts.push(h),
+                    Ok(h) => contexts.push((c, h)),
                     Err(e) => failures.push(format!("cannot start completion context {c}: {e}")),
                 }
             }
@@ -1162,8 +1178,8 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
         for index in 0..cfg.threads {
             let (clock, stop, completed, gate, pinned, deadline) = (&clock, &stop, &completed, &gate, &pinned, deadline.as_ref());
             let cpu = (!cpus.is_empty()).then(|| cpus[index % cpus.len()]);
-            let issuer = device.as_ref().map(|d| d.issuer(index));
             let wakers = &wakers;
+            let issuer = device.as_ref().map(|d| d.issuer(index, wakers));
             let job = std::thread::Builder::new().name(format!("job-{index}"));
             let spawned = job.spawn_scoped(s, move || {
                 if cpu.is_some_and(|c| !pin_current_thread(c)) {
@@ -1192,6 +1208,8 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                     // submission's half is spun, and completes in its context.
                     let mut submitted = 0u64;
                     while !stop.load(Ordering::Relaxed) {
+                        // The interrupt point: this CPU's context's completions (`completion.rs`).
+                        issuer.serve(|item| complete_reference(item, completed, wakers, clock, completion_half, stop));
                         while in_flight(submitted) < depth && !stop.load(Ordering::Relaxed) {
                             spin_for(clock, cfg.outside_ns / 2, stop);
                             std::hint::black_box(next_sector());
@@ -1201,7 +1219,8 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                             tag += 1;
                             submitted += 1;
                         }
-                        wakers.wait(index, || in_flight(submitted) < depth || stop.load(Ordering::Relaxed));
+                        issuer.serve_before_idle(|item| complete_reference(item, completed, wakers, clock, completion_half, stop));
+                        wakers.wait(index, || in_flight(submitted) < depth || issuer.has_pending() || stop.load(Ordering::Relaxed));
                     }
                     lockstat::flush();
                     return;
@@ -1242,6 +1261,10 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                         }
                         submitted += 1;
                     }
+                    if let Some(issuer) = &issuer {
+                        // The interrupt point: this CPU's context's completions.
+                        issuer.serve(|item| complete_reference(item, completed, wakers, clock, completion_half, stop));
+                    }
                     match (dd.dispatch(clock.now_ns()), &issuer) {
                         (Some(done), Some(issuer)) => {
                             if let Err((tag, absorbed)) = issuer.issue((done.tag, done.absorbed)) {
@@ -1256,8 +1279,9 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                             }
                             spin_for(clock, half, stop);
                         }
-                        (None, Some(_)) if in_flight(submitted) >= depth => {
-                            wakers.wait(index, || in_flight(submitted) < depth || stop.load(Ordering::Relaxed));
+                        (None, Some(issuer)) if in_flight(submitted) >= depth => {
+                            issuer.serve_before_idle(|item| complete_reference(item, completed, wakers, clock, completion_half, stop));
+                            wakers.wait(index, || in_flight(submitted) < depth || issuer.has_pending() || stop.load(Ordering::Relaxed));
                         }
                         (None, _) => std::thread::yield_now(),
                     }
@@ -1302,8 +1326,11 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                 failures.push(format!("job {i} panicked: {}", panic_text(&*payload)));
             }
         }
+        if let Some(d) = &device {
+            d.drain_served(|item| complete_reference(item, &completed, &wakers, &clock, completion_half, &stop));
+        }
         drop(device);
-        for (c, h) in contexts.into_iter().enumerate() {
+        for (c, h) in contexts {
             if let Err(payload) = h.join() {
                 failures.push(format!("completion context {c} panicked: {}", panic_text(&*payload)));
             }
