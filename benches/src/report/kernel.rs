@@ -289,8 +289,11 @@ pub fn site_tables(c: &SiteCalibration, at: &str) -> [Table; 2] {
         ("site", ""),
         ("locked", "µs"),
         ("waited", "µs"),
+        ("uc locked", "µs"),
+        ("uc waited", "µs"),
+        ("uc n", ""),
         ("held", "µs"),
-        ("model own hold", "µs"),
+        ("model own", "µs"),
         ("pad", "ns"),
     ];
     let title = format!(
@@ -299,14 +302,25 @@ pub fn site_tables(c: &SiteCalibration, at: &str) -> [Table; 2] {
     let mut sites = Table::new(title, &columns);
     for (i, st) in c.sites.iter().enumerate() {
         let own = c.model_own_hold_us.iter().find(|(s, _)| s == st.site).map(|(_, v)| *v);
+        let quiet = st.uncontended.as_ref();
         sites.row(vec![
             Cell::text(st.site),
             Cell::num(st.locked_us, 3),
             Cell::opt(st.wait_us, 3),
+            Cell::opt(quiet.map(|u| u.locked_us), 3),
+            Cell::opt(quiet.and_then(|u| u.wait_us), 3),
+            Cell::opt(quiet.map(|u| u.samples as f64), 0),
             Cell::num(st.hold_us, 3),
             Cell::opt(own, 3),
             Cell::opt(c.pads.hold_ns.get(i).map(|&p| p as f64), 0),
         ]);
+    }
+    if c.sites.iter().any(|s| s.uncontended.is_some()) {
+        sites.note(format!(
+            "uc: uncontended, kernel bfq profiled (n samples) and recorded at {}, where the holds \
+             are measured; model own: the model's own hold at one job",
+            c.holds_at
+        ));
     }
     sites.note(format!("kernel bfq, µs per acquisition; {}", c.basis));
     let columns = [("between", ""), ("gap", "µs per I/O"), ("the model spins", "ns")];
@@ -657,7 +671,7 @@ mod tests {
         ];
         let elevator = rows::ElevatorCost::of(&profiled);
         let own = vec![("insert".to_string(), 0.21)];
-        let sites = SiteCalibration::of(&SiteSamples::of(&folded).unwrap(), 9.45, Some(waits), own);
+        let sites = SiteCalibration::of(&SiteSamples::of(&folded).unwrap(), 9.45, Some(waits), None, own);
         let side_by_side = vec![
             SideBySide {
                 what: "bfq ÷ none, IOPS".into(),

@@ -760,6 +760,85 @@ fn second<A>(p: &mut (A, KernelRun)) -> &mut KernelRun {
 }
 
 /// [`rerun_while_stopped`] with this process's own stops as `driver::stopped` sees them.
+/// One run of kernel `config` under `perf record -a -g`, folded (the profile's clock is the
+/// `cpu-clock` software event at 499 Hz, see [`Recorder::perf`]).
+fn profiled_run(rig: &mut Rig, cfg: &KernelConfig, config: KernelSched, data: &Path, stop: &AtomicBool) -> Result<Option<(crate::driver::profile::Folded, KernelRun)>, ExperimentError> {
+    let rec = Recorder::perf(data, stop)?;
+    let run = rig.fio_run(cfg, config, cfg.rounds, stop);
+    rec.finish(stop)?;
+    let run = run?.ok_or_else(|| failed("stopped"))?;
+    // perf script over a whole-system profile takes seconds: polled, killed on a stop.
+    let mut script = Command::new("perf");
+    script.args(["script", "-F", "comm,pid,tid,cpu,time,event,ip,sym", "-i"]).arg(data).stderr(Stdio::null());
+    let script = output_until(&mut script, Duration::from_secs(600), stop)?.ok_or_else(|| failed("stopped"))?;
+    let mut folded = profile::fold_perf_script_until(&String::from_utf8_lossy(&script), stop)?.ok_or_else(|| failed("stopped"))?;
+    folded.frequency = 499;
+    Ok(Some((folded, run)))
+}
+
+/// Waits per site per I/O of kernel bfq at `cfg`'s point, from a run recorded with the contention
+/// tracepoints; `None` when stopped or failed (the failure is in `failures`).
+fn recorded_waits(rig: &mut Rig, cfg: &KernelConfig, stop: &AtomicBool, stop_notes: &mut Vec<String>, failures: &mut Vec<String>, interrupted: &mut bool, label: &str) -> Option<[f64; 5]> {
+    let recorded = rig.set_scheduler(KernelSched::Bfq).and_then(|()| {
+        unstopped(label, stop, stop_notes, first, || {
+            let Some(rec) = Recorder::bpftrace(stop)? else { return Ok(None) };
+            let run = rig.fio_run(cfg, KernelSched::Bfq, cfg.rounds, stop);
+            let text = rec.finish(stop);
+            Ok(run?.map(|r| (r, text)))
+        })
+    });
+    match recorded {
+        Ok(Some((r, text))) => match text.and_then(|t| contention::parse_bpftrace(&t)) {
+            Ok(sites_seen) => {
+                let ios = r.ios as f64 * (r.runtime_s + cfg.ramp.as_secs_f64()) / r.runtime_s.max(1e-9);
+                match contention::ContentionSummary::of(&sites_seen) {
+                    Ok(summary) => return Some(sites::waits_per_io(&summary, ios)),
+                    Err(e) => failures.push(format!("{label}: the recorded run's contention: {e}")),
+                }
+            }
+            Err(e) => failures.push(format!("{label}: the recorded run's contention: {e}")),
+        },
+        Ok(None) => *interrupted = true,
+        Err(e) => failures.push(format!("{label}: recorded run of kernel bfq: {e}")),
+    }
+    None
+}
+
+/// The kernel's holds per site where waits are negligible: bfq profiled and recorded at one job
+/// and iodepth 1 (`sites.rs`, "Hold per site"); `None` when stopped or failed.
+fn uncontended_holds(rig: &mut Rig, cfg: &KernelConfig, tmp: &Path, stop: &AtomicBool, stop_notes: &mut Vec<String>, failures: &mut Vec<String>, interrupted: &mut bool) -> Option<sites::Uncontended> {
+    let point = Point { threads: 1, iodepth: 1, ioengine: cfg.ioengine };
+    let quiet = cfg.at(point);
+    let label = "sites: kernel bfq at 1 job × iodepth 1 (holds)";
+    let data = tmp.join("bfq-uncontended.data");
+    let profiled = rig.set_scheduler(KernelSched::Bfq).and_then(|()| unstopped(label, stop, stop_notes, second, || profiled_run(rig, &quiet, KernelSched::Bfq, &data, stop)));
+    let (folded, run) = match profiled {
+        Ok(Some(p)) => p,
+        Ok(None) => {
+            *interrupted = true;
+            return None;
+        }
+        Err(e) => {
+            failures.push(format!("{label}: {e}"));
+            return None;
+        }
+    };
+    let samples = match sites::SiteSamples::of(&folded) {
+        Ok(s) => s,
+        Err(e) => {
+            failures.push(format!("{label}: {e}"));
+            return None;
+        }
+    };
+    let cpu_per_io_us = run.experiment_cpu_per_io_us.or(run.cpu_per_io_us).unwrap_or(0.0);
+    let waits = if cfg.contention {
+        Some(recorded_waits(rig, &quiet, stop, stop_notes, failures, interrupted, "sites: kernel bfq at 1 job × iodepth 1 (contention recorded)")?)
+    } else {
+        None
+    };
+    Some(sites::Uncontended { point: point.label(), samples, cpu_per_io_us, waits })
+}
+
 fn unstopped<T>(
     label: &str,
     stop: &AtomicBool,
@@ -855,8 +934,9 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     let kernel_configs = cfg.kernel_configs();
     let model_entries = cfg.model_entries();
     let per_round = kernel_configs.len() * if cfg.contention { 2 } else { 1 } + model_entries.len();
-    // The profiles, and with the model: the sites' recorded run and the model's own holds.
-    let extra = if cfg.profile { kernel_configs.len() + 2 + if cfg.model { 1 + usize::from(cfg.contention) } else { 0 } } else { 0 }
+    // The profiles, and with the model: the sites' recorded run, the holds at one job and
+    // iodepth 1 and the model's own holds.
+    let extra = if cfg.profile { kernel_configs.len() + 2 + if cfg.model { 2 + usize::from(cfg.contention) } else { 0 } } else { 0 }
         + usize::from(cfg.model && cfg.model_outside == ModelOutside::Kernel);
     let steps = (per_round * cfg.rounds + extra) * cfg.points.len();
     let run_s = (cfg.duration + cfg.ramp).as_secs_f64() + 0.5;
@@ -1040,7 +1120,7 @@ fn run_point(
     } else {
         None
     };
-    if let Some(tmp) = tmp {
+    if let Some(tmp) = &tmp {
         for &config in &kernel_configs {
             if stop.load(Ordering::Relaxed) {
                 *interrupted = true;
@@ -1051,19 +1131,9 @@ fn run_point(
             *done += 1;
             let data = tmp.path().join(format!("{}.data", config.name()));
             // Run again, recorder and all, while a job-control stop disturbed it.
-            let profiled = rig.set_scheduler(config).and_then(|()| unstopped(&label, stop, &mut stop_notes, second, || -> Result<Option<(crate::driver::profile::Folded, KernelRun)>, ExperimentError> {
-                let rec = Recorder::perf(&data, stop)?;
-                let run = rig.fio_run(cfg, config, cfg.rounds, stop);
-                rec.finish(stop)?;
-                let run = run?.ok_or_else(|| failed("stopped"))?;
-                // perf script over a whole-system profile takes seconds: polled, killed on a stop.
-                let mut script = Command::new("perf");
-                script.args(["script", "-F", "comm,pid,tid,cpu,time,event,ip,sym", "-i"]).arg(&data).stderr(Stdio::null());
-                let script = output_until(&mut script, Duration::from_secs(600), stop)?.ok_or_else(|| failed("stopped"))?;
-                let mut folded = profile::fold_perf_script_until(&String::from_utf8_lossy(&script), stop)?.ok_or_else(|| failed("stopped"))?;
-                folded.frequency = 499;
-                Ok(Some((folded, run)))
-            }).and_then(|o| o.ok_or_else(|| failed("stopped"))));
+            let profiled = rig
+                .set_scheduler(config)
+                .and_then(|()| unstopped(&label, stop, &mut stop_notes, second, || profiled_run(rig, cfg, config, &data, stop)).and_then(|o| o.ok_or_else(|| failed("stopped"))));
             match profiled {
                 Ok((folded, run)) => {
                     let mut flamegraph = None;
@@ -1132,29 +1202,19 @@ fn run_point(
             if cfg.contention {
                 observer.event(Event::Step { done: *done, label: "sites: kernel bfq (lock contention recorded)" });
                 *done += 1;
-                let recorded = rig.set_scheduler(KernelSched::Bfq).and_then(|()| {
-                    unstopped("sites: kernel bfq (lock contention recorded)", stop, &mut stop_notes, first, || {
-                        let Some(rec) = Recorder::bpftrace(stop)? else { return Ok(None) };
-                        let run = rig.fio_run(cfg, KernelSched::Bfq, cfg.rounds, stop);
-                        let text = rec.finish(stop);
-                        Ok(run?.map(|r| (r, text)))
-                    })
-                });
-                match recorded {
-                    Ok(Some((r, text))) => match text.and_then(|t| contention::parse_bpftrace(&t)) {
-                        Ok(sites_seen) => {
-                            let ios = r.ios as f64 * (r.runtime_s + cfg.ramp.as_secs_f64()) / r.runtime_s.max(1e-9);
-                            match contention::ContentionSummary::of(&sites_seen) {
-                                Ok(summary) => waits = Some(sites::waits_per_io(&summary, ios)),
-                                Err(e) => failures.push(format!("sites: the recorded run's contention: {e}")),
-                            }
-                        }
-                        Err(e) => failures.push(format!("sites: the recorded run's contention: {e}")),
-                    },
-                    Ok(None) => *interrupted = true,
-                    Err(e) => failures.push(format!("sites: recorded run of kernel bfq: {e}")),
-                }
+                waits = recorded_waits(rig, cfg, stop, &mut stop_notes, failures, interrupted, "sites");
             }
+            // The holds: where waits are negligible, so that a recorder that lengthens waits does
+            // not eat them (at this point itself when it is one job at iodepth 1).
+            let here = Point { threads: cfg.threads, iodepth: cfg.iodepth, ioengine: cfg.ioengine };
+            let uncontended = match tmp.as_ref() {
+                Some(tmp) if here.threads > 1 || here.iodepth > 1 => {
+                    observer.event(Event::Step { done: *done, label: "sites: kernel bfq at 1 job × iodepth 1 (holds)" });
+                    *done += 1;
+                    uncontended_holds(rig, cfg, tmp.path(), stop, &mut stop_notes, failures, interrupted)
+                }
+                _ => None,
+            };
             observer.event(Event::Step { done: *done, label: "sites: the model's own holds" });
             *done += 1;
             let own_cfg = WorkloadConfig {
@@ -1176,7 +1236,7 @@ fn run_point(
                     Vec::new()
                 }
             };
-            (!*interrupted).then(|| sites::SiteCalibration::of(&samples, cpu_per_io_us, waits, own))
+            (!*interrupted).then(|| sites::SiteCalibration::of(&samples, cpu_per_io_us, waits, uncontended, own))
         }
         _ => None,
     };
@@ -1647,7 +1707,7 @@ mod tests {
 
     /// A report of the real type, serialised: `--inject --model-from` reads its points back.
     fn report_with_sites(main_pads: schedlab_core::SitePads) -> String {
-        let calibration = |pads| sites::SiteCalibration { cpu_per_io_us: 9.0, samples: 100, sites: Vec::new(), gaps_us: [0.1, 0.2, 0.3], model_own_hold_us: Vec::new(), pads, basis: "test".into() };
+        let calibration = |pads| sites::SiteCalibration { cpu_per_io_us: 9.0, samples: 100, sites: Vec::new(), gaps_us: [0.1, 0.2, 0.3], model_own_hold_us: Vec::new(), pads, holds_at: "this point".into(), basis: "test".into() };
         let other = |threads, sites| PointResult {
             point: Point { threads, iodepth: 32, ioengine: "io_uring" },
             model_outside_ns: 4000 + threads as u64,

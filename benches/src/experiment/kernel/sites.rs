@@ -15,16 +15,25 @@
 //!   says which clock the profile used only through its counts, so read it with that in mind.
 //! - **Wait per site**, from a run recorded with the contention tracepoints right after the
 //!   profile (`contention`): contended acquisitions × mean wait, per I/O. The recorder's handler
-//!   runs inside the slow path, so the waits it reports are longer than in an unrecorded run,
-//!   and the hold below is a lower bound. Without the recorder (`--contention off`) the locked
-//!   time stands in for the hold (an upper bound), said in the report.
-//! - **Hold per site** = locked − wait (at least 0), per acquisition (one per site per I/O).
+//!   runs inside the slow path, so the waits it reports are longer than in an unrecorded run
+//!   (bpftrace on the contention tracepoints cost bfq a third of its IOPS at 2 jobs × iodepth 32,
+//!   `notes/results/2026-12-04-fidelity.md`): at a contended point, locked − wait comes out far
+//!   below the hold (0 at two of five sites on 2026-12-04).
+//! - **Hold per site**, therefore, where waits are negligible: bfq profiled and recorded again at
+//!   one job and iodepth 1 ([`Uncontended`]; on 2026-12-04 its recorded waits were under 1 % of
+//!   its locked time at every site), hold = locked − wait there (at least 0), per acquisition
+//!   (one per site per I/O). This is the hold of an uncontended section; the model's own hold is
+//!   likewise measured uncontended (one job), and both lengthen alike under contention by the
+//!   cache lines the other CPU pulls, which the model pays for real. At a point that is itself one
+//!   job at iodepth 1, or without that run, the point's own locked − wait is used. Without the
+//!   recorder (`--contention off`) the locked time stands in for the hold (an upper bound).
 //! - **Gaps**: the submitting context's time in blk-mq between the sites, no BFQ frame on the
 //!   stack, by the innermost function of [`GAP_FUNCTIONS`]: request allocation before the depth
 //!   limit (bio merge → depth limit), tags, request set-up and the plug (depth limit → insert),
 //!   running the hardware queue (insert → dispatch).
 //!
-//! Cost: one profiled run (made anyway for the elevator cost) and one recorded run per point.
+//! Cost: one profiled run (made anyway for the elevator cost) and one recorded run per point, and
+//! one profiled and one recorded run at one job and iodepth 1 per point that is not that one.
 //!
 //! ## The model's pads
 //!
@@ -137,14 +146,47 @@ impl SiteSamples {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SiteTime {
     pub site: &'static str,
-    /// Locked (hold and wait), from the profile.
+    /// Locked (hold and wait) at this point, from the profile.
     pub locked_us: f64,
     /// The profile's samples behind `locked_us`.
     pub samples: u64,
-    /// Waited, from the recorded run (`None` without one).
+    /// Waited at this point, from the recorded run (`None` without one).
     pub wait_us: Option<f64>,
-    /// Held: `locked_us − wait_us`, at least 0; `locked_us` when no wait was recorded.
+    /// Held: locked − wait (at least 0) where the holds were measured ([`SiteCalibration::holds_at`]);
+    /// locked when no wait was recorded there.
     pub hold_us: f64,
+    /// The locked time, samples and wait behind `hold_us` where they are not this point's own.
+    pub uncontended: Option<UncontendedSite>,
+}
+
+/// One site's figures at the point where the holds are measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UncontendedSite {
+    pub locked_us: f64,
+    pub samples: u64,
+    pub wait_us: Option<f64>,
+}
+
+/// Kernel bfq's profile (and waits) at the point where its waits are negligible, one job at
+/// iodepth 1: where the holds per site are measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Uncontended {
+    /// The point, in words.
+    pub point: String,
+    pub samples: SiteSamples,
+    /// The profiled run's CPU per I/O, µs.
+    pub cpu_per_io_us: f64,
+    /// Waits per site per I/O, from its recorded run (`None` without one).
+    pub waits: Option<[f64; 5]>,
+}
+
+/// µs per I/O of `n` of `samples.samples` profile samples in a run of `cpu_per_io_us`.
+fn per_io(samples: &SiteSamples, cpu_per_io_us: f64, n: u64) -> f64 {
+    if samples.samples == 0 {
+        0.0
+    } else {
+        n as f64 / samples.samples as f64 * cpu_per_io_us
+    }
 }
 
 /// The kernel's per-site times and gaps at one point, and the pads the model runs with.
@@ -160,6 +202,8 @@ pub struct SiteCalibration {
     pub model_own_hold_us: Vec<(String, f64)>,
     /// What the model's rows run with.
     pub pads: SitePads,
+    /// Where the holds were measured: this point, or one job at iodepth 1.
+    pub holds_at: String,
     /// How the holds were had, in words.
     pub basis: String,
 }
@@ -179,16 +223,23 @@ pub fn waits_per_io(c: &ContentionSummary, ios: f64) -> [f64; 5] {
 }
 
 impl SiteCalibration {
-    /// From a profile's samples, its run's CPU per I/O, the recorded waits (if any) and the
-    /// model's own holds (if measured).
-    pub fn of(samples: &SiteSamples, cpu_per_io_us: f64, waits: Option<[f64; 5]>, model_own_hold_us: Vec<(String, f64)>) -> SiteCalibration {
-        let per_io = |n: u64| if samples.samples == 0 { 0.0 } else { n as f64 / samples.samples as f64 * cpu_per_io_us };
+    /// From a profile's samples at this point, its run's CPU per I/O, the recorded waits (if
+    /// any), the uncontended point's profile where the holds are measured (if made) and the
+    /// model's own holds (if measured). The gaps are always this point's.
+    pub fn of(samples: &SiteSamples, cpu_per_io_us: f64, waits: Option<[f64; 5]>, uncontended: Option<Uncontended>, model_own_hold_us: Vec<(String, f64)>) -> SiteCalibration {
+        let per_io = |n: u64| per_io(samples, cpu_per_io_us, n);
         let sites: Vec<SiteTime> = PadSite::ALL
             .iter()
             .map(|&s| {
-                let locked_us = per_io(samples.locked[s as usize]);
-                let wait_us = waits.map(|w| w[s as usize]);
-                SiteTime { site: s.name(), locked_us, samples: samples.locked[s as usize], wait_us, hold_us: (locked_us - wait_us.unwrap_or(0.0)).max(0.0) }
+                let i = s as usize;
+                let locked_us = per_io(samples.locked[i]);
+                let wait_us = waits.map(|w| w[i]);
+                let uncontended = uncontended.as_ref().map(|u| UncontendedSite { locked_us: self::per_io(&u.samples, u.cpu_per_io_us, u.samples.locked[i]), samples: u.samples.locked[i], wait_us: u.waits.map(|w| w[i]) });
+                let hold_us = match &uncontended {
+                    Some(u) => (u.locked_us - u.wait_us.unwrap_or(0.0)).max(0.0),
+                    None => (locked_us - wait_us.unwrap_or(0.0)).max(0.0),
+                };
+                SiteTime { site: s.name(), locked_us, samples: samples.locked[i], wait_us, hold_us, uncontended }
             })
             .collect();
         let gaps_us = [per_io(samples.gaps[0]), per_io(samples.gaps[1]), per_io(samples.gaps[2])];
@@ -199,11 +250,17 @@ impl SiteCalibration {
             hold_ns[i] = ns(t.hold_us - own(t.site));
         }
         let pads = SitePads { hold_ns, gap_ns: [ns(gaps_us[0]), ns(gaps_us[1]), ns(gaps_us[2])] };
-        let basis = match waits {
-            Some(_) => "hold = locked time (profile) − wait (recorded run; the recorder lengthens waits, so a lower bound)".to_string(),
-            None => "hold = locked time (profile), waits not recorded: an upper bound".to_string(),
+        let (holds_at, recorded) = match &uncontended {
+            Some(u) => (u.point.clone(), u.waits.is_some()),
+            None => ("this point".to_string(), waits.is_some()),
         };
-        SiteCalibration { cpu_per_io_us, samples: samples.samples, sites, gaps_us, model_own_hold_us, pads, basis }
+        let basis = match (uncontended.is_some(), recorded) {
+            (true, true) => format!("hold = locked time (profile) − wait (recorded run), both at {holds_at}, where waits are negligible"),
+            (true, false) => format!("hold = locked time (profile) at {holds_at}, waits not recorded: an upper bound"),
+            (false, true) => "hold = locked time (profile) − wait (recorded run) at this point; the recorder lengthens waits, so a lower bound".to_string(),
+            (false, false) => "hold = locked time (profile), waits not recorded: an upper bound".to_string(),
+        };
+        SiteCalibration { cpu_per_io_us, samples: samples.samples, sites, gaps_us, model_own_hold_us, pads, holds_at, basis }
     }
 }
 
@@ -244,7 +301,7 @@ mod tests {
         // 45 samples over 9 µs per I/O: 0.2 µs a sample.
         let waits = [0.0, 0.1, 0.5, 0.0, 0.2];
         let own = vec![("insert".to_string(), 0.3)];
-        let c = SiteCalibration::of(&s, 9.0, Some(waits), own);
+        let c = SiteCalibration::of(&s, 9.0, Some(waits), None, own);
         let insert = &c.sites[PadSite::Insert as usize];
         assert!((insert.locked_us - 2.0).abs() < 1e-9 && (insert.hold_us - 1.5).abs() < 1e-9, "{insert:?}");
         // The pad is the kernel's hold less the model's own work there.
@@ -252,8 +309,34 @@ mod tests {
         assert_eq!(c.pads.hold(PadSite::Completion), 1200);
         assert_eq!(c.pads.gap_ns, [800, 1000, 1200]);
         // A wait longer than the locked time gives no negative hold.
-        let c = SiteCalibration::of(&s, 9.0, Some([0.0, 5.0, 0.0, 0.0, 0.0]), Vec::new());
+        let c = SiteCalibration::of(&s, 9.0, Some([0.0, 5.0, 0.0, 0.0, 0.0]), None, Vec::new());
         assert_eq!(c.pads.hold(PadSite::LimitDepth), 0);
+    }
+
+    /// With the uncontended point's profile, the holds (and so the pads) are its locked time less
+    /// its waits, never this point's (whose recorded waits can eat the whole locked time); the
+    /// gaps and this point's own locked time and wait stay this point's.
+    #[test]
+    fn holds_come_from_the_uncontended_point_and_gaps_from_this_one() {
+        let here = SiteSamples { samples: 100, locked: [10, 10, 10, 10, 10], gaps: [5, 0, 0] };
+        // At this point every site waited as long as it was locked: no hold left.
+        let waits_here = [1.0; 5];
+        let quiet = Uncontended { point: "1 job × iodepth 1 (io_uring)".into(), samples: SiteSamples { samples: 200, locked: [20, 0, 0, 40, 0], gaps: [0, 50, 0] }, cpu_per_io_us: 20.0, waits: Some([0.1, 0.0, 0.0, 0.0, 0.0]) };
+        let c = SiteCalibration::of(&here, 10.0, Some(waits_here), Some(quiet), vec![("dispatch".to_string(), 0.5)]);
+        // Bio merge: 20 of 200 samples of 20 µs = 2 µs locked, less 0.1 waited.
+        let bio = &c.sites[PadSite::BioMerge as usize];
+        assert!((bio.hold_us - 1.9).abs() < 1e-9 && (bio.locked_us - 1.0).abs() < 1e-9, "{bio:?}");
+        assert_eq!(bio.uncontended.as_ref().map(|u| u.samples), Some(20));
+        assert_eq!(c.pads.hold(PadSite::BioMerge), 1900);
+        // Dispatch: 4 µs held uncontended, 0.5 of them the model's own.
+        assert_eq!(c.pads.hold(PadSite::Dispatch), 3500);
+        // The gaps are this point's: 5 of 100 samples of 10 µs.
+        assert_eq!(c.pads.gap_ns, [500, 0, 0]);
+        assert!(c.holds_at.contains("1 job") && c.basis.contains("negligible"), "{}", c.basis);
+        // Without it, the same point's holds are all 0 (the recorded waits ate them).
+        let c = SiteCalibration::of(&here, 10.0, Some(waits_here), None, Vec::new());
+        assert_eq!(c.pads.hold_ns, [0; 5]);
+        assert_eq!(c.holds_at, "this point");
     }
 
     /// Sample counts near the largest: summed up to it, refused past it in one line (a
