@@ -287,8 +287,9 @@ pub struct VariantResult {
     pub threads: usize,
     /// `complete` (every round ran), `partial` (some rounds ran: interrupted or failed runs),
     /// `not run` (the comparison stopped before this variant ran), `failed` (every run of it
-    /// failed: see `CompareReport::failures`), `no requests completed` (runs finished, none
-    /// completed a request: no throughput, `kiops` is null).
+    /// failed: see `CompareReport::failures`), `left out` (every run of it was left out for
+    /// where the machine put the CPUs: see `CompareReport::placement`), `no requests completed`
+    /// (runs finished, none completed a request: no throughput, `kiops` is null).
     pub status: &'static str,
     /// Finished runs behind this row (plain and instrumented).
     pub runs: usize,
@@ -508,8 +509,9 @@ fn run_timed(
     let mut tracker = placement::Tracker::default();
     let runs_per_round = cfg.total_runs() / cfg.rounds;
     'rounds: for round in 0..precision::MAX_ROUNDS {
-        // `round` rounds made so far; the rounds asked are all made once this many are kept.
-        let asked_made = kept.len() >= cfg.rounds;
+        // `round` rounds made so far; the rounds asked are all made once each is kept or left
+        // out with none left to make again in its place.
+        let asked_made = kept.len() + tracker.moved_left_out.len() >= cfg.rounds;
         match &cfg.precision {
             None if asked_made => break,
             None => {}
@@ -601,6 +603,8 @@ fn run_timed(
                 }
             }
         }
+        // A round whose CPUs moved while it ran is never kept: its ratios would pair runs made in
+        // both placements.
         match tracker.round(round) {
             placement::RoundPlacement::Changed if tracker.run_again.len() < cfg.rounds => {
                 placement::leave_out(&mut cells, &[round]);
@@ -610,8 +614,10 @@ fn run_timed(
                 observer.event(Event::Progress { steps: total, note: &note });
             }
             placement::RoundPlacement::Changed => {
-                tracker.kept_changed.push(round);
-                kept.push(round);
+                placement::leave_out(&mut cells, &[round]);
+                tracker.moved_left_out.push(round);
+                let note = format!("round {}: the CPUs moved while it ran; left out", round + 1);
+                observer.event(Event::Progress { steps: total, note: &note });
             }
             _ => kept.push(round),
         }
@@ -621,7 +627,9 @@ fn run_timed(
     let (reported_placement, left_out) = tracker.minority(&kept);
     placement::leave_out(&mut cells, &left_out);
     rounds_completed -= left_out.len();
-    let expected_rounds = cfg.rounds.saturating_sub(left_out.len());
+    tracker.made = kept.len() + tracker.run_again.len() + tracker.moved_left_out.len();
+    tracker.asked = cfg.rounds;
+    let expected_rounds = cfg.rounds.saturating_sub(left_out.len() + tracker.moved_left_out.len());
     let precision = cfg.precision.as_ref().map(|p| {
         let reason = match stopped_by {
             _ if interrupted => StopReason::Stopped,
@@ -696,6 +704,7 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ro
         (runs > 0).then(|| all.clone().all(|r| r.consistent && r.groups_live_after == 0 && r.queues_live_after == 0));
     let expected = rounds * (usize::from(cfg.measure.plain()) + usize::from(cfg.measure.lockstat()));
     let status = match (runs, cell.failed) {
+        (0, 0) if cell.left_out > 0 => "left out",
         (0, 0) => "not run",
         (0, _) => "failed",
         _ if none_completed => "no requests completed",
@@ -1001,6 +1010,42 @@ mod tests {
         assert!(disturbed.placement.rounds_left_out.is_empty() && disturbed.placement.near_ns.is_none());
     }
 
+    #[test]
+    fn a_round_that_moved_once_none_is_left_to_make_again_is_left_out_not_kept() {
+        // Rounds 1 to 4 move while they run (the third of their four probes is far), rounds 5
+        // and 6 do not. Round 4, the first past the 3 made again, paired its runs across the
+        // move (no-stats ÷ sched-lock 1.5 there, 2 elsewhere): it is left out, not kept, and
+        // the figures rest on the 2 rounds that stayed put, fewer than the 3 asked.
+        let mut cfg = small(vec!["sched-lock", "no-stats"], 3);
+        cfg.workload.duration = Duration::from_millis(10);
+        let probe = probe_by_call(|call| if call < 16 && call % 4 == 2 { 160.0 } else { 34.0 });
+        let runner = pinned(|v, round| match (v, round) {
+            ("no-stats", 3) => 1.5,
+            ("no-stats", _) => 2.0,
+            _ => 1.0,
+        });
+        let mut recorder = Recorder::default();
+        let stop = AtomicBool::new(false);
+        let report = run_with(&runner, &probe, &cfg, &stop, &mut recorder).unwrap();
+        assert_eq!(recorder.steps, 18, "6 rounds of 3 runs: 3 asked, 3 made again");
+        let placement = &report.placement;
+        assert_eq!(placement.rounds_run_again, vec![0, 1, 2]);
+        assert_eq!(placement.rounds_moved_left_out, vec![3]);
+        assert!(placement.rounds_kept_changed.is_empty());
+        assert_eq!((report.rounds_completed, placement.rounds_made), (2, 6));
+        let no_stats = report.results.iter().find(|r| r.variant == "no-stats").unwrap();
+        let ratio = no_stats.vs_sched_lock.as_ref().unwrap();
+        assert_eq!(ratio.runs, vec![2.0, 2.0], "the moved round's 1.5 is not among them");
+        let why = no_stats.vs_sched_lock_no_interval.as_deref();
+        assert_eq!(why, Some("no interval: fewer than 3 rounds"));
+        let note = placement.note().expect("the moves are told");
+        let moved = "round(s) 4 changed placement while running and are left out";
+        let kept = "4 of 6 rounds left out: every figure rests on the 2 kept, in the near \
+                    placement, fewer than the 3 asked, too few for an interval";
+        assert!(note.contains(moved), "{note}");
+        assert!(note.contains(kept), "{note}");
+    }
+
     fn precise(target: f64, max_time: Duration) -> Option<Precision> {
         Some(Precision { target, max_time })
     }
@@ -1025,23 +1070,48 @@ mod tests {
         (runner, clock)
     }
 
-    #[test]
-    fn rounds_that_keep_moving_stop_at_the_time_limit_however_few_are_kept() {
-        // Every round's CPUs move while it runs (the third of its four probes is far). A round is
-        // 3 runs of 10 s by the stand-in clock, and the limit 100 s: the 3 rounds asked are made
-        // (90 s), all made again for their placement, and a fourth would end past the limit.
+    /// A comparison with a precision whose every round's CPUs move while it runs (the third of
+    /// its four probes is far), each round 3 runs of 10 s by the stand-in clock: the report and
+    /// the time it took.
+    fn always_moving(max_time_s: u64) -> (CompareReport, Duration) {
         let mut cfg = small(vec!["sched-lock", "no-stats"], 3);
         cfg.workload.duration = Duration::from_millis(10);
-        cfg.precision = precise(0.03, Duration::from_secs(100));
+        cfg.precision = precise(0.03, Duration::from_secs(max_time_s));
         let probe = probe_by_call(|call| if call % 4 == 2 { 160.0 } else { 34.0 });
         let (runner, clock) = timed_runs(10, |v, _| if v == "no-stats" { 2.0 } else { 1.0 });
         let stop = AtomicBool::new(false);
         let report = run_timed(&runner, &probe, &clock, &cfg, &stop, &mut Silent).unwrap();
+        (report, clock())
+    }
+
+    #[test]
+    fn rounds_that_keep_moving_stop_at_the_time_limit_however_few_are_kept() {
+        // A limit of 100 s: the 3 rounds asked are made (90 s), all made again for their
+        // placement, and a fourth would end past the limit.
+        let (report, took) = always_moving(100);
         let p = report.precision.clone().expect("a precision outcome");
         assert_eq!(p.stopped, StopReason::TimeLimitReached, "{}", p.line());
-        assert_eq!(clock(), Duration::from_secs(90), "3 rounds of 3 runs, and no more");
+        assert_eq!(took, Duration::from_secs(90), "3 rounds of 3 runs, and no more");
         assert_eq!(report.placement.rounds_run_again, vec![0, 1, 2]);
         assert_eq!(report.rounds_completed, 0);
+    }
+
+    #[test]
+    fn with_a_precision_rounds_that_keep_moving_are_all_left_out_until_the_time_limit() {
+        // 200 s: 6 rounds, the first 3 made again, the next 3 left out (none kept), and a
+        // seventh would end past the limit.
+        let (report, took) = always_moving(200);
+        let p = report.precision.clone().expect("a precision outcome");
+        assert_eq!(p.stopped, StopReason::TimeLimitReached, "{}", p.line());
+        assert_eq!(took, Duration::from_secs(180), "6 rounds of 3 runs");
+        assert_eq!(report.placement.rounds_moved_left_out, vec![3, 4, 5]);
+        assert_eq!((report.rounds_completed, p.rounds), (0, 0));
+        let rows = &report.results;
+        assert!(rows.iter().all(|r| r.status == "left out" && r.kiops.is_none()), "{rows:?}");
+        assert!(rows.iter().all(|r| r.vs_sched_lock.is_none()));
+        let note = report.placement.note().expect("the moves are told");
+        let none = "all 6 rounds left out: no round is kept, no figure estimable";
+        assert!(note.contains(none), "{note}");
     }
 
     #[test]

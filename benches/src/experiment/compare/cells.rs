@@ -58,6 +58,8 @@ pub(super) struct Cell {
     pub(super) lockstat: Vec<(usize, RunResult)>,
     pub(super) noise: NoiseCount,
     pub(super) failed: usize,
+    /// Finished runs left out of every figure for where the machine put the CPUs (`placement`).
+    pub(super) left_out: usize,
 }
 
 impl Cell {

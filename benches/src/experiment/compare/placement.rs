@@ -22,11 +22,14 @@
 //! [`TRIALS`] short ping-pongs: preemption only ever adds time). A
 //! probe is *far* when it takes more than [`FAR_FACTOR`] times the run's fastest probe so far,
 //! *near* otherwise. A round whose probes are not all in one placement changed placement while
-//! it ran: its runs are left out and the round is made again (at most as many times as the
-//! comparison has rounds; past that it is kept and named). At the end, when the kept rounds
-//! ran in both placements, the ratios come from the placement more of them ran in, and the
-//! others are left out and named. What was measured and what was left out is in the report's
-//! `placement`.
+//! it ran: its runs are left out of every figure, and the round is made again (at most as many
+//! times as the comparison has rounds, and with a precision only within its time limit; past
+//! that it is left out all the same, never kept: its ratios would pair runs from both
+//! placements). At the end, when the kept rounds ran in both placements, the ratios come from
+//! the placement more of them ran in, and the others are left out and named. What was measured,
+//! what was left out and why, and how many rounds the figures rest on is in the report's
+//! `placement` and its warning ([`PlacementReport::note`]), which also says when too few rounds
+//! were kept for the rounds asked or for an interval.
 
 use super::cells::Cell;
 use schedlab_core::sync::AtomicBool;
@@ -120,8 +123,13 @@ pub struct Tracker {
     pub runs: Vec<RunProbe>,
     /// Rounds whose placement changed while they ran, left out and made again.
     pub run_again: Vec<usize>,
-    /// Rounds whose placement changed but that were kept (no round left to make again).
-    pub kept_changed: Vec<usize>,
+    /// Rounds whose placement changed while they ran, left out and not made again: as many had
+    /// been made again as the comparison has rounds.
+    pub moved_left_out: Vec<usize>,
+    /// Whole rounds made (kept, left out or made again); 0 when not counted.
+    pub made: usize,
+    /// Rounds the comparison asked for.
+    pub asked: usize,
 }
 
 impl Tracker {
@@ -193,8 +201,10 @@ pub fn classify(ns: f64, near_ns: f64) -> Placement {
 /// placements).
 pub(super) fn leave_out(cells: &mut [Vec<Cell>], rounds: &[usize]) {
     for cell in cells.iter_mut().flatten() {
+        let before = cell.plain.len() + cell.lockstat.len();
         cell.plain.retain(|(r, _)| !rounds.contains(r));
         cell.lockstat.retain(|(r, _)| !rounds.contains(r));
+        cell.left_out += before - cell.plain.len() - cell.lockstat.len();
     }
 }
 
@@ -223,11 +233,21 @@ pub struct PlacementReport {
     pub reported: Option<Placement>,
     /// Rounds (0-based) whose placement changed while they ran, left out and made again.
     pub rounds_run_again: Vec<usize>,
-    /// Rounds whose placement changed but that were kept: the comparison had made as many
-    /// rounds again as it has rounds.
+    /// Rounds whose placement changed while they ran, left out of every figure and not made
+    /// again: the comparison had made as many rounds again as it has rounds.
+    pub rounds_moved_left_out: Vec<usize>,
+    /// Always empty: a round whose placement changed is never kept (its ratios would pair runs
+    /// from both placements). Schema version 4 had such rounds here; the field stays so that its
+    /// readers find none.
     pub rounds_kept_changed: Vec<usize>,
     /// Rounds settled in the other placement, left out of every figure.
     pub rounds_left_out: Vec<usize>,
+    /// Whole rounds made: those every figure rests on and all those left out (`rounds_completed`
+    /// of the report counts the first).
+    pub rounds_made: usize,
+    /// Rounds asked (the config's `rounds`), to say when fewer were kept.
+    #[serde(skip)]
+    pub rounds_asked: usize,
     /// Why nothing was measured (one CPU).
     pub not_measured: Option<String>,
     /// Every run's probes.
@@ -244,15 +264,19 @@ impl PlacementReport {
             far_factor: FAR_FACTOR,
             reported,
             rounds_run_again: tracker.run_again,
-            rounds_kept_changed: tracker.kept_changed,
+            rounds_moved_left_out: tracker.moved_left_out,
+            rounds_kept_changed: Vec::new(),
             rounds_left_out: left_out,
+            rounds_made: tracker.made,
+            rounds_asked: tracker.asked,
             not_measured: near_ns.is_none().then(|| why_no_probe(&tracker.runs).to_string()),
             runs: tracker.runs,
         }
     }
 
-    /// A line for the reader when the placement changed during the comparison; `None` when it
-    /// did not (or was not measured).
+    /// A line for the reader when the placement changed during the comparison: every round left
+    /// out and why, and how many rounds every figure rests on (plainly, when fewer than asked or
+    /// too few for an interval); `None` when the placement did not change (or was not measured).
     pub fn note(&self) -> Option<String> {
         let (near, far) = (self.near_ns?, self.far_ns?);
         let rounds = |v: &[usize]| v.iter().map(|r| (r + 1).to_string()).collect::<Vec<_>>().join(", ");
@@ -261,25 +285,55 @@ impl PlacementReport {
              {near:.0} ns (near) and up to {far:.0} ns (far), and a lock-bound variant's KIOPS follow it"
         )];
         if !self.rounds_run_again.is_empty() {
-            parts.push(format!("round(s) {} changed placement while running and were made again", rounds(&self.rounds_run_again)));
-        }
-        if !self.rounds_kept_changed.is_empty() {
             parts.push(format!(
-                "round(s) {} changed placement while running and are kept (no round left to make again): their ratios mix placements",
-                rounds(&self.rounds_kept_changed)
+                "round(s) {} changed placement while running and were made again",
+                rounds(&self.rounds_run_again)
             ));
         }
+        if !self.rounds_moved_left_out.is_empty() {
+            parts.push(format!(
+                "round(s) {} changed placement while running and are left out, not made again \
+                 (as many rounds had been made again as were asked)",
+                rounds(&self.rounds_moved_left_out)
+            ));
+        }
+        let other = match self.reported {
+            Some(Placement::Far) => "near",
+            _ => "far",
+        };
         if !self.rounds_left_out.is_empty() {
-            let other = match self.reported {
-                Some(Placement::Far) => "near",
-                _ => "far",
-            };
-            parts.push(format!("round(s) {} ran in the {other} placement and are left out", rounds(&self.rounds_left_out)));
+            let rounds = rounds(&self.rounds_left_out);
+            parts.push(format!("round(s) {rounds} ran in the {other} placement and are left out"));
         }
-        if let Some(p) = self.reported {
-            parts.push(format!("every figure is from rounds in the {} placement", p.name()));
-        }
+        parts.extend(self.rounds_kept_line());
         Some(parts.join("; "))
+    }
+
+    /// "4 of 6 rounds left out: every figure rests on the 2 kept, in the near placement, fewer
+    /// than the 3 asked, too few for an interval (every ratio's interval not estimable)"; without
+    /// the rounds counted, only the placement.
+    fn rounds_kept_line(&self) -> Option<String> {
+        let name = self.reported.map(Placement::name);
+        if self.rounds_made == 0 {
+            return name.map(|p| format!("every figure is from rounds in the {p} placement"));
+        }
+        let placement = name.map_or(String::new(), |p| format!(", in the {p} placement"));
+        let moved = self.rounds_run_again.len() + self.rounds_moved_left_out.len();
+        let left_out = moved + self.rounds_left_out.len();
+        let (made, kept) = (self.rounds_made, self.rounds_made.saturating_sub(left_out));
+        let head = format!("{left_out} of {made} rounds left out");
+        let mut line = match (kept, left_out) {
+            (0, _) => format!("all {made} rounds left out: no round is kept, no figure estimable"),
+            (_, 0) => format!("every figure rests on the {kept} rounds made{placement}"),
+            _ => format!("{head}: every figure rests on the {kept} kept{placement}"),
+        };
+        if kept > 0 && kept < self.rounds_asked {
+            line.push_str(&format!(", fewer than the {} asked", self.rounds_asked));
+        }
+        if kept > 0 && kept < crate::stats::BOOTSTRAP_MIN_VALUES {
+            line.push_str(", too few for an interval (every ratio's interval not estimable)");
+        }
+        Some(line)
     }
 }
 
