@@ -45,6 +45,10 @@ macro_rules! for_each_control {
                 $crate::scenarios::completion_context_vs_move_and_removal::<$crate::broken::QueueLockCompletionUnlocked>;
             queue_lock_completion_unlocked_exit: Rejected("group used after it was freed"), None,
                 $crate::scenarios::completion_context_after_submitter_exit::<$crate::broken::QueueLockCompletionUnlocked>;
+            // The completer another job, between its own insert and dispatch (the driver's
+            // softirq-like contexts).
+            queue_lock_completion_unlocked_by_job: Rejected("group used after it was freed"), None,
+                $crate::scenarios::completion_by_another_job_vs_removal::<$crate::broken::QueueLockCompletionUnlocked>;
             // `epoch` with only the completion's update unpinned: the grace period's side of the same.
             epoch_completion_without_pin_exit: Rejected("group used after it was freed"), None,
                 $crate::scenarios::completion_context_after_submitter_exit::<$crate::broken::EpochCompletionWithoutPin>;

@@ -535,6 +535,50 @@ pub fn completion_context_after_submitter_exit<P: StatsPolicy>() {
     finish(sched, census, Moves::None);
 }
 
+/// Completion at another job's interrupt point against group removal, as the driver's
+/// softirq-like contexts run it (`benches/src/driver/completion.rs`: the context of a CPU a job
+/// runs on is served by that job between its own lock sites): thread A's process in G inserts,
+/// dispatches and hands the request to job B, and exits (the request in flight is its queue's last
+/// pin); B's process in H inserts its own request, completes A's between that insert and its own
+/// dispatch (with no lock held, as the driver's interrupt point), then dispatches and completes its
+/// own; the main thread removes G and makes reclamation progress. The completer is itself a job
+/// that takes the scheduler lock on both sides of the completion (why each object the completion
+/// touches still exists: the comment above [`InFlight`]).
+pub fn completion_by_another_job_vs_removal<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let root = sched.root();
+    let g = sched.create_group(root, 100).unwrap();
+    let h = sched.create_group(root, 100).unwrap();
+    let a = {
+        let sched = sched.clone();
+        thread::spawn(move || {
+            let Ok(process) = sched.spawn_process(g) else { return };
+            process.insert(request(1, 1));
+            let Some(rq) = InFlight::dispatch(&sched) else {
+                return violation("scenario: the submitter's request was not dispatched".into());
+            };
+            let b = {
+                let sched = sched.clone();
+                thread::spawn(move || {
+                    let job = sched.spawn_process(h).expect("scenario: spawn");
+                    job.insert(request(9, 1));
+                    // The interrupt point: the other job's completion, between two lock sites.
+                    rq.complete();
+                    dispatch_and_complete(&sched);
+                    drop(job);
+                })
+            };
+            drop(process);
+            b.join().unwrap();
+        })
+    };
+    remove_or_refused(&sched, g);
+    reclaim_step::<P>();
+    reclaim_step::<P>();
+    a.join().unwrap();
+    finish(sched, census, Moves::None);
+}
+
 // ---- I2 ----
 
 /// I2: thread A inserts while thread B dispatches and completes; once quiescent, the counters
@@ -1888,6 +1932,7 @@ macro_rules! for_each_scenario {
             completion_context_vs_removal,
             completion_context_vs_move_and_removal,
             completion_context_after_submitter_exit,
+            completion_by_another_job_vs_removal,
             three_actors_merged_into_completed_elsewhere,
             lists_three_actors_merged_into_completed_elsewhere,
             three_actors_bio_back_merge_while_holder_exits,
