@@ -41,7 +41,8 @@ pub fn cmd(args: &CompareArgs, log: crate::logging::Start) -> Result<(), Experim
     let cfg = config(args)?;
     let claimed = args.outputs.claim::<CompareReport>()?;
     let report = compare::run(&cfg, &INTERRUPT, &mut Bar::new("schedlab compare", "runs"))?;
-    crate::report_out::emit(&report, View { brief: args.options.brief }, &claimed, Default::default())
+    let view = View { brief: args.options.brief, ..View::default() };
+    crate::report_out::emit(&report, view, &claimed, Default::default())
 }
 
 #[cfg(test)]

@@ -190,13 +190,8 @@ impl ValidationReport {
     /// processes disturbed (above `driver::workload::OTHERS_DISTURB_CPUS`), no point has an error
     /// to judge, or a measured point has no interval (fewer than 3 repetitions).
     pub fn goal_verdict(&self) -> Result<GoalVerdict, String> {
-        let disturbed = self.rows.iter().filter(|r| r.other_cpus_max > crate::driver::workload::OTHERS_DISTURB_CPUS).count();
-        if disturbed > 0 {
-            return Err(format!(
-                "disturbed: {disturbed} of {} points kept a run during which other processes used more than {} CPUs",
-                self.rows.len(),
-                crate::driver::workload::OTHERS_DISTURB_CPUS
-            ));
+        if let Some(why) = self.disturbed() {
+            return Err(format!("disturbed: {why}"));
         }
         let with: Vec<&Row> = self.rows.iter().filter(|r| r.error_pct.is_finite()).collect();
         if with.is_empty() {
@@ -214,6 +209,21 @@ impl ValidationReport {
             GoalVerdict::Met
         } else {
             GoalVerdict::Inconclusive
+        })
+    }
+
+    /// How many points kept a run during which other processes used more than
+    /// `driver::workload::OTHERS_DISTURB_CPUS`, said as a line; `None` when none did (then the
+    /// goal may be judged).
+    pub fn disturbed(&self) -> Option<String> {
+        let limit = crate::driver::workload::OTHERS_DISTURB_CPUS;
+        let disturbed = self.rows.iter().filter(|r| r.other_cpus_max > limit).count();
+        (disturbed > 0).then(|| {
+            format!(
+                "{disturbed} of {} points kept a run during which other processes used more \
+                 than {limit} CPUs",
+                self.rows.len()
+            )
         })
     }
 

@@ -4,15 +4,15 @@
 //! The terminal text is drawn from the same tables as the page and the JSON, so a figure reads
 //! the same in all three (`contract::renderings_agree`).
 
-use super::contract::{text_of_outcome, text_of_tables, View};
+use super::contract::{text_of_outcome, text_of_tables, Judge, View, Warning, WarningKind};
 use super::table::Table;
 use crate::driver::workload::{FAIR_LOCK_ADVICE, OTHERS_DISTURB_CPUS};
 use crate::experiment::compare::*;
 use schedlab_core::LockKind;
 
-/// A line on runs re-run because of other processes, and a warning on runs kept although other
-/// processes competed for the CPUs; `None` when every run was clean at the first try.
-pub fn interference_warning(report: &CompareReport) -> Option<String> {
+/// Warnings on runs re-run or kept because other processes used the CPUs, and on the fair lock
+/// run with more jobs than CPUs or beside other load; none when every run was clean at once.
+pub fn interference_warnings(report: &CompareReport) -> Vec<Warning> {
     let rerun: u32 = report.rows().map(|r| r.noise.rerun).sum();
     let kept: u32 = report.rows().map(|r| r.noise.kept_noisy).sum();
     let threads = report.config.workload.threads;
@@ -25,56 +25,55 @@ pub fn interference_warning(report: &CompareReport) -> Option<String> {
         .fold(0.0, f64::max);
     let fair = report.config.locks.contains(&LockKind::FairSpin);
     let fair_disturbed = fair && (fair_others > OTHERS_DISTURB_CPUS || threads > cpus);
-    if rerun == 0 && kept == 0 && !fair_disturbed {
-        return None;
-    }
     let limit = report.config.noise.max_other_cpus;
-    let mut text = String::new();
-    if rerun > 0 || kept > 0 {
-        text = format!("{rerun} run(s) were re-run because other processes used more than {limit} \
-            CPUs during them.");
+    let mut out = Vec::new();
+    if rerun > 0 {
+        out.push(Warning::run(
+            WarningKind::DisturbedByOtherLoad,
+            format!("{rerun} run(s) were re-run because other processes used more than {limit} \
+                CPUs during them"),
+        ));
     }
     if kept > 0 {
-        let worst: Vec<String> = report
+        let rows: Vec<String> = report
             .rows()
             .filter(|r| r.noise.kept_noisy > 0)
             .map(|r| format!("{}/{} ({})", r.variant, r.lock.name(), r.noise.kept_noisy))
             .collect();
-        text.push_str(&format!(
-            "\nWARNING: {kept} run(s) were kept although other processes used the CPUs (retries \
-                exhausted): {}. With {threads} jobs on {cpus} CPUs their lock holders were \
-                preempted; those numbers measure that, not the variants.",
-            worst.join(", "),
+        out.push(Warning::rows(
+            WarningKind::DisturbedByOtherLoad,
+            rows,
+            format!("{kept} run(s) were kept although other processes used the CPUs (retries \
+                exhausted). With {threads} jobs on {cpus} CPUs their lock holders were \
+                preempted; those numbers measure that, not the variants."),
         ));
     }
     if fair_disturbed {
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(&format!(
-            "WARNING (fair-spin): {threads} jobs on {cpus} CPUs, other processes using up to \
-                {fair_others:.1} CPUs during the runs: {}.",
-            FAIR_LOCK_ADVICE
+        out.push(Warning::rows(
+            WarningKind::Collapse,
+            vec![LockKind::FairSpin.name().to_string()],
+            format!("{threads} jobs on {cpus} CPUs, other processes using up to \
+                {fair_others:.1} CPUs during the runs: {FAIR_LOCK_ADVICE}."),
         ));
     }
-    Some(text)
+    out
 }
 
 /// The report's tables: with `brief`, the main ones only (the lock statistics' detail left out).
-fn tables_of(report: &CompareReport, brief: bool) -> Vec<Table> {
+fn tables_of(report: &CompareReport, brief: bool, judge: Judge) -> Vec<Table> {
     use compare_tables as t;
     let mut tables = vec![
         t::settings(report),
         t::main(report),
         t::per_job(report),
-        t::noise_floor(report),
+        t::noise_floor(report, judge),
         t::seeds(report),
-        t::ratios(report),
+        t::ratios(report, judge),
     ];
     if report.baseline.is_some() {
-        tables.push(t::baseline(report));
+        tables.push(t::baseline(report, judge));
     }
-    tables.push(t::cost(report));
+    tables.push(t::cost(report, judge));
     tables.push(t::cpus(report));
     if !report.failures.is_empty() {
         tables.push(t::failures(report));
@@ -105,18 +104,20 @@ fn tables_of(report: &CompareReport, brief: bool) -> Vec<Table> {
 impl super::contract::Report for CompareReport {
     const COMMAND: &'static str = "compare";
     const SCHEMA_VERSION: u32 = crate::experiment::compare::SCHEMA_VERSION;
+    const VERDICT_FIELDS: &'static [&'static str] =
+        &["meets_goal", "seed_range_overlap", "lockstat_overhead_verdict", "verdict"];
 
     fn provenance(&self) -> crate::files::provenance::Provenance {
         self.provenance.clone()
     }
 
     fn text(&self, view: View) -> String {
-        let tables = text_of_tables(&tables_of(self, view.brief));
+        let tables = text_of_tables(&tables_of(self, view.brief, self.judge(view)));
         format!("{}\n\n{tables}\n{}", self.provenance.one_line(), text_of_outcome(&self.outcome()))
     }
 
-    fn tables(&self) -> Vec<Table> {
-        tables_of(self, false)
+    fn tables(&self, judge: Judge) -> Vec<Table> {
+        tables_of(self, false, judge)
     }
 
     fn charts(&self) -> Vec<super::contract::Chart> {
@@ -164,14 +165,7 @@ impl super::contract::Report for CompareReport {
         };
         super::contract::Outcome {
             interrupted: self.interrupted,
-            warnings: self
-                .unreliable()
-                .into_iter()
-                .chain(interference_warning(self))
-                .chain(self.precision_warning())
-                .chain(self.regressions())
-                .chain(self.placement.note())
-                .collect(),
+            warnings: self.warnings(),
             disturbed,
             failed_checks,
             failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
@@ -181,6 +175,35 @@ impl super::contract::Report for CompareReport {
 }
 
 impl CompareReport {
+    /// The comparison's warnings, typed: the noise floors that exclude 1 (per lock), other
+    /// processes and the fair lock, the precision not reached, the regressions, the CPUs moved.
+    pub fn warnings(&self) -> Vec<Warning> {
+        let mut out: Vec<Warning> = self
+            .noise_floor
+            .iter()
+            .filter_map(|f| {
+                let rows = vec![f.lock.name().to_string()];
+                f.unreliable.as_ref().map(|u| Warning::rows(WarningKind::Unreliable, rows, u))
+            })
+            .collect();
+        out.extend(interference_warnings(self));
+        let precision = self.precision_warning();
+        out.extend(precision.map(|p| Warning::run(WarningKind::PrecisionNotReached, p)));
+        if let Some(b) = &self.baseline {
+            let regressed =
+                b.changes.iter().filter(|c| c.verdict == Some(ChangeVerdict::Regressed));
+            out.extend(regressed.map(|c| {
+                let row = vec![format!("{} ({})", c.ratio, c.lock.name())];
+                let change = 100.0 * c.change;
+                let message = format!("regressed against the baseline {}: {change:+.1} %", b.file);
+                Warning::rows(WarningKind::Regression, row, message)
+            }));
+        }
+        let moved = self.placement.note();
+        out.extend(moved.map(|m| Warning::run(WarningKind::PlacementMoved, m)));
+        out
+    }
+
     /// "time limit reached before the precision ...", when a comparison that ran until its
     /// ratios were precise stopped short of it (a signal's stop is said as such already).
     pub fn precision_warning(&self) -> Option<String> {
@@ -381,7 +404,7 @@ mod compare_tables {
 
     pub const NOISE_FLOOR: &str = "The run's noise floor (A/A pair)";
 
-    pub fn noise_floor(report: &CompareReport) -> Table {
+    pub fn noise_floor(report: &CompareReport, judge: Judge) -> Table {
         let mut t = Table::new(
             NOISE_FLOOR,
             &[
@@ -405,8 +428,8 @@ mod compare_tables {
             row.push(Cell::opt(f.ratio.as_ref().map(|r| r.min), 2));
             row.push(Cell::opt(f.ratio.as_ref().map(|r| r.max), 2));
             row.push(match (f.interval, &f.unreliable) {
-                (Some(_), Some(_)) => Cell::judged(Verdict::Missed, "excludes 1: unreliable"),
-                (Some(_), None) => Cell::judged(Verdict::Met, "covers 1"),
+                (Some(_), Some(_)) => judge.cell(Verdict::Missed, "excludes 1: unreliable"),
+                (Some(_), None) => judge.cell(Verdict::Met, "covers 1"),
                 (None, _) => Cell::missing("-"),
             });
             t.row(row);
@@ -453,7 +476,7 @@ mod compare_tables {
         t
     }
 
-    pub fn ratios(report: &CompareReport) -> Table {
+    pub fn ratios(report: &CompareReport, judge: Judge) -> Table {
         let mut t = Table::new(
             "The ratios measured here",
             &[
@@ -470,14 +493,14 @@ mod compare_tables {
         );
         for r in &report.ratios {
             for b in &r.by_lock {
-                let not_judged = || Cell::judged(Verdict::NotJudged, "not judged");
+                let not_judged = || Cell::not_judged("not judged");
                 let range = match (&b.not_judged, b.seed_range_overlap) {
                     (Some(_), _) if r.seed.seed_range.is_some() => not_judged(),
                     (_, Some(o)) => match o {
-                        RangeOverlap::Inside => Cell::judged(Verdict::Met, "inside"),
-                        RangeOverlap::Outside => Cell::judged(Verdict::Missed, "outside"),
+                        RangeOverlap::Inside => judge.cell(Verdict::Met, "inside"),
+                        RangeOverlap::Outside => judge.cell(Verdict::Missed, "outside"),
                         RangeOverlap::Overlapping => {
-                            Cell::judged(Verdict::Inconclusive, "overlaps")
+                            judge.cell(Verdict::Inconclusive, "overlaps")
                         }
                     },
                     _ => Cell::missing("-"),
@@ -485,10 +508,10 @@ mod compare_tables {
                 let goal = match (&b.not_judged, b.meets_goal) {
                     (Some(_), _) if r.seed.goal_at_least.is_some() => not_judged(),
                     (_, Some(g)) => match g {
-                        GoalVerdict::Met => Cell::judged(Verdict::Met, "met"),
-                        GoalVerdict::Missed => Cell::judged(Verdict::Missed, "missed"),
+                        GoalVerdict::Met => judge.cell(Verdict::Met, "met"),
+                        GoalVerdict::Missed => judge.cell(Verdict::Missed, "missed"),
                         GoalVerdict::Inconclusive => {
-                            Cell::judged(Verdict::Inconclusive, "inconclusive")
+                            judge.cell(Verdict::Inconclusive, "inconclusive")
                         }
                     },
                     _ => Cell::missing("-"),
@@ -519,7 +542,7 @@ mod compare_tables {
         t
     }
 
-    pub fn baseline(report: &CompareReport) -> Table {
+    pub fn baseline(report: &CompareReport, judge: Judge) -> Table {
         let mut t = Table::new(
             "Against the baseline",
             &[
@@ -536,7 +559,7 @@ mod compare_tables {
         let Some(b) = &report.baseline else { return t };
         for c in &b.changes {
             let verdict = match c.verdict {
-                Some(v) => Cell::judged(
+                Some(v) => judge.cell(
                     match v {
                         ChangeVerdict::Improved | ChangeVerdict::NoChange => Verdict::Met,
                         ChangeVerdict::Regressed => Verdict::Missed,
@@ -571,7 +594,7 @@ mod compare_tables {
         t
     }
 
-    pub fn cost(report: &CompareReport) -> Table {
+    pub fn cost(report: &CompareReport, judge: Judge) -> Table {
         let mut t = Table::new(
             "What the lock statistics cost",
             &[
@@ -601,7 +624,7 @@ mod compare_tables {
                 lo,
                 hi,
                 match (cost.verdict, &cost.not_judged) {
-                    (Some(v), _) => Cell::judged(
+                    (Some(v), _) => judge.cell(
                         match v {
                             CostVerdict::Met => Verdict::Met,
                             CostVerdict::Missed => Verdict::Missed,
@@ -609,7 +632,7 @@ mod compare_tables {
                         },
                         v.label(),
                     ),
-                    (None, Some(_)) => Cell::judged(Verdict::NotJudged, "not judged"),
+                    (None, Some(_)) => Cell::not_judged("not judged"),
                     (None, None) => Cell::missing("-"),
                 },
             ]);
@@ -757,11 +780,12 @@ mod tests {
         let tracker = Tracker { runs, ..Tracker::default() };
         report.placement = PlacementReport::new(tracker, Some(Placement::Near), vec![1]);
         let warnings = report.outcome().warnings;
-        let said = warnings.iter().find(|w| w.contains("moved its CPUs")).expect("the move is said");
+        let moved = warnings.iter().find(|w| w.message.contains("moved its CPUs"));
+        let said = &moved.expect("the move is said").message;
         assert!(said.contains("160 ns (far)") || said.contains("up to 160 ns"), "{said}");
         assert!(said.contains("round(s) 2 ran in the far placement and are left out"), "{said}");
         report.placement = PlacementReport::new(Tracker::default(), None, Vec::new());
-        assert!(!report.outcome().warnings.iter().any(|w| w.contains("moved its CPUs")));
+        assert!(!report.outcome().warnings.iter().any(|w| w.message.contains("moved its CPUs")));
     }
 
     #[test]
@@ -802,7 +826,7 @@ mod tests {
         let path = &json["results"][0]["locks"][0]["paths"][0];
         assert!(path["hold_share"].is_number(), "each path's share is a JSON figure: {path}");
         // --brief keeps the main tables and leaves the lock statistics' detail out.
-        let brief = report.text(View { brief: true });
+        let brief = report.text(View { brief: true, ..View::default() });
         assert!(
             brief.contains(compare_tables::MAIN) && brief.contains(super::super::locks::SUMMARY),
             "{brief}"
@@ -827,10 +851,10 @@ mod tests {
                 self.0.provenance()
             }
             fn text(&self, _view: View) -> String {
-                self.0.text(View { brief: true })
+                self.0.text(View { brief: true, ..View::default() })
             }
-            fn tables(&self) -> Vec<Table> {
-                self.0.tables()
+            fn tables(&self, judge: crate::report::contract::Judge) -> Vec<Table> {
+                self.0.tables(judge)
             }
             fn outcome(&self) -> crate::report::contract::Outcome {
                 self.0.outcome()
@@ -838,5 +862,13 @@ mod tests {
         }
         let e = renderings_agree(&BriefOnly(comparison())).unwrap_err();
         assert!(e.contains("not in the terminal text"), "{e}");
+    }
+
+    #[test]
+    fn compare_judges_nothing_on_disturbed_runs_and_says_each_warning_once() {
+        use crate::report::contract::judged_only_when_undisturbed;
+        let disturbed = View { disturbed: true, ..View::default() };
+        let judged = judged_only_when_undisturbed(&comparison(), disturbed).unwrap();
+        assert!(judged > 0, "the fixture has verdicts to take away");
     }
 }

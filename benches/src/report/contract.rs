@@ -17,12 +17,23 @@
 //!
 //! The contract for an implementer: `text`, `tables` and `charts` are pure (no I/O, no clock);
 //! a figure that cannot exist physically never reaches a table as a number (it is refused where
-//! it is computed and arrives as [`super::table::Cell::Missing`] with its reason); a verdict on
-//! disturbed runs is [`super::table::Verdict::NotJudged`].
+//! it is computed and arrives as [`super::table::Cell::Missing`] with its reason).
+//!
+//! Judgements go through the outcome: a verdict cell (met, missed, inconclusive) is made only by
+//! a [`Judge`], and a judge that may give one is made only by [`Outcome::judge`] on an outcome
+//! that names no disturbed run (it holds an [`Undisturbed`], which nothing else can make). On
+//! disturbed runs every verdict reads "not judged: disturbed", in the text, on the page and in
+//! the JSON's `judgements`, because there is no other way to build the cell.
+//!
+//! Warnings are typed ([`Warning`]: a kind, a scope, a message): [`merged`] says each kind once
+//! per scope and names once the rows or points one message touches; the "warning: " before a
+//! warning is the renderer's.
 
 use super::html::Page;
-use super::table::Table;
-use crate::error::{ErrorKind, ExperimentError, Failures};
+pub use super::outcome::{
+    merged, Judge, Outcome, Scope, Undisturbed, Warning, WarningKind, NOT_JUDGED_DISTURBED,
+};
+use super::table::{Cell, Judgement, Table, Verdict};
 use crate::files::provenance::Provenance;
 use serde::Serialize;
 
@@ -31,6 +42,10 @@ use serde::Serialize;
 pub struct View {
     /// `--brief`: the main tables only.
     pub brief: bool,
+    /// Judge as on disturbed runs whatever the outcome says: no verdict shown. It can only take
+    /// verdicts away (the tests render every report so; a caller may know of a disturbance the
+    /// report does not).
+    pub disturbed: bool,
 }
 
 /// A chart: its title, and its SVG or why it could not be drawn.
@@ -56,41 +71,6 @@ impl Chart {
     }
 }
 
-/// What a run came to, beside its figures.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Outcome {
-    /// A stop came; the report holds what finished.
-    pub interrupted: bool,
-    /// Warnings the reader must see (shown in the page's box at the top).
-    pub warnings: Vec<String>,
-    /// Runs whose figures do not measure what they claim (other processes, oversubscription).
-    pub disturbed: Vec<String>,
-    /// End-of-run checks that failed (exit 1).
-    pub failed_checks: Vec<String>,
-    /// Runs that failed (exit 4); an empty message when the user was told as it happened.
-    pub failed_runs: Vec<String>,
-    /// Outputs the work itself writes (a CSV, a drawing) that failed (exit 3); as above.
-    pub failed_outputs: Vec<String>,
-}
-
-impl Outcome {
-    /// The failures this outcome makes, for the exit code (a stop is the CLI's: it knows the
-    /// signal).
-    pub fn failures(&self) -> Failures {
-        let mut failures = Failures::default();
-        for (kind, messages) in [
-            (ErrorKind::CheckFailed, &self.failed_checks),
-            (ErrorKind::RunFailed, &self.failed_runs),
-            (ErrorKind::OutputFailed, &self.failed_outputs),
-        ] {
-            for message in messages {
-                failures.add(ExperimentError { kind, message: message.clone() });
-            }
-        }
-        failures
-    }
-}
-
 /// The envelope of every JSON report: the schema's name and version, the signal, the report.
 #[derive(Serialize)]
 struct Envelope<'a, R: Serialize> {
@@ -100,8 +80,62 @@ struct Envelope<'a, R: Serialize> {
     schema_version: u32,
     /// The signal that stopped the work (SIGINT, SIGTERM, SIGHUP), if one did.
     signal: Option<&'a str>,
+    /// The outcome: the stop, the disturbed runs, the failures, the warnings (merged).
+    outcome: Outcome,
+    /// Every verdict cell of the report's tables, as the page and the text show it.
+    judgements: Vec<JudgementRow>,
     #[serde(flatten)]
     report: &'a R,
+}
+
+/// A verdict cell in the JSON: where it stands and what it says.
+#[derive(Serialize)]
+struct JudgementRow {
+    table: String,
+    /// The row's first cell (its name).
+    row: String,
+    column: String,
+    #[serde(flatten)]
+    judgement: Judgement,
+}
+
+/// Each field named in `fields`, at any depth of `value`, that holds a verdict (not `null`)
+/// made to say "not judged: disturbed".
+fn unjudge_fields(value: &mut serde_json::Value, fields: &[&str]) {
+    match value {
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| unjudge_fields(v, fields)),
+        serde_json::Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if fields.contains(&key.as_str()) && !v.is_null() {
+                    *v = serde_json::Value::String(NOT_JUDGED_DISTURBED.into());
+                } else {
+                    unjudge_fields(v, fields);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every verdict cell of `tables`.
+fn judgements(tables: &[Table]) -> Vec<JudgementRow> {
+    let mut out = Vec::new();
+    for table in tables {
+        for cells in &table.rows {
+            let row = cells.first().map_or("", Cell::shown_text);
+            for (column, cell) in table.columns.iter().zip(cells) {
+                if let Cell::Judged(judgement) = cell {
+                    out.push(JudgementRow {
+                        table: table.title.clone(),
+                        row: row.to_string(),
+                        column: column.name.clone(),
+                        judgement: judgement.clone(),
+                    });
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Every experiment's report (see the module documentation for the contract).
@@ -113,14 +147,28 @@ pub trait Report: Serialize + Sized {
     /// Whether the command draws a chart for `--svg` (known before any work, so that `--svg` on
     /// a command that draws none is refused then).
     const DRAWS: bool = true;
+    /// The fields of its JSON, at any depth, whose values are verdicts on measured figures: on
+    /// disturbed runs the JSON says "not judged: disturbed" in their place (a `null`, no
+    /// verdict, stays), as the `judgements` do ([`Report::json_in`]).
+    const VERDICT_FIELDS: &'static [&'static str] = &[];
 
     fn provenance(&self) -> Provenance;
 
-    /// The terminal text.
+    /// The terminal text; its verdicts are [`Report::judge`]'s of `view`.
     fn text(&self, view: View) -> String;
 
-    /// The tables, as data.
-    fn tables(&self) -> Vec<Table>;
+    /// The tables, as data; their verdict cells made by `judge` (see the module documentation).
+    fn tables(&self, judge: Judge) -> Vec<Table>;
+
+    /// The judge of the report's figures in `view`: its outcome's, or one of disturbed runs
+    /// when the view asks.
+    fn judge(&self, view: View) -> Judge {
+        if view.disturbed {
+            Judge::disturbed()
+        } else {
+            self.outcome().judge()
+        }
+    }
 
     /// The charts; the first drawable one is `--svg`'s.
     fn charts(&self) -> Vec<Chart> {
@@ -147,7 +195,31 @@ pub trait Report: Serialize + Sized {
 
     /// The JSON document: the envelope around the report's fields.
     fn json(&self, signal: Option<&str>) -> Result<String, String> {
-        let envelope = Envelope { schema: format!("schedlab-{}", Self::COMMAND), schema_version: Self::SCHEMA_VERSION, signal, report: self };
+        self.json_in(signal, View::default())
+    }
+
+    /// The JSON document with the verdicts of `view` ([`Report::judge`]).
+    fn json_in(&self, signal: Option<&str>, view: View) -> Result<String, String> {
+        let mut outcome = self.outcome();
+        outcome.warnings = merged(&outcome.warnings);
+        let judge = self.judge(view);
+        let judgements = judgements(&self.tables(judge));
+        let schema = format!("schedlab-{}", Self::COMMAND);
+        let version = Self::SCHEMA_VERSION;
+        let envelope =
+            Envelope { schema, schema_version: version, signal, outcome, judgements, report: self };
+        let command = Self::COMMAND;
+        let cannot = |e: serde_json::Error| format!("cannot serialise the {command} report: {e}");
+        if !judge.judges() {
+            // The report's own verdict fields too (the fields then come in alphabetical order).
+            let mut value = serde_json::to_value(&envelope).map_err(cannot)?;
+            if let serde_json::Value::Object(fields) = &mut value {
+                let envelope_own = ["judgements", "outcome"];
+                let own = fields.iter_mut().filter(|(k, _)| !envelope_own.contains(&k.as_str()));
+                own.for_each(|(_, v)| unjudge_fields(v, Self::VERDICT_FIELDS));
+            }
+            return serde_json::to_string_pretty(&value).map(|text| text + "\n").map_err(cannot);
+        }
         serde_json::to_string_pretty(&envelope).map(|text| text + "\n").map_err(|e| format!("cannot serialise the {} report: {e}", Self::COMMAND))
     }
 
@@ -157,10 +229,10 @@ pub trait Report: Serialize + Sized {
         let mut page = Page::new(format!("schedlab {}", Self::COMMAND), &self.provenance());
         let o = self.outcome();
         let failed: Vec<String> = o.failed_checks.iter().chain(&o.failed_runs).chain(&o.failed_outputs).cloned().collect();
-        page.outcome(o.interrupted, &o.disturbed, &failed, &o.warnings);
+        page.outcome(o.interrupted, &o.disturbed, &failed, &merged(&o.warnings));
         let charts = self.charts();
         let mut placed = vec![false; charts.len()];
-        for table in self.tables() {
+        for table in self.tables(self.judge(view)) {
             let title = table.title.clone();
             page.data(table);
             for (i, chart) in charts.iter().enumerate() {
@@ -191,6 +263,126 @@ pub(crate) fn widest_line(text: &str, skip: usize) -> usize {
     text.lines().skip(skip).map(|l| l.chars().count()).max().unwrap_or(0)
 }
 
+/// The judgements and warnings of a report rendered in `view` (issue 44, item 2), for the
+/// tests of every kind of report: where the report judges a figure on undisturbed runs, a
+/// disturbed rendering (a disturbed outcome, or `view.disturbed`) shows "not judged: disturbed"
+/// instead, in each of its tables, its text, its page and its JSON, and nowhere a verdict; and
+/// no warning is said twice in the text or on the page. The verdicts it found undisturbed, or
+/// the first breach.
+#[cfg(test)]
+pub(crate) fn judged_only_when_undisturbed<R: Report>(
+    report: &R,
+    view: View,
+) -> Result<usize, String> {
+    if report.judge(view).judges() {
+        return Err("the view is not disturbed: nothing to check".into());
+    }
+    let undisturbed = Judge::undisturbed_for_tests();
+    let verdicts = |tables: &[Table]| -> Vec<(String, usize, usize, Verdict)> {
+        let mut out = Vec::new();
+        for t in tables {
+            for (r, cells) in t.rows.iter().enumerate() {
+                for (c, cell) in cells.iter().enumerate() {
+                    if let Cell::Judged(j) = cell {
+                        out.push((t.title.clone(), r, c, j.verdict()));
+                    }
+                }
+            }
+        }
+        out
+    };
+    let judged = verdicts(&report.tables(undisturbed));
+    let judged: Vec<_> = judged.into_iter().filter(|v| v.3 != Verdict::NotJudged).collect();
+    let tables = report.tables(report.judge(view));
+    for (title, r, c, _) in &judged {
+        let cell = tables.iter().find(|t| t.title == *title).and_then(|t| t.rows.get(*r)?.get(*c));
+        if cell.map(Cell::shown_text) != Some(NOT_JUDGED_DISTURBED) {
+            return Err(format!("{title:?}, row {r}, column {c}: {cell:?} on disturbed runs"));
+        }
+    }
+    let unjudged = |text: &str| text.matches(NOT_JUDGED_DISTURBED).count();
+    let text = report.text(view);
+    if unjudged(&text) < judged.len() {
+        let said = unjudged(&text);
+        return Err(format!("{} verdicts, the text says not judged {said} times", judged.len()));
+    }
+    let page = report.page(view).render();
+    for class in ["met", "missed", "inconclusive"] {
+        if page.contains(&format!("<td class=\"{class}\"")) {
+            return Err(format!("a verdict ({class}) on the page of disturbed runs"));
+        }
+    }
+    if unjudged(&page) < judged.len() {
+        let said = unjudged(&page);
+        return Err(format!("{} verdicts, the page says not judged {said} times", judged.len()));
+    }
+    let json: serde_json::Value = serde_json::from_str(&report.json_in(None, view)?)
+        .map_err(|e| format!("the JSON does not parse: {e}"))?;
+    let in_json = json["judgements"].as_array().cloned().unwrap_or_default();
+    if let Some(j) = in_json.iter().find(|j| j["verdict"] != "not-judged") {
+        return Err(format!("a verdict in the JSON of disturbed runs: {j}"));
+    }
+    let in_json = in_json.iter().filter(|j| j["shown"] == NOT_JUDGED_DISTURBED).count();
+    if in_json < judged.len() {
+        return Err(format!("{} verdicts, {in_json} not judged in the JSON", judged.len()));
+    }
+    let mut own = json.clone();
+    if let serde_json::Value::Object(fields) = &mut own {
+        fields.remove("judgements");
+    }
+    let mut raw = Vec::new();
+    verdict_values(&own, R::VERDICT_FIELDS, &mut raw);
+    if let Some(v) = raw.iter().find(|v| !v.is_null() && **v != NOT_JUDGED_DISTURBED) {
+        return Err(format!("a verdict field of the JSON says {v} on disturbed runs"));
+    }
+    said_once(&text, &page).map(|()| judged.len())
+}
+
+/// The values of the fields named `fields` at any depth of `value`.
+#[cfg(test)]
+fn verdict_values(value: &serde_json::Value, fields: &[&str], out: &mut Vec<serde_json::Value>) {
+    match value {
+        serde_json::Value::Array(items) => {
+            items.iter().for_each(|v| verdict_values(v, fields, out));
+        }
+        serde_json::Value::Object(map) => {
+            for (key, v) in map {
+                if fields.contains(&key.as_str()) {
+                    out.push(v.clone());
+                } else {
+                    verdict_values(v, fields, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether no warning line is said twice in `text` nor any item twice in the page's box.
+#[cfg(test)]
+fn said_once(text: &str, page: &str) -> Result<(), String> {
+    let warnings: Vec<&str> = text.lines().filter(|l| l.starts_with("warning: ")).collect();
+    if let Some(twice) = warnings.iter().enumerate().find(|(i, w)| warnings[..*i].contains(w)) {
+        return Err(format!("said twice in the text: {}", twice.1));
+    }
+    let start = page.find("<section class=\"warnings\"").unwrap_or(page.len());
+    let the_box = &page[start..];
+    let the_box = &the_box[..the_box.find("</section>").unwrap_or(the_box.len())];
+    let items: Vec<&str> =
+        the_box.split("<li").skip(1).map(|i| i.split("</li>").next().unwrap_or("")).collect();
+    // An item without its tag's end and the prefixes a message may carry.
+    let key = |i: &str| {
+        let text = i.split_once('>').map_or(i, |(_, text)| text);
+        text.trim_start_matches("Disturbed: ").trim_start_matches("warning: ").trim().to_string()
+    };
+    for (n, item) in items.iter().enumerate() {
+        if items[..n].iter().any(|seen| key(seen) == key(item)) {
+            return Err(format!("said twice on the page: {item}"));
+        }
+    }
+    Ok(())
+}
+
 /// The terminal text of a report drawn from its tables: each laid out by
 /// [`Table::to_text`], a blank line between them. A report whose text is this cannot show a
 /// figure there that its page and JSON do not have.
@@ -209,7 +401,7 @@ pub fn text_of_outcome(outcome: &Outcome) -> String {
     said.extend(outcome.disturbed.iter().map(|d| format!("disturbed: {d}")));
     let failed = outcome.failed_checks.iter().chain(&outcome.failed_runs).chain(&outcome.failed_outputs);
     said.extend(failed.filter(|m| !m.is_empty()).map(|m| format!("FAILED: {m}")));
-    said.extend(outcome.warnings.iter().cloned());
+    said.extend(merged(&outcome.warnings).iter().map(|w| format!("warning: {}", w.line())));
     let mut out = String::new();
     // Each line of a message starts at the left; a line wrapped goes on indented.
     for line in said.iter().flat_map(|message| message.lines()) {
@@ -243,7 +435,7 @@ pub fn renderings_agree<R: Report>(report: &R) -> Result<(), String> {
     let value: serde_json::Value = serde_json::from_str(&json).map_err(|e| format!("the JSON does not parse: {e}"))?;
     let mut numbers = Vec::new();
     collect_numbers(&value, &mut numbers);
-    for table in report.tables() {
+    for table in report.tables(report.judge(View::default())) {
         for (row, cells) in table.rows.iter().enumerate() {
             for (column, cell) in table.columns.iter().zip(cells) {
                 let shown = cell.shown_text();
@@ -285,4 +477,54 @@ fn json_has(numbers: &[f64], shown: &str) -> bool {
     numbers
         .iter()
         .any(|x| scales.iter().any(|scale| format!("{:.digits$}", x * scale) == shown))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(point: &str, message: &str) -> Warning {
+        Warning::points(WarningKind::DisturbedByOtherLoad, vec![point.into()], message)
+    }
+
+    #[test]
+    fn a_warning_is_said_once_per_kind_and_scope_naming_every_point_it_touches() {
+        let loaded = "3 kernel run(s) were loaded";
+        let warnings = vec![
+            at("1 job", loaded),
+            at("1 job", loaded),
+            at("2 jobs", loaded),
+            Warning::run(WarningKind::CleanUp, "clean-up: a loop device"),
+            Warning::run(WarningKind::CleanUp, "clean-up: a loop device"),
+            Warning::run(WarningKind::CleanUp, "clean-up: a cgroup"),
+            Warning::run(WarningKind::Calibration, "no elevator cost measured"),
+        ];
+        let lines: Vec<String> = merged(&warnings).iter().map(Warning::line).collect();
+        assert_eq!(
+            lines,
+            [
+                format!("1 job, 2 jobs: {loaded}"),
+                "clean-up: a loop device; clean-up: a cgroup".to_string(),
+                "no elevator cost measured".to_string(),
+            ]
+        );
+        let outcome = Outcome { warnings, ..Outcome::default() };
+        let text = text_of_outcome(&outcome);
+        assert_eq!(text.matches("warning: ").count(), 3, "the renderer's prefix, once: {text}");
+        assert_eq!(text.matches(loaded).count(), 1, "{text}");
+    }
+
+    #[test]
+    fn only_an_undisturbed_outcome_judges() {
+        let quiet = Outcome::default();
+        let met = quiet.judge().cell(Verdict::Met, "met");
+        assert!(matches!(&met, Cell::Judged(j) if j.verdict() == Verdict::Met), "{met:?}");
+        let loaded = Outcome { disturbed: vec!["other processes used 1.6 CPUs".into()], ..quiet };
+        for judge in [loaded.judge(), Judge::disturbed()] {
+            let cell = judge.cell(Verdict::Met, "met");
+            let unjudged = matches!(&cell, Cell::Judged(j) if j.verdict() == Verdict::NotJudged);
+            assert!(unjudged, "{cell:?}");
+            assert_eq!(cell.shown_text(), NOT_JUDGED_DISTURBED);
+        }
+    }
 }

@@ -11,6 +11,7 @@
 //! its zoom and search work in such a document: [`HISTORY_GUARD`]). The only `http` text is
 //! the Perfetto address printed beside a trace file's link.
 
+use super::outcome::Warning;
 use super::table::{Cell, Table, Verdict};
 use crate::files::provenance::Provenance;
 use std::fmt::Write as _;
@@ -49,13 +50,19 @@ pub struct Page {
     title: String,
     provenance: Provenance,
     blocks: Vec<Block>,
+    /// The report's own warnings, typed (said first, each with "warning: " before it).
+    typed: Vec<Warning>,
+    /// Lines the run printed (`warning: ...`, `error: ...`), said unless a typed warning, a
+    /// disturbed run or a failure already says them.
     warnings: Vec<String>,
     outcome: OutcomeBox,
 }
 
 impl Page {
     pub fn new(title: impl Into<String>, provenance: &Provenance) -> Self {
-        Page { title: title.into(), provenance: provenance.clone(), blocks: Vec::new(), warnings: Vec::new(), outcome: OutcomeBox::default() }
+        let (title, provenance) = (title.into(), provenance.clone());
+        let (blocks, typed, warnings) = (Vec::new(), Vec::new(), Vec::new());
+        Page { title, provenance, blocks, typed, warnings, outcome: OutcomeBox::default() }
     }
 
     /// A section of preformatted text (shown as text: markup in it is escaped).
@@ -116,13 +123,19 @@ impl Page {
 
     /// What the reader must know before any figure, in the box at the top: the work was
     /// interrupted, runs were disturbed (each said), failures (each said, empty ones left out);
-    /// `warnings` join the warnings' list.
-    pub fn outcome(&mut self, interrupted: bool, disturbed: &[String], failed: &[String], warnings: &[String]) -> &mut Self {
+    /// `warnings` (merged: `outcome::merged`) lead the warnings' list.
+    pub fn outcome(
+        &mut self,
+        interrupted: bool,
+        disturbed: &[String],
+        failed: &[String],
+        warnings: &[Warning],
+    ) -> &mut Self {
         self.outcome.interrupted |= interrupted;
         // Each run said once, however many of the report's parts name it.
         push_new(&mut self.outcome.disturbed, disturbed.iter());
         push_new(&mut self.outcome.failed, failed.iter().filter(|m| !m.is_empty()));
-        self.warnings.extend(warnings.iter().cloned());
+        self.typed.extend(warnings.iter().cloned());
         self
     }
 
@@ -150,12 +163,21 @@ impl Page {
         // One message once: the CLI's printed copy ("schedlab: warning: ...") and the report's
         // own are the same message, and a warning that repeats a disturbed run or a failure
         // already said is not said again.
-        let said: Vec<&str> = o.disturbed.iter().chain(&o.failed).map(|m| message_key(m)).collect();
-        let mut warnings: Vec<&String> = Vec::new();
+        let mut said: Vec<String> =
+            o.disturbed.iter().chain(&o.failed).map(|m| message_key(m).to_string()).collect();
+        let mut warnings: Vec<String> = Vec::new();
+        for w in &self.typed {
+            let copies = w.said_as();
+            if copies.iter().all(|c| !said.iter().any(|s| s == message_key(c))) {
+                warnings.push(format!("warning: {}", w.line()));
+            }
+            said.extend(copies.iter().map(|c| message_key(c).to_string()));
+        }
         for w in &self.warnings {
             let key = message_key(w);
-            if !said.contains(&key) && !warnings.iter().any(|seen| message_key(seen) == key) {
-                warnings.push(w);
+            if !said.iter().any(|s| s == key) {
+                said.push(key.to_string());
+                warnings.push(w.clone());
             }
         }
         if o.interrupted || !o.disturbed.is_empty() || !o.failed.is_empty() || !warnings.is_empty() {
@@ -170,7 +192,7 @@ impl Page {
                 let _ = writeln!(h, "<li>Disturbed: {}</li>", escape(d));
             }
             for w in warnings {
-                let _ = writeln!(h, "<li>{}</li>", escape(w));
+                let _ = writeln!(h, "<li>{}</li>", escape(&w));
             }
             h.push_str("</ul>\n</section>\n");
         }
@@ -195,7 +217,7 @@ impl Page {
                     }
                     h.push_str("</table>\n</section>\n");
                 }
-                Block::Data(table) => render_table(&mut h, table, !o.disturbed.is_empty()),
+                Block::Data(table) => render_table(&mut h, table),
                 Block::Undrawn { title, why } => {
                     let _ = writeln!(h, "<p class=\"undrawn\">{}: not drawn ({})</p>", escape(title), escape(why));
                 }
@@ -253,13 +275,12 @@ fn push_new<'a>(list: &mut Vec<String>, messages: impl Iterator<Item = &'a Strin
 fn message_key(message: &str) -> &str {
     let m = message.trim();
     let m = m.strip_prefix("schedlab: ").unwrap_or(m);
-    m.strip_prefix("warning: ").unwrap_or(m).trim_end()
+    m.strip_prefix("warning: ").unwrap_or(m).trim()
 }
 
-/// A table as HTML. On a page whose runs were disturbed no verdict on a measurement is shown:
-/// met, missed and inconclusive read "not judged: disturbed" (a verdict is on figures the
-/// disturbance may have made).
-fn render_table(h: &mut String, table: &Table, disturbed: bool) {
+/// A table as HTML; a verdict cell styled by its verdict (on disturbed runs there is none to
+/// style: `outcome::Judge`).
+fn render_table(h: &mut String, table: &Table) {
     let _ = writeln!(h, "<section>\n<h2>{}</h2>\n<div class=\"scroll\"><table class=\"data\">", escape(&table.title));
     h.push_str("<thead><tr>");
     for column in &table.columns {
@@ -278,17 +299,14 @@ fn render_table(h: &mut String, table: &Table, disturbed: bool) {
                 Cell::Check { passed, shown } => {
                     write!(h, "<td class=\"{}\">{}</td>", if *passed { "pass" } else { "fail" }, escape(shown))
                 }
-                Cell::Judged { verdict, .. } if disturbed && *verdict != Verdict::NotJudged => {
-                    write!(h, "<td class=\"unjudged\">not judged: disturbed</td>")
-                }
-                Cell::Judged { verdict, shown } => {
-                    let class = match verdict {
+                Cell::Judged(judgement) => {
+                    let class = match judgement.verdict() {
                         Verdict::Met => "met",
                         Verdict::Missed => "missed",
                         Verdict::Inconclusive => "inconclusive",
                         Verdict::NotJudged => "unjudged",
                     };
-                    write!(h, "<td class=\"{class}\">{}</td>", escape(shown))
+                    write!(h, "<td class=\"{class}\">{}</td>", escape(judgement.shown()))
                 }
             };
         }
@@ -404,29 +422,35 @@ fn file_url(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::outcome::Outcome;
 
     fn page() -> Page {
         Page::new("schedlab test", &Provenance::collect())
     }
 
-    fn verdicts_table() -> Table {
+    fn verdicts_table(outcome: &Outcome) -> Table {
+        let judge = outcome.judge();
         let mut t = Table::new("Goals", &[("goal", ""), ("verdict", ""), ("requests conserved", "")]);
-        t.row(vec![Cell::text("queue-lock ÷ sched-lock ≥ 1.2"), Cell::judged(Verdict::Met, "met"), Cell::check(true, "yes")]);
-        t.row(vec![Cell::text("no-stats ÷ sched-lock ≥ 1.5"), Cell::judged(Verdict::Missed, "missed"), Cell::check(false, "NO")]);
+        let met = judge.cell(Verdict::Met, "met");
+        let missed = judge.cell(Verdict::Missed, "missed");
+        t.row(vec![Cell::text("queue-lock ÷ sched-lock ≥ 1.2"), met, Cell::check(true, "yes")]);
+        t.row(vec![Cell::text("no-stats ÷ sched-lock ≥ 1.5"), missed, Cell::check(false, "NO")]);
         t
     }
 
     #[test]
     fn no_verdict_is_shown_beside_a_disturbed_run_and_checks_still_are() {
+        let disturbed = vec!["other processes used 1.6 CPUs".into()];
+        let loaded = Outcome { disturbed, ..Outcome::default() };
         let mut p = page();
-        p.outcome(false, &["other processes used 1.6 CPUs".into()], &[], &[]).data(verdicts_table());
+        p.outcome(false, &loaded.disturbed, &[], &[]).data(verdicts_table(&loaded));
         let html = p.render();
         assert_eq!(html.matches("not judged: disturbed").count(), 2, "{html}");
         assert!(!html.contains(">met<") && !html.contains(">missed<"), "a verdict on disturbed runs: {html}");
         assert!(html.contains("<td class=\"pass\">yes</td>") && html.contains("<td class=\"fail\">NO</td>"), "checks stay: {html}");
         // Undisturbed: the verdicts show.
         let mut p = page();
-        p.data(verdicts_table());
+        p.data(verdicts_table(&Outcome::default()));
         let html = p.render();
         assert!(html.contains("<td class=\"met\">met</td>") && !html.contains("not judged: disturbed"), "{html}");
     }
@@ -436,12 +460,23 @@ mod tests {
         let mut p = page();
         let disturbed = "other processes used 1.6 CPU(s) during this run".to_string();
         let warning = "fair-spin with 2 jobs on 2 CPUs collapses".to_string();
-        p.outcome(false, &[disturbed.clone(), disturbed.clone()], &[], &[warning.clone()]);
+        let typed = Warning::run(crate::report::outcome::WarningKind::Collapse, warning.clone());
+        p.outcome(false, &[disturbed.clone(), disturbed.clone()], &[], &[typed]);
         // The CLI's printed copies come back through `warnings`, with its prefixes.
         p.warnings(vec![format!("schedlab: warning: {warning}"), format!("warning: {disturbed}"), format!("{warning}  ")]);
         let html = p.render();
         assert_eq!(html.matches("collapses").count(), 1, "{html}");
         assert_eq!(html.matches("other processes used").count(), 1, "{html}");
+        // One message at two points: one item naming both, their printed copies not again.
+        let kind = crate::report::outcome::WarningKind::Calibration;
+        let cost = "no elevator cost measured";
+        let at = |point: &str| Warning::points(kind, vec![point.into()], cost);
+        let mut p = page();
+        p.outcome(false, &[], &[], &crate::report::outcome::merged(&[at("p1"), at("p2")]));
+        p.warnings(vec![format!("warning: p1: {cost}"), format!("warning: p2: {cost}")]);
+        let html = p.render();
+        assert_eq!(html.matches(cost).count(), 1, "{html}");
+        assert!(html.contains(&format!("<li>warning: p1, p2: {cost}</li>")), "{html}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! judged, as tables; the terminal text is drawn from the same tables
 //! ([`super::contract::text_of_tables`]).
 
-use crate::experiment::kernel::fidelity::Verdict as FigureVerdict;
+use super::contract::{Warning, WarningKind};
 use crate::experiment::kernel::inject::{InjectKernel, InjectReport, Interval, CAL_ITERS};
 use super::table::{Cell, Table, Verdict};
 
@@ -149,18 +149,19 @@ pub fn inject_svg(r: &InjectReport) -> Result<String, String> {
 impl super::contract::Report for InjectReport {
     const COMMAND: &'static str = "kernel";
     const SCHEMA_VERSION: u32 = 1;
+    const VERDICT_FIELDS: &'static [&'static str] = &["model_within", "verdict"];
 
     fn provenance(&self) -> crate::files::provenance::Provenance {
         self.provenance.clone()
     }
 
-    fn text(&self, _view: super::contract::View) -> String {
-        let tables = super::contract::text_of_tables(&self.tables());
+    fn text(&self, view: super::contract::View) -> String {
+        let tables = super::contract::text_of_tables(&self.tables(self.judge(view)));
         let outcome = super::contract::text_of_outcome(&self.outcome());
         format!("{}\n\n{tables}{outcome}", self.provenance.one_line())
     }
 
-    fn tables(&self) -> Vec<Table> {
+    fn tables(&self, judge: super::contract::Judge) -> Vec<Table> {
         let interval = |i: Option<Interval>| -> [Cell; 3] {
             match i {
                 Some(i) => [Cell::num(i.value, 3), Cell::num(i.lo, 3), Cell::num(i.hi, 3)],
@@ -216,8 +217,8 @@ impl super::contract::Report for InjectReport {
             cells.extend(interval(row.kernel));
             cells.extend(interval(row.model));
             cells.push(match row.model_within {
-                Some(true) => Cell::judged(Verdict::Met, "within"),
-                Some(false) => Cell::judged(Verdict::Missed, "outside"),
+                Some(true) => judge.cell(Verdict::Met, "within"),
+                Some(false) => judge.cell(Verdict::Missed, "outside"),
                 None => Cell::missing("-"),
             });
             side.row(cells);
@@ -247,11 +248,7 @@ impl super::contract::Report for InjectReport {
         for f in &j.figures {
             let slope = f.figure.contains("slope");
             let num = |v: Option<f64>| if slope { Cell::opt(v.map(|v| 100.0 * v), 2) } else { Cell::opt(v, 3) };
-            let verdict = match &f.verdict {
-                FigureVerdict::Evidence => Cell::judged(Verdict::Met, &f.verdict.label()),
-                FigureVerdict::Outside => Cell::judged(Verdict::Missed, &f.verdict.label()),
-                v => Cell::text(&v.label()),
-            };
+            let verdict = super::kernel::figure_verdict_cell(&f.verdict, judge);
             judged.row(vec![Cell::text(&f.figure), num(f.kernel), num(f.model), num(f.null), verdict]);
         }
         // Each band once, with the figures judged on it (a column of them would not fit).
@@ -267,7 +264,11 @@ impl super::contract::Report for InjectReport {
         }
         let null_t = j.null_us_per_io.map_or_else(|| "-".into(), |t| format!("{t:.2} µs per I/O per job"));
         judged.note(format!("null model: no lock, the cost only adds CPU time; {null_t}"));
-        judged.note(j.summary_line());
+        judged.note(if judge.judges() {
+            j.summary_line()
+        } else {
+            super::kernel::VERDICTS_NOT_COUNTED.to_string()
+        });
         tables.push(judged);
         tables
     }
@@ -279,13 +280,27 @@ impl super::contract::Report for InjectReport {
     fn outcome(&self) -> super::contract::Outcome {
         super::contract::Outcome {
             interrupted: self.interrupted,
-            warnings: self.warnings.clone(),
+            warnings: self.warnings.iter().map(|w| inject_warning(w)).collect(),
             // Told on stderr as they were collected (`experiment::kernel::inject::run`).
             failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
             failed_outputs: if self.output_failures.is_empty() { vec![] } else { vec![String::new()] },
             ..Default::default()
         }
     }
+}
+
+/// An `--inject` warning (said as a line as it went) typed by what it says.
+fn inject_warning(line: &str) -> Warning {
+    let kind = if line.starts_with("clean-up of an earlier run") {
+        WarningKind::CleanUp
+    } else if line.contains("attached program cost") {
+        WarningKind::RecorderCost
+    } else if line.contains("other processes") || line.contains("loaded") {
+        WarningKind::DisturbedByOtherLoad
+    } else {
+        WarningKind::Other
+    };
+    Warning::run(kind, line)
 }
 
 /// The ratio table's title (the chart goes beside it).
@@ -382,5 +397,18 @@ mod tests {
         for said in ["6.18.44", "block_rq_insert", "281595", "2193", "91234", "The kernel, per injected cost", "1.037", "Slopes", "null model", "the machine was loaded"] {
             assert!(text.contains(said), "{said:?} is not in the text:\n{text}");
         }
+    }
+
+    #[test]
+    fn inject_judges_nothing_on_disturbed_runs() {
+        use crate::experiment::kernel::fidelity::Verdict as FigureVerdict;
+        use crate::report::contract::judged_only_when_undisturbed;
+        let disturbed = View { disturbed: true, ..View::default() };
+        // The recorded run has no model: give it a model within and a figure judged evidence.
+        let mut report = recorded();
+        report.side_by_side.iter_mut().for_each(|r| r.model_within = Some(true));
+        report.judgement.figures[0].verdict = FigureVerdict::Evidence;
+        let judged = judged_only_when_undisturbed(&report, disturbed).unwrap();
+        assert!(judged > report.side_by_side.len(), "the fixture has verdicts to take away");
     }
 }

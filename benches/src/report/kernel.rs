@@ -4,10 +4,12 @@
 //! and the fidelity table, as tables; the terminal text is drawn from the same tables
 //! ([`super::contract::text_of_tables`]).
 
+use super::contract::{Judge, Scope, Warning, WarningKind};
 use super::table::{Cell, Table, Verdict};
 use crate::experiment::kernel::fidelity::{FidelityRow, Verdict as FigureVerdict};
 use crate::experiment::kernel::rows::{ElevatorCost, KernelRow, ModelRow};
 use crate::experiment::kernel::sites::SiteCalibration;
+use crate::driver::workload::OTHERS_DISTURB_CPUS;
 use crate::experiment::kernel::{KernelReport, KernelSched, ModelOutside};
 
 /// A CPU per I/O of 0 is one that was not measured.
@@ -427,22 +429,28 @@ fn fidelity_digits(r: &FidelityRow) -> usize {
     }
 }
 
-/// A fidelity row's verdict cell: met, missed and inconclusive are judgements; the rest not.
-fn verdict_cell(v: &FigureVerdict) -> Cell {
+/// A fidelity figure's verdict cell (the kernel's and `--inject`'s): evidence, outside,
+/// inconclusive and a control within (inconclusive too) are judgements on measured figures,
+/// made by `judge` (none on disturbed runs); fitted and not judged say why there is none.
+pub fn figure_verdict_cell(v: &FigureVerdict, judge: Judge) -> Cell {
     let label = v.label();
     match v {
-        FigureVerdict::Evidence => Cell::judged(Verdict::Met, label),
-        FigureVerdict::Outside => Cell::judged(Verdict::Missed, label),
-        FigureVerdict::Inconclusive { .. } => Cell::judged(Verdict::Inconclusive, label),
-        FigureVerdict::ControlWithin { .. }
-        | FigureVerdict::Fitted { .. }
-        | FigureVerdict::NotJudged { .. } => Cell::judged(Verdict::NotJudged, label),
+        FigureVerdict::Evidence => judge.cell(Verdict::Met, label),
+        FigureVerdict::Outside => judge.cell(Verdict::Missed, label),
+        FigureVerdict::Inconclusive { .. } => judge.cell(Verdict::Inconclusive, label),
+        // Within, and so is a control: the figure cannot tell the model from the control.
+        FigureVerdict::ControlWithin { .. } => judge.cell(Verdict::Inconclusive, label),
+        FigureVerdict::Fitted { .. } | FigureVerdict::NotJudged { .. } => Cell::not_judged(label),
     }
 }
 
+/// What stands for a count of verdicts on disturbed runs.
+pub const VERDICTS_NOT_COUNTED: &str =
+    "verdicts not counted: the runs were disturbed (see the outcome below the tables)";
+
 /// The fidelity table in two, numbered alike so each fits: the figures, then each one's point,
 /// goal and verdict.
-fn fidelity_tables(rows: &[FidelityRow]) -> [Table; 2] {
+fn fidelity_tables(rows: &[FidelityRow], judge: Judge) -> [Table; 2] {
     let columns = [
         ("#", ""),
         ("figure", ""),
@@ -476,13 +484,17 @@ fn fidelity_tables(rows: &[FidelityRow]) -> [Table; 2] {
             number,
             Cell::text(r.point.label()),
             Cell::text(r.band.describe()),
-            verdict_cell(&r.verdict),
+            figure_verdict_cell(&r.verdict, judge),
         ]);
     }
     figures.note(format!("{} figures; #: its number in the table of verdicts below;", rows.len()));
     figures.note("95% low, high: the model's interval over rounds; m ÷ k: model ÷ kernel;");
     figures.note("null, constant: the null model's and the constant model's figures");
-    judged.note(crate::experiment::kernel::fidelity::summary_line(rows));
+    judged.note(if judge.judges() {
+        crate::experiment::kernel::fidelity::summary_line(rows)
+    } else {
+        VERDICTS_NOT_COUNTED.to_string()
+    });
     [figures, judged]
 }
 
@@ -492,18 +504,20 @@ fn fidelity_tables(rows: &[FidelityRow]) -> [Table; 2] {
 impl super::contract::Report for KernelReport {
     const COMMAND: &'static str = "kernel";
     const SCHEMA_VERSION: u32 = 1;
+    const VERDICT_FIELDS: &'static [&'static str] =
+        &["verdict", "within", "within_interval", "null_within", "constant_within"];
 
     fn provenance(&self) -> crate::files::provenance::Provenance {
         self.provenance.clone()
     }
 
-    fn text(&self, _view: super::contract::View) -> String {
-        let tables = super::contract::text_of_tables(&self.tables());
+    fn text(&self, view: super::contract::View) -> String {
+        let tables = super::contract::text_of_tables(&self.tables(self.judge(view)));
         let outcome = super::contract::text_of_outcome(&self.outcome());
         format!("{}\n\n{tables}{outcome}", self.provenance.one_line())
     }
 
-    fn tables(&self) -> Vec<Table> {
+    fn tables(&self, judge: Judge) -> Vec<Table> {
         let mut tables = vec![environment_table(self), settings_table(self)];
         tables.extend(kernel_tables(&self.kernel).into_iter().filter(|t| !t.rows.is_empty()));
         if let Some(bfq) = self.kernel.iter().find(|r| r.config == KernelSched::Bfq) {
@@ -534,7 +548,7 @@ impl super::contract::Report for KernelReport {
         }
         tables.extend(points_tables(self));
         if !self.fidelity.is_empty() {
-            tables.extend(fidelity_tables(&self.fidelity));
+            tables.extend(fidelity_tables(&self.fidelity, judge));
         }
         tables
     }
@@ -548,9 +562,20 @@ impl super::contract::Report for KernelReport {
     }
 
     fn outcome(&self) -> super::contract::Outcome {
+        // Runs other processes disturbed are the outcome's disturbed runs, as the experiment
+        // said them (with its first run's figures), and any its warnings leave unsaid.
+        let (load, warnings): (Vec<Warning>, Vec<Warning>) =
+            typed_warnings(&self.warnings, &self.point_labels())
+                .into_iter()
+                .partition(|w| w.kind == WarningKind::DisturbedByOtherLoad);
+        let mut disturbed: Vec<String> = load.iter().map(Warning::line).collect();
+        let said = |point: &str| load.iter().any(|w| w.scope == Scope::Points(vec![point.into()]));
+        let unsaid = disturbed_kernel_runs(self).into_iter().filter(|(point, _)| !said(point));
+        disturbed.extend(unsaid.map(|(_, line)| line));
         super::contract::Outcome {
             interrupted: self.interrupted,
-            warnings: self.warnings.clone(),
+            warnings,
+            disturbed,
             failed_checks: if self.model.iter().any(|m| !m.consistent) {
                 vec!["a model run failed its end-of-run checks (consistent: NO above)".into()]
             } else {
@@ -565,6 +590,79 @@ impl super::contract::Report for KernelReport {
             },
             ..Default::default()
         }
+    }
+}
+
+/// The kernel's runs that other processes or a job-control stop disturbed, one line per
+/// scheduler and point: their figures measure that as well as the scheduler.
+fn disturbed_kernel_runs(r: &KernelReport) -> Vec<(String, String)> {
+    let main = std::iter::once((r.config.point_label(), &r.kernel));
+    let others = r.points.iter().map(|p| (p.point.label(), &p.kernel));
+    let mut out = Vec::new();
+    for (point, rows) in main.chain(others) {
+        for row in rows.iter() {
+            let over = |o: &Option<f64>| o.is_some_and(|o| o > OTHERS_DISTURB_CPUS);
+            let noisy = row.runs.iter().filter(|k| over(&k.other_cpus) || k.stopped_s.is_some());
+            let noisy = noisy.count();
+            if noisy > 0 {
+                let line = format!(
+                    "{point}: {}: {noisy} of {} kernel runs shared the CPUs with other processes \
+                     (above {OTHERS_DISTURB_CPUS} CPUs) or were stopped",
+                    row.config.name(),
+                    row.runs.len()
+                );
+                out.push((point.clone(), line));
+            }
+        }
+    }
+    out
+}
+
+impl KernelReport {
+    /// Every point's label, the main one first: what a warning's scope names.
+    fn point_labels(&self) -> Vec<String> {
+        let others = self.points.iter().map(|p| p.point.label());
+        std::iter::once(self.config.point_label()).chain(others).collect()
+    }
+}
+
+/// The experiment's warnings (said as it went, as lines) typed: the point a line begins with
+/// is its scope, and what it says is its kind (`typed_kind`).
+pub fn typed_warnings(lines: &[String], points: &[String]) -> Vec<Warning> {
+    lines
+        .iter()
+        .map(|line| {
+            let at = points.iter().find_map(|p| {
+                let rest = line.strip_prefix(p.as_str())?;
+                rest.strip_prefix(": ").map(|m| (p, m))
+            });
+            let (scope, message) = match at {
+                Some((point, message)) => (Scope::Points(vec![point.clone()]), message),
+                None => (Scope::Run, line.as_str()),
+            };
+            Warning { kind: typed_kind(message), scope, message: message.to_string() }
+        })
+        .collect()
+}
+
+/// A kernel experiment's warning's kind, from what it says (the experiment gives them as
+/// lines: `experiment::kernel`).
+fn typed_kind(message: &str) -> WarningKind {
+    let has = |words: &str| message.contains(words);
+    if has("shared the CPUs with other processes") || has("other processes used") {
+        WarningKind::DisturbedByOtherLoad
+    } else if message.starts_with("clean-up of an earlier run") {
+        WarningKind::CleanUp
+    } else if has("not CPU-bound") {
+        WarningKind::NotCpuBound
+    } else if has("attached program cost") || has("recording cost") || has("recorder") {
+        WarningKind::RecorderCost
+    } else if has("calibrat") || has("elevator cost") || has("accounting cgroup") {
+        WarningKind::Calibration
+    } else if has("steal") {
+        WarningKind::Steal
+    } else {
+        WarningKind::Other
     }
 }
 
@@ -806,5 +904,40 @@ mod tests {
         for s in said {
             assert!(text.contains(s), "{s:?} is not in the text:\n{text}");
         }
+    }
+
+    #[test]
+    fn the_kernel_judges_nothing_on_disturbed_runs_and_says_each_warning_once() {
+        use crate::report::contract::{judged_only_when_undisturbed, merged, WarningKind};
+        let disturbed = View { disturbed: true, ..View::default() };
+        let judged = judged_only_when_undisturbed(&recorded(), disturbed).unwrap();
+        assert!(judged > 0, "the fixture has verdicts to take away");
+        // Kernel runs other processes disturbed: the outcome says so, and nothing is judged.
+        let mut loaded = recorded();
+        loaded.kernel[0].runs[0].other_cpus = Some(1.4);
+        assert!(!loaded.outcome().disturbed.is_empty());
+        judged_only_when_undisturbed(&loaded, View::default()).unwrap();
+        // The experiment's lines, each at its point and some twice: one warning per kind and
+        // scope, a message at two points said once naming both, the model's load as disturbed.
+        let (main, other) = (loaded.config.point_label(), loaded.points[0].point.label());
+        let cost = "no elevator cost measured";
+        let noisy = "2 model run(s) shared the CPUs with other processes; the first: round 1";
+        loaded.warnings = vec![
+            format!("{main}: {cost}"),
+            format!("{other}: {cost}"),
+            format!("{main}: {cost}"),
+            format!("{main}: {noisy}"),
+            "clean-up of an earlier run: a loop device".into(),
+        ];
+        let outcome = loaded.outcome();
+        let kinds: Vec<WarningKind> = outcome.warnings.iter().map(|w| w.kind).collect();
+        use WarningKind::{Calibration, CleanUp};
+        assert_eq!(kinds, [Calibration, Calibration, Calibration, CleanUp]);
+        assert!(outcome.disturbed.contains(&format!("{main}: {noisy}")), "{:?}", outcome.disturbed);
+        let text = loaded.text(View::default());
+        assert_eq!(text.matches(cost).count(), 1, "{text}");
+        let lines: Vec<String> = merged(&outcome.warnings).iter().map(|w| w.line()).collect();
+        assert!(lines.contains(&format!("{main}, {other}: {cost}")), "{lines:?}");
+        judged_only_when_undisturbed(&loaded, View::default()).unwrap();
     }
 }

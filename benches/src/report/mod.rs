@@ -9,6 +9,7 @@ pub mod html;
 pub mod inject;
 pub mod kernel;
 pub mod locks;
+pub mod outcome;
 pub mod pages;
 pub mod predict;
 pub mod roundtrip;

@@ -53,7 +53,7 @@ impl super::contract::Report for FlamegraphReport {
         out
     }
 
-    fn tables(&self) -> Vec<super::table::Table> {
+    fn tables(&self, _judge: super::contract::Judge) -> Vec<super::table::Table> {
         use crate::driver::profile::Category;
         use super::table::{Cell, Table};
         let mut t = Table::new(
@@ -156,8 +156,8 @@ impl super::contract::Report for TraceSummaryPage {
         self.provenance.clone()
     }
 
-    fn text(&self, _view: super::contract::View) -> String {
-        let mut out = super::contract::text_of_tables(&self.tables());
+    fn text(&self, view: super::contract::View) -> String {
+        let mut out = super::contract::text_of_tables(&self.tables(self.judge(view)));
         for line in &self.report.written {
             out.push_str(line);
             out.push('\n');
@@ -165,7 +165,7 @@ impl super::contract::Report for TraceSummaryPage {
         out
     }
 
-    fn tables(&self) -> Vec<super::table::Table> {
+    fn tables(&self, _judge: super::contract::Judge) -> Vec<super::table::Table> {
         use super::table::{Cell, Table};
         let o = &self.report.overview;
         let mut trace = Table::new("The trace", &[("file", ""), ("slices", ""), ("instant events", ""), ("span", "ms")]);
@@ -317,8 +317,11 @@ mod tests {
             fn text(&self, _view: View) -> String {
                 "only a line".into()
             }
-            fn tables(&self) -> Vec<crate::report::table::Table> {
-                self.0.tables()
+            fn tables(
+                &self,
+                judge: crate::report::contract::Judge,
+            ) -> Vec<crate::report::table::Table> {
+                self.0.tables(judge)
             }
             fn outcome(&self) -> crate::report::contract::Outcome {
                 self.0.outcome()

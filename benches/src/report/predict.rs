@@ -8,6 +8,7 @@
 use crate::experiment::predict::{curves, entry, PredictReport, ValidationReport};
 use crate::model::topology::Topology;
 use crate::model::{CalibrationSet, Prediction, Wanted};
+use super::contract::Judge;
 use crate::stats::{median, GoalVerdict, Interval};
 use super::table::{Cell, Table, Verdict};
 
@@ -236,24 +237,24 @@ fn bound(i: Option<Interval>, hi: bool, places: usize) -> Cell {
 
 /// The error of each validated point, judged against the goal's band on its interval; on
 /// disturbed runs not judged.
-fn error_table(v: &ValidationReport) -> Table {
+fn error_table(v: &ValidationReport, judge: Judge) -> Table {
     let columns = [("variant", ""), ("lock", ""), ("outside", "ns"), ("threads", ""), ("error", "%"), ("95% low", "%"), ("95% high", "%"), ("within the goal", "")];
     let mut t = Table::new(format!("Validation: the error, within ±{:.0}% on its interval?", v.goal_pct), &columns);
-    let judged = v.goal_verdict().is_ok();
     let mut whys: Vec<&str> = Vec::new();
     for r in &v.rows {
-        let within = match (r.error_pct.is_finite(), judged, r.within_goal) {
-            (false, _, _) => Cell::missing("-"),
-            (true, _, None) => {
+        let within = match (r.error_pct.is_finite(), r.within_goal) {
+            (false, _) => Cell::missing("-"),
+            (true, None) => {
                 if let Some(why) = r.no_interval.as_deref().filter(|w| !whys.contains(w)) {
                     whys.push(why);
                 }
-                Cell::judged(Verdict::NotJudged, "no interval")
+                Cell::not_judged("no interval")
             }
-            (true, false, Some(_)) => Cell::judged(Verdict::NotJudged, "not judged: disturbed"),
-            (true, true, Some(GoalVerdict::Met)) => Cell::judged(Verdict::Met, "within"),
-            (true, true, Some(GoalVerdict::Missed)) => Cell::judged(Verdict::Missed, "outside"),
-            (true, true, Some(GoalVerdict::Inconclusive)) => Cell::judged(Verdict::Inconclusive, "inconclusive"),
+            (true, Some(GoalVerdict::Met)) => judge.cell(Verdict::Met, "within"),
+            (true, Some(GoalVerdict::Missed)) => judge.cell(Verdict::Missed, "outside"),
+            (true, Some(GoalVerdict::Inconclusive)) => {
+                judge.cell(Verdict::Inconclusive, "inconclusive")
+            }
         };
         t.row(vec![
             Cell::text(entry(r.variant, r.insert)),
@@ -304,16 +305,17 @@ fn order_table(v: &ValidationReport) -> Table {
 
 /// The goal: within the band everywhere on the intervals and the same order; the |error| over
 /// all points (per thread count in its notes).
-fn goal_table(v: &ValidationReport) -> Table {
+fn goal_table(v: &ValidationReport, judge: Judge) -> Table {
     let columns = [("median |error|", "%"), ("max |error|", "%"), ("same order", "groups"), ("goal", "")];
     let mut t = Table::new(format!("Validation: the goal (within ±{:.0}% everywhere on the intervals, the same order)", v.goal_pct), &columns);
     let same = v.orderings.iter().filter(|o| o.same).count();
     let goal = match v.goal_verdict() {
-        Ok(GoalVerdict::Met) => Cell::judged(Verdict::Met, "met"),
-        Ok(GoalVerdict::Missed) => Cell::judged(Verdict::Missed, "missed"),
-        Ok(GoalVerdict::Inconclusive) => Cell::judged(Verdict::Inconclusive, "inconclusive"),
-        Err(why) if why.starts_with("disturbed") => Cell::judged(Verdict::NotJudged, "not judged: disturbed"),
-        Err(_) => Cell::judged(Verdict::NotJudged, "not judged"),
+        Ok(GoalVerdict::Met) => judge.cell(Verdict::Met, "met"),
+        Ok(GoalVerdict::Missed) => judge.cell(Verdict::Missed, "missed"),
+        Ok(GoalVerdict::Inconclusive) => judge.cell(Verdict::Inconclusive, "inconclusive"),
+        // Disturbed runs: the judge's own words (the outcome says which).
+        Err(_) if v.disturbed().is_some() => judge.cell(Verdict::NotJudged, "not judged"),
+        Err(_) => Cell::not_judged("not judged"),
     };
     let pct = |e: Option<f64>| e.map_or_else(|| Cell::missing("not measured"), |e| Cell::num(e, 1));
     t.row(vec![pct(v.median_abs_error_pct), pct(v.max_abs_error_pct), Cell::text(format!("{same}/{}", v.orderings.len())), goal]);
@@ -334,11 +336,11 @@ fn goal_table(v: &ValidationReport) -> Table {
         t.note(line.join("; "));
     }
     match v.goal_verdict() {
-        Ok(GoalVerdict::Inconclusive) => {
+        Ok(GoalVerdict::Inconclusive) if judge.judges() => {
             t.note("inconclusive: an interval reaches across the band (more rounds would tell)");
         }
         // Disturbed runs are said once, in the outcome under the tables.
-        Err(why) if !why.starts_with("disturbed") => {
+        Err(why) if v.disturbed().is_none() => {
             t.note(format!("not judged: {why}"));
         }
         _ => {}
@@ -360,19 +362,20 @@ fn goal_table(v: &ValidationReport) -> Table {
 impl super::contract::Report for PredictReport {
     const COMMAND: &'static str = "predict";
     const SCHEMA_VERSION: u32 = 1;
+    const VERDICT_FIELDS: &'static [&'static str] = &["within_goal"];
 
     fn provenance(&self) -> crate::files::provenance::Provenance {
         self.provenance.clone()
     }
 
-    fn text(&self, _view: super::contract::View) -> String {
-        let tables = super::contract::text_of_tables(&self.tables());
+    fn text(&self, view: super::contract::View) -> String {
+        let tables = super::contract::text_of_tables(&self.tables(self.judge(view)));
         let outcome = super::contract::text_of_outcome(&self.outcome());
         let caveat = "schedlab predict: MODEL, not measured — a discrete-event simulation calibrated on single-threaded runs";
         format!("{caveat}\n{}\n\n{tables}{outcome}", self.provenance.one_line())
     }
 
-    fn tables(&self) -> Vec<Table> {
+    fn tables(&self, judge: Judge) -> Vec<Table> {
         let mut tables = vec![machine_table(&self.topology, &self.calibration)];
         tables.extend(calibration_tables(&self.calibration, &self.wanted));
         tables.push(predicted_table(&self.predictions, &self.threads));
@@ -394,7 +397,8 @@ impl super::contract::Report for PredictReport {
             tables.push(ratios);
         }
         if let Some(v) = &self.validation {
-            tables.extend([measured_table(v), error_table(v), order_table(v), goal_table(v)]);
+            let (error, goal) = (error_table(v, judge), goal_table(v, judge));
+            tables.extend([measured_table(v), error, order_table(v), goal]);
         }
         tables
     }
@@ -413,10 +417,8 @@ impl super::contract::Report for PredictReport {
     fn outcome(&self) -> super::contract::Outcome {
         let mut outcome = super::contract::Outcome { interrupted: self.interrupted, ..Default::default() };
         if let Some(v) = &self.validation {
-            if let Err(why) = v.goal_verdict() {
-                if why.starts_with("disturbed") {
-                    outcome.disturbed.push(format!("the validation: {why}"));
-                }
+            if let Some(why) = v.disturbed() {
+                outcome.disturbed.push(format!("the validation: {why}"));
             }
             let failed = v.failed_runs();
             if failed > 0 {
@@ -556,5 +558,16 @@ mod tests {
         assert!(svg.contains("sched-lock: measured (bar: its 95% interval"), "{svg}");
         let none = PredictReport { predictions: Vec::new(), ..predicted() };
         assert!(crate::report::charts::predict_curve_svg(&none).is_err());
+    }
+
+    #[test]
+    fn predict_judges_only_an_undisturbed_validation() {
+        use crate::report::contract::judged_only_when_undisturbed;
+        // Its own runs disturbed: the outcome's judge takes every verdict away.
+        let judged = judged_only_when_undisturbed(&validated(predicted(), true), View::default());
+        assert!(judged.unwrap() > 0, "the fixture has verdicts to take away");
+        let disturbed = View { disturbed: true, ..View::default() };
+        let judged = judged_only_when_undisturbed(&validated(predicted(), false), disturbed);
+        assert!(judged.unwrap() > 0);
     }
 }

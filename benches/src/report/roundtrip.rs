@@ -41,13 +41,13 @@ impl super::contract::Report for RoundtripReport {
         self.provenance.clone()
     }
 
-    fn text(&self, _view: super::contract::View) -> String {
-        let tables = super::contract::text_of_tables(&self.tables());
+    fn text(&self, view: super::contract::View) -> String {
+        let tables = super::contract::text_of_tables(&self.tables(self.judge(view)));
         let outcome = super::contract::text_of_outcome(&self.outcome());
         format!("{}\n\n{tables}{outcome}", self.provenance.one_line())
     }
 
-    fn tables(&self) -> Vec<Table> {
+    fn tables(&self, _judge: super::contract::Judge) -> Vec<Table> {
         let columns = [
             ("variant", ""),
             ("median", "ns"),

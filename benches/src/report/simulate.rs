@@ -103,12 +103,12 @@ impl super::contract::Report for SimulateReport {
         self.provenance.base.clone()
     }
 
-    fn text(&self, _view: super::contract::View) -> String {
-        let tables = super::contract::text_of_tables(&self.tables());
+    fn text(&self, view: super::contract::View) -> String {
+        let tables = super::contract::text_of_tables(&self.tables(self.judge(view)));
         format!("{tables}{}", super::contract::text_of_outcome(&self.outcome()))
     }
 
-    fn tables(&self) -> Vec<super::table::Table> {
+    fn tables(&self, _judge: super::contract::Judge) -> Vec<super::table::Table> {
         let r = &self.result;
         let mut figures = Table::new(
             FIGURES,

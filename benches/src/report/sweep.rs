@@ -6,32 +6,40 @@
 
 use crate::driver::workload::{FAIR_LOCK_ADVICE, OTHERS_DISTURB_CPUS};
 use crate::experiment::sweep::{SweepPoint, SweepReport, USL_MIN_POINTS};
+use super::contract::{Warning, WarningKind};
 use super::table::{Cell, Table};
 use schedlab_core::LockKind;
 
-/// The sweep's warnings, one line each: fair-lock points that ran oversubscribed or disturbed,
-/// and noisy points kept after their retries (the notes print them; the outcome carries them).
-fn warnings(report: &SweepReport) -> Vec<String> {
+/// The sweep's warnings: fair-lock points that ran oversubscribed or disturbed, and noisy points
+/// kept after their retries, each naming its points (the outcome carries them).
+fn warnings(report: &SweepReport) -> Vec<Warning> {
     let mut out = Vec::new();
+    let name = |p: &SweepPoint| format!("{}@{}", p.variant, p.threads);
     let fair_disturbed: Vec<String> = report
         .points
         .iter()
-        .filter(|p| p.lock == LockKind::FairSpin && (p.oversubscribed || p.other_cpus > OTHERS_DISTURB_CPUS))
-        .map(|p| format!("{}@{}", p.variant, p.threads))
+        .filter(|p| p.lock == LockKind::FairSpin)
+        .filter(|p| p.oversubscribed || p.other_cpus > OTHERS_DISTURB_CPUS)
+        .map(name)
         .collect();
     if !fair_disturbed.is_empty() {
-        out.push(format!(
-            "WARNING (fair-spin): {} point(s) ran with more runnable threads than CPUs (oversubscribed, or other processes using the CPUs): {}. {}.",
-            fair_disturbed.len(),
-            fair_disturbed.join(", "),
-            FAIR_LOCK_ADVICE
+        out.push(Warning::points(
+            WarningKind::Collapse,
+            fair_disturbed,
+            format!("fair-spin ran with more runnable threads than CPUs (oversubscribed, or other \
+                processes using the CPUs). {FAIR_LOCK_ADVICE}."),
         ));
     }
     let max_other_cpus = report.config.noise.max_other_cpus;
-    let noisy = report.measured().iter().filter(|p| p.other_cpus > max_other_cpus).count();
-    if noisy > 0 {
-        out.push(format!(
-            "WARNING: {noisy} point(s) kept although other processes used more than {max_other_cpus} CPUs during them (retries exhausted): see the \"{OTHERS}\" column of the points (other_cpus in the CSV and JSON)",
+    let noisy: Vec<String> =
+        report.measured().iter().filter(|p| p.other_cpus > max_other_cpus).map(name).collect();
+    if !noisy.is_empty() {
+        out.push(Warning::points(
+            WarningKind::DisturbedByOtherLoad,
+            noisy,
+            format!("kept although other processes used more than {max_other_cpus} CPUs during \
+                them (retries exhausted): see the \"{OTHERS}\" column of the points (other_cpus \
+                in the CSV and JSON)"),
         ));
     }
     out
@@ -47,13 +55,13 @@ impl super::contract::Report for SweepReport {
         self.provenance.clone()
     }
 
-    fn text(&self, _view: super::contract::View) -> String {
-        let tables = super::contract::text_of_tables(&self.tables());
+    fn text(&self, view: super::contract::View) -> String {
+        let tables = super::contract::text_of_tables(&self.tables(self.judge(view)));
         let outcome = super::contract::text_of_outcome(&self.outcome());
         format!("{}\n\n{tables}{outcome}", self.provenance.one_line())
     }
 
-    fn tables(&self) -> Vec<Table> {
+    fn tables(&self, _judge: super::contract::Judge) -> Vec<Table> {
         let mut tables = vec![points_table(self), threads_table(&self.points)];
         tables.extend(lock_table(&self.points));
         tables.extend(ratios_table(self));
@@ -386,5 +394,12 @@ mod tests {
         let bare = SweepReport { model_machine: None, models: Vec::new(), ..report };
         let text = bare.text(View::default());
         assert!(text.contains("no model (--no-model") && !text.contains("predicted KIOPS"), "{text}");
+    }
+
+    #[test]
+    fn the_sweep_says_each_warning_once() {
+        use crate::report::contract::{judged_only_when_undisturbed, View};
+        let disturbed = View { disturbed: true, ..View::default() };
+        judged_only_when_undisturbed(&report(), disturbed).unwrap();
     }
 }

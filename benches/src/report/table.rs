@@ -3,6 +3,7 @@
 //! `<table>` elements (numbers right-aligned, sortable by column, verdicts marked), and
 //! [`Table::to_text`] lays them out for a terminal or a note.
 
+use super::outcome::{Judge, Undisturbed, NOT_JUDGED_DISTURBED};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -56,6 +57,45 @@ pub enum Verdict {
     NotJudged,
 }
 
+/// A verdict cell's content: the verdict and its words. Its fields are private: one that judges
+/// is made only with the proof that the runs were undisturbed ([`Judgement::judged`]), which
+/// only an outcome gives (`outcome::Outcome::judge`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Judgement {
+    verdict: Verdict,
+    shown: String,
+}
+
+impl Judgement {
+    /// A verdict on figures of undisturbed runs.
+    pub fn judged(verdict: Verdict, shown: impl Into<String>, _: Undisturbed) -> Judgement {
+        Judgement { verdict, shown: shown.into() }
+    }
+
+    /// No verdict, and why ("no interval", "not judged: disturbed").
+    pub fn not_judged(why: impl Into<String>) -> Judgement {
+        Judgement { verdict: Verdict::NotJudged, shown: why.into() }
+    }
+
+    pub fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+}
+
+impl Judge {
+    /// The verdict cell `verdict` shown as `shown`, or "not judged: disturbed" on disturbed runs.
+    pub fn cell(&self, verdict: Verdict, shown: impl Into<String>) -> Cell {
+        match self.proof() {
+            Some(proof) => Cell::Judged(Judgement::judged(verdict, shown, proof)),
+            None => Cell::Judged(Judgement::not_judged(NOT_JUDGED_DISTURBED)),
+        }
+    }
+}
+
 /// One cell.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -66,8 +106,9 @@ pub enum Cell {
     Number { value: f64, shown: String },
     /// No figure, and why ("-", "not estimable: ...").
     Missing { why: String },
-    /// A verdict on measured figures, with its words: on disturbed runs no page shows one.
-    Judged { verdict: Verdict, shown: String },
+    /// A verdict on measured figures, with its words (see [`Judgement`]: none on disturbed
+    /// runs).
+    Judged(Judgement),
     /// An end-of-run check of correctness (requests conserved, holds of a lock never
     /// overlapping): what it says holds however disturbed the runs were.
     Check { passed: bool, shown: String },
@@ -105,8 +146,10 @@ impl Cell {
         Cell::Missing { why: why.into() }
     }
 
-    pub fn judged(verdict: Verdict, shown: impl Into<String>) -> Cell {
-        Cell::Judged { verdict, shown: shown.into() }
+    /// A verdict cell that judges nothing, and why ("no interval", "fitted"); a verdict is
+    /// made by [`Judge::cell`].
+    pub fn not_judged(why: impl Into<String>) -> Cell {
+        Cell::Judged(Judgement::not_judged(why))
     }
 
     pub fn check(passed: bool, shown: impl Into<String>) -> Cell {
@@ -117,7 +160,8 @@ impl Cell {
     pub fn shown_text(&self) -> &str {
         match self {
             Cell::Text { text } => text,
-            Cell::Number { shown, .. } | Cell::Judged { shown, .. } | Cell::Check { shown, .. } => shown,
+            Cell::Number { shown, .. } | Cell::Check { shown, .. } => shown,
+            Cell::Judged(judgement) => judgement.shown(),
             Cell::Missing { why } => why,
         }
     }
