@@ -1106,6 +1106,7 @@ mod tests {
         assert_eq!(took, Duration::from_secs(180), "6 rounds of 3 runs");
         assert_eq!(report.placement.rounds_moved_left_out, vec![3, 4, 5]);
         assert_eq!((report.rounds_completed, p.rounds), (0, 0));
+        assert!(p.line().contains("no round kept to take a ratio from"), "{}", p.line());
         let rows = &report.results;
         assert!(rows.iter().all(|r| r.status == "left out" && r.kiops.is_none()), "{rows:?}");
         assert!(rows.iter().all(|r| r.vs_sched_lock.is_none()));

@@ -194,6 +194,7 @@ impl Outcome {
         let pct = |f: f64| format!("±{:.1} %", 100.0 * f);
         let target = pct(self.target);
         let reached = match &self.widest {
+            None if self.rounds == 0 => "no round kept to take a ratio from".to_string(),
             None => "no ratio to make precise".to_string(),
             Some(Widest { ratio, half_width: Some(h) }) => format!("the widest ratio, {ratio}, within {}", pct(*h)),
             Some(Widest { ratio, half_width: None }) => format!("{ratio} has no interval yet"),
