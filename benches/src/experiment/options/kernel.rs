@@ -88,8 +88,9 @@ pub struct KernelOptions {
     #[arg(long, default_value = "kernel", conflicts_with_all = ["no_model", "inject"])]
     model_elevator_ns: String,
     /// Where the model's requests complete: `context` (a completion context per CPU fed by the
-    /// device, as the kernel completes a loop device's requests in softirq) or `inline` (on the
-    /// job that dispatched them, at once: null_blk's irqmode=0).
+    /// device, as the kernel completes a loop device's requests in softirq: run by the job on
+    /// that CPU between its lock sites, or by a thread of its own on a CPU with no job) or
+    /// `inline` (on the job that dispatched them, at once: null_blk's irqmode=0).
     #[arg(long, default_value = "context", conflicts_with = "no_model")]
     model_completion: String,
     /// Inject a known cost per I/O, ns, at BFQ's insert inside its lock and before it outside,
