@@ -253,10 +253,29 @@ pub fn predict_one_until(
     inject: schedlab_core::Inject,
     stop: &AtomicBool,
 ) -> Result<Vec<Prediction>, ExperimentError> {
+    let pads = schedlab_core::SitePads::NONE;
+    predict_padded_until(cal, topo, threads, outside_ns, seed, outside_is_work, inject, pads, stop)
+}
+
+/// [`predict_one_until`] with the kernel's per-site pads (the workload's `pads`, placed as the
+/// core spins them: [`Program::with_pads`]).
+#[allow(clippy::too_many_arguments)]
+pub fn predict_padded_until(
+    cal: &Calibration,
+    topo: &Topology,
+    threads: &[usize],
+    outside_ns: u64,
+    seed: u64,
+    outside_is_work: bool,
+    inject: schedlab_core::Inject,
+    pads: schedlab_core::SitePads,
+    stop: &AtomicBool,
+) -> Result<Vec<Prediction>, ExperimentError> {
     threads
         .iter()
         .map(|&n| {
-            let prog = Program::new(cal, n, outside_ns as f64)?.with_inject(inject)?;
+            let prog = Program::new(cal, n, outside_ns as f64)?;
+            let prog = prog.with_pads(pads).with_inject(inject)?;
             let cfg = SimConfig { outside_is_work, ..SimConfig::new(n, seed) };
             Ok(Prediction {
                 variant: cal.variant.clone(),

@@ -1,17 +1,37 @@
 //! The discrete-event simulation: N CPUs, one workload job on each, running the request cycle of
 //! a calibrated variant, every lock modelled by its kind's discipline.
 //!
-//! ## A job (as `benches/src/driver/workload.rs::job_loop` with iodepth 1)
+//! ## A job (as `benches/src/driver/workload.rs::job_loop` with iodepth 1, completing inline)
 //!
 //! ```text
 //! loop:
-//!   if its own request is done:  outside/2, insert (the request becomes dispatchable)
+//!   if its own request is done:  outside/2 less the gaps, submission (the kernel profile's sites
+//!                                in order: bio merge, gap 1, depth limit, gap 2, insert; the
+//!                                request becomes dispatchable), gap 3
 //!   dispatch: [prefix] take the deciding lock (the scheduler lock's dispatch hold) and look:
 //!     a request queued (oldest first) -> the rest of the dispatch, complete, credit its owner,
 //!                                        outside/2, the loop's own cost
 //!     nothing queued                  -> the empty dispatch's hold, one idle poll (a pause; a
 //!                                        yield every 64th in a row)
 //! ```
+//!
+//! ## The request path: one structure with the core
+//!
+//! The submission's holds are the kernel profile's sites in the order the core's one description
+//! gives them (`schedlab_core::profile::lock_sequence`, which the calibration lays the measured
+//! holds on too); each hold is labelled with its site ([`Seg::site`]). [`Program::with_pads`]
+//! adds the workload's `SitePads` where the core spins them: a site's hold pad at its first hold of
+//! the scheduler lock (the lists path's insert pad in the dispatch's splice), none on an empty
+//! dispatch, the submission's two gaps before the depth limit and the insert, the third between
+//! the insert and the dispatch, and all three off the submission's half of the outside work. Pads
+//! and gaps are timed spins: never slowed by a sibling, never spread. [`Program::outline`] is one
+//! request's path as the program runs it; `benches/tests/request_path.rs` compares it with the
+//! core's lock spans for every kernel profile, insert path and variant. Without pads the program
+//! is exactly the calibrated one.
+//!
+//! NOTE: completions run inline, on the dispatching job (`CompletionMode::Inline`); the
+//! workload's completion contexts (`--completion context`: the next CPU's softirq-like context)
+//! are not simulated yet.
 //!
 //! Every piece is a calibrated [`super::calibrate::Segment`]: work outside any modelled lock, or a
 //! hold of one. A piece takes `ns × speed` (`compute_scale`, and the SMT slowdown when a sibling
@@ -65,7 +85,8 @@ use super::topology::Topology;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Gamma};
-use schedlab_core::LockKind;
+use schedlab_core::profile::{lock_sequence, CycleCall};
+use schedlab_core::{InsertPathKind, KernelProfile, LockKind, PadSite, SitePads};
 use serde::Serialize;
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -90,6 +111,30 @@ pub struct Seg {
     pub data: usize,
     /// The distribution of its length ÷ mean, in [`Program::spreads`] (`None`: always the mean).
     pub spread: Option<usize>,
+    /// For holds: the lock site (the core's lock path) it belongs to (`None`: the statistics'
+    /// queue-lock holds, and anything the kernel profile's order does not name).
+    pub site: Option<PadSite>,
+    /// A timed spin added to the piece, ns (`SitePads`: a hold's pad, or a gap between sites):
+    /// never slowed by a sibling, never spread.
+    pub pad_ns: f64,
+}
+
+impl Seg {
+    /// A gap of `ns` spun holding no lock (`SitePads::gap_ns`).
+    fn gap(ns: u64) -> Seg {
+        let pad_ns = ns as f64;
+        Seg { lock: None, ns: 0.0, lines: 0.0, probability: 1.0, data: usize::MAX, spread: None, site: None, pad_ns }
+    }
+}
+
+/// One step of a request's path as a program runs it ([`Program::outline`]): what the test
+/// against the core compares (`benches/tests/request_path.rs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathStep {
+    /// A hold of `lock`, on the lock path of `site`, with its pad, ns.
+    Hold { lock: String, site: Option<PadSite>, pad_ns: u64 },
+    /// Time spun holding no lock between holds (the gaps that fall there, summed), ns.
+    Gap { ns: u64 },
 }
 
 /// A calibrated variant's cycle, ready to simulate.
@@ -115,6 +160,12 @@ pub struct Program {
     pub data_ids: usize,
     /// Gamma distributions of mean 1, one per call spread.
     pub spreads: Vec<Gamma<f64>>,
+    /// The calibrated insert path and kernel profile: the order of the lock sites.
+    pub insert_path: InsertPathKind,
+    pub profile: KernelProfile,
+    /// The kernel's per-site pads ([`Program::with_pads`]); the holds' pads and the submission's
+    /// gaps are in the segments, the insert→dispatch gap is spun by the job (as `job_loop` does).
+    pub pads: SitePads,
 }
 
 impl Program {
@@ -145,18 +196,30 @@ impl Program {
                             }
                         });
                         data_ids += 1;
-                        Seg { lock, ns: s.ns.max(0.0), lines: s.lines.max(0.0), probability: s.probability.clamp(0.0, 1.0), data: data_ids - 1, spread }
+                        Seg { lock, ns: s.ns.max(0.0), lines: s.lines.max(0.0), probability: s.probability.clamp(0.0, 1.0), data: data_ids - 1, spread, site: None, pad_ns: 0.0 }
                     })
                     .collect()
             })
         };
+        let insert_path = InsertPathKind::from_name(&cal.insert).ok_or_else(|| {
+            let what = format!("the calibration of {} names an unknown insert path `{}`", cal.variant, cal.insert);
+            ExperimentError::bad_input(what)
+        })?;
         let need = |call: Call| cal.call(pair, call).or_else(|| cal.call(false, call)).ok_or_else(|| ExperimentError::bad_input(format!("the calibration of {} has no {} call", cal.variant, call.name())));
-        let insert = convert(Some(need(Call::Insert)?));
-        let dispatch = convert(Some(need(Call::Dispatch)?));
-        let complete = convert(Some(need(Call::Complete)?));
+        let mut insert = convert(Some(need(Call::Insert)?));
+        let mut dispatch = convert(Some(need(Call::Dispatch)?));
+        let mut complete = convert(Some(need(Call::Complete)?));
         let credit = convert(cal.call(pair, Call::Credit).or_else(|| cal.call(false, Call::Credit)));
-        let empty = convert(cal.call(true, Call::EmptyDispatch));
+        let mut empty = convert(cal.call(true, Call::EmptyDispatch));
         let sched = locks.iter().position(|l| l == "sched");
+        label_submit_sites(&mut insert, &locks, insert_path, cal.kernel);
+        let queue = locks.iter().position(|l| l == "queue");
+        let calls = [(&mut dispatch, PadSite::Dispatch), (&mut empty, PadSite::Dispatch), (&mut complete, PadSite::Completion)];
+        for (segs, site) in calls {
+            for s in segs.iter_mut().filter(|s| s.lock.is_some() && s.lock != queue) {
+                s.site = Some(site);
+            }
+        }
         // The deciding hold: the dispatch's first hold of the scheduler lock (or its first hold).
         let decide_at = dispatch
             .iter()
@@ -189,7 +252,87 @@ impl Program {
             data_ids,
             locks,
             spreads,
+            insert_path,
+            profile: cal.kernel,
+            pads: SitePads::NONE,
         })
+    }
+
+    /// The program with the kernel's per-site pads (`schedlab_core::SitePads`, the workload's
+    /// `pads`), placed where the core spins them: each site's hold pad at the end of its first
+    /// hold of the scheduler lock (on the `lists` path the insert's pad goes with the insert work
+    /// into the dispatch's splice hold, one request per dispatch, as with
+    /// [`Program::with_inject`]); an empty dispatch none; the first gap after the bio merge, the second before the insert
+    /// (`Process::submit`), the third between the insert and the dispatch (spun by the job), and
+    /// the gaps taken off the submission's half of the outside work, as `job_loop` does.
+    pub fn with_pads(mut self, pads: SitePads) -> Program {
+        let lists = self.insert_path != InsertPathKind::Direct;
+        let mut padded = [false; 5];
+        let holds = self.insert.iter_mut().chain(self.dispatch_rest.iter_mut()).chain(self.complete.iter_mut());
+        for s in holds {
+            let Some(site) = s.site else { continue };
+            if std::mem::replace(&mut padded[site as usize], true) {
+                continue;
+            }
+            // The lists' insert pushes on the insertion lists: its pad is in the splice.
+            let own = if lists && site == PadSite::Insert { 0 } else { pads.hold(site) };
+            let splice = if lists && site == PadSite::Dispatch { pads.hold(PadSite::Insert) } else { 0 };
+            s.pad_ns += (own + splice) as f64;
+        }
+        // The submission's gaps, before the site that follows each (Process::submit).
+        let mut insert = Vec::with_capacity(self.insert.len() + 2);
+        let mut first_gap_done = false;
+        for s in &self.insert {
+            let after_bio_merge = s.site.filter(|&site| site != PadSite::BioMerge && s.lock.is_some());
+            if let Some(site) = after_bio_merge {
+                if !first_gap_done {
+                    first_gap_done = true;
+                    if pads.gap_ns[0] > 0 {
+                        insert.push(Seg::gap(pads.gap_ns[0]));
+                    }
+                }
+                if site == PadSite::Insert && pads.gap_ns[1] > 0 {
+                    insert.push(Seg::gap(pads.gap_ns[1]));
+                }
+            }
+            insert.push(*s);
+        }
+        self.insert = insert;
+        self.pads = pads;
+        self
+    }
+
+    /// One request's path as this program runs it with one job: the submission, the
+    /// insert→dispatch gap, the dispatch that finds it and its completion; every hold (each piece
+    /// at probability 1) with its pad, and the no-lock pads between them.
+    pub fn outline(&self) -> Vec<PathStep> {
+        let mut out: Vec<PathStep> = Vec::new();
+        let gap = |out: &mut Vec<PathStep>, ns: u64| {
+            if ns == 0 {
+                return;
+            }
+            match out.last_mut() {
+                Some(PathStep::Gap { ns: before }) => *before += ns,
+                _ => out.push(PathStep::Gap { ns }),
+            }
+        };
+        let segs = |out: &mut Vec<PathStep>, v: &[Seg]| {
+            for s in v {
+                match s.lock {
+                    Some(l) => {
+                        let lock = self.locks[l].clone();
+                        out.push(PathStep::Hold { lock, site: s.site, pad_ns: s.pad_ns as u64 })
+                    }
+                    None => gap(out, s.pad_ns as u64),
+                }
+            }
+        };
+        segs(&mut out, &self.insert);
+        gap(&mut out, self.pads.gap_ns[2]);
+        segs(&mut out, &self.dispatch_prefix);
+        segs(&mut out, &self.dispatch_rest);
+        segs(&mut out, &self.complete);
+        out
     }
 
     /// The program with a known cost per request where it enters the scheduler
@@ -200,7 +343,8 @@ impl Program {
         let sched = self.locks.iter().position(|l| l == "sched");
         let ns = inject.inside_ns() as f64;
         if ns > 0.0 {
-            let hold = match self.insert.iter_mut().find(|s| s.lock.is_some() && s.lock == sched) {
+            // The insert site's hold (not the bio merge's or the depth limit's before it).
+            let hold = match self.insert.iter_mut().find(|s| s.lock.is_some() && s.lock == sched && s.site == Some(PadSite::Insert)) {
                 Some(hold) => hold,
                 None => self.dispatch_rest.first_mut().filter(|s| s.lock.is_some() && s.lock == sched).ok_or_else(|| ExperimentError::bad_input("the calibration has no hold of the scheduler lock to inject into"))?,
             };
@@ -212,8 +356,44 @@ impl Program {
 
     /// The cycle on one CPU with nothing in the way: every piece at its probability, ns.
     pub fn solo_cycle_ns(&self) -> f64 {
-        let sum = |v: &[Seg]| v.iter().map(|s| s.ns * s.probability).sum::<f64>();
-        sum(&self.insert) + sum(&self.dispatch_prefix) + sum(&self.dispatch_rest) + sum(&self.complete) + sum(&self.credit) + self.loop_ns + self.outside_ns + self.inject_outside_ns
+        let sum = |v: &[Seg]| v.iter().map(|s| (s.ns + s.pad_ns) * s.probability).sum::<f64>();
+        let gap = self.pads.gap_ns[2] as f64;
+        let outside = self.submission_outside_ns() + self.outside_ns / 2.0 + gap;
+        sum(&self.insert) + sum(&self.dispatch_prefix) + sum(&self.dispatch_rest) + sum(&self.complete) + sum(&self.credit) + self.loop_ns + outside + self.inject_outside_ns
+    }
+
+    /// The submission's half of the outside work less the gaps the scheduler spins (`job_loop`).
+    fn submission_outside_ns(&self) -> f64 {
+        (self.outside_ns / 2.0 - self.pads.gaps() as f64).max(0.0)
+    }
+}
+
+/// Names the lock site of each hold of a submission's segments: the holds the kernel profile's
+/// order names (`lock_sequence`, the statistics' queue lock aside) are the profile's submission
+/// sites in order; holds it does not name (appended by the calibration) keep none.
+fn label_submit_sites(
+    insert: &mut [Seg],
+    locks: &[String],
+    path: InsertPathKind,
+    profile: KernelProfile,
+) {
+    let order = lock_sequence(CycleCall::Submit, path, profile);
+    let mut sites = order.iter().filter(|&&l| l != "queue").zip(profile.submit_sites());
+    let mut holds = insert.iter_mut().filter(|s| s.lock.is_some());
+    let Some((mut want, mut site)) = sites.next() else { return };
+    for s in holds.by_ref() {
+        if locks[s.lock.expect("a hold")] != *want {
+            continue;
+        }
+        s.site = Some(match site {
+            schedlab_core::SubmitSite::BioMerge => PadSite::BioMerge,
+            schedlab_core::SubmitSite::LimitDepth => PadSite::LimitDepth,
+            schedlab_core::SubmitSite::Insert => PadSite::Insert,
+        });
+        match sites.next() {
+            Some((w, si)) => (want, site) = (w, si),
+            None => return,
+        }
     }
 }
 
@@ -283,9 +463,10 @@ enum Cat {
 
 #[derive(Clone, Copy, Debug)]
 enum Op {
-    Work { ns: f64, lines: f64, data: usize, cat: Cat, slowed: bool },
+    /// `pad`: a timed spin after the work, never slowed.
+    Work { ns: f64, lines: f64, data: usize, cat: Cat, slowed: bool, pad: f64 },
     Acquire(usize),
-    Hold { ns: f64, lines: f64, lock: usize },
+    Hold { ns: f64, lines: f64, lock: usize, pad: f64 },
     Release(usize),
     /// The request becomes dispatchable.
     Submit,
@@ -493,12 +674,12 @@ impl<'a> Sim<'a> {
                 None => s.ns,
             };
             match s.lock {
-                None => ops.push_back(Op::Work { ns, lines: s.lines, data: s.data, cat: Cat::Outside, slowed: true }),
+                None => ops.push_back(Op::Work { ns, lines: s.lines, data: s.data, cat: Cat::Outside, slowed: true, pad: s.pad_ns }),
                 Some(l) => {
                     if !(skip_first_acquire && i == 0) {
                         ops.push_back(Op::Acquire(l));
                     }
-                    ops.push_back(Op::Hold { ns, lines: s.lines, lock: l });
+                    ops.push_back(Op::Hold { ns, lines: s.lines, lock: l, pad: s.pad_ns });
                     ops.push_back(Op::Release(l));
                 }
             }
@@ -510,12 +691,13 @@ impl<'a> Sim<'a> {
         let prog = self.prog;
         let mut ops = std::mem::take(&mut self.threads[i].ops);
         if !self.threads[i].outstanding {
-            if prog.outside_ns > 0.0 {
-                ops.push_back(Op::Work { ns: prog.outside_ns / 2.0, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: self.cfg.outside_is_work });
+            let submission_half = prog.submission_outside_ns();
+            if submission_half > 0.0 {
+                ops.push_back(Op::Work { ns: submission_half, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: self.cfg.outside_is_work, pad: 0.0 });
             }
             if prog.inject_outside_ns > 0.0 {
                 // The injected spin: timed, as the workload's (`schedlab_core::inject`).
-                ops.push_back(Op::Work { ns: prog.inject_outside_ns, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: false });
+                ops.push_back(Op::Work { ns: prog.inject_outside_ns, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: false, pad: 0.0 });
             }
             let before = ops.len();
             Self::push_segs(&mut ops, &prog.insert, &prog.spreads, &mut self.rng, false);
@@ -524,6 +706,12 @@ impl<'a> Sim<'a> {
             match ops.iter().skip(before).position(|o| matches!(o, Op::Release(_))) {
                 Some(p) => ops.insert(before + p + 1, Op::Submit),
                 None => ops.push_back(Op::Submit),
+            }
+            // blk-mq's way from the insert to running the hardware queue (`job_loop`).
+            if prog.pads.gap_ns[2] > 0 {
+                let pad = prog.pads.gap_ns[2] as f64;
+                let data = usize::MAX;
+                ops.push_back(Op::Work { ns: 0.0, lines: 0.0, data, cat: Cat::Outside, slowed: false, pad });
             }
             self.threads[i].outstanding = true;
         }
@@ -541,7 +729,7 @@ impl<'a> Sim<'a> {
             let op = self.threads[i].ops.pop_front().expect("refilled");
             let cpu = self.threads[i].cpu;
             match op {
-                Op::Work { ns, lines, data, cat, slowed } => {
+                Op::Work { ns, lines, data, cat, slowed, pad } => {
                     let speed = if slowed { self.speed(cpu) } else { 1.0 };
                     let moved = if data == usize::MAX {
                         0.0
@@ -550,15 +738,15 @@ impl<'a> Sim<'a> {
                         self.data_cpu[data] = Some(cpu);
                         lines * self.transfer(from, cpu)
                     };
-                    let mut dur = ns * speed + moved;
+                    let mut dur = ns * speed + pad + moved;
                     dur += self.interrupted(cpu, dur);
                     self.account(cat, dur);
                     self.threads[i].state = CpuState::Busy;
                     self.schedule(self.now + dur, EvKind::Step(i));
                     return;
                 }
-                Op::Hold { ns, lines, lock } => {
-                    let base = ns * self.speed(cpu);
+                Op::Hold { ns, lines, lock, pad } => {
+                    let base = ns * self.speed(cpu) + pad;
                     // The lock's data was last written by its previous holder.
                     let moved = lines * self.transfer(self.locks[lock].data_from, cpu);
                     // An interrupted holder keeps the lock: the hold is longer.
@@ -589,16 +777,16 @@ impl<'a> Sim<'a> {
                             Self::push_segs(&mut ops, &prog.credit, &prog.spreads, &mut self.rng, false);
                             ops.push_back(Op::Credit);
                             if prog.outside_ns > 0.0 {
-                                ops.push_back(Op::Work { ns: prog.outside_ns / 2.0, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: self.cfg.outside_is_work });
+                                ops.push_back(Op::Work { ns: prog.outside_ns / 2.0, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: self.cfg.outside_is_work, pad: 0.0 });
                             }
-                            ops.push_back(Op::Work { ns: prog.loop_ns, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: true });
+                            ops.push_back(Op::Work { ns: prog.loop_ns, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: true, pad: 0.0 });
                         }
                         None => {
                             Self::push_segs(&mut ops, &prog.empty_rest, &prog.spreads, &mut self.rng, true);
                             let polls = self.threads[i].idle_polls + 1;
                             self.threads[i].idle_polls = polls;
                             let poll = if polls > IDLE_POLLS_BEFORE_YIELD { self.topo.parking.yield_ns } else { self.topo.parking.pause_ns };
-                            ops.push_back(Op::Work { ns: prog.loop_ns + poll, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: true });
+                            ops.push_back(Op::Work { ns: prog.loop_ns + poll, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: true, pad: 0.0 });
                         }
                     }
                     // `ops` held the rest of this iteration (nothing, normally); keep it after.
@@ -773,7 +961,7 @@ impl<'a> Sim<'a> {
                     let p = &self.topo.parking;
                     let (wake, cost) = (p.wake_latency_ns, p.unpark_cost_ns);
                     self.schedule(self.now + wake, EvKind::Wake(j));
-                    self.threads[i].ops.push_front(Op::Work { ns: cost, lines: 0.0, data: usize::MAX, cat: Cat::Handoff, slowed: false });
+                    self.threads[i].ops.push_front(Op::Work { ns: cost, lines: 0.0, data: usize::MAX, cat: Cat::Handoff, slowed: false, pad: 0.0 });
                 }
             }
         }
