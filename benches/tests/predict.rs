@@ -329,3 +329,37 @@ fn a_simulation_past_its_own_bound_is_an_error_not_an_endless_run() {
     // The same model within the default bound ends.
     assert!(simulate(&prog, &topo, &SimConfig::new(2, 1)).is_ok());
 }
+
+/// With completion contexts one job's request completes in the next CPU's context (a thread of
+/// its own: that CPU has no job) while the job, finding nothing to dispatch, sleeps until its
+/// credit wakes it: its cycle is insert + dispatch + completion + the wake-up latency.
+#[test]
+fn a_lone_jobs_completion_runs_in_the_next_cpus_context_and_wakes_it() {
+    use schedlab_benches::driver::completion::CompletionMode;
+    let mut cal = one_lock(LockKind::FairSpin, 200.0, 5.0, 300.0);
+    for set in [&mut cal.solo, &mut cal.pair] {
+        set.retain(|c| c.call != Call::Complete);
+        set.push(call(Call::Complete, vec![free(500.0)]));
+    }
+    let topo = machine(2, 50.0);
+    let prog = Program::new(&cal, 1, 0.0).unwrap();
+    let inline = simulate(&prog, &topo, &SimConfig::new(1, 1)).unwrap().kiops;
+    assert!(close(inline, 1e6 / 1000.0, 0.001), "inline: {inline}");
+    let cfg = SimConfig { completion: CompletionMode::Context, ..SimConfig::new(1, 1) };
+    let context = simulate(&prog, &topo, &cfg).unwrap().kiops;
+    // 300 + 200 + 500 ns and the machine's 5 µs wake-up.
+    assert!(close(context, 1e6 / 6000.0, 0.001), "context: {context}");
+}
+
+/// Two jobs on two CPUs complete each other's requests at their interrupt points: both progress.
+#[test]
+fn two_jobs_complete_each_others_requests() {
+    use schedlab_benches::driver::completion::CompletionMode;
+    for kind in [LockKind::FairSpin, LockKind::ParkingLot] {
+        let cal = one_lock(kind, 200.0, 2.0, 300.0);
+        let prog = Program::new(&cal, 2, 400.0).unwrap();
+        let cfg = SimConfig { completion: CompletionMode::Context, ..SimConfig::new(2, 3) };
+        let r = simulate(&prog, &machine(2, 50.0), &cfg).unwrap();
+        assert!(r.per_thread_min > 0.0 && r.kiops > 0.0, "{kind:?}: {r:?}");
+    }
+}

@@ -37,6 +37,7 @@ use crate::files::stop::parse_json_until;
 use crate::error::ExperimentError;
 use crate::files::input::{caps, read_input};
 use crate::files::provenance::Provenance;
+use crate::driver::completion::CompletionMode;
 use calibrate::{Calibration, CalibrationSettings};
 use harness::Call;
 use schedlab_core::sync::AtomicBool;
@@ -253,12 +254,21 @@ pub fn predict_one_until(
     inject: schedlab_core::Inject,
     stop: &AtomicBool,
 ) -> Result<Vec<Prediction>, ExperimentError> {
-    let pads = schedlab_core::SitePads::NONE;
-    predict_padded_until(cal, topo, threads, outside_ns, seed, outside_is_work, inject, pads, stop)
+    let path = RequestPath::default();
+    predict_padded_until(cal, topo, threads, outside_ns, seed, outside_is_work, inject, path, stop)
 }
 
-/// [`predict_one_until`] with the kernel's per-site pads (the workload's `pads`, placed as the
-/// core spins them: [`Program::with_pads`]).
+/// What a workload's request path adds to a calibration: the kernel's per-site pads and where a
+/// request completes (the workload's `pads` and `completion`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RequestPath {
+    pub pads: schedlab_core::SitePads,
+    pub completion: CompletionMode,
+}
+
+/// [`predict_one_until`] with the workload's request path: the kernel's per-site pads (placed
+/// as the core spins them: [`Program::with_pads`]) and completion contexts
+/// ([`SimConfig::completion`]).
 #[allow(clippy::too_many_arguments)]
 pub fn predict_padded_until(
     cal: &Calibration,
@@ -268,15 +278,16 @@ pub fn predict_padded_until(
     seed: u64,
     outside_is_work: bool,
     inject: schedlab_core::Inject,
-    pads: schedlab_core::SitePads,
+    path: RequestPath,
     stop: &AtomicBool,
 ) -> Result<Vec<Prediction>, ExperimentError> {
     threads
         .iter()
         .map(|&n| {
             let prog = Program::new(cal, n, outside_ns as f64)?;
-            let prog = prog.with_pads(pads).with_inject(inject)?;
-            let cfg = SimConfig { outside_is_work, ..SimConfig::new(n, seed) };
+            let prog = prog.with_pads(path.pads).with_inject(inject)?;
+            let completion = path.completion;
+            let cfg = SimConfig { outside_is_work, completion, ..SimConfig::new(n, seed) };
             Ok(Prediction {
                 variant: cal.variant.clone(),
                 lock: cal.lock,

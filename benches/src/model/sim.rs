@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! loop:
+//!   (completion contexts: the completions queued to this CPU's context, after the submission)
 //!   if its own request is done:  outside/2 less the gaps, submission (the kernel profile's sites
 //!                                in order: bio merge, gap 1, depth limit, gap 2, insert; the
 //!                                request becomes dispatchable), gap 3
@@ -29,9 +30,17 @@
 //! core's lock spans for every kernel profile, insert path and variant. Without pads the program
 //! is exactly the calibrated one.
 //!
-//! NOTE: completions run inline, on the dispatching job (`CompletionMode::Inline`); the
-//! workload's completion contexts (`--completion context`: the next CPU's softirq-like context)
-//! are not simulated yet.
+//! ## Completion contexts ([`SimConfig::completion`], the workload's `--completion context`)
+//!
+//! As `driver/completion.rs`: one context per CPU of the profile. A job that dispatched a request
+//! issues it to the next CPU's context (`(cpu + 1) % cpus`) instead of completing it. A context
+//! whose CPU runs a job is served by that job at its interrupt point (each loop iteration, after
+//! the submission and before the dispatch, holding no lock); one whose CPU has no job has a thread
+//! of its own, which runs its queue at once. Serving a request is its completion call (the
+//! completion site's hold and pad), its owner's credit and the completion's half of the outside
+//! work. A job whose request is in flight and whose dispatch finds nothing sleeps, unless its
+//! context has work, until its request is credited or its context is given one: it runs again
+//! after the profile's wake-up latency, and the waker pays the wake call.
 //!
 //! Every piece is a calibrated [`super::calibrate::Segment`]: work outside any modelled lock, or a
 //! hold of one. A piece takes `ns × speed` (`compute_scale`, and the SMT slowdown when a sibling
@@ -78,6 +87,7 @@
 //! parked for a lock) and *outside* (everything else). Same inputs and seed, same output: time is
 //! an `f64` of ns advanced by one event queue ordered by (time, sequence number).
 
+use crate::driver::completion::CompletionMode;
 use crate::error::ExperimentError;
 use super::calibrate::{Calibration, CallModel, Segment};
 use super::harness::Call;
@@ -414,11 +424,15 @@ pub struct SimConfig {
     /// The simulation's own bound: more events than this before the window ends is an error
     /// ([`MAX_EVENTS`] unless a test asks for less).
     pub max_events: u64,
+    /// Where a dispatched request completes: on the dispatching job, or in the next CPU's
+    /// completion context (the workload's `completion`, `driver/completion.rs`).
+    pub completion: CompletionMode,
 }
 
 impl SimConfig {
     pub fn new(threads: usize, seed: u64) -> Self {
-        SimConfig { threads, seed, warmup_ns: 1e6, min_measure_ns: 5e6, min_completions: 30_000, max_measure_ns: 100e6, outside_is_work: false, max_events: MAX_EVENTS }
+        SimConfig { threads, seed, warmup_ns: 1e6, min_measure_ns: 5e6, min_completions: 30_000, max_measure_ns: 100e6, outside_is_work: false, max_events: MAX_EVENTS,
+            completion: CompletionMode::Inline }
     }
 }
 
@@ -474,6 +488,20 @@ enum Op {
     Decide,
     /// The completed request is credited to its owner.
     Credit,
+    /// Completion contexts: the dispatched request (by owner) goes to the next CPU's context.
+    Issue(usize),
+    /// Completion contexts: the request of this owner is credited (in a context), waking it.
+    CreditOwner(usize),
+    /// Completion contexts: a job with its request in flight and nothing to dispatch sleeps until
+    /// its request completes or its context is given one.
+    Sleep,
+}
+
+impl Op {
+    /// Work that touches no modelled data (no lines move with it).
+    fn plain(ns: f64, cat: Cat, slowed: bool) -> Op {
+        Op::Work { ns, lines: 0.0, data: usize::MAX, cat, slowed, pad: 0.0 }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -498,6 +526,10 @@ struct Thread {
     /// Invalidates stale polls.
     generation: u64,
     completed: u64,
+    /// A workload job (false: the thread of a completion context whose CPU has no job).
+    job: bool,
+    /// Asleep waiting for a completion (completion contexts).
+    asleep: bool,
 }
 
 #[derive(Default)]
@@ -576,6 +608,9 @@ struct Sim<'a> {
     events: u64,
     /// When each CPU is next interrupted (virtual ns; see [`Sim::interrupted`]).
     next_interruption: Vec<f64>,
+    /// Completion contexts: the owners of the requests issued to each CPU's context, oldest
+    /// first (empty when completing inline).
+    pending: Vec<VecDeque<usize>>,
 }
 
 impl<'a> Sim<'a> {
@@ -715,16 +750,59 @@ impl<'a> Sim<'a> {
             }
             self.threads[i].outstanding = true;
         }
+        // The interrupt point: the completions issued to this CPU's context run here, between
+        // the submission and the dispatch, holding no lock (`job_loop`).
+        self.serve_context(i, &mut ops);
         Self::push_segs(&mut ops, &prog.dispatch_prefix, &prog.spreads, &mut self.rng, false);
         ops.push_back(Op::Acquire(prog.decide_lock));
         ops.push_back(Op::Decide);
         self.threads[i].ops = ops;
     }
 
+    /// The completions queued to the context of thread `i`'s CPU, as ops: each request's
+    /// completion call, its owner's credit and the completion's half of the outside work.
+    fn serve_context(&mut self, i: usize, ops: &mut VecDeque<Op>) {
+        let prog = self.prog;
+        let Some(queued) = self.pending.get_mut(self.threads[i].cpu) else { return };
+        let owners: Vec<usize> = queued.drain(..).collect();
+        for owner in owners {
+            Self::push_segs(ops, &prog.complete, &prog.spreads, &mut self.rng, false);
+            Self::push_segs(ops, &prog.credit, &prog.spreads, &mut self.rng, false);
+            ops.push_back(Op::CreditOwner(owner));
+            if prog.outside_ns > 0.0 {
+                let ns = prog.outside_ns / 2.0;
+                let slowed = self.cfg.outside_is_work;
+                ops.push_back(Op::plain(ns, Cat::Outside, slowed));
+            }
+        }
+    }
+
+    /// Job `j`, asleep, runs again after the wake-up latency; the waker `i` pays the wake call.
+    fn wake_job(&mut self, i: usize, j: usize) {
+        if !std::mem::replace(&mut self.threads[j].asleep, false) {
+            return;
+        }
+        let p = &self.topo.parking;
+        let (latency, cost) = (p.wake_latency_ns, p.unpark_cost_ns);
+        self.schedule(self.now + latency, EvKind::Step(j));
+        self.threads[i].ops.push_front(Op::plain(cost, Cat::Handoff, false));
+    }
+
     fn run_ops(&mut self, i: usize) {
         loop {
             if self.threads[i].ops.is_empty() {
-                self.refill(i);
+                if self.threads[i].job {
+                    self.refill(i);
+                } else {
+                    // A completion context's own thread: its queue, or idle until given one.
+                    let mut ops = std::mem::take(&mut self.threads[i].ops);
+                    self.serve_context(i, &mut ops);
+                    self.threads[i].ops = ops;
+                    if self.threads[i].ops.is_empty() {
+                        self.threads[i].state = CpuState::Idle;
+                        return;
+                    }
+                }
             }
             let op = self.threads[i].ops.pop_front().expect("refilled");
             let cpu = self.threads[i].cpu;
@@ -773,6 +851,15 @@ impl<'a> Sim<'a> {
                             self.threads[i].dispatched = Some(owner);
                             self.threads[i].idle_polls = 0;
                             Self::push_segs(&mut ops, &prog.dispatch_rest, &prog.spreads, &mut self.rng, true);
+                            if self.cfg.completion == CompletionMode::Context {
+                                // To the device: it completes in the next CPU's context.
+                                self.threads[i].dispatched = None;
+                                ops.push_back(Op::Issue(owner));
+                                ops.push_back(Op::plain(prog.loop_ns, Cat::Outside, true));
+                                let rest = std::mem::replace(&mut self.threads[i].ops, ops);
+                                self.threads[i].ops.extend(rest);
+                                continue;
+                            }
                             Self::push_segs(&mut ops, &prog.complete, &prog.spreads, &mut self.rng, false);
                             Self::push_segs(&mut ops, &prog.credit, &prog.spreads, &mut self.rng, false);
                             ops.push_back(Op::Credit);
@@ -783,6 +870,14 @@ impl<'a> Sim<'a> {
                         }
                         None => {
                             Self::push_segs(&mut ops, &prog.empty_rest, &prog.spreads, &mut self.rng, true);
+                            if self.cfg.completion == CompletionMode::Context {
+                                // Its request in flight, nothing to dispatch: it sleeps.
+                                ops.push_back(Op::plain(prog.loop_ns, Cat::Outside, true));
+                                ops.push_back(Op::Sleep);
+                                let rest = std::mem::replace(&mut self.threads[i].ops, ops);
+                                self.threads[i].ops.extend(rest);
+                                continue;
+                            }
                             let polls = self.threads[i].idle_polls + 1;
                             self.threads[i].idle_polls = polls;
                             let poll = if polls > IDLE_POLLS_BEFORE_YIELD { self.topo.parking.yield_ns } else { self.topo.parking.pause_ns };
@@ -792,6 +887,35 @@ impl<'a> Sim<'a> {
                     // `ops` held the rest of this iteration (nothing, normally); keep it after.
                     let rest = std::mem::replace(&mut self.threads[i].ops, ops);
                     self.threads[i].ops.extend(rest);
+                }
+                Op::Issue(owner) => {
+                    let context = (cpu + 1) % self.pending.len();
+                    self.pending[context].push_back(owner);
+                    // Its server: the job on that CPU, or the context's own thread.
+                    if self.threads[context].job {
+                        self.wake_job(i, context);
+                    } else if self.threads[context].state == CpuState::Idle
+                        && self.threads[context].ops.is_empty()
+                    {
+                        self.threads[context].state = CpuState::Busy;
+                        self.schedule(self.now, EvKind::Step(context));
+                    }
+                }
+                Op::CreditOwner(owner) => {
+                    self.threads[owner].outstanding = false;
+                    if self.measuring {
+                        self.completions += 1;
+                        self.threads[owner].completed += 1;
+                    }
+                    self.wake_job(i, owner);
+                }
+                Op::Sleep => {
+                    let own_context = self.pending.get(cpu).is_some_and(|q| !q.is_empty());
+                    if self.threads[i].outstanding && !own_context {
+                        self.threads[i].asleep = true;
+                        self.threads[i].state = CpuState::Idle;
+                        return;
+                    }
                 }
                 Op::Credit => {
                     if let Some(owner) = self.threads[i].dispatched.take() {
@@ -1039,6 +1163,9 @@ pub fn simulate_until(prog: &Program, topo: &Topology, cfg: &SimConfig, stop: &s
             topo.cpus()
         )));
     }
+    // Completion contexts: one per CPU of the profile; those whose CPU has no job get a thread.
+    let contexts = if cfg.completion == CompletionMode::Context { topo.cpus() } else { 0 };
+    let threads = cfg.threads.max(contexts);
     let mut sim = Sim {
         prog,
         topo,
@@ -1047,7 +1174,7 @@ pub fn simulate_until(prog: &Program, topo: &Topology, cfg: &SimConfig, stop: &s
         now: 0.0,
         seq: 0,
         heap: BinaryHeap::new(),
-        threads: (0..cfg.threads)
+        threads: (0..threads)
             .map(|cpu| Thread {
                 cpu,
                 ops: VecDeque::new(),
@@ -1059,19 +1186,25 @@ pub fn simulate_until(prog: &Program, topo: &Topology, cfg: &SimConfig, stop: &s
                 spin_steps: 0,
                 generation: 0,
                 completed: 0,
+                job: cpu < cfg.threads,
+                asleep: false,
             })
             .collect(),
         locks: (0..prog.locks.len()).map(|_| LockState::default()).collect(),
         data_cpu: vec![None; prog.data_ids],
         queue: VecDeque::new(),
-        waiting: vec![None; cfg.threads],
+        waiting: vec![None; threads],
         window_start: 0.0,
         measuring: false,
         completions: 0,
         acc: [0.0; 4],
         events: 0,
-        next_interruption: vec![f64::NEG_INFINITY; cfg.threads],
+        next_interruption: vec![f64::NEG_INFINITY; threads],
+        pending: vec![VecDeque::new(); contexts],
     };
+    for t in sim.threads.iter_mut().filter(|t| !t.job) {
+        t.state = CpuState::Idle;
+    }
     for i in 0..cfg.threads {
         // Staggered starts, so that the jobs do not run in lockstep.
         let t = sim.rng.random::<f64>() * 500.0;
@@ -1111,7 +1244,8 @@ pub fn simulate_until(prog: &Program, topo: &Topology, cfg: &SimConfig, stop: &s
     }
     let window = (sim.now - sim.window_start).max(1.0);
     let per = |c: u64| c as f64 / window * 1e6;
-    let per_thread: Vec<f64> = sim.threads.iter().map(|t| per(t.completed)).collect();
+    let jobs = sim.threads.iter().filter(|t| t.job);
+    let per_thread: Vec<f64> = jobs.map(|t| per(t.completed)).collect();
     let scale = if sim.completions == 0 { 0.0 } else { 1.0 / sim.completions as f64 };
     // Lock time still running at the end of the window.
     let lock_busy = prog
