@@ -312,7 +312,9 @@ pub fn run(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) 
             // The elevator machinery (`--elevator-ns`) is work outside every lock, like the outside
             // work: the prediction's outside figure is their sum.
             let outside = outside + cfg.workload.elevator_ns;
-            let predicted = model::predict_one_until(cal, &topology, &threads, outside, seed, cfg.outside_is_work, cfg.workload.inject, stop).map_err(|e| {
+            // The workload's request path: its per-site pads and where its requests complete.
+            let path = model::RequestPath { pads: cfg.workload.pads, completion: cfg.workload.completion };
+            let predicted = model::predict_padded_until(cal, &topology, &threads, outside, seed, cfg.outside_is_work, cfg.workload.inject, path, stop).map_err(|e| {
                 if stop.load(Ordering::Relaxed) {
                     ExperimentError::stopped("stopped while simulating the model: no prediction to report")
                 } else {

@@ -33,7 +33,9 @@ use super::html::Page;
 pub use super::outcome::{
     merged, Judge, Outcome, Scope, Undisturbed, Warning, WarningKind, NOT_JUDGED_DISTURBED,
 };
-use super::table::{Cell, Judgement, Table, Verdict};
+use super::table::{Cell, Judgement, Table};
+#[cfg(test)]
+use super::table::Verdict;
 use crate::files::provenance::Provenance;
 use serde::Serialize;
 
