@@ -89,10 +89,12 @@ impl Wakers {
         slot.waiting.store(false, Ordering::Relaxed);
     }
 
-    /// Wakes job `index` if it waits.
+    /// Wakes job `index` if it waits. Read before it is written: a wake comes with every issue
+    /// and completion, and a job that does not wait should not have its flag's line pulled away
+    /// each time (the load is SeqCst, so the flag raised before a waiter's check is still seen).
     pub fn wake(&self, index: usize) {
         let slot = &self.slots[index];
-        if slot.waiting.swap(false, Ordering::SeqCst) {
+        if slot.waiting.load(Ordering::SeqCst) && slot.waiting.swap(false, Ordering::SeqCst) {
             if let Some(t) = slot.thread.get() {
                 t.unpark();
             }
@@ -213,7 +215,12 @@ impl<T> Issuer<'_, T> {
     /// when another job of the same context is running them). Called between lock sites, never
     /// with the scheduler lock held. Returns how many it completed.
     pub fn serve(&self, complete: impl FnMut(T)) -> u64 {
-        serve_context(&self.contexts[self.job % self.contexts.len()], complete)
+        serve_context(self.own_context(), complete)
+    }
+
+    /// The context this job serves.
+    fn own_context(&self) -> &Context<T> {
+        &self.contexts[self.job % self.contexts.len()]
     }
 
     /// The job is about to sleep, so its CPU is about to be idle: like a CPU with nothing to run,
@@ -229,7 +236,7 @@ impl<T> Issuer<'_, T> {
     /// another context's items wake that context's jobs, and a job that looked at them with
     /// [`Issuer::serve_before_idle`] and found them taken does not spin on them).
     pub fn has_pending(&self) -> bool {
-        let context = &self.contexts[self.job % self.contexts.len()];
+        let context = self.own_context();
         context.served_by_jobs.is_some() && context.pending.load(Ordering::SeqCst) > 0
     }
 }

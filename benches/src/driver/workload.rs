@@ -671,9 +671,10 @@ fn job_loop<'s, P: StatsPolicy>(
             submitted += 1;
         }
         if let Completer::Device { issuer, wakers } = &completer {
+            let complete = |rq| complete_in_context(rq, jobs, wakers, cfg.outside_ns + cfg.elevator_ns, sched.clock(), stop);
             // The interrupt point: the completions queued to this CPU's context run here, between
             // lock sites, as a softirq runs in whatever task its CPU runs (`completion.rs`).
-            issuer.serve(|rq| complete_in_context(rq, jobs, wakers, cfg.outside_ns + cfg.elevator_ns, sched.clock(), stop));
+            issuer.serve(complete);
             match sched.dispatch() {
                 Some(rq) => {
                     // The device takes it; a context that has gone gives it back to complete here.
@@ -686,7 +687,7 @@ fn job_loop<'s, P: StatsPolicy>(
                     // The whole depth is in flight and nothing is left to dispatch: wait for one
                     // of this job's own completions, as fio waits in io_uring_enter, or for a
                     // completion to run in this CPU's context.
-                    issuer.serve_before_idle(|rq| complete_in_context(rq, jobs, wakers, cfg.outside_ns + cfg.elevator_ns, sched.clock(), stop));
+                    issuer.serve_before_idle(complete);
                     let ready = || submitted - me.completed_own.load(Ordering::Acquire) < depth || issuer.has_pending() || stop.load(Ordering::Relaxed);
                     wakers.wait(index, ready);
                 }
@@ -1187,6 +1188,7 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                 }
                 wakers.register(index);
                 gate.wait();
+                let complete = |item| complete_reference(item, completed, wakers, clock, completion_half, stop);
                 let mut rng = SmallRng::seed_from_u64(cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
                 let (op, bs) = (cfg.rw.op(), cfg.bs_sectors as u64);
                 let region = DEVICE_SECTORS / cfg.threads as u64;
@@ -1209,7 +1211,7 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                     let mut submitted = 0u64;
                     while !stop.load(Ordering::Relaxed) {
                         // The interrupt point: this CPU's context's completions (`completion.rs`).
-                        issuer.serve(|item| complete_reference(item, completed, wakers, clock, completion_half, stop));
+                        issuer.serve(complete);
                         while in_flight(submitted) < depth && !stop.load(Ordering::Relaxed) {
                             spin_for(clock, cfg.outside_ns / 2, stop);
                             std::hint::black_box(next_sector());
@@ -1219,7 +1221,7 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                             tag += 1;
                             submitted += 1;
                         }
-                        issuer.serve_before_idle(|item| complete_reference(item, completed, wakers, clock, completion_half, stop));
+                        issuer.serve_before_idle(complete);
                         wakers.wait(index, || in_flight(submitted) < depth || issuer.has_pending() || stop.load(Ordering::Relaxed));
                     }
                     lockstat::flush();
@@ -1263,7 +1265,7 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                     }
                     if let Some(issuer) = &issuer {
                         // The interrupt point: this CPU's context's completions.
-                        issuer.serve(|item| complete_reference(item, completed, wakers, clock, completion_half, stop));
+                        issuer.serve(complete);
                     }
                     match (dd.dispatch(clock.now_ns()), &issuer) {
                         (Some(done), Some(issuer)) => {
@@ -1280,7 +1282,7 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                             spin_for(clock, half, stop);
                         }
                         (None, Some(issuer)) if in_flight(submitted) >= depth => {
-                            issuer.serve_before_idle(|item| complete_reference(item, completed, wakers, clock, completion_half, stop));
+                            issuer.serve_before_idle(complete);
                             wakers.wait(index, || in_flight(submitted) < depth || issuer.has_pending() || stop.load(Ordering::Relaxed));
                         }
                         (None, _) => std::thread::yield_now(),

@@ -181,7 +181,7 @@ pub struct Uncontended {
 }
 
 /// µs per I/O of `n` of `samples.samples` profile samples in a run of `cpu_per_io_us`.
-fn per_io(samples: &SiteSamples, cpu_per_io_us: f64, n: u64) -> f64 {
+fn us_per_io(samples: &SiteSamples, cpu_per_io_us: f64, n: u64) -> f64 {
     if samples.samples == 0 {
         0.0
     } else {
@@ -227,14 +227,14 @@ impl SiteCalibration {
     /// any), the uncontended point's profile where the holds are measured (if made) and the
     /// model's own holds (if measured). The gaps are always this point's.
     pub fn of(samples: &SiteSamples, cpu_per_io_us: f64, waits: Option<[f64; 5]>, uncontended: Option<Uncontended>, model_own_hold_us: Vec<(String, f64)>) -> SiteCalibration {
-        let per_io = |n: u64| per_io(samples, cpu_per_io_us, n);
+        let per_io = |n: u64| us_per_io(samples, cpu_per_io_us, n);
         let sites: Vec<SiteTime> = PadSite::ALL
             .iter()
             .map(|&s| {
                 let i = s as usize;
                 let locked_us = per_io(samples.locked[i]);
                 let wait_us = waits.map(|w| w[i]);
-                let uncontended = uncontended.as_ref().map(|u| UncontendedSite { locked_us: self::per_io(&u.samples, u.cpu_per_io_us, u.samples.locked[i]), samples: u.samples.locked[i], wait_us: u.waits.map(|w| w[i]) });
+                let uncontended = uncontended.as_ref().map(|u| UncontendedSite { locked_us: us_per_io(&u.samples, u.cpu_per_io_us, u.samples.locked[i]), samples: u.samples.locked[i], wait_us: u.waits.map(|w| w[i]) });
                 let hold_us = match &uncontended {
                     Some(u) => (u.locked_us - u.wait_us.unwrap_or(0.0)).max(0.0),
                     None => (locked_us - wait_us.unwrap_or(0.0)).max(0.0),
