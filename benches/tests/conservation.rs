@@ -168,3 +168,54 @@ fn completions_in_their_own_context_conserve_requests_and_stats() {
         assert_eq!(r.per_thread_kiops.len(), 2, "{reference}");
     }
 }
+
+/// Jobs taking turns on the CPUs (`driver::turns`, issue 40: more jobs than CPUs, preempted only
+/// between requests): every safe variant on both insert paths with churn and completion
+/// contexts, and the reference rows, conserve requests and statistics, every job runs, and the
+/// run says it took turns.
+#[test]
+fn jobs_taking_turns_on_the_cpus_conserve_requests_and_stats() {
+    use schedlab_benches::driver::completion::CompletionMode;
+    use schedlab_benches::driver::turns::Preemption;
+    use schedlab_core::InsertPathKind;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+    let threads = 2 * cpus + 1;
+    for insert in [InsertPathKind::Direct, InsertPathKind::Lists] {
+        for v in schedlab_variants::safe() {
+            let cfg = WorkloadConfig {
+                threads,
+                duration: Duration::from_millis(200),
+                groups: 4,
+                churn_per_sec: 50.0,
+                rw: Rw::Write,
+                iodepth: 4,
+                insert,
+                completion: CompletionMode::Context,
+                preemption: Preemption::BetweenRequests,
+                ..WorkloadConfig::default()
+            };
+            let r = run_named(v.name, &cfg, &AtomicBool::new(false)).unwrap();
+            let c = &r.consistency;
+            assert!(c.ok, "{} {insert:?} taking turns: {c:?}", v.name);
+            assert_eq!(r.requests.dispatched, r.requests.completed, "{}", v.name);
+            assert_eq!((r.groups_live_after, r.queues_live_after), (0, 0), "{}: leaked", v.name);
+            assert!(r.turns, "{}: {threads} jobs took no turns", v.name);
+            // Turns are granted in order, so no job is left without one.
+            assert!(r.per_thread_kiops.iter().all(|&k| k > 0.0), "{}: a job never ran: {:?}", v.name, r.per_thread_kiops);
+        }
+    }
+    for reference in ["none", "deadline"] {
+        let cfg = WorkloadConfig {
+            threads,
+            duration: Duration::from_millis(200),
+            groups: 0,
+            iodepth: 8,
+            completion: CompletionMode::Context,
+            preemption: Preemption::BetweenRequests,
+            ..WorkloadConfig::default()
+        };
+        let r = run_named(reference, &cfg, &AtomicBool::new(false)).unwrap();
+        assert!(r.turns, "{reference}");
+        assert!(r.per_thread_kiops.iter().all(|&k| k > 0.0), "{reference}: a job never ran: {:?}", r.per_thread_kiops);
+    }
+}

@@ -9,4 +9,5 @@ pub mod profile;
 pub mod completion;
 pub mod roundtrip;
 pub mod stopped;
+pub mod turns;
 pub mod workload;

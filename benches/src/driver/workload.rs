@@ -18,6 +18,7 @@
 
 use crate::error::ExperimentError;
 use super::completion::{context_loop, CompletionMode, Device, Issuer, Wakers};
+use super::turns::{CpuTurns, Preemption, Turn};
 use super::forced::AfterWork;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -143,6 +144,10 @@ pub struct WorkloadConfig {
     /// taken out of the submission's half of the outside work and elevator cost, so a request's
     /// CPU outside the lock stays what it was; only where it is spent changes.
     pub pads: SitePads,
+    /// Where the OS may take a CPU from a job: anywhere (a user-space program's lot), or only
+    /// between requests, the jobs taking turns on the CPUs when they outnumber them, as the
+    /// kernel never preempts a task holding a spinlock ([`super::turns`]).
+    pub preemption: Preemption,
 }
 
 impl Default for WorkloadConfig {
@@ -174,6 +179,7 @@ impl Default for WorkloadConfig {
             inject: Inject::NONE,
             completion: CompletionMode::Inline,
             pads: SitePads::NONE,
+            preemption: Preemption::Anywhere,
         }
     }
 }
@@ -315,6 +321,9 @@ pub struct RunResult {
     pub lock_stats: Option<LockStats>,
     /// With `lockstat_toggle`: the on and off windows of the run and what the statistics cost.
     pub lockstat_toggle: Option<ToggleResult>,
+    /// Whether the jobs took turns on the CPUs (more jobs than CPUs, preempted only between
+    /// requests: [`super::turns`]); then no more jobs were runnable than CPUs.
+    pub turns: bool,
 }
 
 /// The statistics' cost measured inside one run: windows with lockstat on alternate with windows
@@ -397,24 +406,29 @@ pub fn warning_before_run(lock: LockKind, threads: usize) -> Option<String> {
 /// Other processes' CPUs above which a run counts as disturbed (as `NoisePolicy`'s default).
 pub const OTHERS_DISTURB_CPUS: f64 = 0.3;
 
-/// The warning due after a fair-lock run of two or more jobs during which its jobs and other
+/// The warning due after a fair-lock run of two or more jobs that had more jobs than CPUs
+/// without taking turns on them ([`super::turns`]), or during which its runnable jobs and other
 /// processes' measured load together needed more than the CPUs (by more than
-/// [`OTHERS_DISTURB_CPUS`]), or which had more jobs than CPUs.
+/// [`OTHERS_DISTURB_CPUS`]).
 pub fn fair_lock_warning_after(r: &RunResult) -> Option<String> {
-    if r.lock != LockKind::FairSpin {
+    fair_lock_warning_on(r, allowed_cpus().len())
+}
+
+/// [`fair_lock_warning_after`] on `cpus` CPUs. Jobs that took turns had at most one runnable job
+/// per CPU; the others' load is named only when it is what oversubscribed the CPUs.
+fn fair_lock_warning_on(r: &RunResult, cpus: usize) -> Option<String> {
+    if r.lock != LockKind::FairSpin || r.threads < 2 {
         return None;
     }
-    let cpus = allowed_cpus().len();
     let others = r.other_cpus.unwrap_or(0.0);
-    if r.threads < 2 {
-        None
-    } else if r.threads as f64 + others > cpus as f64 + OTHERS_DISTURB_CPUS {
+    let runnable = if r.turns { r.threads.min(cpus) } else { r.threads };
+    if runnable > cpus {
+        let load = if others > OTHERS_DISTURB_CPUS { format!(", and other processes used {others:.1} CPU(s)") } else { String::new() };
+        Some(format!("this fair-spin run had {} job(s) on {cpus} CPU(s){load}: {FAIR_LOCK_ADVICE}", r.threads))
+    } else if runnable as f64 + others > cpus as f64 + OTHERS_DISTURB_CPUS {
         Some(format!(
-            "other processes used {others:.1} CPU(s) during this fair-spin run ({} job(s), {cpus} CPU(s)): its KIOPS measure preemption, not the variant; {FAIR_LOCK_ADVICE}",
-            r.threads
+            "other processes used {others:.1} CPU(s) during this fair-spin run ({runnable} runnable job(s), {cpus} CPU(s)): its KIOPS measure preemption, not the variant; {FAIR_LOCK_ADVICE}"
         ))
-    } else if r.threads > cpus {
-        Some(format!("this fair-spin run had {} job(s) on {cpus} CPU(s): {FAIR_LOCK_ADVICE}", r.threads))
     } else {
         None
     }
@@ -593,6 +607,18 @@ fn complete_in_context<P: StatsPolicy>(rq: Dispatched<'_, P>, jobs: &[Job], wake
     spin_for(clock, outside_ns / 2, stop);
 }
 
+/// Sleeps with `sleep` after giving the job's turn on its CPU up, if it takes turns, and queues
+/// for a turn again when it wakes: a job blocked for its completions leaves its CPU to the next.
+fn sleep_off_turn(turn: &mut Option<Turn<'_>>, stop: &AtomicBool, sleep: impl FnOnce()) {
+    if let Some(turn) = turn {
+        turn.give_up();
+    }
+    sleep();
+    if let Some(turn) = turn {
+        turn.retake(stop);
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn job_loop<'s, P: StatsPolicy>(
     index: usize,
@@ -605,6 +631,7 @@ fn job_loop<'s, P: StatsPolicy>(
     started: &AtomicU64,
     gate: &Gate,
     completer: Completer<'s, P>,
+    turns: Option<&CpuTurns>,
 ) -> Result<(), ExperimentError> {
     let started = Started(started);
     if let Some(cpu) = pin.cpu {
@@ -623,6 +650,8 @@ fn job_loop<'s, P: StatsPolicy>(
         wakers.register(index);
     }
     gate.wait();
+    // With more jobs than CPUs and preemption only between requests: this job's turn on a CPU.
+    let mut turn = turns.map(|t| t.take(stop));
     let mut rng = SmallRng::seed_from_u64(cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let op = cfg.rw.op();
     let bs = cfg.bs_sectors as u64;
@@ -632,6 +661,10 @@ fn job_loop<'s, P: StatsPolicy>(
     let me = &jobs[index];
     let mut idle_polls = 0u32;
     while !stop.load(Ordering::Relaxed) {
+        // Between requests, with no lock held: where the OS may switch jobs when they take turns.
+        if let Some(turn) = &mut turn {
+            turn.interrupt_point(stop);
+        }
         // A cgroup move takes effect when the job has nothing outstanding: then every deferred
         // statistics update of its requests has been applied (the dispatcher applies them before
         // completing, and a job counts a request done only after its completion), so the move
@@ -689,7 +722,7 @@ fn job_loop<'s, P: StatsPolicy>(
                     // completion to run in this CPU's context.
                     issuer.serve_before_idle(complete);
                     let ready = || submitted - me.completed_own.load(Ordering::Acquire) < depth || issuer.has_pending() || stop.load(Ordering::Relaxed);
-                    wakers.wait(index, ready);
+                    sleep_off_turn(&mut turn, stop, || wakers.wait(index, ready));
                 }
                 None => std::hint::spin_loop(),
             }
@@ -710,6 +743,7 @@ fn job_loop<'s, P: StatsPolicy>(
     // in the kernel); `run` drains them on one thread once every job has gone. Draining here, with
     // every job taking the scheduler lock, could take seconds with a fair lock and more jobs than
     // CPUs (each hand-over waits for the next waiter to be scheduled).
+    drop(turn);
     drop(process);
     // The issuer goes with the job: once every job's has, the contexts end after their queues.
     drop(completer);
@@ -842,6 +876,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
     let mut windows: Vec<(bool, f64, u64)> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
     let wakers = Wakers::new(cfg.threads);
+    let turns = cfg.preemption.takes_turns(cfg.threads, completion_contexts()).then(|| CpuTurns::new(completion_contexts()));
     let sched_ref: &Scheduler<P> = &sched;
     let (measured_s, deltas, churn_removals, stats_reads) = std::thread::scope(|s| {
         let mut handles = Vec::new();
@@ -880,7 +915,8 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
             };
             // Named, so that logs and trace viewers show which job a line or a track is.
             let job = std::thread::Builder::new().name(format!("job-{i}"));
-            match job.spawn_scoped(s, move || job_loop(i, sched_ref, group, cfg, jobs, stop, pin, started, gate, completer)) {
+            let turns = turns.as_ref();
+            match job.spawn_scoped(s, move || job_loop(i, sched_ref, group, cfg, jobs, stop, pin, started, gate, completer, turns)) {
                 Ok(h) => handles.push(h),
                 Err(e) => {
                     failures.push(format!("cannot start job thread {i} of {}: {e}", cfg.threads));
@@ -1089,6 +1125,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         locks: lock_stats.as_ref().map_or_else(Vec::new, |l| l.summarize((lockstat_s * 1e9) as u64)),
         lock_stats,
         lockstat_toggle,
+        turns: turns.is_some(),
     })
 }
 
@@ -1150,6 +1187,7 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
     let mut interrupted = false;
     let mut failures = Vec::new();
     let wakers = Wakers::new(cfg.threads);
+    let turns = cfg.preemption.takes_turns(cfg.threads, completion_contexts()).then(|| CpuTurns::new(completion_contexts()));
     let (measured_s, deltas, cpu) = std::thread::scope(|s| {
         let mut handles = Vec::new();
         // With completion contexts (`completion.rs`) a request's tags (its own and those merged
@@ -1179,7 +1217,7 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
         for index in 0..cfg.threads {
             let (clock, stop, completed, gate, pinned, deadline) = (&clock, &stop, &completed, &gate, &pinned, deadline.as_ref());
             let cpu = (!cpus.is_empty()).then(|| cpus[index % cpus.len()]);
-            let wakers = &wakers;
+            let (wakers, turns) = (&wakers, turns.as_ref());
             let issuer = device.as_ref().map(|d| d.issuer(index, wakers));
             let job = std::thread::Builder::new().name(format!("job-{index}"));
             let spawned = job.spawn_scoped(s, move || {
@@ -1188,6 +1226,13 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                 }
                 wakers.register(index);
                 gate.wait();
+                // With more jobs than CPUs and preemption only between requests: its turn.
+                let mut turn = turns.map(|t| t.take(stop));
+                let interrupt_point = |turn: &mut Option<Turn<'_>>| {
+                    if let Some(turn) = turn {
+                        turn.interrupt_point(stop);
+                    }
+                };
                 let complete = |item| complete_reference(item, completed, wakers, clock, completion_half, stop);
                 let mut rng = SmallRng::seed_from_u64(cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
                 let (op, bs) = (cfg.rw.op(), cfg.bs_sectors as u64);
@@ -1210,6 +1255,7 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                     // submission's half is spun, and completes in its context.
                     let mut submitted = 0u64;
                     while !stop.load(Ordering::Relaxed) {
+                        interrupt_point(&mut turn);
                         // The interrupt point: this CPU's context's completions (`completion.rs`).
                         issuer.serve(complete);
                         while in_flight(submitted) < depth && !stop.load(Ordering::Relaxed) {
@@ -1222,13 +1268,15 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                             submitted += 1;
                         }
                         issuer.serve_before_idle(complete);
-                        wakers.wait(index, || in_flight(submitted) < depth || issuer.has_pending() || stop.load(Ordering::Relaxed));
+                        let ready = || in_flight(submitted) < depth || issuer.has_pending() || stop.load(Ordering::Relaxed);
+                        sleep_off_turn(&mut turn, stop, || wakers.wait(index, ready));
                     }
                     lockstat::flush();
                     return;
                 }
                 let Some(dd) = deadline else {
                     while !stop.load(Ordering::Relaxed) {
+                        interrupt_point(&mut turn);
                         // A whole queue depth is submitted, then completed: the null device
                         // completes each request as it is issued, so the depth changes nothing
                         // but the batching.
@@ -1251,6 +1299,7 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                 let half = (cfg.outside_ns + cfg.elevator_ns) / 2;
                 let mut submitted = 0u64;
                 while !stop.load(Ordering::Relaxed) {
+                    interrupt_point(&mut turn);
                     while submitted - completed[index].load(Ordering::Relaxed) < cfg.iodepth as u64 {
                         let request = DeadlineRequest { sector: next_sector(), sectors: cfg.bs_sectors, op, tag };
                         tag += 1;
@@ -1283,11 +1332,13 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                         }
                         (None, Some(issuer)) if in_flight(submitted) >= depth => {
                             issuer.serve_before_idle(complete);
-                            wakers.wait(index, || in_flight(submitted) < depth || issuer.has_pending() || stop.load(Ordering::Relaxed));
+                            let ready = || in_flight(submitted) < depth || issuer.has_pending() || stop.load(Ordering::Relaxed);
+                            sleep_off_turn(&mut turn, stop, || wakers.wait(index, ready));
                         }
                         (None, _) => std::thread::yield_now(),
                     }
                 }
+                drop(turn);
                 drop(issuer);
                 lockstat::flush();
             });
@@ -1374,6 +1425,7 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
         locks: lock_stats.as_ref().map_or_else(Vec::new, |l| l.summarize((secs * 1e9) as u64)),
         lock_stats,
         lockstat_toggle: None,
+        turns: turns.is_some(),
     })
 }
 
@@ -1453,6 +1505,27 @@ const RECLAMATION_WAIT: Duration = Duration::from_secs(10);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// After a fair-lock run: more jobs than CPUs is named as such (not as other processes' load
+    /// of 0.0 CPUs); jobs that took turns had no more runnable than CPUs and are not flagged;
+    /// other processes' load is named when it is what oversubscribed the CPUs.
+    #[test]
+    fn after_a_run_the_fair_lock_warning_names_what_oversubscribed_the_cpus() {
+        let cfg = WorkloadConfig { threads: 1, duration: Duration::from_millis(20), groups: 0, ..WorkloadConfig::default() };
+        let r = run_named("no-stats", &cfg, &AtomicBool::new(false)).unwrap();
+        assert!(!r.turns, "one job on its own takes no turns");
+        let run = |threads, turns, others| RunResult { threads, turns, other_cpus: Some(others), lock: LockKind::FairSpin, ..r.clone() };
+        let w = fair_lock_warning_on(&run(4, false, 0.0), 2).expect("4 jobs on 2 CPUs");
+        assert!(w.contains("had 4 job(s) on 2 CPU(s)") && !w.contains("other processes"), "{w}");
+        assert_eq!(fair_lock_warning_on(&run(4, true, 0.0), 2), None, "jobs that took turns");
+        let w = fair_lock_warning_on(&run(4, true, 1.0), 2).expect("turns, but others took a CPU");
+        assert!(w.contains("other processes used 1.0 CPU(s)") && w.contains("2 runnable job(s)"), "{w}");
+        let w = fair_lock_warning_on(&run(2, false, 1.0), 2).expect("others took a CPU");
+        assert!(w.contains("other processes used 1.0 CPU(s)"), "{w}");
+        assert_eq!(fair_lock_warning_on(&run(2, false, 0.1), 2), None);
+        let parking = RunResult { lock: LockKind::ParkingLot, ..run(4, false, 1.0) };
+        assert_eq!(fair_lock_warning_on(&parking, 2), None, "only the fair lock collapses");
+    }
 
     #[test]
     fn the_fair_lock_warning_fires_only_when_runnable_threads_outnumber_cpus() {

@@ -45,6 +45,7 @@ use super::fidelity::Verdict;
 use super::system;
 use crate::error::failed;
 use crate::driver::workload::{self, sleep_until, WorkloadConfig};
+use crate::driver::turns::Preemption;
 use crate::error::ExperimentError;
 use crate::experiment::observer::{Event, Observer};
 use crate::files::provenance::Provenance;
@@ -941,6 +942,9 @@ fn model_config(cfg: &KernelSettings, outside_ns: u64, from: Option<&ModelFrom>)
         slice_idle_ns: 0,
         kernel: cfg.model_kernel,
         completion: cfg.model_completion,
+        // As the kernel peer's model rows: jobs beyond the CPUs take turns, switching between
+        // requests (`driver::turns`).
+        preemption: Preemption::BetweenRequests,
         ..WorkloadConfig::default()
     }
 }

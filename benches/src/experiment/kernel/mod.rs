@@ -64,6 +64,7 @@ use crate::files::provenance::Provenance;
 use crate::files::output::OutputFile;
 use crate::driver::completion::CompletionMode;
 use crate::driver::workload::{self, sleep_until, Rw, WorkloadConfig};
+use crate::driver::turns::Preemption;
 pub use rows::{ElevatorCost, KernelRow, KernelRun, KernelSched, ModelRow, Point, PointResult, Profiled, SchedulerCost, SideBySide};
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::{KernelProfile, LockKind};
@@ -254,6 +255,9 @@ impl KernelConfig {
             kernel: self.model_kernel,
             completion: self.model_completion,
             pads,
+            // The kernel never preempts a task holding BFQ's spinlock: with more jobs than CPUs
+            // the model's jobs take turns on the CPUs, switching between requests.
+            preemption: Preemption::BetweenRequests,
             slice_idle_ns: 0,
             lockstat: entry != "none",
             lockstat_toggle: (entry != "none").then_some(Duration::from_millis(100)),
@@ -1345,7 +1349,7 @@ fn run_point(
         ));
     }
     if let Some(first) = noisy_model_runs.first() {
-        warnings.push(format!("{}: {} model run(s) shared the CPUs with other processes; the first: {first}", cfg.point_label(), noisy_model_runs.len()));
+        warnings.push(format!("{}: {} model run(s) had more runnable threads than CPUs under the fair lock; the first: {first}", cfg.point_label(), noisy_model_runs.len()));
     }
     let noisy_kernel_runs: Vec<String> = kernel_configs
         .iter()

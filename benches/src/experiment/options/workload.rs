@@ -125,6 +125,7 @@ impl WorkloadFlags {
             elevator_ns: self.elevator_ns,
             inject: parse_inject(self.inject_ns, &self.at, cx)?,
             completion: crate::driver::completion::CompletionMode::Inline,
+            preemption: crate::driver::turns::Preemption::Anywhere,
             pads: schedlab_core::SitePads::NONE,
         })
     }
