@@ -427,6 +427,9 @@ struct Rig {
     queue: PathBuf,
     device_bytes: u64,
     cgroups: Option<system::Cgroups>,
+    /// Kernel bfq's holds per site at one job and iodepth 1, measured once per invocation by the
+    /// first point that needs them and kept for the others ([`uncontended_holds`]).
+    holds_at_one_job: Option<sites::Uncontended>,
 }
 
 impl Rig {
@@ -808,11 +811,19 @@ fn recorded_waits(rig: &mut Rig, cfg: &KernelConfig, stop: &AtomicBool, stop_not
     None
 }
 
+/// The longest profile of the holds at one job and iodepth 1.
+const UNCONTENDED_PROFILE_MAX: Duration = Duration::from_secs(20);
+
 /// The kernel's holds per site where waits are negligible: bfq profiled and recorded at one job
-/// and iodepth 1 (`sites.rs`, "Hold per site"); `None` when stopped or failed.
+/// and iodepth 1 (`sites.rs`, "Hold per site"); `None` when stopped or failed. The profile runs
+/// as long as a point's rounds together ([`UNCONTENDED_PROFILE_MAX`] at most): at iodepth 1 a
+/// site's locked sections are a few percent of the CPU, and one run's profile put 3 to 21
+/// samples in each site (`notes/results/2026-12-04-softirq.md`). It is measured once per
+/// invocation and kept for every point.
 fn uncontended_holds(rig: &mut Rig, cfg: &KernelConfig, tmp: &Path, stop: &AtomicBool, stop_notes: &mut Vec<String>, failures: &mut Vec<String>, interrupted: &mut bool) -> Option<sites::Uncontended> {
     let point = Point { threads: 1, iodepth: 1, ioengine: cfg.ioengine };
-    let quiet = cfg.at(point);
+    let profile_for = (cfg.duration * cfg.rounds.max(1) as u32).min(UNCONTENDED_PROFILE_MAX).max(cfg.duration);
+    let quiet = KernelConfig { duration: profile_for, ..cfg.at(point) };
     let label = "sites: kernel bfq at 1 job × iodepth 1 (holds)";
     let data = tmp.join("bfq-uncontended.data");
     let profiled = rig.set_scheduler(KernelSched::Bfq).and_then(|()| unstopped(label, stop, stop_notes, second, || profiled_run(rig, &quiet, KernelSched::Bfq, &data, stop)));
@@ -836,7 +847,8 @@ fn uncontended_holds(rig: &mut Rig, cfg: &KernelConfig, tmp: &Path, stop: &Atomi
     };
     let cpu_per_io_us = run.experiment_cpu_per_io_us.or(run.cpu_per_io_us).unwrap_or(0.0);
     let waits = if cfg.contention {
-        Some(recorded_waits(rig, &quiet, stop, stop_notes, failures, interrupted, "sites: kernel bfq at 1 job × iodepth 1 (contention recorded)")?)
+        // The waits at one job are near nothing: the point's own duration is enough for them.
+        Some(recorded_waits(rig, &cfg.at(point), stop, stop_notes, failures, interrupted, "sites: kernel bfq at 1 job × iodepth 1 (contention recorded)")?)
     } else {
         None
     };
@@ -980,7 +992,7 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         Ok((device, queue, device_bytes, cgroups))
     })();
     let mut rig = match setup {
-        Ok((device, queue, device_bytes, cgroups)) => Rig { ledger, device, queue, device_bytes, cgroups },
+        Ok((device, queue, device_bytes, cgroups)) => Rig { ledger, device, queue, device_bytes, cgroups, holds_at_one_job: None },
         Err(e) => {
             drop(ledger);
             return Err(system::setup_failed(e));
@@ -1212,10 +1224,17 @@ fn run_point(
             // not eat them (at this point itself when it is one job at iodepth 1).
             let here = Point { threads: cfg.threads, iodepth: cfg.iodepth, ioengine: cfg.ioengine };
             let uncontended = match tmp.as_ref() {
+                Some(_) if (here.threads > 1 || here.iodepth > 1) && rig.holds_at_one_job.is_some() => {
+                    observer.event(Event::Step { done: *done, label: "sites: kernel bfq at 1 job × iodepth 1 (holds, as measured before)" });
+                    *done += 1;
+                    rig.holds_at_one_job.clone()
+                }
                 Some(tmp) if here.threads > 1 || here.iodepth > 1 => {
                     observer.event(Event::Step { done: *done, label: "sites: kernel bfq at 1 job × iodepth 1 (holds)" });
                     *done += 1;
-                    uncontended_holds(rig, cfg, tmp.path(), stop, &mut stop_notes, failures, interrupted)
+                    let holds = uncontended_holds(rig, cfg, tmp.path(), stop, &mut stop_notes, failures, interrupted);
+                    rig.holds_at_one_job.clone_from(&holds);
+                    holds
                 }
                 _ => None,
             };
