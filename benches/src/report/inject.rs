@@ -364,7 +364,7 @@ mod tests {
             model_completion: CompletionMode::Context,
             model_outside_ns: None,
         };
-        let inject = InjectConfig { costs_ns, cycles: 60, raw_dir: None, model_from_file: None, model_from: None };
+        let inject = InjectConfig { costs_ns, cycles: 60, raw_dir: None, model_from_file: None, model_from: None, kernel_from_file: None, kernel_from: None };
         InjectReport {
             provenance: Provenance::collect(),
             kernel_release: "6.18.44".into(),

@@ -53,7 +53,7 @@ use crate::stats::{median, quantile};
 use rand::{Rng, SeedableRng};
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::{Inject, InjectSite};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -124,6 +124,102 @@ pub struct InjectConfig {
     /// The model the fidelity table judged, read from `model_from_file` before the work
     /// ([`run`]): its outside work, elevator cost and per-site pads.
     pub model_from: Option<ModelFrom>,
+    /// `--kernel-from`: an earlier `schedlab kernel --inject --json` report whose kernel half is
+    /// taken instead of measuring one here.
+    pub kernel_from_file: Option<PathBuf>,
+    /// That report's kernel half, read before the work ([`run`]).
+    pub kernel_from: Option<RecordedKernel>,
+}
+
+/// The kernel half of an earlier `--inject` report (`--kernel-from`): to hold a changed model
+/// against a kernel measured before, on this machine or one of its kind where BFQ is not
+/// available now. The report says where it came from, in a warning and in `kernel_release`.
+#[derive(Clone, Debug, Serialize)]
+pub struct RecordedKernel {
+    pub file: PathBuf,
+    /// The recording binary's commit, the date and the CPU it ran on (its provenance).
+    pub commit: String,
+    pub date: String,
+    pub cpu_model: String,
+    pub cpus: u64,
+    /// The recorded kernel's release, "(recorded ...)" appended.
+    pub kernel_release: String,
+    pub device: String,
+    /// The model's outside work per request that report used.
+    pub model_outside_ns: u64,
+    #[serde(skip)]
+    pub kernel: InjectKernel,
+}
+
+impl RecordedKernel {
+    /// The warning that says the kernel half was not measured now.
+    pub fn note(&self) -> String {
+        format!(
+            "the kernel half is read from {} (recorded {} by commit {} on {} CPU(s), {}), not measured now: \
+             the model's half ran here",
+            self.file.display(),
+            self.date,
+            self.commit,
+            self.cpus,
+            self.cpu_model
+        )
+    }
+}
+
+/// Reads the kernel half of an earlier `schedlab kernel --inject --json` report at the same
+/// jobs and iodepth, with every cost asked for; an error says what does not fit.
+pub fn recorded_kernel_from_report(
+    file: &Path,
+    text: &str,
+    threads: usize,
+    iodepth: usize,
+    costs_ns: &[u64],
+) -> Result<RecordedKernel, ExperimentError> {
+    use serde_json::Value;
+    let name = file.display();
+    let not_inject = |why: String| failed(format!("--kernel-from {name}: not a schedlab kernel --inject JSON report ({why})"));
+    let v: Value = serde_json::from_str(text).map_err(|e| not_inject(e.to_string()))?;
+    let kernel = v.get("kernel").filter(|k| !k.is_null()).ok_or_else(|| {
+        if v.get("inject").is_some() {
+            failed(format!("--kernel-from {name}: the report has no kernel half (its kernel runs failed or were not made)"))
+        } else {
+            not_inject("no `inject` and no `kernel`".into())
+        }
+    })?;
+    let kernel: InjectKernel = serde_json::from_value(kernel.clone()).map_err(|e| not_inject(format!("its kernel half: {e}")))?;
+    let config = v.get("config").ok_or_else(|| not_inject("no `config`".into()))?;
+    let num = |v: &Value, key: &str| v.get(key).and_then(Value::as_u64);
+    let at = (num(config, "threads"), num(config, "iodepth"));
+    if at != (Some(threads as u64), Some(iodepth as u64)) {
+        let shown = |x: Option<u64>| x.map_or("?".to_string(), |x| x.to_string());
+        return Err(failed(format!(
+            "--kernel-from {name}: the report is of {} jobs × iodepth {}, not {threads} × {iodepth}",
+            shown(at.0),
+            shown(at.1)
+        )));
+    }
+    let missing: Vec<String> = costs_ns
+        .iter()
+        .filter(|c| !kernel.costs.iter().any(|k| k.cost_ns == **c && k.ratio.is_some()))
+        .map(|c| c.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(failed(format!("--kernel-from {name}: the report has no kernel ratio at {} ns", missing.join(", "))));
+    }
+    let prov = v.get("provenance");
+    let field = |key: &str| prov.and_then(|p| p.get(key)).and_then(Value::as_str).unwrap_or("unknown").to_string();
+    let release = v.get("kernel_release").and_then(Value::as_str).unwrap_or("unknown");
+    Ok(RecordedKernel {
+        file: file.to_path_buf(),
+        commit: field("commit"),
+        date: field("date"),
+        cpu_model: field("cpu_model"),
+        cpus: prov.and_then(|p| num(p, "cpus")).unwrap_or(0),
+        kernel_release: format!("{release} (recorded in {name})"),
+        device: v.get("device").and_then(Value::as_str).unwrap_or("unknown").to_string(),
+        model_outside_ns: num(&v, "model_outside_ns").unwrap_or(0),
+        kernel,
+    })
 }
 
 /// The model's inputs taken from a `schedlab kernel --json` report at the same point (jobs and
@@ -331,7 +427,7 @@ pub fn parse_lock_addrs(text: &str) -> Result<Vec<u64>, ExperimentError> {
 }
 
 /// What the verification found.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Verification {
     /// The scheduler lock's address (the candidate held at the inside site most often).
     pub lock_addr: u64,
@@ -401,7 +497,7 @@ pub fn parse_verification(text: &str, addrs: &[u64]) -> Result<Verification, Exp
 }
 
 /// What was injected in a phase.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PhaseKind {
     Nothing,
@@ -410,7 +506,7 @@ pub enum PhaseKind {
 }
 
 /// One phase of an injection run.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Phase {
     pub seq: u64,
     pub kind: PhaseKind,
@@ -492,7 +588,7 @@ pub fn cycles(phases: &[Phase]) -> Vec<Cycle> {
 }
 
 /// A ratio with its 95 % interval.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     pub value: f64,
     pub lo: f64,
@@ -547,7 +643,7 @@ pub fn ratio_interval(cycles: &[Cycle]) -> Option<Interval> {
 }
 
 /// One cost's kernel figures.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct KernelCost {
     pub cost_ns: u64,
     pub iterations: u64,
@@ -613,7 +709,7 @@ pub struct ModelCost {
 }
 
 /// The slopes: throughput lost per µs of cost (fraction of the nothing phase's), and the ratio's.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Slopes {
     pub inside_per_us: Option<f64>,
     pub outside_per_us: Option<f64>,
@@ -621,7 +717,7 @@ pub struct Slopes {
 }
 
 /// The experiment's environment and figures.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct InjectKernel {
     pub verification: Verification,
     pub ns_per_iter: f64,
@@ -752,91 +848,33 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
         let model_from = model_from_report(file, &text, cfg.threads, cfg.iodepth);
         resolved.model_from = Some(model_from.map_err(|e| ExperimentError::bad_input(e.message))?);
     }
-    let icfg = &resolved;
-    let system::Preflight { cgroup_io, device: block_device } =
-        system::preflight(cfg.groups > 0, true, cfg.device.as_deref())?;
-    check_tracepoints(Path::new("/sys/kernel/tracing"))?;
-    // A --device is held for the whole run (`kernel::run` says why).
-    let device_lock = block_device.as_ref().map(system::lock_device).transpose()?;
-    let held: Vec<system::DevNum> = device_lock.iter().map(|l| l.device).collect();
-    let (_, problems) = system::cleanup_stale(&held);
-    // The cgroup names this run will make: someone else's there is refused before the work.
-    if let (Some(io), true) = (&cgroup_io, cfg.groups > 0) {
-        system::cgroup_names_free(io)?;
+    if let Some(file) = &icfg.kernel_from_file {
+        let text = crate::files::input::read_input(file, "kernel report", crate::files::input::caps::MODEL_JSON, stop)?;
+        let recorded = recorded_kernel_from_report(file, &text, cfg.threads, cfg.iodepth, &icfg.costs_ns);
+        resolved.kernel_from = Some(recorded.map_err(|e| ExperimentError::bad_input(e.message))?);
     }
-    let mut warnings: Vec<String> = problems.into_iter().map(|p| format!("clean-up of an earlier run: {p}")).collect();
+    let icfg = &resolved;
+    let mut warnings: Vec<String> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
     let load_before = loadavg();
     let model_runs = if cfg.model { icfg.costs_ns.len() * 2 * cfg.rounds } else { 0 };
+    let kernel_s = if icfg.kernel_from.is_some() { 0.0 } else { icfg.phases_s() + 30.0 };
     let steps = 5 + model_runs;
-    let estimated_s = icfg.phases_s() + 30.0 + model_runs as f64 * (cfg.duration + cfg.ramp).as_secs_f64();
+    let estimated_s = kernel_s + model_runs as f64 * (cfg.duration + cfg.ramp).as_secs_f64();
     observer.event(Event::Planned { steps, estimated_s });
-
-    let mut ledger = system::Ledger::create()?;
-    let mut device_text = String::new();
-    let setup = (|| -> Result<(PathBuf, Option<system::Cgroups>), ExperimentError> {
-        let (device, num, loop_backing) = match &block_device {
-            Some(d) => {
-                device_text = d.given.display().to_string();
-                (d.node.clone(), d.num, None)
-            }
-            None => {
-                let dev = system::make_loop_device(&mut ledger, cfg.size_bytes)?;
-                device_text = format!("{} over a sparse {} MiB file in {}", dev.device.display(), cfg.size_bytes >> 20, system::TMPFS_DIR);
-                (dev.device, dev.num, Some(dev.backing_id))
-            }
-        };
-        let queue = num.queue();
-        system::record_queue_state(&mut ledger, num, loop_backing)?;
-        let shown = device.display();
-        std::fs::write(queue.join("scheduler"), "bfq")
-            .map_err(|e| failed(format!("cannot switch {shown} to bfq: {e}")))?;
-        for (knob, value) in [("slice_idle", "0"), ("low_latency", "0")] {
-            std::fs::write(queue.join("iosched").join(knob), value)
-                .map_err(|e| failed(format!("cannot set {knob}: {e}")))?;
-        }
-        let cgroups = match (&cgroup_io, cfg.groups) {
-            (Some(io), g) if g > 0 => Some(system::make_cgroups(&mut ledger, io, g, &cfg.weights)?),
-            _ => None,
-        };
-        Ok((device, cgroups))
-    })();
-    let (device, cgroups) = match setup {
-        Ok(v) => v,
-        Err(e) => {
-            drop(ledger);
-            return Err(system::setup_failed(e));
-        }
-    };
-
-    // The kernel half; its error ends the kernel half, not the report.
     let mut interrupted = false;
-    let mut model_outside_ns = icfg.model_from.as_ref().map(|m| m.outside_ns).or(cfg.model_outside_ns).unwrap_or(0);
     let mut output_failures = Vec::new();
-    let (outside, failed) = (&mut model_outside_ns, &mut output_failures);
-    let cgroups = cgroups.as_ref();
-    let kernel =
-        kernel_half(cfg, icfg, &device, cgroups, &mut ledger, stop, observer, outside, failed);
-    let kernel = match kernel {
-        Ok(Some(k)) => Some(k),
-        Ok(None) => {
-            interrupted = true;
-            None
+    let (kernel, device_text, model_outside_ns) = match &icfg.kernel_from {
+        Some(recorded) => {
+            warnings.push(recorded.note());
+            let outside = icfg.model_from.as_ref().map(|m| m.outside_ns).or(cfg.model_outside_ns).unwrap_or(recorded.model_outside_ns);
+            (Some(recorded.kernel.clone()), recorded.device.clone(), outside)
         }
-        Err(e) if e.kind == crate::error::ErrorKind::BadInput => {
-            drop(ledger);
-            return Err(e);
-        }
-        Err(e) => {
-            failures.push(format!("kernel: {e}"));
-            None
+        None => {
+            let m = measure_kernel_half(cfg, icfg, stop, observer, &mut warnings, &mut failures, &mut output_failures, &mut interrupted)?;
+            (m.kernel, m.device, m.model_outside_ns)
         }
     };
-    for p in ledger.undo_all() {
-        failures.push(format!("clean-up: {p}"));
-    }
-    // Released only once the device's setting is put back.
-    drop(device_lock);
 
     // The model half: per cost, inside and outside back to back, `rounds` times.
     let mut model = Vec::new();
@@ -905,7 +943,10 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
     let judgement = judge(&side_by_side, kernel.as_ref(), &model_slopes, cfg.threads);
     Ok(InjectReport {
         provenance: Provenance::collect(),
-        kernel_release: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
+        kernel_release: match &icfg.kernel_from {
+            Some(recorded) => recorded.kernel_release.clone(),
+            None => std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
+        },
         device: device_text,
         config: cfg.clone(),
         inject: icfg.clone(),
@@ -923,6 +964,109 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
         output_failures,
         interrupted,
     })
+}
+
+
+/// The kernel half measured here, and what the model half takes from it.
+struct MeasuredHalf {
+    kernel: Option<InjectKernel>,
+    /// The device, in words.
+    device: String,
+    /// The model's outside work per request, ns (`--model-from`'s, or from the kernel's IOPS).
+    model_outside_ns: u64,
+}
+
+/// Measures the kernel half on this machine: sets the device and cgroups up, runs the injection
+/// and puts everything back. A set-up error or bad input ends the experiment; a failure of the
+/// kernel half itself is in `failures` and leaves the model half to run.
+#[allow(clippy::too_many_arguments)]
+fn measure_kernel_half(
+    cfg: &KernelSettings,
+    icfg: &InjectConfig,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+    warnings: &mut Vec<String>,
+    failures: &mut Vec<String>,
+    output_failures: &mut Vec<String>,
+    interrupted: &mut bool,
+) -> Result<MeasuredHalf, ExperimentError> {
+    let system::Preflight { cgroup_io, device: block_device } =
+        system::preflight(cfg.groups > 0, true, cfg.device.as_deref())?;
+    check_tracepoints(Path::new("/sys/kernel/tracing"))?;
+    // A --device is held for the whole run (`kernel::run` says why).
+    let device_lock = block_device.as_ref().map(system::lock_device).transpose()?;
+    let held: Vec<system::DevNum> = device_lock.iter().map(|l| l.device).collect();
+    let (_, problems) = system::cleanup_stale(&held);
+    warnings.extend(problems.into_iter().map(|p| format!("clean-up of an earlier run: {p}")));
+    // The cgroup names this run will make: someone else's there is refused before the work.
+    if let (Some(io), true) = (&cgroup_io, cfg.groups > 0) {
+        system::cgroup_names_free(io)?;
+    }
+
+    let mut ledger = system::Ledger::create()?;
+    let mut device_text = String::new();
+    let setup = (|| -> Result<(PathBuf, Option<system::Cgroups>), ExperimentError> {
+        let (device, num, loop_backing) = match &block_device {
+            Some(d) => {
+                device_text = d.given.display().to_string();
+                (d.node.clone(), d.num, None)
+            }
+            None => {
+                let dev = system::make_loop_device(&mut ledger, cfg.size_bytes)?;
+                device_text = format!("{} over a sparse {} MiB file in {}", dev.device.display(), cfg.size_bytes >> 20, system::TMPFS_DIR);
+                (dev.device, dev.num, Some(dev.backing_id))
+            }
+        };
+        let queue = num.queue();
+        system::record_queue_state(&mut ledger, num, loop_backing)?;
+        let shown = device.display();
+        std::fs::write(queue.join("scheduler"), "bfq")
+            .map_err(|e| failed(format!("cannot switch {shown} to bfq: {e}")))?;
+        for (knob, value) in [("slice_idle", "0"), ("low_latency", "0")] {
+            std::fs::write(queue.join("iosched").join(knob), value)
+                .map_err(|e| failed(format!("cannot set {knob}: {e}")))?;
+        }
+        let cgroups = match (&cgroup_io, cfg.groups) {
+            (Some(io), g) if g > 0 => Some(system::make_cgroups(&mut ledger, io, g, &cfg.weights)?),
+            _ => None,
+        };
+        Ok((device, cgroups))
+    })();
+    let (device, cgroups) = match setup {
+        Ok(v) => v,
+        Err(e) => {
+            drop(ledger);
+            return Err(system::setup_failed(e));
+        }
+    };
+
+    // The kernel half; its error ends the kernel half, not the report.
+    let mut model_outside_ns = icfg.model_from.as_ref().map(|m| m.outside_ns).or(cfg.model_outside_ns).unwrap_or(0);
+    let (outside, failed) = (&mut model_outside_ns, output_failures);
+    let cgroups = cgroups.as_ref();
+    let kernel =
+        kernel_half(cfg, icfg, &device, cgroups, &mut ledger, stop, observer, outside, failed);
+    let kernel = match kernel {
+        Ok(Some(k)) => Some(k),
+        Ok(None) => {
+            *interrupted = true;
+            None
+        }
+        Err(e) if e.kind == crate::error::ErrorKind::BadInput => {
+            drop(ledger);
+            return Err(e);
+        }
+        Err(e) => {
+            failures.push(format!("kernel: {e}"));
+            None
+        }
+    };
+    for p in ledger.undo_all() {
+        failures.push(format!("clean-up: {p}"));
+    }
+    // Released only once the device's setting is put back.
+    drop(device_lock);
+    Ok(MeasuredHalf { kernel, device: device_text, model_outside_ns })
 }
 
 fn model_config(cfg: &KernelSettings, outside_ns: u64, from: Option<&ModelFrom>) -> WorkloadConfig {
@@ -1244,6 +1388,50 @@ mod tests {
             phases: Vec::new(),
             slopes,
         }
+    }
+
+    /// A recorded `--inject` report's kernel half is read back as it was written, and a report
+    /// of other jobs, without a cost asked for, without a kernel half or not a report at all is
+    /// refused naming what does not fit.
+    #[test]
+    fn a_recorded_kernel_half_is_read_back_and_one_that_does_not_fit_is_refused() {
+        let mut kernel = kernel_with(&[(0, 300.0), (2000, 280.0)], Slopes { inside_per_us: Some(-0.1), ..Slopes::default() });
+        kernel.costs[0].ratio = Some(iv(1.0, 0.98, 1.02));
+        kernel.costs[1].ratio = Some(iv(0.86, 0.83, 0.89));
+        kernel.phases.push(Phase { seq: 3, kind: PhaseKind::Inside, cost: 1, ios: 1000, duration_s: 0.2 });
+        let report = |threads: u64, kernel: serde_json::Value| {
+            serde_json::json!({
+                "provenance": { "commit": "abc123", "date": "2026-12-04T22:40:00Z", "cpu_model": "AMD EPYC", "cpus": 2 },
+                "kernel_release": "6.18.0", "device": "/dev/loop0", "inject": {},
+                "config": { "threads": threads, "iodepth": 32 }, "model_outside_ns": 8000, "kernel": kernel,
+            })
+            .to_string()
+        };
+        let file = Path::new("k.json");
+        let text = report(4, serde_json::to_value(&kernel).unwrap());
+        let r = recorded_kernel_from_report(file, &text, 4, 32, &[0, 2000]).unwrap();
+        assert_eq!(serde_json::to_value(&r.kernel).unwrap(), serde_json::to_value(&kernel).unwrap());
+        assert_eq!((r.commit.as_str(), r.cpus, r.model_outside_ns), ("abc123", 2, 8000));
+        assert!(r.kernel_release.starts_with("6.18.0 (recorded in k.json"), "{}", r.kernel_release);
+        assert!(r.note().contains("abc123") && r.note().contains("not measured now"), "{}", r.note());
+        let err = |text: &str, threads, costs: &[u64]| recorded_kernel_from_report(file, text, threads, 32, costs).unwrap_err().message;
+        assert!(err(&text, 2, &[0]).contains("4 jobs × iodepth 32, not 2 × 32"));
+        assert!(err(&text, 4, &[0, 4000]).contains("no kernel ratio at 4000 ns"));
+        assert!(err(&report(4, serde_json::Value::Null), 4, &[0]).contains("no kernel half"));
+        assert!(err("{\"config\": {}}", 4, &[0]).contains("not a schedlab kernel --inject JSON report"));
+        assert!(err("not json", 4, &[0]).contains("not a schedlab kernel --inject JSON report"));
+    }
+
+    /// The kernel half of a report written by this tool before (`notes/results/2026-12-04-softirq`,
+    /// 4 jobs) reads back: the recorded form and the reader agree.
+    #[test]
+    fn the_recorded_four_job_report_of_2026_12_04_reads_back() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../notes/results/2026-12-04-softirq/inject-4.json");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let r = recorded_kernel_from_report(&file, &text, 4, 32, &[0, 2000, 4000]).unwrap();
+        let at_2us = r.kernel.costs.iter().find(|c| c.cost_ns == 2000).and_then(|c| c.ratio).unwrap();
+        assert!((at_2us.value - 0.859).abs() < 0.001, "{at_2us:?}");
+        assert!(r.kernel_release.starts_with("6.18"), "{}", r.kernel_release);
     }
 
     #[test]

@@ -111,6 +111,12 @@ pub struct KernelOptions {
     /// outside, no elevator cost, no pads).
     #[arg(long, value_name = "FILE", requires = "inject", conflicts_with_all = ["no_model", "model_outside_ns", "points", "contention", "no_profile", "flamegraphs", "model_elevator_ns"])]
     pub model_from: Option<std::path::PathBuf>,
+    /// With --inject: take the kernel half from an earlier `schedlab kernel --inject --json`
+    /// report of the same jobs and iodepth (every cost asked for in it) instead of measuring it
+    /// here, and run only the model's half: to hold a changed model against a kernel measured
+    /// before, e.g. where BFQ is not available now. The report says where its kernel half came from.
+    #[arg(long, value_name = "FILE", requires = "inject", conflicts_with_all = ["no_model", "points", "contention", "no_profile", "flamegraphs", "model_elevator_ns", "inject_raw", "device"])]
+    pub kernel_from: Option<std::path::PathBuf>,
 }
 
 impl KernelOptions {
@@ -230,6 +236,8 @@ impl KernelOptions {
             raw_dir: self.inject_raw.clone(),
             model_from_file: self.model_from.clone(),
             model_from: None,
+            kernel_from_file: self.kernel_from.clone(),
+            kernel_from: None,
         };
         icfg.validate()?;
         Ok(Some(icfg))
