@@ -14,7 +14,11 @@ reason. Nothing is fitted to the anchors: every input is read from the files the
 --repeat DIR predicts every anchor again from each other calibration of the same entries in DIR
 (`calibration-KERNEL-N.json`, N = 2, 3, ...: KERNEL the anchor's kernel profile) and prints, per
 anchor, the predicted ratio of each calibration, their range, and whether the published ratio lies
-inside it: how far the prediction moves between calibrations of this machine.
+inside it: how far the prediction moves between calibrations of this machine. Its last column
+keeps the calibrations whose two entries' lines were counted in the quiet placement: each entry's
+probed transfer (the divisor of its lines, `transfer_ns`) at most twice the least line transfer
+any calibration of the set measured for its machine (a probe preempted or made across the host's
+far placement reads several times more, and the lines it divides come out that much fewer).
 
 The binary is $SCHEDLAB_BIN (default target/release/schedlab); each prediction runs under
 `nice -n 10`. Only the standard library.
@@ -93,7 +97,8 @@ def predict(binary, anchor, calibration):
         for p in report["predictions"]:
             if (p["variant"], p["insert"], p["lock"], p["threads"]) == want:
                 return p["kiops"]
-        fail("%s: no predicted point for %s (%s)" % (anchor["name"], side["variant"], side["insert"]))
+        fail("%s: no predicted point for %s (%s)"
+             % (anchor["name"], side["variant"], side["insert"]))
 
     return kiops(m["before"]), kiops(m["after"]), report["provenance"]
 
@@ -149,6 +154,17 @@ def table(anchors, binary, json_out):
             f.write("\n")
 
 
+def probes(anchor, calibration):
+    """(machine's transfer, before entry's probed transfer, after entry's), ns."""
+    m = anchor["model"]
+    with open(calibration) as f:
+        data = json.load(f)
+    by_entry = {(c["variant"], c["lock"], c["insert"]): c["transfer_ns"]
+                for c in data["calibrations"]}
+    sides = [by_entry[(s["variant"], m["lock"], s["insert"])] for s in (m["before"], m["after"])]
+    return [data["machine"]["transfer"]["core_ns"]] + sides
+
+
 def repeat(anchors, binary, directory):
     """Each anchor predicted from every calibration of its kernel profile in `directory`."""
     found = {}
@@ -159,22 +175,28 @@ def repeat(anchors, binary, directory):
     if not found:
         fail("%s holds no calibration-KERNEL-N.json" % directory)
     print("| anchor | published x | the anchor's calibration | each other one | range "
-          "| published inside |")
-    print("| --- | ---: | ---: | --- | --- | --- |")
+          "| published inside | quiet-placement calibrations |")
+    print("| --- | ---: | ---: | --- | --- | --- | --- |")
     for anchor in anchors:
         m = anchor["model"]
         if m is None:
             continue
-        ratios = []
-        for path in [os.path.join(ROOT, m["calibration"])] + [p for _, p in
-                                                               sorted(found.get(m["kernel"], []))]:
+        paths = [os.path.join(ROOT, m["calibration"])]
+        paths += [p for _, p in sorted(found.get(m["kernel"], []))]
+        ratios, read = [], []
+        for path in paths:
             before, after, _ = predict(binary, anchor, path)
             ratios.append(after / before)
+            read.append(probes(anchor, path))
+        quiet = 2.0 * min(r[0] for r in read)
+        kept = ["%.2f (#%d)" % (ratio, i + 1) for i, (ratio, r) in enumerate(zip(ratios, read))
+                if max(r[1:]) <= quiet]
         pub = anchor["published"]["after"] / anchor["published"]["before"]
         inside = "yes" if min(ratios) <= pub <= max(ratios) else "no"
-        print("| %s | %.2f | %.2f | %s | %.2f-%.2f | %s |"
+        print("| %s | %.2f | %.2f | %s | %.2f-%.2f | %s | %s |"
               % (anchor["name"], pub, ratios[0], " ".join("%.2f" % r for r in ratios[1:]),
-                 min(ratios), max(ratios), inside))
+                 min(ratios), max(ratios), inside, ", ".join(kept) or "none"))
+    print("\n#1: the anchor's calibration; #N: %s/calibration-KERNEL-N.json" % directory)
 
 
 def main(argv):
