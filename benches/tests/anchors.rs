@@ -224,7 +224,10 @@ fn problems(anchor: &Value, files: &mut Files) -> Vec<String> {
                     });
                 let said = said.and_then(|c| c.get("kernel")).and_then(Value::as_str);
                 if said != kernel.map(KernelProfile::name) {
-                    out.push(format!("{name}: {which}: calibrated with kernel profile {said:?}, the anchor names `{}`", m.kernel));
+                    let wanted = &m.kernel;
+                    out.push(format!(
+                        "{name}: {which}: calibrated with kernel profile {said:?}, not `{wanted}`"
+                    ));
                 }
             }
         }
@@ -386,4 +389,62 @@ fn every_broken_field_of_an_anchor_is_caught() {
         tried > 20,
         "only {tried} ways to break an anchor were tried"
     );
+}
+
+/// Each represented anchor's two entries simulated at its jobs, as `scripts/predict-anchors.py`
+/// asks `schedlab predict` to: both predicted, and the same figure twice for the seed (the page's
+/// table is reproducible from the files it names). No figure is checked against the published.
+#[test]
+fn every_represented_anchor_is_predicted_and_the_same_twice() {
+    let file = anchors_json();
+    let anchors: AnchorsFile = serde_json::from_value(file).expect("notes/anchors.json");
+    let mut predicted = 0;
+    for anchor in anchors.anchors {
+        let Some(m) = anchor.model else { continue };
+        let topology = Topology::load(&repo().join(&m.topology)).expect("its topology");
+        let set = CalibrationSet::load(&repo().join(&m.calibration)).expect("its calibration");
+        let lock = LockKind::from_name(&m.lock).expect("its lock kind");
+        for side in [&m.before, &m.after] {
+            let insert = InsertPathKind::from_name(&side.insert).expect("its insert path");
+            let cal = set
+                .find(&side.variant, lock, insert)
+                .expect("its calibration entry");
+            let kiops = || {
+                let points = schedlab_benches::model::predict_one(
+                    cal,
+                    &topology,
+                    &[m.jobs],
+                    m.outside_ns,
+                    1,
+                    false,
+                    schedlab_core::Inject::NONE,
+                );
+                let points = points.unwrap_or_else(|e| panic!("{}: {}", anchor.name, e.message));
+                assert_eq!(
+                    points.len(),
+                    1,
+                    "{}: one point at {} jobs",
+                    anchor.name,
+                    m.jobs
+                );
+                points[0].result.kiops
+            };
+            let first = kiops();
+            assert!(
+                first > 0.0,
+                "{}: {} predicted no throughput",
+                anchor.name,
+                side.variant
+            );
+            assert_eq!(
+                first,
+                kiops(),
+                "{}: {} differs between two runs",
+                anchor.name,
+                side.variant
+            );
+            predicted += 1;
+        }
+    }
+    assert!(predicted >= 2, "no anchor was predicted");
 }
