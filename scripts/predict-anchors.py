@@ -116,10 +116,11 @@ def median(values):
 
 
 def table(anchors, binary, json_out):
-    rows, provenance = [], None
-    print("| anchor | published (KIOPS) | published x | model: before -> after "
-          "| predicted (KIOPS, model) | predicted x | error |")
-    print("| --- | --- | ---: | --- | --- | ---: | ---: |")
+    # Printed once every anchor is predicted: a failure prints its one line and nothing else.
+    rows, provenance, lines = [], None, []
+    lines.append("| anchor | published (KIOPS) | published x | model: before -> after "
+                 "| predicted (KIOPS, model) | predicted x | error |")
+    lines.append("| --- | --- | ---: | --- | --- | ---: | ---: |")
     for anchor in anchors:
         pub, m = anchor["published"], anchor["model"]
         published = pub["after"] / pub["before"]
@@ -127,7 +128,7 @@ def table(anchors, binary, json_out):
                "published_after": pub["after"], "published_ratio": published}
         figures = "%g -> %g | %.2f" % (pub["before"], pub["after"], published)
         if m is None:
-            print("| %s | %s | not represented | - | - | - |" % (anchor["name"], figures))
+            lines.append("| %s | %s | not represented | - | - | - |" % (anchor["name"], figures))
             row.update(predicted_ratio=None, error_pct=None, why_not=anchor["not_represented"])
             rows.append(row)
             continue
@@ -136,12 +137,13 @@ def table(anchors, binary, json_out):
         error = (predicted - published) / published * 100.0
         pair = "%s -> %s, %d jobs, %s" % (entry(m["before"]), entry(m["after"]), m["jobs"],
                                           os.path.basename(m["topology"]))
-        print("| %s | %s | %s | %.0f -> %.0f | %.2f | %+.0f %% |"
-              % (anchor["name"], figures, pair, before, after, predicted, error))
+        lines.append("| %s | %s | %s | %.0f -> %.0f | %.2f | %+.0f %% |"
+                     % (anchor["name"], figures, pair, before, after, predicted, error))
         row.update(model=m, predicted_before=before, predicted_after=after,
                    predicted_ratio=predicted, error_pct=error,
                    partly_represented=anchor["not_represented"])
         rows.append(row)
+    print("\n".join(lines))
     errors = [abs(r["error_pct"]) for r in rows if r["error_pct"] is not None]
     if errors:
         print("\n%d of %d anchors predicted; |error| median %.0f %%, largest %.0f %%"
@@ -174,9 +176,9 @@ def repeat(anchors, binary, directory):
             found.setdefault(match.group(1), []).append((int(match.group(2)), path))
     if not found:
         fail("%s holds no calibration-KERNEL-N.json" % directory)
-    print("| anchor | published x | the anchor's calibration | each other one | range "
-          "| published inside | quiet-placement calibrations |")
-    print("| --- | ---: | ---: | --- | --- | --- | --- |")
+    lines = ["| anchor | published x | the anchor's calibration | each other one | range "
+             "| published inside | quiet-placement calibrations |",
+             "| --- | ---: | ---: | --- | --- | --- | --- |"]
     for anchor in anchors:
         m = anchor["model"]
         if m is None:
@@ -193,15 +195,18 @@ def repeat(anchors, binary, directory):
                 if max(r[1:]) <= quiet]
         pub = anchor["published"]["after"] / anchor["published"]["before"]
         inside = "yes" if min(ratios) <= pub <= max(ratios) else "no"
-        print("| %s | %.2f | %.2f | %s | %.2f-%.2f | %s | %s |"
-              % (anchor["name"], pub, ratios[0], " ".join("%.2f" % r for r in ratios[1:]),
-                 min(ratios), max(ratios), inside, ", ".join(kept) or "none"))
+        lines.append("| %s | %.2f | %.2f | %s | %.2f-%.2f | %s | %s |"
+                     % (anchor["name"], pub, ratios[0], " ".join("%.2f" % r for r in ratios[1:]),
+                        min(ratios), max(ratios), inside, ", ".join(kept) or "none"))
+    print("\n".join(lines))
     print("\n#1: the anchor's calibration; #N: %s/calibration-KERNEL-N.json" % directory)
 
 
 def main(argv):
     anchors_path, json_out, repeat_dir = arguments(argv)
     binary = os.environ.get("SCHEDLAB_BIN", os.path.join(ROOT, "target/release/schedlab"))
+    if json_out and not os.path.isdir(os.path.dirname(os.path.abspath(json_out))):
+        fail("--json %s: no such directory" % json_out)
     with open(anchors_path) as f:
         anchors = json.load(f)["anchors"]
     if repeat_dir:
@@ -211,4 +216,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    try:
+        main(sys.argv[1:])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        # A file missing or not of the anchors' or a calibration's shape: one line, exit 2.
+        fail("%s: %s" % (type(e).__name__, e))
