@@ -37,6 +37,15 @@
 //! throughout); what it costs is measured from the device's own counters before and after
 //! ([`InjectKernel::probe_cost_pct`]).
 //!
+//! ## A recorded kernel half
+//!
+//! `--kernel-from report.json` takes the kernel half (its costs, intervals, phases and slopes) of
+//! an earlier `--inject --json` report of the same jobs and iodepth instead of measuring it, and
+//! runs only the model's half beside it ([`recorded_kernel_from_report`]): a changed model can be
+//! held against a kernel measured before, on a machine of the same kind, where BFQ is not
+//! available now. The report names the file, its commit, date and CPU in a warning and in
+//! `kernel_release`; nothing of the recorded half is re-computed.
+//!
 //! Clean-up is `schedlab kernel`'s (`system.rs`): the loop device, file and cgroups go through
 //! the ledger; bpftrace and fio die with this process (`PR_SET_PDEATHSIG`) and their BPF programs
 //! with them.
