@@ -66,12 +66,16 @@ fn settings_table(r: &KernelReport) -> Table {
         (outside.as_str(), Cell::num(r.model_outside_ns as f64, 0)),
         (elevator.as_str(), Cell::num(r.model_elevator_ns as f64, 0)),
         ("kernel profile", Cell::text(c.model_kernel.name())),
+        ("model completions", Cell::text(c.model_completion.name())),
+        ("model jobs beyond the CPUs", Cell::text("take turns, preempted between requests")),
         ("weights", Cell::text(weights.join(","))),
     ];
     for (setting, value) in rows {
         t.row(vec![Cell::text(setting), value]);
     }
     t.note(format!("bs: {} B a request", c.bs_sectors * 512));
+    t.note("model completions: inline (on the dispatching job) or context (a completion context per CPU, run by the jobs at their interrupt points)");
+    t.note("model jobs beyond the CPUs: more jobs than CPUs take turns on them, never preempted holding the lock, as the kernel's tasks (driver/turns.rs)");
     t
 }
 
