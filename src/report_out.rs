@@ -9,6 +9,7 @@
 use crate::paths::{check_output, Paths};
 use schedlab_benches::experiment::{ExperimentError, Failures};
 use schedlab_benches::files::output::OutputFile;
+use schedlab_benches::report::charts::ChartError;
 use schedlab_benches::report::contract::{Report, View};
 use schedlab_benches::report::html::Page;
 use std::path::PathBuf;
@@ -48,7 +49,7 @@ pub fn json(file: &OutputFile, value: &impl serde::Serialize, failures: &mut Fai
 
 /// Writes a drawn chart to `file` and says `wrote PATH`; a chart that could not be drawn or
 /// written is an output failure added to `failures` (the reason said or in its message).
-fn svg(file: &OutputFile, drawn: Result<String, String>, failures: &mut Failures) {
+fn svg(file: &OutputFile, drawn: Result<String, ChartError>, failures: &mut Failures) {
     match drawn {
         Ok(text) if write_output(file, text.as_bytes()) => wrote(file),
         Ok(_) => failures.add(ExperimentError::output_failed(String::new())),
@@ -57,7 +58,7 @@ fn svg(file: &OutputFile, drawn: Result<String, String>, failures: &mut Failures
         Err(e) if crate::signals::received().is_some() => {
             crate::out::warning(format_args!("{} not written: {e}", file.path().display()))
         }
-        Err(e) => failures.add(ExperimentError::output_failed(e)),
+        Err(e) => failures.add(ExperimentError::output_failed(e.to_string())),
     }
 }
 
@@ -143,7 +144,7 @@ pub fn emit<R: Report>(report: &R, view: View, claimed: &Claimed, mut failures: 
         match report.json(crate::signals::received().map(crate::signals::name)) {
             Ok(text) if write_output(out, text.as_bytes()) => wrote(out),
             Ok(_) => failures.add(ExperimentError::output_failed(String::new())),
-            Err(e) => failures.add(ExperimentError::output_failed(e)),
+            Err(e) => failures.add(ExperimentError::output_failed(e.to_string())),
         }
     }
     if let Some(out) = &claimed.svg {

@@ -1,6 +1,8 @@
 //! The stages of the `schedlab` binary as a checked property (issue 44, item 5): each module of
 //! `src/` imports only the stages below its own, none imports `main.rs`, and no module imports
-//! itself round a circle.
+//! itself round a circle. Beside it, one property of every library crate (`core`, `variants`,
+//! `verify`, `benches`) read from the same sources: no `Result` whose error is a `String`; an
+//! error is a type that says what went wrong ([`string_errors`]).
 //!
 //! The stages are read from the map in `src/main.rs`'s documentation (the `text` block after
 //! "The map"): a line that starts with a number opens a stage, and the module names up to the
@@ -73,7 +75,8 @@ fn skip_literal(b: &[char], i: usize) -> Option<usize> {
     }
 }
 
-/// The source without comments and literals (each replaced by a space).
+/// The source without comments and literals (each replaced by a space, and the line breaks it
+/// held, so that a position still has its line).
 fn code_only(text: &str) -> Vec<char> {
     let b: Vec<char> = text.chars().collect();
     let mut code = Vec::with_capacity(b.len());
@@ -81,8 +84,10 @@ fn code_only(text: &str) -> Vec<char> {
     while i < b.len() {
         match skip_literal(&b, i) {
             Some(end) => {
+                let end = end.min(b.len()).max(i + 1);
                 code.push(' ');
-                i = end.min(b.len()).max(i + 1);
+                code.extend(b[i..end].iter().filter(|c| **c == '\n'));
+                i = end;
             }
             None => {
                 code.push(b[i]);
@@ -258,6 +263,86 @@ fn find_circle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>
     }
 }
 
+/// The library crates' sources, whose errors are typed.
+const LIBRARY_SOURCES: [&str; 4] = ["core/src", "variants/src", "verify/src", "benches/src"];
+
+/// Every `Result<T, String>` in a source text (a type, a turbofish, an alias), as the line it
+/// stands on and the type as written. The arguments are split at the commas of the top level, so
+/// that nested generics (`Result<Vec<(u8, String)>, String>`), closures' arrows
+/// (`Result<Box<dyn Fn() -> u8>, String>`) and one-argument aliases (`fmt::Result`) read right.
+fn string_errors(text: &str) -> Vec<(usize, String)> {
+    let code = code_only(text);
+    let mut found = Vec::new();
+    let word: Vec<char> = "Result".chars().collect();
+    for at in 0..code.len().saturating_sub(word.len()) {
+        let bounded = at == 0 || !is_ident(code[at - 1]);
+        if !bounded || code[at..at + word.len()] != word[..] {
+            continue;
+        }
+        let mut i = at + word.len();
+        let skip_ws = |mut i: usize| {
+            while code.get(i).is_some_and(|c| c.is_whitespace()) {
+                i += 1;
+            }
+            i
+        };
+        i = skip_ws(i);
+        if code.get(i) == Some(&':') && code.get(i + 1) == Some(&':') {
+            i = skip_ws(i + 2);
+        }
+        if code.get(i) != Some(&'<') {
+            continue;
+        }
+        let (mut depth, mut args, mut end) = (0usize, vec![String::new()], i + 1);
+        while let Some(&c) = code.get(end) {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                '>' if code[end - 1] == '-' => {}
+                '>' | ')' | ']' if depth == 0 => break,
+                '>' | ')' | ']' => depth -= 1,
+                ',' if depth == 0 => {
+                    args.push(String::new());
+                    end += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            args.last_mut().expect("an argument").push(c);
+            end += 1;
+        }
+        // A trailing comma leaves an empty last argument.
+        if args.len() > 1 && args.last().is_some_and(|a| a.trim().is_empty()) {
+            args.pop();
+        }
+        let error: String = args.last().expect("an argument").split_whitespace().collect();
+        let is_string = ["String", "std::string::String", "alloc::string::String"];
+        if args.len() == 2 && is_string.contains(&error.as_str()) {
+            let line = code[..at].iter().filter(|c| **c == '\n').count() + 1;
+            let written: String = code[at..=end.min(code.len() - 1)].iter().collect();
+            found.push((line, written.split_whitespace().collect::<Vec<_>>().join(" ")));
+        }
+    }
+    found
+}
+
+/// Every `.rs` file under `dir`.
+fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(dir) = folders.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read a source folder") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
 #[test]
 fn every_module_of_src_is_in_a_stage_of_the_map() {
     let graph = binary_graph();
@@ -328,4 +413,47 @@ fn the_check_sees_a_planted_circle_an_upward_import_and_the_root() {
     assert!(find_circle(&graph.edges).is_none(), "{:?}", graph.edges);
     let ordered = BTreeMap::from([("high".into(), 2), ("mid".into(), 1), ("low".into(), 0)]);
     assert!(stage_violations(&graph, &ordered).is_empty());
+}
+
+/// A library crate's error says what went wrong as a type (`ExperimentError`, `NoInterval`,
+/// `ChartError` ...): a caller can match on it and a message cannot drift from its cause. Test
+/// code included: a check's failure is a type too (`report::contract::ContractViolation`).
+#[test]
+fn library_crates_return_no_string_errors() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    let mut read = 0;
+    for dir in LIBRARY_SOURCES {
+        for path in rust_files(&root.join(dir)) {
+            let text = std::fs::read_to_string(&path).expect("read a source file");
+            read += 1;
+            let shown = path.strip_prefix(root).expect("under the workspace").display().to_string();
+            let at = |(line, written)| format!("{shown}:{line}: {written}");
+            found.extend(string_errors(&text).into_iter().map(at));
+        }
+    }
+    assert!(read > 100, "too few source files read: {read}");
+    let found = found.join("\n");
+    assert!(found.is_empty(), "Result<_, String> in a library crate (type its error):\n{found}");
+}
+
+/// The scan itself: it finds the class however the type is written and passes over what only
+/// looks like it (a check that cannot fail proves nothing).
+#[test]
+fn the_scan_sees_every_spelling_of_a_string_error() {
+    let text = "fn a() -> Result<(), String> {}\n\
+                fn b() -> Result<Vec<(u8, String)>, String> {}\n\
+                fn c() -> Result<Box<dyn Fn(u8) -> u8>, std::string::String> {}\n\
+                type D = Result <\n    u8,\n    String,\n>;\n\
+                fn e() { let _ = Result::<u8, String>::Ok(1); }\n\
+                fn f() -> fmt::Result {}\n\
+                fn g() -> Result<String, Error> {}\n\
+                fn h() -> Result<Option<String>, Box<String>> {}\n\
+                fn i() -> io::Result<String> {}\n\
+                // fn j() -> Result<(), String>\n\
+                const K: &str = \"Result<(), String>\";\n\
+                fn l() -> MyResult<u8, String> {}";
+    let lines: Vec<usize> = string_errors(text).into_iter().map(|(line, _)| line).collect();
+    assert_eq!(lines, [1, 2, 3, 4, 8], "{:?}", string_errors(text));
+    assert_eq!(string_errors(text)[1].1, "Result<Vec<(u8, String)>, String>");
 }

@@ -224,15 +224,26 @@ pub fn ratio_interval(ratio: &Spread) -> Result<Interval, NoInterval> {
 pub enum NoInterval {
     /// Fewer than [`BOOTSTRAP_MIN_VALUES`] rounds to resample.
     FewRounds,
+    /// Fewer than [`BOOTSTRAP_MIN_VALUES`] repetitions of a point to resample.
+    FewRepetitions,
     /// No round has both sides of a ratio: what the rounds lacked ("measured both").
     NoPairedRound(&'static str),
+    /// An error against a prediction, where nothing was predicted.
+    NoPrediction,
+    /// An error against a prediction, where no repetition completed a request.
+    NoRequestCompleted,
 }
 
 impl std::fmt::Display for NoInterval {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             NoInterval::FewRounds => f.write_str(&no_interval_reason("rounds")),
+            NoInterval::FewRepetitions => f.write_str(&no_interval_reason("repetitions")),
             NoInterval::NoPairedRound(lacked) => write!(f, "no interval: no round {lacked}"),
+            NoInterval::NoPrediction => f.write_str("no interval: no prediction"),
+            NoInterval::NoRequestCompleted => {
+                f.write_str("no interval: no repetition completed a request")
+            }
         }
     }
 }

@@ -57,6 +57,7 @@ use schedlab_core::lockstat::{self, LockClass, LockStats, LockSummary};
 use schedlab_core::sync::AtomicBool;
 use schedlab_core::LockKind;
 use serde::Serialize;
+use std::fmt;
 use std::time::{Duration, Instant};
 
 /// What to compare.
@@ -263,18 +264,37 @@ pub struct StatsShare {
     pub not_estimable: Option<String>,
 }
 
+/// A part of the scheduler lock's hold estimated above the whole hold: two sampled estimates
+/// of one time, each extrapolated. Not a share; shown in its place.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShareAboveWhole {
+    /// The share's name ("statistics share").
+    pub what: &'static str,
+    /// part ÷ whole, above 1.
+    pub share: f64,
+}
+
+impl fmt::Display for ShareAboveWhole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (what, pct) = (self.what, 100.0 * self.share);
+        write!(f, "{what}: not estimable: estimated at {pct:.0}% of the scheduler lock's hold ")?;
+        f.write_str("(both are sampled estimates; a part cannot exceed its whole)")
+    }
+}
+
 /// `part ÷ whole` as a share of a hold, checked where it is computed: a part cannot exceed its
 /// whole, so an estimate above 100 % is refused with its reason rather than printed or clamped.
-pub fn share_of_hold(part_ns: f64, whole_ns: f64, what: &str) -> Result<Option<f64>, String> {
+pub fn share_of_hold(
+    part_ns: f64,
+    whole_ns: f64,
+    what: &'static str,
+) -> Result<Option<f64>, ShareAboveWhole> {
     if whole_ns <= 0.0 {
         return Ok(None);
     }
     let share = part_ns / whole_ns;
     if share > 1.0 {
-        return Err(format!(
-            "{what}: not estimable: estimated at {:.0}% of the scheduler lock's hold (both are sampled estimates; a part cannot exceed its whole)",
-            100.0 * share
-        ));
+        return Err(ShareAboveWhole { what, share });
     }
     Ok(Some(share))
 }
@@ -743,7 +763,8 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ro
     let whole = sched.map_or(0.0, |s| s.hold_ns.total as f64);
     let measured = share_of_hold(inside_sched(stats_section.as_ref()), whole, "statistics share");
     let counter_sums = share_of_hold(inside_sched(locks.iter().find(|l| l.name == "stats-sum")), whole, "counter sums' share");
-    let reasons: Vec<String> = [&measured, &counter_sums].iter().filter_map(|r| r.as_ref().err().cloned()).collect();
+    let refused = [&measured, &counter_sums].map(|r| r.as_ref().err().map(ToString::to_string));
+    let reasons: Vec<String> = refused.into_iter().flatten().collect();
     let stats_share = StatsShare {
         measured: measured.unwrap_or(None),
         counter_sums: counter_sums.unwrap_or(None),
@@ -886,6 +907,7 @@ mod tests {
         assert_eq!(share_of_hold(50.0, 200.0, "s"), Ok(Some(0.25)));
         assert_eq!(share_of_hold(5.0, 0.0, "s"), Ok(None), "no hold: no share, and nothing to refuse");
         let why = share_of_hold(163.0, 100.0, "statistics share").expect_err("163 % of a hold");
+        let why = why.to_string();
         assert!(why.contains("not estimable") && why.contains("163%"), "{why}");
     }
     use crate::experiment::observer::{Recorder, Silent};

@@ -186,21 +186,21 @@ impl ValidationReport {
     /// The goal's verdict, taken on the points' intervals: met when every point's error interval
     /// is within the band and every ordering the same, missed when some point's interval is
     /// wholly outside it or an ordering differs, inconclusive otherwise (some interval reaches
-    /// across a bound). `Err(why)` when it is not judged: some row kept a run that other
+    /// across a bound). [`GoalNotJudged`] when it is not judged: some row kept a run that other
     /// processes disturbed (above `driver::workload::OTHERS_DISTURB_CPUS`), no point has an error
     /// to judge, or a measured point has no interval (fewer than 3 repetitions).
-    pub fn goal_verdict(&self) -> Result<GoalVerdict, String> {
+    pub fn goal_verdict(&self) -> Result<GoalVerdict, GoalNotJudged> {
         if let Some(why) = self.disturbed() {
-            return Err(format!("disturbed: {why}"));
+            return Err(GoalNotJudged::Disturbed(why));
         }
         let with: Vec<&Row> = self.rows.iter().filter(|r| r.error_pct.is_finite()).collect();
         if with.is_empty() {
-            return Err("no point was measured".into());
+            return Err(GoalNotJudged::NothingMeasured);
         }
         if let Some(r) = with.iter().find(|r| r.within_goal.is_none()) {
-            let why = r.no_interval.as_deref().unwrap_or("no interval");
-            let n = with.iter().filter(|r| r.within_goal.is_none()).count();
-            return Err(format!("{n} of {} points have no interval ({why})", with.len()));
+            let why = r.no_interval.clone().unwrap_or_else(|| "no interval".into());
+            let without = with.iter().filter(|r| r.within_goal.is_none()).count();
+            return Err(GoalNotJudged::NoInterval { without, of: with.len(), why });
         }
         let verdicts: Vec<GoalVerdict> = with.iter().filter_map(|r| r.within_goal).collect();
         Ok(if verdicts.contains(&GoalVerdict::Missed) || self.orderings.iter().any(|o| !o.same) {
@@ -230,6 +230,30 @@ impl ValidationReport {
     /// Runs that failed (each row's failures).
     pub fn failed_runs(&self) -> usize {
         self.rows.iter().map(|r| r.failures.len()).sum()
+    }
+}
+
+/// Why the validation's goal has no verdict ([`ValidationReport::goal_verdict`]): said in the
+/// verdict's place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GoalNotJudged {
+    /// Some point kept a disturbed run: which, as a line.
+    Disturbed(String),
+    /// No point has an error to judge.
+    NothingMeasured,
+    /// `without` of the `of` measured points have no interval; `why`, the first one's reason.
+    NoInterval { without: usize, of: usize, why: String },
+}
+
+impl std::fmt::Display for GoalNotJudged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GoalNotJudged::Disturbed(why) => write!(f, "disturbed: {why}"),
+            GoalNotJudged::NothingMeasured => f.write_str("no point was measured"),
+            GoalNotJudged::NoInterval { without, of, why } => {
+                write!(f, "{without} of {of} points have no interval ({why})")
+            }
+        }
     }
 }
 
@@ -510,7 +534,7 @@ mod tests {
         assert_eq!(judged(&[Some(Met), Some(Met)]).goal_verdict(), Ok(Met));
         assert_eq!(judged(&[Some(Met), Some(Inconclusive)]).goal_verdict(), Ok(Inconclusive));
         assert_eq!(judged(&[Some(Inconclusive), Some(Missed)]).goal_verdict(), Ok(Missed));
-        let why = judged(&[Some(Met), None]).goal_verdict().unwrap_err();
+        let why = judged(&[Some(Met), None]).goal_verdict().unwrap_err().to_string();
         assert!(why.contains("1 of 2 points have no interval"), "{why}");
     }
 }

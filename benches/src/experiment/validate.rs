@@ -17,7 +17,7 @@ use crate::error::ExperimentError;
 use super::observer::{Event, Observer};
 use crate::model::{Prediction, Wanted};
 use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy};
-use crate::stats::{bootstrap_interval, judge_within, median, median_in_place, no_interval_reason};
+use crate::stats::{bootstrap_interval, judge_within, median, median_in_place, NoInterval};
 use crate::stats::{GoalVerdict, Interval, Spread, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
 use crate::driver::workload::{entry_name, WorkloadConfig};
 use super::compare::placement::{probe_here, FAR_FACTOR};
@@ -189,18 +189,18 @@ pub struct Row {
 
 /// The intervals of a point measured `kiops` (one value per repetition) and predicted
 /// `predicted`: (the measured median's, the error's) or why there are none.
-pub fn point_intervals(kiops: &[f64], predicted: f64) -> Result<(Interval, Interval), String> {
+pub fn point_intervals(kiops: &[f64], predicted: f64) -> Result<(Interval, Interval), NoInterval> {
     let measured = bootstrap_interval(kiops, median_in_place, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
-        .ok_or_else(|| no_interval_reason("repetitions"))?;
+        .ok_or(NoInterval::FewRepetitions)?;
     if !predicted.is_finite() {
-        return Err("no interval: no prediction".into());
+        return Err(NoInterval::NoPrediction);
     }
     let error = |draw: &mut [f64]| {
         let m = median_in_place(draw);
         if m > 0.0 { 100.0 * (predicted - m) / m } else { f64::NAN }
     };
     let error = bootstrap_interval(kiops, error, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
-        .ok_or_else(|| "no interval: no repetition completed a request".to_string())?;
+        .ok_or(NoInterval::NoRequestCompleted)?;
     Ok((measured, error))
 }
 
@@ -255,7 +255,7 @@ fn row(m: &Measured, predicted: f64, goal_pct: f64) -> Row {
         error_pct,
         measured_interval,
         error_interval_pct,
-        no_interval: intervals.err(),
+        no_interval: intervals.err().map(|why| why.to_string()),
         within_goal: error_interval_pct.map(|e| judge_within(e, (-goal_pct, goal_pct))),
         other_cpus_max: m.other_cpus.iter().copied().filter(|v| v.is_finite()).fold(0.0, f64::max),
         reruns: m.noise.rerun,

@@ -1,6 +1,7 @@
 //! The chart of `schedlab sweep`: KIOPS against threads, one colour per variant and lock kind,
 //! the model's line beside the measured points.
 
+use super::charts::ChartError;
 use crate::experiment::sweep::{SeriesModel, SweepPoint};
 use crate::stats::median;
 use schedlab_core::LockKind;
@@ -11,18 +12,33 @@ const PALETTE: [(u8, u8, u8); 8] =
 /// Draws KIOPS against threads (log scale, 1 to 64), one panel per lock kind: measured points
 /// (solid; crosses when oversubscribed), a linear-scaling reference from each 1-thread point
 /// (thin), and the model (dashed, labelled "model"); USL fits dotted where they exist.
-pub fn draw_svg(points: &[SweepPoint], models: &[SeriesModel], title: &str) -> Result<String, String> {
+pub fn draw_svg(
+    points: &[SweepPoint],
+    models: &[SeriesModel],
+    title: &str,
+) -> Result<String, ChartError> {
     draw_svg_with_footer(points, models, title, "")
 }
 
 /// [`draw_svg`] with a line of text under the panels (the run's provenance; none when empty).
-pub fn draw_svg_with_footer(points: &[SweepPoint], models: &[SeriesModel], title: &str, footer: &str) -> Result<String, String> {
+pub fn draw_svg_with_footer(
+    points: &[SweepPoint],
+    models: &[SeriesModel],
+    title: &str,
+    footer: &str,
+) -> Result<String, ChartError> {
     let mut svg = String::new();
     draw_svg_into(points, models, title, footer, &mut svg)?;
     Ok(svg)
 }
 
-fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, footer: &str, svg: &mut String) -> Result<(), String> {
+fn draw_svg_into(
+    points: &[SweepPoint],
+    models: &[SeriesModel],
+    title: &str,
+    footer: &str,
+    svg: &mut String,
+) -> Result<(), ChartError> {
     use plotters::prelude::*;
     let mut locks: Vec<LockKind> = Vec::new();
     for p in points {
@@ -31,7 +47,7 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, foo
         }
     }
     if locks.is_empty() {
-        return Err("no point to draw".into());
+        return Err(ChartError::NothingToDraw("no point to draw"));
     }
     // At the width of every other chart (`charts::WIDTH`), so that a page's figures line up.
     let panel_h = 440u32;
@@ -39,8 +55,7 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, foo
     let key_h = 32u32;
     let footer_h = key_h + if footer.is_empty() { 0 } else { 24 };
     let root = SVGBackend::with_string(svg, (super::charts::WIDTH, panel_h * locks.len() as u32 + footer_h)).into_drawing_area();
-    let err = |e: &dyn std::fmt::Display| format!("cannot draw the chart: {e}");
-    root.fill(&WHITE).map_err(|e| err(&e))?;
+    root.fill(&WHITE)?;
     let (body, foot) = root.split_vertically(panel_h * locks.len() as u32);
     for (i, line) in [
         "thin lines: linear scaling from 1 thread; dashed: MODEL (schedlab predict), not measured;",
@@ -49,10 +64,10 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, foo
     .iter()
     .enumerate()
     {
-        foot.draw(&Text::new(line.to_string(), (12, 2 + 14 * i as i32), ("sans-serif", 11).into_font().color(&BLACK.mix(0.7)))).map_err(|e| err(&e))?;
+        foot.draw(&Text::new(line.to_string(), (12, 2 + 14 * i as i32), ("sans-serif", 11).into_font().color(&BLACK.mix(0.7))))?;
     }
     if !footer.is_empty() {
-        foot.draw(&Text::new(footer.to_string(), (12, key_h as i32 + 4), ("sans-serif", 13).into_font().color(&BLACK.mix(0.75)))).map_err(|e| err(&e))?;
+        foot.draw(&Text::new(footer.to_string(), (12, key_h as i32 + 4), ("sans-serif", 13).into_font().color(&BLACK.mix(0.75))))?;
     }
     let panels = body.split_evenly((locks.len(), 1));
     for (panel, lock) in panels.iter().zip(&locks) {
@@ -71,15 +86,13 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, foo
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d((1f64..max_threads).log_scale(), 0f64..y_max)
-            .map_err(|e| err(&e))?;
+            .build_cartesian_2d((1f64..max_threads).log_scale(), 0f64..y_max)?;
         chart
             .configure_mesh()
             .x_desc("threads (log scale)")
             .y_desc("KIOPS")
             .x_label_formatter(&|v| format!("{v:.0}"))
-            .draw()
-            .map_err(|e| err(&e))?;
+            .draw()?;
         let mut series_names: Vec<(String, usize, u64)> = Vec::new();
         for p in &pts {
             let k = (p.variant.clone(), p.slots, p.outside_ns);
@@ -105,24 +118,20 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, foo
             }
             let measured: Vec<(f64, f64)> = by_threads.iter().filter(|(_, _, o)| !o).map(|(t, k, _)| (*t, *k)).collect();
             chart
-                .draw_series(LineSeries::new(measured.iter().copied(), color.stroke_width(2)))
-                .map_err(|e| err(&e))?
+                .draw_series(LineSeries::new(measured.iter().copied(), color.stroke_width(2)))?
                 .label(format!("{name}: measured"))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
             chart
-                .draw_series(measured.iter().map(|&(t, k)| Circle::new((t, k), 4, color.filled())))
-                .map_err(|e| err(&e))?;
+                .draw_series(measured.iter().map(|&(t, k)| Circle::new((t, k), 4, color.filled())))?;
             chart
                 .draw_series(
                     by_threads.iter().filter(|(_, _, o)| *o).map(|&(t, k, _)| Cross::new((t, k), 5, color.stroke_width(2))),
-                )
-                .map_err(|e| err(&e))?;
+                )?;
             if let Some(&(_, x1)) = measured.iter().find(|(t, _)| *t == 1.0) {
                 // Linear scaling from the 1-thread point, up to the top of the panel.
                 let end = (y_max / x1).min(max_threads).max(1.0);
                 chart
-                    .draw_series(LineSeries::new([(1.0, x1), (end, x1 * end)], color.mix(0.35).stroke_width(1)))
-                    .map_err(|e| err(&e))?;
+                    .draw_series(LineSeries::new([(1.0, x1), (end, x1 * end)], color.mix(0.35).stroke_width(1)))?;
             }
             let model = mdl.iter().find(|m| &m.variant == variant && m.slots == *slots && m.outside_ns == *outside);
             let curve_of = |m: &SeriesModel| -> Vec<(f64, f64)> {
@@ -135,19 +144,17 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, foo
                 if let Some(f) = m.error_pct.filter(|e| e.is_finite() && *e > 0.0).map(|e| e / 100.0) {
                     let mut band: Vec<(f64, f64)> = curve.iter().map(|&(n, v)| (n, (v * (1.0 + f)).min(y_max))).collect();
                     band.extend(curve.iter().rev().map(|&(n, v)| (n, (v * (1.0 - f)).max(0.0))));
-                    chart.draw_series(std::iter::once(Polygon::new(band, color.mix(0.12)))).map_err(|e| err(&e))?;
+                    chart.draw_series(std::iter::once(Polygon::new(band, color.mix(0.12))))?;
                 }
                 let error = m.error_pct.map_or_else(|| "no measured point to check it".to_string(), |e| format!("|error| ≤ {e:.0}% where measured"));
                 chart
-                    .draw_series(DashedLineSeries::new(curve, 8, 5, color.stroke_width(2)))
-                    .map_err(|e| err(&e))?
+                    .draw_series(DashedLineSeries::new(curve, 8, 5, color.stroke_width(2)))?
                     .label(format!("{name}: MODEL (simulation calibrated single-threaded; {error})"))
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 8, y), (x + 12, y), (x + 20, y)], color.stroke_width(1)));
                 for &(n, v) in &m.at {
                     if v.is_finite() && v <= y_max {
                         chart
-                            .draw_series(std::iter::once(Text::new(format!("{v:.0}"), (n as f64, v), ("sans-serif", 11).into_font().color(&color))))
-                            .map_err(|e| err(&e))?;
+                            .draw_series(std::iter::once(Text::new(format!("{v:.0}"), (n as f64, v), ("sans-serif", 11).into_font().color(&color))))?;
                     }
                 }
                 if m.usl.is_some() {
@@ -156,8 +163,7 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, foo
                         .filter_map(|n| m.usl_at(n).map(|v| (n, v)))
                         .collect();
                     chart
-                        .draw_series(DashedLineSeries::new(curve, 2, 4, color.stroke_width(1)))
-                        .map_err(|e| err(&e))?
+                        .draw_series(DashedLineSeries::new(curve, 2, 4, color.stroke_width(1)))?
                         .label(format!("{name}: USL fit (model)"))
                         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.mix(0.6).stroke_width(1)));
                 }
@@ -169,10 +175,9 @@ fn draw_svg_into(points: &[SweepPoint], models: &[SeriesModel], title: &str, foo
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.4))
             .label_font(("sans-serif", 12))
-            .draw()
-            .map_err(|e| err(&e))?;
+            .draw()?;
     }
-    root.present().map_err(|e| err(&e))?;
+    root.present()?;
     Ok(())
 }
 

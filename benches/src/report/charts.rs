@@ -13,8 +13,36 @@ use crate::experiment::simulate::SimulateReport;
 use crate::files::provenance::Provenance;
 use crate::seeds::{IDLING_SEEDS, SEEDS};
 use plotters::coord::Shift;
+use plotters::drawing::DrawingAreaErrorKind;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Why a chart has no SVG: what the page shows in its place and `--svg` reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChartError {
+    /// The report holds nothing the chart draws: why, in the chart's words ("no point to draw").
+    NothingToDraw(&'static str),
+    /// The drawing library refused: what it said.
+    Drawing(String),
+}
+
+/// The drawing library's errors, so that `?` carries them.
+impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for ChartError {
+    fn from(e: DrawingAreaErrorKind<E>) -> ChartError {
+        ChartError::Drawing(e.to_string())
+    }
+}
+
+impl std::fmt::Display for ChartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChartError::NothingToDraw(why) => f.write_str(why),
+            ChartError::Drawing(e) => write!(f, "cannot draw the chart: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ChartError {}
 
 /// Width of every chart, px: one paper column at 100 dpi is about 3.3 in.
 pub const WIDTH: u32 = 640;
@@ -79,10 +107,6 @@ impl Bars {
     }
 }
 
-fn err(e: &dyn std::fmt::Display) -> String {
-    format!("cannot draw the chart: {e}")
-}
-
 /// The provenance line every chart carries: commit, machine, lock kind(s), date.
 pub fn provenance_line(p: &Provenance, lock: &str) -> String {
     let model: String = p.cpu_model.chars().take(40).collect();
@@ -98,9 +122,9 @@ fn short(label: &str, chars: usize) -> String {
 }
 
 /// Draws the panels one under the other, then the provenance line at the bottom.
-fn render(panels: &[Bars], provenance: &str) -> Result<String, String> {
+fn render(panels: &[Bars], provenance: &str) -> Result<String, ChartError> {
     if panels.iter().all(|p| p.bars.is_empty()) {
-        return Err("nothing to draw: no finished measurement".into());
+        return Err(ChartError::NothingToDraw("nothing to draw: no finished measurement"));
     }
     let panels: Vec<&Bars> = panels.iter().filter(|p| !p.bars.is_empty()).collect();
     let heights: Vec<u32> = panels.iter().map(|p| p.height()).collect();
@@ -108,16 +132,15 @@ fn render(panels: &[Bars], provenance: &str) -> Result<String, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, total)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(&e))?;
+        root.fill(&WHITE)?;
         let mut rest = root.clone();
         for (panel, h) in panels.iter().zip(&heights) {
             let (top, bottom) = rest.split_vertically(*h);
             draw_panel(&top, panel)?;
             rest = bottom;
         }
-        root.draw(&Text::new(provenance.to_string(), (8, total as i32 - 10), ("sans-serif", 12).into_font().color(&BLACK.mix(0.75))))
-            .map_err(|e| err(&e))?;
-        root.present().map_err(|e| err(&e))?;
+        root.draw(&Text::new(provenance.to_string(), (8, total as i32 - 10), ("sans-serif", 12).into_font().color(&BLACK.mix(0.75))))?;
+        root.present()?;
     }
     Ok(svg)
 }
@@ -128,19 +151,19 @@ fn label_px(chars: usize) -> u32 {
     7 * chars as u32 + 12
 }
 
-fn draw_panel(area: &DrawingArea<SVGBackend, Shift>, p: &Bars) -> Result<(), String> {
+fn draw_panel(area: &DrawingArea<SVGBackend, Shift>, p: &Bars) -> Result<(), ChartError> {
     let n = p.bars.len() as f64;
     let label_area = if p.whole_labels { p.bars.iter().map(|b| label_px(b.label.chars().count())).max().unwrap_or(0).clamp(LABEL_PX, WIDTH / 2) } else { LABEL_PX };
     let x_max = p.x_max();
     let note_h = if p.note.is_empty() { 0 } else { 18 };
     let (area, foot) = area.split_vertically(area.dim_in_pixel().1 - note_h);
     let (head, body) = area.split_vertically(46);
-    head.draw(&Text::new(p.title.clone(), (8, 6), ("sans-serif", 16).into_font())).map_err(|e| err(&e))?;
+    head.draw(&Text::new(p.title.clone(), (8, 6), ("sans-serif", 16).into_font()))?;
     // The legend: a row of swatches under the title.
     let mut x = 8;
     for (i, name) in p.legend.iter().enumerate() {
-        head.draw(&Rectangle::new([(x, 28), (x + 12, 40)], colour(i).filled())).map_err(|e| err(&e))?;
-        head.draw(&Text::new(name.clone(), (x + 16, 28), ("sans-serif", 12).into_font())).map_err(|e| err(&e))?;
+        head.draw(&Rectangle::new([(x, 28), (x + 12, 40)], colour(i).filled()))?;
+        head.draw(&Text::new(name.clone(), (x + 16, 28), ("sans-serif", 12).into_font()))?;
         x += 30 + 6 * name.chars().count() as i32;
     }
     let mut chart = ChartBuilder::on(&body)
@@ -148,8 +171,7 @@ fn draw_panel(area: &DrawingArea<SVGBackend, Shift>, p: &Bars) -> Result<(), Str
         .margin_right(16)
         .x_label_area_size(36)
         .y_label_area_size(label_area)
-        .build_cartesian_2d(0f64..x_max, n..0f64)
-        .map_err(|e| err(&e))?;
+        .build_cartesian_2d(0f64..x_max, n..0f64)?;
     let digits = if x_max >= 10.0 { 0 } else { 2 };
     chart
         .configure_mesh()
@@ -160,8 +182,7 @@ fn draw_panel(area: &DrawingArea<SVGBackend, Shift>, p: &Bars) -> Result<(), Str
         .x_label_formatter(&|v| format!("{v:.digits$}"))
         .label_style(("sans-serif", 12))
         .axis_desc_style(("sans-serif", 13))
-        .draw()
-        .map_err(|e| err(&e))?;
+        .draw()?;
     // Text placed in pixels: `backend_coord` is absolute, `body.draw` relative to the body.
     let (bx, by) = body.get_base_pixel();
     macro_rules! at {
@@ -177,41 +198,41 @@ fn draw_panel(area: &DrawingArea<SVGBackend, Shift>, p: &Bars) -> Result<(), Str
         for (s, v) in b.segments.iter().enumerate() {
             let c = if p.stacked { colour(s) } else { colour(b.key) };
             let x1 = x0 + v.max(0.0);
-            chart.draw_series(std::iter::once(Rectangle::new([(x0, y - 0.32), (x1, y + 0.32)], c.filled()))).map_err(|e| err(&e))?;
+            chart.draw_series(std::iter::once(Rectangle::new([(x0, y - 0.32), (x1, y + 0.32)], c.filled())))?;
             x0 = x1;
         }
         for &(lo, hi) in &b.bands {
-            chart.draw_series(std::iter::once(Rectangle::new([(lo, y - 0.45), (hi, y + 0.45)], BLACK.mix(0.15).filled()))).map_err(|e| err(&e))?;
+            chart.draw_series(std::iter::once(Rectangle::new([(lo, y - 0.45), (hi, y + 0.45)], BLACK.mix(0.15).filled())))?;
         }
         if let Some((lo, hi)) = b.range {
             let bar = vec![(lo, y), (hi, y)];
-            chart.draw_series(std::iter::once(PathElement::new(bar, grey.stroke_width(2)))).map_err(|e| err(&e))?;
+            chart.draw_series(std::iter::once(PathElement::new(bar, grey.stroke_width(2))))?;
             for x in [lo, hi] {
-                chart.draw_series(std::iter::once(PathElement::new(vec![(x, y - 0.18), (x, y + 0.18)], grey.stroke_width(2)))).map_err(|e| err(&e))?;
+                chart.draw_series(std::iter::once(PathElement::new(vec![(x, y - 0.18), (x, y + 0.18)], grey.stroke_width(2))))?;
             }
         }
         // Mark labels alternate above and below the bar, so that two marks' labels do not overlap.
         for (j, (x, text)) in b.marks.iter().enumerate() {
             let mark = vec![(*x, y - 0.45), (*x, y + 0.45)];
-            chart.draw_series(std::iter::once(PathElement::new(mark, BLACK.stroke_width(3)))).map_err(|e| err(&e))?;
+            chart.draw_series(std::iter::once(PathElement::new(mark, BLACK.stroke_width(3))))?;
             let (v, dy) = if j % 2 == 0 { (VPos::Bottom, -0.3) } else { (VPos::Top, 0.3) };
             let style = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Left, v));
             let (px, py) = at!(*x, y + dy);
-            body.draw(&Text::new(text.clone(), (px + 3, py), style)).map_err(|e| err(&e))?;
+            body.draw(&Text::new(text.clone(), (px + 3, py), style))?;
         }
         let end = b.segments.iter().sum::<f64>().max(b.range.map_or(0.0, |r| r.1));
         if !b.value_text.is_empty() {
             let style = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
             let (px, py) = at!(end, y);
-            body.draw(&Text::new(b.value_text.clone(), (px + 4, py), style)).map_err(|e| err(&e))?;
+            body.draw(&Text::new(b.value_text.clone(), (px + 4, py), style))?;
         }
         let (px, py) = at!(0.0, y);
         let style = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
         let label = if p.whole_labels { b.label.clone() } else { short(&b.label, 30) };
-        body.draw(&Text::new(label, (px - 6, py), style)).map_err(|e| err(&e))?;
+        body.draw(&Text::new(label, (px - 6, py), style))?;
     }
     if !p.note.is_empty() {
-        foot.draw(&Text::new(p.note.clone(), (8, 2), ("sans-serif", 12).into_font().color(&BLACK.mix(0.7)))).map_err(|e| err(&e))?;
+        foot.draw(&Text::new(p.note.clone(), (8, 2), ("sans-serif", 12).into_font().color(&BLACK.mix(0.7))))?;
     }
     Ok(())
 }
@@ -298,25 +319,25 @@ fn compare_lock_time_panel(report: &CompareReport) -> Bars {
 }
 
 /// `schedlab compare`'s KIOPS chart alone (see the panel's contract above).
-pub fn compare_kiops_svg(report: &CompareReport) -> Result<String, String> {
+pub fn compare_kiops_svg(report: &CompareReport) -> Result<String, ChartError> {
     render(&[compare_kiops_panel(report)], &provenance_line(&report.provenance, &compare_lock_text(report)))
 }
 
 /// `schedlab compare`'s scheduler-lock time chart alone; an error when no instrumented run
 /// finished (`--measure plain`).
-pub fn compare_lock_time_svg(report: &CompareReport) -> Result<String, String> {
+pub fn compare_lock_time_svg(report: &CompareReport) -> Result<String, ChartError> {
     render(&[compare_lock_time_panel(report)], &provenance_line(&report.provenance, &compare_lock_text(report)))
 }
 
 /// Both compare charts in one SVG, KIOPS above the lock time (the latter left out when no
 /// instrumented run finished): what `schedlab compare --svg` writes.
-pub fn compare_svg(report: &CompareReport) -> Result<String, String> {
+pub fn compare_svg(report: &CompareReport) -> Result<String, ChartError> {
     render(&[compare_kiops_panel(report), compare_lock_time_panel(report)], &provenance_line(&report.provenance, &compare_lock_text(report)))
 }
 
 /// `schedlab roundtrip`'s chart: ns per round trip per variant (median, min–max over rounds),
 /// and stacked on it what the lock statistics add (the median cost, when measured).
-pub fn roundtrip_svg(report: &RoundtripReport) -> Result<String, String> {
+pub fn roundtrip_svg(report: &RoundtripReport) -> Result<String, ChartError> {
     let bars = report
         .variants
         .iter()
@@ -351,13 +372,16 @@ pub fn roundtrip_svg(report: &RoundtripReport) -> Result<String, String> {
 /// `schedlab predict --validate`'s chart: per configuration the measured KIOPS (median, min–max),
 /// the model's prediction as a mark, and the goal's error band around the prediction. An error
 /// when the report has no validation.
-pub fn predict_validation_svg(report: &PredictReport) -> Result<String, String> {
-    let Some(v) = &report.validation else { return Err("no validation in this report (predict --validate draws the chart)".into()) };
+pub fn predict_validation_svg(report: &PredictReport) -> Result<String, ChartError> {
+    let Some(v) = &report.validation else {
+        let why = "no validation in this report (predict --validate draws the chart)";
+        return Err(ChartError::NothingToDraw(why));
+    };
     validation_svg(v, &report.provenance)
 }
 
 /// The validation chart from its parts (see [`predict_validation_svg`]).
-fn validation_svg(v: &ValidationReport, provenance: &Provenance) -> Result<String, String> {
+fn validation_svg(v: &ValidationReport, provenance: &Provenance) -> Result<String, ChartError> {
     let mut locks: Vec<&str> = Vec::new();
     for r in &v.rows {
         if !locks.contains(&r.lock.name()) {
@@ -402,11 +426,10 @@ fn validation_svg(v: &ValidationReport, provenance: &Provenance) -> Result<Strin
 /// variant, lock and outside work, and with `--validate` each measured point (its median as a
 /// ring, its 95 % interval over rounds as a bar, or its min–max without one) in its line's
 /// colour. An error when nothing was predicted.
-pub fn predict_curve_svg(report: &PredictReport) -> Result<String, String> {
-    let err = |e: &dyn std::fmt::Display| format!("cannot draw the chart: {e}");
+pub fn predict_curve_svg(report: &PredictReport) -> Result<String, ChartError> {
     let curves = crate::experiment::predict::curves(&report.predictions);
     if curves.is_empty() {
-        return Err("nothing predicted".into());
+        return Err(ChartError::NothingToDraw("nothing predicted"));
     }
     let points = |(name, lock, outside): &(String, schedlab_core::LockKind, u64)| -> Vec<(f64, f64)> {
         let mut p: Vec<(f64, f64)> = report
@@ -451,23 +474,21 @@ pub fn predict_curve_svg(report: &PredictReport) -> Result<String, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(&e))?;
+        root.fill(&WHITE)?;
         let (plot, footer) = root.split_vertically(height - 24);
         let mut chart = ChartBuilder::on(&plot)
             .caption(format!("Predicted KIOPS against threads on {} (MODEL, not measured)", machine), ("sans-serif", 14))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(56)
-            .build_cartesian_2d((0.9f64..max_threads * 1.1).log_scale(), 0f64..y_max)
-            .map_err(|e| err(&e))?;
+            .build_cartesian_2d((0.9f64..max_threads * 1.1).log_scale(), 0f64..y_max)?;
         chart
             .configure_mesh()
             .x_desc("threads (log scale)")
             .y_desc("KIOPS")
             .x_label_formatter(&|v| format!("{v:.0}"))
             .label_style(("sans-serif", 12))
-            .draw()
-            .map_err(|e| err(&e))?;
+            .draw()?;
         for (i, curve) in curves.iter().enumerate() {
             let c = colour(i);
             let mut name = curve.0.clone();
@@ -479,22 +500,19 @@ pub fn predict_curve_svg(report: &PredictReport) -> Result<String, String> {
             }
             let line = points(curve);
             chart
-                .draw_series(LineSeries::new(line.iter().copied(), c.stroke_width(2)))
-                .map_err(|e| err(&e))?
+                .draw_series(LineSeries::new(line.iter().copied(), c.stroke_width(2)))?
                 .label(format!("{name}: model"))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
-            chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(|e| err(&e))?;
+            chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, c.filled())))?;
             let seen = measured(curve);
             if seen.is_empty() {
                 continue;
             }
             // Measured: a ring at the median, a bar over its interval (beside the model's dot).
             chart
-                .draw_series(seen.iter().map(|&(t, _, lo, hi)| PathElement::new(vec![(t * 1.03, lo), (t * 1.03, hi)], c.stroke_width(2))))
-                .map_err(|e| err(&e))?;
+                .draw_series(seen.iter().map(|&(t, _, lo, hi)| PathElement::new(vec![(t * 1.03, lo), (t * 1.03, hi)], c.stroke_width(2))))?;
             chart
-                .draw_series(seen.iter().map(|&(t, m, _, _)| Circle::new((t * 1.03, m), 5, c.stroke_width(2))))
-                .map_err(|e| err(&e))?
+                .draw_series(seen.iter().map(|&(t, m, _, _)| Circle::new((t * 1.03, m), 5, c.stroke_width(2))))?
                 .label(format!("{name}: measured (bar: its 95% interval, or min–max)"))
                 .legend(move |(x, y)| Circle::new((x + 10, y), 5, c.stroke_width(2)));
         }
@@ -504,20 +522,20 @@ pub fn predict_curve_svg(report: &PredictReport) -> Result<String, String> {
             .label_font(("sans-serif", 12))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.4))
-            .draw()
-            .map_err(|e| err(&e))?;
+            .draw()?;
         footer
-            .draw(&Text::new(provenance_line(&report.provenance, &locks.join(", ")), (8, 6), ("sans-serif", 12).into_font().color(&BLACK.mix(0.75))))
-            .map_err(|e| err(&e))?;
-        root.present().map_err(|e| err(&e))?;
+            .draw(&Text::new(provenance_line(&report.provenance, &locks.join(", ")), (8, 6), ("sans-serif", 12).into_font().color(&BLACK.mix(0.75))))?;
+        root.present()?;
     }
     Ok(svg)
 }
 
 /// `schedlab simulate`'s chart: the seed's idling table (fio on real SSDs, idling on and off)
 /// beside each simulation given (IOPS; one bar per run). An error when `reports` is empty.
-pub fn simulate_svg(reports: &[SimulateReport]) -> Result<String, String> {
-    let Some(first) = reports.first() else { return Err("no simulation to draw".into()) };
+pub fn simulate_svg(reports: &[SimulateReport]) -> Result<String, ChartError> {
+    let Some(first) = reports.first() else {
+        return Err(ChartError::NothingToDraw("no simulation to draw"));
+    };
     let workload = |r: &SimulateReport| {
         let c = &r.config;
         let bs = c.bs_sectors as u64 * 512;
@@ -587,7 +605,7 @@ fn seed_mismatch(report: &SimulateReport, workload: &str) -> Option<String> {
 /// on a common scale (IOPS ratios; µs of CPU per I/O; contended acquisitions per I/O, in total
 /// and by site; statistics' share), kernel beside model, each model bar over the goal band around
 /// the kernel's value; labels whole.
-pub fn kernel_svg(report: &KernelReport) -> Result<String, String> {
+pub fn kernel_svg(report: &KernelReport) -> Result<String, ChartError> {
     let main = report.fidelity.first().map(|r| r.point);
     let rows: Vec<&FidelityRow> = report.fidelity.iter().filter(|r| Some(r.point) == main).collect();
     let mut extra: Vec<(String, Option<f64>, Option<f64>)> = report
@@ -608,7 +626,12 @@ pub fn kernel_svg(report: &KernelReport) -> Result<String, String> {
 
 /// The kernel chart from its parts: fidelity rows, and extra µs-per-I/O pairs (figure, kernel,
 /// model) with no band (see [`kernel_svg`]).
-fn kernel_panels_svg(rows: &[&FidelityRow], extra_us: &[(String, Option<f64>, Option<f64>)], model_lock: &str, provenance: &Provenance) -> Result<String, String> {
+fn kernel_panels_svg(
+    rows: &[&FidelityRow],
+    extra_us: &[(String, Option<f64>, Option<f64>)],
+    model_lock: &str,
+    provenance: &Provenance,
+) -> Result<String, ChartError> {
     let legend = vec!["kernel (fio)".to_string(), format!("model ({model_lock})")];
     let panel = |title: &str, x_desc: &str, note: &str| Bars { title: title.into(), x_desc: x_desc.into(), legend: legend.clone(), note: note.into(), whole_labels: true, ..Bars::default() };
     let mut ratios = panel("IOPS ratios", "× (ratio of IOPS)", "shaded: the goal band around the kernel's value");

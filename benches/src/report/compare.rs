@@ -860,7 +860,7 @@ mod tests {
                 self.0.outcome()
             }
         }
-        let e = renderings_agree(&BriefOnly(comparison())).unwrap_err();
+        let e = renderings_agree(&BriefOnly(comparison())).unwrap_err().to_string();
         assert!(e.contains("not in the terminal text"), "{e}");
     }
 

@@ -29,6 +29,7 @@
 //! per scope and names once the rows or points one message touches; the "warning: " before a
 //! warning is the renderer's.
 
+use super::charts::ChartError;
 use super::html::Page;
 pub use super::outcome::{
     merged, Judge, Outcome, Scope, Undisturbed, Warning, WarningKind, NOT_JUDGED_DISTURBED,
@@ -38,6 +39,7 @@ use super::table::{Cell, Judgement, Table};
 use super::table::Verdict;
 use crate::files::provenance::Provenance;
 use serde::Serialize;
+use std::fmt;
 
 /// What the user asked the terminal text to leave out.
 #[derive(Clone, Copy, Debug, Default)]
@@ -54,7 +56,7 @@ pub struct View {
 #[derive(Clone, Debug)]
 pub struct Chart {
     pub title: String,
-    pub svg: Result<String, String>,
+    pub svg: Result<String, ChartError>,
     /// An SVG with its own script (a flamegraph): kept interactive, in a frame of its own.
     pub interactive: bool,
     /// The title of the table it illustrates: the page puts it right after that table.
@@ -62,7 +64,7 @@ pub struct Chart {
 }
 
 impl Chart {
-    pub fn new(title: impl Into<String>, svg: Result<String, String>) -> Chart {
+    pub fn new(title: impl Into<String>, svg: Result<String, ChartError>) -> Chart {
         Chart { title: title.into(), svg, interactive: false, beside: None }
     }
 
@@ -70,6 +72,48 @@ impl Chart {
     pub fn beside(mut self, table: impl Into<String>) -> Chart {
         self.beside = Some(table.into());
         self
+    }
+}
+
+/// A report that serde could not turn into JSON (a bug of the report's type, not of the run).
+#[derive(Debug)]
+pub struct SerialiseError {
+    /// The report's command ([`Report::COMMAND`]).
+    pub command: &'static str,
+    pub source: serde_json::Error,
+}
+
+impl fmt::Display for SerialiseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot serialise the {} report: {}", self.command, self.source)
+    }
+}
+
+impl std::error::Error for SerialiseError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// A breach of the contract found by the checks the reports' tests run
+/// ([`renderings_agree`] and the test-only checks beside it): which report, and what in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContractViolation {
+    /// The report's command ([`Report::COMMAND`]).
+    pub report: &'static str,
+    /// The figure, cell or rendering at fault, and how.
+    pub detail: String,
+}
+
+impl ContractViolation {
+    fn of<R: Report>(detail: impl Into<String>) -> ContractViolation {
+        ContractViolation { report: R::COMMAND, detail: detail.into() }
+    }
+}
+
+impl fmt::Display for ContractViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the {} report: {}", self.report, self.detail)
     }
 }
 
@@ -196,12 +240,12 @@ pub trait Report: Serialize + Sized {
     }
 
     /// The JSON document: the envelope around the report's fields.
-    fn json(&self, signal: Option<&str>) -> Result<String, String> {
+    fn json(&self, signal: Option<&str>) -> Result<String, SerialiseError> {
         self.json_in(signal, View::default())
     }
 
     /// The JSON document with the verdicts of `view` ([`Report::judge`]).
-    fn json_in(&self, signal: Option<&str>, view: View) -> Result<String, String> {
+    fn json_in(&self, signal: Option<&str>, view: View) -> Result<String, SerialiseError> {
         let mut outcome = self.outcome();
         outcome.warnings = merged(&outcome.warnings);
         let judge = self.judge(view);
@@ -210,8 +254,7 @@ pub trait Report: Serialize + Sized {
         let version = Self::SCHEMA_VERSION;
         let envelope =
             Envelope { schema, schema_version: version, signal, outcome, judgements, report: self };
-        let command = Self::COMMAND;
-        let cannot = |e: serde_json::Error| format!("cannot serialise the {command} report: {e}");
+        let cannot = |source| SerialiseError { command: Self::COMMAND, source };
         if !judge.judges() {
             // The report's own verdict fields too (the fields then come in alphabetical order).
             let mut value = serde_json::to_value(&envelope).map_err(cannot)?;
@@ -222,7 +265,7 @@ pub trait Report: Serialize + Sized {
             }
             return serde_json::to_string_pretty(&value).map(|text| text + "\n").map_err(cannot);
         }
-        serde_json::to_string_pretty(&envelope).map(|text| text + "\n").map_err(|e| format!("cannot serialise the {} report: {e}", Self::COMMAND))
+        serde_json::to_string_pretty(&envelope).map(|text| text + "\n").map_err(cannot)
     }
 
     /// The HTML page: the outcome's box, each table with the charts beside it, the other
@@ -275,10 +318,11 @@ pub(crate) fn widest_line(text: &str, skip: usize) -> usize {
 pub(crate) fn judged_only_when_undisturbed<R: Report>(
     report: &R,
     view: View,
-) -> Result<usize, String> {
+) -> Result<usize, ContractViolation> {
     if report.judge(view).judges() {
-        return Err("the view is not disturbed: nothing to check".into());
+        return Err(ContractViolation::of::<R>("the view is not disturbed: nothing to check"));
     }
+    let breach = ContractViolation::of::<R>;
     let undisturbed = Judge::undisturbed_for_tests();
     let verdicts = |tables: &[Table]| -> Vec<(String, usize, usize, Verdict)> {
         let mut out = Vec::new();
@@ -299,34 +343,38 @@ pub(crate) fn judged_only_when_undisturbed<R: Report>(
     for (title, r, c, _) in &judged {
         let cell = tables.iter().find(|t| t.title == *title).and_then(|t| t.rows.get(*r)?.get(*c));
         if cell.map(Cell::shown_text) != Some(NOT_JUDGED_DISTURBED) {
-            return Err(format!("{title:?}, row {r}, column {c}: {cell:?} on disturbed runs"));
+            let at = format!("{title:?}, row {r}, column {c}");
+            return Err(breach(format!("{at}: {cell:?} on disturbed runs")));
         }
     }
     let unjudged = |text: &str| text.matches(NOT_JUDGED_DISTURBED).count();
     let text = report.text(view);
     if unjudged(&text) < judged.len() {
         let said = unjudged(&text);
-        return Err(format!("{} verdicts, the text says not judged {said} times", judged.len()));
+        let verdicts = judged.len();
+        return Err(breach(format!("{verdicts} verdicts, the text says not judged {said} times")));
     }
     let page = report.page(view).render();
     for class in ["met", "missed", "inconclusive"] {
         if page.contains(&format!("<td class=\"{class}\"")) {
-            return Err(format!("a verdict ({class}) on the page of disturbed runs"));
+            return Err(breach(format!("a verdict ({class}) on the page of disturbed runs")));
         }
     }
     if unjudged(&page) < judged.len() {
         let said = unjudged(&page);
-        return Err(format!("{} verdicts, the page says not judged {said} times", judged.len()));
+        let verdicts = judged.len();
+        return Err(breach(format!("{verdicts} verdicts, the page says not judged {said} times")));
     }
-    let json: serde_json::Value = serde_json::from_str(&report.json_in(None, view)?)
-        .map_err(|e| format!("the JSON does not parse: {e}"))?;
+    let json = report.json_in(None, view).map_err(|e| breach(e.to_string()))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&json).map_err(|e| breach(format!("the JSON does not parse: {e}")))?;
     let in_json = json["judgements"].as_array().cloned().unwrap_or_default();
     if let Some(j) = in_json.iter().find(|j| j["verdict"] != "not-judged") {
-        return Err(format!("a verdict in the JSON of disturbed runs: {j}"));
+        return Err(breach(format!("a verdict in the JSON of disturbed runs: {j}")));
     }
     let in_json = in_json.iter().filter(|j| j["shown"] == NOT_JUDGED_DISTURBED).count();
     if in_json < judged.len() {
-        return Err(format!("{} verdicts, {in_json} not judged in the JSON", judged.len()));
+        return Err(breach(format!("{} verdicts, {in_json} not judged in the JSON", judged.len())));
     }
     let mut own = json.clone();
     if let serde_json::Value::Object(fields) = &mut own {
@@ -335,9 +383,12 @@ pub(crate) fn judged_only_when_undisturbed<R: Report>(
     let mut raw = Vec::new();
     verdict_values(&own, R::VERDICT_FIELDS, &mut raw);
     if let Some(v) = raw.iter().find(|v| !v.is_null() && **v != NOT_JUDGED_DISTURBED) {
-        return Err(format!("a verdict field of the JSON says {v} on disturbed runs"));
+        return Err(breach(format!("a verdict field of the JSON says {v} on disturbed runs")));
     }
-    said_once(&text, &page).map(|()| judged.len())
+    match said_twice(&text, &page) {
+        Some(twice) => Err(breach(twice)),
+        None => Ok(judged.len()),
+    }
 }
 
 /// The values of the fields named `fields` at any depth of `value`.
@@ -360,12 +411,12 @@ fn verdict_values(value: &serde_json::Value, fields: &[&str], out: &mut Vec<serd
     }
 }
 
-/// Whether no warning line is said twice in `text` nor any item twice in the page's box.
+/// The first warning line said twice in `text` or item said twice in the page's box, if one is.
 #[cfg(test)]
-fn said_once(text: &str, page: &str) -> Result<(), String> {
+fn said_twice(text: &str, page: &str) -> Option<String> {
     let warnings: Vec<&str> = text.lines().filter(|l| l.starts_with("warning: ")).collect();
     if let Some(twice) = warnings.iter().enumerate().find(|(i, w)| warnings[..*i].contains(w)) {
-        return Err(format!("said twice in the text: {}", twice.1));
+        return Some(format!("said twice in the text: {}", twice.1));
     }
     let start = page.find("<section class=\"warnings\"").unwrap_or(page.len());
     let the_box = &page[start..];
@@ -379,10 +430,10 @@ fn said_once(text: &str, page: &str) -> Result<(), String> {
     };
     for (n, item) in items.iter().enumerate() {
         if items[..n].iter().any(|seen| key(seen) == key(item)) {
-            return Err(format!("said twice on the page: {item}"));
+            return Some(format!("said twice on the page: {item}"));
         }
     }
-    Ok(())
+    None
 }
 
 /// The terminal text of a report drawn from its tables: each laid out by
@@ -421,7 +472,7 @@ fn add_chart(page: &mut Page, chart: &Chart) {
     match (&chart.svg, chart.interactive) {
         (Ok(svg), false) => page.figure(chart.title.clone(), svg.clone()),
         (Ok(svg), true) => page.interactive(chart.title.clone(), svg.clone()),
-        (Err(why), _) => page.undrawn(chart.title.clone(), why.clone()),
+        (Err(why), _) => page.undrawn(chart.title.clone(), why.to_string()),
     };
 }
 
@@ -430,11 +481,13 @@ fn add_chart(page: &mut Page, chart: &Chart) {
 /// rounds to what the cell shows, in the table's unit or scaled by a power of 1000, the scale a
 /// column may choose). The error names the first figure that does not. For the reports whose
 /// text is drawn from their tables ([`text_of_tables`]), and the tests that hold them to it.
-pub fn renderings_agree<R: Report>(report: &R) -> Result<(), String> {
+pub fn renderings_agree<R: Report>(report: &R) -> Result<(), ContractViolation> {
+    let breach = ContractViolation::of::<R>;
     let text = report.text(View::default());
     let page = report.page(View::default()).render();
-    let json = report.json(None)?;
-    let value: serde_json::Value = serde_json::from_str(&json).map_err(|e| format!("the JSON does not parse: {e}"))?;
+    let json = report.json(None).map_err(|e| breach(e.to_string()))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&json).map_err(|e| breach(format!("the JSON does not parse: {e}")))?;
     let mut numbers = Vec::new();
     collect_numbers(&value, &mut numbers);
     for table in report.tables(report.judge(View::default())) {
@@ -443,14 +496,14 @@ pub fn renderings_agree<R: Report>(report: &R) -> Result<(), String> {
                 let shown = cell.shown_text();
                 let at = || format!("{:?}, row {row}, column {:?}: {shown:?}", table.title, column.name);
                 if !text.contains(shown) {
-                    return Err(format!("{} is not in the terminal text", at()));
+                    return Err(breach(format!("{} is not in the terminal text", at())));
                 }
                 if !page.contains(&super::html::escape(shown)) {
-                    return Err(format!("{} is not on the page", at()));
+                    return Err(breach(format!("{} is not on the page", at())));
                 }
                 if let super::table::Cell::Number { .. } = cell {
                     if !json_has(&numbers, shown) {
-                        return Err(format!("{} is in no JSON number", at()));
+                        return Err(breach(format!("{} is in no JSON number", at())));
                     }
                 }
             }

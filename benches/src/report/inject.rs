@@ -4,6 +4,7 @@
 //! judged, as tables; the terminal text is drawn from the same tables
 //! ([`super::contract::text_of_tables`]).
 
+use super::charts::ChartError;
 use super::contract::{Warning, WarningKind};
 use crate::experiment::kernel::inject::{InjectKernel, InjectReport, Interval, CAL_ITERS};
 use super::table::{Cell, Table, Verdict};
@@ -66,9 +67,8 @@ fn probe_tables(k: &InjectKernel) -> [Table; 3] {
 
 /// The chart: cost per I/O (µs) on x, inside ÷ outside throughput on y; the kernel's ratios and
 /// the model's, each with its interval, a line at 1 (no difference), and the provenance line.
-pub fn inject_svg(r: &InjectReport) -> Result<String, String> {
+pub fn inject_svg(r: &InjectReport) -> Result<String, ChartError> {
     use plotters::prelude::*;
-    let err = |e: &dyn std::fmt::Display| format!("cannot draw the chart: {e}");
     let lock = if r.config.model_lock == schedlab_core::LockKind::FairSpin { "fair-spin" } else { "parking-lot" };
     let model_label = format!("model ({}, {lock})", r.model_entry);
     let series: [(&str, Vec<(f64, Interval)>); 2] = [
@@ -79,7 +79,7 @@ pub fn inject_svg(r: &InjectReport) -> Result<String, String> {
         ),
     ];
     if series.iter().all(|(_, v)| v.is_empty()) {
-        return Err("nothing to draw: no finished measurement".into());
+        return Err(ChartError::NothingToDraw("nothing to draw: no finished measurement"));
     }
     let x_max = r.inject.costs_ns.iter().copied().max().unwrap_or(1).max(1) as f64 / 1e3 * 1.1;
     let ys = series.iter().flat_map(|(_, v)| v.iter().flat_map(|(_, i)| [i.lo, i.hi, i.value])).filter(|y| y.is_finite());
@@ -89,23 +89,21 @@ pub fn inject_svg(r: &InjectReport) -> Result<String, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(&e))?;
+        root.fill(&WHITE)?;
         let (plot, footer) = root.split_vertically(height - 24);
         let mut chart = ChartBuilder::on(&plot)
             .caption(format!("Inside ÷ outside BFQ's lock, {} jobs: kernel and model", r.config.threads), ("sans-serif", 16))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(56)
-            .build_cartesian_2d(-x_max * 0.05..x_max, (lo - pad)..(hi + pad))
-            .map_err(|e| err(&e))?;
+            .build_cartesian_2d(-x_max * 0.05..x_max, (lo - pad)..(hi + pad))?;
         chart
             .configure_mesh()
             .x_desc("injected cost per I/O, µs")
             .y_desc("throughput inside ÷ outside")
             .label_style(("sans-serif", 12))
-            .draw()
-            .map_err(|e| err(&e))?;
-        chart.draw_series(LineSeries::new([(-x_max * 0.05, 1.0), (x_max, 1.0)], BLACK.mix(0.4))).map_err(|e| err(&e))?;
+            .draw()?;
+        chart.draw_series(LineSeries::new([(-x_max * 0.05, 1.0), (x_max, 1.0)], BLACK.mix(0.4)))?;
         let colours = [RGBColor(31, 119, 180), RGBColor(255, 127, 14)];
         for (k, (name, pts)) in series.iter().enumerate() {
             let c = colours[k];
@@ -121,12 +119,11 @@ pub fn inject_svg(r: &InjectReport) -> Result<String, String> {
                         PathElement::new(vec![(x - tick, i.lo), (x + tick, i.lo)], c.stroke_width(2)),
                         PathElement::new(vec![(x - tick, i.hi), (x + tick, i.hi)], c.stroke_width(2)),
                     ]
-                }))
-                .map_err(|e| err(&e))?
+                }))?
                 .label(*name)
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
-            chart.draw_series(pts.iter().map(|(x, i)| Circle::new((x + dx, i.value), 4, c.filled()))).map_err(|e| err(&e))?;
-            chart.draw_series(LineSeries::new(pts.iter().map(|(x, i)| (x + dx, i.value)), c.mix(0.6))).map_err(|e| err(&e))?;
+            chart.draw_series(pts.iter().map(|(x, i)| Circle::new((x + dx, i.value), 4, c.filled())))?;
+            chart.draw_series(LineSeries::new(pts.iter().map(|(x, i)| (x + dx, i.value)), c.mix(0.6)))?;
         }
         chart
             .configure_series_labels()
@@ -134,12 +131,10 @@ pub fn inject_svg(r: &InjectReport) -> Result<String, String> {
             .label_font(("sans-serif", 12))
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(|e| err(&e))?;
+            .draw()?;
         footer
-            .draw(&Text::new(super::charts::provenance_line(&r.provenance, r.config.model_lock.name()), (8, 6), ("sans-serif", 12).into_font().color(&BLACK.mix(0.75))))
-            .map_err(|e| err(&e))?;
-        root.present().map_err(|e| err(&e))?;
+            .draw(&Text::new(super::charts::provenance_line(&r.provenance, r.config.model_lock.name()), (8, 6), ("sans-serif", 12).into_font().color(&BLACK.mix(0.75))))?;
+        root.present()?;
     }
     Ok(svg)
 }

@@ -327,7 +327,7 @@ mod tests {
                 self.0.outcome()
             }
         }
-        let e = renderings_agree(&Partial(summary_of(EVENTS))).unwrap_err();
+        let e = renderings_agree(&Partial(summary_of(EVENTS))).unwrap_err().to_string();
         assert!(e.contains("not in the terminal text"), "{e}");
     }
 }

@@ -8,6 +8,7 @@
 use crate::experiment::predict::{curves, entry, PredictReport, ValidationReport};
 use crate::model::topology::Topology;
 use crate::model::{CalibrationSet, Prediction, Wanted};
+use super::charts::ChartError;
 use super::contract::Judge;
 use crate::stats::{median, GoalVerdict, Interval};
 use super::table::{Cell, Table, Verdict};
@@ -405,7 +406,10 @@ impl super::contract::Report for PredictReport {
 
     fn charts(&self) -> Vec<super::contract::Chart> {
         let curve = super::contract::Chart::new("predicted KIOPS against threads", super::charts::predict_curve_svg(self)).beside(PREDICTED);
-        let drawn = if self.validation.is_some() { super::charts::predict_validation_svg(self) } else { Err("the chart draws the validation: --validate".into()) };
+        let drawn = match self.validation {
+            Some(_) => super::charts::predict_validation_svg(self),
+            None => Err(ChartError::NothingToDraw("the chart draws the validation: --validate")),
+        };
         vec![curve, super::contract::Chart::new("measured against predicted", drawn).beside(VALIDATION)]
     }
 

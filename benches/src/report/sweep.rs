@@ -73,7 +73,7 @@ impl super::contract::Report for SweepReport {
     fn charts(&self) -> Vec<super::contract::Chart> {
         let title = format!("schedlab sweep: KIOPS vs threads ({} CPUs, commit {})", self.config.cpus, self.provenance.commit);
         let drawn = if self.points.is_empty() {
-            Err("no point finished".to_string())
+            Err(super::charts::ChartError::NothingToDraw("no point finished"))
         } else {
             let locks: Vec<&str> = self.config.locks.iter().map(|l| l.name()).collect();
             let footer = super::charts::provenance_line(&self.provenance, &locks.join(", "));

@@ -128,14 +128,23 @@ impl Baseline {
         stop: &schedlab_core::sync::AtomicBool,
     ) -> Result<Baseline, ExperimentError> {
         let text = crate::files::input::read_input(file, "baseline", crate::files::input::caps::MODEL_JSON, stop)?;
-        Baseline::parse(file, &text, variants, locks, threshold).map_err(ExperimentError::bad_input)
+        Baseline::parse(file, &text, variants, locks, threshold)
     }
 
     /// Parses a `schedlab compare --json` report as a baseline for a comparison of `variants`
-    /// under `locks`; the error is one line naming the file and what is wrong with it.
-    pub fn parse(file: &Path, text: &str, variants: &[&str], locks: &[LockKind], threshold: f64) -> Result<Baseline, String> {
+    /// under `locks`; the error is bad input, one line naming the file and what is wrong with it.
+    pub fn parse(
+        file: &Path,
+        text: &str,
+        variants: &[&str],
+        locks: &[LockKind],
+        threshold: f64,
+    ) -> Result<Baseline, ExperimentError> {
         let shown = file.display();
-        let not_compare = |why: String| format!("--baseline {shown} is not a `schedlab compare --json` report: {why}");
+        let not_compare = |why: String| {
+            let report = "a `schedlab compare --json` report";
+            ExperimentError::bad_input(format!("--baseline {shown} is not {report}: {why}"))
+        };
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| not_compare(format!("not JSON ({e})")))?;
         match value.get("schema").and_then(|s| s.as_str()) {
             Some("schedlab-compare") => {}
@@ -146,9 +155,10 @@ impl Baseline {
         match value.get("schema_version").and_then(|v| v.as_u64()) {
             Some(v) if v == u64::from(wanted) => {}
             Some(v) => {
-                return Err(format!(
-                    "--baseline {shown} has schema_version {v}, this schedlab writes and reads {wanted}: make the baseline again with this build"
-                ))
+                return Err(ExperimentError::bad_input(format!(
+                    "--baseline {shown} has schema_version {v}, this schedlab writes and reads \
+                     {wanted}: make the baseline again with this build"
+                )))
             }
             None => return Err(not_compare("it has no `schema_version`".into())),
         }
@@ -160,20 +170,22 @@ impl Baseline {
         let theirs = sorted(parsed.config.variants.clone());
         let ours = sorted(variants.iter().map(|v| v.to_string()).collect());
         if theirs != ours {
-            return Err(format!(
-                "--baseline {shown} compared other variants ({}) than this run ({}): give --variants as the baseline's",
+            return Err(ExperimentError::bad_input(format!(
+                "--baseline {shown} compared other variants ({}) than this run ({}): \
+                 give --variants as the baseline's",
                 parsed.config.variants.join(","),
                 variants.join(",")
-            ));
+            )));
         }
         let lock_names = |l: &[LockKind]| l.iter().map(|k| k.name()).collect::<Vec<_>>().join(",");
         let same_locks = parsed.config.locks.len() == locks.len() && locks.iter().all(|l| parsed.config.locks.contains(l));
         if !same_locks {
-            return Err(format!(
-                "--baseline {shown} ran other lock kinds ({}) than this run ({}): give --lock as the baseline's",
+            return Err(ExperimentError::bad_input(format!(
+                "--baseline {shown} ran other lock kinds ({}) than this run ({}): \
+                 give --lock as the baseline's",
                 lock_names(&parsed.config.locks),
                 lock_names(locks)
-            ));
+            )));
         }
         let finite = |runs: &FileRuns| runs.runs.iter().map(|r| r.unwrap_or(f64::NAN)).collect::<Vec<f64>>();
         let rows: Vec<(&str, LockKind, Option<Vec<f64>>)> =
@@ -386,7 +398,10 @@ mod tests {
 
     #[test]
     fn a_bad_baseline_is_one_line_naming_the_file() {
-        let parse = |text: &str, variants: &[&str], locks: &[LockKind]| Baseline::parse(Path::new("old.json"), text, variants, locks, 0.05).unwrap_err();
+        let parse = |text: &str, variants: &[&str], locks: &[LockKind]| {
+            let old = Path::new("old.json");
+            Baseline::parse(old, text, variants, locks, 0.05).unwrap_err().to_string()
+        };
         let pl = [LockKind::ParkingLot];
         let cases = [
             (parse("not json", &FIXTURE_VARIANTS, &pl), "not JSON"),

@@ -18,7 +18,8 @@
 
 use super::cells::{Cell, Measure};
 use crate::driver::workload::RunResult;
-use crate::stats::{bootstrap_interval, median, median_in_place, Interval, BOOTSTRAP_MIN_VALUES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
+use crate::stats::{bootstrap_interval, median, median_in_place, Interval, NoInterval};
+use crate::stats::{BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
 use serde::Serialize;
 
 /// The cost the lock statistics may have for their counters to describe the measured system (%).
@@ -46,14 +47,24 @@ impl CostVerdict {
     }
 }
 
-/// The verdict on a cost's interval (%) against `limit` (%): `Err` with the reason when the
+/// A cost interval (%) wholly below 0: the statistics cannot speed the path up, so it is the
+/// windows' noise and there is no cost to judge. Shown in the verdict's place.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CostBelowZero(pub Interval);
+
+impl std::fmt::Display for CostBelowZero {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Interval { lo, hi } = self.0;
+        write!(f, "not estimable: the interval [{lo:.1}, {hi:.1}] % is below 0 ")?;
+        f.write_str("(the statistics cannot speed the path up: the windows' noise)")
+    }
+}
+
+/// The verdict on a cost's interval (%) against `limit` (%), or [`CostBelowZero`] when the
 /// whole interval is below 0, where there is no cost to judge.
-pub fn judge_cost(interval: Interval, limit: f64) -> Result<CostVerdict, String> {
+pub fn judge_cost(interval: Interval, limit: f64) -> Result<CostVerdict, CostBelowZero> {
     if interval.hi < 0.0 {
-        Err(format!(
-            "not estimable: the interval [{:.1}, {:.1}] % is below 0 (the statistics cannot speed the path up: the windows' noise)",
-            interval.lo, interval.hi
-        ))
+        Err(CostBelowZero(interval))
     } else if interval.hi <= limit {
         Ok(CostVerdict::Met)
     } else if interval.lo > limit {
@@ -66,7 +77,7 @@ pub fn judge_cost(interval: Interval, limit: f64) -> Result<CostVerdict, String>
 /// The 95 % bootstrap interval over rounds of the median of pooled window comparisons: `rounds`
 /// holds each round's comparisons (%); a round with none is left out. Fewer than 3 rounds with
 /// comparisons: no interval.
-pub fn pooled_cost_interval(rounds: &[Vec<f64>]) -> Result<Interval, String> {
+pub fn pooled_cost_interval(rounds: &[Vec<f64>]) -> Result<Interval, NoInterval> {
     let rounds: Vec<&Vec<f64>> = rounds.iter().filter(|r| r.iter().any(|c| c.is_finite())).collect();
     let indices: Vec<f64> = (0..rounds.len()).map(|i| i as f64).collect();
     let pooled_median = |draw: &mut [f64]| {
@@ -74,7 +85,7 @@ pub fn pooled_cost_interval(rounds: &[Vec<f64>]) -> Result<Interval, String> {
         median_in_place(&mut pool)
     };
     bootstrap_interval(&indices, pooled_median, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
-        .ok_or_else(|| format!("no interval: fewer than {BOOTSTRAP_MIN_VALUES} rounds"))
+        .ok_or(NoInterval::FewRounds)
 }
 
 /// What the lock statistics cost one variant under one lock kind (flattened into its row).
@@ -144,7 +155,7 @@ impl LockstatCost {
         let measured = median(&pooled);
         let (interval, no_interval) = match pooled_cost_interval(&per_round) {
             Ok(i) => (Some(i), None),
-            Err(why) => (None, Some(why)),
+            Err(why) => (None, Some(why.to_string())),
         };
         let not_estimable = (measured < 0.0).then(|| {
             format!("measured {measured:.1} %: below 0, the windows' noise rather than a cost")
@@ -159,7 +170,7 @@ impl LockstatCost {
             }
             (Some(i), None) => match judge_cost(i, COST_LIMIT_PCT) {
                 Ok(v) => (Some(v), None),
-                Err(why) => (None, Some(why)),
+                Err(why) => (None, Some(why.to_string())),
             },
         };
         LockstatCost {
@@ -201,7 +212,7 @@ mod tests {
         assert_eq!(judge_cost(i(5.6, 11.6), 5.0), Ok(CostVerdict::Missed));
         // The runs: a median of 4.4 % whose interval reaches 8 % is not "met".
         assert_eq!(judge_cost(i(0.4, 8.0), 5.0), Ok(CostVerdict::Inconclusive));
-        let below = judge_cost(i(-4.0, -0.5), 5.0).expect_err("no cost below 0");
+        let below = judge_cost(i(-4.0, -0.5), 5.0).expect_err("no cost below 0").to_string();
         assert!(below.contains("not estimable") && below.contains("[-4.0, -0.5]"), "{below}");
     }
 
@@ -216,7 +227,9 @@ mod tests {
         assert!(wide.lo == 1.0 && wide.hi == 10.0, "{wide:?}");
         assert_eq!(judge_cost(wide, COST_LIMIT_PCT), Ok(CostVerdict::Inconclusive));
         let two = vec![vec![1.0; 8], vec![2.0; 8], vec![]];
-        assert_eq!(pooled_cost_interval(&two), Err("no interval: fewer than 3 rounds".to_string()), "an empty round is no round");
+        let none = pooled_cost_interval(&two).map_err(|why| why.to_string());
+        let fewer = Err("no interval: fewer than 3 rounds".to_string());
+        assert_eq!(none, fewer, "an empty round is no round");
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub struct CompareOptions {
     /// when --rounds is not given either: 3% within 60 s, the main command's choice (on 2 CPUs 3
     /// to 6 rounds of 10 s; a noisy machine gets the interval it reached and the rounds ±3 %
     /// would need).
-    #[arg(long, value_parser = fraction, allow_hyphen_values = true)]
+    #[arg(long, value_parser = units::fraction, allow_hyphen_values = true)]
     precision: Option<f64>,
     /// With --precision: the time the whole comparison may take, seconds or a duration (90,
     /// 2m), more than 0, at most a day; no round starts that would end past it (default 60 s).
@@ -43,7 +43,7 @@ pub struct CompareOptions {
     /// With --baseline: the no-change band, a fraction (0.05) or a percent (5%), above 0 and
     /// below 100 %: a change is improved or regressed only when its whole interval lies beyond
     /// ±this (default 5%, generous: ratios of runs minutes apart move by a few per cent).
-    #[arg(long, value_parser = fraction, allow_hyphen_values = true, requires = "baseline")]
+    #[arg(long, value_parser = units::fraction, allow_hyphen_values = true, requires = "baseline")]
     baseline_threshold: Option<f64>,
     /// Lock kind of the scheduler and queue locks: fair-spin, parking-lot or both.
     #[arg(long, default_value = "fair-spin")]
@@ -165,25 +165,9 @@ impl CompareOptions {
     }
 }
 
-/// A fraction of a ratio: `0.03` or `3%` (`3 %`), above 0 and below 1 (100 %).
-fn fraction(text: &str) -> Result<f64, String> {
-    let t = text.trim();
-    let (number, scale) = match t.strip_suffix('%') {
-        Some(n) => (n.trim(), 100.0),
-        None => (t, 1.0),
-    };
-    let value: f64 = number.parse().map_err(|_| format!("`{text}` is not a fraction (0.03) or a percent (3%)"))?;
-    let f = value / scale;
-    if f.is_finite() && f > 0.0 && f < 1.0 {
-        Ok(f)
-    } else {
-        Err(format!("`{text}` must be above 0 and below 100 % (0.03 or 3%)"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{fraction, CompareOptions};
+    use super::CompareOptions;
     use crate::experiment::compare::{precision, Precision};
     use crate::experiment::options::context::Context;
     use schedlab_core::sync::AtomicBool;
@@ -217,15 +201,5 @@ mod tests {
         assert!(said.iter().any(|w| w.starts_with("--max-time has no effect")), "{said:?}");
         let (p, _, _, _) = configure(&["--max-time", "10s"]);
         assert_eq!(p, Some(Precision { max_time: Duration::from_secs(10), ..precision::DEFAULT }));
-    }
-
-    #[test]
-    fn a_precision_is_a_fraction_or_a_percent() {
-        assert_eq!(fraction("0.03"), Ok(0.03));
-        assert_eq!(fraction("3%"), Ok(0.03));
-        assert_eq!(fraction(" 5 % "), Ok(0.05));
-        for bad in ["0", "0%", "1", "100%", "-3%", "nan", "inf", "3%%", "", "x"] {
-            assert!(fraction(bad).is_err(), "{bad}");
-        }
     }
 }

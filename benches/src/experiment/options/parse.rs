@@ -164,8 +164,10 @@ pub fn parse_insert(s: &str) -> Result<InsertPathKind, ExperimentError> {
 }
 
 /// Parses `--lockstat[=sampled|exact]` (given without a value: sampled).
-pub fn lockstat_mode(value: &str) -> Result<schedlab_core::lockstat::Mode, String> {
-    schedlab_core::lockstat::Mode::from_name(value).ok_or_else(|| format!("unknown lock statistics mode `{value}` (known: sampled, exact)"))
+pub fn lockstat_mode(value: &str) -> Result<schedlab_core::lockstat::Mode, ExperimentError> {
+    schedlab_core::lockstat::Mode::from_name(value).ok_or_else(|| {
+        bad_input(format!("unknown lock statistics mode `{value}` (known: sampled, exact)"))
+    })
 }
 
 #[cfg(test)]

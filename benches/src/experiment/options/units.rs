@@ -29,6 +29,10 @@ pub enum NumberError {
     OutOfRange { lo: f64, hi: f64, got: String },
     /// Zero where more than 0 is meant.
     Zero,
+    /// Neither a fraction (`0.03`) nor a percent (`3%`).
+    NotAFraction(String),
+    /// A fraction at or below 0, or at or above 1 (100 %).
+    FractionOutOfRange(String),
 }
 
 impl fmt::Display for NumberError {
@@ -59,6 +63,10 @@ impl fmt::Display for NumberError {
                 write!(f, "must be a finite number in {lo}..={hi}, got `{got}`")
             }
             Zero => f.write_str("must be more than 0"),
+            NotAFraction(got) => write!(f, "`{got}` is not a fraction (0.03) or a percent (3%)"),
+            FractionOutOfRange(got) => {
+                write!(f, "`{got}` must be above 0 and below 100 % (0.03 or 3%)")
+            }
         }
     }
 }
@@ -188,9 +196,35 @@ pub fn span_micros(text: &str) -> Result<f64, NumberError> {
     Ok(v)
 }
 
+/// A fraction of a ratio: `0.03` or `3%` (`3 %`), above 0 and below 1 (100 %).
+pub fn fraction(text: &str) -> Result<f64, NumberError> {
+    let t = text.trim();
+    let (number, scale) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), 100.0),
+        None => (t, 1.0),
+    };
+    let value: f64 = number.parse().map_err(|_| NumberError::NotAFraction(text.to_string()))?;
+    let f = value / scale;
+    if f.is_finite() && f > 0.0 && f < 1.0 {
+        Ok(f)
+    } else {
+        Err(NumberError::FractionOutOfRange(text.to_string()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_precision_is_a_fraction_or_a_percent() {
+        assert_eq!(fraction("0.03"), Ok(0.03));
+        assert_eq!(fraction("3%"), Ok(0.03));
+        assert_eq!(fraction(" 5 % "), Ok(0.05));
+        for bad in ["0", "0%", "1", "100%", "-3%", "nan", "inf", "3%%", "", "x"] {
+            assert!(fraction(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn seconds_take_units_and_refuse_what_is_not_a_time() {
