@@ -1,24 +1,28 @@
 //! The stages of the `schedlab` binary as a checked property (issue 44, item 5): each module of
 //! `src/` imports only the stages below its own, none imports `main.rs`, and no module imports
-//! itself round a circle. Beside it, one property of every library crate (`core`, `variants`,
-//! `verify`, `benches`) read from the same sources: no `Result` whose error is a `String`; an
-//! error is a type that says what went wrong ([`string_errors`]).
+//! itself round a circle; the modules of `verify/src` form no circle either. Beside them, one
+//! property of every library crate (`core`, `variants`, `verify`, `benches`) read from the same
+//! sources: no `Result` whose error is a `String`; an error is a type that says what went wrong
+//! ([`string_errors`]). (`benches/src` and `core/src` have layering tests of their own.)
 //!
 //! The stages are read from the map in `src/main.rs`'s documentation (the `text` block after
 //! "The map"): a line that starts with a number opens a stage, and the module names up to the
 //! next `:` are its members. So the map is the rule: a new module has to be placed in it, or the
 //! check fails.
 //!
-//! How: every file under `src/` is read; comments, string and character literals are cut; every
-//! path that starts with `crate::` (grouped imports too, `use crate::{a::X, b}`, and paths
+//! How: every file of the crate is read (a folder's files are one top-level module; `bin/` holds
+//! programs, not modules); comments, string and character literals are cut; every path that
+//! starts with `crate::` or `$crate::` (grouped imports too, `use crate::{a::X, b}`, and paths
 //! written inline, `crate::out::error(..)`) is an edge from the file's module to the module it
-//! names, or, when it names no module, an import of an item of `main.rs`, the top. `super::`
-//! stands only in inline test modules here (`use super::*`: the file itself), so it is no edge.
+//! names. So is a `super::` path that climbs out of its file to the crate root (from an inline
+//! module, `mod tests { use super::* }`, it stays in the file), a macro of the crate called by
+//! its bare name (`out!`) or through the root (`crate::for_each_scenario!`: an edge to the file
+//! that defines it). A name that is none of these is an item of the root (`main.rs`, `lib.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Module → the modules it names, and the items of `main.rs` it names.
+/// Module → the modules it names, and the items of the crate root it names.
 #[derive(Default)]
 struct Graph {
     edges: BTreeMap<String, BTreeSet<String>>,
@@ -98,19 +102,73 @@ fn code_only(text: &str) -> Vec<char> {
     code
 }
 
-/// The first segment of every path a source text starts at `crate::`.
-fn crate_paths(text: &str) -> BTreeSet<String> {
+/// Where a path starts: at the crate root (`crate::`, or `$crate::` in a macro's body), or `up`
+/// times `super::` from an inline module `depth` deep in its file (`mod tests { .. }` is 1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Anchor {
+    Crate,
+    Super { up: usize, depth: usize },
+}
+
+/// The first name after the anchor of every path a source text starts at `crate::`, `$crate::`
+/// or `super::` (each part's first name in a group, `crate::{a::X, b}`; `*` for a glob).
+fn anchored_paths(text: &str) -> Vec<(Anchor, String)> {
     let code = code_only(text);
     let word = |from: usize| code[from..].iter().take_while(|c| is_ident(**c)).collect::<String>();
-    let mut names = BTreeSet::new();
-    for at in 0..code.len() {
-        let starts = code[at..].starts_with(&['c', 'r', 'a', 't', 'e', ':', ':']);
-        if !starts || (at > 0 && (is_ident(code[at - 1]) || matches!(code[at - 1], '$' | ':'))) {
+    let starts = |at: usize, w: &str| {
+        let w: Vec<char> = w.chars().chain("::".chars()).collect();
+        code[at..].starts_with(&w)
+    };
+    let mut found = Vec::new();
+    // For each open brace: whether it opened an inline module (`mod name {`).
+    let mut braces: Vec<bool> = Vec::new();
+    let mut words: [String; 2] = Default::default();
+    let mut at = 0;
+    while at < code.len() {
+        let c = code[at];
+        let boundary = at == 0 || !(is_ident(code[at - 1]) || code[at - 1] == ':');
+        if c == '{' || c == '}' {
+            if c == '{' {
+                braces.push(words[1] == "mod" && !words[0].is_empty());
+            } else {
+                braces.pop();
+            }
+            words = Default::default();
+            at += 1;
             continue;
         }
-        let after = at + "crate::".len();
+        let anchored = boundary && (starts(at, "crate") || starts(at, "super"));
+        if !anchored {
+            if is_ident(c) && boundary {
+                let w = word(at);
+                at += w.len();
+                words = [w, std::mem::take(&mut words[0])];
+            } else {
+                if !c.is_whitespace() {
+                    words = Default::default();
+                }
+                at += 1;
+            }
+            continue;
+        }
+        let mut after = at;
+        let anchor = if starts(at, "crate") {
+            after += "crate::".len();
+            Anchor::Crate
+        } else {
+            let mut up = 0;
+            while starts(after, "super") {
+                (up, after) = (up + 1, after + "super::".len());
+            }
+            Anchor::Super { up, depth: braces.iter().filter(|m| **m).count() }
+        };
+        let first = |from: usize| {
+            let w = word(from);
+            if w.is_empty() && code.get(from) == Some(&'*') { "*".to_string() } else { w }
+        };
         if code.get(after) != Some(&'{') {
-            names.insert(word(after));
+            found.push((anchor, first(after)));
+            at = after;
             continue;
         }
         // A group: split at the commas of its top level, the first word of each part.
@@ -126,55 +184,122 @@ fn crate_paths(text: &str) -> BTreeSet<String> {
             end += 1;
         }
         for start in parts {
-            if let Some(first) = (start..end).find(|&j| !code[j].is_whitespace()) {
-                names.insert(word(first));
+            if let Some(at) = (start..end).find(|&j| !code[j].is_whitespace()) {
+                found.push((anchor, first(at)));
             }
         }
+        at = end + 1;
     }
-    names.remove("");
-    names
+    found.retain(|(_, name)| !name.is_empty());
+    found
 }
 
-/// The graph of `files` (module name, text); `main` is the crate root.
-fn graph_of(files: &[(String, String)]) -> Graph {
-    let modules: BTreeSet<&str> = files.iter().map(|(m, _)| m.as_str()).collect();
+/// The macros a source text defines (`macro_rules! name`), and the ones it calls by their bare
+/// name (`name!(..)`, reached through `#[macro_use]` or the macro's own file).
+fn macros(text: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let code = code_only(text);
+    let word = |from: usize| code[from..].iter().take_while(|c| is_ident(**c)).collect::<String>();
+    let (mut defined, mut called) = (BTreeSet::new(), BTreeSet::new());
+    let mut at = 0;
+    while at < code.len() {
+        let boundary = at == 0 || !(is_ident(code[at - 1]) || code[at - 1] == ':');
+        if !(boundary && is_ident(code[at])) {
+            at += 1;
+            continue;
+        }
+        let w = word(at);
+        at += w.len();
+        if code.get(at) != Some(&'!') || code.get(at + 1) == Some(&'=') {
+            continue;
+        }
+        if w == "macro_rules" {
+            let name_at = (at + 1..code.len()).find(|&j| !code[j].is_whitespace()).unwrap_or(at);
+            defined.insert(word(name_at));
+        } else {
+            called.insert(w);
+        }
+    }
+    (defined, called)
+}
+
+/// The graph of a crate's files, each as its module path (`["x"]` for `x.rs` or `x/mod.rs`,
+/// `["x", "y"]` for `x/y.rs`, `[]` for the root) and text; `root` names the root's file (`main`,
+/// `lib`). A node is a top-level module (a folder's files are one). A name after the anchor that
+/// is no module is a macro of the crate (`crate::for_each_scenario!`: an edge to the module that
+/// defines it), or an item of the root.
+fn graph_of(files: &[(Vec<String>, String)], root: &str) -> Graph {
+    let tops = files.iter().filter_map(|(m, _)| m.first());
+    let modules: BTreeSet<&str> = tops.map(String::as_str).collect();
+    let mut defined_in: BTreeMap<String, String> = BTreeMap::new();
+    for (module, text) in files {
+        for name in macros(text).0 {
+            defined_in.insert(name, module.first().cloned().unwrap_or_else(|| root.to_string()));
+        }
+    }
     let mut graph = Graph::default();
-    for (module, text) in files.iter().filter(|(m, _)| m != "main") {
+    for (path, text) in files {
+        let Some(module) = path.first() else { continue };
+        let mut names = BTreeSet::new();
+        for (anchor, name) in anchored_paths(text) {
+            match anchor {
+                Anchor::Crate => names.insert(name),
+                // Up to the crate root from the file's own level: a top-level name.
+                Anchor::Super { up, depth } if up > depth && up - depth == path.len() => {
+                    names.insert(name)
+                }
+                // Inside the file, or inside its own folder.
+                Anchor::Super { .. } => false,
+            };
+        }
+        let calls = macros(text).1.into_iter().filter(|m| defined_in.contains_key(m));
+        names.extend(calls);
         let targets = graph.edges.entry(module.clone()).or_default();
-        for name in crate_paths(text).into_iter().filter(|n| n != module) {
-            if name != "main" && modules.contains(name.as_str()) {
-                targets.insert(name);
+        for name in names {
+            let target = match defined_in.get(&name) {
+                Some(definer) if !modules.contains(name.as_str()) => definer.clone(),
+                _ => name.clone(),
+            };
+            if target == *module {
+                continue;
+            }
+            if target != root && modules.contains(target.as_str()) {
+                targets.insert(target);
             } else {
-                graph.root_items.push(format!("{module} imports main.rs's `{name}`"));
+                graph.root_items.push(format!("{module} imports {root}.rs's `{name}`"));
             }
         }
     }
     graph
 }
 
+/// The modules of the crate whose root is `dir/root.rs`: every file under `dir` but `bin/`
+/// (programs of their own, not modules of the crate).
+fn crate_graph(dir: &Path, root: &str) -> Graph {
+    let mut files: Vec<(Vec<String>, String)> = Vec::new();
+    for path in rust_files(dir) {
+        let rel = path.strip_prefix(dir).expect("under the crate's folder");
+        let mut module: Vec<String> = rel.iter().map(|c| c.to_string_lossy().to_string()).collect();
+        if module.first().is_some_and(|m| m == "bin") {
+            continue;
+        }
+        let file = module.pop().expect("a file name");
+        let stem = file.strip_suffix(".rs").unwrap_or(&file);
+        if !(stem == "mod" || (stem == root && module.is_empty())) {
+            module.push(stem.to_string());
+        }
+        files.push((module, std::fs::read_to_string(&path).expect("read a source file")));
+    }
+    graph_of(&files, root)
+}
+
 /// The binary's modules: each file of `src/` (a folder counts as its top-level module).
 fn binary_graph() -> Graph {
-    let mut files: Vec<(String, String)> = Vec::new();
-    let mut folders = vec![src()];
-    while let Some(dir) = folders.pop() {
-        for entry in std::fs::read_dir(&dir).expect("read src") {
-            let path = entry.expect("a directory entry").path();
-            if path.is_dir() {
-                folders.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let rel = path.strip_prefix(src()).expect("under src");
-                let first = rel.iter().next().expect("a name").to_string_lossy().to_string();
-                let module = first.strip_suffix(".rs").unwrap_or(&first).to_string();
-                files.push((module, std::fs::read_to_string(&path).expect("read a source file")));
-            }
-        }
-    }
-    // A folder's files are one module: their texts together.
-    let mut merged: BTreeMap<String, String> = BTreeMap::new();
-    for (module, text) in files {
-        merged.entry(module).or_default().push_str(&text);
-    }
-    graph_of(&merged.into_iter().collect::<Vec<_>>())
+    crate_graph(&src(), "main")
+}
+
+/// `schedlab-verify`'s modules: each file of `verify/src`.
+fn verify_graph() -> Graph {
+    crate_graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("verify/src"), "lib")
 }
 
 /// The stage map of a crate root's documentation: module → its stage (0 is the bottom).
@@ -370,23 +495,26 @@ fn src_modules_form_no_import_circle() {
     }
 }
 
+/// The files of a planted crate, each as its module path and text.
+fn planted(files: &[(&str, &str)]) -> Vec<(Vec<String>, String)> {
+    let path = |m: &str| m.split("::").filter(|s| !s.is_empty()).map(str::to_string).collect();
+    files.iter().map(|(m, t)| (path(m), t.to_string())).collect()
+}
+
 /// The checker itself: it reads grouped and inline paths, passes over comments and literals,
 /// reads a map, and finds a planted circle, a planted upward import and an import of the root
 /// (a check that cannot fail proves nothing).
 #[test]
 fn the_check_sees_a_planted_circle_an_upward_import_and_the_root() {
-    let files: Vec<(String, String)> = [
-        ("main", "//! x\nmod low; mod mid; mod high;\nfn helper() {}"),
+    let files = planted(&[
+        ("", "//! x\nmod low; mod mid; mod high;\nfn helper() {}"),
         ("low", "// crate::high\nconst S: &str = \"crate::high\";\n\
                  const C: char = '\"';\nfn f<'a>() {}"),
         ("mid", "use crate::{low::{X, Y}, high as H};\nfn g() { crate::low::f(); }\n\
                  const R: &str = r#\"crate::main\"#;"),
         ("high", "use crate::mid::g;\nfn h() { crate::helper(); }"),
-    ]
-    .iter()
-    .map(|(m, t)| (m.to_string(), t.to_string()))
-    .collect();
-    let graph = graph_of(&files);
+    ]);
+    let graph = graph_of(&files, "main");
     let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<BTreeSet<String>>();
     assert_eq!(graph.edges["low"], set(&[]), "nothing from comments, strings or characters");
     assert_eq!(graph.edges["mid"], set(&["low", "high"]), "a grouped import and an inline path");
@@ -409,10 +537,52 @@ fn the_check_sees_a_planted_circle_an_upward_import_and_the_root() {
     let mut fixed = files.clone();
     fixed[2].1 = "use crate::low::X;".into();
     fixed[3].1 = "use crate::mid::g;".into();
-    let graph = graph_of(&fixed);
+    let graph = graph_of(&fixed, "main");
     assert!(find_circle(&graph.edges).is_none(), "{:?}", graph.edges);
     let ordered = BTreeMap::from([("high".into(), 2), ("mid".into(), 1), ("low".into(), 0)]);
     assert!(stage_violations(&graph, &ordered).is_empty());
+}
+
+/// The other edges a library's modules have: `super::` from a top-level file (the root) and
+/// from a folder's file (its own folder, or past it), `$crate::` in a macro's body, an exported
+/// macro called through the root (`crate::each!`) or by its bare name; none from `super::`
+/// inside an inline module. And the circle they close is found.
+#[test]
+fn the_check_sees_super_paths_and_macros() {
+    let files = planted(&[
+        ("", "pub mod history; pub mod scenarios; pub mod harness; pub mod deep;"),
+        ("history", "use super::invariant::require;\n#[cfg(test)]\n\
+                     mod tests {\n    use super::*;\n    use super::super::harness;\n}"),
+        ("invariant", "pub fn require() {}"),
+        ("scenarios", "#[macro_export]\nmacro_rules! each {\n\
+                       () => { $crate::history::x() };\n}"),
+        ("harness", "fn f() { crate::each!(); }"),
+        ("deep", "mod inner;"),
+        ("deep::inner", "use super::Thing;\nuse super::super::invariant;\nfn g() { each!(); }"),
+    ]);
+    let graph = graph_of(&files, "lib");
+    let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<BTreeSet<String>>();
+    assert_eq!(graph.edges["history"], set(&["invariant", "harness"]), "super:: at depth 0 and 1");
+    assert_eq!(graph.edges["scenarios"], set(&["history"]), "$crate:: in a macro's body");
+    assert_eq!(graph.edges["harness"], set(&["scenarios"]), "an exported macro, through the root");
+    let deep = set(&["invariant", "scenarios"]);
+    assert_eq!(graph.edges["deep"], deep, "from a folder: past it; a bare macro");
+    assert!(graph.root_items.is_empty(), "{:?}", graph.root_items);
+    let circle = find_circle(&graph.edges).expect("history -> harness -> scenarios -> history");
+    let round = set(&circle.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(round, set(&["history", "harness", "scenarios"]));
+}
+
+#[test]
+fn verify_modules_form_no_import_circle() {
+    let graph = verify_graph();
+    assert!(graph.edges.len() > 6, "too few modules read: {:?}", graph.edges.keys());
+    assert!(graph.edges.values().any(|to| !to.is_empty()), "no edge read: {:#?}", graph.edges);
+    if let Some(circle) = find_circle(&graph.edges) {
+        panic!("import circle in verify/src: {}\n(graph: {:#?})", circle.join(" -> "), graph.edges);
+    }
+    let through_root = &graph.root_items;
+    assert!(through_root.is_empty(), "paths through lib.rs hide an edge: {through_root:?}");
 }
 
 /// A library crate's error says what went wrong as a type (`ExperimentError`, `NoInterval`,
