@@ -6,8 +6,8 @@ use serde::Serialize;
 /// How a result was produced.
 #[derive(Clone, Debug, Serialize)]
 pub struct Provenance {
-    /// The commit the binary was built from (`-dirty` when a tracked file differed from it at
-    /// build time), recorded by `benches/build.rs`; never read from the working directory.
+    /// The commit the binary was built from (`-dirty` when a tracked source of the build differed
+    /// from it), recorded by `benches/build.rs`; never read from the working directory.
     pub commit: String,
     pub rustc: String,
     /// Logical CPUs available to this process.
