@@ -36,7 +36,7 @@ pub(crate) fn paths(args: &KernelArgs) -> Result<crate::paths::Paths, Experiment
     let raw = kernel::inject::RAW_FILES.iter().map(Into::into).collect();
     // The profiles are recorded into a private directory made in the temporary directory.
     let paths = paths.temporary(o.inject.is_none() && !o.no_profile);
-    Ok(args.outputs.declare(paths.input("--device", o.device.as_deref()).input("--model-from", o.model_from.as_deref()).dir("--flamegraphs", o.flamegraphs.as_deref(), flamegraphs).dir("--inject-raw", o.inject_raw.as_deref(), raw)))
+    Ok(args.outputs.declare(paths.input("--device", o.device.as_deref()).input("--model-from", o.model_from.as_deref()).input("--kernel-from", o.kernel_from.as_deref()).dir("--flamegraphs", o.flamegraphs.as_deref(), flamegraphs).dir("--inject-raw", o.inject_raw.as_deref(), raw)))
 }
 
 pub(crate) fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError> {

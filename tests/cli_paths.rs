@@ -30,6 +30,9 @@ use std::process::{Command, Output, Stdio};
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 /// A `schedlab kernel --json` report of 2 jobs × iodepth 32 with its lock sites (`--model-from`).
 const KERNEL_REPORT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/tests/fixtures/kernel/report-2x32.json");
+/// A `schedlab kernel --inject --json` report of 2 jobs × iodepth 32 at 0 and 2000 ns
+/// (`--kernel-from`).
+const INJECT_REPORT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-04-softirq/inject-2.json");
 /// A `schedlab compare --json` report of sched-lock, no-stats and epoch under parking-lot
 /// (`compare --baseline`: the quick comparison below runs the same).
 const COMPARE_REPORT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/tests/fixtures/compare/baseline.json");
@@ -175,6 +178,7 @@ impl Fixture {
             "FILE" => self.path().join("trace.json"),
             "--folded" => self.path().join("stacks.folded"),
             "--model-from" => KERNEL_REPORT.into(),
+            "--kernel-from" => INJECT_REPORT.into(),
             "--baseline" => COMPARE_REPORT.into(),
             other => panic!("no valid content known for the input {other}: add it to Fixture::input_for"),
         }
@@ -773,6 +777,8 @@ fn kernel_quick(opt: &Opt, _fx: &Fixture) -> Option<Inv> {
         "--inject-raw" => &["--inject", "0,500", "--inject-cycles", "4"],
         // The model it reads is run: no --no-model.
         "--model-from" => return Some(Inv::new("kernel", &["--inject", "0,500", "--inject-cycles", "4", "--rounds", "1", "--duration", "0.2", "--ramp", "0", "--groups", "0", "--size-mib", "64"])),
+        // The recorded kernel half has these costs; only the model's half runs.
+        "--kernel-from" => return Some(Inv::new("kernel", &["--inject", "0,2000", "--rounds", "1", "--duration", "0.2", "--ramp", "0", "--groups", "0"])),
         _ => &["--points", "main", "--contention", "off", "--no-profile"],
     };
     Some(Inv::new("kernel", &[head, &short[..]].concat()))
