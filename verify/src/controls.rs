@@ -199,11 +199,15 @@ macro_rules! for_each_control {
             fault_move_keeps_stats_group_deferred: Rejected("I7 (issuers' ledger)"),
                 Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
                 $crate::scenarios::ledger_merge_move_in_flight::<schedlab_variants::queue_lock::QueueLock>;
-            // The same with `epoch` (deferred, lock-free: the move races the deferred update), at
-            // bound 2 where the generated model runs at bound 1 for the budget.
+            // The same with `epoch` (deferred, lock-free: the move races the deferred update).
             fault_move_keeps_stats_group_grace_period: Rejected("I7 (issuers' ledger)|group used after it was freed"),
                 Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
                 $crate::scenarios::ledger_merge_move_in_flight::<schedlab_variants::epoch::Epoch>;
+            // The window that model leaves out of its race: a merge into a request racing its
+            // dispatch, then the move (issue 45, item 5).
+            fault_move_keeps_stats_group_merge_vs_dispatch_grace_period: Rejected("I7 (issuers' ledger)|group used after it was freed"),
+                Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),
+                $crate::scenarios::ledger_merge_vs_dispatch_then_move::<schedlab_variants::epoch::Epoch>;
             // The same fault on the submission's early sites: a bio merged after the move.
             fault_move_keeps_stats_group_bio_merge: Rejected("I7 (issuers' ledger)|group used after it was freed"),
                 Some(schedlab_core::fault::Fault::MoveKeepsStatsGroup),

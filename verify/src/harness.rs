@@ -72,11 +72,6 @@ pub const LOWER_BOUNDS: &[(&str, usize, &str)] = &[
     // epoch and rstat: crossbeam-epoch under loom with a removal, two flushers and two readers
     // ran past 4 minutes each at bound 2.
     ("reads_against_their_past", 1, "budget"),
-    // epoch: crossbeam-epoch under loom makes this model's bound-2 exploration huge (5 935
-    // executions at bound 1; at bound 2 over 4 million in 25 minutes, unfinished, no violation
-    // since the check reads the groups in a fixed order: notes/verify.md, round four). Its
-    // negative control with `epoch` keeps bound 2 (`fault_move_keeps_stats_group_grace_period`).
-    ("epoch::ledger_merge_move_in_flight", 1, "budget"),
     // The three-actor scenarios (issue 45, item 1) with crossbeam-epoch under loom in all three
     // threads: one bound higher, none finished within 25-30 s, or took 23-25 s (load 7 on 2
     // vCPUs); here each takes under 2 s (notes/verify-budget.md, issue 45 item 1). Their

@@ -813,42 +813,85 @@ pub fn group_published_to_deferred_update<P: StatsPolicy>() {
 // ---- independent oracles: facts recorded by the threads that made them (crate::history) ----
 
 /// I7 from the issuers, across merges and a move with requests in flight: G1 and G2 under the
-/// root. Thread A's process in G1 issues a request, one that merges into it, and one apart; moves
-/// to G2 (its requests queued, or one of them on the device); and issues a fourth that back-merges
-/// into the first if it is still queued: a merge of two groups' requests, charged to G2, where its
-/// issuer was. Thread B dispatches and completes one request meanwhile. Each thread records what
-/// it did (crate::history); at quiescence every group must keep what its issuers charged it, a
-/// dispatch concurrent with the move to either group (fault `MoveKeepsStatsGroup`: after the move
-/// the statistics still go to G1, which the scheduler's own ledger, charged beside them, cannot
-/// see across a move).
+/// root. The main thread's process P in G1 issues a request, one that merges into it and one
+/// apart, all before B starts (the merge into a request racing its dispatch is
+/// [`ledger_merge_vs_dispatch_then_move`]'s); then, racing B, it moves P to G2 (its requests
+/// queued, or one of them on the device), issues a request that back-merges into the first if it
+/// is still queued (a merge of two groups' requests, charged to G2, where its issuer was), and
+/// exits. Thread B dispatches and completes one request meanwhile. Each thread records what it
+/// did (crate::history: the issuer and the mover are one thread, as the facts require); at
+/// quiescence every group must keep what its issuers charged it, a dispatch concurrent with the
+/// move to either group (fault `MoveKeepsStatsGroup`: after the move the statistics still go to
+/// G1, which the scheduler's own ledger, charged beside them, cannot see across a move). The
+/// first three requests are issued before the race so that the model runs at loom's bound 2 with
+/// `epoch` too (crossbeam-epoch under loom: notes/verify-budget.md, issue 45 item 5).
 pub fn ledger_merge_move_in_flight<P: StatsPolicy>() {
     let (sched, census) = scheduler::<P>(config());
     let root = sched.root();
     let rec = Recorder::start(root);
     let g1 = rec.create(&sched, root).unwrap();
     let g2 = rec.create(&sched, root).unwrap();
-    let a = rec.spawn(&sched, move |s, r| {
-        let p = s.spawn_process(g1).unwrap();
-        r.insert(&p, g1, request_at(0, 1));
-        r.insert(&p, g1, request_at(8, 2));
-        r.insert(&p, g1, request_at(64, 3));
-        match r.move_to(&p, g2) {
-            Ok(()) => {
-                r.insert(&p, g2, request_at(16, 4));
-            }
-            Err(SchedError::UnsafeUnderRemoval(_)) => require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME)),
-            Err(e) => violation(format!("scenario: move failed: {e}")),
-        }
-    });
+    let p = sched.spawn_process(g1).unwrap();
+    rec.insert(&p, g1, request_at(0, 1));
+    let outcome = rec.insert(&p, g1, request_at(8, 2));
+    require(outcome == InsertOutcome::Merged, || format!("scenario: the second request should merge, got {outcome:?}"));
+    rec.insert(&p, g1, request_at(64, 3));
     let b = rec.spawn(&sched, |s, r| {
         r.dispatch(s);
     });
-    rec.join(a);
+    if ledger_move(&rec, &p, g2) {
+        rec.insert(&p, g2, request_at(16, 4));
+    }
+    drop(p);
     rec.join(b);
     rec.drain(&sched);
     quiesce::<P>(&census);
     rec.check(&sched);
     finish(sched, census, Moves::WithRequestsQueued);
+}
+
+/// The window [`ledger_merge_move_in_flight`] leaves out of its race, for I7 from the issuers: a
+/// merge into a request racing that request's dispatch, then the move. G1 and G2 under the root;
+/// the main thread's process P in G1 issues a request before B starts; then, racing B, it issues
+/// a second that merges into the first if B has not dispatched it yet (charged to G1 either way),
+/// moves P to G2 (a request queued, or on the device) and exits. Thread B dispatches and
+/// completes one request meanwhile. The fault `MoveKeepsStatsGroup` charges what is dispatched
+/// after the move to G1.
+pub fn ledger_merge_vs_dispatch_then_move<P: StatsPolicy>() {
+    let (sched, census) = scheduler::<P>(config());
+    let root = sched.root();
+    let rec = Recorder::start(root);
+    let g1 = rec.create(&sched, root).unwrap();
+    let g2 = rec.create(&sched, root).unwrap();
+    let p = sched.spawn_process(g1).unwrap();
+    rec.insert(&p, g1, request_at(0, 1));
+    let b = rec.spawn(&sched, |s, r| {
+        r.dispatch(s);
+    });
+    rec.insert(&p, g1, request_at(8, 2));
+    ledger_move(&rec, &p, g2);
+    drop(p);
+    rec.join(b);
+    rec.drain(&sched);
+    quiesce::<P>(&census);
+    rec.check(&sched);
+    finish(sched, census, Moves::WithRequestsQueued);
+}
+
+/// Moves `process` to `to` through the recorder; whether it moved (a variant that refuses moves
+/// under removal may refuse it, any other failure is a violation).
+fn ledger_move<P: StatsPolicy>(r: &Recorder, process: &Process<'_, P>, to: GroupId) -> bool {
+    match r.move_to(process, to) {
+        Ok(()) => true,
+        Err(SchedError::UnsafeUnderRemoval(_)) => {
+            require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME));
+            false
+        }
+        Err(e) => {
+            violation(format!("scenario: move failed: {e}"));
+            false
+        }
+    }
 }
 
 /// Creation racing removal, both racers spawned: Q under the root. Thread A starts a process in
@@ -1919,6 +1962,7 @@ macro_rules! for_each_scenario {
             bio_merge_vs_removal,
             limit_depth_vs_removal_and_move,
             ledger_merge_move_in_flight,
+            ledger_merge_vs_dispatch_then_move,
             create_under_removed_parent,
             reads_against_their_past,
             bio_merge_and_depth_vs_removal,
