@@ -854,9 +854,10 @@ pub fn ledger_merge_move_in_flight<P: StatsPolicy>() {
 /// merge into a request racing that request's dispatch, then the move. G1 and G2 under the root;
 /// the main thread's process P in G1 issues a request before B starts; then, racing B, it issues
 /// a second that merges into the first if B has not dispatched it yet (charged to G1 either way),
-/// moves P to G2 (a request queued, or on the device) and exits. Thread B dispatches and
-/// completes one request meanwhile. The fault `MoveKeepsStatsGroup` charges what is dispatched
-/// after the move to G1.
+/// moves P to G2 (a request queued, or on the device), issues a third that back-merges into the
+/// queued one of the first two (a merge of two groups' requests, charged to G2), and exits.
+/// Thread B dispatches and completes one request meanwhile. The fault `MoveKeepsStatsGroup`
+/// charges what is dispatched after the move to G1.
 pub fn ledger_merge_vs_dispatch_then_move<P: StatsPolicy>() {
     let (sched, census) = scheduler::<P>(config());
     let root = sched.root();
@@ -869,7 +870,9 @@ pub fn ledger_merge_vs_dispatch_then_move<P: StatsPolicy>() {
         r.dispatch(s);
     });
     rec.insert(&p, g1, request_at(8, 2));
-    ledger_move(&rec, &p, g2);
+    if ledger_move(&rec, &p, g2) {
+        rec.insert(&p, g2, request_at(16, 3));
+    }
     drop(p);
     rec.join(b);
     rec.drain(&sched);
