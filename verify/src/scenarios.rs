@@ -834,7 +834,9 @@ pub fn ledger_merge_move_in_flight<P: StatsPolicy>() {
     let p = sched.spawn_process(g1).unwrap();
     rec.insert(&p, g1, request_at(0, 1));
     let outcome = rec.insert(&p, g1, request_at(8, 2));
-    require(outcome == InsertOutcome::Merged, || format!("scenario: the second request should merge, got {outcome:?}"));
+    require(outcome == InsertOutcome::Merged, || {
+        format!("scenario: the second request should merge, got {outcome:?}")
+    });
     rec.insert(&p, g1, request_at(64, 3));
     let b = rec.spawn(&sched, |s, r| {
         r.dispatch(s);
