@@ -5,9 +5,8 @@
 //! the submitter).
 //!
 //! With completion contexts a job hands each request it dispatched to the device
-//! ([`Issuer::issue`]); the request completes in the next CPU's context: the completion's half of
-//! the outside work first (the device's: the loop worker's copy precedes the completion), then the
-//! scheduler's finish path and its lock site and the owner's credit. A
+//! ([`Issuer::issue`]); the request completes in the next CPU's context: the scheduler's finish
+//! path and its lock site, the owner's credit and the completion's half of the outside work. A
 //! context whose CPU runs a job is served by that job at its interrupt points, between lock sites
 //! ([`Issuer::serve`]), as a softirq runs in whatever task its CPU runs but never inside a section
 //! with interrupts off; a context whose CPU runs no job has a thread of its own ([`context_loop`]),

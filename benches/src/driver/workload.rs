@@ -596,21 +596,15 @@ enum Completer<'s, P: StatsPolicy> {
     Device { issuer: Issuer<'s, Dispatched<'s, P>>, wakers: &'s Wakers },
 }
 
-/// A completion context's work on one request: the completion's half of the outside work, then
-/// the scheduler's finish path and the owners' credit (waking an owner that waits).
-///
-/// The device's work comes first, as in the kernel: the loop device's worker reads the backing
-/// file (the copy) and only then completes the request, whose `bfq_finish_requeue_request` takes
-/// the scheduler lock; io_uring posts the completion in the submitter's own task afterwards. A
-/// context that completed at once and spun afterwards took the lock right after the dispatch that
-/// woke it, while the dispatcher spun its own outside work, never while it held the lock.
+/// A completion context's work on one request: the scheduler's finish path, the owners' credit
+/// (waking an owner that waits), and the completion's half of the outside work.
 fn complete_in_context<P: StatsPolicy>(rq: Dispatched<'_, P>, jobs: &[Job], wakers: &Wakers, outside_ns: u64, clock: &SchedClock, stop: &AtomicBool) {
-    spin_for(clock, outside_ns / 2, stop);
     let done = rq.complete();
     credit(jobs, done.tag, &done.absorbed);
     for t in std::iter::once(done.tag).chain(done.absorbed.iter().copied()) {
         wakers.wake((t >> OWNER_SHIFT) as usize);
     }
+    spin_for(clock, outside_ns / 2, stop);
 }
 
 /// Sleeps with `sleep` after giving the job's turn on its CPU up, if it takes turns, and queues
@@ -1136,15 +1130,14 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
 }
 
 /// A reference row's completion in a completion context: the request's tags (its own and those
-/// merged into it) are credited to their owners, after the completion's half of the outside work.
+/// merged into it) are credited to their owners, and the completion's half of the outside work.
 fn complete_reference((tag, absorbed): (u64, Vec<u64>), completed: &[AtomicU64], wakers: &Wakers, clock: &SchedClock, completion_half: u64, stop: &AtomicBool) {
-    // The device's work first, then the completion, as for the variants (`complete_in_context`).
-    spin_for(clock, completion_half, stop);
     for t in std::iter::once(tag).chain(absorbed) {
         let owner = (t >> OWNER_SHIFT) as usize;
         completed[owner].fetch_add(1, Ordering::Release);
         wakers.wake(owner);
     }
+    spin_for(clock, completion_half, stop);
 }
 
 /// A reference row: a kernel elevator that is not BFQ, run with the same jobs, outside work and

@@ -36,9 +36,9 @@
 //! issues it to the next CPU's context (`(cpu + 1) % cpus`) instead of completing it. A context
 //! whose CPU runs a job is served by that job at its interrupt point (each loop iteration, after
 //! the submission and before the dispatch, holding no lock); one whose CPU has no job has a thread
-//! of its own, which runs its queue at once. Serving a request is the completion's half of the
-//! outside work (the device's, first, as the loop worker's copy precedes the completion), then its
-//! completion call (the completion site's hold and pad) and its owner's credit. A job whose request is in flight and whose dispatch finds nothing sleeps, unless its
+//! of its own, which runs its queue at once. Serving a request is its completion call (the
+//! completion site's hold and pad), its owner's credit and the completion's half of the outside
+//! work. A job whose request is in flight and whose dispatch finds nothing sleeps, unless its
 //! context has work, until its request is credited or its context is given one: it runs again
 //! after the profile's wake-up latency, and the waker pays the wake call.
 //!
@@ -759,21 +759,21 @@ impl<'a> Sim<'a> {
         self.threads[i].ops = ops;
     }
 
-    /// The completions queued to the context of thread `i`'s CPU, as ops: each request's half of
-    /// the outside work (the device's, first), then its completion call and its owner's credit.
+    /// The completions queued to the context of thread `i`'s CPU, as ops: each request's
+    /// completion call, its owner's credit and the completion's half of the outside work.
     fn serve_context(&mut self, i: usize, ops: &mut VecDeque<Op>) {
         let prog = self.prog;
         let Some(queued) = self.pending.get_mut(self.threads[i].cpu) else { return };
         let owners: Vec<usize> = queued.drain(..).collect();
         for owner in owners {
+            Self::push_segs(ops, &prog.complete, &prog.spreads, &mut self.rng, false);
+            Self::push_segs(ops, &prog.credit, &prog.spreads, &mut self.rng, false);
+            ops.push_back(Op::CreditOwner(owner));
             if prog.outside_ns > 0.0 {
                 let ns = prog.outside_ns / 2.0;
                 let slowed = self.cfg.outside_is_work;
                 ops.push_back(Op::plain(ns, Cat::Outside, slowed));
             }
-            Self::push_segs(ops, &prog.complete, &prog.spreads, &mut self.rng, false);
-            Self::push_segs(ops, &prog.credit, &prog.spreads, &mut self.rng, false);
-            ops.push_back(Op::CreditOwner(owner));
         }
     }
 
