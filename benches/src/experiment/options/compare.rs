@@ -10,10 +10,16 @@ use crate::experiment::compare::{baseline, precision, Baseline, CompareConfig, M
 use crate::error::ExperimentError;
 use schedlab_core::InsertPathKind;
 
-/// `--duration` is 1 s here (2 s for the other commands that take it): with sched-lock's A/A
-/// copy the default 8 runs of a round take about 10 s, so that a minute holds 3 to 6 rounds.
+/// `--duration` is 0.5 s here after a `--ramp` of 0.1 s (2 s and 0.25 s for the other commands
+/// that take them): with sched-lock's A/A copy the default 8 runs of a round take about 5 s, so
+/// that three rounds fit inside one placement of this machine kind's vCPUs (the shortest spell
+/// seen held 17 s: `compare::placement`), and a minute holds about 11 rounds. With 1 s runs a
+/// round took 10 s, and two of three default runs kept a single round
+/// (`notes/results/2026-12-04-placement.md`); with 0.5 s runs three of three kept 3 to 8
+/// (`notes/results/2026-12-05-short-rounds.md`).
 #[derive(clap::Args, Debug, Clone)]
-#[command(mut_arg("duration", |a| a.default_value("1")))]
+#[command(mut_arg("duration", |a| a.default_value("0.5")))]
+#[command(mut_arg("ramp", |a| a.default_value("0.1")))]
 pub struct CompareOptions {
     /// Jobs (threads), 1..=1024 (with the fair lock at most 64 per CPU); default: every CPU.
     #[arg(long, value_parser = units::count::<1, 1024>, allow_negative_numbers = true)]
@@ -26,8 +32,8 @@ pub struct CompareOptions {
     /// Add interleaved rounds until every ratio's 95 % interval is within ±P of its median (each
     /// variant ÷ sched-lock, the seeds' ratios, the A/A floor), or until --max-time: a fraction
     /// (0.03) or a percent (3%), above 0 and below 100 %. The end says which came first. Default,
-    /// when --rounds is not given either: 3% within 60 s, the main command's choice (on 2 CPUs 3
-    /// to 6 rounds of 10 s; a noisy machine gets the interval it reached and the rounds ±3 %
+    /// when --rounds is not given either: 3% within 60 s, the main command's choice (on 2 CPUs
+    /// about 11 rounds of 5 s; a noisy machine gets the interval it reached and the rounds ±3 %
     /// would need).
     #[arg(long, value_parser = units::fraction, allow_hyphen_values = true)]
     precision: Option<f64>,
@@ -190,7 +196,7 @@ mod tests {
         let (p, rounds, duration, _) = configure(&[]);
         assert_eq!((p, rounds), (Some(precision::DEFAULT), 3));
         assert_eq!(p.map(|p| (p.target, p.max_time)), Some((0.03, Duration::from_secs(60))));
-        assert_eq!(duration, Duration::from_secs(1), "compare's runs are 1 s, so that a minute holds rounds");
+        assert_eq!(duration, Duration::from_millis(500), "compare's runs are 0.5 s, so that rounds fit in a placement");
         let (p, rounds, _, _) = configure(&["--rounds", "5"]);
         assert_eq!((p, rounds), (None, 5), "--rounds alone: exactly that many");
         let (p, rounds, _, _) = configure(&["--rounds", "5", "--precision", "2%", "--max-time", "2m"]);
