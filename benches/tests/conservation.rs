@@ -119,6 +119,32 @@ fn a_grace_period_held_past_the_run_delays_the_check_not_the_statistics() {
     assert_eq!(r.groups_live_after, 0, "groups leaked");
 }
 
+/// The churning, merging workload the completion-context tests run: `threads` jobs writing at
+/// iodepth 4 over 4 groups, completions in the contexts.
+fn context_workload(threads: usize, duration: Duration, insert: schedlab_core::InsertPathKind) -> WorkloadConfig {
+    WorkloadConfig {
+        threads,
+        duration,
+        groups: 4,
+        churn_per_sec: 50.0,
+        rw: Rw::Write,
+        iodepth: 4,
+        insert,
+        completion: schedlab_benches::driver::completion::CompletionMode::Context,
+        ..WorkloadConfig::default()
+    }
+}
+
+/// The scheduler's own end-of-run checks (`Consistency::ok`: requests balance, every group's
+/// queued back to 0, io_serviced as the variant counts it, nothing misattributed, nothing left on
+/// the device), every dispatched request completed and every object freed.
+fn assert_conserved(r: &schedlab_benches::driver::workload::RunResult, what: &str) {
+    let c = &r.consistency;
+    assert!(c.ok, "{what}: {c:?}");
+    assert_eq!(r.requests.dispatched, r.requests.completed, "{what}");
+    assert_eq!((r.groups_live_after, r.queues_live_after), (0, 0), "{what}: leaked");
+}
+
 /// Completions in their own context (`driver::completion`, issue 40): every safe variant on both
 /// insert paths, with churn and merges, completing every request in a completion context rather
 /// than on the job that dispatched it; and the reference rows `none` and `deadline` likewise.
@@ -129,25 +155,9 @@ fn completions_in_their_own_context_conserve_requests_and_stats() {
     use schedlab_core::InsertPathKind;
     for insert in [InsertPathKind::Direct, InsertPathKind::Lists] {
         for v in schedlab_variants::safe() {
-            let cfg = WorkloadConfig {
-                threads: 2,
-                duration: Duration::from_millis(250),
-                groups: 4,
-                churn_per_sec: 50.0,
-                rw: Rw::Write,
-                iodepth: 4,
-                insert,
-                completion: CompletionMode::Context,
-                ..WorkloadConfig::default()
-            };
-            // The scheduler's own end-of-run checks (`Consistency::ok`: requests balance, every
-            // group's queued back to 0, io_serviced as the variant counts it, nothing
-            // misattributed, nothing left on the device) and every object freed.
+            let cfg = context_workload(2, Duration::from_millis(250), insert);
             let r = run_named(v.name, &cfg, &AtomicBool::new(false)).unwrap();
-            let c = &r.consistency;
-            assert!(c.ok, "{} {insert:?} with completion contexts: {c:?}", v.name);
-            assert_eq!(r.requests.dispatched, r.requests.completed, "{}", v.name);
-            assert_eq!((r.groups_live_after, r.queues_live_after), (0, 0), "{}: leaked", v.name);
+            assert_conserved(&r, &format!("{} {insert:?} with completion contexts", v.name));
             assert!(r.requests.completed > 0, "{}: no work was done", v.name);
             // The jobs were credited by the contexts (a context that dropped what it was given
             // would still see each request finished, by `Dispatched`'s drop, but credit none).
@@ -182,23 +192,9 @@ fn jobs_taking_turns_on_the_cpus_conserve_requests_and_stats() {
     let threads = 2 * cpus + 1;
     for insert in [InsertPathKind::Direct, InsertPathKind::Lists] {
         for v in schedlab_variants::safe() {
-            let cfg = WorkloadConfig {
-                threads,
-                duration: Duration::from_millis(200),
-                groups: 4,
-                churn_per_sec: 50.0,
-                rw: Rw::Write,
-                iodepth: 4,
-                insert,
-                completion: CompletionMode::Context,
-                preemption: Preemption::BetweenRequests,
-                ..WorkloadConfig::default()
-            };
+            let cfg = WorkloadConfig { preemption: Preemption::BetweenRequests, ..context_workload(threads, Duration::from_millis(200), insert) };
             let r = run_named(v.name, &cfg, &AtomicBool::new(false)).unwrap();
-            let c = &r.consistency;
-            assert!(c.ok, "{} {insert:?} taking turns: {c:?}", v.name);
-            assert_eq!(r.requests.dispatched, r.requests.completed, "{}", v.name);
-            assert_eq!((r.groups_live_after, r.queues_live_after), (0, 0), "{}: leaked", v.name);
+            assert_conserved(&r, &format!("{} {insert:?} taking turns", v.name));
             assert!(r.turns, "{}: {threads} jobs took no turns", v.name);
             // Turns are granted in order, so no job is left without one.
             assert!(r.per_thread_kiops.iter().all(|&k| k > 0.0), "{}: a job never ran: {:?}", v.name, r.per_thread_kiops);

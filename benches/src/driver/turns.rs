@@ -111,6 +111,11 @@ impl CpuTurns {
         CpuTurns::with_slice(cpus, slice_for(cpus))
     }
 
+    /// The turns `jobs` jobs take on `cpus` CPUs under `preemption`, if they take any.
+    pub fn when_needed(preemption: Preemption, jobs: usize, cpus: usize) -> Option<CpuTurns> {
+        preemption.takes_turns(jobs, cpus).then(|| CpuTurns::new(cpus))
+    }
+
     pub fn with_slice(cpus: usize, slice: Duration) -> CpuTurns {
         let state = TurnState { cpus: cpus.max(1), held: 0, next_ticket: 0, granted_below: 0 };
         CpuTurns { state: Mutex::new(state), granted: Condvar::new(), slice }

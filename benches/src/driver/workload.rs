@@ -876,7 +876,7 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
     let mut windows: Vec<(bool, f64, u64)> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
     let wakers = Wakers::new(cfg.threads);
-    let turns = cfg.preemption.takes_turns(cfg.threads, completion_contexts()).then(|| CpuTurns::new(completion_contexts()));
+    let turns = CpuTurns::when_needed(cfg.preemption, cfg.threads, completion_contexts());
     let sched_ref: &Scheduler<P> = &sched;
     let (measured_s, deltas, churn_removals, stats_reads) = std::thread::scope(|s| {
         let mut handles = Vec::new();
@@ -1187,7 +1187,7 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
     let mut interrupted = false;
     let mut failures = Vec::new();
     let wakers = Wakers::new(cfg.threads);
-    let turns = cfg.preemption.takes_turns(cfg.threads, completion_contexts()).then(|| CpuTurns::new(completion_contexts()));
+    let turns = CpuTurns::when_needed(cfg.preemption, cfg.threads, completion_contexts());
     let (measured_s, deltas, cpu) = std::thread::scope(|s| {
         let mut handles = Vec::new();
         // With completion contexts (`completion.rs`) a request's tags (its own and those merged

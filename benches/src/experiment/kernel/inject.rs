@@ -876,7 +876,7 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
     let (kernel, device_text, model_outside_ns) = match &icfg.kernel_from {
         Some(recorded) => {
             warnings.push(recorded.note());
-            let outside = icfg.model_from.as_ref().map(|m| m.outside_ns).or(cfg.model_outside_ns).unwrap_or(recorded.model_outside_ns);
+            let outside = given_outside_ns(cfg, icfg).unwrap_or(recorded.model_outside_ns);
             (Some(recorded.kernel.clone()), recorded.device.clone(), outside)
         }
         None => {
@@ -976,6 +976,12 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
 }
 
 
+/// The model's outside work per request when it is given (`--model-from`'s, or
+/// `--model-outside-ns`), not taken from a kernel half.
+fn given_outside_ns(cfg: &KernelSettings, icfg: &InjectConfig) -> Option<u64> {
+    icfg.model_from.as_ref().map(|m| m.outside_ns).or(cfg.model_outside_ns)
+}
+
 /// The kernel half measured here, and what the model half takes from it.
 struct MeasuredHalf {
     kernel: Option<InjectKernel>,
@@ -1050,7 +1056,7 @@ fn measure_kernel_half(
     };
 
     // The kernel half; its error ends the kernel half, not the report.
-    let mut model_outside_ns = icfg.model_from.as_ref().map(|m| m.outside_ns).or(cfg.model_outside_ns).unwrap_or(0);
+    let mut model_outside_ns = given_outside_ns(cfg, icfg).unwrap_or(0);
     let (outside, failed) = (&mut model_outside_ns, output_failures);
     let cgroups = cgroups.as_ref();
     let kernel =
