@@ -13,11 +13,72 @@ use schedlab_benches::experiment::ErrorKind;
 /// Values that break number, duration, size and list parsers.
 fn awkward_value() -> impl Strategy<Value = String> {
     let fixed = [
-        "", " ", "0", "-0", "-1", "1", "2", "7", "64", "1024", "1025", "65536", "4294967296", "18446744073709551616", "1e309", "-1e309",
-        "nan", "NaN", "inf", "-inf", "0.0000001", "1e-320", "0x10", "1,2,4", "1-4", "4-1", "0-0", "1,,2", ",", "-", "1-", "-4", "500ms", "1m",
-        "1h", "25h", "10us", "0ns", "4k", "4K", "512", "513", "128k", "1M", "both", "all", "none", "lists", "direct", "fair-spin",
-        "parking-lot", "sched-lock", "no-stats", "randread", "ssd", "hdd", "null", "exact", "sampled", "/", "/dev/null", "/proc",
-        "a\u{0}b", "é", "1.5", "-2.5",
+        "",
+        " ",
+        "0",
+        "-0",
+        "-1",
+        "1",
+        "2",
+        "7",
+        "64",
+        "1024",
+        "1025",
+        "65536",
+        "4294967296",
+        "18446744073709551616",
+        "1e309",
+        "-1e309",
+        "nan",
+        "NaN",
+        "inf",
+        "-inf",
+        "0.0000001",
+        "1e-320",
+        "0x10",
+        "1,2,4",
+        "1-4",
+        "4-1",
+        "0-0",
+        "1,,2",
+        ",",
+        "-",
+        "1-",
+        "-4",
+        "500ms",
+        "1m",
+        "1h",
+        "25h",
+        "10us",
+        "0ns",
+        "4k",
+        "4K",
+        "512",
+        "513",
+        "128k",
+        "1M",
+        "both",
+        "all",
+        "none",
+        "lists",
+        "direct",
+        "fair-spin",
+        "parking-lot",
+        "sched-lock",
+        "no-stats",
+        "randread",
+        "ssd",
+        "hdd",
+        "null",
+        "exact",
+        "sampled",
+        "/",
+        "/dev/null",
+        "/proc",
+        "a\u{0}b",
+        "é",
+        "1.5",
+        "-2.5",
     ];
     prop_oneof![3 => proptest::sample::select(fixed.to_vec()).prop_map(String::from), 1 => any::<String>()]
 }
@@ -50,8 +111,12 @@ fn options() -> Vec<(String, String, bool)> {
         for arg in sub.get_arguments() {
             let takes_value = arg.get_num_args().is_none_or(|n| n.takes_values());
             match arg.get_long() {
-                Some(long) if long != "help" && long != "version" => out.push((sub.get_name().to_string(), format!("--{long}"), takes_value)),
-                None if arg.is_positional() => out.push((sub.get_name().to_string(), String::new(), true)),
+                Some(long) if long != "help" && long != "version" => {
+                    out.push((sub.get_name().to_string(), format!("--{long}"), takes_value))
+                }
+                None if arg.is_positional() => {
+                    out.push((sub.get_name().to_string(), String::new(), true))
+                }
                 _ => {}
             }
         }
@@ -99,7 +164,9 @@ proptest! {
 
 #[test]
 fn the_property_reaches_the_configurations() {
-    let argv = |args: &[&str]| -> Vec<String> { std::iter::once("schedlab").chain(args.iter().copied()).map(String::from).collect() };
+    let argv = |args: &[&str]| -> Vec<String> {
+        std::iter::once("schedlab").chain(args.iter().copied()).map(String::from).collect()
+    };
     assert!(options().len() > 100, "every option of every subcommand: {}", options().len());
     // Parsed, then refused by the configuration (not by the parser): the configurations are run.
     let refused = configure(&argv(&["compare", "--include-unlocked", "--churn", "1"])).unwrap_err();

@@ -4,8 +4,8 @@
 //! generated tests all read it (`deps.rs`, `arg_props.rs`, `flag_props.rs`, `path_props.rs`,
 //! `SCHEDLAB_DESCRIBE=cli`).
 
-use crate::{compare, flamegraph, kernel, paths, predict, roundtrip, run, simulate, sweep};
 use crate::trace_summary;
+use crate::{compare, flamegraph, kernel, paths, predict, roundtrip, run, simulate, sweep};
 use clap::{Parser, Subcommand};
 use schedlab_benches::experiment::ExperimentError;
 
@@ -68,13 +68,16 @@ pub(crate) enum Command {
 /// The workload flags that only the validation's runs use: in `predict`, each requires
 /// `--validate` (declared on the command tree, since the flattened `WorkloadArgs` is shared with
 /// subcommands where every run uses them).
-const PREDICT_VALIDATION_ONLY: &[&str] = &["duration", "ramp", "retries", "max_other_cpus", "stats_reads", "pin"];
+const PREDICT_VALIDATION_ONLY: &[&str] =
+    &["duration", "ramp", "retries", "max_other_cpus", "stats_reads", "pin"];
 
 /// The CLI's definition: the derive's, plus the dependencies that a flag shared by several
 /// subcommands has in one of them only. Parsing, `--help` and the generated tests all read this.
 pub(crate) fn command() -> clap::Command {
     use clap::CommandFactory;
-    Cli::command().mut_subcommand("predict", |c| PREDICT_VALIDATION_ONLY.iter().fold(c, |c, id| c.mut_arg(*id, |a| a.requires("validate"))))
+    Cli::command().mut_subcommand("predict", |c| {
+        PREDICT_VALIDATION_ONLY.iter().fold(c, |c, id| c.mut_arg(*id, |a| a.requires("validate")))
+    })
 }
 
 /// Parses arguments against [`command`].
@@ -135,11 +138,19 @@ pub(crate) fn describe_cli() {
             };
             let takes_value = arg.get_action().takes_values();
             let kind = match arg.get_value_hint() {
-                clap::ValueHint::AnyPath | clap::ValueHint::FilePath | clap::ValueHint::DirPath if takes_value => "path",
+                clap::ValueHint::AnyPath | clap::ValueHint::FilePath | clap::ValueHint::DirPath
+                    if takes_value =>
+                {
+                    "path"
+                }
                 _ if takes_value => "value",
                 _ => "flag",
             };
-            let conflicts: Vec<String> = sub.get_arg_conflicts_with(arg).iter().filter_map(|a| a.get_long().map(|l| format!("--{l}"))).collect();
+            let conflicts: Vec<String> = sub
+                .get_arg_conflicts_with(arg)
+                .iter()
+                .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+                .collect();
             outln!("{}\t{name}\t{kind}\t{}", sub.get_name(), conflicts.join(","));
         }
     }

@@ -6,9 +6,9 @@
 
 use crate::progress::Bar;
 use crate::signals::INTERRUPT;
-use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::compare::{self, CompareConfig, CompareReport};
 use schedlab_benches::experiment::options::compare::CompareOptions;
+use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::report::contract::View;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -55,6 +55,10 @@ mod tests {
         let cfg = config(&args).unwrap_or_else(|e| panic!("{}", e.message));
         assert_eq!(cfg.locks, vec![schedlab_core::LockKind::FairSpin]);
         assert!(!cfg.variants.contains(&"unlocked"));
-        assert!(cfg.estimated_seconds() <= 65.0, "default compare takes {} s", cfg.estimated_seconds());
+        assert!(
+            cfg.estimated_seconds() <= 65.0,
+            "default compare takes {} s",
+            cfg.estimated_seconds()
+        );
     }
 }

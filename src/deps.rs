@@ -5,8 +5,40 @@
 
 /// Values to try: the ones each kind of option takes.
 pub(crate) const CANDIDATES: &[&str] = &[
-    "2", "3", "1", "0", "7", "64", "0.5", "500ms", "1,2", "1-2", "both", "lists", "parking-lot", "exact", "plain", "hdd", "null", "randwrite",
-    "8k", "6.18", "bare", "outside", "init", "off", "main", "psync", "no-stats", "sched-lock", "all", "1x1", "100,200", "10ms", "2x4", "8ms",
+    "2",
+    "3",
+    "1",
+    "0",
+    "7",
+    "64",
+    "0.5",
+    "500ms",
+    "1,2",
+    "1-2",
+    "both",
+    "lists",
+    "parking-lot",
+    "exact",
+    "plain",
+    "hdd",
+    "null",
+    "randwrite",
+    "8k",
+    "6.18",
+    "bare",
+    "outside",
+    "init",
+    "off",
+    "main",
+    "psync",
+    "no-stats",
+    "sched-lock",
+    "all",
+    "1x1",
+    "100,200",
+    "10ms",
+    "2x4",
+    "8ms",
 ];
 
 /// How clap answers one option given alone (beside the subcommand's required positional).
@@ -35,8 +67,15 @@ pub(crate) fn minimal(sub: &str, args: &[(String, Option<String>)]) -> Vec<Strin
 fn needs(e: &clap::Error) -> Vec<String> {
     use clap::error::{ContextKind, ContextValue};
     match e.get(ContextKind::InvalidArg) {
-        Some(ContextValue::Strings(v)) => v.iter().filter_map(|s| s.strip_prefix("--")).map(|s| s.split([' ', '=']).next().unwrap_or(s).to_string()).collect(),
-        Some(ContextValue::String(s)) => s.strip_prefix("--").map(|s| vec![s.split([' ', '=']).next().unwrap_or(s).to_string()]).unwrap_or_default(),
+        Some(ContextValue::Strings(v)) => v
+            .iter()
+            .filter_map(|s| s.strip_prefix("--"))
+            .map(|s| s.split([' ', '=']).next().unwrap_or(s).to_string())
+            .collect(),
+        Some(ContextValue::String(s)) => s
+            .strip_prefix("--")
+            .map(|s| vec![s.split([' ', '=']).next().unwrap_or(s).to_string()])
+            .unwrap_or_default(),
         _ => Vec::new(),
     }
 }
@@ -53,10 +92,14 @@ pub(crate) fn options_alone(sub: &clap::Command) -> Vec<(String, Option<String>,
         }
         let values: Vec<Option<String>> = if !arg.get_action().takes_values() {
             vec![None]
-        } else if matches!(arg.get_value_hint(), clap::ValueHint::AnyPath | clap::ValueHint::FilePath | clap::ValueHint::DirPath) {
+        } else if matches!(
+            arg.get_value_hint(),
+            clap::ValueHint::AnyPath | clap::ValueHint::FilePath | clap::ValueHint::DirPath
+        ) {
             vec![Some(format!("/tmp/schedlab-dep-{long}"))]
         } else {
-            let defaults = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned());
+            let defaults =
+                arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned());
             defaults.chain(CANDIDATES.iter().map(|c| c.to_string())).map(Some).collect()
         };
         let n = arg.get_num_args().map_or(1, |r| r.min_values().max(1));
@@ -69,7 +112,16 @@ pub(crate) fn options_alone(sub: &clap::Command) -> Vec<(String, Option<String>,
             let answer = match crate::cli::parse_from(&argv) {
                 Ok(_) => Alone::Accepted,
                 Err(e) if e.kind() == ErrorKind::MissingRequiredArgument => Alone::Needs(needs(&e)),
-                Err(e) if matches!(e.kind(), ErrorKind::ValueValidation | ErrorKind::InvalidValue | ErrorKind::WrongNumberOfValues) => continue,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::ValueValidation
+                            | ErrorKind::InvalidValue
+                            | ErrorKind::WrongNumberOfValues
+                    ) =>
+                {
+                    continue
+                }
                 Err(_) => Alone::Other,
             };
             let value = match (value, n) {
@@ -95,12 +147,22 @@ pub(crate) fn describe_requires() {
         let (required, base) = required_first(sub, &options);
         for (long, value, alone) in &options {
             let Alone::Needs(needs) = alone else { continue };
-            let needs: Vec<String> = needs.iter().filter(|n| !required.contains(&n.as_str())).map(|n| format!("--{n}")).collect();
+            let needs: Vec<String> = needs
+                .iter()
+                .filter(|n| !required.contains(&n.as_str()))
+                .map(|n| format!("--{n}"))
+                .collect();
             if needs.is_empty() {
                 continue;
             }
             let kind = kind(sub, long);
-            outln!("{}\t--{long}\t{kind}\t{}\t{}\t{}", sub.get_name(), value.clone().unwrap_or_default(), needs.join(","), base.join(" "));
+            outln!(
+                "{}\t--{long}\t{kind}\t{}\t{}\t{}",
+                sub.get_name(),
+                value.clone().unwrap_or_default(),
+                needs.join(","),
+                base.join(" ")
+            );
         }
     }
 }
@@ -109,14 +171,28 @@ pub(crate) fn describe_requires() {
 fn kind(sub: &clap::Command, long: &str) -> &'static str {
     match sub.get_arguments().find(|a| a.get_long() == Some(long)) {
         Some(a) if !a.get_action().takes_values() => "flag",
-        Some(a) if matches!(a.get_value_hint(), clap::ValueHint::AnyPath | clap::ValueHint::FilePath | clap::ValueHint::DirPath) => "path",
+        Some(a)
+            if matches!(
+                a.get_value_hint(),
+                clap::ValueHint::AnyPath | clap::ValueHint::FilePath | clap::ValueHint::DirPath
+            ) =>
+        {
+            "path"
+        }
         _ => "value",
     }
 }
 
 /// The subcommand's own required options, and the arguments that give them a value clap takes.
-fn required_first<'a>(sub: &'a clap::Command, options: &[(String, Option<String>, Alone)]) -> (Vec<&'a str>, Vec<String>) {
-    let required: Vec<&str> = sub.get_arguments().filter(|a| a.is_required_set() && !a.is_positional()).filter_map(|a| a.get_long()).collect();
+fn required_first<'a>(
+    sub: &'a clap::Command,
+    options: &[(String, Option<String>, Alone)],
+) -> (Vec<&'a str>, Vec<String>) {
+    let required: Vec<&str> = sub
+        .get_arguments()
+        .filter(|a| a.is_required_set() && !a.is_positional())
+        .filter_map(|a| a.get_long())
+        .collect();
     let base = required
         .iter()
         .flat_map(|r| {
@@ -135,7 +211,12 @@ pub(crate) fn describe_conflicts() {
     for sub in cli.get_subcommands() {
         let options = options_alone(sub);
         let (_, base) = required_first(sub, &options);
-        let value_of = |long: &str| options.iter().find(|(l, _, _)| l == long).map(|(_, v, _)| v.clone().unwrap_or_default());
+        let value_of = |long: &str| {
+            options
+                .iter()
+                .find(|(l, _, _)| l == long)
+                .map(|(_, v, _)| v.clone().unwrap_or_default())
+        };
         for arg in sub.get_arguments() {
             let Some(long) = arg.get_long() else { continue };
             for other in sub.get_arg_conflicts_with(arg) {
@@ -145,7 +226,13 @@ pub(crate) fn describe_conflicts() {
                     continue;
                 }
                 let (Some(v), Some(w)) = (value_of(long), value_of(other_long)) else { continue };
-                outln!("{}\t--{long}\t{}\t{v}\t--{other_long}\t{}\t{w}\t{}", sub.get_name(), kind(sub, long), kind(sub, other_long), base.join(" "));
+                outln!(
+                    "{}\t--{long}\t{}\t{v}\t--{other_long}\t{}\t{w}\t{}",
+                    sub.get_name(),
+                    kind(sub, long),
+                    kind(sub, other_long),
+                    base.join(" ")
+                );
             }
         }
     }

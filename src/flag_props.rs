@@ -7,8 +7,8 @@
 //! option that does none of these is reported, with the value tried. Path options are the path
 //! registry's (`path_props.rs`). Nothing runs: the configuration is built, not used.
 
-use crate::deps::{minimal, options_alone, Alone, CANDIDATES};
 use crate::cli::{clap_error_line, parse_from, Cli, Command};
+use crate::deps::{minimal, options_alone, Alone, CANDIDATES};
 
 /// The cheapest arguments each subcommand's configuration accepts.
 fn base(sub: &str) -> Vec<&'static str> {
@@ -28,15 +28,26 @@ fn effect(cli: &Cli) -> Result<String, String> {
     Ok(match &cli.command {
         None | Some(Command::Variants) => String::new(),
         Some(Command::Run(a)) => format!("{:?}", crate::run::config(a).map_err(e)?),
-        Some(Command::Compare(a)) => format!("{:?} {}", crate::compare::config(a).map_err(e)?, a.options.brief),
-        Some(Command::Sweep(a)) => format!("{:?} {}", crate::sweep::config(a).map_err(e)?, a.options.resume),
+        Some(Command::Compare(a)) => {
+            format!("{:?} {}", crate::compare::config(a).map_err(e)?, a.options.brief)
+        }
+        Some(Command::Sweep(a)) => {
+            format!("{:?} {}", crate::sweep::config(a).map_err(e)?, a.options.resume)
+        }
         Some(Command::Predict(a)) => format!("{:?}", crate::predict::config(a).map_err(e)?),
         Some(Command::Roundtrip(a)) => format!("{:?}", crate::roundtrip::config(a).map_err(e)?),
-        Some(Command::Simulate(a)) => format!("{:?} {}", crate::simulate::config(a).map_err(e)?.sim, a.options.variant),
+        Some(Command::Simulate(a)) => {
+            format!("{:?} {}", crate::simulate::config(a).map_err(e)?.sim, a.options.variant)
+        }
         Some(Command::Flamegraph(a)) => format!("{:?}", crate::flamegraph::config(a).map_err(e)?),
         // Its only configuration is its paths and the excerpt's window (which needs --svg).
         Some(Command::TraceSummary(_)) => String::new(),
-        Some(Command::Kernel(a)) => format!("{:?} {:?} {}", crate::kernel::config(a).map_err(e)?, a.options.inject, a.cleanup),
+        Some(Command::Kernel(a)) => format!(
+            "{:?} {:?} {}",
+            crate::kernel::config(a).map_err(e)?,
+            a.options.inject,
+            a.cleanup
+        ),
     })
 }
 
@@ -83,27 +94,40 @@ fn every_option_changes_something_or_is_declared_refused_or_warned() {
         let mut argv = vec!["schedlab".to_string(), name.to_string()];
         argv.extend(base(name).iter().map(|s| s.to_string()));
         let base_cli = parse_from(&argv).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let base_effect = effect(&base_cli).unwrap_or_else(|e| panic!("{name}: the base arguments are refused: {e}"));
+        let base_effect = effect(&base_cli)
+            .unwrap_or_else(|e| panic!("{name}: the base arguments are refused: {e}"));
         for arg in sub.get_arguments() {
             let Some(long) = arg.get_long() else { continue };
             if matches!(long, "help" | "version" | "verbose") {
                 continue;
             }
             let takes_value = arg.get_action().takes_values();
-            if takes_value && matches!(arg.get_value_hint(), clap::ValueHint::AnyPath | clap::ValueHint::FilePath | clap::ValueHint::DirPath) {
+            if takes_value
+                && matches!(
+                    arg.get_value_hint(),
+                    clap::ValueHint::AnyPath | clap::ValueHint::FilePath | clap::ValueHint::DirPath
+                )
+            {
                 continue;
             }
             tried += 1;
-            let defaults: Vec<String> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
+            let defaults: Vec<String> =
+                arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
             let outcomes: Vec<(Option<&str>, Outcome)> = if takes_value {
-                CANDIDATES.iter().filter(|c| !defaults.iter().any(|d| d == *c)).map(|c| (Some(*c), try_option(name, long, Some(c), &base_effect))).collect()
+                CANDIDATES
+                    .iter()
+                    .filter(|c| !defaults.iter().any(|d| d == *c))
+                    .map(|c| (Some(*c), try_option(name, long, Some(c), &base_effect)))
+                    .collect()
             } else {
                 vec![(None, try_option(name, long, None, &base_effect))]
             };
             // Ignored: some value is taken and changes nothing, and no value changes anything or
             // is said to have no effect (values refused by clap or the configuration are fine).
-            let same: Vec<&(Option<&str>, Outcome)> = outcomes.iter().filter(|(_, o)| *o == Outcome::Same).collect();
-            let honoured = outcomes.iter().any(|(_, o)| matches!(o, Outcome::Changed | Outcome::Warned));
+            let same: Vec<&(Option<&str>, Outcome)> =
+                outcomes.iter().filter(|(_, o)| *o == Outcome::Same).collect();
+            let honoured =
+                outcomes.iter().any(|(_, o)| matches!(o, Outcome::Changed | Outcome::Warned));
             if !same.is_empty() && !honoured {
                 let values: Vec<&str> = same.iter().filter_map(|(v, _)| *v).take(3).collect();
                 ignored.push(format!("{name} --{long} {values:?}"));
@@ -116,7 +140,10 @@ fn every_option_changes_something_or_is_declared_refused_or_warned() {
 
 fn parse(sub: &str, options: &[(String, Option<String>)]) -> Result<Cli, clap::Error> {
     // A value of N parts (`--diff A B`) is kept as one string joined by spaces.
-    let argv: Vec<String> = minimal(sub, options).into_iter().flat_map(|a| a.split(' ').map(String::from).collect::<Vec<_>>()).collect();
+    let argv: Vec<String> = minimal(sub, options)
+        .into_iter()
+        .flat_map(|a| a.split(' ').map(String::from).collect::<Vec<_>>())
+        .collect();
     parse_from(argv)
 }
 
@@ -133,33 +160,52 @@ fn every_option_given_without_the_one_it_needs_is_refused_in_one_line() {
     for sub in cli.get_subcommands() {
         let name = sub.get_name();
         let options = options_alone(sub);
-        let value_of = |long: &str| options.iter().find(|(l, _, _)| l == long).map(|(_, v, _)| v.clone());
+        let value_of =
+            |long: &str| options.iter().find(|(l, _, _)| l == long).map(|(_, v, _)| v.clone());
         for (long, value, alone) in &options {
             let Alone::Needs(required) = alone else { continue };
             dependent += 1;
-            let e = parse(name, &[(long.clone(), value.clone())]).err().unwrap_or_else(|| panic!("{name} --{long}"));
+            let e = parse(name, &[(long.clone(), value.clone())])
+                .err()
+                .unwrap_or_else(|| panic!("{name} --{long}"));
             let line = clap_error_line(&e);
-            if line.contains('\n') || line.is_empty() || !required.iter().all(|r| line.contains(&format!("--{r}"))) {
-                problems.push(format!("{name} --{long}: not one line naming what it needs: {line:?}"));
+            if line.contains('\n')
+                || line.is_empty()
+                || !required.iter().all(|r| line.contains(&format!("--{r}")))
+            {
+                problems
+                    .push(format!("{name} --{long}: not one line naming what it needs: {line:?}"));
             }
             // With what it needs, clap takes it.
             let mut with = vec![(long.clone(), value.clone())];
             for r in required {
                 match value_of(r) {
                     Some(v) => with.push((r.clone(), v)),
-                    None => problems.push(format!("{name} --{long} needs --{r}, which is not an option of {name}")),
+                    None => problems.push(format!(
+                        "{name} --{long} needs --{r}, which is not an option of {name}"
+                    )),
                 }
             }
             if let Err(e) = parse(name, &with) {
-                problems.push(format!("{name} --{long} with {required:?}: refused: {}", clap_error_line(&e)));
+                problems.push(format!(
+                    "{name} --{long} with {required:?}: refused: {}",
+                    clap_error_line(&e)
+                ));
             }
             // Beside any other single option, still refused.
             for (other, other_value, _) in &options {
                 if other == long || required.contains(other) {
                     continue;
                 }
-                if parse(name, &[(long.clone(), value.clone()), (other.clone(), other_value.clone())]).is_ok() {
-                    problems.push(format!("{name} --{long} is accepted without {required:?} beside --{other}"));
+                if parse(
+                    name,
+                    &[(long.clone(), value.clone()), (other.clone(), other_value.clone())],
+                )
+                .is_ok()
+                {
+                    problems.push(format!(
+                        "{name} --{long} is accepted without {required:?} beside --{other}"
+                    ));
                 }
             }
         }
@@ -176,6 +222,9 @@ fn every_option_given_without_the_one_it_needs_is_refused_in_one_line() {
             }
         }
     }
-    assert!(dependent >= 15, "the dependencies declared on the command tree were found: {dependent}");
+    assert!(
+        dependent >= 15,
+        "the dependencies declared on the command tree were found: {dependent}"
+    );
     assert!(problems.is_empty(), "{problems:#?}");
 }

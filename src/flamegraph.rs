@@ -7,9 +7,9 @@
 //! one call.
 
 use crate::signals::INTERRUPT;
-use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::flamegraph::{self, FlamegraphConfig};
 use schedlab_benches::experiment::options::flamegraph::FlamegraphOptions;
+use schedlab_benches::experiment::ExperimentError;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct FlamegraphArgs {
@@ -26,7 +26,11 @@ pub struct FlamegraphArgs {
 pub(crate) fn paths(args: &FlamegraphArgs) -> Result<crate::paths::Paths, ExperimentError> {
     let paths = crate::paths::Paths::default();
     Ok(match &args.options.folded {
-        Some(input) => paths.input("--folded", Some(input)).dir("--out", Some(&args.options.out), vec![flamegraph::folded_svg_name(input)]),
+        Some(input) => paths.input("--folded", Some(input)).dir(
+            "--out",
+            Some(&args.options.out),
+            vec![flamegraph::folded_svg_name(input)],
+        ),
         // The sampler (pprof) keeps its samples in a file made in the temporary directory.
         None => {
             let files = config(args)?.files();

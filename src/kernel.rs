@@ -4,9 +4,9 @@
 //! declares the paths and makes the one call.
 
 use crate::signals::INTERRUPT;
-use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::kernel::{self, KernelConfig};
 use schedlab_benches::experiment::options::kernel::KernelOptions;
+use schedlab_benches::experiment::ExperimentError;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct KernelArgs {
@@ -36,7 +36,14 @@ pub(crate) fn paths(args: &KernelArgs) -> Result<crate::paths::Paths, Experiment
     let raw = kernel::inject::RAW_FILES.iter().map(Into::into).collect();
     // The profiles are recorded into a private directory made in the temporary directory.
     let paths = paths.temporary(o.inject.is_none() && !o.no_profile);
-    Ok(args.outputs.declare(paths.input("--device", o.device.as_deref()).input("--model-from", o.model_from.as_deref()).input("--kernel-from", o.kernel_from.as_deref()).dir("--flamegraphs", o.flamegraphs.as_deref(), flamegraphs).dir("--inject-raw", o.inject_raw.as_deref(), raw)))
+    Ok(args.outputs.declare(
+        paths
+            .input("--device", o.device.as_deref())
+            .input("--model-from", o.model_from.as_deref())
+            .input("--kernel-from", o.kernel_from.as_deref())
+            .dir("--flamegraphs", o.flamegraphs.as_deref(), flamegraphs)
+            .dir("--inject-raw", o.inject_raw.as_deref(), raw),
+    ))
 }
 
 pub(crate) fn config(args: &KernelArgs) -> Result<KernelConfig, ExperimentError> {
@@ -58,7 +65,11 @@ pub fn cmd(args: &KernelArgs, log: crate::logging::Start) -> Result<(), Experime
     let cfg = config(args)?;
     let Some(inject) = args.options.inject_config()? else {
         let claimed = args.outputs.claim::<kernel::KernelReport>()?;
-        let report = kernel::run(&cfg, &INTERRUPT, &mut crate::progress::Bar::new("schedlab kernel", "runs"))?;
+        let report = kernel::run(
+            &cfg,
+            &INTERRUPT,
+            &mut crate::progress::Bar::new("schedlab kernel", "runs"),
+        )?;
         return crate::report_out::emit(&report, Default::default(), &claimed, Default::default());
     };
     cfg.validate()?;

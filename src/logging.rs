@@ -61,7 +61,12 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
     N: for<'a> FormatFields<'a> + 'static,
 {
-    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> fmt::Result {
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
         write!(writer, "schedlab: ")?;
         match *event.metadata().level() {
             Level::ERROR => {}
@@ -157,10 +162,13 @@ fn init(request: &LogRequest<'_>) -> (Logging, Result<(), String>) {
         _ => LevelFilter::TRACE,
     };
     let filter = if from_env {
-        EnvFilter::builder().with_default_directive(default_level.into()).from_env().unwrap_or_else(|e| {
-            problem = Err(format!("RUST_LOG is not a valid filter: {}", first_line(&e.to_string())));
-            EnvFilter::new(default_level.to_string())
-        })
+        EnvFilter::builder().with_default_directive(default_level.into()).from_env().unwrap_or_else(
+            |e| {
+                problem =
+                    Err(format!("RUST_LOG is not a valid filter: {}", first_line(&e.to_string())));
+                EnvFilter::new(default_level.to_string())
+            },
+        )
     } else {
         EnvFilter::new(default_level.to_string())
     };
@@ -174,13 +182,22 @@ fn init(request: &LogRequest<'_>) -> (Logging, Result<(), String>) {
             .with_filter(filter)
             .boxed()
     } else {
-        tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(ansi).event_format(Terse).with_filter(filter).boxed()
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(ansi)
+            .event_format(Terse)
+            .with_filter(filter)
+            .boxed()
     };
     let mut guard = None;
     let trace: Option<Box<dyn Layer<Registry> + Send + Sync>> = match request.trace_file.clone() {
         Some(file) if problem.is_ok() => match EnvFilter::builder().parse(request.trace_filter) {
             Err(e) => {
-                problem = Err(format!("--trace-filter `{}` is not a valid filter: {}", request.trace_filter, first_line(&e.to_string())));
+                problem = Err(format!(
+                    "--trace-filter `{}` is not a valid filter: {}",
+                    request.trace_filter,
+                    first_line(&e.to_string())
+                ));
                 None
             }
             Ok(targets) => {
@@ -201,7 +218,8 @@ fn init(request: &LogRequest<'_>) -> (Logging, Result<(), String>) {
     // One layer list over the registry: both layers see the same spans, each through its filter.
     // The report's copy of the warnings and errors ([`Keep`]) sees what the log prints.
     let kept: Box<dyn Layer<Registry> + Send + Sync> = Keep.with_filter(LevelFilter::WARN).boxed();
-    let subscriber = Registry::default().with(std::iter::once(log).chain(trace).chain(Some(kept)).collect::<Vec<_>>());
+    let subscriber = Registry::default()
+        .with(std::iter::once(log).chain(trace).chain(Some(kept)).collect::<Vec<_>>());
     // Only fails if a subscriber is already installed, which `main` never does twice.
     let _ = tracing::subscriber::set_global_default(subscriber);
     (Logging { trace: guard }, problem)
@@ -245,7 +263,10 @@ fn first_line(s: &str) -> &str {
 /// is built on a helper thread whose nice value is 19, which the writer thread inherits (on Linux
 /// the nice value is per thread): the writer then runs mostly when a CPU is free, and catches up
 /// at the latest when the run ends (the channel in between is unbounded).
-fn build_chrome_layer(file: StreamWriter, args: bool) -> (tracing_chrome::ChromeLayer<Registry>, tracing_chrome::FlushGuard) {
+fn build_chrome_layer(
+    file: StreamWriter,
+    args: bool,
+) -> (tracing_chrome::ChromeLayer<Registry>, tracing_chrome::FlushGuard) {
     std::thread::scope(|s| {
         s.spawn(move || {
             #[cfg(target_os = "linux")]

@@ -27,7 +27,12 @@ fn path_options() -> Vec<(String, clap::Arg)> {
     for sub in cli.get_subcommands() {
         for arg in sub.get_arguments() {
             let takes_value = arg.get_action().takes_values();
-            if takes_value && matches!(arg.get_value_hint(), clap::ValueHint::AnyPath | clap::ValueHint::FilePath | clap::ValueHint::DirPath) {
+            if takes_value
+                && matches!(
+                    arg.get_value_hint(),
+                    clap::ValueHint::AnyPath | clap::ValueHint::FilePath | clap::ValueHint::DirPath
+                )
+            {
                 out.push((sub.get_name().to_string(), arg.clone()));
             }
         }
@@ -69,26 +74,55 @@ fn every_path_option_of_every_subcommand_is_declared_before_any_work() {
         // With the base, or alone when the option conflicts with it (`flamegraph --folded`).
         let cli = parse_from(argv(true)).or_else(|_| parse_from(argv(false)));
         let cli = cli.unwrap_or_else(|e| panic!("{sub} {flag}: {e}"));
-        let declared = cli::declared(&cli.command).unwrap_or_else(|e| panic!("{sub} {flag}: {}", e.message));
+        let declared =
+            cli::declared(&cli.command).unwrap_or_else(|e| panic!("{sub} {flag}: {}", e.message));
         let found = declared.0.iter().find(|d| d.path == probe);
-        let found = found.unwrap_or_else(|| panic!("{sub} {flag}: not declared to the path registry: {declared:?}"));
+        let found = found.unwrap_or_else(|| {
+            panic!("{sub} {flag}: not declared to the path registry: {declared:?}")
+        });
         assert_eq!(found.flag, flag, "{sub}: declared under its own option");
         if let Role::Dir(files) = &found.role {
-            assert!(!files.is_empty(), "{sub} {flag}: an output directory declares the files it receives");
+            assert!(
+                !files.is_empty(),
+                "{sub} {flag}: an output directory declares the files it receives"
+            );
         }
     }
 }
 
 #[test]
 fn the_files_inside_output_directories_are_declared() {
-    let cli = parse_from(["schedlab", "flamegraph", "--variant", "no-stats", "--diff", "no-stats", "sched-lock", "--out", "/tmp/fg"]).unwrap();
+    let cli = parse_from([
+        "schedlab",
+        "flamegraph",
+        "--variant",
+        "no-stats",
+        "--diff",
+        "no-stats",
+        "sched-lock",
+        "--out",
+        "/tmp/fg",
+    ])
+    .unwrap();
     let declared = cli::declared(&cli.command).unwrap();
-    let Role::Dir(files) = &declared.0.iter().find(|d| d.flag == "--out").unwrap().role else { panic!("--out is a directory") };
-    for name in ["no-stats.svg", "no-stats.folded", "sched-lock.svg", "diff-no-stats-vs-sched-lock.svg", "time-shares.json"] {
+    let Role::Dir(files) = &declared.0.iter().find(|d| d.flag == "--out").unwrap().role else {
+        panic!("--out is a directory")
+    };
+    for name in [
+        "no-stats.svg",
+        "no-stats.folded",
+        "sched-lock.svg",
+        "diff-no-stats-vs-sched-lock.svg",
+        "time-shares.json",
+    ] {
         assert!(files.iter().any(|f| f == name), "{name} in {files:?}");
     }
-    let cli = parse_from(["schedlab", "flamegraph", "--folded", "/x/off-cpu.folded", "--out", "/tmp/fg"]).unwrap();
+    let cli =
+        parse_from(["schedlab", "flamegraph", "--folded", "/x/off-cpu.folded", "--out", "/tmp/fg"])
+            .unwrap();
     let declared = cli::declared(&cli.command).unwrap();
-    let Role::Dir(files) = &declared.0.iter().find(|d| d.flag == "--out").unwrap().role else { panic!("--out is a directory") };
+    let Role::Dir(files) = &declared.0.iter().find(|d| d.flag == "--out").unwrap().role else {
+        panic!("--out is a directory")
+    };
     assert_eq!(files, &["off-cpu.svg"], "the output named after the input");
 }

@@ -18,7 +18,9 @@
 //! tests, `path_props.rs` and `tests/cli_paths.rs`), so no path escapes the registry.
 
 use schedlab_benches::experiment::ExperimentError;
-use schedlab_benches::files::output::{check_dir, file_identity, future_identity, FileIdentity, OutputFile, NAME_MAX};
+use schedlab_benches::files::output::{
+    check_dir, file_identity, future_identity, FileIdentity, OutputFile, NAME_MAX,
+};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -133,8 +135,11 @@ fn compatible(a: Use, b: Use) -> bool {
 }
 
 fn claim(identity: FileIdentity, shown: String, used: Use) -> Result<(), ExperimentError> {
-    let mut claims = CLAIMS.lock().map_err(|_| bad_input("internal: the path claims were poisoned"))?;
-    if let Some(earlier) = claims.iter().find(|c| c.identity == identity && !compatible(c.used, used)) {
+    let mut claims =
+        CLAIMS.lock().map_err(|_| bad_input("internal: the path claims were poisoned"))?;
+    if let Some(earlier) =
+        claims.iter().find(|c| c.identity == identity && !compatible(c.used, used))
+    {
         let there = &earlier.shown;
         return Err(bad_input(match (earlier.used, used) {
             (Use::Read, _) => format!("cannot write {shown}: it is the input {there}, which writing would destroy"),
@@ -155,7 +160,10 @@ pub fn declare(paths: &Paths) -> Result<(), ExperimentError> {
         if let Some(identity) = file_identity(&d.path) {
             claim(identity, shown(d.flag, &d.path), Use::Read)?;
         }
-        INPUTS.lock().map_err(|_| bad_input("internal: the path claims were poisoned"))?.push(d.path.clone());
+        INPUTS
+            .lock()
+            .map_err(|_| bad_input("internal: the path claims were poisoned"))?
+            .push(d.path.clone());
     }
     // Outputs replaced and directories written into, locked once every path is known to be fine.
     let mut locks = Vec::new();
@@ -166,12 +174,19 @@ pub fn declare(paths: &Paths) -> Result<(), ExperimentError> {
             Role::Output => {
                 let out = OutputFile::check(&d.path).map_err(bad_input)?;
                 if let Some(identity) = out.identity() {
-                    claim(identity, shown(d.flag, &d.path), if out.is_regular() { Use::Replace } else { Use::Through })?;
+                    claim(
+                        identity,
+                        shown(d.flag, &d.path),
+                        if out.is_regular() { Use::Replace } else { Use::Through },
+                    )?;
                 }
                 if out.is_regular() {
                     locks.push((out.target().to_path_buf(), d.path.clone()));
                 }
-                OUTPUTS.lock().map_err(|_| bad_input("internal: the path claims were poisoned"))?.push(out);
+                OUTPUTS
+                    .lock()
+                    .map_err(|_| bad_input("internal: the path claims were poisoned"))?
+                    .push(out);
             }
             Role::Dir(files) => {
                 check_dir(&d.path).map_err(bad_input)?;
@@ -181,7 +196,8 @@ pub fn declare(paths: &Paths) -> Result<(), ExperimentError> {
                 }
                 for name in files {
                     let file = d.path.join(name);
-                    let what = format!("{} (written into {})", file.display(), shown(d.flag, &d.path));
+                    let what =
+                        format!("{} (written into {})", file.display(), shown(d.flag, &d.path));
                     if name.len() > NAME_MAX {
                         return Err(bad_input(format!("cannot write {what}: its name is longer than the {NAME_MAX} bytes a file name may have")));
                     }
@@ -244,10 +260,14 @@ pub fn release() {
 /// The checked output for `path`, which the command declared; `None` for none.
 pub fn check_output(path: Option<&Path>) -> Result<Option<OutputFile>, ExperimentError> {
     let Some(path) = path else { return Ok(None) };
-    let outputs = OUTPUTS.lock().map_err(|_| bad_input("internal: the path claims were poisoned"))?;
+    let outputs =
+        OUTPUTS.lock().map_err(|_| bad_input("internal: the path claims were poisoned"))?;
     match outputs.iter().find(|o| o.path() == path) {
         Some(out) => Ok(Some(out.clone())),
-        None => Err(bad_input(format!("internal: the output {} was not declared before the work", path.display()))),
+        None => Err(bad_input(format!(
+            "internal: the output {} was not declared before the work",
+            path.display()
+        ))),
     }
 }
 
@@ -258,6 +278,9 @@ pub fn check_input(path: &Path) -> Result<(), ExperimentError> {
     if inputs.iter().any(|p| p == path) {
         Ok(())
     } else {
-        Err(bad_input(format!("internal: the input {} was not declared before the work", path.display())))
+        Err(bad_input(format!(
+            "internal: the input {} was not declared before the work",
+            path.display()
+        )))
     }
 }

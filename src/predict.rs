@@ -6,9 +6,9 @@
 
 use crate::paths::check_output;
 use crate::signals::INTERRUPT;
-use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::options::predict::PredictOptions;
 use schedlab_benches::experiment::predict::{self, PredictConfig, PredictReport};
+use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::Failures;
 use std::path::PathBuf;
 
@@ -29,11 +29,13 @@ pub struct PredictArgs {
 
 /// Every path `predict` reads or writes (`paths.rs`).
 pub(crate) fn paths(args: &PredictArgs) -> Result<crate::paths::Paths, ExperimentError> {
-    Ok(args.outputs.declare(crate::paths::Paths::default()
-        .input("--calibration", args.options.calibration.as_deref())
-        .input("--topology", args.options.topology.as_deref())
-        .output("--save-calibration", args.save_calibration.as_deref())
-        .output("--save-topology", args.save_topology.as_deref())))
+    Ok(args.outputs.declare(
+        crate::paths::Paths::default()
+            .input("--calibration", args.options.calibration.as_deref())
+            .input("--topology", args.options.topology.as_deref())
+            .output("--save-calibration", args.save_calibration.as_deref())
+            .output("--save-topology", args.save_topology.as_deref()),
+    ))
 }
 
 pub(crate) fn config(args: &PredictArgs) -> Result<PredictConfig, ExperimentError> {

@@ -37,7 +37,10 @@ impl Observer for Bar {
                     self.title, self.unit
                 ));
                 let bar = ProgressBar::new(steps as u64);
-                let template = format!("{{bar:30}} {{pos}}/{{len}} {}, {{elapsed}} (about {{eta}} left) {{msg}}", self.unit);
+                let template = format!(
+                    "{{bar:30}} {{pos}}/{{len}} {}, {{elapsed}} (about {{eta}} left) {{msg}}",
+                    self.unit
+                );
                 if let Ok(style) = ProgressStyle::with_template(&template) {
                     bar.set_style(style);
                 }

@@ -117,7 +117,10 @@ pub struct Claimed {
 impl OutputArgs {
     /// Adds the three outputs to a command's declaration (`paths.rs`).
     pub fn declare(&self, paths: Paths) -> Paths {
-        paths.output("--json", self.base.json.as_deref()).output("--svg", self.svg.as_deref()).output("--report", self.base.report.as_deref())
+        paths
+            .output("--json", self.base.json.as_deref())
+            .output("--svg", self.svg.as_deref())
+            .output("--report", self.base.report.as_deref())
     }
 
     /// The declared outputs, before any work. `--svg` on a command that draws no chart is bad
@@ -138,7 +141,12 @@ impl OutputArgs {
 /// Every output of a finished report: its text on stdout, then the JSON, the chart and the page
 /// the user asked for; the exit code from `failures` (what the command met besides the report)
 /// and the report's outcome. Each failure is said once.
-pub fn emit<R: Report>(report: &R, view: View, claimed: &Claimed, mut failures: Failures) -> Result<(), ExperimentError> {
+pub fn emit<R: Report>(
+    report: &R,
+    view: View,
+    claimed: &Claimed,
+    mut failures: Failures,
+) -> Result<(), ExperimentError> {
     out!("{}", report.text(view));
     if let Some(out) = &claimed.json {
         match report.json(crate::signals::received().map(crate::signals::name)) {
@@ -150,7 +158,10 @@ pub fn emit<R: Report>(report: &R, view: View, claimed: &Claimed, mut failures: 
     if let Some(out) = &claimed.svg {
         match report.svg_chart().map(|c| c.svg) {
             Some(drawn) => svg(out, drawn, &mut failures),
-            None => failures.add(ExperimentError::output_failed(format!("{}: no chart to draw", out.path().display()))),
+            None => failures.add(ExperimentError::output_failed(format!(
+                "{}: no chart to draw",
+                out.path().display()
+            ))),
         }
     }
     write(claimed.report.as_ref(), || report.page(view), &mut failures);

@@ -6,9 +6,9 @@
 //! one call.
 
 use crate::signals::INTERRUPT;
-use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::options::roundtrip::RoundtripOptions;
 use schedlab_benches::experiment::roundtrip::{self, RoundtripConfig};
+use schedlab_benches::experiment::ExperimentError;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct RoundtripArgs {
@@ -32,6 +32,10 @@ pub fn cmd(args: &RoundtripArgs, log: crate::logging::Start) -> Result<(), Exper
     let _logging = log.logs()?;
     let cfg = config(args)?;
     let claimed = args.outputs.claim::<roundtrip::RoundtripReport>()?;
-    let report = roundtrip::run(&cfg, &INTERRUPT, &mut crate::progress::Bar::new("schedlab roundtrip", "measurements"))?;
+    let report = roundtrip::run(
+        &cfg,
+        &INTERRUPT,
+        &mut crate::progress::Bar::new("schedlab roundtrip", "measurements"),
+    )?;
     crate::report_out::emit(&report, Default::default(), &claimed, Default::default())
 }

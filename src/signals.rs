@@ -95,10 +95,19 @@ pub fn install() -> Result<(), String> {
                 let stop = Stop { at: Instant::now(), sender: origin.process.map(|p| p.pid) };
                 if let Some(first) = first {
                     if !is_second_stop(first, stop) {
-                        tracing::debug!("{}: the same stop again (sender {:?})", name(signal), stop.sender);
+                        tracing::debug!(
+                            "{}: the same stop again (sender {:?})",
+                            name(signal),
+                            stop.sender
+                        );
                         continue;
                     }
-                    crate::out::error(format_args!("{}: second signal, stopping at once (sender {:?}, first {:?})", name(signal), stop.sender, first.sender));
+                    crate::out::error(format_args!(
+                        "{}: second signal, stopping at once (sender {:?}, first {:?})",
+                        name(signal),
+                        stop.sender,
+                        first.sender
+                    ));
                     schedlab_benches::files::output::remove_temporary_files();
                     // What `schedlab kernel` changed on the machine (nothing for the others).
                     schedlab_benches::experiment::kernel::system::undo_own_ledger();
@@ -107,7 +116,10 @@ pub fn install() -> Result<(), String> {
                 first = Some(stop);
                 RECEIVED.store(signal, Ordering::SeqCst);
                 INTERRUPT.store(true, Ordering::SeqCst);
-                crate::out::warning(format_args!("{}: stopping; what finished is kept (a second signal stops at once)", name(signal)));
+                crate::out::warning(format_args!(
+                    "{}: stopping; what finished is kept (a second signal stops at once)",
+                    name(signal)
+                ));
             }
         })
         .map(drop)

@@ -6,9 +6,9 @@
 //! one call.
 
 use crate::signals::INTERRUPT;
-use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::options::simulate::SimulateOptions;
 use schedlab_benches::experiment::simulate::{self, SimulateConfig};
+use schedlab_benches::experiment::ExperimentError;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct SimulateArgs {
@@ -32,6 +32,10 @@ pub fn cmd(args: &SimulateArgs, log: crate::logging::Start) -> Result<(), Experi
     let _logging = log.logs()?;
     let cfg = config(args)?;
     let claimed = args.outputs.claim::<simulate::SimulateReport>()?;
-    let report = simulate::run(&cfg, &INTERRUPT, &mut crate::progress::Bar::new("schedlab simulate", "simulations"))?;
+    let report = simulate::run(
+        &cfg,
+        &INTERRUPT,
+        &mut crate::progress::Bar::new("schedlab simulate", "simulations"),
+    )?;
     crate::report_out::emit(&report, Default::default(), &claimed, Default::default())
 }

@@ -5,12 +5,12 @@
 //! `schedlab_benches::experiment::sweep`, the text and the chart `schedlab_benches::report`. This
 //! file adds the CSV and the outputs and makes the one call.
 
-use crate::progress::Bar;
 use crate::paths::check_output;
+use crate::progress::Bar;
 use crate::signals::INTERRUPT;
-use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::options::sweep::SweepOptions;
 use schedlab_benches::experiment::sweep::{self, CsvOutput, SweepConfig};
+use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::Failures;
 use std::path::PathBuf;
 
@@ -41,7 +41,11 @@ impl SweepArgs {
 /// Every path `sweep` reads or writes (`paths.rs`); the CSV is also read back with --resume (the
 /// one file that is both, by design).
 pub(crate) fn paths(args: &SweepArgs) -> Result<crate::paths::Paths, ExperimentError> {
-    Ok(args.outputs().declare(crate::paths::Paths::default().input("--topology", args.options.topology.as_deref()).output("--csv", Some(&args.csv))))
+    Ok(args.outputs().declare(
+        crate::paths::Paths::default()
+            .input("--topology", args.options.topology.as_deref())
+            .output("--csv", Some(&args.csv)),
+    ))
 }
 
 pub(crate) fn config(args: &SweepArgs) -> Result<SweepConfig, ExperimentError> {

@@ -4,9 +4,9 @@
 
 use crate::paths::{check_input, check_output};
 use crate::signals::INTERRUPT;
-use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::experiment::options::units;
 use schedlab_benches::experiment::trace_summary::{self, TraceSummaryConfig};
+use schedlab_benches::experiment::ExperimentError;
 use schedlab_benches::report::pages::TraceSummaryPage;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -32,7 +32,11 @@ pub struct TraceSummaryArgs {
 
 /// Every path `trace-summary` reads or writes (`paths.rs`).
 pub(crate) fn paths(args: &TraceSummaryArgs) -> Result<crate::paths::Paths, ExperimentError> {
-    Ok(args.outputs.declare(crate::paths::Paths::default().input("FILE", Some(&args.file)).output("--stall-svg", args.stall_svg.as_deref())))
+    Ok(args.outputs.declare(
+        crate::paths::Paths::default()
+            .input("FILE", Some(&args.file))
+            .output("--stall-svg", args.stall_svg.as_deref()),
+    ))
 }
 
 /// Exit 1 when a lock's holds overlap (the trace contradicts mutual exclusion); 2 for a file that

@@ -25,8 +25,19 @@ fn run_with_churn_is_consistent_for_every_safe_variant() {
     for variant in schedlab_variants::safe().map(|v| v.name) {
         let json = dir.join(format!("{variant}.json"));
         let out = schedlab(&[
-            "run", "--variant", variant, "--threads", "2", "--duration", "1", "--groups", "4", "--churn", "20",
-            "--json", json.to_str().unwrap(),
+            "run",
+            "--variant",
+            variant,
+            "--threads",
+            "2",
+            "--duration",
+            "1",
+            "--groups",
+            "4",
+            "--churn",
+            "20",
+            "--json",
+            json.to_str().unwrap(),
         ]);
         assert!(out.status.success(), "{variant}: {}", String::from_utf8_lossy(&out.stderr));
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -76,10 +87,23 @@ fn bad_input_is_one_line_and_exit_code_2() {
 
 #[test]
 fn unlocked_runs_without_churn() {
-    let out = schedlab(&["run", "--variant", "unlocked", "--threads", "2", "--duration", "0.5", "--groups", "3"]);
+    let out = schedlab(&[
+        "run",
+        "--variant",
+        "unlocked",
+        "--threads",
+        "2",
+        "--duration",
+        "0.5",
+        "--groups",
+        "3",
+    ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     // The run's table ends with its checks: passed.
-    let run = stdout.lines().find(|l| l.starts_with("unlocked ")).unwrap_or_else(|| panic!("no row of the run: {stdout}"));
+    let run = stdout
+        .lines()
+        .find(|l| l.starts_with("unlocked "))
+        .unwrap_or_else(|| panic!("no row of the run: {stdout}"));
     assert!(run.ends_with("passed"), "{stdout}");
 }

@@ -25,17 +25,38 @@ fn chart(args: &[&str], svg: &Path) -> String {
 fn compare_roundtrip_and_simulate_write_their_charts() {
     let dir = tempfile::tempdir().unwrap();
     let (c, r, s) = (dir.path().join("c.svg"), dir.path().join("r.svg"), dir.path().join("s.svg"));
-    let compare = ["compare", "--threads", "1", "--rounds", "1", "--variants", "no-stats,sched-lock", "--duration", "0.05", "--ramp", "0", "--retries", "0", "--svg"];
+    let compare = [
+        "compare",
+        "--threads",
+        "1",
+        "--rounds",
+        "1",
+        "--variants",
+        "no-stats,sched-lock",
+        "--duration",
+        "0.05",
+        "--ramp",
+        "0",
+        "--retries",
+        "0",
+        "--svg",
+    ];
     let text = chart(&[&compare[..], &[c.to_str().unwrap()]].concat(), &c);
     for name in ["no-stats", "sched-lock", "lock fair-spin", "KIOPS per variant"] {
         assert!(text.contains(name), "compare's chart lacks {name}");
     }
-    let text = chart(&["roundtrip", "--rounds", "1", "--iterations", "2000", "--svg", r.to_str().unwrap()], &r);
+    let text = chart(
+        &["roundtrip", "--rounds", "1", "--iterations", "2000", "--svg", r.to_str().unwrap()],
+        &r,
+    );
     for name in ["sched-lock", "no-stats", "epoch"] {
         assert!(text.contains(name), "roundtrip's chart lacks {name}");
     }
     let text = chart(&["simulate", "--runtime", "0.01", "--svg", s.to_str().unwrap()], &s);
-    assert!(text.contains("seed: cloud SSD, idling on") && text.contains("sim ssd"), "simulate's chart lacks the seed or the run");
+    assert!(
+        text.contains("seed: cloud SSD, idling on") && text.contains("sim ssd"),
+        "simulate's chart lacks the seed or the run"
+    );
 }
 
 #[test]

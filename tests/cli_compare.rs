@@ -11,7 +11,8 @@ fn schedlab(args: &[&str]) -> std::process::Output {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("schedlab-cli-compare-{}-{name}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("schedlab-cli-compare-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
@@ -21,19 +22,44 @@ fn compare_writes_the_keys_with_consistent_results_and_prints_the_ratios() {
     let dir = scratch("compare");
     let json = dir.join("c.json");
     let out = schedlab(&[
-        "compare", "--threads", "2", "--duration", "0.3", "--lockstat-duration", "0.2", "--ramp", "0", "--rounds", "1",
-        "--lock", "fair-spin", "--retries", "0", "--json", json.to_str().unwrap(),
+        "compare",
+        "--threads",
+        "2",
+        "--duration",
+        "0.3",
+        "--lockstat-duration",
+        "0.2",
+        "--ramp",
+        "0",
+        "--rounds",
+        "1",
+        "--lock",
+        "fair-spin",
+        "--retries",
+        "0",
+        "--json",
+        json.to_str().unwrap(),
         // Exact mode, so that the hold totals are sums of real intervals and the window bound
         // below is physical (a sampled total is an estimate).
-        "--lockstat-mode", "exact",
+        "--lockstat-mode",
+        "exact",
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    for text in ["deferred stats", "debug stats off", "no stats", "1.24", "Locks: contention and occupancy", "Locks: where each path held and waited"] {
+    for text in [
+        "deferred stats",
+        "debug stats off",
+        "no stats",
+        "1.24",
+        "Locks: contention and occupancy",
+        "Locks: where each path held and waited",
+    ] {
         assert!(stdout.contains(text), "`{text}` not printed:\n{stdout}");
     }
     // A row for each lock of a variant: the scheduler's, and queue-lock's own queue lock.
-    let lock_row = |variant: &str, class: &str| stdout.lines().any(|l| l.split_whitespace().take(3).eq([variant, "fair-spin", class]));
+    let lock_row = |variant: &str, class: &str| {
+        stdout.lines().any(|l| l.split_whitespace().take(3).eq([variant, "fair-spin", class]))
+    };
     assert!(lock_row("sched-lock", "sched") && lock_row("queue-lock", "queue"), "{stdout}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     for key in ["commit", "rustc", "cpus", "cpu_model", "command_line", "date"] {
@@ -51,7 +77,10 @@ fn compare_writes_the_keys_with_consistent_results_and_prints_the_ratios() {
         assert_eq!(r["kiops"]["runs"].as_array().unwrap().len(), 1, "{what}");
         assert!(!r["per_thread_kiops"].is_null(), "{what}");
         let locks = r["locks"].as_array().expect("locks[]");
-        let sched = locks.iter().find(|l| l["name"] == "sched").unwrap_or_else(|| panic!("{what}: no sched lock"));
+        let sched = locks
+            .iter()
+            .find(|l| l["name"] == "sched")
+            .unwrap_or_else(|| panic!("{what}: no sched lock"));
         for l in locks {
             for key in ["name", "acquisitions", "contentions", "owner_changes"] {
                 assert!(!l[key].is_null(), "{what}: locks[].{key}");
@@ -73,7 +102,9 @@ fn compare_writes_the_keys_with_consistent_results_and_prints_the_ratios() {
         assert!(sched["hold_ns"]["total"].as_f64().unwrap() <= window_ns * 1.02, "{what}: {sched}");
     }
     let ratios = v["ratios"].as_array().unwrap();
-    assert!(ratios.iter().any(|r| r["name"] == "deferred stats" && r["by_lock"][0]["measured"]["median"].is_number()));
+    assert!(ratios.iter().any(
+        |r| r["name"] == "deferred stats" && r["by_lock"][0]["measured"]["median"].is_number()
+    ));
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -82,16 +113,36 @@ fn compare_gives_every_ratio_an_interval_and_the_run_its_noise_floor() {
     let dir = scratch("interval");
     let json = dir.join("c.json");
     let base = [
-        "compare", "--threads", "1", "--variants", "sched-lock,queue-lock", "--duration", "0.1", "--ramp", "0", "--rounds", "3",
-        "--measure", "plain", "--retries", "0", "--json", json.to_str().unwrap(),
+        "compare",
+        "--threads",
+        "1",
+        "--variants",
+        "sched-lock,queue-lock",
+        "--duration",
+        "0.1",
+        "--ramp",
+        "0",
+        "--rounds",
+        "3",
+        "--measure",
+        "plain",
+        "--retries",
+        "0",
+        "--json",
+        json.to_str().unwrap(),
     ];
     let out = schedlab(&base);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("The run's noise floor (A/A pair)") && stdout.contains("÷ sched-lock (×)  95% lo (×)  95% hi (×)"), "{stdout}");
+    assert!(
+        stdout.contains("The run's noise floor (A/A pair)")
+            && stdout.contains("÷ sched-lock (×)  95% lo (×)  95% hi (×)"),
+        "{stdout}"
+    );
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["schema_version"], 4);
-    let names: Vec<&str> = v["results"].as_array().unwrap().iter().map(|r| r["variant"].as_str().unwrap()).collect();
+    let names: Vec<&str> =
+        v["results"].as_array().unwrap().iter().map(|r| r["variant"].as_str().unwrap()).collect();
     assert_eq!(names, ["sched-lock", "queue-lock"], "the A/A copy is not a variant's row");
     let interval = |i: &serde_json::Value| (i["lo"].as_f64().unwrap(), i["hi"].as_f64().unwrap());
     let (lo, hi) = interval(&v["results"][1]["vs_sched_lock_interval"]);
@@ -101,12 +152,21 @@ fn compare_gives_every_ratio_an_interval_and_the_run_its_noise_floor() {
     assert_eq!(floor["copy"]["runs"], 3);
     let (lo, hi) = interval(&floor["interval"]);
     assert!(lo <= hi && floor["unreliable"].is_null() == (lo <= 1.0 && 1.0 <= hi), "{floor}");
-    let deferred = v["ratios"].as_array().unwrap().iter().find(|r| r["name"] == "deferred stats").expect("deferred stats");
+    let deferred = v["ratios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "deferred stats")
+        .expect("deferred stats");
     let b = &deferred["by_lock"][0];
     interval(&b["interval"]);
     // Judged on the interval, or not judged (a loaded machine disturbs runs): never a boolean.
     let goal = b["meets_goal"].as_str().unwrap_or("met");
-    assert!(judged_or_disturbed(&v, &["met", "missed", "inconclusive"], goal) && !b["meets_goal"].is_boolean(), "{b}");
+    assert!(
+        judged_or_disturbed(&v, &["met", "missed", "inconclusive"], goal)
+            && !b["meets_goal"].is_boolean(),
+        "{b}"
+    );
 
     let mut no_aa = base.to_vec();
     no_aa.push("--no-aa");
@@ -129,15 +189,35 @@ fn judged_or_disturbed(report: &serde_json::Value, verdicts: &[&str], said: &str
 
 /// A `schedlab compare --json` report of sched-lock, no-stats and epoch under parking-lot, 5
 /// rounds (`--baseline`).
-const BASELINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/tests/fixtures/compare/baseline.json");
+const BASELINE: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/benches/tests/fixtures/compare/baseline.json");
 
 #[test]
 fn compare_adds_rounds_until_its_precision_or_time_and_compares_with_a_baseline() {
     let dir = scratch("precision");
     let json = dir.join("c.json");
     let out = schedlab(&[
-        "compare", "--threads", "1", "--variants", "sched-lock,no-stats,epoch", "--lock", "parking-lot", "--duration", "0.3", "--ramp", "0",
-        "--retries", "0", "--precision", "1%", "--max-time", "1s", "--baseline", BASELINE, "--json", json.to_str().unwrap(),
+        "compare",
+        "--threads",
+        "1",
+        "--variants",
+        "sched-lock,no-stats,epoch",
+        "--lock",
+        "parking-lot",
+        "--duration",
+        "0.3",
+        "--ramp",
+        "0",
+        "--retries",
+        "0",
+        "--precision",
+        "1%",
+        "--max-time",
+        "1s",
+        "--baseline",
+        BASELINE,
+        "--json",
+        json.to_str().unwrap(),
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
@@ -146,7 +226,11 @@ fn compare_adds_rounds_until_its_precision_or_time_and_compares_with_a_baseline(
     let p = &v["precision"];
     let stopped = p["stopped"].as_str().expect("precision.stopped");
     assert!(["precision-reached", "time-limit-reached"].contains(&stopped), "{p}");
-    let said = if stopped == "precision-reached" { "rounds: precision reached" } else { "rounds: time limit reached" };
+    let said = if stopped == "precision-reached" {
+        "rounds: precision reached"
+    } else {
+        "rounds: time limit reached"
+    };
     assert!(stdout.contains(said), "`{said}` not printed:\n{stdout}");
     assert!(p["target"].as_f64() == Some(0.01) && p["max_time_s"].as_f64() == Some(1.0), "{p}");
     let rounds = p["rounds"].as_u64().unwrap();
@@ -154,9 +238,21 @@ fn compare_adds_rounds_until_its_precision_or_time_and_compares_with_a_baseline(
     assert!(p["widest"]["ratio"].is_string(), "{p}");
     // The statistics' cost: an interval (or why none) and a verdict on it, never a boolean.
     for r in v["results"].as_array().unwrap() {
-        assert!(r.get("lockstat_overhead_interval").is_some() && r.get("lockstat_overhead_verdict").is_some(), "{r}");
+        assert!(
+            r.get("lockstat_overhead_interval").is_some()
+                && r.get("lockstat_overhead_verdict").is_some(),
+            "{r}"
+        );
         let verdict = &r["lockstat_overhead_verdict"];
-        assert!(verdict.is_null() || judged_or_disturbed(&v, &["met", "missed", "inconclusive"], verdict.as_str().unwrap()), "{verdict}");
+        assert!(
+            verdict.is_null()
+                || judged_or_disturbed(
+                    &v,
+                    &["met", "missed", "inconclusive"],
+                    verdict.as_str().unwrap()
+                ),
+            "{verdict}"
+        );
     }
     // Every ratio against the baseline: a change, its interval, a verdict.
     let b = &v["baseline"];
@@ -166,9 +262,19 @@ fn compare_adds_rounds_until_its_precision_or_time_and_compares_with_a_baseline(
     assert_eq!(ratios, ["no-stats ÷ sched-lock", "epoch ÷ sched-lock"]);
     for c in changes {
         assert!(c["interval"]["lo"].is_number() && c["change"].is_number(), "{c}");
-        assert!(judged_or_disturbed(&v, &["improved", "regressed", "no-change"], c["verdict"].as_str().unwrap()), "{c}");
+        assert!(
+            judged_or_disturbed(
+                &v,
+                &["improved", "regressed", "no-change"],
+                c["verdict"].as_str().unwrap()
+            ),
+            "{c}"
+        );
     }
-    assert!(stdout.contains("Against the baseline") && stdout.contains("epoch ÷ sched-lock"), "{stdout}");
+    assert!(
+        stdout.contains("Against the baseline") && stdout.contains("epoch ÷ sched-lock"),
+        "{stdout}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -177,13 +283,24 @@ fn a_bad_baseline_or_precision_is_one_line_and_exit_code_2_before_any_run() {
     let dir = scratch("bad-baseline");
     let fixture = std::fs::read_to_string(BASELINE).unwrap();
     let old_version = dir.join("v3.json");
-    std::fs::write(&old_version, fixture.replacen("\"schema_version\": 4", "\"schema_version\": 3", 1)).unwrap();
+    std::fs::write(
+        &old_version,
+        fixture.replacen("\"schema_version\": 4", "\"schema_version\": 3", 1),
+    )
+    .unwrap();
     let sweep = dir.join("sweep.json");
     std::fs::write(&sweep, r#"{"schema": "schedlab-sweep", "schema_version": 1}"#).unwrap();
     let text = dir.join("notes.txt");
     std::fs::write(&text, "not a report\n").unwrap();
     let missing = dir.join("missing.json");
-    let same = ["compare", "--variants", "sched-lock,no-stats,epoch", "--lock", "parking-lot", "--baseline"];
+    let same = [
+        "compare",
+        "--variants",
+        "sched-lock,no-stats,epoch",
+        "--lock",
+        "parking-lot",
+        "--baseline",
+    ];
     fn with<'a>(same: &[&'a str], file: &'a std::path::Path) -> Vec<&'a str> {
         [same, &[file.to_str().unwrap()]].concat()
     }
@@ -192,8 +309,22 @@ fn a_bad_baseline_or_precision_is_one_line_and_exit_code_2_before_any_run() {
         (with(&same, &text), "not a `schedlab compare --json` report"),
         (with(&same, &sweep), "schema is `schedlab-sweep`"),
         (with(&same, &old_version), "schema_version 3"),
-        (vec!["compare", "--variants", "sched-lock,no-stats", "--lock", "parking-lot", "--baseline", BASELINE], "other variants"),
-        (vec!["compare", "--variants", "sched-lock,no-stats,epoch", "--baseline", BASELINE], "other lock kinds"),
+        (
+            vec![
+                "compare",
+                "--variants",
+                "sched-lock,no-stats",
+                "--lock",
+                "parking-lot",
+                "--baseline",
+                BASELINE,
+            ],
+            "other variants",
+        ),
+        (
+            vec!["compare", "--variants", "sched-lock,no-stats,epoch", "--baseline", BASELINE],
+            "other lock kinds",
+        ),
         (vec!["compare", "--baseline-threshold", "5%"], "--baseline"),
         (vec!["compare", "--precision", "0"], "--precision"),
         (vec!["compare", "--precision", "150%"], "--precision"),
@@ -205,7 +336,10 @@ fn a_bad_baseline_or_precision_is_one_line_and_exit_code_2_before_any_run() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         // One line and nothing else: no run was announced or made.
         assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
-        assert!(stderr.contains(said) && !stderr.contains("panicked"), "{args:?}: `{said}` not in {stderr}");
+        assert!(
+            stderr.contains(said) && !stderr.contains("panicked"),
+            "{args:?}: `{said}` not in {stderr}"
+        );
         assert!(out.stdout.is_empty(), "{args:?} printed results");
     }
     std::fs::remove_dir_all(&dir).ok();
@@ -216,8 +350,25 @@ fn sweep_writes_csv_and_svg() {
     let dir = scratch("sweep");
     let (csv, svg) = (dir.join("s.csv"), dir.join("s.svg"));
     let out = schedlab(&[
-        "sweep", "--threads", "1,2", "--variants", "sched-lock,no-stats", "--rounds", "1", "--duration", "0.2", "--lockstat-duration", "0.1",
-        "--ramp", "0", "--retries", "0", "--csv", csv.to_str().unwrap(), "--svg", svg.to_str().unwrap(),
+        "sweep",
+        "--threads",
+        "1,2",
+        "--variants",
+        "sched-lock,no-stats",
+        "--rounds",
+        "1",
+        "--duration",
+        "0.2",
+        "--lockstat-duration",
+        "0.1",
+        "--ramp",
+        "0",
+        "--retries",
+        "0",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
@@ -226,7 +377,11 @@ fn sweep_writes_csv_and_svg() {
     assert!(lines.next().unwrap().starts_with("variant,lock,threads,oversubscribed"));
     assert_eq!(lines.count(), 4, "{text}");
     let chart = std::fs::read_to_string(&svg).unwrap();
-    assert!(chart.starts_with("<svg") && chart.contains("MODEL") && chart.contains("measured"), "{}", &chart[..200.min(chart.len())]);
+    assert!(
+        chart.starts_with("<svg") && chart.contains("MODEL") && chart.contains("measured"),
+        "{}",
+        &chart[..200.min(chart.len())]
+    );
     assert!(stdout.contains("The model, not measured"), "{stdout}");
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -239,9 +394,27 @@ fn interrupted_sweep_keeps_its_points() {
     // the signal cannot come after the end, whatever the machine's load).
     let child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
         .args([
-            "sweep", "--threads", "1", "--variants", "sched-lock,queue-lock,epoch,debug-off,no-stats", "--duration", "0.2",
-            "--lockstat-duration", "0.05", "--sweep-slots", "1-64", "--ramp", "0", "--retries", "0", "--transfer-ns", "34",
-            "--csv", csv.to_str().unwrap(), "--svg", svg.to_str().unwrap(),
+            "sweep",
+            "--threads",
+            "1",
+            "--variants",
+            "sched-lock,queue-lock,epoch,debug-off,no-stats",
+            "--duration",
+            "0.2",
+            "--lockstat-duration",
+            "0.05",
+            "--sweep-slots",
+            "1-64",
+            "--ramp",
+            "0",
+            "--retries",
+            "0",
+            "--transfer-ns",
+            "34",
+            "--csv",
+            csv.to_str().unwrap(),
+            "--svg",
+            svg.to_str().unwrap(),
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -271,22 +444,48 @@ fn interrupted_sweep_keeps_its_points() {
 fn run_with_lockstat_prints_and_writes_the_lock_table() {
     let dir = scratch("run");
     let json = dir.join("r.json");
-    let out = schedlab(&["run", "--variant", "queue-lock", "--duration", "0.3", "--lockstat", "--json", json.to_str().unwrap()]);
+    let out = schedlab(&[
+        "run",
+        "--variant",
+        "queue-lock",
+        "--duration",
+        "0.3",
+        "--lockstat",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("queue") && stdout.contains("stats-sum") && stdout.contains("owner changes"), "{stdout}");
+    assert!(
+        stdout.contains("queue")
+            && stdout.contains("stats-sum")
+            && stdout.contains("owner changes"),
+        "{stdout}"
+    );
     // Sampled holds are marked as estimates: the notes say so, the holds table says one in how many.
     let flat = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(flat.contains("estimated from sampled waits and holds") && flat.contains("timed one in"), "{stdout}");
+    assert!(
+        flat.contains("estimated from sampled waits and holds") && flat.contains("timed one in"),
+        "{stdout}"
+    );
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let queue = v["locks"].as_array().unwrap().iter().find(|l| l["name"] == "queue").expect("the queue lock");
+    let queue = v["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "queue")
+        .expect("the queue lock");
     assert_eq!(queue["hold_exact"], false);
     assert!(queue["holds_timed"].as_u64().unwrap() <= queue["acquisitions"].as_u64().unwrap());
     // Exact mode: every hold timed, the sampled estimate of the same holds beside it.
-    let out = schedlab(&["run", "--variant", "sched-lock", "--duration", "0.3", "--lockstat", "exact"]);
+    let out =
+        schedlab(&["run", "--variant", "sched-lock", "--duration", "0.3", "--lockstat", "exact"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("Locks: the sampled mode's estimate beside the exact figures"), "{stdout}");
+    assert!(
+        stdout.contains("Locks: the sampled mode's estimate beside the exact figures"),
+        "{stdout}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -9,7 +9,10 @@
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
-const CALIBRATION: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-01-predict/calibration-3f2494e.json");
+const CALIBRATION: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/notes/results/2026-12-01-predict/calibration-3f2494e.json"
+);
 
 fn schedlab(args: &[&str], forced: Option<&str>) -> Output {
     let mut cmd = Command::new(BIN);
@@ -43,11 +46,19 @@ fn check(cases: Vec<Case>) {
         let out = schedlab(&args, c.forced);
         let what = format!("{args:?} forced {:?}", c.forced);
         let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-        assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{what}: {stderr}");
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("internal error"),
+            "{what}: {stderr}"
+        );
         assert_eq!(out.status.code(), Some(c.code), "{what}: {stderr}");
         assert!(stdout.contains(c.printed), "{what}: the finished work is printed: {stdout}");
         if c.code != 0 {
-            assert!(stderr.lines().any(|l| l.starts_with("schedlab: ") && !l.starts_with("schedlab: warning")), "{what}: said on stderr: {stderr}");
+            assert!(
+                stderr
+                    .lines()
+                    .any(|l| l.starts_with("schedlab: ") && !l.starts_with("schedlab: warning")),
+                "{what}: said on stderr: {stderr}"
+            );
         }
     }
 }
@@ -60,9 +71,45 @@ fn compare_and_sweep_keep_their_tables_and_exit_by_the_failure() {
     let dir = tempfile::tempdir().unwrap();
     let (csv, svg) = (dir.path().join("s.csv"), dir.path().join("s.svg"));
     let (csv, svg) = (csv.to_str().unwrap(), svg.to_str().unwrap());
-    let compare = ["compare", "--threads", "1", "--rounds", "1", "--variants", "no-stats", "--duration", "0.05", "--ramp", "0", "--retries", "0", "--measure", "plain"];
-    let with = |base: &[&str], extra: &[&str]| -> Vec<String> { base.iter().chain(extra).map(|s| s.to_string()).collect() };
-    let sweep = ["sweep", "--threads", "1", "--variants", "no-stats", "--duration", "0.05", "--ramp", "0", "--retries", "0", "--lockstat-duration", "0", "--csv", csv, "--svg", svg];
+    let compare = [
+        "compare",
+        "--threads",
+        "1",
+        "--rounds",
+        "1",
+        "--variants",
+        "no-stats",
+        "--duration",
+        "0.05",
+        "--ramp",
+        "0",
+        "--retries",
+        "0",
+        "--measure",
+        "plain",
+    ];
+    let with = |base: &[&str], extra: &[&str]| -> Vec<String> {
+        base.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let sweep = [
+        "sweep",
+        "--threads",
+        "1",
+        "--variants",
+        "no-stats",
+        "--duration",
+        "0.05",
+        "--ramp",
+        "0",
+        "--retries",
+        "0",
+        "--lockstat-duration",
+        "0",
+        "--csv",
+        csv,
+        "--svg",
+        svg,
+    ];
     let mut cases = vec![
         // A failed run is reported in the tables (FAILED) and the rest is kept.
         case(&compare, RUN, 4, "FAILED"),
@@ -70,9 +117,19 @@ fn compare_and_sweep_keep_their_tables_and_exit_by_the_failure() {
         case(&sweep, RUN, 4, "FAILED point"),
         case(&sweep, CHECK, 1, "no-stats"),
     ];
-    cases.push(Case { args: with(&compare, &["--json", "/dev/full"]), forced: None, code: 3, printed: "KIOPS" });
+    cases.push(Case {
+        args: with(&compare, &["--json", "/dev/full"]),
+        forced: None,
+        code: 3,
+        printed: "KIOPS",
+    });
     // Both at once: the output's failure decides (the file the user asked for is missing).
-    cases.push(Case { args: with(&compare, &["--json", "/dev/full"]), forced: CHECK, code: 3, printed: "INCONSISTENT" });
+    cases.push(Case {
+        args: with(&compare, &["--json", "/dev/full"]),
+        forced: CHECK,
+        code: 3,
+        printed: "INCONSISTENT",
+    });
     check(cases);
 }
 
@@ -87,7 +144,12 @@ fn run_simulate_and_flamegraph_exit_by_the_failure() {
         // A single run that failed has nothing to print but its error.
         case(&run, RUN, 4, ""),
         case(&run, CHECK, 1, "the run failed its end-of-run checks"),
-        case(&["run", "--variant", "no-stats", "--duration", "0.05", "--json", "/dev/full"], None, 3, "KIOPS"),
+        case(
+            &["run", "--variant", "no-stats", "--duration", "0.05", "--json", "/dev/full"],
+            None,
+            3,
+            "KIOPS",
+        ),
         case(&simulate, RUN, 4, ""),
         case(&simulate, CHECK, 1, "IOPS="),
         case(&["simulate", "--runtime", "0.01", "--json", "/dev/full"], None, 3, "IOPS="),
@@ -108,10 +170,39 @@ fn predict_and_trace_summary_exit_by_the_failure() {
     )
     .unwrap();
     let trace = overlapping.to_str().unwrap();
-    let predict = ["predict", "--calibration", CALIBRATION, "--variants", "no-stats", "--threads", "1"];
-    let validate = ["predict", "--calibration", CALIBRATION, "--variants", "no-stats", "--threads", "1", "--validate", "--rounds", "1", "--duration", "0.05"];
+    let predict =
+        ["predict", "--calibration", CALIBRATION, "--variants", "no-stats", "--threads", "1"];
+    let validate = [
+        "predict",
+        "--calibration",
+        CALIBRATION,
+        "--variants",
+        "no-stats",
+        "--threads",
+        "1",
+        "--validate",
+        "--rounds",
+        "1",
+        "--duration",
+        "0.05",
+    ];
     check(vec![
-        case(&["predict", "--calibration", CALIBRATION, "--variants", "no-stats", "--threads", "1", "--json", "/dev/full"], None, 3, "no-stats"),
+        case(
+            &[
+                "predict",
+                "--calibration",
+                CALIBRATION,
+                "--variants",
+                "no-stats",
+                "--threads",
+                "1",
+                "--json",
+                "/dev/full",
+            ],
+            None,
+            3,
+            "no-stats",
+        ),
         case(&validate, RUN, 4, "no-stats"),
         // The prediction alone runs nothing: nothing to force.
         case(&predict, RUN, 0, "no-stats"),

@@ -29,7 +29,11 @@ fn text(bytes: &[u8]) -> String {
 
 /// The lines of stderr that are errors (not the warnings a loaded machine may add).
 fn errors(out: &Output) -> Vec<String> {
-    text(&out.stderr).lines().filter(|l| !l.starts_with("schedlab: warning: ")).map(String::from).collect()
+    text(&out.stderr)
+        .lines()
+        .filter(|l| !l.starts_with("schedlab: warning: "))
+        .map(String::from)
+        .collect()
 }
 
 fn no_panic(out: &Output, what: &str) {
@@ -57,10 +61,43 @@ fn a_full_device_is_a_one_line_error_and_exit_3_never_a_success() {
     // header goes to a device before the first point.)
     let cases: [(&[&str], i32); 4] = [
         (&["run", "--variant", "epoch", "--duration", "0.1", "--json", "/dev/full"], 3),
-        (&["run", "--variant", "epoch", "--duration", "0.1", "--trace", "/dev/full", "--trace-window", "0.05"], 3),
+        (
+            &[
+                "run",
+                "--variant",
+                "epoch",
+                "--duration",
+                "0.1",
+                "--trace",
+                "/dev/full",
+                "--trace-window",
+                "0.05",
+            ],
+            3,
+        ),
         (&["simulate", "--runtime", "10ms", "--json", "/dev/full"], 3),
-        (&["sweep", "--threads", "1", "--variants", "no-stats", "--duration", "0.05", "--lockstat-duration", "0", "--ramp", "0",
-            "--transfer-ns", "34", "--csv", "/dev/full", "--svg", "/dev/null"], 2),
+        (
+            &[
+                "sweep",
+                "--threads",
+                "1",
+                "--variants",
+                "no-stats",
+                "--duration",
+                "0.05",
+                "--lockstat-duration",
+                "0",
+                "--ramp",
+                "0",
+                "--transfer-ns",
+                "34",
+                "--csv",
+                "/dev/full",
+                "--svg",
+                "/dev/null",
+            ],
+            2,
+        ),
     ];
     for (args, code) in cases {
         let out = schedlab(args);
@@ -68,16 +105,27 @@ fn a_full_device_is_a_one_line_error_and_exit_3_never_a_success() {
         assert_eq!(out.status.code(), Some(code), "{args:?}: {}", text(&out.stderr));
         let errs = errors(&out);
         assert_eq!(errs.len(), 1, "{args:?}: {errs:?}");
-        assert!(errs[0].starts_with("schedlab: cannot write /dev/full: ") && errs[0].contains("space"), "{args:?}: {errs:?}");
-        assert!(!text(&out.stdout).contains("wrote /dev/full") && !text(&out.stdout).contains("wrote trace"), "{args:?}");
+        assert!(
+            errs[0].starts_with("schedlab: cannot write /dev/full: ") && errs[0].contains("space"),
+            "{args:?}: {errs:?}"
+        );
+        assert!(
+            !text(&out.stdout).contains("wrote /dev/full")
+                && !text(&out.stdout).contains("wrote trace"),
+            "{args:?}"
+        );
     }
-    assert!(std::fs::metadata("/dev/full").unwrap().file_type().is_char_device(), "/dev/full is still a device");
+    assert!(
+        std::fs::metadata("/dev/full").unwrap().file_type().is_char_device(),
+        "/dev/full is still a device"
+    );
 }
 
 #[test]
 fn a_full_stdout_is_exit_3_not_a_panic() {
     let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
-    let out = Command::new(BIN).arg("variants").stdout(full).stderr(Stdio::piped()).output().unwrap();
+    let out =
+        Command::new(BIN).arg("variants").stdout(full).stderr(Stdio::piped()).output().unwrap();
     no_panic(&out, "variants > /dev/full");
     assert_eq!(out.status.code(), Some(3));
     assert!(text(&out.stderr).contains("cannot write to standard output"), "{}", text(&out.stderr));
@@ -103,7 +151,15 @@ fn bad_output_paths_are_refused_before_any_work() {
         vec!["simulate", "--runtime", "3600", "--json", &missing],
         vec!["sweep", "--duration", "60", "--csv", &d],
         vec!["sweep", "--duration", "60", "--csv", &csv, "--svg", unwritable],
-        vec!["flamegraph", "--variant", "epoch", "--duration", "60", "--out", "/proc/schedlab-never"],
+        vec![
+            "flamegraph",
+            "--variant",
+            "epoch",
+            "--duration",
+            "60",
+            "--out",
+            "/proc/schedlab-never",
+        ],
         vec!["trace-summary", "/dev/null", "--svg", unwritable],
     ];
     for args in &cases {
@@ -113,10 +169,17 @@ fn bad_output_paths_are_refused_before_any_work() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         let errs = errors(&out);
         assert_eq!(errs.len(), 1, "{args:?}: {stderr}");
-        assert!(errs[0].contains("cannot write") || errs[0].contains("directory"), "{args:?}: {stderr}");
+        assert!(
+            errs[0].contains("cannot write") || errs[0].contains("directory"),
+            "{args:?}: {stderr}"
+        );
         assert!(out.stdout.is_empty(), "{args:?}: work was done before the path was checked");
     }
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no file was created by refused commands");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no file was created by refused commands"
+    );
 }
 
 #[test]
@@ -146,9 +209,13 @@ fn a_fifo_without_reader_is_an_error_not_a_hang_and_with_one_gets_the_json() {
         assert!(text(&out.stderr).contains("no process is reading"), "{}", text(&out.stderr));
     }
     assert!(got.is_some(), "the reader never opened the FIFO");
-    let json: serde_json::Value = serde_json::from_str(&reader.join().unwrap()).expect("valid JSON through the FIFO");
+    let json: serde_json::Value =
+        serde_json::from_str(&reader.join().unwrap()).expect("valid JSON through the FIFO");
     assert_eq!(json["variant"], "no-stats");
-    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
+    assert!(
+        std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(),
+        "the FIFO was replaced"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -161,20 +228,87 @@ fn outputs_that_alias_each_other_or_an_input_are_refused_before_any_work() {
     std::fs::write(p("t.json"), "keep me").unwrap();
     std::fs::write(p("a.json"), "keep me too").unwrap();
     std::os::unix::fs::symlink(p("a.json"), p("link.json")).unwrap();
-    let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-01-predict/calibration-3f2494e.json");
+    let committed = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/notes/results/2026-12-01-predict/calibration-3f2494e.json"
+    );
     std::fs::copy(committed, p("c.json")).unwrap();
     let calibration = p("c.json");
     let cases: Vec<(Vec<String>, &str)> = vec![
         // An output that is the input.
         (vec!["trace-summary".into(), p("t.json"), "--svg".into(), p("t.json")], "is the input"),
-        (vec!["trace-summary".into(), p("t.json"), "--stall-svg".into(), p("t.json")], "is the input"),
+        (
+            vec!["trace-summary".into(), p("t.json"), "--stall-svg".into(), p("t.json")],
+            "is the input",
+        ),
         // Two outputs that are one file, by the same name, through a symlink, by a new name twice.
-        (vec!["run".into(), "--variant".into(), "sched-lock".into(), "--json".into(), p("a.json"), "--trace".into(), p("a.json")], "same file"),
-        (vec!["run".into(), "--variant".into(), "sched-lock".into(), "--json".into(), p("link.json"), "--trace".into(), p("a.json")], "same file"),
-        (vec!["trace-summary".into(), p("t.json"), "--svg".into(), p("new.svg"), "--stall-svg".into(), p("new.svg")], "same file"),
-        (vec!["sweep".into(), "--threads".into(), "1".into(), "--csv".into(), p("new.x"), "--svg".into(), p("new.x")], "same file"),
-        (vec!["predict".into(), "--calibration".into(), calibration.clone(), "--save-calibration".into(), calibration.clone()], "is the input"),
-        (vec!["predict".into(), "--calibration".into(), calibration.clone(), "--json".into(), calibration.clone()], "is the input"),
+        (
+            vec![
+                "run".into(),
+                "--variant".into(),
+                "sched-lock".into(),
+                "--json".into(),
+                p("a.json"),
+                "--trace".into(),
+                p("a.json"),
+            ],
+            "same file",
+        ),
+        (
+            vec![
+                "run".into(),
+                "--variant".into(),
+                "sched-lock".into(),
+                "--json".into(),
+                p("link.json"),
+                "--trace".into(),
+                p("a.json"),
+            ],
+            "same file",
+        ),
+        (
+            vec![
+                "trace-summary".into(),
+                p("t.json"),
+                "--svg".into(),
+                p("new.svg"),
+                "--stall-svg".into(),
+                p("new.svg"),
+            ],
+            "same file",
+        ),
+        (
+            vec![
+                "sweep".into(),
+                "--threads".into(),
+                "1".into(),
+                "--csv".into(),
+                p("new.x"),
+                "--svg".into(),
+                p("new.x"),
+            ],
+            "same file",
+        ),
+        (
+            vec![
+                "predict".into(),
+                "--calibration".into(),
+                calibration.clone(),
+                "--save-calibration".into(),
+                calibration.clone(),
+            ],
+            "is the input",
+        ),
+        (
+            vec![
+                "predict".into(),
+                "--calibration".into(),
+                calibration.clone(),
+                "--json".into(),
+                calibration.clone(),
+            ],
+            "is the input",
+        ),
     ];
     for (args, expected) in cases {
         let out = schedlab(&args.iter().map(String::as_str).collect::<Vec<_>>());
@@ -198,10 +332,16 @@ fn outputs_that_alias_each_other_or_an_input_are_refused_before_any_work() {
 fn the_standard_streams_are_written_through_never_replaced() {
     let dir = scratch("stdout");
     let captured = dir.path().join("out.txt");
-    for (path, stream) in [("/dev/stdout", "stdout"), ("/dev/stderr", "stderr"), ("/proc/self/fd/1", "stdout")] {
+    for (path, stream) in
+        [("/dev/stdout", "stdout"), ("/dev/stderr", "stderr"), ("/proc/self/fd/1", "stdout")]
+    {
         // Redirected to a file (`> out.txt`): the file keeps the printed lines and gains the JSON.
         let file = std::fs::File::create(&captured).unwrap();
-        let (stdout, stderr) = if stream == "stdout" { (Stdio::from(file), Stdio::piped()) } else { (Stdio::null(), Stdio::from(file)) };
+        let (stdout, stderr) = if stream == "stdout" {
+            (Stdio::from(file), Stdio::piped())
+        } else {
+            (Stdio::null(), Stdio::from(file))
+        };
         let status = Command::new(BIN)
             .args(["simulate", "--runtime", "0.01", "--json", path])
             .env_remove("RUST_LOG")
@@ -211,12 +351,19 @@ fn the_standard_streams_are_written_through_never_replaced() {
             .unwrap();
         assert_eq!(status.code(), Some(0), "{path}");
         let written = std::fs::read_to_string(&captured).unwrap();
-        assert!(written.contains("\"provenance\""), "{path}: the JSON is in the redirected file: {written}");
+        assert!(
+            written.contains("\"provenance\""),
+            "{path}: the JSON is in the redirected file: {written}"
+        );
         if stream == "stdout" {
             assert!(written.contains("IOPS="), "{path}: the printed line is kept: {written}");
         }
         // Through a pipe.
-        let out = Command::new(BIN).args(["simulate", "--runtime", "0.01", "--json", path]).env_remove("RUST_LOG").output().unwrap();
+        let out = Command::new(BIN)
+            .args(["simulate", "--runtime", "0.01", "--json", path])
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(0), "{path} | pipe: {}", text(&out.stderr));
         let piped = text(if stream == "stdout" { &out.stdout } else { &out.stderr });
         assert!(piped.contains("\"provenance\""), "{path} | pipe: {piped}");
@@ -236,38 +383,113 @@ fn symlinks_are_kept_and_written_through() {
     let csv_link = dir.path().join("s.csv");
     std::os::unix::fs::symlink(&csv_target, &csv_link).unwrap();
     for json in [&link, &null_link] {
-        let out = schedlab(&["run", "--variant", "no-stats", "--duration", "0.05", "--json", json.to_str().unwrap()]);
+        let out = schedlab(&[
+            "run",
+            "--variant",
+            "no-stats",
+            "--duration",
+            "0.05",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
         no_panic(&out, "symlink");
         assert!(out.status.success(), "{}", text(&out.stderr));
-        assert!(std::fs::symlink_metadata(json).unwrap().file_type().is_symlink(), "{} was replaced", json.display());
+        assert!(
+            std::fs::symlink_metadata(json).unwrap().file_type().is_symlink(),
+            "{} was replaced",
+            json.display()
+        );
     }
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
     assert_eq!(v["variant"], "no-stats");
-    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null is still a device");
+    assert!(
+        std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(),
+        "/dev/null is still a device"
+    );
     let out = schedlab(&[
-        "sweep", "--threads", "1", "--variants", "no-stats", "--duration", "0.05", "--lockstat-duration", "0", "--ramp", "0",
-        "--rounds", "1", "--transfer-ns", "34", "--csv", csv_link.to_str().unwrap(), "--svg", dir.path().join("s.svg").to_str().unwrap(),
+        "sweep",
+        "--threads",
+        "1",
+        "--variants",
+        "no-stats",
+        "--duration",
+        "0.05",
+        "--lockstat-duration",
+        "0",
+        "--ramp",
+        "0",
+        "--rounds",
+        "1",
+        "--transfer-ns",
+        "34",
+        "--csv",
+        csv_link.to_str().unwrap(),
+        "--svg",
+        dir.path().join("s.svg").to_str().unwrap(),
     ]);
     no_panic(&out, "sweep through a symlink");
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(std::fs::symlink_metadata(&csv_link).unwrap().file_type().is_symlink(), "the CSV symlink was replaced");
-    assert_eq!(std::fs::read_to_string(&csv_target).unwrap().lines().count(), 2, "header and one point, through the link");
+    assert!(
+        std::fs::symlink_metadata(&csv_link).unwrap().file_type().is_symlink(),
+        "the CSV symlink was replaced"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&csv_target).unwrap().lines().count(),
+        2,
+        "header and one point, through the link"
+    );
 }
 
 #[test]
 fn devices_as_outputs_stay_devices() {
     let dir = scratch("devices");
     let out = schedlab(&[
-        "sweep", "--threads", "1", "--variants", "no-stats", "--duration", "0.05", "--lockstat-duration", "0", "--ramp", "0",
-        "--transfer-ns", "34", "--csv", "/dev/null", "--svg", "/dev/null",
+        "sweep",
+        "--threads",
+        "1",
+        "--variants",
+        "no-stats",
+        "--duration",
+        "0.05",
+        "--lockstat-duration",
+        "0",
+        "--ramp",
+        "0",
+        "--transfer-ns",
+        "34",
+        "--csv",
+        "/dev/null",
+        "--svg",
+        "/dev/null",
     ]);
     no_panic(&out, "sweep to /dev/null");
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let out = schedlab(&["compare", "--threads", "1", "--duration", "0.05", "--lockstat-duration", "0.05", "--ramp", "0", "--rounds", "1",
-        "--variants", "no-stats", "--retries", "0", "--json", "/dev/null"]);
+    let out = schedlab(&[
+        "compare",
+        "--threads",
+        "1",
+        "--duration",
+        "0.05",
+        "--lockstat-duration",
+        "0.05",
+        "--ramp",
+        "0",
+        "--rounds",
+        "1",
+        "--variants",
+        "no-stats",
+        "--retries",
+        "0",
+        "--json",
+        "/dev/null",
+    ]);
     no_panic(&out, "compare to /dev/null");
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null is still a device");
+    assert!(
+        std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(),
+        "/dev/null is still a device"
+    );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
@@ -276,11 +498,23 @@ fn an_existing_file_is_replaced_whole_and_no_temporary_file_stays() {
     let dir = scratch("replace");
     let json = dir.path().join("r.json");
     std::fs::write(&json, "previous content").unwrap();
-    let out = schedlab(&["run", "--variant", "no-stats", "--duration", "0.05", "--json", json.to_str().unwrap()]);
+    let out = schedlab(&[
+        "run",
+        "--variant",
+        "no-stats",
+        "--duration",
+        "0.05",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["variant"], "no-stats");
-    let names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     assert_eq!(names, ["r.json"], "a temporary file was left behind");
 }
 
@@ -367,29 +601,60 @@ impl Running {
 
 #[test]
 fn a_signal_stops_compare_and_keeps_every_finished_run_marked() {
-    for (signal, code, name) in [(libc::SIGTERM, 143, "SIGTERM"), (libc::SIGHUP, 129, "SIGHUP"), (libc::SIGINT, 130, "SIGINT")] {
+    for (signal, code, name) in [
+        (libc::SIGTERM, 143, "SIGTERM"),
+        (libc::SIGHUP, 129, "SIGHUP"),
+        (libc::SIGINT, 130, "SIGINT"),
+    ] {
         let dir = scratch("compare-signal");
         let json = dir.path().join("c.json");
         let mut p = Running::start(&[
-            "-v", "compare", "--threads", "2", "--duration", "0.3", "--lockstat-duration", "0.1", "--ramp", "0", "--rounds", "50",
-            "--retries", "0", "--json", json.to_str().unwrap(),
+            "-v",
+            "compare",
+            "--threads",
+            "2",
+            "--duration",
+            "0.3",
+            "--lockstat-duration",
+            "0.1",
+            "--ramp",
+            "0",
+            "--rounds",
+            "50",
+            "--retries",
+            "0",
+            "--json",
+            json.to_str().unwrap(),
         ]);
         p.wait_for("run done");
         p.signal(signal);
         let (status, stdout, stderr) = p.finish();
         assert_eq!(status, Some(code), "{name}: {stderr}");
         assert!(!stderr.contains("panicked"), "{name}: {stderr}");
-        assert!(stdout.contains("Variants: throughput") && stdout.contains("interrupted"), "{name}: the table is printed: {stdout}");
-        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).expect("valid JSON");
+        assert!(
+            stdout.contains("Variants: throughput") && stdout.contains("interrupted"),
+            "{name}: the table is printed: {stdout}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).expect("valid JSON");
         assert_eq!(v["interrupted"], true, "{name}");
         assert_eq!(v["signal"], name);
         let results = v["results"].as_array().unwrap();
-        assert!(results.iter().any(|r| r["runs"].as_u64().unwrap() > 0), "{name}: a finished run is kept");
+        assert!(
+            results.iter().any(|r| r["runs"].as_u64().unwrap() > 0),
+            "{name}: a finished run is kept"
+        );
         for r in results {
             let status = r["status"].as_str().unwrap();
-            assert!(["partial", "not run"].contains(&status), "{name}: 50 rounds cannot be complete: {status}");
+            assert!(
+                ["partial", "not run"].contains(&status),
+                "{name}: 50 rounds cannot be complete: {status}"
+            );
             if status == "not run" {
-                assert!(r["consistent"].is_null() && r["kiops"].is_null(), "{name}: a variant that did not run is not a failure: {r}");
+                assert!(
+                    r["consistent"].is_null() && r["kiops"].is_null(),
+                    "{name}: a variant that did not run is not a failure: {r}"
+                );
             } else {
                 assert_eq!(r["consistent"], true, "{name}: {r}");
             }
@@ -400,7 +665,20 @@ fn a_signal_stops_compare_and_keeps_every_finished_run_marked() {
 /// The compare run both stop tests use, and the checks of what it must have kept.
 fn long_compare(json: &Path) -> Vec<String> {
     [
-        "-v", "compare", "--threads", "2", "--duration", "0.3", "--lockstat-duration", "0.1", "--ramp", "0", "--rounds", "50", "--retries", "0",
+        "-v",
+        "compare",
+        "--threads",
+        "2",
+        "--duration",
+        "0.3",
+        "--lockstat-duration",
+        "0.1",
+        "--ramp",
+        "0",
+        "--rounds",
+        "50",
+        "--retries",
+        "0",
         "--json",
     ]
     .iter()
@@ -411,9 +689,17 @@ fn long_compare(json: &Path) -> Vec<String> {
 
 fn kept_after_one_stop(status: Option<i32>, stdout: &str, stderr: &str, json: &Path) {
     assert_eq!(status, Some(143), "{stderr}");
-    assert!(!stderr.contains("stopping at once"), "two signals from one sender are one stop: {stderr}");
-    assert!(stdout.contains("Variants: throughput") && stdout.contains("interrupted"), "the table is printed: {stdout}");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).expect("the JSON is written")).expect("valid JSON");
+    assert!(
+        !stderr.contains("stopping at once"),
+        "two signals from one sender are one stop: {stderr}"
+    );
+    assert!(
+        stdout.contains("Variants: throughput") && stdout.contains("interrupted"),
+        "the table is printed: {stdout}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).expect("the JSON is written"))
+            .expect("valid JSON");
     assert_eq!((v["interrupted"].as_bool(), v["signal"].as_str()), (Some(true), Some("SIGTERM")));
 }
 
@@ -495,9 +781,26 @@ fn a_compare_run_stopped_by_job_control_is_run_again() {
     let dir = scratch("stopped-compare");
     let json = dir.path().join("c.json");
     let mut p = Running::start(&[
-        "-v", "compare", "--rounds", "1", "--variants", "no-stats", "--threads", "1",
-        "--duration", "2", "--ramp", "0", "--retries", "1", "--max-other-cpus", "1024",
-        "--measure", "plain", "--json", json.to_str().unwrap(),
+        "-v",
+        "compare",
+        "--rounds",
+        "1",
+        "--variants",
+        "no-stats",
+        "--threads",
+        "1",
+        "--duration",
+        "2",
+        "--ramp",
+        "0",
+        "--retries",
+        "1",
+        "--max-other-cpus",
+        "1024",
+        "--measure",
+        "plain",
+        "--json",
+        json.to_str().unwrap(),
     ]);
     stop_and_continue_while_measuring(&mut p);
     let (status, _, stderr) = p.finish();
@@ -537,7 +840,23 @@ fn flags_are_honoured_or_refused_never_ignored() {
     let svg = dir.path().join("s.svg");
     let (csv, svg) = (csv.to_str().unwrap(), svg.to_str().unwrap());
     let sweep = |extra: &[&str]| {
-        let mut args = vec!["sweep", "--threads", "1", "--duration", "0.05", "--ramp", "0", "--variants", "no-stats", "--retries", "0", "--csv", csv, "--svg", svg];
+        let mut args = vec![
+            "sweep",
+            "--threads",
+            "1",
+            "--duration",
+            "0.05",
+            "--ramp",
+            "0",
+            "--variants",
+            "no-stats",
+            "--retries",
+            "0",
+            "--csv",
+            csv,
+            "--svg",
+            svg,
+        ];
         args.extend_from_slice(extra);
         schedlab(&args)
     };
@@ -549,7 +868,11 @@ fn flags_are_honoured_or_refused_never_ignored() {
     let topology = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/topology/i7-4850hq.json");
     let out = sweep(&["--no-model", "--topology", topology]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(out.stdout.is_empty() && errors(&out)[0].contains("cannot be used with"), "{:?}", errors(&out));
+    assert!(
+        out.stdout.is_empty() && errors(&out)[0].contains("cannot be used with"),
+        "{:?}",
+        errors(&out)
+    );
     // Where there is no model because of `--lockstat-duration 0`, the model's flags are said to
     // have no effect (scripts written before 0 meant no model pass them).
     let out = sweep(&["--lockstat-duration", "0", "--transfer-ns", "50"]);
@@ -577,8 +900,20 @@ fn a_signal_during_a_traced_run_leaves_a_valid_trace_marked_interrupted() {
     let trace = dir.path().join("t.json");
     let json = dir.path().join("r.json");
     let mut p = Running::start(&[
-        "-v", "run", "--variant", "queue-lock", "--threads", "2", "--duration", "60", "--trace-window", "60", "--trace",
-        trace.to_str().unwrap(), "--json", json.to_str().unwrap(),
+        "-v",
+        "run",
+        "--variant",
+        "queue-lock",
+        "--threads",
+        "2",
+        "--duration",
+        "60",
+        "--trace-window",
+        "60",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
     ]);
     p.wait_for("trace window open");
     p.signal(libc::SIGTERM);
@@ -588,7 +923,8 @@ fn a_signal_during_a_traced_run_leaves_a_valid_trace_marked_interrupted() {
     let text = std::fs::read_to_string(&trace).unwrap();
     schedlab_benches::files::trace_check::parse(&text).expect("a well-formed trace");
     assert!(text.contains("\"run interrupted\""), "the trace is marked interrupted");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!((v["interrupted"].as_bool(), v["signal"].as_str()), (Some(true), Some("SIGTERM")));
     assert_eq!(v["consistent"], true);
 }
@@ -606,20 +942,40 @@ fn roundtrip_simulate_and_sweep_stop_on_a_signal() {
     // simulate: an hour of virtual time.
     let dir = scratch("sim-signal");
     let json = dir.path().join("s.json");
-    let mut p = Running::start(&["-vv", "simulate", "--runtime", "3600", "--json", json.to_str().unwrap()]);
+    let mut p =
+        Running::start(&["-vv", "simulate", "--runtime", "3600", "--json", json.to_str().unwrap()]);
     p.wait_for("parsed");
     p.signal(libc::SIGTERM);
     let (status, stdout, stderr) = p.finish();
     assert_eq!(status, Some(143), "{stderr}");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["interrupted"], true, "{stdout}");
     assert_eq!(v["consistent"], true, "the interrupted simulation drained: {v}");
 
     // sweep, on SIGHUP (a closed terminal): the CSV keeps its points, whole rows only.
     let csv = dir.path().join("p.csv");
     let mut p = Running::start(&[
-        "-v", "sweep", "--threads", "1", "--sweep-slots", "1-64", "--duration", "0.1", "--lockstat-duration", "0", "--ramp", "0",
-        "--retries", "0", "--transfer-ns", "34", "--csv", csv.to_str().unwrap(), "--svg", dir.path().join("p.svg").to_str().unwrap(),
+        "-v",
+        "sweep",
+        "--threads",
+        "1",
+        "--sweep-slots",
+        "1-64",
+        "--duration",
+        "0.1",
+        "--lockstat-duration",
+        "0",
+        "--ramp",
+        "0",
+        "--retries",
+        "0",
+        "--transfer-ns",
+        "34",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--svg",
+        dir.path().join("p.svg").to_str().unwrap(),
     ]);
     p.wait_for("point done");
     p.signal(libc::SIGHUP);
@@ -654,7 +1010,10 @@ fn out_of_range_numbers_get_one_clear_line_and_exit_2() {
         (&["run", "--variant", "epoch", "--iodepth", "0"], "1..=1024"),
         (&["run", "--variant", "epoch", "--slots", "65"], "1..=64"),
         (&["run", "--variant", "epoch", "--groups", "5000"], "0..=4096"),
-        (&["run", "--variant", "epoch", "--trace", "/dev/null", "--trace-window", "0"], "greater than zero"),
+        (
+            &["run", "--variant", "epoch", "--trace", "/dev/null", "--trace-window", "0"],
+            "greater than zero",
+        ),
         (&["roundtrip", "--rounds", "1e8"], "1..=1000"),
         (&["roundtrip", "--iterations", "1e9"], "1..=100000000"),
         (&["compare", "--lockstat-duration", "-inf"], "finite"),
@@ -685,9 +1044,20 @@ fn out_of_range_numbers_get_one_clear_line_and_exit_2() {
 fn durations_take_units() {
     let dir = scratch("units");
     let json = dir.path().join("r.json");
-    let out = schedlab(&["run", "--variant", "no-stats", "--duration", "150ms", "--ramp", "10ms", "--json", json.to_str().unwrap()]);
+    let out = schedlab(&[
+        "run",
+        "--variant",
+        "no-stats",
+        "--duration",
+        "150ms",
+        "--ramp",
+        "10ms",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["config"]["duration"]["nanos"], 150_000_000, "{}", v["config"]["duration"]);
     assert_eq!(v["config"]["ramp"]["nanos"], 10_000_000);
     // Exponents of either sign (issue 43: `1e-1` was an unknown unit while `1e1` was taken).
@@ -706,7 +1076,8 @@ fn long_outside_work_and_idle_slices_stop_with_the_run() {
     // spins. The idle slice (100 ms) is waited out at most once, by the drain. Both runs end and
     // their checks hold; how long they took is not asserted (it depends on the machine's load).
     for extra in [["--outside-ns", "1000000000"], ["--slice-idle-ns", "100000000"]] {
-        let mut args = vec!["run", "--variant", "sched-lock", "--threads", "2", "--duration", "0.2"];
+        let mut args =
+            vec!["run", "--variant", "sched-lock", "--threads", "2", "--duration", "0.2"];
         args.extend(extra);
         let out = schedlab(&args);
         no_panic(&out, &format!("{args:?}"));
@@ -714,7 +1085,8 @@ fn long_outside_work_and_idle_slices_stop_with_the_run() {
         // The run's table: its checks cell says passed (requests and statistics conserved,
         // every group and queue freed).
         let stdout = text(&out.stdout);
-        let checks_passed = stdout.lines().any(|l| l.starts_with("sched-lock") && l.trim_end().ends_with("passed"));
+        let checks_passed =
+            stdout.lines().any(|l| l.starts_with("sched-lock") && l.trim_end().ends_with("passed"));
         assert!(checks_passed, "{args:?}: {stdout}");
     }
 }
@@ -724,8 +1096,30 @@ fn long_outside_work_and_idle_slices_stop_with_the_run() {
 
 fn sweep_args<'a>(csv: &'a str, svg: &'a str, threads: &'a str, groups: &'a str) -> Vec<&'a str> {
     vec![
-        "sweep", "--threads", threads, "--variants", "no-stats", "--duration", "0.05", "--lockstat-duration", "0", "--ramp", "0",
-        "--retries", "0", "--rounds", "1", "--transfer-ns", "34", "--groups", groups, "--csv", csv, "--svg", svg, "--resume",
+        "sweep",
+        "--threads",
+        threads,
+        "--variants",
+        "no-stats",
+        "--duration",
+        "0.05",
+        "--lockstat-duration",
+        "0",
+        "--ramp",
+        "0",
+        "--retries",
+        "0",
+        "--rounds",
+        "1",
+        "--transfer-ns",
+        "34",
+        "--groups",
+        groups,
+        "--csv",
+        csv,
+        "--svg",
+        svg,
+        "--resume",
     ]
 }
 
@@ -788,25 +1182,77 @@ fn resume_recovers_a_truncated_file_and_refuses_foreign_or_different_ones() {
 fn more_jobs_than_cpus_on_the_fair_lock_is_said_plainly() {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = (cpus + 2).to_string();
-    let out = schedlab(&["run", "--variant", "no-stats", "--threads", &threads, "--duration", "0.1", "--lock", "fair-spin"]);
+    let out = schedlab(&[
+        "run",
+        "--variant",
+        "no-stats",
+        "--threads",
+        &threads,
+        "--duration",
+        "0.1",
+        "--lock",
+        "fair-spin",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("spinning FIFO lock collapses") && stderr.contains("--lock parking-lot"), "{stderr}");
+    assert!(
+        stderr.contains("spinning FIFO lock collapses") && stderr.contains("--lock parking-lot"),
+        "{stderr}"
+    );
     // Beyond 64 jobs per CPU the fair lock is refused (its collapse could not stop in a second),
     // with the way out named; the parking lock takes them.
     let over = 64 * cpus + 1;
     if over <= 1024 {
         let n = over.to_string();
-        let out = schedlab(&["run", "--variant", "no-stats", "--threads", &n, "--duration", "0.05", "--lock", "fair-spin"]);
+        let out = schedlab(&[
+            "run",
+            "--variant",
+            "no-stats",
+            "--threads",
+            &n,
+            "--duration",
+            "0.05",
+            "--lock",
+            "fair-spin",
+        ]);
         assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-        assert!(text(&out.stderr).contains("--lock parking-lot") && out.stdout.is_empty(), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("--lock parking-lot") && out.stdout.is_empty(),
+            "{}",
+            text(&out.stderr)
+        );
         let out = schedlab(&["compare", "--threads", &n, "--lock", "both", "--rounds", "1"]);
-        assert_eq!(out.status.code(), Some(2), "compare checks every lock kind asked: {}", text(&out.stderr));
-        let out = schedlab(&["run", "--variant", "no-stats", "--threads", &n, "--duration", "0.05", "--lock", "parking-lot"]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "compare checks every lock kind asked: {}",
+            text(&out.stderr)
+        );
+        let out = schedlab(&[
+            "run",
+            "--variant",
+            "no-stats",
+            "--threads",
+            &n,
+            "--duration",
+            "0.05",
+            "--lock",
+            "parking-lot",
+        ]);
         assert!(out.status.success(), "{}", text(&out.stderr));
     }
     // The parking lock has nothing to warn about, whatever the load.
-    let out = schedlab(&["run", "--variant", "no-stats", "--threads", &threads, "--duration", "0.1", "--lock", "parking-lot"]);
+    let out = schedlab(&[
+        "run",
+        "--variant",
+        "no-stats",
+        "--threads",
+        &threads,
+        "--duration",
+        "0.1",
+        "--lock",
+        "parking-lot",
+    ]);
     assert!(out.status.success());
     assert!(!text(&out.stderr).contains("spinning FIFO lock"), "{}", text(&out.stderr));
 }
@@ -815,8 +1261,23 @@ fn more_jobs_than_cpus_on_the_fair_lock_is_said_plainly() {
 fn tables_print_no_nan() {
     let dir = scratch("nan");
     let out = schedlab(&[
-        "sweep", "--threads", "1", "--variants", "no-stats", "--duration", "0.05", "--lockstat-duration", "0", "--ramp", "0",
-        "--transfer-ns", "34", "--csv", dir.path().join("s.csv").to_str().unwrap(), "--svg", dir.path().join("s.svg").to_str().unwrap(),
+        "sweep",
+        "--threads",
+        "1",
+        "--variants",
+        "no-stats",
+        "--duration",
+        "0.05",
+        "--lockstat-duration",
+        "0",
+        "--ramp",
+        "0",
+        "--transfer-ns",
+        "34",
+        "--csv",
+        dir.path().join("s.csv").to_str().unwrap(),
+        "--svg",
+        dir.path().join("s.svg").to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
@@ -831,27 +1292,82 @@ fn tables_print_no_nan() {
 fn a_measurement_without_a_completed_request_says_so_instead_of_zeros() {
     let dir = scratch("no-requests");
     let (csv, svg) = (dir.path().join("s.csv"), dir.path().join("s.svg"));
-    let calibration = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-01-predict/calibration-3f2494e.json");
+    let calibration = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/notes/results/2026-12-01-predict/calibration-3f2494e.json"
+    );
     let slow = ["--outside-ns", "1000000000", "--duration", "0.05", "--ramp", "0"];
     let run_json = dir.path().join("run.json");
     let run_json = run_json.to_str().unwrap();
     let cases: Vec<Vec<&str>> = vec![
         vec!["run", "--variant", "no-stats", "--threads", "1", "--json", run_json],
-        vec!["compare", "--rounds", "1", "--variants", "no-stats", "--threads", "1", "--measure", "plain", "--retries", "0"],
-        vec!["sweep", "--threads", "1", "--variants", "no-stats", "--retries", "0", "--lockstat-duration", "0", "--csv", csv.to_str().unwrap(), "--svg", svg.to_str().unwrap()],
+        vec![
+            "compare",
+            "--rounds",
+            "1",
+            "--variants",
+            "no-stats",
+            "--threads",
+            "1",
+            "--measure",
+            "plain",
+            "--retries",
+            "0",
+        ],
+        vec![
+            "sweep",
+            "--threads",
+            "1",
+            "--variants",
+            "no-stats",
+            "--retries",
+            "0",
+            "--lockstat-duration",
+            "0",
+            "--csv",
+            csv.to_str().unwrap(),
+            "--svg",
+            svg.to_str().unwrap(),
+        ],
     ];
     for mut args in cases {
         args.extend_from_slice(&slow);
         let out = schedlab(&args);
         let stdout = text(&out.stdout);
         no_panic(&out, args[0]);
-        assert!(stdout.contains("no requests completed"), "{args:?}: {stdout}\n{}", text(&out.stderr));
-        assert!(!stdout.contains(" 0.0 (0.0-0.0)") && !stdout.contains(" 0.0/0.0"), "{args:?}: zeros printed as a measurement: {stdout}");
+        assert!(
+            stdout.contains("no requests completed"),
+            "{args:?}: {stdout}\n{}",
+            text(&out.stderr)
+        );
+        assert!(
+            !stdout.contains(" 0.0 (0.0-0.0)") && !stdout.contains(" 0.0/0.0"),
+            "{args:?}: zeros printed as a measurement: {stdout}"
+        );
     }
     let out = schedlab(&[
-        "predict", "--calibration", calibration, "--variants", "no-stats", "--lock", "fair-spin", "--threads", "1", "--validate", "--rounds", "1",
-        "--retries", "0", "--outside-list", "1000000000", "--duration", "0.05", "--ramp", "0",
-        "--json", dir.path().join("predict.json").to_str().unwrap(),
+        "predict",
+        "--calibration",
+        calibration,
+        "--variants",
+        "no-stats",
+        "--lock",
+        "fair-spin",
+        "--threads",
+        "1",
+        "--validate",
+        "--rounds",
+        "1",
+        "--retries",
+        "0",
+        "--outside-list",
+        "1000000000",
+        "--duration",
+        "0.05",
+        "--ramp",
+        "0",
+        "--json",
+        dir.path().join("predict.json").to_str().unwrap(),
     ]);
     no_panic(&out, "predict");
     assert!(text(&out.stdout).contains("no requests completed"), "{}", text(&out.stdout));
@@ -888,7 +1404,13 @@ fn counts_that_add_up_past_the_largest_are_refused() {
     std::fs::write(&folded, "main;a 18446744073709551615\nmain;b 4\n").unwrap();
     let out_dir = dir.path().join("fg");
     let cases: Vec<Vec<&str>> = vec![
-        vec!["flamegraph", "--folded", folded.to_str().unwrap(), "--out", out_dir.to_str().unwrap()],
+        vec![
+            "flamegraph",
+            "--folded",
+            folded.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
         vec!["simulate", "--bs", "18446744073709551615k", "--runtime", "0.01"],
         vec!["run", "--variant", "no-stats", "--bs", "18014398509481984k"],
     ];
@@ -898,7 +1420,13 @@ fn counts_that_add_up_past_the_largest_are_refused() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
         assert_eq!(errors(&out).len(), 1, "{args:?}: {:?}", errors(&out));
     }
-    let out = schedlab(&["flamegraph", "--folded", folded.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    let out = schedlab(&[
+        "flamegraph",
+        "--folded",
+        folded.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
     assert!(errors(&out)[0].contains("add up past"), "{:?}", errors(&out));
     assert!(!out_dir.exists(), "nothing written");
 }
@@ -909,16 +1437,29 @@ fn counts_that_add_up_past_the_largest_are_refused() {
 #[test]
 fn a_closed_stdout_is_refused_before_any_work() {
     let described = Command::new(BIN).env("SCHEDLAB_DESCRIBE", "cli").output().unwrap();
-    let subs: Vec<String> = text(&described.stdout).lines().filter(|l| l.split('\t').nth(1) == Some("")).map(|l| l.split('\t').next().unwrap().to_string()).collect();
+    let subs: Vec<String> = text(&described.stdout)
+        .lines()
+        .filter(|l| l.split('\t').nth(1) == Some(""))
+        .map(|l| l.split('\t').next().unwrap().to_string())
+        .collect();
     assert!(subs.len() >= 10, "{subs:?}");
     let dir = scratch("closed-stdout");
     for sub in subs.iter().map(String::as_str).chain([""]) {
-        let out = Command::new("sh").args(["-c", r#"exec >&-; exec "$@""#, "sh", BIN]).args((!sub.is_empty()).then_some(sub)).current_dir(dir.path()).env_remove("RUST_LOG").output().unwrap();
+        let out = Command::new("sh")
+            .args(["-c", r#"exec >&-; exec "$@""#, "sh", BIN])
+            .args((!sub.is_empty()).then_some(sub))
+            .current_dir(dir.path())
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(2), "{sub}: {}", text(&out.stderr));
         assert_eq!(errors(&out).len(), 1, "{sub}: {:?}", errors(&out));
         assert!(errors(&out)[0].contains("standard output is closed"), "{sub}: {:?}", errors(&out));
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
-    let out = Command::new("sh").args(["-c", r#"exec >/dev/null; exec "$@""#, "sh", BIN, "variants"]).output().unwrap();
+    let out = Command::new("sh")
+        .args(["-c", r#"exec >/dev/null; exec "$@""#, "sh", BIN, "variants"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }

@@ -31,7 +31,11 @@ struct Case {
 fn describe(what: &str) -> Vec<Vec<String>> {
     let out = Command::new(BIN).env("SCHEDLAB_DESCRIBE", what).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().lines().map(|l| l.split('\t').map(String::from).collect()).collect()
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split('\t').map(String::from).collect())
+        .collect()
 }
 
 fn words(s: &str) -> Vec<String> {
@@ -44,7 +48,12 @@ fn requires_cases() -> Vec<Case> {
         .into_iter()
         .map(|f| {
             assert_eq!(f.len(), 6, "not sub, option, kind, value, needs, base: {f:?}");
-            Case { sub: f[0].clone(), base: words(&f[5]), given: vec![(f[1].clone(), f[2].clone(), f[3].clone())], names: f[4].split(',').map(String::from).collect() }
+            Case {
+                sub: f[0].clone(),
+                base: words(&f[5]),
+                given: vec![(f[1].clone(), f[2].clone(), f[3].clone())],
+                names: f[4].split(',').map(String::from).collect(),
+            }
         })
         .collect()
 }
@@ -54,11 +63,18 @@ fn conflict_cases() -> Vec<Case> {
     describe("conflicts")
         .into_iter()
         .map(|f| {
-            assert_eq!(f.len(), 8, "not sub, option, kind, value, option, kind, value, base: {f:?}");
+            assert_eq!(
+                f.len(),
+                8,
+                "not sub, option, kind, value, option, kind, value, base: {f:?}"
+            );
             Case {
                 sub: f[0].clone(),
                 base: words(&f[7]),
-                given: vec![(f[1].clone(), f[2].clone(), f[3].clone()), (f[4].clone(), f[5].clone(), f[6].clone())],
+                given: vec![
+                    (f[1].clone(), f[2].clone(), f[3].clone()),
+                    (f[4].clone(), f[5].clone(), f[6].clone()),
+                ],
                 names: vec![f[1].clone(), f[4].clone()],
             }
         })
@@ -135,7 +151,10 @@ fn refused(cases: &[Case]) -> Vec<String> {
                     let mut problems = Vec::new();
                     for case in chunk {
                         for log in [None, Some("off")] {
-                            let dir = tempfile::Builder::new().prefix("schedlab-flags-").tempdir().unwrap();
+                            let dir = tempfile::Builder::new()
+                                .prefix("schedlab-flags-")
+                                .tempdir()
+                                .unwrap();
                             problems.extend(check(case, dir.path(), log));
                         }
                     }

@@ -22,13 +22,25 @@ fn scratch(name: &str) -> PathBuf {
 fn writes_flamegraphs_a_differential_and_the_time_table() {
     let dir = scratch("run");
     let out = schedlab(&[
-        "flamegraph", "--variant", "no-stats", "--diff", "sched-lock", "no-stats", "--threads", "1", "--duration", "0.5",
-        "--out", dir.to_str().unwrap(),
+        "flamegraph",
+        "--variant",
+        "no-stats",
+        "--diff",
+        "sched-lock",
+        "no-stats",
+        "--threads",
+        "1",
+        "--duration",
+        "0.5",
+        "--out",
+        dir.to_str().unwrap(),
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
 
-    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
     let sched = read("sched-lock.svg");
     let none = read("no-stats.svg");
     let diff = read("diff-sched-lock-vs-no-stats.svg");
@@ -39,18 +51,31 @@ fn writes_flamegraphs_a_differential_and_the_time_table() {
     assert!(sched.contains("sched-lock: on-CPU, fair-spin lock, 1 threads"), "title");
     assert!(sched.contains("schedlab_core::stats::"), "sched-lock.svg has no stats frame");
     assert!(!none.contains("schedlab_core::stats::"), "no-stats.svg has stats frames");
-    assert!(diff.contains("schedlab_core::stats::"), "the differential keeps sched-lock's stats frames");
-    assert!(read("sched-lock.folded").lines().all(|l| l.rsplit_once(' ').is_some_and(|(_, n)| n.parse::<u64>().is_ok())));
+    assert!(
+        diff.contains("schedlab_core::stats::"),
+        "the differential keeps sched-lock's stats frames"
+    );
+    assert!(read("sched-lock.folded")
+        .lines()
+        .all(|l| l.rsplit_once(' ').is_some_and(|(_, n)| n.parse::<u64>().is_ok())));
     let json: serde_json::Value = serde_json::from_str(&read("time-shares.json")).unwrap();
     assert_eq!(json["rows"].as_array().unwrap().len(), 2);
     assert!(json["provenance"]["commit"].is_string());
 
     // The table: a row per variant, shares adding up to 100 %, the seed figure beside sched-lock.
-    let row = |name: &str| stdout.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no {name} row in:\n{stdout}"));
+    let row = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} row in:\n{stdout}"))
+    };
     let sched_row = row("sched-lock ");
     assert!(sched_row.contains("100.0%") && sched_row.contains("40 %"), "{sched_row}");
     let pcts = |line: &str| -> Vec<f64> {
-        line.split_whitespace().filter_map(|w| w.strip_suffix('%')).filter_map(|w| w.parse().ok()).collect()
+        line.split_whitespace()
+            .filter_map(|w| w.strip_suffix('%'))
+            .filter_map(|w| w.parse().ok())
+            .collect()
     };
     // core, stats, lock, outside, other, total, stats/work, unsampled (the sums are in parentheses).
     let p = pcts(sched_row);
@@ -78,21 +103,42 @@ fn profiles_a_variant_on_the_insertion_lists() {
     for attempt in 1..=ATTEMPTS {
         let dir = scratch(&format!("lists-{attempt}"));
         let out = schedlab(&[
-            "flamegraph", "--variant", "rstat+lists", "--diff", "rstat", "rstat+lists", "--threads", "1", "--duration", "1",
-            "--out", dir.to_str().unwrap(),
+            "flamegraph",
+            "--variant",
+            "rstat+lists",
+            "--diff",
+            "rstat",
+            "rstat+lists",
+            "--threads",
+            "1",
+            "--duration",
+            "1",
+            "--out",
+            dir.to_str().unwrap(),
         ]);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-        let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let read = |name: &str| {
+            std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+        };
         let lists = read("rstat+lists.folded");
         let direct = read("rstat.folded");
-        assert!(lists.lines().any(|l| l.rsplit_once(' ').is_some_and(|(_, n)| n.parse::<u64>().is_ok_and(|n| n > 0))), "rstat+lists was not profiled: {lists:?}");
+        assert!(
+            lists.lines().any(|l| l
+                .rsplit_once(' ')
+                .is_some_and(|(_, n)| n.parse::<u64>().is_ok_and(|n| n > 0))),
+            "rstat+lists was not profiled: {lists:?}"
+        );
         assert!(read("rstat+lists.svg").contains("<svg"));
-        assert!(!direct.contains("schedlab_core::insert::lists::"), "insertion-list frames in plain rstat");
+        assert!(
+            !direct.contains("schedlab_core::insert::lists::"),
+            "insertion-list frames in plain rstat"
+        );
         assert!(read("diff-rstat-vs-rstat+lists.svg").contains("<svg"));
         let json: serde_json::Value = serde_json::from_str(&read("time-shares.json")).unwrap();
         let rows = json["rows"].as_array().unwrap();
-        let names: Vec<_> = rows.iter().map(|r| r["variant"].as_str().unwrap().to_owned()).collect();
+        let names: Vec<_> =
+            rows.iter().map(|r| r["variant"].as_str().unwrap().to_owned()).collect();
         assert_eq!(names, ["rstat+lists", "rstat"]);
         assert!(rows[0]["samples"].as_u64().is_some_and(|n| n > 0), "{}", rows[0]);
         assert!(stdout.lines().any(|l| l.starts_with("rstat+lists ")), "{stdout}");
@@ -101,7 +147,9 @@ fn profiles_a_variant_on_the_insertion_lists() {
             seen = attempt;
             break;
         }
-        eprintln!("attempt {attempt}: no insertion-list frame sampled in rstat+lists; running it again");
+        eprintln!(
+            "attempt {attempt}: no insertion-list frame sampled in rstat+lists; running it again"
+        );
     }
     assert!(seen > 0, "no insertion-list frame in rstat+lists in {ATTEMPTS} profiled runs: it is not profiled on the lists path");
 }

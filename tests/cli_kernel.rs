@@ -93,7 +93,11 @@ fn a_missing_tool_or_root_is_one_line_naming_what_to_install() {
     let fio = empty.path().join("fio");
     std::fs::write(&fio, "#!/bin/sh\nexit 0\n").unwrap();
     std::fs::set_permissions(&fio, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(["kernel"]).env("PATH", empty.path()).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["kernel"])
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
     let err = one_line_exit_2(&out, "no perf");
     if is_root() {
         assert!(err.contains("`perf` not found") && err.contains("linux-perf"), "{err}");
@@ -108,16 +112,28 @@ fn without_root_it_refuses() {
         return;
     }
     // As root: the same binary under another user, where setpriv exists and that user can run it.
-    let Some(setpriv) = ["/usr/bin/setpriv", "/bin/setpriv"].into_iter().find(|p| Path::new(p).exists()) else {
+    let Some(setpriv) =
+        ["/usr/bin/setpriv", "/bin/setpriv"].into_iter().find(|p| Path::new(p).exists())
+    else {
         eprintln!("setpriv not installed: the non-root refusal is checked by the case above on non-root machines only");
         return;
     };
     let out = Command::new(setpriv)
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_schedlab"), "kernel", "--cleanup"])
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            env!("CARGO_BIN_EXE_schedlab"),
+            "kernel",
+            "--cleanup",
+        ])
         .output()
         .unwrap();
     if out.status.code() == Some(127) || out.status.code() == Some(126) {
-        eprintln!("user 65534 cannot run the binary here: {}", String::from_utf8_lossy(&out.stderr));
+        eprintln!(
+            "user 65534 cannot run the binary here: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         return;
     }
     let err = one_line_exit_2(&out, "not root");
@@ -155,7 +171,8 @@ fn leftovers(pid: u32) -> Vec<String> {
     }
     if let Ok(entries) = std::fs::read_dir("/sys/block") {
         for e in entries.flatten() {
-            let backing = std::fs::read_to_string(e.path().join("loop/backing_file")).unwrap_or_default();
+            let backing =
+                std::fs::read_to_string(e.path().join("loop/backing_file")).unwrap_or_default();
             if backing.contains(&format!("{name}-")) {
                 left.push(format!("/dev/{}", e.file_name().to_string_lossy()));
             }
@@ -188,7 +205,21 @@ fn wait_for(path: &Path, limit: Duration) -> bool {
     false
 }
 
-const SHORT: &[&str] = &["kernel", "--threads", "2", "--duration", "0.3", "--ramp", "0", "--groups", "2", "--size-mib", "64", "--points", "main"];
+const SHORT: &[&str] = &[
+    "kernel",
+    "--threads",
+    "2",
+    "--duration",
+    "0.3",
+    "--ramp",
+    "0",
+    "--groups",
+    "2",
+    "--size-mib",
+    "64",
+    "--points",
+    "main",
+];
 
 #[test]
 #[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
@@ -199,8 +230,20 @@ fn a_short_run_prints_both_halves_writes_the_json_and_leaves_nothing() {
     std::fs::create_dir(&fg).unwrap();
     // Two points: the main one and 1 job at iodepth 1.
     let mut args: Vec<&str> = SHORT.iter().map(|a| if *a == "main" { "1x1" } else { a }).collect();
-    args.extend(["--rounds", "1", "--json", json.to_str().unwrap(), "--flamegraphs", fg.to_str().unwrap()]);
-    let child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    args.extend([
+        "--rounds",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+        "--flamegraphs",
+        fg.to_str().unwrap(),
+    ]);
+    let child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -231,7 +274,8 @@ fn a_short_run_prints_both_halves_writes_the_json_and_leaves_nothing() {
     let bfq = &kernel[2];
     assert!(bfq["profile"]["samples"].as_u64().unwrap() > 0);
     assert!(fg.join("kernel-bfq.svg").exists());
-    let model: Vec<&str> = v["model"].as_array().unwrap().iter().map(|m| m["entry"].as_str().unwrap()).collect();
+    let model: Vec<&str> =
+        v["model"].as_array().unwrap().iter().map(|m| m["entry"].as_str().unwrap()).collect();
     assert!(model.contains(&"none") && model.contains(&"rstat"), "{model:?}");
     assert!(v["environment"]["kernel_release"].as_str().unwrap().len() > 1);
     assert!(v["environment"]["fio"].as_str().unwrap().starts_with("fio"));
@@ -239,12 +283,18 @@ fn a_short_run_prints_both_halves_writes_the_json_and_leaves_nothing() {
     assert!(v["side_by_side"][0]["kernel"].as_f64().is_some(), "{}", v["side_by_side"]);
     // The fidelity table: rows at both points, each with its band and verdict.
     let fidelity = v["fidelity"].as_array().unwrap();
-    let points: std::collections::BTreeSet<String> = fidelity.iter().map(|r| r["point"].to_string()).collect();
+    let points: std::collections::BTreeSet<String> =
+        fidelity.iter().map(|r| r["point"].to_string()).collect();
     assert_eq!(points.len(), 2, "{points:?}");
     for r in fidelity {
-        assert!(r["band"]["kind"].is_string() && r.get("within").is_some() && r["unit"].is_string(), "{r}");
+        assert!(
+            r["band"]["kind"].is_string() && r.get("within").is_some() && r["unit"].is_string(),
+            "{r}"
+        );
     }
-    assert!(fidelity.iter().any(|r| r["figure"] == "contended acquisitions per I/O at limit-depth"));
+    assert!(fidelity
+        .iter()
+        .any(|r| r["figure"] == "contended acquisitions per I/O at limit-depth"));
     assert_eq!(v["points"].as_array().unwrap().len(), 1);
     assert!(v["elevator"]["none_cpu_per_io_us"].as_f64().is_some(), "{}", v["elevator"]);
     assert_eq!(leftovers(pid), Vec::<String>::new(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -257,7 +307,12 @@ fn sigint_in_the_middle_keeps_what_finished_and_puts_everything_back() {
     let json = dir.path().join("k.json");
     let mut args = SHORT.to_vec();
     args.extend(["--rounds", "20", "--no-profile", "--json", json.to_str().unwrap()]);
-    let child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     // Interrupt once the machine is set up and a few runs went by.
     assert!(wait_for_ledger(pid, Duration::from_secs(60)), "the run never started");
@@ -277,15 +332,31 @@ fn sigint_in_the_middle_keeps_what_finished_and_puts_everything_back() {
 fn after_a_sigkill_cleanup_removes_what_was_left() {
     let mut args = SHORT.to_vec();
     args.extend(["--rounds", "20", "--no-profile"]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     assert!(wait_for_ledger(pid, Duration::from_secs(60)), "the run never started");
     // Killed once its cgroups exist (set-up done).
-    assert!(wait_for(Path::new(&format!("/sys/fs/cgroup/blkio/schedlab-kernel-{pid}/g1")), Duration::from_secs(30)) || wait_for(Path::new(&format!("/sys/fs/cgroup/schedlab-kernel-{pid}/g1")), Duration::from_secs(1)));
+    assert!(
+        wait_for(
+            Path::new(&format!("/sys/fs/cgroup/blkio/schedlab-kernel-{pid}/g1")),
+            Duration::from_secs(30)
+        ) || wait_for(
+            Path::new(&format!("/sys/fs/cgroup/schedlab-kernel-{pid}/g1")),
+            Duration::from_secs(1)
+        )
+    );
     std::thread::sleep(Duration::from_millis(1500));
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(!leftovers(pid).is_empty(), "a SIGKILL leaves its set-up behind (else this test checks nothing)");
+    assert!(
+        !leftovers(pid).is_empty(),
+        "a SIGKILL leaves its set-up behind (else this test checks nothing)"
+    );
     let out = schedlab(&["kernel", "--cleanup"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     // fio's orphaned workers may hold the loop device a moment: the kernel detaches it when they
@@ -311,7 +382,23 @@ fn an_existing_device_is_only_read_and_its_scheduler_put_back() {
     std::fs::write(queue.join("scheduler"), "mq-deadline").unwrap();
     std::fs::write(queue.join("iosched/fifo_batch"), "7").unwrap();
     let out = schedlab(&[
-        "kernel", "--device", &device, "--threads", "1", "--duration", "0.3", "--ramp", "0", "--rounds", "1", "--groups", "0", "--no-model", "--no-profile", "--contention", "off",
+        "kernel",
+        "--device",
+        &device,
+        "--threads",
+        "1",
+        "--duration",
+        "0.3",
+        "--ramp",
+        "0",
+        "--rounds",
+        "1",
+        "--groups",
+        "0",
+        "--no-model",
+        "--no-profile",
+        "--contention",
+        "off",
     ]);
     let scheduler = std::fs::read_to_string(queue.join("scheduler")).unwrap();
     let fifo_batch = std::fs::read_to_string(queue.join("iosched/fifo_batch")).unwrap_or_default();
@@ -326,10 +413,18 @@ fn an_existing_device_is_only_read_and_its_scheduler_put_back() {
 fn a_device_with_a_mounted_filesystem_is_refused() {
     // The device under `/`, from mountinfo's major:minor.
     let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-    let root = info.lines().map(|l| l.split_whitespace().collect::<Vec<_>>()).find(|f| f.len() > 4 && f[4] == "/").unwrap();
-    let dev = std::fs::read_link(format!("/sys/dev/block/{}", root[2])).ok().and_then(|p| p.file_name().map(|n| format!("/dev/{}", n.to_string_lossy())));
+    let root = info
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.len() > 4 && f[4] == "/")
+        .unwrap();
+    let dev = std::fs::read_link(format!("/sys/dev/block/{}", root[2]))
+        .ok()
+        .and_then(|p| p.file_name().map(|n| format!("/dev/{}", n.to_string_lossy())));
     let Some(dev) = dev.filter(|d| Path::new(d).exists()) else {
-        eprintln!("no block device node under / here (overlay or container root): nothing to refuse");
+        eprintln!(
+            "no block device node under / here (overlay or container root): nothing to refuse"
+        );
         return;
     };
     let err = one_line_exit_2(&schedlab(&["kernel", "--device", &dev]), "mounted device");
@@ -370,15 +465,8 @@ fn setpriv() -> &'static str {
 fn kernel_after(plant: &str, args: &[&str]) -> (u32, Output) {
     let script = format!("{plant} || exit 99; exec \"$0\" kernel \"$@\"");
     let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_schedlab"))
-        .args(args);
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    cmd.arg("-c").arg(script).arg(env!("CARGO_BIN_EXE_schedlab")).args(args);
+    let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     assert_ne!(
@@ -394,20 +482,9 @@ fn kernel_after(plant: &str, args: &[&str]) -> (u32, Output) {
 fn scratch_loop(mib: u64) -> (String, tempfile::NamedTempFile) {
     let file = tempfile::NamedTempFile::new_in("/dev/shm").unwrap();
     file.as_file().set_len(mib << 20).unwrap();
-    let out = Command::new("losetup")
-        .args(["-f", "--show"])
-        .arg(file.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (
-        String::from_utf8_lossy(&out.stdout).trim().to_string(),
-        file,
-    )
+    let out = Command::new("losetup").args(["-f", "--show"]).arg(file.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (String::from_utf8_lossy(&out.stdout).trim().to_string(), file)
 }
 
 fn scheduler_of(device: &str) -> String {
@@ -433,39 +510,22 @@ fn cgroup_root() -> PathBuf {
 fn links_and_fifos_planted_at_the_old_backing_name_are_never_followed() {
     // Root's file, in a directory only root may enter.
     let private = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        private.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o700),
-    )
-    .unwrap();
+    std::fs::set_permissions(private.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .unwrap();
     let victim = private.path().join("root-only.conf");
     std::fs::write(&victim, "root's own\n").unwrap();
     let nobody = format!("{} --reuid=65534 --regid=65534 --clear-groups", setpriv());
     // A link from another user at the name the tool used to give its backing file, then a FIFO.
     for (what, plant) in [
-        (
-            "link",
-            format!(
-                "{nobody} ln -s {} /dev/shm/schedlab-kernel-$$.img",
-                victim.display()
-            ),
-        ),
-        (
-            "fifo",
-            format!("{nobody} mkfifo /dev/shm/schedlab-kernel-$$.img"),
-        ),
+        ("link", format!("{nobody} ln -s {} /dev/shm/schedlab-kernel-$$.img", victim.display())),
+        ("fifo", format!("{nobody} mkfifo /dev/shm/schedlab-kernel-$$.img")),
     ] {
         let (pid, out) = kernel_after(&plant, QUICK);
         let planted = PathBuf::from(format!("/dev/shm/schedlab-kernel-{pid}.img"));
         let kept = std::fs::symlink_metadata(&planted)
             .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 65534);
         let _ = std::fs::remove_file(&planted);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{what}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_eq!(out.status.code(), Some(0), "{what}: {}", String::from_utf8_lossy(&out.stderr));
         assert_eq!(
             std::fs::read_to_string(&victim).unwrap(),
             "root's own\n",
@@ -500,16 +560,9 @@ fn a_cgroup_planted_at_the_runs_name_is_refused_naming_its_owner() {
         .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 65534);
     let _ = std::fs::remove_dir(&planted);
     let err = one_line_exit_2(&out, "a planted cgroup");
-    assert!(
-        err.contains("already exists") && err.contains("uid 65534"),
-        "{err}"
-    );
+    assert!(err.contains("already exists") && err.contains("uid 65534"), "{err}");
     assert!(kept, "the planted cgroup was removed");
-    assert_eq!(
-        leftovers(pid),
-        Vec::<String>::new(),
-        "the refused run's set-up was not put back"
-    );
+    assert_eq!(leftovers(pid), Vec::<String>::new(), "the refused run's set-up was not put back");
 }
 
 #[test]
@@ -527,20 +580,9 @@ fn cleanup_leaves_decoys_named_like_its_own() {
     // A loop device over a file named like the old backing file, outside the tmpfs.
     let elsewhere = tempfile::tempdir_in("/var/tmp").unwrap();
     let image = elsewhere.path().join(format!("{name}.img"));
-    std::fs::File::create(&image)
-        .unwrap()
-        .set_len(16 << 20)
-        .unwrap();
-    let out = Command::new("losetup")
-        .args(["-f", "--show"])
-        .arg(&image)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    std::fs::File::create(&image).unwrap().set_len(16 << 20).unwrap();
+    let out = Command::new("losetup").args(["-f", "--show"]).arg(&image).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let device = String::from_utf8_lossy(&out.stdout).trim().to_string();
     // A cgroup named like the tool's, with a process in it.
     let cgroup = cgroup_root().join(format!("{name}-mine"));
@@ -599,15 +641,8 @@ fn a_file_named_after_a_device_is_refused_before_the_work() {
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     let err = one_line_exit_2(&out, "a regular file named loop0");
-    assert!(
-        err.contains("a regular file") && err.contains("not a block device"),
-        "{err}"
-    );
-    assert_eq!(
-        scheduler_of("/dev/loop0"),
-        before,
-        "/dev/loop0's scheduler was switched"
-    );
+    assert!(err.contains("a regular file") && err.contains("not a block device"), "{err}");
+    assert_eq!(scheduler_of("/dev/loop0"), before, "/dev/loop0's scheduler was switched");
     assert_eq!(leftovers(pid), Vec::<String>::new());
     // A loop device with nothing behind it (0 bytes): refused before the work, not after runs.
     let free = Command::new("losetup").arg("-f").output().unwrap();
@@ -626,10 +661,7 @@ fn a_second_run_on_a_locked_device_is_refused_in_one_line() {
     use std::os::unix::io::AsRawFd;
     let (device, _file) = scratch_loop(64);
     std::fs::write(
-        format!(
-            "/sys/block/{}/queue/scheduler",
-            device.trim_start_matches("/dev/")
-        ),
+        format!("/sys/block/{}/queue/scheduler", device.trim_start_matches("/dev/")),
         "none",
     )
     .unwrap();
@@ -654,14 +686,8 @@ fn a_second_run_on_a_locked_device_is_refused_in_one_line() {
     drop(lock);
     let _ = Command::new("losetup").args(["-d", &device]).status();
     let err = one_line_exit_2(&out, "a device another run holds");
-    assert!(
-        err.contains("holds") && err.contains(&format!("{major}:{minor}")),
-        "{err}"
-    );
-    assert!(
-        scheduler.contains("[none]"),
-        "the refused run switched the scheduler: {scheduler}"
-    );
+    assert!(err.contains("holds") && err.contains(&format!("{major}:{minor}")), "{err}");
+    assert!(scheduler.contains("[none]"), "the refused run switched the scheduler: {scheduler}");
 }
 
 // ---- `--inject` on the real kernel ----
@@ -674,15 +700,38 @@ fn inject_processes() -> Vec<String> {
         for e in entries.flatten() {
             let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
             let text = String::from_utf8_lossy(&cmdline);
-            if text.contains("--name=bfq-inject") || (text.starts_with("bpftrace") && text.contains("contention_begin { @c[")) || text.contains("@ph[$seq]") {
-                left.push(format!("{}: {}", e.file_name().to_string_lossy(), text.replace('\0', " ").chars().take(80).collect::<String>()));
+            if text.contains("--name=bfq-inject")
+                || (text.starts_with("bpftrace") && text.contains("contention_begin { @c["))
+                || text.contains("@ph[$seq]")
+            {
+                left.push(format!(
+                    "{}: {}",
+                    e.file_name().to_string_lossy(),
+                    text.replace('\0', " ").chars().take(80).collect::<String>()
+                ));
             }
         }
     }
     left
 }
 
-const INJECT: &[&str] = &["kernel", "--inject", "0,2000", "--threads", "2", "--groups", "2", "--rounds", "1", "--duration", "0.3", "--ramp", "0", "--size-mib", "64"];
+const INJECT: &[&str] = &[
+    "kernel",
+    "--inject",
+    "0,2000",
+    "--threads",
+    "2",
+    "--groups",
+    "2",
+    "--rounds",
+    "1",
+    "--duration",
+    "0.3",
+    "--ramp",
+    "0",
+    "--size-mib",
+    "64",
+];
 
 #[test]
 #[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
@@ -691,27 +740,46 @@ fn inject_verifies_its_sites_measures_every_cost_and_leaves_nothing() {
     let json = dir.path().join("i.json");
     let mut args = INJECT.to_vec();
     args.extend(["--inject-cycles", "4", "--json", json.to_str().unwrap()]);
-    let child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     // The report's tables (its text is drawn from them, 2ac81d1): the sites verified, the
     // kernel per cost, the kernel beside the model, the slopes.
-    for want in ["The sites, verified", "The kernel, per injected cost", "the kernel beside the model", "Slopes:"] {
+    for want in [
+        "The sites, verified",
+        "The kernel, per injected cost",
+        "the kernel beside the model",
+        "Slopes:",
+    ] {
         assert!(text.contains(want), "`{want}` missing:\n{text}");
     }
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let k = &v["kernel"];
     let ver = &k["verification"];
-    assert!(ver["inside_held"].as_u64().unwrap() * 100 >= ver["inside_hits"].as_u64().unwrap() * 99, "{ver}");
-    assert!(ver["outside_held"].as_u64().unwrap() * 2 <= ver["outside_hits"].as_u64().unwrap(), "{ver}");
+    assert!(
+        ver["inside_held"].as_u64().unwrap() * 100 >= ver["inside_hits"].as_u64().unwrap() * 99,
+        "{ver}"
+    );
+    assert!(
+        ver["outside_held"].as_u64().unwrap() * 2 <= ver["outside_hits"].as_u64().unwrap(),
+        "{ver}"
+    );
     assert!(k["ns_per_iter"].as_f64().unwrap() > 0.0);
     let costs = k["costs"].as_array().unwrap();
     assert_eq!(costs.len(), 2);
     for c in costs {
         assert!(c["cycles"].as_u64().unwrap() >= 1, "{c}");
-        assert!(c["iops_inside"].as_f64().unwrap() > 0.0 && c["iops_outside"].as_f64().unwrap() > 0.0, "{c}");
+        assert!(
+            c["iops_inside"].as_f64().unwrap() > 0.0 && c["iops_outside"].as_f64().unwrap() > 0.0,
+            "{c}"
+        );
     }
     assert_eq!(costs[0]["iterations"], 0);
     assert!(costs[1]["iterations"].as_u64().unwrap() > 0);
@@ -728,7 +796,12 @@ fn inject_stopped_by_sigint_mid_phases_puts_everything_back() {
     let json = dir.path().join("i.json");
     let mut args = INJECT.to_vec();
     args.extend(["--inject-cycles", "200", "--json", json.to_str().unwrap()]);
-    let child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     assert!(wait_for_ledger(pid, Duration::from_secs(60)), "the run never started");
     // Past the lock search and the verification (about 10 s), into the phases.
@@ -749,13 +822,21 @@ fn inject_stopped_by_sigint_mid_phases_puts_everything_back() {
 fn inject_after_a_sigkill_cleanup_removes_what_was_left() {
     let mut args = INJECT.to_vec();
     args.extend(["--inject-cycles", "200"]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     assert!(wait_for_ledger(pid, Duration::from_secs(60)), "the run never started");
     std::thread::sleep(Duration::from_secs(12));
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(!leftovers(pid).is_empty(), "a SIGKILL leaves its set-up behind (else this test checks nothing)");
+    assert!(
+        !leftovers(pid).is_empty(),
+        "a SIGKILL leaves its set-up behind (else this test checks nothing)"
+    );
     let out = schedlab(&["kernel", "--cleanup"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let end = Instant::now() + Duration::from_secs(10);

@@ -29,15 +29,24 @@ use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 /// A `schedlab kernel --json` report of 2 jobs × iodepth 32 with its lock sites (`--model-from`).
-const KERNEL_REPORT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/tests/fixtures/kernel/report-2x32.json");
+const KERNEL_REPORT: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/benches/tests/fixtures/kernel/report-2x32.json");
 /// A `schedlab kernel --inject --json` report of 2 jobs × iodepth 32 at 0 and 2000 ns
 /// (`--kernel-from`).
-const INJECT_REPORT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-04-softirq/inject-2.json");
+const INJECT_REPORT: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-04-softirq/inject-2.json");
 /// A `schedlab compare --json` report of sched-lock, no-stats and epoch under parking-lot
 /// (`compare --baseline`: the quick comparison below runs the same).
-const COMPARE_REPORT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/tests/fixtures/compare/baseline.json");
-const CALIBRATION: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-01-predict/calibration-3f2494e.json");
-const TOPOLOGY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-01-predict/topology-4747bb8-without-interruptions.json");
+const COMPARE_REPORT: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/benches/tests/fixtures/compare/baseline.json");
+const CALIBRATION: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/notes/results/2026-12-01-predict/calibration-3f2494e.json"
+);
+const TOPOLOGY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/notes/results/2026-12-01-predict/topology-4747bb8-without-interruptions.json"
+);
 
 /// A trace with one wait and two holds that do not overlap: a valid trace to summarise and draw.
 const TRACE: &str = r#"[{"ph":"B","name":"sched lock: wait","cat":"lock","tid":2,"ts":1.0},{"ph":"B","name":"sched lock: hold","cat":"lock","tid":1,"ts":1.0},
@@ -64,7 +73,8 @@ fn describe_cli() -> Vec<Opt> {
 }
 
 fn read_cli() -> Vec<Opt> {
-    let out = Command::new(BIN).env("SCHEDLAB_DESCRIBE", "cli").env_remove("RUST_LOG").output().unwrap();
+    let out =
+        Command::new(BIN).env("SCHEDLAB_DESCRIBE", "cli").env_remove("RUST_LOG").output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     text(&out.stdout)
         .lines()
@@ -82,7 +92,11 @@ fn read_cli() -> Vec<Opt> {
 
 fn subcommands() -> Vec<String> {
     let out = Command::new(BIN).env("SCHEDLAB_DESCRIBE", "cli").output().unwrap();
-    text(&out.stdout).lines().filter(|l| l.split('\t').nth(1) == Some("")).map(|l| l.split('\t').next().unwrap().to_string()).collect()
+    text(&out.stdout)
+        .lines()
+        .filter(|l| l.split('\t').nth(1) == Some(""))
+        .map(|l| l.split('\t').next().unwrap().to_string())
+        .collect()
 }
 
 /// An invocation: the subcommand and its (option, value) pairs in order; a positional has no option.
@@ -117,7 +131,11 @@ impl Inv {
     fn set(&mut self, opt: &Opt, value: impl Into<OsString>) {
         let value = value.into();
         // The options it conflicts with, declared on either side.
-        let theirs: Vec<String> = describe_cli().into_iter().filter(|o| o.sub == self.sub && o.conflicts.contains(&opt.name)).map(|o| o.name).collect();
+        let theirs: Vec<String> = describe_cli()
+            .into_iter()
+            .filter(|o| o.sub == self.sub && o.conflicts.contains(&opt.name))
+            .map(|o| o.name)
+            .collect();
         self.args.retain(|(o, _)| !opt.conflicts.contains(o) && !theirs.contains(o));
         let key = if opt.name.starts_with("--") { opt.name.clone() } else { String::new() };
         match self.args.iter_mut().find(|(o, _)| *o == key) {
@@ -144,7 +162,11 @@ impl Inv {
 
     fn command(&self, cwd: &Path) -> Command {
         let mut c = Command::new(BIN);
-        c.args(self.argv()).current_dir(cwd).env_remove("RUST_LOG").env_remove("SCHEDLAB_FAIL_AFTER_WORK").stdin(Stdio::null());
+        c.args(self.argv())
+            .current_dir(cwd)
+            .env_remove("RUST_LOG")
+            .env_remove("SCHEDLAB_FAIL_AFTER_WORK")
+            .stdin(Stdio::null());
         c
     }
 
@@ -160,9 +182,11 @@ struct Fixture {
 
 impl Fixture {
     fn new(name: &str) -> Fixture {
-        let dir = tempfile::Builder::new().prefix(&format!("schedlab-paths-{name}-")).tempdir().unwrap();
+        let dir =
+            tempfile::Builder::new().prefix(&format!("schedlab-paths-{name}-")).tempdir().unwrap();
         std::fs::write(dir.path().join("trace.json"), TRACE).unwrap();
-        std::fs::write(dir.path().join("stacks.folded"), "main;work;spin 30\nmain;idle 10\n").unwrap();
+        std::fs::write(dir.path().join("stacks.folded"), "main;work;spin 30\nmain;idle 10\n")
+            .unwrap();
         Fixture { dir }
     }
 
@@ -180,7 +204,9 @@ impl Fixture {
             "--model-from" => KERNEL_REPORT.into(),
             "--kernel-from" => INJECT_REPORT.into(),
             "--baseline" => COMPARE_REPORT.into(),
-            other => panic!("no valid content known for the input {other}: add it to Fixture::input_for"),
+            other => {
+                panic!("no valid content known for the input {other}: add it to Fixture::input_for")
+            }
         }
     }
 }
@@ -196,19 +222,79 @@ fn quick(sub: &str, fx: &Fixture) -> Option<Inv> {
         // The variants and lock kind of `COMPARE_REPORT`, which `--baseline` reads.
         "compare" => Inv::new(
             sub,
-            &["--threads", "1", "--rounds", "1", "--variants", "sched-lock,no-stats,epoch", "--lock", "parking-lot", "--duration", "0.05", "--ramp", "0", "--retries", "0", "--measure", "plain"],
+            &[
+                "--threads",
+                "1",
+                "--rounds",
+                "1",
+                "--variants",
+                "sched-lock,no-stats,epoch",
+                "--lock",
+                "parking-lot",
+                "--duration",
+                "0.05",
+                "--ramp",
+                "0",
+                "--retries",
+                "0",
+                "--measure",
+                "plain",
+            ],
         ),
         "sweep" => Inv::new(
             sub,
-            &["--threads", "1", "--variants", "no-stats", "--duration", "0.05", "--ramp", "0", "--retries", "0", "--lockstat-duration", "0", "--csv", "s.csv", "--svg", "s.svg"],
+            &[
+                "--threads",
+                "1",
+                "--variants",
+                "no-stats",
+                "--duration",
+                "0.05",
+                "--ramp",
+                "0",
+                "--retries",
+                "0",
+                "--lockstat-duration",
+                "0",
+                "--csv",
+                "s.csv",
+                "--svg",
+                "s.svg",
+            ],
         ),
         "predict" => Inv::new(
             sub,
-            &["--calibration", CALIBRATION, "--topology", TOPOLOGY, "--variants", "no-stats", "--threads", "1", "--lock", "fair-spin", "--validate", "--rounds", "1", "--duration", "0.05", "--ramp", "0", "--retries", "0", "--outside-list", "0"],
+            &[
+                "--calibration",
+                CALIBRATION,
+                "--topology",
+                TOPOLOGY,
+                "--variants",
+                "no-stats",
+                "--threads",
+                "1",
+                "--lock",
+                "fair-spin",
+                "--validate",
+                "--rounds",
+                "1",
+                "--duration",
+                "0.05",
+                "--ramp",
+                "0",
+                "--retries",
+                "0",
+                "--outside-list",
+                "0",
+            ],
         ),
-        "roundtrip" => Inv::new(sub, &["--variant", "no-stats", "--rounds", "1", "--iterations", "1000"]),
+        "roundtrip" => {
+            Inv::new(sub, &["--variant", "no-stats", "--rounds", "1", "--iterations", "1000"])
+        }
         "simulate" => Inv::new(sub, &["--runtime", "0.01"]),
-        "flamegraph" => Inv::new(sub, &["--variant", "no-stats", "--duration", "0.05", "--out", "fg"]),
+        "flamegraph" => {
+            Inv::new(sub, &["--variant", "no-stats", "--duration", "0.05", "--out", "fg"])
+        }
         "trace-summary" => Inv::new(sub, &[trace.to_str().unwrap()]),
         "kernel" => return None,
         other => panic!("no cheapest invocation for the subcommand `{other}`: add one to `quick`"),
@@ -266,10 +352,19 @@ fn refused(inv: &Inv, cwd: &Path, what: &str) {
         }
         let out = c.output().unwrap();
         let stderr = text(&out.stderr);
-        let errors: Vec<&str> = stderr.lines().filter(|l| !l.starts_with("schedlab: warning: ")).collect();
-        assert_eq!(out.status.code(), Some(2), "{what}: {:?} (RUST_LOG {log:?}): {stderr}", inv.argv());
+        let errors: Vec<&str> =
+            stderr.lines().filter(|l| !l.starts_with("schedlab: warning: ")).collect();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{what}: {:?} (RUST_LOG {log:?}): {stderr}",
+            inv.argv()
+        );
         assert_eq!(errors.len(), 1, "{what}: one line (RUST_LOG {log:?}): {stderr}");
-        assert!(errors[0].starts_with("schedlab: ") && !stderr.contains("panicked"), "{what}: {stderr}");
+        assert!(
+            errors[0].starts_with("schedlab: ") && !stderr.contains("panicked"),
+            "{what}: {stderr}"
+        );
         assert_eq!(listing(cwd), before, "{what}: nothing written or removed");
     }
 }
@@ -289,7 +384,11 @@ fn role(sub: &str, opt: &Opt, fx: &Fixture) -> (String, Vec<PathBuf>) {
         .find(|(r, f, p)| r != "file" && f == &opt.name && p == &probe)
         .map(|(r, _, _)| r.clone())
         .unwrap_or_else(|| panic!("{sub} {}: not declared: {lines:?}", opt.name));
-    let files = lines.iter().filter(|(r, f, _)| r == "file" && f == &opt.name).map(|(_, _, p)| p.clone()).collect();
+    let files = lines
+        .iter()
+        .filter(|(r, f, _)| r == "file" && f == &opt.name)
+        .map(|(_, _, p)| p.clone())
+        .collect();
     (role, files)
 }
 
@@ -318,7 +417,8 @@ fn aliasing_is_refused(sub: &str) {
                 ("input", "input") | ("dir", "dir") => continue,
                 ("dir", _) | (_, "dir") => {
                     // A file inside the directory, and the directory's own name.
-                    let (dir_opt, dir_files, other, other_role) = if ra == "dir" { (a, &roles[i].1, b, rb) } else { (b, &roles[j].1, a, ra) };
+                    let (dir_opt, dir_files, other, other_role) =
+                        if ra == "dir" { (a, &roles[i].1, b, rb) } else { (b, &roles[j].1, a, ra) };
                     let d = s.join("d");
                     let inside = d.join(dir_files[0].file_name().unwrap());
                     if other_role == "input" {
@@ -329,7 +429,11 @@ fn aliasing_is_refused(sub: &str) {
                     inv.set(dir_opt, &d);
                     inv.set(other, &inside);
                     // A derived name follows the input's: look again with the input in place.
-                    let files: Vec<PathBuf> = declared(&inv, fx.path()).into_iter().filter(|(r, f, _)| r == "file" && f == &dir_opt.name).map(|(_, _, p)| p).collect();
+                    let files: Vec<PathBuf> = declared(&inv, fx.path())
+                        .into_iter()
+                        .filter(|(r, f, _)| r == "file" && f == &dir_opt.name)
+                        .map(|(_, _, p)| p)
+                        .collect();
                     if !files.contains(&inside) {
                         continue;
                     }
@@ -358,8 +462,16 @@ fn aliasing_is_refused(sub: &str) {
                         let new = s.join("new");
                         let dangling = s.join("dangling");
                         std::os::unix::fs::symlink(&new, &dangling).unwrap();
-                        refused(&with(&new, &s.join(".").join("new")), fx.path(), &what("a new file by two names"));
-                        refused(&with(&dangling, &new), fx.path(), &what("a new file through a dangling symlink"));
+                        refused(
+                            &with(&new, &s.join(".").join("new")),
+                            fx.path(),
+                            &what("a new file by two names"),
+                        );
+                        refused(
+                            &with(&dangling, &new),
+                            fx.path(),
+                            &what("a new file through a dangling symlink"),
+                        );
                     }
                     assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
                     n += 1;
@@ -373,7 +485,14 @@ fn aliasing_is_refused(sub: &str) {
 /// Runs `inv` through bash with fd 3 set up by `setup` (`3>>LOG`, a pipe): `(status, stderr)`.
 fn with_fd3(inv: &Inv, cwd: &Path, script: &str, env: &[(&str, &Path)]) -> Output {
     let mut c = Command::new("bash");
-    c.arg("-c").arg(script).arg("bash").arg(BIN).args(inv.argv()).current_dir(cwd).env_remove("RUST_LOG").stdin(Stdio::null());
+    c.arg("-c")
+        .arg(script)
+        .arg("bash")
+        .arg(BIN)
+        .args(inv.argv())
+        .current_dir(cwd)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null());
     for (k, v) in env {
         c.env(k, v);
     }
@@ -397,7 +516,10 @@ fn awkward_paths_work_with(sub: &str, quick_for: &dyn Fn(&Opt, &Fixture) -> Opti
     let fx = Fixture::new(sub);
     for opt in path_options(sub) {
         let Some(q) = quick_for(&opt, &fx) else {
-            println!("{sub} {}: cannot run here; its refusals are tried by the aliasing test", opt.name);
+            println!(
+                "{sub} {}: cannot run here; its refusals are tried by the aliasing test",
+                opt.name
+            );
             continue;
         };
         let (role, _) = role(sub, &opt, &fx);
@@ -427,7 +549,11 @@ fn awkward_paths_work_with(sub: &str, quick_for: &dyn Fn(&Opt, &Fixture) -> Opti
         done(&with(odd.as_os_str()).run(fx.path()), &what("a non-UTF-8 name"));
         assert!(std::fs::symlink_metadata(&odd).is_ok(), "{}", what("a non-UTF-8 name is written"));
         // A directory where no file can be made (even by root: /proc).
-        refused(&with(OsStr::new("/proc/schedlab-no-such-file")), fx.path(), &what("in a directory where no file can be made"));
+        refused(
+            &with(OsStr::new("/proc/schedlab-no-such-file")),
+            fx.path(),
+            &what("in a directory where no file can be made"),
+        );
         if role != "output" {
             continue;
         }
@@ -439,29 +565,65 @@ fn awkward_paths_work_with(sub: &str, quick_for: &dyn Fn(&Opt, &Fixture) -> Opti
         let out = with(OsStr::new("/dev/stdout")).command(fx.path()).stdout(file).output().unwrap();
         done(&out, &what("/dev/stdout"));
         let after = std::fs::read_to_string(&log).unwrap();
-        assert!(after.starts_with("before\n") && after.len() > 7, "{}: {after:?}", what("/dev/stdout keeps what was there"));
-        assert_eq!(std::fs::metadata(&log).unwrap().ino(), ino, "{}", what("/dev/stdout is never renamed over"));
+        assert!(
+            after.starts_with("before\n") && after.len() > 7,
+            "{}: {after:?}",
+            what("/dev/stdout keeps what was there")
+        );
+        assert_eq!(
+            std::fs::metadata(&log).unwrap().ino(),
+            ino,
+            "{}",
+            what("/dev/stdout is never renamed over")
+        );
         // /dev/fd/3 opened for append.
         let log = s.join("fd3.txt");
         std::fs::write(&log, "kept\n").unwrap();
         let ino = std::fs::metadata(&log).unwrap().ino();
-        let out = with_fd3(&with(OsStr::new("/dev/fd/3")), fx.path(), r#"exec 3>>"$LOG"; exec "$@" >/dev/null"#, &[("LOG", &log)]);
+        let out = with_fd3(
+            &with(OsStr::new("/dev/fd/3")),
+            fx.path(),
+            r#"exec 3>>"$LOG"; exec "$@" >/dev/null"#,
+            &[("LOG", &log)],
+        );
         done(&out, &what("/dev/fd/3 opened for append"));
         let after = std::fs::read(&log).unwrap();
-        assert!(after.starts_with(b"kept\n") && after.len() > 5, "{}", what("/dev/fd/3 appended to"));
-        assert_eq!(std::fs::metadata(&log).unwrap().ino(), ino, "{}", what("/dev/fd/3 is never renamed over"));
+        assert!(
+            after.starts_with(b"kept\n") && after.len() > 5,
+            "{}",
+            what("/dev/fd/3 appended to")
+        );
+        assert_eq!(
+            std::fs::metadata(&log).unwrap().ino(),
+            ino,
+            "{}",
+            what("/dev/fd/3 is never renamed over")
+        );
         // /dev/fd/3 a pipe (as process substitution gives).
         let sink = s.join("sink");
-        let out = with_fd3(&with(OsStr::new("/dev/fd/3")), fx.path(), r#""$@" 3>&1 >/dev/null | cat > "$SINK"; exit "${PIPESTATUS[0]}""#, &[("SINK", &sink)]);
+        let out = with_fd3(
+            &with(OsStr::new("/dev/fd/3")),
+            fx.path(),
+            r#""$@" 3>&1 >/dev/null | cat > "$SINK"; exit "${PIPESTATUS[0]}""#,
+            &[("SINK", &sink)],
+        );
         done(&out, &what("/dev/fd/3 a pipe"));
         assert!(!std::fs::read(&sink).unwrap().is_empty(), "{}", what("the pipe got the output"));
         // A full device: exit 3 (2 for the sweep's CSV, whose header is written before any
         // work), the reason said whatever the log filter.
         for log in ["off", "clap=debug"] {
-            let out = with(OsStr::new("/dev/full")).command(fx.path()).env("RUST_LOG", log).output().unwrap();
+            let out = with(OsStr::new("/dev/full"))
+                .command(fx.path())
+                .env("RUST_LOG", log)
+                .output()
+                .unwrap();
             let stderr = text(&out.stderr);
             assert!(matches!(out.status.code(), Some(2 | 3)), "{}: {stderr}", what("/dev/full"));
-            assert!(stderr.lines().any(|l| l.starts_with("schedlab: cannot write /dev/full")), "{} (RUST_LOG={log}): {stderr}", what("/dev/full is said"));
+            assert!(
+                stderr.lines().any(|l| l.starts_with("schedlab: cannot write /dev/full")),
+                "{} (RUST_LOG={log}): {stderr}",
+                what("/dev/full is said")
+            );
         }
     }
 }
@@ -477,9 +639,23 @@ fn every_subcommand_has_a_cheapest_invocation_and_its_path_options_are_found() {
     let paths: Vec<Opt> = describe_cli().into_iter().filter(|o| o.kind == "path").collect();
     assert!(paths.len() >= 25, "{paths:?}");
     // Every subcommand here is tested below: a new one fails this line until it is added.
-    let tested = ["variants", "run", "compare", "sweep", "predict", "roundtrip", "simulate", "flamegraph", "trace-summary", "kernel"];
+    let tested = [
+        "variants",
+        "run",
+        "compare",
+        "sweep",
+        "predict",
+        "roundtrip",
+        "simulate",
+        "flamegraph",
+        "trace-summary",
+        "kernel",
+    ];
     for sub in &subs {
-        assert!(tested.contains(&sub.as_str()), "add `{sub}` to the tests of this file (one line each below)");
+        assert!(
+            tested.contains(&sub.as_str()),
+            "add `{sub}` to the tests of this file (one line each below)"
+        );
     }
 }
 
@@ -504,9 +680,20 @@ impl FullFs {
         let dir = tempfile::Builder::new().prefix("schedlab-full-").tempdir().unwrap();
         let target = std::ffi::CString::new(dir.path().as_os_str().as_bytes()).unwrap();
         // SAFETY: every pointer is a NUL-terminated string that outlives the call.
-        let rc = unsafe { libc::mount(c"schedlab-full".as_ptr(), target.as_ptr(), c"tmpfs".as_ptr(), 0, c"size=256k,mode=0777".as_ptr().cast()) };
+        let rc = unsafe {
+            libc::mount(
+                c"schedlab-full".as_ptr(),
+                target.as_ptr(),
+                c"tmpfs".as_ptr(),
+                0,
+                c"size=256k,mode=0777".as_ptr().cast(),
+            )
+        };
         if rc != 0 {
-            println!("cannot mount a tmpfs here ({}): the full file-system test is skipped", std::io::Error::last_os_error());
+            println!(
+                "cannot mount a tmpfs here ({}): the full file-system test is skipped",
+                std::io::Error::last_os_error()
+            );
             return None;
         }
         let fs = FullFs { dir };
@@ -528,7 +715,8 @@ impl FullFs {
         for e in std::fs::read_dir(self.path()).unwrap().map(Result::unwrap) {
             if e.file_name() != "filler" && e.file_name() != "kept.out" {
                 let p = e.path();
-                let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+                let _ =
+                    if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
             }
         }
         assert_eq!(std::fs::read(self.path().join("kept.out")).unwrap(), KEPT);
@@ -566,7 +754,10 @@ fn a_full_file_system_is_said_with(sub: &str, quick_for: &dyn Fn(&Opt, &Fixture)
             continue;
         }
         let Some(q) = quick_for(&opt, &fx) else {
-            println!("{sub} {}: cannot run here; its refusals are tried by the aliasing test", opt.name);
+            println!(
+                "{sub} {}: cannot run here; its refusals are tried by the aliasing test",
+                opt.name
+            );
             continue;
         };
         let targets: &[&str] = if role == "dir" { &["new-dir"] } else { &["new.out", "kept.out"] };
@@ -577,12 +768,33 @@ fn a_full_file_system_is_said_with(sub: &str, quick_for: &dyn Fn(&Opt, &Fixture)
             let what = format!("{sub} {} ({role}) as {name} on a full file system", opt.name);
             let out = inv.run(fx.path());
             let stderr = text(&out.stderr);
-            assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{what}: {stderr}");
-            assert!(matches!(out.status.code(), Some(2 | 3)), "{what}: exit {:?}: {stderr}", out.status.code());
-            let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("schedlab: ") && !l.starts_with("schedlab: warning: ")).collect();
-            assert!(errors.iter().any(|l| l.contains("space") || l.contains(name)), "{what}: the reason is said: {stderr}");
-            assert_eq!(std::fs::read(full.path().join("kept.out")).unwrap(), KEPT, "{what}: the file that was there is intact");
-            let left: Vec<_> = std::fs::read_dir(full.path()).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n != "filler" && n != "kept.out" && n != *name).collect();
+            assert!(
+                !stderr.contains("panicked") && !stderr.contains("internal error"),
+                "{what}: {stderr}"
+            );
+            assert!(
+                matches!(out.status.code(), Some(2 | 3)),
+                "{what}: exit {:?}: {stderr}",
+                out.status.code()
+            );
+            let errors: Vec<&str> = stderr
+                .lines()
+                .filter(|l| l.starts_with("schedlab: ") && !l.starts_with("schedlab: warning: "))
+                .collect();
+            assert!(
+                errors.iter().any(|l| l.contains("space") || l.contains(name)),
+                "{what}: the reason is said: {stderr}"
+            );
+            assert_eq!(
+                std::fs::read(full.path().join("kept.out")).unwrap(),
+                KEPT,
+                "{what}: the file that was there is intact"
+            );
+            let left: Vec<_> = std::fs::read_dir(full.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .filter(|n| n != "filler" && n != "kept.out" && n != *name)
+                .collect();
             assert!(left.is_empty(), "{what}: nothing left behind: {left:?}");
             tried += 1;
         }
@@ -623,18 +835,20 @@ fn planted_lock_names_are_refused(sub: &str) {
         let lock = s.join(format!(".{name}.schedlab-lock"));
         let mut inv = base(sub, &fx);
         inv.set(&opt, s.join(name));
-        let what = |how: &str| {
-            format!("{sub} {} ({role}) with {how} at its lock file's name", opt.name)
-        };
+        let what =
+            |how: &str| format!("{sub} {} ({role}) with {how} at its lock file's name", opt.name);
         let link = |to: &Path| std::os::unix::fs::symlink(to, &lock).unwrap();
         let plant: Vec<(&str, Box<dyn Fn()>)> = vec![
             ("a symlink to a file", Box::new(|| link(&victim))),
             ("a dangling symlink", Box::new(|| link(&s.join("made")))),
-            ("a FIFO", Box::new(|| {
-                let c = std::ffi::CString::new(lock.as_os_str().as_bytes()).unwrap();
-                // SAFETY: a NUL-terminated path that outlives the call.
-                assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
-            })),
+            (
+                "a FIFO",
+                Box::new(|| {
+                    let c = std::ffi::CString::new(lock.as_os_str().as_bytes()).unwrap();
+                    // SAFETY: a NUL-terminated path that outlives the call.
+                    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+                }),
+            ),
             ("a hard link to a file", Box::new(|| std::fs::hard_link(&victim, &lock).unwrap())),
         ];
         for (how, make) in plant {
@@ -677,8 +891,7 @@ fn a_file_size_limit_is_said_like_a_full_disk(sub: &str) {
             println!("{sub} {}: cannot run here; refusals: the aliasing test", opt.name);
             continue;
         };
-        let targets: &[&str] =
-            if role == "dir" { &["new-dir"] } else { &["new.out", "kept.out"] };
+        let targets: &[&str] = if role == "dir" { &["new-dir"] } else { &["new.out", "kept.out"] };
         for name in targets {
             let scratch = tempfile::tempdir_in(fx.path()).unwrap();
             let s = scratch.path();
@@ -771,14 +984,62 @@ macro_rules! per_subcommand {
 /// `--no-profile`, which it conflicts with), and `--inject`'s shortest run for `--inject-raw`.
 /// `--device` is left out: a block device cannot be copied under an awkward name.
 fn kernel_quick(opt: &Opt, _fx: &Fixture) -> Option<Inv> {
-    let short = ["--rounds", "1", "--duration", "0.2", "--ramp", "0", "--groups", "0", "--no-model", "--size-mib", "64"];
+    let short = [
+        "--rounds",
+        "1",
+        "--duration",
+        "0.2",
+        "--ramp",
+        "0",
+        "--groups",
+        "0",
+        "--no-model",
+        "--size-mib",
+        "64",
+    ];
     let head: &[&str] = match opt.name.as_str() {
         "--device" => return None,
         "--inject-raw" => &["--inject", "0,500", "--inject-cycles", "4"],
         // The model it reads is run: no --no-model.
-        "--model-from" => return Some(Inv::new("kernel", &["--inject", "0,500", "--inject-cycles", "4", "--rounds", "1", "--duration", "0.2", "--ramp", "0", "--groups", "0", "--size-mib", "64"])),
+        "--model-from" => {
+            return Some(Inv::new(
+                "kernel",
+                &[
+                    "--inject",
+                    "0,500",
+                    "--inject-cycles",
+                    "4",
+                    "--rounds",
+                    "1",
+                    "--duration",
+                    "0.2",
+                    "--ramp",
+                    "0",
+                    "--groups",
+                    "0",
+                    "--size-mib",
+                    "64",
+                ],
+            ))
+        }
         // The recorded kernel half has these costs; only the model's half runs.
-        "--kernel-from" => return Some(Inv::new("kernel", &["--inject", "0,2000", "--rounds", "1", "--duration", "0.2", "--ramp", "0", "--groups", "0"])),
+        "--kernel-from" => {
+            return Some(Inv::new(
+                "kernel",
+                &[
+                    "--inject",
+                    "0,2000",
+                    "--rounds",
+                    "1",
+                    "--duration",
+                    "0.2",
+                    "--ramp",
+                    "0",
+                    "--groups",
+                    "0",
+                ],
+            ))
+        }
         _ => &["--points", "main", "--contention", "off", "--no-profile"],
     };
     Some(Inv::new("kernel", &[head, &short[..]].concat()))
@@ -791,8 +1052,16 @@ mod kernel_real {
     const WHY: &str = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them";
 
     fn ready() {
-        let ready = std::process::Command::new("bash").arg("scripts/kernel-ready.sh").current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
-        assert!(ready.status.success(), "kernel: cannot run here ({}); {WHY}", String::from_utf8_lossy(&ready.stdout).trim());
+        let ready = std::process::Command::new("bash")
+            .arg("scripts/kernel-ready.sh")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert!(
+            ready.status.success(),
+            "kernel: cannot run here ({}); {WHY}",
+            String::from_utf8_lossy(&ready.stdout).trim()
+        );
     }
 
     #[test]
@@ -830,19 +1099,33 @@ fn every_failure_is_said_whatever_the_log_filter() {
     let fx = Fixture::new("said");
     for sub in subcommands() {
         for log in ["off", "clap=debug"] {
-            let out = Command::new(BIN).args([sub.as_str(), "--no-such-option"]).env("RUST_LOG", log).output().unwrap();
+            let out = Command::new(BIN)
+                .args([sub.as_str(), "--no-such-option"])
+                .env("RUST_LOG", log)
+                .output()
+                .unwrap();
             assert_eq!(out.status.code(), Some(2), "{sub}");
-            assert!(text(&out.stderr).lines().any(|l| l.starts_with("schedlab: ")), "{sub} RUST_LOG={log}: {}", text(&out.stderr));
+            assert!(
+                text(&out.stderr).lines().any(|l| l.starts_with("schedlab: ")),
+                "{sub} RUST_LOG={log}: {}",
+                text(&out.stderr)
+            );
             let Some(q) = quick(&sub, &fx) else { continue };
             // A run that failed (4) and a check that failed (1), forced after the work; a
             // subcommand that runs nothing of the kind exits 0.
             for (forced, code) in [("run", 4), ("check", 1)] {
-                let out = q.command(fx.path()).env("RUST_LOG", log).env("SCHEDLAB_FAIL_AFTER_WORK", forced).output().unwrap();
+                let out = q
+                    .command(fx.path())
+                    .env("RUST_LOG", log)
+                    .env("SCHEDLAB_FAIL_AFTER_WORK", forced)
+                    .output()
+                    .unwrap();
                 let stderr = text(&out.stderr);
                 match out.status.code() {
                     Some(0) => {}
                     Some(c) if c == code => assert!(
-                        stderr.lines().any(|l| l.starts_with("schedlab: ") && !l.starts_with("schedlab: warning: ")),
+                        stderr.lines().any(|l| l.starts_with("schedlab: ")
+                            && !l.starts_with("schedlab: warning: ")),
                         "{sub} RUST_LOG={log}: a failed {forced} is said: {stderr}"
                     ),
                     other => panic!("{sub} RUST_LOG={log} forced {forced}: {other:?}: {stderr}"),
@@ -863,12 +1146,35 @@ fn a_second_sweep_on_one_csv_is_refused_while_the_first_writes() {
     let csv = fx.path().join("s.csv");
     let sweep = |extra: &[&str]| -> Command {
         let mut c = Command::new(BIN);
-        c.args(["sweep", "--threads", "1", "--variants", "no-stats", "--duration", "0.2", "--ramp", "0", "--retries", "0", "--lockstat-duration", "0"])
-            .args(["--sweep-slots", "1-64", "--sweep-outside-ns", "0,500,1000", "--csv", "s.csv", "--svg", "s.svg"])
-            .args(extra)
-            .current_dir(fx.path())
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null());
+        c.args([
+            "sweep",
+            "--threads",
+            "1",
+            "--variants",
+            "no-stats",
+            "--duration",
+            "0.2",
+            "--ramp",
+            "0",
+            "--retries",
+            "0",
+            "--lockstat-duration",
+            "0",
+        ])
+        .args([
+            "--sweep-slots",
+            "1-64",
+            "--sweep-outside-ns",
+            "0,500,1000",
+            "--csv",
+            "s.csv",
+            "--svg",
+            "s.svg",
+        ])
+        .args(extra)
+        .current_dir(fx.path())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null());
         c
     };
     let mut first = sweep(&[]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
@@ -877,14 +1183,20 @@ fn a_second_sweep_on_one_csv_is_refused_while_the_first_writes() {
         if let Some(status) = first.try_wait().unwrap() {
             panic!("the first sweep ended ({status}) before its first point");
         }
-        assert!(watchdog.elapsed() < std::time::Duration::from_secs(180), "watchdog: no point in 180 s");
+        assert!(
+            watchdog.elapsed() < std::time::Duration::from_secs(180),
+            "watchdog: no point in 180 s"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     for extra in [&["--resume"][..], &[]] {
         let out = sweep(extra).output().unwrap();
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
-        assert!(stderr.contains(&format!("process {}", first.id())) && stderr.contains("s.csv"), "{extra:?}: names the writer: {stderr}");
+        assert!(
+            stderr.contains(&format!("process {}", first.id())) && stderr.contains("s.csv"),
+            "{extra:?}: names the writer: {stderr}"
+        );
     }
     let status = Command::new("kill").args(["-INT", &first.id().to_string()]).status().unwrap();
     assert!(status.success());
@@ -896,13 +1208,17 @@ fn a_second_sweep_on_one_csv_is_refused_while_the_first_writes() {
     assert!(!fx.path().join(".s.csv.schedlab-lock").exists(), "the lock file goes with its holder");
     // Now the CSV is free: a resume takes it and keeps every row the first sweep wrote (stopped at
     // once: what it keeps, not how many points it adds, is the point).
-    let mut second = sweep(&["--resume"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut second =
+        sweep(&["--resume"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let watchdog = std::time::Instant::now();
     while std::fs::read_to_string(&csv).map_or(0, |t| t.lines().count()) < rows.len() + 2 {
         if second.try_wait().unwrap().is_some() {
             break;
         }
-        assert!(watchdog.elapsed() < std::time::Duration::from_secs(180), "watchdog: no new point in 180 s");
+        assert!(
+            watchdog.elapsed() < std::time::Duration::from_secs(180),
+            "watchdog: no new point in 180 s"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let _ = Command::new("kill").args(["-INT", &second.id().to_string()]).status();

@@ -16,18 +16,37 @@ fn repo(path: &str) -> String {
 
 /// The committed calibration of this machine kind and the seeds' profile.
 fn files() -> (String, String) {
-    (repo("notes/results/2026-12-01-predict/calibration.json"), repo("notes/topology/i7-4850hq.json"))
+    (
+        repo("notes/results/2026-12-01-predict/calibration.json"),
+        repo("notes/topology/i7-4850hq.json"),
+    )
 }
 
 /// stdout without the provenance line (it holds the date).
 fn body(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stdout).lines().filter(|l| !l.starts_with("commit ")).collect::<Vec<_>>().join("\n")
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.starts_with("commit "))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
 fn a_prediction_from_files_is_the_same_every_time_and_changes_with_the_seed() {
     let (cal, topo) = files();
-    let args = ["predict", "--calibration", &cal, "--topology", &topo, "--lock", "both", "--threads", "1,4,8", "--variants", "sched-lock,no-stats"];
+    let args = [
+        "predict",
+        "--calibration",
+        &cal,
+        "--topology",
+        &topo,
+        "--lock",
+        "both",
+        "--threads",
+        "1,4,8",
+        "--variants",
+        "sched-lock,no-stats",
+    ];
     let a = schedlab(&args);
     assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
     let b = schedlab(&args);
@@ -36,7 +55,10 @@ fn a_prediction_from_files_is_the_same_every_time_and_changes_with_the_seed() {
     assert!(text.contains("MODEL, not measured"), "{text}");
     assert!(text.contains("i7-4850HQ"), "{text}");
     let ratio = text.lines().find(|l| l.starts_with("no stats")).unwrap_or_default();
-    assert!(ratio.trim_end().ends_with(" 1.55"), "the seeds' ratio is set beside the prediction: {text}");
+    assert!(
+        ratio.trim_end().ends_with(" 1.55"),
+        "the seeds' ratio is set beside the prediction: {text}"
+    );
     let mut seeded: Vec<&str> = args.to_vec();
     seeded.extend(["--seed", "2"]);
     let c = schedlab(&seeded);
@@ -50,8 +72,21 @@ fn the_json_holds_the_inputs_and_every_point() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("p.json");
     let out = schedlab(&[
-        "predict", "--calibration", &cal, "--topology", &topo, "--lock", "fair-spin", "--threads", "2,8", "--variants", "queue-lock",
-        "--outside-list", "0,1000", "--json", json.to_str().unwrap(),
+        "predict",
+        "--calibration",
+        &cal,
+        "--topology",
+        &topo,
+        "--lock",
+        "fair-spin",
+        "--threads",
+        "2,8",
+        "--variants",
+        "queue-lock",
+        "--outside-list",
+        "0,1000",
+        "--json",
+        json.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -111,14 +146,38 @@ fn calibrating_and_validating_here_prints_measured_beside_predicted() {
     let cal = dir.path().join("c.json");
     let json = dir.path().join("p.json");
     let out = schedlab(&[
-        "predict", "--validate", "--variants", "no-stats", "--lock", "parking-lot", "--threads", "1", "--outside-list", "0",
-        "--rounds", "1", "--duration", "0.2", "--ramp", "0", "--retries", "0", "--calibration-windows", "1",
-        "--calibration-rounds", "300", "--save-calibration", cal.to_str().unwrap(),
-        "--json", json.to_str().unwrap(),
+        "predict",
+        "--validate",
+        "--variants",
+        "no-stats",
+        "--lock",
+        "parking-lot",
+        "--threads",
+        "1",
+        "--outside-list",
+        "0",
+        "--rounds",
+        "1",
+        "--duration",
+        "0.2",
+        "--ramp",
+        "0",
+        "--retries",
+        "0",
+        "--calibration-windows",
+        "1",
+        "--calibration-rounds",
+        "300",
+        "--save-calibration",
+        cal.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}\n{text}", String::from_utf8_lossy(&out.stderr));
-    for table in ["Validation: measured beside predicted", "Validation: the error", "Validation: the goal"] {
+    for table in
+        ["Validation: measured beside predicted", "Validation: the error", "Validation: the goal"]
+    {
         assert!(text.contains(table) && text.contains("no-stats"), "{table}: {text}");
     }
     // Issue 42, item 1: each measured point has its intervals and its judgement in the JSON

@@ -43,21 +43,41 @@ fn a_report_holds_the_command_line_and_the_tables() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.html");
     let p = path.to_str().unwrap();
-    let out = schedlab(&["roundtrip", "--rounds", "1", "--iterations", "100", "--variant", "sched-lock", "--report", p]);
+    let out = schedlab(&[
+        "roundtrip",
+        "--rounds",
+        "1",
+        "--iterations",
+        "100",
+        "--variant",
+        "sched-lock",
+        "--report",
+        p,
+    ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.ends_with(&format!("wrote {p}\n")), "{stdout}");
     let html = std::fs::read_to_string(&path).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains(&format!("--report {p}")), "the command line");
-    assert!(html.contains("<table class=\"data\">") && html.contains("<td class=\"word\">sched-lock</td>"), "the table, as a table");
+    assert!(
+        html.contains("<table class=\"data\">")
+            && html.contains("<td class=\"word\">sched-lock</td>"),
+        "the table, as a table"
+    );
     assert!(html.contains("<th title=\"click to sort\">median (ns)</th>"), "units in the header");
     // The one script is the page's own column sorting: nothing is fetched, nothing else runs.
     assert_eq!(html.matches("<script").count(), 1, "one script");
-    assert!(html.contains("<script>document.querySelectorAll('table.data')") && !html.contains("<script src"));
+    assert!(
+        html.contains("<script>document.querySelectorAll('table.data')")
+            && !html.contains("<script src")
+    );
     // The same run's table as printed, escaped the same way.
     let first = stdout.lines().next().unwrap();
-    assert!(html.contains(&first.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")), "{first}");
+    assert!(
+        html.contains(&first.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")),
+        "{first}"
+    );
 }
 
 #[test]
@@ -65,11 +85,25 @@ fn a_report_lists_the_warnings_the_run_printed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.html");
     // More fair-lock jobs than CPUs: the run warns before it starts, whatever the machine.
-    let threads = (2 * std::thread::available_parallelism().map_or(1, |n| n.get())).min(64).to_string();
-    let out = schedlab(&["run", "--variant", "sched-lock", "--threads", &threads, "--duration", "0.05", "--report", path.to_str().unwrap()]);
+    let threads =
+        (2 * std::thread::available_parallelism().map_or(1, |n| n.get())).min(64).to_string();
+    let out = schedlab(&[
+        "run",
+        "--variant",
+        "sched-lock",
+        "--threads",
+        &threads,
+        "--duration",
+        "0.05",
+        "--report",
+        path.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let warning = stderr.lines().find_map(|l| l.strip_prefix("schedlab: warning: ")).unwrap_or_else(|| panic!("no warning: {stderr}"));
+    let warning = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("schedlab: warning: "))
+        .unwrap_or_else(|| panic!("no warning: {stderr}"));
     let html = std::fs::read_to_string(&path).unwrap();
     assert!(html.contains("<h2>Read this first</h2>"), "the warnings box at the top");
     let shown = warning.split(':').next().unwrap();
@@ -85,9 +119,27 @@ fn the_json_of_sweep_and_roundtrip_carries_each_ratios_interval() {
     let p = path.to_str().unwrap();
     let (csv, svg) = (dir.path().join("s.csv"), dir.path().join("s.svg"));
     let sweep = [
-        "sweep", "--threads", "1", "--variants", "sched-lock,no-stats", "--rounds", "3",
-        "--duration", "0.05", "--ramp", "0", "--retries", "0", "--lockstat-duration", "0",
-        "--json", p, "--csv", csv.to_str().unwrap(), "--svg", svg.to_str().unwrap(),
+        "sweep",
+        "--threads",
+        "1",
+        "--variants",
+        "sched-lock,no-stats",
+        "--rounds",
+        "3",
+        "--duration",
+        "0.05",
+        "--ramp",
+        "0",
+        "--retries",
+        "0",
+        "--lockstat-duration",
+        "0",
+        "--json",
+        p,
+        "--csv",
+        csv.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
     ];
     let out = schedlab(&sweep);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

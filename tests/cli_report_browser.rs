@@ -14,12 +14,19 @@ use std::time::{Duration, Instant};
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn schedlab(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).current_dir(dir).output().expect("the binary runs")
+    Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the binary runs")
 }
 
 /// The Chromium binary, when one answers `--version`.
 fn chromium() -> Option<PathBuf> {
-    let candidates = std::env::var_os("SCHEDLAB_CHROMIUM").map(PathBuf::from).into_iter().chain(["chromium", "chromium-browser"].map(PathBuf::from));
+    let candidates = std::env::var_os("SCHEDLAB_CHROMIUM")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(["chromium", "chromium-browser"].map(PathBuf::from));
     for c in candidates {
         if let Some(out) = run_bounded(Command::new(&c).arg("--version"), Duration::from_secs(20)) {
             if out.status.success() {
@@ -32,7 +39,8 @@ fn chromium() -> Option<PathBuf> {
 
 /// Runs a command with a time limit; `None` when it could not start, a panic when it overran.
 fn run_bounded(cmd: &mut Command, limit: Duration) -> Option<Output> {
-    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().ok()?;
+    let mut child =
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().ok()?;
     // Drain both pipes on threads so that a chatty browser cannot block on a full pipe.
     let mut stdout = child.stdout.take()?;
     let mut stderr = child.stderr.take()?;
@@ -58,20 +66,35 @@ fn run_bounded(cmd: &mut Command, limit: Duration) -> Option<Output> {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    Some(Output { status, stdout: out_thread.join().unwrap_or_default(), stderr: err_thread.join().unwrap_or_default() })
+    Some(Output {
+        status,
+        stdout: out_thread.join().unwrap_or_default(),
+        stderr: err_thread.join().unwrap_or_default(),
+    })
 }
 
 /// Chromium's common flags: headless, no sandbox (CI runs as root), no GPU, its own profile.
 fn browser(chromium: &Path, profile: &Path) -> Command {
     let mut cmd = Command::new(chromium);
-    cmd.args(["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--enable-logging=stderr", "--v=0"])
-        .arg(format!("--user-data-dir={}", profile.display()));
+    cmd.args([
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--enable-logging=stderr",
+        "--v=0",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
     cmd
 }
 
 /// The console lines of Chromium's log (errors in the page or any frame of it).
 fn console_lines(stderr: &[u8]) -> Vec<String> {
-    String::from_utf8_lossy(stderr).lines().filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught")).map(str::to_string).collect()
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Every `src="..."` and `href="..."` value of a page.
@@ -91,21 +114,36 @@ fn references(html: &str) -> Vec<&str> {
 
 /// Opens `html` (in `dir`) in Chromium and checks it; `tables`: text the DOM must show;
 /// `frames`: how many interactive flamegraphs it holds.
-fn check_page(chromium: &Path, dir: &Path, html: &Path, kind: &str, tables: &[&str], frames: usize) {
+fn check_page(
+    chromium: &Path,
+    dir: &Path,
+    html: &Path,
+    kind: &str,
+    tables: &[&str],
+    frames: usize,
+) {
     let source = std::fs::read_to_string(html).unwrap();
     for r in references(&source) {
         // Inline data, or a trace file next to the report (a link, not a resource the page loads).
-        let ok = r.starts_with("data:") || (r.starts_with("file://") && Path::new(&r["file://".len()..]).exists());
+        let ok = r.starts_with("data:")
+            || (r.starts_with("file://") && Path::new(&r["file://".len()..]).exists());
         assert!(ok, "{kind}: the report refers to {r:.80}, which is not in the file");
     }
     let url = format!("file://{}", html.display());
     let shot = dir.join(format!("{kind}.png"));
     let out = run_bounded(
-        browser(chromium, &dir.join("profile-shot")).arg(format!("--screenshot={}", shot.display())).arg("--window-size=1200,2000").arg(&url),
+        browser(chromium, &dir.join("profile-shot"))
+            .arg(format!("--screenshot={}", shot.display()))
+            .arg("--window-size=1200,2000")
+            .arg(&url),
         BROWSER_TIMEOUT,
     )
     .expect("chromium starts");
-    assert!(out.status.success(), "{kind}: chromium --screenshot failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{kind}: chromium --screenshot failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(console_lines(&out.stderr), Vec::<String>::new(), "{kind}: console errors");
     let png = std::fs::metadata(&shot).unwrap_or_else(|_| panic!("{kind}: no screenshot")).len();
     assert!(png > 20_000, "{kind}: the screenshot is {png} bytes: a blank page");
@@ -113,7 +151,11 @@ fn check_page(chromium: &Path, dir: &Path, html: &Path, kind: &str, tables: &[&s
         std::fs::create_dir_all(&keep).unwrap();
         std::fs::copy(&shot, Path::new(&keep).join(format!("{kind}.png"))).unwrap();
     }
-    let out = run_bounded(browser(chromium, &dir.join("profile-dom")).arg("--dump-dom").arg(&url), BROWSER_TIMEOUT).expect("chromium starts");
+    let out = run_bounded(
+        browser(chromium, &dir.join("profile-dom")).arg("--dump-dom").arg(&url),
+        BROWSER_TIMEOUT,
+    )
+    .expect("chromium starts");
     assert!(out.status.success(), "{kind}: chromium --dump-dom failed");
     assert_eq!(console_lines(&out.stderr), Vec::<String>::new(), "{kind}: console errors");
     let dom = String::from_utf8_lossy(&out.stdout);
@@ -136,7 +178,10 @@ fn check_page(chromium: &Path, dir: &Path, html: &Path, kind: &str, tables: &[&s
         }
     }
     // Every column of numbers says its unit, or is a count (its header names what it counts).
-    assert!(!dom.contains("<th title=\"click to sort\"></th>"), "{kind}: a column without a header");
+    assert!(
+        !dom.contains("<th title=\"click to sort\"></th>"),
+        "{kind}: a column without a header"
+    );
     // A 13-inch screen: at 1280 px the page itself never scrolls sideways (a wide table scrolls
     // in its own box). Measured by a probe in a copy of the page, read from the console.
     let probe = "<script>window.addEventListener('load',function(){var e=document.documentElement;\
@@ -144,13 +189,24 @@ console.log('probe: overflow='+(e.scrollWidth-e.clientWidth));});</script></body
     let probed = dir.join(format!("{kind}-probe.html"));
     std::fs::write(&probed, source.replacen("</body>", probe, 1)).unwrap();
     let out = run_bounded(
-        browser(chromium, &dir.join("profile-probe")).arg("--window-size=1280,900").arg("--dump-dom").arg(format!("file://{}", probed.display())),
+        browser(chromium, &dir.join("profile-probe"))
+            .arg("--window-size=1280,900")
+            .arg("--dump-dom")
+            .arg(format!("file://{}", probed.display())),
         BROWSER_TIMEOUT,
     )
     .expect("chromium starts");
     let lines = console_lines(&out.stderr);
-    let line = lines.iter().find(|l| l.contains("probe: overflow=")).unwrap_or_else(|| panic!("{kind}: the width probe did not run: {lines:?}"));
-    let overflow: i64 = line.split("probe: overflow=").nth(1).and_then(|v| v.split(|c: char| !c.is_ascii_digit() && c != '-').next()).and_then(|v| v.parse().ok()).unwrap_or(i64::MAX);
+    let line = lines
+        .iter()
+        .find(|l| l.contains("probe: overflow="))
+        .unwrap_or_else(|| panic!("{kind}: the width probe did not run: {lines:?}"));
+    let overflow: i64 = line
+        .split("probe: overflow=")
+        .nth(1)
+        .and_then(|v| v.split(|c: char| !c.is_ascii_digit() && c != '-').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(i64::MAX);
     assert!(overflow <= 0, "{kind}: the page scrolls sideways by {overflow} px at 1280 px: {line}");
 }
 
@@ -178,7 +234,10 @@ fn report(dir: &Path, kind: &str, args: &[&str]) -> PathBuf {
     all.extend(["--report", path.to_str().unwrap()]);
     let out = schedlab(&all, dir);
     assert!(out.status.success(), "{kind}: {}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("wrote {}", path.display())), "{kind}: no `wrote` line");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!("wrote {}", path.display())),
+        "{kind}: no `wrote` line"
+    );
     path
 }
 
@@ -191,20 +250,89 @@ fn every_kind_of_report_opens_in_chromium_without_errors() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let tiny = ["--threads", "1", "--duration", "0.05"];
-    let compare = report(d, "compare", &[&["compare", "--rounds", "1", "--variants", "sched-lock,debug-off"], &tiny[..]].concat());
+    let compare = report(
+        d,
+        "compare",
+        &[&["compare", "--rounds", "1", "--variants", "sched-lock,debug-off"], &tiny[..]].concat(),
+    );
     check_page(&chromium, d, &compare, "compare", &["sched-lock", "debug-off", "KIOPS"], 0);
-    let sweep = report(d, "sweep", &[&["sweep", "--variants", "sched-lock", "--lockstat-duration", "0", "--csv", "s.csv", "--svg", "s.svg"], &tiny[..]].concat());
+    let sweep = report(
+        d,
+        "sweep",
+        &[
+            &[
+                "sweep",
+                "--variants",
+                "sched-lock",
+                "--lockstat-duration",
+                "0",
+                "--csv",
+                "s.csv",
+                "--svg",
+                "s.svg",
+            ],
+            &tiny[..],
+        ]
+        .concat(),
+    );
     check_page(&chromium, d, &sweep, "sweep", &["sched-lock", "<svg"], 0);
-    let predict = report(d, "predict", &["predict", "--threads", "1,2", "--variants", "sched-lock", "--lock", "fair-spin", "--calibration-windows", "1", "--calibration-rounds", "100"]);
+    let predict = report(
+        d,
+        "predict",
+        &[
+            "predict",
+            "--threads",
+            "1,2",
+            "--variants",
+            "sched-lock",
+            "--lock",
+            "fair-spin",
+            "--calibration-windows",
+            "1",
+            "--calibration-rounds",
+            "100",
+        ],
+    );
     check_page(&chromium, d, &predict, "predict", &["sched-lock"], 0);
     let simulate = report(d, "simulate", &["simulate", "--runtime", "0.1"]);
     check_page(&chromium, d, &simulate, "simulate", &["IOPS"], 0);
-    let roundtrip = report(d, "roundtrip", &["roundtrip", "--rounds", "1", "--iterations", "1000", "--variant", "sched-lock"]);
+    let roundtrip = report(
+        d,
+        "roundtrip",
+        &["roundtrip", "--rounds", "1", "--iterations", "1000", "--variant", "sched-lock"],
+    );
     check_page(&chromium, d, &roundtrip, "roundtrip", &["sched-lock"], 0);
-    let flame = ["flamegraph", "--variant", "sched-lock", "--diff", "sched-lock", "debug-off", "--threads", "1", "--duration", "0.3", "--out", "fg"];
+    let flame = [
+        "flamegraph",
+        "--variant",
+        "sched-lock",
+        "--diff",
+        "sched-lock",
+        "debug-off",
+        "--threads",
+        "1",
+        "--duration",
+        "0.3",
+        "--out",
+        "fg",
+    ];
     let flamegraph = report(d, "flamegraph", &flame);
     check_page(&chromium, d, &flamegraph, "flamegraph", &["Where the time goes"], 3);
-    let run = report(d, "run", &["run", "--variant", "sched-lock", "--threads", "1", "--duration", "0.1", "--trace", "t.json"]);
+    let run = report(
+        d,
+        "run",
+        &[
+            "run",
+            "--variant",
+            "sched-lock",
+            "--threads",
+            "1",
+            "--duration",
+            "0.1",
+            "--trace",
+            "t.json",
+        ],
+    );
     check_page(&chromium, d, &run, "run", &["ui.perfetto.dev", "checks"], 0);
     let trace = report(d, "trace-summary", &["trace-summary", "t.json", "--svg", "excerpt.svg"]);
     check_page(&chromium, d, &trace, "trace-summary", &["ui.perfetto.dev", "<svg"], 0);
@@ -218,10 +346,20 @@ fn a_broken_page_is_caught() {
     };
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("broken.html");
-    std::fs::write(&page, "<html><body><pre>x</pre><script>not_defined();</script></body></html>").unwrap();
-    let out = run_bounded(browser(&chromium, &dir.path().join("p")).arg("--dump-dom").arg(format!("file://{}", page.display())), BROWSER_TIMEOUT).unwrap();
+    std::fs::write(&page, "<html><body><pre>x</pre><script>not_defined();</script></body></html>")
+        .unwrap();
+    let out = run_bounded(
+        browser(&chromium, &dir.path().join("p"))
+            .arg("--dump-dom")
+            .arg(format!("file://{}", page.display())),
+        BROWSER_TIMEOUT,
+    )
+    .unwrap();
     let lines = console_lines(&out.stderr);
-    assert!(lines.iter().any(|l| l.contains("not_defined")), "the deliberate error was not seen: {lines:?}");
+    assert!(
+        lines.iter().any(|l| l.contains("not_defined")),
+        "the deliberate error was not seen: {lines:?}"
+    );
 }
 
 /// A flamegraph in a report still zooms and searches: the page's frame is given a probe that,
@@ -235,7 +373,20 @@ fn a_flamegraph_in_a_report_zooms_and_searches() {
     };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let out = schedlab(&["flamegraph", "--variant", "sched-lock", "--threads", "1", "--duration", "0.3", "--out", "fg"], d);
+    let out = schedlab(
+        &[
+            "flamegraph",
+            "--variant",
+            "sched-lock",
+            "--threads",
+            "1",
+            "--duration",
+            "0.3",
+            "--out",
+            "fg",
+        ],
+        d,
+    );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let svg = std::fs::read_to_string(d.join("fg/sched-lock.svg")).unwrap();
     let probe = r##"<script><![CDATA[
@@ -251,17 +402,26 @@ window.addEventListener("load", function() { setTimeout(function() {
     let at = svg.find("<svg").unwrap();
     let end = at + svg[at..].find('>').unwrap() + 1;
     let probed = format!("{}{probe}{}", &svg[..end], &svg[end..]);
-    let mut page = schedlab_benches::report::html::Page::new("probe", &schedlab_benches::files::provenance::Provenance::collect());
+    let mut page = schedlab_benches::report::html::Page::new(
+        "probe",
+        &schedlab_benches::files::provenance::Provenance::collect(),
+    );
     page.table("t", "x").interactive("sched-lock", probed);
     let html = d.join("probe.html");
     std::fs::write(&html, page.render()).unwrap();
     let out = run_bounded(
-        browser(&chromium, &d.join("p")).arg("--virtual-time-budget=3000").arg("--dump-dom").arg(format!("file://{}", html.display())),
+        browser(&chromium, &d.join("p"))
+            .arg("--virtual-time-budget=3000")
+            .arg("--dump-dom")
+            .arg(format!("file://{}", html.display())),
         BROWSER_TIMEOUT,
     )
     .unwrap();
     let lines = console_lines(&out.stderr);
-    let probe_line = lines.iter().find(|l| l.contains("probe: hidden=")).unwrap_or_else(|| panic!("the probe did not run: {lines:?}"));
+    let probe_line = lines
+        .iter()
+        .find(|l| l.contains("probe: hidden="))
+        .unwrap_or_else(|| panic!("the probe did not run: {lines:?}"));
     assert_eq!(lines.len(), 1, "errors beside the probe: {lines:?}");
     assert!(!probe_line.contains("hidden=0 "), "the click did not zoom: {probe_line}");
     assert!(probe_line.contains("Matched: "), "the search matched nothing: {probe_line}");

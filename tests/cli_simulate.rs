@@ -27,8 +27,10 @@ fn simulate(args: &[&str], json: &Path) -> (String, String, serde_json::Value) {
     // The tables, fio's line under the first; then the files written, as every command says.
     let json_line = format!("wrote {}", json.display());
     assert_eq!(printed.lines().last(), Some(json_line.as_str()), "{printed}");
-    let stdout: String = printed.lines().filter(|l| !l.starts_with("wrote ")).map(|l| format!("{l}\n")).collect();
-    let fio: Vec<&str> = stdout.lines().map(str::trim_start).filter(|l| l.contains(": IOPS=")).collect();
+    let stdout: String =
+        printed.lines().filter(|l| !l.starts_with("wrote ")).map(|l| format!("{l}\n")).collect();
+    let fio: Vec<&str> =
+        stdout.lines().map(str::trim_start).filter(|l| l.contains(": IOPS=")).collect();
     assert_eq!(fio.len(), 1, "one line like fio's group reporting: {stdout}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
     (fio[0].to_string(), stdout, v)
@@ -38,8 +40,22 @@ fn simulate(args: &[&str], json: &Path) -> (String, String, serde_json::Value) {
 fn issue_command(slice_idle: &str, seed: &str) -> Vec<String> {
     let runtime = if cfg!(debug_assertions) { "2" } else { "10" };
     [
-        "--device", "ssd", "--jobs", "10", "--iodepth", "64", "--rw", "randread", "--bs", "4k", "--runtime", runtime,
-        "--slice-idle", slice_idle, "--seed", seed,
+        "--device",
+        "ssd",
+        "--jobs",
+        "10",
+        "--iodepth",
+        "64",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--runtime",
+        runtime,
+        "--slice-idle",
+        slice_idle,
+        "--seed",
+        seed,
     ]
     .map(String::from)
     .to_vec()
@@ -78,11 +94,26 @@ fn idling_off_gives_clearly_more_iops_on_the_ssd() {
 #[test]
 fn the_same_seed_gives_the_same_output() {
     let dir = scratch("same");
-    let args = ["--jobs", "4", "--iodepth", "16", "--runtime", "1", "--seed", "11", "--groups", "2", "--weights", "100,300"];
+    let args = [
+        "--jobs",
+        "4",
+        "--iodepth",
+        "16",
+        "--runtime",
+        "1",
+        "--seed",
+        "11",
+        "--groups",
+        "2",
+        "--weights",
+        "100,300",
+    ];
     let (_, text_a, mut a) = simulate(&args, &dir.join("a.json"));
     let (_, text_b, mut b) = simulate(&args, &dir.join("b.json"));
     assert_eq!(text_a, text_b);
-    let obj = |v: &mut serde_json::Value| v.as_object_mut().unwrap().remove("provenance").expect("provenance present");
+    let obj = |v: &mut serde_json::Value| {
+        v.as_object_mut().unwrap().remove("provenance").expect("provenance present")
+    };
     obj(&mut a);
     obj(&mut b);
     assert_eq!(a, b, "same seed, same JSON (provenance aside)");
@@ -98,19 +129,40 @@ fn the_same_seed_gives_the_same_output() {
 fn the_scheduler_decides_idling_after_the_probe_unless_told() {
     let dir = scratch("decide");
     let (_, _, ssd) = simulate(&["--runtime", "0.2"], &dir.join("ssd.json"));
-    assert_eq!((ssd["slice_idle_ns"].as_u64(), ssd["slice_idle_source"].as_str()), (Some(0), Some("registered")));
+    assert_eq!(
+        (ssd["slice_idle_ns"].as_u64(), ssd["slice_idle_source"].as_str()),
+        (Some(0), Some("registered"))
+    );
     assert_eq!(ssd["rotational"], false);
-    let (_, _, init) = simulate(&["--runtime", "0.2", "--idle-decision", "init"], &dir.join("init.json"));
+    let (_, _, init) =
+        simulate(&["--runtime", "0.2", "--idle-decision", "init"], &dir.join("init.json"));
     assert_eq!(init["slice_idle_ns"], 8_000_000, "deciding before the probe makes the SSD idle");
-    let (_, _, hdd) = simulate(&["--device", "hdd", "--jobs", "2", "--iodepth", "1", "--rw", "read", "--runtime", "1"], &dir.join("hdd.json"));
-    assert_eq!((hdd["slice_idle_ns"].as_u64(), hdd["rotational"].as_bool()), (Some(8_000_000), Some(true)));
-    for (text, ns) in [("500us", 500_000u64), ("1s", 1_000_000_000), ("0", 0), ("2.5ms", 2_500_000)] {
-        let (_, printed, v) = simulate(&["--runtime", "0.1", "--slice-idle", text, "--jobs", "2"], &dir.join("d.json"));
+    let (_, _, hdd) = simulate(
+        &["--device", "hdd", "--jobs", "2", "--iodepth", "1", "--rw", "read", "--runtime", "1"],
+        &dir.join("hdd.json"),
+    );
+    assert_eq!(
+        (hdd["slice_idle_ns"].as_u64(), hdd["rotational"].as_bool()),
+        (Some(8_000_000), Some(true))
+    );
+    for (text, ns) in [("500us", 500_000u64), ("1s", 1_000_000_000), ("0", 0), ("2.5ms", 2_500_000)]
+    {
+        let (_, printed, v) = simulate(
+            &["--runtime", "0.1", "--slice-idle", text, "--jobs", "2"],
+            &dir.join("d.json"),
+        );
         assert_eq!(v["slice_idle_ns"].as_u64(), Some(ns), "{text}");
-        let settings = printed.lines().skip_while(|l| *l != "The settings").nth(2).unwrap_or_default();
-        assert!(settings.contains(" explicit "), "the settings say where slice_idle came from: {printed}");
+        let settings =
+            printed.lines().skip_while(|l| *l != "The settings").nth(2).unwrap_or_default();
+        assert!(
+            settings.contains(" explicit "),
+            "the settings say where slice_idle came from: {printed}"
+        );
     }
-    let (_, _, null) = simulate(&["--device", "null", "--think", "1ms", "--runtime", "0.5", "--jobs", "2"], &dir.join("null.json"));
+    let (_, _, null) = simulate(
+        &["--device", "null", "--think", "1ms", "--runtime", "0.5", "--jobs", "2"],
+        &dir.join("null.json"),
+    );
     assert_eq!(null["lat_avg_us"], 0.0, "zero latency");
     std::fs::remove_dir_all(&dir).ok();
 }

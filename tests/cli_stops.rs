@@ -22,12 +22,22 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
-const CALIBRATION: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-01-predict/calibration-3f2494e.json");
-const TOPOLOGY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/notes/results/2026-12-01-predict/topology-4747bb8-without-interruptions.json");
+const CALIBRATION: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/notes/results/2026-12-01-predict/calibration-3f2494e.json"
+);
+const TOPOLOGY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/notes/results/2026-12-01-predict/topology-4747bb8-without-interruptions.json"
+);
 
 fn subcommands() -> Vec<String> {
     let out = Command::new(BIN).env("SCHEDLAB_DESCRIBE", "cli").output().unwrap();
-    String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.split('\t').nth(1) == Some("")).map(|l| l.split('\t').next().unwrap().to_string()).collect()
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.split('\t').nth(1) == Some(""))
+        .map(|l| l.split('\t').next().unwrap().to_string())
+        .collect()
 }
 
 /// A long invocation: far longer than the test, so that a stop cannot come after its end.
@@ -49,67 +59,201 @@ struct Long {
 /// `None`: it does no work to stop.
 fn long(sub: &str) -> Option<Long> {
     type Points = &'static [(&'static str, usize)];
-    let (args, steps, kept, at): (Vec<&'static str>, usize, &'static [&'static str], Points) = match sub {
-        // It lists the variants and exits: nothing to stop.
-        "variants" => return None,
-        // fio's runs are its longest phase: a stop must kill fio and its job processes (which
-        // are in sessions of their own). First with runs of 600 s, stopped at set-up and in the
-        // calibration's run: a stop that waited for fio would outlast the watchdog. Then with runs
-        // of 3 s, stopped in each configuration's runs, with and without the contention recorder
-        // (bpftrace), in the cgroups, and in the model's runs; the steps done are the kernel
-        // configurations measured before the point.
-        "kernel" => {
-            let run = |duration| {
+    let (args, steps, kept, at): (Vec<&'static str>, usize, &'static [&'static str], Points) =
+        match sub {
+            // It lists the variants and exits: nothing to stop.
+            "variants" => return None,
+            // fio's runs are its longest phase: a stop must kill fio and its job processes (which
+            // are in sessions of their own). First with runs of 600 s, stopped at set-up and in the
+            // calibration's run: a stop that waited for fio would outlast the watchdog. Then with runs
+            // of 3 s, stopped in each configuration's runs, with and without the contention recorder
+            // (bpftrace), in the cgroups, and in the model's runs; the steps done are the kernel
+            // configurations measured before the point.
+            "kernel" => {
+                let run = |duration| {
+                    vec![
+                        "kernel",
+                        "--threads",
+                        "2",
+                        "--duration",
+                        duration,
+                        "--ramp",
+                        "0",
+                        "--rounds",
+                        "1",
+                        "--groups",
+                        "2",
+                        "--size-mib",
+                        "64",
+                        "--points",
+                        "main",
+                        "--no-profile",
+                        "--json",
+                        "k.json",
+                    ]
+                };
+                let later: Points = &[
+                    ("round 1/1: kernel none", 0),
+                    ("kernel none (lock contention recorded)", 0),
+                    ("round 1/1: kernel mq-deadline", 1),
+                    ("round 1/1: kernel bfq-groups", 3),
+                    ("round 1/1: model none", 4),
+                ];
+                return Some(Long {
+                    args: run("600"),
+                    steps: 0,
+                    kept: &["k.json"],
+                    at: &[("calibration: kernel none", 0)],
+                    later: Some((run("3"), later)),
+                });
+            }
+            // A synthetic trace far larger than a run writes (see `big_trace`): stopped while it is
+            // read and while it is parsed.
+            "trace-summary" => (
+                vec!["trace-summary", "big.json", "--json", "t.json", "--svg", "t.svg"],
+                0,
+                &[],
+                &[("parsing the trace", 0)],
+            ),
+            // One run: its stop points are before and during it.
+            "run" => (
                 vec![
-                    "kernel", "--threads", "2", "--duration", duration, "--ramp", "0", "--rounds", "1", "--groups", "2", "--size-mib", "64", "--points", "main",
-                    "--no-profile", "--json", "k.json",
-                ]
-            };
-            let later: Points = &[
-                ("round 1/1: kernel none", 0),
-                ("kernel none (lock contention recorded)", 0),
-                ("round 1/1: kernel mq-deadline", 1),
-                ("round 1/1: kernel bfq-groups", 3),
-                ("round 1/1: model none", 4),
-            ];
-            return Some(Long { args: run("600"), steps: 0, kept: &["k.json"], at: &[("calibration: kernel none", 0)], later: Some((run("3"), later)) });
-        }
-        // A synthetic trace far larger than a run writes (see `big_trace`): stopped while it is
-        // read and while it is parsed.
-        "trace-summary" => (vec!["trace-summary", "big.json", "--json", "t.json", "--svg", "t.svg"], 0, &[], &[("parsing the trace", 0)]),
-        // One run: its stop points are before and during it.
-        "run" => (vec!["run", "--variant", "no-stats", "--threads", "1", "--duration", "1h", "--json", "r.json"], 0, &[], &[]),
-        "compare" => (
-            vec!["compare", "--threads", "1", "--rounds", "1000", "--variants", "no-stats", "--duration", "0.2", "--ramp", "0", "--retries", "0", "--measure", "plain", "--json", "c.json"],
-            3,
-            &["c.json"],
-            &[],
-        ),
-        "sweep" => (
-            vec![
-                "sweep", "--threads", "1", "--variants", "no-stats", "--duration", "0.2", "--ramp", "0", "--retries", "0", "--lockstat-duration", "0", "--sweep-slots",
-                "1-64", "--sweep-outside-ns", "0,500,1000", "--csv", "s.csv", "--svg", "s.svg",
-            ],
-            3,
-            &["s.csv", "s.svg"],
-            &[],
-        ),
-        "predict" => (
-            vec![
-                "predict", "--calibration", CALIBRATION, "--topology", TOPOLOGY, "--variants", "no-stats", "--threads", "1", "--lock", "fair-spin", "--validate", "--rounds",
-                "100", "--duration", "0.3", "--ramp", "0", "--retries", "0", "--outside-list", "0,100,200,300,400,500", "--json", "p.json",
-            ],
-            3,
-            &["p.json"],
-            &[],
-        ),
-        "roundtrip" => (vec!["roundtrip", "--variant", "no-stats", "--rounds", "1000", "--iterations", "2000000", "--svg", "r.svg"], 2, &["r.svg"], &[]),
-        // Under its request cap (20 M requests), a few seconds of real time at most: one step.
-        "simulate" => (vec!["simulate", "--runtime", "300", "--json", "s.json"], 0, &[], &[]),
-        // Every safe variant, half a second each: a stop after the first keeps its files.
-        "flamegraph" => (vec!["flamegraph", "--variant", "all", "--duration", "0.5", "--threads", "1", "--out", "fg"], 1, &["fg/"], &[]),
-        other => panic!("no long invocation for `{other}`: add one to `long` (or say why it has none)"),
-    };
+                    "run",
+                    "--variant",
+                    "no-stats",
+                    "--threads",
+                    "1",
+                    "--duration",
+                    "1h",
+                    "--json",
+                    "r.json",
+                ],
+                0,
+                &[],
+                &[],
+            ),
+            "compare" => (
+                vec![
+                    "compare",
+                    "--threads",
+                    "1",
+                    "--rounds",
+                    "1000",
+                    "--variants",
+                    "no-stats",
+                    "--duration",
+                    "0.2",
+                    "--ramp",
+                    "0",
+                    "--retries",
+                    "0",
+                    "--measure",
+                    "plain",
+                    "--json",
+                    "c.json",
+                ],
+                3,
+                &["c.json"],
+                &[],
+            ),
+            "sweep" => (
+                vec![
+                    "sweep",
+                    "--threads",
+                    "1",
+                    "--variants",
+                    "no-stats",
+                    "--duration",
+                    "0.2",
+                    "--ramp",
+                    "0",
+                    "--retries",
+                    "0",
+                    "--lockstat-duration",
+                    "0",
+                    "--sweep-slots",
+                    "1-64",
+                    "--sweep-outside-ns",
+                    "0,500,1000",
+                    "--csv",
+                    "s.csv",
+                    "--svg",
+                    "s.svg",
+                ],
+                3,
+                &["s.csv", "s.svg"],
+                &[],
+            ),
+            "predict" => (
+                vec![
+                    "predict",
+                    "--calibration",
+                    CALIBRATION,
+                    "--topology",
+                    TOPOLOGY,
+                    "--variants",
+                    "no-stats",
+                    "--threads",
+                    "1",
+                    "--lock",
+                    "fair-spin",
+                    "--validate",
+                    "--rounds",
+                    "100",
+                    "--duration",
+                    "0.3",
+                    "--ramp",
+                    "0",
+                    "--retries",
+                    "0",
+                    "--outside-list",
+                    "0,100,200,300,400,500",
+                    "--json",
+                    "p.json",
+                ],
+                3,
+                &["p.json"],
+                &[],
+            ),
+            "roundtrip" => (
+                vec![
+                    "roundtrip",
+                    "--variant",
+                    "no-stats",
+                    "--rounds",
+                    "1000",
+                    "--iterations",
+                    "2000000",
+                    "--svg",
+                    "r.svg",
+                ],
+                2,
+                &["r.svg"],
+                &[],
+            ),
+            // Under its request cap (20 M requests), a few seconds of real time at most: one step.
+            "simulate" => (vec!["simulate", "--runtime", "300", "--json", "s.json"], 0, &[], &[]),
+            // Every safe variant, half a second each: a stop after the first keeps its files.
+            "flamegraph" => (
+                vec![
+                    "flamegraph",
+                    "--variant",
+                    "all",
+                    "--duration",
+                    "0.5",
+                    "--threads",
+                    "1",
+                    "--out",
+                    "fg",
+                ],
+                1,
+                &["fg/"],
+                &[],
+            ),
+            other => panic!(
+                "no long invocation for `{other}`: add one to `long` (or say why it has none)"
+            ),
+        };
     Some(Long { args, steps, kept, at, later: None })
 }
 
@@ -121,7 +265,12 @@ fn big_trace(path: &Path, mib: usize) {
     let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     writeln!(out, "[").unwrap();
     for tid in 1..=2 {
-        writeln!(out, r#"{{"args":{{"name":"job-{}"}},"name":"thread_name","ph":"M","pid":1,"tid":{tid}}},"#, tid - 1).unwrap();
+        writeln!(
+            out,
+            r#"{{"args":{{"name":"job-{}"}},"name":"thread_name","ph":"M","pid":1,"tid":{tid}}},"#,
+            tid - 1
+        )
+        .unwrap();
     }
     let mut written = 0usize;
     let mut i = 0u64;
@@ -129,10 +278,21 @@ fn big_trace(path: &Path, mib: usize) {
         let tid = 1 + i % 2;
         let ts = i as f64 * 2.0;
         let lines = [
-            format!(r#"{{"args":{{"pid":"{tid}","sector":"{i}"}},"cat":"schedlab::path","name":"bfq_insert_request","ph":"B","pid":1,"tid":{tid},"ts":{ts:.3}}},"#),
-            format!(r#"{{"args":{{"lock":"sched","path":"insert"}},"cat":"schedlab::lock","name":"sched lock: hold","ph":"B","pid":1,"tid":{tid},"ts":{:.3}}},"#, ts + 0.1),
-            format!(r#"{{"args":{{"lock":"sched","path":"insert"}},"cat":"schedlab::lock","name":"sched lock: hold","ph":"E","pid":1,"tid":{tid},"ts":{:.3}}},"#, ts + 1.5),
-            format!(r#"{{"cat":"schedlab::path","name":"bfq_insert_request","ph":"E","pid":1,"tid":{tid},"ts":{:.3}}}"#, ts + 1.6),
+            format!(
+                r#"{{"args":{{"pid":"{tid}","sector":"{i}"}},"cat":"schedlab::path","name":"bfq_insert_request","ph":"B","pid":1,"tid":{tid},"ts":{ts:.3}}},"#
+            ),
+            format!(
+                r#"{{"args":{{"lock":"sched","path":"insert"}},"cat":"schedlab::lock","name":"sched lock: hold","ph":"B","pid":1,"tid":{tid},"ts":{:.3}}},"#,
+                ts + 0.1
+            ),
+            format!(
+                r#"{{"args":{{"lock":"sched","path":"insert"}},"cat":"schedlab::lock","name":"sched lock: hold","ph":"E","pid":1,"tid":{tid},"ts":{:.3}}},"#,
+                ts + 1.5
+            ),
+            format!(
+                r#"{{"cat":"schedlab::path","name":"bfq_insert_request","ph":"E","pid":1,"tid":{tid},"ts":{:.3}}}"#,
+                ts + 1.6
+            ),
         ];
         for l in &lines {
             written += l.len() + 2;
@@ -148,7 +308,10 @@ fn big_trace(path: &Path, mib: usize) {
 
 /// Whether `schedlab kernel` can run here (`scripts/kernel-ready.sh`): `Err(why)` otherwise.
 fn kernel_ready() -> Result<(), String> {
-    let out = Command::new("bash").arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kernel-ready.sh")).output().map_err(|e| e.to_string())?;
+    let out = Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kernel-ready.sh"))
+        .output()
+        .map_err(|e| e.to_string())?;
     match out.status.success() {
         true => Ok(()),
         false => Err(String::from_utf8_lossy(&out.stdout).trim().to_string()),
@@ -185,7 +348,9 @@ fn kernel_leftovers(pid: u32, started: &[u32]) -> Vec<String> {
     }
     for p in started {
         let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-        let live = stat.rsplit_once(')').is_some_and(|(_, rest)| !matches!(rest.split_whitespace().next(), Some("Z" | "X") | None));
+        let live = stat.rsplit_once(')').is_some_and(|(_, rest)| {
+            !matches!(rest.split_whitespace().next(), Some("Z" | "X") | None)
+        });
         if live {
             left.push(format!("process {p}: {}", stat.split_whitespace().nth(1).unwrap_or("?")));
         }
@@ -210,7 +375,11 @@ fn fio_jobs_running(pid: u32) -> bool {
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter_map(|p| parent_and_name(p).map(|(ppid, name)| (p, ppid, name)))
         .collect();
-    procs.iter().any(|(fio, ppid, name)| *ppid == pid && name == "fio" && procs.iter().any(|(_, parent, job)| parent == fio && job == "fio"))
+    procs.iter().any(|(fio, ppid, name)| {
+        *ppid == pid
+            && name == "fio"
+            && procs.iter().any(|(_, parent, job)| parent == fio && job == "fio")
+    })
 }
 
 /// The fio and bpftrace processes alive now (their pids), to find which a run started.
@@ -243,7 +412,12 @@ fn is_done(line: &str) -> bool {
 /// Runs `args` at `-vv` in `dir`, sends `signal` at `point`, and returns the exit code, the
 /// whole stderr, the steps it reported done (all of them, up to its exit), its pid and the time
 /// from the signal to its exit (printed, never asserted).
-fn stopped(args: &[&str], dir: &Path, point: Point, signal: &str) -> (Option<i32>, String, usize, u32, Duration) {
+fn stopped(
+    args: &[&str],
+    dir: &Path,
+    point: Point,
+    signal: &str,
+) -> (Option<i32>, String, usize, u32, Duration) {
     let mut child = Command::new(BIN)
         .arg("-vv")
         .args(args)
@@ -346,15 +520,31 @@ fn outputs_are_whole(dir: &Path, what: &str) {
 /// the comparison's runs.
 fn steps_kept(sub: &str, dir: &Path) -> Option<usize> {
     match sub {
-        "sweep" => Some(std::fs::read_to_string(dir.join("s.csv")).ok()?.lines().skip(1).filter(|l| !l.is_empty()).count()),
+        "sweep" => Some(
+            std::fs::read_to_string(dir.join("s.csv"))
+                .ok()?
+                .lines()
+                .skip(1)
+                .filter(|l| !l.is_empty())
+                .count(),
+        ),
         "compare" => {
-            let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("c.json")).ok()?).ok()?;
-            Some(v["results"].as_array()?.iter().filter_map(|r| r["runs"].as_u64()).sum::<u64>() as usize)
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join("c.json")).ok()?).ok()?;
+            Some(v["results"].as_array()?.iter().filter_map(|r| r["runs"].as_u64()).sum::<u64>()
+                as usize)
         }
         // The kernel configurations with a finished run.
         "kernel" => {
-            let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("k.json")).ok()?).ok()?;
-            Some(v["kernel"].as_array()?.iter().filter(|r| r["kiops"]["runs"].as_array().is_some_and(|a| !a.is_empty())).count())
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join("k.json")).ok()?).ok()?;
+            Some(
+                v["kernel"]
+                    .as_array()?
+                    .iter()
+                    .filter(|r| r["kiops"]["runs"].as_array().is_some_and(|a| !a.is_empty()))
+                    .count(),
+            )
         }
         _ => None,
     }
@@ -370,24 +560,28 @@ fn stops_at_every_point(sub: &str) {
             panic!("kernel: cannot run here ({why}); this test is ignored where scripts/kernel-ready.sh fails");
         }
     }
-    let mut points: Vec<(Point, &[&str], &[(&str, usize)])> = vec![(Point::Lines(0), &l.args, l.at), (Point::Lines(1), &l.args, l.at)];
+    let mut points: Vec<(Point, &[&str], &[(&str, usize)])> =
+        vec![(Point::Lines(0), &l.args, l.at), (Point::Lines(1), &l.args, l.at)];
     points.extend((1..=l.steps).map(|n| (Point::Done(n), &l.args[..], l.at)));
     points.extend(l.at.iter().map(|(text, _)| (Point::Step(text), &l.args[..], l.at)));
     if let Some((args, at)) = &l.later {
         points.extend(at.iter().map(|(text, _)| (Point::Step(text), &args[..], *at)));
     }
     // One trace for every point (written once: a few seconds).
-    let shared = tempfile::Builder::new().prefix(&format!("schedlab-stops-{sub}-input-")).tempdir().unwrap();
+    let shared =
+        tempfile::Builder::new().prefix(&format!("schedlab-stops-{sub}-input-")).tempdir().unwrap();
     if sub == "trace-summary" {
         big_trace(&shared.path().join("big.json"), 160);
     }
     for (i, (point, args, at)) in points.into_iter().enumerate() {
         let (signal, expected) = if i % 2 == 0 { ("INT", 130) } else { ("TERM", 143) };
-        let dir = tempfile::Builder::new().prefix(&format!("schedlab-stops-{sub}-")).tempdir().unwrap();
+        let dir =
+            tempfile::Builder::new().prefix(&format!("schedlab-stops-{sub}-")).tempdir().unwrap();
         if sub == "trace-summary" {
             // The input beside the outputs, by a hard link (no copy of 160 MiB per point);
             // removed before the outputs are checked.
-            std::fs::hard_link(shared.path().join("big.json"), dir.path().join("big.json")).unwrap();
+            std::fs::hard_link(shared.path().join("big.json"), dir.path().join("big.json"))
+                .unwrap();
         }
         let tools_before = if sub == "kernel" { tool_processes() } else { Vec::new() };
         let (code, stderr, mut done, pid, took) = stopped(args, dir.path(), point, signal);
@@ -395,17 +589,31 @@ fn stops_at_every_point(sub: &str) {
         // Printed, never asserted (a loaded machine may take longer): the figure the notes quote.
         println!("{what}: exit {code:?} {:.2} s after the signal", took.as_secs_f64());
         let _ = std::fs::remove_file(dir.path().join("big.json"));
-        assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{what}: {stderr}");
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("internal error"),
+            "{what}: {stderr}"
+        );
         assert_eq!(code, Some(expected), "{what}: {stderr}");
-        assert!(stderr.contains(&format!("SIG{signal}: stopping")), "{what}: the stop is said: {stderr}");
+        assert!(
+            stderr.contains(&format!("SIG{signal}: stopping")),
+            "{what}: the stop is said: {stderr}"
+        );
         outputs_are_whole(dir.path(), &what);
         if sub == "kernel" {
             // Every fio, bpftrace or perf process it started is gone (the stop killed them, not
             // their end), and its set-up is put back. The tools are the ones that appeared
             // during its run: other users' tools were there before it.
-            let started: Vec<u32> = tool_processes().into_iter().filter(|p| !tools_before.contains(p)).collect();
-            assert_eq!(kernel_leftovers(pid, &started), Vec::<String>::new(), "{what}: left behind: {stderr}");
-            let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("k.json")).unwrap_or_default()).unwrap_or_default();
+            let started: Vec<u32> =
+                tool_processes().into_iter().filter(|p| !tools_before.contains(p)).collect();
+            assert_eq!(
+                kernel_leftovers(pid, &started),
+                Vec::<String>::new(),
+                "{what}: left behind: {stderr}"
+            );
+            let v: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(dir.path().join("k.json")).unwrap_or_default(),
+            )
+            .unwrap_or_default();
             if v.is_object() {
                 assert_eq!(v["interrupted"], true, "{what}");
                 assert_eq!(v["signal"], format!("SIG{signal}"), "{what}");
@@ -417,7 +625,11 @@ fn stops_at_every_point(sub: &str) {
         if done > 0 {
             for kept in l.kept {
                 let path = dir.path().join(kept.trim_end_matches('/'));
-                let there = if kept.ends_with('/') { std::fs::read_dir(&path).map(|mut d| d.next().is_some()).unwrap_or(false) } else { path.is_file() };
+                let there = if kept.ends_with('/') {
+                    std::fs::read_dir(&path).map(|mut d| d.next().is_some()).unwrap_or(false)
+                } else {
+                    path.is_file()
+                };
                 assert!(there, "{what}: {done} step(s) done, {kept} is kept: {stderr}");
             }
             if let Some(kept) = steps_kept(sub, dir.path()) {
@@ -435,10 +647,16 @@ fn every_subcommand_has_a_stop_test() {
     assert!(subs.len() >= 10, "{subs:?}");
     for sub in &subs {
         let _ = long(sub);
-        assert!(stops::TABLE.contains(&sub.as_str()), "add `{sub}` to the `per_subcommand!` table of this file");
+        assert!(
+            stops::TABLE.contains(&sub.as_str()),
+            "add `{sub}` to the `per_subcommand!` table of this file"
+        );
     }
     for sub in stops::TABLE {
-        assert!(subs.iter().any(|s| s == sub), "`{sub}` is in the `per_subcommand!` table but not a subcommand: {subs:?}");
+        assert!(
+            subs.iter().any(|s| s == sub),
+            "`{sub}` is in the `per_subcommand!` table but not a subcommand: {subs:?}"
+        );
     }
 }
 

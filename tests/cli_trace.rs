@@ -8,7 +8,11 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn schedlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).env_remove("RUST_LOG").output().expect("the binary runs")
+    Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the binary runs")
 }
 
 /// A fresh directory (removed when the returned guard drops, so runs leave no traces behind in
@@ -23,7 +27,18 @@ fn temp(name: &str) -> (tempfile::TempDir, PathBuf) {
 fn traced_run(variant: &str, lock: &str, extra: &[&str]) -> Trace {
     let (_dir, path) = temp(&format!("{variant}-{lock}.json"));
     let mut args = vec![
-        "run", "--variant", variant, "--lock", lock, "--threads", "2", "--duration", "0.4", "--trace-window", "0.1", "--trace",
+        "run",
+        "--variant",
+        variant,
+        "--lock",
+        lock,
+        "--threads",
+        "2",
+        "--duration",
+        "0.4",
+        "--trace-window",
+        "0.1",
+        "--trace",
         path.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
@@ -44,13 +59,23 @@ fn named<'a>(trace: &'a Trace, name: &str) -> Vec<&'a Slice> {
 fn check_run(variant: &str, trace: &Trace) {
     // A track, with slices, for every worker thread.
     for job in ["job-0", "job-1"] {
-        let track = trace.tracks.iter().find(|t| t.name == job).unwrap_or_else(|| panic!("{variant}: no track named {job}"));
+        let track = trace
+            .tracks
+            .iter()
+            .find(|t| t.name == job)
+            .unwrap_or_else(|| panic!("{variant}: no track named {job}"));
         assert!(track.slices > 0, "{variant}: {job} has no slices");
         let holds = named(trace, "sched lock: hold").iter().filter(|s| s.tid == track.tid).count();
         assert!(holds > 0, "{variant}: {job} never holds the scheduler lock in the trace");
     }
     // The paths, and the statistics updates named by the kernel functions.
-    for name in ["bfq_insert_request", "bfq_dispatch_request", "bfq_finish_request", "bfqg_stats_update_io_add", "bfqg_stats_update_completion"] {
+    for name in [
+        "bfq_insert_request",
+        "bfq_dispatch_request",
+        "bfq_finish_request",
+        "bfqg_stats_update_io_add",
+        "bfqg_stats_update_completion",
+    ] {
         assert!(!named(trace, name).is_empty(), "{variant}: no {name} slice");
     }
     // Mutual exclusion on the timeline.
@@ -89,9 +114,16 @@ fn sched_lock_trace_on_parking_lot_has_exclusive_holds() {
 
 #[test]
 fn trace_filter_keeps_only_the_targets_asked_for() {
-    let trace = traced_run("queue-lock", "fair-spin", &["--trace-filter", "schedlab::lock=trace", "--trace-no-args"]);
+    let trace = traced_run(
+        "queue-lock",
+        "fair-spin",
+        &["--trace-filter", "schedlab::lock=trace", "--trace-no-args"],
+    );
     assert!(!named(&trace, "sched lock: hold").is_empty());
-    assert!(trace.slices.iter().all(|s| s.cat == "schedlab::lock"), "only lock slices were asked for");
+    assert!(
+        trace.slices.iter().all(|s| s.cat == "schedlab::lock"),
+        "only lock slices were asked for"
+    );
 }
 
 #[test]
@@ -100,7 +132,10 @@ fn verbose_and_rust_log_show_configuration_and_progress() {
     assert!(quiet.status.success());
     // No -v: no progress; only warnings (a loaded machine gets the fair lock's warning).
     let quiet_err = String::from_utf8_lossy(&quiet.stderr);
-    assert!(quiet_err.lines().all(|l| l.starts_with("schedlab: warning: ")), "no -v: only warnings on stderr: {quiet_err}");
+    assert!(
+        quiet_err.lines().all(|l| l.starts_with("schedlab: warning: ")),
+        "no -v: only warnings on stderr: {quiet_err}"
+    );
     assert!(!quiet_err.contains("run starts") && !quiet_err.contains("measuring"), "{quiet_err}");
     let verbose = schedlab(&["-v", "run", "--variant", "epoch", "--duration", "0.2"]);
     let log = String::from_utf8_lossy(&verbose.stderr);
@@ -124,7 +159,10 @@ fn verbose_and_rust_log_show_configuration_and_progress() {
         .and_then(|n| n.parse().ok())
         .expect("the run prints its churn removals");
     assert!(log.contains("group created"), "RUST_LOG picks the group events: {log}");
-    assert!(removals == 0 || log.contains("group offline"), "{removals} removals, each a group offline: {log}");
+    assert!(
+        removals == 0 || log.contains("group offline"),
+        "{removals} removals, each a group offline: {log}"
+    );
     assert!(!log.contains("run starts"), "RUST_LOG filtered the rest out: {log}");
 }
 
@@ -166,10 +204,19 @@ fn a_stall_drawing_of_a_trace_without_waits_keeps_the_summary() {
     let one_hold = r#"[{"ph":"B","name":"sched lock: hold","cat":"lock","tid":1,"ts":1.0},{"ph":"E","name":"sched lock: hold","cat":"lock","tid":1,"ts":2.0}]"#;
     std::fs::write(&trace, one_hold).unwrap();
     let stall = dir.path().join("stall.svg");
-    let out = schedlab(&["trace-summary", trace.to_str().unwrap(), "--stall-svg", stall.to_str().unwrap()]);
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let out = schedlab(&[
+        "trace-summary",
+        trace.to_str().unwrap(),
+        "--stall-svg",
+        stall.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stdout.contains("sched lock"), "the summary is printed: {stdout}");
-    assert!(stderr.contains("no lock waits to draw") && stderr.trim_end().lines().count() == 1, "{stderr}");
+    assert!(
+        stderr.contains("no lock waits to draw") && stderr.trim_end().lines().count() == 1,
+        "{stderr}"
+    );
     assert!(!stall.exists(), "no stall drawing was made");
 }

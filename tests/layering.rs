@@ -164,7 +164,11 @@ fn anchored_paths(text: &str) -> Vec<(Anchor, String)> {
         };
         let first = |from: usize| {
             let w = word(from);
-            if w.is_empty() && code.get(from) == Some(&'*') { "*".to_string() } else { w }
+            if w.is_empty() && code.get(from) == Some(&'*') {
+                "*".to_string()
+            } else {
+                w
+            }
         };
         if code.get(after) != Some(&'{') {
             found.push((anchor, first(after)));
@@ -508,10 +512,16 @@ fn planted(files: &[(&str, &str)]) -> Vec<(Vec<String>, String)> {
 fn the_check_sees_a_planted_circle_an_upward_import_and_the_root() {
     let files = planted(&[
         ("", "//! x\nmod low; mod mid; mod high;\nfn helper() {}"),
-        ("low", "// crate::high\nconst S: &str = \"crate::high\";\n\
-                 const C: char = '\"';\nfn f<'a>() {}"),
-        ("mid", "use crate::{low::{X, Y}, high as H};\nfn g() { crate::low::f(); }\n\
-                 const R: &str = r#\"crate::main\"#;"),
+        (
+            "low",
+            "// crate::high\nconst S: &str = \"crate::high\";\n\
+                 const C: char = '\"';\nfn f<'a>() {}",
+        ),
+        (
+            "mid",
+            "use crate::{low::{X, Y}, high as H};\nfn g() { crate::low::f(); }\n\
+                 const R: &str = r#\"crate::main\"#;",
+        ),
         ("high", "use crate::mid::g;\nfn h() { crate::helper(); }"),
     ]);
     let graph = graph_of(&files, "main");
@@ -551,11 +561,17 @@ fn the_check_sees_a_planted_circle_an_upward_import_and_the_root() {
 fn the_check_sees_super_paths_and_macros() {
     let files = planted(&[
         ("", "pub mod history; pub mod scenarios; pub mod harness; pub mod deep;"),
-        ("history", "use super::invariant::require;\n#[cfg(test)]\n\
-                     mod tests {\n    use super::*;\n    use super::super::harness;\n}"),
+        (
+            "history",
+            "use super::invariant::require;\n#[cfg(test)]\n\
+                     mod tests {\n    use super::*;\n    use super::super::harness;\n}",
+        ),
         ("invariant", "pub fn require() {}"),
-        ("scenarios", "#[macro_export]\nmacro_rules! each {\n\
-                       () => { $crate::history::x() };\n}"),
+        (
+            "scenarios",
+            "#[macro_export]\nmacro_rules! each {\n\
+                       () => { $crate::history::x() };\n}",
+        ),
         ("harness", "fn f() { crate::each!(); }"),
         ("deep", "mod inner;"),
         ("deep::inner", "use super::Thing;\nuse super::super::invariant;\nfn g() { each!(); }"),

@@ -20,7 +20,8 @@ struct RoundTrip<'a> {
 impl VariantVisitor for RoundTrip<'_> {
     type Output = ();
     fn visit<P: StatsPolicy>(self) {
-        let sched = Scheduler::<P>::new(LockKind::FairSpin, SchedConfig::default(), SchedClock::real());
+        let sched =
+            Scheduler::<P>::new(LockKind::FairSpin, SchedConfig::default(), SchedClock::real());
         let a = sched.create_group(sched.root(), 100).unwrap();
         let a1 = sched.create_group(a, 200).unwrap();
         let process = sched.spawn_process(a1).unwrap();
@@ -32,7 +33,13 @@ impl VariantVisitor for RoundTrip<'_> {
             b.iter(|| {
                 tag += 1;
                 let sector = rng.random_range(0..(1u64 << 28)) * 8;
-                process.insert(RequestSpec { sector, sectors: 8, op: Op::READ_SYNC, at_head: false, tag });
+                process.insert(RequestSpec {
+                    sector,
+                    sectors: 8,
+                    op: Op::READ_SYNC,
+                    at_head: false,
+                    tag,
+                });
                 let rq = sched.dispatch().expect("the request just inserted");
                 black_box(rq.complete());
             })

@@ -18,12 +18,21 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 fn threads() -> usize {
-    std::env::var("SCHEDLAB_BENCH_THREADS").ok().and_then(|s| s.parse().ok()).filter(|&n| n >= 1).unwrap_or(2)
+    std::env::var("SCHEDLAB_BENCH_THREADS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|&n| n >= 1)
+        .unwrap_or(2)
 }
 
 /// Runs `iters` round trips on each of `n` threads; returns the time from the common start to
 /// the last thread's end.
-fn run_threads<P: StatsPolicy>(sched: &Scheduler<P>, groups: &[schedlab_core::GroupId], n: usize, iters: u64) -> Duration {
+fn run_threads<P: StatsPolicy>(
+    sched: &Scheduler<P>,
+    groups: &[schedlab_core::GroupId],
+    n: usize,
+    iters: u64,
+) -> Duration {
     let barrier = Barrier::new(n);
     let start_end: Vec<(Instant, Instant)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
@@ -37,7 +46,13 @@ fn run_threads<P: StatsPolicy>(sched: &Scheduler<P>, groups: &[schedlab_core::Gr
                     let start = Instant::now();
                     for tag in 0..iters {
                         let sector = rng.random_range(0..(1u64 << 28)) * 8;
-                        process.insert(RequestSpec { sector, sectors: 8, op: Op::READ_SYNC, at_head: false, tag });
+                        process.insert(RequestSpec {
+                            sector,
+                            sectors: 8,
+                            op: Op::READ_SYNC,
+                            at_head: false,
+                            tag,
+                        });
                         if let Some(rq) = sched.dispatch() {
                             black_box(rq.complete());
                         }
@@ -67,16 +82,21 @@ struct ThroughputBench<'a> {
 impl VariantVisitor for ThroughputBench<'_> {
     type Output = ();
     fn visit<P: StatsPolicy>(self) {
-        let sched = Scheduler::<P>::new(LockKind::FairSpin, SchedConfig::default(), SchedClock::real());
+        let sched =
+            Scheduler::<P>::new(LockKind::FairSpin, SchedConfig::default(), SchedClock::real());
         let root = sched.root();
-        let groups: Vec<_> = (0..self.threads.max(2)).map(|i| sched.create_group(root, 100 * (i as u64 % 3 + 1)).unwrap()).collect();
+        let groups: Vec<_> = (0..self.threads.max(2))
+            .map(|i| sched.create_group(root, 100 * (i as u64 % 3 + 1)).unwrap())
+            .collect();
         let n = self.threads;
         let mut group = self.c.benchmark_group(format!("throughput-{n}-threads"));
         group.throughput(Throughput::Elements(n as u64));
         group.sample_size(10);
         group.warm_up_time(Duration::from_millis(300));
         group.measurement_time(Duration::from_secs(2));
-        group.bench_function(P::NAME, |b| b.iter_custom(|iters| run_threads(&sched, &groups, n, iters)));
+        group.bench_function(P::NAME, |b| {
+            b.iter_custom(|iters| run_threads(&sched, &groups, n, iters))
+        });
         group.finish();
     }
 }

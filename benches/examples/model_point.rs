@@ -30,7 +30,11 @@ fn usage(why: &str) -> ExitCode {
 fn per_io(r: &RunResult) -> (f64, Vec<(String, f64)>) {
     let requests = r.kiops * 1e3 * r.measured_s;
     let Some(sched) = r.locks.iter().find(|l| l.name == "sched") else { return (0.0, Vec::new()) };
-    let sites = sched.paths.iter().map(|p| (p.path.name().to_string(), p.contentions as f64 / requests)).collect();
+    let sites = sched
+        .paths
+        .iter()
+        .map(|p| (p.path.name().to_string(), p.contentions as f64 / requests))
+        .collect();
     (sched.contentions as f64 / requests, sites)
 }
 
@@ -40,7 +44,11 @@ fn median(mut v: Vec<f64>) -> f64 {
         return f64::NAN;
     }
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 fn main() -> ExitCode {
@@ -91,7 +99,14 @@ fn main() -> ExitCode {
         lockstat: true,
         ..WorkloadConfig::default()
     };
-    println!("{} at {} jobs × iodepth {iodepth}: outside {} ns, elevator {} ns, pads {:?}", file.display(), jobs, from.outside_ns, from.elevator_ns, from.pads);
+    println!(
+        "{} at {} jobs × iodepth {iodepth}: outside {} ns, elevator {} ns, pads {:?}",
+        file.display(),
+        jobs,
+        from.outside_ns,
+        from.elevator_ns,
+        from.pads
+    );
     let (mut kiops, mut all) = (Vec::new(), Vec::new());
     let mut sites: Vec<Vec<f64>> = vec![Vec::new(); SITES.len()];
     for round in 0..rounds {
@@ -123,7 +138,12 @@ fn main() -> ExitCode {
         "median: {:.1} KIOPS, contended per I/O {:.3} ({})",
         median(kiops),
         median(all),
-        SITES.iter().zip(sites).map(|(s, v)| format!("{s} {:.3}", median(v))).collect::<Vec<_>>().join(", ")
+        SITES
+            .iter()
+            .zip(sites)
+            .map(|(s, v)| format!("{s} {:.3}", median(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     ExitCode::SUCCESS
 }

@@ -137,8 +137,15 @@ mod tests {
 
     #[test]
     fn every_kind_has_the_readme_exit_code() {
-        let codes: Vec<u8> =
-            [ErrorKind::CheckFailed, ErrorKind::BadInput, ErrorKind::OutputFailed, ErrorKind::RunFailed].iter().map(|k| k.exit_code()).collect();
+        let codes: Vec<u8> = [
+            ErrorKind::CheckFailed,
+            ErrorKind::BadInput,
+            ErrorKind::OutputFailed,
+            ErrorKind::RunFailed,
+        ]
+        .iter()
+        .map(|k| k.exit_code())
+        .collect();
         assert_eq!(codes, [1, 2, 3, 4]);
         assert_eq!(ExperimentError::bad_input("x").exit_code(), 2);
         assert_eq!(ErrorKind::Stopped.exit_code(), 130);
@@ -151,7 +158,13 @@ mod tests {
         failures.add(ExperimentError::run_failed("run"));
         failures.add(ExperimentError::check_failed("check"));
         failures.add(ExperimentError::run_failed("run 2"));
-        assert_eq!(failures.finish(), Err(ExperimentError { kind: ErrorKind::CheckFailed, message: "run; check; run 2".into() }));
+        assert_eq!(
+            failures.finish(),
+            Err(ExperimentError {
+                kind: ErrorKind::CheckFailed,
+                message: "run; check; run 2".into()
+            })
+        );
         let mut failures = Failures::default();
         failures.add(ExperimentError::check_failed("check"));
         failures.add(ExperimentError::output_failed("json"));

@@ -81,7 +81,8 @@ pub const SEEDS: [Seed; 9] = [
         denominator: "debug-off",
         seed: None,
         seed_range: None,
-        source: "no published throughput figure (the 6.2 lists were for flush cost with many cgroups)",
+        source:
+            "no published throughput figure (the 6.2 lists were for flush cost with many cgroups)",
         goal_at_least: None,
     },
     Seed {

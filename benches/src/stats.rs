@@ -82,7 +82,9 @@ pub struct PerThread {
 
 impl PerThread {
     pub(crate) fn of(runs: Vec<Vec<f64>>) -> Self {
-        let pick = |f: &dyn Fn(&[f64]) -> f64| median(&runs.iter().filter(|r| !r.is_empty()).map(|r| f(r)).collect::<Vec<_>>());
+        let pick = |f: &dyn Fn(&[f64]) -> f64| {
+            median(&runs.iter().filter(|r| !r.is_empty()).map(|r| f(r)).collect::<Vec<_>>())
+        };
         PerThread {
             min: pick(&|r| r.iter().copied().fold(f64::INFINITY, f64::min)),
             median: pick(&|r| median(r)),
@@ -160,7 +162,12 @@ impl SplitMix64 {
 /// `None` with fewer than [`BOOTSTRAP_MIN_VALUES`] finite values (non-finite ones are dropped),
 /// or with no resample. Deterministic: the same values, statistic, resamples and seed give the
 /// same interval. `stat` gets the resample as a mutable slice (it may sort it in place).
-pub fn bootstrap_interval(values: &[f64], stat: impl Fn(&mut [f64]) -> f64, resamples: usize, seed: u64) -> Option<Interval> {
+pub fn bootstrap_interval(
+    values: &[f64],
+    stat: impl Fn(&mut [f64]) -> f64,
+    resamples: usize,
+    seed: u64,
+) -> Option<Interval> {
     let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
     if v.len() < BOOTSTRAP_MIN_VALUES || resamples == 0 {
         return None;
@@ -447,7 +454,11 @@ mod tests {
     #[test]
     fn fewer_than_three_values_give_no_interval() {
         assert_eq!(bootstrap_interval(&[1.0, 2.0], median_in_place, 1000, 1), None);
-        assert_eq!(bootstrap_interval(&[1.0, 2.0, f64::NAN], median_in_place, 1000, 1), None, "a NaN is not a value");
+        assert_eq!(
+            bootstrap_interval(&[1.0, 2.0, f64::NAN], median_in_place, 1000, 1),
+            None,
+            "a NaN is not a value"
+        );
         assert!(bootstrap_interval(&[1.0, 2.0, 3.0], median_in_place, 1000, 1).is_some());
         assert_eq!(bootstrap_interval(&[1.0, 2.0, 3.0], median_in_place, 0, 1), None);
     }
@@ -472,7 +483,10 @@ mod tests {
         let many = wilson_interval_pct(25_000, 62_000).unwrap();
         assert!(many.hi - many.lo < 1.0 && many.contains(100.0 * 25.0 / 62.0), "{many:?}");
         let none = wilson_interval_pct(0, 62).unwrap();
-        assert!(none.lo == 0.0 && none.hi > 5.0, "no sample in a category does not make it 0 %: {none:?}");
+        assert!(
+            none.lo == 0.0 && none.hi > 5.0,
+            "no sample in a category does not make it 0 %: {none:?}"
+        );
         assert_eq!(wilson_interval_pct(1, 0), None);
         assert_eq!(wilson_interval_pct(3, 2), None);
     }
@@ -528,10 +542,17 @@ mod tests {
         let ratio = |a: &mut [f64], b: &mut [f64]| median_in_place(a) / median_in_place(b);
         let same = [1.0, 1.1, 0.9, 1.05, 0.95];
         let i = bootstrap_interval_two(&same, &same, ratio, 4000, BOOTSTRAP_SEED).unwrap();
-        assert!(i.contains(1.0) && i.lo < 1.0 && i.hi > 1.0, "the same sample twice: its ratio's interval covers 1: {i:?}");
+        assert!(
+            i.contains(1.0) && i.lo < 1.0 && i.hi > 1.0,
+            "the same sample twice: its ratio's interval covers 1: {i:?}"
+        );
         let double: Vec<f64> = same.iter().map(|x| 2.0 * x).collect();
         let d = bootstrap_interval_two(&double, &same, ratio, 4000, BOOTSTRAP_SEED).unwrap();
         assert!(d.lo > 1.5 && d.hi < 2.6, "{d:?}");
-        assert_eq!(bootstrap_interval_two(&same, &[1.0, 2.0], ratio, 4000, 1), None, "two values are not a sample");
+        assert_eq!(
+            bootstrap_interval_two(&same, &[1.0, 2.0], ratio, 4000, 1),
+            None,
+            "two values are not a sample"
+        );
     }
 }

@@ -94,15 +94,13 @@ impl Files {
 
     /// The calibration set and its raw JSON (to see whether each entry says its kernel profile).
     fn calibration(&mut self, path: &Path) -> &Result<(CalibrationSet, Value), String> {
-        self.calibrations
-            .entry(path.to_path_buf())
-            .or_insert_with(|| {
-                let full = repo().join(path);
-                let set = CalibrationSet::load(&full).map_err(|e| e.message)?;
-                let text = std::fs::read_to_string(&full).map_err(|e| e.to_string())?;
-                let raw = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-                Ok((set, raw))
-            })
+        self.calibrations.entry(path.to_path_buf()).or_insert_with(|| {
+            let full = repo().join(path);
+            let set = CalibrationSet::load(&full).map_err(|e| e.message)?;
+            let text = std::fs::read_to_string(&full).map_err(|e| e.to_string())?;
+            let raw = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+            Ok((set, raw))
+        })
     }
 }
 
@@ -137,14 +135,8 @@ fn problems(anchor: &Value, files: &mut Files) -> Vec<String> {
         ));
     }
     let Some(m) = &anchor.model else {
-        if anchor
-            .not_represented
-            .iter()
-            .all(|why| why.trim().is_empty())
-        {
-            out.push(format!(
-                "{name}: no model and no reason in `not_represented`"
-            ));
+        if anchor.not_represented.iter().all(|why| why.trim().is_empty()) {
+            out.push(format!("{name}: no model and no reason in `not_represented`"));
         }
         return out;
     };
@@ -160,10 +152,7 @@ fn problems(anchor: &Value, files: &mut Files) -> Vec<String> {
         out.push(format!("{name}: before and after are the same entry"));
     }
     if m.outside_ns > 1_000_000_000 {
-        out.push(format!(
-            "{name}: outside work {} ns is over predict's range",
-            m.outside_ns
-        ));
+        out.push(format!("{name}: outside work {} ns is over predict's range", m.outside_ns));
     }
     match files.topology(&m.topology) {
         Err(e) => out.push(format!("{name}: topology {}: {e}", m.topology.display())),
@@ -180,23 +169,14 @@ fn problems(anchor: &Value, files: &mut Files) -> Vec<String> {
     let sides = [("before", &m.before), ("after", &m.after)];
     for (which, side) in sides {
         if schedlab_variants::info(&side.variant).is_none() {
-            out.push(format!(
-                "{name}: {which}: `{}` is not a registered variant",
-                side.variant
-            ));
+            out.push(format!("{name}: {which}: `{}` is not a registered variant", side.variant));
         }
         if InsertPathKind::from_name(&side.insert).is_none() {
-            out.push(format!(
-                "{name}: {which}: unknown insert path `{}`",
-                side.insert
-            ));
+            out.push(format!("{name}: {which}: unknown insert path `{}`", side.insert));
         }
     }
     match files.calibration(&m.calibration) {
-        Err(e) => out.push(format!(
-            "{name}: calibration {}: {e}",
-            m.calibration.display()
-        )),
+        Err(e) => out.push(format!("{name}: calibration {}: {e}", m.calibration.display())),
         Ok((set, raw)) => {
             for (which, side) in sides {
                 let (Some(lock), Some(insert)) = (lock, InsertPathKind::from_name(&side.insert))
@@ -213,15 +193,11 @@ fn problems(anchor: &Value, files: &mut Files) -> Vec<String> {
                 }
                 // The entry's own word for its kernel profile: a file from before profiles
                 // existed reads as 4.12 but was measured without the bio merge.
-                let said = raw["calibrations"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .find(|c| {
-                        c["variant"] == side.variant.as_str()
-                            && c["lock"] == lock.name()
-                            && c["insert"] == insert.name()
-                    });
+                let said = raw["calibrations"].as_array().into_iter().flatten().find(|c| {
+                    c["variant"] == side.variant.as_str()
+                        && c["lock"] == lock.name()
+                        && c["insert"] == insert.name()
+                });
                 let said = said.and_then(|c| c.get("kernel")).and_then(Value::as_str);
                 if said != kernel.map(KernelProfile::name) {
                     let wanted = &m.kernel;
@@ -244,21 +220,11 @@ fn every_anchor_is_well_formed_and_its_files_load() {
     }
     let anchors = file["anchors"].as_array().expect("an `anchors` list");
     let mut files = Files::default();
-    let wrong: Vec<String> = anchors
-        .iter()
-        .flat_map(|a| problems(a, &mut files))
-        .collect();
-    assert!(
-        wrong.is_empty(),
-        "notes/anchors.json:\n{}",
-        wrong.join("\n")
-    );
+    let wrong: Vec<String> = anchors.iter().flat_map(|a| problems(a, &mut files)).collect();
+    assert!(wrong.is_empty(), "notes/anchors.json:\n{}", wrong.join("\n"));
     let names: BTreeSet<&str> = anchors.iter().filter_map(|a| a["name"].as_str()).collect();
     assert_eq!(names.len(), anchors.len(), "every anchor's name is its own");
-    assert!(
-        anchors.iter().any(|a| !a["model"].is_null()),
-        "at least one anchor is predicted"
-    );
+    assert!(anchors.iter().any(|a| !a["model"].is_null()), "at least one anchor is predicted");
 }
 
 /// Copies of `anchor`, each broken in one way the checks must catch: every field dropped in
@@ -284,36 +250,23 @@ fn broken(anchor: &Value) -> Vec<(String, Value)> {
     let mut unexplained = anchor.clone();
     unexplained["model"] = Value::Null;
     unexplained["not_represented"] = serde_json::json!([]);
-    out.push((
-        "no model and no reason it is not represented".to_string(),
-        unexplained,
-    ));
+    out.push(("no model and no reason it is not represented".to_string(), unexplained));
     let mut set = |what: &str, pointer: &str, value: Value| {
         let mut a = anchor.clone();
-        let slot = a
-            .pointer_mut(pointer)
-            .unwrap_or_else(|| panic!("{what}: no {pointer}"));
+        let slot = a.pointer_mut(pointer).unwrap_or_else(|| panic!("{what}: no {pointer}"));
         *slot = value;
         out.push((what.to_string(), a));
     };
     set("an empty source", "/source", "".into());
     set("no published before", "/published/before", 0.into());
-    set(
-        "a negative published after",
-        "/published/after",
-        (-1).into(),
-    );
+    set("a negative published after", "/published/after", (-1).into());
     if represented {
         set(
             "a missing topology file",
             "/model/topology",
             "notes/topology/no-such-machine.json".into(),
         );
-        set(
-            "a file that is not a topology",
-            "/model/topology",
-            "notes/anchors.json".into(),
-        );
+        set("a file that is not a topology", "/model/topology", "notes/anchors.json".into());
         set(
             "a missing calibration file",
             "/model/calibration",
@@ -321,41 +274,17 @@ fn broken(anchor: &Value) -> Vec<(String, Value)> {
         );
         // Measured before kernel profiles existed (no bio merge): read as 4.12, said by none.
         let unprofiled = "notes/results/2026-12-01-predict/calibration.json";
-        set(
-            "a calibration from before kernel profiles",
-            "/model/calibration",
-            unprofiled.into(),
-        );
+        set("a calibration from before kernel profiles", "/model/calibration", unprofiled.into());
         set("an unknown kernel profile", "/model/kernel", "5.0".into());
-        let other = if anchor["model"]["kernel"] == "6.18" {
-            "4.12"
-        } else {
-            "6.18"
-        };
-        set(
-            "another kernel profile than the calibration's",
-            "/model/kernel",
-            other.into(),
-        );
+        let other = if anchor["model"]["kernel"] == "6.18" { "4.12" } else { "6.18" };
+        set("another kernel profile than the calibration's", "/model/kernel", other.into());
         set("an unknown lock kind", "/model/lock", "mcs".into());
         set("no jobs", "/model/jobs", 0.into());
         set("more jobs than CPUs", "/model/jobs", 100_000.into());
         set("an unknown variant", "/model/after/variant", "nope".into());
-        set(
-            "a variant the calibration lacks",
-            "/model/before/variant",
-            "unlocked".into(),
-        );
-        set(
-            "an unknown insert path",
-            "/model/before/insert",
-            "sideways".into(),
-        );
-        set(
-            "the same entry before and after",
-            "/model/after",
-            anchor["model"]["before"].clone(),
-        );
+        set("a variant the calibration lacks", "/model/before/variant", "unlocked".into());
+        set("an unknown insert path", "/model/before/insert", "sideways".into());
+        set("the same entry before and after", "/model/after", anchor["model"]["before"].clone());
     }
     out
 }
@@ -372,10 +301,7 @@ fn every_broken_field_of_an_anchor_is_caught() {
     let mut files = Files::default();
     let mut tried = 0;
     for anchor in kinds.into_iter().flatten() {
-        assert!(
-            problems(anchor, &mut files).is_empty(),
-            "the anchor to break is sound: {anchor}"
-        );
+        assert!(problems(anchor, &mut files).is_empty(), "the anchor to break is sound: {anchor}");
         for (what, copy) in broken(anchor) {
             tried += 1;
             assert!(
@@ -385,10 +311,7 @@ fn every_broken_field_of_an_anchor_is_caught() {
             );
         }
     }
-    assert!(
-        tried > 20,
-        "only {tried} ways to break an anchor were tried"
-    );
+    assert!(tried > 20, "only {tried} ways to break an anchor were tried");
 }
 
 /// Each represented anchor's two entries simulated at its jobs, as `scripts/predict-anchors.py`
@@ -406,9 +329,7 @@ fn every_represented_anchor_is_predicted_and_the_same_twice() {
         let lock = LockKind::from_name(&m.lock).expect("its lock kind");
         for side in [&m.before, &m.after] {
             let insert = InsertPathKind::from_name(&side.insert).expect("its insert path");
-            let cal = set
-                .find(&side.variant, lock, insert)
-                .expect("its calibration entry");
+            let cal = set.find(&side.variant, lock, insert).expect("its calibration entry");
             let kiops = || {
                 let points = schedlab_benches::model::predict_one(
                     cal,
@@ -420,22 +341,11 @@ fn every_represented_anchor_is_predicted_and_the_same_twice() {
                     schedlab_core::Inject::NONE,
                 );
                 let points = points.unwrap_or_else(|e| panic!("{}: {}", anchor.name, e.message));
-                assert_eq!(
-                    points.len(),
-                    1,
-                    "{}: one point at {} jobs",
-                    anchor.name,
-                    m.jobs
-                );
+                assert_eq!(points.len(), 1, "{}: one point at {} jobs", anchor.name, m.jobs);
                 points[0].result.kiops
             };
             let first = kiops();
-            assert!(
-                first > 0.0,
-                "{}: {} predicted no throughput",
-                anchor.name,
-                side.variant
-            );
+            assert!(first > 0.0, "{}: {} predicted no throughput", anchor.name, side.variant);
             assert_eq!(
                 first,
                 kiops(),

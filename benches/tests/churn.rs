@@ -23,7 +23,8 @@ fn heavy_churn_never_fails_a_run() {
                     ..WorkloadConfig::default()
                 };
                 let what = format!("{} {lock} {threads} threads", v.name);
-                let r = run_named(v.name, &cfg, &AtomicBool::new(false)).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let r = run_named(v.name, &cfg, &AtomicBool::new(false))
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
                 assert!(r.consistent, "{what}: {:?}", r.consistency);
                 assert_eq!((r.groups_live_after, r.queues_live_after), (0, 0), "{what}: leaked");
                 assert_eq!(r.per_thread_kiops.len(), threads, "{what}");
@@ -34,7 +35,13 @@ fn heavy_churn_never_fails_a_run() {
 
 #[test]
 fn an_interrupted_run_ends_early_and_still_checks() {
-    let cfg = WorkloadConfig { threads: 2, duration: Duration::from_secs(3600), groups: 2, churn_per_sec: 100.0, ..WorkloadConfig::default() };
+    let cfg = WorkloadConfig {
+        threads: 2,
+        duration: Duration::from_secs(3600),
+        groups: 2,
+        churn_per_sec: 100.0,
+        ..WorkloadConfig::default()
+    };
     // Set before the run: it stops at once, as after a signal at its very start.
     let r = run_named("queue-lock", &cfg, &AtomicBool::new(true)).unwrap();
     assert!(r.interrupted);

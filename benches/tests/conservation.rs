@@ -121,7 +121,11 @@ fn a_grace_period_held_past_the_run_delays_the_check_not_the_statistics() {
 
 /// The churning, merging workload the completion-context tests run: `threads` jobs writing at
 /// iodepth 4 over 4 groups, completions in the contexts.
-fn context_workload(threads: usize, duration: Duration, insert: schedlab_core::InsertPathKind) -> WorkloadConfig {
+fn context_workload(
+    threads: usize,
+    duration: Duration,
+    insert: schedlab_core::InsertPathKind,
+) -> WorkloadConfig {
     WorkloadConfig {
         threads,
         duration,
@@ -192,12 +196,20 @@ fn jobs_taking_turns_on_the_cpus_conserve_requests_and_stats() {
     let threads = 2 * cpus + 1;
     for insert in [InsertPathKind::Direct, InsertPathKind::Lists] {
         for v in schedlab_variants::safe() {
-            let cfg = WorkloadConfig { preemption: Preemption::BetweenRequests, ..context_workload(threads, Duration::from_millis(200), insert) };
+            let cfg = WorkloadConfig {
+                preemption: Preemption::BetweenRequests,
+                ..context_workload(threads, Duration::from_millis(200), insert)
+            };
             let r = run_named(v.name, &cfg, &AtomicBool::new(false)).unwrap();
             assert_conserved(&r, &format!("{} {insert:?} taking turns", v.name));
             assert!(r.turns, "{}: {threads} jobs took no turns", v.name);
             // Turns are granted in order, so no job is left without one.
-            assert!(r.per_thread_kiops.iter().all(|&k| k > 0.0), "{}: a job never ran: {:?}", v.name, r.per_thread_kiops);
+            assert!(
+                r.per_thread_kiops.iter().all(|&k| k > 0.0),
+                "{}: a job never ran: {:?}",
+                v.name,
+                r.per_thread_kiops
+            );
         }
     }
     for reference in ["none", "deadline"] {
@@ -212,6 +224,10 @@ fn jobs_taking_turns_on_the_cpus_conserve_requests_and_stats() {
         };
         let r = run_named(reference, &cfg, &AtomicBool::new(false)).unwrap();
         assert!(r.turns, "{reference}");
-        assert!(r.per_thread_kiops.iter().all(|&k| k > 0.0), "{reference}: a job never ran: {:?}", r.per_thread_kiops);
+        assert!(
+            r.per_thread_kiops.iter().all(|&k| k > 0.0),
+            "{reference}: a job never ran: {:?}",
+            r.per_thread_kiops
+        );
     }
 }

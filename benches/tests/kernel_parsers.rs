@@ -8,7 +8,8 @@ use schedlab_benches::experiment::kernel::fio;
 use schedlab_benches::experiment::kernel::profile::{fold_perf_script, KernelShares};
 
 fn fixture(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kernel").join(name);
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kernel").join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -26,7 +27,11 @@ fn fio_json_of_a_bfq_run() {
 #[test]
 fn bpftrace_contention_of_a_bfq_run() {
     let sites = parse_bpftrace(&fixture("bpftrace-contention-bfq.json")).unwrap();
-    assert_eq!(sites.len(), 74, "one site per (lock address, stack without offsets): 77 keys, 3 differ only in an offset");
+    assert_eq!(
+        sites.len(),
+        74,
+        "one site per (lock address, stack without offsets): 77 keys, 3 differ only in an offset"
+    );
     let s = ContentionSummary::of(&sites).unwrap();
     assert_eq!(s.scheduler_lock_addrs, 1, "BFQ's one lock");
     assert_eq!(s.scheduler_lock.contentions, 170_247);
@@ -37,7 +42,11 @@ fn bpftrace_contention_of_a_bfq_run() {
     for (caller, _) in &s.scheduler_callers {
         assert!(!caller.contains("spin_lock"), "{caller}");
     }
-    assert!(s.scheduler_callers.iter().any(|(c, _)| c == "bfq_dispatch_request"), "{:?}", s.scheduler_callers);
+    assert!(
+        s.scheduler_callers.iter().any(|(c, _)| c == "bfq_dispatch_request"),
+        "{:?}",
+        s.scheduler_callers
+    );
 }
 
 #[test]
@@ -56,7 +65,9 @@ fn perf_script_of_a_bfq_run() {
 
 use schedlab_benches::experiment::kernel::fidelity::{self, Band};
 use schedlab_benches::experiment::kernel::rows;
-use schedlab_benches::experiment::kernel::{kernel_row, KernelRun, KernelSched, ModelRow, Point, PointResult};
+use schedlab_benches::experiment::kernel::{
+    kernel_row, KernelRun, KernelSched, ModelRow, Point, PointResult,
+};
 use schedlab_benches::stats::Spread;
 use std::time::Duration;
 
@@ -78,7 +89,13 @@ fn plain(round: usize, kiops: f64, cpu_us: f64) -> KernelRun {
     }
 }
 
-fn model(entry: &'static str, groups: usize, kiops: &[f64], cpu_us: f64, by_path: &[(&str, f64, f64)]) -> ModelRow {
+fn model(
+    entry: &'static str,
+    groups: usize,
+    kiops: &[f64],
+    cpu_us: f64,
+    by_path: &[(&str, f64, f64)],
+) -> ModelRow {
     let contended: f64 = by_path.iter().map(|p| p.2).sum();
     ModelRow {
         entry,
@@ -105,18 +122,38 @@ fn point_from_fixtures() -> PointResult {
         iops: f.iops,
         ios: f.ios,
         runtime_s: f.runtime_s,
-        contention: Some(ContentionSummary::of(&parse_bpftrace(&fixture("bpftrace-contention-bfq.json")).unwrap()).unwrap()),
+        contention: Some(
+            ContentionSummary::of(
+                &parse_bpftrace(&fixture("bpftrace-contention-bfq.json")).unwrap(),
+            )
+            .unwrap(),
+        ),
         ..plain(0, 0.0, 0.0)
     };
-    let mut bfq = kernel_row(KernelSched::Bfq, vec![plain(0, 240.0, 9.5), plain(1, 220.0, 9.4)], vec![recorded], Duration::ZERO);
-    bfq.profile = Some(KernelShares::of(&fold_perf_script(&fixture("perf-script-bfq.txt")).unwrap()).unwrap());
-    let none = kernel_row(KernelSched::None, vec![plain(0, 400.0, 5.6), plain(1, 360.0, 5.6)], Vec::new(), Duration::ZERO);
+    let mut bfq = kernel_row(
+        KernelSched::Bfq,
+        vec![plain(0, 240.0, 9.5), plain(1, 220.0, 9.4)],
+        vec![recorded],
+        Duration::ZERO,
+    );
+    bfq.profile = Some(
+        KernelShares::of(&fold_perf_script(&fixture("perf-script-bfq.txt")).unwrap()).unwrap(),
+    );
+    let none = kernel_row(
+        KernelSched::None,
+        vec![plain(0, 400.0, 5.6), plain(1, 360.0, 5.6)],
+        Vec::new(),
+        Duration::ZERO,
+    );
     let paths = [("insert", 0.0, 0.05), ("dispatch", 2.0, 0.10), ("completion", 1.0, 0.20)];
     PointResult {
         point: POINT,
         model_outside_ns: 5600,
         kernel: vec![none, bfq],
-        model: vec![model("none", 0, &[260.0, 250.0], 6.8, &[]), model(fidelity::MODEL_BFQ, 0, &[220.0, 215.0], 7.9, &paths)],
+        model: vec![
+            model("none", 0, &[260.0, 250.0], 6.8, &[]),
+            model(fidelity::MODEL_BFQ, 0, &[220.0, 215.0], 7.9, &paths),
+        ],
         model_elevator_ns: 0,
         side_by_side: Vec::new(),
         elevator: None,
@@ -127,17 +164,30 @@ fn point_from_fixtures() -> PointResult {
 #[test]
 fn the_fidelity_table_counts_the_kernels_sites_from_the_recorded_run() {
     let rows = fidelity::rows(&point_from_fixtures(), 0, "6.18.44", 0.0, &[], 2);
-    let row = |figure: &str| rows.iter().find(|r| r.figure == figure).unwrap_or_else(|| panic!("no row `{figure}` in {rows:#?}"));
+    let row = |figure: &str| {
+        rows.iter()
+            .find(|r| r.figure == figure)
+            .unwrap_or_else(|| panic!("no row `{figure}` in {rows:#?}"))
+    };
     // Contended acquisitions by caller, counted from the fixture by a separate script, ÷ fio's
     // 256 725 I/Os: finish 71 897, dispatch 46 098, insert 22 773, bio merge 18 279, depth limit
     // 11 200 (170 247 in all).
     let ios = 256_725.0;
-    for (path, n) in [("completion", 71_897.0), ("dispatch", 46_098.0), ("insert", 22_773.0), ("bio-merge", 18_279.0), ("limit-depth", 11_200.0)] {
+    for (path, n) in [
+        ("completion", 71_897.0),
+        ("dispatch", 46_098.0),
+        ("insert", 22_773.0),
+        ("bio-merge", 18_279.0),
+        ("limit-depth", 11_200.0),
+    ] {
         let r = row(&format!("contended acquisitions per I/O at {path}"));
         assert!((r.kernel.unwrap() - n / ios).abs() < 1e-9, "{path}: {:?}", r.kernel);
         assert_eq!(r.band, Band::Factor { factor: 1.5, floor: fidelity::CONTENTION_FLOOR });
     }
-    assert!((row("contended acquisitions per I/O, all sites").kernel.unwrap() - 170_247.0 / ios).abs() < 1e-9);
+    assert!(
+        (row("contended acquisitions per I/O, all sites").kernel.unwrap() - 170_247.0 / ios).abs()
+            < 1e-9
+    );
     // The model has no bio-merge path: it contends there 0 times, outside the band.
     let merge = row("contended acquisitions per I/O at bio-merge");
     assert_eq!((merge.model, merge.within), (Some(0.0), Some(false)));
@@ -177,7 +227,8 @@ fn the_fidelity_table_counts_the_kernels_sites_from_the_recorded_run() {
 
 #[test]
 fn the_elevator_cost_is_the_extra_cpu_less_the_schedulers_own_share() {
-    let bfq_shares = KernelShares::of(&fold_perf_script(&fixture("perf-script-bfq.txt")).unwrap()).unwrap();
+    let bfq_shares =
+        KernelShares::of(&fold_perf_script(&fixture("perf-script-bfq.txt")).unwrap()).unwrap();
     let none_shares = KernelShares::default();
     let (bfq_run, none_run) = (plain(0, 240.0, 9.45), plain(0, 400.0, 5.6));
     let profiled = [
@@ -194,7 +245,12 @@ fn the_elevator_cost_is_the_extra_cpu_less_the_schedulers_own_share() {
     assert!((bfq.extra_us - 3.85).abs() < 1e-9);
     assert!((bfq.elevator_us - (3.85 - own)).abs() < 1e-9);
     // Every frame listed grew over none's (which has none): none of them BFQ's own.
-    assert!(!bfq.largest.is_empty() && bfq.largest.iter().all(|(f, us)| !f.starts_with("bfq_") && *us > 0.0), "{:?}", bfq.largest);
+    assert!(
+        !bfq.largest.is_empty()
+            && bfq.largest.iter().all(|(f, us)| !f.starts_with("bfq_") && *us > 0.0),
+        "{:?}",
+        bfq.largest
+    );
     // No mq-deadline profile: no figure for it; without none, nothing to subtract.
     assert_eq!(e.mq_deadline, None);
     assert_eq!(rows::ElevatorCost::of(&profiled[1..]), None);

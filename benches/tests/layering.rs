@@ -21,7 +21,10 @@ use std::path::{Path, PathBuf};
 
 /// The stages, bottom first: a module may import only modules of a stage before its own.
 const STAGES: &[(&str, &[&str])] = &[
-    ("bottom: shared statistics, checked sums of counts, the seeds' figures, the error type", &["stats", "counts", "seeds", "error"]),
+    (
+        "bottom: shared statistics, checked sums of counts, the seeds' figures, the error type",
+        &["stats", "counts", "seeds", "error"],
+    ),
     ("files and provenance", &["files"]),
     ("the run driver", &["driver"]),
     ("the model and the policy simulation", &["model", "policy_sim"]),
@@ -105,7 +108,9 @@ fn code_only(text: &str) -> String {
             }
             if b.get(j) == Some(&'"') {
                 j += 1;
-                while j < b.len() && !(b[j] == '"' && (0..hashes).all(|h| b.get(j + 1 + h) == Some(&'#'))) {
+                while j < b.len()
+                    && !(b[j] == '"' && (0..hashes).all(|h| b.get(j + 1 + h) == Some(&'#')))
+                {
                     j += 1;
                 }
                 out.push_str("\"\"");
@@ -260,7 +265,11 @@ fn file_refs(text: &str) -> FileRefs {
                 let (paths, after) = use_tree(&code, i);
                 for p in paths {
                     // `use_tree` drops a leading `self`; put the anchor back.
-                    let p = if word == "self" { std::iter::once("self".to_string()).chain(p).collect() } else { p };
+                    let p = if word == "self" {
+                        std::iter::once("self".to_string()).chain(p).collect()
+                    } else {
+                        p
+                    };
                     refs.paths.push((depth, p));
                 }
                 i = after.max(end);
@@ -326,7 +335,11 @@ fn graph_of(files: &[(ModPath, String)]) -> (Graph, Vec<String>) {
         }
         for (depth, path) in refs.paths {
             let Some(abs) = absolute(module, depth, &path) else { continue };
-            let target = (0..=abs.len()).rev().map(|n| abs[..n].to_vec()).find(|p| known.contains(p)).unwrap_or_default();
+            let target = (0..=abs.len())
+                .rev()
+                .map(|n| abs[..n].to_vec())
+                .find(|p| known.contains(p))
+                .unwrap_or_default();
             if target.is_empty() {
                 at_root.push(format!("{}: {}", name(module), path.join("::")));
             } else if &target != module {
@@ -341,8 +354,10 @@ fn crate_graph() -> (Graph, Vec<String>) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut paths = Vec::new();
     rust_files(&src, &mut paths);
-    let files: Vec<(ModPath, String)> =
-        paths.iter().map(|p| (module_of(p.strip_prefix(&src).unwrap()), std::fs::read_to_string(p).unwrap())).collect();
+    let files: Vec<(ModPath, String)> = paths
+        .iter()
+        .map(|p| (module_of(p.strip_prefix(&src).unwrap()), std::fs::read_to_string(p).unwrap()))
+        .collect();
     graph_of(&files)
 }
 
@@ -364,7 +379,10 @@ fn stage_violations(graph: &Graph, stages: &[(&str, &[&str])]) -> Vec<String> {
             }
             match (stage_of(from, stages), stage_of(to, stages)) {
                 (Some(a), Some(b)) if b < a => {}
-                (Some(a), Some(b)) => bad.push(format!("{from} (stage {a}: {}) imports {to} (stage {b}: {})", stages[a].0, stages[b].0)),
+                (Some(a), Some(b)) => bad.push(format!(
+                    "{from} (stage {a}: {}) imports {to} (stage {b}: {})",
+                    stages[a].0, stages[b].0
+                )),
                 _ => bad.push(format!("{from} -> {to}: a module in no stage (place it in STAGES)")),
             }
         }
@@ -380,7 +398,12 @@ fn find_cycle(graph: &Graph) -> Option<Vec<String>> {
         OnStack,
         Done,
     }
-    fn visit(node: &str, graph: &Graph, marks: &mut BTreeMap<String, Mark>, stack: &mut Vec<String>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &Graph,
+        marks: &mut BTreeMap<String, Mark>,
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
         marks.insert(node.to_string(), Mark::OnStack);
         stack.push(node.to_string());
         for next in graph.get(node).into_iter().flatten() {
@@ -435,8 +458,12 @@ fn every_top_level_module_is_in_a_stage() {
     let (graph, _) = crate_graph();
     let tops: BTreeSet<&str> = graph.keys().map(|m| m.split("::").next().unwrap()).collect();
     let unplaced: Vec<&&str> = tops.iter().filter(|t| stage_of(t, STAGES).is_none()).collect();
-    assert!(unplaced.is_empty(), "top-level modules of benches/src in no stage: {unplaced:?} (place them in STAGES)");
-    let absent: Vec<&str> = STAGES.iter().flat_map(|(_, m)| m.iter().copied()).filter(|m| !tops.contains(m)).collect();
+    assert!(
+        unplaced.is_empty(),
+        "top-level modules of benches/src in no stage: {unplaced:?} (place them in STAGES)"
+    );
+    let absent: Vec<&str> =
+        STAGES.iter().flat_map(|(_, m)| m.iter().copied()).filter(|m| !tops.contains(m)).collect();
     assert!(absent.is_empty(), "STAGES names modules benches/src does not have: {absent:?}");
 }
 
@@ -445,11 +472,16 @@ fn each_stage_imports_only_the_stages_below_it() {
     let (graph, _) = crate_graph();
     let edges = stage_edges(&graph);
     for (level, (what, members)) in STAGES.iter().enumerate() {
-        let below: BTreeSet<&String> = members.iter().flat_map(|m| edges.get(*m).into_iter().flatten()).collect();
+        let below: BTreeSet<&String> =
+            members.iter().flat_map(|m| edges.get(*m).into_iter().flatten()).collect();
         println!("{level} {what}: {members:?} imports {below:?}");
     }
     let bad = stage_violations(&graph, STAGES);
-    assert!(bad.is_empty(), "imports against the stage order:\n{}\n(stages: {edges:#?})", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "imports against the stage order:\n{}\n(stages: {edges:#?})",
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -464,7 +496,11 @@ fn benches_modules_form_no_import_circle() {
 #[test]
 fn no_path_inside_the_crate_goes_through_an_old_name() {
     let (_, at_root) = crate_graph();
-    assert!(at_root.is_empty(), "paths that end at the crate root (old names lib.rs re-exports):\n{}", at_root.join("\n"));
+    assert!(
+        at_root.is_empty(),
+        "paths that end at the crate root (old names lib.rs re-exports):\n{}",
+        at_root.join("\n")
+    );
 }
 
 /// The checker itself: it reads grouped, nested and inline paths and `super::` from inline
@@ -472,7 +508,9 @@ fn no_path_inside_the_crate_goes_through_an_old_name() {
 /// proves nothing).
 #[test]
 fn the_check_sees_a_planted_circle_and_a_planted_upward_import() {
-    let m = |s: &str| -> ModPath { s.split("::").filter(|x| !x.is_empty()).map(str::to_string).collect() };
+    let m = |s: &str| -> ModPath {
+        s.split("::").filter(|x| !x.is_empty()).map(str::to_string).collect()
+    };
     let files = vec![
         (m(""), "pub mod low; pub mod mid; pub mod high;".to_string()),
         (m("low"), "pub mod a; pub mod b;\n// crate::high::X in a comment\nconst S: &str = \"crate::high\";\nconst C: char = '{';".to_string()),
@@ -486,20 +524,38 @@ fn the_check_sees_a_planted_circle_and_a_planted_upward_import() {
     ];
     let (graph, at_root) = graph_of(&files);
     let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<BTreeSet<String>>();
-    assert_eq!(graph["low"], set(&["low::a", "low::b"]), "declarations; nothing from comments or strings");
-    assert_eq!(graph["low::a"], set(&["low::b"]), "`super::` from the file and from its tests module");
+    assert_eq!(
+        graph["low"],
+        set(&["low::a", "low::b"]),
+        "declarations; nothing from comments or strings"
+    );
+    assert_eq!(
+        graph["low::a"],
+        set(&["low::b"]),
+        "`super::` from the file and from its tests module"
+    );
     assert_eq!(graph["low::b"], set(&["low::a", "mid"]), "a grouped, nested import");
     assert_eq!(graph["high"], set(&["mid"]));
-    assert_eq!(at_root, vec!["high: crate::predict::Old".to_string()], "an old name at the crate root");
+    assert_eq!(
+        at_root,
+        vec!["high: crate::predict::Old".to_string()],
+        "an old name at the crate root"
+    );
 
     // low::a -> low::b -> low::a
     let cycle = find_cycle(&graph).expect("the planted circle");
     assert_eq!(cycle.first(), cycle.last());
-    assert!(cycle.contains(&"low::a".to_string()) && cycle.contains(&"low::b".to_string()), "{cycle:?}");
+    assert!(
+        cycle.contains(&"low::a".to_string()) && cycle.contains(&"low::b".to_string()),
+        "{cycle:?}"
+    );
 
     // low::b imports mid: upward.
     let stages: &[(&str, &[&str])] = &[("low", &["low"]), ("mid", &["mid"]), ("high", &["high"])];
-    assert_eq!(stage_violations(&graph, stages), vec!["low::b (stage 0: low) imports mid (stage 1: mid)".to_string()]);
+    assert_eq!(
+        stage_violations(&graph, stages),
+        vec!["low::b (stage 0: low) imports mid (stage 1: mid)".to_string()]
+    );
     // The same stage sideways is refused too, and a module in no stage.
     let flat: &[(&str, &[&str])] = &[("all but high", &["low", "mid"])];
     let bad = stage_violations(&graph, flat);
@@ -530,7 +586,10 @@ fn the_crate_root_exports_only_the_stages() {
             _ => problems.push(statement.split_whitespace().collect::<Vec<_>>().join(" ")),
         }
     }
-    assert!(problems.is_empty(), "lib.rs must only declare the stages' modules; found: {problems:?}");
+    assert!(
+        problems.is_empty(),
+        "lib.rs must only declare the stages' modules; found: {problems:?}"
+    );
     let declared = code.matches("pub mod ").count();
     assert_eq!(declared, stages.len(), "every stage's module is declared once at the crate root");
 }

@@ -9,7 +9,10 @@
 use schedlab_benches::model::calibrate::lock_order;
 use schedlab_benches::model::harness::Call;
 use schedlab_core::lockstat::{self, LockPath};
-use schedlab_core::{InsertPathKind, KernelProfile, LockKind, Op, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy};
+use schedlab_core::{
+    InsertPathKind, KernelProfile, LockKind, Op, RequestSpec, SchedClock, SchedConfig, Scheduler,
+    StatsPolicy,
+};
 use schedlab_variants::VariantVisitor;
 use std::collections::BTreeMap;
 
@@ -48,7 +51,13 @@ fn counted(order: &[&'static str]) -> BTreeMap<String, u64> {
 
 /// Checks one call: the core's classes (`sched`, `insert`) exactly as described, `queue` at most
 /// as described (only variants that defer under it take it), nothing else of the core's.
-fn check(what: &str, call: Call, insert: InsertPathKind, profile: KernelProfile, got: &BTreeMap<String, u64>) {
+fn check(
+    what: &str,
+    call: Call,
+    insert: InsertPathKind,
+    profile: KernelProfile,
+    got: &BTreeMap<String, u64>,
+) {
     let want = counted(&lock_order(call, insert, profile));
     for class in ["sched", "insert"] {
         let (w, g) = (want.get(class).copied().unwrap_or(0), got.get(class).copied().unwrap_or(0));
@@ -67,11 +76,22 @@ impl VariantVisitor for Sites {
     type Output = ();
     fn visit<P: StatsPolicy>(self) {
         let what = format!("{} on {} under {}", P::NAME, self.insert, self.profile);
-        let cfg = SchedConfig { slots: 2, insert: self.insert, profile: self.profile, ..SchedConfig::default() };
+        let cfg = SchedConfig {
+            slots: 2,
+            insert: self.insert,
+            profile: self.profile,
+            ..SchedConfig::default()
+        };
         let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, SchedClock::real());
         let group = sched.create_group(sched.root(), 200).unwrap();
         let process = sched.spawn_process(group).unwrap();
-        let spec = |i: u64| RequestSpec { sector: 1_000_000 * (i + 1), sectors: 8, op: Op::READ_SYNC, at_head: false, tag: i };
+        let spec = |i: u64| RequestSpec {
+            sector: 1_000_000 * (i + 1),
+            sectors: 8,
+            op: Op::READ_SYNC,
+            at_head: false,
+            tag: i,
+        };
         // A queued request first, so that the queue is active and the depth limit walks it.
         process.submit(spec(0));
         let first = sched.dispatch().expect("the first request");
@@ -105,7 +125,11 @@ impl VariantVisitor for Sites {
         // An idle queue: the depth limit still takes the lock (6.13 on, the kernel reads
         // `on_st_or_in_serv` under it) and finds the queue under no limit.
         let (_, paths) = taken(|| assert!(!process.limit_depth()));
-        assert_eq!(paths.get("limit-depth").copied(), Some(1), "{what}: an idle queue's depth limit took no lock: {paths:?}");
+        assert_eq!(
+            paths.get("limit-depth").copied(),
+            Some(1),
+            "{what}: an idle queue's depth limit took no lock: {paths:?}"
+        );
         drop(process);
     }
 }
@@ -115,7 +139,8 @@ fn every_call_takes_the_locks_the_core_describes() {
     for info in schedlab_variants::ALL {
         for &insert in InsertPathKind::ALL {
             for profile in KernelProfile::ALL {
-                schedlab_variants::visit(info.name, Sites { insert, profile }).expect("a registered variant");
+                schedlab_variants::visit(info.name, Sites { insert, profile })
+                    .expect("a registered variant");
             }
         }
     }

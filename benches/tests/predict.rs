@@ -3,7 +3,7 @@
 //! scaling until saturation; and the calibration's files and the topology's profiles. No test
 //! here measures time or depends on a race: the simulation runs in virtual time.
 
-use schedlab_benches::model::calibrate::{CallModel, Calibration, Segment};
+use schedlab_benches::model::calibrate::{Calibration, CallModel, Segment};
 use schedlab_benches::model::harness::Call;
 use schedlab_benches::model::sim::{simulate, Program, SimConfig};
 use schedlab_benches::model::topology::{Interruptions, Parking, Smt, Topology, Transfer};
@@ -59,7 +59,12 @@ fn machine(cores: usize, transfer: f64) -> Topology {
         threads_per_core: 1,
         transfer: Transfer { sibling_ns: transfer, core_ns: transfer },
         smt: Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 },
-        parking: Parking { pause_ns: 5.0, yield_ns: 0.0, wake_latency_ns: 5000.0, unpark_cost_ns: 1000.0 },
+        parking: Parking {
+            pause_ns: 5.0,
+            yield_ns: 0.0,
+            wake_latency_ns: 5000.0,
+            unpark_cost_ns: 1000.0,
+        },
         compute_scale: 1.0,
         interruptions: None,
         source: Vec::new(),
@@ -103,7 +108,8 @@ fn interruptions_lengthen_a_lone_jobs_cycle_by_the_time_they_take() {
     for kind in [LockKind::FairSpin, LockKind::ParkingLot] {
         let cal = one_lock(kind, 200.0, 5.0, 300.0);
         let mut topo = machine(4, 50.0);
-        topo.interruptions = Some(Interruptions { rate_per_s: 100_000.0, durations_ns: vec![500.0, 1500.0] });
+        topo.interruptions =
+            Some(Interruptions { rate_per_s: 100_000.0, durations_ns: vec![500.0, 1500.0] });
         let x = kiops(&cal, &topo, 1, 1);
         assert!(close(x, 2000.0 / 1.1, 0.02), "{kind:?}: {x}");
         // None at all, or a rate of 0: the cycle as before.
@@ -181,9 +187,22 @@ fn barging_keeps_the_lock_on_one_cpu_and_fifo_shares_it() {
     let p = simulate(&pp, &topo, &SimConfig::new(2, 1)).unwrap();
     assert!(p.kiops > f.kiops * 1.3, "barging {} vs FIFO {}", p.kiops, f.kiops);
     // FIFO: both jobs get about the same; barging: one job gets most.
-    assert!(f.per_thread_min > 0.8 * f.per_thread_max, "FIFO {} / {}", f.per_thread_min, f.per_thread_max);
-    assert!(p.per_thread_min < 0.5 * p.per_thread_max, "barging {} / {}", p.per_thread_min, p.per_thread_max);
-    assert!(f.breakdown.handoff_ns > 5.0 * p.breakdown.handoff_ns.max(1.0) || p.breakdown.handoff_ns > 0.0);
+    assert!(
+        f.per_thread_min > 0.8 * f.per_thread_max,
+        "FIFO {} / {}",
+        f.per_thread_min,
+        f.per_thread_max
+    );
+    assert!(
+        p.per_thread_min < 0.5 * p.per_thread_max,
+        "barging {} / {}",
+        p.per_thread_min,
+        p.per_thread_max
+    );
+    assert!(
+        f.breakdown.handoff_ns > 5.0 * p.breakdown.handoff_ns.max(1.0)
+            || p.breakdown.handoff_ns > 0.0
+    );
 }
 
 #[test]
@@ -237,7 +256,8 @@ fn hyperthread_siblings_slow_each_other() {
 
 #[test]
 fn the_seeds_profile_is_a_valid_topology() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../notes/topology/i7-4850hq.json");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../notes/topology/i7-4850hq.json");
     let t = Topology::load(&path).unwrap();
     assert_eq!((t.cores, t.threads_per_core, t.cpus()), (4, 2, 8));
     assert!(!t.source.is_empty(), "every figure of the seeds' profile says where it comes from");
@@ -277,7 +297,11 @@ fn a_calibration_file_round_trips_and_a_bad_one_is_refused() {
     // The one-process figures fine, the two-process ones all zero (issue 33): refused at load,
     // not simulated to the event bound.
     let mut pair_zero = set.clone();
-    pair_zero.calibrations[0].pair.iter_mut().flat_map(|m| &mut m.segments).for_each(|s| s.ns = 0.0);
+    pair_zero.calibrations[0]
+        .pair
+        .iter_mut()
+        .flat_map(|m| &mut m.segments)
+        .for_each(|s| s.ns = 0.0);
     std::fs::write(&path, serde_json::to_string(&pair_zero).unwrap()).unwrap();
     let e = CalibrationSet::load(&path).unwrap_err().message;
     assert!(e.contains("two-process figures that are all zero") && !e.contains('\n'), "{e}");
@@ -316,7 +340,10 @@ fn a_simulation_gives_way_to_the_stop_flag() {
     let prog = Program::new(&one_lock(LockKind::FairSpin, 100.0, 1.0, 50.0), 2, 0.0).unwrap();
     // The flag already set: the simulation stops at its first look (no timing assumed).
     let stop = schedlab_core::sync::AtomicBool::new(true);
-    assert_eq!(simulate_until(&prog, &topo, &SimConfig::new(2, 1), &stop).unwrap_err().message, STOPPED);
+    assert_eq!(
+        simulate_until(&prog, &topo, &SimConfig::new(2, 1), &stop).unwrap_err().message,
+        STOPPED
+    );
 }
 
 #[test]

@@ -6,8 +6,8 @@
 //! One workload thread each, so that a 2-core CI machine has a core left for the test harness.
 
 use schedlab_benches::driver::profile::{
-    classify, format_table, profile_named, write_differential, write_flamegraph, Category, Folded, TimeShares,
-    DEFAULT_FREQUENCY,
+    classify, format_table, profile_named, write_differential, write_flamegraph, Category, Folded,
+    TimeShares, DEFAULT_FREQUENCY,
 };
 use schedlab_benches::driver::workload::WorkloadConfig;
 use schedlab_core::sync::AtomicBool;
@@ -22,7 +22,8 @@ fn short() -> WorkloadConfig {
 /// 10 times) rather than failed, so that the assertions below are about what was sampled, not
 /// about how busy the machine was.
 fn profile_with_samples(variant: &str) -> schedlab_benches::driver::profile::VariantProfile {
-    let mut p = profile_named(variant, &short(), &AtomicBool::new(false), DEFAULT_FREQUENCY).unwrap();
+    let mut p =
+        profile_named(variant, &short(), &AtomicBool::new(false), DEFAULT_FREQUENCY).unwrap();
     for _ in 0..9 {
         if p.folded.samples() >= 40 {
             break;
@@ -60,7 +61,12 @@ fn no_stats_profile_holds_no_stats_frames() {
     let p = profile_with_samples("no-stats");
     let f = &p.folded;
     assert!(f.samples() >= 40, "too few samples: {}", f.samples());
-    assert_eq!(f.samples_with("schedlab_core::stats::"), 0, "stats frames in no-stats:\n{}", f.to_text());
+    assert_eq!(
+        f.samples_with("schedlab_core::stats::"),
+        0,
+        "stats frames in no-stats:\n{}",
+        f.to_text()
+    );
     // A frame of the variants crate (an empty hook, the registry's generic code; unoptimised test
     // builds inline none of them) may be sampled and counted as statistics machinery. What
     // no-stats must not do is statistics work: no statistics function (above), no deferral, no
@@ -69,7 +75,9 @@ fn no_stats_profile_holds_no_stats_frames() {
         let stack = line.rsplit_once(' ').map_or(line, |(stack, _)| stack);
         if classify(stack).0 == Category::Stats {
             assert!(
-                !["crossbeam_epoch::", "run_deferred", "schedlab_core::policy::"].iter().any(|f| stack.contains(f)),
+                !["crossbeam_epoch::", "run_deferred", "schedlab_core::policy::"]
+                    .iter()
+                    .any(|f| stack.contains(f)),
                 "statistics work in no-stats: {line}"
             );
         }
@@ -126,7 +134,10 @@ fn classification_and_shares_add_up_to_100() {
     assert_eq!(classify("a;schedlab_core::stats::sum"), (Category::Stats, true));
     assert_eq!(classify("a;schedlab_core::sync::now_ns"), (Category::Core, false));
     // The registry's dispatch on the thread that starts a run is not statistics machinery.
-    assert_eq!(classify("schedlab_variants::visit<R>;schedlab_benches::driver::workload::sleep_until"), (Category::Other, false));
+    assert_eq!(
+        classify("schedlab_variants::visit<R>;schedlab_benches::driver::workload::sleep_until"),
+        (Category::Other, false)
+    );
     let empty = TimeShares::from_folded(&Folded::default());
     assert_eq!(empty.total_share(), 0.0);
 
@@ -154,7 +165,10 @@ fn folded_text_round_trips_and_flamegraphs_render() {
     let mut out = Vec::new();
     write_differential(&f, &b, None, "a vs b", "sub", &mut out).unwrap();
     let diff = String::from_utf8(out).unwrap();
-    assert!(diff.contains("schedlab_core::stats::update_avg_queue_size"), "A's stats frames are drawn");
+    assert!(
+        diff.contains("schedlab_core::stats::update_avg_queue_size"),
+        "A's stats frames are drawn"
+    );
     // inferno writes the change in percent into each frame's title: stats frames went down.
     assert!(diff.contains("-"), "no negative change in the differential");
     let mut out = Vec::new();

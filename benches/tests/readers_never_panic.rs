@@ -7,10 +7,10 @@
 //! turns a hang into a failure.
 
 use proptest::prelude::*;
-use schedlab_benches::model::{predict_one, topology::Topology, CalibrationSet};
 use schedlab_benches::driver::profile::Folded;
 use schedlab_benches::experiment::sweep::parse_csv;
 use schedlab_benches::files::trace_check;
+use schedlab_benches::model::{predict_one, topology::Topology, CalibrationSet};
 use std::path::Path;
 
 const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../notes/results");
@@ -52,7 +52,11 @@ fn mutate(value: &mut serde_json::Value, edits: &[(usize, f64)]) {
     let count = numbers.len();
     for &(at, x) in edits {
         let slot = &mut numbers[at % count];
-        **slot = if x.fract() == 0.0 && x.abs() < 1e15 { serde_json::json!(x as i64) } else { serde_json::json!(x) };
+        **slot = if x.fract() == 0.0 && x.abs() < 1e15 {
+            serde_json::json!(x as i64)
+        } else {
+            serde_json::json!(x)
+        };
     }
 }
 

@@ -29,13 +29,7 @@ const GAP_UNIT: u64 = 100_000;
 
 /// Every site's pad and every gap different, and no sum of some equal to another.
 const PADS: SitePads = SitePads {
-    hold_ns: [
-        HOLD_UNIT,
-        2 * HOLD_UNIT,
-        4 * HOLD_UNIT,
-        8 * HOLD_UNIT,
-        16 * HOLD_UNIT,
-    ],
+    hold_ns: [HOLD_UNIT, 2 * HOLD_UNIT, 4 * HOLD_UNIT, 8 * HOLD_UNIT, 16 * HOLD_UNIT],
     gap_ns: [GAP_UNIT, 2 * GAP_UNIT, 4 * GAP_UNIT],
 };
 
@@ -43,12 +37,7 @@ const PADS: SitePads = SitePads {
 /// lays measured holds), each hold and each piece of work 1 ns.
 fn calibration(insert: InsertPathKind, profile: KernelProfile) -> Calibration {
     let call = |call: Call| {
-        let mut segments = vec![Segment {
-            lock: None,
-            ns: 1.0,
-            lines: 0.0,
-            probability: 1.0,
-        }];
+        let mut segments = vec![Segment { lock: None, ns: 1.0, lines: 0.0, probability: 1.0 }];
         for lock in lock_order(call, insert, profile) {
             segments.push(Segment {
                 lock: Some(lock.to_string()),
@@ -56,24 +45,12 @@ fn calibration(insert: InsertPathKind, profile: KernelProfile) -> Calibration {
                 lines: 0.0,
                 probability: 1.0,
             });
-            segments.push(Segment {
-                lock: None,
-                ns: 1.0,
-                lines: 0.0,
-                probability: 1.0,
-            });
+            segments.push(Segment { lock: None, ns: 1.0, lines: 0.0, probability: 1.0 });
         }
-        CallModel {
-            call,
-            total_ns: segments.len() as f64,
-            cv: 0.0,
-            segments,
-        }
+        CallModel { call, total_ns: segments.len() as f64, cv: 0.0, segments }
     };
-    let calls: Vec<CallModel> = [Call::Insert, Call::Dispatch, Call::Complete]
-        .into_iter()
-        .map(call)
-        .collect();
+    let calls: Vec<CallModel> =
+        [Call::Insert, Call::Dispatch, Call::Complete].into_iter().map(call).collect();
     Calibration {
         variant: "path".into(),
         lock: LockKind::FairSpin,
@@ -106,10 +83,7 @@ fn sched_steps(outline: &[PathStep]) -> Vec<String> {
                     out.push(format!("gap {gap}"));
                     gap = 0;
                 }
-                out.push(format!(
-                    "hold {} +{pad_ns}",
-                    site.map_or("?", PadSite::name)
-                ));
+                out.push(format!("hold {} +{pad_ns}", site.map_or("?", PadSite::name)));
             }
             PathStep::Hold { .. } => {}
         }
@@ -154,11 +128,7 @@ impl Subscriber for Holds {
         if span.metadata().name() == "sched lock: hold" {
             let mut path = PathField(None);
             span.record(&mut path);
-            self.seen
-                .lock()
-                .unwrap()
-                .paths
-                .push((id, path.0.unwrap_or_default()));
+            self.seen.lock().unwrap().paths.push((id, path.0.unwrap_or_default()));
         }
         Id::from_u64(id)
     }
@@ -215,11 +185,8 @@ impl VariantVisitor for CorePath {
         process.submit(spec(0));
         drop(sched.dispatch().expect("the first request").complete());
         let seen = Arc::new(Mutex::new(Seen::default()));
-        let subscriber = Holds {
-            seen: seen.clone(),
-            clock: handle.clone(),
-            next: Default::default(),
-        };
+        let subscriber =
+            Holds { seen: seen.clone(), clock: handle.clone(), next: Default::default() };
         let start = handle.now_ns();
         tracing::subscriber::with_default(subscriber, || {
             process.submit(spec(1));
@@ -238,10 +205,7 @@ impl VariantVisitor for CorePath {
             if gap > 0 {
                 out.push(format!("gap {gap}"));
             }
-            out.push(format!(
-                "hold {path} +{}",
-                (to - from) / HOLD_UNIT * HOLD_UNIT
-            ));
+            out.push(format!("hold {path} +{}", (to - from) / HOLD_UNIT * HOLD_UNIT));
             last = *to;
         }
         out
@@ -261,7 +225,10 @@ fn predict_simulates_the_request_path_the_core_runs() {
                 let core = schedlab_variants::visit(info.name, CorePath { insert, profile })
                     .expect("a registered variant");
                 let what = format!("{} on {insert} under {profile}", info.name);
-                assert_eq!(simulated, core, "{what}: the simulated path (left) is not the core's (right)");
+                assert_eq!(
+                    simulated, core,
+                    "{what}: the simulated path (left) is not the core's (right)"
+                );
                 cases += 1;
             }
         }

@@ -2,11 +2,11 @@
 //! and on a disk, weights under saturation, determinism and conservation. Runs are short (one or
 //! two virtual seconds) so the file takes seconds even unoptimised.
 
-use schedlab_benches::policy_sim::{
-    bring_up, simulate_named, DeviceModel, IdlingDecision, SimConfig, SimResult, SliceIdleSource, SsdModel,
-    BFQ_SLICE_IDLE_NS,
-};
 use schedlab_benches::driver::workload::Rw;
+use schedlab_benches::policy_sim::{
+    bring_up, simulate_named, DeviceModel, IdlingDecision, SimConfig, SimResult, SliceIdleSource,
+    SsdModel, BFQ_SLICE_IDLE_NS,
+};
 use schedlab_variants::no_stats::NoStats;
 
 const S: u64 = 1_000_000_000;
@@ -30,7 +30,11 @@ fn deciding_at_init_gives_the_wrong_slice_idle_for_an_ssd() {
     // The first patch: decided at creation, when the unprobed queue still looks rotational.
     let at_init = bring_up::<NoStats>(ssd(), 1, IdlingDecision::Init, None);
     assert!(!at_init.device.rotational(), "the probe found a non-rotational device");
-    assert_eq!(at_init.sched.slice_idle(), BFQ_SLICE_IDLE_NS, "yet the SSD idles: the decision came too early");
+    assert_eq!(
+        at_init.sched.slice_idle(),
+        BFQ_SLICE_IDLE_NS,
+        "yet the SSD idles: the decision came too early"
+    );
     assert_eq!(at_init.source, SliceIdleSource::Init);
     // The fix: decided in the registered hook, after the probe.
     let registered = bring_up::<NoStats>(ssd(), 1, IdlingDecision::Registered, None);
@@ -52,7 +56,12 @@ fn the_init_time_decision_costs_the_ssd_what_idling_costs() {
     let idling = run(&SimConfig { slice_idle_ns: Some(BFQ_SLICE_IDLE_NS), ..base.clone() });
     assert_eq!((init.slice_idle_ns, registered.slice_idle_ns), (BFQ_SLICE_IDLE_NS, 0));
     assert_eq!(init.ios, idling.ios, "deciding at init is the same as idling");
-    assert!(registered.iops > 2.0 * init.iops, "registered {} vs init {}", registered.iops, init.iops);
+    assert!(
+        registered.iops > 2.0 * init.iops,
+        "registered {} vs init {}",
+        registered.iops,
+        init.iops
+    );
 }
 
 #[test]
@@ -85,13 +94,24 @@ fn idling_on_an_ssd_caps_the_device_at_one_queue_s_depth() {
 
 #[test]
 fn idling_keeps_sequential_readers_streaming_on_the_disk() {
-    let base = SimConfig { device: hdd(), jobs: 4, iodepth: 1, rw: Rw::Read, runtime_ns: 2 * S, ..SimConfig::default() };
+    let base = SimConfig {
+        device: hdd(),
+        jobs: 4,
+        iodepth: 1,
+        rw: Rw::Read,
+        runtime_ns: 2 * S,
+        ..SimConfig::default()
+    };
     let registered = run(&base);
     assert_eq!(registered.slice_idle_ns, BFQ_SLICE_IDLE_NS, "the disk keeps BFQ's default");
     let off = run(&SimConfig { slice_idle_ns: Some(0), ..base.clone() });
     assert!(registered.iops > 20.0 * off.iops, "idling {} vs not {}", registered.iops, off.iops);
     // Every reader progresses.
-    assert!(registered.per_job_iops.iter().all(|&x| x > 0.2 * registered.iops / 4.0), "{:?}", registered.per_job_iops);
+    assert!(
+        registered.per_job_iops.iter().all(|&x| x > 0.2 * registered.iops / 4.0),
+        "{:?}",
+        registered.per_job_iops
+    );
     // Alone on the disk, a reader streams either way: idling is neutral.
     let alone = |slice| run(&SimConfig { jobs: 1, slice_idle_ns: Some(slice), ..base.clone() }).ios;
     assert_eq!(alone(BFQ_SLICE_IDLE_NS), alone(0));
@@ -125,7 +145,10 @@ fn three_saturated_groups_share_the_device_one_two_three() {
         let got: Vec<f64> = r.groups.iter().map(|g| g.bytes as f64 / unit).collect();
         for ((g, got), want) in r.groups.iter().zip(&got).zip([1.0, 2.0, 3.0]) {
             assert_eq!(g.jobs, 2);
-            assert!((got / want - 1.0).abs() < 0.05, "seed {seed}: weights 100:200:300 got {got:?}");
+            assert!(
+                (got / want - 1.0).abs() < 0.05,
+                "seed {seed}: weights 100:200:300 got {got:?}"
+            );
         }
     }
 }
@@ -133,7 +156,14 @@ fn three_saturated_groups_share_the_device_one_two_three() {
 #[test]
 fn the_same_seed_gives_the_same_result() {
     for device in [ssd(), hdd()] {
-        let cfg = SimConfig { device, jobs: 4, iodepth: 8, runtime_ns: S / 2, seed: 42, ..SimConfig::default() };
+        let cfg = SimConfig {
+            device,
+            jobs: 4,
+            iodepth: 8,
+            runtime_ns: S / 2,
+            seed: 42,
+            ..SimConfig::default()
+        };
         let a = format!("{:?}", run(&cfg));
         let b = format!("{:?}", run(&cfg));
         assert_eq!(a, b);
@@ -181,7 +211,10 @@ fn bad_parameters_are_refused_with_one_line() {
         SimConfig { bs_sectors: 0, ..SimConfig::default() },
         SimConfig { weights: vec![0], ..SimConfig::default() },
         SimConfig { device: DeviceModel::Null, ..SimConfig::default() },
-        SimConfig { device: DeviceModel::Ssd(SsdModel { units: 0, ..SsdModel::default() }), ..SimConfig::default() },
+        SimConfig {
+            device: DeviceModel::Ssd(SsdModel { units: 0, ..SsdModel::default() }),
+            ..SimConfig::default()
+        },
     ];
     for cfg in bad {
         let refused = simulate_named("no-stats", &cfg).unwrap_err();

@@ -24,8 +24,14 @@ fn holds(pads: SitePads) -> Vec<(&'static str, f64, u64)> {
     };
     let r = run_named("mainline", &cfg, &AtomicBool::new(false)).unwrap();
     assert!(r.consistent && r.kiops > 0.0);
-    let sched = r.locks.iter().find(|l| l.name == "sched").expect("the scheduler lock was measured");
-    sched.paths.iter().filter(|p| p.acquisitions > 0).map(|p| (p.path.name(), p.hold_ns as f64 / p.acquisitions as f64, p.acquisitions)).collect()
+    let sched =
+        r.locks.iter().find(|l| l.name == "sched").expect("the scheduler lock was measured");
+    sched
+        .paths
+        .iter()
+        .filter(|p| p.acquisitions > 0)
+        .map(|p| (p.path.name(), p.hold_ns as f64 / p.acquisitions as f64, p.acquisitions))
+        .collect()
 }
 
 #[test]
@@ -35,17 +41,29 @@ fn each_sites_hold_pad_is_spent_holding_the_lock_at_that_site() {
     let pads = SitePads { hold_ns: [20_000, 40_000, 60_000, 80_000, 100_000], gap_ns: [0; 3] };
     let padded = holds(pads);
     for site in PadSite::ALL {
-        let (_, mean, n) = padded.iter().find(|(p, _, _)| *p == site.name()).copied().unwrap_or_else(|| panic!("no {} path in {padded:?}", site.name()));
+        let (_, mean, n) = padded
+            .iter()
+            .find(|(p, _, _)| *p == site.name())
+            .copied()
+            .unwrap_or_else(|| panic!("no {} path in {padded:?}", site.name()));
         let pad = pads.hold(site) as f64;
         // Every acquisition at the site spins its pad holding the lock (a dispatch only when it
         // found a request: the mean may fall below the pad by the empty ones' share, never
         // below half of it at iodepth 4 on one job).
         let floor = if site == PadSite::Dispatch { pad / 2.0 } else { pad };
-        assert!(mean >= floor, "{}: mean hold {mean:.0} ns over {n} acquisitions, pad {pad} ns", site.name());
+        assert!(
+            mean >= floor,
+            "{}: mean hold {mean:.0} ns over {n} acquisitions, pad {pad} ns",
+            site.name()
+        );
         // And no site spins another's larger pad.
         let next = PadSite::ALL.iter().map(|s| pads.hold(*s)).filter(|p| *p as f64 > pad).min();
         if let Some(next) = next {
-            assert!(mean < next as f64 + pad, "{}: mean hold {mean:.0} ns looks like another site's pad", site.name());
+            assert!(
+                mean < next as f64 + pad,
+                "{}: mean hold {mean:.0} ns looks like another site's pad",
+                site.name()
+            );
         }
     }
     // Without pads, no site holds the lock for a pad's length (the core's own work).

@@ -5,7 +5,7 @@
 //! (`../shared/reference/measuring.md`, "This kind of machine") and stats paths read the clock
 //! several times per request, so the real clock reads the TSC through `quanta`.
 
-use crate::sync::{AtomicU64, Arc, Ordering, RawClock};
+use crate::sync::{Arc, AtomicU64, Ordering, RawClock};
 
 /// A monotonic nanosecond clock.
 pub trait Clock: Send + Sync {
@@ -51,7 +51,11 @@ pub struct ManualClock {
 
 impl ManualClock {
     pub fn new(start_ns: u64) -> Self {
-        ManualClock { now: AtomicU64::new(start_ns), reads: std::sync::atomic::AtomicU64::new(0), ticking: false }
+        ManualClock {
+            now: AtomicU64::new(start_ns),
+            reads: std::sync::atomic::AtomicU64::new(0),
+            ticking: false,
+        }
     }
 
     /// A clock that also moves forward by 1 ns at every read.
@@ -74,7 +78,11 @@ impl ManualClock {
 impl Clock for ManualClock {
     #[inline]
     fn now_ns(&self) -> u64 {
-        let ticks = if self.ticking { self.reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1 } else { 0 };
+        let ticks = if self.ticking {
+            self.reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+        } else {
+            0
+        };
         self.now.load(Ordering::Relaxed) + ticks
     }
 }

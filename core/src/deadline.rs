@@ -62,7 +62,13 @@ pub struct DeadlineConfig {
 
 impl Default for DeadlineConfig {
     fn default() -> Self {
-        DeadlineConfig { read_expire_ns: 500_000_000, write_expire_ns: 5_000_000_000, fifo_batch: 16, writes_starved: 2, max_merge_sectors: 256 }
+        DeadlineConfig {
+            read_expire_ns: 500_000_000,
+            write_expire_ns: 5_000_000_000,
+            fifo_batch: 16,
+            writes_starved: 2,
+            max_merge_sectors: 256,
+        }
     }
 }
 
@@ -107,7 +113,10 @@ impl DeadlineState {
     fn back_candidate(&self, dir: usize, sector: u64, sectors: u32, op: Op) -> Option<usize> {
         let &(_, id) = self.dirs[dir].sort_list.last_before(&(sector, 0))?;
         let r = &self.requests[id];
-        (r.sector + r.sectors as u64 == sector && r.op.merge_compatible(op) && r.sectors + sectors <= self.cfg.max_merge_sectors).then_some(id)
+        (r.sector + r.sectors as u64 == sector
+            && r.op.merge_compatible(op)
+            && r.sectors + sectors <= self.cfg.max_merge_sectors)
+            .then_some(id)
     }
 
     /// The request of direction `dir` starting where `sector + sectors` ends.
@@ -115,7 +124,10 @@ impl DeadlineState {
         let end = sector + sectors as u64;
         let &(start, id) = self.dirs[dir].sort_list.first_at_or_after(&(end, 0))?;
         let r = &self.requests[id];
-        (start == end && r.op.merge_compatible(op) && r.sectors + sectors <= self.cfg.max_merge_sectors).then_some(id)
+        (start == end
+            && r.op.merge_compatible(op)
+            && r.sectors + sectors <= self.cfg.max_merge_sectors)
+            .then_some(id)
     }
 
     /// `blk_mq_sched_try_merge`: back merge, else front merge. Returns whether `rq` was taken.
@@ -147,7 +159,14 @@ impl DeadlineState {
     fn insert(&mut self, rq: &DeadlineRequest, now: u64) {
         let dir = dir_of(rq.op);
         let expire = if dir == 1 { self.cfg.write_expire_ns } else { self.cfg.read_expire_ns };
-        let id = self.requests.insert(Request { sector: rq.sector, sectors: rq.sectors, op: rq.op, tag: rq.tag, deadline: now + expire, absorbed: Vec::new() });
+        let id = self.requests.insert(Request {
+            sector: rq.sector,
+            sectors: rq.sectors,
+            op: rq.op,
+            tag: rq.tag,
+            deadline: now + expire,
+            absorbed: Vec::new(),
+        });
         self.dirs[dir].sort_list.insert((rq.sector, id));
         self.dirs[dir].fifo.push_back(id);
     }
@@ -160,7 +179,9 @@ impl DeadlineState {
     /// (reads first, unless writes have been passed over `writes_starved` times) and start from
     /// the FIFO head if its deadline passed or the sector order has nothing ahead.
     fn dispatch(&mut self, now: u64) -> Option<usize> {
-        let next_in_order = |st: &Self, dir: usize, from: u64| st.dirs[dir].sort_list.first_at_or_after(&(from, 0)).map(|&(_, id)| id);
+        let next_in_order = |st: &Self, dir: usize, from: u64| {
+            st.dirs[dir].sort_list.first_at_or_after(&(from, 0)).map(|&(_, id)| id)
+        };
         let mut chosen = None;
         if let Some(from) = self.next_sector {
             if self.batching < self.cfg.fifo_batch {
@@ -181,11 +202,13 @@ impl DeadlineState {
             } else {
                 return None;
             };
-            let start_fifo = self.fifo_expired(dir, now) || self.next_sector.is_none() || self.batch_dir != dir;
+            let start_fifo =
+                self.fifo_expired(dir, now) || self.next_sector.is_none() || self.batch_dir != dir;
             chosen = if start_fifo {
                 self.dirs[dir].fifo.front().copied()
             } else {
-                next_in_order(self, dir, self.next_sector.unwrap_or(0)).or_else(|| self.dirs[dir].fifo.front().copied())
+                next_in_order(self, dir, self.next_sector.unwrap_or(0))
+                    .or_else(|| self.dirs[dir].fifo.front().copied())
             };
             self.batch_dir = dir;
             self.batching = 0;
@@ -213,7 +236,15 @@ impl Deadline {
             state: Lock::named(
                 lock,
                 LockClass::SCHED,
-                DeadlineState { requests: Slab::new(), dirs: Default::default(), batch_dir: 0, next_sector: None, batching: 0, starved: 0, cfg },
+                DeadlineState {
+                    requests: Slab::new(),
+                    dirs: Default::default(),
+                    batch_dir: 0,
+                    next_sector: None,
+                    batching: 0,
+                    starved: 0,
+                    cfg,
+                },
             ),
         }
     }
@@ -241,7 +272,12 @@ impl Deadline {
         let mut st = self.state.lock();
         let id = st.dispatch(now)?;
         let r = st.requests.remove(id);
-        Some(DeadlineDispatched { tag: r.tag, sector: r.sector, sectors: r.sectors, absorbed: r.absorbed })
+        Some(DeadlineDispatched {
+            tag: r.tag,
+            sector: r.sector,
+            sectors: r.sectors,
+            absorbed: r.absorbed,
+        })
     }
 
     /// Requests queued.
@@ -255,12 +291,20 @@ mod tests {
     use super::*;
 
     fn rq(sector: u64, write: bool, tag: u64) -> DeadlineRequest {
-        DeadlineRequest { sector, sectors: 8, op: if write { Op::WRITE_SYNC } else { Op::READ_SYNC }, tag }
+        DeadlineRequest {
+            sector,
+            sectors: 8,
+            op: if write { Op::WRITE_SYNC } else { Op::READ_SYNC },
+            tag,
+        }
     }
 
     #[test]
     fn reads_first_in_sector_batches_merges_and_starved_writes_get_their_turn() {
-        let dd = Deadline::new(LockKind::FairSpin, DeadlineConfig { fifo_batch: 2, writes_starved: 1, ..DeadlineConfig::default() });
+        let dd = Deadline::new(
+            LockKind::FairSpin,
+            DeadlineConfig { fifo_batch: 2, writes_starved: 1, ..DeadlineConfig::default() },
+        );
         dd.insert(&rq(5000, true, 9), 0);
         for (i, s) in [300u64, 100, 200].into_iter().enumerate() {
             dd.insert(&rq(s, false, i as u64), 0);
@@ -280,7 +324,10 @@ mod tests {
 
     #[test]
     fn an_expired_fifo_head_starts_the_next_batch() {
-        let dd = Deadline::new(LockKind::FairSpin, DeadlineConfig { fifo_batch: 1, read_expire_ns: 10, ..DeadlineConfig::default() });
+        let dd = Deadline::new(
+            LockKind::FairSpin,
+            DeadlineConfig { fifo_batch: 1, read_expire_ns: 10, ..DeadlineConfig::default() },
+        );
         dd.insert(&rq(900, false, 1), 0);
         dd.insert(&rq(100, false, 2), 5);
         dd.insert(&rq(950, false, 3), 5);

@@ -20,7 +20,9 @@
 use crate::clock::SchedClock;
 
 /// Where the injected cost is spent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum InjectSite {
     /// Under the scheduler lock, where the request enters the scheduler.
@@ -46,7 +48,9 @@ impl InjectSite {
 }
 
 /// A cost per request and where it is spent; `ns == 0` injects nothing.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Inject {
     pub ns: u64,
     pub at: InjectSite,
@@ -87,7 +91,13 @@ pub enum PadSite {
 
 impl PadSite {
     /// Every site, in the order a request meets them.
-    pub const ALL: [PadSite; 5] = [PadSite::BioMerge, PadSite::LimitDepth, PadSite::Insert, PadSite::Dispatch, PadSite::Completion];
+    pub const ALL: [PadSite; 5] = [
+        PadSite::BioMerge,
+        PadSite::LimitDepth,
+        PadSite::Insert,
+        PadSite::Dispatch,
+        PadSite::Completion,
+    ];
 
     /// The lock path's name (`lockstat`'s, and the kernel peer's `fidelity::SITES`).
     pub fn name(self) -> &'static str {
@@ -112,7 +122,9 @@ impl PadSite {
 /// splice, as [`Inject`]'s inside cost does); a gap is spun holding no lock between two
 /// submission sites. Nothing by default: every other command and every model check runs the
 /// core's own work only.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct SitePads {
     /// ns per acquisition, in [`PadSite::ALL`]'s order.
     pub hold_ns: [u64; 5],

@@ -89,15 +89,19 @@ pub mod update;
 pub use clock::{Clock, ManualClock, RealClock, SchedClock};
 pub use inject::{Inject, InjectSite, PadSite, SitePads};
 pub use insert::InsertPathKind;
-pub use profile::{KernelProfile, SubmitSite};
 pub use objects::rstat::RstatLists;
 pub use objects::{Census, GroupPtr, GroupShared, QueueRef, QueueShared, RetiredGroup};
 pub use policy::{DeferredBatch, DeferredCx, LockedView, Route, StatsPolicy};
-pub use protection::{GracePeriod, NoRemoval, Protection, QueueLock, Reclaimer, SchedLockOnly, Witness};
-pub use update::{Path, StatEvent, StatKind, StatUpdate, StatsKept};
-pub use scheduler::{Completed, Consistency, Dispatched, GroupId, GroupInfo, Process, SchedError, Scheduler};
+pub use profile::{KernelProfile, SubmitSite};
+pub use protection::{
+    GracePeriod, NoRemoval, Protection, QueueLock, Reclaimer, SchedLockOnly, Witness,
+};
 #[cfg(not(any(loom, shuttle)))]
 pub use scheduler::quiesce_until_reclaimed;
+pub use scheduler::{
+    Completed, Consistency, Dispatched, GroupId, GroupInfo, Process, SchedError, Scheduler,
+};
 pub use state::{InsertOutcome, Ledger, RequestCounters, RequestSpec, SchedConfig};
 pub use stats::{GroupStats, Op, StatsSnapshot};
 pub use sync::LockKind;
+pub use update::{Path, StatEvent, StatKind, StatUpdate, StatsKept};

@@ -37,11 +37,12 @@
 //! Like `/proc/lock_stat`, the table is global to the process: [`reset`] clears it, [`snapshot`]
 //! reads it. Run one measured workload at a time.
 
-pub use crate::sync::measure::{
-    enabled, flush, hold_sampling, reset, set_hold_sampling, set_wait_sampling, wait_sampling, ClassStats, Histogram, LockClass,
-    LockStats, PathGuard, PathStats, SectionGuard, DEFAULT_HOLD_SAMPLING, DEFAULT_WAIT_SAMPLING, MAX_CLASSES, MAX_SAMPLING,
-};
 use crate::sync::measure::{self, ticks_to_ns, SpanHooks};
+pub use crate::sync::measure::{
+    enabled, flush, hold_sampling, reset, set_hold_sampling, set_wait_sampling, wait_sampling,
+    ClassStats, Histogram, LockClass, LockStats, PathGuard, PathStats, SectionGuard,
+    DEFAULT_HOLD_SAMPLING, DEFAULT_WAIT_SAMPLING, MAX_CLASSES, MAX_SAMPLING,
+};
 use serde::Serialize;
 
 /// Default hold sampling of every class (kept under its old name: `--sum-sampling`).
@@ -158,8 +159,16 @@ pub const NR_PATHS: usize = 8;
 
 impl LockPath {
     /// Every path, in report order.
-    pub const ALL: [LockPath; NR_PATHS] =
-        [LockPath::BioMerge, LockPath::LimitDepth, LockPath::Insert, LockPath::Dispatch, LockPath::Completion, LockPath::Stats, LockPath::GroupRemoval, LockPath::Other];
+    pub const ALL: [LockPath; NR_PATHS] = [
+        LockPath::BioMerge,
+        LockPath::LimitDepth,
+        LockPath::Insert,
+        LockPath::Dispatch,
+        LockPath::Completion,
+        LockPath::Stats,
+        LockPath::GroupRemoval,
+        LockPath::Other,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -219,10 +228,16 @@ pub fn stats_section() -> SectionGuard {
 fn lock_hold_span(class: LockClass, path: u8) -> tracing::Span {
     let path = LockPath::from_u8(path).name();
     match class {
-        LockClass::SCHED => tracing::trace_span!(target: crate::trace::LOCKS, "sched lock: hold", lock = %"sched", path = %path),
-        LockClass::QUEUE => tracing::trace_span!(target: crate::trace::LOCKS, "queue lock: hold", lock = %"queue", path = %path),
+        LockClass::SCHED => {
+            tracing::trace_span!(target: crate::trace::LOCKS, "sched lock: hold", lock = %"sched", path = %path)
+        }
+        LockClass::QUEUE => {
+            tracing::trace_span!(target: crate::trace::LOCKS, "queue lock: hold", lock = %"queue", path = %path)
+        }
         LockClass::STATS_SUM | LockClass::STATS_SECTION | LockClass::NONE => tracing::Span::none(),
-        _ => tracing::trace_span!(target: crate::trace::LOCKS, "lock: hold", lock = %class.name(), path = %path),
+        _ => {
+            tracing::trace_span!(target: crate::trace::LOCKS, "lock: hold", lock = %class.name(), path = %path)
+        }
     }
 }
 
@@ -231,10 +246,16 @@ fn lock_hold_span(class: LockClass, path: u8) -> tracing::Span {
 fn lock_wait_span(class: LockClass, path: u8) -> tracing::Span {
     let path = LockPath::from_u8(path).name();
     match class {
-        LockClass::SCHED => tracing::trace_span!(target: crate::trace::LOCKS, "sched lock: wait", lock = %"sched", path = %path),
-        LockClass::QUEUE => tracing::trace_span!(target: crate::trace::LOCKS, "queue lock: wait", lock = %"queue", path = %path),
+        LockClass::SCHED => {
+            tracing::trace_span!(target: crate::trace::LOCKS, "sched lock: wait", lock = %"sched", path = %path)
+        }
+        LockClass::QUEUE => {
+            tracing::trace_span!(target: crate::trace::LOCKS, "queue lock: wait", lock = %"queue", path = %path)
+        }
         LockClass::STATS_SUM | LockClass::STATS_SECTION | LockClass::NONE => tracing::Span::none(),
-        _ => tracing::trace_span!(target: crate::trace::LOCKS, "lock: wait", lock = %class.name(), path = %path),
+        _ => {
+            tracing::trace_span!(target: crate::trace::LOCKS, "lock: wait", lock = %class.name(), path = %path)
+        }
     }
 }
 
@@ -354,7 +375,10 @@ impl LockSummary {
         if self.hold_exact {
             "exact (every hold timed)".to_string()
         } else {
-            format!("estimated from {} timed holds (1 in {:.0})", self.holds_timed, self.hold_sampled_1_in)
+            format!(
+                "estimated from {} timed holds (1 in {:.0})",
+                self.holds_timed, self.hold_sampled_1_in
+            )
         }
     }
 
@@ -365,7 +389,10 @@ impl LockSummary {
         } else if self.wait_exact {
             "exact (every contended wait timed)".to_string()
         } else {
-            format!("estimated from {} timed waits (1 in {:.0} contended)", self.waits_timed, self.wait_sampled_1_in)
+            format!(
+                "estimated from {} timed waits (1 in {:.0} contended)",
+                self.waits_timed, self.wait_sampled_1_in
+            )
         }
     }
 }
@@ -403,9 +430,7 @@ pub enum OccupancyNotEstimable {
 impl std::fmt::Display for OccupancyNotEstimable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match *self {
-            OccupancyNotEstimable::NoMeasuredTime => {
-                f.write_str("not estimable: no measured time")
-            }
+            OccupancyNotEstimable::NoMeasuredTime => f.write_str("not estimable: no measured time"),
             OccupancyNotEstimable::PastTheRun { occupancy, estimated } => {
                 let how = match estimated {
                     true => "the sampled holds extrapolate",
@@ -445,7 +470,8 @@ impl LockStats {
     /// The report rows; `wall_ns` is the measured time (for occupancy).
     pub fn summarize(&self, wall_ns: u64) -> Vec<LockSummary> {
         install();
-        let mut summaries: Vec<LockSummary> = self.classes.iter().map(|(class, s)| summarize_class(*class, s, wall_ns)).collect();
+        let mut summaries: Vec<LockSummary> =
+            self.classes.iter().map(|(class, s)| summarize_class(*class, s, wall_ns)).collect();
         bound_inside_holds(&mut summaries);
         summaries
     }
@@ -454,10 +480,14 @@ impl LockStats {
 /// Marks each time held inside another lock that exceeds that lock's own hold: the physical
 /// bound (a section nested in a lock ends before the lock is released) broken by two estimates.
 fn bound_inside_holds(summaries: &mut [LockSummary]) {
-    let outer_hold: Vec<(&'static str, u64)> = summaries.iter().map(|s| (s.name, s.hold_ns.total)).collect();
+    let outer_hold: Vec<(&'static str, u64)> =
+        summaries.iter().map(|s| (s.name, s.hold_ns.total)).collect();
     for summary in summaries.iter_mut() {
         for inside in &mut summary.inside {
-            let Some(&(_, outer)) = outer_hold.iter().find(|(name, _)| *name == inside.outer) else { continue };
+            let Some(&(_, outer)) = outer_hold.iter().find(|(name, _)| *name == inside.outer)
+            else {
+                continue;
+            };
             if inside.hold_ns > outer {
                 inside.hold_not_estimable = Some(format!(
                     "not estimable: {} ns inside {} against {} ns of {}'s own holds (both extrapolated from sampled holds)",
@@ -500,8 +530,16 @@ fn summarize_class(class: LockClass, s: &ClassStats, wall_ns: u64) -> LockSummar
         .iter()
         .map(|&p| {
             let ps = s.paths[p as usize];
-            let path_scale = if ps.holds_timed == 0 { 0.0 } else { ps.acquisitions as f64 / ps.holds_timed as f64 };
-            let path_wait_scale = if ps.waits_timed == 0 { 0.0 } else { ps.contentions as f64 / ps.waits_timed as f64 };
+            let path_scale = if ps.holds_timed == 0 {
+                0.0
+            } else {
+                ps.acquisitions as f64 / ps.holds_timed as f64
+            };
+            let path_wait_scale = if ps.waits_timed == 0 {
+                0.0
+            } else {
+                ps.contentions as f64 / ps.waits_timed as f64
+            };
             PathSummary {
                 path: p,
                 acquisitions: ps.acquisitions,
@@ -523,19 +561,25 @@ fn summarize_class(class: LockClass, s: &ClassStats, wall_ns: u64) -> LockSummar
         name: class.name(),
         acquisitions: s.acquisitions,
         contentions: s.contentions,
-        contention_pct: if s.acquisitions == 0 { 0.0 } else { 100.0 * s.contentions as f64 / s.acquisitions as f64 },
+        contention_pct: if s.acquisitions == 0 {
+            0.0
+        } else {
+            100.0 * s.contentions as f64 / s.acquisitions as f64
+        },
         owner_changes: s.owner_changes,
         wait_ns: TimeSummary::of(&s.wait, s.contentions),
         wait_exact: s.contentions > 0 && s.waits_exact(),
         waits_timed,
         wait_sampled_1_in: wait_scale,
-        wait_sampled_estimate: (s.wait_sample.count() > 0).then(|| TimeSummary::of(&s.wait_sample, s.contentions)),
+        wait_sampled_estimate: (s.wait_sample.count() > 0)
+            .then(|| TimeSummary::of(&s.wait_sample, s.contentions)),
         wait_sampled_estimate_n: s.wait_sample.count(),
         hold_ns: hold,
         hold_exact: timed > 0 && s.holds_exact(),
         holds_timed: timed,
         hold_sampled_1_in: scale,
-        hold_sampled_estimate: (sample.count() > 0).then(|| TimeSummary::of(sample, s.acquisitions)),
+        hold_sampled_estimate: (sample.count() > 0)
+            .then(|| TimeSummary::of(sample, s.acquisitions)),
         hold_sampled_estimate_n: sample.count(),
         hold_occupancy: occupancy.as_ref().ok().copied(),
         hold_occupancy_not_estimable: occupancy.err().map(|why| why.to_string()),
@@ -555,7 +599,8 @@ mod tests {
         let refused = hold_occupancy(LockClass::SCHED, 2_369_000_000, 1_000_000_000, true);
         let why = refused.expect_err("one lock cannot be held 237% of the run").to_string();
         assert!(why.starts_with("not estimable") && why.contains("237%"), "{why}");
-        let said = "not estimable: the sampled holds extrapolate to 237% of the run, more than one \
+        let said =
+            "not estimable: the sampled holds extrapolate to 237% of the run, more than one \
                     lock can be held (holders preempted while timed)";
         assert_eq!(why, said, "the same one line as before the reason was typed");
         assert_eq!(hold_occupancy(LockClass::QUEUE, 500, 1000, false), Ok(0.5));
@@ -594,15 +639,32 @@ mod tests {
     #[test]
     fn a_hold_inside_a_lock_longer_than_the_lock_is_not_a_figure() {
         let hold = |total| TimeSummary { total, ..TimeSummary::default() };
-        let inside = |hold_ns| InsideSummary { outer: "sched", hold_ns, wait_ns: 0, hold_not_estimable: None };
+        let inside = |hold_ns| InsideSummary {
+            outer: "sched",
+            hold_ns,
+            wait_ns: 0,
+            hold_not_estimable: None,
+        };
         let mut summaries = vec![
             LockSummary { name: "sched", hold_ns: hold(71_330_000), ..LockSummary::default() },
-            LockSummary { name: "stats-section", inside: vec![inside(71_950_000)], ..LockSummary::default() },
-            LockSummary { name: "stats-sum", inside: vec![inside(4_590_000)], ..LockSummary::default() },
+            LockSummary {
+                name: "stats-section",
+                inside: vec![inside(71_950_000)],
+                ..LockSummary::default()
+            },
+            LockSummary {
+                name: "stats-sum",
+                inside: vec![inside(4_590_000)],
+                ..LockSummary::default()
+            },
         ];
         bound_inside_holds(&mut summaries);
-        let why = summaries[1].inside[0].hold_not_estimable.as_deref().expect("71.95 ms inside 71.33 ms");
-        assert!(why.starts_with("not estimable: 71950000 ns inside sched against 71330000 ns"), "{why}");
+        let why =
+            summaries[1].inside[0].hold_not_estimable.as_deref().expect("71.95 ms inside 71.33 ms");
+        assert!(
+            why.starts_with("not estimable: 71950000 ns inside sched against 71330000 ns"),
+            "{why}"
+        );
         assert_eq!(summaries[2].inside[0].hold_not_estimable, None, "within the bound: a figure");
     }
 
@@ -619,9 +681,15 @@ mod tests {
             hold_share: None,
             wait_share: None,
         };
-        let paths = with_shares(vec![path(LockPath::Insert, 300, 0), path(LockPath::Dispatch, 100, 0)]);
-        let shares: Vec<(Option<f64>, Option<f64>)> = paths.iter().map(|p| (p.hold_share, p.wait_share)).collect();
-        assert_eq!(shares, [(Some(0.75), None), (Some(0.25), None)], "no wait at all: no share of it");
+        let paths =
+            with_shares(vec![path(LockPath::Insert, 300, 0), path(LockPath::Dispatch, 100, 0)]);
+        let shares: Vec<(Option<f64>, Option<f64>)> =
+            paths.iter().map(|p| (p.hold_share, p.wait_share)).collect();
+        assert_eq!(
+            shares,
+            [(Some(0.75), None), (Some(0.25), None)],
+            "no wait at all: no share of it"
+        );
     }
 
     #[test]

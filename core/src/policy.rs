@@ -31,9 +31,12 @@
 //! `unsafe`. [`DeferredBatch::apply_unchecked`] is for code that argues its own case.
 
 use crate::clock::SchedClock;
-use crate::objects::{GroupShared, QueueRef, RetiredGroup};
-use crate::protection::{EpochPin, GracePeriod, GroupsStay, NoRemoval, Protection, QueueLock, QueueLockHeld, Reclaimer, Witness};
 use crate::objects::rstat::RstatLists;
+use crate::objects::{GroupShared, QueueRef, RetiredGroup};
+use crate::protection::{
+    EpochPin, GracePeriod, GroupsStay, NoRemoval, Protection, QueueLock, QueueLockHeld, Reclaimer,
+    Witness,
+};
 use crate::state::SchedState;
 use crate::sync::{epoch, Lock, LockGuard};
 pub use crate::update::{Path, StatEvent, StatKind, StatUpdate, StatsKept};
@@ -126,7 +129,11 @@ impl DeferredBatch {
 
     /// Resolves every update's group as [`DeferredBatch::apply`] does and hands it to `f` (for
     /// policies that do more than apply: count, pin, log), then empties the batch.
-    pub fn apply_with<W: Witness>(&mut self, _protection: &W, f: impl FnMut(&GroupShared, &StatUpdate)) {
+    pub fn apply_with<W: Witness>(
+        &mut self,
+        _protection: &W,
+        f: impl FnMut(&GroupShared, &StatUpdate),
+    ) {
         // SAFETY: as in `apply`.
         unsafe { self.apply_with_unchecked(f) }
     }
@@ -172,7 +179,11 @@ pub struct DeferredCx<'a, R: Protection> {
 }
 
 impl<'a, R: Protection> DeferredCx<'a, R> {
-    pub(crate) fn new(queue_lock: &'a Lock<()>, clock: &'a SchedClock, rstat: Option<&'a RstatLists>) -> Self {
+    pub(crate) fn new(
+        queue_lock: &'a Lock<()>,
+        clock: &'a SchedClock,
+        rstat: Option<&'a RstatLists>,
+    ) -> Self {
         DeferredCx { queue_lock, clock, rstat, _protection: PhantomData }
     }
 
@@ -290,7 +301,13 @@ pub trait StatsPolicy: Send + Sync + Sized + 'static {
     fn dispatch_begin(&self, _view: &LockedView<'_>) -> Self::DispatchCapture;
 
     /// Called under the scheduler lock at the end of dispatch; may edit the batch.
-    fn dispatch_end(&self, _view: &LockedView<'_>, _capture: Self::DispatchCapture, _batch: &mut DeferredBatch) {}
+    fn dispatch_end(
+        &self,
+        _view: &LockedView<'_>,
+        _capture: Self::DispatchCapture,
+        _batch: &mut DeferredBatch,
+    ) {
+    }
 
     /// Applies a non-empty batch, outside the scheduler lock: take the protection's witness from
     /// `cx` and call [`DeferredBatch::apply`].

@@ -26,7 +26,9 @@
 use crate::insert::InsertPathKind;
 
 /// A kernel generation's set of lock sites (see the module documentation).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum KernelProfile {
     /// Linux 4.12–4.14, the seeds' kernels: bio merge, insert, dispatch, completion.
     #[default]
@@ -67,7 +69,8 @@ pub enum CycleCall {
 
 impl KernelProfile {
     /// Every profile, oldest first.
-    pub const ALL: [KernelProfile; 3] = [KernelProfile::Seeds, KernelProfile::Mainline, KernelProfile::Bare];
+    pub const ALL: [KernelProfile; 3] =
+        [KernelProfile::Seeds, KernelProfile::Mainline, KernelProfile::Bare];
 
     /// The name on the command line (`--kernel NAME`) and in reports.
     pub fn name(self) -> &'static str {
@@ -96,7 +99,9 @@ impl KernelProfile {
     pub fn submit_sites(self) -> &'static [SubmitSite] {
         match self {
             KernelProfile::Seeds => &[SubmitSite::BioMerge, SubmitSite::Insert],
-            KernelProfile::Mainline => &[SubmitSite::BioMerge, SubmitSite::LimitDepth, SubmitSite::Insert],
+            KernelProfile::Mainline => {
+                &[SubmitSite::BioMerge, SubmitSite::LimitDepth, SubmitSite::Insert]
+            }
             KernelProfile::Bare => &[SubmitSite::Insert],
         }
     }
@@ -124,7 +129,11 @@ impl std::fmt::Display for KernelProfile {
 /// whose deferred updates run under the queue lock, and then after the scheduler lock is
 /// released. A site that takes a lock only sometimes (the depth limit, when the queue is idle;
 /// the lists' `release_listed` hold) is still named: a measured figure says how often.
-pub fn lock_sequence(call: CycleCall, insert: InsertPathKind, profile: KernelProfile) -> Vec<&'static str> {
+pub fn lock_sequence(
+    call: CycleCall,
+    insert: InsertPathKind,
+    profile: KernelProfile,
+) -> Vec<&'static str> {
     let lists = insert != InsertPathKind::Direct;
     match call {
         CycleCall::Submit => {
@@ -173,7 +182,13 @@ mod tests {
     #[test]
     fn a_submission_on_the_lists_path_takes_the_scheduler_lock_only_at_its_early_sites() {
         let lists = InsertPathKind::from_name("lists").unwrap();
-        assert_eq!(lock_sequence(CycleCall::Submit, lists, KernelProfile::Mainline), ["sched", "sched", "insert"]);
-        assert_eq!(lock_sequence(CycleCall::Submit, InsertPathKind::Direct, KernelProfile::Seeds), ["sched", "sched", "queue"]);
+        assert_eq!(
+            lock_sequence(CycleCall::Submit, lists, KernelProfile::Mainline),
+            ["sched", "sched", "insert"]
+        );
+        assert_eq!(
+            lock_sequence(CycleCall::Submit, InsertPathKind::Direct, KernelProfile::Seeds),
+            ["sched", "sched", "queue"]
+        );
     }
 }

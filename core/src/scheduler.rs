@@ -8,20 +8,23 @@
 //! the queue lock, after the scheduler lock is released).
 
 use crate::clock::SchedClock;
-use crate::inject::PadSite;
 use crate::fault::{self, Fault};
+use crate::inject::PadSite;
+use crate::insert::{DispatchSite, InsertLists, InsertPathKind, InsertSite};
 use crate::lockstat::{self, LockClass, LockPath};
+use crate::objects::rstat::RstatLists;
 use crate::objects::{Census, GroupPtr, QueueRef, QueueShared, RetiredGroup};
 use crate::policy::{DeferredBatch, DeferredCx, LockedView, Route, StatsPolicy};
-use crate::update::{Path, StatEvent, StatKind, StatUpdate, StatsKept};
-use crate::insert::{DispatchSite, InsertLists, InsertPathKind, InsertSite};
 use crate::profile::{KernelProfile, SubmitSite};
 use crate::protection::{Protection, Reclaimer};
-use crate::objects::rstat::RstatLists;
-use crate::state::{InsertOutcome, Ledger, QueueId, RequestCounters, RequestSpec, RqId, SchedConfig, SchedState, StatSink};
+use crate::state::{
+    InsertOutcome, Ledger, QueueId, RequestCounters, RequestSpec, RqId, SchedConfig, SchedState,
+    StatSink,
+};
 use crate::stats::{Op, StatsSnapshot};
-use crate::trace::{self, PathSpan};
 use crate::sync::{Arc, AtomicPtr, AtomicU64, Lock, LockGuard, LockKind, OracleArc, Ordering};
+use crate::trace::{self, PathSpan};
+use crate::update::{Path, StatEvent, StatKind, StatUpdate, StatsKept};
 use std::fmt;
 
 /// Names a group for as long as it is online (slab key + serial, so a stale id is detected).
@@ -216,7 +219,8 @@ impl<P: StatsPolicy> Scheduler<P> {
         let profile = config.profile;
         let inject_outside_ns = config.inject.outside_ns();
         let pads_gap_ns = config.pads.gap_ns;
-        let mut state = SchedState::new(config, census.clone(), Self::new_group_state, rstat.clone());
+        let mut state =
+            SchedState::new(config, census.clone(), Self::new_group_state, rstat.clone());
         state.ledger_at_insert = P::LEGACY_IO_AT_SUBMIT;
         Arc::new(Scheduler {
             insert_path,
@@ -299,7 +303,11 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// in the same slot (notes/invariants.md I6).
     fn lookup(st: &SchedState, id: GroupId) -> Result<usize, SchedError> {
         match st.groups.get(id.key as usize) {
-            Some(g) if g.serial == id.serial || fault::active(Fault::GroupHandleWithoutGeneration) => Ok(id.key as usize),
+            Some(g)
+                if g.serial == id.serial || fault::active(Fault::GroupHandleWithoutGeneration) =>
+            {
+                Ok(id.key as usize)
+            }
             _ => Err(SchedError::NoSuchGroup(id)),
         }
     }
@@ -340,7 +348,11 @@ impl<P: StatsPolicy> Scheduler<P> {
     /// the unlock (a removal in between may have freed it), and creation goes on under a second
     /// hold if the parent's slot still holds it.
     #[cold]
-    fn fault_pin_parent_after_unlock(&self, shared: crate::objects::GroupPtr, parent: usize) -> Result<LockGuard<'_, SchedState>, SchedError> {
+    fn fault_pin_parent_after_unlock(
+        &self,
+        shared: crate::objects::GroupPtr,
+        parent: usize,
+    ) -> Result<LockGuard<'_, SchedState>, SchedError> {
         // SAFETY: none: this is the fault. The parent looked up under the previous hold may have
         // been removed and freed since the unlock.
         unsafe { shared.get(&shared) }.get();
@@ -364,7 +376,8 @@ impl<P: StatsPolicy> Scheduler<P> {
     fn remove_group_body(&self, id: GroupId) -> Result<(), SchedError> {
         let _path = lockstat::enter(LockPath::GroupRemoval);
         // Lock order: queue lock, then scheduler lock (blkcg holds queue_lock around pd_offline).
-        let queue_guard = <P::Protection as Protection>::REMOVAL_HOLDS_QUEUE_LOCK.then(|| self.queue_lock.lock());
+        let queue_guard =
+            <P::Protection as Protection>::REMOVAL_HOLDS_QUEUE_LOCK.then(|| self.queue_lock.lock());
         let mut st = self.lock();
         let Ok(g) = Self::lookup(&st, id) else {
             branch!("remove.already-gone");
@@ -381,7 +394,8 @@ impl<P: StatsPolicy> Scheduler<P> {
         branch!("remove.offlines");
         let now = self.clock.now_ns();
         let mut batch = DeferredBatch::new(Path::Dispatch);
-        let group = st.offline_group(g, now, &mut Router { policy: &self.policy, batch: &mut batch, now });
+        let group =
+            st.offline_group(g, now, &mut Router { policy: &self.policy, batch: &mut batch, now });
         // SAFETY: the group still holds its online reference, and the lock (`st`) is held.
         self.policy.group_offline(unsafe { group.get(&st) });
         st.put_online_ref(group);
@@ -437,7 +451,11 @@ impl<P: StatsPolicy> Scheduler<P> {
     }
 
     /// Runs `f` on an online group's shared part (statistics, policy state), under the lock.
-    pub fn inspect_group<R>(&self, id: GroupId, f: impl FnOnce(&crate::objects::GroupShared) -> R) -> Result<R, SchedError> {
+    pub fn inspect_group<R>(
+        &self,
+        id: GroupId,
+        f: impl FnOnce(&crate::objects::GroupShared) -> R,
+    ) -> Result<R, SchedError> {
         self.flush_rstat();
         let st = self.lock();
         let Ok(g) = Self::lookup(&st, id) else {
@@ -490,7 +508,10 @@ impl<P: StatsPolicy> Scheduler<P> {
         let rq = st.dispatch_one(now, &mut Router { policy: &self.policy, batch: &mut batch, now });
         // An empty dispatch is BFQ's short look at its service trees: no pad (not a branch point:
         // a value).
-        crate::inject::spin(&self.clock, st.cfg.pads.hold(PadSite::Dispatch) * u64::from(rq.is_some()));
+        crate::inject::spin(
+            &self.clock,
+            st.cfg.pads.hold(PadSite::Dispatch) * u64::from(rq.is_some()),
+        );
         self.policy.dispatch_end(&LockedView { state: &st }, capture, &mut batch);
         let dispatched = rq.map(|rq| {
             let r = &st.requests[rq];
@@ -506,7 +527,8 @@ impl<P: StatsPolicy> Scheduler<P> {
                 io_start_ns: r.io_start_ns,
             }
         });
-        let retired = if st.retired.is_empty() { Vec::new() } else { std::mem::take(&mut st.retired) }; // not a branch point: a value
+        let retired =
+            if st.retired.is_empty() { Vec::new() } else { std::mem::take(&mut st.retired) }; // not a branch point: a value
         drop(st);
         if dispatched.is_none() && fault::active(Fault::EmptyDispatchReturnsEarly) {
             return None; // the fault: the splice's statistics and pins are left behind
@@ -563,7 +585,8 @@ impl<P: StatsPolicy> Scheduler<P> {
         }
         branch!("timer.read-queue-in-service");
         let now = self.clock.now_ns();
-        let fired = st.run_idle_timer(now, &mut Router { policy: &self.policy, batch: &mut batch, now });
+        let fired =
+            st.run_idle_timer(now, &mut Router { policy: &self.policy, batch: &mut batch, now });
         let retired = std::mem::take(&mut st.retired);
         drop(st);
         debug_assert!(batch.is_empty());
@@ -615,8 +638,9 @@ impl<P: StatsPolicy> Scheduler<P> {
         let st = self.lock();
         let c = st.counters;
         let outstanding = st.requests_outstanding();
-        let requests_balance =
-            c.inserted == c.completed + c.merged + (outstanding.0 + outstanding.1) as u64 && c.dispatched >= c.completed;
+        let requests_balance = c.inserted
+            == c.completed + c.merged + (outstanding.0 + outstanding.1) as u64
+            && c.dispatched >= c.completed;
         let mut groups_with_queued = Vec::new();
         let mut groups_misattributed = Vec::new();
         let mut serviced = 0i64;
@@ -637,7 +661,11 @@ impl<P: StatsPolicy> Scheduler<P> {
                 let kept = Ledger {
                     serviced: StatsSnapshot::total(&s),
                     service_bytes: StatsSnapshot::total(&stats.read_rwstat(RwStat::ServiceBytes)),
-                    merged: if full { StatsSnapshot::total(&stats.read_rwstat(RwStat::Merged)) } else { 0 },
+                    merged: if full {
+                        StatsSnapshot::total(&stats.read_rwstat(RwStat::Merged))
+                    } else {
+                        0
+                    },
                 };
                 let charged = Ledger { merged: if full { g.ledger.merged } else { 0 }, ..g.ledger };
                 if kept != charged {
@@ -686,7 +714,10 @@ impl<P: StatsPolicy> Scheduler<P> {
 /// [`Scheduler::quiesce_until_reclaimed`] for a census whose scheduler may be gone (the groups
 /// retired at its teardown).
 #[cfg(not(any(loom, shuttle)))]
-pub fn quiesce_until_reclaimed<P: StatsPolicy>(census: &Census, timeout: std::time::Duration) -> bool {
+pub fn quiesce_until_reclaimed<P: StatsPolicy>(
+    census: &Census,
+    timeout: std::time::Duration,
+) -> bool {
     let clock = crate::sync::RawClock::new();
     loop {
         P::quiesce();
@@ -782,7 +813,9 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
     /// `bfq_bio_merge`: under the scheduler lock, look the group up and try to merge the bio into
     /// a queued request of this process's queue. Returns whether it merged.
     pub fn bio_merge(&self, spec: RequestSpec) -> bool {
-        trace::in_path(PathSpan::BioMerge { pid: self.pid, sector: spec.sector }, || self.bio_merge_body(spec))
+        trace::in_path(PathSpan::BioMerge { pid: self.pid, sector: spec.sector }, || {
+            self.bio_merge_body(spec)
+        })
     }
 
     #[inline(never)]
@@ -792,7 +825,11 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         let mut batch = DeferredBatch::new(Path::Insert);
         let mut st = sched.lock();
         let now = sched.clock.now_ns();
-        let merged = st.bio_merge(self.queue, &spec, &mut Router { policy: &sched.policy, batch: &mut batch, now });
+        let merged = st.bio_merge(
+            self.queue,
+            &spec,
+            &mut Router { policy: &sched.policy, batch: &mut batch, now },
+        );
         crate::inject::spin(&sched.clock, st.cfg.pads.hold(PadSite::BioMerge));
         debug_assert!(st.retired.is_empty());
         drop(st);
@@ -852,7 +889,9 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
             self.count_at_submit(spec);
         }
         crate::inject::spin(&self.sched.clock, self.sched.inject_outside_ns);
-        trace::in_path(PathSpan::Insert { pid: self.pid, sector: spec.sector }, || self.sched.insert_path.insert(self, spec))
+        trace::in_path(PathSpan::Insert { pid: self.pid, sector: spec.sector }, || {
+            self.sched.insert_path.insert(self, spec)
+        })
     }
 
     /// io_service_bytes / io_serviced counted before any lock of the insert, for a policy that
@@ -863,7 +902,10 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         let mut batch = DeferredBatch::new(Path::Insert);
         // I1a: the process holds a reference on its queue for as long as it lives; the group is
         // read from the queue by the policy under its protection (I1b-d).
-        batch.push_pinned(StatEvent { queue: self.shared, update: StatUpdate::LegacyIo { op: spec.op, bytes: spec.sectors as u64 * 512 } });
+        batch.push_pinned(StatEvent {
+            queue: self.shared,
+            update: StatUpdate::LegacyIo { op: spec.op, bytes: spec.sectors as u64 * 512 },
+        });
         let _stats = lockstat::enter(LockPath::Stats);
         sched.policy.run_deferred(&sched.cx(), &mut batch);
     }
@@ -876,8 +918,16 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         let mut batch = DeferredBatch::new(Path::Insert);
         let mut st = sched.lock();
         let now = sched.clock.now_ns();
-        let outcome = st.insert(self.queue, &spec, now, &mut Router { policy: &sched.policy, batch: &mut batch, now });
-        crate::inject::spin(&sched.clock, st.cfg.inject.inside_ns() + st.cfg.pads.hold(PadSite::Insert));
+        let outcome = st.insert(
+            self.queue,
+            &spec,
+            now,
+            &mut Router { policy: &sched.policy, batch: &mut batch, now },
+        );
+        crate::inject::spin(
+            &sched.clock,
+            st.cfg.inject.inside_ns() + st.cfg.pads.hold(PadSite::Insert),
+        );
         debug_assert!(st.retired.is_empty());
         drop(st);
         if !batch.is_empty() {
@@ -902,7 +952,8 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
     fn move_to_body(&self, group: GroupId) -> Result<(), SchedError> {
         let sched = self.sched;
         let _path = lockstat::enter(LockPath::GroupRemoval);
-        let queue_guard = <P::Protection as Protection>::REMOVAL_HOLDS_QUEUE_LOCK.then(|| sched.queue_lock.lock());
+        let queue_guard = <P::Protection as Protection>::REMOVAL_HOLDS_QUEUE_LOCK
+            .then(|| sched.queue_lock.lock());
         let mut st = sched.lock();
         let Ok(g) = Scheduler::<P>::lookup(&st, group) else {
             branch!("move_to.target-gone");
@@ -911,7 +962,12 @@ impl<'s, P: StatsPolicy> Process<'s, P> {
         branch!("move_to.moves");
         let now = sched.clock.now_ns();
         let mut batch = DeferredBatch::new(Path::Dispatch);
-        st.move_queue(self.queue, g, now, &mut Router { policy: &sched.policy, batch: &mut batch, now });
+        st.move_queue(
+            self.queue,
+            g,
+            now,
+            &mut Router { policy: &sched.policy, batch: &mut batch, now },
+        );
         let retired = std::mem::take(&mut st.retired);
         drop(st);
         sched.retire(retired);
@@ -993,7 +1049,11 @@ impl<P: StatsPolicy> Dispatched<'_, P> {
         let rq = self.rq.take().expect("completed once");
         let sched = self.sched;
         let _path = lockstat::enter(LockPath::Completion);
-        let update = StatUpdate::Completion { op: self.op, start_ns: self.start_ns, io_start_ns: self.io_start_ns };
+        let update = StatUpdate::Completion {
+            op: self.op,
+            start_ns: self.start_ns,
+            io_start_ns: self.io_start_ns,
+        };
         let route = effective_route(&sched.policy, StatKind::Completion);
         if route == Route::Defer {
             branch!("finish.deferred-completion-stats");
@@ -1011,7 +1071,8 @@ impl<P: StatsPolicy> Dispatched<'_, P> {
         }
         let r = st.complete(rq, now, &mut Router { policy: &sched.policy, batch: &mut batch, now });
         crate::inject::spin(&sched.clock, st.cfg.pads.hold(PadSite::Completion));
-        let retired = if st.retired.is_empty() { Vec::new() } else { std::mem::take(&mut st.retired) }; // not a branch point: a value
+        let retired =
+            if st.retired.is_empty() { Vec::new() } else { std::mem::take(&mut st.retired) }; // not a branch point: a value
         drop(st);
         debug_assert!(batch.is_empty(), "completion emits only lock-only updates under the lock");
         if !retired.is_empty() {
@@ -1088,8 +1149,20 @@ mod consistency_conditions {
         let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, clock);
         {
             let p = sched.spawn_process(sched.root()).unwrap();
-            p.insert(RequestSpec { sector: 0, sectors: 8, op: Op::READ_SYNC, at_head: false, tag: 1 });
-            p.insert(RequestSpec { sector: 8, sectors: 8, op: Op::READ_SYNC, at_head: false, tag: 2 });
+            p.insert(RequestSpec {
+                sector: 0,
+                sectors: 8,
+                op: Op::READ_SYNC,
+                at_head: false,
+                tag: 1,
+            });
+            p.insert(RequestSpec {
+                sector: 8,
+                sectors: 8,
+                op: Op::READ_SYNC,
+                at_head: false,
+                tag: 2,
+            });
         }
         sched.dispatch().unwrap().complete();
         sched
@@ -1159,7 +1232,11 @@ mod consistency_conditions {
 
         fn dispatch_begin(&self, _view: &LockedView<'_>) {}
 
-        fn run_deferred(&self, cx: &DeferredCx<'_, crate::protection::QueueLock>, batch: &mut DeferredBatch) {
+        fn run_deferred(
+            &self,
+            cx: &DeferredCx<'_, crate::protection::QueueLock>,
+            batch: &mut DeferredBatch,
+        ) {
             // Why everything this touches still exists (notes/invariants.md): the event's queue is
             // pinned by the submitting process, which runs this before its insert (I1a); its group
             // is read under the queue lock, which every removal and move holds while it frees
@@ -1168,7 +1245,11 @@ mod consistency_conditions {
             batch.apply(&queue_lock, cx.now());
         }
 
-        fn retire_group(&self, group: RetiredGroup, reclaim: &Reclaimer<'_, crate::protection::QueueLock>) {
+        fn retire_group(
+            &self,
+            group: RetiredGroup,
+            reclaim: &Reclaimer<'_, crate::protection::QueueLock>,
+        ) {
             reclaim.release(group);
         }
     }
@@ -1184,8 +1265,23 @@ mod consistency_conditions {
         let sched = Scheduler::<AtSubmit>::new(LockKind::FairSpin, cfg, clock);
         {
             let p = sched.spawn_process(sched.root()).unwrap();
-            p.submit(RequestSpec { sector: 0, sectors: 8, op: Op::READ_SYNC, at_head: false, tag: 1 });
-            assert_eq!(p.submit(RequestSpec { sector: 8, sectors: 8, op: Op::READ_SYNC, at_head: false, tag: 2 }), InsertOutcome::Merged);
+            p.submit(RequestSpec {
+                sector: 0,
+                sectors: 8,
+                op: Op::READ_SYNC,
+                at_head: false,
+                tag: 1,
+            });
+            assert_eq!(
+                p.submit(RequestSpec {
+                    sector: 8,
+                    sectors: 8,
+                    op: Op::READ_SYNC,
+                    at_head: false,
+                    tag: 2
+                }),
+                InsertOutcome::Merged
+            );
         }
         sched.dispatch().unwrap().complete();
         let c = sched.check_consistency();
@@ -1225,7 +1321,13 @@ mod consistency_conditions {
     fn a_request_left_on_the_device_fails_outstanding() {
         let sched = ran::<Full>(SchedConfig::default());
         let p = sched.spawn_process(sched.root()).unwrap();
-        p.insert(RequestSpec { sector: 640, sectors: 8, op: Op::READ_SYNC, at_head: false, tag: 3 });
+        p.insert(RequestSpec {
+            sector: 640,
+            sectors: 8,
+            op: Op::READ_SYNC,
+            at_head: false,
+            tag: 3,
+        });
         let rq = sched.dispatch().unwrap();
         only(&sched, "outstanding");
         rq.complete();
@@ -1233,23 +1335,34 @@ mod consistency_conditions {
 
     #[test]
     fn a_request_left_on_an_insertion_list_fails_listed() {
-        let sched = ran::<Full>(SchedConfig { insert: InsertPathKind::Lists, ..SchedConfig::default() });
+        let sched =
+            ran::<Full>(SchedConfig { insert: InsertPathKind::Lists, ..SchedConfig::default() });
         let p = sched.spawn_process(sched.root()).unwrap();
-        p.insert(RequestSpec { sector: 640, sectors: 8, op: Op::READ_SYNC, at_head: false, tag: 3 });
+        p.insert(RequestSpec {
+            sector: 640,
+            sectors: 8,
+            op: Op::READ_SYNC,
+            at_head: false,
+            tag: 3,
+        });
         only(&sched, "listed");
     }
 
     #[test]
     fn an_io_add_without_its_io_remove_fails_groups_with_queued() {
         let sched = ran::<Full>(SchedConfig::default());
-        root_shared(&sched, |g| StatUpdate::IoAdd { op: Op::READ_SYNC, group_in_service: false }.apply_to(g, 1));
+        root_shared(&sched, |g| {
+            StatUpdate::IoAdd { op: Op::READ_SYNC, group_in_service: false }.apply_to(g, 1)
+        });
         only(&sched, "groups_with_queued");
     }
 
     #[test]
     fn queued_is_not_checked_where_it_is_not_kept() {
         let sched = ran::<Locked<false, false>>(SchedConfig::default());
-        root_shared(&sched, |g| StatUpdate::IoAdd { op: Op::READ_SYNC, group_in_service: false }.apply_to(g, 1));
+        root_shared(&sched, |g| {
+            StatUpdate::IoAdd { op: Op::READ_SYNC, group_in_service: false }.apply_to(g, 1)
+        });
         let c = sched.check_consistency();
         assert!(failing(&c).is_empty() && c.ok, "{c:?}");
     }
@@ -1257,7 +1370,9 @@ mod consistency_conditions {
     #[test]
     fn service_counted_and_charged_but_never_dispatched_fails_io_serviced_matches() {
         let sched = ran::<Full>(SchedConfig::default());
-        root_shared(&sched, |g| StatUpdate::LegacyIo { op: Op::READ_SYNC, bytes: 4096 }.apply_to(g, 1));
+        root_shared(&sched, |g| {
+            StatUpdate::LegacyIo { op: Op::READ_SYNC, bytes: 4096 }.apply_to(g, 1)
+        });
         let mut st = sched.lock();
         let root = st.root;
         st.groups[root].ledger.serviced += 1;
@@ -1347,12 +1462,23 @@ mod found_by_models {
     #[test]
     fn an_expired_queue_pinned_only_by_a_listed_request_leaves_the_group_removed() {
         let (clock, manual) = SchedClock::manual_ticking(1);
-        let cfg = SchedConfig { slots: 1, slice_idle_ns: 1_000, insert: InsertPathKind::Lists, ..SchedConfig::default() };
+        let cfg = SchedConfig {
+            slots: 1,
+            slice_idle_ns: 1_000,
+            insert: InsertPathKind::Lists,
+            ..SchedConfig::default()
+        };
         let sched = Scheduler::<Locked>::new(LockKind::FairSpin, cfg, clock);
         let census = sched.census();
         let root = sched.root();
         let g = sched.create_group(root, 100).unwrap();
-        let request = |sector, tag| RequestSpec { sector, sectors: 8, op: Op::READ_SYNC, at_head: false, tag };
+        let request = |sector, tag| RequestSpec {
+            sector,
+            sectors: 8,
+            op: Op::READ_SYNC,
+            at_head: false,
+            tag,
+        };
         let p = sched.spawn_process(g).unwrap();
         p.insert(request(0, 1));
         sched.dispatch().expect("the first request").complete();

@@ -118,7 +118,9 @@ impl PerCpuCounters {
         assert!((1..=64).contains(&nr_slots), "slot count must be 1..=64, got {nr_slots}");
         PerCpuCounters {
             slots: (0..nr_slots).map(|_| CachePadded::new(SlotArea::new())).collect(),
-            sum_locks: (0..NR_COUNTERS).map(|_| Lock::named(LockKind::FairSpin, LockClass::STATS_SUM, ())).collect(),
+            sum_locks: (0..NR_COUNTERS)
+                .map(|_| Lock::named(LockKind::FairSpin, LockClass::STATS_SUM, ()))
+                .collect(),
             online: if nr_slots == 64 { u64::MAX } else { (1u64 << nr_slots) - 1 },
         }
     }

@@ -104,9 +104,13 @@ fn in_path_traced<R>(path: PathSpan, f: impl FnOnce() -> R) -> R {
 #[cold]
 fn path_span_slow(path: PathSpan) -> Span {
     match path {
-        PathSpan::Insert { pid, sector } => trace_span!(target: PATHS, "bfq_insert_request", pid, sector),
+        PathSpan::Insert { pid, sector } => {
+            trace_span!(target: PATHS, "bfq_insert_request", pid, sector)
+        }
         PathSpan::Dispatch => trace_span!(target: PATHS, "bfq_dispatch_request"),
-        PathSpan::BioMerge { pid, sector } => trace_span!(target: PATHS, "bfq_bio_merge", pid, sector),
+        PathSpan::BioMerge { pid, sector } => {
+            trace_span!(target: PATHS, "bfq_bio_merge", pid, sector)
+        }
         PathSpan::LimitDepth { pid } => trace_span!(target: PATHS, "bfq_limit_depth", pid),
         PathSpan::Finish { tag } => trace_span!(target: PATHS, "bfq_finish_request", tag),
         PathSpan::Offline { group } => trace_span!(target: PATHS, "bfq_pd_offline", group),
@@ -140,7 +144,11 @@ fn idle_timer_slow(queue: usize, what: IdleTimer) {
         IdleTimer::Armed { deadline_ns } => {
             tracing::trace!(name: "idle timer armed", target: IDLE, queue, deadline_ns, "idle timer armed")
         }
-        IdleTimer::Fired => tracing::trace!(name: "idle timer fired", target: IDLE, queue, "idle timer fired"),
-        IdleTimer::Disabled => tracing::trace!(name: "idle timer disabled", target: IDLE, queue, "idle timer disabled"),
+        IdleTimer::Fired => {
+            tracing::trace!(name: "idle timer fired", target: IDLE, queue, "idle timer fired")
+        }
+        IdleTimer::Disabled => {
+            tracing::trace!(name: "idle timer disabled", target: IDLE, queue, "idle timer disabled")
+        }
     }
 }

@@ -70,17 +70,33 @@ impl StatKind {
 pub enum StatUpdate {
     /// `group_in_service`: whether the queue's group is the group being served (captured under
     /// the lock; decides whether a group-wait interval opens).
-    IoAdd { op: Op, group_in_service: bool },
-    IoRemove { op: Op },
-    IoMerged { op: Op },
+    IoAdd {
+        op: Op,
+        group_in_service: bool,
+    },
+    IoRemove {
+        op: Op,
+    },
+    IoMerged {
+        op: Op,
+    },
     AvgQueueSize,
     SetStartEmptyTime,
     IdleTime,
-    Completion { op: Op, start_ns: u64, io_start_ns: u64 },
-    LegacyIo { op: Op, bytes: u64 },
+    Completion {
+        op: Op,
+        start_ns: u64,
+        io_start_ns: u64,
+    },
+    LegacyIo {
+        op: Op,
+        bytes: u64,
+    },
     Dequeue,
     SetStartIdleTime,
-    TimesliceUsed { used_ns: u64 },
+    TimesliceUsed {
+        used_ns: u64,
+    },
 }
 
 impl StatUpdate {
@@ -122,7 +138,9 @@ impl StatUpdate {
     #[inline(always)]
     fn apply_to_stats(&self, stats: &crate::stats::GroupStats, now: u64) {
         match *self {
-            StatUpdate::IoAdd { op, group_in_service } => stats.update_io_add(op, now, group_in_service),
+            StatUpdate::IoAdd { op, group_in_service } => {
+                stats.update_io_add(op, now, group_in_service)
+            }
             StatUpdate::IoRemove { op } => stats.update_io_remove(op),
             StatUpdate::IoMerged { op } => stats.update_io_merged(op),
             StatUpdate::AvgQueueSize => stats.update_avg_queue_size(now),
@@ -178,14 +196,24 @@ fn stat_span(kind: StatKind, group: u64) -> tracing::Span {
         StatKind::IoAdd => trace_span!(target: STATS, "bfqg_stats_update_io_add", group),
         StatKind::IoRemove => trace_span!(target: STATS, "bfqg_stats_update_io_remove", group),
         StatKind::IoMerged => trace_span!(target: STATS, "bfqg_stats_update_io_merged", group),
-        StatKind::AvgQueueSize => trace_span!(target: STATS, "bfqg_stats_update_avg_queue_size", group),
-        StatKind::SetStartEmptyTime => trace_span!(target: STATS, "bfqg_stats_set_start_empty_time", group),
+        StatKind::AvgQueueSize => {
+            trace_span!(target: STATS, "bfqg_stats_update_avg_queue_size", group)
+        }
+        StatKind::SetStartEmptyTime => {
+            trace_span!(target: STATS, "bfqg_stats_set_start_empty_time", group)
+        }
         StatKind::IdleTime => trace_span!(target: STATS, "bfqg_stats_update_idle_time", group),
         StatKind::Completion => trace_span!(target: STATS, "bfqg_stats_update_completion", group),
-        StatKind::LegacyIo => trace_span!(target: STATS, "blkg_rwstat_add(io_service_bytes, io_serviced)", group),
+        StatKind::LegacyIo => {
+            trace_span!(target: STATS, "blkg_rwstat_add(io_service_bytes, io_serviced)", group)
+        }
         StatKind::Dequeue => trace_span!(target: STATS, "bfqg_stats_update_dequeue", group),
-        StatKind::SetStartIdleTime => trace_span!(target: STATS, "bfqg_stats_set_start_idle_time", group),
-        StatKind::TimesliceUsed => trace_span!(target: STATS, "bfqg_stats_update_timeslice_used", group),
+        StatKind::SetStartIdleTime => {
+            trace_span!(target: STATS, "bfqg_stats_set_start_idle_time", group)
+        }
+        StatKind::TimesliceUsed => {
+            trace_span!(target: STATS, "bfqg_stats_update_timeslice_used", group)
+        }
     }
 }
 

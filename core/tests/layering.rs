@@ -53,7 +53,8 @@ fn strip_comments(text: &str) -> String {
 fn crate_references(text: &str) -> BTreeSet<String> {
     let code = strip_comments(text);
     let mut names = BTreeSet::new();
-    let ident = |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+    let ident =
+        |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
     let mut rest = code.as_str();
     while let Some(at) = rest.find("crate::") {
         // `$crate::` and `in crate::` (visibility) are not references to another module... but a
@@ -177,7 +178,19 @@ fn the_sync_facade_is_a_leaf() {
 /// traits, macros), as their first lines: anything but `mod`, `use` and attributes.
 fn definitions(text: &str) -> Vec<String> {
     let code = strip_comments(text);
-    let kinds = ["struct ", "enum ", "union ", "fn ", "impl", "const ", "static ", "type ", "trait ", "macro_rules!", "unsafe "];
+    let kinds = [
+        "struct ",
+        "enum ",
+        "union ",
+        "fn ",
+        "impl",
+        "const ",
+        "static ",
+        "type ",
+        "trait ",
+        "macro_rules!",
+        "unsafe ",
+    ];
     code.lines()
         .map(str::trim_start)
         .filter(|line| !line.is_empty() && !line.starts_with("#["))
@@ -198,9 +211,13 @@ fn the_sync_facade_root_is_a_switch() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sync/mod.rs");
     let text = std::fs::read_to_string(path).unwrap();
     let defined = definitions(&text);
-    assert!(defined.is_empty(), "core/src/sync/mod.rs defines items; they belong in a file of their own: {defined:?}");
+    assert!(
+        defined.is_empty(),
+        "core/src/sync/mod.rs defines items; they belong in a file of their own: {defined:?}"
+    );
     // The check can fail.
-    let planted = definitions("mod a;\npub use a::X;\n#[cfg(x)]\npub(crate) fn f() {}\npub struct S;");
+    let planted =
+        definitions("mod a;\npub use a::X;\n#[cfg(x)]\npub(crate) fn f() {}\npub struct S;");
     assert_eq!(planted.len(), 2, "{planted:?}");
 }
 

@@ -82,7 +82,8 @@ fn run(class: LockClass, mode: Mode, rounds: u64, budget: Duration) -> (u64, Cla
     let give_up = Arc::new(AtomicBool::new(false));
     let deadline = Instant::now() + budget;
     let b = {
-        let (lock, turn, done, give_up) = (lock.clone(), turn.clone(), done.clone(), give_up.clone());
+        let (lock, turn, done, give_up) =
+            (lock.clone(), turn.clone(), done.clone(), give_up.clone());
         std::thread::spawn(move || {
             let mut i = 0;
             loop {
@@ -130,8 +131,16 @@ fn assert_counts_exact(rounds: u64, s: &ClassStats) {
     // preempted in the two instructions between taking its ticket and that look can A's release
     // come first (then B did not wait, and is rightly not counted). So all of B's acquisitions but
     // those, and none of A's, are contended.
-    assert!(s.contentions <= rounds && rounds - s.contentions <= rounds / 100, "{} contentions in {rounds} rounds", s.contentions);
-    assert_eq!(s.owner_changes, 2 * rounds - 1, "the lock changed hands at every acquisition but the first");
+    assert!(
+        s.contentions <= rounds && rounds - s.contentions <= rounds / 100,
+        "{} contentions in {rounds} rounds",
+        s.contentions
+    );
+    assert_eq!(
+        s.owner_changes,
+        2 * rounds - 1,
+        "the lock changed hands at every acquisition but the first"
+    );
 }
 
 /// `picked` of `population` items, each picked independently with probability 1/PERIOD: within six
@@ -139,13 +148,21 @@ fn assert_counts_exact(rounds: u64, s: &ClassStats) {
 fn assert_one_in_period(what: &str, picked: u64, population: u64) {
     let expect = population as f64 / PERIOD as f64;
     let sd_n = (expect * (1.0 - 1.0 / PERIOD as f64)).sqrt();
-    assert!((picked as f64 - expect).abs() <= 6.0 * sd_n, "{picked} {what} picked of {population}, expected about {expect:.0}");
+    assert!(
+        (picked as f64 - expect).abs() <= 6.0 * sd_n,
+        "{picked} {what} picked of {population}, expected about {expect:.0}"
+    );
 }
 
 /// The sampled estimate (`sampled`, a subset picked one in PERIOD) against the exact figures of
 /// the same run (`exact`, every one of `population` values): average and total within 5 % or four
 /// standard errors, p99 within 5 % or at rank 0.99 of the exact values within four standard errors.
-fn assert_estimate_agrees(what: &str, exact: &lockstat::Histogram, sampled: &lockstat::Histogram, population: u64) {
+fn assert_estimate_agrees(
+    what: &str,
+    exact: &lockstat::Histogram,
+    sampled: &lockstat::Histogram,
+    population: u64,
+) {
     let n = sampled.count();
     assert!(n > 0, "no {what} sampled");
     // The sample is a subset of the population the exact mean is taken over: the finite-population
@@ -223,7 +240,10 @@ fn the_sampled_mode_counts_exactly_and_times_one_hold_in_n() {
     let (rounds, s) = run(class, Mode::Sampled, 20_000, Duration::from_secs(20));
     assert!(rounds >= 1_000, "only {rounds} rounds ran in 20 s");
     assert_counts_exact(rounds, &s);
-    assert!(s.hold_sample.count() == 0 && s.wait_sample.count() == 0, "the shadow samples are kept in exact mode only");
+    assert!(
+        s.hold_sample.count() == 0 && s.wait_sample.count() == 0,
+        "the shadow samples are kept in exact mode only"
+    );
     // Each hold is picked with probability 1/PERIOD; a pick is skipped only while another timed
     // hold is open on the thread, which never happens here (one lock, no nesting). Each contended
     // wait likewise.

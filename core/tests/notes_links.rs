@@ -149,7 +149,9 @@ fn missing(found: &[Reference], exists: impl Fn(&Path) -> bool) -> Vec<String> {
     found
         .iter()
         .filter(|r| !exists(&r.resolved))
-        .map(|r| format!("{}:{}: `{}` -> {}", r.file.display(), r.line, r.written, r.resolved.display()))
+        .map(|r| {
+            format!("{}:{}: `{}` -> {}", r.file.display(), r.line, r.written, r.resolved.display())
+        })
         .collect()
 }
 
@@ -208,7 +210,8 @@ fn notes_name_only_files_that_exist() {
 
 #[test]
 fn the_checker_reports_each_broken_reference_and_nothing_else() {
-    let tops: BTreeSet<String> = ["core", "notes", "scripts"].iter().map(|s| s.to_string()).collect();
+    let tops: BTreeSet<String> =
+        ["core", "notes", "scripts"].iter().map(|s| s.to_string()).collect();
     let existing: BTreeSet<PathBuf> = [
         "notes/design.md",
         "notes/results/page.md",
@@ -312,11 +315,18 @@ fn cargo_comments_name_only_files_that_exist() {
         }
     }
     assert!(named >= 3, "only {named} file names found in {} manifests' comments", manifests.len());
-    assert!(broken.is_empty(), "manifest comments name files that do not exist:\n{}", broken.join("\n"));
+    assert!(
+        broken.is_empty(),
+        "manifest comments name files that do not exist:\n{}",
+        broken.join("\n")
+    );
 }
 
 /// Number words the notes use for counts.
-const NUMBER_WORDS: &[&str] = &["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
+const NUMBER_WORDS: &[&str] = &[
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve",
+];
 
 /// The counts of *all* variants a text states: "all N variants", "the N variants", "every N
 /// variants", "N registered variants" (N a digit string or a number word). A count of some of
@@ -332,7 +342,9 @@ fn stated_variant_counts(text: &str) -> Vec<(usize, String, usize)> {
             .map(|w| w.to_ascii_lowercase())
             .collect();
         for window in words.windows(3) {
-            let count_at = |w: &str| w.parse::<usize>().ok().or_else(|| NUMBER_WORDS.iter().position(|n| *n == w));
+            let count_at = |w: &str| {
+                w.parse::<usize>().ok().or_else(|| NUMBER_WORDS.iter().position(|n| *n == w))
+            };
             let stated = match (window[0].as_str(), window[1].as_str(), window[2].as_str()) {
                 ("all" | "the" | "every", n, "variants") => count_at(n),
                 (n, "registered", "variants") => count_at(n),
@@ -351,7 +363,9 @@ fn registered_variants(root: &Path) -> usize {
     std::fs::read_dir(root.join("variants/src"))
         .expect("read variants/src")
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "rs") && p.file_name().is_some_and(|n| n != "lib.rs"))
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "rs") && p.file_name().is_some_and(|n| n != "lib.rs")
+        })
         .count()
 }
 
@@ -370,12 +384,19 @@ fn notes_state_the_registered_number_of_variants() {
         for (line, words, n) in stated_variant_counts(&text) {
             stated += 1;
             if n != registered {
-                wrong.push(format!("{}:{line}: \"{words}\" (registered: {registered})", path.strip_prefix(&root).unwrap_or(path).display()));
+                wrong.push(format!(
+                    "{}:{line}: \"{words}\" (registered: {registered})",
+                    path.strip_prefix(&root).unwrap_or(path).display()
+                ));
             }
         }
     }
     assert!(stated >= 1, "no note states the number of variants: the check would be vacuous");
-    assert!(wrong.is_empty(), "notes state another number of variants than the registry's:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "notes state another number of variants than the registry's:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]

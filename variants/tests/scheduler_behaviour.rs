@@ -14,8 +14,9 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use schedlab_core::{
-    Consistency, Dispatched, GroupId, InsertOutcome, LockKind, ManualClock, Op, Process, RequestCounters,
-    RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler, StatsKept, StatsPolicy, StatsSnapshot,
+    Consistency, Dispatched, GroupId, InsertOutcome, LockKind, ManualClock, Op, Process,
+    RequestCounters, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler, StatsKept,
+    StatsPolicy, StatsSnapshot,
 };
 use schedlab_variants::debug_off::DebugOff;
 use schedlab_variants::epoch::Epoch;
@@ -73,8 +74,11 @@ fn manual_sched<P: StatsPolicy>(cfg: SchedConfig) -> (Arc<Scheduler<P>>, Arc<Man
 
 /// Every online group's statistics, by serial.
 fn all_stats<P: StatsPolicy>(sched: &Scheduler<P>) -> Vec<(u64, StatsSnapshot)> {
-    let mut out: Vec<_> =
-        sched.groups().iter().map(|g| (g.id.serial(), sched.group_stats(g.id).expect("online group"))).collect();
+    let mut out: Vec<_> = sched
+        .groups()
+        .iter()
+        .map(|g| (g.id.serial(), sched.group_stats(g.id).expect("online group")))
+        .collect();
     out.sort_by_key(|(serial, _)| *serial);
     out
 }
@@ -143,7 +147,8 @@ fn run_workload<P: StatsPolicy>(seed: u64, churn: bool) -> WorkloadResult {
     let a1 = sched.create_group(a, 200).unwrap();
     let a2 = sched.create_group(a, 50).unwrap();
     let homes = [root, a, a, b, a1, a1, a2, b];
-    let procs: Vec<Process<'_, P>> = homes.iter().map(|&g| sched.spawn_process(g).unwrap()).collect();
+    let procs: Vec<Process<'_, P>> =
+        homes.iter().map(|&g| sched.spawn_process(g).unwrap()).collect();
     // Each process writes its own region; `cursor` is where its next sequential request starts.
     let mut cursor: Vec<u64> = (0..procs.len()).map(|i| (i as u64 + 1) << 32).collect();
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -285,7 +290,11 @@ fn run_workload<P: StatsPolicy>(seed: u64, churn: bool) -> WorkloadResult {
     }
     assert!(in_flight.is_empty());
     assert_eq!(sched.outstanding(), (0, 0), "{}: the drain left requests behind", P::NAME);
-    assert!(sched.quiesce_until_reclaimed(Duration::from_secs(10)), "{}: grace periods never ended", P::NAME);
+    assert!(
+        sched.quiesce_until_reclaimed(Duration::from_secs(10)),
+        "{}: grace periods never ended",
+        P::NAME
+    );
     res.groups = all_stats(&sched);
     res.counters = sched.counters();
     res.consistency = sched.check_consistency();
@@ -312,7 +321,11 @@ fn assert_same_legacy(base: &WorkloadResult, other: &WorkloadResult) {
     assert_eq!(other.groups.len(), base.groups.len());
     for ((serial, want), (s2, got)) in base.groups.iter().zip(&other.groups) {
         assert_eq!(serial, s2);
-        assert_eq!(got.legacy(), want.legacy(), "{o} vs {b}: io_service_bytes/io_serviced of g{serial}");
+        assert_eq!(
+            got.legacy(),
+            want.legacy(),
+            "{o} vs {b}: io_service_bytes/io_serviced of g{serial}"
+        );
         // Nothing else is kept.
         let rest = StatsSnapshot { io_service_bytes: [0; 4], io_serviced: [0; 4], ..got.clone() };
         assert_eq!(rest, zero_snapshot(), "{o}: only the legacy pair is kept (g{serial})");
@@ -348,12 +361,22 @@ fn assert_exercised(r: &WorkloadResult) {
     assert!(c.inserted > 2000 && c.dispatched > 1000, "{c:?}");
     assert_eq!(c.dispatched, c.completed);
     assert!(r.insert_merges > 50, "bio back merges: {}", r.insert_merges);
-    assert!(c.merged > r.insert_merges + 20, "request-request merges: {} of {}", c.merged - r.insert_merges, c.merged);
+    assert!(
+        c.merged > r.insert_merges + 20,
+        "request-request merges: {} of {}",
+        c.merged - r.insert_merges,
+        c.merged
+    );
     assert!(r.at_head_inserts > 50, "at-head inserts: {}", r.at_head_inserts);
     assert!(r.idle_timers_armed > 20, "idle timer armed: {}", r.idle_timers_armed);
-    assert!(r.idle_timer_disables > 5, "idle timer disabled by an insert: {}", r.idle_timer_disables);
+    assert!(
+        r.idle_timer_disables > 5,
+        "idle timer disabled by an insert: {}",
+        r.idle_timer_disables
+    );
     assert!(r.idle_timers_fired > 5, "idle timer fired: {}", r.idle_timers_fired);
-    let groups_with = |f: &dyn Fn(&StatsSnapshot) -> bool| r.groups.iter().filter(|(_, s)| f(s)).count();
+    let groups_with =
+        |f: &dyn Fn(&StatsSnapshot) -> bool| r.groups.iter().filter(|(_, s)| f(s)).count();
     assert!(groups_with(&|s| s.idle_time > 0) >= 2, "idle_time");
     assert!(groups_with(&|s| s.group_wait_time > 0) >= 3, "group_wait_time");
     assert!(groups_with(&|s| s.dequeue > 0) >= 3, "dequeue");
@@ -361,7 +384,11 @@ fn assert_exercised(r: &WorkloadResult) {
     assert!(groups_with(&|s| StatsSnapshot::total(&s.service_time) > 0) >= 3, "service_time");
     assert!(groups_with(&|s| StatsSnapshot::total(&s.wait_time) > 0) >= 3, "wait_time");
     assert!(groups_with(&|s| s.avg_queue_size_sum > 0) >= 3, "avg_queue_size_sum");
-    assert_eq!(sum(&|s| s.avg_queue_size_samples), c.dispatched as i64, "one avg_queue_size sample per dispatch");
+    assert_eq!(
+        sum(&|s| s.avg_queue_size_samples),
+        c.dispatched as i64,
+        "one avg_queue_size sample per dispatch"
+    );
     assert_eq!(sum(&|s| StatsSnapshot::total(&s.io_serviced)), c.dispatched as i64);
     assert_eq!(sum(&|s| StatsSnapshot::total(&s.merged)), c.merged as i64);
     // Not asserted: `empty_time`. It is structurally 0 here, as in the kernel: the dispatch path
@@ -369,7 +396,10 @@ fn assert_exercised(r: &WorkloadResult) {
     // request being dispatched and an empty interval never opens while `queued` is balanced. It
     // only becomes > 0 after `queued` drifted (a process moved with requests queued).
     // Every request type went through.
-    let serviced = r.groups.iter().fold([0i64; 4], |acc, (_, s)| std::array::from_fn(|i| acc[i] + s.io_serviced[i]));
+    let serviced = r
+        .groups
+        .iter()
+        .fold([0i64; 4], |acc, (_, s)| std::array::from_fn(|i| acc[i] + s.io_serviced[i]));
     assert!(serviced.iter().all(|&n| n > 100), "READ/WRITE/SYNC/ASYNC serviced: {serviced:?}");
 }
 
@@ -400,9 +430,15 @@ fn identical_final_stats_for_all_stats_keeping_variants() {
     // Requests and io_serviced are conserved across the removal. (`queued` is not: a process
     // that moves with requests queued leaves +n in its old group and -n in its new one, as the
     // kernel's bfq_bfqq_move does; see `moving_a_backlogged_process_keeps_queued_balanced`.)
-    assert!(base.consistency.requests_balance && base.consistency.io_serviced_matches, "{:?}", base.consistency);
+    assert!(
+        base.consistency.requests_balance && base.consistency.io_serviced_matches,
+        "{:?}",
+        base.consistency
+    );
     assert_exercised(&base);
-    for other in [run_workload::<QueueLock>(WORKLOAD_SEED, true), run_workload::<Epoch>(WORKLOAD_SEED, true)] {
+    for other in
+        [run_workload::<QueueLock>(WORKLOAD_SEED, true), run_workload::<Epoch>(WORKLOAD_SEED, true)]
+    {
         assert_same_stats(&base, &other);
     }
     assert_same_legacy(&base, &run_workload::<DebugOff>(WORKLOAD_SEED, true));
@@ -422,10 +458,15 @@ fn identical_final_stats_for_all_stats_keeping_variants() {
 /// Groups given as (parent index into this list, or the root; weight). One process in each group
 /// listed in `leaves`, kept at 8 queued requests of 8 sectors; one request in flight at a time.
 /// Returns the sectors completed per leaf, and each leaf group's io_service_bytes total.
-fn backlogged_shares(groups: &[(Option<usize>, u64)], leaves: &[usize], dispatches: usize) -> (Vec<u64>, Vec<i64>) {
+fn backlogged_shares(
+    groups: &[(Option<usize>, u64)],
+    leaves: &[usize],
+    dispatches: usize,
+) -> (Vec<u64>, Vec<i64>) {
     const DEPTH: usize = 8;
     const SECTORS: u32 = 8;
-    let cfg = SchedConfig { slots: 2, slice_idle_ns: 0, max_budget: 1024, ..SchedConfig::default() };
+    let cfg =
+        SchedConfig { slots: 2, slice_idle_ns: 0, max_budget: 1024, ..SchedConfig::default() };
     let (sched, hand) = manual_sched::<SchedLock>(cfg);
     let root = sched.root();
     let mut ids: Vec<GroupId> = Vec::new();
@@ -467,7 +508,10 @@ fn backlogged_shares(groups: &[(Option<usize>, u64)], leaves: &[usize], dispatch
 
 fn assert_ratio(what: &str, num: u64, den: u64, want: f64) {
     let got = num as f64 / den as f64;
-    assert!((got - want).abs() <= 0.05 * want, "{what}: {num} / {den} = {got:.4}, want {want} ± 5 %");
+    assert!(
+        (got - want).abs() <= 0.05 * want,
+        "{what}: {num} / {den} = {got:.4}, want {want} ± 5 %"
+    );
 }
 
 #[test]
@@ -476,13 +520,25 @@ fn proportional_share_100_300() {
     let n = 64 * 1024;
     let (sectors, bytes) = backlogged_shares(&[(None, 100), (None, 300)], &[0, 1], n);
     assert_eq!(sectors.iter().sum::<u64>(), 8 * n as u64);
-    assert_eq!(bytes, sectors.iter().map(|&s| s as i64 * 512).collect::<Vec<_>>(), "io_service_bytes per group");
+    assert_eq!(
+        bytes,
+        sectors.iter().map(|&s| s as i64 * 512).collect::<Vec<_>>(),
+        "io_service_bytes per group"
+    );
     assert_ratio("weight 300 : weight 100", sectors[1], sectors[0], 3.0);
 
     // Two levels: root -> X (100) -> {X1 (100), X2 (300)}, root -> Y (100). X and Y split the
     // device evenly; inside X, X2 gets three times X1.
-    let (sectors, bytes) = backlogged_shares(&[(None, 100), (Some(0), 100), (Some(0), 300), (None, 100)], &[1, 2, 3], n);
-    assert_eq!(bytes, sectors.iter().map(|&s| s as i64 * 512).collect::<Vec<_>>(), "io_service_bytes per group");
+    let (sectors, bytes) = backlogged_shares(
+        &[(None, 100), (Some(0), 100), (Some(0), 300), (None, 100)],
+        &[1, 2, 3],
+        n,
+    );
+    assert_eq!(
+        bytes,
+        sectors.iter().map(|&s| s as i64 * 512).collect::<Vec<_>>(),
+        "io_service_bytes per group"
+    );
     let (x1, x2, y) = (sectors[0], sectors[1], sectors[2]);
     assert_ratio("X2 : X1", x2, x1, 3.0);
     assert_ratio("X : Y", x1 + x2, y, 1.0);
@@ -514,7 +570,10 @@ fn idle_sched<P: StatsPolicy>(slice_idle_ns: u64) -> (Arc<Scheduler<P>>, Arc<Man
     manual_sched::<P>(SchedConfig { slots: 2, slice_idle_ns, ..SchedConfig::default() })
 }
 
-fn idle_setup<'s, P: StatsPolicy>(sched: &'s Scheduler<P>, hand: &'s ManualClock) -> IdleSetup<'s, P> {
+fn idle_setup<'s, P: StatsPolicy>(
+    sched: &'s Scheduler<P>,
+    hand: &'s ManualClock,
+) -> IdleSetup<'s, P> {
     let root = sched.root();
     let ga = sched.create_group(root, 100).unwrap();
     let gb = sched.create_group(root, 100).unwrap();
@@ -522,7 +581,10 @@ fn idle_setup<'s, P: StatsPolicy>(sched: &'s Scheduler<P>, hand: &'s ManualClock
     let b = sched.spawn_process(gb).unwrap();
     let now = || sched.clock().now_ns();
 
-    assert_eq!(a.insert(spec(1000, 8, Op::READ_SYNC, A_FIRST)), InsertOutcome::Queued { idle_timer_disabled: false });
+    assert_eq!(
+        a.insert(spec(1000, 8, Op::READ_SYNC, A_FIRST)),
+        InsertOutcome::Queued { idle_timer_disabled: false }
+    );
     hand.advance(10 * US);
     let a_served_at = now();
     let rq = sched.dispatch().expect("A's request");
@@ -531,7 +593,10 @@ fn idle_setup<'s, P: StatsPolicy>(sched: &'s Scheduler<P>, hand: &'s ManualClock
     // completes): B, arriving now, must wait.
     hand.advance(10 * US);
     let b_arrived_at = now();
-    assert_eq!(b.insert(spec(5000, 8, Op::READ_SYNC, B_TAG)), InsertOutcome::Queued { idle_timer_disabled: false });
+    assert_eq!(
+        b.insert(spec(5000, 8, Op::READ_SYNC, B_TAG)),
+        InsertOutcome::Queued { idle_timer_disabled: false }
+    );
     if sched.slice_idle() > 0 {
         assert!(sched.dispatch().is_none(), "A is in service with its request on the device");
     }
@@ -544,7 +609,11 @@ fn idling_case_next_request<P: StatsPolicy>() {
     let (sched, hand) = idle_sched::<P>(2 * MS);
     let s = idle_setup(&sched, &hand);
     let completed_at = s.sched.clock().now_ns();
-    assert_eq!(s.sched.idle_deadline(), Some(completed_at + 2 * MS), "A idles after its completion");
+    assert_eq!(
+        s.sched.idle_deadline(),
+        Some(completed_at + 2 * MS),
+        "A idles after its completion"
+    );
     assert!(s.sched.dispatch().is_none(), "the device is held for A");
     s.hand.advance(MS);
     assert!(!s.sched.run_idle_timer(), "the timer is not due yet");
@@ -589,9 +658,17 @@ fn idling_case_timer<P: StatsPolicy>() {
     if P::KEPT == StatsKept::Full {
         let ga = s.sched.group_stats(s.ga).unwrap();
         assert_eq!(ga.dequeue, 1, "A expired empty (too idle)");
-        assert_eq!(ga.time, (deadline - s.a_served_at) as i64, "A's slice: from service start to expiry");
+        assert_eq!(
+            ga.time,
+            (deadline - s.a_served_at) as i64,
+            "A's slice: from service start to expiry"
+        );
         let gb = s.sched.group_stats(s.gb).unwrap();
-        assert_eq!(gb.group_wait_time, (deadline - s.b_arrived_at) as i64, "B's group waited for A's slice");
+        assert_eq!(
+            gb.group_wait_time,
+            (deadline - s.b_arrived_at) as i64,
+            "B's group waited for A's slice"
+        );
     }
     rq.complete();
     drop((s.a, s.b));
@@ -616,7 +693,10 @@ fn no_idling_with_slice_idle_zero() {
     assert_eq!(ga.dequeue, 1, "A expired at its completion (no more requests)");
     assert_eq!(ga.idle_time, 0);
     // A's next request waits for nobody either.
-    assert_eq!(s.a.insert(spec(2000, 8, Op::READ_SYNC, A_NEXT)), InsertOutcome::Queued { idle_timer_disabled: false });
+    assert_eq!(
+        s.a.insert(spec(2000, 8, Op::READ_SYNC, A_NEXT)),
+        InsertOutcome::Queued { idle_timer_disabled: false }
+    );
     let rq = s.sched.dispatch().expect("A's next request");
     assert_eq!(rq.tag, A_NEXT);
     rq.complete();
@@ -663,14 +743,21 @@ fn group_lifecycle<P: StatsPolicy>() {
         for k in 0..4u64 {
             tag += 1;
             let sector = (i as u64 + 1) * 1_000_000 + k * 64;
-            let rq = if k == 3 { head(sector, 8, Op::WRITE_SYNC, tag) } else { spec(sector, 8, Op::READ_SYNC, tag) };
+            let rq = if k == 3 {
+                head(sector, 8, Op::WRITE_SYNC, tag)
+            } else {
+                spec(sector, 8, Op::READ_SYNC, tag)
+            };
             assert!(matches!(p.insert(rq), InsertOutcome::Queued { .. }));
         }
     }
     // Dispatch until something of A1 has been dispatched and is still on the device.
     let mut in_flight = Vec::new();
     // (A1's processes have tags 5..=12; multiples of 4 went to the priority list.)
-    while !in_flight.iter().any(|rq: &Dispatched<'_, P>| (5..=12).contains(&rq.tag) && rq.tag % 4 != 0) {
+    while !in_flight
+        .iter()
+        .any(|rq: &Dispatched<'_, P>| (5..=12).contains(&rq.tag) && rq.tag % 4 != 0)
+    {
         hand.advance(10 * US);
         match sched.dispatch() {
             Some(rq) => in_flight.push(rq),
@@ -704,15 +791,25 @@ fn group_lifecycle<P: StatsPolicy>() {
     assert_eq!(pa1.move_to(a1), Err(SchedError::NoSuchGroup(a1)));
     assert_eq!((pa1.group(), pa1b.group()), (a, a), "{name}: A1's queues moved to its parent");
     let a_after = sched.group_stats(a).unwrap();
-    assert_eq!(serviced(&a_after), serviced(&a_before) + serviced(&a1_before), "{name}: io_serviced transferred");
-    assert_eq!(a_after.io_service_bytes, std::array::from_fn(|i| a_before.io_service_bytes[i] + a1_before.io_service_bytes[i]));
+    assert_eq!(
+        serviced(&a_after),
+        serviced(&a_before) + serviced(&a1_before),
+        "{name}: io_serviced transferred"
+    );
+    assert_eq!(
+        a_after.io_service_bytes,
+        std::array::from_fn(|i| a_before.io_service_bytes[i] + a1_before.io_service_bytes[i])
+    );
     if P::KEPT == StatsKept::Full {
         assert_eq!(
             StatsSnapshot::total(&a_after.queued),
             StatsSnapshot::total(&a_before.queued) + StatsSnapshot::total(&a1_before.queued),
             "{name}: queued transferred"
         );
-        assert_eq!(a_after.avg_queue_size_samples, a_before.avg_queue_size_samples + a1_before.avg_queue_size_samples);
+        assert_eq!(
+            a_after.avg_queue_size_samples,
+            a_before.avg_queue_size_samples + a1_before.avg_queue_size_samples
+        );
     }
     // A1 had no child and its queues left: freed (epoch: after the grace period).
     quiesce_until::<P>(|| census.live_groups() == 4);
@@ -828,14 +925,20 @@ fn accounting_paths<P: StatsPolicy>() {
     let rd = Op::READ_SYNC;
 
     // Normal insert.
-    assert_eq!(p1.insert(spec(1000, 8, rd, 1)), InsertOutcome::Queued { idle_timer_disabled: false });
+    assert_eq!(
+        p1.insert(spec(1000, 8, rd, 1)),
+        InsertOutcome::Queued { idle_timer_disabled: false }
+    );
     assert_eq!(queued(g), q(1), "{name}");
     // Insert merge (bio back merge): nothing added to queued.
     assert_eq!(p1.insert(spec(1008, 8, rd, 2)), InsertOutcome::Merged);
     assert_eq!(queued(g), q(1), "{name}");
     // A request after a gap, then the gap: bio merge, then request-request merge (the grown
     // request reaches the one after the gap, which leaves the scheduler).
-    assert_eq!(p1.insert(spec(1024, 8, rd, 3)), InsertOutcome::Queued { idle_timer_disabled: false });
+    assert_eq!(
+        p1.insert(spec(1024, 8, rd, 3)),
+        InsertOutcome::Queued { idle_timer_disabled: false }
+    );
     assert_eq!(queued(g), q(2), "{name}");
     assert_eq!(p1.insert(spec(1016, 8, rd, 4)), InsertOutcome::Merged);
     assert_eq!(queued(g), q(1), "{name}: the absorbed request was removed");
@@ -873,17 +976,34 @@ fn accounting_paths<P: StatsPolicy>() {
     rq.complete();
     assert!(sched.dispatch().is_none());
 
-    assert!(sched.quiesce_until_reclaimed(Duration::from_secs(10)), "{name}: grace periods never ended");
+    assert!(
+        sched.quiesce_until_reclaimed(Duration::from_secs(10)),
+        "{name}: grace periods never ended"
+    );
     let c = sched.check_consistency();
     assert!(c.ok, "{name}: {c:?}");
     assert!(c.groups_with_queued.is_empty(), "{name}: {:?}", c.groups_with_queued);
-    assert_eq!(c.counters, RequestCounters { inserted: 7, dispatched: 4, merged: 3, completed: 4, group_lookups: 7, ..RequestCounters::default() });
+    assert_eq!(
+        c.counters,
+        RequestCounters {
+            inserted: 7,
+            dispatched: 4,
+            merged: 3,
+            completed: 4,
+            group_lookups: 7,
+            ..RequestCounters::default()
+        }
+    );
     assert_eq!(c.counters.inserted, c.counters.completed + c.counters.merged);
     if P::KEPT != StatsKept::None && !P::LEGACY_IO_AT_SUBMIT {
         // Counted at dispatch, per request: the three merged into tag 1 are one 32-sector read.
         assert_eq!(c.io_serviced_sum, Some(4));
         let gs = sched.group_stats(g).unwrap();
-        assert_eq!(gs.io_service_bytes, [32 * 512, 8 * 512, 40 * 512, 0], "{name}: bytes READ/WRITE/SYNC/ASYNC");
+        assert_eq!(
+            gs.io_service_bytes,
+            [32 * 512, 8 * 512, 40 * 512, 0],
+            "{name}: bytes READ/WRITE/SYNC/ASYNC"
+        );
         assert_eq!(gs.io_serviced, [1, 1, 2, 0]);
     }
     if P::LEGACY_IO_AT_SUBMIT {
@@ -891,7 +1011,11 @@ fn accounting_paths<P: StatsPolicy>() {
         // five of them p1's in `g` (four 8-sector reads, one 8-sector write).
         assert_eq!(c.io_serviced_sum, Some(7), "{name}");
         let gs = sched.group_stats(g).unwrap();
-        assert_eq!(gs.io_service_bytes, [32 * 512, 8 * 512, 40 * 512, 0], "{name}: bytes READ/WRITE/SYNC/ASYNC");
+        assert_eq!(
+            gs.io_service_bytes,
+            [32 * 512, 8 * 512, 40 * 512, 0],
+            "{name}: bytes READ/WRITE/SYNC/ASYNC"
+        );
         assert_eq!(gs.io_serviced, [4, 1, 5, 0], "{name}");
     }
     drop((p1, p2));
@@ -922,7 +1046,8 @@ fn accounting_completeness_every_path_updates_queued() {
 /// kernel's `bfq_bfqq_move` behaves the same way (notes/kernel-map.md); the workload therefore
 /// moves only idle processes. This pins the behaviour down so that a change to it is noticed.
 fn moving_a_backlogged_process_leaves_queued_behind() {
-    let (sched, _hand) = manual_sched::<SchedLock>(SchedConfig { slots: 2, ..SchedConfig::default() });
+    let (sched, _hand) =
+        manual_sched::<SchedLock>(SchedConfig { slots: 2, ..SchedConfig::default() });
     let root = sched.root();
     let (g1, g2) = (sched.create_group(root, 100).unwrap(), sched.create_group(root, 100).unwrap());
     let p = sched.spawn_process(g1).unwrap();
@@ -961,7 +1086,11 @@ fn rstat_residue_of_a_removed_group_arrives_at_its_release() {
     let c = sched.check_consistency();
     assert_eq!(c.awaiting_reclamation, 1, "{c:?}");
     assert!(!c.ok, "a check with a group awaiting its release is incomplete: {c:?}");
-    assert_eq!(c.io_serviced_sum, Some(0), "nothing read before the removal, so nothing flushed: {c:?}");
+    assert_eq!(
+        c.io_serviced_sum,
+        Some(0),
+        "nothing read before the removal, so nothing flushed: {c:?}"
+    );
     drop(delayed);
     assert!(sched.quiesce_until_reclaimed(Duration::from_secs(2)), "grace period never ended");
     let c = sched.check_consistency();
@@ -984,7 +1113,11 @@ fn owner(tag: u64) -> u64 {
 
 /// Dispatches until nothing is left, completing each request at once and advancing the clock by
 /// `step_ns` before each dispatch; returns the run lengths: (process, consecutive dispatches).
-fn dispatch_runs<P: StatsPolicy>(sched: &Scheduler<P>, hand: &ManualClock, step_ns: u64) -> Vec<(u64, usize)> {
+fn dispatch_runs<P: StatsPolicy>(
+    sched: &Scheduler<P>,
+    hand: &ManualClock,
+    step_ns: u64,
+) -> Vec<(u64, usize)> {
     let mut runs: Vec<(u64, usize)> = Vec::new();
     loop {
         hand.advance(step_ns);
@@ -1002,7 +1135,8 @@ fn dispatch_runs<P: StatsPolicy>(sched: &Scheduler<P>, hand: &ManualClock, step_
 
 /// Two equal processes of one group, each with `n` requests of 8 sectors queued.
 fn two_backlogged<'s, P: StatsPolicy>(sched: &'s Scheduler<P>, n: u64) -> [Process<'s, P>; 2] {
-    let procs = [sched.spawn_process(sched.root()).unwrap(), sched.spawn_process(sched.root()).unwrap()];
+    let procs =
+        [sched.spawn_process(sched.root()).unwrap(), sched.spawn_process(sched.root()).unwrap()];
     for (i, p) in procs.iter().enumerate() {
         let who = i as u64 + 1;
         for k in 0..n {
@@ -1086,7 +1220,8 @@ fn a_request_past_its_fifo_deadline_is_served_before_the_sector_order() {
 /// `groups()` reports each group's depth below the root (the teardown frees deepest first).
 #[test]
 fn group_depth_counts_the_levels_below_the_root() {
-    let (sched, _hand) = manual_sched::<SchedLock>(SchedConfig { slots: 2, ..SchedConfig::default() });
+    let (sched, _hand) =
+        manual_sched::<SchedLock>(SchedConfig { slots: 2, ..SchedConfig::default() });
     let root = sched.root();
     let a = sched.create_group(root, 100).unwrap();
     let a1 = sched.create_group(a, 100).unwrap();
@@ -1117,11 +1252,16 @@ impl schedlab_variants::VariantVisitor for BioMergeAndDepthLimit {
         assert!(p.bio_merge(spec(992, 8, Op::READ_SYNC, 2)), "{name}: front merge");
         assert!(p.bio_merge(spec(1008, 8, Op::READ_SYNC, 3)), "{name}: back merge");
         assert!(!p.bio_merge(spec(5000, 8, Op::READ_SYNC, 4)), "{name}: nothing adjacent");
-        assert!(!p.bio_merge(spec(1016, 8, Op::WRITE_SYNC, 5)), "{name}: a write never joins a read");
+        assert!(
+            !p.bio_merge(spec(1016, 8, Op::WRITE_SYNC, 5)),
+            "{name}: a write never joins a read"
+        );
         let c = sched.counters();
         assert_eq!((c.bio_merged, c.merged, c.inserted), (2, 2, 3), "{name}: {c:?}");
         // Weights 100 and 300 at the root: g's share of 8 requests is 2. It has 1 allocated.
-        assert!(q.insert(spec(90_000, 8, Op::READ_SYNC, 6)).eq(&InsertOutcome::Queued { idle_timer_disabled: false }));
+        assert!(q
+            .insert(spec(90_000, 8, Op::READ_SYNC, 6))
+            .eq(&InsertOutcome::Queued { idle_timer_disabled: false }));
         assert!(!p.limit_depth(), "{name}: one request of a share of two");
         p.insert(spec(50_000, 8, Op::READ_SYNC, 7));
         assert!(p.limit_depth(), "{name}: two requests of a share of two");
@@ -1139,7 +1279,10 @@ impl schedlab_variants::VariantVisitor for BioMergeAndDepthLimit {
         assert_eq!(absorbed, vec![2, 3], "{name}");
         assert!(!p.limit_depth(), "{name}: idle again");
         drop((p, q));
-        assert!(sched.quiesce_until_reclaimed(Duration::from_secs(10)), "{name}: grace periods never ended");
+        assert!(
+            sched.quiesce_until_reclaimed(Duration::from_secs(10)),
+            "{name}: grace periods never ended"
+        );
         let c = sched.check_consistency();
         assert!(c.ok, "{name}: {c:?}");
         assert_eq!(c.counters.inserted, c.counters.completed + c.counters.merged, "{name}");

@@ -30,8 +30,9 @@
 
 use schedlab_core::sync::{epoch, thread, AtomicUsize, OracleMutex, Ordering};
 use schedlab_core::{
-    DeferredBatch, DeferredCx, GracePeriod, GroupPtr, LockedView, NoRemoval, Path, QueueLock, QueueRef, Reclaimer,
-    RetiredGroup, Route, SchedLockOnly, StatEvent, StatKind, StatUpdate, StatsKept, StatsPolicy,
+    DeferredBatch, DeferredCx, GracePeriod, GroupPtr, LockedView, NoRemoval, Path, QueueLock,
+    QueueRef, Reclaimer, RetiredGroup, Route, SchedLockOnly, StatEvent, StatKind, StatUpdate,
+    StatsKept, StatsPolicy,
 };
 
 /// Deferred kinds go to the batch, the others are applied under the lock (the 4.15 split).
@@ -77,7 +78,8 @@ pub struct QueueLockWrongRemoval;
 
 impl StatsPolicy for QueueLockWrongRemoval {
     const NAME: &'static str = "broken-queue-lock-wrong-removal";
-    const SUMMARY: &'static str = "deferred updates under the queue lock; removal under the scheduler lock only";
+    const SUMMARY: &'static str =
+        "deferred updates under the queue lock; removal under the scheduler lock only";
     const KEPT: StatsKept = StatsKept::Full;
     // The mistake: the protection the deferred update relies on is not the one removal honours.
     type Protection = SchedLockOnly;
@@ -108,7 +110,8 @@ pub struct QueueLockCompletionUnlocked;
 
 impl StatsPolicy for QueueLockCompletionUnlocked {
     const NAME: &'static str = "broken-queue-lock-completion-unlocked";
-    const SUMMARY: &'static str = "queue-lock with the completion statistics applied without the queue lock (4.15)";
+    const SUMMARY: &'static str =
+        "queue-lock with the completion statistics applied without the queue lock (4.15)";
     const KEPT: StatsKept = StatsKept::Full;
     type Protection = QueueLock;
     type DispatchCapture = ();
@@ -147,7 +150,8 @@ pub struct DefersEveryKind;
 
 impl StatsPolicy for DefersEveryKind {
     const NAME: &'static str = "defers-every-kind";
-    const SUMMARY: &'static str = "queue-lock asking to defer every update, the lock-only kinds too";
+    const SUMMARY: &'static str =
+        "queue-lock asking to defer every update, the lock-only kinds too";
     const KEPT: StatsKept = StatsKept::Full;
     type Protection = QueueLock;
     type DispatchCapture = ();
@@ -225,7 +229,8 @@ pub struct CapturedInServiceQueue;
 
 impl StatsPolicy for CapturedInServiceQueue {
     const NAME: &'static str = "broken-captured-in-service-queue";
-    const SUMMARY: &'static str = "uses the in-service queue captured before dispatch after dispatch expired it";
+    const SUMMARY: &'static str =
+        "uses the in-service queue captured before dispatch after dispatch expired it";
     const KEPT: StatsKept = StatsKept::Full;
     type Protection = QueueLock;
     type DispatchCapture = InServiceCapture;
@@ -244,7 +249,12 @@ impl StatsPolicy for CapturedInServiceQueue {
     fn dispatch_begin(&self, view: &LockedView<'_>) -> InServiceCapture {
         capture_in_service(view)
     }
-    fn dispatch_end(&self, _view: &LockedView<'_>, capture: InServiceCapture, batch: &mut DeferredBatch) {
+    fn dispatch_end(
+        &self,
+        _view: &LockedView<'_>,
+        capture: InServiceCapture,
+        batch: &mut DeferredBatch,
+    ) {
         if let Some((queue, was_waiting)) = capture {
             // SAFETY: none — the claim was "the queue was in service, so it exists"; but this
             // dispatch may have expired it and dropped its last reference.
@@ -286,7 +296,12 @@ impl StatsPolicy for RevalidatedInServiceQueue {
     fn dispatch_begin(&self, view: &LockedView<'_>) -> InServiceCapture {
         capture_in_service(view)
     }
-    fn dispatch_end(&self, view: &LockedView<'_>, capture: InServiceCapture, batch: &mut DeferredBatch) {
+    fn dispatch_end(
+        &self,
+        view: &LockedView<'_>,
+        capture: InServiceCapture,
+        batch: &mut DeferredBatch,
+    ) {
         if let Some((queue, was_waiting)) = capture {
             if !view.is_in_service(queue) {
                 return; // expired during this dispatch: it may be gone
@@ -486,7 +501,8 @@ pub struct EscapingDeferral {
 
 impl StatsPolicy for EscapingDeferral {
     const NAME: &'static str = "broken-escaping-deferral";
-    const SUMMARY: &'static str = "a deferred update applied by a detached thread after the path returned";
+    const SUMMARY: &'static str =
+        "a deferred update applied by a detached thread after the path returned";
     const KEPT: StatsKept = StatsKept::Full;
     type Protection = NoRemoval;
     type DispatchCapture = ();
@@ -760,7 +776,12 @@ pending_list_variant!(
     "broken-pending-pins-leak",
     "a pending entry holds its group until a flush that only the group's release runs (6.2)",
     fn retire_group(&self, group: RetiredGroup, reclaim: &Reclaimer<'_, QueueLock>) {
-        let pending = group.group().policy_state::<PendingFlush>().expect("this policy's state").pending.load(Ordering::Relaxed);
+        let pending = group
+            .group()
+            .policy_state::<PendingFlush>()
+            .expect("this policy's state")
+            .pending
+            .load(Ordering::Relaxed);
         if pending != 0 {
             // The cycle: the entry keeps the group until it is flushed, and the flush would run
             // from the group's release, which the entry prevents.
@@ -776,7 +797,12 @@ pending_list_variant!(
     "fixed-drain-on-release",
     "the release drains the pending entries, which hold no reference (the 2023 fix)",
     fn retire_group(&self, group: RetiredGroup, reclaim: &Reclaimer<'_, QueueLock>) {
-        group.group().policy_state::<PendingFlush>().expect("this policy's state").pending.store(0, Ordering::Relaxed);
+        group
+            .group()
+            .policy_state::<PendingFlush>()
+            .expect("this policy's state")
+            .pending
+            .store(0, Ordering::Relaxed);
         let _ = &self.held;
         reclaim.release(group);
     }

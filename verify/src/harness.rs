@@ -56,7 +56,10 @@ pub fn run_model<I: std::hash::Hash>(
     match expect {
         Expect::Pass => assert!(success, "the model failed:\n{output}"),
         Expect::Rejected(reason) => {
-            assert!(!success, "the checker accepted a broken version (expected: {reason}):\n{output}");
+            assert!(
+                !success,
+                "the checker accepted a broken version (expected: {reason}):\n{output}"
+            );
             let expected = reason.split('|').any(|alternative| output.contains(alternative));
             assert!(expected, "rejected, but not for the expected reason ({reason}):\n{output}");
         }

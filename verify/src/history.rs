@@ -42,7 +42,10 @@
 
 use crate::invariant::require;
 use schedlab_core::sync::{thread, violation, AtomicBool, OracleArc, OracleMutex, Ordering};
-use schedlab_core::{Clock as _, GroupId, InsertOutcome, Process, RequestSpec, SchedError, Scheduler, StatsKept, StatsPolicy, StatsSnapshot};
+use schedlab_core::{
+    Clock as _, GroupId, InsertOutcome, Process, RequestSpec, SchedError, Scheduler, StatsKept,
+    StatsPolicy, StatsSnapshot,
+};
 use std::collections::{HashMap, HashSet};
 
 /// A vector clock: entry `t` counts the events of model thread `t` ordered before this point.
@@ -224,7 +227,11 @@ impl Recorder {
             return false;
         }
         self.with(|f| {
-            let theirs = f.mailbox.get(&(flag as *const AtomicBool as usize)).cloned().expect("a published flag has a clock");
+            let theirs = f
+                .mailbox
+                .get(&(flag as *const AtomicBool as usize))
+                .cloned()
+                .expect("a published flag has a clock");
             merge(&mut f.clocks[self.me], &theirs);
         });
         self.tick();
@@ -232,7 +239,11 @@ impl Recorder {
     }
 
     /// Creates a group under `parent` (the creator's fact).
-    pub fn create<P: StatsPolicy>(&self, sched: &Scheduler<P>, parent: GroupId) -> Result<GroupId, SchedError> {
+    pub fn create<P: StatsPolicy>(
+        &self,
+        sched: &Scheduler<P>,
+        parent: GroupId,
+    ) -> Result<GroupId, SchedError> {
         let group = sched.create_group(parent, 100)?;
         self.created(group, parent);
         Ok(group)
@@ -249,33 +260,67 @@ impl Recorder {
     }
 
     /// Issues `spec` through `process`, which this thread put in `group`.
-    pub fn insert<P: StatsPolicy>(&self, process: &Process<'_, P>, group: GroupId, spec: RequestSpec) -> InsertOutcome {
+    pub fn insert<P: StatsPolicy>(
+        &self,
+        process: &Process<'_, P>,
+        group: GroupId,
+        spec: RequestSpec,
+    ) -> InsertOutcome {
         let begin = self.tick();
         let outcome = process.insert(spec);
         let end = self.tick();
         let span = Span { thread: self.me, begin, end };
         let merged = outcome == InsertOutcome::Merged;
         let listed = outcome == InsertOutcome::Listed;
-        self.with(|f| f.issues.push(Issue { span, group, tag: spec.tag, sectors: spec.sectors, merged, bio: false, listed }));
+        self.with(|f| {
+            f.issues.push(Issue {
+                span,
+                group,
+                tag: spec.tag,
+                sectors: spec.sectors,
+                merged,
+                bio: false,
+                listed,
+            })
+        });
         outcome
     }
 
     /// Tries to merge `spec` as a bio (`Process::bio_merge`) through `process`, which this thread
     /// put in `group`; a bio that merged is an issued request (merged at once), one that did not
     /// made none. Returns whether it merged.
-    pub fn bio_merge<P: StatsPolicy>(&self, process: &Process<'_, P>, group: GroupId, spec: RequestSpec) -> bool {
+    pub fn bio_merge<P: StatsPolicy>(
+        &self,
+        process: &Process<'_, P>,
+        group: GroupId,
+        spec: RequestSpec,
+    ) -> bool {
         let begin = self.tick();
         let merged = process.bio_merge(spec);
         let end = self.tick();
         if merged {
             let span = Span { thread: self.me, begin, end };
-            self.with(|f| f.issues.push(Issue { span, group, tag: spec.tag, sectors: spec.sectors, merged, bio: true, listed: false }));
+            self.with(|f| {
+                f.issues.push(Issue {
+                    span,
+                    group,
+                    tag: spec.tag,
+                    sectors: spec.sectors,
+                    merged,
+                    bio: true,
+                    listed: false,
+                })
+            });
         }
         merged
     }
 
     /// Moves `process` (which issues through this thread) to `to`.
-    pub fn move_to<P: StatsPolicy>(&self, process: &Process<'_, P>, to: GroupId) -> Result<(), SchedError> {
+    pub fn move_to<P: StatsPolicy>(
+        &self,
+        process: &Process<'_, P>,
+        to: GroupId,
+    ) -> Result<(), SchedError> {
         let begin = self.tick();
         let moved = process.move_to(to);
         let end = self.tick();
@@ -292,7 +337,13 @@ impl Recorder {
         let tag = rq.tag;
         let done = rq.complete();
         let end = self.tick();
-        self.with(|f| f.dispatches.push(Dispatch { span: Span { thread: self.me, begin, end }, tag, absorbed: done.absorbed }));
+        self.with(|f| {
+            f.dispatches.push(Dispatch {
+                span: Span { thread: self.me, begin, end },
+                tag,
+                absorbed: done.absorbed,
+            })
+        });
         true
     }
 
@@ -318,7 +369,14 @@ impl Recorder {
         let snapshot = sched.group_stats(group);
         let end = self.tick();
         if let Ok(snapshot) = snapshot {
-            self.with(|f| f.reads.push(Read { span: Span { thread: self.me, begin, end }, group, how: "group_stats", snapshot }));
+            self.with(|f| {
+                f.reads.push(Read {
+                    span: Span { thread: self.me, begin, end },
+                    group,
+                    how: "group_stats",
+                    snapshot,
+                })
+            });
         }
     }
 
@@ -328,7 +386,14 @@ impl Recorder {
         let snapshot = sched.inspect_group(group, |g| g.stats().snapshot());
         let end = self.tick();
         if let Ok(snapshot) = snapshot {
-            self.with(|f| f.reads.push(Read { span: Span { thread: self.me, begin, end }, group, how: "inspect_group", snapshot }));
+            self.with(|f| {
+                f.reads.push(Read {
+                    span: Span { thread: self.me, begin, end },
+                    group,
+                    how: "inspect_group",
+                    snapshot,
+                })
+            });
         }
     }
 
@@ -345,14 +410,16 @@ impl Recorder {
             return;
         }
         let facts = self.with(|f| Snapshot::of(f));
-        let online: HashSet<GroupId> = facts.parents.keys().filter(|g| !facts.removed.contains(g)).copied().collect();
+        let online: HashSet<GroupId> =
+            facts.parents.keys().filter(|g| !facts.removed.contains(g)).copied().collect();
         let online_now: HashSet<GroupId> = sched.groups().into_iter().map(|g| g.id).collect();
         require(online == online_now, || {
             format!("I7 (issuers' ledger): the groups online are {online_now:?}; the creators and removers say {online:?}")
         });
         let (exact, candidates) = facts.charges::<P>();
         let fold = |g: GroupId| facts.first_online(g);
-        let mut expected: HashMap<GroupId, Charge> = online.iter().map(|&g| (g, Charge::default())).collect();
+        let mut expected: HashMap<GroupId, Charge> =
+            online.iter().map(|&g| (g, Charge::default())).collect();
         for (g, c) in exact {
             add(expected.entry(fold(g)).or_default(), c);
         }
@@ -380,7 +447,11 @@ impl Recorder {
                     Ok(s) => Charge {
                         serviced: StatsSnapshot::total(&s.io_serviced),
                         bytes: StatsSnapshot::total(&s.io_service_bytes),
-                        merged: if P::KEPT == StatsKept::Full { StatsSnapshot::total(&s.merged) } else { 0 },
+                        merged: if P::KEPT == StatsKept::Full {
+                            StatsSnapshot::total(&s.merged)
+                        } else {
+                            0
+                        },
                     },
                     Err(_) => Charge::default(),
                 };
@@ -421,7 +492,8 @@ impl Recorder {
                 bytes: StatsSnapshot::total(&r.snapshot.io_service_bytes),
                 merged: 0,
             };
-            let fits = (low.serviced..=high.serviced).contains(&seen.serviced) && (low.bytes..=high.bytes).contains(&seen.bytes);
+            let fits = (low.serviced..=high.serviced).contains(&seen.serviced)
+                && (low.bytes..=high.bytes).contains(&seen.bytes);
             require(fits, || {
                 format!(
                     "read against its past: {} of {} (thread {}) saw {} io_serviced, {} bytes; the operations ordered before it \
@@ -442,18 +514,25 @@ fn add(to: &mut Charge, c: Charge) {
 /// Whether some choice of one group per candidate makes the charges equal what each group keeps.
 /// Exhaustive over the choices (the models have a handful of concurrent moves); past 4096 choices,
 /// only the totals and each group's certain part are compared.
-fn feasible(exact: &HashMap<GroupId, Charge>, candidates: &[Candidate], kept: &HashMap<GroupId, Charge>) -> bool {
+fn feasible(
+    exact: &HashMap<GroupId, Charge>,
+    candidates: &[Candidate],
+    kept: &HashMap<GroupId, Charge>,
+) -> bool {
     let choices: usize = candidates.iter().map(|c| c.groups.len().max(1)).product();
     if choices > 4096 {
-        let total = |m: &HashMap<GroupId, Charge>| m.values().fold(Charge::default(), |mut a, c| {
-            add(&mut a, *c);
-            a
-        });
+        let total = |m: &HashMap<GroupId, Charge>| {
+            m.values().fold(Charge::default(), |mut a, c| {
+                add(&mut a, *c);
+                a
+            })
+        };
         let mut all = total(exact);
         for c in candidates {
             add(&mut all, c.charge);
         }
-        return all == total(kept) && exact.iter().all(|(g, c)| kept.get(g).is_some_and(|k| k.serviced >= c.serviced));
+        return all == total(kept)
+            && exact.iter().all(|(g, c)| kept.get(g).is_some_and(|k| k.serviced >= c.serviced));
     }
     (0..choices).any(|mut choice| {
         let mut sums = exact.clone();
@@ -464,7 +543,8 @@ fn feasible(exact: &HashMap<GroupId, Charge>, candidates: &[Candidate], kept: &H
             }
             choice /= n;
         }
-        sums.iter().all(|(g, c)| kept.get(g).copied().unwrap_or_default() == *c) && kept.iter().all(|(g, k)| sums.get(g).copied().unwrap_or_default() == *k)
+        sums.iter().all(|(g, c)| kept.get(g).copied().unwrap_or_default() == *c)
+            && kept.iter().all(|(g, k)| sums.get(g).copied().unwrap_or_default() == *k)
     })
 }
 
@@ -534,12 +614,19 @@ impl Snapshot {
     /// before `span` left behind and those a move ordered after `span` had not reached yet.
     fn groups_during(&self, issue: &Issue, span: &Span) -> Vec<GroupId> {
         let t = issue.span.thread;
-        let mut later: Vec<&Move> =
-            self.moves.iter().filter(|m| m.span.thread == t && ordered_before(t, &issue.span.end, &m.span.begin)).collect();
+        let mut later: Vec<&Move> = self
+            .moves
+            .iter()
+            .filter(|m| m.span.thread == t && ordered_before(t, &issue.span.end, &m.span.begin))
+            .collect();
         later.sort_by_key(|m| m.span.begin[t]);
-        let path: Vec<GroupId> = std::iter::once(issue.group).chain(later.iter().map(|m| m.to)).collect();
+        let path: Vec<GroupId> =
+            std::iter::once(issue.group).chain(later.iter().map(|m| m.to)).collect();
         let low = later.iter().rposition(|m| m.span.before(span)).map_or(0, |i| i + 1);
-        let high = later.iter().position(|m| ordered_before(span.thread, &span.end, &m.span.begin)).unwrap_or(later.len());
+        let high = later
+            .iter()
+            .position(|m| ordered_before(span.thread, &span.end, &m.span.begin))
+            .unwrap_or(later.len());
         path[low..=high.max(low)].to_vec()
     }
 
@@ -552,13 +639,22 @@ impl Snapshot {
                 .issues
                 .iter()
                 .filter(|i| !i.bio)
-                .map(|i| (i.span.clone(), Charge { serviced: 1, bytes: i.sectors as i64 * 512, merged: 0 }, vec![i.group]))
+                .map(|i| {
+                    (
+                        i.span.clone(),
+                        Charge { serviced: 1, bytes: i.sectors as i64 * 512, merged: 0 },
+                        vec![i.group],
+                    )
+                })
                 .collect();
         }
         let mut ops = Vec::new();
         for d in &self.dispatches {
             let Some(host) = self.issue(d.tag) else {
-                violation(format!("I7 (issuers' ledger): request {} was dispatched but no thread issued it", d.tag));
+                violation(format!(
+                    "I7 (issuers' ledger): request {} was dispatched but no thread issued it",
+                    d.tag
+                ));
                 continue;
             };
             // Each sector is its issuer's: the request is charged once, to one group, so that group
@@ -656,7 +752,11 @@ mod tests {
     /// a read of G, the rest after; then a read of G and of the root.
     fn run() -> (schedlab_core::sync::Arc<Scheduler<SchedLock>>, Recorder, GroupId) {
         let (clock, _) = SchedClock::manual_ticking(1);
-        let sched = Scheduler::<SchedLock>::new(LockKind::FairSpin, SchedConfig { slots: 1, ..SchedConfig::default() }, clock);
+        let sched = Scheduler::<SchedLock>::new(
+            LockKind::FairSpin,
+            SchedConfig { slots: 1, ..SchedConfig::default() },
+            clock,
+        );
         let rec = Recorder::start(sched.root());
         let g = rec.create(&sched, sched.root()).unwrap();
         {
@@ -745,9 +845,14 @@ mod tests {
 
     /// In G1 a request dispatched before the move (charged to G1), then a move to G2 and a
     /// request dispatched after it (charged to G2).
-    fn run_with_a_move() -> (schedlab_core::sync::Arc<Scheduler<SchedLock>>, Recorder, GroupId, GroupId) {
+    fn run_with_a_move(
+    ) -> (schedlab_core::sync::Arc<Scheduler<SchedLock>>, Recorder, GroupId, GroupId) {
         let (clock, _) = SchedClock::manual_ticking(1);
-        let sched = Scheduler::<SchedLock>::new(LockKind::FairSpin, SchedConfig { slots: 1, ..SchedConfig::default() }, clock);
+        let sched = Scheduler::<SchedLock>::new(
+            LockKind::FairSpin,
+            SchedConfig { slots: 1, ..SchedConfig::default() },
+            clock,
+        );
         let rec = Recorder::start(sched.root());
         let g1 = rec.create(&sched, sched.root()).unwrap();
         let g2 = rec.create(&sched, sched.root()).unwrap();
@@ -778,9 +883,14 @@ mod tests {
     /// dispatched, the one at 64 left queued in G1), a move to G2, and a request listed at 72
     /// that merges into it at the next splice (a merge into another group's request, made by the
     /// dispatcher, charged to G2).
-    fn run_lists_merge_after_a_move() -> (schedlab_core::sync::Arc<Scheduler<SchedLock>>, Recorder, GroupId, GroupId) {
+    fn run_lists_merge_after_a_move(
+    ) -> (schedlab_core::sync::Arc<Scheduler<SchedLock>>, Recorder, GroupId, GroupId) {
         let (clock, _) = SchedClock::manual_ticking(1);
-        let cfg = SchedConfig { slots: 1, insert: schedlab_core::InsertPathKind::Lists, ..SchedConfig::default() };
+        let cfg = SchedConfig {
+            slots: 1,
+            insert: schedlab_core::InsertPathKind::Lists,
+            ..SchedConfig::default()
+        };
         let sched = Scheduler::<SchedLock>::new(LockKind::FairSpin, cfg, clock);
         let rec = Recorder::start(sched.root());
         let g1 = rec.create(&sched, sched.root()).unwrap();
@@ -801,7 +911,8 @@ mod tests {
     fn a_merge_made_at_the_splice_is_charged_there() {
         let (sched, rec, _, g2) = run_lists_merge_after_a_move();
         // The run is what the fixture says: request 2 absorbed request 3 at the splice, in G2.
-        let absorbed = rec.with(|f| f.dispatches.iter().find(|d| d.tag == 2).map(|d| d.absorbed.clone()));
+        let absorbed =
+            rec.with(|f| f.dispatches.iter().find(|d| d.tag == 2).map(|d| d.absorbed.clone()));
         assert_eq!(absorbed, Some(vec![3]));
         assert_eq!(StatsSnapshot::total(&sched.group_stats(g2).unwrap().merged), 1);
         rec.check(&sched);
@@ -860,7 +971,8 @@ mod tests {
         let (sched, _, g1) = run();
         let g2 = sched.root();
         let charge = Charge { serviced: 1, bytes: 4096, merged: 0 };
-        let exact: HashMap<GroupId, Charge> = [(g1, Charge::default()), (g2, Charge::default())].into();
+        let exact: HashMap<GroupId, Charge> =
+            [(g1, Charge::default()), (g2, Charge::default())].into();
         let either = [Candidate { charge, groups: vec![g1, g2] }];
         let in_g2: HashMap<GroupId, Charge> = [(g1, Charge::default()), (g2, charge)].into();
         let in_g1: HashMap<GroupId, Charge> = [(g1, charge), (g2, Charge::default())].into();
@@ -869,12 +981,15 @@ mod tests {
         assert!(feasible(&exact, &only_g2, &in_g2) && !feasible(&exact, &only_g2, &in_g1));
         let doubled: HashMap<GroupId, Charge> = [(g1, charge), (g2, charge)].into();
         assert!(!feasible(&exact, &either, &doubled));
-        let nothing: HashMap<GroupId, Charge> = [(g1, Charge::default()), (g2, Charge::default())].into();
+        let nothing: HashMap<GroupId, Charge> =
+            [(g1, Charge::default()), (g2, Charge::default())].into();
         assert!(!feasible(&exact, &either, &nothing));
         // Past 4096 choices (13 two-way candidates): the totals, and each group's certain part.
         let times = |n: i64| Charge { serviced: n, bytes: 4096 * n, merged: 0 };
         let many = vec![Candidate { charge, groups: vec![g1, g2] }; 13];
-        let kept = |a: i64, b: i64| -> HashMap<GroupId, Charge> { [(g1, times(a)), (g2, times(b))].into() };
+        let kept = |a: i64, b: i64| -> HashMap<GroupId, Charge> {
+            [(g1, times(a)), (g2, times(b))].into()
+        };
         assert!(feasible(&exact, &many, &kept(6, 7)));
         assert!(!feasible(&exact, &many, &kept(6, 6)));
         let certain: HashMap<GroupId, Charge> = [(g1, times(1)), (g2, Charge::default())].into();

@@ -19,7 +19,10 @@
 //! real ones, and need `unsafe impl` to claim what they do not do.
 
 use schedlab_core::sync::measure::{self, LockClass};
-use schedlab_core::sync::{thread, violation, Arc, AtomicBool, GuardNoSend, Measured, Ordering, RawLockWait, RawMutex, TicketLock, UnsafeCell};
+use schedlab_core::sync::{
+    thread, violation, Arc, AtomicBool, GuardNoSend, Measured, Ordering, RawLockWait, RawMutex,
+    TicketLock, UnsafeCell,
+};
 
 use crate::scenarios::require;
 
@@ -72,13 +75,19 @@ unsafe impl<L: Sync> Sync for Shared<L> {}
 
 impl<L: ModelLock> Shared<L> {
     fn new() -> Arc<Self> {
-        Arc::new(Shared { lock: L::make(), data: UnsafeCell::new(0), holders: std::sync::atomic::AtomicUsize::new(0) })
+        Arc::new(Shared {
+            lock: L::make(),
+            data: UnsafeCell::new(0),
+            holders: std::sync::atomic::AtomicUsize::new(0),
+        })
     }
 
     /// The critical section: alone, and the data incremented.
     fn hold(&self) {
         let before = self.holders.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        require(before == 0, || format!("mutual exclusion: {} other holder(s) inside the lock", before));
+        require(before == 0, || {
+            format!("mutual exclusion: {} other holder(s) inside the lock", before)
+        });
         // SAFETY: inside a hold of `self.lock` (the property under check).
         self.data.with_mut(|v| unsafe { *v += 1 });
         self.holders.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
@@ -141,7 +150,9 @@ pub fn try_lock_publishes<L: ModelLock>() {
     taken += a.join().unwrap();
     let v = shared.value();
     require(v == taken, || format!("mutual exclusion: {taken} holds made {v} increments"));
-    require(taken >= 2, || "try_lock: both tries failed although one of them came with the lock free".into());
+    require(taken >= 2, || {
+        "try_lock: both tries failed although one of them came with the lock free".into()
+    });
 }
 
 /// FIFO hand-off: the main thread holds the lock and makes two first attempts, for B and then
@@ -161,7 +172,9 @@ where
     for name in ["B", "C"] {
         match shared.lock.lock_or_queue() {
             Ok(_) => {
-                violation(format!("first attempt: {name}'s said uncontended while the lock was held"));
+                violation(format!(
+                    "first attempt: {name}'s said uncontended while the lock was held"
+                ));
                 return;
             }
             Err(q) => queued.push(q),
@@ -235,7 +248,12 @@ fn measured_counts_body<L: ModelLock + RawLockWait>() {
     };
     let counts = (s.acquisitions, s.contentions, s.owner_changes);
     require(counts.0 == 3, || format!("measured lock: {} acquisitions counted, 3 made", counts.0));
-    require(counts.1 == 1, || format!("measured lock: {} contentions counted, 1 made (the first attempt's answer)", counts.1));
+    require(counts.1 == 1, || {
+        format!(
+            "measured lock: {} contentions counted, 1 made (the first attempt's answer)",
+            counts.1
+        )
+    });
     require(counts.2 == 2, || format!("measured lock: {} owner changes counted, 2 made", counts.2));
     let v = shared.value();
     require(v == 3, || format!("mutual exclusion: three holds made {v} increments"));

@@ -28,8 +28,9 @@
 use crate::history::Recorder;
 use schedlab_core::sync::{thread, violation, Arc, AtomicBool, OracleArc};
 use schedlab_core::{
-    Clock, Census, Consistency, Dispatched, GroupId, InsertOutcome, InsertPathKind, KernelProfile, LockKind, Op, Protection, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler,
-    Process, StatsKept, StatsPolicy, StatsSnapshot,
+    Census, Clock, Consistency, Dispatched, GroupId, InsertOutcome, InsertPathKind, KernelProfile,
+    LockKind, Op, Process, Protection, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler,
+    StatsKept, StatsPolicy, StatsSnapshot,
 };
 
 // `require` lives in a leaf module that both this module and `crate::history` use, so that the
@@ -79,11 +80,15 @@ pub fn allows_removal<P: StatsPolicy>() -> bool {
 pub fn remove_or_refused<P: StatsPolicy>(sched: &Scheduler<P>, group: GroupId) -> bool {
     match sched.remove_group(group) {
         Ok(()) => {
-            require(allows_removal::<P>(), || format!("{}: removal went through although the protection refuses it", P::NAME));
+            require(allows_removal::<P>(), || {
+                format!("{}: removal went through although the protection refuses it", P::NAME)
+            });
             true
         }
         Err(SchedError::UnsafeUnderRemoval(_)) => {
-            require(!allows_removal::<P>(), || format!("{}: removal refused although the protection allows it", P::NAME));
+            require(!allows_removal::<P>(), || {
+                format!("{}: removal refused although the protection allows it", P::NAME)
+            });
             false
         }
         Err(e) => {
@@ -149,7 +154,9 @@ pub enum Moves {
 pub fn check_census<P: StatsPolicy>(sched: &Scheduler<P>, census: &Census) {
     let members: usize = sched.groups().iter().map(|g| g.queues).sum();
     let live = census.live_queues();
-    require(live == members, || format!("census: {live} live queues, {members} in the scheduler's groups"));
+    require(live == members, || {
+        format!("census: {live} live queues, {members} in the scheduler's groups")
+    });
 }
 
 /// The end of every scenario: drain, reclaim, I2, teardown, reclaim, I3 (see the module doc).
@@ -161,7 +168,9 @@ pub fn finish<P: StatsPolicy>(sched: Arc<Scheduler<P>>, census: OracleArc<Census
     // the device or listed, and no queue idles: every queue has lost its last holder and must be
     // gone already, not only after teardown (I3 while the scheduler lives).
     let queues = census.live_queues();
-    require(queues == 0, || format!("I3: {queues} queue(s) outlived their process, requests and pins"));
+    require(queues == 0, || {
+        format!("I3: {queues} queue(s) outlived their process, requests and pins")
+    });
     check_conservation(&sched, moves);
     drop(sched);
     quiesce::<P>(&census);
@@ -172,9 +181,14 @@ pub fn finish<P: StatsPolicy>(sched: Arc<Scheduler<P>>, census: OracleArc<Census
 /// [`conservation_failures`] that fails is the model's violation.
 pub fn check_conservation<P: StatsPolicy>(sched: &Scheduler<P>, moves: Moves) {
     let c = sched.check_consistency();
-    let stats: Vec<(GroupId, StatsSnapshot)> =
-        sched.groups().into_iter().filter_map(|g| sched.group_stats(g.id).ok().map(|s| (g.id, s))).collect();
-    if let Some((_, message)) = conservation_failures(&c, &stats, P::KEPT, P::LEGACY_IO_AT_SUBMIT, moves).into_iter().next() {
+    let stats: Vec<(GroupId, StatsSnapshot)> = sched
+        .groups()
+        .into_iter()
+        .filter_map(|g| sched.group_stats(g.id).ok().map(|s| (g.id, s)))
+        .collect();
+    if let Some((_, message)) =
+        conservation_failures(&c, &stats, P::KEPT, P::LEGACY_IO_AT_SUBMIT, moves).into_iter().next()
+    {
         violation(message);
     }
 }
@@ -198,7 +212,13 @@ pub type Failure = (&'static str, String);
 /// | `serviced` | io_serviced sums to the dispatches, or (counted at submission) to the requests that reached the insert (unless nothing is kept) |
 /// | `bytes` | io_service_bytes ≥ 512 × io_serviced in each of READ, WRITE, SYNC, ASYNC |
 /// | `attribution` | every group keeps what the scheduler's ledger charged it (not after a move with requests queued) |
-pub fn conservation_failures(c: &Consistency, stats: &[(GroupId, StatsSnapshot)], kept: StatsKept, counted_at_submit: bool, moves: Moves) -> Vec<Failure> {
+pub fn conservation_failures(
+    c: &Consistency,
+    stats: &[(GroupId, StatsSnapshot)],
+    kept: StatsKept,
+    counted_at_submit: bool,
+    moves: Moves,
+) -> Vec<Failure> {
     let r = c.counters;
     let mut out: Vec<Failure> = Vec::new();
     let mut check = |holds: bool, name: &'static str, message: &dyn Fn() -> String| {
@@ -206,16 +226,26 @@ pub fn conservation_failures(c: &Consistency, stats: &[(GroupId, StatsSnapshot)]
             out.push((name, message()));
         }
     };
-    check(c.requests_balance && c.outstanding == (0, 0), "requests", &|| format!("I2: inserted != completed + merged, or requests left: {c:?}"));
-    check(r.dispatched == r.completed, "dispatched", &|| format!("I2: dispatched != completed: {r:?}"));
+    check(c.requests_balance && c.outstanding == (0, 0), "requests", &|| {
+        format!("I2: inserted != completed + merged, or requests left: {c:?}")
+    });
+    check(r.dispatched == r.completed, "dispatched", &|| {
+        format!("I2: dispatched != completed: {r:?}")
+    });
     if kept == StatsKept::Full {
         let queued: i64 = stats.iter().map(|(_, s)| StatsSnapshot::total(&s.queued)).sum();
-        check(queued == 0, "queued-sum", &|| format!("I2: queued did not return to 0 (sum over groups {queued}): {stats:?}"));
+        check(queued == 0, "queued-sum", &|| {
+            format!("I2: queued did not return to 0 (sum over groups {queued}): {stats:?}")
+        });
         if moves == Moves::None {
-            check(c.groups_with_queued.is_empty(), "queued-per-group", &|| format!("I2: queued did not return to 0: {:?}", c.groups_with_queued));
+            check(c.groups_with_queued.is_empty(), "queued-per-group", &|| {
+                format!("I2: queued did not return to 0: {:?}", c.groups_with_queued)
+            });
         }
         let merged: i64 = stats.iter().map(|(_, s)| StatsSnapshot::total(&s.merged)).sum();
-        check(merged == r.merged as i64, "merged", &|| format!("I2: io_merged sums to {merged}, {} merges happened", r.merged));
+        check(merged == r.merged as i64, "merged", &|| {
+            format!("I2: io_merged sums to {merged}, {} merges happened", r.merged)
+        });
         // Every completion's statistics landed: on the ticking clock each completed request
         // adds at least 1 ns of service time.
         let service: i64 = stats.iter().map(|(_, s)| StatsSnapshot::total(&s.service_time)).sum();
@@ -227,8 +257,14 @@ pub fn conservation_failures(c: &Consistency, stats: &[(GroupId, StatsSnapshot)]
         let serviced: i64 = stats.iter().map(|(_, s)| StatsSnapshot::total(&s.io_serviced)).sum();
         // What io_serviced counts: dispatched requests, or (counted at submission) every request
         // that reached the insert, merged ones included, bios merged before a request was made not.
-        let (counted, what) = if counted_at_submit { (r.inserted - r.bio_merged, "submitted") } else { (r.dispatched, "dispatched") };
-        check(serviced == counted as i64, "serviced", &|| format!("I2: io_serviced sums to {serviced}, {counted} {what}"));
+        let (counted, what) = if counted_at_submit {
+            (r.inserted - r.bio_merged, "submitted")
+        } else {
+            (r.dispatched, "dispatched")
+        };
+        check(serviced == counted as i64, "serviced", &|| {
+            format!("I2: io_serviced sums to {serviced}, {counted} {what}")
+        });
         // Every serviced request carried at least one sector, in each of READ/WRITE/SYNC/ASYNC:
         // a request counted without its bytes (a lost or misrouted io_service_bytes delta) shows.
         let per_type = |f: fn(&StatsSnapshot) -> [i64; 4]| -> [i64; 4] {
@@ -246,7 +282,10 @@ pub fn conservation_failures(c: &Consistency, stats: &[(GroupId, StatsSnapshot)]
     // the issuers' ledger (crate::history) checks those runs.
     if moves == Moves::None {
         check(c.groups_misattributed.is_empty(), "attribution", &|| {
-            format!("I7: service charged to the wrong group (group, kept, charged): {:?}", c.groups_misattributed)
+            format!(
+                "I7: service charged to the wrong group (group, kept, charged): {:?}",
+                c.groups_misattributed
+            )
         });
     }
     out
@@ -254,8 +293,11 @@ pub fn conservation_failures(c: &Consistency, stats: &[(GroupId, StatsSnapshot)]
 
 /// I3 with no allowance: no queue, no group beyond `groups`, nothing awaiting reclamation.
 pub fn check_alive(census: &Census, invariant: &str, groups: usize) {
-    let (queues, live, awaiting) = (census.live_queues(), census.live_groups(), census.awaiting_reclamation());
-    if let Some((_, message)) = alive_failures(invariant, queues, live, awaiting, groups).into_iter().next() {
+    let (queues, live, awaiting) =
+        (census.live_queues(), census.live_groups(), census.awaiting_reclamation());
+    if let Some((_, message)) =
+        alive_failures(invariant, queues, live, awaiting, groups).into_iter().next()
+    {
         violation(message);
     }
 }
@@ -263,13 +305,25 @@ pub fn check_alive(census: &Census, invariant: &str, groups: usize) {
 /// Every condition of I3 that a census showing `queues` live queues, `live` live groups and
 /// `awaiting` retired groups not yet freed fails, when `groups` may be live: `awaiting`,
 /// `groups`, `queues`.
-pub fn alive_failures(invariant: &str, queues: usize, live: usize, awaiting: usize, groups: usize) -> Vec<Failure> {
+pub fn alive_failures(
+    invariant: &str,
+    queues: usize,
+    live: usize,
+    awaiting: usize,
+    groups: usize,
+) -> Vec<Failure> {
     let mut out: Vec<Failure> = Vec::new();
     if awaiting != 0 {
-        out.push(("awaiting", format!("{invariant}: a group was not freed ({awaiting} retired and never freed)")));
+        out.push((
+            "awaiting",
+            format!("{invariant}: a group was not freed ({awaiting} retired and never freed)"),
+        ));
     }
     if live != groups {
-        out.push(("groups", format!("{invariant}: a group was not freed ({live} live, {groups} expected)")));
+        out.push((
+            "groups",
+            format!("{invariant}: a group was not freed ({live} live, {groups} expected)"),
+        ));
     }
     if queues != 0 {
         out.push(("queues", format!("{invariant}: a queue outlived its holders ({queues} live)")));
@@ -282,7 +336,10 @@ pub fn check_nothing_alive(census: &Census, invariant: &str) {
     check_alive(census, invariant, 0);
 }
 
-fn spawn_in<P: StatsPolicy>(sched: &Arc<Scheduler<P>>, f: impl FnOnce(&Scheduler<P>) + Send + 'static) -> thread::JoinHandle<()> {
+fn spawn_in<P: StatsPolicy>(
+    sched: &Arc<Scheduler<P>>,
+    f: impl FnOnce(&Scheduler<P>) + Send + 'static,
+) -> thread::JoinHandle<()> {
     let sched = sched.clone();
     thread::spawn(move || f(&sched))
 }
@@ -295,7 +352,11 @@ fn dispatch_and_complete<P: StatsPolicy>(sched: &Scheduler<P>) {
 
 /// Puts a queue of a new process in service and lets it idle: its request is dispatched and
 /// completed, the idle timer is armed, and the clock is moved past the idle deadline.
-fn idle_in_service<'s, P: StatsPolicy>(sched: &'s Scheduler<P>, group: GroupId, clock: &schedlab_core::ManualClock) -> schedlab_core::Process<'s, P> {
+fn idle_in_service<'s, P: StatsPolicy>(
+    sched: &'s Scheduler<P>,
+    group: GroupId,
+    clock: &schedlab_core::ManualClock,
+) -> schedlab_core::Process<'s, P> {
     let p = sched.spawn_process(group).expect("scenario: spawn");
     p.insert(request(1, 1));
     sched.dispatch().expect("scenario: the request").complete();
@@ -306,7 +367,9 @@ fn idle_in_service<'s, P: StatsPolicy>(sched: &'s Scheduler<P>, group: GroupId, 
     p
 }
 
-fn manual_scheduler<P: StatsPolicy>(cfg: SchedConfig) -> (Arc<Scheduler<P>>, OracleArc<Census>, Arc<schedlab_core::ManualClock>) {
+fn manual_scheduler<P: StatsPolicy>(
+    cfg: SchedConfig,
+) -> (Arc<Scheduler<P>>, OracleArc<Census>, Arc<schedlab_core::ManualClock>) {
     let (clock, manual) = SchedClock::manual_ticking(1);
     let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, clock);
     let census = sched.census();
@@ -318,12 +381,16 @@ fn manual_scheduler<P: StatsPolicy>(cfg: SchedConfig) -> (Arc<Scheduler<P>>, Ora
 fn check_move<P: StatsPolicy>(p: &schedlab_core::Process<'_, P>, to: GroupId) {
     match p.move_to(to) {
         Ok(()) => {
-            require(allows_removal::<P>(), || format!("{}: a move went through although the protection refuses it", P::NAME));
+            require(allows_removal::<P>(), || {
+                format!("{}: a move went through although the protection refuses it", P::NAME)
+            });
             let now = p.group();
             require(now == to, || format!("a move to {to} left the process in {now}"));
         }
         Err(SchedError::UnsafeUnderRemoval(_)) => {
-            require(!allows_removal::<P>(), || format!("{}: a move refused although the protection allows it", P::NAME));
+            require(!allows_removal::<P>(), || {
+                format!("{}: a move refused although the protection allows it", P::NAME)
+            });
         }
         Err(e) => violation(format!("scenario: move failed: {e}")),
     }
@@ -449,7 +516,11 @@ enum Submitter {
 /// The submitter of the completion-context models: a process in `group` inserts a request, which
 /// is dispatched and handed to a completion context; then the submitter does what `then` says and
 /// waits for the context to end. Nothing to race with if `group` is already gone.
-fn submit_to_context<P: StatsPolicy>(sched: &Arc<Scheduler<P>>, group: GroupId, then: Submitter) -> thread::JoinHandle<()> {
+fn submit_to_context<P: StatsPolicy>(
+    sched: &Arc<Scheduler<P>>,
+    group: GroupId,
+    then: Submitter,
+) -> thread::JoinHandle<()> {
     let sched = sched.clone();
     thread::spawn(move || {
         let Ok(process) = sched.spawn_process(group) else { return };
@@ -614,7 +685,9 @@ pub fn i3_nested_removal<P: StatsPolicy>() {
     // cgroup rmdir semantics: a group with an online child cannot go.
     if allows_removal::<P>() {
         let early = sched.remove_group(parent);
-        require(matches!(early, Err(SchedError::HasChildren(_))), || format!("removing a parent with an online child: {early:?}"));
+        require(matches!(early, Err(SchedError::HasChildren(_))), || {
+            format!("removing a parent with an online child: {early:?}")
+        });
     }
     let removed = remove_or_refused(&sched, child) && remove_or_refused(&sched, parent);
     a.join().unwrap();
@@ -702,7 +775,9 @@ pub fn attribution_across_removal<P: StatsPolicy>() {
         let p = s.spawn_process(c).unwrap_or_else(|_| s.spawn_process(s.root()).unwrap());
         p.insert(request_at(0, 1));
         let outcome = p.insert(request_at(8, 2));
-        require(outcome == InsertOutcome::Merged, || format!("scenario: the second request should merge, got {outcome:?}"));
+        require(outcome == InsertOutcome::Merged, || {
+            format!("scenario: the second request should merge, got {outcome:?}")
+        });
     });
     if remove_or_refused(&sched, c) {
         reclaim_step::<P>();
@@ -729,8 +804,12 @@ pub fn spawned_create_move_read<P: StatsPolicy>() {
         let p = s.spawn_process(s.root()).unwrap();
         p.insert(request(1, 1));
         match p.move_to(g) {
-            Ok(()) => require(allows_removal::<P>(), || format!("{}: a move went through although the protection refuses it", P::NAME)),
-            Err(SchedError::UnsafeUnderRemoval(_)) => require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME)),
+            Ok(()) => require(allows_removal::<P>(), || {
+                format!("{}: a move went through although the protection refuses it", P::NAME)
+            }),
+            Err(SchedError::UnsafeUnderRemoval(_)) => {
+                require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME))
+            }
             Err(e) => violation(format!("scenario: move failed: {e}")),
         }
         drop(p);
@@ -765,7 +844,8 @@ impl<P: StatsPolicy> SharedProcess<P> {
         // allocation, and the clone kept beside it holds that allocation alive for as long as the
         // process exists: the process is reached only through this value, which drops it before
         // the clone (field order).
-        let process = unsafe { std::mem::transmute::<Process<'_, P>, Process<'static, P>>(process) };
+        let process =
+            unsafe { std::mem::transmute::<Process<'_, P>, Process<'static, P>>(process) };
         Ok(Arc::new(SharedProcess { process, sched: sched.clone() }))
     }
 
@@ -924,7 +1004,9 @@ pub fn create_under_removed_parent<P: StatsPolicy>() {
             Ok(()) => {
                 r.insert(&p, c, request(3, 2));
             }
-            Err(SchedError::UnsafeUnderRemoval(_)) => require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME)),
+            Err(SchedError::UnsafeUnderRemoval(_)) => {
+                require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME))
+            }
             Err(e) => violation(format!("scenario: move failed: {e}")),
         }
         r.dispatch(s);
@@ -1018,7 +1100,9 @@ pub fn bio_merge_and_depth_vs_removal<P: StatsPolicy>() {
             Ok(()) => {
                 r.bio_merge(&p, g2, request_at(16, 3));
             }
-            Err(SchedError::UnsafeUnderRemoval(_)) => require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME)),
+            Err(SchedError::UnsafeUnderRemoval(_)) => {
+                require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME))
+            }
             Err(e) => violation(format!("scenario: move failed: {e}")),
         }
         p.limit_depth();
@@ -1055,9 +1139,13 @@ pub fn at_head_insert_vs_move_and_removal<P: StatsPolicy>() {
     let g2 = rec.create(&sched, root).unwrap();
     rec.insert(&sched.spawn_process(g1).unwrap(), g1, request(20, 4));
     // Refused before any shared state is touched: a bad weight, the root.
-    require(sched.create_group(root, 0) == Err(SchedError::BadWeight(0)), || "a weight of 0 was accepted".into());
+    require(sched.create_group(root, 0) == Err(SchedError::BadWeight(0)), || {
+        "a weight of 0 was accepted".into()
+    });
     if allows_removal::<P>() {
-        require(sched.remove_group(root) == Err(SchedError::RootGroup), || "the root was removed".into());
+        require(sched.remove_group(root) == Err(SchedError::RootGroup), || {
+            "the root was removed".into()
+        });
     }
     let a = rec.spawn(&sched, move |s, r| {
         let Ok(p) = s.spawn_process(g1) else { return };
@@ -1071,7 +1159,9 @@ pub fn at_head_insert_vs_move_and_removal<P: StatsPolicy>() {
                     Err(e) => violation(format!("scenario: move back failed: {e}")),
                 }
             }
-            Err(SchedError::UnsafeUnderRemoval(_)) => require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME)),
+            Err(SchedError::UnsafeUnderRemoval(_)) => {
+                require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME))
+            }
             Err(e) => violation(format!("scenario: move failed: {e}")),
         }
         drop(p);
@@ -1092,11 +1182,15 @@ pub fn at_head_insert_vs_move_and_removal<P: StatsPolicy>() {
 fn remove_racing<P: StatsPolicy>(sched: &Scheduler<P>, rec: &Recorder, group: GroupId) {
     match sched.remove_group(group) {
         Ok(()) => {
-            require(allows_removal::<P>(), || format!("{}: removal went through although the protection refuses it", P::NAME));
+            require(allows_removal::<P>(), || {
+                format!("{}: removal went through although the protection refuses it", P::NAME)
+            });
             rec.removed(group);
         }
         Err(SchedError::NoSuchGroup(_)) => {}
-        Err(SchedError::UnsafeUnderRemoval(_)) => require(!allows_removal::<P>(), || format!("{}: removal refused", P::NAME)),
+        Err(SchedError::UnsafeUnderRemoval(_)) => {
+            require(!allows_removal::<P>(), || format!("{}: removal refused", P::NAME))
+        }
         Err(e) => violation(format!("scenario: removing {group} failed: {e}")),
     }
 }
@@ -1114,7 +1208,8 @@ fn remove_racing<P: StatsPolicy>(sched: &Scheduler<P>, rec: &Recorder, group: Gr
 /// (the empty branch returning before the common tail): the pins are never released and the queue
 /// outlives everything (I3), or the deferred statistics are lost (I2).
 pub fn lists_empty_dispatch_while_idling_vs_removal<P: StatsPolicy>() {
-    let (sched, census, _clock) = manual_scheduler::<P>(SchedConfig { insert: InsertPathKind::Lists, ..idling_config() });
+    let (sched, census, _clock) =
+        manual_scheduler::<P>(SchedConfig { insert: InsertPathKind::Lists, ..idling_config() });
     let root = sched.root();
     let g = sched.create_group(root, 100).unwrap();
     let p1 = sched.spawn_process(root).unwrap();
@@ -1169,7 +1264,9 @@ pub fn bio_front_merge_and_misses_vs_move<P: StatsPolicy>() {
             Ok(()) => {
                 r.bio_merge(&p, g2, request_at(8, 4));
             }
-            Err(SchedError::UnsafeUnderRemoval(_)) => require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME)),
+            Err(SchedError::UnsafeUnderRemoval(_)) => {
+                require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME))
+            }
             Err(e) => violation(format!("scenario: move failed: {e}")),
         }
         p.limit_depth();
@@ -1211,13 +1308,17 @@ pub fn lists_merge_across_groups_vs_move<P: StatsPolicy>() {
     let a = rec.spawn(&sched, move |s, r| {
         let Ok(p) = s.spawn_process(g1) else { return };
         let listed = r.insert(&p, g1, request_at(0, 1));
-        require(listed == InsertOutcome::Listed, || format!("scenario: the lists path should list, got {listed:?}"));
+        require(listed == InsertOutcome::Listed, || {
+            format!("scenario: the lists path should list, got {listed:?}")
+        });
         r.insert(&p, g1, request_at(64, 2));
         match r.move_to(&p, g2) {
             Ok(()) => {
                 r.insert(&p, g2, request_at(72, 3));
             }
-            Err(SchedError::UnsafeUnderRemoval(_)) => require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME)),
+            Err(SchedError::UnsafeUnderRemoval(_)) => {
+                require(!allows_removal::<P>(), || format!("{}: a move refused", P::NAME))
+            }
             Err(e) => violation(format!("scenario: move failed: {e}")),
         }
     });
@@ -1309,9 +1410,21 @@ pub fn budget_and_depth_limits_vs_move<P: StatsPolicy>() {
     let a = spawn_in(&sched, move |s| {
         let p = s.spawn_process(g1).unwrap();
         p.insert(request_at(0, 1));
-        p.insert(RequestSpec { sector: 16, sectors: 8, op: Op::WRITE_ASYNC, at_head: false, tag: 2 });
+        p.insert(RequestSpec {
+            sector: 16,
+            sectors: 8,
+            op: Op::WRITE_ASYNC,
+            at_head: false,
+            tag: 2,
+        });
         p.insert(request_at(8, 3));
-        p.insert(RequestSpec { sector: 128, sectors: 16, op: Op::READ_SYNC, at_head: false, tag: 4 });
+        p.insert(RequestSpec {
+            sector: 128,
+            sectors: 16,
+            op: Op::READ_SYNC,
+            at_head: false,
+            tag: 4,
+        });
         p.limit_depth();
         check_move(&p, g2);
     });
@@ -1386,8 +1499,12 @@ pub fn timer_vs_exit<P: StatsPolicy>() {
     let fired_here = sched.run_idle_timer();
     let fired_there = a.join().unwrap();
     // The deadline had passed with the queue idling: exactly one of the two handlers expires it.
-    require(fired_here != fired_there, || format!("idle timer: fired here {fired_here}, in A {fired_there}: exactly one must"));
-    require(sched.idle_deadline().is_none(), || "idle timer: the idling queue was not expired".into());
+    require(fired_here != fired_there, || {
+        format!("idle timer: fired here {fired_here}, in A {fired_there}: exactly one must")
+    });
+    require(sched.idle_deadline().is_none(), || {
+        "idle timer: the idling queue was not expired".into()
+    });
     finish(sched, census, Moves::None);
 }
 
@@ -1491,8 +1608,11 @@ pub fn created_after_removal<P: StatsPolicy>() {
     let newer = sched.create_group(sched.root(), 300).unwrap();
     a.join().unwrap();
     if removed {
-        let info = sched.groups().into_iter().find(|i| i.id == newer).expect("the new group is online");
-        require(info.queues == 0, || format!("a stale handle reached a group created after its removal: {info:?}"));
+        let info =
+            sched.groups().into_iter().find(|i| i.id == newer).expect("the new group is online");
+        require(info.queues == 0, || {
+            format!("a stale handle reached a group created after its removal: {info:?}")
+        });
         let stats = sched.group_stats(newer).unwrap();
         require(StatsSnapshot::total(&stats.queued) == 0 && stats.io_serviced == [0; 4], || {
             format!("a stale handle's request was accounted in a group created after the removal: {stats:?}")
@@ -1514,12 +1634,16 @@ pub fn merge_across_removal<P: StatsPolicy>() {
         p.insert(request_at(0, 1));
         p.insert(request_at(16, 2));
         let outcome = p.insert(request_at(8, 3));
-        require(outcome == InsertOutcome::Merged, || format!("scenario: the middle request should merge, got {outcome:?}"));
+        require(outcome == InsertOutcome::Merged, || {
+            format!("scenario: the middle request should merge, got {outcome:?}")
+        });
     });
     remove_or_refused(&sched, g);
     reclaim_step::<P>();
     a.join().unwrap();
-    require(sched.counters().merged == 2, || format!("scenario: two merges expected: {:?}", sched.counters()));
+    require(sched.counters().merged == 2, || {
+        format!("scenario: two merges expected: {:?}", sched.counters())
+    });
     finish(sched, census, Moves::None);
 }
 
@@ -1622,7 +1746,9 @@ pub fn lists_insert_vs_splice_and_removal<P: StatsPolicy>() {
     let root = sched.root();
     let g = sched.create_group(root, 100).unwrap();
     let outcome = sched.spawn_process(g).unwrap().insert(request(1, 1));
-    require(outcome == InsertOutcome::Listed, || format!("scenario: a listed insert, got {outcome:?}"));
+    require(outcome == InsertOutcome::Listed, || {
+        format!("scenario: a listed insert, got {outcome:?}")
+    });
     sched.spawn_process(root).unwrap().insert(RequestSpec { at_head: true, ..request(5, 2) });
     let a = spawn_in(&sched, dispatch_and_complete);
     dispatch_and_complete(&sched);
@@ -1649,7 +1775,9 @@ pub fn lists_conservation<P: StatsPolicy>() {
     a.join().unwrap();
     b.join().unwrap();
     let c = sched.check_consistency();
-    require(c.counters.inserted + c.listed as u64 == 3, || format!("I2 with listed requests: 3 submitted, {c:?}"));
+    require(c.counters.inserted + c.listed as u64 == 3, || {
+        format!("I2 with listed requests: 3 submitted, {c:?}")
+    });
     finish(sched, census, Moves::None);
 }
 
@@ -1676,7 +1804,9 @@ pub fn in_service_queue_freed_during_dispatch<P: StatsPolicy>() {
 /// its group's policy data, without the scheduler lock) while thread B dispatches (taking and
 /// dropping one on the in-service group, under the scheduler lock). Once quiet, the count must
 /// be back to its initial 1: a lost update would leak the group or free it early.
-pub fn pins_balanced_after_insert_vs_dispatch<P: StatsPolicy>(count: fn(&schedlab_core::GroupShared) -> usize) {
+pub fn pins_balanced_after_insert_vs_dispatch<P: StatsPolicy>(
+    count: fn(&schedlab_core::GroupShared) -> usize,
+) {
     let (sched, census) = scheduler::<P>(config());
     let g = sched.create_group(sched.root(), 100).unwrap();
     sched.spawn_process(g).unwrap().insert(request(1, 1));
@@ -1688,7 +1818,9 @@ pub fn pins_balanced_after_insert_vs_dispatch<P: StatsPolicy>(count: fn(&schedla
     b.join().unwrap();
     drain(&sched);
     let pins = sched.inspect_group(g, count).unwrap();
-    require(pins == 1, || format!("lost update: the group's reference count is {pins}, expected 1"));
+    require(pins == 1, || {
+        format!("lost update: the group's reference count is {pins}, expected 1")
+    });
     finish(sched, census, Moves::None);
 }
 
@@ -1709,7 +1841,9 @@ pub fn bio_merge_vs_removal<P: StatsPolicy>() {
             process.insert(request_at(0, 1));
             process.insert(request_at(16, 2));
             let merged = process.bio_merge(request_at(8, 3));
-            require(merged, || "scenario: the bio should merge into the gap between its process's two queued requests".into());
+            require(merged, || {
+                "scenario: the bio should merge into the gap between its process's two queued requests".into()
+            });
         }
     });
     remove_or_refused(&sched, g);

@@ -11,7 +11,9 @@
 use crate::history::Recorder;
 use crate::scenarios::{finish, quiesce, reclaim_step, remove_or_refused, require, Moves, IDLE_NS};
 use schedlab_core::sync::{thread, violation};
-use schedlab_core::{GroupId, LockKind, Op, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler, StatsPolicy};
+use schedlab_core::{
+    GroupId, LockKind, Op, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler, StatsPolicy,
+};
 
 /// Requests each job inserts.
 const REQUESTS_PER_JOB: u64 = 8;
@@ -50,7 +52,9 @@ pub fn mixed_churn<P: StatsPolicy>() {
                 }
                 if job == 0 && i == 3 {
                     match p.move_to(b) {
-                        Ok(()) | Err(SchedError::NoSuchGroup(_)) | Err(SchedError::UnsafeUnderRemoval(_)) => {}
+                        Ok(())
+                        | Err(SchedError::NoSuchGroup(_))
+                        | Err(SchedError::UnsafeUnderRemoval(_)) => {}
                         Err(e) => violation(format!("workload: move failed: {e}")),
                     }
                 }
@@ -125,7 +129,9 @@ pub fn four_threads_no_removal<P: StatsPolicy>() {
         t.join().unwrap();
     }
     dispatcher.join().unwrap();
-    require(sched.counters().inserted == 3 * REQUESTS_PER_JOB, || format!("workload: {:?}", sched.counters()));
+    require(sched.counters().inserted == 3 * REQUESTS_PER_JOB, || {
+        format!("workload: {:?}", sched.counters())
+    });
     quiesce::<P>(&census);
     finish(sched, census, Moves::None);
 }

@@ -51,7 +51,8 @@ macro_rules! every_model {
 #[test]
 fn every_branch_point_is_reached_or_argued() {
     let models = schedlab_variants::with_registry!(every_model);
-    let exploration = Exploration { max_preemptions: Some(1), iterations: 200, ..Exploration::default() };
+    let exploration =
+        Exploration { max_preemptions: Some(1), iterations: 200, ..Exploration::default() };
     let mut reached: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
     coverage_take();
     for (name, body) in &models {
@@ -71,9 +72,17 @@ fn every_branch_point_is_reached_or_argued() {
         let by = reached.get(point.as_str());
         let argued_here = argued.get(point).filter(|(checkers, _)| checkers.contains(CHECKER));
         match (by, argued_here) {
-            (Some(models), None) => map.push_str(&format!("{point}\t{file}\treached\t{}\t{}\n", models.len(), models[0])),
+            (Some(models), None) => map.push_str(&format!(
+                "{point}\t{file}\treached\t{}\t{}\n",
+                models.len(),
+                models[0]
+            )),
             (Some(models), Some(_)) => {
-                map.push_str(&format!("{point}\t{file}\treached although argued\t{}\t{}\n", models.len(), models[0]));
+                map.push_str(&format!(
+                    "{point}\t{file}\treached although argued\t{}\t{}\n",
+                    models.len(),
+                    models[0]
+                ));
                 stale.push(point.clone());
             }
             (None, Some((_, why))) => map.push_str(&format!("{point}\t{file}\targued\t0\t{why}\n")),
@@ -109,12 +118,27 @@ fn every_branch_point_is_reached_or_argued() {
     }
     let rows = unreached_rows.join("\n");
     let reached_all = unreached_rows.is_empty();
-    assert!(!cfg!(loom) || reached_all, "notes/verify.md's three-actor table, not reached:\n{rows}");
+    assert!(
+        !cfg!(loom) || reached_all,
+        "notes/verify.md's three-actor table, not reached:\n{rows}"
+    );
     if let Ok(path) = std::env::var("SCHEDLAB_COVERAGE_OUT") {
         std::fs::write(&path, &map).expect("writing the coverage map");
     }
-    println!("{CHECKER}: {} models, {} branch points declared, {} reached", models.len(), declared.len(), reached.len());
+    println!(
+        "{CHECKER}: {} models, {} branch points declared, {} reached",
+        models.len(),
+        declared.len(),
+        reached.len()
+    );
     assert!(undeclared.is_empty(), "reached but not found by the scan of core/src: {undeclared:?}");
-    assert!(unargued.is_empty(), "{CHECKER}: branch points no model reaches, not argued in notes/verify.md:\n{}", unargued.join("\n"));
-    assert!(stale.is_empty(), "{CHECKER}: argued unreachable in notes/verify.md but reached: {stale:?}");
+    assert!(
+        unargued.is_empty(),
+        "{CHECKER}: branch points no model reaches, not argued in notes/verify.md:\n{}",
+        unargued.join("\n")
+    );
+    assert!(
+        stale.is_empty(),
+        "{CHECKER}: argued unreachable in notes/verify.md but reached: {stale:?}"
+    );
 }

@@ -8,7 +8,10 @@
 //! checks are `schedlab_verify::history`'s unit tests.
 #![cfg(not(any(loom, shuttle)))]
 
-use schedlab_core::{Consistency, GroupId, Ledger, LockKind, Op, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsKept, StatsSnapshot};
+use schedlab_core::{
+    Consistency, GroupId, Ledger, LockKind, Op, RequestSpec, SchedClock, SchedConfig, Scheduler,
+    StatsKept, StatsSnapshot,
+};
 use schedlab_variants::sched_lock::SchedLock;
 use schedlab_verify::scenarios::{alive_failures, conservation_failures, Moves};
 
@@ -16,26 +19,48 @@ use schedlab_verify::scenarios::{alive_failures, conservation_failures, Moves};
 /// of them in a child group, one a write: every condition holds.
 fn clean() -> (Consistency, Vec<(GroupId, StatsSnapshot)>) {
     let (clock, _) = SchedClock::manual_ticking(1);
-    let sched = Scheduler::<SchedLock>::new(LockKind::FairSpin, SchedConfig { slots: 1, ..SchedConfig::default() }, clock);
+    let sched = Scheduler::<SchedLock>::new(
+        LockKind::FairSpin,
+        SchedConfig { slots: 1, ..SchedConfig::default() },
+        clock,
+    );
     let g = sched.create_group(sched.root(), 100).unwrap();
     {
         let p = sched.spawn_process(g).unwrap();
         p.insert(RequestSpec { sector: 0, sectors: 8, op: Op::READ_SYNC, at_head: false, tag: 1 });
         p.insert(RequestSpec { sector: 8, sectors: 8, op: Op::READ_SYNC, at_head: false, tag: 2 });
         let q = sched.spawn_process(sched.root()).unwrap();
-        q.insert(RequestSpec { sector: 6400, sectors: 8, op: Op::READ_SYNC, at_head: false, tag: 3 });
+        q.insert(RequestSpec {
+            sector: 6400,
+            sectors: 8,
+            op: Op::READ_SYNC,
+            at_head: false,
+            tag: 3,
+        });
         // A write, asynchronous: every request type of the rwstats has a serviced request.
-        q.insert(RequestSpec { sector: 12800, sectors: 8, op: Op::WRITE_ASYNC, at_head: false, tag: 4 });
+        q.insert(RequestSpec {
+            sector: 12800,
+            sectors: 8,
+            op: Op::WRITE_ASYNC,
+            at_head: false,
+            tag: 4,
+        });
     }
     while let Some(rq) = sched.dispatch() {
         rq.complete();
     }
     let c = sched.check_consistency();
-    let stats = sched.groups().into_iter().map(|i| (i.id, sched.group_stats(i.id).unwrap())).collect();
+    let stats =
+        sched.groups().into_iter().map(|i| (i.id, sched.group_stats(i.id).unwrap())).collect();
     (c, stats)
 }
 
-fn names(c: &Consistency, stats: &[(GroupId, StatsSnapshot)], kept: StatsKept, moves: Moves) -> Vec<&'static str> {
+fn names(
+    c: &Consistency,
+    stats: &[(GroupId, StatsSnapshot)],
+    kept: StatsKept,
+    moves: Moves,
+) -> Vec<&'static str> {
     conservation_failures(c, stats, kept, false, moves).into_iter().map(|(name, _)| name).collect()
 }
 
@@ -143,7 +168,8 @@ fn bytes_fails_alone_in_each_type_and_holds_at_its_floor() {
 #[test]
 fn attribution_fails_alone_and_only_without_a_move() {
     let (mut c, stats) = clean();
-    c.groups_misattributed = vec![(stats[0].0, Ledger::default(), Ledger { serviced: 1, ..Ledger::default() })];
+    c.groups_misattributed =
+        vec![(stats[0].0, Ledger::default(), Ledger { serviced: 1, ..Ledger::default() })];
     assert_eq!(names(&c, &stats, StatsKept::Full, Moves::None), ["attribution"]);
     assert_eq!(names(&c, &stats, StatsKept::None, Moves::None), ["attribution"]);
     assert!(names(&c, &stats, StatsKept::Full, Moves::WithRequestsQueued).is_empty());
@@ -164,7 +190,9 @@ fn what_a_variant_does_not_keep_is_not_checked() {
 
 #[test]
 fn each_liveness_condition_fails_alone() {
-    let names = |q, l, a, g| alive_failures("I3", q, l, a, g).into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+    let names = |q, l, a, g| {
+        alive_failures("I3", q, l, a, g).into_iter().map(|(n, _)| n).collect::<Vec<_>>()
+    };
     assert!(names(0, 0, 0, 0).is_empty());
     assert!(names(0, 3, 0, 3).is_empty());
     assert_eq!(names(1, 0, 0, 0), ["queues"]);
@@ -177,7 +205,10 @@ fn each_liveness_condition_fails_alone() {
 fn serviced_counted_at_submission_is_compared_with_the_submissions() {
     let (c, stats) = clean();
     let at_submit = |c: &Consistency| -> Vec<&'static str> {
-        conservation_failures(c, &stats, StatsKept::Legacy, true, Moves::None).into_iter().map(|(n, _)| n).collect()
+        conservation_failures(c, &stats, StatsKept::Legacy, true, Moves::None)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect()
     };
     // Four requests reached the insert, one merged: counted at submission, io_serviced is 4, not 3.
     assert_eq!(at_submit(&c), ["serviced"]);

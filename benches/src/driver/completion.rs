@@ -69,7 +69,11 @@ struct WakerSlot {
 
 impl Wakers {
     pub fn new(jobs: usize) -> Wakers {
-        Wakers { slots: (0..jobs).map(|_| WakerSlot { waiting: AtomicBool::new(false), thread: OnceLock::new() }).collect() }
+        Wakers {
+            slots: (0..jobs)
+                .map(|_| WakerSlot { waiting: AtomicBool::new(false), thread: OnceLock::new() })
+                .collect(),
+        }
     }
 
     /// Called by job `index` on its own thread before it first waits.
@@ -163,7 +167,13 @@ impl<T: Send> Device<T> {
     pub fn issuer<'w>(&self, job: usize, wakers: &'w Wakers) -> Issuer<'w, T> {
         let n = self.senders.len();
         let target = (job + 1) % n;
-        Issuer { job, target, sender: self.senders[target].clone(), contexts: Arc::clone(&self.contexts), wakers }
+        Issuer {
+            job,
+            target,
+            sender: self.senders[target].clone(),
+            contexts: Arc::clone(&self.contexts),
+            wakers,
+        }
     }
 
     /// Completes with `complete` what is left in the contexts the jobs serve, once every job has
@@ -289,10 +299,16 @@ mod tests {
                 .into_iter()
                 .map(|(c, rx)| {
                     let seen = &seen;
-                    s.spawn(move || context_loop(rx, |(dispatcher, _): (usize, u64)| {
-                        assert_eq!((dispatcher + 1) % 4, c, "job {dispatcher}'s request completed in context {c}");
-                        seen[c].fetch_add(1, Ordering::Relaxed);
-                    }))
+                    s.spawn(move || {
+                        context_loop(rx, |(dispatcher, _): (usize, u64)| {
+                            assert_eq!(
+                                (dispatcher + 1) % 4,
+                                c,
+                                "job {dispatcher}'s request completed in context {c}"
+                            );
+                            seen[c].fetch_add(1, Ordering::Relaxed);
+                        })
+                    })
                 })
                 .collect();
             // Job 0's requests go to context 1, which job 1 serves; job 1's to context 2 (a thread).
@@ -309,13 +325,19 @@ mod tests {
                 seen[1].fetch_add(1, Ordering::Relaxed);
             });
             assert_eq!(served, 100);
-            assert!(!job0.has_pending() && !job1.has_pending(), "the threads' contexts do not count");
+            assert!(
+                !job0.has_pending() && !job1.has_pending(),
+                "the threads' contexts do not count"
+            );
             drop((job0, job1));
             drop(device);
             let done: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
             assert_eq!(done, 100);
         });
-        assert_eq!(seen.iter().map(|n| n.load(Ordering::Relaxed)).collect::<Vec<_>>(), vec![0, 100, 100, 0]);
+        assert_eq!(
+            seen.iter().map(|n| n.load(Ordering::Relaxed)).collect::<Vec<_>>(),
+            vec![0, 100, 100, 0]
+        );
     }
 
     /// As many jobs as CPUs or more: no thread of its own for any context; jobs sharing a context

@@ -31,7 +31,8 @@ pub(crate) fn cpu_sample() -> Option<CpuSample> {
 /// The machine's busy and steal CPU seconds so far, all CPUs (`/proc/stat`'s first line).
 pub(crate) fn machine_busy_steal_s() -> Option<(f64, f64)> {
     let stat = std::fs::read_to_string("/proc/stat").ok()?;
-    let fields: Vec<f64> = stat.lines().next()?.split_whitespace().skip(1).filter_map(|f| f.parse().ok()).collect();
+    let fields: Vec<f64> =
+        stat.lines().next()?.split_whitespace().skip(1).filter_map(|f| f.parse().ok()).collect();
     if fields.len() < 8 {
         return None;
     }
@@ -44,7 +45,11 @@ pub(crate) fn machine_busy_steal_s() -> Option<(f64, f64)> {
 
 /// A run's CPU figures from its two samples over `secs` of `threads` jobs: this process's busy
 /// percent of the jobs' time, other processes' CPUs, steal CPUs (see `workload::RunResult`).
-pub(crate) fn cpu_figures(cpu: Option<(CpuSample, CpuSample)>, secs: f64, threads: usize) -> (Option<f64>, Option<f64>, Option<f64>) {
+pub(crate) fn cpu_figures(
+    cpu: Option<(CpuSample, CpuSample)>,
+    secs: f64,
+    threads: usize,
+) -> (Option<f64>, Option<f64>, Option<f64>) {
     let process_cpu_s = cpu.map(|(a, b)| b.process_s - a.process_s);
     let cpu_busy_pct = process_cpu_s.map(|p| 100.0 * p / (secs * threads as f64));
     // Other processes cannot have used more CPUs than the machine has: an estimate above that
@@ -76,7 +81,10 @@ mod bound_tests {
         // 142.7 CPUs' worth on this machine: refused, not clamped to its CPU count.
         let busy = 1.0 + 142.7 * 0.05;
         let (_, others, _) = cpu_figures(Some((sample(0.0, 0.0), sample(1.0, busy))), 0.05, 1);
-        assert!(142.7 > cpus + OTHERS_TOLERANCE_CPUS, "a machine with 143 CPUs cannot run this check");
+        assert!(
+            142.7 > cpus + OTHERS_TOLERANCE_CPUS,
+            "a machine with 143 CPUs cannot run this check"
+        );
         assert_eq!(others, None);
     }
 
@@ -113,11 +121,14 @@ pub fn allowed_cpus() -> Vec<usize> {
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
         // SAFETY: pid 0 is the calling thread; the size and pointer describe `set`, which lives
         // for the whole call.
-        let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        let rc =
+            unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
         if rc == 0 {
             // SAFETY: `set` was filled by the kernel; CPU_ISSET only reads it, with an index
             // below CPU_SETSIZE.
-            let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
+            let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+                .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+                .collect();
             if !cpus.is_empty() {
                 return cpus;
             }

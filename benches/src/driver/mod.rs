@@ -2,11 +2,11 @@
 //! processes disturb it ([`noise`]), the lock round trip ([`roundtrip`]) and a run's CPU profile
 //! ([`profile`]). Imports the files and the bottom (statistics, errors) only.
 
+pub mod completion;
 pub mod forced;
 pub mod host;
 pub mod noise;
 pub mod profile;
-pub mod completion;
 pub mod roundtrip;
 pub mod stopped;
 pub mod turns;

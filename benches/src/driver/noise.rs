@@ -1,8 +1,8 @@
 //! Re-runs of a run that other processes disturbed: the machine is shared, and a run during which
 //! they used the CPUs measures them rather than the variant.
 
-use crate::error::ExperimentError;
 use crate::driver::workload::{run_named, RunResult, WorkloadConfig};
+use crate::error::ExperimentError;
 use schedlab_core::sync::AtomicBool;
 use serde::Serialize;
 use std::time::Duration;
@@ -51,7 +51,8 @@ pub fn run_clean(
 }
 
 /// How a comparison makes one run: [`run_named`], or a stand-in in tests (to make a run fail).
-pub type Runner<'a> = &'a dyn Fn(&str, &WorkloadConfig, &AtomicBool) -> Result<RunResult, ExperimentError>;
+pub type Runner<'a> =
+    &'a dyn Fn(&str, &WorkloadConfig, &AtomicBool) -> Result<RunResult, ExperimentError>;
 
 pub(crate) fn run_clean_with(
     runner: Runner<'_>,

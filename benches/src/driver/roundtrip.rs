@@ -8,9 +8,11 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use schedlab_core::{lockstat, LockKind, Op, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy};
-use schedlab_variants::VariantVisitor;
 use schedlab_core::sync::{AtomicBool, Ordering};
+use schedlab_core::{
+    lockstat, LockKind, Op, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy,
+};
+use schedlab_variants::VariantVisitor;
 use std::time::Instant;
 
 /// Nanoseconds per round trip over `iterations` round trips (after `iterations / 10` warm-up).
@@ -20,7 +22,11 @@ pub fn measure<P: StatsPolicy>(iterations: u64, lock: LockKind) -> f64 {
 
 /// [`measure`], abandoned (`None`) as soon as `interrupt` is set: it is polled every 1024 round
 /// trips, so a signal stops even a long measurement at once.
-pub fn measure_until<P: StatsPolicy>(iterations: u64, lock: LockKind, interrupt: &AtomicBool) -> Option<f64> {
+pub fn measure_until<P: StatsPolicy>(
+    iterations: u64,
+    lock: LockKind,
+    interrupt: &AtomicBool,
+) -> Option<f64> {
     with_round_trips::<P, _>(lock, iterations / 10, interrupt, |timed| timed(iterations))
 }
 
@@ -45,7 +51,13 @@ fn with_round_trips<P: StatsPolicy, R>(
                 return false;
             }
             let sector = rng.random_range(0..(1u64 << 28)) * 8;
-            process.insert(RequestSpec { sector, sectors: 8, op: Op::READ_SYNC, at_head: false, tag });
+            process.insert(RequestSpec {
+                sector,
+                sectors: 8,
+                op: Op::READ_SYNC,
+                at_head: false,
+                tag,
+            });
             let rq = sched.dispatch().expect("the request just inserted");
             std::hint::black_box(rq.complete());
             tag += 1;
@@ -95,7 +107,11 @@ pub fn lockstat_windows_until<P: StatsPolicy>(
 /// The per-window costs of [`lockstat_windows_until`]'s result: each on window ÷ the mean of its
 /// two off neighbours.
 pub fn window_ratios(off: &[f64], on: &[f64]) -> Vec<f64> {
-    on.iter().enumerate().filter(|(i, _)| i + 1 < off.len()).map(|(i, m)| m / ((off[i] + off[i + 1]) / 2.0)).collect()
+    on.iter()
+        .enumerate()
+        .filter(|(i, _)| i + 1 < off.len())
+        .map(|(i, m)| m / ((off[i] + off[i + 1]) / 2.0))
+        .collect()
 }
 
 struct Windows<'a> {
@@ -145,7 +161,12 @@ pub fn measure_named(name: &str, iterations: u64, lock: LockKind) -> Option<f64>
 }
 
 /// [`measure_until`] for the variant called `name` (`None`: no such variant, or interrupted).
-pub fn measure_named_until(name: &str, iterations: u64, lock: LockKind, interrupt: &AtomicBool) -> Option<f64> {
+pub fn measure_named_until(
+    name: &str,
+    iterations: u64,
+    lock: LockKind,
+    interrupt: &AtomicBool,
+) -> Option<f64> {
     schedlab_variants::visit(name, Measure { iterations, lock, interrupt }).flatten()
 }
 

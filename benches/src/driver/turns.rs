@@ -294,7 +294,11 @@ mod tests {
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
         assert_eq!(rounds, vec![300; 6]);
-        assert!(most.load(Ordering::SeqCst) <= 2, "{} jobs ran at once on 2 CPUs' turns", most.load(Ordering::SeqCst));
+        assert!(
+            most.load(Ordering::SeqCst) <= 2,
+            "{} jobs ran at once on 2 CPUs' turns",
+            most.load(Ordering::SeqCst)
+        );
         assert_eq!(turns.held(), 0, "every turn was given back");
     }
 

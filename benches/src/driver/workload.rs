@@ -16,19 +16,20 @@
 //! measured during the measured window only ([`schedlab_core::lockstat`]) and the run returns
 //! their counters.
 
-use crate::error::ExperimentError;
 use super::completion::{context_loop, CompletionMode, Device, Issuer, Wakers};
-use super::turns::{CpuTurns, Preemption, Turn};
 use super::forced::AfterWork;
+use super::turns::{CpuTurns, Preemption, Turn};
+use crate::error::ExperimentError;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use schedlab_core::deadline::{Deadline, DeadlineConfig, DeadlineRequest};
 use schedlab_core::lockstat::{self, LockStats, LockSummary};
+use schedlab_core::sync::{AtomicBool, AtomicU64, Lock, LockKind, Ordering};
 use schedlab_core::trace;
 use schedlab_core::Inject;
-use schedlab_core::sync::{AtomicBool, AtomicU64, Lock, LockKind, Ordering};
-use schedlab_core::deadline::{Deadline, DeadlineConfig, DeadlineRequest};
 use schedlab_core::{
-    Dispatched, KernelProfile, SitePads, Consistency, GroupId, InsertPathKind, Op, RequestCounters, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy,
+    Consistency, Dispatched, GroupId, InsertPathKind, KernelProfile, Op, RequestCounters,
+    RequestSpec, SchedClock, SchedConfig, Scheduler, SitePads, StatsPolicy,
 };
 use schedlab_variants::VariantVisitor;
 use serde::Serialize;
@@ -194,7 +195,9 @@ impl WorkloadConfig {
             return Err(ExperimentError::bad_input(format!("the reference row `{name}` has no groups and no statistics: --churn and --stats-reads do not apply")));
         }
         if self.trace_window.is_some() {
-            return Err(ExperimentError::bad_input(format!("the reference row `{name}` records no trace")));
+            return Err(ExperimentError::bad_input(format!(
+                "the reference row `{name}` records no trace"
+            )));
         }
         // The remaining checks are the variants' (threads, duration, sizes, depth, outside work).
         self.validate("no-stats")
@@ -207,14 +210,24 @@ impl WorkloadConfig {
         }
         let (variant, _) = split_entry(variant)?;
         let info = schedlab_variants::info(variant).ok_or_else(|| {
-            let names: Vec<_> = schedlab_variants::ALL.iter().map(|v| v.name).chain(Reference::ALL.iter().map(|r| r.name())).collect();
-            ExperimentError::bad_input(format!("unknown variant `{variant}` (known: {})", names.join(", ")))
+            let names: Vec<_> = schedlab_variants::ALL
+                .iter()
+                .map(|v| v.name)
+                .chain(Reference::ALL.iter().map(|r| r.name()))
+                .collect();
+            ExperimentError::bad_input(format!(
+                "unknown variant `{variant}` (known: {})",
+                names.join(", ")
+            ))
         })?;
         if self.threads == 0 {
             return Err(ExperimentError::bad_input("--threads must be at least 1"));
         }
         if self.threads > 1024 {
-            return Err(ExperimentError::bad_input(format!("--threads {} is more than 1024", self.threads)));
+            return Err(ExperimentError::bad_input(format!(
+                "--threads {} is more than 1024",
+                self.threads
+            )));
         }
         let fair_max = max_fair_spin_threads();
         if self.lock == LockKind::FairSpin && self.threads > fair_max {
@@ -227,31 +240,58 @@ impl WorkloadConfig {
             return Err(ExperimentError::bad_input("--duration must be greater than zero"));
         }
         if let Some(w) = self.weights.iter().find(|w| !(1..=1000).contains(*w)) {
-            return Err(ExperimentError::bad_input(format!("group weight must be 1..=1000, got {w}")));
+            return Err(ExperimentError::bad_input(format!(
+                "group weight must be 1..=1000, got {w}"
+            )));
         }
         if self.weights.is_empty() {
             return Err(ExperimentError::bad_input("at least one group weight is needed"));
         }
-        if !(self.stats_reads_per_sec.is_finite() && (0.0..=MAX_STATS_READS_PER_SEC).contains(&self.stats_reads_per_sec)) {
-            return Err(ExperimentError::bad_input(format!("--stats-reads must be a rate in 0..={MAX_STATS_READS_PER_SEC} per second, got {}", self.stats_reads_per_sec)));
+        if !(self.stats_reads_per_sec.is_finite()
+            && (0.0..=MAX_STATS_READS_PER_SEC).contains(&self.stats_reads_per_sec))
+        {
+            return Err(ExperimentError::bad_input(format!(
+                "--stats-reads must be a rate in 0..={MAX_STATS_READS_PER_SEC} per second, got {}",
+                self.stats_reads_per_sec
+            )));
         }
-        if !(self.churn_per_sec.is_finite() && (0.0..=MAX_CHURN_PER_SEC).contains(&self.churn_per_sec)) {
-            return Err(ExperimentError::bad_input(format!("--churn must be a rate in 0..={MAX_CHURN_PER_SEC} per second, got {}", self.churn_per_sec)));
+        if !(self.churn_per_sec.is_finite()
+            && (0.0..=MAX_CHURN_PER_SEC).contains(&self.churn_per_sec))
+        {
+            return Err(ExperimentError::bad_input(format!(
+                "--churn must be a rate in 0..={MAX_CHURN_PER_SEC} per second, got {}",
+                self.churn_per_sec
+            )));
         }
         if self.groups > MAX_GROUPS {
-            return Err(ExperimentError::bad_input(format!("--groups must be 0..={MAX_GROUPS}, got {}", self.groups)));
+            return Err(ExperimentError::bad_input(format!(
+                "--groups must be 0..={MAX_GROUPS}, got {}",
+                self.groups
+            )));
         }
         if self.outside_ns > MAX_OUTSIDE_NS {
-            return Err(ExperimentError::bad_input(format!("--outside-ns must be 0..={MAX_OUTSIDE_NS}, got {}", self.outside_ns)));
+            return Err(ExperimentError::bad_input(format!(
+                "--outside-ns must be 0..={MAX_OUTSIDE_NS}, got {}",
+                self.outside_ns
+            )));
         }
         if self.elevator_ns > MAX_OUTSIDE_NS {
-            return Err(ExperimentError::bad_input(format!("--elevator-ns must be 0..={MAX_OUTSIDE_NS}, got {}", self.elevator_ns)));
+            return Err(ExperimentError::bad_input(format!(
+                "--elevator-ns must be 0..={MAX_OUTSIDE_NS}, got {}",
+                self.elevator_ns
+            )));
         }
         if self.inject.ns > MAX_INJECT_NS {
-            return Err(ExperimentError::bad_input(format!("--inject-ns must be 0..={MAX_INJECT_NS}, got {}", self.inject.ns)));
+            return Err(ExperimentError::bad_input(format!(
+                "--inject-ns must be 0..={MAX_INJECT_NS}, got {}",
+                self.inject.ns
+            )));
         }
         if self.slice_idle_ns > MAX_SLICE_IDLE_NS {
-            return Err(ExperimentError::bad_input(format!("--slice-idle-ns must be 0..={MAX_SLICE_IDLE_NS}, got {}", self.slice_idle_ns)));
+            return Err(ExperimentError::bad_input(format!(
+                "--slice-idle-ns must be 0..={MAX_SLICE_IDLE_NS}, got {}",
+                self.slice_idle_ns
+            )));
         }
         if self.duration > MAX_DURATION || self.ramp > MAX_DURATION {
             return Err(ExperimentError::bad_input("--duration and --ramp must be at most a day"));
@@ -265,13 +305,22 @@ impl WorkloadConfig {
             return Err(ExperimentError::bad_input("--churn needs --groups of at least 1"));
         }
         if !(1..=64).contains(&self.slots) {
-            return Err(ExperimentError::bad_input(format!("--slots must be 1..=64, got {}", self.slots)));
+            return Err(ExperimentError::bad_input(format!(
+                "--slots must be 1..=64, got {}",
+                self.slots
+            )));
         }
         if self.bs_sectors == 0 || self.bs_sectors > 256 {
-            return Err(ExperimentError::bad_input(format!("block size must be 512 B to 128 KiB, got {} sectors", self.bs_sectors)));
+            return Err(ExperimentError::bad_input(format!(
+                "block size must be 512 B to 128 KiB, got {} sectors",
+                self.bs_sectors
+            )));
         }
         if self.iodepth == 0 || self.iodepth > 1024 {
-            return Err(ExperimentError::bad_input(format!("--iodepth must be 1..=1024, got {}", self.iodepth)));
+            return Err(ExperimentError::bad_input(format!(
+                "--iodepth must be 1..=1024, got {}",
+                self.iodepth
+            )));
         }
         if self.trace_window.is_some_and(|w| w.is_zero()) {
             return Err(ExperimentError::bad_input("--trace-window must be greater than zero"));
@@ -346,7 +395,9 @@ pub struct ToggleResult {
 
 impl ToggleResult {
     fn of(window: Duration, windows: &[(bool, f64, u64)]) -> ToggleResult {
-        let sum = |on: bool| windows.iter().filter(|w| w.0 == on).fold((0.0, 0u64), |(s, n), w| (s + w.1, n + w.2));
+        let sum = |on: bool| {
+            windows.iter().filter(|w| w.0 == on).fold((0.0, 0u64), |(s, n), w| (s + w.1, n + w.2))
+        };
         let ((on_s, on_n), (off_s, off_n)) = (sum(true), sum(false));
         let rate = |s: f64, n: u64| if s > 0.0 { n as f64 / s / 1e3 } else { 0.0 };
         // Each interior window against the mean rate of its two neighbours (which are of the
@@ -361,7 +412,8 @@ impl ToggleResult {
                 continue;
             }
             let neighbours = (rate(a.1, a.2) + rate(c.1, c.2)) / 2.0;
-            let (r_on, r_off) = if b.0 { (rate(b.1, b.2), neighbours) } else { (neighbours, rate(b.1, b.2)) };
+            let (r_on, r_off) =
+                if b.0 { (rate(b.1, b.2), neighbours) } else { (neighbours, rate(b.1, b.2)) };
             if r_off > 0.0 {
                 pair_costs_pct.push(100.0 * (1.0 - r_on / r_off));
             }
@@ -384,7 +436,11 @@ pub const FAIR_LOCK_ADVICE: &str = "a spinning FIFO lock collapses when its hold
 
 /// The warning due before a run of `threads` jobs on `lock`, if any: the fair lock with more
 /// runnable threads (these jobs and other processes' runnable threads now) than CPUs.
-pub fn fair_lock_warning_before(lock: LockKind, threads: usize, others: Option<usize>) -> Option<String> {
+pub fn fair_lock_warning_before(
+    lock: LockKind,
+    threads: usize,
+    others: Option<usize>,
+) -> Option<String> {
     if lock != LockKind::FairSpin {
         return None;
     }
@@ -392,7 +448,11 @@ pub fn fair_lock_warning_before(lock: LockKind, threads: usize, others: Option<u
     let others = others.unwrap_or(0);
     // One job has no waiter behind it: nothing to collapse.
     (threads >= 2 && threads + others > cpus).then(|| {
-        let load = if others > 0 { format!(" and {others} other runnable thread(s)") } else { String::new() };
+        let load = if others > 0 {
+            format!(" and {others} other runnable thread(s)")
+        } else {
+            String::new()
+        };
         format!("fair-spin with {threads} job(s) on {cpus} CPU(s){load}: {FAIR_LOCK_ADVICE}")
     })
 }
@@ -423,8 +483,15 @@ fn fair_lock_warning_on(r: &RunResult, cpus: usize) -> Option<String> {
     let others = r.other_cpus.unwrap_or(0.0);
     let runnable = if r.turns { r.threads.min(cpus) } else { r.threads };
     if runnable > cpus {
-        let load = if others > OTHERS_DISTURB_CPUS { format!(", and other processes used {others:.1} CPU(s)") } else { String::new() };
-        Some(format!("this fair-spin run had {} job(s) on {cpus} CPU(s){load}: {FAIR_LOCK_ADVICE}", r.threads))
+        let load = if others > OTHERS_DISTURB_CPUS {
+            format!(", and other processes used {others:.1} CPU(s)")
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "this fair-spin run had {} job(s) on {cpus} CPU(s){load}: {FAIR_LOCK_ADVICE}",
+            r.threads
+        ))
     } else if runnable as f64 + others > cpus as f64 + OTHERS_DISTURB_CPUS {
         Some(format!(
             "other processes used {others:.1} CPU(s) during this fair-spin run ({runnable} runnable job(s), {cpus} CPU(s)): its KIOPS measure preemption, not the variant; {FAIR_LOCK_ADVICE}"
@@ -517,14 +584,21 @@ fn spin_for(clock: &SchedClock, ns: u64, stop: &AtomicBool) {
 /// Builds the initial hierarchy: the first half of the groups under the root, the rest under
 /// them in turn (so the tree has the root and two more levels). The one definition: the
 /// prediction's harness builds the same tree.
-pub fn build_groups<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig) -> Result<Vec<GroupId>, ExperimentError> {
+pub fn build_groups<P: StatsPolicy>(
+    sched: &Scheduler<P>,
+    cfg: &WorkloadConfig,
+) -> Result<Vec<GroupId>, ExperimentError> {
     let root = sched.root();
     let level1 = cfg.groups.div_ceil(2);
     let mut groups = Vec::with_capacity(cfg.groups);
     for i in 0..cfg.groups {
         let parent = if i < level1 { root } else { groups[(i - level1) % level1] };
         let weight = cfg.weights[i % cfg.weights.len()];
-        groups.push(sched.create_group(parent, weight).map_err(|e| ExperimentError::bad_input(format!("cannot create group {i}: {e}")))?);
+        groups.push(
+            sched
+                .create_group(parent, weight)
+                .map_err(|e| ExperimentError::bad_input(format!("cannot create group {i}: {e}")))?,
+        );
     }
     Ok(groups)
 }
@@ -536,7 +610,12 @@ fn credit(jobs: &[Job], tag: u64, absorbed: &[u64]) {
     }
 }
 
-fn dispatch_and_complete<P: StatsPolicy>(sched: &Scheduler<P>, jobs: &[Job], outside_ns: u64, stop: &AtomicBool) -> bool {
+fn dispatch_and_complete<P: StatsPolicy>(
+    sched: &Scheduler<P>,
+    jobs: &[Job],
+    outside_ns: u64,
+    stop: &AtomicBool,
+) -> bool {
     match sched.dispatch() {
         Some(rq) => {
             let done = rq.complete();
@@ -598,7 +677,14 @@ enum Completer<'s, P: StatsPolicy> {
 
 /// A completion context's work on one request: the scheduler's finish path, the owners' credit
 /// (waking an owner that waits), and the completion's half of the outside work.
-fn complete_in_context<P: StatsPolicy>(rq: Dispatched<'_, P>, jobs: &[Job], wakers: &Wakers, outside_ns: u64, clock: &SchedClock, stop: &AtomicBool) {
+fn complete_in_context<P: StatsPolicy>(
+    rq: Dispatched<'_, P>,
+    jobs: &[Job],
+    wakers: &Wakers,
+    outside_ns: u64,
+    clock: &SchedClock,
+    stop: &AtomicBool,
+) {
     let done = rq.complete();
     credit(jobs, done.tag, &done.absorbed);
     for t in std::iter::once(done.tag).chain(done.absorbed.iter().copied()) {
@@ -641,10 +727,10 @@ fn job_loop<'s, P: StatsPolicy>(
     }
     // The churn thread starts only once every job has its process (see `run`), so `group` still
     // exists; the root, which is never removed, is the fallback all the same.
-    let process = sched
-        .spawn_process(group)
-        .or_else(|_| sched.spawn_process(sched.root()))
-        .map_err(|e| ExperimentError::run_failed(format!("job {index} cannot start its process: {e}")))?;
+    let process =
+        sched.spawn_process(group).or_else(|_| sched.spawn_process(sched.root())).map_err(|e| {
+            ExperimentError::run_failed(format!("job {index} cannot start its process: {e}"))
+        })?;
     drop(started);
     if let Completer::Device { wakers, .. } = &completer {
         wakers.register(index);
@@ -652,7 +738,8 @@ fn job_loop<'s, P: StatsPolicy>(
     gate.wait();
     // With more jobs than CPUs and preemption only between requests: this job's turn on a CPU.
     let mut turn = turns.map(|t| t.take(stop));
-    let mut rng = SmallRng::seed_from_u64(cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut rng =
+        SmallRng::seed_from_u64(cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let op = cfg.rw.op();
     let bs = cfg.bs_sectors as u64;
     let region = DEVICE_SECTORS / cfg.threads as u64;
@@ -670,7 +757,9 @@ fn job_loop<'s, P: StatsPolicy>(
         // completing, and a job counts a request done only after its completion), so the move
         // cannot split a request's io_add and io_remove between two groups. (The kernel moves a
         // queue with requests pending and lets `queued` drift; see notes/kernel-map.md.)
-        if me.move_pending.load(Ordering::Relaxed) && submitted == me.completed_own.load(Ordering::Acquire) {
+        if me.move_pending.load(Ordering::Relaxed)
+            && submitted == me.completed_own.load(Ordering::Acquire)
+        {
             me.move_pending.store(false, Ordering::Relaxed);
             if let Some(target) = me.move_to.lock().take() {
                 // The target may have been removed meanwhile: then stay.
@@ -693,18 +782,37 @@ fn job_loop<'s, P: StatsPolicy>(
             let tag = ((index as u64) << OWNER_SHIFT) | (submitted & ((1 << OWNER_SHIFT) - 1));
             // The submission's half of the outside work and of the elevator machinery, less the
             // gaps the scheduler spends between the sites and before the dispatch.
-            spin_for(sched.clock(), ((cfg.outside_ns + cfg.elevator_ns) / 2).saturating_sub(cfg.pads.gaps()), stop);
+            spin_for(
+                sched.clock(),
+                ((cfg.outside_ns + cfg.elevator_ns) / 2).saturating_sub(cfg.pads.gaps()),
+                stop,
+            );
             if stop.load(Ordering::Relaxed) {
                 break;
             }
             // The kernel profile's lock sites: bio merge, depth limit, insert.
-            process.submit(RequestSpec { sector, sectors: cfg.bs_sectors, op, at_head: false, tag });
+            process.submit(RequestSpec {
+                sector,
+                sectors: cfg.bs_sectors,
+                op,
+                at_head: false,
+                tag,
+            });
             // blk-mq's way from the insert to running the hardware queue (the third gap).
             spin_for(sched.clock(), cfg.pads.gap_ns[2], stop);
             submitted += 1;
         }
         if let Completer::Device { issuer, wakers } = &completer {
-            let complete = |rq| complete_in_context(rq, jobs, wakers, cfg.outside_ns + cfg.elevator_ns, sched.clock(), stop);
+            let complete = |rq| {
+                complete_in_context(
+                    rq,
+                    jobs,
+                    wakers,
+                    cfg.outside_ns + cfg.elevator_ns,
+                    sched.clock(),
+                    stop,
+                )
+            };
             // The interrupt point: the completions queued to this CPU's context run here, between
             // lock sites, as a softirq runs in whatever task its CPU runs (`completion.rs`).
             issuer.serve(complete);
@@ -721,7 +829,11 @@ fn job_loop<'s, P: StatsPolicy>(
                     // of this job's own completions, as fio waits in io_uring_enter, or for a
                     // completion to run in this CPU's context.
                     issuer.serve_before_idle(complete);
-                    let ready = || submitted - me.completed_own.load(Ordering::Acquire) < depth || issuer.has_pending() || stop.load(Ordering::Relaxed);
+                    let ready = || {
+                        submitted - me.completed_own.load(Ordering::Acquire) < depth
+                            || issuer.has_pending()
+                            || stop.load(Ordering::Relaxed)
+                    };
                     sleep_off_turn(&mut turn, stop, || wakers.wait(index, ready));
                 }
                 None => std::hint::spin_loop(),
@@ -755,7 +867,11 @@ fn job_loop<'s, P: StatsPolicy>(
 /// monitor would read them. Each read takes the scheduler lock (and under `rstat` first flushes
 /// the pending lists under the global flush lock), like the kernel's `io.stat` read. A group
 /// removed between the listing and its read is skipped. Returns the number of full reads.
-fn stats_reader_loop<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig, stop: &AtomicBool) -> u64 {
+fn stats_reader_loop<P: StatsPolicy>(
+    sched: &Scheduler<P>,
+    cfg: &WorkloadConfig,
+    stop: &AtomicBool,
+) -> u64 {
     let period = period_of(cfg.stats_reads_per_sec);
     let mut next = Instant::now() + period;
     let mut reads = 0;
@@ -770,7 +886,12 @@ fn stats_reader_loop<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig,
     reads
 }
 
-fn churn_loop<P: StatsPolicy>(sched: &Scheduler<P>, cfg: &WorkloadConfig, jobs: &[Job], stop: &AtomicBool) -> u64 {
+fn churn_loop<P: StatsPolicy>(
+    sched: &Scheduler<P>,
+    cfg: &WorkloadConfig,
+    jobs: &[Job],
+    stop: &AtomicBool,
+) -> u64 {
     let mut rng = SmallRng::seed_from_u64(cfg.seed ^ 0xC0FF_EE00);
     let period = period_of(cfg.churn_per_sec);
     let mut next = Instant::now() + period;
@@ -845,7 +966,10 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 ///
 /// An error (a thread that could not be started, a job that could not spawn its process, a
 /// thread that panicked) ends the run and is returned as one line; nothing is torn down half.
-pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, ExperimentError> {
+pub fn run<P: StatsPolicy>(
+    cfg: &WorkloadConfig,
+    interrupt: &AtomicBool,
+) -> Result<RunResult, ExperimentError> {
     tracing::info!(
         variant = P::NAME,
         threads = cfg.threads,
@@ -857,13 +981,24 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         slots = cfg.slots,
         "run starts"
     );
-    let sched_cfg =
-        SchedConfig { slots: cfg.slots, slice_idle_ns: cfg.slice_idle_ns, insert: cfg.insert, profile: cfg.kernel, inject: cfg.inject, pads: cfg.pads, ..SchedConfig::default() };
+    let sched_cfg = SchedConfig {
+        slots: cfg.slots,
+        slice_idle_ns: cfg.slice_idle_ns,
+        insert: cfg.insert,
+        profile: cfg.kernel,
+        inject: cfg.inject,
+        pads: cfg.pads,
+        ..SchedConfig::default()
+    };
     let sched = Scheduler::<P>::new(cfg.lock, sched_cfg, SchedClock::real());
     let census = sched.census();
     let groups = build_groups(&sched, cfg)?;
     let jobs: Vec<Job> = (0..cfg.threads)
-        .map(|_| Job { completed_own: AtomicU64::new(0), move_to: Lock::new(LockKind::FairSpin, None), move_pending: AtomicBool::new(false) })
+        .map(|_| Job {
+            completed_own: AtomicU64::new(0),
+            move_to: Lock::new(LockKind::FairSpin, None),
+            move_pending: AtomicBool::new(false),
+        })
         .collect();
     let stop = AtomicBool::new(false);
     let started = AtomicU64::new(0);
@@ -884,7 +1019,8 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         // those no job serves.
         let mut contexts = Vec::new();
         let device = (cfg.completion == CompletionMode::Context).then(|| {
-            let (device, queues) = Device::<Dispatched<'_, P>>::new(completion_contexts(), cfg.threads);
+            let (device, queues) =
+                Device::<Dispatched<'_, P>>::new(completion_contexts(), cfg.threads);
             for (c, queue) in queues {
                 let (jobs, wakers, stop, pinned) = (&jobs, &wakers, &stop, &pinned);
                 let cpu = (!cpus.is_empty()).then(|| cpus[c % cpus.len()]);
@@ -894,7 +1030,9 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
                     if cpu.is_some_and(|c| !pin_current_thread(c)) {
                         pinned.store(false, Ordering::Relaxed);
                     }
-                    let n = context_loop(queue, |rq| complete_in_context(rq, jobs, wakers, outside_ns, sched_ref.clock(), stop));
+                    let n = context_loop(queue, |rq| {
+                        complete_in_context(rq, jobs, wakers, outside_ns, sched_ref.clock(), stop)
+                    });
                     lockstat::flush();
                     n
                 });
@@ -916,7 +1054,9 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
             // Named, so that logs and trace viewers show which job a line or a track is.
             let job = std::thread::Builder::new().name(format!("job-{i}"));
             let turns = turns.as_ref();
-            match job.spawn_scoped(s, move || job_loop(i, sched_ref, group, cfg, jobs, stop, pin, started, gate, completer, turns)) {
+            match job.spawn_scoped(s, move || {
+                job_loop(i, sched_ref, group, cfg, jobs, stop, pin, started, gate, completer, turns)
+            }) {
                 Ok(h) => handles.push(h),
                 Err(e) => {
                     failures.push(format!("cannot start job thread {i} of {}: {e}", cfg.threads));
@@ -937,14 +1077,18 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
             .then(|| {
                 let (sched, jobs, stop) = (&sched, &jobs, &stop);
                 let churn = std::thread::Builder::new().name("churn".into());
-                churn.spawn_scoped(s, move || churn_loop(sched, cfg, jobs, stop)).map_err(|e| ExperimentError::run_failed(format!("cannot start the churn thread: {e}")))
+                churn.spawn_scoped(s, move || churn_loop(sched, cfg, jobs, stop)).map_err(|e| {
+                    ExperimentError::run_failed(format!("cannot start the churn thread: {e}"))
+                })
             })
             .and_then(|r| r.map_err(|e| failures.push(e.to_string())).ok());
         let reader = (cfg.stats_reads_per_sec > 0.0 && failures.is_empty())
             .then(|| {
                 let (sched, stop) = (&sched, &stop);
                 let reader = std::thread::Builder::new().name("stats-reader".into());
-                reader.spawn_scoped(s, move || stats_reader_loop(sched, cfg, stop)).map_err(|e| ExperimentError::run_failed(format!("cannot start the statistics reader: {e}")))
+                reader.spawn_scoped(s, move || stats_reader_loop(sched, cfg, stop)).map_err(|e| {
+                    ExperimentError::run_failed(format!("cannot start the statistics reader: {e}"))
+                })
             })
             .and_then(|r| r.map_err(|e| failures.push(e.to_string())).ok());
         let t0 = Instant::now();
@@ -964,7 +1108,8 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         }
         let cpu_before = cpu_sample();
         let start = Instant::now();
-        let before: Vec<u64> = jobs.iter().map(|j| j.completed_own.load(Ordering::Relaxed)).collect();
+        let before: Vec<u64> =
+            jobs.iter().map(|j| j.completed_own.load(Ordering::Relaxed)).collect();
         tracing::info!(duration = ?cfg.duration, lockstat = cfg.lockstat, "measuring");
         if let Some(window) = cfg.trace_window.filter(|_| !interrupted) {
             let window = window.min(cfg.duration);
@@ -976,11 +1121,14 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
             trace::set_capture(false);
             tracing::info!(name: "trace window closed", "trace window closed");
         }
-        let toggle = cfg.lockstat_toggle.filter(|w| cfg.lockstat && !w.is_zero() && cfg.trace_window.is_none());
+        let toggle = cfg
+            .lockstat_toggle
+            .filter(|w| cfg.lockstat && !w.is_zero() && cfg.trace_window.is_none());
         if let Some(window) = toggle.filter(|_| !interrupted) {
             // Alternate on and off windows; each ends on the clock, and the requests completed in
             // it are read at its end.
-            let total = || jobs.iter().map(|j| j.completed_own.load(Ordering::Relaxed)).sum::<u64>();
+            let total =
+                || jobs.iter().map(|j| j.completed_own.load(Ordering::Relaxed)).sum::<u64>();
             let end = start + cfg.duration;
             let (mut t, mut n, mut on) = (start, total(), true);
             while t < end {
@@ -1001,7 +1149,8 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
             interrupted = true;
         }
         trace::set_capture(false);
-        let after: Vec<u64> = jobs.iter().map(|j| j.completed_own.load(Ordering::Relaxed)).collect();
+        let after: Vec<u64> =
+            jobs.iter().map(|j| j.completed_own.load(Ordering::Relaxed)).collect();
         let measured = start.elapsed().as_secs_f64();
         cpu = cpu_before.zip(cpu_sample());
         if cfg.lockstat {
@@ -1010,7 +1159,10 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         if interrupted && failures.is_empty() {
             tracing::warn!(measured_s = measured, "interrupted: keeping the part that ran");
         }
-        tracing::info!(measured_s = measured, "measured window done; stopping the jobs and draining");
+        tracing::info!(
+            measured_s = measured,
+            "measured window done; stopping the jobs and draining"
+        );
         // No new idle slice from here on: the drain waits out at most the one armed now.
         sched.set_slice_idle(0);
         stop.store(true, Ordering::Relaxed);
@@ -1018,7 +1170,9 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
             match h.join() {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => failures.push(e.to_string()),
-                Err(payload) => failures.push(format!("job {i} panicked: {}", panic_text(&*payload))),
+                Err(payload) => {
+                    failures.push(format!("job {i} panicked: {}", panic_text(&*payload)))
+                }
             }
         }
         // Every job dropped its issuer: what is left in the contexts the jobs served is completed
@@ -1026,12 +1180,15 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         // ends.
         if let Some(d) = &device {
             let outside_ns = cfg.outside_ns + cfg.elevator_ns;
-            d.drain_served(|rq| complete_in_context(rq, &jobs, &wakers, outside_ns, sched_ref.clock(), &stop));
+            d.drain_served(|rq| {
+                complete_in_context(rq, &jobs, &wakers, outside_ns, sched_ref.clock(), &stop)
+            });
         }
         drop(device);
         for (c, h) in contexts {
             if let Err(payload) = h.join() {
-                failures.push(format!("completion context {c} panicked: {}", panic_text(&*payload)));
+                failures
+                    .push(format!("completion context {c} panicked: {}", panic_text(&*payload)));
             }
         }
         let removals = match churner.map(|h| h.join()) {
@@ -1057,7 +1214,8 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
     let lock_stats = cfg.lockstat.then(lockstat::snapshot);
     // What the jobs left queued is drained here, by this thread alone. Idling is off, so the only
     // wait is for an idle slice armed before the stop (at most MAX_SLICE_IDLE_NS).
-    let drain_limit = Instant::now() + Duration::from_nanos(MAX_SLICE_IDLE_NS) + Duration::from_secs(5);
+    let drain_limit =
+        Instant::now() + Duration::from_nanos(MAX_SLICE_IDLE_NS) + Duration::from_secs(5);
     loop {
         if let Some(rq) = sched.dispatch() {
             let done = rq.complete();
@@ -1080,7 +1238,11 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
     // they did since the last read), so the end-of-run check waits for their grace periods.
     sched.quiesce_until_reclaimed(RECLAMATION_WAIT);
     if let Some(first) = failures.first() {
-        let more = if failures.len() > 1 { format!(" (and {} more)", failures.len() - 1) } else { String::new() };
+        let more = if failures.len() > 1 {
+            format!(" (and {} more)", failures.len() - 1)
+        } else {
+            String::new()
+        };
         tracing::error!(variant = P::NAME, "run failed: {first}{more}");
         drop(sched);
         P::quiesce();
@@ -1089,7 +1251,12 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
     let consistency = sched.check_consistency();
     let requests = consistency.counters;
     if consistency.ok {
-        tracing::info!(inserted = requests.inserted, completed = requests.completed, merged = requests.merged, "end-of-run checks hold");
+        tracing::info!(
+            inserted = requests.inserted,
+            completed = requests.completed,
+            merged = requests.merged,
+            "end-of-run checks hold"
+        );
     } else {
         tracing::warn!(?consistency, "end-of-run checks failed");
     }
@@ -1099,7 +1266,8 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
     let secs = measured_s.max(1e-9);
     let (cpu_busy_pct, other_cpus, steal_cpus) = cpu_figures(cpu, secs, cfg.threads);
     let per_thread_kiops: Vec<f64> = deltas.iter().map(|&d| d as f64 / secs / 1e3).collect();
-    let lockstat_toggle = cfg.lockstat_toggle.filter(|_| !windows.is_empty()).map(|w| ToggleResult::of(w, &windows));
+    let lockstat_toggle =
+        cfg.lockstat_toggle.filter(|_| !windows.is_empty()).map(|w| ToggleResult::of(w, &windows));
     // The lock counters cover the on windows of a toggled run, the whole window otherwise.
     let lockstat_s = lockstat_toggle.as_ref().map_or(measured_s, |t| t.on_s);
     Ok(RunResult {
@@ -1122,7 +1290,9 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
         other_cpus,
         steal_cpus,
         stopped_s: None,
-        locks: lock_stats.as_ref().map_or_else(Vec::new, |l| l.summarize((lockstat_s * 1e9) as u64)),
+        locks: lock_stats
+            .as_ref()
+            .map_or_else(Vec::new, |l| l.summarize((lockstat_s * 1e9) as u64)),
         lock_stats,
         lockstat_toggle,
         turns: turns.is_some(),
@@ -1131,7 +1301,14 @@ pub fn run<P: StatsPolicy>(cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Resu
 
 /// A reference row's completion in a completion context: the request's tags (its own and those
 /// merged into it) are credited to their owners, and the completion's half of the outside work.
-fn complete_reference((tag, absorbed): (u64, Vec<u64>), completed: &[AtomicU64], wakers: &Wakers, clock: &SchedClock, completion_half: u64, stop: &AtomicBool) {
+fn complete_reference(
+    (tag, absorbed): (u64, Vec<u64>),
+    completed: &[AtomicU64],
+    wakers: &Wakers,
+    clock: &SchedClock,
+    completion_half: u64,
+    stop: &AtomicBool,
+) {
     for t in std::iter::once(tag).chain(absorbed) {
         let owner = (t >> OWNER_SHIFT) as usize;
         completed[owner].fetch_add(1, Ordering::Release);
@@ -1174,15 +1351,26 @@ impl Reference {
 /// which completes it at once: no scheduler, no lock, no statistics, no groups. What is left is
 /// the per-request work outside any scheduler, so that `variant ÷ none` is the share of the
 /// throughput the scheduler keeps. `deadline` puts `mq-deadline` between the jobs and the device.
-pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, ExperimentError> {
-    tracing::info!(row = reference.name(), threads = cfg.threads, rw = cfg.rw.name(), iodepth = cfg.iodepth, "reference run starts");
+pub fn run_reference(
+    reference: Reference,
+    cfg: &WorkloadConfig,
+    interrupt: &AtomicBool,
+) -> Result<RunResult, ExperimentError> {
+    tracing::info!(
+        row = reference.name(),
+        threads = cfg.threads,
+        rw = cfg.rw.name(),
+        iodepth = cfg.iodepth,
+        "reference run starts"
+    );
     let clock = SchedClock::real();
     let stop = AtomicBool::new(false);
     let completed: Vec<AtomicU64> = (0..cfg.threads).map(|_| AtomicU64::new(0)).collect();
     let cpus = if cfg.pin_cpus { allowed_cpus() } else { Vec::new() };
     let pinned = AtomicBool::new(cfg.pin_cpus);
     let gate = Gate::default();
-    let deadline = (reference == Reference::Deadline).then(|| Deadline::new(cfg.lock, DeadlineConfig::default()));
+    let deadline = (reference == Reference::Deadline)
+        .then(|| Deadline::new(cfg.lock, DeadlineConfig::default()));
     let lockstat_on = cfg.lockstat && deadline.is_some();
     let mut interrupted = false;
     let mut failures = Vec::new();
@@ -1193,19 +1381,25 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
         // With completion contexts (`completion.rs`) a request's tags (its own and those merged
         // into it) are completed there: the completion's half of the outside work and the credit.
         let mut contexts = Vec::new();
-        let half_of = |row_pays_elevator: bool| (cfg.outside_ns + if row_pays_elevator { cfg.elevator_ns } else { 0 }) / 2;
+        let half_of = |row_pays_elevator: bool| {
+            (cfg.outside_ns + if row_pays_elevator { cfg.elevator_ns } else { 0 }) / 2
+        };
         let completion_half = half_of(deadline.is_some());
         let device = (cfg.completion == CompletionMode::Context).then(|| {
-            let (device, queues) = Device::<(u64, Vec<u64>)>::new(completion_contexts(), cfg.threads);
+            let (device, queues) =
+                Device::<(u64, Vec<u64>)>::new(completion_contexts(), cfg.threads);
             for (c, queue) in queues {
-                let (clock, stop, completed, wakers, pinned) = (&clock, &stop, &completed, &wakers, &pinned);
+                let (clock, stop, completed, wakers, pinned) =
+                    (&clock, &stop, &completed, &wakers, &pinned);
                 let cpu = (!cpus.is_empty()).then(|| cpus[c % cpus.len()]);
                 let context = std::thread::Builder::new().name(format!("completion-{c}"));
                 let spawned = context.spawn_scoped(s, move || {
                     if cpu.is_some_and(|c| !pin_current_thread(c)) {
                         pinned.store(false, Ordering::Relaxed);
                     }
-                    context_loop(queue, |item| complete_reference(item, completed, wakers, clock, completion_half, stop))
+                    context_loop(queue, |item| {
+                        complete_reference(item, completed, wakers, clock, completion_half, stop)
+                    })
                 });
                 match spawned {
                     Ok(h) => contexts.push((c, h)),
@@ -1215,7 +1409,8 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
             device
         });
         for index in 0..cfg.threads {
-            let (clock, stop, completed, gate, pinned, deadline) = (&clock, &stop, &completed, &gate, &pinned, deadline.as_ref());
+            let (clock, stop, completed, gate, pinned, deadline) =
+                (&clock, &stop, &completed, &gate, &pinned, deadline.as_ref());
             let cpu = (!cpus.is_empty()).then(|| cpus[index % cpus.len()]);
             let (wakers, turns) = (&wakers, turns.as_ref());
             let issuer = device.as_ref().map(|d| d.issuer(index, wakers));
@@ -1233,8 +1428,12 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                         turn.interrupt_point(stop);
                     }
                 };
-                let complete = |item| complete_reference(item, completed, wakers, clock, completion_half, stop);
-                let mut rng = SmallRng::seed_from_u64(cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                let complete = |item| {
+                    complete_reference(item, completed, wakers, clock, completion_half, stop)
+                };
+                let mut rng = SmallRng::seed_from_u64(
+                    cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                );
                 let (op, bs) = (cfg.rw.op(), cfg.bs_sectors as u64);
                 let region = DEVICE_SECTORS / cfg.threads as u64;
                 let mut next_seq = region * index as u64;
@@ -1242,14 +1441,19 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                 let mut next_sector = || {
                     if cfg.rw.sequential() {
                         let at = next_seq;
-                        next_seq = if next_seq + bs >= region * (index as u64 + 1) { region * index as u64 } else { next_seq + bs };
+                        next_seq = if next_seq + bs >= region * (index as u64 + 1) {
+                            region * index as u64
+                        } else {
+                            next_seq + bs
+                        };
                         at
                     } else {
                         rng.random_range(0..DEVICE_SECTORS / bs) * bs
                     }
                 };
                 let depth = cfg.iodepth as u64;
-                let in_flight = |submitted: u64| submitted - completed[index].load(Ordering::Acquire);
+                let in_flight =
+                    |submitted: u64| submitted - completed[index].load(Ordering::Acquire);
                 if let (None, Some(issuer)) = (deadline, &issuer) {
                     // The null device with completion contexts: a request is issued once the
                     // submission's half is spun, and completes in its context.
@@ -1268,7 +1472,11 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                             submitted += 1;
                         }
                         issuer.serve_before_idle(complete);
-                        let ready = || in_flight(submitted) < depth || issuer.has_pending() || stop.load(Ordering::Relaxed);
+                        let ready = || {
+                            in_flight(submitted) < depth
+                                || issuer.has_pending()
+                                || stop.load(Ordering::Relaxed)
+                        };
                         sleep_off_turn(&mut turn, stop, || wakers.wait(index, ready));
                     }
                     lockstat::flush();
@@ -1283,7 +1491,13 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                         for _ in 0..cfg.iodepth {
                             let sector = next_sector();
                             spin_for(clock, cfg.outside_ns / 2, stop);
-                            let request = RequestSpec { sector, sectors: cfg.bs_sectors, op, at_head: false, tag };
+                            let request = RequestSpec {
+                                sector,
+                                sectors: cfg.bs_sectors,
+                                op,
+                                at_head: false,
+                                tag,
+                            };
                             tag += 1;
                             // The null device: the request is complete as soon as it is issued.
                             std::hint::black_box(request);
@@ -1300,8 +1514,14 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                 let mut submitted = 0u64;
                 while !stop.load(Ordering::Relaxed) {
                     interrupt_point(&mut turn);
-                    while submitted - completed[index].load(Ordering::Relaxed) < cfg.iodepth as u64 {
-                        let request = DeadlineRequest { sector: next_sector(), sectors: cfg.bs_sectors, op, tag };
+                    while submitted - completed[index].load(Ordering::Relaxed) < cfg.iodepth as u64
+                    {
+                        let request = DeadlineRequest {
+                            sector: next_sector(),
+                            sectors: cfg.bs_sectors,
+                            op,
+                            tag,
+                        };
                         tag += 1;
                         spin_for(clock, half, stop);
                         if stop.load(Ordering::Relaxed) {
@@ -1320,19 +1540,25 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
                         (Some(done), Some(issuer)) => {
                             if let Err((tag, absorbed)) = issuer.issue((done.tag, done.absorbed)) {
                                 for t in std::iter::once(tag).chain(absorbed) {
-                                    completed[(t >> OWNER_SHIFT) as usize].fetch_add(1, Ordering::Release);
+                                    completed[(t >> OWNER_SHIFT) as usize]
+                                        .fetch_add(1, Ordering::Release);
                                 }
                             }
                         }
                         (Some(done), None) => {
                             for t in std::iter::once(done.tag).chain(done.absorbed) {
-                                completed[(t >> OWNER_SHIFT) as usize].fetch_add(1, Ordering::Release);
+                                completed[(t >> OWNER_SHIFT) as usize]
+                                    .fetch_add(1, Ordering::Release);
                             }
                             spin_for(clock, half, stop);
                         }
                         (None, Some(issuer)) if in_flight(submitted) >= depth => {
                             issuer.serve_before_idle(complete);
-                            let ready = || in_flight(submitted) < depth || issuer.has_pending() || stop.load(Ordering::Relaxed);
+                            let ready = || {
+                                in_flight(submitted) < depth
+                                    || issuer.has_pending()
+                                    || stop.load(Ordering::Relaxed)
+                            };
                             sleep_off_turn(&mut turn, stop, || wakers.wait(index, ready));
                         }
                         (None, _) => std::thread::yield_now(),
@@ -1345,7 +1571,8 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
             match spawned {
                 Ok(h) => handles.push(h),
                 Err(e) => {
-                    failures.push(format!("cannot start job thread {index} of {}: {e}", cfg.threads));
+                    failures
+                        .push(format!("cannot start job thread {index} of {}: {e}", cfg.threads));
                     stop.store(true, Ordering::Relaxed);
                     break;
                 }
@@ -1380,28 +1607,45 @@ pub fn run_reference(reference: Reference, cfg: &WorkloadConfig, interrupt: &Ato
             }
         }
         if let Some(d) = &device {
-            d.drain_served(|item| complete_reference(item, &completed, &wakers, &clock, completion_half, &stop));
+            d.drain_served(|item| {
+                complete_reference(item, &completed, &wakers, &clock, completion_half, &stop)
+            });
         }
         drop(device);
         for (c, h) in contexts {
             if let Err(payload) = h.join() {
-                failures.push(format!("completion context {c} panicked: {}", panic_text(&*payload)));
+                failures
+                    .push(format!("completion context {c} panicked: {}", panic_text(&*payload)));
             }
         }
         (measured, before.iter().zip(&after).map(|(b, a)| a - b).collect::<Vec<u64>>(), cpu)
     });
     if let Some(first) = failures.first() {
-        return Err(ExperimentError::run_failed(format!("{} run failed: {first}", reference.name())));
+        return Err(ExperimentError::run_failed(format!(
+            "{} run failed: {first}",
+            reference.name()
+        )));
     }
     let lock_stats = lockstat_on.then(lockstat::snapshot);
     let secs = measured_s.max(1e-9);
     let (cpu_busy_pct, other_cpus, steal_cpus) = cpu_figures(cpu, secs, cfg.threads);
     let per_thread_kiops: Vec<f64> = deltas.iter().map(|&d| d as f64 / secs / 1e3).collect();
     let total: u64 = deltas.iter().sum();
-    let requests = RequestCounters { inserted: total, dispatched: total, completed: total, ..RequestCounters::default() };
+    let requests = RequestCounters {
+        inserted: total,
+        dispatched: total,
+        completed: total,
+        ..RequestCounters::default()
+    };
     // Nothing is grouped or counted, and every request the jobs were credited for completed; what
     // the deadline row left queued at the stop is dropped with it (it has no statistics to check).
-    let consistency = Consistency { counters: requests, requests_balance: true, io_serviced_matches: true, ok: true, ..Consistency::default() };
+    let consistency = Consistency {
+        counters: requests,
+        requests_balance: true,
+        io_serviced_matches: true,
+        ok: true,
+        ..Consistency::default()
+    };
     Ok(RunResult {
         variant: reference.name(),
         lock: cfg.lock,
@@ -1443,7 +1687,11 @@ impl VariantVisitor for RunVisitor<'_> {
 
 /// Runs the workload against the variant called `name` (or the reference row `none`), after
 /// validating the parameters.
-pub fn run_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Result<RunResult, ExperimentError> {
+pub fn run_named(
+    name: &str,
+    cfg: &WorkloadConfig,
+    interrupt: &AtomicBool,
+) -> Result<RunResult, ExperimentError> {
     super::stopped::watch();
     let started = std::time::Instant::now();
     let with_stops = |r: RunResult| {
@@ -1464,9 +1712,14 @@ pub fn run_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool) -> Re
         None => cfg,
     };
     cfg.validate(variant)?;
-    let result = schedlab_variants::visit(variant, RunVisitor { cfg, interrupt }).unwrap_or_else(|| Err(ExperimentError::run_failed(format!("unknown variant `{variant}`"))));
+    let result =
+        schedlab_variants::visit(variant, RunVisitor { cfg, interrupt }).unwrap_or_else(|| {
+            Err(ExperimentError::run_failed(format!("unknown variant `{variant}`")))
+        });
     match (result, super::forced::forced()) {
-        (Ok(_), Some(AfterWork::Run)) => Err(ExperimentError::run_failed(super::forced::run_error())),
+        (Ok(_), Some(AfterWork::Run)) => {
+            Err(ExperimentError::run_failed(super::forced::run_error()))
+        }
         (Ok(r), Some(AfterWork::Check)) => Ok(with_stops(RunResult { consistent: false, ..r })),
         (result, _) => result.map(with_stops),
     }
@@ -1480,7 +1733,10 @@ pub fn split_entry(name: &str) -> Result<(&str, Option<InsertPathKind>), Experim
             Some(insert) => Ok((variant, Some(insert))),
             None => {
                 let known: Vec<_> = InsertPathKind::ALL.iter().map(|k| k.name()).collect();
-                Err(ExperimentError::bad_input(format!("unknown insert path `{path}` in `{name}` (known: {})", known.join(", "))))
+                Err(ExperimentError::bad_input(format!(
+                    "unknown insert path `{path}` in `{name}` (known: {})",
+                    known.join(", ")
+                )))
             }
         },
         None => Ok((name, None)),
@@ -1511,15 +1767,29 @@ mod tests {
     /// other processes' load is named when it is what oversubscribed the CPUs.
     #[test]
     fn after_a_run_the_fair_lock_warning_names_what_oversubscribed_the_cpus() {
-        let cfg = WorkloadConfig { threads: 1, duration: Duration::from_millis(20), groups: 0, ..WorkloadConfig::default() };
+        let cfg = WorkloadConfig {
+            threads: 1,
+            duration: Duration::from_millis(20),
+            groups: 0,
+            ..WorkloadConfig::default()
+        };
         let r = run_named("no-stats", &cfg, &AtomicBool::new(false)).unwrap();
         assert!(!r.turns, "one job on its own takes no turns");
-        let run = |threads, turns, others| RunResult { threads, turns, other_cpus: Some(others), lock: LockKind::FairSpin, ..r.clone() };
+        let run = |threads, turns, others| RunResult {
+            threads,
+            turns,
+            other_cpus: Some(others),
+            lock: LockKind::FairSpin,
+            ..r.clone()
+        };
         let w = fair_lock_warning_on(&run(4, false, 0.0), 2).expect("4 jobs on 2 CPUs");
         assert!(w.contains("had 4 job(s) on 2 CPU(s)") && !w.contains("other processes"), "{w}");
         assert_eq!(fair_lock_warning_on(&run(4, true, 0.0), 2), None, "jobs that took turns");
         let w = fair_lock_warning_on(&run(4, true, 1.0), 2).expect("turns, but others took a CPU");
-        assert!(w.contains("other processes used 1.0 CPU(s)") && w.contains("2 runnable job(s)"), "{w}");
+        assert!(
+            w.contains("other processes used 1.0 CPU(s)") && w.contains("2 runnable job(s)"),
+            "{w}"
+        );
         let w = fair_lock_warning_on(&run(2, false, 1.0), 2).expect("others took a CPU");
         assert!(w.contains("other processes used 1.0 CPU(s)"), "{w}");
         assert_eq!(fair_lock_warning_on(&run(2, false, 0.1), 2), None);
@@ -1530,11 +1800,18 @@ mod tests {
     #[test]
     fn the_fair_lock_warning_fires_only_when_runnable_threads_outnumber_cpus() {
         let cpus = allowed_cpus().len();
-        assert!(fair_lock_warning_before(LockKind::FairSpin, 1, Some(100)).is_none(), "one job has no waiter");
+        assert!(
+            fair_lock_warning_before(LockKind::FairSpin, 1, Some(100)).is_none(),
+            "one job has no waiter"
+        );
         assert!(fair_lock_warning_before(LockKind::ParkingLot, cpus + 8, Some(100)).is_none());
-        let w = fair_lock_warning_before(LockKind::FairSpin, cpus + 1, Some(0)).expect("more jobs than CPUs");
+        let w = fair_lock_warning_before(LockKind::FairSpin, cpus + 1, Some(0))
+            .expect("more jobs than CPUs");
         assert!(w.contains("--lock parking-lot"), "{w}");
-        assert!(fair_lock_warning_before(LockKind::FairSpin, 2, Some(cpus)).is_some(), "others' runnable threads count");
+        assert!(
+            fair_lock_warning_before(LockKind::FairSpin, 2, Some(cpus)).is_some(),
+            "others' runnable threads count"
+        );
         if cpus >= 2 {
             assert!(fair_lock_warning_before(LockKind::FairSpin, 2, Some(cpus - 2)).is_none());
         }

@@ -43,9 +43,9 @@ pub mod placement;
 pub mod precision;
 
 pub use baseline::{Baseline, BaselineComparison, ChangeVerdict};
-pub use cost::{CostVerdict, LockstatCost};
-pub use cells::{Measure, AA_LABEL, AA_REFERENCE, SCHEMA_VERSION};
 use cells::{entry_index, paired, Cell};
+pub use cells::{Measure, AA_LABEL, AA_REFERENCE, SCHEMA_VERSION};
+pub use cost::{CostVerdict, LockstatCost};
 pub use precision::{Precision, StopReason};
 
 use crate::driver::host::other_runnable_threads;
@@ -126,7 +126,8 @@ impl CompareConfig {
     /// away from it, so that the rotation never runs the two copies back to back more often than
     /// any other pair.
     pub fn entries(&self) -> Vec<(&'static str, &'static str)> {
-        let mut entries: Vec<(&'static str, &'static str)> = self.variants.iter().map(|&v| (v, v)).collect();
+        let mut entries: Vec<(&'static str, &'static str)> =
+            self.variants.iter().map(|&v| (v, v)).collect();
         if let Some(r) = self.aa_reference_index() {
             let nv = self.variants.len();
             entries.insert((r + 1 + nv / 2) % (nv + 1), (AA_LABEL, AA_REFERENCE));
@@ -159,7 +160,10 @@ impl CompareConfig {
         }
         if let Some(p) = &self.precision {
             if !(p.target > 0.0 && p.target < 1.0) {
-                return bad(&format!("--precision must be above 0 and below 100 %, got {}", p.target));
+                return bad(&format!(
+                    "--precision must be above 0 and below 100 %, got {}",
+                    p.target
+                ));
             }
             if p.max_time.is_zero() {
                 return bad("--max-time must be greater than zero");
@@ -183,25 +187,36 @@ impl CompareConfig {
     /// Seconds the comparison will take, roughly (measured windows and ramps).
     pub fn estimated_seconds(&self) -> f64 {
         let w = &self.workload;
-        let per_variant = if self.measure.plain() { w.duration.as_secs_f64() + w.ramp.as_secs_f64() } else { 0.0 }
-            + match self.measure {
-                Measure::Plain => 0.0,
-                Measure::Lockstat => w.duration.as_secs_f64() + w.ramp.as_secs_f64(),
-                Measure::Both => self.lockstat_duration.as_secs_f64() + w.ramp.as_secs_f64(),
-            };
+        let per_variant = if self.measure.plain() {
+            w.duration.as_secs_f64() + w.ramp.as_secs_f64()
+        } else {
+            0.0
+        } + match self.measure {
+            Measure::Plain => 0.0,
+            Measure::Lockstat => w.duration.as_secs_f64() + w.ramp.as_secs_f64(),
+            Measure::Both => self.lockstat_duration.as_secs_f64() + w.ramp.as_secs_f64(),
+        };
         per_variant * (self.rounds * self.locks.len() * self.entries().len()) as f64
     }
 }
 
 /// What the observer is told a run is: "round 2 fair-spin sched-lock (lockstat)".
 fn run_label(round: usize, lock: LockKind, variant: &str, instrumented: bool) -> String {
-    format!("round {} {} {variant}{}", round + 1, lock.name(), if instrumented { " (lockstat)" } else { "" })
+    format!(
+        "round {} {} {variant}{}",
+        round + 1,
+        lock.name(),
+        if instrumented { " (lockstat)" } else { "" }
+    )
 }
 
-pub use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy, Runner};
 use crate::driver::noise::run_clean_with;
+pub use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy, Runner};
 pub use crate::seeds::{Seed, SEEDS};
-pub use crate::stats::{judge_goal, judge_range, median, ratio_interval, GoalVerdict, Interval, PerThread, RangeOverlap, Spread};
+pub use crate::stats::{
+    judge_goal, judge_range, median, ratio_interval, GoalVerdict, Interval, PerThread,
+    RangeOverlap, Spread,
+};
 
 /// The run's own noise floor under one lock kind: [`AA_REFERENCE`] against its second copy in
 /// the same rounds (JSON: `noise_floor[]`).
@@ -239,10 +254,14 @@ pub fn unreliable_floor(interval: Interval, machine: &str) -> Option<String> {
 /// What the machine did during some runs, for a warning: other processes' CPUs and steal
 /// (`driver::workload` measures both for every run) and the runs it calls disturbed.
 fn machine_during(runs: &[&RunResult]) -> String {
-    let max = |f: &dyn Fn(&RunResult) -> Option<f64>| runs.iter().filter_map(|r| f(r)).reduce(f64::max);
-    let others = max(&|r| r.other_cpus).map_or("not measured".into(), |o| format!("up to {o:.2} CPUs"));
-    let steal = max(&|r| r.steal_cpus).map_or("not measured".into(), |o| format!("up to {o:.2} CPUs"));
-    let reasons: Vec<String> = runs.iter().filter_map(|r| crate::driver::workload::disturbed(r)).collect();
+    let max =
+        |f: &dyn Fn(&RunResult) -> Option<f64>| runs.iter().filter_map(|r| f(r)).reduce(f64::max);
+    let others =
+        max(&|r| r.other_cpus).map_or("not measured".into(), |o| format!("up to {o:.2} CPUs"));
+    let steal =
+        max(&|r| r.steal_cpus).map_or("not measured".into(), |o| format!("up to {o:.2} CPUs"));
+    let reasons: Vec<String> =
+        runs.iter().filter_map(|r| crate::driver::workload::disturbed(r)).collect();
     let disturbed = match reasons.first() {
         Some(first) => format!("{} of {} runs disturbed ({first})", reasons.len(), runs.len()),
         None => format!("none of its {} runs disturbed (the spread is the machine's own: frequency, caches, placement)", runs.len()),
@@ -453,7 +472,15 @@ impl CompareReport {
     pub fn unreliable(&self) -> Vec<String> {
         self.noise_floor
             .iter()
-            .filter_map(|f| f.unreliable.as_ref().map(|u| if self.config.locks.len() > 1 { format!("{}: {u}", f.lock.name()) } else { u.clone() }))
+            .filter_map(|f| {
+                f.unreliable.as_ref().map(|u| {
+                    if self.config.locks.len() > 1 {
+                        format!("{}: {u}", f.lock.name())
+                    } else {
+                        u.clone()
+                    }
+                })
+            })
             .collect()
     }
 }
@@ -462,7 +489,11 @@ impl CompareReport {
 /// it: the run in progress ends early and is dropped; every finished run is kept and reported. A
 /// run that fails is told to the observer, recorded in `failures`, and the comparison goes on.
 /// The only error is a configuration that [`CompareConfig::validate`] refuses.
-pub fn run(cfg: &CompareConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<CompareReport, ExperimentError> {
+pub fn run(
+    cfg: &CompareConfig,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<CompareReport, ExperimentError> {
     run_with(&run_named, &placement::probe_here, cfg, stop, observer)
 }
 
@@ -514,7 +545,8 @@ fn run_timed(
     warn_before_runs(cfg, observer);
     let entries = cfg.entries();
     let ne = entries.len();
-    let mut cells: Vec<Vec<Cell>> = cfg.locks.iter().map(|_| (0..ne).map(|_| Cell::default()).collect()).collect();
+    let mut cells: Vec<Vec<Cell>> =
+        cfg.locks.iter().map(|_| (0..ne).map(|_| Cell::default()).collect()).collect();
     let mut index = 0;
     let mut interrupted = false;
     let mut rounds_completed = 0;
@@ -581,13 +613,30 @@ fn run_timed(
                         w.lockstat_toggle = Some(cfg.lockstat_window);
                     }
                     let before_ns = probe_after_last.take().unwrap_or_else(|| probe(stop));
-                    let r = match run_clean_with(runner, runs_as, &w, stop, cfg.noise, &mut cells[li][vi].noise, &mut rerun_budget) {
+                    let r = match run_clean_with(
+                        runner,
+                        runs_as,
+                        &w,
+                        stop,
+                        cfg.noise,
+                        &mut cells[li][vi].noise,
+                        &mut rerun_budget,
+                    ) {
                         Ok(r) => r,
                         Err(error) => {
-                            let told = format!("run {} of {total} failed (the comparison goes on): {error}", index + 1);
+                            let told = format!(
+                                "run {} of {total} failed (the comparison goes on): {error}",
+                                index + 1
+                            );
                             observer.event(Event::Failure(&told));
                             cells[li][vi].failed += 1;
-                            failures.push(RunFailure { round, variant, lock, instrumented, error: error.to_string() });
+                            failures.push(RunFailure {
+                                round,
+                                variant,
+                                lock,
+                                instrumented,
+                                error: error.to_string(),
+                            });
                             index += 1;
                             if stop.load(schedlab_core::sync::Ordering::Relaxed) {
                                 interrupted = true;
@@ -605,8 +654,16 @@ fn run_timed(
                     // A run that other processes disturbed says nothing of placement: its probes
                     // measured them too (and on a busy machine every probe would be slow).
                     let disturbed = r.other_cpus.is_some_and(|o| o > cfg.noise.max_other_cpus);
-                    let (before_ns, after_ns) = if disturbed { (None, None) } else { (before_ns, after_ns) };
-                    tracker.runs.push(placement::RunProbe { round, lock, variant, instrumented, before_ns, after_ns });
+                    let (before_ns, after_ns) =
+                        if disturbed { (None, None) } else { (before_ns, after_ns) };
+                    tracker.runs.push(placement::RunProbe {
+                        round,
+                        lock,
+                        variant,
+                        instrumented,
+                        before_ns,
+                        after_ns,
+                    });
                     index += 1;
                     let summary = format!(
                         "run done: {index} of {total}, {label}: {:.1} KIOPS, {}",
@@ -657,7 +714,13 @@ fn run_timed(
             None => StopReason::RoundLimitReached,
         };
         if reason != StopReason::PrecisionReached {
-            widest = precision::widest(&precision::reported_ratios(&cells, &entries, &cfg.locks, &cfg.variants, &[]));
+            widest = precision::widest(&precision::reported_ratios(
+                &cells,
+                &entries,
+                &cfg.locks,
+                &cfg.variants,
+                &[],
+            ));
         }
         precision::Outcome::new(p, reason, rounds_completed, clock(), widest.clone())
     });
@@ -710,19 +773,29 @@ fn requests_of(r: &RunResult) -> f64 {
 
 /// One variant's row from its cell; `rounds`: the rounds a complete row has (those asked, less
 /// any left out for their placement).
-fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, rounds: usize, cell: &Cell) -> VariantResult {
+fn summarize_cell(
+    variant: &'static str,
+    lock: LockKind,
+    cfg: &CompareConfig,
+    rounds: usize,
+    cell: &Cell,
+) -> VariantResult {
     let main_runs = cell.main_runs();
     // Runs that finished without completing a single request measured no throughput: their
     // zeros would read as one (the row says "no requests completed" instead).
     let none_completed = main_runs.iter().all(|(_, r)| r.requests.completed == 0);
-    let kiops = (!main_runs.is_empty() && !none_completed).then(|| Spread::of(main_runs.iter().map(|(_, r)| r.kiops).collect()));
-    let kiops_lockstat = (cfg.measure == Measure::Both && cell.lockstat.iter().any(|(_, r)| r.requests.completed > 0))
-        .then(|| Spread::of(cell.lockstat.iter().map(|(_, r)| r.kiops).collect()));
+    let kiops = (!main_runs.is_empty() && !none_completed)
+        .then(|| Spread::of(main_runs.iter().map(|(_, r)| r.kiops).collect()));
+    let kiops_lockstat = (cfg.measure == Measure::Both
+        && cell.lockstat.iter().any(|(_, r)| r.requests.completed > 0))
+    .then(|| Spread::of(cell.lockstat.iter().map(|(_, r)| r.kiops).collect()));
     let all = cell.plain.iter().chain(&cell.lockstat).map(|(_, r)| r);
     let runs = all.clone().count();
-    let consistent =
-        (runs > 0).then(|| all.clone().all(|r| r.consistent && r.groups_live_after == 0 && r.queues_live_after == 0));
-    let expected = rounds * (usize::from(cfg.measure.plain()) + usize::from(cfg.measure.lockstat()));
+    let consistent = (runs > 0).then(|| {
+        all.clone().all(|r| r.consistent && r.groups_live_after == 0 && r.queues_live_after == 0)
+    });
+    let expected =
+        rounds * (usize::from(cfg.measure.plain()) + usize::from(cfg.measure.lockstat()));
     let status = match (runs, cell.failed) {
         (0, 0) if cell.left_out > 0 => "left out",
         (0, 0) => "not run",
@@ -758,11 +831,16 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ro
     let sched_acquisitions_per_request = sched.and_then(|s| per_request(s.acquisitions as f64));
     let sched_hold_per_request_ns = sched.and_then(|s| per_request(s.hold_ns.total as f64));
     let inside_sched = |l: Option<&LockSummary>| {
-        l.and_then(|l| l.inside.iter().find(|i| i.outer == "sched")).map_or(0, |i| i.hold_ns + i.wait_ns) as f64
+        l.and_then(|l| l.inside.iter().find(|i| i.outer == "sched"))
+            .map_or(0, |i| i.hold_ns + i.wait_ns) as f64
     };
     let whole = sched.map_or(0.0, |s| s.hold_ns.total as f64);
     let measured = share_of_hold(inside_sched(stats_section.as_ref()), whole, "statistics share");
-    let counter_sums = share_of_hold(inside_sched(locks.iter().find(|l| l.name == "stats-sum")), whole, "counter sums' share");
+    let counter_sums = share_of_hold(
+        inside_sched(locks.iter().find(|l| l.name == "stats-sum")),
+        whole,
+        "counter sums' share",
+    );
     let refused = [&measured, &counter_sums].map(|r| r.as_ref().err().map(ToString::to_string));
     let reasons: Vec<String> = refused.into_iter().flatten().collect();
     let stats_share = StatsShare {
@@ -783,7 +861,9 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ro
         vs_sched_lock: None,
         vs_sched_lock_interval: None,
         vs_sched_lock_no_interval: None,
-        per_thread_kiops: PerThread::of(main_runs.iter().map(|(_, r)| r.per_thread_kiops.clone()).collect()),
+        per_thread_kiops: PerThread::of(
+            main_runs.iter().map(|(_, r)| r.per_thread_kiops.clone()).collect(),
+        ),
         consistent,
         requests: main_runs.iter().map(|(_, r)| requests_of(r).round() as u64).sum(),
         cpu_busy_pct: {
@@ -808,28 +888,42 @@ fn summarize_cell(variant: &'static str, lock: LockKind, cfg: &CompareConfig, ro
 /// ([`baseline::ratio_runs_from`]).
 pub fn baseline_ratio_runs(report: &CompareReport) -> Vec<baseline::RatioRuns> {
     baseline::ratio_runs_from(
-        report.results.iter().map(|r| (r.variant, r.lock, r.vs_sched_lock.as_ref().map(|s| s.runs.as_slice()))),
         report
-            .ratios
+            .results
             .iter()
-            .flat_map(|r| r.by_lock.iter().map(move |b| (r.seed.numerator, r.seed.denominator, b.lock, b.measured.runs.as_slice()))),
+            .map(|r| (r.variant, r.lock, r.vs_sched_lock.as_ref().map(|s| s.runs.as_slice()))),
+        report.ratios.iter().flat_map(|r| {
+            r.by_lock.iter().map(move |b| {
+                (r.seed.numerator, r.seed.denominator, b.lock, b.measured.runs.as_slice())
+            })
+        }),
     )
 }
 
 /// "disturbed: N of M runs (first reason)" when any run behind the named variants' KIOPS was
 /// disturbed; `None` when every one measured the variants alone.
-fn disturbed_runs(cells: &[Cell], entries: &[(&'static str, &'static str)], variants: &[&str]) -> Option<String> {
+fn disturbed_runs(
+    cells: &[Cell],
+    entries: &[(&'static str, &'static str)],
+    variants: &[&str],
+) -> Option<String> {
     let runs: Vec<&RunResult> = variants
         .iter()
         .filter_map(|v| entry_index(entries, v))
         .flat_map(|i| cells[i].main_runs().iter().map(|(_, r)| r))
         .collect();
-    let reasons: Vec<String> = runs.iter().filter_map(|r| crate::driver::workload::disturbed(r)).collect();
+    let reasons: Vec<String> =
+        runs.iter().filter_map(|r| crate::driver::workload::disturbed(r)).collect();
     let first = reasons.first()?;
     Some(format!("disturbed: {} of {} runs ({first})", reasons.len(), runs.len()))
 }
 
-fn add_cross_variant(results: &mut [VariantResult], cells: &[Vec<Cell>], entries: &[(&'static str, &'static str)], cfg: &CompareConfig) {
+fn add_cross_variant(
+    results: &mut [VariantResult],
+    cells: &[Vec<Cell>],
+    entries: &[(&'static str, &'static str)],
+    cfg: &CompareConfig,
+) {
     for (li, &lock) in cfg.locks.iter().enumerate() {
         for r in results.iter_mut().filter(|r| r.lock == lock) {
             r.vs_sched_lock = paired(&cells[li], entries, r.variant, AA_REFERENCE);
@@ -844,8 +938,14 @@ fn add_cross_variant(results: &mut [VariantResult], cells: &[Vec<Cell>], entries
 }
 
 /// The A/A pair of each lock kind, when it ran.
-fn noise_floors(cells: &[Vec<Cell>], entries: &[(&'static str, &'static str)], cfg: &CompareConfig, rounds: usize) -> Vec<NoiseFloor> {
-    let (Some(ri), Some(ci)) = (entry_index(entries, AA_REFERENCE), entry_index(entries, AA_LABEL)) else {
+fn noise_floors(
+    cells: &[Vec<Cell>],
+    entries: &[(&'static str, &'static str)],
+    cfg: &CompareConfig,
+    rounds: usize,
+) -> Vec<NoiseFloor> {
+    let (Some(ri), Some(ci)) = (entry_index(entries, AA_REFERENCE), entry_index(entries, AA_LABEL))
+    else {
         return Vec::new();
     };
     cfg.locks
@@ -858,14 +958,29 @@ fn noise_floors(cells: &[Vec<Cell>], entries: &[(&'static str, &'static str)], c
                 Some(Err(why)) => (None, Some(why.to_string())),
                 None => (None, Some("no interval: no round ran both copies".to_string())),
             };
-            let runs: Vec<&RunResult> = [ri, ci].iter().flat_map(|&i| cells[li][i].main_runs().iter().map(|(_, r)| r)).collect();
+            let runs: Vec<&RunResult> = [ri, ci]
+                .iter()
+                .flat_map(|&i| cells[li][i].main_runs().iter().map(|(_, r)| r))
+                .collect();
             let unreliable = interval.and_then(|i| unreliable_floor(i, &machine_during(&runs)));
-            NoiseFloor { lock, reference: AA_REFERENCE, ratio, interval, no_interval, unreliable, copy: summarize_cell(AA_LABEL, lock, cfg, rounds, &cells[li][ci]) }
+            NoiseFloor {
+                lock,
+                reference: AA_REFERENCE,
+                ratio,
+                interval,
+                no_interval,
+                unreliable,
+                copy: summarize_cell(AA_LABEL, lock, cfg, rounds, &cells[li][ci]),
+            }
         })
         .collect()
 }
 
-fn ratios(cells: &[Vec<Cell>], entries: &[(&'static str, &'static str)], cfg: &CompareConfig) -> Vec<RatioResult> {
+fn ratios(
+    cells: &[Vec<Cell>],
+    entries: &[(&'static str, &'static str)],
+    cfg: &CompareConfig,
+) -> Vec<RatioResult> {
     SEEDS
         .iter()
         .filter_map(|seed| {
@@ -875,7 +990,8 @@ fn ratios(cells: &[Vec<Cell>], entries: &[(&'static str, &'static str)], cfg: &C
                 .enumerate()
                 .filter_map(|(li, &lock)| {
                     let measured = paired(&cells[li], entries, seed.numerator, seed.denominator)?;
-                    let not_judged = disturbed_runs(&cells[li], entries, &[seed.numerator, seed.denominator]);
+                    let not_judged =
+                        disturbed_runs(&cells[li], entries, &[seed.numerator, seed.denominator]);
                     let (interval, no_interval) = match ratio_interval(&measured) {
                         Ok(i) => (Some(i), None),
                         Err(why) => (None, Some(why.to_string())),
@@ -884,7 +1000,9 @@ fn ratios(cells: &[Vec<Cell>], entries: &[(&'static str, &'static str)], cfg: &C
                     let judged = interval.filter(|_| not_judged.is_none());
                     Some(RatioByLock {
                         lock,
-                        seed_range_overlap: judged.zip(seed.seed_range).map(|(i, range)| judge_range(i, range)),
+                        seed_range_overlap: judged
+                            .zip(seed.seed_range)
+                            .map(|(i, range)| judge_range(i, range)),
                         meets_goal: judged.zip(seed.goal_at_least).map(|(i, g)| judge_goal(i, g)),
                         interval,
                         no_interval,
@@ -905,7 +1023,11 @@ mod tests {
     #[test]
     fn a_share_above_its_whole_is_refused_where_computed() {
         assert_eq!(share_of_hold(50.0, 200.0, "s"), Ok(Some(0.25)));
-        assert_eq!(share_of_hold(5.0, 0.0, "s"), Ok(None), "no hold: no share, and nothing to refuse");
+        assert_eq!(
+            share_of_hold(5.0, 0.0, "s"),
+            Ok(None),
+            "no hold: no share, and nothing to refuse"
+        );
         let why = share_of_hold(163.0, 100.0, "statistics share").expect_err("163 % of a hold");
         let why = why.to_string();
         assert!(why.contains("not estimable") && why.contains("163%"), "{why}");
@@ -928,14 +1050,22 @@ mod tests {
     fn seeds_are_inside_their_ranges() {
         for s in SEEDS {
             if let (Some(v), Some((lo, hi))) = (s.seed, s.seed_range) {
-                assert!(lo <= hi && v >= lo - 0.02 && v <= hi + 0.02, "{}: {v} not in {lo}..{hi}", s.name);
+                assert!(
+                    lo <= hi && v >= lo - 0.02 && v <= hi + 0.02,
+                    "{}: {v} not in {lo}..{hi}",
+                    s.name
+                );
             }
         }
     }
 
     fn small(variants: Vec<&'static str>, rounds: usize) -> CompareConfig {
         CompareConfig {
-            workload: WorkloadConfig { threads: 1, duration: Duration::from_millis(30), ..WorkloadConfig::default() },
+            workload: WorkloadConfig {
+                threads: 1,
+                duration: Duration::from_millis(30),
+                ..WorkloadConfig::default()
+            },
             variants,
             locks: vec![LockKind::ParkingLot],
             rounds,
@@ -948,7 +1078,10 @@ mod tests {
 
     /// Real 10 ms runs whose throughput is pinned by `kiops(variant, round)`: the rounds' logic
     /// is under test, not this machine's noise.
-    fn pinned(kiops: impl Fn(&str, usize) -> f64 + Sync) -> impl Fn(&str, &WorkloadConfig, &AtomicBool) -> Result<RunResult, ExperimentError> + Sync {
+    fn pinned(
+        kiops: impl Fn(&str, usize) -> f64 + Sync,
+    ) -> impl Fn(&str, &WorkloadConfig, &AtomicBool) -> Result<RunResult, ExperimentError> + Sync
+    {
         let calls = std::sync::Mutex::new(std::collections::HashMap::<String, usize>::new());
         move |v: &str, w: &WorkloadConfig, i: &AtomicBool| {
             let round = {
@@ -971,7 +1104,9 @@ mod tests {
     }
 
     /// A placement probe that answers `ns(call)`, its calls counted from 0.
-    fn probe_by_call(ns: impl Fn(usize) -> f64 + Sync) -> impl Fn(&AtomicBool) -> Option<f64> + Sync {
+    fn probe_by_call(
+        ns: impl Fn(usize) -> f64 + Sync,
+    ) -> impl Fn(&AtomicBool) -> Option<f64> + Sync {
         let calls = std::sync::atomic::AtomicUsize::new(0);
         move |_| Some(ns(calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed)))
     }
@@ -985,12 +1120,17 @@ mod tests {
         let probe = probe_by_call(|call| if call == 6 { 160.0 } else { 34.0 });
         let runner = pinned(|v, _| if v == "no-stats" { 2.0 } else { 1.0 });
         let mut recorder = Recorder::default();
-        let report = run_with(&runner, &probe, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
+        let report =
+            run_with(&runner, &probe, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
         assert_eq!(report.placement.rounds_run_again, vec![1]);
         assert_eq!(report.rounds_completed, 3);
         assert_eq!(recorder.steps, 12, "4 rounds made, 3 kept");
         let no_stats = report.results.iter().find(|r| r.variant == "no-stats").unwrap();
-        assert_eq!((no_stats.runs, no_stats.status), (3, "complete"), "the changed round's runs are left out");
+        assert_eq!(
+            (no_stats.runs, no_stats.status),
+            (3, "complete"),
+            "the changed round's runs are left out"
+        );
         assert_eq!(report.placement.reported, Some(placement::Placement::Near));
         let note = report.placement.note().expect("the move is told");
         assert!(note.contains("round(s) 2 changed placement") && note.contains("160 ns"), "{note}");
@@ -1016,20 +1156,27 @@ mod tests {
         assert_eq!(ratio.runs, vec![2.0, 2.0], "the far round's 1.5 is not among them");
         assert_eq!(no_stats.status, "complete");
         // With a probe that sees one placement throughout, the same runs keep every round.
-        let steady = run_with(&runner, &probe_by_call(|_| 34.0), &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let steady =
+            run_with(&runner, &probe_by_call(|_| 34.0), &cfg, &AtomicBool::new(false), &mut Silent)
+                .unwrap();
         assert_eq!(steady.rounds_completed, 3);
         assert!(steady.placement.note().is_none());
         // Runs that other processes disturbed: their probes measured those processes, and
         // nothing is left out for them.
-        let busy = |v: &str, w: &WorkloadConfig, i: &AtomicBool| runner(v, w, i).map(|mut r| {
-            r.other_cpus = Some(1.0);
-            r
-        });
+        let busy = |v: &str, w: &WorkloadConfig, i: &AtomicBool| {
+            runner(v, w, i).map(|mut r| {
+                r.other_cpus = Some(1.0);
+                r
+            })
+        };
         let cfg = CompareConfig { noise: NoisePolicy { max_other_cpus: 0.3, retries: 0 }, ..cfg };
         let probe = probe_by_call(|call| if call < 4 { 160.0 } else { 34.0 });
-        let disturbed = run_with(&busy, &probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let disturbed =
+            run_with(&busy, &probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
         assert_eq!(disturbed.rounds_completed, 3);
-        assert!(disturbed.placement.rounds_left_out.is_empty() && disturbed.placement.near_ns.is_none());
+        assert!(
+            disturbed.placement.rounds_left_out.is_empty() && disturbed.placement.near_ns.is_none()
+        );
     }
 
     #[test]
@@ -1144,10 +1291,15 @@ mod tests {
         cfg.precision = precise(0.03, Duration::from_secs(3600));
         let runner = pinned(|v, _| if v == "no-stats" { 2.0 } else { 1.0 });
         let mut recorder = Recorder::default();
-        let report = run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
+        let report =
+            run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
         let p = report.precision.expect("a precision outcome");
         assert_eq!(p.stopped, StopReason::PrecisionReached, "{}", p.line());
-        assert_eq!((p.rounds, report.rounds_completed), (3, 3), "three rounds give every ratio its interval");
+        assert_eq!(
+            (p.rounds, report.rounds_completed),
+            (3, 3),
+            "three rounds give every ratio its interval"
+        );
         assert_eq!(p.widest.as_ref().and_then(|w| w.half_width), Some(0.0));
         assert!(p.line().starts_with("precision reached"), "{}", p.line());
         assert_eq!(recorder.steps, 9, "3 rounds x (2 variants + the A/A copy)");
@@ -1160,19 +1312,32 @@ mod tests {
         // A limit already passed when the three first rounds end: no round is added.
         cfg.precision = precise(0.03, Duration::from_millis(1));
         let runner = pinned(|v, round| if v == "no-stats" && round % 2 == 1 { 3.0 } else { 1.0 });
-        let report = run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let report =
+            run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
         let p = report.precision.clone().expect("a precision outcome");
         assert_eq!(p.stopped, StopReason::TimeLimitReached, "{}", p.line());
         assert_eq!(p.rounds, 3);
         let widest = p.widest.clone().expect("a widest ratio");
         assert!(widest.half_width.unwrap() > 0.03, "{widest:?}");
-        assert!(p.line().starts_with("time limit reached") && p.rounds_needed.is_some(), "{}", p.line());
+        assert!(
+            p.line().starts_with("time limit reached") && p.rounds_needed.is_some(),
+            "{}",
+            p.line()
+        );
         assert!(report.precision_warning().is_some());
         // A stop keeps the finished rounds and says it stopped.
-        let stopped = run_with(&runner, &no_probe, &cfg, &AtomicBool::new(true), &mut Silent).unwrap();
+        let stopped =
+            run_with(&runner, &no_probe, &cfg, &AtomicBool::new(true), &mut Silent).unwrap();
         assert_eq!(stopped.precision.map(|p| p.stopped), Some(StopReason::Stopped));
         // Without a precision: exactly the rounds asked, and no outcome.
-        let fixed = run_with(&runner, &no_probe, &CompareConfig { precision: None, ..cfg }, &AtomicBool::new(false), &mut Silent).unwrap();
+        let fixed = run_with(
+            &runner,
+            &no_probe,
+            &CompareConfig { precision: None, ..cfg },
+            &AtomicBool::new(false),
+            &mut Silent,
+        )
+        .unwrap();
         assert!(fixed.precision.is_none() && fixed.rounds_completed == 3);
     }
 
@@ -1185,7 +1350,9 @@ mod tests {
             "epoch" => 1.5,
             _ => 1.0,
         };
-        let first = run_with(&pinned(steady), &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let first =
+            run_with(&pinned(steady), &no_probe, &cfg, &AtomicBool::new(false), &mut Silent)
+                .unwrap();
         // The JSON as `--json` writes it: the report's fields in the envelope that names the
         // schema (report::contract; built here, since an experiment does not import its report:
         // tests/cli_compare.rs goes through the real `--json` and `--baseline`).
@@ -1193,16 +1360,39 @@ mod tests {
         envelope["schema"] = "schedlab-compare".into();
         envelope["schema_version"] = SCHEMA_VERSION.into();
         let json = envelope.to_string();
-        let load = |text: &str| Baseline::parse(std::path::Path::new("old.json"), text, &cfg.variants, &cfg.locks, baseline::DEFAULT_THRESHOLD);
+        let load = |text: &str| {
+            Baseline::parse(
+                std::path::Path::new("old.json"),
+                text,
+                &cfg.variants,
+                &cfg.locks,
+                baseline::DEFAULT_THRESHOLD,
+            )
+        };
         cfg.baseline = Some(load(&json).expect("its own JSON is a baseline"));
-        let again = run_with(&pinned(steady), &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let again =
+            run_with(&pinned(steady), &no_probe, &cfg, &AtomicBool::new(false), &mut Silent)
+                .unwrap();
         let against = again.baseline.expect("compared");
-        assert_eq!(against.changes.len(), 2, "no-stats and epoch ÷ sched-lock: {:?}", against.changes);
-        assert!(against.changes.iter().all(|c| c.verdict == Some(ChangeVerdict::NoChange)), "{:?}", against.changes);
+        assert_eq!(
+            against.changes.len(),
+            2,
+            "no-stats and epoch ÷ sched-lock: {:?}",
+            against.changes
+        );
+        assert!(
+            against.changes.iter().all(|c| c.verdict == Some(ChangeVerdict::NoChange)),
+            "{:?}",
+            against.changes
+        );
         // epoch 20 % slower than in the baseline: regressed; no-stats unchanged.
         let slower = |v: &str, round: usize| if v == "epoch" { 1.2 } else { steady(v, round) };
-        let changed = run_with(&pinned(slower), &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
-        let verdict = |r: &CompareReport, ratio: &str| r.baseline.as_ref().unwrap().changes.iter().find(|c| c.ratio == ratio).unwrap().verdict;
+        let changed =
+            run_with(&pinned(slower), &no_probe, &cfg, &AtomicBool::new(false), &mut Silent)
+                .unwrap();
+        let verdict = |r: &CompareReport, ratio: &str| {
+            r.baseline.as_ref().unwrap().changes.iter().find(|c| c.ratio == ratio).unwrap().verdict
+        };
         assert_eq!(verdict(&changed, "epoch ÷ sched-lock"), Some(ChangeVerdict::Regressed));
         assert_eq!(verdict(&changed, "no-stats ÷ sched-lock"), Some(ChangeVerdict::NoChange));
         assert!(changed.regressions().iter().any(|l| l.contains("epoch ÷ sched-lock")));
@@ -1220,9 +1410,14 @@ mod tests {
             run_named(v, w, i)
         };
         let mut recorder = Recorder::default();
-        let report = run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
+        let report =
+            run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
         assert_eq!(recorder.failures.len(), 1);
-        assert!(recorder.failures[0].starts_with("run 2 of 4 failed (the comparison goes on)"), "{:?}", recorder.failures);
+        assert!(
+            recorder.failures[0].starts_with("run 2 of 4 failed (the comparison goes on)"),
+            "{:?}",
+            recorder.failures
+        );
         assert_eq!((recorder.steps, recorder.steps_done), (4, 3));
         assert_eq!(report.failures.len(), 1);
         assert_eq!((report.failures[0].variant, report.failures[0].round), ("epoch", 0));
@@ -1230,7 +1425,11 @@ mod tests {
         let row = |v: &str| report.results.iter().find(|r| r.variant == v).unwrap();
         assert_eq!((row("no-stats").status, row("no-stats").runs), ("complete", 2));
         assert_eq!((row("epoch").status, row("epoch").runs), ("partial", 1));
-        assert_eq!(row("epoch").consistent, Some(true), "the run that finished is checked and kept");
+        assert_eq!(
+            row("epoch").consistent,
+            Some(true),
+            "the run that finished is checked and kept"
+        );
         assert!(report.all_consistent());
         assert!(!report.interrupted);
     }
@@ -1249,13 +1448,22 @@ mod tests {
                     r
                 })
             };
-            let report = run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
-            let ratio = report.ratios.iter().find(|r| r.seed.numerator == "epoch" && r.seed.denominator == "debug-off").expect("epoch / debug-off");
+            let report =
+                run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+            let ratio = report
+                .ratios
+                .iter()
+                .find(|r| r.seed.numerator == "epoch" && r.seed.denominator == "debug-off")
+                .expect("epoch / debug-off");
             ratio.by_lock[0].clone()
         };
         let quiet = verdict(0.0);
         assert!(quiet.not_judged.is_none(), "{quiet:?}");
-        assert_eq!(quiet.interval, Some(Interval { lo: 2.0, hi: 2.0 }), "three rounds of 2.0: the interval is 2.0");
+        assert_eq!(
+            quiet.interval,
+            Some(Interval { lo: 2.0, hi: 2.0 }),
+            "three rounds of 2.0: the interval is 2.0"
+        );
         assert_eq!(quiet.meets_goal, Some(GoalVerdict::Met), "2.0 against a goal of 0.95");
         let busy = verdict(1.5);
         assert_eq!(busy.meets_goal, None, "no goal verdict on disturbed runs");
@@ -1269,12 +1477,20 @@ mod tests {
     fn a_goal_is_met_only_when_the_whole_interval_clears_it() {
         let i = |lo, hi| Interval { lo, hi };
         assert_eq!(judge_goal(i(1.01, 1.10), 1.0), GoalVerdict::Met);
-        assert_eq!(judge_goal(i(1.0, 1.2), 1.0), GoalVerdict::Met, "at least the goal: the bound itself clears it");
+        assert_eq!(
+            judge_goal(i(1.0, 1.2), 1.0),
+            GoalVerdict::Met,
+            "at least the goal: the bound itself clears it"
+        );
         assert_eq!(judge_goal(i(0.90, 0.99), 1.0), GoalVerdict::Missed);
         // A straddling interval whose median (1.03, say) is above the goal: a median rule would
         // say met, an upper-bound rule met, a lower-bound rule missed.
         assert_eq!(judge_goal(i(0.99, 1.09), 1.0), GoalVerdict::Inconclusive);
-        assert_eq!(judge_goal(i(0.8, 1.0), 1.0), GoalVerdict::Inconclusive, "touching the goal from below is not missing it");
+        assert_eq!(
+            judge_goal(i(0.8, 1.0), 1.0),
+            GoalVerdict::Inconclusive,
+            "touching the goal from below is not missing it"
+        );
     }
 
     #[test]
@@ -1285,15 +1501,29 @@ mod tests {
         assert_eq!(judge_range(i(1.19, 1.26), range), RangeOverlap::Inside, "bounds included");
         assert_eq!(judge_range(i(1.00, 1.18), range), RangeOverlap::Outside);
         assert_eq!(judge_range(i(1.27, 1.40), range), RangeOverlap::Outside);
-        assert_eq!(judge_range(i(1.10, 1.20), range), RangeOverlap::Overlapping, "meets the range's low end");
-        assert_eq!(judge_range(i(1.00, 1.40), range), RangeOverlap::Overlapping, "wider than the range");
+        assert_eq!(
+            judge_range(i(1.10, 1.20), range),
+            RangeOverlap::Overlapping,
+            "meets the range's low end"
+        );
+        assert_eq!(
+            judge_range(i(1.00, 1.40), range),
+            RangeOverlap::Overlapping,
+            "wider than the range"
+        );
     }
 
     #[test]
     fn an_aa_interval_excluding_1_flags_the_run_unreliable() {
         let i = |lo, hi| Interval { lo, hi };
-        let below = unreliable_floor(i(0.91, 0.97), "other processes up to 0.80 CPUs").expect("excludes 1");
-        assert!(below.contains("UNRELIABLE") && below.contains("[0.91, 0.97]") && below.contains("0.80 CPUs"), "{below}");
+        let below =
+            unreliable_floor(i(0.91, 0.97), "other processes up to 0.80 CPUs").expect("excludes 1");
+        assert!(
+            below.contains("UNRELIABLE")
+                && below.contains("[0.91, 0.97]")
+                && below.contains("0.80 CPUs"),
+            "{below}"
+        );
         assert!(unreliable_floor(i(1.02, 1.08), "").is_some(), "above 1 as well");
         assert_eq!(unreliable_floor(i(0.97, 1.05), ""), None, "covers 1");
         assert_eq!(unreliable_floor(i(1.0, 1.0), ""), None, "exactly 1");
@@ -1305,7 +1535,10 @@ mod tests {
         let entries = cfg.entries();
         assert_eq!(entries.len(), cfg.variants.len() + 1);
         let r = entries.iter().position(|e| e.0 == AA_REFERENCE).unwrap();
-        let c = entries.iter().position(|e| *e == (AA_LABEL, AA_REFERENCE)).expect("the copy runs the reference");
+        let c = entries
+            .iter()
+            .position(|e| *e == (AA_LABEL, AA_REFERENCE))
+            .expect("the copy runs the reference");
         let ne = entries.len();
         let gap = (c + ne - r) % ne;
         assert!(gap >= ne / 2 - 1 && gap <= ne / 2 + 1, "{entries:?}");
@@ -1327,7 +1560,8 @@ mod tests {
             })
         };
         let mut recorder = Recorder::default();
-        let report = run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
+        let report =
+            run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
         assert_eq!(recorder.steps, 9, "3 rounds x (2 variants + the copy)");
         let names: Vec<&str> = report.results.iter().map(|r| r.variant).collect();
         assert_eq!(names, ["sched-lock", "no-stats"], "the copy is not a variant's row");
@@ -1341,13 +1575,33 @@ mod tests {
         let sched = &report.results[0];
         assert_eq!(sched.vs_sched_lock_interval, Some(Interval { lo: 1.0, hi: 1.0 }));
 
-        let two = run_with(&runner, &no_probe, &CompareConfig { rounds: 2, ..cfg.clone() }, &AtomicBool::new(false), &mut Silent).unwrap();
+        let two = run_with(
+            &runner,
+            &no_probe,
+            &CompareConfig { rounds: 2, ..cfg.clone() },
+            &AtomicBool::new(false),
+            &mut Silent,
+        )
+        .unwrap();
         assert_eq!(two.noise_floor[0].interval, None);
-        assert_eq!(two.noise_floor[0].no_interval.as_deref(), Some("no interval: fewer than 3 rounds"));
-        assert_eq!(two.results[1].vs_sched_lock_no_interval.as_deref(), Some("no interval: fewer than 3 rounds"));
+        assert_eq!(
+            two.noise_floor[0].no_interval.as_deref(),
+            Some("no interval: fewer than 3 rounds")
+        );
+        assert_eq!(
+            two.results[1].vs_sched_lock_no_interval.as_deref(),
+            Some("no interval: fewer than 3 rounds")
+        );
 
         let mut recorder = Recorder::default();
-        let off = run_with(&runner, &no_probe, &CompareConfig { aa: false, ..cfg }, &AtomicBool::new(false), &mut recorder).unwrap();
+        let off = run_with(
+            &runner,
+            &no_probe,
+            &CompareConfig { aa: false, ..cfg },
+            &AtomicBool::new(false),
+            &mut recorder,
+        )
+        .unwrap();
         assert_eq!(recorder.steps, 6);
         assert!(off.noise_floor.is_empty());
         assert_eq!(off.noise_floor_not_measured.as_deref(), Some("--no-aa"));
@@ -1356,16 +1610,27 @@ mod tests {
     #[test]
     fn a_variant_whose_every_run_failed_is_failed_not_inconsistent() {
         let cfg = small(vec!["no-stats", "epoch"], 1);
-        let runner = |v: &str, w: &WorkloadConfig, i: &AtomicBool| if v == "epoch" { Err(ExperimentError::run_failed("injected")) } else { run_named(v, w, i) };
-        let report = run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let runner = |v: &str, w: &WorkloadConfig, i: &AtomicBool| {
+            if v == "epoch" {
+                Err(ExperimentError::run_failed("injected"))
+            } else {
+                run_named(v, w, i)
+            }
+        };
+        let report =
+            run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
         let epoch = report.results.iter().find(|r| r.variant == "epoch").unwrap();
         assert_eq!(epoch.status, "failed");
         assert!(epoch.kiops.is_none() && epoch.consistent.is_none());
         assert!(report.all_consistent(), "a failure is not an inconsistency");
         // An interrupted comparison: variants that never ran are `not run`.
-        let report = run_with(&runner, &no_probe, &cfg, &AtomicBool::new(true), &mut Silent).unwrap();
+        let report =
+            run_with(&runner, &no_probe, &cfg, &AtomicBool::new(true), &mut Silent).unwrap();
         assert!(report.interrupted);
-        assert!(report.results.iter().all(|r| r.status == "not run" && r.consistent.is_none() && r.kiops.is_none()));
+        assert!(report
+            .results
+            .iter()
+            .all(|r| r.status == "not run" && r.consistent.is_none() && r.kiops.is_none()));
     }
 
     #[test]
@@ -1375,10 +1640,16 @@ mod tests {
             small(Vec::new(), 1),
             small(vec!["no-stats"], 0),
             CompareConfig { locks: Vec::new(), ..base.clone() },
-            CompareConfig { measure: Measure::Both, lockstat_duration: Duration::ZERO, ..base.clone() },
+            CompareConfig {
+                measure: Measure::Both,
+                lockstat_duration: Duration::ZERO,
+                ..base.clone()
+            },
             small(vec!["nonsense"], 1),
         ];
-        assert_refused_before_any_work(&bad, |cfg, observer| run(cfg, &AtomicBool::new(false), observer));
+        assert_refused_before_any_work(&bad, |cfg, observer| {
+            run(cfg, &AtomicBool::new(false), observer)
+        });
     }
 
     #[test]

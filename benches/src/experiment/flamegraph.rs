@@ -8,14 +8,14 @@
 //! atomically (`files::output`); a file that cannot be written is a failure the report carries
 //! (exit 3 in the CLI), not the end of the experiment.
 
-use crate::error::{ErrorKind, ExperimentError};
-use crate::experiment::observer::{Event, Observer};
 use crate::driver::profile::{self, profile_named, Category, Folded, TimeShares, VariantProfile};
 use crate::driver::workload::{self, WorkloadConfig};
-use crate::files::stop::until_stopped;
+use crate::error::{ErrorKind, ExperimentError};
+use crate::experiment::observer::{Event, Observer};
 use crate::files::input::{caps, read_input};
 use crate::files::output::{check_dir, OutputFile};
 use crate::files::provenance::Provenance;
+use crate::files::stop::until_stopped;
 use schedlab_core::sync::{AtomicBool, Ordering};
 use serde::Serialize;
 use std::ffi::{OsStr, OsString};
@@ -44,7 +44,10 @@ impl FlamegraphConfig {
             return Err(ExperimentError::bad_input("say what to profile: --variant NAME|all, or --diff A B (or --folded FILE to render one)"));
         }
         if !(1..=1000).contains(&self.frequency) {
-            return Err(ExperimentError::bad_input(format!("--frequency must be 1..=1000 Hz, got {}", self.frequency)));
+            return Err(ExperimentError::bad_input(format!(
+                "--frequency must be 1..=1000 Hz, got {}",
+                self.frequency
+            )));
         }
         for name in &self.entries {
             self.workload.validate(name)?;
@@ -55,7 +58,11 @@ impl FlamegraphConfig {
     /// Every file the experiment writes into `out`, so that the CLI can declare them before any
     /// work: each entry's `.svg` and `.folded`, the differential SVG, `time-shares.json`.
     pub fn files(&self) -> Vec<OsString> {
-        let mut files: Vec<OsString> = self.entries.iter().flat_map(|e| [format!("{e}.svg").into(), format!("{e}.folded").into()]).collect();
+        let mut files: Vec<OsString> = self
+            .entries
+            .iter()
+            .flat_map(|e| [format!("{e}.svg").into(), format!("{e}.folded").into()])
+            .collect();
         if let Some((a, b)) = self.diff {
             files.push(diff_svg_name(a, b).into());
         }
@@ -189,11 +196,20 @@ fn share_row(entry: &'static str, p: &VariantProfile) -> ShareRow {
 }
 
 /// Profiles every entry, draws the flamegraphs and the differential one, and writes the table.
-pub fn run(cfg: &FlamegraphConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<FlamegraphReport, ExperimentError> {
+pub fn run(
+    cfg: &FlamegraphConfig,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<FlamegraphReport, ExperimentError> {
     cfg.validate()?;
-    std::fs::create_dir_all(&cfg.out).map_err(|e| ExperimentError::bad_input(format!("cannot create {}: {e}", cfg.out.display())))?;
+    std::fs::create_dir_all(&cfg.out).map_err(|e| {
+        ExperimentError::bad_input(format!("cannot create {}: {e}", cfg.out.display()))
+    })?;
     let w = &cfg.workload;
-    observer.event(Event::Planned { steps: cfg.entries.len(), estimated_s: cfg.entries.len() as f64 * (w.duration + w.ramp).as_secs_f64() });
+    observer.event(Event::Planned {
+        steps: cfg.entries.len(),
+        estimated_s: cfg.entries.len() as f64 * (w.duration + w.ramp).as_secs_f64(),
+    });
     if let Some(warning) = workload::warning_before_run(w.lock, w.threads) {
         observer.event(Event::Warning(&warning));
     }
@@ -222,7 +238,10 @@ pub fn run(cfg: &FlamegraphConfig, stop: &AtomicBool, observer: &mut dyn Observe
                 continue;
             }
         };
-        let title = format!("{name}: on-CPU, {} lock, {} threads, commit {}", w.lock, w.threads, report.provenance.commit);
+        let title = format!(
+            "{name}: on-CPU, {} lock, {} threads, commit {}",
+            w.lock, w.threads, report.provenance.commit
+        );
         let subtitle = format!(
             "{} samples at {} Hz over {:.1} s, {:.1} KIOPS; stats {:.1}% of samples ({:.1}% of the scheduler's work)",
             p.folded.samples(),
@@ -236,7 +255,9 @@ pub fn run(cfg: &FlamegraphConfig, stop: &AtomicBool, observer: &mut dyn Observe
         // A run too short for one sample has no flamegraph: said, not fatal.
         let draw = |out: &mut Vec<u8>| profile::write_flamegraph(&p.folded, &title, &subtitle, out);
         match write_kept(&svg, &mut report.write_failures, observer, draw) {
-            Ok((_, bytes)) => report.svgs.push((title.clone(), String::from_utf8_lossy(&bytes).into_owned())),
+            Ok((_, bytes)) => {
+                report.svgs.push((title.clone(), String::from_utf8_lossy(&bytes).into_owned()))
+            }
             Err(e) => observer.event(Event::Warning(&format!("{name}: no flamegraph: {e}"))),
         }
         let folded = cfg.out.join(format!("{name}.folded"));
@@ -244,9 +265,20 @@ pub fn run(cfg: &FlamegraphConfig, stop: &AtomicBool, observer: &mut dyn Observe
             out.extend_from_slice(p.folded.to_text().as_bytes());
             Ok(())
         })?;
-        let unsampled = p.folded.unsampled_share().map_or(String::new(), |u| format!(", {:.0}% of CPU time unsampled", u * 100.0));
-        report.lines.push(format!("{name}: {:.1} KIOPS, {} samples{unsampled} -> {}", p.run.kiops, p.folded.samples(), svg.display()));
-        observer.event(Event::StepDone { done: done + 1, summary: report.lines.last().map_or("", String::as_str) });
+        let unsampled = p
+            .folded
+            .unsampled_share()
+            .map_or(String::new(), |u| format!(", {:.0}% of CPU time unsampled", u * 100.0));
+        report.lines.push(format!(
+            "{name}: {:.1} KIOPS, {} samples{unsampled} -> {}",
+            p.run.kiops,
+            p.folded.samples(),
+            svg.display()
+        ));
+        observer.event(Event::StepDone {
+            done: done + 1,
+            summary: report.lines.last().map_or("", String::as_str),
+        });
         report.rows.push(share_row(name, &p));
         report.profiles.push((name, p));
     }
@@ -261,7 +293,9 @@ pub fn run(cfg: &FlamegraphConfig, stop: &AtomicBool, observer: &mut dyn Observe
         rows: &report.rows,
     };
     let path = cfg.out.join(TIME_SHARES);
-    let text = serde_json::to_string_pretty(&json).map_err(|e| ExperimentError::run_failed(format!("cannot serialise the table: {e}")))? + "\n";
+    let text = serde_json::to_string_pretty(&json)
+        .map_err(|e| ExperimentError::run_failed(format!("cannot serialise the table: {e}")))?
+        + "\n";
     let written = write_file(&path, &mut report.write_failures, observer, |out| {
         out.extend_from_slice(text.as_bytes());
         Ok(())
@@ -269,20 +303,30 @@ pub fn run(cfg: &FlamegraphConfig, stop: &AtomicBool, observer: &mut dyn Observe
     if written {
         report.lines.push(format!("wrote {}", path.display()));
     }
-    report.interrupted = report.profiles.iter().any(|(_, p)| p.run.interrupted) || stop.load(Ordering::Relaxed);
+    report.interrupted =
+        report.profiles.iter().any(|(_, p)| p.run.interrupted) || stop.load(Ordering::Relaxed);
     observer.event(Event::Finished);
     Ok(report)
 }
 
 /// The differential flamegraph of `a` against `b`, when both were profiled.
-fn write_differential(cfg: &FlamegraphConfig, a: &str, b: &str, report: &mut FlamegraphReport, observer: &mut dyn Observer) {
+fn write_differential(
+    cfg: &FlamegraphConfig,
+    a: &str,
+    b: &str,
+    report: &mut FlamegraphReport,
+    observer: &mut dyn Observer,
+) {
     let find = |n: &str| report.profiles.iter().find(|(entry, _)| *entry == n).map(|(_, p)| p);
     let (Some(pa), Some(pb)) = (find(a), find(b)) else {
         return;
     };
     let w = &cfg.workload;
     let svg = cfg.out.join(diff_svg_name(a, b));
-    let title = format!("{a} against {b}: on-CPU, {} lock, {} threads, commit {}", w.lock, w.threads, report.provenance.commit);
+    let title = format!(
+        "{a} against {b}: on-CPU, {} lock, {} threads, commit {}",
+        w.lock, w.threads, report.provenance.commit
+    );
     // Per request: a path that costs the same per request in both is neutral.
     let (ra, rb) = (pa.run.requests.completed, pb.run.requests.completed);
     let per_request = (ra > 0 && rb > 0).then(|| ra as f64 / rb as f64);
@@ -315,11 +359,16 @@ pub struct FoldedConfig {
 }
 
 /// Draws a folded-stacks file as `DIR/<stem>.svg`; the line to print, or the write failure.
-pub fn render_folded(cfg: &FoldedConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<String, ExperimentError> {
+pub fn render_folded(
+    cfg: &FoldedConfig,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<String, ExperimentError> {
     let path = &cfg.input;
     check_dir(&cfg.out).map_err(ExperimentError::bad_input)?;
     let text = read_input(path, "folded-stacks file", caps::FOLDED, stop)?;
-    let stem = path.file_stem().map_or_else(|| "folded".into(), |s| s.to_string_lossy().into_owned());
+    let stem =
+        path.file_stem().map_or_else(|| "folded".into(), |s| s.to_string_lossy().into_owned());
     let title = cfg.title.clone().unwrap_or(stem);
     let (count_name, shown) = (cfg.count_name.clone(), path.display().to_string());
     // Parsing and drawing a large file take seconds: on a thread of their own, so that a stop is
@@ -348,7 +397,9 @@ pub fn render_folded(cfg: &FoldedConfig, stop: &AtomicBool, observer: &mut dyn O
         }
         Err(e) => return Err(ExperimentError::bad_input(e.to_string())),
     };
-    std::fs::create_dir_all(&cfg.out).map_err(|e| ExperimentError::bad_input(format!("cannot create {}: {e}", cfg.out.display())))?;
+    std::fs::create_dir_all(&cfg.out).map_err(|e| {
+        ExperimentError::bad_input(format!("cannot create {}: {e}", cfg.out.display()))
+    })?;
     let svg = cfg.out.join(folded_svg_name(path));
     let mut failures = Vec::new();
     let written = write_file(&svg, &mut failures, observer, |out| {

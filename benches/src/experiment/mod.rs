@@ -33,9 +33,9 @@ pub mod roundtrip;
 pub mod run;
 pub mod simulate;
 pub mod sweep;
-pub mod trace_summary;
 #[cfg(test)]
 mod testing;
+pub mod trace_summary;
 pub mod validate;
 
 pub use crate::error::{ErrorKind, ExperimentError, Failures};

@@ -22,9 +22,9 @@ use crate::files::provenance::Provenance;
 use crate::model::calibrate::CalibrationSettings;
 use crate::model::topology::{cores_here, Topology};
 use crate::model::{self, CalibrationSet, PredictedRatio, Prediction, Wanted};
+use crate::stats::GoalVerdict;
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::LockKind;
-use crate::stats::GoalVerdict;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -280,13 +280,22 @@ pub struct PredictReport {
 }
 
 /// Measures this machine and calibrates every wanted entry, one step each.
-fn calibrate_here(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<CalibrationSet, ExperimentError> {
+fn calibrate_here(
+    cfg: &PredictConfig,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<CalibrationSet, ExperimentError> {
     observer.event(Event::Step { done: 0, label: "measuring this machine (transfers, wake-ups)" });
     let (machine, settings) = model::measure_machine(&cfg.calibration_settings, stop);
     if stop.load(Ordering::Relaxed) {
-        return Err(ExperimentError::stopped("interrupted while measuring this machine: nothing to predict"));
+        return Err(ExperimentError::stopped(
+            "interrupted while measuring this machine: nothing to predict",
+        ));
     }
-    observer.event(Event::StepDone { done: 1, summary: &format!("measured this machine: {}", machine.name) });
+    observer.event(Event::StepDone {
+        done: 1,
+        summary: &format!("measured this machine: {}", machine.name),
+    });
     let mut calibrations = Vec::new();
     for (index, entry) in cfg.wanted.entries().into_iter().enumerate() {
         let (variant, lock, insert) = entry;
@@ -294,7 +303,11 @@ fn calibrate_here(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Obs
         observer.event(Event::Step { done: 1 + index, label: &label });
         match model::calibrate_entry(&cfg.workload, entry, &settings, stop, &mut |_| {}) {
             Ok(c) => calibrations.push(c),
-            Err(_) if stop.load(Ordering::Relaxed) => return Err(ExperimentError::stopped("interrupted while calibrating: nothing to predict")),
+            Err(_) if stop.load(Ordering::Relaxed) => {
+                return Err(ExperimentError::stopped(
+                    "interrupted while calibrating: nothing to predict",
+                ))
+            }
             Err(e) => return Err(ExperimentError::run_failed(format!("calibration failed: {e}"))),
         }
         observer.event(Event::StepDone { done: 2 + index, summary: &label });
@@ -303,13 +316,19 @@ fn calibrate_here(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Obs
 }
 
 /// Runs the experiment (see the module documentation).
-pub fn run(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<PredictReport, ExperimentError> {
+pub fn run(
+    cfg: &PredictConfig,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<PredictReport, ExperimentError> {
     let threads = cfg.checked_threads()?;
     let validation = cfg.validation_config(&threads);
-    let calibration_steps = if cfg.calibration.is_some() { 0 } else { 1 + cfg.wanted.entries().len() };
+    let calibration_steps =
+        if cfg.calibration.is_some() { 0 } else { 1 + cfg.wanted.entries().len() };
     let validation_steps = validation.as_ref().map_or(0, |v| v.keys().len() * v.rounds);
     if calibration_steps + validation_steps > 0 {
-        let estimated_s = CALIBRATION_ENTRY_S * calibration_steps as f64 + validation.as_ref().map_or(0.0, |v| v.estimated_seconds());
+        let estimated_s = CALIBRATION_ENTRY_S * calibration_steps as f64
+            + validation.as_ref().map_or(0.0, |v| v.estimated_seconds());
         observer.event(Event::Planned { steps: calibration_steps + validation_steps, estimated_s });
     }
 
@@ -331,16 +350,34 @@ pub fn run(cfg: &PredictConfig, stop: &AtomicBool, observer: &mut dyn Observer) 
     let seed = cfg.workload.seed;
     let mut predictions = Vec::new();
     for (v, lock, insert) in cfg.wanted.entries() {
-        let cal = set.find(v, lock, insert).ok_or_else(|| ExperimentError::run_failed(format!("the calibration has no entry for {v} on {lock} ({insert})")))?;
+        let cal = set.find(v, lock, insert).ok_or_else(|| {
+            ExperimentError::run_failed(format!(
+                "the calibration has no entry for {v} on {lock} ({insert})"
+            ))
+        })?;
         for &outside in &cfg.outside_ns {
             // The elevator machinery (`--elevator-ns`) is work outside every lock, like the outside
             // work: the prediction's outside figure is their sum.
             let outside = outside + cfg.workload.elevator_ns;
             // The workload's request path: its per-site pads and where its requests complete.
-            let path = model::RequestPath { pads: cfg.workload.pads, completion: cfg.workload.completion };
-            let predicted = model::predict_padded_until(cal, &topology, &threads, outside, seed, cfg.outside_is_work, cfg.workload.inject, path, stop).map_err(|e| {
+            let path =
+                model::RequestPath { pads: cfg.workload.pads, completion: cfg.workload.completion };
+            let predicted = model::predict_padded_until(
+                cal,
+                &topology,
+                &threads,
+                outside,
+                seed,
+                cfg.outside_is_work,
+                cfg.workload.inject,
+                path,
+                stop,
+            )
+            .map_err(|e| {
                 if stop.load(Ordering::Relaxed) {
-                    ExperimentError::stopped("stopped while simulating the model: no prediction to report")
+                    ExperimentError::stopped(
+                        "stopped while simulating the model: no prediction to report",
+                    )
                 } else {
                     e
                 }
@@ -425,8 +462,8 @@ pub fn curves(predictions: &[Prediction]) -> Vec<(String, LockKind, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::testing::assert_refused;
     use crate::experiment::observer::Recorder;
+    use crate::experiment::testing::assert_refused;
     use schedlab_core::{InsertPathKind, LockKind};
     use std::path::Path;
 
@@ -438,10 +475,15 @@ mod tests {
     fn from_files() -> PredictConfig {
         let path = repo("notes/results/2026-12-01-predict/calibration.json");
         let set = CalibrationSet::load(&path).expect("the committed calibration");
-        let topology = Topology::load(&repo("notes/topology/i7-4850hq.json")).expect("the seeds' profile");
+        let topology =
+            Topology::load(&repo("notes/topology/i7-4850hq.json")).expect("the seeds' profile");
         PredictConfig {
             workload: WorkloadConfig::default(),
-            wanted: Wanted { variants: vec!["queue-lock"], locks: vec![LockKind::FairSpin], inserts: vec![InsertPathKind::Direct] },
+            wanted: Wanted {
+                variants: vec!["queue-lock"],
+                locks: vec![LockKind::FairSpin],
+                inserts: vec![InsertPathKind::Direct],
+            },
             outside_ns: vec![0],
             threads: Some(vec![1, 2, 8]),
             topology: Some(topology),
@@ -461,23 +503,59 @@ mod tests {
         assert!(report.validation.is_none() && !report.interrupted);
         assert_eq!((recorder.steps, recorder.steps_done), (0, 0), "nothing is measured");
         let json = serde_json::to_value(&report).unwrap();
-        assert!(json.get("wanted").is_none() && json.get("threads").is_none(), "the JSON fields stay as they were");
+        assert!(
+            json.get("wanted").is_none() && json.get("threads").is_none(),
+            "the JSON fields stay as they were"
+        );
     }
 
     #[test]
     fn a_bad_configuration_is_refused_before_any_work() {
         let cases: Vec<(PredictConfig, &str)> = vec![
-            (PredictConfig { workload: WorkloadConfig { iodepth: 4, ..WorkloadConfig::default() }, ..from_files() }, "--iodepth 4"),
-            (PredictConfig { workload: WorkloadConfig { churn_per_sec: 5.0, ..WorkloadConfig::default() }, ..from_files() }, "--churn"),
-            (PredictConfig { workload: WorkloadConfig { slice_idle_ns: 1000, ..WorkloadConfig::default() }, ..from_files() }, "--slice-idle-ns"),
+            (
+                PredictConfig {
+                    workload: WorkloadConfig { iodepth: 4, ..WorkloadConfig::default() },
+                    ..from_files()
+                },
+                "--iodepth 4",
+            ),
+            (
+                PredictConfig {
+                    workload: WorkloadConfig { churn_per_sec: 5.0, ..WorkloadConfig::default() },
+                    ..from_files()
+                },
+                "--churn",
+            ),
+            (
+                PredictConfig {
+                    workload: WorkloadConfig { slice_idle_ns: 1000, ..WorkloadConfig::default() },
+                    ..from_files()
+                },
+                "--slice-idle-ns",
+            ),
             (PredictConfig { threads: Some(vec![0, 1]), ..from_files() }, "at least 1"),
             (PredictConfig { threads: Some(vec![9]), ..from_files() }, "logical CPUs"),
             (
-                PredictConfig { wanted: Wanted { variants: vec!["unlocked"], locks: vec![LockKind::FairSpin], inserts: vec![InsertPathKind::Direct] }, ..from_files() },
+                PredictConfig {
+                    wanted: Wanted {
+                        variants: vec!["unlocked"],
+                        locks: vec![LockKind::FairSpin],
+                        inserts: vec![InsertPathKind::Direct],
+                    },
+                    ..from_files()
+                },
                 "has no calibration of unlocked",
             ),
             (
-                PredictConfig { threads: Some(vec![1024]), validation: Some(ValidationSettings { rounds: 1, noise: NoisePolicy::default() }), topology: None, ..from_files() },
+                PredictConfig {
+                    threads: Some(vec![1024]),
+                    validation: Some(ValidationSettings {
+                        rounds: 1,
+                        noise: NoisePolicy::default(),
+                    }),
+                    topology: None,
+                    ..from_files()
+                },
                 "--threads 1024",
             ),
         ];
@@ -508,7 +586,9 @@ mod tests {
             error_pct: 10.0,
             measured_interval: within_goal.map(|_| Interval { lo: 1000.0, hi: 1000.0 }),
             error_interval_pct: within_goal.map(|_| Interval { lo: 10.0, hi: 10.0 }),
-            no_interval: within_goal.is_none().then(|| "no interval: fewer than 3 repetitions".into()),
+            no_interval: within_goal
+                .is_none()
+                .then(|| "no interval: fewer than 3 repetitions".into()),
             within_goal,
             other_cpus_max: 0.0,
             reruns: 0,

@@ -18,8 +18,8 @@ use crate::driver::roundtrip::{lockstat_windows_named_until, measure_named_until
 use crate::error::ExperimentError;
 use crate::files::provenance::Provenance;
 use crate::stats::{median, no_interval_reason, ratio_interval, Interval, Spread};
-use schedlab_core::{lockstat, LockKind};
 use schedlab_core::sync::AtomicBool;
+use schedlab_core::{lockstat, LockKind};
 use serde::Serialize;
 
 /// On windows per measurement with the lock statistics (each between two off windows).
@@ -43,13 +43,23 @@ impl RoundtripConfig {
     /// Checks the configuration (before any work); returns the variants to measure.
     pub fn checked_variants(&self) -> Result<Vec<&'static str>, ExperimentError> {
         if !(1..=1000).contains(&self.rounds) {
-            return Err(ExperimentError::bad_input(format!("--rounds must be 1..=1000, got {}", self.rounds)));
+            return Err(ExperimentError::bad_input(format!(
+                "--rounds must be 1..=1000, got {}",
+                self.rounds
+            )));
         }
         if !(1..=100_000_000).contains(&self.iterations) {
-            return Err(ExperimentError::bad_input(format!("--iterations must be 1..=100000000, got {}", self.iterations)));
+            return Err(ExperimentError::bad_input(format!(
+                "--iterations must be 1..=100000000, got {}",
+                self.iterations
+            )));
         }
         match &self.variant {
-            Some(v) => Ok(vec![schedlab_variants::info(v).ok_or_else(|| ExperimentError::bad_input(format!("unknown variant `{v}`")))?.name]),
+            Some(v) => Ok(vec![
+                schedlab_variants::info(v)
+                    .ok_or_else(|| ExperimentError::bad_input(format!("unknown variant `{v}`")))?
+                    .name,
+            ]),
             None => Ok(schedlab_variants::ALL.iter().map(|v| v.name).collect()),
         }
     }
@@ -108,16 +118,30 @@ impl RoundtripReport {
 
 /// One measurement: plain ns, and with the lock statistics the on windows' ns and the cost ratio
 /// (`None`: stopped).
-fn measure(name: &str, cfg: &RoundtripConfig, stop: &AtomicBool) -> Option<(f64, Option<(f64, f64)>)> {
+fn measure(
+    name: &str,
+    cfg: &RoundtripConfig,
+    stop: &AtomicBool,
+) -> Option<(f64, Option<(f64, f64)>)> {
     match cfg.lockstat {
-        None => measure_named_until(name, cfg.iterations, cfg.lock, stop).map(|plain| (plain, None)),
-        Some(mode) => lockstat_windows_named_until(name, cfg.window(), WINDOW_PAIRS, cfg.lock, mode, stop)
-            .map(|(off, on)| (median(&off), Some((median(&on), median(&window_ratios(&off, &on)))))),
+        None => {
+            measure_named_until(name, cfg.iterations, cfg.lock, stop).map(|plain| (plain, None))
+        }
+        Some(mode) => {
+            lockstat_windows_named_until(name, cfg.window(), WINDOW_PAIRS, cfg.lock, mode, stop)
+                .map(|(off, on)| {
+                    (median(&off), Some((median(&on), median(&window_ratios(&off, &on)))))
+                })
+        }
     }
 }
 
 /// Runs the experiment (see the module documentation).
-pub fn run(cfg: &RoundtripConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<RoundtripReport, ExperimentError> {
+pub fn run(
+    cfg: &RoundtripConfig,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<RoundtripReport, ExperimentError> {
     let names = cfg.checked_variants()?;
     let mut plain: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
     let mut on: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
@@ -196,17 +220,26 @@ fn summarise(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::testing::assert_refused;
     use crate::experiment::observer::Recorder;
+    use crate::experiment::testing::assert_refused;
 
     fn one() -> RoundtripConfig {
-        RoundtripConfig { variant: Some("no-stats".into()), rounds: 2, iterations: 1000, lock: LockKind::FairSpin, lockstat: None }
+        RoundtripConfig {
+            variant: Some("no-stats".into()),
+            rounds: 2,
+            iterations: 1000,
+            lock: LockKind::FairSpin,
+            lockstat: None,
+        }
     }
 
     #[test]
     fn a_bad_configuration_is_refused_before_any_work() {
         let cases = [
-            (RoundtripConfig { variant: Some("nonsense".into()), ..one() }, "unknown variant `nonsense`"),
+            (
+                RoundtripConfig { variant: Some("nonsense".into()), ..one() },
+                "unknown variant `nonsense`",
+            ),
             (RoundtripConfig { rounds: 0, ..one() }, "--rounds"),
             (RoundtripConfig { iterations: 0, ..one() }, "--iterations"),
         ];
@@ -225,7 +258,8 @@ mod tests {
         assert_eq!(v.ns.runs.len(), 2);
         assert!(v.lockstat_cost_pct.is_none());
         assert_eq!(report.against_no_stats(v), Some(1.0));
-        let stopped = run(&one(), &AtomicBool::new(true), &mut Recorder::default()).expect("a stop is not an error");
+        let stopped = run(&one(), &AtomicBool::new(true), &mut Recorder::default())
+            .expect("a stop is not an error");
         assert!(stopped.interrupted && stopped.rounds_done == 0);
     }
 

@@ -42,27 +42,41 @@ pub struct SimulateReport {
 }
 
 /// Runs the experiment (see the module documentation).
-pub fn run(cfg: &SimulateConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<SimulateReport, ExperimentError> {
+pub fn run(
+    cfg: &SimulateConfig,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<SimulateReport, ExperimentError> {
     cfg.sim.validate(&cfg.variant)?;
     let label = format!("simulating {} on {}", cfg.variant, cfg.sim.device.name());
     observer.event(Event::Step { done: 0, label: &label });
     let started = Instant::now();
     let result = simulate_named_until(&cfg.variant, &cfg.sim, Some(stop))?;
     let wall_s = started.elapsed().as_secs_f64();
-    observer.event(Event::StepDone { done: 1, summary: &format!("{label}: {:.0} IOPS in {wall_s:.2} real s", result.iops) });
+    observer.event(Event::StepDone {
+        done: 1,
+        summary: &format!("{label}: {:.0} IOPS in {wall_s:.2} real s", result.iops),
+    });
     observer.event(Event::Finished);
-    Ok(SimulateReport { provenance: SimProvenance { base: Provenance::collect(), wall_s }, result, config: cfg.sim.clone() })
+    Ok(SimulateReport {
+        provenance: SimProvenance { base: Provenance::collect(), wall_s },
+        result,
+        config: cfg.sim.clone(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::testing::assert_refused;
     use crate::experiment::observer::Recorder;
+    use crate::experiment::testing::assert_refused;
     use crate::policy_sim::DeviceModel;
 
     fn short() -> SimulateConfig {
-        SimulateConfig { sim: SimConfig { runtime_ns: 10_000_000, jobs: 2, ..SimConfig::default() }, variant: "no-stats".into() }
+        SimulateConfig {
+            sim: SimConfig { runtime_ns: 10_000_000, jobs: 2, ..SimConfig::default() },
+            variant: "no-stats".into(),
+        }
     }
 
     #[test]
@@ -70,8 +84,17 @@ mod tests {
         let cases = [
             (SimulateConfig { variant: "nonsense".into(), ..short() }, "unknown variant"),
             (SimulateConfig { sim: SimConfig { jobs: 0, ..short().sim }, ..short() }, "--jobs"),
-            (SimulateConfig { sim: SimConfig { weights: vec![], ..short().sim }, ..short() }, "weight"),
-            (SimulateConfig { sim: SimConfig { device: DeviceModel::Null, think_ns: 0, ..short().sim }, ..short() }, "--think"),
+            (
+                SimulateConfig { sim: SimConfig { weights: vec![], ..short().sim }, ..short() },
+                "weight",
+            ),
+            (
+                SimulateConfig {
+                    sim: SimConfig { device: DeviceModel::Null, think_ns: 0, ..short().sim },
+                    ..short()
+                },
+                "--think",
+            ),
         ];
         for (cfg, says) in cases {
             assert_refused(|stop, observer| run(&cfg, stop, observer), says);

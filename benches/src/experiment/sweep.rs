@@ -88,7 +88,11 @@ pub struct SweepConfig {
 /// the CPU count only up to `oversubscribe_to` when it is given (those points measure the OS
 /// scheduler, not the lock); sorted, each once. Bad input when a count is 0 or above the CPUs
 /// unasked.
-pub fn thread_counts(listed: Option<Vec<usize>>, cpus: usize, oversubscribe_to: Option<usize>) -> Result<Vec<usize>, ExperimentError> {
+pub fn thread_counts(
+    listed: Option<Vec<usize>>,
+    cpus: usize,
+    oversubscribe_to: Option<usize>,
+) -> Result<Vec<usize>, ExperimentError> {
     let mut threads = listed.unwrap_or_else(|| (1..=cpus).collect());
     if threads.contains(&0) {
         return Err(ExperimentError::bad_input("--threads must be at least 1"));
@@ -111,20 +115,30 @@ impl SweepConfig {
     /// line for the user.
     pub fn validate(&self) -> Result<(), ExperimentError> {
         if self.threads.is_empty() || self.variants.is_empty() || self.locks.is_empty() {
-            return Err(ExperimentError::bad_input("nothing to sweep (no thread count, variant or lock kind)"));
+            return Err(ExperimentError::bad_input(
+                "nothing to sweep (no thread count, variant or lock kind)",
+            ));
         }
         if !(1..=100).contains(&self.rounds) {
             let got = self.rounds;
             return Err(ExperimentError::bad_input(format!("--rounds must be 1..=100, got {got}")));
         }
         if self.slots.is_empty() || self.outside_ns.is_empty() {
-            return Err(ExperimentError::bad_input("nothing to sweep (empty slot or outside-work list)"));
+            return Err(ExperimentError::bad_input(
+                "nothing to sweep (empty slot or outside-work list)",
+            ));
         }
         for &t in &self.threads {
             for &s in &self.slots {
                 for &o in &self.outside_ns {
                     for &lock in &self.locks {
-                        let w = WorkloadConfig { threads: t, slots: s, outside_ns: o, lock, ..self.workload.clone() };
+                        let w = WorkloadConfig {
+                            threads: t,
+                            slots: s,
+                            outside_ns: o,
+                            lock,
+                            ..self.workload.clone()
+                        };
                         for v in &self.variants {
                             w.validate(v)?;
                         }
@@ -141,8 +155,13 @@ impl SweepConfig {
     pub fn points(&self) -> Vec<PointKey> {
         let mut keys = Vec::new();
         for round in 0..self.rounds {
-            let key = |variant, lock, slots, outside_ns, threads| {
-                PointKey { variant, lock, threads, slots, outside_ns, round }
+            let key = |variant, lock, slots, outside_ns, threads| PointKey {
+                variant,
+                lock,
+                threads,
+                slots,
+                outside_ns,
+                round,
             };
             for &lock in &self.locks {
                 for &slots in &self.slots {
@@ -308,7 +327,9 @@ impl SweepPoint {
     ) -> Self {
         let pt = &plain.per_thread_kiops;
         let lock_fields = |name: &str| -> (f64, f64, f64, f64, f64, f64, f64) {
-            let Some(r) = instrumented else { return (f64::NAN, f64::NAN, f64::NAN, f64::NAN, f64::NAN, f64::NAN, f64::NAN) };
+            let Some(r) = instrumented else {
+                return (f64::NAN, f64::NAN, f64::NAN, f64::NAN, f64::NAN, f64::NAN, f64::NAN);
+            };
             let requests = r.kiops * 1e3 * r.measured_s;
             match r.locks.iter().find(|l| l.name == name) {
                 Some(l) if requests > 0.0 => lock_numbers(l, requests),
@@ -398,7 +419,13 @@ impl SweepPoint {
         if c.len() < POINT_COLUMNS.split(',').count() {
             return None;
         }
-        let f = |i: usize| -> f64 { if c[i].is_empty() { f64::NAN } else { c[i].parse().unwrap_or(f64::NAN) } };
+        let f = |i: usize| -> f64 {
+            if c[i].is_empty() {
+                f64::NAN
+            } else {
+                c[i].parse().unwrap_or(f64::NAN)
+            }
+        };
         Some(SweepPoint {
             variant: schedlab_variants::info(c[0])?.name.to_string(),
             lock: LockKind::from_name(c[1])?,
@@ -659,7 +686,12 @@ struct CsvWriter {
 impl CsvWriter {
     /// Reads the points to keep (`resume`) and opens the output; a device or FIFO gets its header
     /// now. Before any work: every error is bad input.
-    fn open(out: &CsvOutput, settings: Vec<String>, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<(CsvWriter, Vec<SweepPoint>), ExperimentError> {
+    fn open(
+        out: &CsvOutput,
+        settings: Vec<String>,
+        stop: &AtomicBool,
+        observer: &mut dyn Observer,
+    ) -> Result<(CsvWriter, Vec<SweepPoint>), ExperimentError> {
         let path = out.file.path();
         let mut kept = Vec::new();
         let mut rows = Vec::new();
@@ -690,7 +722,10 @@ impl CsvWriter {
                     Err(e) => return Err(cannot(&e)),
                 };
                 if resumed.dropped_partial_line {
-                    let w = format!("{}: dropped a half-written last line (a sweep stopped while writing it)", path.display());
+                    let w = format!(
+                        "{}: dropped a half-written last line (a sweep stopped while writing it)",
+                        path.display()
+                    );
                     observer.event(Event::Warning(&w));
                 }
                 kept = resumed.points;
@@ -749,7 +784,11 @@ fn point_label(key: &PointKey) -> String {
 /// progress and the model; a point whose run fails is told to the observer and skipped; a CSV
 /// that cannot be written stops the measuring (`csv_error`). The errors are bad input, found
 /// before any run.
-pub fn run(cfg: &SweepConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<SweepReport, ExperimentError> {
+pub fn run(
+    cfg: &SweepConfig,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<SweepReport, ExperimentError> {
     cfg.validate()?;
     let mut csv = None;
     let mut kept = Vec::new();
@@ -761,8 +800,15 @@ pub fn run(cfg: &SweepConfig, stop: &AtomicBool, observer: &mut dyn Observer) ->
     let skip: Vec<PointKey> = kept.iter().map(|p| p.key()).collect();
     let keys: Vec<PointKey> = cfg.points().into_iter().filter(|k| !skip.contains(k)).collect();
     let per_point_s = cfg.estimated_seconds() / cfg.points().len().max(1) as f64;
-    let calibration_s = if cfg.model.is_some() { (cfg.variants.len() * cfg.locks.len() * cfg.slots.len()) as f64 } else { 0.0 };
-    observer.event(Event::Planned { steps: keys.len(), estimated_s: per_point_s * keys.len() as f64 + calibration_s });
+    let calibration_s = if cfg.model.is_some() {
+        (cfg.variants.len() * cfg.locks.len() * cfg.slots.len()) as f64
+    } else {
+        0.0
+    };
+    observer.event(Event::Planned {
+        steps: keys.len(),
+        estimated_s: per_point_s * keys.len() as f64 + calibration_s,
+    });
     let others = other_runnable_threads();
     let max_threads = cfg.threads.iter().copied().max().unwrap_or(1);
     for &lock in &cfg.locks {
@@ -770,7 +816,9 @@ pub fn run(cfg: &SweepConfig, stop: &AtomicBool, observer: &mut dyn Observer) ->
             observer.event(Event::Warning(&w));
         }
     }
-    let measured = measure(cfg, &keys, stop, observer, &mut |point| csv.as_mut().map_or(Ok(()), |c| c.record(point)));
+    let measured = measure(cfg, &keys, stop, observer, &mut |point| {
+        csv.as_mut().map_or(Ok(()), |c| c.record(point))
+    });
     let mut csv_error = measured.record_error.map(|e| format!("{e} (the sweep stopped there)"));
     if let Some(Err(e)) = csv.map(CsvWriter::finish) {
         csv_error.get_or_insert(e.to_string());
@@ -780,7 +828,9 @@ pub fn run(cfg: &SweepConfig, stop: &AtomicBool, observer: &mut dyn Observer) ->
     let mut points = kept;
     points.extend(measured.points);
     let (model_machine, models) = match &cfg.model {
-        Some(settings) if !interrupted && !points.is_empty() => model_points(cfg, settings, &points, keys.len(), stop, observer),
+        Some(settings) if !interrupted && !points.is_empty() => {
+            model_points(cfg, settings, &points, keys.len(), stop, observer)
+        }
         _ => (None, Vec::new()),
     };
     observer.event(Event::Finished);
@@ -813,7 +863,8 @@ fn measure(
 ) -> Measured {
     lockstat::set_hold_sampling(LockClass::STATS_SUM, cfg.sum_sampling);
     let mut out = Measured::default();
-    let mut rerun_budget = (keys.len() as u32 * if cfg.lockstat_duration.is_zero() { 1 } else { 2 }).div_ceil(2);
+    let mut rerun_budget =
+        (keys.len() as u32 * if cfg.lockstat_duration.is_zero() { 1 } else { 2 }).div_ceil(2);
     for (done, key) in keys.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {
             out.interrupted = true;
@@ -828,22 +879,26 @@ fn measure(
         w.outside_ns = key.outside_ns;
         w.lockstat = false;
         let mut noise = NoiseCount::default();
-        let measured = run_clean(&key.variant, &w, stop, cfg.noise, &mut noise, &mut rerun_budget).and_then(|plain| {
-            // The lock counters of a point are the first round's: its later rounds add spread to
-            // the KIOPS, which the ratios need, not to the counters.
-            if plain.interrupted || cfg.lockstat_duration.is_zero() || key.round > 0 {
-                return Ok((plain, None));
-            }
-            let mut wi = w.clone();
-            wi.lockstat = true;
-            wi.duration = cfg.lockstat_duration;
-            let r = run_clean(&key.variant, &wi, stop, cfg.noise, &mut noise, &mut rerun_budget)?;
-            Ok((plain, Some(r)))
-        });
+        let measured = run_clean(&key.variant, &w, stop, cfg.noise, &mut noise, &mut rerun_budget)
+            .and_then(|plain| {
+                // The lock counters of a point are the first round's: its later rounds add spread to
+                // the KIOPS, which the ratios need, not to the counters.
+                if plain.interrupted || cfg.lockstat_duration.is_zero() || key.round > 0 {
+                    return Ok((plain, None));
+                }
+                let mut wi = w.clone();
+                wi.lockstat = true;
+                wi.duration = cfg.lockstat_duration;
+                let r =
+                    run_clean(&key.variant, &wi, stop, cfg.noise, &mut noise, &mut rerun_budget)?;
+                Ok((plain, Some(r)))
+            });
         let (plain, instrumented) = match measured {
             Ok(m) => m,
             Err(e) => {
-                observer.event(Event::Failure(&format!("point {label} failed (the sweep goes on): {e}")));
+                observer.event(Event::Failure(&format!(
+                    "point {label} failed (the sweep goes on): {e}"
+                )));
                 out.failures.push(e.to_string());
                 continue;
             }
@@ -877,9 +932,15 @@ fn model_points(
     stop: &AtomicBool,
     observer: &mut dyn Observer,
 ) -> (Option<String>, Vec<SeriesModel>) {
-    let wanted = model::Wanted { variants: cfg.variants.clone(), locks: cfg.locks.clone(), inserts: vec![cfg.workload.insert] };
-    let slot_counts: Vec<usize> = cfg.slots.iter().copied().filter(|s| points.iter().any(|p| p.slots == *s)).collect();
-    let calibration = CalibrationSettings { windows: 3, rounds: 2000, ..CalibrationSettings::default() };
+    let wanted = model::Wanted {
+        variants: cfg.variants.clone(),
+        locks: cfg.locks.clone(),
+        inserts: vec![cfg.workload.insert],
+    };
+    let slot_counts: Vec<usize> =
+        cfg.slots.iter().copied().filter(|s| points.iter().any(|p| p.slots == *s)).collect();
+    let calibration =
+        CalibrationSettings { windows: 3, rounds: 2000, ..CalibrationSettings::default() };
     let mut calibrations: Vec<(usize, CalibrationSet)> = Vec::new();
     for &slots in &slot_counts {
         let label = format!(
@@ -892,7 +953,9 @@ fn model_points(
             Ok(set) => calibrations.push((slots, set)),
             Err(e) => {
                 if !stop.load(Ordering::Relaxed) {
-                    observer.event(Event::Warning(&format!("the model's calibration failed ({e}): no model")));
+                    observer.event(Event::Warning(&format!(
+                        "the model's calibration failed ({e}): no model"
+                    )));
                 }
                 break;
             }
@@ -920,7 +983,15 @@ fn model_points(
         topo.transfer.core_ns = x;
         topo.transfer.sibling_ns = topo.transfer.sibling_ns.min(x);
     }
-    let models = models_until(points, &calibrations, cfg.workload.insert, cfg.workload.inject, &topo, cfg.workload.seed, stop);
+    let models = models_until(
+        points,
+        &calibrations,
+        cfg.workload.insert,
+        cfg.workload.inject,
+        &topo,
+        cfg.workload.seed,
+        stop,
+    );
     (Some(topo.name), models)
 }
 
@@ -973,7 +1044,8 @@ impl SeriesModel {
                 if a == b {
                     return yb;
                 }
-                let f = ((n.ln() - (a as f64).ln()) / ((b as f64).ln() - (a as f64).ln())).clamp(0.0, 1.0);
+                let f = ((n.ln() - (a as f64).ln()) / ((b as f64).ln() - (a as f64).ln()))
+                    .clamp(0.0, 1.0);
                 return ya + (yb - ya) * f;
             }
         }
@@ -1022,34 +1094,68 @@ pub fn models_until(
     let mut out: Vec<SeriesModel> = Vec::new();
     let threads = model_threads(topo.cpus());
     for p in points {
-        let same = |q: &SweepPoint| q.variant == p.variant && q.lock == p.lock && q.slots == p.slots && q.outside_ns == p.outside_ns;
-        if out.iter().any(|m| m.variant == p.variant && m.lock == p.lock && m.slots == p.slots && m.outside_ns == p.outside_ns) {
+        let same = |q: &SweepPoint| {
+            q.variant == p.variant
+                && q.lock == p.lock
+                && q.slots == p.slots
+                && q.outside_ns == p.outside_ns
+        };
+        if out.iter().any(|m| {
+            m.variant == p.variant
+                && m.lock == p.lock
+                && m.slots == p.slots
+                && m.outside_ns == p.outside_ns
+        }) {
             continue;
         }
-        let Some(cal) = calibrations.iter().find(|(s, _)| *s == p.slots).and_then(|(_, set)| set.find(&p.variant, p.lock, insert)) else {
+        let Some(cal) = calibrations
+            .iter()
+            .find(|(s, _)| *s == p.slots)
+            .and_then(|(_, set)| set.find(&p.variant, p.lock, insert))
+        else {
             continue;
         };
-        let Ok(pred) = model::predict_one_until(cal, topo, &threads, p.outside_ns, seed, false, inject, stop) else { continue };
-        let predicted: Vec<(usize, f64)> = pred.iter().map(|q| (q.result.threads, q.result.kiops)).collect();
-        let series: Vec<&SweepPoint> = points.iter().filter(|q| same(q) && !q.oversubscribed).collect();
+        let Ok(pred) =
+            model::predict_one_until(cal, topo, &threads, p.outside_ns, seed, false, inject, stop)
+        else {
+            continue;
+        };
+        let predicted: Vec<(usize, f64)> =
+            pred.iter().map(|q| (q.result.threads, q.result.kiops)).collect();
+        let series: Vec<&SweepPoint> =
+            points.iter().filter(|q| same(q) && !q.oversubscribed).collect();
         let mut measured_threads: Vec<usize> = series.iter().map(|q| q.threads).collect();
         measured_threads.sort_unstable();
         measured_threads.dedup();
-        let at_threads = |t: usize| median(&series.iter().filter(|q| q.threads == t).map(|q| q.kiops).collect::<Vec<_>>());
+        let at_threads = |t: usize| {
+            median(&series.iter().filter(|q| q.threads == t).map(|q| q.kiops).collect::<Vec<_>>())
+        };
         let x1 = if measured_threads.contains(&1) { at_threads(1) } else { f64::NAN };
         let error_pct = measured_threads
             .iter()
             .filter_map(|&t| {
                 let m = at_threads(t);
-                let e = predicted.iter().find(|(n, _)| *n == t).map(|(_, v)| 100.0 * (v - m).abs() / m);
+                let e =
+                    predicted.iter().find(|(n, _)| *n == t).map(|(_, v)| 100.0 * (v - m).abs() / m);
                 e.filter(|e| e.is_finite())
             })
             .reduce(f64::max);
         let error_interval = model_error_interval(&series, &predicted);
         let usl = (measured_threads.len() >= USL_MIN_POINTS && x1.is_finite())
-            .then(|| fit_usl(&measured_threads.iter().map(|&t| (t as f64, at_threads(t))).collect::<Vec<_>>(), x1))
+            .then(|| {
+                fit_usl(
+                    &measured_threads
+                        .iter()
+                        .map(|&t| (t as f64, at_threads(t)))
+                        .collect::<Vec<_>>(),
+                    x1,
+                )
+            })
             .flatten();
-        let at = MODEL_AT.iter().filter_map(|&n| predicted.iter().find(|(t, _)| *t == n).copied()).collect();
+        let at = MODEL_AT
+            .iter()
+            .filter_map(|&n| predicted.iter().find(|(t, _)| *t == n).copied())
+            .collect();
         out.push(SeriesModel {
             variant: p.variant.clone(),
             lock: p.lock,
@@ -1221,7 +1327,11 @@ pub(crate) mod tests {
     /// A sweep of one short point per variant, one thread, no instrumented run, no CSV, no model.
     fn small(variants: Vec<&'static str>) -> SweepConfig {
         SweepConfig {
-            workload: WorkloadConfig { duration: Duration::from_millis(30), ramp: Duration::ZERO, ..WorkloadConfig::default() },
+            workload: WorkloadConfig {
+                duration: Duration::from_millis(30),
+                ramp: Duration::ZERO,
+                ..WorkloadConfig::default()
+            },
             threads: vec![1],
             rounds: 1,
             cpus: 2,
@@ -1238,14 +1348,22 @@ pub(crate) mod tests {
     }
 
     fn settings() -> Vec<String> {
-        let cfg = SweepConfig { threads: vec![1, 2], variants: vec!["sched-lock"], lockstat_duration: Duration::from_secs(1), ..small(Vec::new()) };
+        let cfg = SweepConfig {
+            threads: vec![1, 2],
+            variants: vec!["sched-lock"],
+            lockstat_duration: Duration::from_secs(1),
+            ..small(Vec::new())
+        };
         cfg.settings()
     }
 
     #[test]
     fn a_bad_configuration_is_refused_before_any_point() {
         let base = small(vec!["no-stats"]);
-        let csv_on_a_device = CsvOutput { file: OutputFile::check(std::path::Path::new("/dev/null")).unwrap(), resume: true };
+        let csv_on_a_device = CsvOutput {
+            file: OutputFile::check(std::path::Path::new("/dev/null")).unwrap(),
+            resume: true,
+        };
         let bad = [
             small(Vec::new()),
             SweepConfig { threads: Vec::new(), ..base.clone() },
@@ -1254,7 +1372,9 @@ pub(crate) mod tests {
             small(vec!["nonsense"]),
             SweepConfig { csv: Some(csv_on_a_device), ..base.clone() },
         ];
-        assert_refused_before_any_work(&bad, |cfg, observer| run(cfg, &AtomicBool::new(false), observer));
+        assert_refused_before_any_work(&bad, |cfg, observer| {
+            run(cfg, &AtomicBool::new(false), observer)
+        });
     }
 
     #[test]
@@ -1265,16 +1385,31 @@ pub(crate) mod tests {
         let first = SweepConfig { csv: csv(false), ..small(vec!["no-stats"]) };
         let mut recorder = Recorder::default();
         let report = run(&first, &AtomicBool::new(false), &mut recorder).unwrap();
-        assert_eq!((report.points.len(), report.kept, recorder.steps, recorder.steps_done), (1, 0, 1, 1));
-        assert!(report.all_consistent() && report.failures.is_empty() && report.csv_error.is_none() && !report.interrupted);
+        assert_eq!(
+            (report.points.len(), report.kept, recorder.steps, recorder.steps_done),
+            (1, 0, 1, 1)
+        );
+        assert!(
+            report.all_consistent()
+                && report.failures.is_empty()
+                && report.csv_error.is_none()
+                && !report.interrupted
+        );
         assert!(report.model_machine.is_none() && report.models.is_empty(), "no model asked");
         let second = SweepConfig { csv: csv(true), ..small(vec!["no-stats", "sched-lock"]) };
         let mut recorder = Recorder::default();
         let report = run(&second, &AtomicBool::new(false), &mut recorder).unwrap();
-        assert_eq!((report.points.len(), report.kept, recorder.steps), (2, 1, 1), "only sched-lock measured");
+        assert_eq!(
+            (report.points.len(), report.kept, recorder.steps),
+            (2, 1, 1),
+            "only sched-lock measured"
+        );
         assert_eq!(report.measured()[0].variant, "sched-lock");
         let back = parse_csv(&std::fs::read_to_string(&path).unwrap(), &second.settings()).unwrap();
-        assert_eq!(back.points.iter().map(|p| p.variant.as_str()).collect::<Vec<_>>(), ["no-stats", "sched-lock"]);
+        assert_eq!(
+            back.points.iter().map(|p| p.variant.as_str()).collect::<Vec<_>>(),
+            ["no-stats", "sched-lock"]
+        );
         // Stopped before the first point: nothing measured, marked interrupted.
         let report = run(&small(vec!["no-stats"]), &AtomicBool::new(true), &mut Silent).unwrap();
         assert!(report.interrupted && report.points.is_empty());
@@ -1301,7 +1436,10 @@ pub(crate) mod tests {
     #[test]
     fn resume_drops_a_half_written_last_line() {
         let s = settings();
-        let full = csv_text(&[point("sched-lock", 1, 800.0).csv_row(&s), point("sched-lock", 2, 900.0).csv_row(&s)]);
+        let full = csv_text(&[
+            point("sched-lock", 1, 800.0).csv_row(&s),
+            point("sched-lock", 2, 900.0).csv_row(&s),
+        ]);
         // Cut inside the last row: what a sweep killed while writing leaves.
         let cut = &full[..full.len() - 7];
         let back = parse_csv(cut, &s).unwrap();
@@ -1341,10 +1479,20 @@ pub(crate) mod tests {
 
     /// A calibration set with `variant` on the fair lock: 250 ns held, 250 ns outside per request.
     pub(crate) fn calibrations(variant: &str) -> Vec<(usize, CalibrationSet)> {
-        use crate::model::calibrate::{CallModel, Calibration, Segment};
+        use crate::model::calibrate::{Calibration, CallModel, Segment};
         use crate::model::harness::Call;
-        let seg = |lock: Option<&str>, ns: f64| Segment { lock: lock.map(String::from), ns, lines: 0.0, probability: 1.0 };
-        let call = |c: Call, s: Vec<Segment>| CallModel { call: c, total_ns: s.iter().map(|x| x.ns).sum(), cv: 0.0, segments: s };
+        let seg = |lock: Option<&str>, ns: f64| Segment {
+            lock: lock.map(String::from),
+            ns,
+            lines: 0.0,
+            probability: 1.0,
+        };
+        let call = |c: Call, s: Vec<Segment>| CallModel {
+            call: c,
+            total_ns: s.iter().map(|x| x.ns).sum(),
+            cv: 0.0,
+            segments: s,
+        };
         let calls = vec![
             call(Call::Insert, vec![seg(None, 250.0)]),
             call(Call::Dispatch, vec![seg(Some("sched"), 250.0)]),
@@ -1369,7 +1517,15 @@ pub(crate) mod tests {
             anomalies: 0,
         };
         let machine = crate::model::topology::measure_here(Some(0.0), &AtomicBool::new(false));
-        vec![(8, CalibrationSet { provenance: serde_json::json!({}), machine, workload: serde_json::json!({}), calibrations: vec![cal] })]
+        vec![(
+            8,
+            CalibrationSet {
+                provenance: serde_json::json!({}),
+                machine,
+                workload: serde_json::json!({}),
+                calibrations: vec![cal],
+            },
+        )]
     }
 
     pub(crate) fn topology(cores: usize) -> Topology {
@@ -1380,7 +1536,12 @@ pub(crate) mod tests {
             threads_per_core: 1,
             transfer: Transfer { sibling_ns: 0.0, core_ns: 0.0 },
             smt: Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 },
-            parking: Parking { pause_ns: 5.0, yield_ns: 100.0, wake_latency_ns: 1000.0, unpark_cost_ns: 500.0 },
+            parking: Parking {
+                pause_ns: 5.0,
+                yield_ns: 100.0,
+                wake_latency_ns: 1000.0,
+                unpark_cost_ns: 500.0,
+            },
             compute_scale: 1.0,
             interruptions: None,
             source: Vec::new(),
@@ -1391,8 +1552,19 @@ pub(crate) mod tests {
     fn the_model_is_the_prediction_with_its_error_against_the_sweep() {
         // Measured 1800 and 3600 KIOPS; the model says 2000 (one job: 500 ns) and 4000 (the lock's
         // 250 ns), so its error here is 11 %.
-        let pts = vec![point("sched-lock", 1, 1800.0), point("sched-lock", 2, 3600.0), point("epoch", 1, 900.0)];
-        let ms = models(&pts, &calibrations("sched-lock"), InsertPathKind::Direct, schedlab_core::Inject::NONE, &topology(64), 1);
+        let pts = vec![
+            point("sched-lock", 1, 1800.0),
+            point("sched-lock", 2, 3600.0),
+            point("epoch", 1, 900.0),
+        ];
+        let ms = models(
+            &pts,
+            &calibrations("sched-lock"),
+            InsertPathKind::Direct,
+            schedlab_core::Inject::NONE,
+            &topology(64),
+            1,
+        );
         assert_eq!(ms.len(), 1, "epoch has no calibration: no model");
         let m = &ms[0];
         assert!((m.model(1.0) - 2000.0).abs() < 2.0, "{}", m.model(1.0));
@@ -1409,7 +1581,10 @@ pub(crate) mod tests {
     fn usl_fit_recovers_known_parameters() {
         let (s, k) = (0.05, 0.002);
         let x1 = 100.0;
-        let pts: Vec<(f64, f64)> = [1.0, 2.0, 4.0, 8.0, 16.0].iter().map(|&n| (n, x1 * n / (1.0 + s * (n - 1.0) + k * n * (n - 1.0)))).collect();
+        let pts: Vec<(f64, f64)> = [1.0, 2.0, 4.0, 8.0, 16.0]
+            .iter()
+            .map(|&n| (n, x1 * n / (1.0 + s * (n - 1.0) + k * n * (n - 1.0))))
+            .collect();
         let (fs, fk) = fit_usl(&pts, x1).unwrap();
         assert!((fs - s).abs() < 1e-6 && (fk - k).abs() < 1e-6, "{fs} {fk}");
     }

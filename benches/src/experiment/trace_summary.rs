@@ -10,11 +10,11 @@
 
 use crate::error::{ErrorKind, ExperimentError};
 use crate::experiment::observer::{Event, Observer};
-use crate::files::stop::until_stopped;
 use crate::files::input::{caps, read_input};
 use crate::files::output::OutputFile;
-use schedlab_core::sync::AtomicBool;
+use crate::files::stop::until_stopped;
 use crate::files::trace_check::{self, LockReport, Trace, TraceOverview};
+use schedlab_core::sync::AtomicBool;
 use std::path::PathBuf;
 
 #[derive(Debug)]
@@ -52,7 +52,14 @@ impl TraceSummaryReport {
     }
 }
 
-fn write(out: &OutputFile, title: &str, drawing: String, line: String, report: &mut TraceSummaryReport, observer: &mut dyn Observer) {
+fn write(
+    out: &OutputFile,
+    title: &str,
+    drawing: String,
+    line: String,
+    report: &mut TraceSummaryReport,
+    observer: &mut dyn Observer,
+) {
     let written = out.write(drawing.as_bytes());
     report.drawings.push((title.to_string(), drawing));
     match written {
@@ -84,18 +91,32 @@ fn analyse(text: String, file: &str, stop: &AtomicBool) -> Result<Analysed, Expe
         })
     });
     match analysed {
-        Ok(Some(analysed)) => analysed.map_err(|e| ExperimentError::bad_input(format!("{file}: {e}"))),
-        Ok(None) => Err(ExperimentError::stopped(format!("stopped while reading the trace {file}"))),
+        Ok(Some(analysed)) => {
+            analysed.map_err(|e| ExperimentError::bad_input(format!("{file}: {e}")))
+        }
+        Ok(None) => {
+            Err(ExperimentError::stopped(format!("stopped while reading the trace {file}")))
+        }
         Err(e) => Err(ExperimentError::bad_input(format!("{file}: {e}"))),
     }
 }
 
-pub fn run(cfg: &TraceSummaryConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<TraceSummaryReport, ExperimentError> {
+pub fn run(
+    cfg: &TraceSummaryConfig,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<TraceSummaryReport, ExperimentError> {
     let file = cfg.file.display();
     observer.event(Event::Step { done: 0, label: &format!("reading the trace {file}") });
     let text = read_input(&cfg.file, "trace", caps::TRACE, stop)?;
     // Said so that a stop can be aimed at the parse (tests/cli_stops.rs).
-    observer.event(Event::Step { done: 0, label: &format!("parsing the trace {file} ({:.1} MiB)", text.len() as f64 / (1 << 20) as f64) });
+    observer.event(Event::Step {
+        done: 0,
+        label: &format!(
+            "parsing the trace {file} ({:.1} MiB)",
+            text.len() as f64 / (1 << 20) as f64
+        ),
+    });
     let (trace, overview, locks) = analyse(text, &file.to_string(), stop)?;
     let longest = cfg.stall.as_ref().and_then(|_| trace_check::longest_wait(&trace).cloned());
     let mut report = TraceSummaryReport {
@@ -108,18 +129,40 @@ pub fn run(cfg: &TraceSummaryConfig, stop: &AtomicBool, observer: &mut dyn Obser
         not_drawn: Vec::new(),
     };
     if let (Some(out), None) = (&cfg.stall, &longest) {
-        report.not_drawn.push(format!("{} not written: {file} has no lock waits to draw", out.path().display()));
+        report.not_drawn.push(format!(
+            "{} not written: {file} has no lock waits to draw",
+            out.path().display()
+        ));
     }
     if let Some(out) = &cfg.excerpt {
-        let from = cfg.from_us.unwrap_or_else(|| trace_check::busiest_window(&report.trace, cfg.span_us));
-        let name = cfg.file.file_name().map_or_else(|| file.to_string(), |n| n.to_string_lossy().into_owned());
+        let from =
+            cfg.from_us.unwrap_or_else(|| trace_check::busiest_window(&report.trace, cfg.span_us));
+        let name = cfg
+            .file
+            .file_name()
+            .map_or_else(|| file.to_string(), |n| n.to_string_lossy().into_owned());
         let title = format!("{name}: {:.0} µs from {:.1} µs", cfg.span_us, from);
-        let drawing = trace_check::excerpt_svg(&report.trace, from, cfg.span_us, &title).map_err(ExperimentError::bad_input)?;
-        write(out, &title, drawing, format!("wrote {}", out.path().display()), &mut report, observer);
+        let drawing = trace_check::excerpt_svg(&report.trace, from, cfg.span_us, &title)
+            .map_err(ExperimentError::bad_input)?;
+        write(
+            out,
+            &title,
+            drawing,
+            format!("wrote {}", out.path().display()),
+            &mut report,
+            observer,
+        );
     }
     if let (Some(out), Some(wait)) = (&cfg.stall, longest) {
-        let title = format!("longest wait: {} on thread {}, {:.1} µs, ending at {:.1} µs", wait.name, wait.tid, wait.duration_us(), wait.end_us);
-        let drawing = trace_check::excerpt_svg(&report.trace, wait.end_us - 60.0, 100.0, &title).map_err(ExperimentError::bad_input)?;
+        let title = format!(
+            "longest wait: {} on thread {}, {:.1} µs, ending at {:.1} µs",
+            wait.name,
+            wait.tid,
+            wait.duration_us(),
+            wait.end_us
+        );
+        let drawing = trace_check::excerpt_svg(&report.trace, wait.end_us - 60.0, 100.0, &title)
+            .map_err(ExperimentError::bad_input)?;
         let line = format!("wrote {} ({title})", out.path().display());
         write(out, &title, drawing, line, &mut report, observer);
     }
@@ -136,7 +179,10 @@ pub fn outcome(report: &TraceSummaryReport, file: &std::path::Path) -> Result<()
         failures.add(ExperimentError::output_failed(why.clone()));
     }
     if report.overlapping() {
-        failures.add(ExperimentError::check_failed(format!("{}: two holds of one lock overlap", file.display())));
+        failures.add(ExperimentError::check_failed(format!(
+            "{}: two holds of one lock overlap",
+            file.display()
+        )));
     }
     failures.finish()
 }

@@ -13,14 +13,14 @@
 //! it reaches across a bound ([`crate::stats::judge_within`]); with fewer than 3 repetitions
 //! there is no interval and no judgement ([`Row::no_interval`]).
 
-use crate::error::ExperimentError;
+use super::compare::placement::{probe_here, FAR_FACTOR};
 use super::observer::{Event, Observer};
-use crate::model::{Prediction, Wanted};
 use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy};
+use crate::driver::workload::{entry_name, WorkloadConfig};
+use crate::error::ExperimentError;
+use crate::model::{Prediction, Wanted};
 use crate::stats::{bootstrap_interval, judge_within, median, median_in_place, NoInterval};
 use crate::stats::{GoalVerdict, Interval, Spread, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
-use crate::driver::workload::{entry_name, WorkloadConfig};
-use super::compare::placement::{probe_here, FAR_FACTOR};
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::LockKind;
 use serde::Serialize;
@@ -67,7 +67,8 @@ impl ValidationConfig {
 
     /// Seconds the measuring takes, roughly.
     pub fn estimated_seconds(&self) -> f64 {
-        (self.workload.duration.as_secs_f64() + self.workload.ramp.as_secs_f64() + 0.05) * (self.keys().len() * self.rounds) as f64
+        (self.workload.duration.as_secs_f64() + self.workload.ramp.as_secs_f64() + 0.05)
+            * (self.keys().len() * self.rounds) as f64
     }
 
     pub fn validate(&self) -> Result<(), ExperimentError> {
@@ -79,7 +80,14 @@ impl ValidationConfig {
     }
 
     fn run_config(&self, k: &Key) -> WorkloadConfig {
-        WorkloadConfig { threads: k.threads, lock: k.lock, outside_ns: k.outside_ns, insert: k.insert, lockstat: false, ..self.workload.clone() }
+        WorkloadConfig {
+            threads: k.threads,
+            lock: k.lock,
+            outside_ns: k.outside_ns,
+            insert: k.insert,
+            lockstat: false,
+            ..self.workload.clone()
+        }
     }
 }
 
@@ -104,7 +112,11 @@ fn label(round: usize, key: &Key) -> String {
         round + 1,
         key.lock.name(),
         key.variant,
-        if key.insert == schedlab_core::InsertPathKind::Direct { String::new() } else { format!("+{}", key.insert) },
+        if key.insert == schedlab_core::InsertPathKind::Direct {
+            String::new()
+        } else {
+            format!("+{}", key.insert)
+        },
         key.threads,
         key.outside_ns
     )
@@ -113,11 +125,25 @@ fn label(round: usize, key: &Key) -> String {
 /// Measures every configuration `cfg.rounds` times, interleaved, telling `observer` of each run
 /// as a step (counted from `steps_before`, the steps the caller did first) and of each failed run.
 /// Stops early (keeping what ran) when `stop` is set; returns whether it did.
-pub fn measure(cfg: &ValidationConfig, stop: &AtomicBool, observer: &mut dyn Observer, steps_before: usize) -> Result<(Vec<Measured>, bool), ExperimentError> {
+pub fn measure(
+    cfg: &ValidationConfig,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+    steps_before: usize,
+) -> Result<(Vec<Measured>, bool), ExperimentError> {
     cfg.validate()?;
     let keys = cfg.keys();
-    let mut out: Vec<Measured> =
-        keys.iter().map(|k| Measured { key: k.clone(), kiops: Vec::new(), other_cpus: Vec::new(), transfer_ns: Vec::new(), noise: NoiseCount::default(), failures: Vec::new() }).collect();
+    let mut out: Vec<Measured> = keys
+        .iter()
+        .map(|k| Measured {
+            key: k.clone(),
+            kiops: Vec::new(),
+            other_cpus: Vec::new(),
+            transfer_ns: Vec::new(),
+            noise: NoiseCount::default(),
+            failures: Vec::new(),
+        })
+        .collect();
     let mut budget = (keys.len() * cfg.rounds).div_ceil(2) as u32;
     let mut done = steps_before;
     // The runs follow each other at once: one run's placement probe after is the next one's
@@ -197,7 +223,11 @@ pub fn point_intervals(kiops: &[f64], predicted: f64) -> Result<(Interval, Inter
     }
     let error = |draw: &mut [f64]| {
         let m = median_in_place(draw);
-        if m > 0.0 { 100.0 * (predicted - m) / m } else { f64::NAN }
+        if m > 0.0 {
+            100.0 * (predicted - m) / m
+        } else {
+            f64::NAN
+        }
     };
     let error = bootstrap_interval(kiops, error, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
         .ok_or(NoInterval::NoRequestCompleted)?;
@@ -213,7 +243,13 @@ pub fn rows(measured: &[Measured], predictions: &[Prediction], goal_pct: f64) ->
             let k = &m.key;
             let predicted = predictions
                 .iter()
-                .find(|p| p.variant == k.variant && p.lock == k.lock && p.insert == k.insert.name() && p.outside_ns == k.outside_ns && p.result.threads == k.threads)
+                .find(|p| {
+                    p.variant == k.variant
+                        && p.lock == k.lock
+                        && p.insert == k.insert.name()
+                        && p.outside_ns == k.outside_ns
+                        && p.result.threads == k.threads
+                })
                 .map_or(f64::NAN, |p| p.result.kiops);
             row(m, predicted, goal_pct)
         })
@@ -228,7 +264,8 @@ pub fn rows(measured: &[Measured], predictions: &[Prediction], goal_pct: f64) ->
 pub fn same_placement(probes: [Option<f64>; 2], reference_ns: Option<f64>) -> Option<bool> {
     let reference = reference_ns.filter(|r| *r > 0.0)?;
     let probes: Vec<f64> = probes.into_iter().flatten().collect();
-    (!probes.is_empty()).then(|| probes.iter().all(|&p| p <= FAR_FACTOR * reference && reference <= FAR_FACTOR * p))
+    (!probes.is_empty())
+        .then(|| probes.iter().all(|&p| p <= FAR_FACTOR * reference && reference <= FAR_FACTOR * p))
 }
 
 /// One measured configuration beside its prediction, its error judged against ± `goal_pct`.
@@ -292,7 +329,14 @@ pub fn orderings(rows: &[Row]) -> Vec<OrderCheck> {
         .filter_map(|(lock, insert, outside_ns, threads)| {
             let rs: Vec<&Row> = rows
                 .iter()
-                .filter(|r| r.lock == lock && r.insert == insert && r.outside_ns == outside_ns && r.threads == threads && r.measured.median > 0.0 && r.predicted.is_finite())
+                .filter(|r| {
+                    r.lock == lock
+                        && r.insert == insert
+                        && r.outside_ns == outside_ns
+                        && r.threads == threads
+                        && r.measured.median > 0.0
+                        && r.predicted.is_finite()
+                })
                 .collect();
             if rs.len() < 2 {
                 return None;
@@ -309,12 +353,23 @@ pub fn orderings(rows: &[Row]) -> Vec<OrderCheck> {
             for (i, a) in rs.iter().enumerate() {
                 for b in &rs[i + 1..] {
                     pairs += 1;
-                    if (a.measured.median - b.measured.median).signum() == (a.predicted - b.predicted).signum() {
+                    if (a.measured.median - b.measured.median).signum()
+                        == (a.predicted - b.predicted).signum()
+                    {
                         agree += 1;
                     }
                 }
             }
-            Some(OrderCheck { lock, insert, outside_ns, threads, same: measured == predicted, measured, predicted, pairs_agreeing: agree as f64 / pairs.max(1) as f64 })
+            Some(OrderCheck {
+                lock,
+                insert,
+                outside_ns,
+                threads,
+                same: measured == predicted,
+                measured,
+                predicted,
+                pairs_agreeing: agree as f64 / pairs.max(1) as f64,
+            })
         })
         .collect()
 }
@@ -360,9 +415,21 @@ pub fn placement_basis(measured: &[Measured], calibration_transfer_ns: Option<f6
         .flat_map(|m| m.transfer_ns.iter())
         .filter_map(|&probes| same_placement(probes, calibration_transfer_ns).map(|s| (s, probes)))
         .collect();
-    let other: Vec<f64> = probed.iter().filter(|(same, _)| !same).flat_map(|(_, p)| p.iter().flatten().copied()).collect();
-    let (Some(reference), false) = (calibration_transfer_ns, other.is_empty()) else { return String::new() };
-    let farthest = other.iter().copied().fold(reference, |a, b| if (b / reference).ln().abs() > (a / reference).ln().abs() { b } else { a });
+    let other: Vec<f64> = probed
+        .iter()
+        .filter(|(same, _)| !same)
+        .flat_map(|(_, p)| p.iter().flatten().copied())
+        .collect();
+    let (Some(reference), false) = (calibration_transfer_ns, other.is_empty()) else {
+        return String::new();
+    };
+    let farthest = other.iter().copied().fold(reference, |a, b| {
+        if (b / reference).ln().abs() > (a / reference).ln().abs() {
+            b
+        } else {
+            a
+        }
+    });
     format!(
         "; {} of {} repetitions ran in another placement than the calibration (a transfer of up to \
          {farthest:.0} ns against its {reference:.0} ns: the host moved the CPUs; \
@@ -413,7 +480,14 @@ mod tests {
         let other_cpus = vec![0.0; kiops.len()];
         let noise = NoiseCount::default();
         let transfer_ns = vec![[None, None]; kiops.len()];
-        let m = Measured { key, kiops: kiops.to_vec(), other_cpus, transfer_ns, noise, failures: Vec::new() };
+        let m = Measured {
+            key,
+            kiops: kiops.to_vec(),
+            other_cpus,
+            transfer_ns,
+            noise,
+            failures: Vec::new(),
+        };
         row(&m, predicted, 15.0)
     }
 
@@ -465,17 +539,30 @@ mod tests {
 
     #[test]
     fn the_basis_says_how_many_repetitions_ran_in_another_placement() {
-        let key = Key { variant: "no-stats", lock: LockKind::FairSpin, insert: schedlab_core::InsertPathKind::Direct, outside_ns: 0, threads: 2 };
+        let key = Key {
+            variant: "no-stats",
+            lock: LockKind::FairSpin,
+            insert: schedlab_core::InsertPathKind::Direct,
+            outside_ns: 0,
+            threads: 2,
+        };
         let mut m = Measured {
             key,
             kiops: vec![1000.0, 400.0, 1000.0],
             other_cpus: vec![0.0; 3],
-            transfer_ns: vec![[Some(33.0), Some(34.0)], [Some(34.0), Some(160.0)], [Some(35.0), Some(33.0)]],
+            transfer_ns: vec![
+                [Some(33.0), Some(34.0)],
+                [Some(34.0), Some(160.0)],
+                [Some(35.0), Some(33.0)],
+            ],
             noise: NoiseCount::default(),
             failures: Vec::new(),
         };
         let basis = placement_basis(std::slice::from_ref(&m), Some(32.0));
-        assert!(basis.contains("1 of 3 repetitions") && basis.contains("160 ns against its 32 ns"), "{basis}");
+        assert!(
+            basis.contains("1 of 3 repetitions") && basis.contains("160 ns against its 32 ns"),
+            "{basis}"
+        );
         m.transfer_ns[1] = [Some(34.0), Some(36.0)];
         assert_eq!(placement_basis(&[m], Some(32.0)), "");
     }

@@ -41,15 +41,26 @@ fn mib(bytes: u64) -> String {
 
 /// Reads the whole of `path` as text, at most `cap` bytes, giving way to `stop` (see the module
 /// documentation). `what` names the input in messages ("trace", "calibration").
-pub fn read_input(path: &Path, what: &str, cap: u64, stop: &AtomicBool) -> Result<String, ExperimentError> {
+pub fn read_input(
+    path: &Path,
+    what: &str,
+    cap: u64,
+    stop: &AtomicBool,
+) -> Result<String, ExperimentError> {
     let shown = path.display().to_string();
-    let bad = |detail: String| ExperimentError::bad_input(format!("cannot read {what} {shown}: {detail}"));
+    let bad = |detail: String| {
+        ExperimentError::bad_input(format!("cannot read {what} {shown}: {detail}"))
+    };
     let meta = std::fs::metadata(path).map_err(|e| bad(e.to_string()))?;
     if meta.is_dir() {
         return Err(bad("it is a directory".into()));
     }
     if meta.is_file() && meta.len() > cap {
-        return Err(bad(format!("it is {}, more than the {} a {what} may be", mib(meta.len()), mib(cap))));
+        return Err(bad(format!(
+            "it is {}, more than the {} a {what} may be",
+            mib(meta.len()),
+            mib(cap)
+        )));
     }
     let (tx, rx) = std::sync::mpsc::channel();
     let owned = path.to_path_buf();
@@ -68,16 +79,21 @@ pub fn read_input(path: &Path, what: &str, cap: u64, stop: &AtomicBool) -> Resul
             Ok(read) => break read.map_err(|e| bad(e.to_string()))?,
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 if stop.load(Ordering::Relaxed) {
-                    return Err(ExperimentError::stopped(format!("stopped while reading {what} {shown}")));
+                    return Err(ExperimentError::stopped(format!(
+                        "stopped while reading {what} {shown}"
+                    )));
                 }
             }
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Err(bad("the reader failed".into())),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(bad("the reader failed".into()))
+            }
         }
     };
     if bytes.len() as u64 > cap {
         return Err(bad(format!("it holds more than the {} a {what} may be", mib(cap))));
     }
-    String::from_utf8(bytes).map_err(|e| bad(format!("it is not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
+    String::from_utf8(bytes)
+        .map_err(|e| bad(format!("it is not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
 }
 
 #[cfg(test)]

@@ -43,7 +43,9 @@ fn lock_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
     let mut out = b".".to_vec();
     if bytes.len() > 200 {
         // FNV-1a: stable across runs and versions (a process-seeded hasher would not be).
-        let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+        let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
         out.extend_from_slice(&bytes[..180]);
         out.extend_from_slice(format!("-{hash:016x}").as_bytes());
     } else {
@@ -57,7 +59,10 @@ fn lock_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
 /// the rest of the process; `shown` names it in messages. Nothing is locked when `target`'s
 /// directory does not exist yet (a directory made by the command itself).
 pub fn lock_output(target: &Path, shown: &Path) -> Result<(), ExperimentError> {
-    let (Some(name), dir) = (target.file_name(), target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))) else {
+    let (Some(name), dir) = (
+        target.file_name(),
+        target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")),
+    ) else {
         return Ok(());
     };
     if !dir.is_dir() {
@@ -82,7 +87,11 @@ pub fn lock_output(target: &Path, shown: &Path) -> Result<(), ExperimentError> {
                 let mut holder = String::new();
                 let _ = file.read_to_string(&mut holder);
                 let holder = holder.trim();
-                let by = if holder.is_empty() { "another process".to_string() } else { format!("process {holder}") };
+                let by = if holder.is_empty() {
+                    "another process".to_string()
+                } else {
+                    format!("process {holder}")
+                };
                 let (shown, path) = (shown.display(), path.display());
                 let busy = format!("{by} is writing it now (its lock {path} is held)");
                 let refused = format!("cannot write {shown}: {busy}; wait for it to finish");
@@ -238,7 +247,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("s.csv");
         let lock = dir.path().join(".s.csv.schedlab-lock");
-        let other = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&lock).unwrap();
+        let other = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock)
+            .unwrap();
         FileExt::try_lock(&other).unwrap();
         std::fs::write(&lock, "4242").unwrap();
         let e = lock_output(&target, &target).unwrap_err().message;

@@ -214,7 +214,8 @@ pub fn future_identity(path: &Path) -> Option<FileIdentity> {
     let mut rest = Vec::new();
     loop {
         if let Ok(canonical) = std::fs::canonicalize(&dir) {
-            let dir = rest.iter().rev().fold(canonical, |d: PathBuf, c: &std::ffi::OsString| d.join(c));
+            let dir =
+                rest.iter().rev().fold(canonical, |d: PathBuf, c: &std::ffi::OsString| d.join(c));
             return Some(FileIdentity::New { dir, name });
         }
         rest.push(dir.file_name()?.to_os_string());
@@ -229,7 +230,10 @@ fn standard_stream(path: &Path) -> Option<i32> {
     use std::os::unix::fs::MetadataExt;
     let target = std::fs::metadata(path).ok()?;
     let same = |fd: std::os::fd::BorrowedFd<'_>| {
-        fd.try_clone_to_owned().ok().and_then(|fd| File::from(fd).metadata().ok()).is_some_and(|m| m.dev() == target.dev() && m.ino() == target.ino())
+        fd.try_clone_to_owned()
+            .ok()
+            .and_then(|fd| File::from(fd).metadata().ok())
+            .is_some_and(|m| m.dev() == target.dev() && m.ino() == target.ino())
     };
     if same(io::stdout().as_fd()) {
         Some(1)
@@ -300,13 +304,9 @@ fn check_writable_dir(dir: &Path, shown: &Path) -> Result<(), OutputError> {
         Ok(_) => return Err(cannot_write(shown, format!("{in_dir} is not a directory"))),
         Err(e) => return Err(cannot_write(shown, format!("directory {in_dir}: {}", one_line(&e)))),
     }
-    tempfile::Builder::new()
-        .prefix(".schedlab-check-")
-        .tempfile_in(dir)
-        .map(drop)
-        .map_err(|e| {
-            cannot_write(shown, format!("cannot create a file in {in_dir}: {}", one_line(&e)))
-        })
+    tempfile::Builder::new().prefix(".schedlab-check-").tempfile_in(dir).map(drop).map_err(|e| {
+        cannot_write(shown, format!("cannot create a file in {in_dir}: {}", one_line(&e)))
+    })
 }
 
 /// Checks an output *directory* before any work: an existing one must be a directory that
@@ -442,7 +442,10 @@ impl OutputFile {
         let dir = directory_of(&self.target);
         // `.NAME.XXXXXX.tmp` must stay within NAME_MAX: a long name is shortened (on a character
         // boundary), the random part keeps it unique.
-        let full = self.target.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+        let full = self
+            .target
+            .file_name()
+            .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
         let mut name = full.as_str();
         while name.len() > NAME_MAX - 16 {
             let mut end = name.len() - 1;
@@ -451,7 +454,8 @@ impl OutputFile {
             }
             name = &name[..end];
         }
-        let mode = std::fs::metadata(&self.target).map_or(0o666, |m| m.permissions().mode() & 0o7777);
+        let mode =
+            std::fs::metadata(&self.target).map_or(0o666, |m| m.permissions().mode() & 0o7777);
         let temp = tempfile::Builder::new()
             .prefix(&format!(".{name}."))
             .suffix(".tmp")
@@ -674,7 +678,11 @@ mod tests {
         assert!(e.contains("directory") && e.contains("missing"), "{e}");
         let e = OutputFile::check(Path::new("x.json/")).unwrap_err().to_string();
         assert!(e.contains("ends with /"), "{e}");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the checks leave nothing behind");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "the checks leave nothing behind"
+        );
     }
 
     #[test]
@@ -689,7 +697,8 @@ mod tests {
         out.write(b"new content").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new content");
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, ["out.json"], "no temporary file left");
     }
 
@@ -741,7 +750,10 @@ mod tests {
         assert!(!null.is_regular());
         null.write(b"nothing").unwrap();
         use std::os::unix::fs::FileTypeExt;
-        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null is still a device");
+        assert!(
+            std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(),
+            "/dev/null is still a device"
+        );
         let full = OutputFile::check(Path::new("/dev/full")).unwrap();
         let e = full.write(b"x").unwrap_err().to_string();
         assert!(e.starts_with("cannot write /dev/full: ") && e.contains("space"), "{e}");
@@ -779,7 +791,10 @@ mod tests {
         }
         assert_eq!(reader.join().unwrap(), "through the pipe");
         use std::os::unix::fs::FileTypeExt;
-        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is still there");
+        assert!(
+            std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(),
+            "the FIFO is still there"
+        );
     }
 
     #[test]
@@ -797,7 +812,11 @@ mod tests {
         let path = PathBuf::from(format!("/dev/fd/{}", file.as_raw_fd()));
         let out = OutputFile::check(&path).unwrap();
         assert!(!out.is_regular(), "written through, not replaced");
-        assert_eq!(out.identity(), file_identity(&log), "the file behind the descriptor, for the aliasing rule");
+        assert_eq!(
+            out.identity(),
+            file_identity(&log),
+            "the file behind the descriptor, for the aliasing rule"
+        );
         out.write(b"added\n").unwrap();
         assert_eq!(std::fs::read_to_string(&log).unwrap(), "kept\nadded\n");
         assert_eq!(std::fs::metadata(&log).unwrap().ino(), ino);
@@ -817,7 +836,10 @@ mod tests {
         OutputFile::check(&long).unwrap().write(b"ok").unwrap();
         assert_eq!(std::fs::read_to_string(&long).unwrap(), "ok");
         // A file in a directory not made yet, by two spellings: one identity.
-        assert_eq!(future_identity(&dir.path().join("c/./b")), future_identity(&dir.path().join("c/b")));
+        assert_eq!(
+            future_identity(&dir.path().join("c/./b")),
+            future_identity(&dir.path().join("c/b"))
+        );
         assert!(future_identity(&dir.path().join("c/b")).is_some());
     }
 
@@ -829,7 +851,11 @@ mod tests {
         let out = OutputFile::check(&path).unwrap();
         let mut s = out.stream().unwrap();
         s.append(b"[1,").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "previous", "unfinished: the old file is intact");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "previous",
+            "unfinished: the old file is intact"
+        );
         s.append(b"2]").unwrap();
         s.commit().unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "[1,2]");

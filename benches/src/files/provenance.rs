@@ -29,7 +29,12 @@ pub const BUILD_COMMIT: &str = match option_env!("SCHEDLAB_BUILD_COMMIT") {
 fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|m| m.trim().to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
         .unwrap_or_else(|| "unknown".into())
 }
 
@@ -44,7 +49,10 @@ impl Provenance {
             os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
             date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
             // `args_os`: an argument that is not UTF-8 (a file name) is shown lossily, never a panic.
-            command_line: std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" "),
+            command_line: std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(" "),
             profile: if cfg!(debug_assertions) { "debug" } else { "release" },
         }
     }

@@ -3,9 +3,9 @@
 //! the flag every [`STOP_POLL`], so that a stop is honoured within a tenth of a second; the thread
 //! is left to the process's exit (it holds no output: outputs are written by the caller).
 
+use crate::error::ExperimentError;
 use crate::files::input::STOP_POLL;
 use schedlab_core::sync::{AtomicBool, Ordering};
-use crate::error::ExperimentError;
 use std::sync::mpsc::RecvTimeoutError;
 
 /// Why work on a thread of its own gave no answer.

@@ -159,7 +159,8 @@ pub fn parse(json: &str) -> Result<Trace, TraceError> {
     if let Some((&tid, stack)) = open.iter().find(|(_, s)| !s.is_empty()) {
         return Err(TraceError::NeverClosed { tid, name: stack.last().map(|s| s.0.clone()) });
     }
-    let mut tids: Vec<u64> = slices.iter().map(|s| s.tid).chain(instants.iter().map(|e| e.1)).collect();
+    let mut tids: Vec<u64> =
+        slices.iter().map(|s| s.tid).chain(instants.iter().map(|e| e.1)).collect();
     tids.extend(names.keys());
     tids.sort_unstable();
     tids.dedup();
@@ -253,10 +254,16 @@ pub fn lock_reports(trace: &Trace) -> Vec<LockReport> {
         .map(|lock| {
             let hold_name = format!("{lock} lock: hold");
             let wait_name = format!("{lock} lock: wait");
-            let mut holds: Vec<&Slice> = trace.slices.iter().filter(|s| s.name == hold_name).collect();
+            let mut holds: Vec<&Slice> =
+                trace.slices.iter().filter(|s| s.name == hold_name).collect();
             holds.sort_by(|a, b| a.start_us.total_cmp(&b.start_us));
             let mut hold_us: Vec<f64> = holds.iter().map(|s| s.duration_us()).collect();
-            let mut wait_us: Vec<f64> = trace.slices.iter().filter(|s| s.name == wait_name).map(|s| s.duration_us()).collect();
+            let mut wait_us: Vec<f64> = trace
+                .slices
+                .iter()
+                .filter(|s| s.name == wait_name)
+                .map(|s| s.duration_us())
+                .collect();
             // A contended acquisition happens when its wait slice ends (the end is stamped right
             // after the lock is taken); the hold slice starts a little later. Gaps are measured
             // to the acquisition.
@@ -334,8 +341,14 @@ pub struct TraceOverview {
 /// The overview of a trace (see [`TraceOverview`]).
 pub fn overview(trace: &Trace) -> TraceOverview {
     let instants = trace.instants.iter().map(|e| e.2);
-    let first = trace.slices.iter().map(|s| s.start_us).chain(instants.clone()).fold(f64::INFINITY, f64::min);
-    let last = trace.slices.iter().map(|s| s.end_us).chain(instants).fold(f64::NEG_INFINITY, f64::max);
+    let first = trace
+        .slices
+        .iter()
+        .map(|s| s.start_us)
+        .chain(instants.clone())
+        .fold(f64::INFINITY, f64::min);
+    let last =
+        trace.slices.iter().map(|s| s.end_us).chain(instants).fold(f64::NEG_INFINITY, f64::max);
     let mut by_name: BTreeMap<&str, (usize, f64)> = BTreeMap::new();
     for s in &trace.slices {
         let e = by_name.entry(&s.name).or_default();
@@ -349,7 +362,11 @@ pub fn overview(trace: &Trace) -> TraceOverview {
         tracks: trace.tracks.clone(),
         by_name: by_name
             .into_iter()
-            .map(|(name, (count, total))| SliceName { name: name.to_string(), count, mean_us: total / count as f64 })
+            .map(|(name, (count, total))| SliceName {
+                name: name.to_string(),
+                count,
+                mean_us: total / count as f64,
+            })
             .collect(),
     }
 }
@@ -382,7 +399,11 @@ pub fn busiest_window(trace: &Trace, span_us: f64) -> f64 {
 
 /// The longest lock wait in the trace: where a stall or a convoy ends.
 pub fn longest_wait(trace: &Trace) -> Option<&Slice> {
-    trace.slices.iter().filter(|s| s.name.ends_with(" lock: wait")).max_by(|a, b| a.duration_us().total_cmp(&b.duration_us()))
+    trace
+        .slices
+        .iter()
+        .filter(|s| s.name.ends_with(" lock: wait"))
+        .max_by(|a, b| a.duration_us().total_cmp(&b.duration_us()))
 }
 
 /// Where a slice is drawn in its thread's band of an excerpt, and how.
@@ -505,7 +526,10 @@ fn excerpt_svg_into(
                 ("sans-serif", 13).into_font(),
             )))
             .map_err(|e| err(&e))?;
-        let slices = trace.slices.iter().filter(|s| s.tid == track.tid && s.end_us > from_us && s.start_us < to_us);
+        let slices = trace
+            .slices
+            .iter()
+            .filter(|s| s.tid == track.tid && s.end_us > from_us && s.start_us < to_us);
         let rects: Vec<_> = slices
             .filter_map(|s| {
                 let (lane, (r, g, b)) = lane_of(s)?;
@@ -528,8 +552,10 @@ fn excerpt_svg_into(
     for (i, (label, (r, g, b))) in legend.iter().enumerate() {
         let x = 80 + 185 * i as i32;
         let y = 12;
-        root.draw(&Rectangle::new([(x, y), (x + 14, y + 10)], RGBColor(*r, *g, *b).filled())).map_err(|e| err(&e))?;
-        root.draw(&Text::new(*label, (x + 18, y), ("sans-serif", 11).into_font())).map_err(|e| err(&e))?;
+        root.draw(&Rectangle::new([(x, y), (x + 14, y + 10)], RGBColor(*r, *g, *b).filled()))
+            .map_err(|e| err(&e))?;
+        root.draw(&Text::new(*label, (x + 18, y), ("sans-serif", 11).into_font()))
+            .map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())
@@ -540,7 +566,9 @@ mod tests {
     use super::*;
 
     fn ev(ph: &str, name: &str, tid: u64, ts: f64) -> String {
-        format!(r#"{{"ph":"{ph}","pid":1,"tid":{tid},"name":"{name}","cat":"schedlab::lock","ts":{ts}}}"#)
+        format!(
+            r#"{{"ph":"{ph}","pid":1,"tid":{tid},"name":"{name}","cat":"schedlab::lock","ts":{ts}}}"#
+        )
     }
 
     fn trace(events: &[String]) -> String {

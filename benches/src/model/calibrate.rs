@@ -39,13 +39,13 @@
 //! - the loop's own cost (request generation, the job loop's checks): the untimed one-job cycle
 //!   less the timed calls.
 
-use crate::error::ExperimentError;
-use super::harness::{self, Call, PatternConfig, PatternTimes, Placement};
 pub use super::harness::Probe;
+use super::harness::{self, Call, PatternConfig, PatternTimes, Placement};
 use crate::driver::workload::WorkloadConfig;
+use crate::error::ExperimentError;
 use schedlab_core::lockstat::{self, LockClass};
-use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::profile::{lock_sequence, CycleCall};
+use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::{InsertPathKind, KernelProfile, LockKind, StatsPolicy};
 use schedlab_variants::VariantVisitor;
 use serde::{Deserialize, Serialize};
@@ -130,7 +130,10 @@ fn trimmed_strata(h: &lockstat::Histogram, a: f64) -> Vec<f64> {
     let mut strata = Vec::with_capacity(k);
     for w in &weights {
         let lo = (hi - w / total).max(0.0);
-        let mean = (0..steps).map(|i| h.quantile(top * (lo + (hi - lo) * (i as f64 + 0.5) / steps as f64)) as f64).sum::<f64>() / steps as f64;
+        let mean = (0..steps)
+            .map(|i| h.quantile(top * (lo + (hi - lo) * (i as f64 + 0.5) / steps as f64)) as f64)
+            .sum::<f64>()
+            / steps as f64;
         strata.push(mean);
         hi = lo;
     }
@@ -182,7 +185,9 @@ fn measure_inflation(kind: LockKind) -> Inflation {
                 }
                 lockstat::set_enabled(false);
                 let stats = lockstat::snapshot();
-                stats.class(LockClass::SCHED).map_or(f64::NAN, |c| ticks_to_ns(trimmed_strata(&c.hold, 1.0)[0]))
+                stats
+                    .class(LockClass::SCHED)
+                    .map_or(f64::NAN, |c| ticks_to_ns(trimmed_strata(&c.hold, 1.0)[0]))
             })
             .fold(f64::INFINITY, f64::min)
     };
@@ -215,7 +220,10 @@ fn inflation(kind: LockKind) -> Inflation {
 /// (preempted). `body` returns how many calls it measured. The sampling periods and the switch are
 /// put back as they were, whatever happens; the statistics are reset before and after (they are
 /// global to the process: run one calibration at a time).
-pub fn critical_sections(kind: LockKind, body: impl FnOnce(&dyn Probe) -> Result<u64, ExperimentError>) -> Result<Vec<LockHolds>, ExperimentError> {
+pub fn critical_sections(
+    kind: LockKind,
+    body: impl FnOnce(&dyn Probe) -> Result<u64, ExperimentError>,
+) -> Result<Vec<LockHolds>, ExperimentError> {
     struct Restore(Vec<(LockClass, u32)>, bool);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -227,7 +235,10 @@ pub fn critical_sections(kind: LockKind, body: impl FnOnce(&dyn Probe) -> Result
             lockstat::set_enabled(self.1);
         }
     }
-    let _restore = Restore(classes().iter().map(|&c| (c, lockstat::hold_sampling(c))).collect(), lockstat::enabled());
+    let _restore = Restore(
+        classes().iter().map(|&c| (c, lockstat::hold_sampling(c))).collect(),
+        lockstat::enabled(),
+    );
     lockstat::set_enabled(false);
     set_sampling();
     let inflation = inflation(kind);
@@ -260,10 +271,19 @@ pub fn critical_sections(kind: LockKind, body: impl FnOnce(&dyn Probe) -> Result
         let correction = inflation.empty_hold_ns
             + nested_inside(LockClass::STATS_SUM, name) / acq * inflation.per_nested_lock_ns
             + nested_inside(LockClass::STATS_SECTION, name) / acq * inflation.per_nested_section_ns;
-        let strata: Vec<f64> = trimmed_strata(&s.hold, per_call).into_iter().map(|t| (ticks_to_ns(t) - correction).max(0.0)).collect();
+        let strata: Vec<f64> = trimmed_strata(&s.hold, per_call)
+            .into_iter()
+            .map(|t| (ticks_to_ns(t) - correction).max(0.0))
+            .collect();
         let weights: Vec<f64> = (0..strata.len()).map(|j| slot_probability(per_call, j)).collect();
-        let hold_ns = strata.iter().zip(&weights).map(|(h, w)| h * w).sum::<f64>() / weights.iter().sum::<f64>().max(1e-9);
-        out.push(LockHolds { lock: name.to_string(), acquisitions_per_call: per_call, hold_ns, strata_ns: strata });
+        let hold_ns = strata.iter().zip(&weights).map(|(h, w)| h * w).sum::<f64>()
+            / weights.iter().sum::<f64>().max(1e-9);
+        out.push(LockHolds {
+            lock: name.to_string(),
+            acquisitions_per_call: per_call,
+            hold_ns,
+            strata_ns: strata,
+        });
     }
     Ok(out)
 }
@@ -435,7 +455,10 @@ fn measure_mode<P: StatsPolicy>(
         empty_dispatch: procs > 1,
         max_time: Some(PASS_TIME_LIMIT),
     };
-    let mut w = ModeWindow { times: Some(harness::run_pattern::<P>(&cfg, None, interrupt)?), holds: Vec::new() };
+    let mut w = ModeWindow {
+        times: Some(harness::run_pattern::<P>(&cfg, None, interrupt)?),
+        holds: Vec::new(),
+    };
     for call in PROBED {
         if call == Call::EmptyDispatch && !cfg.empty_dispatch {
             continue;
@@ -473,14 +496,28 @@ fn median_holds(windows: &[ModeWindow], call: Call) -> Vec<LockHolds> {
         .map(|name| {
             let of: Vec<Option<&LockHolds>> = windows
                 .iter()
-                .map(|w| w.holds.iter().find(|(c, _)| *c == call).and_then(|(_, hs)| hs.iter().find(|h| h.lock == name)))
+                .map(|w| {
+                    w.holds
+                        .iter()
+                        .find(|(c, _)| *c == call)
+                        .and_then(|(_, hs)| hs.iter().find(|h| h.lock == name))
+                })
                 .collect();
-            let acq = median(&of.iter().map(|h| h.map_or(0.0, |h| h.acquisitions_per_call)).collect::<Vec<_>>());
+            let acq = median(
+                &of.iter().map(|h| h.map_or(0.0, |h| h.acquisitions_per_call)).collect::<Vec<_>>(),
+            );
             let present: Vec<&LockHolds> = of.iter().flatten().copied().collect();
             let hold = median(&present.iter().map(|h| h.hold_ns).collect::<Vec<_>>());
             let k = present.iter().map(|h| h.strata_ns.len()).max().unwrap_or(1);
             let strata = (0..k)
-                .map(|j| median(&present.iter().filter_map(|h| h.strata_ns.get(j).copied()).collect::<Vec<_>>()))
+                .map(|j| {
+                    median(
+                        &present
+                            .iter()
+                            .filter_map(|h| h.strata_ns.get(j).copied())
+                            .collect::<Vec<_>>(),
+                    )
+                })
                 .collect();
             LockHolds { lock: name, acquisitions_per_call: acq, hold_ns: hold, strata_ns: strata }
         })
@@ -490,7 +527,12 @@ fn median_holds(windows: &[ModeWindow], call: Call) -> Vec<LockHolds> {
 
 /// The median over windows of a call's mean time; NaN when no window timed it.
 fn median_time(windows: &[ModeWindow], call: Call) -> f64 {
-    let v: Vec<f64> = windows.iter().filter_map(|w| w.times.as_ref()).map(|t| t.mean(call)).filter(|v| v.is_finite()).collect();
+    let v: Vec<f64> = windows
+        .iter()
+        .filter_map(|w| w.times.as_ref())
+        .map(|t| t.mean(call))
+        .filter(|v| v.is_finite())
+        .collect();
     if v.is_empty() {
         f64::NAN
     } else {
@@ -499,7 +541,12 @@ fn median_time(windows: &[ModeWindow], call: Call) -> f64 {
 }
 
 fn median_cv(windows: &[ModeWindow], call: Call) -> f64 {
-    let v: Vec<f64> = windows.iter().filter_map(|w| w.times.as_ref()).map(|t| t.cv(call)).filter(|v| v.is_finite()).collect();
+    let v: Vec<f64> = windows
+        .iter()
+        .filter_map(|w| w.times.as_ref())
+        .map(|t| t.cv(call))
+        .filter(|v| v.is_finite())
+        .collect();
     if v.is_empty() {
         0.0
     } else {
@@ -529,7 +576,12 @@ struct Slot {
 /// [`lock_order`] takes the next stratum of that lock (longest first, which on the lists path puts
 /// the dispatch's splice-and-dispatch hold before its short `release_listed` hold); acquisitions
 /// the order does not name are appended at the end.
-fn slots(call: Call, insert: InsertPathKind, profile: KernelProfile, holds: &[LockHolds]) -> Vec<Slot> {
+fn slots(
+    call: Call,
+    insert: InsertPathKind,
+    profile: KernelProfile,
+    holds: &[LockHolds],
+) -> Vec<Slot> {
     let order = lock_order(call, insert, profile);
     let mut pending: Vec<std::collections::VecDeque<Slot>> = holds
         .iter()
@@ -559,7 +611,15 @@ fn slots(call: Call, insert: InsertPathKind, profile: KernelProfile, holds: &[Lo
 }
 
 /// Builds one call's segments: holds in program order with the outside work split evenly around them.
-fn call_model(call: Call, insert: InsertPathKind, profile: KernelProfile, total_ns: f64, cv: f64, holds: &[LockHolds], relay: Option<(f64, &[LockHolds], f64)>) -> CallModel {
+fn call_model(
+    call: Call,
+    insert: InsertPathKind,
+    profile: KernelProfile,
+    total_ns: f64,
+    cv: f64,
+    holds: &[LockHolds],
+    relay: Option<(f64, &[LockHolds], f64)>,
+) -> CallModel {
     let slots = slots(call, insert, profile, holds);
     let held: f64 = slots.iter().map(|s| s.probability * s.hold_ns).sum();
     let free = (total_ns - held).max(0.0);
@@ -568,7 +628,11 @@ fn call_model(call: Call, insert: InsertPathKind, profile: KernelProfile, total_
     let (hold_lines, free_lines): (Vec<f64>, f64) = match relay {
         Some((relay_total, relay_holds, transfer)) if transfer > 0.0 => {
             let rslots = slots_like(&slots, call, insert, profile, relay_holds);
-            let lines: Vec<f64> = slots.iter().zip(&rslots).map(|(s, r)| ((r - s.hold_ns) / transfer).max(0.0)).collect();
+            let lines: Vec<f64> = slots
+                .iter()
+                .zip(&rslots)
+                .map(|(s, r)| ((r - s.hold_ns) / transfer).max(0.0))
+                .collect();
             let relay_held: f64 = slots.iter().zip(&rslots).map(|(s, r)| s.probability * r).sum();
             let acquisitions: f64 = slots.iter().map(|s| s.probability).sum();
             let excess_free = (relay_total - relay_held) - free;
@@ -578,11 +642,21 @@ fn call_model(call: Call, insert: InsertPathKind, profile: KernelProfile, total_
     };
     let mut segments = Vec::with_capacity(2 * gaps);
     let gap = |segments: &mut Vec<Segment>| {
-        segments.push(Segment { lock: None, ns: free / gaps as f64, lines: free_lines / gaps as f64, probability: 1.0 })
+        segments.push(Segment {
+            lock: None,
+            ns: free / gaps as f64,
+            lines: free_lines / gaps as f64,
+            probability: 1.0,
+        })
     };
     gap(&mut segments);
     for (s, lines) in slots.iter().zip(hold_lines) {
-        segments.push(Segment { lock: Some(s.lock.clone()), ns: s.hold_ns, lines, probability: s.probability });
+        segments.push(Segment {
+            lock: Some(s.lock.clone()),
+            ns: s.hold_ns,
+            lines,
+            probability: s.probability,
+        });
         gap(&mut segments);
     }
     CallModel { call, total_ns, cv, segments }
@@ -590,7 +664,8 @@ fn call_model(call: Call, insert: InsertPathKind, profile: KernelProfile, total_
 
 /// Takes `ns` off a call's work outside the locks (spread evenly over its pieces, none below 0).
 fn remove_outside(m: &mut CallModel, ns: f64) {
-    let free: Vec<usize> = m.segments.iter().enumerate().filter(|(_, s)| s.lock.is_none()).map(|(i, _)| i).collect();
+    let free: Vec<usize> =
+        m.segments.iter().enumerate().filter(|(_, s)| s.lock.is_none()).map(|(i, _)| i).collect();
     if free.is_empty() || ns <= 0.0 {
         return;
     }
@@ -604,7 +679,13 @@ fn remove_outside(m: &mut CallModel, ns: f64) {
 }
 
 /// The relayed hold lengths in the same slots as `slots` (matched by lock name and occurrence).
-fn slots_like(slots: &[Slot], call: Call, insert: InsertPathKind, profile: KernelProfile, relay_holds: &[LockHolds]) -> Vec<f64> {
+fn slots_like(
+    slots: &[Slot],
+    call: Call,
+    insert: InsertPathKind,
+    profile: KernelProfile,
+    relay_holds: &[LockHolds],
+) -> Vec<f64> {
     let relayed = self::slots(call, insert, profile, relay_holds);
     let mut seen: Vec<(&str, usize)> = Vec::new();
     slots
@@ -638,12 +719,33 @@ pub fn calibrate<P: StatsPolicy>(
             return Err(ExperimentError::run_failed("interrupted"));
         }
         cycles.push(harness::untimed_cycle_ns::<P>(workload, home, settings.rounds, interrupt)?);
-        solo.push(measure_mode::<P>(workload, 1, Placement::Same(home), settings.rounds, interrupt)?);
-        same.push(measure_mode::<P>(workload, 2, Placement::Same(home), settings.rounds, interrupt)?);
+        solo.push(measure_mode::<P>(
+            workload,
+            1,
+            Placement::Same(home),
+            settings.rounds,
+            interrupt,
+        )?);
+        same.push(measure_mode::<P>(
+            workload,
+            2,
+            Placement::Same(home),
+            settings.rounds,
+            interrupt,
+        )?);
         if let Some((a, b)) = settings.relay {
-            let probe = || super::probes::transfer_between(a, b, RELAY_PROBE_TRIALS, interrupt).map(|t| t.one_way_ns);
+            let probe = || {
+                super::probes::transfer_between(a, b, RELAY_PROBE_TRIALS, interrupt)
+                    .map(|t| t.one_way_ns)
+            };
             relay_transfers.extend(probe());
-            relay.push(measure_mode::<P>(workload, 2, Placement::Relay(a, b), settings.rounds, interrupt)?);
+            relay.push(measure_mode::<P>(
+                workload,
+                2,
+                Placement::Relay(a, b),
+                settings.rounds,
+                interrupt,
+            )?);
             relay_transfers.extend(probe());
         }
         progress((i + 1) as f64 / windows as f64);
@@ -651,8 +753,13 @@ pub fn calibrate<P: StatsPolicy>(
     if interrupt.load(Ordering::Relaxed) {
         return Err(ExperimentError::run_failed("interrupted"));
     }
-    let anomalies: u64 =
-        solo.iter().chain(&same).chain(&relay).filter_map(|w| w.times.as_ref()).map(|t| t.anomalies).sum();
+    let anomalies: u64 = solo
+        .iter()
+        .chain(&same)
+        .chain(&relay)
+        .filter_map(|w| w.times.as_ref())
+        .map(|t| t.anomalies)
+        .sum();
     let insert = workload.insert;
     let profile = workload.kernel;
     // The relay's excess is divided by the transfer of the placement the relay ran in: on a
@@ -661,7 +768,8 @@ pub fn calibrate<P: StatsPolicy>(
     // minutes before, can be the other placement's and make every line count 4.9 times too
     // many or too few. The median of the probes around the relay windows goes with the median
     // of the relay's times.
-    let transfer = if relay_transfers.is_empty() { settings.transfer_ns } else { median(&relay_transfers) };
+    let transfer =
+        if relay_transfers.is_empty() { settings.transfer_ns } else { median(&relay_transfers) };
     let mut raw = Vec::new();
     let mut solo_models = Vec::new();
     let mut pair_models = Vec::new();
@@ -678,31 +786,66 @@ pub fn calibrate<P: StatsPolicy>(
             holds_pair_relay: median_holds(&relay, call),
         };
         if r.solo_ns.is_finite() && call != Call::EmptyDispatch {
-            solo_models.push(call_model(call, insert, profile, r.solo_ns, r.solo_cv, &r.holds_solo, None));
+            solo_models.push(call_model(
+                call,
+                insert,
+                profile,
+                r.solo_ns,
+                r.solo_cv,
+                &r.holds_solo,
+                None,
+            ));
         }
         if r.pair_same_ns.is_finite() {
-            let rel = (r.pair_relay_ns.is_finite() && !relay.is_empty()).then_some((r.pair_relay_ns, r.holds_pair_relay.as_slice(), transfer));
-            pair_models.push(call_model(call, insert, profile, r.pair_same_ns, r.pair_same_cv, &r.holds_pair_same, rel));
+            let rel = (r.pair_relay_ns.is_finite() && !relay.is_empty()).then_some((
+                r.pair_relay_ns,
+                r.holds_pair_relay.as_slice(),
+                transfer,
+            ));
+            pair_models.push(call_model(
+                call,
+                insert,
+                profile,
+                r.pair_same_ns,
+                r.pair_same_cv,
+                &r.holds_pair_same,
+                rel,
+            ));
         }
         raw.push(r);
     }
     let solo_cycle = median(&cycles);
     let timed_calls = [Call::Insert, Call::Dispatch, Call::Complete, Call::Credit];
-    let calls_solo: f64 = timed_calls.iter().filter_map(|c| solo_models.iter().find(|m| m.call == *c)).map(|m| m.total_ns).sum();
+    let calls_solo: f64 = timed_calls
+        .iter()
+        .filter_map(|c| solo_models.iter().find(|m| m.call == *c))
+        .map(|m| m.total_ns)
+        .sum();
     // Timing each call adds to it (clock reads at its edges): what the timed calls add up to
     // beyond the untimed cycle, per call, taken off every call's work outside the locks.
-    let timing_ns = if solo_cycle.is_finite() { ((calls_solo - solo_cycle) / timed_calls.len() as f64).max(0.0) } else { 0.0 };
+    let timing_ns = if solo_cycle.is_finite() {
+        ((calls_solo - solo_cycle) / timed_calls.len() as f64).max(0.0)
+    } else {
+        0.0
+    };
     for m in solo_models.iter_mut().chain(pair_models.iter_mut()) {
         remove_outside(m, timing_ns);
     }
-    let calls_solo: f64 = timed_calls.iter().filter_map(|c| solo_models.iter().find(|m| m.call == *c)).map(|m| m.total_ns).sum();
+    let calls_solo: f64 = timed_calls
+        .iter()
+        .filter_map(|c| solo_models.iter().find(|m| m.call == *c))
+        .map(|m| m.total_ns)
+        .sum();
     Ok(Calibration {
         variant: P::NAME.to_string(),
         lock: workload.lock,
         insert: insert.name().to_string(),
         kernel: profile,
         transfer_ns: transfer,
-        relayed: !relay.is_empty() && [Call::Insert, Call::Dispatch, Call::Complete].iter().all(|&c| median_time(&relay, c).is_finite()),
+        relayed: !relay.is_empty()
+            && [Call::Insert, Call::Dispatch, Call::Complete]
+                .iter()
+                .all(|&c| median_time(&relay, c).is_finite()),
         loop_ns: (solo_cycle - calls_solo).max(0.0),
         timing_ns,
         solo_cycle_ns: solo_cycle,

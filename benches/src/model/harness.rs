@@ -26,12 +26,15 @@
 //! probe ([`Probe`]) can be switched on around the steps of one call kind only,
 //! so that lock statistics are attributed to the call that took the lock.
 
-use crate::error::ExperimentError;
 use crate::driver::workload::{Rw, WorkloadConfig};
+use crate::error::ExperimentError;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use schedlab_core::sync::{AtomicBool, AtomicU64, Ordering};
-use schedlab_core::{Clock, Dispatched, Op, Process, RealClock, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy};
+use schedlab_core::{
+    Clock, Dispatched, Op, Process, RealClock, RequestSpec, SchedClock, SchedConfig, Scheduler,
+    StatsPolicy,
+};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
@@ -58,7 +61,8 @@ pub enum Call {
 }
 
 impl Call {
-    pub const ALL: [Call; 5] = [Call::Insert, Call::Dispatch, Call::Complete, Call::Credit, Call::EmptyDispatch];
+    pub const ALL: [Call; 5] =
+        [Call::Insert, Call::Dispatch, Call::Complete, Call::Credit, Call::EmptyDispatch];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -197,7 +201,9 @@ impl Requests {
     fn new(cfg: &WorkloadConfig, index: usize, procs: usize) -> Self {
         let region = DEVICE_SECTORS / procs as u64;
         Requests {
-            rng: SmallRng::seed_from_u64(cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            rng: SmallRng::seed_from_u64(
+                cfg.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            ),
             index: index as u64,
             next_seq: region * index as u64,
             region,
@@ -253,7 +259,12 @@ struct ProcState<'s, P: StatsPolicy> {
 }
 
 /// Runs one step; returns whether it found what the pattern expects.
-fn run_step<'s, P: StatsPolicy>(sched: &'s Scheduler<P>, st: &mut ProcState<'s, P>, call: Call, counters: &[AtomicU64]) -> (bool, u64) {
+fn run_step<'s, P: StatsPolicy>(
+    sched: &'s Scheduler<P>,
+    st: &mut ProcState<'s, P>,
+    call: Call,
+    counters: &[AtomicU64],
+) -> (bool, u64) {
     match call {
         Call::Insert => {
             // The profile's submission (bio merge, depth limit, insert), as the job loop makes it.
@@ -349,13 +360,23 @@ pub fn run_pattern<P: StatsPolicy>(
     interrupt: &AtomicBool,
 ) -> Result<PatternTimes, ExperimentError> {
     if !(1..=2).contains(&cfg.procs) {
-        return Err(ExperimentError::run_failed(format!("the calibration pattern takes 1 or 2 processes, not {}", cfg.procs)));
+        return Err(ExperimentError::run_failed(format!(
+            "the calibration pattern takes 1 or 2 processes, not {}",
+            cfg.procs
+        )));
     }
     let w = &cfg.workload;
-    let sched_cfg = SchedConfig { slots: w.slots, slice_idle_ns: 0, insert: w.insert, profile: w.kernel, ..SchedConfig::default() };
+    let sched_cfg = SchedConfig {
+        slots: w.slots,
+        slice_idle_ns: 0,
+        insert: w.insert,
+        profile: w.kernel,
+        ..SchedConfig::default()
+    };
     let sched = Scheduler::<P>::new(w.lock, sched_cfg, SchedClock::real());
     let groups = build_groups(&sched, w)?;
-    let group_of = |i: usize| if groups.is_empty() { sched.root() } else { groups[i % groups.len()] };
+    let group_of =
+        |i: usize| if groups.is_empty() { sched.root() } else { groups[i % groups.len()] };
     let counters: Vec<AtomicU64> = (0..cfg.procs).map(|_| AtomicU64::new(0)).collect();
     let clock = RealClock::new();
     let total_rounds = cfg.warmup + cfg.rounds;
@@ -368,21 +389,29 @@ pub fn run_pattern<P: StatsPolicy>(
                 .map(|i| -> Result<_, ExperimentError> {
                     Ok(ProcState {
                         index: i,
-                        process: sched.spawn_process(group_of(i)).map_err(|e| ExperimentError::run_failed(format!("cannot spawn process {i}: {e}")))?,
+                        process: sched.spawn_process(group_of(i)).map_err(|e| {
+                            ExperimentError::run_failed(format!("cannot spawn process {i}: {e}"))
+                        })?,
                         requests: Requests::new(w, i, cfg.procs),
                         dispatched: None,
                         completed_tag: None,
                     })
                 })
                 .collect::<Result<_, _>>()?;
-            let steps = [round_steps(cfg.procs, 0, cfg.empty_dispatch), round_steps(cfg.procs, 1, cfg.empty_dispatch)];
+            let steps = [
+                round_steps(cfg.procs, 0, cfg.empty_dispatch),
+                round_steps(cfg.procs, 1, cfg.empty_dispatch),
+            ];
             let mut start = Instant::now();
             let mut rounds_done = 0;
             let mut chunk_start = clock.now_ns();
             let mut chunk_requests = acc.requests;
             let began = Instant::now();
             for round in 0..total_rounds {
-                if round % 64 == 0 && (interrupt.load(Ordering::Relaxed) || cfg.max_time.is_some_and(|m| began.elapsed() > m)) {
+                if round % 64 == 0
+                    && (interrupt.load(Ordering::Relaxed)
+                        || cfg.max_time.is_some_and(|m| began.elapsed() > m))
+                {
                     break;
                 }
                 let measuring = round >= cfg.warmup;
@@ -398,7 +427,17 @@ pub fn run_pattern<P: StatsPolicy>(
                     chunk_requests = acc.requests;
                 }
                 for &step in &steps[(round % 2) as usize] {
-                    do_step(&sched, &mut states[step.proc], step, &counters, &clock, cfg.timed, probe, measuring, &mut acc);
+                    do_step(
+                        &sched,
+                        &mut states[step.proc],
+                        step,
+                        &counters,
+                        &clock,
+                        cfg.timed,
+                        probe,
+                        measuring,
+                        &mut acc,
+                    );
                 }
                 if measuring {
                     rounds_done += 1;
@@ -433,7 +472,9 @@ pub fn run_pattern<P: StatsPolicy>(
                                 Err(e) => {
                                     // The partner must not wait for this thread's turns.
                                     stop.store(true, Ordering::Relaxed);
-                                    return Err(ExperimentError::run_failed(format!("cannot spawn process {me}: {e}")));
+                                    return Err(ExperimentError::run_failed(format!(
+                                        "cannot spawn process {me}: {e}"
+                                    )));
                                 }
                             };
                             let mut st = ProcState {
@@ -446,7 +487,10 @@ pub fn run_pattern<P: StatsPolicy>(
                             let mut acc = Acc::default();
                             let mut rounds_done = 0;
                             let mut index = 0u64;
-                            let steps = [round_steps(2, 0, cfg.empty_dispatch), round_steps(2, 1, cfg.empty_dispatch)];
+                            let steps = [
+                                round_steps(2, 0, cfg.empty_dispatch),
+                                round_steps(2, 1, cfg.empty_dispatch),
+                            ];
                             'rounds: for round in 0..total_rounds {
                                 let measuring = round >= cfg.warmup;
                                 for &step in &steps[(round % 2) as usize] {
@@ -471,12 +515,18 @@ pub fn run_pattern<P: StatsPolicy>(
                                             start_ns.store(clock.now_ns(), Ordering::Relaxed);
                                         }
                                         if round % 16 == 0
-                                            && (interrupt.load(Ordering::Relaxed) || cfg.max_time.is_some_and(|m| began.elapsed() > m))
+                                            && (interrupt.load(Ordering::Relaxed)
+                                                || cfg
+                                                    .max_time
+                                                    .is_some_and(|m| began.elapsed() > m))
                                         {
                                             stop.store(true, Ordering::Relaxed);
                                             break 'rounds;
                                         }
-                                        do_step(sched, &mut st, step, counters, clock, cfg.timed, probe, measuring, &mut acc);
+                                        do_step(
+                                            sched, &mut st, step, counters, clock, cfg.timed,
+                                            probe, measuring, &mut acc,
+                                        );
                                         if index + 1 == total_rounds * steps_per_round {
                                             end_ns.store(clock.now_ns(), Ordering::Relaxed);
                                         }
@@ -502,7 +552,11 @@ pub fn run_pattern<P: StatsPolicy>(
                     .collect();
                 handles
                     .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|_| Err(ExperimentError::run_failed("a relay thread panicked"))))
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(ExperimentError::run_failed("a relay thread panicked"))
+                        })
+                    })
                     .collect()
             });
             let mut rounds = u64::MAX;
@@ -519,12 +573,24 @@ pub fn run_pattern<P: StatsPolicy>(
 }
 
 fn finish(acc: Acc, window_ns: f64, rounds: u64) -> PatternTimes {
-    PatternTimes { samples: acc.samples, window_ns, rounds, requests: acc.requests, anomalies: acc.anomalies, chunks: acc.chunks }
+    PatternTimes {
+        samples: acc.samples,
+        window_ns,
+        rounds,
+        requests: acc.requests,
+        anomalies: acc.anomalies,
+        chunks: acc.chunks,
+    }
 }
 
 /// How long the workload's one-job loop takes per request on one CPU, untimed: the cycle the
 /// timed steps are subtracted from to find the loop's own cost.
-pub fn untimed_cycle_ns<P: StatsPolicy>(workload: &WorkloadConfig, cpu: usize, rounds: u64, interrupt: &AtomicBool) -> Result<f64, ExperimentError> {
+pub fn untimed_cycle_ns<P: StatsPolicy>(
+    workload: &WorkloadConfig,
+    cpu: usize,
+    rounds: u64,
+    interrupt: &AtomicBool,
+) -> Result<f64, ExperimentError> {
     let cfg = PatternConfig {
         workload: workload.clone(),
         procs: 1,
@@ -537,7 +603,12 @@ pub fn untimed_cycle_ns<P: StatsPolicy>(workload: &WorkloadConfig, cpu: usize, r
     };
     let t = run_pattern::<P>(&cfg, None, interrupt)?;
     // Per-request time of each chunk; the slowest 5 % of chunks (preempted) left out.
-    let per: Vec<u32> = t.chunks.iter().filter(|(_, r)| *r > 0).map(|(ns, r)| (*ns as f64 / *r as f64 * 16.0).min(u32::MAX as f64) as u32).collect();
+    let per: Vec<u32> = t
+        .chunks
+        .iter()
+        .filter(|(_, r)| *r > 0)
+        .map(|(ns, r)| (*ns as f64 / *r as f64 * 16.0).min(u32::MAX as f64) as u32)
+        .collect();
     if per.is_empty() {
         return Ok(f64::NAN);
     }

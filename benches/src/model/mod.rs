@@ -33,11 +33,11 @@ pub mod probes;
 pub mod sim;
 pub mod topology;
 
-use crate::files::stop::parse_json_until;
+use crate::driver::completion::CompletionMode;
 use crate::error::ExperimentError;
 use crate::files::input::{caps, read_input};
 use crate::files::provenance::Provenance;
-use crate::driver::completion::CompletionMode;
+use crate::files::stop::parse_json_until;
 use calibrate::{Calibration, CalibrationSettings};
 use harness::Call;
 use schedlab_core::sync::AtomicBool;
@@ -59,8 +59,15 @@ pub struct CalibrationSet {
 }
 
 impl CalibrationSet {
-    pub fn find(&self, variant: &str, lock: LockKind, insert: InsertPathKind) -> Option<&Calibration> {
-        self.calibrations.iter().find(|c| c.variant == variant && c.lock == lock && c.insert == insert.name())
+    pub fn find(
+        &self,
+        variant: &str,
+        lock: LockKind,
+        insert: InsertPathKind,
+    ) -> Option<&Calibration> {
+        self.calibrations
+            .iter()
+            .find(|c| c.variant == variant && c.lock == lock && c.insert == insert.name())
     }
 
     /// Reads a calibration file; the error is one line naming it.
@@ -70,7 +77,10 @@ impl CalibrationSet {
 
     /// [`CalibrationSet::load`], giving way to `stop` while it reads (`files::input`): bad
     /// input, or stopped.
-    pub fn load_until(path: &std::path::Path, stop: &AtomicBool) -> Result<CalibrationSet, ExperimentError> {
+    pub fn load_until(
+        path: &std::path::Path,
+        stop: &AtomicBool,
+    ) -> Result<CalibrationSet, ExperimentError> {
         let text = read_input(path, "calibration", caps::MODEL_JSON, stop)?;
         let set: CalibrationSet = parse_json_until(path, "a schedlab calibration", text, stop)?;
         set.check(path)?;
@@ -81,34 +91,65 @@ impl CalibrationSet {
     /// figure is physics (see [`Calibration`]'s fields).
     fn check(&self, path: &std::path::Path) -> Result<(), ExperimentError> {
         let set = self;
-        set.machine.validate().map_err(|e| ExperimentError::bad_input(format!("{}: its machine: {e}", path.display())))?;
+        set.machine.validate().map_err(|e| {
+            ExperimentError::bad_input(format!("{}: its machine: {e}", path.display()))
+        })?;
         if set.calibrations.is_empty() {
-            return Err(ExperimentError::bad_input(format!("{}: it holds no calibration: nothing to predict from", path.display())));
+            return Err(ExperimentError::bad_input(format!(
+                "{}: it holds no calibration: nothing to predict from",
+                path.display()
+            )));
         }
         for c in &set.calibrations {
             let bad = |v: f64| !v.is_finite() || v < 0.0;
             let figures = [c.loop_ns, c.transfer_ns, c.solo_cycle_ns, c.timing_ns];
             let calls = c.solo.iter().chain(&c.pair);
-            if calls.clone().flat_map(|m| &m.segments).any(|s| bad(s.ns) || bad(s.lines) || !(0.0..=1.0).contains(&s.probability))
+            if calls
+                .clone()
+                .flat_map(|m| &m.segments)
+                .any(|s| bad(s.ns) || bad(s.lines) || !(0.0..=1.0).contains(&s.probability))
                 || calls.clone().any(|m| bad(m.total_ns) || bad(m.cv))
                 || figures.iter().any(|&v| bad(v))
             {
-                return Err(ExperimentError::bad_input(format!("{}: the calibration of {} ({}) has a negative or non-finite figure", path.display(), c.variant, c.lock)));
+                return Err(ExperimentError::bad_input(format!(
+                    "{}: the calibration of {} ({}) has a negative or non-finite figure",
+                    path.display(),
+                    c.variant,
+                    c.lock
+                )));
             }
             // The simulation needs the one-process insert, dispatch and completion, and a
             // dispatch that takes a lock (it decides under it): found at load, not mid-simulation.
             for call in [Call::Insert, Call::Dispatch, Call::Complete] {
                 if c.call(false, call).is_none() {
-                    return Err(ExperimentError::bad_input(format!("{}: the calibration of {} ({}) has no one-process {} call", path.display(), c.variant, c.lock, call.name())));
+                    return Err(ExperimentError::bad_input(format!(
+                        "{}: the calibration of {} ({}) has no one-process {} call",
+                        path.display(),
+                        c.variant,
+                        c.lock,
+                        call.name()
+                    )));
                 }
             }
             for pair in [false, true] {
-                if c.call(pair, Call::Dispatch).is_some_and(|m| m.segments.iter().all(|s| s.lock.is_none())) {
-                    return Err(ExperimentError::bad_input(format!("{}: the calibration of {} ({}) has a dispatch that takes no lock", path.display(), c.variant, c.lock)));
+                if c.call(pair, Call::Dispatch)
+                    .is_some_and(|m| m.segments.iter().all(|s| s.lock.is_none()))
+                {
+                    return Err(ExperimentError::bad_input(format!(
+                        "{}: the calibration of {} ({}) has a dispatch that takes no lock",
+                        path.display(),
+                        c.variant,
+                        c.lock
+                    )));
                 }
             }
             // A request takes time: a cycle of (almost) none could never be simulated to its end.
-            let solo_cycle: f64 = c.loop_ns + c.solo.iter().flat_map(|m| &m.segments).map(|s| s.ns * s.probability).sum::<f64>();
+            let solo_cycle: f64 = c.loop_ns
+                + c.solo
+                    .iter()
+                    .flat_map(|m| &m.segments)
+                    .map(|s| s.ns * s.probability)
+                    .sum::<f64>();
             if solo_cycle < 1.0 {
                 return Err(ExperimentError::bad_input(format!(
                     "{}: the calibration of {} ({}) gives a request {solo_cycle} ns of work: every request takes time, at least 1 ns",
@@ -119,7 +160,8 @@ impl CalibrationSet {
             }
             // Two processes' figures that are all zero: every contended request would take no
             // time in the scheduler, and the simulation would run to its event bound.
-            let pair_work: f64 = c.pair.iter().flat_map(|m| &m.segments).map(|s| s.ns * s.probability).sum();
+            let pair_work: f64 =
+                c.pair.iter().flat_map(|m| &m.segments).map(|s| s.ns * s.probability).sum();
             if !c.pair.is_empty() && pair_work <= 0.0 {
                 return Err(ExperimentError::bad_input(format!(
                     "{}: the calibration of {} ({}) has two-process figures that are all zero: a contended request takes time",
@@ -157,12 +199,19 @@ impl Wanted {
 
 /// This machine's profile and the settings a calibration on it uses: the relay between two of
 /// its CPUs and the line transfer measured between them. The first step of a calibration session.
-pub fn measure_machine(settings: &CalibrationSettings, stop: &AtomicBool) -> (Topology, CalibrationSettings) {
+pub fn measure_machine(
+    settings: &CalibrationSettings,
+    stop: &AtomicBool,
+) -> (Topology, CalibrationSettings) {
     let cpus = crate::driver::host::allowed_cpus();
     let relay = (cpus.len() >= 2).then(|| (cpus[0], cpus[1]));
     let transfer = relay.and_then(|(a, b)| probes::transfer_between(a, b, probes::TRIALS, stop));
     let machine = topology::measure_here(transfer.as_ref().map(|t| t.one_way_ns), stop);
-    let settings = CalibrationSettings { relay, transfer_ns: transfer.as_ref().map_or(0.0, |t| t.one_way_ns), ..settings.clone() };
+    let settings = CalibrationSettings {
+        relay,
+        transfer_ns: transfer.as_ref().map_or(0.0, |t| t.one_way_ns),
+        ..settings.clone()
+    };
     (machine, settings)
 }
 
@@ -176,13 +225,18 @@ pub fn calibrate_entry(
     interrupt: &AtomicBool,
     progress: &mut dyn FnMut(f64),
 ) -> Result<Calibration, ExperimentError> {
-    let w = crate::driver::workload::WorkloadConfig { lock, insert, threads: 1, ..workload.clone() };
+    let w =
+        crate::driver::workload::WorkloadConfig { lock, insert, threads: 1, ..workload.clone() };
     calibrate::calibrate_named(variant, &w, settings, interrupt, progress)
 }
 
 /// The calibrations of one session as a set, with the machine they were measured on and the
 /// workload they were measured for.
-pub fn calibration_set(machine: Topology, workload: &crate::driver::workload::WorkloadConfig, calibrations: Vec<Calibration>) -> CalibrationSet {
+pub fn calibration_set(
+    machine: Topology,
+    workload: &crate::driver::workload::WorkloadConfig,
+    calibrations: Vec<Calibration>,
+) -> CalibrationSet {
     CalibrationSet {
         provenance: serde_json::to_value(Provenance::collect()).unwrap_or_default(),
         machine,
@@ -238,8 +292,25 @@ pub struct Prediction {
 /// Simulates `cal` at each thread count the topology has CPUs for.
 /// `inject`: a known cost per request inside or outside the scheduler lock
 /// ([`Program::with_inject`]).
-pub fn predict_one(cal: &Calibration, topo: &Topology, threads: &[usize], outside_ns: u64, seed: u64, outside_is_work: bool, inject: schedlab_core::Inject) -> Result<Vec<Prediction>, ExperimentError> {
-    predict_one_until(cal, topo, threads, outside_ns, seed, outside_is_work, inject, &AtomicBool::new(false))
+pub fn predict_one(
+    cal: &Calibration,
+    topo: &Topology,
+    threads: &[usize],
+    outside_ns: u64,
+    seed: u64,
+    outside_is_work: bool,
+    inject: schedlab_core::Inject,
+) -> Result<Vec<Prediction>, ExperimentError> {
+    predict_one_until(
+        cal,
+        topo,
+        threads,
+        outside_ns,
+        seed,
+        outside_is_work,
+        inject,
+        &AtomicBool::new(false),
+    )
 }
 
 /// [`predict_one`], giving way to `stop` (the error is then `sim::STOPPED`).
@@ -324,7 +395,13 @@ pub fn seed_ratios(predictions: &[Prediction], threads: usize) -> Vec<PredictedR
         };
         predictions
             .iter()
-            .find(|p| p.variant == variant && p.insert == insert && p.lock == lock && p.outside_ns == outside && p.result.threads == threads)
+            .find(|p| {
+                p.variant == variant
+                    && p.insert == insert
+                    && p.lock == lock
+                    && p.outside_ns == outside
+                    && p.result.threads == threads
+            })
             .map(|p| p.result.kiops)
     };
     let mut keys: Vec<(LockKind, u64)> = Vec::new();
@@ -335,7 +412,9 @@ pub fn seed_ratios(predictions: &[Prediction], threads: usize) -> Vec<PredictedR
     }
     for (lock, outside) in keys {
         for s in crate::seeds::SEEDS {
-            if let (Some(a), Some(b)) = (find(s.numerator, lock, outside), find(s.denominator, lock, outside)) {
+            if let (Some(a), Some(b)) =
+                (find(s.numerator, lock, outside), find(s.denominator, lock, outside))
+            {
                 if b > 0.0 {
                     out.push(PredictedRatio {
                         name: s.name,
@@ -353,4 +432,3 @@ pub fn seed_ratios(predictions: &[Prediction], threads: usize) -> Vec<PredictedR
     }
     out
 }
-

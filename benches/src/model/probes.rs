@@ -31,11 +31,19 @@ pub struct TransferSample {
 /// atomic, both threads pinned): the least of `trials` trials. `None` if either CPU cannot be
 /// pinned to or `a == b`. A stop ends it after the trial under way (at most 20 ms): the trials
 /// done are kept.
-pub fn transfer_between(a: usize, b: usize, trials: usize, stop: &AtomicBool) -> Option<TransferSample> {
+pub fn transfer_between(
+    a: usize,
+    b: usize,
+    trials: usize,
+    stop: &AtomicBool,
+) -> Option<TransferSample> {
     if a == b || !allowed_cpus().contains(&a) || !allowed_cpus().contains(&b) {
         return None;
     }
-    let trials_ns: Vec<f64> = (0..trials.max(1)).take_while(|&i| i == 0 || !stop.load(Ordering::Relaxed)).map(|_| ping_pong(a, b)).collect();
+    let trials_ns: Vec<f64> = (0..trials.max(1))
+        .take_while(|&i| i == 0 || !stop.load(Ordering::Relaxed))
+        .map(|_| ping_pong(a, b))
+        .collect();
     let one_way_ns = trials_ns.iter().copied().fold(f64::INFINITY, f64::min);
     Some(TransferSample { cpu_a: a, cpu_b: b, one_way_ns, trials_ns })
 }
@@ -79,7 +87,10 @@ fn ping_pong(a: usize, b: usize) -> f64 {
                 // A compare-and-swap, not a store: the measuring side may have given up (its time
                 // limit) and written DONE since; a plain store would overwrite it and leave this
                 // side waiting forever.
-                if line.compare_exchange(2 * i + 1, 2 * i + 2, Ordering::AcqRel, Ordering::Acquire).is_err() {
+                if line
+                    .compare_exchange(2 * i + 1, 2 * i + 2, Ordering::AcqRel, Ordering::Acquire)
+                    .is_err()
+                {
                     return;
                 }
             }
@@ -162,7 +173,13 @@ pub struct WakeSample {
 /// wait on Linux, as parking_lot's parker). The parked side announces it is about to park; the
 /// waker waits `parked_for` (so that it is asleep, as a parked lock waiter is) and wakes it.
 /// `interrupt` ends it after the trial under way (the trials done are kept).
-pub fn wake(a: usize, b: usize, trials: usize, parked_for: Duration, interrupt: &AtomicBool) -> Option<WakeSample> {
+pub fn wake(
+    a: usize,
+    b: usize,
+    trials: usize,
+    parked_for: Duration,
+    interrupt: &AtomicBool,
+) -> Option<WakeSample> {
     if a == b {
         return None;
     }
@@ -180,7 +197,8 @@ pub fn wake(a: usize, b: usize, trials: usize, parked_for: Duration, interrupt: 
             loop {
                 // Announce: about to park for round `seen + 1`.
                 round.store(2 * seen + 1, Ordering::Release);
-                while round.load(Ordering::Acquire) == 2 * seen + 1 && !stop.load(Ordering::Relaxed) {
+                while round.load(Ordering::Acquire) == 2 * seen + 1 && !stop.load(Ordering::Relaxed)
+                {
                     std::thread::park();
                 }
                 if stop.load(Ordering::Relaxed) {
@@ -222,7 +240,9 @@ pub fn wake(a: usize, b: usize, trials: usize, parked_for: Duration, interrupt: 
                     break w;
                 }
                 spins += 1;
-                if spins % 4096 == 0 && (Instant::now() > deadline || interrupt.load(Ordering::Relaxed)) {
+                if spins % 4096 == 0
+                    && (Instant::now() > deadline || interrupt.load(Ordering::Relaxed))
+                {
                     break t0;
                 }
                 std::hint::spin_loop();
@@ -243,7 +263,11 @@ pub fn wake(a: usize, b: usize, trials: usize, parked_for: Duration, interrupt: 
     if latencies.is_empty() {
         return None;
     }
-    Some(WakeSample { wake_latency_ns: median(&latencies), unpark_cost_ns: median(&costs), trials: latencies.len() })
+    Some(WakeSample {
+        wake_latency_ns: median(&latencies),
+        unpark_cost_ns: median(&costs),
+        trials: latencies.len(),
+    })
 }
 
 /// The length of one `std::hint::spin_loop()` (a `pause` on x86), ns: the median of 7 timings of
@@ -310,7 +334,8 @@ pub fn interruptions(cpus: &[usize], window: Duration, stop: &AtomicBool) -> Int
     let mut gaps: Vec<f64> = Vec::new();
     let mut watched_ns = 0u64;
     // No CPU named: the calling thread where it runs, unpinned.
-    let places: Vec<Option<usize>> = if cpus.is_empty() { vec![None] } else { cpus.iter().copied().map(Some).collect() };
+    let places: Vec<Option<usize>> =
+        if cpus.is_empty() { vec![None] } else { cpus.iter().copied().map(Some).collect() };
     for cpu in places {
         if stop.load(Ordering::Relaxed) {
             break;
@@ -339,7 +364,9 @@ pub fn interruptions(cpus: &[usize], window: Duration, stop: &AtomicBool) -> Int
     let durations_ns = if n <= INTERRUPTION_QUANTILES {
         gaps
     } else {
-        (0..INTERRUPTION_QUANTILES).map(|k| gaps[((k as f64 + 0.5) / INTERRUPTION_QUANTILES as f64 * n as f64) as usize]).collect()
+        (0..INTERRUPTION_QUANTILES)
+            .map(|k| gaps[((k as f64 + 0.5) / INTERRUPTION_QUANTILES as f64 * n as f64) as usize])
+            .collect()
     };
     let rate_per_s = if watched_ns == 0 { 0.0 } else { n as f64 / (watched_ns as f64 / 1e9) };
     Interruptions { rate_per_s, durations_ns }

@@ -87,11 +87,11 @@
 //! parked for a lock) and *outside* (everything else). Same inputs and seed, same output: time is
 //! an `f64` of ns advanced by one event queue ordered by (time, sequence number).
 
-use crate::driver::completion::CompletionMode;
-use crate::error::ExperimentError;
 use super::calibrate::{Calibration, CallModel, Segment};
 use super::harness::Call;
 use super::topology::Topology;
+use crate::driver::completion::CompletionMode;
+use crate::error::ExperimentError;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Gamma};
@@ -133,7 +133,16 @@ impl Seg {
     /// A gap of `ns` spun holding no lock (`SitePads::gap_ns`).
     fn gap(ns: u64) -> Seg {
         let pad_ns = ns as f64;
-        Seg { lock: None, ns: 0.0, lines: 0.0, probability: 1.0, data: usize::MAX, spread: None, site: None, pad_ns }
+        Seg {
+            lock: None,
+            ns: 0.0,
+            lines: 0.0,
+            probability: 1.0,
+            data: usize::MAX,
+            spread: None,
+            site: None,
+            pad_ns,
+        }
     }
 }
 
@@ -182,7 +191,11 @@ impl Program {
     /// The cycle of `cal` for `threads` jobs: one job meets the one-process sections, more meet
     /// the two-process ones with their lines. `outside_ns` per request (half before the insert,
     /// half after the completion).
-    pub fn new(cal: &Calibration, threads: usize, outside_ns: f64) -> Result<Program, ExperimentError> {
+    pub fn new(
+        cal: &Calibration,
+        threads: usize,
+        outside_ns: f64,
+    ) -> Result<Program, ExperimentError> {
         let pair = threads > 1;
         let mut locks: Vec<String> = Vec::new();
         let mut data_ids = 0usize;
@@ -192,39 +205,68 @@ impl Program {
                 // Shape 1/cv², scale cv²: mean 1, standard deviation cv.
                 let spread = (m.cv.is_finite() && m.cv > 0.01).then(|| {
                     let cv = m.cv.min(3.0);
-                    spreads.push(Gamma::new(1.0 / (cv * cv), cv * cv).expect("a positive shape and scale"));
+                    spreads.push(
+                        Gamma::new(1.0 / (cv * cv), cv * cv).expect("a positive shape and scale"),
+                    );
                     spreads.len() - 1
                 });
                 m.segments
                     .iter()
                     .map(|s: &Segment| {
-                        let lock = s.lock.as_ref().map(|name| match locks.iter().position(|l| l == name) {
-                            Some(i) => i,
-                            None => {
-                                locks.push(name.clone());
-                                locks.len() - 1
+                        let lock = s.lock.as_ref().map(|name| {
+                            match locks.iter().position(|l| l == name) {
+                                Some(i) => i,
+                                None => {
+                                    locks.push(name.clone());
+                                    locks.len() - 1
+                                }
                             }
                         });
                         data_ids += 1;
-                        Seg { lock, ns: s.ns.max(0.0), lines: s.lines.max(0.0), probability: s.probability.clamp(0.0, 1.0), data: data_ids - 1, spread, site: None, pad_ns: 0.0 }
+                        Seg {
+                            lock,
+                            ns: s.ns.max(0.0),
+                            lines: s.lines.max(0.0),
+                            probability: s.probability.clamp(0.0, 1.0),
+                            data: data_ids - 1,
+                            spread,
+                            site: None,
+                            pad_ns: 0.0,
+                        }
                     })
                     .collect()
             })
         };
         let insert_path = InsertPathKind::from_name(&cal.insert).ok_or_else(|| {
-            let what = format!("the calibration of {} names an unknown insert path `{}`", cal.variant, cal.insert);
+            let what = format!(
+                "the calibration of {} names an unknown insert path `{}`",
+                cal.variant, cal.insert
+            );
             ExperimentError::bad_input(what)
         })?;
-        let need = |call: Call| cal.call(pair, call).or_else(|| cal.call(false, call)).ok_or_else(|| ExperimentError::bad_input(format!("the calibration of {} has no {} call", cal.variant, call.name())));
+        let need = |call: Call| {
+            cal.call(pair, call).or_else(|| cal.call(false, call)).ok_or_else(|| {
+                ExperimentError::bad_input(format!(
+                    "the calibration of {} has no {} call",
+                    cal.variant,
+                    call.name()
+                ))
+            })
+        };
         let mut insert = convert(Some(need(Call::Insert)?));
         let mut dispatch = convert(Some(need(Call::Dispatch)?));
         let mut complete = convert(Some(need(Call::Complete)?));
-        let credit = convert(cal.call(pair, Call::Credit).or_else(|| cal.call(false, Call::Credit)));
+        let credit =
+            convert(cal.call(pair, Call::Credit).or_else(|| cal.call(false, Call::Credit)));
         let mut empty = convert(cal.call(true, Call::EmptyDispatch));
         let sched = locks.iter().position(|l| l == "sched");
         label_submit_sites(&mut insert, &locks, insert_path, cal.kernel);
         let queue = locks.iter().position(|l| l == "queue");
-        let calls = [(&mut dispatch, PadSite::Dispatch), (&mut empty, PadSite::Dispatch), (&mut complete, PadSite::Completion)];
+        let calls = [
+            (&mut dispatch, PadSite::Dispatch),
+            (&mut empty, PadSite::Dispatch),
+            (&mut complete, PadSite::Completion),
+        ];
         for (segs, site) in calls {
             for s in segs.iter_mut().filter(|s| s.lock.is_some() && s.lock != queue) {
                 s.site = Some(site);
@@ -235,7 +277,12 @@ impl Program {
             .iter()
             .position(|s| s.lock.is_some() && s.lock == sched)
             .or_else(|| dispatch.iter().position(|s| s.lock.is_some()))
-            .ok_or_else(|| ExperimentError::bad_input(format!("the calibration of {} has a dispatch without a lock", cal.variant)))?;
+            .ok_or_else(|| {
+                ExperimentError::bad_input(format!(
+                    "the calibration of {} has a dispatch without a lock",
+                    cal.variant
+                ))
+            })?;
         let decide_lock = dispatch[decide_at].lock.expect("a hold");
         let empty_at = empty.iter().position(|s| s.lock == Some(decide_lock));
         let empty_rest = match empty_at {
@@ -278,7 +325,11 @@ impl Program {
     pub fn with_pads(mut self, pads: SitePads) -> Program {
         let lists = self.insert_path != InsertPathKind::Direct;
         let mut padded = [false; 5];
-        let holds = self.insert.iter_mut().chain(self.dispatch_rest.iter_mut()).chain(self.complete.iter_mut());
+        let holds = self
+            .insert
+            .iter_mut()
+            .chain(self.dispatch_rest.iter_mut())
+            .chain(self.complete.iter_mut());
         for s in holds {
             let Some(site) = s.site else { continue };
             if std::mem::replace(&mut padded[site as usize], true) {
@@ -286,14 +337,16 @@ impl Program {
             }
             // The lists' insert pushes on the insertion lists: its pad is in the splice.
             let own = if lists && site == PadSite::Insert { 0 } else { pads.hold(site) };
-            let splice = if lists && site == PadSite::Dispatch { pads.hold(PadSite::Insert) } else { 0 };
+            let splice =
+                if lists && site == PadSite::Dispatch { pads.hold(PadSite::Insert) } else { 0 };
             s.pad_ns += (own + splice) as f64;
         }
         // The submission's gaps, before the site that follows each (Process::submit).
         let mut insert = Vec::with_capacity(self.insert.len() + 2);
         let mut first_gap_done = false;
         for s in &self.insert {
-            let after_bio_merge = s.site.filter(|&site| site != PadSite::BioMerge && s.lock.is_some());
+            let after_bio_merge =
+                s.site.filter(|&site| site != PadSite::BioMerge && s.lock.is_some());
             if let Some(site) = after_bio_merge {
                 if !first_gap_done {
                     first_gap_done = true;
@@ -349,15 +402,29 @@ impl Program {
     /// (`schedlab_core::inject`): inside, added to the hold of the scheduler lock that takes the
     /// request in (the insert's on the `direct` path; on `lists`, the dispatch's deciding hold,
     /// where the splice runs, one request per dispatch); outside, spent before the insert.
-    pub fn with_inject(mut self, inject: schedlab_core::Inject) -> Result<Program, ExperimentError> {
+    pub fn with_inject(
+        mut self,
+        inject: schedlab_core::Inject,
+    ) -> Result<Program, ExperimentError> {
         let sched = self.locks.iter().position(|l| l == "sched");
         let ns = inject.inside_ns() as f64;
         if ns > 0.0 {
             // The insert site's hold (not the bio merge's or the depth limit's before it).
-            let hold = match self.insert.iter_mut().find(|s| s.lock.is_some() && s.lock == sched && s.site == Some(PadSite::Insert)) {
-                Some(hold) => hold,
-                None => self.dispatch_rest.first_mut().filter(|s| s.lock.is_some() && s.lock == sched).ok_or_else(|| ExperimentError::bad_input("the calibration has no hold of the scheduler lock to inject into"))?,
-            };
+            let hold =
+                match self.insert.iter_mut().find(|s| {
+                    s.lock.is_some() && s.lock == sched && s.site == Some(PadSite::Insert)
+                }) {
+                    Some(hold) => hold,
+                    None => self
+                        .dispatch_rest
+                        .first_mut()
+                        .filter(|s| s.lock.is_some() && s.lock == sched)
+                        .ok_or_else(|| {
+                            ExperimentError::bad_input(
+                                "the calibration has no hold of the scheduler lock to inject into",
+                            )
+                        })?,
+                };
             hold.ns += ns;
         }
         self.inject_outside_ns = inject.outside_ns() as f64;
@@ -369,7 +436,14 @@ impl Program {
         let sum = |v: &[Seg]| v.iter().map(|s| (s.ns + s.pad_ns) * s.probability).sum::<f64>();
         let gap = self.pads.gap_ns[2] as f64;
         let outside = self.submission_outside_ns() + self.outside_ns / 2.0 + gap;
-        sum(&self.insert) + sum(&self.dispatch_prefix) + sum(&self.dispatch_rest) + sum(&self.complete) + sum(&self.credit) + self.loop_ns + outside + self.inject_outside_ns
+        sum(&self.insert)
+            + sum(&self.dispatch_prefix)
+            + sum(&self.dispatch_rest)
+            + sum(&self.complete)
+            + sum(&self.credit)
+            + self.loop_ns
+            + outside
+            + self.inject_outside_ns
     }
 
     /// The submission's half of the outside work less the gaps the scheduler spins (`job_loop`).
@@ -431,8 +505,17 @@ pub struct SimConfig {
 
 impl SimConfig {
     pub fn new(threads: usize, seed: u64) -> Self {
-        SimConfig { threads, seed, warmup_ns: 1e6, min_measure_ns: 5e6, min_completions: 30_000, max_measure_ns: 100e6, outside_is_work: false, max_events: MAX_EVENTS,
-            completion: CompletionMode::Inline }
+        SimConfig {
+            threads,
+            seed,
+            warmup_ns: 1e6,
+            min_measure_ns: 5e6,
+            min_completions: 30_000,
+            max_measure_ns: 100e6,
+            outside_is_work: false,
+            max_events: MAX_EVENTS,
+            completion: CompletionMode::Inline,
+        }
     }
 }
 
@@ -478,9 +561,21 @@ enum Cat {
 #[derive(Clone, Copy, Debug)]
 enum Op {
     /// `pad`: a timed spin after the work, never slowed.
-    Work { ns: f64, lines: f64, data: usize, cat: Cat, slowed: bool, pad: f64 },
+    Work {
+        ns: f64,
+        lines: f64,
+        data: usize,
+        cat: Cat,
+        slowed: bool,
+        pad: f64,
+    },
     Acquire(usize),
-    Hold { ns: f64, lines: f64, lock: usize, pad: f64 },
+    Hold {
+        ns: f64,
+        lines: f64,
+        lock: usize,
+        pad: f64,
+    },
     Release(usize),
     /// The request becomes dispatchable.
     Submit,
@@ -699,7 +794,13 @@ impl<'a> Sim<'a> {
         from.map_or(0.0, |f| self.topo.transfer(f, to))
     }
 
-    fn push_segs(ops: &mut VecDeque<Op>, segs: &[Seg], spreads: &[Gamma<f64>], rng: &mut SmallRng, skip_first_acquire: bool) {
+    fn push_segs(
+        ops: &mut VecDeque<Op>,
+        segs: &[Seg],
+        spreads: &[Gamma<f64>],
+        rng: &mut SmallRng,
+        skip_first_acquire: bool,
+    ) {
         for (i, s) in segs.iter().enumerate() {
             if s.probability < 1.0 && rng.random::<f64>() >= s.probability {
                 continue;
@@ -709,7 +810,14 @@ impl<'a> Sim<'a> {
                 None => s.ns,
             };
             match s.lock {
-                None => ops.push_back(Op::Work { ns, lines: s.lines, data: s.data, cat: Cat::Outside, slowed: true, pad: s.pad_ns }),
+                None => ops.push_back(Op::Work {
+                    ns,
+                    lines: s.lines,
+                    data: s.data,
+                    cat: Cat::Outside,
+                    slowed: true,
+                    pad: s.pad_ns,
+                }),
                 Some(l) => {
                     if !(skip_first_acquire && i == 0) {
                         ops.push_back(Op::Acquire(l));
@@ -728,11 +836,25 @@ impl<'a> Sim<'a> {
         if !self.threads[i].outstanding {
             let submission_half = prog.submission_outside_ns();
             if submission_half > 0.0 {
-                ops.push_back(Op::Work { ns: submission_half, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: self.cfg.outside_is_work, pad: 0.0 });
+                ops.push_back(Op::Work {
+                    ns: submission_half,
+                    lines: 0.0,
+                    data: usize::MAX,
+                    cat: Cat::Outside,
+                    slowed: self.cfg.outside_is_work,
+                    pad: 0.0,
+                });
             }
             if prog.inject_outside_ns > 0.0 {
                 // The injected spin: timed, as the workload's (`schedlab_core::inject`).
-                ops.push_back(Op::Work { ns: prog.inject_outside_ns, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: false, pad: 0.0 });
+                ops.push_back(Op::Work {
+                    ns: prog.inject_outside_ns,
+                    lines: 0.0,
+                    data: usize::MAX,
+                    cat: Cat::Outside,
+                    slowed: false,
+                    pad: 0.0,
+                });
             }
             let before = ops.len();
             Self::push_segs(&mut ops, &prog.insert, &prog.spreads, &mut self.rng, false);
@@ -746,7 +868,14 @@ impl<'a> Sim<'a> {
             if prog.pads.gap_ns[2] > 0 {
                 let pad = prog.pads.gap_ns[2] as f64;
                 let data = usize::MAX;
-                ops.push_back(Op::Work { ns: 0.0, lines: 0.0, data, cat: Cat::Outside, slowed: false, pad });
+                ops.push_back(Op::Work {
+                    ns: 0.0,
+                    lines: 0.0,
+                    data,
+                    cat: Cat::Outside,
+                    slowed: false,
+                    pad,
+                });
             }
             self.threads[i].outstanding = true;
         }
@@ -850,7 +979,13 @@ impl<'a> Sim<'a> {
                         Some(owner) => {
                             self.threads[i].dispatched = Some(owner);
                             self.threads[i].idle_polls = 0;
-                            Self::push_segs(&mut ops, &prog.dispatch_rest, &prog.spreads, &mut self.rng, true);
+                            Self::push_segs(
+                                &mut ops,
+                                &prog.dispatch_rest,
+                                &prog.spreads,
+                                &mut self.rng,
+                                true,
+                            );
                             if self.cfg.completion == CompletionMode::Context {
                                 // To the device: it completes in the next CPU's context.
                                 self.threads[i].dispatched = None;
@@ -860,16 +995,48 @@ impl<'a> Sim<'a> {
                                 self.threads[i].ops.extend(rest);
                                 continue;
                             }
-                            Self::push_segs(&mut ops, &prog.complete, &prog.spreads, &mut self.rng, false);
-                            Self::push_segs(&mut ops, &prog.credit, &prog.spreads, &mut self.rng, false);
+                            Self::push_segs(
+                                &mut ops,
+                                &prog.complete,
+                                &prog.spreads,
+                                &mut self.rng,
+                                false,
+                            );
+                            Self::push_segs(
+                                &mut ops,
+                                &prog.credit,
+                                &prog.spreads,
+                                &mut self.rng,
+                                false,
+                            );
                             ops.push_back(Op::Credit);
                             if prog.outside_ns > 0.0 {
-                                ops.push_back(Op::Work { ns: prog.outside_ns / 2.0, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: self.cfg.outside_is_work, pad: 0.0 });
+                                ops.push_back(Op::Work {
+                                    ns: prog.outside_ns / 2.0,
+                                    lines: 0.0,
+                                    data: usize::MAX,
+                                    cat: Cat::Outside,
+                                    slowed: self.cfg.outside_is_work,
+                                    pad: 0.0,
+                                });
                             }
-                            ops.push_back(Op::Work { ns: prog.loop_ns, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: true, pad: 0.0 });
+                            ops.push_back(Op::Work {
+                                ns: prog.loop_ns,
+                                lines: 0.0,
+                                data: usize::MAX,
+                                cat: Cat::Outside,
+                                slowed: true,
+                                pad: 0.0,
+                            });
                         }
                         None => {
-                            Self::push_segs(&mut ops, &prog.empty_rest, &prog.spreads, &mut self.rng, true);
+                            Self::push_segs(
+                                &mut ops,
+                                &prog.empty_rest,
+                                &prog.spreads,
+                                &mut self.rng,
+                                true,
+                            );
                             if self.cfg.completion == CompletionMode::Context {
                                 // Its request in flight, nothing to dispatch: it sleeps.
                                 ops.push_back(Op::plain(prog.loop_ns, Cat::Outside, true));
@@ -880,8 +1047,19 @@ impl<'a> Sim<'a> {
                             }
                             let polls = self.threads[i].idle_polls + 1;
                             self.threads[i].idle_polls = polls;
-                            let poll = if polls > IDLE_POLLS_BEFORE_YIELD { self.topo.parking.yield_ns } else { self.topo.parking.pause_ns };
-                            ops.push_back(Op::Work { ns: prog.loop_ns + poll, lines: 0.0, data: usize::MAX, cat: Cat::Outside, slowed: true, pad: 0.0 });
+                            let poll = if polls > IDLE_POLLS_BEFORE_YIELD {
+                                self.topo.parking.yield_ns
+                            } else {
+                                self.topo.parking.pause_ns
+                            };
+                            ops.push_back(Op::Work {
+                                ns: prog.loop_ns + poll,
+                                lines: 0.0,
+                                data: usize::MAX,
+                                cat: Cat::Outside,
+                                slowed: true,
+                                pad: 0.0,
+                            });
                         }
                     }
                     // `ops` held the rest of this iteration (nothing, normally); keep it after.
@@ -1013,7 +1191,8 @@ impl<'a> Sim<'a> {
             let step = steps + 1;
             self.threads[i].spin_steps = step;
             let p = &self.topo.parking;
-            let dur = if step <= 3 { p.pause_ns * f64::from(1u32 << (step - 1)) } else { p.yield_ns };
+            let dur =
+                if step <= 3 { p.pause_ns * f64::from(1u32 << (step - 1)) } else { p.yield_ns };
             self.threads[i].state = CpuState::Spin;
             let g = self.threads[i].generation;
             self.schedule(self.now + dur, EvKind::Poll(i, g));
@@ -1085,7 +1264,14 @@ impl<'a> Sim<'a> {
                     let p = &self.topo.parking;
                     let (wake, cost) = (p.wake_latency_ns, p.unpark_cost_ns);
                     self.schedule(self.now + wake, EvKind::Wake(j));
-                    self.threads[i].ops.push_front(Op::Work { ns: cost, lines: 0.0, data: usize::MAX, cat: Cat::Handoff, slowed: false, pad: 0.0 });
+                    self.threads[i].ops.push_front(Op::Work {
+                        ns: cost,
+                        lines: 0.0,
+                        data: usize::MAX,
+                        cat: Cat::Handoff,
+                        slowed: false,
+                        pad: 0.0,
+                    });
                 }
             }
         }
@@ -1142,7 +1328,11 @@ pub const MAX_EVENTS: u64 = 200_000_000;
 /// How many events pass between two looks at the stop flag (well under a millisecond of work).
 pub const STOP_POLL_EVENTS: u64 = 1 << 14;
 
-pub fn simulate(prog: &Program, topo: &Topology, cfg: &SimConfig) -> Result<SimResult, ExperimentError> {
+pub fn simulate(
+    prog: &Program,
+    topo: &Topology,
+    cfg: &SimConfig,
+) -> Result<SimResult, ExperimentError> {
     simulate_until(prog, topo, cfg, &schedlab_core::sync::AtomicBool::new(false))
 }
 
@@ -1151,7 +1341,12 @@ pub const STOPPED: &str = "the simulation was stopped";
 
 /// [`simulate`], giving way to `stop` (a signal): it is looked at every [`STOP_POLL_EVENTS`]
 /// events (a few milliseconds), and a stop is the error [`STOPPED`].
-pub fn simulate_until(prog: &Program, topo: &Topology, cfg: &SimConfig, stop: &schedlab_core::sync::AtomicBool) -> Result<SimResult, ExperimentError> {
+pub fn simulate_until(
+    prog: &Program,
+    topo: &Topology,
+    cfg: &SimConfig,
+    stop: &schedlab_core::sync::AtomicBool,
+) -> Result<SimResult, ExperimentError> {
     if cfg.threads == 0 {
         return Err(ExperimentError::run_failed("at least one thread"));
     }
@@ -1213,7 +1408,9 @@ pub fn simulate_until(prog: &Program, topo: &Topology, cfg: &SimConfig, stop: &s
     // With interruptions the window sees at least 50 of them per CPU (their effect is then an
     // average, not the luck of one), within the longest window.
     let min_measure_ns = match &topo.interruptions {
-        Some(int) if int.rate_per_s > 0.0 => cfg.min_measure_ns.max(50e9 / int.rate_per_s).min(cfg.max_measure_ns),
+        Some(int) if int.rate_per_s > 0.0 => {
+            cfg.min_measure_ns.max(50e9 / int.rate_per_s).min(cfg.max_measure_ns)
+        }
         _ => cfg.min_measure_ns,
     };
     let end_max = cfg.warmup_ns + cfg.max_measure_ns;
@@ -1224,7 +1421,9 @@ pub fn simulate_until(prog: &Program, topo: &Topology, cfg: &SimConfig, stop: &s
         }
         if sim.measuring {
             let elapsed = ev.t - sim.window_start;
-            if (elapsed >= min_measure_ns && sim.completions >= cfg.min_completions) || ev.t >= end_max {
+            if (elapsed >= min_measure_ns && sim.completions >= cfg.min_completions)
+                || ev.t >= end_max
+            {
                 sim.now = ev.t;
                 break;
             }
@@ -1253,7 +1452,11 @@ pub fn simulate_until(prog: &Program, topo: &Topology, cfg: &SimConfig, stop: &s
         .iter()
         .zip(&sim.locks)
         .map(|(name, l)| {
-            let open = if l.owner.is_some() { (sim.now - l.acquired_at.max(sim.window_start)).max(0.0) } else { 0.0 };
+            let open = if l.owner.is_some() {
+                (sim.now - l.acquired_at.max(sim.window_start)).max(0.0)
+            } else {
+                0.0
+            };
             (name.clone(), (l.busy_ns + open) / window)
         })
         .collect();

@@ -120,7 +120,10 @@ impl Topology {
     /// Checks the figures; the message is one line.
     pub fn validate(&self) -> Result<(), ExperimentError> {
         if self.cores == 0 || self.cores > MAX_CPUS {
-            return Err(ExperimentError::bad_input(format!("cores must be 1..={MAX_CPUS}, got {}", self.cores)));
+            return Err(ExperimentError::bad_input(format!(
+                "cores must be 1..={MAX_CPUS}, got {}",
+                self.cores
+            )));
         }
         if !(1..=8).contains(&self.threads_per_core) || self.cpus() > MAX_CPUS {
             return Err(ExperimentError::bad_input(format!("threads_per_core must be 1..=8 and cores × threads_per_core at most {MAX_CPUS}, got {}", self.threads_per_core)));
@@ -135,32 +138,50 @@ impl Topology {
         ];
         for (name, v) in ns {
             if !(v.is_finite() && (0.0..=MAX_NS).contains(&v)) {
-                return Err(ExperimentError::bad_input(format!("{name} must be a time in 0..={MAX_NS} ns, got {v}")));
+                return Err(ExperimentError::bad_input(format!(
+                    "{name} must be a time in 0..={MAX_NS} ns, got {v}"
+                )));
             }
         }
-        for (name, v) in [("smt.busy_slowdown", self.smt.busy_slowdown), ("smt.spin_slowdown", self.smt.spin_slowdown)] {
+        for (name, v) in [
+            ("smt.busy_slowdown", self.smt.busy_slowdown),
+            ("smt.spin_slowdown", self.smt.spin_slowdown),
+        ] {
             if !(v.is_finite() && (1.0..=10.0).contains(&v)) {
                 return Err(ExperimentError::bad_input(format!("{name} must be 1..=10, got {v}")));
             }
         }
         if !(self.compute_scale.is_finite() && (0.01..=100.0).contains(&self.compute_scale)) {
-            return Err(ExperimentError::bad_input(format!("compute_scale must be 0.01..=100, got {}", self.compute_scale)));
+            return Err(ExperimentError::bad_input(format!(
+                "compute_scale must be 0.01..=100, got {}",
+                self.compute_scale
+            )));
         }
         if self.parking.pause_ns <= 0.0 {
             return Err(ExperimentError::bad_input("parking.pause_ns must be more than 0"));
         }
         if let Some(i) = &self.interruptions {
             if !(i.rate_per_s.is_finite() && (0.0..=1e6).contains(&i.rate_per_s)) {
-                return Err(ExperimentError::bad_input(format!("interruptions.rate_per_s must be 0..=1000000, got {}", i.rate_per_s)));
+                return Err(ExperimentError::bad_input(format!(
+                    "interruptions.rate_per_s must be 0..=1000000, got {}",
+                    i.rate_per_s
+                )));
             }
             if i.rate_per_s > 0.0 && i.durations_ns.is_empty() {
                 return Err(ExperimentError::bad_input("interruptions.durations_ns must list at least one length when rate_per_s is more than 0"));
             }
             if i.durations_ns.len() > 1024 {
-                return Err(ExperimentError::bad_input(format!("interruptions.durations_ns: at most 1024 lengths, got {}", i.durations_ns.len())));
+                return Err(ExperimentError::bad_input(format!(
+                    "interruptions.durations_ns: at most 1024 lengths, got {}",
+                    i.durations_ns.len()
+                )));
             }
-            if let Some(d) = i.durations_ns.iter().find(|d| !(d.is_finite() && (0.0..=MAX_NS).contains(*d))) {
-                return Err(ExperimentError::bad_input(format!("interruptions.durations_ns must be times in 0..={MAX_NS} ns, got {d}")));
+            if let Some(d) =
+                i.durations_ns.iter().find(|d| !(d.is_finite() && (0.0..=MAX_NS).contains(*d)))
+            {
+                return Err(ExperimentError::bad_input(format!(
+                    "interruptions.durations_ns must be times in 0..={MAX_NS} ns, got {d}"
+                )));
             }
         }
         Ok(())
@@ -173,10 +194,14 @@ impl Topology {
 
     /// [`Topology::load`], giving way to `stop` while it reads (`files::input`): bad input, or
     /// stopped.
-    pub fn load_until(path: &std::path::Path, stop: &AtomicBool) -> Result<Topology, ExperimentError> {
+    pub fn load_until(
+        path: &std::path::Path,
+        stop: &AtomicBool,
+    ) -> Result<Topology, ExperimentError> {
         let text = read_input(path, "topology", caps::MODEL_JSON, stop)?;
         let bad = |m: String| ExperimentError::bad_input(m);
-        let t: Topology = crate::files::stop::parse_json_until(path, "a topology profile", text, stop)?;
+        let t: Topology =
+            crate::files::stop::parse_json_until(path, "a topology profile", text, stop)?;
         t.validate().map_err(|e| bad(format!("{}: {e}", path.display())))?;
         Ok(t)
     }
@@ -300,12 +325,17 @@ pub fn measure_here(transfer_core_ns: Option<f64>, stop: &AtomicBool) -> Topolog
     let mut source = Vec::new();
     let core_ns = match (transfer_core_ns, core_pair) {
         (Some(t), _) => {
-            source.push(format!("transfer.core_ns: {t:.1} ns, ping-pong measured with the calibration"));
+            source.push(format!(
+                "transfer.core_ns: {t:.1} ns, ping-pong measured with the calibration"
+            ));
             t
         }
         (None, Some((a, b))) => match probes::transfer_between(a, b, probes::TRIALS, stop) {
             Some(s) => {
-                source.push(format!("transfer.core_ns: ping-pong between CPUs {a} and {b}, least of {} trials", s.trials_ns.len()));
+                source.push(format!(
+                    "transfer.core_ns: ping-pong between CPUs {a} and {b}, least of {} trials",
+                    s.trials_ns.len()
+                ));
                 s.one_way_ns
             }
             None => 0.0,
@@ -315,9 +345,14 @@ pub fn measure_here(transfer_core_ns: Option<f64>, stop: &AtomicBool) -> Topolog
             0.0
         }
     };
-    let sibling_ns = match sibling_pair.and_then(|(a, b)| probes::transfer_between(a, b, probes::TRIALS, stop)) {
+    let sibling_ns = match sibling_pair
+        .and_then(|(a, b)| probes::transfer_between(a, b, probes::TRIALS, stop))
+    {
         Some(s) => {
-            source.push(format!("transfer.sibling_ns: ping-pong between siblings {} and {}", s.cpu_a, s.cpu_b));
+            source.push(format!(
+                "transfer.sibling_ns: ping-pong between siblings {} and {}",
+                s.cpu_a, s.cpu_b
+            ));
             s.one_way_ns
         }
         None => {
@@ -326,7 +361,8 @@ pub fn measure_here(transfer_core_ns: Option<f64>, stop: &AtomicBool) -> Topolog
         }
     };
     let pair = core_pair.or(sibling_pair);
-    let wake = pair.and_then(|(a, b)| probes::wake(a, b, 200, std::time::Duration::from_micros(30), stop));
+    let wake =
+        pair.and_then(|(a, b)| probes::wake(a, b, 200, std::time::Duration::from_micros(30), stop));
     let (wake_latency_ns, unpark_cost_ns) = match &wake {
         Some(w) => {
             source.push(format!(
@@ -336,18 +372,30 @@ pub fn measure_here(transfer_core_ns: Option<f64>, stop: &AtomicBool) -> Topolog
             (w.wake_latency_ns, w.unpark_cost_ns)
         }
         None => {
-            source.push("parking.wake_latency_ns, unpark_cost_ns: not measurable with one CPU; 0".into());
+            source.push(
+                "parking.wake_latency_ns, unpark_cost_ns: not measurable with one CPU; 0".into(),
+            );
             (0.0, 0.0)
         }
     };
     let pause_ns = probes::pause_ns();
     let yield_ns = probes::yield_ns();
-    source.push("parking.pause_ns, yield_ns: medians of timed loops of spin_loop() and yield_now()".into());
+    source.push(
+        "parking.pause_ns, yield_ns: medians of timed loops of spin_loop() and yield_now()".into(),
+    );
     source.push(format!(
         "smt: {}",
-        if threads_per_core > 1 { "not measured here: 1.6 / 1.1 assumed (see the seeds' profile for the reasoning)" } else { "no hyperthreads here: 1 / 1" }
+        if threads_per_core > 1 {
+            "not measured here: 1.6 / 1.1 assumed (see the seeds' profile for the reasoning)"
+        } else {
+            "no hyperthreads here: 1 / 1"
+        }
     ));
-    let smt = if threads_per_core > 1 { Smt { busy_slowdown: 1.6, spin_slowdown: 1.1 } } else { Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 } };
+    let smt = if threads_per_core > 1 {
+        Smt { busy_slowdown: 1.6, spin_slowdown: 1.1 }
+    } else {
+        Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 }
+    };
     let measured_on: Vec<usize> = allowed_cpus().into_iter().take(2).collect();
     let interruptions = probes::interruptions(&measured_on, probes::INTERRUPTION_WINDOW, stop);
     source.push(format!(
@@ -357,7 +405,12 @@ pub fn measure_here(transfer_core_ns: Option<f64>, stop: &AtomicBool) -> Topolog
         interruptions.durations_ns.len()
     ));
     Topology {
-        name: format!("this machine: {} ({} cores × {} threads)", crate::files::provenance::Provenance::collect().cpu_model, cores, threads_per_core),
+        name: format!(
+            "this machine: {} ({} cores × {} threads)",
+            crate::files::provenance::Provenance::collect().cpu_model,
+            cores,
+            threads_per_core
+        ),
         cores,
         threads_per_core,
         transfer: Transfer { sibling_ns, core_ns },
@@ -380,7 +433,12 @@ mod tests {
             threads_per_core: 2,
             transfer: Transfer { sibling_ns: 10.0, core_ns: 40.0 },
             smt: Smt { busy_slowdown: 1.6, spin_slowdown: 1.1 },
-            parking: Parking { pause_ns: 4.0, yield_ns: 200.0, wake_latency_ns: 5000.0, unpark_cost_ns: 1000.0 },
+            parking: Parking {
+                pause_ns: 4.0,
+                yield_ns: 200.0,
+                wake_latency_ns: 5000.0,
+                unpark_cost_ns: 1000.0,
+            },
             compute_scale: 1.0,
             interruptions: None,
             source: vec![],
@@ -410,12 +468,15 @@ mod tests {
         let mut t = laptop();
         t.smt.busy_slowdown = 0.5;
         assert!(t.validate().unwrap_err().message.contains("busy_slowdown"));
-        let e = serde_json::from_str::<Topology>("{\"name\": \"x\", \"cores\": 2}").unwrap_err().to_string();
+        let e = serde_json::from_str::<Topology>("{\"name\": \"x\", \"cores\": 2}")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("missing field"), "{e}");
         let mut t = laptop();
         t.interruptions = Some(Interruptions { rate_per_s: 300.0, durations_ns: vec![] });
         assert!(t.validate().unwrap_err().message.contains("durations_ns"));
-        t.interruptions = Some(Interruptions { rate_per_s: 300.0, durations_ns: vec![2e3, f64::INFINITY] });
+        t.interruptions =
+            Some(Interruptions { rate_per_s: 300.0, durations_ns: vec![2e3, f64::INFINITY] });
         assert!(t.validate().unwrap_err().message.contains("durations_ns"));
         t.interruptions = Some(Interruptions { rate_per_s: -1.0, durations_ns: vec![2e3] });
         assert!(t.validate().unwrap_err().message.contains("rate_per_s"));
@@ -455,14 +516,19 @@ mod tests {
         // every length kept is a gap over the threshold, in order, at most the quantiles kept,
         // and the rate is a finite rate, 0 with no gap.
         let cpus: Vec<usize> = allowed_cpus().into_iter().take(2).collect();
-        let seen = probes::interruptions(&cpus, std::time::Duration::from_millis(20), &AtomicBool::new(false));
+        let seen = probes::interruptions(
+            &cpus,
+            std::time::Duration::from_millis(20),
+            &AtomicBool::new(false),
+        );
         assert!(seen.rate_per_s.is_finite() && seen.rate_per_s >= 0.0, "{seen:?}");
         assert!(seen.durations_ns.len() <= probes::INTERRUPTION_QUANTILES, "{seen:?}");
         assert!(seen.durations_ns.iter().all(|&d| d > INTERRUPTION_THRESHOLD_NS), "{seen:?}");
         assert!(seen.durations_ns.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
         assert_eq!(seen.rate_per_s == 0.0, seen.durations_ns.is_empty(), "{seen:?}");
         // The profile accepts what was measured.
-        let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../notes/topology/i7-4850hq.json");
+        let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../notes/topology/i7-4850hq.json");
         let mut topo = Topology::load(&seeds).expect("the seeds' profile");
         topo.interruptions = Some(seen);
         assert!(topo.validate().is_ok());

@@ -10,9 +10,9 @@
 //! All randomness comes from one seeded generator per device, so a run is a pure function of its
 //! configuration and seed.
 
+use crate::error::ExperimentError;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use crate::error::ExperimentError;
 use serde::Serialize;
 
 /// Sectors of every simulated device (1 TiB of 512-byte sectors).
@@ -126,15 +126,22 @@ impl DeviceModel {
                     let message = format!("SSD parallelism must be 1..=65536, got {units}");
                     return Err(ExperimentError::bad_input(message));
                 }
-                if m.median_ns == 0 || !(m.sigma.is_finite() && m.sigma >= 0.0) || !(m.transfer_mib_s.is_finite() && m.transfer_mib_s > 0.0) {
+                if m.median_ns == 0
+                    || !(m.sigma.is_finite() && m.sigma >= 0.0)
+                    || !(m.transfer_mib_s.is_finite() && m.transfer_mib_s > 0.0)
+                {
                     let message = "SSD service time must be positive, with a finite spread >= 0";
                     return Err(ExperimentError::bad_input(message));
                 }
                 Ok(())
             }
             DeviceModel::Hdd(m) => {
-                if m.rpm == 0 || !(m.media_mib_s.is_finite() && m.media_mib_s > 0.0) || m.full_stroke_ns < m.track_to_track_ns {
-                    let message = "HDD parameters must be positive, with full stroke >= track to track";
+                if m.rpm == 0
+                    || !(m.media_mib_s.is_finite() && m.media_mib_s > 0.0)
+                    || m.full_stroke_ns < m.track_to_track_ns
+                {
+                    let message =
+                        "HDD parameters must be positive, with full stroke >= track to track";
                     return Err(ExperimentError::bad_input(message));
                 }
                 Ok(())
@@ -160,7 +167,14 @@ impl Device {
     /// A device as the block layer first sees it: not probed, so rotational (the default of a
     /// freshly allocated request queue).
     pub fn new(model: DeviceModel, seed: u64) -> Self {
-        Device { model, nonrot: false, probed: false, in_flight: 0, head: 0, rng: SmallRng::seed_from_u64(seed) }
+        Device {
+            model,
+            nonrot: false,
+            probed: false,
+            in_flight: 0,
+            head: 0,
+            rng: SmallRng::seed_from_u64(seed),
+        }
     }
 
     /// The driver probes the device and sets the rotational flag (sd_revalidate_disk).
@@ -213,7 +227,8 @@ impl Device {
                 } else {
                     let distance = sector.abs_diff(self.head) as f64 / CAPACITY_SECTORS as f64;
                     let seek = m.track_to_track_ns as f64
-                        + (m.full_stroke_ns - m.track_to_track_ns) as f64 * distance.min(1.0).sqrt();
+                        + (m.full_stroke_ns - m.track_to_track_ns) as f64
+                            * distance.min(1.0).sqrt();
                     seek + self.rng.random::<f64>() * revolution
                 };
                 (m.overhead_ns as f64 + positioning + transfer) as u64
@@ -275,11 +290,13 @@ mod tests {
     fn the_ssd_median_is_near_its_parameter() {
         let m = SsdModel { transfer_mib_s: 1e12, ..SsdModel::default() };
         let mut d = Device::new(DeviceModel::Ssd(m.clone()), 5);
-        let mut v: Vec<u64> = (0..10_001).map(|_| {
-            let t = d.start(0, 0, 8);
-            d.finish();
-            t
-        }).collect();
+        let mut v: Vec<u64> = (0..10_001)
+            .map(|_| {
+                let t = d.start(0, 0, 8);
+                d.finish();
+                t
+            })
+            .collect();
         v.sort_unstable();
         let median = v[5000] as f64;
         assert!((median / m.median_ns as f64 - 1.0).abs() < 0.05, "median {median}");

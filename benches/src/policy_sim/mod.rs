@@ -49,8 +49,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use schedlab_core::sync::{Arc, AtomicBool, Ordering};
 use schedlab_core::{
-    Dispatched, InsertOutcome, LockKind, ManualClock, Op, RequestCounters, RequestSpec, SchedClock, SchedConfig, Scheduler,
-    StatsPolicy,
+    Dispatched, InsertOutcome, LockKind, ManualClock, Op, RequestCounters, RequestSpec, SchedClock,
+    SchedConfig, Scheduler, StatsPolicy,
 };
 use schedlab_variants::VariantVisitor;
 use serde::Serialize;
@@ -185,7 +185,8 @@ impl SimConfig {
             return Err(ExperimentError::bad_input(message));
         }
         if self.device == DeviceModel::Null && self.think_ns == 0 {
-            let message = "--device null with no --think would complete requests endlessly at time 0: \
+            let message =
+                "--device null with no --think would complete requests endlessly at time 0: \
                            give a think time";
             return Err(ExperimentError::bad_input(message));
         }
@@ -248,7 +249,11 @@ pub fn bring_up<P: StatsPolicy>(
         IdlingDecision::Registered => BFQ_SLICE_IDLE_NS,
     };
     let (clock, hand) = SchedClock::manual(0);
-    let sched = Scheduler::<P>::new(LockKind::FairSpin, SchedConfig { slice_idle_ns: at_init, ..SchedConfig::default() }, clock);
+    let sched = Scheduler::<P>::new(
+        LockKind::FairSpin,
+        SchedConfig { slice_idle_ns: at_init, ..SchedConfig::default() },
+        clock,
+    );
     // The driver's probe sets the rotational flag.
     device.probe();
     // elv_register_queue.
@@ -435,7 +440,10 @@ impl<'s, P: StatsPolicy> Engine<'s, P> {
         };
         j.submitted_at[slot] = self.now;
         let tag = ((job as u64) << TAG_SLOT_BITS) | slot as u64;
-        (self.insert)(job, RequestSpec { sector, sectors: self.cfg.bs_sectors, op, at_head: false, tag });
+        (self.insert)(
+            job,
+            RequestSpec { sector, sectors: self.cfg.bs_sectors, op, at_head: false, tag },
+        );
     }
 
     /// Fills the device from the scheduler while it takes requests.
@@ -472,7 +480,10 @@ impl<'s, P: StatsPolicy> Engine<'s, P> {
             if self.cfg.think_ns == 0 {
                 self.submit(job, slot);
             } else {
-                self.push(self.now + self.cfg.think_ns, Event::Submit { job: job as u32, slot: slot as u32 });
+                self.push(
+                    self.now + self.cfg.think_ns,
+                    Event::Submit { job: job as u32, slot: slot as u32 },
+                );
             }
         }
     }
@@ -523,7 +534,10 @@ impl<'s, P: StatsPolicy> Engine<'s, P> {
         let mut steps = 0u32;
         loop {
             steps = steps.wrapping_add(1);
-            if steps % 4096 == 0 && !self.interrupted && self.interrupt.is_some_and(|i| i.load(Ordering::Relaxed)) {
+            if steps % 4096 == 0
+                && !self.interrupted
+                && self.interrupt.is_some_and(|i| i.load(Ordering::Relaxed))
+            {
                 // Stop submitting now; what is in flight completes (in virtual time: at once).
                 self.interrupted = true;
                 self.end = self.end.min(self.now);
@@ -562,7 +576,12 @@ pub fn simulate_until<P: StatsPolicy>(
     cfg: &SimConfig,
     interrupt: Option<&AtomicBool>,
 ) -> Result<SimResult, ExperimentError> {
-    let up = bring_up::<P>(cfg.device.clone(), cfg.seed ^ 0xD15C_0000_0000_0001, cfg.decision, cfg.slice_idle_ns);
+    let up = bring_up::<P>(
+        cfg.device.clone(),
+        cfg.seed ^ 0xD15C_0000_0000_0001,
+        cfg.decision,
+        cfg.slice_idle_ns,
+    );
     let sched = &*up.sched;
     let root = sched.root();
     let cannot = |e: schedlab_core::SchedError| ExperimentError::run_failed(e.to_string());
@@ -572,7 +591,11 @@ pub fn simulate_until<P: StatsPolicy>(
     let group_of = |i: usize| if groups.is_empty() { 0 } else { i % groups.len() };
     // One process per job; they outlive the engine, which submits through `insert`.
     let processes: Vec<_> = (0..cfg.jobs)
-        .map(|i| up.sched.spawn_process(groups.get(group_of(i)).copied().unwrap_or(root)).expect("the group exists"))
+        .map(|i| {
+            up.sched
+                .spawn_process(groups.get(group_of(i)).copied().unwrap_or(root))
+                .expect("the group exists")
+        })
         .collect();
     let insert = |job: usize, spec: RequestSpec| processes[job].insert(spec);
     let region = CAPACITY_SECTORS / cfg.jobs as u64;
@@ -581,7 +604,9 @@ pub fn simulate_until<P: StatsPolicy>(
             let start = region * i as u64;
             Job {
                 group: group_of(i),
-                rng: SmallRng::seed_from_u64(cfg.seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+                rng: SmallRng::seed_from_u64(
+                    cfg.seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                ),
                 next_seq: start,
                 region: (start, start + region),
                 submitted_at: vec![0; cfg.iodepth],

@@ -48,8 +48,16 @@ impl std::error::Error for ChartError {}
 pub const WIDTH: u32 = 640;
 const ROW_PX: u32 = 26;
 const LABEL_PX: u32 = 190;
-const PALETTE: [(u8, u8, u8); 8] =
-    [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189), (140, 86, 75), (227, 119, 194), (23, 190, 207)];
+const PALETTE: [(u8, u8, u8); 8] = [
+    (31, 119, 180),
+    (255, 127, 14),
+    (44, 160, 44),
+    (214, 39, 40),
+    (148, 103, 189),
+    (140, 86, 75),
+    (227, 119, 194),
+    (23, 190, 207),
+];
 
 fn colour(i: usize) -> RGBColor {
     let (r, g, b) = PALETTE[i % PALETTE.len()];
@@ -139,7 +147,11 @@ fn render(panels: &[Bars], provenance: &str) -> Result<String, ChartError> {
             draw_panel(&top, panel)?;
             rest = bottom;
         }
-        root.draw(&Text::new(provenance.to_string(), (8, total as i32 - 10), ("sans-serif", 12).into_font().color(&BLACK.mix(0.75))))?;
+        root.draw(&Text::new(
+            provenance.to_string(),
+            (8, total as i32 - 10),
+            ("sans-serif", 12).into_font().color(&BLACK.mix(0.75)),
+        ))?;
         root.present()?;
     }
     Ok(svg)
@@ -153,7 +165,16 @@ fn label_px(chars: usize) -> u32 {
 
 fn draw_panel(area: &DrawingArea<SVGBackend, Shift>, p: &Bars) -> Result<(), ChartError> {
     let n = p.bars.len() as f64;
-    let label_area = if p.whole_labels { p.bars.iter().map(|b| label_px(b.label.chars().count())).max().unwrap_or(0).clamp(LABEL_PX, WIDTH / 2) } else { LABEL_PX };
+    let label_area = if p.whole_labels {
+        p.bars
+            .iter()
+            .map(|b| label_px(b.label.chars().count()))
+            .max()
+            .unwrap_or(0)
+            .clamp(LABEL_PX, WIDTH / 2)
+    } else {
+        LABEL_PX
+    };
     let x_max = p.x_max();
     let note_h = if p.note.is_empty() { 0 } else { 18 };
     let (area, foot) = area.split_vertically(area.dim_in_pixel().1 - note_h);
@@ -198,17 +219,26 @@ fn draw_panel(area: &DrawingArea<SVGBackend, Shift>, p: &Bars) -> Result<(), Cha
         for (s, v) in b.segments.iter().enumerate() {
             let c = if p.stacked { colour(s) } else { colour(b.key) };
             let x1 = x0 + v.max(0.0);
-            chart.draw_series(std::iter::once(Rectangle::new([(x0, y - 0.32), (x1, y + 0.32)], c.filled())))?;
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(x0, y - 0.32), (x1, y + 0.32)],
+                c.filled(),
+            )))?;
             x0 = x1;
         }
         for &(lo, hi) in &b.bands {
-            chart.draw_series(std::iter::once(Rectangle::new([(lo, y - 0.45), (hi, y + 0.45)], BLACK.mix(0.15).filled())))?;
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(lo, y - 0.45), (hi, y + 0.45)],
+                BLACK.mix(0.15).filled(),
+            )))?;
         }
         if let Some((lo, hi)) = b.range {
             let bar = vec![(lo, y), (hi, y)];
             chart.draw_series(std::iter::once(PathElement::new(bar, grey.stroke_width(2))))?;
             for x in [lo, hi] {
-                chart.draw_series(std::iter::once(PathElement::new(vec![(x, y - 0.18), (x, y + 0.18)], grey.stroke_width(2))))?;
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(x, y - 0.18), (x, y + 0.18)],
+                    grey.stroke_width(2),
+                )))?;
             }
         }
         // Mark labels alternate above and below the bar, so that two marks' labels do not overlap.
@@ -222,17 +252,25 @@ fn draw_panel(area: &DrawingArea<SVGBackend, Shift>, p: &Bars) -> Result<(), Cha
         }
         let end = b.segments.iter().sum::<f64>().max(b.range.map_or(0.0, |r| r.1));
         if !b.value_text.is_empty() {
-            let style = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+            let style = ("sans-serif", 12)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Left, VPos::Center));
             let (px, py) = at!(end, y);
             body.draw(&Text::new(b.value_text.clone(), (px + 4, py), style))?;
         }
         let (px, py) = at!(0.0, y);
-        let style = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
+        let style =
+            ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
         let label = if p.whole_labels { b.label.clone() } else { short(&b.label, 30) };
         body.draw(&Text::new(label, (px - 6, py), style))?;
     }
     if !p.note.is_empty() {
-        foot.draw(&Text::new(p.note.clone(), (8, 2), ("sans-serif", 12).into_font().color(&BLACK.mix(0.7))))?;
+        foot.draw(&Text::new(
+            p.note.clone(),
+            (8, 2),
+            ("sans-serif", 12).into_font().color(&BLACK.mix(0.7)),
+        ))?;
     }
     Ok(())
 }
@@ -263,14 +301,33 @@ fn compare_kiops_panel(report: &CompareReport) -> Bars {
         let mut marks = Vec::new();
         for seed in SEEDS.iter().filter(|s| s.numerator == r.variant) {
             let Some(ratio) = seed.seed else { continue };
-            let denominator = report.results.iter().find(|d| d.variant == seed.denominator && d.lock == r.lock);
-            if let Some(base) = denominator.and_then(|d| d.kiops.as_ref()).map(|s| s.median).filter(|m| *m > 0.0) {
-                let text = if seed.denominator == "sched-lock" { format!("seed ×{ratio:.2}") } else { format!("seed ×{ratio:.2} of {}", seed.denominator) };
+            let denominator =
+                report.results.iter().find(|d| d.variant == seed.denominator && d.lock == r.lock);
+            if let Some(base) =
+                denominator.and_then(|d| d.kiops.as_ref()).map(|s| s.median).filter(|m| *m > 0.0)
+            {
+                let text = if seed.denominator == "sched-lock" {
+                    format!("seed ×{ratio:.2}")
+                } else {
+                    format!("seed ×{ratio:.2} of {}", seed.denominator)
+                };
                 marks.push((ratio * base, text));
             }
         }
-        let label = if report.config.locks.len() > 1 { format!("{} ({})", r.variant, r.lock.name()) } else { r.variant.to_string() };
-        bars.push(Bar { label, key, segments: vec![k.median], range: Some((k.min, k.max)), marks, value_text: format!("{:.0}", k.median), ..Bar::default() });
+        let label = if report.config.locks.len() > 1 {
+            format!("{} ({})", r.variant, r.lock.name())
+        } else {
+            r.variant.to_string()
+        };
+        bars.push(Bar {
+            label,
+            key,
+            segments: vec![k.median],
+            range: Some((k.min, k.max)),
+            marks,
+            value_text: format!("{:.0}", k.median),
+            ..Bar::default()
+        });
     }
     // One group per lock kind and insert path, in the order the groups first appear.
     bars.sort_by_key(|b| b.key);
@@ -295,22 +352,37 @@ fn compare_lock_time_panel(report: &CompareReport) -> Bars {
         let Some(hold) = r.sched_hold_per_request_ns else { continue };
         let stats = hold * r.stats_share_of_sched_hold.measured.unwrap_or(0.0);
         let wait = match (r.lock_named("sched"), r.sched_acquisitions_per_request) {
-            (Some(l), Some(per_req)) if l.acquisitions > 0 => per_req * l.contentions as f64 / l.acquisitions as f64 * l.wait_ns.avg,
+            (Some(l), Some(per_req)) if l.acquisitions > 0 => {
+                per_req * l.contentions as f64 / l.acquisitions as f64 * l.wait_ns.avg
+            }
             _ => 0.0,
         };
         let wait = if wait.is_finite() { wait } else { 0.0 };
-        let mut label = if report.config.locks.len() > 1 { format!("{} ({})", r.variant, r.lock.name()) } else { r.variant.to_string() };
+        let mut label = if report.config.locks.len() > 1 {
+            format!("{} ({})", r.variant, r.lock.name())
+        } else {
+            r.variant.to_string()
+        };
         if r.stats_share_of_sched_hold.not_estimable.is_some() {
             // Drawn as no statistics part, and said so: the share was refused where computed.
             label.push_str(" (stats share n/e)");
         }
         let total = hold + wait;
-        bars.push(Bar { label, segments: vec![hold - stats, stats, wait], value_text: format!("{total:.0} ns"), ..Bar::default() });
+        bars.push(Bar {
+            label,
+            segments: vec![hold - stats, stats, wait],
+            value_text: format!("{total:.0} ns"),
+            ..Bar::default()
+        });
     }
     Bars {
         title: "Scheduler lock: time per request".into(),
         x_desc: "ns per request (instrumented runs)".into(),
-        legend: vec!["hold outside statistics".into(), "statistics under the lock".into(), "wait".into()],
+        legend: vec![
+            "hold outside statistics".into(),
+            "statistics under the lock".into(),
+            "wait".into(),
+        ],
         stacked: true,
         bars,
         note: String::new(),
@@ -320,19 +392,28 @@ fn compare_lock_time_panel(report: &CompareReport) -> Bars {
 
 /// `schedlab compare`'s KIOPS chart alone (see the panel's contract above).
 pub fn compare_kiops_svg(report: &CompareReport) -> Result<String, ChartError> {
-    render(&[compare_kiops_panel(report)], &provenance_line(&report.provenance, &compare_lock_text(report)))
+    render(
+        &[compare_kiops_panel(report)],
+        &provenance_line(&report.provenance, &compare_lock_text(report)),
+    )
 }
 
 /// `schedlab compare`'s scheduler-lock time chart alone; an error when no instrumented run
 /// finished (`--measure plain`).
 pub fn compare_lock_time_svg(report: &CompareReport) -> Result<String, ChartError> {
-    render(&[compare_lock_time_panel(report)], &provenance_line(&report.provenance, &compare_lock_text(report)))
+    render(
+        &[compare_lock_time_panel(report)],
+        &provenance_line(&report.provenance, &compare_lock_text(report)),
+    )
 }
 
 /// Both compare charts in one SVG, KIOPS above the lock time (the latter left out when no
 /// instrumented run finished): what `schedlab compare --svg` writes.
 pub fn compare_svg(report: &CompareReport) -> Result<String, ChartError> {
-    render(&[compare_kiops_panel(report), compare_lock_time_panel(report)], &provenance_line(&report.provenance, &compare_lock_text(report)))
+    render(
+        &[compare_kiops_panel(report), compare_lock_time_panel(report)],
+        &provenance_line(&report.provenance, &compare_lock_text(report)),
+    )
 }
 
 /// `schedlab roundtrip`'s chart: ns per round trip per variant (median, min–max over rounds),
@@ -350,7 +431,13 @@ pub fn roundtrip_svg(report: &RoundtripReport) -> Result<String, ChartError> {
                 (Some(_), Some(c)) => format!("{:.0} {:+.1}%", v.ns.median, c.median),
                 _ => format!("{:.0} ns", v.ns.median),
             };
-            Bar { label: v.variant.to_string(), segments, range: Some((v.ns.min, v.ns.max)), value_text, ..Bar::default() }
+            Bar {
+                label: v.variant.to_string(),
+                segments,
+                range: Some((v.ns.min, v.ns.max)),
+                value_text,
+                ..Bar::default()
+            }
         })
         .collect();
     let mut legend = vec!["round trip (statistics as the variant keeps them)".to_string()];
@@ -358,7 +445,10 @@ pub fn roundtrip_svg(report: &RoundtripReport) -> Result<String, ChartError> {
         legend.push(format!("added by lock statistics ({mode})"));
     }
     let panel = Bars {
-        title: format!("Round trip, 1 thread, {} round(s) × {} trips", report.rounds_done, report.iterations),
+        title: format!(
+            "Round trip, 1 thread, {} round(s) × {} trips",
+            report.rounds_done, report.iterations
+        ),
         x_desc: "ns per round trip (median; bar: min–max over rounds; +%: statistics' cost)".into(),
         legend,
         stacked: true,
@@ -394,8 +484,12 @@ fn validation_svg(v: &ValidationReport, provenance: &Provenance) -> Result<Strin
         .filter(|r| !r.measured.runs.is_empty())
         .map(|r| {
             let lock = if locks.len() > 1 { format!(" {}", r.lock.name()) } else { String::new() };
-            let insert = if r.insert == "direct" { String::new() } else { format!("+{}", r.insert) };
-            let band = (r.predicted * (1.0 - v.goal_pct / 100.0), r.predicted * (1.0 + v.goal_pct / 100.0));
+            let insert =
+                if r.insert == "direct" { String::new() } else { format!("+{}", r.insert) };
+            let band = (
+                r.predicted * (1.0 - v.goal_pct / 100.0),
+                r.predicted * (1.0 + v.goal_pct / 100.0),
+            );
             Bar {
                 label: format!("{}{insert}{lock} {}t {}ns", r.variant, r.threads, r.outside_ns),
                 key: locks.iter().position(|l| *l == r.lock.name()).unwrap_or(0),
@@ -416,7 +510,10 @@ fn validation_svg(v: &ValidationReport, provenance: &Provenance) -> Result<Strin
         legend: locks.iter().map(|l| format!("measured, {l}")).collect(),
         stacked: false,
         bars,
-        note: format!("grey band: the model ± {:.0}% (the goal); label: the model's error", v.goal_pct),
+        note: format!(
+            "grey band: the model ± {:.0}% (the goal); label: the model's error",
+            v.goal_pct
+        ),
         whole_labels: false,
     };
     render(&[panel], &provenance_line(provenance, &locks.join(", ")))
@@ -431,17 +528,22 @@ pub fn predict_curve_svg(report: &PredictReport) -> Result<String, ChartError> {
     if curves.is_empty() {
         return Err(ChartError::NothingToDraw("nothing predicted"));
     }
-    let points = |(name, lock, outside): &(String, schedlab_core::LockKind, u64)| -> Vec<(f64, f64)> {
-        let mut p: Vec<(f64, f64)> = report
-            .predictions
-            .iter()
-            .filter(|p| crate::experiment::predict::entry(&p.variant, &p.insert) == *name && p.lock == *lock && p.outside_ns == *outside)
-            .map(|p| (p.result.threads as f64, p.result.kiops))
-            .filter(|(_, k)| k.is_finite())
-            .collect();
-        p.sort_by(|a, b| a.0.total_cmp(&b.0));
-        p
-    };
+    let points =
+        |(name, lock, outside): &(String, schedlab_core::LockKind, u64)| -> Vec<(f64, f64)> {
+            let mut p: Vec<(f64, f64)> = report
+                .predictions
+                .iter()
+                .filter(|p| {
+                    crate::experiment::predict::entry(&p.variant, &p.insert) == *name
+                        && p.lock == *lock
+                        && p.outside_ns == *outside
+                })
+                .map(|p| (p.result.threads as f64, p.result.kiops))
+                .filter(|(_, k)| k.is_finite())
+                .collect();
+            p.sort_by(|a, b| a.0.total_cmp(&b.0));
+            p
+        };
     // (threads, median, low, high) of the measured points of a curve.
     let measured = |(name, lock, outside): &(String, schedlab_core::LockKind, u64)| -> Vec<(f64, f64, f64, f64)> {
         let rows = report.validation.as_ref().map_or(&[][..], |v| &v.rows[..]);
@@ -457,7 +559,9 @@ pub fn predict_curve_svg(report: &PredictReport) -> Result<String, ChartError> {
     let max_threads = report.threads.iter().copied().max().unwrap_or(1).max(2) as f64;
     let y_top = curves
         .iter()
-        .flat_map(|c| points(c).into_iter().map(|(_, k)| k).chain(measured(c).into_iter().map(|m| m.3)))
+        .flat_map(|c| {
+            points(c).into_iter().map(|(_, k)| k).chain(measured(c).into_iter().map(|m| m.3))
+        })
         .fold(0.0, f64::max);
     let y_max = (y_top * 1.15).max(1.0);
     let several_locks = curves.iter().any(|c| c.1 != curves[0].1);
@@ -469,7 +573,8 @@ pub fn predict_curve_svg(report: &PredictReport) -> Result<String, ChartError> {
         v
     });
     // The machine's short name ("i7-4850HQ"): its description would not fit the caption.
-    let machine: String = report.topology.name.split(',').next().unwrap_or_default().chars().take(40).collect();
+    let machine: String =
+        report.topology.name.split(',').next().unwrap_or_default().chars().take(40).collect();
     let (width, height) = (WIDTH, 420u32);
     let mut svg = String::new();
     {
@@ -477,7 +582,10 @@ pub fn predict_curve_svg(report: &PredictReport) -> Result<String, ChartError> {
         root.fill(&WHITE)?;
         let (plot, footer) = root.split_vertically(height - 24);
         let mut chart = ChartBuilder::on(&plot)
-            .caption(format!("Predicted KIOPS against threads on {} (MODEL, not measured)", machine), ("sans-serif", 14))
+            .caption(
+                format!("Predicted KIOPS against threads on {} (MODEL, not measured)", machine),
+                ("sans-serif", 14),
+            )
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(56)
@@ -502,17 +610,23 @@ pub fn predict_curve_svg(report: &PredictReport) -> Result<String, ChartError> {
             chart
                 .draw_series(LineSeries::new(line.iter().copied(), c.stroke_width(2)))?
                 .label(format!("{name}: model"))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
             chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, c.filled())))?;
             let seen = measured(curve);
             if seen.is_empty() {
                 continue;
             }
             // Measured: a ring at the median, a bar over its interval (beside the model's dot).
+            chart.draw_series(seen.iter().map(|&(t, _, lo, hi)| {
+                PathElement::new(vec![(t * 1.03, lo), (t * 1.03, hi)], c.stroke_width(2))
+            }))?;
             chart
-                .draw_series(seen.iter().map(|&(t, _, lo, hi)| PathElement::new(vec![(t * 1.03, lo), (t * 1.03, hi)], c.stroke_width(2))))?;
-            chart
-                .draw_series(seen.iter().map(|&(t, m, _, _)| Circle::new((t * 1.03, m), 5, c.stroke_width(2))))?
+                .draw_series(
+                    seen.iter()
+                        .map(|&(t, m, _, _)| Circle::new((t * 1.03, m), 5, c.stroke_width(2))),
+                )?
                 .label(format!("{name}: measured (bar: its 95% interval, or min–max)"))
                 .legend(move |(x, y)| Circle::new((x + 10, y), 5, c.stroke_width(2)));
         }
@@ -523,8 +637,11 @@ pub fn predict_curve_svg(report: &PredictReport) -> Result<String, ChartError> {
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.4))
             .draw()?;
-        footer
-            .draw(&Text::new(provenance_line(&report.provenance, &locks.join(", ")), (8, 6), ("sans-serif", 12).into_font().color(&BLACK.mix(0.75))))?;
+        footer.draw(&Text::new(
+            provenance_line(&report.provenance, &locks.join(", ")),
+            (8, 6),
+            ("sans-serif", 12).into_font().color(&BLACK.mix(0.75)),
+        ))?;
         root.present()?;
     }
     Ok(svg)
@@ -540,7 +657,11 @@ pub fn simulate_svg(reports: &[SimulateReport]) -> Result<String, ChartError> {
         let c = &r.config;
         let bs = c.bs_sectors as u64 * 512;
         let bs = if bs % 1024 == 0 { format!("{}k", bs / 1024) } else { format!("{bs} B") };
-        let think = if c.think_ns == 0 { String::new() } else { format!(", think {} µs", c.think_ns / 1000) };
+        let think = if c.think_ns == 0 {
+            String::new()
+        } else {
+            format!(", think {} µs", c.think_ns / 1000)
+        };
         format!("fio {} {bs}, {} jobs × iodepth {}{think}", c.rw.name(), c.jobs, c.iodepth)
     };
     let one_workload = reports.iter().all(|r| workload(r) == workload(first));
@@ -561,8 +682,14 @@ pub fn simulate_svg(reports: &[SimulateReport]) -> Result<String, ChartError> {
     }
     for r in reports {
         let idle = r.result.slice_idle_ns;
-        let idle = if idle == 0 { "off".to_string() } else { format!("{:.0} ms", idle as f64 / 1e6) };
-        let label = format!("sim {} {}×{}, idling {idle}", r.result.device.name(), r.config.jobs, r.config.iodepth);
+        let idle =
+            if idle == 0 { "off".to_string() } else { format!("{:.0} ms", idle as f64 / 1e6) };
+        let label = format!(
+            "sim {} {}×{}, idling {idle}",
+            r.result.device.name(),
+            r.config.jobs,
+            r.config.iodepth
+        );
         bars.push(Bar {
             label: if one_workload { label } else { format!("{label} ({})", workload(r)) },
             key: sim_key,
@@ -571,19 +698,37 @@ pub fn simulate_svg(reports: &[SimulateReport]) -> Result<String, ChartError> {
             ..Bar::default()
         });
     }
-    let x_desc = if one_workload { format!("IOPS ({})", workload(first)) } else { "IOPS (each bar's workload in its label)".into() };
+    let x_desc = if one_workload {
+        format!("IOPS ({})", workload(first))
+    } else {
+        "IOPS (each bar's workload in its label)".into()
+    };
     let note = match &unlike_the_seed {
-        None => format!("{} simulation(s); the seed: notes/results/2026-11-29-idling.md", reports.len()),
-        Some(why) => format!("{} simulation(s); the seed's idling table is not drawn: {why}", reports.len()),
+        None => {
+            format!("{} simulation(s); the seed: notes/results/2026-11-29-idling.md", reports.len())
+        }
+        Some(why) => {
+            format!("{} simulation(s); the seed's idling table is not drawn: {why}", reports.len())
+        }
     };
     let (title, legend) = match unlike_the_seed {
         None => (
             "Idling on and off: the seed's fio table and schedlab simulate",
             vec!["seed (CFQ 2015, real devices)".into(), "schedlab simulate (virtual time)".into()],
         ),
-        Some(_) => ("schedlab simulate (virtual time)", vec!["schedlab simulate (virtual time)".into()]),
+        Some(_) => {
+            ("schedlab simulate (virtual time)", vec!["schedlab simulate (virtual time)".into()])
+        }
     };
-    let panel = Bars { title: title.into(), x_desc, legend, stacked: false, bars, note, whole_labels: false };
+    let panel = Bars {
+        title: title.into(),
+        x_desc,
+        legend,
+        stacked: false,
+        bars,
+        note,
+        whole_labels: false,
+    };
     let mut line = provenance_line(&first.provenance.base, "none (virtual time)");
     if reports.len() > 1 {
         line = format!("first of {}: {line}", reports.len());
@@ -607,7 +752,8 @@ fn seed_mismatch(report: &SimulateReport, workload: &str) -> Option<String> {
 /// the kernel's value; labels whole.
 pub fn kernel_svg(report: &KernelReport) -> Result<String, ChartError> {
     let main = report.fidelity.first().map(|r| r.point);
-    let rows: Vec<&FidelityRow> = report.fidelity.iter().filter(|r| Some(r.point) == main).collect();
+    let rows: Vec<&FidelityRow> =
+        report.fidelity.iter().filter(|r| Some(r.point) == main).collect();
     let mut extra: Vec<(String, Option<f64>, Option<f64>)> = report
         .side_by_side
         .iter()
@@ -633,12 +779,33 @@ fn kernel_panels_svg(
     provenance: &Provenance,
 ) -> Result<String, ChartError> {
     let legend = vec!["kernel (fio)".to_string(), format!("model ({model_lock})")];
-    let panel = |title: &str, x_desc: &str, note: &str| Bars { title: title.into(), x_desc: x_desc.into(), legend: legend.clone(), note: note.into(), whole_labels: true, ..Bars::default() };
-    let mut ratios = panel("IOPS ratios", "× (ratio of IOPS)", "shaded: the goal band around the kernel's value");
-    let mut micro = panel("CPU per I/O", "µs per I/O", "shaded: the goal band around the kernel's value");
-    let mut contention = panel("Contended acquisitions of the scheduler lock", "per I/O", "shaded: the goal band (× 1.5) around the kernel's value");
+    let panel = |title: &str, x_desc: &str, note: &str| Bars {
+        title: title.into(),
+        x_desc: x_desc.into(),
+        legend: legend.clone(),
+        note: note.into(),
+        whole_labels: true,
+        ..Bars::default()
+    };
+    let mut ratios = panel(
+        "IOPS ratios",
+        "× (ratio of IOPS)",
+        "shaded: the goal band around the kernel's value",
+    );
+    let mut micro =
+        panel("CPU per I/O", "µs per I/O", "shaded: the goal band around the kernel's value");
+    let mut contention = panel(
+        "Contended acquisitions of the scheduler lock",
+        "per I/O",
+        "shaded: the goal band (× 1.5) around the kernel's value",
+    );
     let mut share = panel("Statistics' share of the scheduler's work", "%", "");
-    let pair = |bars: &mut Vec<Bar>, figure: &str, unit: &str, kernel: Option<f64>, model: Option<f64>, band: Option<Band>| {
+    let pair = |bars: &mut Vec<Bar>,
+                figure: &str,
+                unit: &str,
+                kernel: Option<f64>,
+                model: Option<f64>,
+                band: Option<Band>| {
         if kernel.is_none() && model.is_none() {
             return;
         }
@@ -649,8 +816,12 @@ fn kernel_panels_svg(
                 continue;
             }
             let bands = match (key, band, kernel) {
-                (1, Some(Band::Within { pct }), Some(k)) => vec![(k * (1.0 - pct / 100.0), k * (1.0 + pct / 100.0))],
-                (1, Some(Band::Factor { floor, .. }), Some(k)) if k < floor => vec![((k - floor).max(0.0), k + floor)],
+                (1, Some(Band::Within { pct }), Some(k)) => {
+                    vec![(k * (1.0 - pct / 100.0), k * (1.0 + pct / 100.0))]
+                }
+                (1, Some(Band::Factor { floor, .. }), Some(k)) if k < floor => {
+                    vec![((k - floor).max(0.0), k + floor)]
+                }
                 (1, Some(Band::Factor { factor, .. }), Some(k)) => vec![(k / factor, k * factor)],
                 _ => Vec::new(),
             };
@@ -673,10 +844,13 @@ fn kernel_panels_svg(
             _ if r.figure.starts_with("contended") => &mut contention.bars,
             _ => continue,
         };
-        let figure = figure.strip_prefix("contended acquisitions per I/O").map_or(figure.to_string(), |rest| {
-            let rest = rest.trim_start_matches(", ").trim_start_matches(" at ");
-            rest.to_string()
-        });
+        let figure = figure.strip_prefix("contended acquisitions per I/O").map_or(
+            figure.to_string(),
+            |rest| {
+                let rest = rest.trim_start_matches(", ").trim_start_matches(" at ");
+                rest.to_string()
+            },
+        );
         pair(target, &figure, r.unit, r.kernel, r.model, Some(r.band));
     }
     for (figure, k, m) in extra_us {
@@ -702,12 +876,12 @@ pub(crate) fn time_draw(what: &str, draw: &dyn Fn() -> String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::driver::workload::WorkloadConfig;
     use crate::experiment::compare::{self, CompareConfig, Measure, NoisePolicy};
     use crate::experiment::observer::Silent;
     use crate::experiment::roundtrip::RoundtripConfig;
     use crate::experiment::validate::Row;
     use crate::stats::Spread;
-    use crate::driver::workload::WorkloadConfig;
     use schedlab_core::sync::AtomicBool;
     use schedlab_core::LockKind;
     use std::time::Duration;
@@ -725,7 +899,11 @@ mod tests {
     #[test]
     fn compare_charts_carry_every_variant_and_the_provenance() {
         let cfg = CompareConfig {
-            workload: WorkloadConfig { threads: 1, duration: Duration::from_millis(30), ..WorkloadConfig::default() },
+            workload: WorkloadConfig {
+                threads: 1,
+                duration: Duration::from_millis(30),
+                ..WorkloadConfig::default()
+            },
             variants: vec!["no-stats", "sched-lock"],
             locks: vec![LockKind::ParkingLot],
             rounds: 1,
@@ -737,7 +915,13 @@ mod tests {
         let commit = report.provenance.commit.clone();
         // Each chart names every variant that has its figure (a short run may miss one).
         let with = |has: &dyn Fn(&crate::experiment::compare::VariantResult) -> bool| -> Vec<&str> {
-            report.results.iter().filter(|r| has(r)).map(|r| r.variant).chain(["lock parking-lot"]).collect()
+            report
+                .results
+                .iter()
+                .filter(|r| has(r))
+                .map(|r| r.variant)
+                .chain(["lock parking-lot"])
+                .collect()
         };
         let kiops = with(&|r| r.kiops.is_some());
         let held = with(&|r| r.sched_hold_per_request_ns.is_some());
@@ -750,20 +934,39 @@ mod tests {
         }
         // The stacked lock time splits the hold exactly: outside + statistics = hold per request.
         let panel = compare_lock_time_panel(&report);
-        for (bar, r) in panel.bars.iter().zip(report.results.iter().filter(|r| r.sched_hold_per_request_ns.is_some())) {
+        for (bar, r) in panel
+            .bars
+            .iter()
+            .zip(report.results.iter().filter(|r| r.sched_hold_per_request_ns.is_some()))
+        {
             let hold = r.sched_hold_per_request_ns.unwrap();
-            assert!((bar.segments[0] + bar.segments[1] - hold).abs() <= 1e-6 * hold.max(1.0), "{}: {:?} vs {hold}", r.variant, bar.segments);
+            assert!(
+                (bar.segments[0] + bar.segments[1] - hold).abs() <= 1e-6 * hold.max(1.0),
+                "{}: {:?} vs {hold}",
+                r.variant,
+                bar.segments
+            );
             assert!(bar.segments.iter().all(|s| *s >= 0.0 && s.is_finite()));
         }
         if report.results.iter().all(|r| r.kiops.is_some()) {
-            assert!(compare_kiops_svg(&report).unwrap().contains("seed ×1.55"), "the seed's ratio is marked");
+            assert!(
+                compare_kiops_svg(&report).unwrap().contains("seed ×1.55"),
+                "the seed's ratio is marked"
+            );
         }
     }
 
     #[test]
     fn roundtrip_chart_shows_each_variant_and_the_statistics_cost() {
-        let cfg = RoundtripConfig { variant: None, rounds: 1, iterations: 2000, lock: LockKind::FairSpin, lockstat: Some(schedlab_core::lockstat::Mode::Sampled) };
-        let report = crate::experiment::roundtrip::run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let cfg = RoundtripConfig {
+            variant: None,
+            rounds: 1,
+            iterations: 2000,
+            lock: LockKind::FairSpin,
+            lockstat: Some(schedlab_core::lockstat::Mode::Sampled),
+        };
+        let report =
+            crate::experiment::roundtrip::run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();
         let names: Vec<&str> = report.variants.iter().map(|v| v.variant).collect();
         let svg = roundtrip_svg(&report).unwrap();
         check(&svg, &report.provenance.commit, &names);
@@ -773,28 +976,62 @@ mod tests {
     #[test]
     fn simulate_chart_sets_runs_beside_the_seed() {
         let cfg = crate::experiment::simulate::SimulateConfig {
-            sim: crate::policy_sim::SimConfig { runtime_ns: 10_000_000, jobs: 2, ..crate::policy_sim::SimConfig::default() },
+            sim: crate::policy_sim::SimConfig {
+                runtime_ns: 10_000_000,
+                jobs: 2,
+                ..crate::policy_sim::SimConfig::default()
+            },
             variant: "no-stats".into(),
         };
-        let one = crate::experiment::simulate::run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let one =
+            crate::experiment::simulate::run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();
         // 2 jobs is not the seed's job: its table is not drawn, and the axis names this run's.
         let svg = simulate_svg(std::slice::from_ref(&one)).unwrap();
-        check(&svg, &one.provenance.base.commit, &["sim ssd 2×64, idling off", "IOPS (fio randread 4k, 2 jobs × iodepth 64)"]);
-        assert!(!svg.contains("seed: cloud SSD") && svg.contains("is not drawn: it ran fio randread 4k, 10 jobs"), "{svg}");
+        check(
+            &svg,
+            &one.provenance.base.commit,
+            &["sim ssd 2×64, idling off", "IOPS (fio randread 4k, 2 jobs × iodepth 64)"],
+        );
+        assert!(
+            !svg.contains("seed: cloud SSD")
+                && svg.contains("is not drawn: it ran fio randread 4k, 10 jobs"),
+            "{svg}"
+        );
         let seed_job = crate::experiment::simulate::SimulateConfig {
-            sim: crate::policy_sim::SimConfig { runtime_ns: 10_000_000, jobs: 10, ..crate::policy_sim::SimConfig::default() },
+            sim: crate::policy_sim::SimConfig {
+                runtime_ns: 10_000_000,
+                jobs: 10,
+                ..crate::policy_sim::SimConfig::default()
+            },
             variant: "no-stats".into(),
         };
-        let seeds = crate::experiment::simulate::run(&seed_job, &AtomicBool::new(false), &mut Silent).unwrap();
+        let seeds =
+            crate::experiment::simulate::run(&seed_job, &AtomicBool::new(false), &mut Silent)
+                .unwrap();
         let svg = simulate_svg(std::slice::from_ref(&seeds)).unwrap();
-        check(&svg, &seeds.provenance.base.commit, &["seed: cloud SSD, idling on", "seed: local SSD, idling off", "sim ssd 10×64, idling off"]);
+        check(
+            &svg,
+            &seeds.provenance.base.commit,
+            &[
+                "seed: cloud SSD, idling on",
+                "seed: local SSD, idling off",
+                "sim ssd 10×64, idling off",
+            ],
+        );
         let hdd = crate::experiment::simulate::SimulateConfig {
-            sim: crate::policy_sim::SimConfig { device: crate::policy_sim::DeviceModel::from_name("hdd").unwrap(), ..seed_job.sim.clone() },
+            sim: crate::policy_sim::SimConfig {
+                device: crate::policy_sim::DeviceModel::from_name("hdd").unwrap(),
+                ..seed_job.sim.clone()
+            },
             variant: "no-stats".into(),
         };
-        let hdd = crate::experiment::simulate::run(&hdd, &AtomicBool::new(false), &mut Silent).unwrap();
+        let hdd =
+            crate::experiment::simulate::run(&hdd, &AtomicBool::new(false), &mut Silent).unwrap();
         let svg = simulate_svg(std::slice::from_ref(&hdd)).unwrap();
-        assert!(!svg.contains("seed: cloud SSD") && svg.contains("this is a simulated hdd"), "{svg}");
+        assert!(
+            !svg.contains("seed: cloud SSD") && svg.contains("this is a simulated hdd"),
+            "{svg}"
+        );
         assert!(simulate_svg(&[seeds.clone(), seeds]).unwrap().contains("first of 2"));
         assert!(simulate_svg(&[]).is_err());
     }
@@ -821,7 +1058,10 @@ mod tests {
         let v = ValidationReport {
             rounds: 2,
             duration_s: 0.1,
-            rows: vec![row("no-stats", vec![900.0, 1000.0], 1050.0), row("epoch", vec![700.0, 750.0], 690.0)],
+            rows: vec![
+                row("no-stats", vec![900.0, 1000.0], 1050.0),
+                row("epoch", vec![700.0, 750.0], 690.0),
+            ],
             orderings: Vec::new(),
             median_abs_error_pct: Some(5.0),
             max_abs_error_pct: Some(8.0),
@@ -862,8 +1102,20 @@ mod tests {
         };
         let rows = [
             row("bfq ÷ none, IOPS", "×", Some(0.6), Some(0.85), Band::Within { pct: 10.0 }),
-            row("extra CPU per I/O of bfq over none", "µs", Some(3.9), Some(1.1), Band::Within { pct: 25.0 }),
-            row("contended acquisitions per I/O at limit-depth", "per I/O", Some(0.05), None, Band::Factor { factor: 1.5, floor: 0.0 }),
+            row(
+                "extra CPU per I/O of bfq over none",
+                "µs",
+                Some(3.9),
+                Some(1.1),
+                Band::Within { pct: 25.0 },
+            ),
+            row(
+                "contended acquisitions per I/O at limit-depth",
+                "per I/O",
+                Some(0.05),
+                None,
+                Band::Factor { factor: 1.5, floor: 0.0 },
+            ),
             row("nothing measured", "×", None, None, Band::Unset),
         ];
         let refs: Vec<&FidelityRow> = rows.iter().collect();
@@ -871,11 +1123,27 @@ mod tests {
         let p = Provenance::collect();
         let svg = kernel_panels_svg(&refs, &extra, "fair-spin", &p).unwrap();
         // Labels longer than the 30 characters other charts cut at are drawn whole.
-        check(&svg, &p.commit, &["IOPS ratios", "CPU per I/O", "Contended acquisitions", "kernel: bfq ÷ none", "model: extra CPU per I/O of bfq over none", "kernel: elevator machinery, mq-deadline", "kernel: limit-depth", "0.600 ×"]);
+        check(
+            &svg,
+            &p.commit,
+            &[
+                "IOPS ratios",
+                "CPU per I/O",
+                "Contended acquisitions",
+                "kernel: bfq ÷ none",
+                "model: extra CPU per I/O of bfq over none",
+                "kernel: elevator machinery, mq-deadline",
+                "kernel: limit-depth",
+                "0.600 ×",
+            ],
+        );
         assert!(!svg.contains("nothing measured") && !svg.contains('…'));
         // A kernel-only figure has no model bar; a model missing from a banded figure shows as "-".
         assert!(!svg.contains("model: elevator machinery") && svg.contains("model: limit-depth"));
-        assert!(kernel_panels_svg(&refs[3..], &[], "fair-spin", &p).is_err(), "no figure: nothing to draw");
+        assert!(
+            kernel_panels_svg(&refs[3..], &[], "fair-spin", &p).is_err(),
+            "no figure: nothing to draw"
+        );
     }
 
     /// Chart drawing does not poll the stop flag (issue 33, item 2): a stopped command still
@@ -887,7 +1155,16 @@ mod tests {
     fn measure_the_longest_chart_draws() {
         let p = Provenance::collect();
         // The sweep's chart is timed beside it (`chart::tests`, the same filter).
-        let variants = ["sched-lock", "queue-lock", "unlocked", "epoch", "debug-off", "rstat", "mainline", "no-stats"];
+        let variants = [
+            "sched-lock",
+            "queue-lock",
+            "unlocked",
+            "epoch",
+            "debug-off",
+            "rstat",
+            "mainline",
+            "no-stats",
+        ];
         // predict --validate: a bar per measured row; every variant on both insert paths and both
         // locks at 1-8 threads and six outside works (1536 rows, each a measured run).
         let mut rows = Vec::new();
@@ -930,7 +1207,9 @@ mod tests {
             threads: (1..=8).collect(),
             max_other_cpus: 0.5,
         };
-        time_draw(&format!("predict --validate, {} bars", v.rows.len()), &|| validation_svg(&v, &p).unwrap());
+        time_draw(&format!("predict --validate, {} bars", v.rows.len()), &|| {
+            validation_svg(&v, &p).unwrap()
+        });
         // kernel: the main point's fidelity table (11 figures) drawn as kernel and model bars;
         // here four times that.
         use crate::experiment::kernel::Point;
@@ -939,7 +1218,11 @@ mod tests {
         let fidelity: Vec<FidelityRow> = (0..44)
             .map(|i| FidelityRow {
                 point,
-                figure: if units[i % 4] == "per I/O" { format!("contended acquisitions per I/O at site {i}") } else { format!("figure {i}") },
+                figure: if units[i % 4] == "per I/O" {
+                    format!("contended acquisitions per I/O at site {i}")
+                } else {
+                    format!("figure {i}")
+                },
                 unit: units[i % 4],
                 kernel: Some(1.0 + i as f64),
                 model: Some(1.5 + i as f64),
@@ -960,7 +1243,12 @@ mod tests {
             })
             .collect();
         let refs: Vec<&FidelityRow> = fidelity.iter().collect();
-        let extra = vec![("elevator machinery, bfq".to_string(), Some(1.25), None), ("elevator machinery, mq-deadline".to_string(), Some(0.8), None)];
-        time_draw(&format!("kernel, {} fidelity rows", refs.len()), &|| kernel_panels_svg(&refs, &extra, "fair-spin", &p).unwrap());
+        let extra = vec![
+            ("elevator machinery, bfq".to_string(), Some(1.25), None),
+            ("elevator machinery, mq-deadline".to_string(), Some(0.8), None),
+        ];
+        time_draw(&format!("kernel, {} fidelity rows", refs.len()), &|| {
+            kernel_panels_svg(&refs, &extra, "fair-spin", &p).unwrap()
+        });
     }
 }

@@ -30,8 +30,10 @@ pub fn interference_warnings(report: &CompareReport) -> Vec<Warning> {
     if rerun > 0 {
         out.push(Warning::run(
             WarningKind::DisturbedByOtherLoad,
-            format!("{rerun} run(s) were re-run because other processes used more than {limit} \
-                CPUs during them"),
+            format!(
+                "{rerun} run(s) were re-run because other processes used more than {limit} \
+                CPUs during them"
+            ),
         ));
     }
     if kept > 0 {
@@ -43,17 +45,21 @@ pub fn interference_warnings(report: &CompareReport) -> Vec<Warning> {
         out.push(Warning::rows(
             WarningKind::DisturbedByOtherLoad,
             rows,
-            format!("{kept} run(s) were kept although other processes used the CPUs (retries \
+            format!(
+                "{kept} run(s) were kept although other processes used the CPUs (retries \
                 exhausted). With {threads} jobs on {cpus} CPUs their lock holders were \
-                preempted; those numbers measure that, not the variants."),
+                preempted; those numbers measure that, not the variants."
+            ),
         ));
     }
     if fair_disturbed {
         out.push(Warning::rows(
             WarningKind::Collapse,
             vec![LockKind::FairSpin.name().to_string()],
-            format!("{threads} jobs on {cpus} CPUs, other processes using up to \
-                {fair_others:.1} CPUs during the runs: {FAIR_LOCK_ADVICE}."),
+            format!(
+                "{threads} jobs on {cpus} CPUs, other processes using up to \
+                {fair_others:.1} CPUs during the runs: {FAIR_LOCK_ADVICE}."
+            ),
         ));
     }
     out
@@ -160,8 +166,11 @@ impl super::contract::Report for CompareReport {
         let failed_checks = if inconsistent.is_empty() {
             vec![]
         } else {
-            vec![format!("INCONSISTENT: {} failed the end-of-run checks (see `schedlab run \
-                --variant V` for details)", inconsistent.join(", "))]
+            vec![format!(
+                "INCONSISTENT: {} failed the end-of-run checks (see `schedlab run \
+                --variant V` for details)",
+                inconsistent.join(", ")
+            )]
         };
         super::contract::Outcome {
             interrupted: self.interrupted,
@@ -352,11 +361,15 @@ mod compare_tables {
             ]);
             note_once(&mut t, "95% lo, hi", r.vs_sched_lock_no_interval.as_deref());
         }
-        t.note("KIOPS: median (min, max) over rounds. ÷ sched-lock: KIOPS ÷ sched-lock's in the \
+        t.note(
+            "KIOPS: median (min, max) over rounds. ÷ sched-lock: KIOPS ÷ sched-lock's in the \
             same round, the median over rounds with its 95 % bootstrap interval (rounds resampled, \
-            median of their ratios).");
-        t.note("checks: requests and statistics conserved, every group and queue freed, in every \
-            run that finished.");
+            median of their ratios).",
+        );
+        t.note(
+            "checks: requests and statistics conserved, every group and queue freed, in every \
+            run that finished.",
+        );
         t
     }
 
@@ -395,10 +408,12 @@ mod compare_tables {
                 t.note(format!("{} / {}: {why}", r.variant, r.lock.name()));
             }
         }
-        t.note("Jobs: each run's slowest, median and fastest job, the median of each over runs (an \
+        t.note(
+            "Jobs: each run's slowest, median and fastest job, the median of each over runs (an \
             unfair lock shows as a slowest job far below the fastest). stats of sched hold: time \
             in statistics updates applied under the scheduler lock ÷ its hold time, and the part \
-            of it in the locked counter sums (estimated from sampled holds).");
+            of it in the locked counter sums (estimated from sampled holds).",
+        );
         t
     }
 
@@ -438,10 +453,12 @@ mod compare_tables {
         if let Some(why) = &report.noise_floor_not_measured {
             t.note(format!("not measured: {why}"));
         }
-        t.note("The reference variant runs twice in each round, interleaved like the others; the \
+        t.note(
+            "The reference variant runs twice in each round, interleaved like the others; the \
             ratio of its two copies in the same round, with its 95 % bootstrap interval over \
             rounds, is the floor under every other ratio. An interval that excludes 1 marks the \
-            run unreliable (the warning says what the machine did).");
+            run unreliable (the warning says what the machine did).",
+        );
         t
     }
 
@@ -499,9 +516,7 @@ mod compare_tables {
                     (_, Some(o)) => match o {
                         RangeOverlap::Inside => judge.cell(Verdict::Met, "inside"),
                         RangeOverlap::Outside => judge.cell(Verdict::Missed, "outside"),
-                        RangeOverlap::Overlapping => {
-                            judge.cell(Verdict::Inconclusive, "overlaps")
-                        }
+                        RangeOverlap::Overlapping => judge.cell(Verdict::Inconclusive, "overlaps"),
                     },
                     _ => Cell::missing("-"),
                 };
@@ -532,13 +547,15 @@ mod compare_tables {
                 note_once(&mut t, "not judged", b.not_judged.as_deref());
             }
         }
-        t.note("Measured: the per-round ratio of the two variants' KIOPS, median (min, max) over \
+        t.note(
+            "Measured: the per-round ratio of the two variants' KIOPS, median (min, max) over \
             rounds, with its 95 % bootstrap interval over rounds (rounds resampled, median of \
             their ratios; fixed seed). Verdicts are taken on the interval: a goal is met only when \
             the whole interval clears it, missed when it lies wholly below, inconclusive when it \
             straddles; against the seeds' range the interval is inside, outside or overlapping. A \
             verdict is given only on runs that no other process disturbed, and only with 3 rounds \
-            or more.");
+            or more.",
+        );
         t
     }
 
@@ -589,7 +606,11 @@ mod compare_tables {
                 ratio ÷ the baseline's − 1, with its 95 % bootstrap interval (each side's rounds \
                 resampled apart: the two ran at different times). Improved or regressed only when \
                 the whole interval lies beyond ±{:.1} %; no change otherwise.",
-            b.file, b.commit, b.date, b.rounds, 100.0 * b.threshold
+            b.file,
+            b.commit,
+            b.date,
+            b.rounds,
+            100.0 * b.threshold
         ));
         t
     }
@@ -641,24 +662,33 @@ mod compare_tables {
             note_once(&mut t, "not judged", cost.not_judged.as_deref());
         }
         t.note(match report.config.measure {
-            Measure::Lockstat => "Cost: on against off windows of the same runs (each window \
+            Measure::Lockstat => {
+                "Cost: on against off windows of the same runs (each window \
                 against its two neighbours), the median over all windows, with its 95 % bootstrap \
-                interval over rounds.",
-            _ => "Cost: instrumented runs against plain runs of the same rounds, the median over \
-                rounds, with its 95 % bootstrap interval over rounds.",
+                interval over rounds."
+            }
+            _ => {
+                "Cost: instrumented runs against plain runs of the same rounds, the median over \
+                rounds, with its 95 % bootstrap interval over rounds."
+            }
         });
-        t.note("At most 5 % is met only when the whole interval is at or below 5 %, missed when it \
+        t.note(
+            "At most 5 % is met only when the whole interval is at or below 5 %, missed when it \
             lies wholly above, inconclusive when it straddles; a cost below 0 is the windows' \
-            noise, not a cost, and is not judged.");
+            noise, not a cost, and is not judged.",
+        );
         let judged = |verdict: CostVerdict| -> Vec<String> {
             let rows = report.results.iter().filter(|r| r.lockstat_cost.verdict == Some(verdict));
             rows.map(|r| format!("{}/{}", r.variant, r.lock.name())).collect()
         };
         let (missed, unsure) = (judged(CostVerdict::Missed), judged(CostVerdict::Inconclusive));
         if !missed.is_empty() {
-            t.note(format!("The lock statistics cost more than 5 % in {}: there the counters \
+            t.note(format!(
+                "The lock statistics cost more than 5 % in {}: there the counters \
                 describe a slower system than an unmeasured one; `--measure both` takes the KIOPS \
-                from separate plain runs.", missed.join(", ")));
+                from separate plain runs.",
+                missed.join(", ")
+            ));
         }
         if !unsure.is_empty() {
             t.note(format!(
@@ -766,7 +796,9 @@ mod tests {
 
     #[test]
     fn a_move_of_the_cpus_and_the_rounds_it_cost_are_said_in_the_box() {
-        use crate::experiment::compare::placement::{Placement, PlacementReport, RunProbe, Tracker};
+        use crate::experiment::compare::placement::{
+            Placement, PlacementReport, RunProbe, Tracker,
+        };
         let mut report = comparison();
         let probe = |round, ns| RunProbe {
             round,

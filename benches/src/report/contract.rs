@@ -34,9 +34,9 @@ use super::html::Page;
 pub use super::outcome::{
     merged, Judge, Outcome, Scope, Undisturbed, Warning, WarningKind, NOT_JUDGED_DISTURBED,
 };
-use super::table::{Cell, Judgement, Table};
 #[cfg(test)]
 use super::table::Verdict;
+use super::table::{Cell, Judgement, Table};
 use crate::files::provenance::Provenance;
 use serde::Serialize;
 use std::fmt;
@@ -273,7 +273,13 @@ pub trait Report: Serialize + Sized {
     fn page(&self, view: View) -> Page {
         let mut page = Page::new(format!("schedlab {}", Self::COMMAND), &self.provenance());
         let o = self.outcome();
-        let failed: Vec<String> = o.failed_checks.iter().chain(&o.failed_runs).chain(&o.failed_outputs).cloned().collect();
+        let failed: Vec<String> = o
+            .failed_checks
+            .iter()
+            .chain(&o.failed_runs)
+            .chain(&o.failed_outputs)
+            .cloned()
+            .collect();
         page.outcome(o.interrupted, &o.disturbed, &failed, &merged(&o.warnings));
         let charts = self.charts();
         let mut placed = vec![false; charts.len()];
@@ -452,7 +458,8 @@ pub fn text_of_outcome(outcome: &Outcome) -> String {
         said.push("interrupted: the figures cover the part that ran".to_string());
     }
     said.extend(outcome.disturbed.iter().map(|d| format!("disturbed: {d}")));
-    let failed = outcome.failed_checks.iter().chain(&outcome.failed_runs).chain(&outcome.failed_outputs);
+    let failed =
+        outcome.failed_checks.iter().chain(&outcome.failed_runs).chain(&outcome.failed_outputs);
     said.extend(failed.filter(|m| !m.is_empty()).map(|m| format!("FAILED: {m}")));
     said.extend(merged(&outcome.warnings).iter().map(|w| format!("warning: {}", w.line())));
     let mut out = String::new();
@@ -494,7 +501,8 @@ pub fn renderings_agree<R: Report>(report: &R) -> Result<(), ContractViolation> 
         for (row, cells) in table.rows.iter().enumerate() {
             for (column, cell) in table.columns.iter().zip(cells) {
                 let shown = cell.shown_text();
-                let at = || format!("{:?}, row {row}, column {:?}: {shown:?}", table.title, column.name);
+                let at =
+                    || format!("{:?}, row {row}, column {:?}: {shown:?}", table.title, column.name);
                 if !text.contains(shown) {
                     return Err(breach(format!("{} is not in the terminal text", at())));
                 }
@@ -529,9 +537,7 @@ fn json_has(numbers: &[f64], shown: &str) -> bool {
     }
     let digits = shown.split_once('.').map_or(0, |(_, decimals)| decimals.len());
     let scales = [1.0, 1e3, 1e-3, 1e6, 1e-6, 1e9, 1e-9, 100.0];
-    numbers
-        .iter()
-        .any(|x| scales.iter().any(|scale| format!("{:.digits$}", x * scale) == shown))
+    numbers.iter().any(|x| scales.iter().any(|scale| format!("{:.digits$}", x * scale) == shown))
 }
 
 #[cfg(test)]

@@ -72,7 +72,12 @@ impl Page {
     }
 
     /// A table of data, drawn as an HTML table (cells are text: markup in them is escaped).
-    pub fn grid(&mut self, heading: impl Into<String>, columns: Vec<String>, rows: Vec<Vec<String>>) -> &mut Self {
+    pub fn grid(
+        &mut self,
+        heading: impl Into<String>,
+        columns: Vec<String>,
+        rows: Vec<Vec<String>>,
+    ) -> &mut Self {
         self.blocks.push(Block::Grid { heading: heading.into(), columns, rows });
         self
     }
@@ -150,12 +155,23 @@ impl Page {
         let p = &self.provenance;
         let mut h = String::with_capacity(16 * 1024);
         h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-        let _ = writeln!(h, "<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>", escape(&self.title));
+        let _ = writeln!(
+            h,
+            "<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>",
+            escape(&self.title)
+        );
         let _ = writeln!(h, "<h1>{}</h1>", escape(&self.title));
         let _ = writeln!(h, "<p class=\"cmd\"><code>{}</code></p>", escape(&p.command_line));
         h.push_str("<table class=\"prov\">\n");
         let cpus = format!("{} ({})", p.cpus, p.cpu_model);
-        for (k, v) in [("commit", p.commit.as_str()), ("date", &p.date), ("CPUs", &cpus), ("OS", &p.os), ("rustc", &p.rustc), ("build", p.profile)] {
+        for (k, v) in [
+            ("commit", p.commit.as_str()),
+            ("date", &p.date),
+            ("CPUs", &cpus),
+            ("OS", &p.os),
+            ("rustc", &p.rustc),
+            ("build", p.profile),
+        ] {
             let _ = writeln!(h, "<tr><th>{k}</th><td>{}</td></tr>", escape(v));
         }
         h.push_str("</table>\n");
@@ -180,8 +196,11 @@ impl Page {
                 warnings.push(w.clone());
             }
         }
-        if o.interrupted || !o.disturbed.is_empty() || !o.failed.is_empty() || !warnings.is_empty() {
-            h.push_str("<section class=\"warnings\" id=\"outcome\">\n<h2>Read this first</h2>\n<ul>\n");
+        if o.interrupted || !o.disturbed.is_empty() || !o.failed.is_empty() || !warnings.is_empty()
+        {
+            h.push_str(
+                "<section class=\"warnings\" id=\"outcome\">\n<h2>Read this first</h2>\n<ul>\n",
+            );
             if o.interrupted {
                 h.push_str("<li class=\"bad\">Interrupted: the figures below cover the part that ran.</li>\n");
             }
@@ -199,10 +218,19 @@ impl Page {
         for block in &self.blocks {
             match block {
                 Block::Table { heading, text } => {
-                    let _ = writeln!(h, "<section>\n<h2>{}</h2>\n<pre>{}</pre>\n</section>", escape(heading), escape(text.trim_end()));
+                    let _ = writeln!(
+                        h,
+                        "<section>\n<h2>{}</h2>\n<pre>{}</pre>\n</section>",
+                        escape(heading),
+                        escape(text.trim_end())
+                    );
                 }
                 Block::Grid { heading, columns, rows } => {
-                    let _ = writeln!(h, "<section>\n<h2>{}</h2>\n<table class=\"grid\">", escape(heading));
+                    let _ = writeln!(
+                        h,
+                        "<section>\n<h2>{}</h2>\n<table class=\"grid\">",
+                        escape(heading)
+                    );
                     h.push_str("<tr>");
                     for c in columns {
                         let _ = write!(h, "<th>{}</th>", escape(c));
@@ -219,7 +247,12 @@ impl Page {
                 }
                 Block::Data(table) => render_table(&mut h, table),
                 Block::Undrawn { title, why } => {
-                    let _ = writeln!(h, "<p class=\"undrawn\">{}: not drawn ({})</p>", escape(title), escape(why));
+                    let _ = writeln!(
+                        h,
+                        "<p class=\"undrawn\">{}: not drawn ({})</p>",
+                        escape(title),
+                        escape(why)
+                    );
                 }
                 Block::Terminal(text) => {
                     let _ = writeln!(
@@ -229,7 +262,12 @@ impl Page {
                     );
                 }
                 Block::Figure { title, svg } => {
-                    let _ = writeln!(h, "<figure>\n{}\n<figcaption>{}</figcaption>\n</figure>", strip_prolog(svg), escape(title));
+                    let _ = writeln!(
+                        h,
+                        "<figure>\n{}\n<figcaption>{}</figcaption>\n</figure>",
+                        strip_prolog(svg),
+                        escape(title)
+                    );
                 }
                 Block::Interactive { title, svg } => {
                     let _ = writeln!(
@@ -281,7 +319,11 @@ fn message_key(message: &str) -> &str {
 /// A table as HTML; a verdict cell styled by its verdict (on disturbed runs there is none to
 /// style: `outcome::Judge`).
 fn render_table(h: &mut String, table: &Table) {
-    let _ = writeln!(h, "<section>\n<h2>{}</h2>\n<div class=\"scroll\"><table class=\"data\">", escape(&table.title));
+    let _ = writeln!(
+        h,
+        "<section>\n<h2>{}</h2>\n<div class=\"scroll\"><table class=\"data\">",
+        escape(&table.title)
+    );
     h.push_str("<thead><tr>");
     for column in &table.columns {
         let _ = write!(h, "<th title=\"click to sort\">{}</th>", escape(&Table::heading(column)));
@@ -292,12 +334,21 @@ fn render_table(h: &mut String, table: &Table) {
         for cell in row {
             let _ = match cell {
                 // A short word (a variant's name) is not broken across lines.
-                Cell::Text { text } if text.chars().count() <= 16 => write!(h, "<td class=\"word\">{}</td>", escape(text)),
+                Cell::Text { text } if text.chars().count() <= 16 => {
+                    write!(h, "<td class=\"word\">{}</td>", escape(text))
+                }
                 Cell::Text { text } => write!(h, "<td>{}</td>", escape(text)),
-                Cell::Number { value, shown } => write!(h, "<td class=\"num\" data-v=\"{value}\">{}</td>", escape(shown)),
+                Cell::Number { value, shown } => {
+                    write!(h, "<td class=\"num\" data-v=\"{value}\">{}</td>", escape(shown))
+                }
                 Cell::Missing { why } => write!(h, "<td class=\"missing\">{}</td>", escape(why)),
                 Cell::Check { passed, shown } => {
-                    write!(h, "<td class=\"{}\">{}</td>", if *passed { "pass" } else { "fail" }, escape(shown))
+                    write!(
+                        h,
+                        "<td class=\"{}\">{}</td>",
+                        if *passed { "pass" } else { "fail" },
+                        escape(shown)
+                    )
                 }
                 Cell::Judged(judgement) => {
                     let class = match judgement.verdict() {
@@ -371,7 +422,8 @@ fn strip_prolog(svg: &str) -> &str {
 /// search then stops before it shows what matched. This script, put first in the SVG, makes
 /// that call do nothing where it would throw: zoom and search work, the address just does not
 /// keep them.
-const HISTORY_GUARD: &str = "<script><![CDATA[(function(){var keep=history.replaceState.bind(history);\
+const HISTORY_GUARD: &str =
+    "<script><![CDATA[(function(){var keep=history.replaceState.bind(history);\
 history.replaceState=function(s,t,u){try{keep(s,t,u);}catch(e){}};})();]]></script>";
 
 /// `svg` with [`HISTORY_GUARD`] right after its root element's opening tag (unchanged when it has
@@ -389,7 +441,12 @@ fn svg_height(svg: &str) -> Option<u32> {
     let root = &root[..root.find('>')?];
     let at = root.find(" height=\"")? + " height=\"".len();
     let value = &root[at..];
-    value[..value.find('"')?].trim_end_matches("px").parse::<f64>().ok().filter(|h| h.is_finite() && *h > 0.0).map(|h| h.min(10_000.0) as u32)
+    value[..value.find('"')?]
+        .trim_end_matches("px")
+        .parse::<f64>()
+        .ok()
+        .filter(|h| h.is_finite() && *h > 0.0)
+        .map(|h| h.min(10_000.0) as u32)
 }
 
 /// Bytes outside the unreserved set percent-encoded, for a `data:` URL.
@@ -407,7 +464,8 @@ fn percent_encode(text: &str) -> String {
 
 /// A link to a local file: absolute when it can be made so (the report may be opened elsewhere).
 fn file_url(path: &str) -> String {
-    let abs = std::path::absolute(path).map_or_else(|_| path.to_string(), |p| p.display().to_string());
+    let abs =
+        std::path::absolute(path).map_or_else(|_| path.to_string(), |p| p.display().to_string());
     let mut url = String::from("file://");
     for b in abs.bytes() {
         if b.is_ascii_alphanumeric() || b"-_.~/".contains(&b) {
@@ -430,7 +488,8 @@ mod tests {
 
     fn verdicts_table(outcome: &Outcome) -> Table {
         let judge = outcome.judge();
-        let mut t = Table::new("Goals", &[("goal", ""), ("verdict", ""), ("requests conserved", "")]);
+        let mut t =
+            Table::new("Goals", &[("goal", ""), ("verdict", ""), ("requests conserved", "")]);
         let met = judge.cell(Verdict::Met, "met");
         let missed = judge.cell(Verdict::Missed, "missed");
         t.row(vec![Cell::text("queue-lock ÷ sched-lock ≥ 1.2"), met, Cell::check(true, "yes")]);
@@ -446,13 +505,23 @@ mod tests {
         p.outcome(false, &loaded.disturbed, &[], &[]).data(verdicts_table(&loaded));
         let html = p.render();
         assert_eq!(html.matches("not judged: disturbed").count(), 2, "{html}");
-        assert!(!html.contains(">met<") && !html.contains(">missed<"), "a verdict on disturbed runs: {html}");
-        assert!(html.contains("<td class=\"pass\">yes</td>") && html.contains("<td class=\"fail\">NO</td>"), "checks stay: {html}");
+        assert!(
+            !html.contains(">met<") && !html.contains(">missed<"),
+            "a verdict on disturbed runs: {html}"
+        );
+        assert!(
+            html.contains("<td class=\"pass\">yes</td>")
+                && html.contains("<td class=\"fail\">NO</td>"),
+            "checks stay: {html}"
+        );
         // Undisturbed: the verdicts show.
         let mut p = page();
         p.data(verdicts_table(&Outcome::default()));
         let html = p.render();
-        assert!(html.contains("<td class=\"met\">met</td>") && !html.contains("not judged: disturbed"), "{html}");
+        assert!(
+            html.contains("<td class=\"met\">met</td>") && !html.contains("not judged: disturbed"),
+            "{html}"
+        );
     }
 
     #[test]
@@ -463,7 +532,11 @@ mod tests {
         let typed = Warning::run(crate::report::outcome::WarningKind::Collapse, warning.clone());
         p.outcome(false, &[disturbed.clone(), disturbed.clone()], &[], &[typed]);
         // The CLI's printed copies come back through `warnings`, with its prefixes.
-        p.warnings(vec![format!("schedlab: warning: {warning}"), format!("warning: {disturbed}"), format!("{warning}  ")]);
+        p.warnings(vec![
+            format!("schedlab: warning: {warning}"),
+            format!("warning: {disturbed}"),
+            format!("{warning}  "),
+        ]);
         let html = p.render();
         assert_eq!(html.matches("collapses").count(), 1, "{html}");
         assert_eq!(html.matches("other processes used").count(), 1, "{html}");
@@ -482,7 +555,8 @@ mod tests {
     #[test]
     fn a_table_with_markup_is_shown_as_text() {
         let mut p = page();
-        p.table("<b>heading</b>", "a <script>alert(1)</script> & b").warnings(vec!["<img src=x>".into()]);
+        p.table("<b>heading</b>", "a <script>alert(1)</script> & b")
+            .warnings(vec!["<img src=x>".into()]);
         let html = p.render();
         assert!(!html.contains("<script"), "{html}");
         assert!(!html.contains("<img"), "{html}");
@@ -495,22 +569,39 @@ mod tests {
         let svg = "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"><rect id=\"r\"/></svg>";
         let flame = "<svg xmlns=\"http://www.w3.org/2000/svg\"><script><![CDATA[var a = document.getElementById('x');]]></script></svg>";
         let mut p = page();
-        p.figures(vec![("chart".into(), svg.into())]).interactive("flame", flame).trace(Path::new("t.json"));
+        p.figures(vec![("chart".into(), svg.into())])
+            .interactive("flame", flame)
+            .trace(Path::new("t.json"));
         let html = p.render();
-        assert!(html.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\""), "the chart is inline markup");
+        assert!(
+            html.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\""),
+            "the chart is inline markup"
+        );
         assert!(!html.contains("<?xml"));
         assert!(!html.contains("<img"), "no image is loaded from a file");
-        assert!(html.contains("src=\"data:image/svg+xml;charset=utf-8,%3Csvg"), "the flamegraph is a data: URL");
+        assert!(
+            html.contains("src=\"data:image/svg+xml;charset=utf-8,%3Csvg"),
+            "the flamegraph is a data: URL"
+        );
         assert!(!html.contains("<script"), "the flamegraph's script stays inside its own document");
         // The only http(s) text besides SVG namespaces: none (Perfetto is named, not fetched).
-        let outside_namespaces = html.replace("http://www.w3.org/2000/svg", "").replace("http%3A", "");
-        assert!(!outside_namespaces.contains("http://") && !outside_namespaces.contains("https://"), "{outside_namespaces}");
+        let outside_namespaces =
+            html.replace("http://www.w3.org/2000/svg", "").replace("http%3A", "");
+        assert!(
+            !outside_namespaces.contains("http://") && !outside_namespaces.contains("https://"),
+            "{outside_namespaces}"
+        );
         assert!(!html.contains(" src=\"http") && !html.contains("href=\"http"));
         assert!(html.contains("ui.perfetto.dev"));
         assert_eq!(svg_height(svg), Some(10));
         assert_eq!(svg_height(flame), None);
         let guarded = with_history_guard(flame);
-        assert!(guarded.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\"><script><![CDATA[(function(){var keep"), "{guarded}");
+        assert!(
+            guarded.starts_with(
+                "<svg xmlns=\"http://www.w3.org/2000/svg\"><script><![CDATA[(function(){var keep"
+            ),
+            "{guarded}"
+        );
         assert!(html.contains("href=\"file:///"));
     }
 

@@ -6,19 +6,35 @@
 
 use super::charts::ChartError;
 use super::contract::{Warning, WarningKind};
-use crate::experiment::kernel::inject::{InjectKernel, InjectReport, Interval, CAL_ITERS};
 use super::table::{Cell, Table, Verdict};
+use crate::experiment::kernel::inject::{InjectKernel, InjectReport, Interval, CAL_ITERS};
 
 /// The kernel, its device and the machine's load, then the workload every phase ran.
 fn run_tables(r: &InjectReport) -> [Table; 2] {
-    let mut kernel = Table::new("The kernel and the machine's load", &[("kernel release", ""), ("device", ""), ("load before", ""), ("load after", "")]);
-    kernel.row(vec![Cell::text(r.kernel_release.clone()), Cell::text(r.device.clone()), Cell::opt(r.load_before, 2), Cell::opt(r.load_after, 2)]);
+    let mut kernel = Table::new(
+        "The kernel and the machine's load",
+        &[("kernel release", ""), ("device", ""), ("load before", ""), ("load after", "")],
+    );
+    kernel.row(vec![
+        Cell::text(r.kernel_release.clone()),
+        Cell::text(r.device.clone()),
+        Cell::opt(r.load_before, 2),
+        Cell::opt(r.load_after, 2),
+    ]);
     kernel.note("load: the 1-minute load average");
     for f in r.failures.iter().chain(&r.output_failures) {
         kernel.note(format!("failed: {f}"));
     }
     let c = &r.config;
-    let columns = [("jobs", ""), ("rw", ""), ("bs", "sectors"), ("iodepth", ""), ("ioengine", ""), ("groups", ""), ("cycles per cost", "")];
+    let columns = [
+        ("jobs", ""),
+        ("rw", ""),
+        ("bs", "sectors"),
+        ("iodepth", ""),
+        ("ioengine", ""),
+        ("groups", ""),
+        ("cycles per cost", ""),
+    ];
     let mut workload = Table::new("The workload", &columns);
     workload.row(vec![
         Cell::num(c.threads as f64, 0),
@@ -30,23 +46,44 @@ fn run_tables(r: &InjectReport) -> [Table; 2] {
         Cell::num(r.inject.cycles as f64, 0),
     ]);
     workload.note(format!("bs: sectors of 512 B ({} B a request)", c.bs_sectors * 512));
-    workload.note("bfq (slice_idle 0, low_latency 0); a cycle: 3 phases of 200 ms (nothing, inside, outside)");
+    workload.note(
+        "bfq (slice_idle 0, low_latency 0); a cycle: 3 phases of 200 ms (nothing, inside, outside)",
+    );
     [kernel, workload]
 }
 
 /// The sites as verified, the loop as calibrated in place and what the probe costs.
 fn probe_tables(k: &InjectKernel) -> [Table; 3] {
     let v = &k.verification;
-    let mut sites = Table::new("The sites, verified", &[("site", ""), ("tracepoint", ""), ("hits", ""), ("BFQ's lock held", "hits")]);
-    sites.row(vec![Cell::text("inside"), Cell::text("block_rq_insert"), Cell::num(v.inside_hits as f64, 0), Cell::num(v.inside_held as f64, 0)]);
-    sites.row(vec![Cell::text("outside"), Cell::text("block_getrq"), Cell::num(v.outside_hits as f64, 0), Cell::num(v.outside_held as f64, 0)]);
+    let mut sites = Table::new(
+        "The sites, verified",
+        &[("site", ""), ("tracepoint", ""), ("hits", ""), ("BFQ's lock held", "hits")],
+    );
+    sites.row(vec![
+        Cell::text("inside"),
+        Cell::text("block_rq_insert"),
+        Cell::num(v.inside_hits as f64, 0),
+        Cell::num(v.inside_held as f64, 0),
+    ]);
+    sites.row(vec![
+        Cell::text("outside"),
+        Cell::text("block_getrq"),
+        Cell::num(v.outside_hits as f64, 0),
+        Cell::num(v.outside_held as f64, 0),
+    ]);
     sites.note(format!(
         "BFQ's lock {:#x}: held on {:.2} % of the inside hits, {:.2} % of the outside ones",
         v.lock_addr,
         100.0 * v.inside_held_frac(),
         100.0 * v.outside_held_frac()
     ));
-    let columns = [("per iteration", "ns"), ("loop", "ns"), ("empty nsecs pair", "ns"), ("loop mean", "ns"), ("pair mean", "ns")];
+    let columns = [
+        ("per iteration", "ns"),
+        ("loop", "ns"),
+        ("empty nsecs pair", "ns"),
+        ("loop mean", "ns"),
+        ("pair mean", "ns"),
+    ];
     let mut lp = Table::new("The loop, calibrated in place", &columns);
     lp.row(vec![
         Cell::num(k.ns_per_iter, 3),
@@ -55,8 +92,11 @@ fn probe_tables(k: &InjectKernel) -> [Table; 3] {
         Cell::num(v.cal_loop_avg_ns as f64, 0),
         Cell::num(v.cal_empty_avg_ns as f64, 0),
     ]);
-    lp.note(format!("{CAL_ITERS} iterations; shortest times, and their means (interrupts included)"));
-    let mut probe = Table::new("The probe", &[("unattached before", "IOPS"), ("unattached after", "IOPS")]);
+    lp.note(format!(
+        "{CAL_ITERS} iterations; shortest times, and their means (interrupts included)"
+    ));
+    let mut probe =
+        Table::new("The probe", &[("unattached before", "IOPS"), ("unattached after", "IOPS")]);
     probe.row(vec![Cell::opt(k.iops_unattached_before, 0), Cell::opt(k.iops_unattached_after, 0)]);
     probe.note(match k.probe_cost_pct() {
         Some(p) => format!("the attached program costs {p:.1} % of the unattached IOPS"),
@@ -69,20 +109,36 @@ fn probe_tables(k: &InjectKernel) -> [Table; 3] {
 /// the model's, each with its interval, a line at 1 (no difference), and the provenance line.
 pub fn inject_svg(r: &InjectReport) -> Result<String, ChartError> {
     use plotters::prelude::*;
-    let lock = if r.config.model_lock == schedlab_core::LockKind::FairSpin { "fair-spin" } else { "parking-lot" };
+    let lock = if r.config.model_lock == schedlab_core::LockKind::FairSpin {
+        "fair-spin"
+    } else {
+        "parking-lot"
+    };
     let model_label = format!("model ({}, {lock})", r.model_entry);
     let series: [(&str, Vec<(f64, Interval)>); 2] = [
-        ("kernel (bpftrace in BFQ)", r.side_by_side.iter().filter_map(|s| s.kernel.map(|k| (s.cost_ns as f64 / 1e3, k))).collect()),
+        (
+            "kernel (bpftrace in BFQ)",
+            r.side_by_side
+                .iter()
+                .filter_map(|s| s.kernel.map(|k| (s.cost_ns as f64 / 1e3, k)))
+                .collect(),
+        ),
         (
             &model_label,
-            r.side_by_side.iter().filter_map(|s| s.model.map(|m| (s.cost_ns as f64 / 1e3, m))).collect(),
+            r.side_by_side
+                .iter()
+                .filter_map(|s| s.model.map(|m| (s.cost_ns as f64 / 1e3, m)))
+                .collect(),
         ),
     ];
     if series.iter().all(|(_, v)| v.is_empty()) {
         return Err(ChartError::NothingToDraw("nothing to draw: no finished measurement"));
     }
     let x_max = r.inject.costs_ns.iter().copied().max().unwrap_or(1).max(1) as f64 / 1e3 * 1.1;
-    let ys = series.iter().flat_map(|(_, v)| v.iter().flat_map(|(_, i)| [i.lo, i.hi, i.value])).filter(|y| y.is_finite());
+    let ys = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().flat_map(|(_, i)| [i.lo, i.hi, i.value]))
+        .filter(|y| y.is_finite());
     let (lo, hi) = ys.fold((1.0f64, 1.0f64), |(a, b), y| (a.min(y), b.max(y)));
     let pad = ((hi - lo) * 0.1).max(0.02);
     let (width, height) = (super::charts::WIDTH, 400u32);
@@ -92,7 +148,10 @@ pub fn inject_svg(r: &InjectReport) -> Result<String, ChartError> {
         root.fill(&WHITE)?;
         let (plot, footer) = root.split_vertically(height - 24);
         let mut chart = ChartBuilder::on(&plot)
-            .caption(format!("Inside ÷ outside BFQ's lock, {} jobs: kernel and model", r.config.threads), ("sans-serif", 16))
+            .caption(
+                format!("Inside ÷ outside BFQ's lock, {} jobs: kernel and model", r.config.threads),
+                ("sans-serif", 16),
+            )
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(56)
@@ -116,14 +175,25 @@ pub fn inject_svg(r: &InjectReport) -> Result<String, ChartError> {
                     let x = x + dx;
                     [
                         PathElement::new(vec![(x, i.lo), (x, i.hi)], c.stroke_width(2)),
-                        PathElement::new(vec![(x - tick, i.lo), (x + tick, i.lo)], c.stroke_width(2)),
-                        PathElement::new(vec![(x - tick, i.hi), (x + tick, i.hi)], c.stroke_width(2)),
+                        PathElement::new(
+                            vec![(x - tick, i.lo), (x + tick, i.lo)],
+                            c.stroke_width(2),
+                        ),
+                        PathElement::new(
+                            vec![(x - tick, i.hi), (x + tick, i.hi)],
+                            c.stroke_width(2),
+                        ),
                     ]
                 }))?
                 .label(*name)
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
-            chart.draw_series(pts.iter().map(|(x, i)| Circle::new((x + dx, i.value), 4, c.filled())))?;
-            chart.draw_series(LineSeries::new(pts.iter().map(|(x, i)| (x + dx, i.value)), c.mix(0.6)))?;
+            chart.draw_series(
+                pts.iter().map(|(x, i)| Circle::new((x + dx, i.value), 4, c.filled())),
+            )?;
+            chart.draw_series(LineSeries::new(
+                pts.iter().map(|(x, i)| (x + dx, i.value)),
+                c.mix(0.6),
+            ))?;
         }
         chart
             .configure_series_labels()
@@ -132,8 +202,11 @@ pub fn inject_svg(r: &InjectReport) -> Result<String, ChartError> {
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK.mix(0.3))
             .draw()?;
-        footer
-            .draw(&Text::new(super::charts::provenance_line(&r.provenance, r.config.model_lock.name()), (8, 6), ("sans-serif", 12).into_font().color(&BLACK.mix(0.75))))?;
+        footer.draw(&Text::new(
+            super::charts::provenance_line(&r.provenance, r.config.model_lock.name()),
+            (8, 6),
+            ("sans-serif", 12).into_font().color(&BLACK.mix(0.75)),
+        ))?;
         root.present()?;
     }
     Ok(svg)
@@ -231,20 +304,42 @@ impl super::contract::Report for InjectReport {
         tables.push(side);
         let ks = self.kernel.as_ref().map(|k| k.slopes.clone()).unwrap_or_default();
         let ms = &self.model_slopes;
-        let mut slopes = Table::new("Slopes: throughput per µs of cost, as a share of the nothing phase's", &[("", ""), ("inside", "%/µs"), ("outside", "%/µs"), ("inside ÷ outside", "%/µs")]);
+        let mut slopes = Table::new(
+            "Slopes: throughput per µs of cost, as a share of the nothing phase's",
+            &[("", ""), ("inside", "%/µs"), ("outside", "%/µs"), ("inside ÷ outside", "%/µs")],
+        );
         for (name, s) in [("kernel", &ks), ("model", ms)] {
             let pct = |v: Option<f64>| Cell::opt(v.map(|v| 100.0 * v), 2);
-            slopes.row(vec![Cell::text(name), pct(s.inside_per_us), pct(s.outside_per_us), pct(s.ratio_per_us)]);
+            slopes.row(vec![
+                Cell::text(name),
+                pct(s.inside_per_us),
+                pct(s.outside_per_us),
+                pct(s.ratio_per_us),
+            ]);
         }
         tables.push(slopes);
         let j = &self.judgement;
-        let columns = [("figure", ""), ("kernel", ""), ("model", ""), ("null model", ""), ("verdict", "")];
-        let mut judged = Table::new("The seeds' experiment, judged against a lock-free null model", &columns);
+        let columns =
+            [("figure", ""), ("kernel", ""), ("model", ""), ("null model", ""), ("verdict", "")];
+        let mut judged =
+            Table::new("The seeds' experiment, judged against a lock-free null model", &columns);
         for f in &j.figures {
             let slope = f.figure.contains("slope");
-            let num = |v: Option<f64>| if slope { Cell::opt(v.map(|v| 100.0 * v), 2) } else { Cell::opt(v, 3) };
+            let num = |v: Option<f64>| {
+                if slope {
+                    Cell::opt(v.map(|v| 100.0 * v), 2)
+                } else {
+                    Cell::opt(v, 3)
+                }
+            };
             let verdict = super::kernel::figure_verdict_cell(&f.verdict, judge);
-            judged.row(vec![Cell::text(&f.figure), num(f.kernel), num(f.model), num(f.null), verdict]);
+            judged.row(vec![
+                Cell::text(&f.figure),
+                num(f.kernel),
+                num(f.model),
+                num(f.null),
+                verdict,
+            ]);
         }
         // Each band once, with the figures judged on it (a column of them would not fit).
         let mut bands: Vec<&str> = Vec::new();
@@ -254,10 +349,12 @@ impl super::contract::Report for InjectReport {
             }
         }
         for band in bands {
-            let figures: Vec<&str> = j.figures.iter().filter(|f| f.band == band).map(|f| f.figure.as_str()).collect();
+            let figures: Vec<&str> =
+                j.figures.iter().filter(|f| f.band == band).map(|f| f.figure.as_str()).collect();
             judged.note(format!("band of {}: {band}", figures.join(", ")));
         }
-        let null_t = j.null_us_per_io.map_or_else(|| "-".into(), |t| format!("{t:.2} µs per I/O per job"));
+        let null_t =
+            j.null_us_per_io.map_or_else(|| "-".into(), |t| format!("{t:.2} µs per I/O per job"));
         judged.note(format!("null model: no lock, the cost only adds CPU time; {null_t}"));
         judged.note(if judge.judges() {
             j.summary_line()
@@ -269,7 +366,11 @@ impl super::contract::Report for InjectReport {
     }
 
     fn charts(&self) -> Vec<super::contract::Chart> {
-        vec![super::contract::Chart::new("inside ÷ outside against the injected cost", inject_svg(self)).beside(RATIOS)]
+        vec![super::contract::Chart::new(
+            "inside ÷ outside against the injected cost",
+            inject_svg(self),
+        )
+        .beside(RATIOS)]
     }
 
     fn outcome(&self) -> super::contract::Outcome {
@@ -278,7 +379,11 @@ impl super::contract::Report for InjectReport {
             warnings: self.warnings.iter().map(|w| inject_warning(w)).collect(),
             // Told on stderr as they were collected (`experiment::kernel::inject::run`).
             failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
-            failed_outputs: if self.output_failures.is_empty() { vec![] } else { vec![String::new()] },
+            failed_outputs: if self.output_failures.is_empty() {
+                vec![]
+            } else {
+                vec![String::new()]
+            },
             ..Default::default()
         }
     }
@@ -305,23 +410,32 @@ const RATIOS: &str = "Inside ÷ outside: the kernel beside the model";
 mod tests {
     use crate::driver::completion::CompletionMode;
     use crate::driver::workload::Rw;
-    use crate::experiment::kernel::inject::{self as k, InjectConfig, InjectKernel, InjectReport, InjectRow, KernelSettings, Slopes};
+    use crate::experiment::kernel::inject::{
+        self as k, InjectConfig, InjectKernel, InjectReport, InjectRow, KernelSettings, Slopes,
+    };
     use crate::files::provenance::Provenance;
     use crate::report::contract::{renderings_agree, Report, View};
 
     fn fixture(name: &str) -> String {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kernel/inject-2jobs").join(name);
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/kernel/inject-2jobs")
+            .join(name);
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
     /// The recorded run of `fixtures/kernel/inject-2jobs` (2 jobs, 60 cycles of 0, 500, 1000 and
     /// 2000 ns), with no model, as `schedlab kernel --inject --no-model` reports it.
     fn recorded() -> InjectReport {
-        let verification = k::parse_verification(&fixture("verify.json"), &[0xffff88841dbb54b8]).unwrap();
+        let verification =
+            k::parse_verification(&fixture("verify.json"), &[0xffff88841dbb54b8]).unwrap();
         let phases = k::parse_phases(&fixture("phases.json")).unwrap();
         let costs_ns = vec![0, 500, 1000, 2000];
         let costs = k::kernel_costs(&costs_ns, &[0, 462, 925, 1849], &k::cycles(&phases));
-        let slopes = Slopes { inside_per_us: Some(-0.012), outside_per_us: Some(-0.0105), ratio_per_us: Some(-0.0021) };
+        let slopes = Slopes {
+            inside_per_us: Some(-0.012),
+            outside_per_us: Some(-0.0105),
+            ratio_per_us: Some(-0.0021),
+        };
         let kernel = InjectKernel {
             ns_per_iter: verification.ns_per_iter(),
             verification,
@@ -334,7 +448,8 @@ mod tests {
         let side_by_side: Vec<InjectRow> = costs_ns
             .iter()
             .map(|&cost_ns| {
-                let ratio = kernel.costs.iter().find(|c| c.cost_ns == cost_ns).and_then(|c| c.ratio);
+                let ratio =
+                    kernel.costs.iter().find(|c| c.cost_ns == cost_ns).and_then(|c| c.ratio);
                 InjectRow { cost_ns, kernel: ratio, model: None, model_within: None }
             })
             .collect();
@@ -359,7 +474,15 @@ mod tests {
             model_completion: CompletionMode::Context,
             model_outside_ns: None,
         };
-        let inject = InjectConfig { costs_ns, cycles: 60, raw_dir: None, model_from_file: None, model_from: None, kernel_from_file: None, kernel_from: None };
+        let inject = InjectConfig {
+            costs_ns,
+            cycles: 60,
+            raw_dir: None,
+            model_from_file: None,
+            model_from: None,
+            kernel_from_file: None,
+            kernel_from: None,
+        };
         InjectReport {
             provenance: Provenance::collect(),
             kernel_release: "6.18.44".into(),
@@ -389,7 +512,18 @@ mod tests {
         let text = report.text(View::default());
         let widest = crate::report::contract::widest_line(&text, 1);
         assert!(widest <= 130, "a line of {widest} columns:\n{text}");
-        for said in ["6.18.44", "block_rq_insert", "281595", "2193", "91234", "The kernel, per injected cost", "1.037", "Slopes", "null model", "the machine was loaded"] {
+        for said in [
+            "6.18.44",
+            "block_rq_insert",
+            "281595",
+            "2193",
+            "91234",
+            "The kernel, per injected cost",
+            "1.037",
+            "Slopes",
+            "null model",
+            "the machine was loaded",
+        ] {
             assert!(text.contains(said), "{said:?} is not in the text:\n{text}");
         }
     }

@@ -6,10 +6,10 @@
 
 use super::contract::{Judge, Scope, Warning, WarningKind};
 use super::table::{Cell, Table, Verdict};
+use crate::driver::workload::OTHERS_DISTURB_CPUS;
 use crate::experiment::kernel::fidelity::{FidelityRow, Verdict as FigureVerdict};
 use crate::experiment::kernel::rows::{ElevatorCost, KernelRow, ModelRow};
 use crate::experiment::kernel::sites::SiteCalibration;
-use crate::driver::workload::OTHERS_DISTURB_CPUS;
 use crate::experiment::kernel::{KernelReport, KernelSched, ModelOutside};
 
 /// A CPU per I/O of 0 is one that was not measured.
@@ -773,7 +773,8 @@ mod tests {
         ];
         let elevator = rows::ElevatorCost::of(&profiled);
         let own = vec![("insert".to_string(), 0.21)];
-        let sites = SiteCalibration::of(&SiteSamples::of(&folded).unwrap(), 9.45, Some(waits), None, own);
+        let sites =
+            SiteCalibration::of(&SiteSamples::of(&folded).unwrap(), 9.45, Some(waits), None, own);
         let side_by_side = vec![
             SideBySide {
                 what: "bfq ÷ none, IOPS".into(),

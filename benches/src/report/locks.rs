@@ -107,10 +107,12 @@ fn summary(key_columns: &[(&str, &str)], sets: &[LockSet]) -> Table {
             ));
         }
     }
-    t.note("wait: per contended acquisition; hold: per acquisition; occupancy: hold total ÷ the \
+    t.note(
+        "wait: per contended acquisition; hold: per acquisition; occupancy: hold total ÷ the \
         measured time (a class of many locks, as stats-sum, may pass 100 %). Acquisitions, \
         contentions and owner changes are exact; wait and hold figures are estimated from sampled \
-        waits and holds unless the tables of waits and holds say every one was timed (one in 1).");
+        waits and holds unless the tables of waits and holds say every one was timed (one in 1).",
+    );
     t.scale_time_columns();
     t
 }
@@ -157,8 +159,10 @@ fn waits(key_columns: &[(&str, &str)], sets: &[LockSet]) -> Table {
             ));
         }
     }
-    t.note("timed: the waits the figures rest on, one in so many contended acquisitions (1: every \
-        wait timed, exact); the total is their mean × the contentions.");
+    t.note(
+        "timed: the waits the figures rest on, one in so many contended acquisitions (1: every \
+        wait timed, exact); the total is their mean × the contentions.",
+    );
     t.scale_time_columns();
     t
 }
@@ -194,8 +198,10 @@ fn holds(key_columns: &[(&str, &str)], sets: &[LockSet]) -> Table {
             ));
         }
     }
-    t.note("timed: the holds the figures rest on, one in so many acquisitions (1: every hold \
-        timed, exact); the total is their mean × the acquisitions.");
+    t.note(
+        "timed: the holds the figures rest on, one in so many acquisitions (1: every hold \
+        timed, exact); the total is their mean × the acquisitions.",
+    );
     t.scale_time_columns();
     t
 }
@@ -231,8 +237,10 @@ fn by_path(key_columns: &[(&str, &str)], sets: &[LockSet]) -> Table {
             }
         }
     }
-    t.note("of holds, of waits: the path's part of the class's hold and wait time (estimated like \
-        them when sampled).");
+    t.note(
+        "of holds, of waits: the path's part of the class's hold and wait time (estimated like \
+        them when sampled).",
+    );
     t.scale_time_columns();
     t
 }
@@ -308,8 +316,10 @@ fn sampled_estimates(key_columns: &[(&str, &str)], sets: &[LockSet]) -> Table {
             }
         }
     }
-    t.note("Exact mode times every hold and wait; the sampled mode's estimate from the same run \
-        (the ones its sampler picked, scaled the same way) shows how far the default mode is off.");
+    t.note(
+        "Exact mode times every hold and wait; the sampled mode's estimate from the same run \
+        (the ones its sampler picked, scaled the same way) shows how far the default mode is off.",
+    );
     t
 }
 

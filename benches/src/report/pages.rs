@@ -54,8 +54,8 @@ impl super::contract::Report for FlamegraphReport {
     }
 
     fn tables(&self, _judge: super::contract::Judge) -> Vec<super::table::Table> {
-        use crate::driver::profile::Category;
         use super::table::{Cell, Table};
+        use crate::driver::profile::Category;
         let mut t = Table::new(
             "Where the time goes (percent of on-CPU samples)",
             &[
@@ -76,7 +76,10 @@ impl super::contract::Report for FlamegraphReport {
         );
         // A share read from tens of samples says little: its interval says how little.
         let interval = |i: Option<crate::stats::Interval>| {
-            i.map_or_else(|| Cell::missing("not estimable: no samples"), |i| Cell::text(format!("{:.1} to {:.1}", i.lo, i.hi)))
+            i.map_or_else(
+                || Cell::missing("not estimable: no samples"),
+                |i| Cell::text(format!("{:.1} to {:.1}", i.lo, i.hi)),
+            )
         };
         for (name, s) in self.table_rows() {
             t.row(vec![
@@ -103,7 +106,12 @@ impl super::contract::Report for FlamegraphReport {
     fn charts(&self) -> Vec<super::contract::Chart> {
         self.svgs
             .iter()
-            .map(|(title, svg)| super::contract::Chart { title: title.clone(), svg: Ok(svg.clone()), interactive: true, beside: None })
+            .map(|(title, svg)| super::contract::Chart {
+                title: title.clone(),
+                svg: Ok(svg.clone()),
+                interactive: true,
+                beside: None,
+            })
             .collect()
     }
 
@@ -114,7 +122,12 @@ impl super::contract::Report for FlamegraphReport {
     fn outcome(&self) -> super::contract::Outcome {
         super::contract::Outcome {
             interrupted: self.interrupted,
-            failed_checks: if self.all_consistent() { vec![] } else { vec!["a profiled run failed its end-of-run checks (see `schedlab run --variant V`)".into()] },
+            failed_checks: if self.all_consistent() {
+                vec![]
+            } else {
+                vec!["a profiled run failed its end-of-run checks (see `schedlab run --variant V`)"
+                    .into()]
+            },
             failed_runs: self.run_failures.iter().map(|_| String::new()).collect(),
             failed_outputs: self.write_failures.iter().map(|_| String::new()).collect(),
             ..Default::default()
@@ -168,20 +181,36 @@ impl super::contract::Report for TraceSummaryPage {
     fn tables(&self, _judge: super::contract::Judge) -> Vec<super::table::Table> {
         use super::table::{Cell, Table};
         let o = &self.report.overview;
-        let mut trace = Table::new("The trace", &[("file", ""), ("slices", ""), ("instant events", ""), ("span", "ms")]);
+        let mut trace = Table::new(
+            "The trace",
+            &[("file", ""), ("slices", ""), ("instant events", ""), ("span", "ms")],
+        );
         trace.row(vec![
             Cell::text(self.file.display().to_string()),
             Cell::num(o.slices as f64, 0),
             Cell::num(o.instants as f64, 0),
             Cell::num(o.span_ms, 1),
         ]);
-        let mut tracks = Table::new("Tracks", &[("thread", ""), ("name", ""), ("slices", ""), ("instant events", "")]);
+        let mut tracks = Table::new(
+            "Tracks",
+            &[("thread", ""), ("name", ""), ("slices", ""), ("instant events", "")],
+        );
         for t in &o.tracks {
-            tracks.row(vec![Cell::num(t.tid as f64, 0), Cell::text(t.name.clone()), Cell::num(t.slices as f64, 0), Cell::num(t.instants as f64, 0)]);
+            tracks.row(vec![
+                Cell::num(t.tid as f64, 0),
+                Cell::text(t.name.clone()),
+                Cell::num(t.slices as f64, 0),
+                Cell::num(t.instants as f64, 0),
+            ]);
         }
-        let mut names = Table::new("Slices by name", &[("slice", ""), ("count", ""), ("mean", "µs")]);
+        let mut names =
+            Table::new("Slices by name", &[("slice", ""), ("count", ""), ("mean", "µs")]);
         for n in &o.by_name {
-            names.row(vec![Cell::text(n.name.clone()), Cell::num(n.count as f64, 0), Cell::num(n.mean_us, 2)]);
+            names.row(vec![
+                Cell::text(n.name.clone()),
+                Cell::num(n.count as f64, 0),
+                Cell::num(n.mean_us, 2),
+            ]);
         }
         let mut locks = Table::new(
             "Locks in the trace",
@@ -230,7 +259,11 @@ impl super::contract::Report for TraceSummaryPage {
     }
 
     fn charts(&self) -> Vec<super::contract::Chart> {
-        self.report.drawings.iter().map(|(title, svg)| super::contract::Chart::new(title.clone(), Ok(svg.clone()))).collect()
+        self.report
+            .drawings
+            .iter()
+            .map(|(title, svg)| super::contract::Chart::new(title.clone(), Ok(svg.clone())))
+            .collect()
     }
 
     fn svg_chart(&self) -> Option<super::contract::Chart> {
@@ -243,8 +276,18 @@ impl super::contract::Report for TraceSummaryPage {
 
     fn outcome(&self) -> super::contract::Outcome {
         super::contract::Outcome {
-            failed_checks: if self.report.overlapping() { vec![format!("{}: two holds of one lock overlap", self.file.display())] } else { vec![] },
-            failed_outputs: self.report.write_failures.iter().map(|_| String::new()).chain(self.report.not_drawn.iter().cloned()).collect(),
+            failed_checks: if self.report.overlapping() {
+                vec![format!("{}: two holds of one lock overlap", self.file.display())]
+            } else {
+                vec![]
+            },
+            failed_outputs: self
+                .report
+                .write_failures
+                .iter()
+                .map(|_| String::new())
+                .chain(self.report.not_drawn.iter().cloned())
+                .collect(),
             ..Default::default()
         }
     }
@@ -292,8 +335,17 @@ mod tests {
         // The summary was printed twice on the page (a prose block and the terminal text):
         // now the page draws tables only, and the text is drawn from the same tables.
         let html = page.page(View::default()).render();
-        assert_eq!(html.matches("Slices by name").count(), 2, "a table and its copy in the folded text");
-        assert!(text.contains("bfq_insert_request") && text.contains("job-1") && text.ends_with("wrote x.svg\n"), "{text}");
+        assert_eq!(
+            html.matches("Slices by name").count(),
+            2,
+            "a table and its copy in the folded text"
+        );
+        assert!(
+            text.contains("bfq_insert_request")
+                && text.contains("job-1")
+                && text.ends_with("wrote x.svg\n"),
+            "{text}"
+        );
         let json: serde_json::Value = serde_json::from_str(&page.json(None).unwrap()).unwrap();
         assert_eq!(json["overview"]["by_name"][0]["name"], "bfq_insert_request");
         assert_eq!(json["overview"]["slices"], 4);

@@ -5,14 +5,13 @@
 //! ([`super::contract::text_of_tables`]). The chart of the predicted curve is
 //! [`super::charts::predict_curve_svg`].
 
+use super::charts::ChartError;
+use super::contract::Judge;
+use super::table::{Cell, Table, Verdict};
 use crate::experiment::predict::{curves, entry, PredictReport, ValidationReport};
 use crate::model::topology::Topology;
 use crate::model::{CalibrationSet, Prediction, Wanted};
-use super::charts::ChartError;
-use super::contract::Judge;
 use crate::stats::{median, GoalVerdict, Interval};
-use super::table::{Cell, Table, Verdict};
-
 
 /// The machine modelled beside the machine calibrated on, where that is another: a row per
 /// figure of the profile, its unit in a column of its own.
@@ -45,7 +44,9 @@ fn machine_table(topo: &Topology, set: &CalibrationSet) -> Table {
         t.row(row);
     }
     let interruptions = |m: &Topology| match &m.interruptions {
-        Some(int) if int.rate_per_s > 0.0 && !int.durations_ns.is_empty() => Cell::num(int.rate_per_s, 0),
+        Some(int) if int.rate_per_s > 0.0 && !int.durations_ns.is_empty() => {
+            Cell::num(int.rate_per_s, 0)
+        }
         _ => Cell::missing("none modelled"),
     };
     let mut row = vec![Cell::text("interruptions per CPU"), interruptions(topo)];
@@ -78,14 +79,25 @@ fn machine_table(topo: &Topology, set: &CalibrationSet) -> Table {
 /// lines` per lock, lines pulled when the previous holder ran on another CPU).
 fn calibration_tables(set: &CalibrationSet, wanted: &Wanted) -> [Table; 2] {
     let key = [("variant", ""), ("lock", ""), ("path", "")];
-    let alone = [("one job", "ns/request"), ("loop", "ns"), ("relay measured", ""), ("anomalies", "")];
-    let mut jobs = Table::new("Calibration: one job alone (single-threaded)", &[&key[..], &alone].concat());
+    let alone =
+        [("one job", "ns/request"), ("loop", "ns"), ("relay measured", ""), ("anomalies", "")];
+    let mut jobs =
+        Table::new("Calibration: one job alone (single-threaded)", &[&key[..], &alone].concat());
     let sections = [("call", ""), ("locks held", "ns×lines"), ("outside the locks", "ns×lines")];
-    let mut calls = Table::new("Calibration: each call's sections (two processes)", &[&key[..], &sections].concat());
+    let mut calls = Table::new(
+        "Calibration: each call's sections (two processes)",
+        &[&key[..], &sections].concat(),
+    );
     let mut unrelayed = Vec::new();
     for (v, lock, insert) in wanted.entries() {
         let Some(c) = set.find(v, lock, insert) else { continue };
-        let config = || vec![Cell::text(c.variant.clone()), Cell::text(c.lock.name()), Cell::text(c.insert.clone())];
+        let config = || {
+            vec![
+                Cell::text(c.variant.clone()),
+                Cell::text(c.lock.name()),
+                Cell::text(c.insert.clone()),
+            ]
+        };
         let relayed = c.relayed || set.machine.cpus() <= 1;
         if !relayed {
             unrelayed.push(entry(&c.variant, &c.insert));
@@ -103,12 +115,17 @@ fn calibration_tables(set: &CalibrationSet, wanted: &Wanted) -> [Table; 2] {
                 .segments
                 .iter()
                 .filter_map(|s| {
-                    let p = if s.probability < 0.995 { format!(" p{:.2}", s.probability) } else { String::new() };
+                    let p = if s.probability < 0.995 {
+                        format!(" p{:.2}", s.probability)
+                    } else {
+                        String::new()
+                    };
                     s.lock.as_ref().map(|l| format!("{l} {:.0}×{:.1}{p}", s.ns, s.lines))
                 })
                 .collect();
             let free: f64 = m.segments.iter().filter(|s| s.lock.is_none()).map(|s| s.ns).sum();
-            let free_lines: f64 = m.segments.iter().filter(|s| s.lock.is_none()).map(|s| s.lines).sum();
+            let free_lines: f64 =
+                m.segments.iter().filter(|s| s.lock.is_none()).map(|s| s.lines).sum();
             let mut row = config();
             row.extend([
                 Cell::text(m.call.name()),
@@ -137,20 +154,33 @@ fn predicted_table(predictions: &[Prediction], threads: &[usize]) -> Table {
     columns.extend(names.iter().map(|n| (n.as_str(), "KIOPS")));
     let mut t = Table::new(PREDICTED, &columns);
     for (name, lock, outside_ns) in curves(predictions) {
-        let mut row = vec![Cell::text(name.clone()), Cell::text(lock.name()), Cell::num(outside_ns as f64, 0)];
+        let mut row = vec![
+            Cell::text(name.clone()),
+            Cell::text(lock.name()),
+            Cell::num(outside_ns as f64, 0),
+        ];
         for &n in threads {
-            let at = predictions.iter().find(|q| entry(&q.variant, &q.insert) == name && q.lock == lock && q.outside_ns == outside_ns && q.result.threads == n);
+            let at = predictions.iter().find(|q| {
+                entry(&q.variant, &q.insert) == name
+                    && q.lock == lock
+                    && q.outside_ns == outside_ns
+                    && q.result.threads == n
+            });
             row.push(at.map_or_else(|| Cell::missing("-"), |q| Cell::num(q.result.kiops, 0)));
         }
         t.row(row);
     }
     t.note("@n: at n threads; a discrete-event simulation calibrated on single-threaded runs");
     if let Some(i) = predictions.first().map(|p| p.inject).filter(|i| i.ns > 0) {
-        t.note(format!("injected: {} ns per request {} the scheduler lock (--inject-ns, --at {})", i.ns, i.at.name(), i.at.name()));
+        t.note(format!(
+            "injected: {} ns per request {} the scheduler lock (--inject-ns, --at {})",
+            i.ns,
+            i.at.name(),
+            i.at.name()
+        ));
     }
     t
 }
-
 
 /// Where a job's time goes at the most threads: ns per request per job (its share of the
 /// job's time after it), and each lock's busy share.
@@ -171,7 +201,8 @@ fn time_table(predictions: &[Prediction], threads: &[usize]) -> Table {
         let b = &p.result.breakdown;
         let total = b.total().max(1e-9);
         let part = |ns: f64| Cell::shown(ns, format!("{ns:.0} ({:.0}%)", 100.0 * ns / total));
-        let busy: Vec<String> = p.result.lock_busy.iter().map(|(l, f)| format!("{l} {:.0}%", 100.0 * f)).collect();
+        let busy: Vec<String> =
+            p.result.lock_busy.iter().map(|(l, f)| format!("{l} {:.0}%", 100.0 * f)).collect();
         t.row(vec![
             Cell::text(entry(&p.variant, &p.insert)),
             Cell::text(p.lock.name()),
@@ -222,11 +253,19 @@ fn measured_table(v: &ValidationReport) -> Table {
             Cell::num(r.other_cpus_max, 2),
         ]);
     }
-    t.note(format!("measured: the median of {} round(s); low, high: its 95% bootstrap interval over them", v.rounds));
+    t.note(format!(
+        "measured: the median of {} round(s); low, high: its 95% bootstrap interval over them",
+        v.rounds
+    ));
     t.note("model: the prediction at the same point");
     t.note("others: the most CPUs other processes used during a kept run");
     for r in v.rows.iter().filter(|r| !r.failures.is_empty()) {
-        t.note(format!("FAILED: {} at {} threads: {}", entry(r.variant, r.insert), r.threads, r.failures[0]));
+        t.note(format!(
+            "FAILED: {} at {} threads: {}",
+            entry(r.variant, r.insert),
+            r.threads,
+            r.failures[0]
+        ));
     }
     t
 }
@@ -239,8 +278,20 @@ fn bound(i: Option<Interval>, hi: bool, places: usize) -> Cell {
 /// The error of each validated point, judged against the goal's band on its interval; on
 /// disturbed runs not judged.
 fn error_table(v: &ValidationReport, judge: Judge) -> Table {
-    let columns = [("variant", ""), ("lock", ""), ("outside", "ns"), ("threads", ""), ("error", "%"), ("95% low", "%"), ("95% high", "%"), ("within the goal", "")];
-    let mut t = Table::new(format!("Validation: the error, within ±{:.0}% on its interval?", v.goal_pct), &columns);
+    let columns = [
+        ("variant", ""),
+        ("lock", ""),
+        ("outside", "ns"),
+        ("threads", ""),
+        ("error", "%"),
+        ("95% low", "%"),
+        ("95% high", "%"),
+        ("within the goal", ""),
+    ];
+    let mut t = Table::new(
+        format!("Validation: the error, within ±{:.0}% on its interval?", v.goal_pct),
+        &columns,
+    );
     let mut whys: Vec<&str> = Vec::new();
     for r in &v.rows {
         let within = match (r.error_pct.is_finite(), r.within_goal) {
@@ -277,8 +328,17 @@ fn error_table(v: &ValidationReport, judge: Judge) -> Table {
 
 /// The variants from fastest, measured and predicted, per configuration and thread count.
 fn order_table(v: &ValidationReport) -> Table {
-    let columns = [("lock", ""), ("path", ""), ("outside", "ns"), ("threads", ""), ("rank", ""), ("measured", ""), ("predicted", "")];
-    let mut t = Table::new("Validation: the variants from fastest, measured and predicted", &columns);
+    let columns = [
+        ("lock", ""),
+        ("path", ""),
+        ("outside", "ns"),
+        ("threads", ""),
+        ("rank", ""),
+        ("measured", ""),
+        ("predicted", ""),
+    ];
+    let mut t =
+        Table::new("Validation: the variants from fastest, measured and predicted", &columns);
     for o in &v.orderings {
         for (rank, (measured, predicted)) in o.measured.iter().zip(&o.predicted).enumerate() {
             t.row(vec![
@@ -307,8 +367,15 @@ fn order_table(v: &ValidationReport) -> Table {
 /// The goal: within the band everywhere on the intervals and the same order; the |error| over
 /// all points (per thread count in its notes).
 fn goal_table(v: &ValidationReport, judge: Judge) -> Table {
-    let columns = [("median |error|", "%"), ("max |error|", "%"), ("same order", "groups"), ("goal", "")];
-    let mut t = Table::new(format!("Validation: the goal (within ±{:.0}% everywhere on the intervals, the same order)", v.goal_pct), &columns);
+    let columns =
+        [("median |error|", "%"), ("max |error|", "%"), ("same order", "groups"), ("goal", "")];
+    let mut t = Table::new(
+        format!(
+            "Validation: the goal (within ±{:.0}% everywhere on the intervals, the same order)",
+            v.goal_pct
+        ),
+        &columns,
+    );
     let same = v.orderings.iter().filter(|o| o.same).count();
     let goal = match v.goal_verdict() {
         Ok(GoalVerdict::Met) => judge.cell(Verdict::Met, "met"),
@@ -319,17 +386,32 @@ fn goal_table(v: &ValidationReport, judge: Judge) -> Table {
         Err(_) => Cell::not_judged("not judged"),
     };
     let pct = |e: Option<f64>| e.map_or_else(|| Cell::missing("not measured"), |e| Cell::num(e, 1));
-    t.row(vec![pct(v.median_abs_error_pct), pct(v.max_abs_error_pct), Cell::text(format!("{same}/{}", v.orderings.len())), goal]);
+    t.row(vec![
+        pct(v.median_abs_error_pct),
+        pct(v.max_abs_error_pct),
+        Cell::text(format!("{same}/{}", v.orderings.len())),
+        goal,
+    ]);
     // Per thread count: figures of the rows above, summarised (not in the JSON of their own).
     let per_threads: Vec<String> = v
         .threads
         .iter()
         .map(|&n| {
-            let e: Vec<f64> = v.rows.iter().filter(|r| r.threads == n).map(|r| r.error_pct.abs()).filter(|e| e.is_finite()).collect();
+            let e: Vec<f64> = v
+                .rows
+                .iter()
+                .filter(|r| r.threads == n)
+                .map(|r| r.error_pct.abs())
+                .filter(|e| e.is_finite())
+                .collect();
             if e.is_empty() {
                 format!("{n} thread(s): not measured")
             } else {
-                format!("{n} thread(s): median |error| {:.1}%, max {:.1}%", median(&e), e.iter().copied().fold(0.0, f64::max))
+                format!(
+                    "{n} thread(s): median |error| {:.1}%, max {:.1}%",
+                    median(&e),
+                    e.iter().copied().fold(0.0, f64::max)
+                )
             }
         })
         .collect();
@@ -382,8 +464,17 @@ impl super::contract::Report for PredictReport {
         tables.push(predicted_table(&self.predictions, &self.threads));
         tables.push(time_table(&self.predictions, &self.threads));
         if !self.ratios.is_empty() {
-            let columns = [("ratio", ""), ("of", ""), ("lock", ""), ("threads", ""), ("outside", "ns"), ("predicted", "×"), ("seed", "×")];
-            let mut ratios = Table::new("The seeds' ratios, predicted (model) beside the seeds' own", &columns);
+            let columns = [
+                ("ratio", ""),
+                ("of", ""),
+                ("lock", ""),
+                ("threads", ""),
+                ("outside", "ns"),
+                ("predicted", "×"),
+                ("seed", "×"),
+            ];
+            let mut ratios =
+                Table::new("The seeds' ratios, predicted (model) beside the seeds' own", &columns);
             for r in &self.ratios {
                 ratios.row(vec![
                     Cell::text(r.name),
@@ -405,12 +496,19 @@ impl super::contract::Report for PredictReport {
     }
 
     fn charts(&self) -> Vec<super::contract::Chart> {
-        let curve = super::contract::Chart::new("predicted KIOPS against threads", super::charts::predict_curve_svg(self)).beside(PREDICTED);
+        let curve = super::contract::Chart::new(
+            "predicted KIOPS against threads",
+            super::charts::predict_curve_svg(self),
+        )
+        .beside(PREDICTED);
         let drawn = match self.validation {
             Some(_) => super::charts::predict_validation_svg(self),
             None => Err(ChartError::NothingToDraw("the chart draws the validation: --validate")),
         };
-        vec![curve, super::contract::Chart::new("measured against predicted", drawn).beside(VALIDATION)]
+        vec![
+            curve,
+            super::contract::Chart::new("measured against predicted", drawn).beside(VALIDATION),
+        ]
     }
 
     /// `--svg` draws the validation (refused without `--validate`), not the curve.
@@ -419,7 +517,8 @@ impl super::contract::Report for PredictReport {
     }
 
     fn outcome(&self) -> super::contract::Outcome {
-        let mut outcome = super::contract::Outcome { interrupted: self.interrupted, ..Default::default() };
+        let mut outcome =
+            super::contract::Outcome { interrupted: self.interrupted, ..Default::default() };
         if let Some(v) = &self.validation {
             if let Some(why) = v.disturbed() {
                 outcome.disturbed.push(format!("the validation: {why}"));
@@ -442,7 +541,9 @@ const PREDICTED: &str = "Predicted KIOPS (model, not measured) against threads";
 mod tests {
     use crate::driver::workload::WorkloadConfig;
     use crate::experiment::observer::Silent;
-    use crate::experiment::predict::{run, CalibrationFile, PredictConfig, PredictReport, ValidationReport};
+    use crate::experiment::predict::{
+        run, CalibrationFile, PredictConfig, PredictReport, ValidationReport,
+    };
     use crate::experiment::validate::{self, Row};
     use crate::model::calibrate::CalibrationSettings;
     use crate::model::topology::Topology;
@@ -459,10 +560,15 @@ mod tests {
         let repo = |path: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
         let path = repo("notes/results/2026-12-01-predict/calibration.json");
         let set = CalibrationSet::load(&path).expect("the committed calibration");
-        let topology = Topology::load(&repo("notes/topology/i7-4850hq.json")).expect("the seeds' profile");
+        let topology =
+            Topology::load(&repo("notes/topology/i7-4850hq.json")).expect("the seeds' profile");
         let cfg = PredictConfig {
             workload: WorkloadConfig::default(),
-            wanted: Wanted { variants: vec!["sched-lock", "no-stats"], locks: vec![LockKind::FairSpin], inserts: vec![InsertPathKind::Direct] },
+            wanted: Wanted {
+                variants: vec!["sched-lock", "no-stats"],
+                locks: vec![LockKind::FairSpin],
+                inserts: vec![InsertPathKind::Direct],
+            },
             outside_ns: vec![0],
             threads: Some(vec![1, 2, 4]),
             topology: Some(topology),
@@ -519,7 +625,12 @@ mod tests {
 
     fn widest(text: &str) -> usize {
         // The provenance line (the second) is as wide as the machine's names make it.
-        text.lines().enumerate().filter(|(i, _)| *i != 1).map(|(_, l)| l.chars().count()).max().unwrap_or(0)
+        text.lines()
+            .enumerate()
+            .filter(|(i, _)| *i != 1)
+            .map(|(_, l)| l.chars().count())
+            .max()
+            .unwrap_or(0)
     }
 
     #[test]
@@ -528,14 +639,29 @@ mod tests {
         renderings_agree(&report).unwrap();
         let text = report.text(View::default());
         assert!(widest(&text) <= 130, "{text}");
-        for said in ["MODEL, not measured", "The machine modelled", "i7-4850HQ", "Calibration: one job alone", "@4 (KIOPS)", "Where a job's time goes at 4 threads", "The seeds' ratios", "1.55"] {
+        for said in [
+            "MODEL, not measured",
+            "The machine modelled",
+            "i7-4850HQ",
+            "Calibration: one job alone",
+            "@4 (KIOPS)",
+            "Where a job's time goes at 4 threads",
+            "The seeds' ratios",
+            "1.55",
+        ] {
             assert!(text.contains(said), "{said:?} is not in the text:\n{text}");
         }
         let report = validated(report, false);
         renderings_agree(&report).unwrap();
         let text = report.text(View::default());
         assert!(widest(&text) <= 130, "{text}");
-        for said in ["Validation: measured beside predicted", "within", "the order is the same", "Validation: the goal", "met"] {
+        for said in [
+            "Validation: measured beside predicted",
+            "within",
+            "the order is the same",
+            "Validation: the goal",
+            "met",
+        ] {
             assert!(text.contains(said), "{said:?} is not in the text:\n{text}");
         }
     }
@@ -546,17 +672,30 @@ mod tests {
         renderings_agree(&report).unwrap();
         let text = report.text(View::default());
         // A row's verdict ends it (notes, indented, may use the words).
-        let verdict = |l: &str| !l.starts_with(' ') && [" within", " outside", " inconclusive", " met", " missed"].iter().any(|v| l.ends_with(v));
+        let verdict = |l: &str| {
+            !l.starts_with(' ')
+                && [" within", " outside", " inconclusive", " met", " missed"]
+                    .iter()
+                    .any(|v| l.ends_with(v))
+        };
         assert!(text.contains("not judged: disturbed") && !text.lines().any(verdict), "{text}");
         assert_eq!(text.matches("6 of 6 points kept a run").count(), 1, "said once: {text}");
-        assert!(text.contains("disturbed: the validation"), "the outcome says so under the tables: {text}");
+        assert!(
+            text.contains("disturbed: the validation"),
+            "the outcome says so under the tables: {text}"
+        );
     }
 
     #[test]
     fn the_curve_is_drawn_for_every_variant_with_the_measured_points() {
         let report = predicted();
         let svg = crate::report::charts::predict_curve_svg(&report).unwrap();
-        assert!(svg.contains("sched-lock: model") && svg.contains("no-stats: model") && !svg.contains(": measured"), "{svg}");
+        assert!(
+            svg.contains("sched-lock: model")
+                && svg.contains("no-stats: model")
+                && !svg.contains(": measured"),
+            "{svg}"
+        );
         assert!(svg.contains(&format!("commit {}", report.provenance.commit)));
         let svg = crate::report::charts::predict_curve_svg(&validated(report, false)).unwrap();
         assert!(svg.contains("sched-lock: measured (bar: its 95% interval"), "{svg}");

@@ -3,12 +3,20 @@
 //! and the cost each with its 95 % bootstrap interval over rounds. The terminal text is drawn
 //! from the same tables ([`super::contract::text_of_tables`]).
 
-use crate::experiment::roundtrip::{RoundtripReport, WINDOW_PAIRS};
 use super::table::{Cell, Table};
+use crate::experiment::roundtrip::{RoundtripReport, WINDOW_PAIRS};
 
 /// The lock statistics' cost per variant: their on windows against the off ones beside them.
 fn cost_table(report: &RoundtripReport, mode: &str) -> Table {
-    let columns = [("variant", ""), ("with statistics", "ns"), ("cost", "%"), ("min", "%"), ("max", "%"), ("95% low", "%"), ("95% high", "%")];
+    let columns = [
+        ("variant", ""),
+        ("with statistics", "ns"),
+        ("cost", "%"),
+        ("min", "%"),
+        ("max", "%"),
+        ("95% low", "%"),
+        ("95% high", "%"),
+    ];
     let mut t = Table::new(format!("The cost of lock statistics ({mode})"), &columns);
     for v in &report.variants {
         let (on, cost) = (v.lockstat_ns.as_ref(), v.lockstat_cost_pct.as_ref());
@@ -89,7 +97,8 @@ impl super::contract::Report for RoundtripReport {
     }
 
     fn charts(&self) -> Vec<super::contract::Chart> {
-        vec![super::contract::Chart::new("ns per round trip", super::charts::roundtrip_svg(self)).beside(ROUND_TRIPS)]
+        vec![super::contract::Chart::new("ns per round trip", super::charts::roundtrip_svg(self))
+            .beside(ROUND_TRIPS)]
     }
 
     fn outcome(&self) -> super::contract::Outcome {
@@ -111,13 +120,25 @@ mod tests {
     #[test]
     fn the_roundtrip_text_is_drawn_from_its_tables_within_130_columns() {
         let lockstat = Some(schedlab_core::lockstat::Mode::Sampled);
-        let cfg = RoundtripConfig { variant: None, rounds: 3, iterations: 2000, lock: LockKind::FairSpin, lockstat };
+        let cfg = RoundtripConfig {
+            variant: None,
+            rounds: 3,
+            iterations: 2000,
+            lock: LockKind::FairSpin,
+            lockstat,
+        };
         let report = run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();
         renderings_agree(&report).unwrap();
         let text = report.text(View::default());
         let widest = crate::report::contract::widest_line(&text, 1);
         assert!(widest <= 130, "a line of {widest} columns:\n{text}");
-        for said in ["Round trips per variant", "no-stats", "÷ no-stats (×)", "The cost of lock statistics (sampled)", "95% high (%)"] {
+        for said in [
+            "Round trips per variant",
+            "no-stats",
+            "÷ no-stats (×)",
+            "The cost of lock statistics (sampled)",
+            "95% high (%)",
+        ] {
             assert!(text.contains(said), "{said:?} is not in the text:\n{text}");
         }
         // Without the statistics, no cost table; with no round finished, why nothing is measured.

@@ -205,8 +205,10 @@ impl RunReport {
             "checks: requests and statistics conserved, every group and queue freed at the end.",
         );
         if let Some(s) = r.stopped_s {
-            t.note(format!("stopped by SIGTSTP/SIGSTOP for {s:.1} s during the run: its figures \
-                measure the pause, not the variant"));
+            t.note(format!(
+                "stopped by SIGTSTP/SIGSTOP for {s:.1} s during the run: its figures \
+                measure the pause, not the variant"
+            ));
         }
         t
     }
@@ -244,8 +246,10 @@ impl RunReport {
             Cell::opt(r.cpu_busy_pct, 0),
             r.stopped_s.map_or_else(|| Cell::missing("not stopped"), |s| Cell::num(s, 1)),
         ]);
-        t.note("other processes, steal: CPUs' worth taken by other processes and the hypervisor \
-            during the measured window; CPU busy: this process's CPU time ÷ (window × jobs).");
+        t.note(
+            "other processes, steal: CPUs' worth taken by other processes and the hypervisor \
+            during the measured window; CPU busy: this process's CPU time ÷ (window × jobs).",
+        );
         t
     }
 

@@ -3,9 +3,9 @@
 //! IOPS, as tables; the terminal text is drawn from the same tables
 //! ([`super::contract::text_of_tables`]); after a stop, the virtual time the figures cover.
 
+use super::table::{Cell, Table};
 use crate::experiment::simulate::SimulateReport;
 use crate::policy_sim::{SimConfig, SimResult, SliceIdleSource};
-use super::table::{Cell, Table};
 
 /// A duration in ns as the options take it: 0, 8ms, 500us, 2s, 750ns.
 fn duration_text(ns: u64) -> String {
@@ -112,7 +112,15 @@ impl super::contract::Report for SimulateReport {
         let r = &self.result;
         let mut figures = Table::new(
             FIGURES,
-            &[("IOPS", "IO/s"), ("bandwidth", "KiB/s"), ("lat avg", "µs"), ("lat stdev", "µs"), ("lat p50", "µs"), ("lat p99", "µs"), ("lat max", "µs")],
+            &[
+                ("IOPS", "IO/s"),
+                ("bandwidth", "KiB/s"),
+                ("lat avg", "µs"),
+                ("lat stdev", "µs"),
+                ("lat p50", "µs"),
+                ("lat p99", "µs"),
+                ("lat max", "µs"),
+            ],
         );
         // No request completed: no latency exists to print (zeros would read as a measurement).
         let lat = |v: f64| if r.ios == 0 { Cell::missing("-") } else { Cell::num(v, 1) };
@@ -128,7 +136,10 @@ impl super::contract::Report for SimulateReport {
         figures.note(summary_line(&self.config, r));
         // A disk's latencies are seconds: each column reads in the unit its figures need.
         figures.scale_time_columns();
-        let mut device = Table::new("The device", &[("device", ""), ("busy", "%"), ("in flight", "requests"), ("idle timer fired", "")]);
+        let mut device = Table::new(
+            "The device",
+            &[("device", ""), ("busy", "%"), ("in flight", "requests"), ("idle timer fired", "")],
+        );
         device.row(vec![
             Cell::text(self.config.device.name()),
             Cell::num(r.device_busy_pct, 1),
@@ -136,7 +147,10 @@ impl super::contract::Report for SimulateReport {
             Cell::num(r.idle_timer_fired as f64, 0),
         ]);
         device.note("in flight: the mean number of requests at the device");
-        let mut groups = Table::new("Groups: their share of the bytes", &[("weight", ""), ("jobs", ""), ("I/Os", ""), ("bytes", "B"), ("share", "%")]);
+        let mut groups = Table::new(
+            "Groups: their share of the bytes",
+            &[("weight", ""), ("jobs", ""), ("I/Os", ""), ("bytes", "B"), ("share", "%")],
+        );
         for g in &r.groups {
             groups.row(vec![
                 g.weight.map_or_else(|| Cell::text("root"), |w| Cell::num(w as f64, 0)),
@@ -155,13 +169,21 @@ impl super::contract::Report for SimulateReport {
     }
 
     fn charts(&self) -> Vec<super::contract::Chart> {
-        vec![super::contract::Chart::new("this run, beside the seed's idling table where it ran the seed's job", super::charts::simulate_svg(std::slice::from_ref(self))).beside(FIGURES)]
+        vec![super::contract::Chart::new(
+            "this run, beside the seed's idling table where it ran the seed's job",
+            super::charts::simulate_svg(std::slice::from_ref(self)),
+        )
+        .beside(FIGURES)]
     }
 
     fn outcome(&self) -> super::contract::Outcome {
         super::contract::Outcome {
             interrupted: self.result.interrupted,
-            failed_checks: if self.result.consistent { vec![] } else { vec![format!("end-of-run check failed: requests {:?}", self.result.requests)] },
+            failed_checks: if self.result.consistent {
+                vec![]
+            } else {
+                vec![format!("end-of-run check failed: requests {:?}", self.result.requests)]
+            },
             ..Default::default()
         }
     }
@@ -179,15 +201,28 @@ mod tests {
     use schedlab_core::sync::AtomicBool;
 
     fn simulated(sim: SimConfig) -> crate::experiment::simulate::SimulateReport {
-        run(&SimulateConfig { sim, variant: "no-stats".into() }, &AtomicBool::new(false), &mut Silent).unwrap()
+        run(
+            &SimulateConfig { sim, variant: "no-stats".into() },
+            &AtomicBool::new(false),
+            &mut Silent,
+        )
+        .unwrap()
     }
 
     #[test]
     fn the_simulate_text_is_drawn_from_its_tables_within_130_columns() {
         let ssd = SimConfig { runtime_ns: 20_000_000, jobs: 4, ..SimConfig::default() };
-        let hdd = SimConfig { device: DeviceModel::from_name("hdd").unwrap(), jobs: 2, iodepth: 1, runtime_ns: 200_000_000, ..SimConfig::default() };
+        let hdd = SimConfig {
+            device: DeviceModel::from_name("hdd").unwrap(),
+            jobs: 2,
+            iodepth: 1,
+            runtime_ns: 200_000_000,
+            ..SimConfig::default()
+        };
         let nothing = SimConfig { runtime_ns: 1_000, ..SimConfig::default() };
-        for (sim, said) in [(ssd, "randread: IOPS="), (hdd, "IOPS="), (nothing, "no requests completed")] {
+        for (sim, said) in
+            [(ssd, "randread: IOPS="), (hdd, "IOPS="), (nothing, "no requests completed")]
+        {
             let report = simulated(sim);
             renderings_agree(&report).unwrap();
             let text = report.text(View::default());

@@ -4,10 +4,10 @@
 //! ([`super::contract::text_of_tables`]), then the outcome (failed, disturbed or noisy points).
 //! The chart itself is [`crate::report::chart`].
 
-use crate::driver::workload::{FAIR_LOCK_ADVICE, OTHERS_DISTURB_CPUS};
-use crate::experiment::sweep::{SweepPoint, SweepReport, USL_MIN_POINTS};
 use super::contract::{Warning, WarningKind};
 use super::table::{Cell, Table};
+use crate::driver::workload::{FAIR_LOCK_ADVICE, OTHERS_DISTURB_CPUS};
+use crate::experiment::sweep::{SweepPoint, SweepReport, USL_MIN_POINTS};
 use schedlab_core::LockKind;
 
 /// The sweep's warnings: fair-lock points that ran oversubscribed or disturbed, and noisy points
@@ -26,8 +26,10 @@ fn warnings(report: &SweepReport) -> Vec<Warning> {
         out.push(Warning::points(
             WarningKind::Collapse,
             fair_disturbed,
-            format!("fair-spin ran with more runnable threads than CPUs (oversubscribed, or other \
-                processes using the CPUs). {FAIR_LOCK_ADVICE}."),
+            format!(
+                "fair-spin ran with more runnable threads than CPUs (oversubscribed, or other \
+                processes using the CPUs). {FAIR_LOCK_ADVICE}."
+            ),
         ));
     }
     let max_other_cpus = report.config.noise.max_other_cpus;
@@ -37,9 +39,11 @@ fn warnings(report: &SweepReport) -> Vec<Warning> {
         out.push(Warning::points(
             WarningKind::DisturbedByOtherLoad,
             noisy,
-            format!("kept although other processes used more than {max_other_cpus} CPUs during \
+            format!(
+                "kept although other processes used more than {max_other_cpus} CPUs during \
                 them (retries exhausted): see the \"{OTHERS}\" column of the points (other_cpus \
-                in the CSV and JSON)"),
+                in the CSV and JSON)"
+            ),
         ));
     }
     out
@@ -71,7 +75,10 @@ impl super::contract::Report for SweepReport {
     }
 
     fn charts(&self) -> Vec<super::contract::Chart> {
-        let title = format!("schedlab sweep: KIOPS vs threads ({} CPUs, commit {})", self.config.cpus, self.provenance.commit);
+        let title = format!(
+            "schedlab sweep: KIOPS vs threads ({} CPUs, commit {})",
+            self.config.cpus, self.provenance.commit
+        );
         let drawn = if self.points.is_empty() {
             Err(super::charts::ChartError::NothingToDraw("no point finished"))
         } else {
@@ -87,13 +94,25 @@ impl super::contract::Report for SweepReport {
             .points
             .iter()
             .filter(|p| p.other_cpus > OTHERS_DISTURB_CPUS)
-            .map(|p| format!("{} / {} at {} threads: other processes used {:.1} CPUs", p.variant, p.lock.name(), p.threads, p.other_cpus))
+            .map(|p| {
+                format!(
+                    "{} / {} at {} threads: other processes used {:.1} CPUs",
+                    p.variant,
+                    p.lock.name(),
+                    p.threads,
+                    p.other_cpus
+                )
+            })
             .collect();
         super::contract::Outcome {
             interrupted: self.interrupted,
             warnings: warnings(self),
             disturbed,
-            failed_checks: if self.all_consistent() { vec![] } else { vec!["a point failed its end-of-run checks (INCONSISTENT points above)".into()] },
+            failed_checks: if self.all_consistent() {
+                vec![]
+            } else {
+                vec!["a point failed its end-of-run checks (INCONSISTENT points above)".into()]
+            },
             failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
             failed_outputs: self.csv_error.iter().cloned().collect(),
         }
@@ -107,7 +126,8 @@ const OTHERS: &str = "others";
 
 /// The point's configuration, the first cells of every table of points: variant, lock,
 /// threads, slots, outside work.
-const POINT_COLUMNS: [(&str, &str); 5] = [("variant", ""), ("lock", ""), ("threads", ""), ("slots", ""), ("outside", "ns")];
+const POINT_COLUMNS: [(&str, &str); 5] =
+    [("variant", ""), ("lock", ""), ("threads", ""), ("slots", ""), ("outside", "ns")];
 
 fn point_cells(p: &SweepPoint) -> Vec<Cell> {
     vec![
@@ -120,14 +140,20 @@ fn point_cells(p: &SweepPoint) -> Vec<Cell> {
 }
 
 /// `first`, then the columns of a point's configuration, then `rest`.
-fn columns<'a>(first: &[(&'a str, &'a str)], rest: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+fn columns<'a>(
+    first: &[(&'a str, &'a str)],
+    rest: &[(&'a str, &'a str)],
+) -> Vec<(&'a str, &'a str)> {
     first.iter().chain(&POINT_COLUMNS).chain(rest).copied().collect()
 }
 
 /// A row per point and round: its throughput, the other processes' CPUs, and what went wrong
 /// (a point that completed nothing says so instead of a zero); where the points are written.
 fn points_table(report: &SweepReport) -> Table {
-    let mut t = Table::new(POINTS, &columns(&[("round", "")], &[("KIOPS", "KIOPS"), (OTHERS, "CPUs"), ("note", "")]));
+    let mut t = Table::new(
+        POINTS,
+        &columns(&[("round", "")], &[("KIOPS", "KIOPS"), (OTHERS, "CPUs"), ("note", "")]),
+    );
     for p in &report.points {
         let completed = p.kiops > 0.0;
         let note = match (completed, p.consistent, p.oversubscribed) {
@@ -142,7 +168,11 @@ fn points_table(report: &SweepReport) -> Table {
         row.extend([Cell::num(p.other_cpus, 2), Cell::text(note)]);
         t.row(row);
     }
-    let csv = report.config.csv.as_ref().map_or_else(|| "no CSV".into(), |c| format!("CSV: {}", c.file.path().display()));
+    let csv = report
+        .config
+        .csv
+        .as_ref()
+        .map_or_else(|| "no CSV".into(), |c| format!("CSV: {}", c.file.path().display()));
     t.note(format!("{} point(s), a row per point and round; {csv}", report.points.len()));
     if report.points.is_empty() {
         t.note("no point finished: no chart");
@@ -164,7 +194,11 @@ fn threads_table(points: &[SweepPoint]) -> Table {
     for p in points.iter().filter(|p| p.kiops > 0.0) {
         let mut row = vec![Cell::num((p.round + 1) as f64, 0)];
         row.extend(point_cells(p));
-        row.extend([Cell::num(p.per_thread_min, 1), Cell::num(p.per_thread_median, 1), Cell::num(p.per_thread_max, 1)]);
+        row.extend([
+            Cell::num(p.per_thread_min, 1),
+            Cell::num(p.per_thread_median, 1),
+            Cell::num(p.per_thread_max, 1),
+        ]);
         t.row(row);
     }
     t
@@ -173,12 +207,19 @@ fn threads_table(points: &[SweepPoint]) -> Table {
 /// The scheduler lock's counters, from the first round's instrumented run of each point; none
 /// without instrumented runs.
 fn lock_table(points: &[SweepPoint]) -> Option<Table> {
-    let instrumented: Vec<&SweepPoint> = points.iter().filter(|p| p.kiops > 0.0 && p.kiops_lockstat.is_finite()).collect();
+    let instrumented: Vec<&SweepPoint> =
+        points.iter().filter(|p| p.kiops > 0.0 && p.kiops_lockstat.is_finite()).collect();
     if instrumented.is_empty() {
         return None;
     }
-    let rest = [("contended", "%"), ("hold per request", "ns"), ("occupancy", "%"), ("owner changes", "%")];
-    let mut t = Table::new("The scheduler lock (the first round's instrumented run)", &columns(&[], &rest));
+    let rest = [
+        ("contended", "%"),
+        ("hold per request", "ns"),
+        ("occupancy", "%"),
+        ("owner changes", "%"),
+    ];
+    let mut t =
+        Table::new("The scheduler lock (the first round's instrumented run)", &columns(&[], &rest));
     for p in instrumented {
         let mut row = point_cells(p);
         row.extend([
@@ -241,8 +282,13 @@ fn ratios_table(report: &SweepReport) -> Option<Table> {
         ]);
     }
     t.note(format!("KIOPS ÷ {reference}'s in the same round; median, min and max over rounds"));
-    t.note("95%: the percentile-bootstrap interval of the median over rounds (none below 3 rounds)");
-    note_whys(&mut t, report.ratios.iter().filter(|r| r.interval.is_none()).map(|r| r.no_interval.as_ref()));
+    t.note(
+        "95%: the percentile-bootstrap interval of the median over rounds (none below 3 rounds)",
+    );
+    note_whys(
+        &mut t,
+        report.ratios.iter().filter(|r| r.interval.is_none()).map(|r| r.no_interval.as_ref()),
+    );
     Some(t)
 }
 
@@ -251,13 +297,32 @@ fn ratios_table(report: &SweepReport) -> Option<Table> {
 fn model_tables(report: &SweepReport) -> Vec<Table> {
     let Some(machine) = &report.model_machine else { return Vec::new() };
     let key = [("variant", ""), ("lock", ""), ("slots", ""), ("outside", "ns")];
-    let at_columns = [("@1", "KIOPS"), ("@2", "KIOPS"), ("@8", "KIOPS"), ("@16", "KIOPS"), ("@64", "KIOPS")];
-    let mut predicted = Table::new("The model, not measured: predicted KIOPS at 1, 2, 8, 16 and 64 threads", &[&key[..], &at_columns].concat());
+    let at_columns =
+        [("@1", "KIOPS"), ("@2", "KIOPS"), ("@8", "KIOPS"), ("@16", "KIOPS"), ("@64", "KIOPS")];
+    let mut predicted = Table::new(
+        "The model, not measured: predicted KIOPS at 1, 2, 8, 16 and 64 threads",
+        &[&key[..], &at_columns].concat(),
+    );
     let error_columns = [("error", "%"), ("95% low", "%"), ("95% high", "%"), ("USL", "")];
-    let mut error = Table::new("The model's error against the points measured", &[&key[..], &error_columns].concat());
+    let mut error = Table::new(
+        "The model's error against the points measured",
+        &[&key[..], &error_columns].concat(),
+    );
     for m in &report.models {
-        let config = || vec![Cell::text(m.variant.clone()), Cell::text(m.lock.name()), Cell::num(m.slots as f64, 0), Cell::num(m.outside_ns as f64, 0)];
-        let at = |n: usize| m.predicted.iter().find(|(t, _)| *t == n).map_or_else(|| Cell::missing("-"), |(_, v)| Cell::num(*v, 0));
+        let config = || {
+            vec![
+                Cell::text(m.variant.clone()),
+                Cell::text(m.lock.name()),
+                Cell::num(m.slots as f64, 0),
+                Cell::num(m.outside_ns as f64, 0),
+            ]
+        };
+        let at = |n: usize| {
+            m.predicted
+                .iter()
+                .find(|(t, _)| *t == n)
+                .map_or_else(|| Cell::missing("-"), |(_, v)| Cell::num(*v, 0))
+        };
         let mut row = config();
         row.extend([1, 2, 8, 16, 64].map(at));
         predicted.row(row);
@@ -268,17 +333,29 @@ fn model_tables(report: &SweepReport) -> Vec<Table> {
             Cell::opt(m.error_interval_pct.map(|i| i.hi), 1),
             match m.usl {
                 Some((s, k)) => Cell::text(format!("σ={s:.3} κ={k:.5}")),
-                None => Cell::missing(format!("not fitted ({} thread counts < {USL_MIN_POINTS})", m.measured_thread_counts)),
+                None => Cell::missing(format!(
+                    "not fitted ({} thread counts < {USL_MIN_POINTS})",
+                    m.measured_thread_counts
+                )),
             },
         ]);
         error.row(row);
     }
     predicted.note(format!("schedlab predict's simulation on {machine}"));
-    predicted.note("calibrated on single-threaded runs and a line-transfer measurement, never on these points");
+    predicted.note(
+        "calibrated on single-threaded runs and a line-transfer measurement, never on these points",
+    );
     error.note("error: the largest |model − measured| ÷ measured over this sweep's thread counts");
     error.note("(measured: the median over rounds); 95%: its bootstrap interval over rounds");
     error.note(format!("USL fitted only with >= {USL_MIN_POINTS} measured thread counts"));
-    note_whys(&mut error, report.models.iter().filter(|m| m.error_interval_pct.is_none() && m.error_pct.is_some()).map(|m| m.no_interval.as_ref()));
+    note_whys(
+        &mut error,
+        report
+            .models
+            .iter()
+            .filter(|m| m.error_interval_pct.is_none() && m.error_pct.is_some())
+            .map(|m| m.no_interval.as_ref()),
+    );
     vec![predicted, error]
 }
 
@@ -300,7 +377,8 @@ mod tests {
         for round in 0..3 {
             for (variant, base) in [("sched-lock", 800.0), ("no-stats", 1000.0)] {
                 for threads in [1, 4] {
-                    let mut p = point(variant, threads, base * threads as f64 / 2.0 + 17.3 * round as f64);
+                    let mut p =
+                        point(variant, threads, base * threads as f64 / 2.0 + 17.3 * round as f64);
                     p.round = round;
                     p.other_cpus = 0.05 * round as f64;
                     p.per_thread_min *= 0.9;
@@ -359,7 +437,10 @@ mod tests {
             csv_error: None,
             interrupted: false,
             model_machine: Some("i7-4850HQ (4 cores × 2)".into()),
-            models: vec![model("sched-lock", Some(4.5), Some((0.012, 0.00034))), model("no-stats", None, None)],
+            models: vec![
+                model("sched-lock", Some(4.5), Some((0.012, 0.00034))),
+                model("no-stats", None, None),
+            ],
             reference: Some("sched-lock".into()),
         }
     }
@@ -393,7 +474,10 @@ mod tests {
         // With no model, the text says why there is none (and names no model's table).
         let bare = SweepReport { model_machine: None, models: Vec::new(), ..report };
         let text = bare.text(View::default());
-        assert!(text.contains("no model (--no-model") && !text.contains("predicted KIOPS"), "{text}");
+        assert!(
+            text.contains("no model (--no-model") && !text.contains("predicted KIOPS"),
+            "{text}"
+        );
     }
 
     #[test]

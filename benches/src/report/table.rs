@@ -189,7 +189,10 @@ impl Table {
             title: title.into(),
             columns: columns
                 .iter()
-                .map(|(name, unit)| Column { name: name.to_string(), unit: (!unit.is_empty()).then(|| unit.to_string()) })
+                .map(|(name, unit)| Column {
+                    name: name.to_string(),
+                    unit: (!unit.is_empty()).then(|| unit.to_string()),
+                })
                 .collect(),
             rows: Vec::new(),
             notes: Vec::new(),
@@ -199,7 +202,14 @@ impl Table {
     /// Adds a row; it must have one cell per column (a short one is padded with "-", a long one
     /// cut, so that a caller's slip cannot shift the columns of the rows after it).
     pub fn row(&mut self, mut cells: Vec<Cell>) -> &mut Table {
-        debug_assert_eq!(cells.len(), self.columns.len(), "{}: a row of {} cells under {} columns", self.title, cells.len(), self.columns.len());
+        debug_assert_eq!(
+            cells.len(),
+            self.columns.len(),
+            "{}: a row of {} cells under {} columns",
+            self.title,
+            cells.len(),
+            self.columns.len()
+        );
         cells.resize_with(self.columns.len(), || Cell::missing("-"));
         self.rows.push(cells);
         self
@@ -217,7 +227,11 @@ impl Table {
     pub fn scale_time_columns(&mut self) -> &mut Table {
         const UNITS: [(&str, f64); 4] = [("ns", 1.0), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)];
         for (i, column) in self.columns.iter_mut().enumerate() {
-            let Some(from) = column.unit.as_deref().and_then(|u| UNITS.iter().find(|(name, _)| *name == u)) else { continue };
+            let Some(from) =
+                column.unit.as_deref().and_then(|u| UNITS.iter().find(|(name, _)| *name == u))
+            else {
+                continue;
+            };
             let mut largest = 0.0_f64;
             let mut plain = true;
             for row in &self.rows {
@@ -322,15 +336,36 @@ mod tests {
 
     #[test]
     fn a_time_column_takes_the_unit_its_largest_figure_reads_in() {
-        let mut t = Table::new("Latency", &[("job", ""), ("lat avg", "µs"), ("lat p99", "µs"), ("spread", "µs")]);
-        t.row(vec![Cell::num(0.0, 0), Cell::num(4_781_650.3, 1), Cell::num(532.0, 1), Cell::shown(2e6, "2e6 ±1")]);
-        t.row(vec![Cell::num(1.0, 0), Cell::num(250_000.0, 1), Cell::num(12.5, 1), Cell::missing("-")]);
+        let mut t = Table::new(
+            "Latency",
+            &[("job", ""), ("lat avg", "µs"), ("lat p99", "µs"), ("spread", "µs")],
+        );
+        t.row(vec![
+            Cell::num(0.0, 0),
+            Cell::num(4_781_650.3, 1),
+            Cell::num(532.0, 1),
+            Cell::shown(2e6, "2e6 ±1"),
+        ]);
+        t.row(vec![
+            Cell::num(1.0, 0),
+            Cell::num(250_000.0, 1),
+            Cell::num(12.5, 1),
+            Cell::missing("-"),
+        ]);
         t.scale_time_columns();
         let units: Vec<Option<&str>> = t.columns.iter().map(|c| c.unit.as_deref()).collect();
-        assert_eq!(units, [None, Some("s"), Some("µs"), Some("µs")], "µs to s; below 1 ms it stays; a shaped cell stays");
+        assert_eq!(
+            units,
+            [None, Some("s"), Some("µs"), Some("µs")],
+            "µs to s; below 1 ms it stays; a shaped cell stays"
+        );
         assert_eq!(t.rows[0][1], Cell::num(4.7816503, 2));
         assert_eq!((t.rows[0][1].shown_text(), t.rows[1][1].shown_text()), ("4.78", "0.25"));
-        assert_eq!(t.rows[0][2].shown_text(), "532.0", "a column whose unit stays keeps its maker's digits");
+        assert_eq!(
+            t.rows[0][2].shown_text(),
+            "532.0",
+            "a column whose unit stays keeps its maker's digits"
+        );
         let mut ns = Table::new("Holds", &[("hold", "ns")]);
         ns.row(vec![Cell::num(85_000.0, 0)]);
         assert_eq!(ns.scale_time_columns().rows[0][0].shown_text(), "85.0");
@@ -339,7 +374,11 @@ mod tests {
         zeros.row(vec![Cell::num(0.0, 1), Cell::missing("no requests completed")]);
         zeros.scale_time_columns();
         assert_eq!(zeros.columns[0].unit.as_deref(), Some("µs"), "zeros keep their unit");
-        assert_eq!(zeros.columns[1].unit.as_deref(), Some("µs"), "a column of missing figures keeps its unit");
+        assert_eq!(
+            zeros.columns[1].unit.as_deref(),
+            Some("µs"),
+            "a column of missing figures keeps its unit"
+        );
         assert_eq!(zeros.rows[0][0].shown_text(), "0.0");
     }
 
@@ -350,7 +389,10 @@ mod tests {
         t.note(words.clone());
         let text = t.to_text();
         let notes: Vec<&str> = text.lines().skip(2).collect();
-        assert!(notes.len() > 1 && notes.iter().all(|l| l.chars().count() <= NOTE_WIDTH + 4), "{text}");
+        assert!(
+            notes.len() > 1 && notes.iter().all(|l| l.chars().count() <= NOTE_WIDTH + 4),
+            "{text}"
+        );
         assert!(notes[0].starts_with("  word") && notes[1].starts_with("    word"), "{text}");
         let rejoined: Vec<&str> = notes.iter().flat_map(|l| l.split_whitespace()).collect();
         assert_eq!(rejoined.join(" "), words, "no word lost or cut");
@@ -365,6 +407,9 @@ mod tests {
             t.row(vec![Cell::text("x")]);
             assert_eq!(t.rows[0].len(), 2);
         }
-        assert!(Cell::num(f64::NAN, 1) == Cell::missing("-"), "a non-finite number is missing, not NaN");
+        assert!(
+            Cell::num(f64::NAN, 1) == Cell::missing("-"),
+            "a non-finite number is missing, not NaN"
+        );
     }
 }

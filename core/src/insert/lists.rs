@@ -21,7 +21,8 @@ pub struct Lists;
 
 impl InsertPath for Lists {
     const NAME: &'static str = "lists";
-    const SUMMARY: &'static str = "insert onto a list under a small lock; dispatch splices it in (proposed for BFQ, 2024)";
+    const SUMMARY: &'static str =
+        "insert onto a list under a small lock; dispatch splices it in (proposed for BFQ, 2024)";
 
     fn insert(site: &impl InsertSite, spec: RequestSpec) -> InsertOutcome {
         let _path = lockstat::enter(LockPath::Insert);

@@ -174,7 +174,4 @@ macro_rules! insert_paths {
 }
 
 // The registry: one line per path (the first is the default).
-insert_paths![
-    direct::Direct,
-    lists::Lists,
-];
+insert_paths![direct::Direct, lists::Lists,];

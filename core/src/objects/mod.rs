@@ -20,9 +20,11 @@
 use crate::fault::{self, Fault};
 pub mod rstat;
 
-use rstat::{GroupIostat, RstatLists};
 use crate::stats::GroupStats;
-use crate::sync::{reclaim, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Liveness, OracleArc, Ordering};
+use crate::sync::{
+    reclaim, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Liveness, OracleArc, Ordering,
+};
+use rstat::{GroupIostat, RstatLists};
 use std::any::Any;
 use std::ptr::NonNull;
 

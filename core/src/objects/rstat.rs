@@ -30,9 +30,9 @@
 //! `flush_vs_removal` (verify/src/scenarios.rs); the faults `ReleaseWithoutFlush` and
 //! `FlushWithoutGlobalLock` are rejected.
 
+use super::GroupShared;
 use crate::fault::{self, Fault};
 use crate::lockstat::LockClass;
-use super::GroupShared;
 use crate::stats::{Op, RWSTAT_NR};
 use crate::sync::{cpu_slot, AtomicBool, AtomicI64, AtomicPtr, Lock, LockKind, Ordering};
 use crossbeam_utils::CachePadded;
@@ -88,7 +88,9 @@ pub struct RstatLists {
 impl RstatLists {
     pub(crate) fn new(slots: usize) -> Self {
         RstatLists {
-            heads: (0..slots).map(|_| CachePadded::new(AtomicPtr::new(std::ptr::null_mut()))).collect(),
+            heads: (0..slots)
+                .map(|_| CachePadded::new(AtomicPtr::new(std::ptr::null_mut())))
+                .collect(),
             flush_lock: Lock::named(LockKind::FairSpin, LockClass::register("rstat-flush"), ()),
             #[cfg(feature = "fault-injection")]
             flush_ongoing: AtomicBool::new(false),
@@ -106,7 +108,7 @@ impl RstatLists {
         let s = &area.slots[slot];
         let dir = if op.write { WRITE } else { READ }; // not a branch point: an index
         let sync = if op.sync { SYNC } else { ASYNC }; // not a branch point: an index
-        // Relaxed: the swap below publishes them (Release) to the flush that acquires it.
+                                                       // Relaxed: the swap below publishes them (Release) to the flush that acquires it.
         s.bytes[dir].fetch_add(bytes as i64, Ordering::Relaxed);
         s.bytes[sync].fetch_add(bytes as i64, Ordering::Relaxed);
         s.ios[dir].fetch_add(1, Ordering::Relaxed);
@@ -186,7 +188,8 @@ impl RstatLists {
     }
 
     fn flush_locked(&self) {
-        let _global = (!fault::active(Fault::FlushWithoutGlobalLock)).then(|| self.flush_lock.lock());
+        let _global =
+            (!fault::active(Fault::FlushWithoutGlobalLock)).then(|| self.flush_lock.lock());
         for slot in 0..self.heads.len() {
             // Acquire pairs with the Release of `push`: the `next` links are visible.
             let mut node = self.heads[slot].swap(std::ptr::null_mut(), Ordering::Acquire);
@@ -206,8 +209,10 @@ impl RstatLists {
                 node = s.next.load(Ordering::Relaxed);
                 // AcqRel: acquires the adds of every update whose `swap(true)` it reads.
                 s.queued.swap(false, Ordering::AcqRel);
-                let bytes: [i64; RWSTAT_NR] = std::array::from_fn(|k| s.bytes[k].swap(0, Ordering::Relaxed));
-                let ios: [i64; RWSTAT_NR] = std::array::from_fn(|k| s.ios[k].swap(0, Ordering::Relaxed));
+                let bytes: [i64; RWSTAT_NR] =
+                    std::array::from_fn(|k| s.bytes[k].swap(0, Ordering::Relaxed));
+                let ios: [i64; RWSTAT_NR] =
+                    std::array::from_fn(|k| s.ios[k].swap(0, Ordering::Relaxed));
                 group.stats().add_legacy_deltas(&bytes, &ios);
             }
         }
@@ -226,7 +231,8 @@ mod tests {
     fn adds_from_many_cpu_slots_are_flushed_whole() {
         let lists = OracleArc::new(RstatLists::new(4));
         let census = OracleArc::new(super::super::Census::default());
-        let group = super::super::GroupShared::allocate(None, 4, 1, &census, Box::new(()), Some(&lists));
+        let group =
+            super::super::GroupShared::allocate(None, 4, 1, &census, Box::new(()), Some(&lists));
         // SAFETY: the group was just allocated and is never freed in this test (leaked): any
         // witness will do, the pointer itself.
         let g = unsafe { group.get(&group) };

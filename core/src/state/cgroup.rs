@@ -3,7 +3,10 @@
 //! parent), dropping its online reference, and tearing everything down when the scheduler goes.
 //! All of it runs under the scheduler lock.
 
-use super::{Entity, EntityKey, Expiration, GroupSched, Ledger, NullSink, PolicyState, QueueId, RqId, SchedData, SchedState, StatSink};
+use super::{
+    Entity, EntityKey, Expiration, GroupSched, Ledger, NullSink, PolicyState, QueueId, RqId,
+    SchedData, SchedState, StatSink,
+};
 use crate::fault::{self, Fault};
 use crate::insert::Listed;
 use crate::objects::{GroupPtr, GroupShared};
@@ -18,9 +21,17 @@ impl SchedState {
 
     /// [`SchedState::move_queue`]; `publish` false is the `OfflineMovesOnlyBusyQueues` fault: the
     /// queue's shared pointer keeps naming the old group after its reference moved.
-    fn move_queue_publishing(&mut self, q: QueueId, to: usize, now: u64, sink: &mut impl StatSink, publish: bool) {
+    fn move_queue_publishing(
+        &mut self,
+        q: QueueId,
+        to: usize,
+        now: u64,
+        sink: &mut impl StatSink,
+        publish: bool,
+    ) {
         if self.in_service == Some(q) && fault::active(Fault::ExpireWithoutOwnReference) {
-            if self.fault_expire_without_own_reference(q, now, sink) { // not a branch point: the fault's
+            if self.fault_expire_without_own_reference(q, now, sink) {
+                // not a branch point: the fault's
                 return; // not a branch point: the fault's
             }
         } else if self.in_service == Some(q) {
@@ -82,7 +93,8 @@ impl SchedState {
         // Virtual times are per tree: start afresh in the new one.
         qs.entity.start = 0;
         qs.entity.finish = 0;
-        if publish { // not a branch point: false only under a fault
+        if publish {
+            // not a branch point: false only under a fault
             // SAFETY: the queue is in the locked state, so it is allocated.
             unsafe { qs.shared.get() }.set_group(to_shared);
         }
@@ -100,16 +112,29 @@ impl SchedState {
         }
     }
 
-    pub(crate) fn create_group(&mut self, parent: usize, weight: u64, state: PolicyState) -> (usize, u64) {
+    pub(crate) fn create_group(
+        &mut self,
+        parent: usize,
+        weight: u64,
+        state: PolicyState,
+    ) -> (usize, u64) {
         let serial = self.next_serial;
         self.next_serial += 1;
         let p = &mut self.groups[parent];
         // (With `CreateSplitsLookup` the creator took it already, outside the lock.)
-        if !fault::active(Fault::ChildDoesNotPinParent) && !fault::active(Fault::CreateSplitsLookup) {
+        if !fault::active(Fault::ChildDoesNotPinParent) && !fault::active(Fault::CreateSplitsLookup)
+        {
             // SAFETY: the parent is online: its online reference keeps it allocated.
             unsafe { p.shared.get(&*p) }.get(); // the child's reference on its parent
         }
-        let shared = GroupShared::allocate(Some(p.shared), self.cfg.slots, serial, &self.census, state, self.rstat.as_ref());
+        let shared = GroupShared::allocate(
+            Some(p.shared),
+            self.cfg.slots,
+            serial,
+            &self.census,
+            state,
+            self.rstat.as_ref(),
+        );
         p.online_children += 1;
         let depth = p.depth + 1;
         let key = self.groups.insert(GroupSched {
@@ -136,7 +161,12 @@ impl SchedState {
     ///
     /// NOTE: the kernel reparents only the active queues, to the root group; here every queue
     /// moves, to the parent, so that later completions find a live group (kernel-map.md D20).
-    pub(crate) fn offline_group(&mut self, g: usize, now: u64, sink: &mut impl StatSink) -> GroupPtr {
+    pub(crate) fn offline_group(
+        &mut self,
+        g: usize,
+        now: u64,
+        sink: &mut impl StatSink,
+    ) -> GroupPtr {
         let parent = self.groups[g].parent.expect("the root never goes offline");
         debug_assert_eq!(self.groups[g].online_children, 0);
         let members = self.groups[g].members.clone();
@@ -215,7 +245,8 @@ impl SchedState {
             self.queues[q].refs = 1;
             self.put_queue(q);
         }
-        let mut by_depth: Vec<(u32, usize)> = self.groups.iter().map(|(g, gs)| (gs.depth, g)).collect();
+        let mut by_depth: Vec<(u32, usize)> =
+            self.groups.iter().map(|(g, gs)| (gs.depth, g)).collect();
         by_depth.sort_unstable_by(|a, b| b.cmp(a));
         self.blkg_index.clear();
         for (_, g) in by_depth {
@@ -226,5 +257,4 @@ impl SchedState {
         }
         dropped
     }
-
 }

@@ -18,19 +18,19 @@
 //! Deviations from the kernel are marked `NOTE:` where they occur; notes/kernel-map.md lists them.
 
 use crate::fault::{self, Fault};
-use crate::insert::{InsertPathKind, Listed};
-use crate::profile::KernelProfile;
-use std::collections::HashMap;
 pub use crate::insert::{InsertOutcome, RequestSpec};
+use crate::insert::{InsertPathKind, Listed};
 use crate::objects::rstat::RstatLists;
 use crate::objects::{Census, GroupPtr, GroupShared, QueueRef, QueueShared, RetiredGroup};
-use crate::sync::{Arc, AtomicPtr, Ordering};
-use crate::update::StatUpdate;
-use crate::stats::Op;
-use crate::trace::{self, IdleTimer};
-use crate::sync::OracleArc;
-use slab::Slab;
+use crate::profile::KernelProfile;
 use crate::sorted::SortedVec;
+use crate::stats::Op;
+use crate::sync::OracleArc;
+use crate::sync::{Arc, AtomicPtr, Ordering};
+use crate::trace::{self, IdleTimer};
+use crate::update::StatUpdate;
+use slab::Slab;
+use std::collections::HashMap;
 use std::collections::VecDeque;
 
 mod cgroup;
@@ -277,7 +277,8 @@ impl SchedState {
         rstat: Option<OracleArc<RstatLists>>,
     ) -> Self {
         let mut groups = Slab::new();
-        let root_shared = GroupShared::allocate(None, cfg.slots, 0, &census, new_state(), rstat.as_ref());
+        let root_shared =
+            GroupShared::allocate(None, cfg.slots, 0, &census, new_state(), rstat.as_ref());
         let root = groups.insert(GroupSched {
             shared: root_shared,
             serial: 0,
@@ -395,7 +396,12 @@ impl SchedState {
     /// The fault `ExpireWithoutOwnReference` (the 2019 bug): expire, then go on with the queue as
     /// if the expiration could not have dropped its last reference. Returns whether the queue is
     /// gone.
-    fn fault_expire_without_own_reference(&mut self, q: QueueId, now: u64, sink: &mut impl StatSink) -> bool {
+    fn fault_expire_without_own_reference(
+        &mut self,
+        q: QueueId,
+        now: u64,
+        sink: &mut impl StatSink,
+    ) -> bool {
         let queue = self.queues[q].shared;
         self.expire(q, Expiration::Preempted, now, sink);
         // SAFETY: none: this is the fault. The queue may have been freed by `expire`.
@@ -457,7 +463,8 @@ impl SchedState {
         self.in_service = Some(q);
         // Release: a timer that reads the pointer reads it with the queue initialised.
         self.in_service_hint.store(self.queues[q].shared.as_ptr(), Ordering::Release);
-        let next_sectors = self.peek_next_rq(q, now).map_or(0, |rq| self.requests[rq].sectors as u64);
+        let next_sectors =
+            self.peek_next_rq(q, now).map_or(0, |rq| self.requests[rq].sectors as u64);
         let qs = &mut self.queues[q];
         qs.refs += 1;
         qs.slice_start = now;
@@ -474,7 +481,13 @@ impl SchedState {
     }
 
     /// `bfq_bfqq_expire`.
-    pub(crate) fn expire(&mut self, q: QueueId, reason: Expiration, now: u64, sink: &mut impl StatSink) {
+    pub(crate) fn expire(
+        &mut self,
+        q: QueueId,
+        reason: Expiration,
+        now: u64,
+        sink: &mut impl StatSink,
+    ) {
         debug_assert_eq!(self.in_service, Some(q));
         let max_budget = self.cfg.max_budget;
         let qs = &mut self.queues[q];
@@ -614,7 +627,7 @@ impl SchedState {
         // The fault's switch: the request's service charged where its absorbing request was made.
         match absorbing {
             Some(g) => sink.emit_to_group(self.groups[g].shared, legacy), // not a branch point
-            None => sink.emit(queue, legacy), // not a branch point
+            None => sink.emit(queue, legacy),                             // not a branch point
         }
     }
 
@@ -657,7 +670,8 @@ impl SchedState {
     }
 
     fn alloc_request(&mut self, q: QueueId, spec: &RequestSpec, now: u64, place: RqWhere) -> RqId {
-        let expire = if spec.op.sync { self.cfg.fifo_expire_sync_ns } else { self.cfg.fifo_expire_async_ns };
+        let expire =
+            if spec.op.sync { self.cfg.fifo_expire_sync_ns } else { self.cfg.fifo_expire_async_ns };
         self.queues[q].refs += 1; // the request pins its queue
         self.charge_allocated(q, true);
         self.requests.insert(Request {
@@ -763,7 +777,12 @@ impl SchedState {
     /// starts (back merge, the elevator hash's lookup), or one that starts where the bio ends
     /// (front merge, `bfq_request_merge`). Returns whether the bio was merged: then no request is
     /// made for it, and its tag completes with the request it joined.
-    pub(crate) fn bio_merge(&mut self, q: QueueId, spec: &RequestSpec, sink: &mut impl StatSink) -> bool {
+    pub(crate) fn bio_merge(
+        &mut self,
+        q: QueueId,
+        spec: &RequestSpec,
+        sink: &mut impl StatSink,
+    ) -> bool {
         self.lookup_bio_group(q);
         if spec.at_head {
             branch!("bio_merge.at-head");
@@ -873,7 +892,11 @@ impl SchedState {
         self.groups[self.queues[q].group].ledger.merged += 1;
         sink.emit(queue, StatUpdate::IoMerged { op: spec.op });
         // attempt_back_merge: the grown request may now reach the next queued one.
-        let next = self.queues[q].sort_list.first_at_or_after(&(end, 0)).filter(|&&(s, _)| s == end).map(|&(_, id)| id);
+        let next = self.queues[q]
+            .sort_list
+            .first_at_or_after(&(end, 0))
+            .filter(|&&(s, _)| s == end)
+            .map(|&(_, id)| id);
         if let Some(next) = next {
             let (n_sectors, n_op) = (self.requests[next].sectors, self.requests[next].op);
             let fits = self.requests[prev].sectors + n_sectors <= self.cfg.max_merge_sectors;
@@ -905,7 +928,13 @@ impl SchedState {
     }
 
     /// `bfq_insert_request` (with `blk_mq_sched_try_insert_merge` and `__bfq_insert_request`).
-    pub(crate) fn insert(&mut self, q: QueueId, spec: &RequestSpec, now: u64, sink: &mut impl StatSink) -> InsertOutcome {
+    pub(crate) fn insert(
+        &mut self,
+        q: QueueId,
+        spec: &RequestSpec,
+        now: u64,
+        sink: &mut impl StatSink,
+    ) -> InsertOutcome {
         self.counters.inserted += 1;
         // bfq_init_rq → bfq_bic_update_cgroup: every request looks its group up.
         let group = self.lookup_bio_group(q);
@@ -924,7 +953,10 @@ impl SchedState {
             self.dispatch_list.push_front(rq);
             // Seed patch 2/4: requests on the priority list are accounted too.
             if !fault::active(Fault::AtHeadWithoutIoAdd) {
-                sink.emit(queue, StatUpdate::IoAdd { op: spec.op, group_in_service: self.group_in_service(q) });
+                sink.emit(
+                    queue,
+                    StatUpdate::IoAdd { op: spec.op, group_in_service: self.group_in_service(q) },
+                );
             }
             return InsertOutcome::Queued { idle_timer_disabled: false };
         }
@@ -945,14 +977,17 @@ impl SchedState {
         qs.sync = spec.op.sync;
         let waiting = qs.wait_request;
         self.activate(EntityKey::Queue(q)); // bfq_add_bfqq_busy when it was idle
-        // bfq_rq_enqueued: a request for the idling in-service queue stops the idle timer.
+                                            // bfq_rq_enqueued: a request for the idling in-service queue stops the idle timer.
         if waiting {
             branch!("insert.stops-idle-timer");
             self.set_wait_request(q, false);
             self.idle_deadline = None;
             trace::idle_timer(q, IdleTimer::Disabled);
         }
-        sink.emit(queue, StatUpdate::IoAdd { op: spec.op, group_in_service: self.group_in_service(q) });
+        sink.emit(
+            queue,
+            StatUpdate::IoAdd { op: spec.op, group_in_service: self.group_in_service(q) },
+        );
         if waiting {
             branch!("insert.emits-idle-time");
             sink.emit(queue, StatUpdate::IdleTime);
@@ -975,7 +1010,10 @@ impl SchedState {
                 // bfq_arm_slice_timer
                 self.set_wait_request(q, true);
                 self.idle_deadline = Some(now + self.cfg.slice_idle_ns);
-                trace::idle_timer(q, IdleTimer::Armed { deadline_ns: now + self.cfg.slice_idle_ns });
+                trace::idle_timer(
+                    q,
+                    IdleTimer::Armed { deadline_ns: now + self.cfg.slice_idle_ns },
+                );
                 sink.emit(self.queues[q].shared, StatUpdate::SetStartIdleTime);
             } else {
                 branch!("complete.expires");

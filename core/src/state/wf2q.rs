@@ -40,7 +40,17 @@ pub(crate) struct Entity {
 
 impl Entity {
     pub(super) fn new(weight: u64, parent: usize, budget: u64) -> Self {
-        Entity { weight, start: 0, finish: 0, budget, service: 0, on_tree: false, in_service: false, parent, allocated: 0 }
+        Entity {
+            weight,
+            start: 0,
+            finish: 0,
+            budget,
+            service: 0,
+            on_tree: false,
+            in_service: false,
+            parent,
+            allocated: 0,
+        }
     }
 }
 
@@ -59,7 +69,6 @@ pub(crate) struct SchedData {
 }
 
 impl SchedState {
-
     pub(super) fn entity(&self, key: EntityKey) -> &Entity {
         match key {
             EntityKey::Group(g) => &self.groups[g].entity,

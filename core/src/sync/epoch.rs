@@ -44,7 +44,11 @@ shuttle::thread_local! {
 #[cfg(any(loom, shuttle))]
 pub fn pin() -> Guard {
     let participant = PARTICIPANT.with(|p| {
-        p.borrow_mut().get_or_insert_with(|| std::rc::Rc::new(crossbeam_epoch::default_collector().register())).clone()
+        p.borrow_mut()
+            .get_or_insert_with(|| {
+                std::rc::Rc::new(crossbeam_epoch::default_collector().register())
+            })
+            .clone()
     });
     participant.pin()
 }

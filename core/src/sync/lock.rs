@@ -28,8 +28,10 @@
 //! `schedlab-verify`), [`weakened`] lets a negative control weaken one of these orderings at a
 //! time (`crate::fault` names them); without it every ordering is the constant written here.
 
-use super::measure::{self, LockClass, F_MEASURED, F_NEW_OWNER, F_TIMED, F_TRACED, F_WAIT_TIMED, MODE_ENABLED};
 use super::lock_ticks;
+use super::measure::{
+    self, LockClass, F_MEASURED, F_NEW_OWNER, F_TIMED, F_TRACED, F_WAIT_TIMED, MODE_ENABLED,
+};
 #[cfg(not(any(loom, shuttle)))]
 use super::LockKind;
 use super::{AtomicU32, Ordering};
@@ -92,10 +94,14 @@ fn owner_after_release() -> bool {
     false
 }
 
-#[cfg(feature = "fault-injection")]
-use weakened::{TICKET_FIRST_ATTEMPT_ACQUIRE, TICKET_RELEASE, TICKET_TRY_ACQUIRE, TICKET_WAIT_ACQUIRE};
 #[cfg(not(feature = "fault-injection"))]
-use self::no_faults::{TICKET_FIRST_ATTEMPT_ACQUIRE, TICKET_RELEASE, TICKET_TRY_ACQUIRE, TICKET_WAIT_ACQUIRE};
+use self::no_faults::{
+    TICKET_FIRST_ATTEMPT_ACQUIRE, TICKET_RELEASE, TICKET_TRY_ACQUIRE, TICKET_WAIT_ACQUIRE,
+};
+#[cfg(feature = "fault-injection")]
+use weakened::{
+    TICKET_FIRST_ATTEMPT_ACQUIRE, TICKET_RELEASE, TICKET_TRY_ACQUIRE, TICKET_WAIT_ACQUIRE,
+};
 #[cfg(not(feature = "fault-injection"))]
 mod no_faults {
     pub const TICKET_FIRST_ATTEMPT_ACQUIRE: u32 = 0;
@@ -249,7 +255,12 @@ unsafe impl RawMutex for TicketLock {
         // ticket `serving` names is free, and it is ours.
         let serving = self.serving.load(ordering(Ordering::Acquire, TICKET_TRY_ACQUIRE));
         self.next
-            .compare_exchange(serving, serving.wrapping_add(1), Ordering::Relaxed, Ordering::Relaxed)
+            .compare_exchange(
+                serving,
+                serving.wrapping_add(1),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
             .is_ok()
             .then(GuardNoSend::new)
     }
@@ -319,7 +330,11 @@ pub struct RawKindLock {
 #[cfg(not(any(loom, shuttle)))]
 impl RawKindLock {
     pub const fn new(kind: LockKind) -> Self {
-        RawKindLock { kind, ticket: TicketLock::new(), parking: <parking_lot::RawMutex as RawMutex>::INIT }
+        RawKindLock {
+            kind,
+            ticket: TicketLock::new(),
+            parking: <parking_lot::RawMutex as RawMutex>::INIT,
+        }
     }
 
     pub fn kind(&self) -> LockKind {
@@ -393,7 +408,12 @@ unsafe impl RawLockWait for RawKindLock {
     fn lock_or_queue(&self) -> Result<GuardNoSend, KindQueued> {
         match self.kind {
             LockKind::FairSpin => self.ticket.lock_or_queue().map_err(KindQueued::Ticket),
-            LockKind::ParkingLot => self.parking.lock_or_queue().map(drop).map(|()| GuardNoSend::new()).map_err(|()| KindQueued::Parking),
+            LockKind::ParkingLot => self
+                .parking
+                .lock_or_queue()
+                .map(drop)
+                .map(|()| GuardNoSend::new())
+                .map_err(|()| KindQueued::Parking),
         }
     }
 
@@ -563,7 +583,8 @@ impl<R: RawLockWait> Measured<R> {
             Err(queued) => {
                 let t0 = lock_ticks();
                 let picked = if measured { measure::contended(self.class, mode) } else { 0 };
-                let wait_span = hold_span.is_some().then(|| measure::wait_span(self.class).entered());
+                let wait_span =
+                    hold_span.is_some().then(|| measure::wait_span(self.class).entered());
                 let raw = self.raw.wait_queued(queued);
                 let wait = lock_ticks().saturating_sub(t0);
                 if picked & F_WAIT_TIMED != 0 {
@@ -675,7 +696,11 @@ unsafe impl<R: RawLockWait> RawMutex for Measured<R> {
         }
         let hold_span = if traced { measure::hold_span(self.class) } else { None };
         let raw = self.raw.try_lock()?;
-        let flags = if mode & MODE_ENABLED != 0 { measure::acquired(self.class, &self.owner, mode) } else { 0 };
+        let flags = if mode & MODE_ENABLED != 0 {
+            measure::acquired(self.class, &self.owner, mode)
+        } else {
+            0
+        };
         Some(MeasuredGuard::with_word(raw, traced_word(flags, hold_span, || ())))
     }
 
@@ -722,7 +747,9 @@ impl<T> Lock<T> {
 
     /// A lock whose acquisitions count towards `class` while measurement is on.
     pub fn named(kind: LockKind, class: LockClass, value: T) -> Self {
-        Lock { inner: lock_api::Mutex::from_raw(Measured::new(RawKindLock::new(kind), class), value) }
+        Lock {
+            inner: lock_api::Mutex::from_raw(Measured::new(RawKindLock::new(kind), class), value),
+        }
     }
 
     #[inline]

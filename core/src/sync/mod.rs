@@ -75,12 +75,12 @@ pub use oracle::{Liveness, OracleArc, OracleMutex};
 mod lock;
 #[cfg(feature = "fault-injection")]
 pub use lock::weakened;
+#[cfg(not(any(loom, shuttle)))]
+pub use lock::{KindQueued, Lock, LockGuard, RawKindLock};
 pub use lock::{Measured, MeasuredGuard, RawLockWait, TicketLock};
 /// The raw-lock trait every lock kind implements (lock_api's), and its stateless guard, for code
 /// above the facade that writes a raw lock of its own (the lock models' negative controls).
 pub use lock_api::{GuardNoSend, RawMutex};
-#[cfg(not(any(loom, shuttle)))]
-pub use lock::{KindQueued, Lock, LockGuard, RawKindLock};
 
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests;

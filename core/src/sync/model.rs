@@ -12,14 +12,18 @@
 //!   the facade's own operations around it.
 
 #[cfg(loom)]
-pub use loom::sync::atomic::{fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+pub use loom::sync::atomic::{
+    fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
 #[cfg(loom)]
 pub use loom::sync::Arc;
 #[cfg(loom)]
 use loom::sync::{Mutex as ModelMutex, MutexGuard as ModelMutexGuard};
 
 #[cfg(shuttle)]
-pub use shuttle::sync::atomic::{fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+pub use shuttle::sync::atomic::{
+    fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
 #[cfg(shuttle)]
 pub use shuttle::sync::Arc;
 #[cfg(shuttle)]
@@ -29,12 +33,12 @@ use shuttle::sync::{Mutex as ModelMutex, MutexGuard as ModelMutexGuard};
 /// returns (see [`super::epoch`]): a checker's thread-local destructors are not ordered before
 /// `join`, so a participant left to them could stay "pinned" forever in the joiner's view.
 pub mod thread {
+    #[cfg(shuttle)]
+    use super::{AtomicBool, Ordering};
     #[cfg(loom)]
     use loom::thread as backend;
     #[cfg(shuttle)]
     use shuttle::thread as backend;
-    #[cfg(shuttle)]
-    use super::{AtomicBool, Ordering};
 
     pub use backend::{yield_now, JoinHandle};
 
@@ -142,7 +146,12 @@ pub struct Exploration {
 
 impl Default for Exploration {
     fn default() -> Self {
-        Exploration { max_preemptions: None, iterations: 2_000, pct_depth: Some(3), seed: 0x5c4e_d1ab }
+        Exploration {
+            max_preemptions: None,
+            iterations: 2_000,
+            pct_depth: Some(3),
+            seed: 0x5c4e_d1ab,
+        }
     }
 }
 
@@ -161,7 +170,8 @@ pub fn model_with<F: Fn() + Sync + Send + 'static>(exploration: Exploration, bod
         builder.max_branches = builder.max_branches.max(MODEL_MAX_BRANCHES);
         if let Some(bound) = exploration.max_preemptions {
             // The test command's bound is the ceiling: a model may only ask for less.
-            builder.preemption_bound = Some(builder.preemption_bound.map_or(bound, |env| env.min(bound)));
+            builder.preemption_bound =
+                Some(builder.preemption_bound.map_or(bound, |env| env.min(bound)));
         }
         builder.check(body);
     }
@@ -213,7 +223,11 @@ pub struct ShuttleOutcome {
 /// re-draws its priorities and change points for each schedule (its first schedule is its
 /// default order). With `stop_at_first`, the schedules after a detection return at once.
 #[cfg(shuttle)]
-pub fn explore_shuttle<F: Fn() + Sync + Send + 'static>(exploration: &Exploration, body: F, stop_at_first: bool) -> ShuttleOutcome {
+pub fn explore_shuttle<F: Fn() + Sync + Send + 'static>(
+    exploration: &Exploration,
+    body: F,
+    stop_at_first: bool,
+) -> ShuttleOutcome {
     use shuttle::scheduler::{PctScheduler, RandomScheduler};
     use std::sync::{Arc, Mutex};
     let iterations = env_or("SCHEDLAB_SHUTTLE_ITERATIONS", exploration.iterations as u64) as usize;
@@ -243,8 +257,13 @@ pub fn explore_shuttle<F: Fn() + Sync + Send + 'static>(exploration: &Exploratio
     config.max_steps = shuttle::MaxSteps::FailAfter(2_000_000);
     config.silence_warnings = true;
     match exploration.pct_depth {
-        Some(depth) => shuttle::Runner::new(PctScheduler::new_from_seed(seed, depth, iterations), config).run(each),
-        None => shuttle::Runner::new(RandomScheduler::new_from_seed(seed, iterations), config).run(each),
+        Some(depth) => {
+            shuttle::Runner::new(PctScheduler::new_from_seed(seed, depth, iterations), config)
+                .run(each)
+        }
+        None => {
+            shuttle::Runner::new(RandomScheduler::new_from_seed(seed, iterations), config).run(each)
+        }
     };
     let o = outcome.lock().unwrap().clone();
     o
@@ -349,7 +368,8 @@ impl<T> UnsafeCell<T> {
 
 /// The branch points of the core reached in this process (`crate::coverage`): a `std` mutex,
 /// which neither checker sees, so recording adds no synchronisation to the explored program.
-static REACHED: std::sync::Mutex<std::collections::BTreeSet<&'static str>> = std::sync::Mutex::new(std::collections::BTreeSet::new());
+static REACHED: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
 
 /// Records that the branch point `name` was reached (the `branch!` macro of `crate::coverage`).
 #[inline]
@@ -361,4 +381,3 @@ pub fn coverage_point(name: &'static str) {
 pub fn coverage_take() -> Vec<&'static str> {
     std::mem::take(&mut *REACHED.lock().unwrap_or_else(|e| e.into_inner())).into_iter().collect()
 }
-

@@ -96,14 +96,28 @@ fn named_locks_are_measured() {
         let stats = measure::snapshot();
         let s = stats.class(class).expect("measured");
         assert_eq!(s.acquisitions, 40_000, "{kind}");
-        assert!(s.contentions <= s.acquisitions && s.owner_changes <= s.acquisitions, "{kind}: {s:?}");
-        assert!(s.owner_changes >= 1, "{kind}: two threads took the lock, so it moved at least once");
+        assert!(
+            s.contentions <= s.acquisitions && s.owner_changes <= s.acquisitions,
+            "{kind}: {s:?}"
+        );
+        assert!(
+            s.owner_changes >= 1,
+            "{kind}: two threads took the lock, so it moved at least once"
+        );
         assert_eq!(s.hold.count(), 40_000, "{kind}: every hold of a class sampled 1 in 1 is timed");
         assert!(s.holds_exact());
-        assert_eq!(s.wait.count(), s.contentions, "{kind}: every contended wait of a class sampled 1 in 1 is timed");
+        assert_eq!(
+            s.wait.count(),
+            s.contentions,
+            "{kind}: every contended wait of a class sampled 1 in 1 is timed"
+        );
         assert!(s.waits_exact());
         assert!(s.hold.sum() > 0 && s.hold.quantile(0.5) <= s.hold.quantile(0.99), "{kind}");
-        assert!(s.hold.max() <= window, "{kind}: a hold timed at {} ticks, inside a window of {window}", s.hold.max());
+        assert!(
+            s.hold.max() <= window,
+            "{kind}: a hold timed at {} ticks, inside a window of {window}",
+            s.hold.max()
+        );
         assert_eq!(s.paths[2].acquisitions, 40_000, "{kind}: every acquisition ran under path 2");
         assert_eq!(*lock.lock(), 40_001);
     }
@@ -126,7 +140,11 @@ fn named_locks_are_measured() {
     let i = stats.class(inner_class).unwrap();
     assert_eq!(i.acquisitions, 16_000);
     // Binomial(16000, 1/4): mean 4000, sd 55; far outside 6 sd means the sampler is wrong.
-    assert!(i.hold.count() > 3_600 && i.hold.count() < 4_400, "about one hold in 4 timed: {}", i.hold.count());
+    assert!(
+        i.hold.count() > 3_600 && i.hold.count() < 4_400,
+        "about one hold in 4 timed: {}",
+        i.hold.count()
+    );
     assert!(!i.holds_exact());
     assert!(i.hold_inside[class.index()] > 0 && i.hold_inside[class.index()] <= i.hold.sum());
     // Exact mode: every hold timed, and the sampler's picks kept apart.
@@ -141,7 +159,11 @@ fn named_locks_are_measured() {
     let stats = measure::snapshot();
     let i = stats.class(inner_class).unwrap();
     assert_eq!((i.acquisitions, i.hold.count()), (4_000, 4_000));
-    assert!(i.hold_sample.count() > 800 && i.hold_sample.count() < 1_200, "{}", i.hold_sample.count());
+    assert!(
+        i.hold_sample.count() > 800 && i.hold_sample.count() < 1_200,
+        "{}",
+        i.hold_sample.count()
+    );
     // The counts are the sampler's countdowns (ended gaps plus the current gap's progress):
     // exact per path, and across flushes that fall in the middle of a gap.
     measure::set_hold_sampling(inner_class, 7);
@@ -163,7 +185,11 @@ fn named_locks_are_measured() {
     measure::set_enabled(false);
     let i = measure::snapshot().class(inner_class).unwrap().clone();
     // Binomial(3911, 1/7): mean 559, sd 22.
-    assert!(i.hold.count() > 420 && i.hold.count() < 700, "about one hold in 7 timed: {}", i.hold.count());
+    assert!(
+        i.hold.count() > 420 && i.hold.count() < 700,
+        "about one hold in 7 timed: {}",
+        i.hold.count()
+    );
     // A contended wait made sure of: the holder releases only once the other thread has taken
     // its ticket (`has_waiters`, not a race hoped for). It is one contention, and its wait is
     // timed (the class's waits are sampled 1 in 1). The counts of the first section need no

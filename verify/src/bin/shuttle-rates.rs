@@ -14,7 +14,9 @@
 
 #[cfg(not(shuttle))]
 fn main() {
-    eprintln!("shuttle-rates: build with RUSTFLAGS=\"--cfg shuttle\" (see the file's documentation)");
+    eprintln!(
+        "shuttle-rates: build with RUSTFLAGS=\"--cfg shuttle\" (see the file's documentation)"
+    );
     std::process::exit(2);
 }
 
@@ -30,17 +32,22 @@ mod rates {
     use schedlab_verify::harness::Expect;
     use std::process::Command;
 
-    const SCHEDULERS: [(&str, Option<usize>); 3] = [("random", None), ("pct-2", Some(2)), ("pct-3", Some(3))];
+    const SCHEDULERS: [(&str, Option<usize>); 3] =
+        [("random", None), ("pct-2", Some(2)), ("pct-3", Some(3))];
 
     pub fn main() {
         let args: Vec<String> = std::env::args().collect();
         if args.get(1).map(String::as_str) == Some("--one") {
             return one(&args[2], &args[3], args[4].parse().expect("schedules"));
         }
-        let schedules: usize = args.get(1).map_or(1_000, |n| n.parse().expect("SCHEDULES is a number"));
+        let schedules: usize =
+            args.get(1).map_or(1_000, |n| n.parse().expect("SCHEDULES is a number"));
         let filter = args.get(2).cloned().unwrap_or_default();
         let exe = std::env::current_exe().expect("this binary");
-        println!("| control | expected | {} |", SCHEDULERS.map(|(s, _)| format!("{s}: caught / run (first)")).join(" | "));
+        println!(
+            "| control | expected | {} |",
+            SCHEDULERS.map(|(s, _)| format!("{s}: caught / run (first)")).join(" | ")
+        );
         println!("| --- | --- | {} |", SCHEDULERS.map(|_| "---").join(" | "));
         for control in CONTROLS.iter().filter(|c| c.name.contains(&filter)) {
             let Expect::Rejected(reason) = control.expect else { continue };
@@ -51,13 +58,18 @@ mod rates {
                     .output()
                     .expect("running one control");
                 let stdout = String::from_utf8_lossy(&out.stdout);
-                let cell = stdout
-                    .lines()
-                    .find_map(|l| l.strip_prefix("RESULT "))
-                    .map_or_else(|| format!("no result (exit {:?})", out.status.code()), str::to_owned);
+                let cell = stdout.lines().find_map(|l| l.strip_prefix("RESULT ")).map_or_else(
+                    || format!("no result (exit {:?})", out.status.code()),
+                    str::to_owned,
+                );
                 cells.push(cell);
             }
-            println!("| `{}` | {} | {} |", control.name, reason.replace('|', " or "), cells.join(" | "));
+            println!(
+                "| `{}` | {} | {} |",
+                control.name,
+                reason.replace('|', " or "),
+                cells.join(" | ")
+            );
         }
     }
 
@@ -70,7 +82,8 @@ mod rates {
             schedlab_core::fault::inject(fault);
         }
         let pct_depth = SCHEDULERS.iter().find(|(s, _)| *s == scheduler).expect("a scheduler").1;
-        let exploration = Exploration { iterations: schedules, pct_depth, ..Exploration::default() };
+        let exploration =
+            Exploration { iterations: schedules, pct_depth, ..Exploration::default() };
         let body = control.body;
         // A schedule that ends in a panic (a core assertion) caught the bug too: report which.
         std::panic::set_hook(Box::new(|_| {

@@ -35,10 +35,16 @@ impl criterion::profiler::Profiler for CriterionFlamegraph {
         let Some(sampling) = self.active.take() else { return };
         let folded = sampling.finish().expect("read the profile");
         std::fs::create_dir_all(benchmark_dir).expect("create the benchmark's profile directory");
-        std::fs::write(benchmark_dir.join("stacks.folded"), folded.to_text()).expect("write the folded stacks");
+        std::fs::write(benchmark_dir.join("stacks.folded"), folded.to_text())
+            .expect("write the folded stacks");
         let path = benchmark_dir.join("flamegraph.svg");
         let file = std::fs::File::create(&path).expect("create flamegraph.svg");
-        let subtitle = format!("{} samples at {} Hz over {:.1} s (criterion --profile-time)", folded.samples(), folded.frequency, folded.wall_s);
+        let subtitle = format!(
+            "{} samples at {} Hz over {:.1} s (criterion --profile-time)",
+            folded.samples(),
+            folded.frequency,
+            folded.wall_s
+        );
         match write_flamegraph(&folded, benchmark_id, &subtitle, std::io::BufWriter::new(file)) {
             Ok(()) => eprintln!("flamegraph: {}", path.display()),
             Err(e) => eprintln!("flamegraph for {benchmark_id}: {e}"),

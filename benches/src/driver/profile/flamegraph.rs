@@ -1,11 +1,14 @@
 //! Flamegraphs and differential flamegraphs (SVG, inferno through pprof) of folded stacks.
 
-use crate::error::ExperimentError;
 use super::folded::Folded;
+use crate::error::ExperimentError;
 use std::collections::BTreeMap;
 use std::io::Write;
 
-pub(crate) fn flamegraph_options<'a>(title: &str, subtitle: &str) -> pprof::flamegraph::Options<'a> {
+pub(crate) fn flamegraph_options<'a>(
+    title: &str,
+    subtitle: &str,
+) -> pprof::flamegraph::Options<'a> {
     let mut opt = pprof::flamegraph::Options::default();
     opt.title = title.to_string();
     opt.subtitle = Some(subtitle.to_string());
@@ -20,19 +23,31 @@ pub(crate) fn flamegraph_options<'a>(title: &str, subtitle: &str) -> pprof::flam
 }
 
 /// Writes an on-CPU flamegraph (SVG).
-pub fn write_flamegraph(folded: &Folded, title: &str, subtitle: &str, out: impl Write) -> Result<(), ExperimentError> {
+pub fn write_flamegraph(
+    folded: &Folded,
+    title: &str,
+    subtitle: &str,
+    out: impl Write,
+) -> Result<(), ExperimentError> {
     write_flamegraph_counting(folded, title, subtitle, "samples", out)
 }
 
 /// Writes a flamegraph (SVG) whose counts are `count_name` (samples, us, ...).
-pub fn write_flamegraph_counting(folded: &Folded, title: &str, subtitle: &str, count_name: &str, out: impl Write) -> Result<(), ExperimentError> {
+pub fn write_flamegraph_counting(
+    folded: &Folded,
+    title: &str,
+    subtitle: &str,
+    count_name: &str,
+    out: impl Write,
+) -> Result<(), ExperimentError> {
     if folded.stacks.is_empty() {
         return Err(ExperimentError::run_failed("no samples were taken (is the run too short?)"));
     }
     let text = folded.to_text();
     let mut opt = flamegraph_options(title, subtitle);
     opt.count_name = count_name.to_string();
-    pprof::flamegraph::from_lines(&mut opt, text.lines(), out).map_err(|e| ExperimentError::run_failed(format!("cannot write the flamegraph: {e}")))
+    pprof::flamegraph::from_lines(&mut opt, text.lines(), out)
+        .map_err(|e| ExperimentError::run_failed(format!("cannot write the flamegraph: {e}")))
 }
 
 /// A stack with the variant's type written `P` (`job_loop<schedlab_variants::sched_lock::SchedLock>`
@@ -45,7 +60,8 @@ pub(crate) fn variant_neutral(stack: &str) -> String {
     while let Some(i) = rest.find(PREFIX) {
         out.push_str(&rest[..i]);
         let after = &rest[i + PREFIX.len()..];
-        let ident = |s: &str| s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(s.len());
+        let ident =
+            |s: &str| s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(s.len());
         let module = ident(after);
         match after[module..].strip_prefix("::") {
             Some(tail) if module > 0 => {
@@ -75,7 +91,14 @@ pub(crate) fn variant_neutral(stack: &str) -> String {
 /// shows blue, what it keeps neutral); with `None`, `b` is scaled to `a`'s sample total and the
 /// colours compare shares. The variant's type is written `P` in both, so the same path matches.
 /// A stack only `b` has is drawn with zero width.
-pub fn write_differential(a: &Folded, b: &Folded, b_scale: Option<f64>, title: &str, subtitle: &str, out: impl Write) -> Result<(), ExperimentError> {
+pub fn write_differential(
+    a: &Folded,
+    b: &Folded,
+    b_scale: Option<f64>,
+    title: &str,
+    subtitle: &str,
+    out: impl Write,
+) -> Result<(), ExperimentError> {
     let (ta, tb) = (a.samples(), b.samples());
     if ta == 0 || tb == 0 {
         return Err(ExperimentError::run_failed("no samples were taken (is the run too short?)"));
@@ -100,14 +123,15 @@ pub fn write_differential(a: &Folded, b: &Folded, b_scale: Option<f64>, title: &
     }
     let mut opt = flamegraph_options(title, subtitle);
     opt.negate_differentials = true;
-    pprof::flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), out)
-        .map_err(|e| ExperimentError::run_failed(format!("cannot write the differential flamegraph: {e}")))
+    pprof::flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), out).map_err(|e| {
+        ExperimentError::run_failed(format!("cannot write the differential flamegraph: {e}"))
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::shares::leaf_name;
+    use super::*;
 
     #[test]
     fn leaf_names_and_variant_neutral_stacks() {

@@ -32,7 +32,11 @@ impl Folded {
 
     /// Samples whose stack holds a frame whose name contains `pattern`.
     pub fn samples_with(&self, pattern: &str) -> u64 {
-        self.stacks.iter().filter(|(s, _)| s.split(';').any(|f| f.contains(pattern))).map(|(_, n)| n).sum()
+        self.stacks
+            .iter()
+            .filter(|(s, _)| s.split(';').any(|f| f.contains(pattern)))
+            .map(|(_, n)| n)
+            .sum()
     }
 
     /// The folded text: one "stack count" line per stack, sorted.
@@ -59,8 +63,12 @@ impl Folded {
             if line.is_empty() {
                 continue;
             }
-            let (stack, n) = line.rsplit_once(' ').ok_or_else(|| ExperimentError::bad_input(format!("line {}: no sample count", i + 1)))?;
-            let n: u64 = n.parse().map_err(|_| ExperimentError::bad_input(format!("line {}: bad sample count `{n}`", i + 1)))?;
+            let (stack, n) = line.rsplit_once(' ').ok_or_else(|| {
+                ExperimentError::bad_input(format!("line {}: no sample count", i + 1))
+            })?;
+            let n: u64 = n.parse().map_err(|_| {
+                ExperimentError::bad_input(format!("line {}: bad sample count `{n}`", i + 1))
+            })?;
             total = total.checked_add(n).ok_or_else(|| {
                 ExperimentError::bad_input(format!(
                     "line {}: the sample counts add up past {} (the largest count there is)",

@@ -33,8 +33,8 @@ pub use self::folded::*;
 pub use self::sampling::*;
 pub use self::shares::*;
 
-use crate::error::ExperimentError;
 use crate::driver::workload::{run_named, RunResult, WorkloadConfig};
+use crate::error::ExperimentError;
 use schedlab_core::sync::AtomicBool;
 
 /// A variant's run and its profile.
@@ -46,7 +46,12 @@ pub struct VariantProfile {
 }
 
 /// Runs the workload against the variant called `name` under the profiler.
-pub fn profile_named(name: &str, cfg: &WorkloadConfig, interrupt: &AtomicBool, frequency: i32) -> Result<VariantProfile, ExperimentError> {
+pub fn profile_named(
+    name: &str,
+    cfg: &WorkloadConfig,
+    interrupt: &AtomicBool,
+    frequency: i32,
+) -> Result<VariantProfile, ExperimentError> {
     cfg.validate(name)?;
     let sampling = Sampling::start(frequency)?;
     let run = run_named(name, cfg, interrupt);

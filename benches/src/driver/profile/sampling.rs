@@ -1,8 +1,8 @@
 //! The sampler: per-thread CPU-time timers sending `SIGPROF`, the serialised signal handler, and
 //! the samples resolved to named frames (the module docs of `profile` say why).
 
-use crate::error::ExperimentError;
 use super::folded::Folded;
+use crate::error::ExperimentError;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
@@ -69,7 +69,8 @@ pub(crate) fn arm_thread_timer(tid: libc::pid_t, frequency: i32) -> Option<usize
         return None;
     }
     let period_ns = 1_000_000_000 / frequency.max(1) as i64;
-    let period = libc::timespec { tv_sec: period_ns / 1_000_000_000, tv_nsec: period_ns % 1_000_000_000 };
+    let period =
+        libc::timespec { tv_sec: period_ns / 1_000_000_000, tv_nsec: period_ns % 1_000_000_000 };
     let spec = libc::itimerspec { it_interval: period, it_value: period };
     // SAFETY: `timer` was just created; `spec` is valid for the call.
     if unsafe { libc::timer_settime(timer, 0, &spec, std::ptr::null_mut()) } != 0 {
@@ -156,15 +157,19 @@ impl Drop for ThreadTimers {
 }
 
 /// pprof's `SIGPROF` handler, called by [`serialized_sigprof`] (0: none).
-pub(crate) static PPROF_HANDLER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+pub(crate) static PPROF_HANDLER: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
 /// `SIGPROF`s delivered while sampling (a diagnostic: samples = delivered − dropped by pprof).
 pub(crate) static SIGNALS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Samples interrupted inside a blocklisted object: not unwound (pprof would drop them), counted.
 pub(crate) static BLOCKED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Executable address ranges of the blocklisted objects ([`BLOCKLIST`]), read from
 /// `/proc/self/maps` before the timers are armed; the handler only reads them.
-pub(crate) static BLOCKED_RANGES: [(std::sync::atomic::AtomicUsize, std::sync::atomic::AtomicUsize); 32] =
-    [const { (std::sync::atomic::AtomicUsize::new(0), std::sync::atomic::AtomicUsize::new(0)) }; 32];
+pub(crate) static BLOCKED_RANGES: [(
+    std::sync::atomic::AtomicUsize,
+    std::sync::atomic::AtomicUsize,
+); 32] = [const { (std::sync::atomic::AtomicUsize::new(0), std::sync::atomic::AtomicUsize::new(0)) };
+    32];
 
 /// Reads the blocklisted objects' executable ranges into [`BLOCKED_RANGES`].
 pub(crate) fn load_blocked_ranges() {
@@ -180,7 +185,10 @@ pub(crate) fn load_blocked_ranges() {
             continue;
         }
         let Some((lo, hi)) = range.split_once('-') else { continue };
-        let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16)) else { continue };
+        let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+        else {
+            continue;
+        };
         if n < BLOCKED_RANGES.len() {
             BLOCKED_RANGES[n].0.store(lo, Ordering::Relaxed);
             BLOCKED_RANGES[n].1.store(hi, Ordering::Relaxed);
@@ -202,7 +210,9 @@ pub(crate) fn interrupted_in_blocklisted(context: *mut libc::c_void) -> bool {
     }
     // SAFETY: for an SA_SIGINFO handler the third argument is the kernel's `ucontext_t` of the
     // interrupted thread, valid for the handler's duration.
-    let ip = unsafe { (*(context as *const libc::ucontext_t)).uc_mcontext.gregs[libc::REG_RIP as usize] } as usize;
+    let ip = unsafe {
+        (*(context as *const libc::ucontext_t)).uc_mcontext.gregs[libc::REG_RIP as usize]
+    } as usize;
     BLOCKED_RANGES.iter().any(|(lo, hi)| {
         let (lo, hi) = (lo.load(Ordering::Relaxed), hi.load(Ordering::Relaxed));
         lo <= ip && ip < hi
@@ -219,7 +229,8 @@ pub(crate) fn interrupted_in_blocklisted(_context: *mut libc::c_void) -> bool {
 pub const NOT_UNWOUND: &str = "[in libc, libgcc, libpthread or the vDSO: not unwound]";
 
 /// Set while one thread runs pprof's handler.
-pub(crate) static HANDLER_BUSY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+pub(crate) static HANDLER_BUSY: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
 
 /// Runs pprof's handler one thread at a time. pprof's handler unwinds while holding its profiler
 /// with `try_write`, and drops the sample of any other thread whose signal arrives meanwhile;
@@ -229,17 +240,25 @@ pub(crate) static HANDLER_BUSY: std::sync::atomic::AtomicBool = std::sync::atomi
 /// Async-signal-safe: atomics and `spin_loop` only; `SIGPROF` is blocked in its own handler, so a
 /// thread never waits for itself.
 #[cfg(target_os = "linux")]
-extern "C" fn serialized_sigprof(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+extern "C" fn serialized_sigprof(
+    signal: libc::c_int,
+    info: *mut libc::siginfo_t,
+    context: *mut libc::c_void,
+) {
     use std::sync::atomic::Ordering;
     SIGNALS.fetch_add(1, Ordering::Relaxed);
-    while HANDLER_BUSY.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+    while HANDLER_BUSY
+        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
         std::hint::spin_loop();
     }
     let handler = PPROF_HANDLER.load(Ordering::Relaxed);
     if handler != 0 {
         // SAFETY: the value is the `sa_sigaction` of pprof's SA_SIGINFO action, read back from the
         // kernel by `serialize_pprof_handler`: a function of exactly this signature.
-        let handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) = unsafe { std::mem::transmute(handler) };
+        let handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+            unsafe { std::mem::transmute(handler) };
         // A timer that expired again before its signal was taken counts the extra expiries as
         // its overrun (the thread's CPU clock is checked on ticks, and a thread that runs in short
         // slices between yields can miss a check): each stands for a period of CPU time spent
@@ -280,7 +299,9 @@ pub(crate) fn serialize_pprof_handler() -> Option<libc::sigaction> {
     // SAFETY: all-zero is a valid `sigaction` to be filled in by the kernel.
     let mut pprof: libc::sigaction = unsafe { std::mem::zeroed() };
     // SAFETY: reads the current action into `pprof`, a valid `sigaction`.
-    if unsafe { libc::sigaction(libc::SIGPROF, std::ptr::null(), &mut pprof) } != 0 || pprof.sa_flags & libc::SA_SIGINFO == 0 {
+    if unsafe { libc::sigaction(libc::SIGPROF, std::ptr::null(), &mut pprof) } != 0
+        || pprof.sa_flags & libc::SA_SIGINFO == 0
+    {
         return None;
     }
     PPROF_HANDLER.store(pprof.sa_sigaction, std::sync::atomic::Ordering::Relaxed);
@@ -339,7 +360,9 @@ impl Sampling {
     /// process to finish first).
     pub fn start(frequency: i32) -> Result<Sampling, ExperimentError> {
         if !(1..=1000).contains(&frequency) {
-            return Err(ExperimentError::run_failed(format!("sampling frequency must be 1..=1000 Hz, got {frequency}")));
+            return Err(ExperimentError::run_failed(format!(
+                "sampling frequency must be 1..=1000 Hz, got {frequency}"
+            )));
         }
         // A panic while profiling poisons the mutex; the profiler itself was stopped by the
         // guard's drop during unwinding, so the next caller may go on.
@@ -385,7 +408,10 @@ impl Sampling {
             _ => None,
         };
         // The report must be built before the guard drops: stopping clears the samples.
-        let report = self.guard.report().build_unresolved().map_err(|e| ExperimentError::run_failed(format!("cannot read the profile: {e}")))?;
+        let report =
+            self.guard.report().build_unresolved().map_err(|e| {
+                ExperimentError::run_failed(format!("cannot read the profile: {e}"))
+            })?;
         drop(self.guard);
         let mut stacks = BTreeMap::new();
         for (frames, &count) in &report.data {
@@ -402,7 +428,9 @@ impl Sampling {
             }
             // Drop what runs before the workbench's own code (thread start, std's spawn closures):
             // a dozen frames of the same width at the root of every stack.
-            if let Some(first) = names.iter().position(|n| n.starts_with("schedlab") || n.starts_with("<schedlab")) {
+            if let Some(first) =
+                names.iter().position(|n| n.starts_with("schedlab") || n.starts_with("<schedlab"))
+            {
                 names.drain(..first);
             }
             if names.is_empty() {
@@ -427,7 +455,9 @@ impl Sampling {
 /// `apply_locked` once in about ten runs, the tail of the function placed before no-stats'
 /// `SchedState::expire`. So the frames below the signal handler are resolved here: the
 /// interrupted one at its own address, the callers at `ip - 1`.
-pub(crate) fn resolve_sample(frames: &[backtrace::Frame]) -> Vec<Vec<(String, Option<std::path::PathBuf>)>> {
+pub(crate) fn resolve_sample(
+    frames: &[backtrace::Frame],
+) -> Vec<Vec<(String, Option<std::path::PathBuf>)>> {
     // `backtrace::resolve(addr)` looks up `addr - 1` (its adjustment for return addresses).
     let symbols_at = |lookup: usize| {
         let mut symbols = Vec::new();
@@ -437,12 +467,15 @@ pub(crate) fn resolve_sample(frames: &[backtrace::Frame]) -> Vec<Vec<(String, Op
         });
         symbols
     };
-    let resolved: Vec<_> = frames.iter().map(|f| symbols_at((f.ip() as usize).saturating_sub(1))).collect();
+    let resolved: Vec<_> =
+        frames.iter().map(|f| symbols_at((f.ip() as usize).saturating_sub(1))).collect();
     // As pprof does: drop the handler's frames (pprof's, and the serializing one that calls it)
     // and the signal trampoline after them.
-    let handler = resolved
-        .iter()
-        .rposition(|symbols| symbols.iter().any(|(name, _)| name.contains("perf_signal_handler") || name.contains("serialized_sigprof")));
+    let handler = resolved.iter().rposition(|symbols| {
+        symbols.iter().any(|(name, _)| {
+            name.contains("perf_signal_handler") || name.contains("serialized_sigprof")
+        })
+    });
     let mut out = Vec::new();
     for (i, symbols) in resolved.into_iter().enumerate() {
         let symbols = match handler {
@@ -463,7 +496,9 @@ pub(crate) fn resolve_sample(frames: &[backtrace::Frame]) -> Vec<Vec<(String, Op
 /// `parking_lot::raw_mutex`, `<workspace>/core/src/stats.rs` → `schedlab_core::stats`,
 /// `<workspace>/variants/src/sched-lock.rs` → `schedlab_variants::sched_lock`.
 pub(crate) fn module_of(file: &Path) -> Option<String> {
-    let parts = |p: &Path| -> Vec<String> { p.iter().filter_map(|c| c.to_str()).map(str::to_string).collect() };
+    let parts = |p: &Path| -> Vec<String> {
+        p.iter().filter_map(|c| c.to_str()).map(str::to_string).collect()
+    };
     // The workspace root: this crate's manifest directory's parent.
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
     let (krate, rest) = if let Ok(rel) = file.strip_prefix(workspace) {
@@ -482,7 +517,9 @@ pub(crate) fn module_of(file: &Path) -> Option<String> {
         } else {
             // A registry crate: `name-1.2.3`.
             match dir.rfind('-') {
-                Some(i) if dir[i + 1..].starts_with(|c: char| c.is_ascii_digit()) => dir[..i].to_string(),
+                Some(i) if dir[i + 1..].starts_with(|c: char| c.is_ascii_digit()) => {
+                    dir[..i].to_string()
+                }
                 _ => dir.clone(),
             }
         };
@@ -490,7 +527,8 @@ pub(crate) fn module_of(file: &Path) -> Option<String> {
     };
     let mut path = vec![krate.replace('-', "_")];
     for (i, part) in rest.iter().enumerate() {
-        let part = if i + 1 == rest.len() { part.strip_suffix(".rs").unwrap_or(part) } else { part };
+        let part =
+            if i + 1 == rest.len() { part.strip_suffix(".rs").unwrap_or(part) } else { part };
         if i + 1 == rest.len() && matches!(part, "lib" | "main" | "mod") {
             continue;
         }
@@ -505,7 +543,9 @@ pub(crate) fn module_of(file: &Path) -> Option<String> {
 pub(crate) fn frame_name(name: &str, file: Option<&Path>) -> String {
     let name = name.trim();
     let name = match name.rfind("::h") {
-        Some(i) if name.len() - i == 19 && name[i + 3..].bytes().all(|b| b.is_ascii_hexdigit()) => &name[..i],
+        Some(i) if name.len() - i == 19 && name[i + 3..].bytes().all(|b| b.is_ascii_hexdigit()) => {
+            &name[..i]
+        }
         _ => name,
     };
     if name.is_empty() || name == "Unknown" {
@@ -528,12 +568,25 @@ mod tests {
     #[test]
     fn frame_names_get_their_module() {
         let ws = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-        assert_eq!(frame_name("sum", Some(&ws.join("core/src/stats.rs"))), "schedlab_core::stats::sum");
-        assert_eq!(frame_name("route", Some(&ws.join("variants/src/no-stats.rs"))), "schedlab_variants::no_stats::route");
-        assert_eq!(frame_name("cmd", Some(&ws.join("src/flamegraph.rs"))), "schedlab::flamegraph::cmd");
+        assert_eq!(
+            frame_name("sum", Some(&ws.join("core/src/stats.rs"))),
+            "schedlab_core::stats::sum"
+        );
+        assert_eq!(
+            frame_name("route", Some(&ws.join("variants/src/no-stats.rs"))),
+            "schedlab_variants::no_stats::route"
+        );
+        assert_eq!(
+            frame_name("cmd", Some(&ws.join("src/flamegraph.rs"))),
+            "schedlab::flamegraph::cmd"
+        );
         let std_file = Path::new("/rustc/abc/library/core/src/sync/atomic.rs");
-        assert_eq!(frame_name("fetch_add<u32>", Some(std_file)), "core::sync::atomic::fetch_add<u32>");
-        let reg = Path::new("/root/.cargo/registry/src/index.crates.io-1/lock_api-0.4.12/src/mutex.rs");
+        assert_eq!(
+            frame_name("fetch_add<u32>", Some(std_file)),
+            "core::sync::atomic::fetch_add<u32>"
+        );
+        let reg =
+            Path::new("/root/.cargo/registry/src/index.crates.io-1/lock_api-0.4.12/src/mutex.rs");
         assert_eq!(frame_name("lock<R, T>", Some(reg)), "lock_api::mutex::lock<R, T>");
         assert_eq!(frame_name("a::b::c::h0123456789abcdef", None), "a::b::c");
         assert_eq!(frame_name("<X as Y>::f", Some(std_file)), "<X as Y>::f");

@@ -23,7 +23,8 @@ pub enum Category {
 }
 
 impl Category {
-    pub const ALL: [Category; 5] = [Category::Core, Category::Stats, Category::Lock, Category::Outside, Category::Other];
+    pub const ALL: [Category; 5] =
+        [Category::Core, Category::Stats, Category::Lock, Category::Outside, Category::Other];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -93,7 +94,8 @@ pub(crate) fn is_lock(frame: &str) -> bool {
 pub(crate) fn is_outside(frame: &str) -> bool {
     // `spin_for` lives in `driver/workload.rs`; the name from before that move still counts, so that
     // folded stacks written earlier classify the same.
-    frame.starts_with("schedlab_benches::driver::workload::spin_for") || frame.starts_with("schedlab_benches::workload::spin_for")
+    frame.starts_with("schedlab_benches::driver::workload::spin_for")
+        || frame.starts_with("schedlab_benches::workload::spin_for")
 }
 
 pub(crate) fn is_sum(frame: &str) -> bool {
@@ -118,7 +120,9 @@ pub fn classify(stack: &str) -> (Category, bool) {
         Category::Stats
     } else if frames().any(is_outside) {
         Category::Outside
-    } else if frames().any(|f| f.starts_with("schedlab_core::") || f.starts_with("<schedlab_core::")) {
+    } else if frames()
+        .any(|f| f.starts_with("schedlab_core::") || f.starts_with("<schedlab_core::"))
+    {
         Category::Core
     } else {
         Category::Other
@@ -147,7 +151,11 @@ impl TimeShares {
         let mut t = TimeShares {
             unsampled: folded.unsampled_share(),
             cpu_s: folded.cpu_s,
-            sampled_s: if folded.frequency > 0 { folded.samples() as f64 / folded.frequency as f64 } else { 0.0 },
+            sampled_s: if folded.frequency > 0 {
+                folded.samples() as f64 / folded.frequency as f64
+            } else {
+                0.0
+            },
             ..TimeShares::default()
         };
         for (stack, &n) in &folded.stacks {
@@ -220,7 +228,11 @@ pub fn format_table(rows: &[(&str, &TimeShares)]) -> String {
         "variant", "samples", "core", "stats", "(sums)", "lock", "outside", "other", "total", "stats/work", "unsampled", "cpu s", "sampled s", "stats/work 95 % interval", "seed"
     );
     for (name, t) in rows {
-        let seed = if *name == "sched-lock" { format!("stats {SEED_STATS_SHARE} of BFQ") } else { String::new() };
+        let seed = if *name == "sched-lock" {
+            format!("stats {SEED_STATS_SHARE} of BFQ")
+        } else {
+            String::new()
+        };
         let unsampled = t.unsampled.map_or("-".to_string(), |u| format!("{:.0}%", u * 100.0));
         out.push_str(&format!(
             "{:<11} {:>7} {:>6.1}% {:>6.1}% {:>7} {:>6.1}% {:>7.1}% {:>6.1}% {:>6.1}% {:>10.1}% {:>10} {:>7} {:>9.2}  {:<24}  {}\n",

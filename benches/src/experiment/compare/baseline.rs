@@ -17,7 +17,10 @@
 
 use super::cells::{AA_REFERENCE, SCHEMA_VERSION};
 use crate::error::ExperimentError;
-use crate::stats::{bootstrap_interval_two, median, median_in_place, Interval, BOOTSTRAP_MIN_VALUES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
+use crate::stats::{
+    bootstrap_interval_two, median, median_in_place, Interval, BOOTSTRAP_MIN_VALUES,
+    BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED,
+};
 use schedlab_core::LockKind;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -107,7 +110,9 @@ pub(super) fn ratio_runs_from<'a>(
 ) -> Vec<RatioRuns> {
     let mut out: Vec<RatioRuns> = rows
         .filter(|(v, _, _)| *v != AA_REFERENCE)
-        .filter_map(|(v, lock, runs)| Some(RatioRuns { ratio: ratio_name(v, AA_REFERENCE), lock, runs: runs?.to_vec() }))
+        .filter_map(|(v, lock, runs)| {
+            Some(RatioRuns { ratio: ratio_name(v, AA_REFERENCE), lock, runs: runs?.to_vec() })
+        })
         .collect();
     for (num, den, lock, runs) in seeds.filter(|(_, den, _, _)| *den != AA_REFERENCE) {
         let ratio = ratio_name(num, den);
@@ -127,7 +132,12 @@ impl Baseline {
         threshold: f64,
         stop: &schedlab_core::sync::AtomicBool,
     ) -> Result<Baseline, ExperimentError> {
-        let text = crate::files::input::read_input(file, "baseline", crate::files::input::caps::MODEL_JSON, stop)?;
+        let text = crate::files::input::read_input(
+            file,
+            "baseline",
+            crate::files::input::caps::MODEL_JSON,
+            stop,
+        )?;
         Baseline::parse(file, &text, variants, locks, threshold)
     }
 
@@ -145,7 +155,8 @@ impl Baseline {
             let report = "a `schedlab compare --json` report";
             ExperimentError::bad_input(format!("--baseline {shown} is not {report}: {why}"))
         };
-        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| not_compare(format!("not JSON ({e})")))?;
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| not_compare(format!("not JSON ({e})")))?;
         match value.get("schema").and_then(|s| s.as_str()) {
             Some("schedlab-compare") => {}
             Some(other) => return Err(not_compare(format!("its schema is `{other}`"))),
@@ -162,7 +173,8 @@ impl Baseline {
             }
             None => return Err(not_compare("it has no `schema_version`".into())),
         }
-        let parsed: CompareFile = serde_json::from_value(value).map_err(|e| not_compare(e.to_string()))?;
+        let parsed: CompareFile =
+            serde_json::from_value(value).map_err(|e| not_compare(e.to_string()))?;
         let sorted = |mut v: Vec<String>| {
             v.sort();
             v
@@ -178,7 +190,8 @@ impl Baseline {
             )));
         }
         let lock_names = |l: &[LockKind]| l.iter().map(|k| k.name()).collect::<Vec<_>>().join(",");
-        let same_locks = parsed.config.locks.len() == locks.len() && locks.iter().all(|l| parsed.config.locks.contains(l));
+        let same_locks = parsed.config.locks.len() == locks.len()
+            && locks.iter().all(|l| parsed.config.locks.contains(l));
         if !same_locks {
             return Err(ExperimentError::bad_input(format!(
                 "--baseline {shown} ran other lock kinds ({}) than this run ({}): \
@@ -187,13 +200,21 @@ impl Baseline {
                 lock_names(locks)
             )));
         }
-        let finite = |runs: &FileRuns| runs.runs.iter().map(|r| r.unwrap_or(f64::NAN)).collect::<Vec<f64>>();
-        let rows: Vec<(&str, LockKind, Option<Vec<f64>>)> =
-            parsed.results.iter().map(|r| (r.variant.as_str(), r.lock, r.vs_sched_lock.as_ref().map(finite))).collect();
+        let finite =
+            |runs: &FileRuns| runs.runs.iter().map(|r| r.unwrap_or(f64::NAN)).collect::<Vec<f64>>();
+        let rows: Vec<(&str, LockKind, Option<Vec<f64>>)> = parsed
+            .results
+            .iter()
+            .map(|r| (r.variant.as_str(), r.lock, r.vs_sched_lock.as_ref().map(finite)))
+            .collect();
         let seeds: Vec<(&str, &str, LockKind, Vec<f64>)> = parsed
             .ratios
             .iter()
-            .flat_map(|r| r.by_lock.iter().map(move |b| (r.numerator.as_str(), r.denominator.as_str(), b.lock, finite(&b.measured))))
+            .flat_map(|r| {
+                r.by_lock.iter().map(move |b| {
+                    (r.numerator.as_str(), r.denominator.as_str(), b.lock, finite(&b.measured))
+                })
+            })
             .collect();
         let ratios = ratio_runs_from(
             rows.iter().map(|(v, l, runs)| (*v, *l, runs.as_deref())),
@@ -216,7 +237,11 @@ impl Baseline {
         for current in now {
             match self.ratios.iter().find(|b| b.ratio == current.ratio && b.lock == current.lock) {
                 Some(then) => changes.push(compare_ratio(current, &then.runs, self.threshold)),
-                None => not_compared.push(format!("{} ({}): not in the baseline", current.ratio, current.lock.name())),
+                None => not_compared.push(format!(
+                    "{} ({}): not in the baseline",
+                    current.ratio,
+                    current.lock.name()
+                )),
             }
         }
         BaselineComparison {
@@ -286,7 +311,8 @@ pub struct RatioChange {
 pub fn compare_ratio(current: &RatioRuns, then: &[f64], threshold: f64) -> RatioChange {
     let (now_median, then_median) = (median(&current.runs), median(then));
     let change = |a: &mut [f64], b: &mut [f64]| median_in_place(a) / median_in_place(b) - 1.0;
-    let interval = bootstrap_interval_two(&current.runs, then, change, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
+    let interval =
+        bootstrap_interval_two(&current.runs, then, change, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
     RatioChange {
         ratio: current.ratio.clone(),
         lock: current.lock,
@@ -294,7 +320,9 @@ pub fn compare_ratio(current: &RatioRuns, then: &[f64], threshold: f64) -> Ratio
         current: now_median,
         change: now_median / then_median - 1.0,
         interval,
-        no_interval: interval.is_none().then(|| format!("no interval: fewer than {BOOTSTRAP_MIN_VALUES} rounds on a side")),
+        no_interval: interval
+            .is_none()
+            .then(|| format!("no interval: fewer than {BOOTSTRAP_MIN_VALUES} rounds on a side")),
         verdict: interval.map(|i| judge_change(i, threshold)),
     }
 }
@@ -339,7 +367,10 @@ mod tests {
         assert_eq!(c.verdict, Some(ChangeVerdict::Regressed), "{c:?}");
         assert!((c.change + 0.2).abs() < 0.02, "{c:?}");
         let up = runs("epoch ÷ sched-lock", &[1.20, 1.22, 1.19, 1.21, 1.18]);
-        assert_eq!(compare_ratio(&up, &then, DEFAULT_THRESHOLD).verdict, Some(ChangeVerdict::Improved));
+        assert_eq!(
+            compare_ratio(&up, &then, DEFAULT_THRESHOLD).verdict,
+            Some(ChangeVerdict::Improved)
+        );
         // 3 % up is inside a ±5 % band, and beyond a ±1 % one.
         let slight = runs("epoch ÷ sched-lock", &[1.03, 1.03, 1.03, 1.03, 1.03]);
         let flat = [1.0; 5];
@@ -352,9 +383,17 @@ mod tests {
         let i = |lo, hi| Interval { lo, hi };
         assert_eq!(judge_change(i(0.06, 0.20), 0.05), ChangeVerdict::Improved);
         assert_eq!(judge_change(i(-0.20, -0.06), 0.05), ChangeVerdict::Regressed);
-        assert_eq!(judge_change(i(0.02, 0.09), 0.05), ChangeVerdict::NoChange, "straddles the band's edge");
+        assert_eq!(
+            judge_change(i(0.02, 0.09), 0.05),
+            ChangeVerdict::NoChange,
+            "straddles the band's edge"
+        );
         assert_eq!(judge_change(i(-0.30, 0.30), 0.05), ChangeVerdict::NoChange, "too wide to tell");
-        assert_eq!(judge_change(i(0.05, 0.10), 0.05), ChangeVerdict::NoChange, "touching the band is inside it");
+        assert_eq!(
+            judge_change(i(0.05, 0.10), 0.05),
+            ChangeVerdict::NoChange,
+            "touching the band is inside it"
+        );
     }
 
     #[test]
@@ -370,7 +409,14 @@ mod tests {
     const FIXTURE_VARIANTS: [&str; 3] = ["sched-lock", "no-stats", "epoch"];
 
     fn fixture() -> Baseline {
-        Baseline::parse(Path::new("baseline.json"), FIXTURE, &FIXTURE_VARIANTS, &[LockKind::ParkingLot], DEFAULT_THRESHOLD).expect("the fixture is a baseline")
+        Baseline::parse(
+            Path::new("baseline.json"),
+            FIXTURE,
+            &FIXTURE_VARIANTS,
+            &[LockKind::ParkingLot],
+            DEFAULT_THRESHOLD,
+        )
+        .expect("the fixture is a baseline")
     }
 
     #[test]
@@ -387,12 +433,23 @@ mod tests {
     fn the_fixture_with_one_ratio_halved_says_regressed_there_only() {
         let b = fixture();
         let halved = &b.ratios[0];
-        let now = RatioRuns { runs: halved.runs.iter().map(|r| r / 2.0).collect(), ..halved.clone() };
-        assert_eq!(compare_ratio(&now, &halved.runs, b.threshold).verdict, Some(ChangeVerdict::Regressed));
-        let doubled = RatioRuns { runs: halved.runs.iter().map(|r| r * 2.0).collect(), ..halved.clone() };
-        assert_eq!(compare_ratio(&doubled, &halved.runs, b.threshold).verdict, Some(ChangeVerdict::Improved));
+        let now =
+            RatioRuns { runs: halved.runs.iter().map(|r| r / 2.0).collect(), ..halved.clone() };
+        assert_eq!(
+            compare_ratio(&now, &halved.runs, b.threshold).verdict,
+            Some(ChangeVerdict::Regressed)
+        );
+        let doubled =
+            RatioRuns { runs: halved.runs.iter().map(|r| r * 2.0).collect(), ..halved.clone() };
+        assert_eq!(
+            compare_ratio(&doubled, &halved.runs, b.threshold).verdict,
+            Some(ChangeVerdict::Improved)
+        );
         for r in &b.ratios[1..] {
-            assert_eq!(compare_ratio(r, &r.runs, b.threshold).verdict, Some(ChangeVerdict::NoChange));
+            assert_eq!(
+                compare_ratio(r, &r.runs, b.threshold).verdict,
+                Some(ChangeVerdict::NoChange)
+            );
         }
     }
 
@@ -405,11 +462,32 @@ mod tests {
         let pl = [LockKind::ParkingLot];
         let cases = [
             (parse("not json", &FIXTURE_VARIANTS, &pl), "not JSON"),
-            (parse(r#"{"schema": "schedlab-sweep", "schema_version": 1}"#, &FIXTURE_VARIANTS, &pl), "schema is `schedlab-sweep`"),
-            (parse(&FIXTURE.replacen("\"schema_version\": 4", "\"schema_version\": 3", 1), &FIXTURE_VARIANTS, &pl), "schema_version 3"),
+            (
+                parse(
+                    r#"{"schema": "schedlab-sweep", "schema_version": 1}"#,
+                    &FIXTURE_VARIANTS,
+                    &pl,
+                ),
+                "schema is `schedlab-sweep`",
+            ),
+            (
+                parse(
+                    &FIXTURE.replacen("\"schema_version\": 4", "\"schema_version\": 3", 1),
+                    &FIXTURE_VARIANTS,
+                    &pl,
+                ),
+                "schema_version 3",
+            ),
             (parse(FIXTURE, &["sched-lock", "no-stats"], &pl), "other variants"),
             (parse(FIXTURE, &FIXTURE_VARIANTS, &[LockKind::FairSpin]), "other lock kinds"),
-            (parse(r#"{"schema": "schedlab-compare", "schema_version": 4}"#, &FIXTURE_VARIANTS, &pl), "missing field"),
+            (
+                parse(
+                    r#"{"schema": "schedlab-compare", "schema_version": 4}"#,
+                    &FIXTURE_VARIANTS,
+                    &pl,
+                ),
+                "missing field",
+            ),
         ];
         for (line, what) in cases {
             assert!(line.contains("old.json") && line.contains(what), "{what}: {line}");

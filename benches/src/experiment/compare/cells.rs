@@ -79,7 +79,12 @@ pub(super) fn entry_index(entries: &[(&'static str, &'static str)], label: &str)
 }
 
 /// Per-round ratio of two entries' main-run KIOPS under one lock kind.
-pub(super) fn paired(cells: &[Cell], entries: &[(&'static str, &'static str)], num: &str, den: &str) -> Option<Spread> {
+pub(super) fn paired(
+    cells: &[Cell],
+    entries: &[(&'static str, &'static str)],
+    num: &str,
+    den: &str,
+) -> Option<Spread> {
     paired_except(cells, entries, num, den, &[])
 }
 
@@ -97,7 +102,9 @@ pub(super) fn paired_except(
     let ratios: Vec<f64> = n
         .iter()
         .filter(|(round, _)| !except.contains(round))
-        .filter_map(|(round, rn)| d.iter().find(|(r2, _)| r2 == round).map(|(_, rd)| rn.kiops / rd.kiops))
+        .filter_map(|(round, rn)| {
+            d.iter().find(|(r2, _)| r2 == round).map(|(_, rd)| rn.kiops / rd.kiops)
+        })
         .filter(|x| x.is_finite())
         .collect();
     (!ratios.is_empty()).then(|| Spread::of(ratios))

@@ -78,10 +78,15 @@ pub fn judge_cost(interval: Interval, limit: f64) -> Result<CostVerdict, CostBel
 /// holds each round's comparisons (%); a round with none is left out. Fewer than 3 rounds with
 /// comparisons: no interval.
 pub fn pooled_cost_interval(rounds: &[Vec<f64>]) -> Result<Interval, NoInterval> {
-    let rounds: Vec<&Vec<f64>> = rounds.iter().filter(|r| r.iter().any(|c| c.is_finite())).collect();
+    let rounds: Vec<&Vec<f64>> =
+        rounds.iter().filter(|r| r.iter().any(|c| c.is_finite())).collect();
     let indices: Vec<f64> = (0..rounds.len()).map(|i| i as f64).collect();
     let pooled_median = |draw: &mut [f64]| {
-        let mut pool: Vec<f64> = draw.iter().flat_map(|&i| rounds[i as usize].iter().copied()).filter(|c| c.is_finite()).collect();
+        let mut pool: Vec<f64> = draw
+            .iter()
+            .flat_map(|&i| rounds[i as usize].iter().copied())
+            .filter(|c| c.is_finite())
+            .collect();
         median_in_place(&mut pool)
     };
     bootstrap_interval(&indices, pooled_median, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
@@ -160,12 +165,18 @@ impl LockstatCost {
         let not_estimable = (measured < 0.0).then(|| {
             format!("measured {measured:.1} %: below 0, the windows' noise rather than a cost")
         });
-        let runs_behind: Vec<&RunResult> = cell.lockstat.iter().chain(&cell.plain).map(|(_, r)| r).collect();
-        let disturbed: Vec<String> = runs_behind.iter().filter_map(|r| crate::driver::workload::disturbed(r)).collect();
+        let runs_behind: Vec<&RunResult> =
+            cell.lockstat.iter().chain(&cell.plain).map(|(_, r)| r).collect();
+        let disturbed: Vec<String> =
+            runs_behind.iter().filter_map(|r| crate::driver::workload::disturbed(r)).collect();
         let (verdict, not_judged) = match (interval, disturbed.first()) {
             (None, _) => (None, None),
             (Some(_), Some(first)) => {
-                let why = format!("disturbed: {} of {} runs ({first})", disturbed.len(), runs_behind.len());
+                let why = format!(
+                    "disturbed: {} of {} runs ({first})",
+                    disturbed.len(),
+                    runs_behind.len()
+                );
                 (None, Some(why))
             }
             (Some(i), None) => match judge_cost(i, COST_LIMIT_PCT) {
@@ -188,7 +199,8 @@ impl LockstatCost {
     /// The cost as the tables print it: "2.1% [0.4, 3.9]", "n/e (<0) [-2.0, 0.8]", or "-" (a
     /// comma between the bounds, which may be negative).
     pub fn text(&self) -> String {
-        let interval = self.interval.map_or(String::new(), |i| format!(" [{:.1}, {:.1}]", i.lo, i.hi));
+        let interval =
+            self.interval.map_or(String::new(), |i| format!(" [{:.1}, {:.1}]", i.lo, i.hi));
         match (self.pct, &self.not_estimable) {
             (Some(c), _) => format!("{c:.1}%{interval}"),
             (None, Some(_)) => format!("n/e (<0){interval}"),
@@ -208,7 +220,11 @@ mod tests {
     #[test]
     fn the_five_percent_limit_is_judged_on_the_interval() {
         assert_eq!(judge_cost(i(0.5, 4.0), 5.0), Ok(CostVerdict::Met));
-        assert_eq!(judge_cost(i(-2.0, 5.0), 5.0), Ok(CostVerdict::Met), "at most the limit, through 0");
+        assert_eq!(
+            judge_cost(i(-2.0, 5.0), 5.0),
+            Ok(CostVerdict::Met),
+            "at most the limit, through 0"
+        );
         assert_eq!(judge_cost(i(5.6, 11.6), 5.0), Ok(CostVerdict::Missed));
         // The runs: a median of 4.4 % whose interval reaches 8 % is not "met".
         assert_eq!(judge_cost(i(0.4, 8.0), 5.0), Ok(CostVerdict::Inconclusive));
@@ -241,7 +257,8 @@ mod tests {
             ..LockstatCost::default()
         };
         assert_eq!(cost.text(), "n/e (<0) [-2.0, 0.8]");
-        let real = LockstatCost { pct: Some(2.1), interval: Some(i(0.4, 3.9)), ..LockstatCost::default() };
+        let real =
+            LockstatCost { pct: Some(2.1), interval: Some(i(0.4, 3.9)), ..LockstatCost::default() };
         assert_eq!(real.text(), "2.1% [0.4, 3.9]");
     }
 }

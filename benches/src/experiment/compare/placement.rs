@@ -51,7 +51,8 @@ pub const TRIALS: usize = 5;
 pub const STEADY_FACTOR: f64 = 1.5;
 
 /// How a probe measures, in the report's words.
-pub const PROBE: &str = "one-way cache-line transfer between the first two allowed CPUs, least of 5 \
+pub const PROBE: &str =
+    "one-way cache-line transfer between the first two allowed CPUs, least of 5 \
                          ping-pongs whose median is within 1.5 times it, between every two runs; \
                          none for a run that other processes disturbed";
 
@@ -67,7 +68,8 @@ pub fn probe_here(stop: &AtomicBool) -> Option<f64> {
 /// The least of a probe's trials when their median is within [`STEADY_FACTOR`] of it; `None`
 /// otherwise (or without trials).
 pub fn steady(trials_ns: &[f64]) -> Option<f64> {
-    let mut sorted: Vec<f64> = trials_ns.iter().copied().filter(|t| t.is_finite() && *t > 0.0).collect();
+    let mut sorted: Vec<f64> =
+        trials_ns.iter().copied().filter(|t| t.is_finite() && *t > 0.0).collect();
     sorted.sort_by(f64::total_cmp);
     let (least, median) = (*sorted.first()?, sorted[sorted.len() / 2]);
     (median <= STEADY_FACTOR * least).then_some(least)
@@ -255,7 +257,11 @@ pub struct PlacementReport {
 }
 
 impl PlacementReport {
-    pub fn new(tracker: Tracker, reported: Option<Placement>, left_out: Vec<usize>) -> PlacementReport {
+    pub fn new(
+        tracker: Tracker,
+        reported: Option<Placement>,
+        left_out: Vec<usize>,
+    ) -> PlacementReport {
         let near_ns = tracker.near_ns();
         PlacementReport {
             probe: PROBE,
@@ -279,7 +285,8 @@ impl PlacementReport {
     /// too few for an interval); `None` when the placement did not change (or was not measured).
     pub fn note(&self) -> Option<String> {
         let (near, far) = (self.near_ns?, self.far_ns?);
-        let rounds = |v: &[usize]| v.iter().map(|r| (r + 1).to_string()).collect::<Vec<_>>().join(", ");
+        let rounds =
+            |v: &[usize]| v.iter().map(|r| (r + 1).to_string()).collect::<Vec<_>>().join(", ");
         let mut parts = vec![format!(
             "the machine moved its CPUs during the comparison: a cache-line transfer between them took \
              {near:.0} ns (near) and up to {far:.0} ns (far), and a lock-bound variant's KIOPS follow it"
@@ -355,7 +362,12 @@ mod tests {
     #[test]
     fn a_round_with_probes_in_both_placements_changed_and_one_in_one_is_settled() {
         let tracker = Tracker {
-            runs: vec![probe(0, 34.0, 36.0), probe(0, 35.0, 40.0), probe(1, 35.0, 160.0), probe(2, 162.0, 165.0)],
+            runs: vec![
+                probe(0, 34.0, 36.0),
+                probe(0, 35.0, 40.0),
+                probe(1, 35.0, 160.0),
+                probe(2, 162.0, 165.0),
+            ],
             ..Tracker::default()
         };
         assert_eq!(tracker.near_ns(), Some(34.0));
@@ -369,7 +381,13 @@ mod tests {
     #[test]
     fn the_rounds_left_out_at_the_end_are_those_in_the_placement_fewer_rounds_ran_in() {
         let tracker = Tracker {
-            runs: vec![probe(0, 160.0, 161.0), probe(1, 34.0, 35.0), probe(2, 36.0, 34.0), probe(3, 163.0, 160.0), probe(4, 35.0, 33.0)],
+            runs: vec![
+                probe(0, 160.0, 161.0),
+                probe(1, 34.0, 35.0),
+                probe(2, 36.0, 34.0),
+                probe(3, 163.0, 160.0),
+                probe(4, 35.0, 33.0),
+            ],
             ..Tracker::default()
         };
         assert_eq!(tracker.minority(&[0, 1, 2, 3, 4]), (Some(Placement::Near), vec![0, 3]));
@@ -380,7 +398,10 @@ mod tests {
 
     #[test]
     fn a_steady_machine_leaves_nothing_out_and_says_nothing() {
-        let tracker = Tracker { runs: (0..5).map(|r| probe(r, 34.0 + r as f64, 50.0)).collect(), ..Tracker::default() };
+        let tracker = Tracker {
+            runs: (0..5).map(|r| probe(r, 34.0 + r as f64, 50.0)).collect(),
+            ..Tracker::default()
+        };
         assert!((0..5).all(|r| tracker.round(r) == RoundPlacement::Settled(Placement::Near)));
         assert_eq!(tracker.far_ns(), None);
         let (reported, left_out) = tracker.minority(&[0, 1, 2, 3, 4]);
@@ -399,7 +420,10 @@ mod tests {
 
     #[test]
     fn without_a_probe_nothing_is_judged() {
-        let tracker = Tracker { runs: vec![RunProbe { before_ns: None, after_ns: None, ..probe(0, 0.0, 0.0) }], ..Tracker::default() };
+        let tracker = Tracker {
+            runs: vec![RunProbe { before_ns: None, after_ns: None, ..probe(0, 0.0, 0.0) }],
+            ..Tracker::default()
+        };
         assert_eq!(tracker.round(0), RoundPlacement::Unknown);
         assert_eq!(tracker.minority(&[0]), (None, Vec::new()));
         let report = PlacementReport::new(tracker, None, Vec::new());

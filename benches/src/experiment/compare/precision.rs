@@ -22,8 +22,8 @@
 
 use super::cells::{entry_index, paired_except, Cell, AA_LABEL, AA_REFERENCE};
 use crate::seeds::SEEDS;
-use schedlab_core::LockKind;
 use crate::stats::{ratio_interval, Interval, Spread};
+use schedlab_core::LockKind;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -171,7 +171,13 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub fn new(precision: &Precision, stopped: StopReason, rounds: usize, elapsed: Duration, widest: Option<Widest>) -> Self {
+    pub fn new(
+        precision: &Precision,
+        stopped: StopReason,
+        rounds: usize,
+        elapsed: Duration,
+        widest: Option<Widest>,
+    ) -> Self {
         let reached = widest.as_ref().and_then(|w| w.half_width);
         let rounds_needed = match stopped {
             StopReason::PrecisionReached => None,
@@ -196,7 +202,9 @@ impl Outcome {
         let reached = match &self.widest {
             None if self.rounds == 0 => "no round kept to take a ratio from".to_string(),
             None => "no ratio to make precise".to_string(),
-            Some(Widest { ratio, half_width: Some(h) }) => format!("the widest ratio, {ratio}, within {}", pct(*h)),
+            Some(Widest { ratio, half_width: Some(h) }) => {
+                format!("the widest ratio, {ratio}, within {}", pct(*h))
+            }
             Some(Widest { ratio, half_width: None }) => format!("{ratio} has no interval yet"),
         };
         let rounds = format!("{} rounds in {:.0} s", self.rounds, self.elapsed_s);
@@ -241,7 +249,11 @@ pub(super) fn reported_ratios(
             add(format!("{v} ÷ {AA_REFERENCE}"), v, AA_REFERENCE);
         }
         for seed in SEEDS.iter() {
-            add(format!("{} ÷ {}", seed.numerator, seed.denominator), seed.numerator, seed.denominator);
+            add(
+                format!("{} ÷ {}", seed.numerator, seed.denominator),
+                seed.numerator,
+                seed.denominator,
+            );
         }
         if entry_index(entries, AA_LABEL).is_some() {
             add("A/A floor".to_string(), AA_REFERENCE, AA_LABEL);
@@ -305,8 +317,15 @@ mod tests {
         assert_eq!(exact.as_ref().unwrap().half_width, None, "two rounds: no interval yet");
         assert_eq!(decide(&p, 2, 2, 1, exact.as_ref(), Duration::from_secs(1)), None);
         let wide = widest(&ratios(&[0.8, 1.2, 0.8, 1.2])).unwrap();
-        assert_eq!(decide(&p, MAX_ROUNDS, MAX_ROUNDS, 3, Some(&wide), Duration::from_secs(1)), Some(StopReason::RoundLimitReached));
-        assert_eq!(decide(&p, 4, 4, 3, None, Duration::from_secs(1)), Some(StopReason::PrecisionReached), "no ratio: nothing to wait for");
+        assert_eq!(
+            decide(&p, MAX_ROUNDS, MAX_ROUNDS, 3, Some(&wide), Duration::from_secs(1)),
+            Some(StopReason::RoundLimitReached)
+        );
+        assert_eq!(
+            decide(&p, 4, 4, 3, None, Duration::from_secs(1)),
+            Some(StopReason::PrecisionReached),
+            "no ratio: nothing to wait for"
+        );
     }
 
     #[test]
@@ -335,7 +354,10 @@ mod tests {
         assert!(w.half_width.unwrap() > 0.2, "{w:?}");
         let mut with_short = list.clone();
         with_short.push(("short".to_string(), Spread::of(vec![1.0])));
-        assert_eq!(widest(&with_short).unwrap(), Widest { ratio: "short".into(), half_width: None });
+        assert_eq!(
+            widest(&with_short).unwrap(),
+            Widest { ratio: "short".into(), half_width: None }
+        );
         assert_eq!(widest(&[]), None);
     }
 

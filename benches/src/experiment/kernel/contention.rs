@@ -65,12 +65,17 @@ fn is_lock_primitive(frame: &str) -> bool {
         "mutex_lock",
         "rwsem_down",
     ];
-    PREFIXES.iter().any(|p| frame.starts_with(p)) || frame.starts_with("__lock_") || frame == "lock_acquire"
+    PREFIXES.iter().any(|p| frame.starts_with(p))
+        || frame.starts_with("__lock_")
+        || frame == "lock_acquire"
 }
 
 /// Whether a function belongs to an I/O scheduler that takes its own lock.
 pub fn is_scheduler_function(frame: &str) -> bool {
-    frame.starts_with("bfq_") || frame.starts_with("bfqg_") || frame.starts_with("dd_") || frame.starts_with("kyber_")
+    frame.starts_with("bfq_")
+        || frame.starts_with("bfqg_")
+        || frame.starts_with("dd_")
+        || frame.starts_with("kyber_")
 }
 
 /// Parses bpftrace's `-f json` output of [`BPFTRACE_PROGRAM`] (one JSON object per line).
@@ -90,13 +95,22 @@ pub fn parse_bpftrace(text: &str) -> Result<Vec<Site>, ExperimentError> {
         let data = value.get("data");
         match kind {
             "stats" => {
-                let Some(map) = data.and_then(|d| d.get("@wait")).and_then(|m| m.as_object()) else { continue };
+                let Some(map) = data.and_then(|d| d.get("@wait")).and_then(|m| m.as_object())
+                else {
+                    continue;
+                };
                 saw_wait = true;
                 for (key, v) in map {
                     let (addr, stack) = parse_key(key).ok_or_else(|| bad_key(key))?;
                     let count = v.get("count").and_then(|c| c.as_u64()).unwrap_or(0);
                     let total = v.get("total").and_then(|c| c.as_u64()).unwrap_or(0);
-                    let site = sites.entry((addr, stack.clone())).or_insert(Site { lock_addr: addr, stack, contentions: 0, wait_total_ns: 0, wait_max_ns: 0 });
+                    let site = sites.entry((addr, stack.clone())).or_insert(Site {
+                        lock_addr: addr,
+                        stack,
+                        contentions: 0,
+                        wait_total_ns: 0,
+                        wait_max_ns: 0,
+                    });
                     // One key may come on several lines: its counts add up checked (issue 43).
                     let what = |counts: &str| format!("{at}: {counts}");
                     let add_to = crate::counts::add_to;
@@ -106,11 +120,19 @@ pub fn parse_bpftrace(text: &str) -> Result<Vec<Site>, ExperimentError> {
                 }
             }
             "map" => {
-                let Some(map) = data.and_then(|d| d.get("@max")).and_then(|m| m.as_object()) else { continue };
+                let Some(map) = data.and_then(|d| d.get("@max")).and_then(|m| m.as_object()) else {
+                    continue;
+                };
                 for (key, v) in map {
                     let (addr, stack) = parse_key(key).ok_or_else(|| bad_key(key))?;
                     let max = v.as_u64().unwrap_or(0);
-                    let site = sites.entry((addr, stack.clone())).or_insert(Site { lock_addr: addr, stack, contentions: 0, wait_total_ns: 0, wait_max_ns: 0 });
+                    let site = sites.entry((addr, stack.clone())).or_insert(Site {
+                        lock_addr: addr,
+                        stack,
+                        contentions: 0,
+                        wait_total_ns: 0,
+                        wait_max_ns: 0,
+                    });
                     site.wait_max_ns = site.wait_max_ns.max(max);
                 }
             }
@@ -181,9 +203,13 @@ pub struct ContentionSummary {
 impl ContentionSummary {
     /// The summary of a run's sites; an error when a sum of their counts passes `u64::MAX`.
     pub fn of(sites: &[Site]) -> Result<ContentionSummary, ExperimentError> {
-        let sched_addrs: std::collections::BTreeSet<u64> =
-            sites.iter().filter(|s| s.stack.iter().any(|f| is_scheduler_function(f))).map(|s| s.lock_addr).collect();
-        let mut out = ContentionSummary { scheduler_lock_addrs: sched_addrs.len(), ..Default::default() };
+        let sched_addrs: std::collections::BTreeSet<u64> = sites
+            .iter()
+            .filter(|s| s.stack.iter().any(|f| is_scheduler_function(f)))
+            .map(|s| s.lock_addr)
+            .collect();
+        let mut out =
+            ContentionSummary { scheduler_lock_addrs: sched_addrs.len(), ..Default::default() };
         let mut sched_by: BTreeMap<String, Contention> = BTreeMap::new();
         let mut other_by: BTreeMap<String, Contention> = BTreeMap::new();
         for s in sites {
@@ -212,27 +238,57 @@ mod tests {
     use super::*;
 
     fn site(addr: u64, frames: &[&str], n: u64, total: u64, max: u64) -> Site {
-        Site { lock_addr: addr, stack: frames.iter().map(|f| f.to_string()).collect(), contentions: n, wait_total_ns: total, wait_max_ns: max }
+        Site {
+            lock_addr: addr,
+            stack: frames.iter().map(|f| f.to_string()).collect(),
+            contentions: n,
+            wait_total_ns: total,
+            wait_max_ns: max,
+        }
     }
 
     #[test]
     fn keys_are_read_into_an_address_and_frames_without_offsets() {
         let (addr, stack) = parse_key("0xffff888102585e80,\n    __pv_queued_spin_lock_slowpath+347\n    _raw_spin_lock_irq+65\n    bfq_dispatch_request+30\n").unwrap();
         assert_eq!(addr, 0xffff888102585e80);
-        assert_eq!(stack, ["__pv_queued_spin_lock_slowpath", "_raw_spin_lock_irq", "bfq_dispatch_request"]);
+        assert_eq!(
+            stack,
+            ["__pv_queued_spin_lock_slowpath", "_raw_spin_lock_irq", "bfq_dispatch_request"]
+        );
         assert!(parse_key("no comma").is_none());
     }
 
     #[test]
     fn the_scheduler_lock_is_every_contention_on_an_address_a_scheduler_function_took() {
         let sites = vec![
-            site(1, &["__pv_queued_spin_lock_slowpath", "_raw_spin_lock_irq", "bfq_dispatch_request"], 10, 1000, 300),
+            site(
+                1,
+                &["__pv_queued_spin_lock_slowpath", "_raw_spin_lock_irq", "bfq_dispatch_request"],
+                10,
+                1000,
+                300,
+            ),
             // blk-mq taking BFQ's lock through an inlined hook: same address, counted as the scheduler's.
-            site(1, &["__pv_queued_spin_lock_slowpath", "_raw_spin_lock_irqsave", "blk_mq_submit_bio"], 5, 500, 200),
-            site(2, &["__pv_queued_spin_lock_slowpath", "_raw_spin_lock", "try_to_wake_up"], 7, 70, 20),
+            site(
+                1,
+                &["__pv_queued_spin_lock_slowpath", "_raw_spin_lock_irqsave", "blk_mq_submit_bio"],
+                5,
+                500,
+                200,
+            ),
+            site(
+                2,
+                &["__pv_queued_spin_lock_slowpath", "_raw_spin_lock", "try_to_wake_up"],
+                7,
+                70,
+                20,
+            ),
         ];
         let s = ContentionSummary::of(&sites).unwrap();
-        assert_eq!(s.scheduler_lock, Contention { contentions: 15, wait_total_ns: 1500, wait_max_ns: 300 });
+        assert_eq!(
+            s.scheduler_lock,
+            Contention { contentions: 15, wait_total_ns: 1500, wait_max_ns: 300 }
+        );
         assert_eq!(s.other_locks.contentions, 7);
         assert_eq!(s.scheduler_callers[0].0, "bfq_dispatch_request");
         assert_eq!(s.scheduler_callers[1].0, "blk_mq_submit_bio");
@@ -252,14 +308,28 @@ mod tests {
         assert_eq!((sites[0].contentions, sites[0].wait_total_ns), (u64::MAX, 10));
         for text in [line(u64::MAX, 0) + &line(1, 0), line(0, u64::MAX) + &line(0, 1)] {
             let e = parse_bpftrace(&text).unwrap_err().message;
-            assert!(e.contains("line 2") && e.contains("add up past 18446744073709551615") && !e.contains('\n'), "{e}");
+            assert!(
+                e.contains("line 2")
+                    && e.contains("add up past 18446744073709551615")
+                    && !e.contains('\n'),
+                "{e}"
+            );
         }
         let frames = ["_raw_spin_lock", "bfq_dispatch_request"];
-        let ok = [site(1, &frames, u64::MAX - 1, 1, 1), site(1, &["_raw_spin_lock", "blk_mq_submit_bio"], 1, 1, 1)];
+        let ok = [
+            site(1, &frames, u64::MAX - 1, 1, 1),
+            site(1, &["_raw_spin_lock", "blk_mq_submit_bio"], 1, 1, 1),
+        ];
         assert_eq!(ContentionSummary::of(&ok).unwrap().scheduler_lock.contentions, u64::MAX);
         for sites in [
-            [site(1, &frames, u64::MAX, 1, 1), site(1, &["_raw_spin_lock", "blk_mq_submit_bio"], 1, 1, 1)],
-            [site(2, &["_raw_spin_lock", "try_to_wake_up"], 1, u64::MAX, 1), site(3, &["_raw_spin_lock", "schedule"], 1, 1, 1)],
+            [
+                site(1, &frames, u64::MAX, 1, 1),
+                site(1, &["_raw_spin_lock", "blk_mq_submit_bio"], 1, 1, 1),
+            ],
+            [
+                site(2, &["_raw_spin_lock", "try_to_wake_up"], 1, u64::MAX, 1),
+                site(3, &["_raw_spin_lock", "schedule"], 1, 1, 1),
+            ],
         ] {
             let e = ContentionSummary::of(&sites).unwrap_err().message;
             assert!(e.contains("add up past 18446744073709551615"), "{e}");

@@ -39,7 +39,9 @@
 //!   interval (fewer than 3 rounds).
 
 use super::rows::{KernelRow, KernelSched, Point, PointResult};
-use crate::stats::{judge_within, median, ratio_interval, GoalVerdict, Interval, NoInterval, Spread};
+use crate::stats::{
+    judge_within, median, ratio_interval, GoalVerdict, Interval, NoInterval, Spread,
+};
 use serde::Serialize;
 
 /// The model row that stands for today's kernel's BFQ: its two legacy counters per CPU at
@@ -130,7 +132,14 @@ impl Verdict {
 const NO_FIGURE: &str = "a side has no figure or no band is set";
 
 /// A row's verdict from the model's and the controls' judgements and the model's inputs.
-pub fn verdict(id: Figure, within: Option<bool>, null_within: Option<bool>, constant_within: Option<bool>, inputs: &[Calibrated], not_judged: Option<String>) -> Verdict {
+pub fn verdict(
+    id: Figure,
+    within: Option<bool>,
+    null_within: Option<bool>,
+    constant_within: Option<bool>,
+    inputs: &[Calibrated],
+    not_judged: Option<String>,
+) -> Verdict {
     if let Some(input) = inputs.iter().find(|i| i.from.contains(&id)) {
         return Verdict::Fitted { input: input.input.clone() };
     }
@@ -141,7 +150,9 @@ pub fn verdict(id: Figure, within: Option<bool>, null_within: Option<bool>, cons
         None => Verdict::NotJudged { why: NO_FIGURE.into() },
         Some(false) => Verdict::Outside,
         Some(true) if null_within == Some(true) => Verdict::ControlWithin { control: "null model" },
-        Some(true) if constant_within == Some(true) => Verdict::ControlWithin { control: "constant" },
+        Some(true) if constant_within == Some(true) => {
+            Verdict::ControlWithin { control: "constant" }
+        }
         Some(true) => Verdict::Evidence,
     }
 }
@@ -165,7 +176,9 @@ impl Band {
     pub fn describe(&self) -> String {
         match self {
             Band::Within { pct } => format!("within {pct:.0} %"),
-            Band::Factor { factor, floor } if *floor > 0.0 => format!("× {factor} (±{floor} below {floor})"),
+            Band::Factor { factor, floor } if *floor > 0.0 => {
+                format!("× {factor} (±{floor} below {floor})")
+            }
             Band::Factor { factor, .. } => format!("within × {factor}"),
             Band::Equal => "equal".into(),
             Band::Unset => "none set".into(),
@@ -197,7 +210,9 @@ impl Band {
         match *self {
             Band::Unset => None,
             Band::Equal => Some(k.round() == m.round()),
-            Band::Factor { floor, .. } if floor > 0.0 && k < floor => Some((m - k).abs() <= floor + 1e-12),
+            Band::Factor { floor, .. } if floor > 0.0 && k < floor => {
+                Some((m - k).abs() <= floor + 1e-12)
+            }
             _ if k == 0.0 && m == 0.0 => Some(true),
             _ if k <= 0.0 => Some(false),
             Band::Within { pct } => Some((m / k - 1.0).abs() <= pct / 100.0 + 1e-12),
@@ -246,7 +261,16 @@ pub struct FidelityRow {
 
 impl FidelityRow {
     /// A row with no control and no verdict yet ([`FidelityRow::judge`] sets them).
-    pub fn new(point: Point, id: Figure, figure: impl Into<String>, unit: &'static str, kernel: Option<f64>, model: Option<f64>, band: Band, source: impl Into<String>) -> FidelityRow {
+    pub fn new(
+        point: Point,
+        id: Figure,
+        figure: impl Into<String>,
+        unit: &'static str,
+        kernel: Option<f64>,
+        model: Option<f64>,
+        band: Band,
+        source: impl Into<String>,
+    ) -> FidelityRow {
         FidelityRow {
             point,
             id,
@@ -288,7 +312,13 @@ impl FidelityRow {
 
     /// Sets the controls and the verdict. A ratio over rounds is judged on its interval: not
     /// judged without one, [`Verdict::Inconclusive`] when it reaches across the band.
-    fn judge(mut self, null_model: Option<f64>, constant: Option<f64>, inputs: &[Calibrated], not_judged: Option<String>) -> FidelityRow {
+    fn judge(
+        mut self,
+        null_model: Option<f64>,
+        constant: Option<f64>,
+        inputs: &[Calibrated],
+        not_judged: Option<String>,
+    ) -> FidelityRow {
         self.null_model = null_model;
         self.null_within = self.band.judge(self.kernel, null_model);
         self.constant = constant;
@@ -307,7 +337,8 @@ impl FidelityRow {
             Verdict::NotJudged { why } if straddles && why == NO_FIGURE => {
                 let i = self.model_interval.unwrap_or(Interval { lo: f64::NAN, hi: f64::NAN });
                 let (lo, hi) = (i.lo, i.hi);
-                let why = format!("the model's interval [{lo:.2}, {hi:.2}] reaches across the band");
+                let why =
+                    format!("the model's interval [{lo:.2}, {hi:.2}] reaches across the band");
                 Verdict::Inconclusive { why }
             }
             v => v,
@@ -319,8 +350,19 @@ impl FidelityRow {
 /// How many rows are evidence, how many judged (not fitted, not "not judged"), and how many the
 /// model is within.
 pub fn summary(rows: &[FidelityRow]) -> (usize, usize, usize) {
-    let judged = rows.iter().filter(|r| matches!(r.verdict, Verdict::Evidence | Verdict::ControlWithin { .. } | Verdict::Outside)).count();
-    let within = rows.iter().filter(|r| matches!(r.verdict, Verdict::Evidence | Verdict::ControlWithin { .. })).count();
+    let judged = rows
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.verdict,
+                Verdict::Evidence | Verdict::ControlWithin { .. } | Verdict::Outside
+            )
+        })
+        .count();
+    let within = rows
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::Evidence | Verdict::ControlWithin { .. }))
+        .count();
     let evidence = rows.iter().filter(|r| r.verdict == Verdict::Evidence).count();
     (evidence, judged, within)
 }
@@ -344,7 +386,11 @@ fn row_of(kernel: &[KernelRow], c: KernelSched) -> Option<&KernelRow> {
 
 /// Within-round ratios a ÷ b (rounds where both ran).
 fn round_ratios(a: &[(usize, f64)], b: &[(usize, f64)]) -> Vec<f64> {
-    a.iter().filter_map(|&(ra, x)| b.iter().find(|&&(rb, _)| rb == ra).filter(|(_, y)| *y > 0.0).map(|&(_, y)| x / y)).collect()
+    a.iter()
+        .filter_map(|&(ra, x)| {
+            b.iter().find(|&&(rb, _)| rb == ra).filter(|(_, y)| *y > 0.0).map(|&(_, y)| x / y)
+        })
+        .collect()
 }
 
 /// Median of within-round ratios a ÷ b (rounds where both ran); the ratio of medians when no
@@ -354,7 +400,10 @@ fn within_round(a: &[(usize, f64)], b: &[(usize, f64)]) -> Option<f64> {
     if !v.is_empty() {
         return Some(median(&v));
     }
-    let (ma, mb) = (median(&a.iter().map(|x| x.1).collect::<Vec<_>>()), median(&b.iter().map(|x| x.1).collect::<Vec<_>>()));
+    let (ma, mb) = (
+        median(&a.iter().map(|x| x.1).collect::<Vec<_>>()),
+        median(&b.iter().map(|x| x.1).collect::<Vec<_>>()),
+    );
     (!a.is_empty() && mb > 0.0).then(|| ma / mb)
 }
 
@@ -362,35 +411,67 @@ fn within_round(a: &[(usize, f64)], b: &[(usize, f64)]) -> Option<f64> {
 /// its range over its median, %), whichever is wider; and the words that say which.
 fn throughput_band(nominal: f64, kernel_ratios: &[f64]) -> (Band, String) {
     if kernel_ratios.len() < 2 {
-        return (Band::Within { pct: nominal }, format!("band {nominal:.0} %: one kernel round, no spread"));
+        return (
+            Band::Within { pct: nominal },
+            format!("band {nominal:.0} %: one kernel round, no spread"),
+        );
     }
-    let (lo, hi) = kernel_ratios.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
+    let (lo, hi) = kernel_ratios
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
     let spread = 100.0 * (hi - lo) / 2.0 / median(kernel_ratios);
     let pct = nominal.max(spread);
-    let few = if kernel_ratios.len() < SPREAD_ROUNDS { format!(" (only {} rounds: fewer than {SPREAD_ROUNDS})", kernel_ratios.len()) } else { String::new() };
+    let few = if kernel_ratios.len() < SPREAD_ROUNDS {
+        format!(" (only {} rounds: fewer than {SPREAD_ROUNDS})", kernel_ratios.len())
+    } else {
+        String::new()
+    };
     (Band::Within { pct: pct.round() }, format!("band: the larger of {nominal:.0} % and the kernel's spread {spread:.0} % over {} rounds{few}", kernel_ratios.len()))
 }
 
 /// How busy the kernel's CPUs were in a row's rounds, % of all CPUs: KIOPS × CPU per I/O.
 fn busy_pct(row: &KernelRow, cpus: usize) -> Option<f64> {
-    let cpu_us = row.experiment_cpu_per_io_us.as_ref().map_or(row.cpu_per_io_us.median, |s| s.median);
+    let cpu_us =
+        row.experiment_cpu_per_io_us.as_ref().map_or(row.cpu_per_io_us.median, |s| s.median);
     (cpu_us > 0.0 && cpus > 0).then(|| 100.0 * row.kiops.median * cpu_us / 1e3 / cpus as f64)
 }
 
 /// The model's inputs at a point that were computed from the kernel: what each is and which
 /// kernel figures it was computed from. `outside_from_kernel` / `elevator_from_kernel`: whether
 /// the run took them from the kernel (`--model-outside-ns kernel`, `--model-elevator-ns kernel`).
-pub fn model_inputs(r: &PointResult, outside_from_kernel: bool, elevator_from_kernel: bool, kernel_release: &str) -> Vec<Calibrated> {
+pub fn model_inputs(
+    r: &PointResult,
+    outside_from_kernel: bool,
+    elevator_from_kernel: bool,
+    kernel_release: &str,
+) -> Vec<Calibrated> {
     let mut v = Vec::new();
     if outside_from_kernel {
-        v.push(Calibrated { input: "outside work per request".into(), value: r.model_outside_ns as f64, unit: "ns", from: vec![Figure::NoneCpuPerIo] });
+        v.push(Calibrated {
+            input: "outside work per request".into(),
+            value: r.model_outside_ns as f64,
+            unit: "ns",
+            from: vec![Figure::NoneCpuPerIo],
+        });
     }
     if elevator_from_kernel && r.model_elevator_ns > 0 {
         // bfq's CPU per I/O over none's, less BFQ's own functions: the extra-CPU figure itself.
-        v.push(Calibrated { input: "elevator cost, bfq rows".into(), value: r.model_elevator_ns as f64, unit: "ns", from: vec![Figure::ExtraCpuPerIo, Figure::NoneCpuPerIo] });
+        v.push(Calibrated {
+            input: "elevator cost, bfq rows".into(),
+            value: r.model_elevator_ns as f64,
+            unit: "ns",
+            from: vec![Figure::ExtraCpuPerIo, Figure::NoneCpuPerIo],
+        });
     }
-    if let Some(dd) = r.elevator.as_ref().and_then(|e| e.mq_deadline.as_ref()).filter(|_| elevator_from_kernel) {
-        v.push(Calibrated { input: "elevator cost, deadline row".into(), value: dd.elevator_us * 1e3, unit: "ns", from: vec![Figure::DeadlineCpuPerIo, Figure::NoneCpuPerIo] });
+    if let Some(dd) =
+        r.elevator.as_ref().and_then(|e| e.mq_deadline.as_ref()).filter(|_| elevator_from_kernel)
+    {
+        v.push(Calibrated {
+            input: "elevator cost, deadline row".into(),
+            value: dd.elevator_us * 1e3,
+            unit: "ns",
+            from: vec![Figure::DeadlineCpuPerIo, Figure::NoneCpuPerIo],
+        });
     }
     if let Some(c) = &r.sites {
         for (i, t) in c.sites.iter().enumerate() {
@@ -401,13 +482,28 @@ pub fn model_inputs(r: &PointResult, outside_from_kernel: bool, elevator_from_ke
             if t.wait_us.is_some() {
                 from.push(Figure::SiteWait(site));
             }
-            v.push(Calibrated { input: format!("hold pad at {site}"), value: c.pads.hold_ns[i] as f64, unit: "ns", from });
+            v.push(Calibrated {
+                input: format!("hold pad at {site}"),
+                value: c.pads.hold_ns[i] as f64,
+                unit: "ns",
+                from,
+            });
         }
-        v.push(Calibrated { input: "gaps between the sites".into(), value: c.pads.gaps() as f64, unit: "ns", from: vec![Figure::NoneCpuPerIo] });
+        v.push(Calibrated {
+            input: "gaps between the sites".into(),
+            value: c.pads.gaps() as f64,
+            unit: "ns",
+            from: vec![Figure::NoneCpuPerIo],
+        });
     }
     if let Some(n) = kernel_sites(kernel_release) {
         // The model's kernel profile (its lock sites) is chosen by the release's site count.
-        v.push(Calibrated { input: "lock sites per request (kernel profile)".into(), value: n as f64, unit: "per I/O", from: vec![Figure::Acquisitions] });
+        v.push(Calibrated {
+            input: "lock sites per request (kernel profile)".into(),
+            value: n as f64,
+            unit: "per I/O",
+            from: vec![Figure::Acquisitions],
+        });
     }
     v
 }
@@ -426,7 +522,10 @@ fn kernel_rounds(r: &KernelRow) -> Vec<(usize, f64)> {
 /// finish since BFQ entered blk-mq (4.12); the depth limit's `bfqq_request_over_limit` since 5.18.
 /// `None` for a release it cannot read.
 pub fn kernel_sites(release: &str) -> Option<usize> {
-    let mut parts = release.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty()).map(|p| p.parse::<u32>().ok());
+    let mut parts = release
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|p| !p.is_empty())
+        .map(|p| p.parse::<u32>().ok());
     let (major, minor) = (parts.next()??, parts.next()??);
     // NOTE: the release that added the lock in the depth limit is read from the kernel's history
     // (Jan Kara's "bfq: Limit number of requests consumed by each cgroup", v5.18), not measured.
@@ -448,7 +547,12 @@ pub fn kernel_sites_per_io(row: &KernelRow, ramp_s: f64) -> Vec<(&'static str, f
                 .filter_map(|r| {
                     let c = r.contention.as_ref()?;
                     // Summed wider (issue 43): a ratio needs no error, and a u128 cannot wrap.
-                    let n: u128 = c.scheduler_callers.iter().filter(|(f, _)| site_of(f).unwrap_or("other") == site).map(|(_, c)| u128::from(c.contentions)).sum();
+                    let n: u128 = c
+                        .scheduler_callers
+                        .iter()
+                        .filter(|(f, _)| site_of(f).unwrap_or("other") == site)
+                        .map(|(_, c)| u128::from(c.contentions))
+                        .sum();
                     // As `kernel_row`: the recorder covers the ramp too.
                     Some(n as f64 / (r.ios as f64 * (r.runtime_s + ramp_s) / r.runtime_s))
                 })
@@ -461,13 +565,29 @@ pub fn kernel_sites_per_io(row: &KernelRow, ramp_s: f64) -> Vec<(&'static str, f
 
 /// The table's rows for one point, judged against the controls and the model's `inputs`
 /// ([`model_inputs`]); `cpus`: the machine's CPUs (for the kernel's busy share).
-pub fn rows(r: &PointResult, groups: usize, kernel_release: &str, ramp_s: f64, inputs: &[Calibrated], cpus: usize) -> Vec<FidelityRow> {
+pub fn rows(
+    r: &PointResult,
+    groups: usize,
+    kernel_release: &str,
+    ramp_s: f64,
+    inputs: &[Calibrated],
+    cpus: usize,
+) -> Vec<FidelityRow> {
     let point = r.point;
     let k = |c| row_of(&r.kernel, c);
-    let m = |e: &str, g: usize| r.model.iter().find(|m| m.entry == e && m.groups == g && !m.kiops.runs.is_empty());
-    let kratios = |a, b| k(a).zip(k(b)).map(|(a, b)| round_ratios(&kernel_rounds(a), &kernel_rounds(b))).unwrap_or_default();
-    let kr = |a, b| k(a).zip(k(b)).and_then(|(a, b)| within_round(&kernel_rounds(a), &kernel_rounds(b)));
-    let mr = |a: &str, ga, b: &str, gb| m(a, ga).zip(m(b, gb)).and_then(|(a, b)| within_round(&a.kiops_by_round, &b.kiops_by_round));
+    let m = |e: &str, g: usize| {
+        r.model.iter().find(|m| m.entry == e && m.groups == g && !m.kiops.runs.is_empty())
+    };
+    let kratios = |a, b| {
+        k(a).zip(k(b))
+            .map(|(a, b)| round_ratios(&kernel_rounds(a), &kernel_rounds(b)))
+            .unwrap_or_default()
+    };
+    let kr =
+        |a, b| k(a).zip(k(b)).and_then(|(a, b)| within_round(&kernel_rounds(a), &kernel_rounds(b)));
+    let mr = |a: &str, ga, b: &str, gb| {
+        m(a, ga).zip(m(b, gb)).and_then(|(a, b)| within_round(&a.kiops_by_round, &b.kiops_by_round))
+    };
     // The model's per-round ratios, for the interval its throughput rows are judged on.
     let mratios = |a: &str, ga, b: &str, gb| {
         let rows = m(a, ga).zip(m(b, gb));
@@ -475,21 +595,42 @@ pub fn rows(r: &PointResult, groups: usize, kernel_release: &str, ramp_s: f64, i
     };
     // A throughput ratio is judged only where both kernel rows kept the CPUs busy.
     let not_cpu_bound = |a, b| {
-        let busy = [k(a), k(b)].into_iter().map(|row| row.and_then(|row| busy_pct(row, cpus))).collect::<Option<Vec<f64>>>()?;
+        let busy = [k(a), k(b)]
+            .into_iter()
+            .map(|row| row.and_then(|row| busy_pct(row, cpus)))
+            .collect::<Option<Vec<f64>>>()?;
         let least = busy.iter().copied().fold(f64::INFINITY, f64::min);
         (least < CPU_BOUND_PCT).then(|| format!("not CPU-bound (CPU busy {least:.0} %)"))
     };
-    let elevator_of = |c: &dyn Fn(&super::rows::ElevatorCost) -> Option<&super::rows::SchedulerCost>| r.elevator.as_ref().and_then(c).map(|s| s.elevator_us * 1e3);
+    let elevator_of =
+        |c: &dyn Fn(&super::rows::ElevatorCost) -> Option<&super::rows::SchedulerCost>| {
+            r.elevator.as_ref().and_then(c).map(|s| s.elevator_us * 1e3)
+        };
     let bfq_elevator = elevator_of(&|e| e.bfq.as_ref()).unwrap_or(r.model_elevator_ns as f64);
     let dd_elevator = elevator_of(&|e| e.mq_deadline.as_ref()).unwrap_or(0.0);
     let mut out = Vec::new();
     let (band, why) = throughput_band(10.0, &kratios(KernelSched::Bfq, KernelSched::None));
     out.push(
-        FidelityRow::new(point, Figure::BfqOverNoneIops, "bfq ÷ none, IOPS", "×", kr(KernelSched::Bfq, KernelSched::None), mr(MODEL_BFQ, 0, "none", 0), band, format!("median of within-round ratios; model {MODEL_BFQ} ÷ none; {why}"))
-            .with_model_rounds(mratios(MODEL_BFQ, 0, "none", 0))
-            .judge(null_ratio(r.model_outside_ns, bfq_elevator), None, inputs, not_cpu_bound(KernelSched::Bfq, KernelSched::None)),
+        FidelityRow::new(
+            point,
+            Figure::BfqOverNoneIops,
+            "bfq ÷ none, IOPS",
+            "×",
+            kr(KernelSched::Bfq, KernelSched::None),
+            mr(MODEL_BFQ, 0, "none", 0),
+            band,
+            format!("median of within-round ratios; model {MODEL_BFQ} ÷ none; {why}"),
+        )
+        .with_model_rounds(mratios(MODEL_BFQ, 0, "none", 0))
+        .judge(
+            null_ratio(r.model_outside_ns, bfq_elevator),
+            None,
+            inputs,
+            not_cpu_bound(KernelSched::Bfq, KernelSched::None),
+        ),
     );
-    let deadline = if m(MODEL_DEADLINE, 0).is_some() { MODEL_DEADLINE } else { MODEL_DEADLINE_STAND_IN };
+    let deadline =
+        if m(MODEL_DEADLINE, 0).is_some() { MODEL_DEADLINE } else { MODEL_DEADLINE_STAND_IN };
     let (band, why) = throughput_band(10.0, &kratios(KernelSched::MqDeadline, KernelSched::None));
     out.push(
         FidelityRow::new(
@@ -528,7 +669,16 @@ pub fn rows(r: &PointResult, groups: usize, kernel_release: &str, ramp_s: f64, i
         );
     }
     let experiment = r.elevator.as_ref().is_some_and(|e| e.basis == "experiment");
-    let kcpu = |c| k(c).and_then(|row| if experiment { row.experiment_cpu_per_io_us.as_ref().map(|s| s.median) } else { Some(row.cpu_per_io_us.median) }).filter(|v| *v > 0.0);
+    let kcpu = |c| {
+        k(c).and_then(|row| {
+            if experiment {
+                row.experiment_cpu_per_io_us.as_ref().map(|s| s.median)
+            } else {
+                Some(row.cpu_per_io_us.median)
+            }
+        })
+        .filter(|v| *v > 0.0)
+    };
     let mcpu = |e| m(e, 0).map(|row| row.cpu_per_io_us.median).filter(|v| *v > 0.0);
     out.push(
         FidelityRow::new(
@@ -583,14 +733,17 @@ pub fn rows(r: &PointResult, groups: usize, kernel_release: &str, ramp_s: f64, i
     let ksites = kbfq.map(|row| kernel_sites_per_io(row, ramp_s)).unwrap_or_default();
     for (fns, path) in SITES {
         // A model that ran with lock statistics but has no such path contends there 0 times.
-        let model = bfq_model.filter(|row| row.sched_acquisitions_per_io.is_some()).map(|row| row.sched_by_path.iter().find(|(p, _, _)| p == path).map_or(0.0, |(_, _, c)| *c));
+        let model = bfq_model.filter(|row| row.sched_acquisitions_per_io.is_some()).map(|row| {
+            row.sched_by_path.iter().find(|(p, _, _)| p == path).map_or(0.0, |(_, _, c)| *c)
+        });
         out.push(
             FidelityRow::new(
                 point,
                 Figure::ContendedAt(path),
                 format!("contended acquisitions per I/O at {path}"),
                 "per I/O",
-                (!ksites.is_empty()).then(|| ksites.iter().find(|(s, _)| *s == path).map_or(0.0, |(_, v)| *v)),
+                (!ksites.is_empty())
+                    .then(|| ksites.iter().find(|(s, _)| *s == path).map_or(0.0, |(_, v)| *v)),
                 model,
                 contention_band,
                 format!("kernel: callers {}; model: path `{path}`", fns.join(", ")),
@@ -623,7 +776,9 @@ mod tests {
     #[test]
     fn contentions_of_one_site_past_the_largest_count_are_summed_wider() {
         use super::super::contention::{Contention, ContentionSummary};
-        let caller = |name: &str, n: u64| (name.to_string(), Contention { contentions: n, ..Contention::default() });
+        let caller = |name: &str, n: u64| {
+            (name.to_string(), Contention { contentions: n, ..Contention::default() })
+        };
         let run = super::super::rows::KernelRun {
             round: 0,
             iops: 1.0,
@@ -633,7 +788,10 @@ mod tests {
             fio_cpu_per_io_us: None,
             experiment_cpu_per_io_us: None,
             other_cpus: None,
-            contention: Some(ContentionSummary { scheduler_callers: vec![caller("x_unlisted", u64::MAX), caller("y_unlisted", 2)], ..ContentionSummary::default() }),
+            contention: Some(ContentionSummary {
+                scheduler_callers: vec![caller("x_unlisted", u64::MAX), caller("y_unlisted", 2)],
+                ..ContentionSummary::default()
+            }),
             stopped_s: None,
             reruns_stopped: 0,
         };
@@ -689,13 +847,39 @@ mod tests {
     #[test]
     fn a_figure_an_input_was_computed_from_is_fitted_and_not_counted() {
         let point = Point { threads: 2, iodepth: 32, ioengine: "io_uring" };
-        let elevator = Calibrated { input: "elevator".into(), value: 5000.0, unit: "ns", from: vec![Figure::ExtraCpuPerIo] };
-        let row = |id| FidelityRow::new(point, id, "f", "µs", Some(7.0), Some(7.1), Band::Within { pct: 25.0 }, "");
+        let elevator = Calibrated {
+            input: "elevator".into(),
+            value: 5000.0,
+            unit: "ns",
+            from: vec![Figure::ExtraCpuPerIo],
+        };
+        let row = |id| {
+            FidelityRow::new(
+                point,
+                id,
+                "f",
+                "µs",
+                Some(7.0),
+                Some(7.1),
+                Band::Within { pct: 25.0 },
+                "",
+            )
+        };
         // The extra CPU the elevator cost was computed from: fitted, whatever the model says.
-        let fitted = row(Figure::ExtraCpuPerIo).judge(Some(1.0), None, std::slice::from_ref(&elevator), None);
+        let fitted = row(Figure::ExtraCpuPerIo).judge(
+            Some(1.0),
+            None,
+            std::slice::from_ref(&elevator),
+            None,
+        );
         assert_eq!(fitted.verdict, Verdict::Fitted { input: "elevator".into() });
         // Another figure with the same numbers is judged: evidence (the null model's 1.0 is out).
-        let judged = row(Figure::BfqOverNoneIops).judge(Some(1.0), None, std::slice::from_ref(&elevator), None);
+        let judged = row(Figure::BfqOverNoneIops).judge(
+            Some(1.0),
+            None,
+            std::slice::from_ref(&elevator),
+            None,
+        );
         assert_eq!(judged.verdict, Verdict::Evidence);
         // A null model within the band too: no evidence.
         let control = row(Figure::BfqOverNoneIops).judge(Some(7.0), None, &[], None);
@@ -752,10 +936,26 @@ mod tests {
         // that are judged figures themselves (the elevator cost from the extra CPU, the kernel
         // profile from the site count) make those rows fitted.
         let point = Point { threads: 2, iodepth: 32, ioengine: "io_uring" };
-        let r = PointResult { point, model_outside_ns: 7000, model_elevator_ns: 5000, kernel: vec![], model: vec![], side_by_side: vec![], elevator: None, sites: None };
+        let r = PointResult {
+            point,
+            model_outside_ns: 7000,
+            model_elevator_ns: 5000,
+            kernel: vec![],
+            model: vec![],
+            side_by_side: vec![],
+            elevator: None,
+            sites: None,
+        };
         let inputs = model_inputs(&r, true, true, "6.18.44");
         let names: Vec<&str> = inputs.iter().map(|i| i.input.as_str()).collect();
-        assert_eq!(names, ["outside work per request", "elevator cost, bfq rows", "lock sites per request (kernel profile)"]);
+        assert_eq!(
+            names,
+            [
+                "outside work per request",
+                "elevator cost, bfq rows",
+                "lock sites per request (kernel profile)"
+            ]
+        );
         let table = rows(&r, 0, "6.18.44", 0.0, &inputs, 2);
         let verdict_of = |id| table.iter().find(|row| row.id == id).map(|row| row.verdict.clone());
         assert!(matches!(verdict_of(Figure::ExtraCpuPerIo), Some(Verdict::Fitted { .. })));

@@ -3,9 +3,9 @@
 //! One fio process per cgroup of jobs (`numjobs` processes, forked by fio as the seeds' runs
 //! were), `--output-format=json`, `--group_reporting`: one aggregated job entry per process.
 
+use crate::driver::workload::Rw;
 use crate::error::failed;
 use crate::error::ExperimentError;
-use crate::driver::workload::Rw;
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
@@ -93,7 +93,11 @@ pub fn parse(text: &str) -> Result<FioResult, ExperimentError> {
         return Err(failed("fio's JSON output lists no job"));
     }
     let mut r = FioResult {
-        fio_version: value.get("fio version").and_then(|v| v.as_str()).unwrap_or("unknown").to_string(),
+        fio_version: value
+            .get("fio version")
+            .and_then(|v| v.as_str())
+            .unwrap_or("unknown")
+            .to_string(),
         job_entries: jobs.len(),
         ..FioResult::default()
     };
@@ -223,7 +227,8 @@ impl StopWatch {
         fn read(pid: u32) -> Option<(char, u64)> {
             std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().and_then(|s| stat_state(&s))
         }
-        let mut watched: Vec<(u32, u64)> = roots.iter().filter_map(|&p| read(p).map(|(_, start)| (p, start))).collect();
+        let mut watched: Vec<(u32, u64)> =
+            roots.iter().filter_map(|&p| read(p).map(|(_, start)| (p, start))).collect();
         let find = move |watched: &mut Vec<(u32, u64)>| {
             for &root in &roots {
                 for found in super::system::descendants(root) {
@@ -235,7 +240,9 @@ impl StopWatch {
         };
         let look = move |watched: &[(u32, u64)]| Look {
             at: began.elapsed(),
-            stopped: watched.iter().any(|&(pid, start)| read(pid).is_some_and(|(state, s)| s == start && is_stopped(state))),
+            stopped: watched.iter().any(|&(pid, start)| {
+                read(pid).is_some_and(|(state, s)| s == start && is_stopped(state))
+            }),
         };
         // What runs under the roots now; the first look is taken here, so that a watch always
         // has one, however late its thread first runs.
@@ -256,7 +263,11 @@ impl StopWatch {
                 looks.push(look(&watched));
             }
         });
-        let thread = thread.map_err(|e| tracing::warn!("cannot watch fio for stops ({e}): a stopped fio is not flagged")).ok();
+        let thread = thread
+            .map_err(|e| {
+                tracing::warn!("cannot watch fio for stops ({e}): a stopped fio is not flagged")
+            })
+            .ok();
         StopWatch { done, began, thread }
     }
 
@@ -293,7 +304,15 @@ mod tests {
             region: None,
         };
         let args = job.args(Path::new("/dev/loop3"), "bfq");
-        for want in ["--filename=/dev/loop3", "--rw=randread", "--bs=4096", "--iodepth=32", "--numjobs=2", "--runtime=1500ms", "--direct=1"] {
+        for want in [
+            "--filename=/dev/loop3",
+            "--rw=randread",
+            "--bs=4096",
+            "--iodepth=32",
+            "--numjobs=2",
+            "--runtime=1500ms",
+            "--direct=1",
+        ] {
             assert!(args.iter().any(|a| a == want), "{want} missing from {args:?}");
         }
         assert!(!args.iter().any(|a| a.starts_with("--ramp_time")));
@@ -312,7 +331,9 @@ mod tests {
     /// Counts near the largest: summed up to it, refused past it in one line (they wrapped).
     #[test]
     fn io_counts_that_add_up_past_the_largest_are_refused() {
-        let job = |read: u64, write: u64| format!("{{\"read\":{{\"total_ios\":{read},\"iops\":1.0,\"runtime\":1000}},\"write\":{{\"total_ios\":{write},\"iops\":0.0,\"runtime\":0}}}}");
+        let job = |read: u64, write: u64| {
+            format!("{{\"read\":{{\"total_ios\":{read},\"iops\":1.0,\"runtime\":1000}},\"write\":{{\"total_ios\":{write},\"iops\":0.0,\"runtime\":0}}}}")
+        };
         let text = |jobs: &[String]| format!("{{\"jobs\":[{}]}}", jobs.join(","));
         let r = parse(&text(&[job(u64::MAX - 1, 1)])).unwrap();
         assert_eq!(r.ios, u64::MAX);
@@ -331,7 +352,10 @@ mod tests {
     }
 
     fn looks(states: &[(u64, bool)]) -> Vec<Look> {
-        states.iter().map(|&(ms, stopped)| Look { at: Duration::from_millis(ms), stopped }).collect()
+        states
+            .iter()
+            .map(|&(ms, stopped)| Look { at: Duration::from_millis(ms), stopped })
+            .collect()
     }
 
     /// Synthetic looks, no clock: a stop seen is counted from the first look that saw it to the
@@ -343,19 +367,37 @@ mod tests {
         assert_eq!(stopped_for(&looks(&[(0, false), (100, false), (1900, false)]), ms(2000)), None);
         assert_eq!(stopped_for(&[], ms(2000)), None);
         // Stopped from the look at 200 ms to the one at 2200 ms.
-        assert_eq!(stopped_for(&looks(&[(0, false), (100, false), (200, true), (300, true), (2200, false)]), ms(3000)), Some(ms(2000)));
+        assert_eq!(
+            stopped_for(
+                &looks(&[(0, false), (100, false), (200, true), (300, true), (2200, false)]),
+                ms(3000)
+            ),
+            Some(ms(2000))
+        );
         // Two stops add up; one still on at the end lasts to the end.
-        assert_eq!(stopped_for(&looks(&[(0, true), (500, false), (1000, true)]), ms(1800)), Some(ms(1300)));
+        assert_eq!(
+            stopped_for(&looks(&[(0, true), (500, false), (1000, true)]), ms(1800)),
+            Some(ms(1300))
+        );
         // A stop seen once, at the very end: flagged, even if of no measured length.
         assert_eq!(stopped_for(&looks(&[(0, false), (900, true)]), ms(900)), Some(Duration::ZERO));
     }
 
     #[test]
     fn the_state_and_start_are_read_after_the_last_parenthesis() {
-        let fields = |state: &str| format!("4242 (fio (job) 1) {state} 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 1000 100");
+        let fields = |state: &str| {
+            format!("4242 (fio (job) 1) {state} 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 1000 100")
+        };
         assert_eq!(stat_state(&fields("T")), Some(('T', 987654)));
         assert_eq!(stat_state(&fields("S")), Some(('S', 987654)));
-        assert!(is_stopped('T') && is_stopped('t') && !is_stopped('S') && !is_stopped('R') && !is_stopped('D') && !is_stopped('Z'));
+        assert!(
+            is_stopped('T')
+                && is_stopped('t')
+                && !is_stopped('S')
+                && !is_stopped('R')
+                && !is_stopped('D')
+                && !is_stopped('Z')
+        );
         assert_eq!(stat_state("garbage"), None);
         assert_eq!(stat_state("1 (x) T 1"), None, "no start time");
     }
@@ -365,7 +407,12 @@ mod tests {
     /// `/proc` before it; no duration is asserted.
     #[test]
     fn a_watch_sees_a_stopped_process_and_not_a_running_one() {
-        let state = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().and_then(|s| stat_state(&s)).map(|(c, _)| c);
+        let state = |pid: u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| stat_state(&s))
+                .map(|(c, _)| c)
+        };
         let mut running = std::process::Command::new("sleep").arg("60").spawn().expect("sleep");
         let mut stopped = std::process::Command::new("sleep").arg("60").spawn().expect("sleep");
         // SAFETY: signals to our own unreaped children; no memory is involved.

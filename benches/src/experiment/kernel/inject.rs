@@ -52,9 +52,9 @@
 
 use super::fidelity::Verdict;
 use super::system;
-use crate::error::failed;
-use crate::driver::workload::{self, sleep_until, WorkloadConfig};
 use crate::driver::turns::Preemption;
+use crate::driver::workload::{self, sleep_until, WorkloadConfig};
+use crate::error::failed;
 use crate::error::ExperimentError;
 use crate::experiment::observer::{Event, Observer};
 use crate::files::provenance::Provenance;
@@ -84,7 +84,8 @@ pub const MODEL_ENTRY: &str = "mainline";
 const RESAMPLES: usize = 2000;
 
 /// The tracepoints `--inject` needs, relative to tracefs's `events/`.
-pub const TRACEPOINTS: [&str; 3] = ["block/block_rq_insert", "block/block_getrq", "lock/contention_begin"];
+pub const TRACEPOINTS: [&str; 3] =
+    ["block/block_rq_insert", "block/block_getrq", "lock/contention_begin"];
 
 /// The kernel peer's settings that an injection run uses (`schedlab kernel`'s, checked there by
 /// `KernelConfig::validate`; a copy, so that this module imports nothing of its parent).
@@ -186,7 +187,9 @@ pub fn recorded_kernel_from_report(
 ) -> Result<RecordedKernel, ExperimentError> {
     use serde_json::Value;
     let name = file.display();
-    let not_inject = |why: String| failed(format!("--kernel-from {name}: not a schedlab kernel --inject JSON report ({why})"));
+    let not_inject = |why: String| {
+        failed(format!("--kernel-from {name}: not a schedlab kernel --inject JSON report ({why})"))
+    };
     let v: Value = serde_json::from_str(text).map_err(|e| not_inject(e.to_string()))?;
     let kernel = v.get("kernel").filter(|k| !k.is_null()).ok_or_else(|| {
         if v.get("inject").is_some() {
@@ -195,7 +198,8 @@ pub fn recorded_kernel_from_report(
             not_inject("no `inject` and no `kernel`".into())
         }
     })?;
-    let kernel: InjectKernel = serde_json::from_value(kernel.clone()).map_err(|e| not_inject(format!("its kernel half: {e}")))?;
+    let kernel: InjectKernel = serde_json::from_value(kernel.clone())
+        .map_err(|e| not_inject(format!("its kernel half: {e}")))?;
     let config = v.get("config").ok_or_else(|| not_inject("no `config`".into()))?;
     let num = |v: &Value, key: &str| v.get(key).and_then(Value::as_u64);
     let at = (num(config, "threads"), num(config, "iodepth"));
@@ -213,10 +217,15 @@ pub fn recorded_kernel_from_report(
         .map(|c| c.to_string())
         .collect();
     if !missing.is_empty() {
-        return Err(failed(format!("--kernel-from {name}: the report has no kernel ratio at {} ns", missing.join(", "))));
+        return Err(failed(format!(
+            "--kernel-from {name}: the report has no kernel ratio at {} ns",
+            missing.join(", ")
+        )));
     }
     let prov = v.get("provenance");
-    let field = |key: &str| prov.and_then(|p| p.get(key)).and_then(Value::as_str).unwrap_or("unknown").to_string();
+    let field = |key: &str| {
+        prov.and_then(|p| p.get(key)).and_then(Value::as_str).unwrap_or("unknown").to_string()
+    };
     let release = v.get("kernel_release").and_then(Value::as_str).unwrap_or("unknown");
     Ok(RecordedKernel {
         file: file.to_path_buf(),
@@ -255,7 +264,9 @@ pub fn model_from_report(
 ) -> Result<ModelFrom, ExperimentError> {
     use serde_json::Value;
     let name = file.display();
-    let v: Value = serde_json::from_str(text).map_err(|e| failed(format!("--model-from {name}: not a schedlab kernel JSON report ({e})")))?;
+    let v: Value = serde_json::from_str(text).map_err(|e| {
+        failed(format!("--model-from {name}: not a schedlab kernel JSON report ({e})"))
+    })?;
     let num = |v: &Value, key: &str| v.get(key).and_then(Value::as_u64);
     // The main point: the report's config and top-level figures; the others: `points`.
     let mut candidates: Vec<(Option<(u64, u64)>, &Value, &Value)> = Vec::new();
@@ -263,28 +274,42 @@ pub fn model_from_report(
         candidates.push((num(c, "threads").zip(num(c, "iodepth")), &v, &v));
     }
     for p in v.get("points").and_then(Value::as_array).into_iter().flatten() {
-        candidates.push((p.get("point").and_then(|pt| num(pt, "threads").zip(num(pt, "iodepth"))), p, p));
+        candidates.push((
+            p.get("point").and_then(|pt| num(pt, "threads").zip(num(pt, "iodepth"))),
+            p,
+            p,
+        ));
     }
     if candidates.is_empty() || v.get("model_outside_ns").is_none() {
         return Err(failed(format!("--model-from {name}: not a schedlab kernel JSON report (no config and no model_outside_ns)")));
     }
     let want = (threads as u64, iodepth as u64);
     let Some((_, figures, at)) = candidates.into_iter().find(|(p, ..)| *p == Some(want)) else {
-        return Err(failed(format!("--model-from {name}: the report has no point of {threads} jobs × iodepth {iodepth}")));
+        return Err(failed(format!(
+            "--model-from {name}: the report has no point of {threads} jobs × iodepth {iodepth}"
+        )));
     };
-    let outside_ns = num(figures, "model_outside_ns").ok_or_else(|| failed(format!("--model-from {name}: the point has no model_outside_ns")))?;
+    let outside_ns = num(figures, "model_outside_ns")
+        .ok_or_else(|| failed(format!("--model-from {name}: the point has no model_outside_ns")))?;
     let elevator_ns = num(figures, "model_elevator_ns").unwrap_or(0);
     let pads = at.get("sites").and_then(|s| s.get("pads")).filter(|p| !p.is_null()).ok_or_else(|| {
         failed(format!("--model-from {name}: the point of {threads} jobs × iodepth {iodepth} has no site calibration (it needs the bfq profile and the model: run without --no-profile)"))
     })?;
     let arr = |key: &str, n: usize| -> Result<Vec<u64>, ExperimentError> {
-        let a = pads.get(key).and_then(Value::as_array).ok_or_else(|| failed(format!("--model-from {name}: sites.pads.{key} is missing")))?;
+        let a = pads
+            .get(key)
+            .and_then(Value::as_array)
+            .ok_or_else(|| failed(format!("--model-from {name}: sites.pads.{key} is missing")))?;
         let v: Vec<u64> = a.iter().filter_map(Value::as_u64).collect();
         if v.len() != n || v.len() != a.len() {
-            return Err(failed(format!("--model-from {name}: sites.pads.{key} must be {n} whole numbers of ns")));
+            return Err(failed(format!(
+                "--model-from {name}: sites.pads.{key} must be {n} whole numbers of ns"
+            )));
         }
         if let Some(x) = v.iter().find(|&&x| x > MAX_PAD_NS) {
-            return Err(failed(format!("--model-from {name}: sites.pads.{key} holds {x} ns, more than {MAX_PAD_NS}")));
+            return Err(failed(format!(
+                "--model-from {name}: sites.pads.{key} holds {x} ns, more than {MAX_PAD_NS}"
+            )));
         }
         Ok(v)
     };
@@ -360,7 +385,13 @@ pub fn find_lock_program(seconds: u64) -> String {
 /// request in 32 times the calibration loop and an empty `nsecs` pair.
 pub fn verify_program(dev: u64, addrs: &[u64], seconds: u64) -> String {
     let held = |site: u32| -> String {
-        addrs.iter().enumerate().map(|(i, a)| format!("  if (*(uint8*){a:#x} != 0) {{ @held[{site}, {i}] = count(); }}\n")).collect()
+        addrs
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                format!("  if (*(uint8*){a:#x} != 0) {{ @held[{site}, {i}] = count(); }}\n")
+            })
+            .collect()
     };
     format!(
         "tracepoint:block:block_rq_insert /args->dev == {dev}/ {{\n  @hits[0] = count();\n{}}}\n\
@@ -377,7 +408,11 @@ pub fn inject_program(dev: u64, iters: &[u64], cycles: usize) -> String {
     let cap = iters.iter().copied().max().unwrap_or(0) + 1;
     let total = iters.len() * cycles * 3;
     let n = iters.len();
-    let choose: String = iters.iter().enumerate().map(|(i, it)| format!("  if ($ci == {i}) {{ $iters = {it}; }}\n")).collect();
+    let choose: String = iters
+        .iter()
+        .enumerate()
+        .map(|(i, it)| format!("  if ($ci == {i}) {{ $iters = {it}; }}\n"))
+        .collect();
     format!(
         "BEGIN {{ @seq = 0; @in = 0; @out = 0; @t[0] = nsecs; @ph[0] = 0; }}\n\
 tracepoint:block:block_getrq /args->dev == {dev}/ {{\n  @n[@seq] = count();\n  $n = @out;\n  {}\n}}\n\
@@ -401,7 +436,8 @@ fn bpftrace_maps(text: &str) -> Result<BTreeMap<String, serde_json::Value>, Expe
         if !line.starts_with('{') {
             continue;
         }
-        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| failed(format!("bpftrace output line {}: {e}", i + 1)))?;
+        let v: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| failed(format!("bpftrace output line {}: {e}", i + 1)))?;
         if matches!(v.get("type").and_then(|t| t.as_str()), Some("map") | Some("stats")) {
             if let Some(obj) = v.get("data").and_then(|d| d.as_object()) {
                 for (k, val) in obj {
@@ -421,8 +457,14 @@ pub fn parse_lock_addrs(text: &str) -> Result<Vec<u64>, ExperimentError> {
     if let Some(c) = maps.get("@c").and_then(|c| c.as_object()) {
         for (key, count) in c {
             let Some((addr, stack)) = key.split_once(',') else { continue };
-            let Ok(addr) = u64::from_str_radix(addr.trim().trim_start_matches("0x"), 16) else { continue };
-            if stack.lines().map(|l| l.trim().split('+').next().unwrap_or("")).any(|f| f.starts_with("bfq_") || f.starts_with("bfqq_")) {
+            let Ok(addr) = u64::from_str_radix(addr.trim().trim_start_matches("0x"), 16) else {
+                continue;
+            };
+            if stack
+                .lines()
+                .map(|l| l.trim().split('+').next().unwrap_or(""))
+                .any(|f| f.starts_with("bfq_") || f.starts_with("bfqq_"))
+            {
                 let slot = by_addr.entry(addr).or_default();
                 *slot = slot.checked_add(count.as_u64().unwrap_or(0)).ok_or_else(|| {
                     failed(format!("@c: the counts of lock {addr:#x} add up past {}", u64::MAX))
@@ -470,7 +512,10 @@ impl Verification {
     /// of its hits, the outside one on at most half; and the loop calibrated.
     pub fn check(&self) -> Result<(), ExperimentError> {
         if self.inside_hits == 0 || self.outside_hits == 0 {
-            return Err(failed(format!("the sites saw no I/O of the device (inside {} hits, outside {})", self.inside_hits, self.outside_hits)));
+            return Err(failed(format!(
+                "the sites saw no I/O of the device (inside {} hits, outside {})",
+                self.inside_hits, self.outside_hits
+            )));
         }
         if self.inside_held_frac() < 0.99 {
             return Err(failed(format!("block_rq_insert saw BFQ's lock held on {:.1} % of its hits (99 % needed): it is not inside the lock on this kernel", 100.0 * self.inside_held_frac())));
@@ -488,9 +533,14 @@ impl Verification {
 /// Reads a [`verify_program`] output for `addrs`.
 pub fn parse_verification(text: &str, addrs: &[u64]) -> Result<Verification, ExperimentError> {
     let maps = bpftrace_maps(text)?;
-    let get = |m: &str, k: &str| maps.get(m).and_then(|v| v.get(k)).and_then(|v| v.as_u64()).unwrap_or(0);
-    let scalar = |m: &str| maps.get(m).and_then(|v| v.as_u64().or_else(|| v.get("average").and_then(|a| a.as_u64())));
-    let best = (0..addrs.len()).max_by_key(|i| (get("@held", &format!("0,{i}")), std::cmp::Reverse(*i))).ok_or_else(|| failed("no candidate lock address"))?;
+    let get =
+        |m: &str, k: &str| maps.get(m).and_then(|v| v.get(k)).and_then(|v| v.as_u64()).unwrap_or(0);
+    let scalar = |m: &str| {
+        maps.get(m).and_then(|v| v.as_u64().or_else(|| v.get("average").and_then(|a| a.as_u64())))
+    };
+    let best = (0..addrs.len())
+        .max_by_key(|i| (get("@held", &format!("0,{i}")), std::cmp::Reverse(*i)))
+        .ok_or_else(|| failed("no candidate lock address"))?;
     Ok(Verification {
         lock_addr: addrs[best],
         inside_hits: get("@hits", "0"),
@@ -531,8 +581,18 @@ pub struct Phase {
 pub fn parse_phases(text: &str) -> Result<Vec<Phase>, ExperimentError> {
     let maps = bpftrace_maps(text)?;
     let by_seq = |m: &str| -> Result<BTreeMap<u64, u64>, ExperimentError> {
-        let obj = maps.get(m).and_then(|v| v.as_object()).ok_or_else(|| failed(format!("bpftrace output has no {m} map")))?;
-        obj.iter().map(|(k, v)| Ok((k.parse::<u64>().map_err(|_| failed(format!("{m}: bad key `{k}`")))?, v.as_u64().ok_or_else(|| failed(format!("{m}[{k}]: not a count")))?))).collect()
+        let obj = maps
+            .get(m)
+            .and_then(|v| v.as_object())
+            .ok_or_else(|| failed(format!("bpftrace output has no {m} map")))?;
+        obj.iter()
+            .map(|(k, v)| {
+                Ok((
+                    k.parse::<u64>().map_err(|_| failed(format!("{m}: bad key `{k}`")))?,
+                    v.as_u64().ok_or_else(|| failed(format!("{m}[{k}]: not a count")))?,
+                ))
+            })
+            .collect()
     };
     let n = by_seq("@n").unwrap_or_default();
     let t = by_seq("@t")?;
@@ -550,7 +610,13 @@ pub fn parse_phases(text: &str) -> Result<Vec<Phase>, ExperimentError> {
         if end <= start {
             return Err(failed(format!("phase {seq} ends before it starts")));
         }
-        out.push(Phase { seq, kind, cost: (code % 100) as usize, ios: n.get(&seq).copied().unwrap_or(0), duration_s: (end - start) as f64 / 1e9 });
+        out.push(Phase {
+            seq,
+            kind,
+            cost: (code % 100) as usize,
+            ios: n.get(&seq).copied().unwrap_or(0),
+            duration_s: (end - start) as f64 / 1e9,
+        });
     }
     Ok(out)
 }
@@ -583,13 +649,17 @@ pub fn cycles(phases: &[Phase]) -> Vec<Cycle> {
     let by_seq: BTreeMap<u64, &Phase> = phases.iter().map(|p| (p.seq, p)).collect();
     let mut out = Vec::new();
     for p in phases.iter().filter(|p| p.seq % 3 == 0) {
-        let (Some(a), Some(b)) = (by_seq.get(&(p.seq + 1)), by_seq.get(&(p.seq + 2))) else { continue };
+        let (Some(a), Some(b)) = (by_seq.get(&(p.seq + 1)), by_seq.get(&(p.seq + 2))) else {
+            continue;
+        };
         let three = [p, *a, *b];
         let of = |k: PhaseKind| three.iter().find(|q| q.kind == k).map(|q| (q.ios, q.duration_s));
         if three.iter().any(|q| q.cost != p.cost) {
             continue;
         }
-        if let (Some(nothing), Some(inside), Some(outside)) = (of(PhaseKind::Nothing), of(PhaseKind::Inside), of(PhaseKind::Outside)) {
+        if let (Some(nothing), Some(inside), Some(outside)) =
+            (of(PhaseKind::Nothing), of(PhaseKind::Inside), of(PhaseKind::Outside))
+        {
             out.push(Cycle { cost: p.cost, nothing, inside, outside });
         }
     }
@@ -621,7 +691,8 @@ fn bootstrap(cycles: &[Cycle], f: impl Fn(&[&Cycle]) -> f64) -> Option<Interval>
     let mut rng = rand::rngs::SmallRng::seed_from_u64(32);
     let mut est: Vec<f64> = (0..RESAMPLES)
         .map(|_| {
-            let pick: Vec<&Cycle> = (0..cycles.len()).map(|_| &cycles[rng.random_range(0..cycles.len())]).collect();
+            let pick: Vec<&Cycle> =
+                (0..cycles.len()).map(|_| &cycles[rng.random_range(0..cycles.len())]).collect();
             f(&pick)
         })
         .filter(|v| v.is_finite())
@@ -685,9 +756,17 @@ pub fn kernel_costs(costs_ns: &[u64], iters: &[u64], cycles_all: &[Cycle]) -> Ve
                 iops_inside: pooled(&refs, |c| c.inside),
                 iops_outside: pooled(&refs, |c| c.outside),
                 ratio: ratio_interval(&cs),
-                inside_vs_nothing: bootstrap(&cs, |cs| pooled(cs, |c| c.inside) / pooled(cs, |c| c.nothing)),
-                outside_vs_nothing: bootstrap(&cs, |cs| pooled(cs, |c| c.outside) / pooled(cs, |c| c.nothing)),
-                cycle_ratio_median: if cs.is_empty() { f64::NAN } else { median(&cs.iter().map(Cycle::ratio).collect::<Vec<_>>()) },
+                inside_vs_nothing: bootstrap(&cs, |cs| {
+                    pooled(cs, |c| c.inside) / pooled(cs, |c| c.nothing)
+                }),
+                outside_vs_nothing: bootstrap(&cs, |cs| {
+                    pooled(cs, |c| c.outside) / pooled(cs, |c| c.nothing)
+                }),
+                cycle_ratio_median: if cs.is_empty() {
+                    f64::NAN
+                } else {
+                    median(&cs.iter().map(Cycle::ratio).collect::<Vec<_>>())
+                },
             }
         })
         .collect()
@@ -742,12 +821,16 @@ impl InjectKernel {
     /// What the attached program costs: 100 × (1 − the nothing phases' IOPS ÷ the unattached
     /// IOPS, before and after averaged).
     pub fn probe_cost_pct(&self) -> Option<f64> {
-        let un: Vec<f64> = [self.iops_unattached_before, self.iops_unattached_after].into_iter().flatten().collect();
+        let un: Vec<f64> = [self.iops_unattached_before, self.iops_unattached_after]
+            .into_iter()
+            .flatten()
+            .collect();
         let nothing = {
             let cs: Vec<Cycle> = cycles(&self.phases);
             pooled(&cs.iter().collect::<Vec<_>>(), |c| c.nothing)
         };
-        (!un.is_empty() && nothing > 0.0).then(|| 100.0 * (1.0 - nothing / (un.iter().sum::<f64>() / un.len() as f64)))
+        (!un.is_empty() && nothing > 0.0)
+            .then(|| 100.0 * (1.0 - nothing / (un.iter().sum::<f64>() / un.len() as f64)))
     }
 }
 
@@ -817,7 +900,10 @@ fn bpftrace_run(
     stop: &AtomicBool,
 ) -> Result<Option<String>, ExperimentError> {
     let mut cmd = Command::new("bpftrace");
-    cmd.args(["-f", "json", "-e", program]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.args(["-f", "json", "-e", program])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     system::ChildSetup::new(&[])?.apply(&mut cmd);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let mut child = cmd.spawn().map_err(|e| failed(format!("cannot start bpftrace: {e}")))?;
@@ -839,7 +925,12 @@ fn bpftrace_run(
     match status {
         Some(s) if s.success() => Ok(Some(text)),
         Some(s) => {
-            let line = err.lines().find(|l| l.contains("ERROR") || l.contains("rror")).unwrap_or_else(|| err.lines().next().unwrap_or("")).trim().to_string();
+            let line = err
+                .lines()
+                .find(|l| l.contains("ERROR") || l.contains("rror"))
+                .unwrap_or_else(|| err.lines().next().unwrap_or(""))
+                .trim()
+                .to_string();
             Err(failed(format!("bpftrace failed ({s}): {line}")))
         }
         None if stop.load(Ordering::Relaxed) => Ok(None),
@@ -848,18 +939,34 @@ fn bpftrace_run(
 }
 
 /// Runs `schedlab kernel --inject` (module documentation).
-pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<InjectReport, ExperimentError> {
+pub fn run(
+    cfg: &KernelSettings,
+    icfg: &InjectConfig,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<InjectReport, ExperimentError> {
     icfg.validate()?;
     // `--model-from` is read and checked before the work (exit 2 on anything amiss).
     let mut resolved = icfg.clone();
     if let Some(file) = &icfg.model_from_file {
-        let text = crate::files::input::read_input(file, "kernel report", crate::files::input::caps::MODEL_JSON, stop)?;
+        let text = crate::files::input::read_input(
+            file,
+            "kernel report",
+            crate::files::input::caps::MODEL_JSON,
+            stop,
+        )?;
         let model_from = model_from_report(file, &text, cfg.threads, cfg.iodepth);
         resolved.model_from = Some(model_from.map_err(|e| ExperimentError::bad_input(e.message))?);
     }
     if let Some(file) = &icfg.kernel_from_file {
-        let text = crate::files::input::read_input(file, "kernel report", crate::files::input::caps::MODEL_JSON, stop)?;
-        let recorded = recorded_kernel_from_report(file, &text, cfg.threads, cfg.iodepth, &icfg.costs_ns);
+        let text = crate::files::input::read_input(
+            file,
+            "kernel report",
+            crate::files::input::caps::MODEL_JSON,
+            stop,
+        )?;
+        let recorded =
+            recorded_kernel_from_report(file, &text, cfg.threads, cfg.iodepth, &icfg.costs_ns);
         resolved.kernel_from = Some(recorded.map_err(|e| ExperimentError::bad_input(e.message))?);
     }
     let icfg = &resolved;
@@ -880,7 +987,16 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
             (Some(recorded.kernel.clone()), recorded.device.clone(), outside)
         }
         None => {
-            let m = measure_kernel_half(cfg, icfg, stop, observer, &mut warnings, &mut failures, &mut output_failures, &mut interrupted)?;
+            let m = measure_kernel_half(
+                cfg,
+                icfg,
+                stop,
+                observer,
+                &mut warnings,
+                &mut failures,
+                &mut output_failures,
+                &mut interrupted,
+            )?;
             (m.kernel, m.device, m.model_outside_ns)
         }
     };
@@ -890,18 +1006,35 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
     if cfg.model && !interrupted {
         let mut done = 5;
         'costs: for &cost_ns in &icfg.costs_ns {
-            let mut mc = ModelCost { cost_ns, kiops_inside: Vec::new(), kiops_outside: Vec::new(), ratio: None };
+            let mut mc = ModelCost {
+                cost_ns,
+                kiops_inside: Vec::new(),
+                kiops_outside: Vec::new(),
+                ratio: None,
+            };
             for round in 0..cfg.rounds {
-                let order = if round % 2 == 0 { InjectSite::ALL } else { [InjectSite::Outside, InjectSite::Inside] };
+                let order = if round % 2 == 0 {
+                    InjectSite::ALL
+                } else {
+                    [InjectSite::Outside, InjectSite::Inside]
+                };
                 for at in order {
                     if stop.load(Ordering::Relaxed) {
                         interrupted = true;
                         break 'costs;
                     }
-                    let label = format!("model {MODEL_ENTRY}: {cost_ns} ns {} (round {}/{})", at.name(), round + 1, cfg.rounds);
+                    let label = format!(
+                        "model {MODEL_ENTRY}: {cost_ns} ns {} (round {}/{})",
+                        at.name(),
+                        round + 1,
+                        cfg.rounds
+                    );
                     observer.event(Event::Step { done, label: &label });
                     done += 1;
-                    let wc = WorkloadConfig { inject: Inject { ns: cost_ns, at }, ..model_config(cfg, model_outside_ns, icfg.model_from.as_ref()) };
+                    let wc = WorkloadConfig {
+                        inject: Inject { ns: cost_ns, at },
+                        ..model_config(cfg, model_outside_ns, icfg.model_from.as_ref())
+                    };
                     match workload::run_named(MODEL_ENTRY, &wc, stop) {
                         Ok(r) if r.interrupted => {
                             interrupted = true;
@@ -915,7 +1048,13 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
                     }
                 }
             }
-            let per_round: Vec<f64> = mc.kiops_inside.iter().zip(&mc.kiops_outside).filter(|(_, o)| **o > 0.0).map(|(i, o)| i / o).collect();
+            let per_round: Vec<f64> = mc
+                .kiops_inside
+                .iter()
+                .zip(&mc.kiops_outside)
+                .filter(|(_, o)| **o > 0.0)
+                .map(|(i, o)| i / o)
+                .collect();
             if !per_round.is_empty() {
                 let lo = per_round.iter().copied().fold(f64::INFINITY, f64::min);
                 let hi = per_round.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -930,9 +1069,17 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
         .costs_ns
         .iter()
         .map(|&cost_ns| {
-            let k = kernel.as_ref().and_then(|k| k.costs.iter().find(|c| c.cost_ns == cost_ns)).and_then(|c| c.ratio);
+            let k = kernel
+                .as_ref()
+                .and_then(|k| k.costs.iter().find(|c| c.cost_ns == cost_ns))
+                .and_then(|c| c.ratio);
             let m = model.iter().find(|m| m.cost_ns == cost_ns).and_then(|m| m.ratio);
-            InjectRow { cost_ns, kernel: k, model: m, model_within: k.zip(m).map(|(k, m)| !k.excludes(m.value)) }
+            InjectRow {
+                cost_ns,
+                kernel: k,
+                model: m,
+                model_within: k.zip(m).map(|(k, m)| !k.excludes(m.value)),
+            }
         })
         .collect();
     if let Some(k) = &kernel {
@@ -954,7 +1101,10 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
         provenance: Provenance::collect(),
         kernel_release: match &icfg.kernel_from {
             Some(recorded) => recorded.kernel_release.clone(),
-            None => std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
+            None => std::fs::read_to_string("/proc/sys/kernel/osrelease")
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
         },
         device: device_text,
         config: cfg.clone(),
@@ -974,7 +1124,6 @@ pub fn run(cfg: &KernelSettings, icfg: &InjectConfig, stop: &AtomicBool, observe
         interrupted,
     })
 }
-
 
 /// The model's outside work per request when it is given (`--model-from`'s, or
 /// `--model-outside-ns`), not taken from a kernel half.
@@ -1028,7 +1177,12 @@ fn measure_kernel_half(
             }
             None => {
                 let dev = system::make_loop_device(&mut ledger, cfg.size_bytes)?;
-                device_text = format!("{} over a sparse {} MiB file in {}", dev.device.display(), cfg.size_bytes >> 20, system::TMPFS_DIR);
+                device_text = format!(
+                    "{} over a sparse {} MiB file in {}",
+                    dev.device.display(),
+                    cfg.size_bytes >> 20,
+                    system::TMPFS_DIR
+                );
                 (dev.device, dev.num, Some(dev.backing_id))
             }
         };
@@ -1115,7 +1269,9 @@ fn model_slopes(model: &[ModelCost]) -> Slopes {
         return Slopes::default();
     }
     let base = median(&base);
-    let pts = |f: &dyn Fn(&ModelCost) -> Option<f64>| -> Vec<(f64, f64)> { model.iter().filter_map(|m| f(m).map(|y| (m.cost_ns as f64 / 1e3, y))).collect() };
+    let pts = |f: &dyn Fn(&ModelCost) -> Option<f64>| -> Vec<(f64, f64)> {
+        model.iter().filter_map(|m| f(m).map(|y| (m.cost_ns as f64 / 1e3, y))).collect()
+    };
     let med = |v: &[f64]| (!v.is_empty()).then(|| median(v));
     Slopes {
         inside_per_us: slope(&pts(&|m| med(&m.kiops_inside).map(|k| k / base))),
@@ -1161,7 +1317,10 @@ pub struct InjectJudgement {
 
 impl InjectJudgement {
     pub fn summary_line(&self) -> String {
-        format!("{} of {} judged figures where the model is within and the null model is not", self.evidence, self.judged)
+        format!(
+            "{} of {} judged figures where the model is within and the null model is not",
+            self.evidence, self.judged
+        )
     }
 }
 
@@ -1171,7 +1330,12 @@ fn null_share(t_us: f64, cost_us: f64) -> f64 {
 }
 
 /// Judges the side-by-side rows and the slopes (see [`InjectJudgement`]).
-pub fn judge(rows: &[InjectRow], kernel: Option<&InjectKernel>, model_slopes: &Slopes, jobs: usize) -> InjectJudgement {
+pub fn judge(
+    rows: &[InjectRow],
+    kernel: Option<&InjectKernel>,
+    model_slopes: &Slopes,
+    jobs: usize,
+) -> InjectJudgement {
     let nothing_iops = kernel.and_then(|k| {
         let v: Vec<f64> = k.costs.iter().map(|c| c.iops_nothing).filter(|i| *i > 0.0).collect();
         (!v.is_empty()).then(|| median(&v))
@@ -1183,24 +1347,46 @@ pub fn judge(rows: &[InjectRow], kernel: Option<&InjectKernel>, model_slopes: &S
         let null = 1.0;
         let verdict = match (row.kernel, row.model) {
             (Some(k), Some(m)) if k.excludes(m.value) => Verdict::Outside,
-            (Some(k), Some(_)) if !k.excludes(null) => Verdict::ControlWithin { control: "null model" },
+            (Some(k), Some(_)) if !k.excludes(null) => {
+                Verdict::ControlWithin { control: "null model" }
+            }
             (Some(_), Some(_)) => Verdict::Evidence,
             _ => Verdict::NotJudged { why: "a side has no ratio".into() },
         };
-        figures.push(JudgedFigure { figure, kernel: row.kernel.map(|k| k.value), model: row.model.map(|m| m.value), null: Some(null), band: "the kernel's 95 % interval".into(), verdict });
+        figures.push(JudgedFigure {
+            figure,
+            kernel: row.kernel.map(|k| k.value),
+            model: row.model.map(|m| m.value),
+            null: Some(null),
+            band: "the kernel's 95 % interval".into(),
+            verdict,
+        });
     }
     let costs_us: Vec<f64> = rows.iter().map(|r| r.cost_ns as f64 / 1e3).collect();
-    let null_slope = t_us.and_then(|t| slope(&costs_us.iter().map(|&x| (x, null_share(t, x))).collect::<Vec<_>>()));
+    let null_slope = t_us
+        .and_then(|t| slope(&costs_us.iter().map(|&x| (x, null_share(t, x))).collect::<Vec<_>>()));
     let ks = kernel.map(|k| k.slopes.clone()).unwrap_or_default();
     let within = |k: f64, v: f64| (v - k).abs() <= SLOPE_BAND * k.abs();
-    for (name, k, m) in [("inside slope (per µs)", ks.inside_per_us, model_slopes.inside_per_us), ("outside slope (per µs)", ks.outside_per_us, model_slopes.outside_per_us)] {
+    for (name, k, m) in [
+        ("inside slope (per µs)", ks.inside_per_us, model_slopes.inside_per_us),
+        ("outside slope (per µs)", ks.outside_per_us, model_slopes.outside_per_us),
+    ] {
         let verdict = match (k, m) {
             (Some(k), Some(m)) if !within(k, m) => Verdict::Outside,
-            (Some(k), Some(_)) if null_slope.is_some_and(|n| within(k, n)) => Verdict::ControlWithin { control: "null model" },
+            (Some(k), Some(_)) if null_slope.is_some_and(|n| within(k, n)) => {
+                Verdict::ControlWithin { control: "null model" }
+            }
             (Some(_), Some(_)) => Verdict::Evidence,
             _ => Verdict::NotJudged { why: "a side has no slope (fewer than two costs)".into() },
         };
-        figures.push(JudgedFigure { figure: name.into(), kernel: k, model: m, null: null_slope, band: format!("within {:.0} % of the kernel's", SLOPE_BAND * 100.0), verdict });
+        figures.push(JudgedFigure {
+            figure: name.into(),
+            kernel: k,
+            model: m,
+            null: null_slope,
+            band: format!("within {:.0} % of the kernel's", SLOPE_BAND * 100.0),
+            verdict,
+        });
     }
     let judged = figures.iter().filter(|f| !matches!(f.verdict, Verdict::NotJudged { .. })).count();
     let evidence = figures.iter().filter(|f| f.verdict == Verdict::Evidence).count();
@@ -1217,7 +1403,9 @@ fn keep_raw(icfg: &InjectConfig, name: &str, text: &str, failed: &mut Vec<String
     if let Some(dir) = &icfg.raw_dir {
         let _ = std::fs::create_dir_all(dir);
         let path = dir.join(name);
-        if let Err(e) = crate::files::output::OutputFile::check(&path).and_then(|o| o.write(text.as_bytes())) {
+        if let Err(e) =
+            crate::files::output::OutputFile::check(&path).and_then(|o| o.write(text.as_bytes()))
+        {
             failed.push(format!("--inject-raw {name} not kept: {e}"));
         }
     }
@@ -1242,7 +1430,8 @@ fn kernel_half(
     const WINDOW: Duration = Duration::from_secs(2);
     let find_s = 3u64;
     let verify_s = 3u64;
-    let fio_s = (icfg.phases_s() + 4.0 * WINDOW.as_secs_f64() + (find_s + verify_s) as f64 + 60.0).ceil() as u64;
+    let fio_s = (icfg.phases_s() + 4.0 * WINDOW.as_secs_f64() + (find_s + verify_s) as f64 + 60.0)
+        .ceil() as u64;
     // One long fio run: one process per group of jobs.
     let groups: Vec<Option<&Path>> = match cgroups {
         Some(cg) if !cg.groups.is_empty() => cg.groups.iter().map(|g| Some(g.as_path())).collect(),
@@ -1270,7 +1459,10 @@ fn kernel_half(
         };
         job.region = None;
         let mut cmd = Command::new("fio");
-        cmd.args(job.args(device, "bfq-inject")).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        cmd.args(job.args(device, "bfq-inject"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         let joins: Vec<&Path> = g.iter().copied().chain(accounting.as_deref()).collect();
         let setup = system::ChildSetup::new(&joins)?;
         setup.apply(&mut cmd);
@@ -1283,15 +1475,26 @@ fn kernel_half(
     }
     let result = (|| -> Result<Option<InjectKernel>, ExperimentError> {
         let unattached = |stop: &AtomicBool| -> Option<(f64, Option<f64>)> {
-            let (a, busy_a, t0) = (device_ios(device)?, crate::driver::host::machine_busy_steal_s().map(|b| b.0), Instant::now());
+            let (a, busy_a, t0) = (
+                device_ios(device)?,
+                crate::driver::host::machine_busy_steal_s().map(|b| b.0),
+                Instant::now(),
+            );
             if !sleep_until(t0 + WINDOW, stop) {
                 return None;
             }
-            let (b, busy_b) = (device_ios(device)?, crate::driver::host::machine_busy_steal_s().map(|b| b.0));
+            let (b, busy_b) =
+                (device_ios(device)?, crate::driver::host::machine_busy_steal_s().map(|b| b.0));
             let ios = b.saturating_sub(a) as f64;
-            Some((ios / t0.elapsed().as_secs_f64(), busy_a.zip(busy_b).filter(|_| ios > 0.0).map(|(x, y)| (y - x) * 1e9 / ios)))
+            Some((
+                ios / t0.elapsed().as_secs_f64(),
+                busy_a.zip(busy_b).filter(|_| ios > 0.0).map(|(x, y)| (y - x) * 1e9 / ios),
+            ))
         };
-        observer.event(Event::Step { done: 0, label: "kernel: fio started, the rate with nothing attached" });
+        observer.event(Event::Step {
+            done: 0,
+            label: "kernel: fio started, the rate with nothing attached",
+        });
         // Let fio ramp up, then measure the rate with nothing attached.
         if !sleep_until(Instant::now() + Duration::from_millis(500), stop) {
             return Ok(None);
@@ -1322,8 +1525,15 @@ fn kernel_half(
                 *model_outside_ns = (cfg.threads as f64 * 1e9 / iops).round() as u64;
             }
         }
-        observer.event(Event::Step { done: 1, label: "kernel: finding BFQ's lock (lock:contention_begin)" });
-        let Some(text) = bpftrace_run(&find_lock_program(find_s), Duration::from_secs(find_s + 60), stop)? else { return Ok(None) };
+        observer.event(Event::Step {
+            done: 1,
+            label: "kernel: finding BFQ's lock (lock:contention_begin)",
+        });
+        let Some(text) =
+            bpftrace_run(&find_lock_program(find_s), Duration::from_secs(find_s + 60), stop)?
+        else {
+            return Ok(None);
+        };
         keep_raw(icfg, "lock.json", &text, raw_failures);
         record_jobs()?;
         let mut addrs = parse_lock_addrs(&text)?;
@@ -1331,23 +1541,46 @@ fn kernel_half(
             return Err(ExperimentError::bad_input(format!("no contended lock with a caller in bfq_* in {find_s} s of I/O: BFQ's lock cannot be found (more --threads contend it)")));
         }
         addrs.truncate(4);
-        observer.event(Event::Step { done: 2, label: "kernel: verifying the sites, calibrating the loop" });
-        let Some(text) = bpftrace_run(&verify_program(dev, &addrs, verify_s), Duration::from_secs(verify_s + 60), stop)? else { return Ok(None) };
+        observer.event(Event::Step {
+            done: 2,
+            label: "kernel: verifying the sites, calibrating the loop",
+        });
+        let Some(text) = bpftrace_run(
+            &verify_program(dev, &addrs, verify_s),
+            Duration::from_secs(verify_s + 60),
+            stop,
+        )?
+        else {
+            return Ok(None);
+        };
         keep_raw(icfg, "verify.json", &text, raw_failures);
         let verification = parse_verification(&text, &addrs)?;
         verification.check().map_err(|e| ExperimentError::bad_input(e.message))?;
         let ns_per_iter = verification.ns_per_iter();
-        let iters: Vec<u64> = icfg.costs_ns.iter().map(|&c| (c as f64 / ns_per_iter).round() as u64).collect();
-        observer.event(Event::Step { done: 3, label: &format!("kernel: {} phases of {PHASE_MS} ms", icfg.costs_ns.len() * icfg.cycles * 3) });
+        let iters: Vec<u64> =
+            icfg.costs_ns.iter().map(|&c| (c as f64 / ns_per_iter).round() as u64).collect();
+        observer.event(Event::Step {
+            done: 3,
+            label: &format!(
+                "kernel: {} phases of {PHASE_MS} ms",
+                icfg.costs_ns.len() * icfg.cycles * 3
+            ),
+        });
         let limit = Duration::from_secs_f64(icfg.phases_s() * 2.0 + 60.0);
-        let Some(text) = bpftrace_run(&inject_program(dev, &iters, icfg.cycles), limit, stop)? else { return Ok(None) };
+        let Some(text) = bpftrace_run(&inject_program(dev, &iters, icfg.cycles), limit, stop)?
+        else {
+            return Ok(None);
+        };
         keep_raw(icfg, "phases.json", &text, raw_failures);
         let phases = parse_phases(&text)?;
-        observer.event(Event::Step { done: 4, label: "kernel: the rate with nothing attached, again" });
+        observer
+            .event(Event::Step { done: 4, label: "kernel: the rate with nothing attached, again" });
         let after = unattached(stop);
         let all = cycles(&phases);
         let costs = kernel_costs(&icfg.costs_ns, &iters, &all);
-        let pts = |f: &dyn Fn(&KernelCost) -> Option<f64>| -> Vec<(f64, f64)> { costs.iter().filter_map(|c| f(c).map(|y| (c.cost_ns as f64 / 1e3, y))).collect() };
+        let pts = |f: &dyn Fn(&KernelCost) -> Option<f64>| -> Vec<(f64, f64)> {
+            costs.iter().filter_map(|c| f(c).map(|y| (c.cost_ns as f64 / 1e3, y))).collect()
+        };
         let slopes = Slopes {
             inside_per_us: slope(&pts(&|c| c.inside_vs_nothing.map(|r| r.value))),
             outside_per_us: slope(&pts(&|c| c.outside_vs_nothing.map(|r| r.value))),
@@ -1410,10 +1643,19 @@ mod tests {
     /// refused naming what does not fit.
     #[test]
     fn a_recorded_kernel_half_is_read_back_and_one_that_does_not_fit_is_refused() {
-        let mut kernel = kernel_with(&[(0, 300.0), (2000, 280.0)], Slopes { inside_per_us: Some(-0.1), ..Slopes::default() });
+        let mut kernel = kernel_with(
+            &[(0, 300.0), (2000, 280.0)],
+            Slopes { inside_per_us: Some(-0.1), ..Slopes::default() },
+        );
         kernel.costs[0].ratio = Some(iv(1.0, 0.98, 1.02));
         kernel.costs[1].ratio = Some(iv(0.86, 0.83, 0.89));
-        kernel.phases.push(Phase { seq: 3, kind: PhaseKind::Inside, cost: 1, ios: 1000, duration_s: 0.2 });
+        kernel.phases.push(Phase {
+            seq: 3,
+            kind: PhaseKind::Inside,
+            cost: 1,
+            ios: 1000,
+            duration_s: 0.2,
+        });
         let report = |threads: u64, kernel: serde_json::Value| {
             serde_json::json!({
                 "provenance": { "commit": "abc123", "date": "2026-12-04T22:40:00Z", "cpu_model": "AMD EPYC", "cpus": 2 },
@@ -1425,15 +1667,26 @@ mod tests {
         let file = Path::new("k.json");
         let text = report(4, serde_json::to_value(&kernel).unwrap());
         let r = recorded_kernel_from_report(file, &text, 4, 32, &[0, 2000]).unwrap();
-        assert_eq!(serde_json::to_value(&r.kernel).unwrap(), serde_json::to_value(&kernel).unwrap());
+        assert_eq!(
+            serde_json::to_value(&r.kernel).unwrap(),
+            serde_json::to_value(&kernel).unwrap()
+        );
         assert_eq!((r.commit.as_str(), r.cpus, r.model_outside_ns), ("abc123", 2, 8000));
         assert!(r.kernel_release.starts_with("6.18.0 (recorded in k.json"), "{}", r.kernel_release);
-        assert!(r.note().contains("abc123") && r.note().contains("not measured now"), "{}", r.note());
-        let err = |text: &str, threads, costs: &[u64]| recorded_kernel_from_report(file, text, threads, 32, costs).unwrap_err().message;
+        assert!(
+            r.note().contains("abc123") && r.note().contains("not measured now"),
+            "{}",
+            r.note()
+        );
+        let err = |text: &str, threads, costs: &[u64]| {
+            recorded_kernel_from_report(file, text, threads, 32, costs).unwrap_err().message
+        };
         assert!(err(&text, 2, &[0]).contains("4 jobs × iodepth 32, not 2 × 32"));
         assert!(err(&text, 4, &[0, 4000]).contains("no kernel ratio at 4000 ns"));
         assert!(err(&report(4, serde_json::Value::Null), 4, &[0]).contains("no kernel half"));
-        assert!(err("{\"config\": {}}", 4, &[0]).contains("not a schedlab kernel --inject JSON report"));
+        assert!(
+            err("{\"config\": {}}", 4, &[0]).contains("not a schedlab kernel --inject JSON report")
+        );
         assert!(err("not json", 4, &[0]).contains("not a schedlab kernel --inject JSON report"));
     }
 
@@ -1441,10 +1694,12 @@ mod tests {
     /// 4 jobs) reads back: the recorded form and the reader agree.
     #[test]
     fn the_recorded_four_job_report_of_2026_12_04_reads_back() {
-        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../notes/results/2026-12-04-softirq/inject-4.json");
+        let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../notes/results/2026-12-04-softirq/inject-4.json");
         let text = std::fs::read_to_string(&file).unwrap();
         let r = recorded_kernel_from_report(&file, &text, 4, 32, &[0, 2000, 4000]).unwrap();
-        let at_2us = r.kernel.costs.iter().find(|c| c.cost_ns == 2000).and_then(|c| c.ratio).unwrap();
+        let at_2us =
+            r.kernel.costs.iter().find(|c| c.cost_ns == 2000).and_then(|c| c.ratio).unwrap();
         assert!((at_2us.value - 0.859).abs() < 0.001, "{at_2us:?}");
         assert!(r.kernel_release.starts_with("6.18"), "{}", r.kernel_release);
     }
@@ -1453,31 +1708,69 @@ mod tests {
     fn a_ratio_is_evidence_only_where_the_lock_free_null_is_outside() {
         let rows = [
             // The A/A cost is not judged.
-            InjectRow { cost_ns: 0, kernel: Some(iv(1.0, 0.99, 1.01)), model: Some(iv(1.0, 1.0, 1.0)), model_within: Some(true) },
+            InjectRow {
+                cost_ns: 0,
+                kernel: Some(iv(1.0, 0.99, 1.01)),
+                model: Some(iv(1.0, 1.0, 1.0)),
+                model_within: Some(true),
+            },
             // The kernel's interval holds 1.0: the null model is within too.
-            InjectRow { cost_ns: 1000, kernel: Some(iv(0.99, 0.97, 1.02)), model: Some(iv(0.98, 0.98, 0.98)), model_within: Some(true) },
+            InjectRow {
+                cost_ns: 1000,
+                kernel: Some(iv(0.99, 0.97, 1.02)),
+                model: Some(iv(0.98, 0.98, 0.98)),
+                model_within: Some(true),
+            },
             // The kernel's interval excludes 1.0 and holds the model: evidence.
-            InjectRow { cost_ns: 2000, kernel: Some(iv(0.92, 0.89, 0.95)), model: Some(iv(0.93, 0.93, 0.93)), model_within: Some(true) },
+            InjectRow {
+                cost_ns: 2000,
+                kernel: Some(iv(0.92, 0.89, 0.95)),
+                model: Some(iv(0.93, 0.93, 0.93)),
+                model_within: Some(true),
+            },
             // The model outside.
-            InjectRow { cost_ns: 4000, kernel: Some(iv(0.84, 0.81, 0.87)), model: Some(iv(0.95, 0.95, 0.95)), model_within: Some(false) },
+            InjectRow {
+                cost_ns: 4000,
+                kernel: Some(iv(0.84, 0.81, 0.87)),
+                model: Some(iv(0.95, 0.95, 0.95)),
+                model_within: Some(false),
+            },
         ];
         let j = judge(&rows, None, &Slopes::default(), 2);
         let verdicts: Vec<&Verdict> = j.figures.iter().map(|f| &f.verdict).collect();
         assert_eq!(verdicts[0], &Verdict::ControlWithin { control: "null model" });
         assert_eq!(verdicts[1], &Verdict::Evidence);
         assert_eq!(verdicts[2], &Verdict::Outside);
-        assert!(matches!(verdicts[3], Verdict::NotJudged { .. }) && matches!(verdicts[4], Verdict::NotJudged { .. }), "no kernel: no slopes judged");
+        assert!(
+            matches!(verdicts[3], Verdict::NotJudged { .. })
+                && matches!(verdicts[4], Verdict::NotJudged { .. }),
+            "no kernel: no slopes judged"
+        );
         assert_eq!((j.evidence, j.judged), (1, 3));
     }
 
     #[test]
     fn slopes_are_judged_against_a_null_model_that_only_adds_cpu_time() {
         // Two jobs at 200 KIOPS: 10 µs per I/O per job; the null loses 10 ÷ (10 + x) of it.
-        let rows: Vec<InjectRow> = [0, 1000, 2000].iter().map(|&cost_ns| InjectRow { cost_ns, kernel: None, model: None, model_within: None }).collect();
+        let rows: Vec<InjectRow> = [0, 1000, 2000]
+            .iter()
+            .map(|&cost_ns| InjectRow { cost_ns, kernel: None, model: None, model_within: None })
+            .collect();
         let null = slope(&[(0.0, 1.0), (1.0, 10.0 / 11.0), (2.0, 10.0 / 12.0)]).unwrap();
         // The kernel loses what the null model does outside, twice that inside.
-        let k = kernel_with(&[(0, 200_000.0), (1000, 200_000.0), (2000, 200_000.0)], Slopes { inside_per_us: Some(2.0 * null), outside_per_us: Some(null), ratio_per_us: None });
-        let model = Slopes { inside_per_us: Some(1.9 * null), outside_per_us: Some(1.1 * null), ratio_per_us: None };
+        let k = kernel_with(
+            &[(0, 200_000.0), (1000, 200_000.0), (2000, 200_000.0)],
+            Slopes {
+                inside_per_us: Some(2.0 * null),
+                outside_per_us: Some(null),
+                ratio_per_us: None,
+            },
+        );
+        let model = Slopes {
+            inside_per_us: Some(1.9 * null),
+            outside_per_us: Some(1.1 * null),
+            ratio_per_us: None,
+        };
         let j = judge(&rows, Some(&k), &model, 2);
         assert!((j.null_us_per_io.unwrap() - 10.0).abs() < 1e-9);
         let inside = j.figures.iter().find(|f| f.figure.starts_with("inside slope")).unwrap();
@@ -1486,9 +1779,17 @@ mod tests {
         assert_eq!(inside.verdict, Verdict::Evidence, "within 25 % and the null is not");
         assert_eq!(outside.verdict, Verdict::ControlWithin { control: "null model" });
         // A model 30 % off the kernel's slope is outside.
-        let far = Slopes { inside_per_us: Some(1.3 * 2.0 * null), outside_per_us: Some(0.7 * null), ratio_per_us: None };
+        let far = Slopes {
+            inside_per_us: Some(1.3 * 2.0 * null),
+            outside_per_us: Some(0.7 * null),
+            ratio_per_us: None,
+        };
         let j = judge(&rows, Some(&k), &far, 2);
-        assert!(j.figures.iter().filter(|f| f.figure.contains("slope")).all(|f| f.verdict == Verdict::Outside));
+        assert!(j
+            .figures
+            .iter()
+            .filter(|f| f.figure.contains("slope"))
+            .all(|f| f.verdict == Verdict::Outside));
         assert_eq!(j.evidence, 0);
     }
 
@@ -1527,12 +1828,26 @@ mod tests {
 
     #[test]
     fn the_interval_brackets_the_pooled_ratio_and_excludes_one_when_every_cycle_says_less() {
-        let cs: Vec<Cycle> = (0..40).map(|i| Cycle { cost: 0, nothing: (1000, 0.2), inside: (900 + i % 7, 0.2), outside: (1000 - i % 5, 0.2) }).collect();
+        let cs: Vec<Cycle> = (0..40)
+            .map(|i| Cycle {
+                cost: 0,
+                nothing: (1000, 0.2),
+                inside: (900 + i % 7, 0.2),
+                outside: (1000 - i % 5, 0.2),
+            })
+            .collect();
         let r = ratio_interval(&cs).unwrap();
         assert!(r.lo <= r.value && r.value <= r.hi);
         assert!(r.excludes(1.0), "{r:?}");
         // Equal rates: the interval holds 1.
-        let same: Vec<Cycle> = (0..40).map(|i| Cycle { cost: 0, nothing: (1000, 0.2), inside: (998 + i % 5, 0.2), outside: (1002 - i % 5, 0.2) }).collect();
+        let same: Vec<Cycle> = (0..40)
+            .map(|i| Cycle {
+                cost: 0,
+                nothing: (1000, 0.2),
+                inside: (998 + i % 5, 0.2),
+                outside: (1002 - i % 5, 0.2),
+            })
+            .collect();
         assert!(!ratio_interval(&same).unwrap().excludes(1.0));
     }
 

@@ -57,15 +57,18 @@ pub mod rows;
 pub mod sites;
 pub mod system;
 
-use crate::stats::{median, Spread};
+use crate::driver::completion::CompletionMode;
+use crate::driver::turns::Preemption;
+use crate::driver::workload::{self, sleep_until, Rw, WorkloadConfig};
 use crate::error::{failed, ExperimentError};
 use crate::experiment::observer::{Event, Observer};
-use crate::files::provenance::Provenance;
 use crate::files::output::OutputFile;
-use crate::driver::completion::CompletionMode;
-use crate::driver::workload::{self, sleep_until, Rw, WorkloadConfig};
-use crate::driver::turns::Preemption;
-pub use rows::{ElevatorCost, KernelRow, KernelRun, KernelSched, ModelRow, Point, PointResult, Profiled, SchedulerCost, SideBySide};
+use crate::files::provenance::Provenance;
+use crate::stats::{median, Spread};
+pub use rows::{
+    ElevatorCost, KernelRow, KernelRun, KernelSched, ModelRow, Point, PointResult, Profiled,
+    SchedulerCost, SideBySide,
+};
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::{KernelProfile, LockKind};
 use serde::Serialize;
@@ -146,7 +149,10 @@ impl KernelConfig {
             return bad(format!("--rounds must be 1..=100, got {}", self.rounds));
         }
         if self.groups > 64 {
-            return bad(format!("--groups must be 0..=64 here (one fio process per group), got {}", self.groups));
+            return bad(format!(
+                "--groups must be 0..=64 here (one fio process per group), got {}",
+                self.groups
+            ));
         }
         if self.weights.is_empty() || self.weights.iter().any(|w| !(1..=1000).contains(w)) {
             return bad("group weights must be 1..=1000".into());
@@ -159,18 +165,29 @@ impl KernelConfig {
             ));
         }
         if self.points.is_empty() || self.points.len() > MAX_POINTS {
-            return bad(format!("--points must name 1..={MAX_POINTS} configurations, got {}", self.points.len()));
+            return bad(format!(
+                "--points must name 1..={MAX_POINTS} configurations, got {}",
+                self.points.len()
+            ));
         }
-        if self.points[0] != (Point { threads: self.threads, iodepth: self.iodepth, ioengine: self.ioengine }) {
+        if self.points[0]
+            != (Point { threads: self.threads, iodepth: self.iodepth, ioengine: self.ioengine })
+        {
             return bad("the first of --points must be the main configuration (--threads, --iodepth, --ioengine)".into());
         }
         for p in &self.points {
             if !(1..=256).contains(&p.threads) || !(1..=1024).contains(&p.iodepth) {
-                return bad(format!("--points: {} is out of range (jobs 1..=256, iodepth 1..=1024)", p.label()));
+                return bad(format!(
+                    "--points: {} is out of range (jobs 1..=256, iodepth 1..=1024)",
+                    p.label()
+                ));
             }
         }
         if self.bs_sectors == 0 || self.bs_sectors > 256 {
-            return bad(format!("block size must be 512 B to 128 KiB, got {} sectors", self.bs_sectors));
+            return bad(format!(
+                "block size must be 512 B to 128 KiB, got {} sectors",
+                self.bs_sectors
+            ));
         }
         if !(1..=1024).contains(&self.iodepth) {
             return bad(format!("--iodepth must be 1..=1024, got {}", self.iodepth));
@@ -182,7 +199,13 @@ impl KernelConfig {
             return bad("--device is only read from: writes go only to a loop device this command makes (leave out --device)".into());
         }
         if self.model {
-            let cfg = self.model_config(fidelity::MODEL_BFQ, self.groups, 0, 0, schedlab_core::SitePads::NONE);
+            let cfg = self.model_config(
+                fidelity::MODEL_BFQ,
+                self.groups,
+                0,
+                0,
+                schedlab_core::SitePads::NONE,
+            );
             cfg.validate(fidelity::MODEL_BFQ)?;
         }
         Ok(())
@@ -221,7 +244,13 @@ impl KernelConfig {
 
     /// This configuration at `p`.
     fn at(&self, p: Point) -> KernelConfig {
-        KernelConfig { threads: p.threads, iodepth: p.iodepth, ioengine: p.ioengine, points: vec![p], ..self.clone() }
+        KernelConfig {
+            threads: p.threads,
+            iodepth: p.iodepth,
+            ioengine: p.ioengine,
+            points: vec![p],
+            ..self.clone()
+        }
     }
 
     fn fio_job(&self, numjobs: usize, region: Option<(u64, u64)>) -> fio::FioJob {
@@ -239,7 +268,14 @@ impl KernelConfig {
 
     /// The model's workload for `entry` at `groups` groups with `outside_ns` per request, and
     /// `elevator_ns` of blk-mq's elevator machinery (0 for `none`).
-    fn model_config(&self, entry: &str, groups: usize, outside_ns: u64, elevator_ns: u64, pads: schedlab_core::SitePads) -> WorkloadConfig {
+    fn model_config(
+        &self,
+        entry: &str,
+        groups: usize,
+        outside_ns: u64,
+        elevator_ns: u64,
+        pads: schedlab_core::SitePads,
+    ) -> WorkloadConfig {
         WorkloadConfig {
             threads: self.threads,
             duration: self.duration,
@@ -283,7 +319,9 @@ impl KernelConfig {
             v.push((fidelity::MODEL_BFQ, 0));
         }
         // mq-deadline's counterpart, once the model has one (until then `no-stats` stands in).
-        if schedlab_variants::reference(fidelity::MODEL_DEADLINE).is_some() || schedlab_variants::info(fidelity::MODEL_DEADLINE).is_some() {
+        if schedlab_variants::reference(fidelity::MODEL_DEADLINE).is_some()
+            || schedlab_variants::info(fidelity::MODEL_DEADLINE).is_some()
+        {
             v.insert(1, (fidelity::MODEL_DEADLINE, 0));
         }
         if self.groups > 0 {
@@ -375,7 +413,12 @@ pub struct KernelReport {
 }
 
 fn tool_version(tool: &str, arg: &str) -> String {
-    Command::new(tool).arg(arg).output().ok().map(|o| String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").trim().to_string()).unwrap_or_default()
+    Command::new(tool)
+        .arg(arg)
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").trim().to_string())
+        .unwrap_or_default()
 }
 
 /// The machine's busy CPU seconds so far, all CPUs (steal left out).
@@ -459,9 +502,7 @@ impl Rig {
         let mut started = Vec::new();
         let run = self.fio_run_recorded(cfg, sched, round, stop, &mut started);
         // Every recorded fio is waited for (or killed and reaped) by now: nothing to put back.
-        let reaped = |c: &system::Change| {
-            matches!(c, system::Change::Process { process } if started.contains(&process.pid))
-        };
+        let reaped = |c: &system::Change| matches!(c, system::Change::Process { process } if started.contains(&process.pid));
         self.ledger.forget(reaped)?;
         run
     }
@@ -478,7 +519,9 @@ impl Rig {
         started: &mut Vec<u32>,
     ) -> Result<Option<KernelRun>, ExperimentError> {
         let groups: Vec<Option<&Path>> = match (sched, &self.cgroups) {
-            (KernelSched::BfqGroups, Some(cg)) => cg.groups.iter().map(|g| Some(g.as_path())).collect(),
+            (KernelSched::BfqGroups, Some(cg)) => {
+                cg.groups.iter().map(|g| Some(g.as_path())).collect()
+            }
             _ => vec![None],
         };
         // Jobs in turn over the groups, as the model's job i runs in group i mod N.
@@ -489,7 +532,11 @@ impl Rig {
         let region = self.device_bytes / cfg.threads as u64 / 4096 * 4096;
         let sequential = matches!(cfg.rw, Rw::Read | Rw::Write);
         let accounting = self.cgroups.as_ref().and_then(|c| c.accounting.clone());
-        let root = self.cgroups.as_ref().filter(|c| c.accounting.is_some()).map(|c| system::accounting_root(&c.io));
+        let root = self
+            .cgroups
+            .as_ref()
+            .filter(|c| c.accounting.is_some())
+            .map(|c| system::accounting_root(&c.io));
         let mut children = Vec::new();
         let mut first_job = 0u64;
         for (g, &n) in groups.iter().zip(&counts) {
@@ -499,7 +546,10 @@ impl Rig {
             let job = cfg.fio_job(n, sequential.then_some((first_job * region, region)));
             first_job += n as u64;
             let mut cmd = Command::new("fio");
-            cmd.args(job.args(&self.device, sched.name())).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+            cmd.args(job.args(&self.device, sched.name()))
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
             let joins: Vec<&Path> = g.iter().copied().chain(accounting.as_deref()).collect();
             // The cgroup files stay open until the child has joined them (at its exec).
             let setup = system::ChildSetup::new(&joins)?;
@@ -570,8 +620,16 @@ impl Rig {
                 // Past its bound without a stop asked for: a failed run, not an interrupted one
                 // (a fio held stopped past it was counted as a stop of the whole experiment).
                 None => {
-                    let held = watch.finish().map_or(String::new(), |d| format!(" (fio was seen stopped by job control for {:.1} s)", d.as_secs_f64()));
-                    return Err(failed(format!("fio did not finish within {} s{held}", limit.as_secs())));
+                    let held = watch.finish().map_or(String::new(), |d| {
+                        format!(
+                            " (fio was seen stopped by job control for {:.1} s)",
+                            d.as_secs_f64()
+                        )
+                    });
+                    return Err(failed(format!(
+                        "fio did not finish within {} s{held}",
+                        limit.as_secs()
+                    )));
                 }
             }
         }
@@ -580,7 +638,8 @@ impl Rig {
         if stopped {
             return Ok(None);
         }
-        let results: Vec<fio::FioResult> = outputs.iter().map(|o| fio::parse(o)).collect::<Result<_, _>>()?;
+        let results: Vec<fio::FioResult> =
+            outputs.iter().map(|o| fio::parse(o)).collect::<Result<_, _>>()?;
         if let Some(e) = results.iter().find_map(|r| r.error) {
             return Err(failed(format!("fio reported error {e}")));
         }
@@ -630,7 +689,10 @@ impl Recorder {
     /// (`None`: a stop came first; bpftrace was killed and reaped).
     fn bpftrace(stop: &AtomicBool) -> Result<Option<Recorder>, ExperimentError> {
         let mut cmd = Command::new("bpftrace");
-        cmd.args(["-f", "json", "-e", contention::BPFTRACE_PROGRAM]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+        cmd.args(["-f", "json", "-e", contention::BPFTRACE_PROGRAM])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
         system::ChildSetup::new(&[])?.apply(&mut cmd);
         let mut child = cmd.spawn().map_err(|e| failed(format!("cannot start bpftrace: {e}")))?;
         let stdout = child.stdout.take().ok_or_else(|| failed("bpftrace has no stdout"))?;
@@ -658,7 +720,8 @@ impl Recorder {
         loop {
             match rx.recv_timeout(Duration::from_millis(100)) {
                 Ok(()) => return Ok(Some(Recorder { child, output })),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if Instant::now() < end && !stop.load(Ordering::Relaxed) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                    if Instant::now() < end && !stop.load(Ordering::Relaxed) => {}
                 Err(_) => {
                     let _ = child.kill();
                     let _ = child.wait();
@@ -675,7 +738,11 @@ impl Recorder {
     /// Starts `perf record -a -g` into `file`.
     fn perf(file: &Path, stop: &AtomicBool) -> Result<Recorder, ExperimentError> {
         let mut cmd = Command::new("perf");
-        cmd.args(["record", "-a", "-g", "-F", "499", "-q", "-o"]).arg(file).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        cmd.args(["record", "-a", "-g", "-F", "499", "-q", "-o"])
+            .arg(file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
         system::ChildSetup::new(&[])?.apply(&mut cmd);
         let child = cmd.spawn().map_err(|e| failed(format!("cannot start perf: {e}")))?;
         // perf prints nothing when it is ready; its first samples come within a few ms. (A stop
@@ -733,7 +800,9 @@ pub(crate) fn rerun_while_stopped<T>(
         let mut out = match result {
             Ok(Some(out)) => out,
             Ok(None) => return Ok(None),
-            Err(e) if own.is_some() && reruns < STOPPED_RETRIES && !stop.load(Ordering::Relaxed) => {
+            Err(e)
+                if own.is_some() && reruns < STOPPED_RETRIES && !stop.load(Ordering::Relaxed) =>
+            {
                 notes.push(format!("{label}: failed while this process was stopped by job control ({e}); run again"));
                 reruns += 1;
                 continue;
@@ -769,23 +838,42 @@ fn second<A>(p: &mut (A, KernelRun)) -> &mut KernelRun {
 /// [`rerun_while_stopped`] with this process's own stops as `driver::stopped` sees them.
 /// One run of kernel `config` under `perf record -a -g`, folded (the profile's clock is the
 /// `cpu-clock` software event at 499 Hz, see [`Recorder::perf`]).
-fn profiled_run(rig: &mut Rig, cfg: &KernelConfig, config: KernelSched, data: &Path, stop: &AtomicBool) -> Result<Option<(crate::driver::profile::Folded, KernelRun)>, ExperimentError> {
+fn profiled_run(
+    rig: &mut Rig,
+    cfg: &KernelConfig,
+    config: KernelSched,
+    data: &Path,
+    stop: &AtomicBool,
+) -> Result<Option<(crate::driver::profile::Folded, KernelRun)>, ExperimentError> {
     let rec = Recorder::perf(data, stop)?;
     let run = rig.fio_run(cfg, config, cfg.rounds, stop);
     rec.finish(stop)?;
     let run = run?.ok_or_else(|| failed("stopped"))?;
     // perf script over a whole-system profile takes seconds: polled, killed on a stop.
     let mut script = Command::new("perf");
-    script.args(["script", "-F", "comm,pid,tid,cpu,time,event,ip,sym", "-i"]).arg(data).stderr(Stdio::null());
-    let script = output_until(&mut script, Duration::from_secs(600), stop)?.ok_or_else(|| failed("stopped"))?;
-    let mut folded = profile::fold_perf_script_until(&String::from_utf8_lossy(&script), stop)?.ok_or_else(|| failed("stopped"))?;
+    script
+        .args(["script", "-F", "comm,pid,tid,cpu,time,event,ip,sym", "-i"])
+        .arg(data)
+        .stderr(Stdio::null());
+    let script = output_until(&mut script, Duration::from_secs(600), stop)?
+        .ok_or_else(|| failed("stopped"))?;
+    let mut folded = profile::fold_perf_script_until(&String::from_utf8_lossy(&script), stop)?
+        .ok_or_else(|| failed("stopped"))?;
     folded.frequency = 499;
     Ok(Some((folded, run)))
 }
 
 /// Waits per site per I/O of kernel bfq at `cfg`'s point, from a run recorded with the contention
 /// tracepoints; `None` when stopped or failed (the failure is in `failures`).
-fn recorded_waits(rig: &mut Rig, cfg: &KernelConfig, stop: &AtomicBool, stop_notes: &mut Vec<String>, failures: &mut Vec<String>, interrupted: &mut bool, label: &str) -> Option<[f64; 5]> {
+fn recorded_waits(
+    rig: &mut Rig,
+    cfg: &KernelConfig,
+    stop: &AtomicBool,
+    stop_notes: &mut Vec<String>,
+    failures: &mut Vec<String>,
+    interrupted: &mut bool,
+    label: &str,
+) -> Option<[f64; 5]> {
     let recorded = rig.set_scheduler(KernelSched::Bfq).and_then(|()| {
         unstopped(label, stop, stop_notes, first, || {
             let Some(rec) = Recorder::bpftrace(stop)? else { return Ok(None) };
@@ -797,7 +885,8 @@ fn recorded_waits(rig: &mut Rig, cfg: &KernelConfig, stop: &AtomicBool, stop_not
     match recorded {
         Ok(Some((r, text))) => match text.and_then(|t| contention::parse_bpftrace(&t)) {
             Ok(sites_seen) => {
-                let ios = r.ios as f64 * (r.runtime_s + cfg.ramp.as_secs_f64()) / r.runtime_s.max(1e-9);
+                let ios =
+                    r.ios as f64 * (r.runtime_s + cfg.ramp.as_secs_f64()) / r.runtime_s.max(1e-9);
                 match contention::ContentionSummary::of(&sites_seen) {
                     Ok(summary) => return Some(sites::waits_per_io(&summary, ios)),
                     Err(e) => failures.push(format!("{label}: the recorded run's contention: {e}")),
@@ -820,13 +909,26 @@ const UNCONTENDED_PROFILE_MAX: Duration = Duration::from_secs(20);
 /// site's locked sections are a few percent of the CPU, and one run's profile put 3 to 21
 /// samples in each site (`notes/results/2026-12-04-softirq.md`). It is measured once per
 /// invocation and kept for every point.
-fn uncontended_holds(rig: &mut Rig, cfg: &KernelConfig, tmp: &Path, stop: &AtomicBool, stop_notes: &mut Vec<String>, failures: &mut Vec<String>, interrupted: &mut bool) -> Option<sites::Uncontended> {
+fn uncontended_holds(
+    rig: &mut Rig,
+    cfg: &KernelConfig,
+    tmp: &Path,
+    stop: &AtomicBool,
+    stop_notes: &mut Vec<String>,
+    failures: &mut Vec<String>,
+    interrupted: &mut bool,
+) -> Option<sites::Uncontended> {
     let point = Point { threads: 1, iodepth: 1, ioengine: cfg.ioengine };
-    let profile_for = (cfg.duration * cfg.rounds.max(1) as u32).min(UNCONTENDED_PROFILE_MAX).max(cfg.duration);
+    let profile_for =
+        (cfg.duration * cfg.rounds.max(1) as u32).min(UNCONTENDED_PROFILE_MAX).max(cfg.duration);
     let quiet = KernelConfig { duration: profile_for, ..cfg.at(point) };
     let label = "sites: kernel bfq at 1 job × iodepth 1 (holds)";
     let data = tmp.join("bfq-uncontended.data");
-    let profiled = rig.set_scheduler(KernelSched::Bfq).and_then(|()| unstopped(label, stop, stop_notes, second, || profiled_run(rig, &quiet, KernelSched::Bfq, &data, stop)));
+    let profiled = rig.set_scheduler(KernelSched::Bfq).and_then(|()| {
+        unstopped(label, stop, stop_notes, second, || {
+            profiled_run(rig, &quiet, KernelSched::Bfq, &data, stop)
+        })
+    });
     let (folded, run) = match profiled {
         Ok(Some(p)) => p,
         Ok(None) => {
@@ -848,7 +950,15 @@ fn uncontended_holds(rig: &mut Rig, cfg: &KernelConfig, tmp: &Path, stop: &Atomi
     let cpu_per_io_us = run.experiment_cpu_per_io_us.or(run.cpu_per_io_us).unwrap_or(0.0);
     let waits = if cfg.contention {
         // The waits at one job are near nothing: the point's own duration is enough for them.
-        Some(recorded_waits(rig, &cfg.at(point), stop, stop_notes, failures, interrupted, "sites: kernel bfq at 1 job × iodepth 1 (contention recorded)")?)
+        Some(recorded_waits(
+            rig,
+            &cfg.at(point),
+            stop,
+            stop_notes,
+            failures,
+            interrupted,
+            "sites: kernel bfq at 1 job × iodepth 1 (contention recorded)",
+        )?)
     } else {
         None
     };
@@ -863,7 +973,14 @@ fn unstopped<T>(
     attempt: impl FnMut() -> Result<Option<T>, ExperimentError>,
 ) -> Result<Option<T>, ExperimentError> {
     crate::driver::stopped::watch();
-    rerun_while_stopped(label, stop, notes, &crate::driver::stopped::stopped_between, run_of, attempt)
+    rerun_while_stopped(
+        label,
+        stop,
+        notes,
+        &crate::driver::stopped::stopped_between,
+        run_of,
+        attempt,
+    )
 }
 
 fn spread_of<T>(runs: &[T], f: impl Fn(&T) -> Option<f64>) -> Option<Spread> {
@@ -872,7 +989,12 @@ fn spread_of<T>(runs: &[T], f: impl Fn(&T) -> Option<f64>) -> Option<Spread> {
 }
 
 /// A configuration's row from its plain and recorded runs (`ramp`: the recorder's extra time per run).
-pub fn kernel_row(config: KernelSched, runs: Vec<KernelRun>, recorded: Vec<KernelRun>, ramp: Duration) -> KernelRow {
+pub fn kernel_row(
+    config: KernelSched,
+    runs: Vec<KernelRun>,
+    recorded: Vec<KernelRun>,
+    ramp: Duration,
+) -> KernelRow {
     let per_io = |r: &KernelRun, sched: bool| {
         r.contention.as_ref().filter(|_| r.ios > 0 && r.runtime_s > 0.0).map(|c| {
             let n = if sched { c.scheduler_lock.contentions } else { c.other_locks.contentions };
@@ -891,9 +1013,22 @@ pub fn kernel_row(config: KernelSched, runs: Vec<KernelRun>, recorded: Vec<Kerne
         experiment_cpu_per_io_us: spread_of(&runs, |r| r.experiment_cpu_per_io_us),
         sched_contentions_per_io: spread_of(&recorded, |r| per_io(r, true)),
         other_contentions_per_io: spread_of(&recorded, |r| per_io(r, false)),
-        sched_wait_avg_ns: (!recorded.is_empty()).then(|| median(&recorded.iter().filter_map(|r| r.contention.as_ref()).map(|c| c.scheduler_lock.wait_avg_ns()).collect::<Vec<_>>())),
-        sched_wait_max_ns: recorded.iter().filter_map(|r| r.contention.as_ref()).map(|c| c.scheduler_lock.wait_max_ns).max(),
-        recording_cost_pct: (!recorded.is_empty() && kiops.median > 0.0).then(|| 100.0 * (1.0 - rec_kiops / kiops.median)),
+        sched_wait_avg_ns: (!recorded.is_empty()).then(|| {
+            median(
+                &recorded
+                    .iter()
+                    .filter_map(|r| r.contention.as_ref())
+                    .map(|c| c.scheduler_lock.wait_avg_ns())
+                    .collect::<Vec<_>>(),
+            )
+        }),
+        sched_wait_max_ns: recorded
+            .iter()
+            .filter_map(|r| r.contention.as_ref())
+            .map(|c| c.scheduler_lock.wait_max_ns)
+            .max(),
+        recording_cost_pct: (!recorded.is_empty() && kiops.median > 0.0)
+            .then(|| 100.0 * (1.0 - rec_kiops / kiops.median)),
         runs,
         recorded,
         profile: None,
@@ -919,9 +1054,12 @@ fn write_flamegraph_files(
     Ok(())
 }
 
-
 /// Runs the experiment (see the module documentation).
-pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<KernelReport, ExperimentError> {
+pub fn run(
+    cfg: &KernelConfig,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<KernelReport, ExperimentError> {
     cfg.validate()?;
     let system::Preflight { cgroup_io, device: block_device } =
         system::preflight(cfg.groups > 0, cfg.contention, cfg.device.as_deref())?;
@@ -939,7 +1077,10 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         warnings.push(format!("clean-up of an earlier run: {p}"));
     }
     let mut env = Environment {
-        kernel_release: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
+        kernel_release: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
         fio: tool_version("fio", "--version"),
         perf: tool_version("perf", "--version"),
         bpftrace: cfg.contention.then(|| tool_version("bpftrace", "--version")),
@@ -952,47 +1093,61 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     let per_round = kernel_configs.len() * if cfg.contention { 2 } else { 1 } + model_entries.len();
     // The profiles, and with the model: the sites' recorded run, the holds at one job and
     // iodepth 1 and the model's own holds.
-    let extra = if cfg.profile { kernel_configs.len() + 2 + if cfg.model { 2 + usize::from(cfg.contention) } else { 0 } } else { 0 }
-        + usize::from(cfg.model && cfg.model_outside == ModelOutside::Kernel);
+    let extra = if cfg.profile {
+        kernel_configs.len() + 2 + if cfg.model { 2 + usize::from(cfg.contention) } else { 0 }
+    } else {
+        0
+    } + usize::from(cfg.model && cfg.model_outside == ModelOutside::Kernel);
     let steps = (per_round * cfg.rounds + extra) * cfg.points.len();
     let run_s = (cfg.duration + cfg.ramp).as_secs_f64() + 0.5;
-    let recording_s = if cfg.contention { kernel_configs.len() as f64 * cfg.rounds as f64 * 2.0 } else { 0.0 };
-    observer.event(Event::Planned { steps, estimated_s: steps as f64 * run_s + recording_s * cfg.points.len() as f64 });
+    let recording_s =
+        if cfg.contention { kernel_configs.len() as f64 * cfg.rounds as f64 * 2.0 } else { 0.0 };
+    observer.event(Event::Planned {
+        steps,
+        estimated_s: steps as f64 * run_s + recording_s * cfg.points.len() as f64,
+    });
 
     // Set-up: every change goes through the ledger, which puts it all back when dropped.
     let mut ledger = system::Ledger::create()?;
-    let setup = (|| -> Result<(PathBuf, PathBuf, u64, Option<system::Cgroups>), ExperimentError> {
-        let (device, num, loop_backing, device_bytes) = match &block_device {
-            Some(d) => {
-                env.device = d.given.display().to_string();
-                // fio opens the node in /dev of the device number checked, not the path given.
-                (d.node.clone(), d.num, None, d.bytes)
-            }
-            None => {
-                let dev = system::make_loop_device(&mut ledger, cfg.size_bytes)?;
-                env.device = format!(
-                    "{} over a sparse {} MiB file in {} ({})",
-                    dev.device.display(),
-                    cfg.size_bytes >> 20,
-                    system::TMPFS_DIR,
-                    if dev.direct_io { "direct I/O" } else { "buffered: the kernel refused direct I/O" }
-                );
-                env.loop_device = true;
-                env.direct_io = Some(dev.direct_io);
-                (dev.device, dev.num, Some(dev.backing_id), dev.size_bytes)
-            }
-        };
-        let queue = num.queue();
-        // The device's scheduler and BFQ's knobs are recorded once, before the first switch.
-        system::record_queue_state(&mut ledger, num, loop_backing)?;
-        let cgroups = match &cgroup_io {
-            Some(io) => Some(system::make_cgroups(&mut ledger, io, cfg.groups, &cfg.weights)?),
-            None => None,
-        };
-        Ok((device, queue, device_bytes, cgroups))
-    })();
+    let setup =
+        (|| -> Result<(PathBuf, PathBuf, u64, Option<system::Cgroups>), ExperimentError> {
+            let (device, num, loop_backing, device_bytes) = match &block_device {
+                Some(d) => {
+                    env.device = d.given.display().to_string();
+                    // fio opens the node in /dev of the device number checked, not the path given.
+                    (d.node.clone(), d.num, None, d.bytes)
+                }
+                None => {
+                    let dev = system::make_loop_device(&mut ledger, cfg.size_bytes)?;
+                    env.device = format!(
+                        "{} over a sparse {} MiB file in {} ({})",
+                        dev.device.display(),
+                        cfg.size_bytes >> 20,
+                        system::TMPFS_DIR,
+                        if dev.direct_io {
+                            "direct I/O"
+                        } else {
+                            "buffered: the kernel refused direct I/O"
+                        }
+                    );
+                    env.loop_device = true;
+                    env.direct_io = Some(dev.direct_io);
+                    (dev.device, dev.num, Some(dev.backing_id), dev.size_bytes)
+                }
+            };
+            let queue = num.queue();
+            // The device's scheduler and BFQ's knobs are recorded once, before the first switch.
+            system::record_queue_state(&mut ledger, num, loop_backing)?;
+            let cgroups = match &cgroup_io {
+                Some(io) => Some(system::make_cgroups(&mut ledger, io, cfg.groups, &cfg.weights)?),
+                None => None,
+            };
+            Ok((device, queue, device_bytes, cgroups))
+        })();
     let mut rig = match setup {
-        Ok((device, queue, device_bytes, cgroups)) => Rig { ledger, device, queue, device_bytes, cgroups, holds_at_one_job: None },
+        Ok((device, queue, device_bytes, cgroups)) => {
+            Rig { ledger, device, queue, device_bytes, cgroups, holds_at_one_job: None }
+        }
         Err(e) => {
             drop(ledger);
             return Err(system::setup_failed(e));
@@ -1014,8 +1169,18 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
         let failures_into = Failed { runs: &mut failures, outputs: &mut output_failures };
         let (rig, env) = (&mut rig, &env);
         let (warnings, interrupted) = (&mut warnings, &mut interrupted);
-        let point =
-            run_point(rig, &pcfg, env, stop, observer, &mut done, warnings, failures_into, interrupted, &tag);
+        let point = run_point(
+            rig,
+            &pcfg,
+            env,
+            stop,
+            observer,
+            &mut done,
+            warnings,
+            failures_into,
+            interrupted,
+            &tag,
+        );
         results.push(point);
     }
     observer.event(Event::Finished);
@@ -1029,12 +1194,24 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     let cpus = workload::allowed_cpus().len();
     let model_inputs: Vec<(Point, Vec<fidelity::Calibrated>)> = results
         .iter()
-        .map(|r| (r.point, fidelity::model_inputs(r, cfg.model_outside == ModelOutside::Kernel, cfg.model_elevator == ModelOutside::Kernel, &env.kernel_release)))
+        .map(|r| {
+            (
+                r.point,
+                fidelity::model_inputs(
+                    r,
+                    cfg.model_outside == ModelOutside::Kernel,
+                    cfg.model_elevator == ModelOutside::Kernel,
+                    &env.kernel_release,
+                ),
+            )
+        })
         .collect();
     let fidelity = results
         .iter()
         .zip(&model_inputs)
-        .flat_map(|(r, (_, inputs))| fidelity::rows(r, cfg.groups, &env.kernel_release, cfg.ramp.as_secs_f64(), inputs, cpus))
+        .flat_map(|(r, (_, inputs))| {
+            fidelity::rows(r, cfg.groups, &env.kernel_release, cfg.ramp.as_secs_f64(), inputs, cpus)
+        })
         .collect();
     for w in &warnings {
         observer.event(Event::Warning(w));
@@ -1045,10 +1222,19 @@ pub fn run(cfg: &KernelConfig, stop: &AtomicBool, observer: &mut dyn Observer) -
     }
     let mut results = results.into_iter();
     let main = results.next();
-    let (model_outside_ns, model_elevator_ns, kernel, model, side_by_side, elevator, main_sites) = match main {
-        Some(m) => (m.model_outside_ns, m.model_elevator_ns, m.kernel, m.model, m.side_by_side, m.elevator, m.sites),
-        None => (0, 0, Vec::new(), Vec::new(), Vec::new(), None, None),
-    };
+    let (model_outside_ns, model_elevator_ns, kernel, model, side_by_side, elevator, main_sites) =
+        match main {
+            Some(m) => (
+                m.model_outside_ns,
+                m.model_elevator_ns,
+                m.kernel,
+                m.model,
+                m.side_by_side,
+                m.elevator,
+                m.sites,
+            ),
+            None => (0, 0, Vec::new(), Vec::new(), Vec::new(), None, None),
+        };
     Ok(KernelReport {
         provenance: Provenance::collect(),
         environment: env,
@@ -1104,9 +1290,11 @@ fn run_point(
     if cfg.model && cfg.model_outside == ModelOutside::Kernel {
         observer.event(Event::Step { done: *done, label: "calibration: kernel none" });
         *done += 1;
-        let calibrated = rig
-            .set_scheduler(KernelSched::None)
-            .and_then(|()| unstopped("calibration: kernel none", stop, &mut stop_notes, itself, || rig.fio_run(cfg, KernelSched::None, 0, stop)));
+        let calibrated = rig.set_scheduler(KernelSched::None).and_then(|()| {
+            unstopped("calibration: kernel none", stop, &mut stop_notes, itself, || {
+                rig.fio_run(cfg, KernelSched::None, 0, stop)
+            })
+        });
         match calibrated {
             Ok(Some(r)) => {
                 if let Some(w) = kernel_load_warning(&r) {
@@ -1129,10 +1317,13 @@ fn run_point(
     // Profiles of the kernel configurations, before the rounds: they calibrate the elevator cost
     // the model's scheduler rows pay (judged afterwards on throughput and contention, never on
     // this figure), and give each row its shares and flamegraph.
-    let mut profiles: Vec<(KernelSched, profile::KernelShares, KernelRun, Option<PathBuf>)> = Vec::new();
+    let mut profiles: Vec<(KernelSched, profile::KernelShares, KernelRun, Option<PathBuf>)> =
+        Vec::new();
     let mut bfq_site_samples: Option<sites::SiteSamples> = None;
     let tmp = if cfg.profile && !*interrupted {
-        tempfile::tempdir().map_err(|e| failures.push(format!("profiles: cannot make a temporary directory: {e}"))).ok()
+        tempfile::tempdir()
+            .map_err(|e| failures.push(format!("profiles: cannot make a temporary directory: {e}")))
+            .ok()
     } else {
         None
     };
@@ -1147,9 +1338,12 @@ fn run_point(
             *done += 1;
             let data = tmp.path().join(format!("{}.data", config.name()));
             // Run again, recorder and all, while a job-control stop disturbed it.
-            let profiled = rig
-                .set_scheduler(config)
-                .and_then(|()| unstopped(&label, stop, &mut stop_notes, second, || profiled_run(rig, cfg, config, &data, stop)).and_then(|o| o.ok_or_else(|| failed("stopped"))));
+            let profiled = rig.set_scheduler(config).and_then(|()| {
+                unstopped(&label, stop, &mut stop_notes, second, || {
+                    profiled_run(rig, cfg, config, &data, stop)
+                })
+                .and_then(|o| o.ok_or_else(|| failed("stopped")))
+            });
             match profiled {
                 Ok((folded, run)) => {
                     let mut flamegraph = None;
@@ -1166,11 +1360,21 @@ fn run_point(
                         let device = &env.device;
                         match write_flamegraph_files(&folded, &title, device, &path, &folded_path) {
                             Ok(()) => flamegraph = Some(path),
-                            Err(e) => output_failures.push(format!("flamegraph of kernel {} not written: {e}", config.name())),
+                            Err(e) => output_failures.push(format!(
+                                "flamegraph of kernel {} not written: {e}",
+                                config.name()
+                            )),
                         }
                     }
                     // A sum of its sample counts past u64::MAX: this profile failed (issue 43).
-                    let counted = profile::KernelShares::of(&folded).and_then(|shares| Ok((shares, (config == KernelSched::Bfq).then(|| sites::SiteSamples::of(&folded)).transpose()?)));
+                    let counted = profile::KernelShares::of(&folded).and_then(|shares| {
+                        Ok((
+                            shares,
+                            (config == KernelSched::Bfq)
+                                .then(|| sites::SiteSamples::of(&folded))
+                                .transpose()?,
+                        ))
+                    });
                     match counted {
                         Ok((shares, site_samples)) => {
                             if site_samples.is_some() {
@@ -1178,7 +1382,9 @@ fn run_point(
                             }
                             profiles.push((config, shares, run, flamegraph));
                         }
-                        Err(e) => failures.push(format!("profile of kernel {}: {e}", config.name())),
+                        Err(e) => {
+                            failures.push(format!("profile of kernel {}: {e}", config.name()))
+                        }
                     }
                 }
                 Err(_) if stop.load(Ordering::Relaxed) => {
@@ -1190,82 +1396,153 @@ fn run_point(
         }
     }
     // The elevator cost is calibrated from these runs: one beside other load is said so.
-    if let Some((c, w)) = profiles.iter().find_map(|(c, _, run, _)| kernel_load_warning(run).map(|w| (c, w))) {
-        warnings.push(format!("{}: profile of kernel {} (the elevator cost is calibrated from it): {w}", cfg.point_label(), c.name()));
+    if let Some((c, w)) =
+        profiles.iter().find_map(|(c, _, run, _)| kernel_load_warning(run).map(|w| (c, w)))
+    {
+        warnings.push(format!(
+            "{}: profile of kernel {} (the elevator cost is calibrated from it): {w}",
+            cfg.point_label(),
+            c.name()
+        ));
     }
-    let elevator = ElevatorCost::of(&profiles.iter().map(|(c, shares, run, _)| Profiled { config: *c, shares, run }).collect::<Vec<_>>());
+    let elevator = ElevatorCost::of(
+        &profiles
+            .iter()
+            .map(|(c, shares, run, _)| Profiled { config: *c, shares, run })
+            .collect::<Vec<_>>(),
+    );
     let elevator_ns = |entry: &str| -> u64 {
         match cfg.model_elevator {
             _ if entry == "none" => 0,
             ModelOutside::Fixed(ns) => ns,
             ModelOutside::Kernel => {
-                let cost = if entry == fidelity::MODEL_DEADLINE { elevator.as_ref().and_then(|e| e.mq_deadline.as_ref()) } else { elevator.as_ref().and_then(|e| e.bfq.as_ref()) };
+                let cost = if entry == fidelity::MODEL_DEADLINE {
+                    elevator.as_ref().and_then(|e| e.mq_deadline.as_ref())
+                } else {
+                    elevator.as_ref().and_then(|e| e.bfq.as_ref())
+                };
                 cost.map_or(0, |c| (c.elevator_us * 1e3).round() as u64)
             }
         }
     };
-    if cfg.model && cfg.model_elevator == ModelOutside::Kernel && elevator.as_ref().and_then(|e| e.bfq.as_ref()).is_none() && !*interrupted {
+    if cfg.model
+        && cfg.model_elevator == ModelOutside::Kernel
+        && elevator.as_ref().and_then(|e| e.bfq.as_ref()).is_none()
+        && !*interrupted
+    {
         warnings.push(format!("{}: no elevator cost measured (it needs the profiles of none and bfq): the model's scheduler rows pay none", cfg.point_label()));
     }
     // The sites (`sites.rs`): the kernel's hold at each and the gaps between them, from bfq's
     // profile less the waits of a recorded run, and the model's own holds; their difference is
     // what the model's rows pad each site with.
-    let bfq_profile_run = profiles.iter().find(|(c, ..)| *c == KernelSched::Bfq).map(|(_, _, run, _)| run.clone());
-    let site_calibration = match (bfq_site_samples.filter(|_| cfg.model && !*interrupted), bfq_profile_run) {
-        (Some(samples), Some(run)) => {
-            let cpu_per_io_us = run.experiment_cpu_per_io_us.or(run.cpu_per_io_us).unwrap_or(0.0);
-            let mut waits = None;
-            if cfg.contention {
-                observer.event(Event::Step { done: *done, label: "sites: kernel bfq (lock contention recorded)" });
+    let bfq_profile_run =
+        profiles.iter().find(|(c, ..)| *c == KernelSched::Bfq).map(|(_, _, run, _)| run.clone());
+    let site_calibration =
+        match (bfq_site_samples.filter(|_| cfg.model && !*interrupted), bfq_profile_run) {
+            (Some(samples), Some(run)) => {
+                let cpu_per_io_us =
+                    run.experiment_cpu_per_io_us.or(run.cpu_per_io_us).unwrap_or(0.0);
+                let mut waits = None;
+                if cfg.contention {
+                    observer.event(Event::Step {
+                        done: *done,
+                        label: "sites: kernel bfq (lock contention recorded)",
+                    });
+                    *done += 1;
+                    waits = recorded_waits(
+                        rig,
+                        cfg,
+                        stop,
+                        &mut stop_notes,
+                        failures,
+                        interrupted,
+                        "sites",
+                    );
+                }
+                // The holds: where waits are negligible, so that a recorder that lengthens waits does
+                // not eat them (at this point itself when it is one job at iodepth 1).
+                let here =
+                    Point { threads: cfg.threads, iodepth: cfg.iodepth, ioengine: cfg.ioengine };
+                let uncontended = match tmp.as_ref() {
+                    Some(_)
+                        if (here.threads > 1 || here.iodepth > 1)
+                            && rig.holds_at_one_job.is_some() =>
+                    {
+                        observer.event(Event::Step {
+                        done: *done,
+                        label: "sites: kernel bfq at 1 job × iodepth 1 (holds, as measured before)",
+                    });
+                        *done += 1;
+                        rig.holds_at_one_job.clone()
+                    }
+                    Some(tmp) if here.threads > 1 || here.iodepth > 1 => {
+                        observer.event(Event::Step {
+                            done: *done,
+                            label: "sites: kernel bfq at 1 job × iodepth 1 (holds)",
+                        });
+                        *done += 1;
+                        let holds = uncontended_holds(
+                            rig,
+                            cfg,
+                            tmp.path(),
+                            stop,
+                            &mut stop_notes,
+                            failures,
+                            interrupted,
+                        );
+                        rig.holds_at_one_job.clone_from(&holds);
+                        holds
+                    }
+                    _ => None,
+                };
+                observer.event(Event::Step { done: *done, label: "sites: the model's own holds" });
                 *done += 1;
-                waits = recorded_waits(rig, cfg, stop, &mut stop_notes, failures, interrupted, "sites");
+                let own_cfg = WorkloadConfig {
+                    threads: 1,
+                    lockstat: true,
+                    lockstat_mode: schedlab_core::lockstat::Mode::Exact,
+                    lockstat_toggle: None,
+                    ..cfg.model_config(
+                        fidelity::MODEL_BFQ,
+                        0,
+                        model_outside_ns,
+                        elevator_ns(fidelity::MODEL_BFQ),
+                        schedlab_core::SitePads::NONE,
+                    )
+                };
+                let own = match workload::run_named(fidelity::MODEL_BFQ, &own_cfg, stop) {
+                    Ok(r) => r
+                        .locks
+                        .iter()
+                        .find(|l| l.name == "sched")
+                        .map(|l| {
+                            l.paths
+                                .iter()
+                                .filter(|p| p.acquisitions > 0)
+                                .map(|p| {
+                                    (
+                                        p.path.name().to_string(),
+                                        p.hold_ns as f64 / p.acquisitions as f64 / 1e3,
+                                    )
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                    Err(e) => {
+                        failures.push(format!("sites: the model's own holds: {e}"));
+                        Vec::new()
+                    }
+                };
+                (!*interrupted).then(|| {
+                    sites::SiteCalibration::of(&samples, cpu_per_io_us, waits, uncontended, own)
+                })
             }
-            // The holds: where waits are negligible, so that a recorder that lengthens waits does
-            // not eat them (at this point itself when it is one job at iodepth 1).
-            let here = Point { threads: cfg.threads, iodepth: cfg.iodepth, ioengine: cfg.ioengine };
-            let uncontended = match tmp.as_ref() {
-                Some(_) if (here.threads > 1 || here.iodepth > 1) && rig.holds_at_one_job.is_some() => {
-                    observer.event(Event::Step { done: *done, label: "sites: kernel bfq at 1 job × iodepth 1 (holds, as measured before)" });
-                    *done += 1;
-                    rig.holds_at_one_job.clone()
-                }
-                Some(tmp) if here.threads > 1 || here.iodepth > 1 => {
-                    observer.event(Event::Step { done: *done, label: "sites: kernel bfq at 1 job × iodepth 1 (holds)" });
-                    *done += 1;
-                    let holds = uncontended_holds(rig, cfg, tmp.path(), stop, &mut stop_notes, failures, interrupted);
-                    rig.holds_at_one_job.clone_from(&holds);
-                    holds
-                }
-                _ => None,
-            };
-            observer.event(Event::Step { done: *done, label: "sites: the model's own holds" });
-            *done += 1;
-            let own_cfg = WorkloadConfig {
-                threads: 1,
-                lockstat: true,
-                lockstat_mode: schedlab_core::lockstat::Mode::Exact,
-                lockstat_toggle: None,
-                ..cfg.model_config(fidelity::MODEL_BFQ, 0, model_outside_ns, elevator_ns(fidelity::MODEL_BFQ), schedlab_core::SitePads::NONE)
-            };
-            let own = match workload::run_named(fidelity::MODEL_BFQ, &own_cfg, stop) {
-                Ok(r) => r
-                    .locks
-                    .iter()
-                    .find(|l| l.name == "sched")
-                    .map(|l| l.paths.iter().filter(|p| p.acquisitions > 0).map(|p| (p.path.name().to_string(), p.hold_ns as f64 / p.acquisitions as f64 / 1e3)).collect())
-                    .unwrap_or_default(),
-                Err(e) => {
-                    failures.push(format!("sites: the model's own holds: {e}"));
-                    Vec::new()
-                }
-            };
-            (!*interrupted).then(|| sites::SiteCalibration::of(&samples, cpu_per_io_us, waits, uncontended, own))
-        }
-        _ => None,
-    };
+            _ => None,
+        };
     let pads = site_calibration.as_ref().map_or(schedlab_core::SitePads::NONE, |c| c.pads);
 
-    let mut kernel_runs: Vec<(Vec<KernelRun>, Vec<KernelRun>)> = vec![(Vec::new(), Vec::new()); kernel_configs.len()];
+    let mut kernel_runs: Vec<(Vec<KernelRun>, Vec<KernelRun>)> =
+        vec![(Vec::new(), Vec::new()); kernel_configs.len()];
     let mut model_runs: Vec<Vec<workload::RunResult>> = vec![Vec::new(); model_entries.len()];
     let mut model_rounds: Vec<Vec<usize>> = vec![Vec::new(); model_entries.len()];
     let mut noisy_model_runs: Vec<String> = Vec::new();
@@ -1276,7 +1553,10 @@ fn run_point(
         Kernel(usize),
         Model(usize),
     }
-    let items: Vec<Item> = (0..kernel_configs.len()).map(Item::Kernel).chain((0..model_entries.len()).map(Item::Model)).collect();
+    let items: Vec<Item> = (0..kernel_configs.len())
+        .map(Item::Kernel)
+        .chain((0..model_entries.len()).map(Item::Model))
+        .collect();
     'rounds: for round in 0..cfg.rounds {
         for k in 0..items.len() {
             if *interrupted || stop.load(Ordering::Relaxed) {
@@ -1286,10 +1566,15 @@ fn run_point(
             match items[(k + round) % items.len()] {
                 Item::Kernel(i) => {
                     let sched = kernel_configs[i];
-                    let label = format!("round {}/{}: kernel {}", round + 1, cfg.rounds, sched.name());
+                    let label =
+                        format!("round {}/{}: kernel {}", round + 1, cfg.rounds, sched.name());
                     observer.event(Event::Step { done: *done, label: &label });
                     *done += 1;
-                    let plain = rig.set_scheduler(sched).and_then(|()| unstopped(&label, stop, &mut stop_notes, itself, || rig.fio_run(cfg, sched, round, stop)));
+                    let plain = rig.set_scheduler(sched).and_then(|()| {
+                        unstopped(&label, stop, &mut stop_notes, itself, || {
+                            rig.fio_run(cfg, sched, round, stop)
+                        })
+                    });
                     match plain {
                         Ok(Some(r)) => kernel_runs[i].0.push(r),
                         Ok(None) => {
@@ -1297,12 +1582,21 @@ fn run_point(
                             break 'rounds;
                         }
                         Err(e) => {
-                            failures.push(format!("kernel {} round {}: {e}", sched.name(), round + 1));
+                            failures.push(format!(
+                                "kernel {} round {}: {e}",
+                                sched.name(),
+                                round + 1
+                            ));
                             continue;
                         }
                     }
                     if cfg.contention {
-                        let label = format!("round {}/{}: kernel {} (lock contention recorded)", round + 1, cfg.rounds, sched.name());
+                        let label = format!(
+                            "round {}/{}: kernel {} (lock contention recorded)",
+                            round + 1,
+                            cfg.rounds,
+                            sched.name()
+                        );
                         observer.event(Event::Step { done: *done, label: &label });
                         *done += 1;
                         // Run again, recorder and all, while a job-control stop disturbed it.
@@ -1314,7 +1608,9 @@ fn run_point(
                                 let run = run?;
                                 Ok(match run {
                                     Some(mut r) => {
-                                        r.contention = Some(contention::ContentionSummary::of(&contention::parse_bpftrace(&text?)?)?);
+                                        r.contention = Some(contention::ContentionSummary::of(
+                                            &contention::parse_bpftrace(&text?)?,
+                                        )?);
                                         Some(r)
                                     }
                                     None => None,
@@ -1331,16 +1627,34 @@ fn run_point(
                                 *interrupted = true;
                                 break 'rounds;
                             }
-                            Err(e) => failures.push(format!("kernel {} round {} (recorded): {e}", sched.name(), round + 1)),
+                            Err(e) => failures.push(format!(
+                                "kernel {} round {} (recorded): {e}",
+                                sched.name(),
+                                round + 1
+                            )),
                         }
                     }
                 }
                 Item::Model(i) => {
                     let (entry, groups) = model_entries[i];
-                    let label = format!("round {}/{}: model {entry} ({groups} groups)", round + 1, cfg.rounds);
+                    let label = format!(
+                        "round {}/{}: model {entry} ({groups} groups)",
+                        round + 1,
+                        cfg.rounds
+                    );
                     observer.event(Event::Step { done: *done, label: &label });
                     *done += 1;
-                    match workload::run_named(entry, &cfg.model_config(entry, groups, model_outside_ns, elevator_ns(entry), pads), stop) {
+                    match workload::run_named(
+                        entry,
+                        &cfg.model_config(
+                            entry,
+                            groups,
+                            model_outside_ns,
+                            elevator_ns(entry),
+                            pads,
+                        ),
+                        stop,
+                    ) {
                         Ok(r) if r.interrupted => {
                             *interrupted = true;
                             break 'rounds;
@@ -1373,12 +1687,25 @@ fn run_point(
     let noisy_kernel_runs: Vec<String> = kernel_configs
         .iter()
         .zip(&kernel_runs)
-        .flat_map(|(c, (plain, rec))| plain.iter().chain(rec).filter_map(move |r| kernel_load_warning(r).map(|w| format!("kernel {} round {}: {w}", c.name(), r.round + 1))))
+        .flat_map(|(c, (plain, rec))| {
+            plain.iter().chain(rec).filter_map(move |r| {
+                kernel_load_warning(r)
+                    .map(|w| format!("kernel {} round {}: {w}", c.name(), r.round + 1))
+            })
+        })
         .collect();
     if let Some(first) = noisy_kernel_runs.first() {
-        warnings.push(format!("{}: {} kernel run(s) shared the CPUs with other processes; the first: {first}", cfg.point_label(), noisy_kernel_runs.len()));
+        warnings.push(format!(
+            "{}: {} kernel run(s) shared the CPUs with other processes; the first: {first}",
+            cfg.point_label(),
+            noisy_kernel_runs.len()
+        ));
     }
-    let mut kernel: Vec<KernelRow> = kernel_configs.iter().zip(kernel_runs).map(|(&c, (runs, rec))| kernel_row(c, runs, rec, cfg.ramp)).collect();
+    let mut kernel: Vec<KernelRow> = kernel_configs
+        .iter()
+        .zip(kernel_runs)
+        .map(|(&c, (runs, rec))| kernel_row(c, runs, rec, cfg.ramp))
+        .collect();
     for (config, shares, run, flamegraph) in profiles {
         if let Some(row) = kernel.iter_mut().find(|r| r.config == config) {
             row.profile = Some(shares);
@@ -1390,14 +1717,26 @@ fn run_point(
         .iter()
         .zip(model_runs.iter().zip(&model_rounds))
         .map(|(&(entry, groups), (runs, rounds))| {
-            let sched = |r: &workload::RunResult| r.locks.iter().find(|l| l.name == "sched").cloned();
+            let sched =
+                |r: &workload::RunResult| r.locks.iter().find(|l| l.name == "sched").cloned();
             // The lock counters cover the on windows of a toggled run: per request of those windows.
             let per_io = |r: &workload::RunResult| {
-                let requests_on = r.lockstat_toggle.as_ref().map_or(r.kiops * 1e3 * r.measured_s, |t| t.kiops_on * 1e3 * t.on_s);
+                let requests_on = r
+                    .lockstat_toggle
+                    .as_ref()
+                    .map_or(r.kiops * 1e3 * r.measured_s, |t| t.kiops_on * 1e3 * t.on_s);
                 sched(r).filter(|_| requests_on > 0.0).map(|l| l.contentions as f64 / requests_on)
             };
-            let requests_on = |r: &workload::RunResult| r.lockstat_toggle.as_ref().map_or(r.kiops * 1e3 * r.measured_s, |t| t.kiops_on * 1e3 * t.on_s);
-            let acquisitions = |r: &workload::RunResult| sched(r).filter(|_| requests_on(r) > 0.0).map(|l| l.acquisitions as f64 / requests_on(r));
+            let requests_on = |r: &workload::RunResult| {
+                r.lockstat_toggle
+                    .as_ref()
+                    .map_or(r.kiops * 1e3 * r.measured_s, |t| t.kiops_on * 1e3 * t.on_s)
+            };
+            let acquisitions = |r: &workload::RunResult| {
+                sched(r)
+                    .filter(|_| requests_on(r) > 0.0)
+                    .map(|l| l.acquisitions as f64 / requests_on(r))
+            };
             let by_path: Vec<(String, f64, f64)> = {
                 let mut names: Vec<&'static str> = Vec::new();
                 for r in runs {
@@ -1414,7 +1753,14 @@ fn run_point(
                             let v: Vec<f64> = runs
                                 .iter()
                                 .filter(|r| requests_on(r) > 0.0)
-                                .map(|r| sched(r).and_then(|l| l.paths.iter().find(|p| p.path.name() == name).map(f)).unwrap_or(0) as f64 / requests_on(r))
+                                .map(|r| {
+                                    sched(r)
+                                        .and_then(|l| {
+                                            l.paths.iter().find(|p| p.path.name() == name).map(f)
+                                        })
+                                        .unwrap_or(0) as f64
+                                        / requests_on(r)
+                                })
                                 .collect();
                             median(&v)
                         };
@@ -1430,11 +1776,22 @@ fn run_point(
                 sched_acquisitions_per_io: spread_of(runs, acquisitions).map(|s| s.median),
                 sched_by_path: by_path,
                 cpu_per_io_us: Spread::of(
-                    runs.iter().filter_map(|r| r.cpu_busy_pct.filter(|_| r.kiops > 0.0).map(|p| p / 100.0 * r.threads as f64 / (r.kiops * 1e3) * 1e6)).collect(),
+                    runs.iter()
+                        .filter_map(|r| {
+                            r.cpu_busy_pct
+                                .filter(|_| r.kiops > 0.0)
+                                .map(|p| p / 100.0 * r.threads as f64 / (r.kiops * 1e3) * 1e6)
+                        })
+                        .collect(),
                 ),
                 sched_contentions_per_io: spread_of(runs, per_io),
                 sched_wait_avg_ns: {
-                    let v: Vec<f64> = runs.iter().filter_map(sched).filter(|l| l.contentions > 0).map(|l| l.wait_ns.avg).collect();
+                    let v: Vec<f64> = runs
+                        .iter()
+                        .filter_map(sched)
+                        .filter(|l| l.contentions > 0)
+                        .map(|l| l.wait_ns.avg)
+                        .collect();
                     (!v.is_empty()).then(|| median(&v))
                 },
                 consistent: runs.iter().all(|r| r.consistent),
@@ -1447,7 +1804,12 @@ fn run_point(
     // The models' profiles: one profiled run per statistics row.
     if cfg.profile && !*interrupted {
         // The statistics rows (the references and no-stats have no statistics to profile).
-        for row in model.iter_mut().filter(|m| m.entry != "none" && m.entry != fidelity::MODEL_DEADLINE && m.entry != "no-stats" && m.groups == 0) {
+        for row in model.iter_mut().filter(|m| {
+            m.entry != "none"
+                && m.entry != fidelity::MODEL_DEADLINE
+                && m.entry != "no-stats"
+                && m.groups == 0
+        }) {
             if stop.load(Ordering::Relaxed) {
                 *interrupted = true;
                 break;
@@ -1455,21 +1817,35 @@ fn run_point(
             let label = format!("profile: model {}", row.entry);
             observer.event(Event::Step { done: *done, label: &label });
             *done += 1;
-            let mut mcfg = cfg.model_config(row.entry, 0, model_outside_ns, elevator_ns(row.entry), pads);
+            let mut mcfg =
+                cfg.model_config(row.entry, 0, model_outside_ns, elevator_ns(row.entry), pads);
             mcfg.lockstat = false;
             mcfg.lockstat_toggle = None;
             match crate::driver::profile::profile_named(row.entry, &mcfg, stop, 999) {
                 Ok(p) => {
                     use crate::driver::profile::Category;
                     row.stats_share_of_scheduler_pct = Some(p.shares.stats_of_work());
-                    row.scheduler_pct = Some(p.shares.share(Category::Core) + p.shares.share(Category::Stats) + p.shares.share(Category::Lock));
+                    row.scheduler_pct = Some(
+                        p.shares.share(Category::Core)
+                            + p.shares.share(Category::Stats)
+                            + p.shares.share(Category::Lock),
+                    );
                 }
                 Err(e) => failures.push(format!("profile of model {}: {e}", row.entry)),
             }
         }
     }
     let side_by_side = side_by_side(&kernel, &model, cfg.groups);
-    PointResult { point: cfg.points[0], model_outside_ns, model_elevator_ns: elevator_ns(fidelity::MODEL_BFQ), kernel, model, side_by_side, elevator, sites: site_calibration }
+    PointResult {
+        point: cfg.points[0],
+        model_outside_ns,
+        model_elevator_ns: elevator_ns(fidelity::MODEL_BFQ),
+        kernel,
+        model,
+        side_by_side,
+        elevator,
+        sites: site_calibration,
+    }
 }
 
 /// The model's kernel profile for the running kernel: 6.18's sites (with the locked depth limit)
@@ -1494,22 +1870,41 @@ pub fn kernel_load_warning(r: &KernelRun) -> Option<String> {
 /// The figures a reader compares: the kernel's beside the model's matching ones.
 pub fn side_by_side(kernel: &[KernelRow], model: &[ModelRow], groups: usize) -> Vec<SideBySide> {
     let k = |c: KernelSched| kernel.iter().find(|r| r.config == c && !r.runs.is_empty());
-    let m = |e: &str, g: usize| model.iter().find(|r| r.entry == e && r.groups == g && !r.kiops.runs.is_empty());
-    let ratio = |a: Option<f64>, b: Option<f64>| a.zip(b).filter(|(_, b)| *b > 0.0).map(|(a, b)| a / b);
+    let m = |e: &str, g: usize| {
+        model.iter().find(|r| r.entry == e && r.groups == g && !r.kiops.runs.is_empty())
+    };
+    let ratio =
+        |a: Option<f64>, b: Option<f64>| a.zip(b).filter(|(_, b)| *b > 0.0).map(|(a, b)| a / b);
     let kk = |c| k(c).map(|r| r.kiops.median);
     let mk = |e, g| m(e, g).map(|r| r.kiops.median);
     let kcpu = |c| k(c).map(|r| r.cpu_per_io_us.median).filter(|v| *v > 0.0);
     let mcpu = |e, g| m(e, g).map(|r| r.cpu_per_io_us.median).filter(|v| *v > 0.0);
     // This kernel's BFQ in the model, and mq-deadline's (or its stand-in).
     const B: &str = fidelity::MODEL_BFQ;
-    let d = if m(fidelity::MODEL_DEADLINE, 0).is_some() { fidelity::MODEL_DEADLINE } else { fidelity::MODEL_DEADLINE_STAND_IN };
+    let d = if m(fidelity::MODEL_DEADLINE, 0).is_some() {
+        fidelity::MODEL_DEADLINE
+    } else {
+        fidelity::MODEL_DEADLINE_STAND_IN
+    };
     let mut v = vec![
-        SideBySide { what: format!("bfq ÷ none (model: {B} ÷ none), IOPS"), kernel: ratio(kk(KernelSched::Bfq), kk(KernelSched::None)), model: ratio(mk(B, 0), mk("none", 0)), unit: "×" },
-        SideBySide { what: format!("bfq ÷ mq-deadline (model: {B} ÷ {d}), IOPS"), kernel: ratio(kk(KernelSched::Bfq), kk(KernelSched::MqDeadline)), model: ratio(mk(B, 0), mk(d, 0)), unit: "×" },
+        SideBySide {
+            what: format!("bfq ÷ none (model: {B} ÷ none), IOPS"),
+            kernel: ratio(kk(KernelSched::Bfq), kk(KernelSched::None)),
+            model: ratio(mk(B, 0), mk("none", 0)),
+            unit: "×",
+        },
+        SideBySide {
+            what: format!("bfq ÷ mq-deadline (model: {B} ÷ {d}), IOPS"),
+            kernel: ratio(kk(KernelSched::Bfq), kk(KernelSched::MqDeadline)),
+            model: ratio(mk(B, 0), mk(d, 0)),
+            unit: "×",
+        },
     ];
     if groups > 0 {
         v.push(SideBySide {
-            what: format!("bfq with {groups} groups ÷ bfq (model: {B} at {groups} groups ÷ at 0), IOPS"),
+            what: format!(
+                "bfq with {groups} groups ÷ bfq (model: {B} at {groups} groups ÷ at 0), IOPS"
+            ),
             kernel: ratio(kk(KernelSched::BfqGroups), kk(KernelSched::Bfq)),
             model: ratio(mk(B, groups), mk(B, 0)),
             unit: "×",
@@ -1523,17 +1918,30 @@ pub fn side_by_side(kernel: &[KernelRow], model: &[ModelRow], groups: usize) -> 
     });
     // The scheduler's CPU time per I/O: its share of the profile times the CPU per I/O.
     v.push(SideBySide {
-        what: format!("the scheduler's CPU per I/O (profile share × CPU per I/O), bfq (model: {B})"),
+        what: format!(
+            "the scheduler's CPU per I/O (profile share × CPU per I/O), bfq (model: {B})"
+        ),
         // Shares are of the experiment's samples: × the experiment's CPU per I/O where measured.
         kernel: k(KernelSched::Bfq)
-            .and_then(|r| r.profile.as_ref().map(|p| p.bfq_pct / 100.0 * r.experiment_cpu_per_io_us.as_ref().map_or(r.cpu_per_io_us.median, |s| s.median)))
+            .and_then(|r| {
+                r.profile.as_ref().map(|p| {
+                    p.bfq_pct / 100.0
+                        * r.experiment_cpu_per_io_us
+                            .as_ref()
+                            .map_or(r.cpu_per_io_us.median, |s| s.median)
+                })
+            })
             .filter(|v| *v > 0.0),
-        model: m(B, 0).and_then(|r| r.scheduler_pct.map(|p| p / 100.0 * r.cpu_per_io_us.median)).filter(|v| *v > 0.0),
+        model: m(B, 0)
+            .and_then(|r| r.scheduler_pct.map(|p| p / 100.0 * r.cpu_per_io_us.median))
+            .filter(|v| *v > 0.0),
         unit: "µs",
     });
     v.push(SideBySide {
         what: format!("scheduler lock: contended acquisitions per I/O, bfq (model: {B})"),
-        kernel: k(KernelSched::Bfq).and_then(|r| r.sched_contentions_per_io.as_ref()).map(|s| s.median),
+        kernel: k(KernelSched::Bfq)
+            .and_then(|r| r.sched_contentions_per_io.as_ref())
+            .map(|s| s.median),
         model: m(B, 0).and_then(|r| r.sched_contentions_per_io.as_ref()).map(|s| s.median),
         unit: "per I/O",
     });
@@ -1545,13 +1953,17 @@ pub fn side_by_side(kernel: &[KernelRow], model: &[ModelRow], groups: usize) -> 
     });
     v.push(SideBySide {
         what: format!("group statistics' share of the scheduler's work, bfq (model: {B})"),
-        kernel: k(KernelSched::Bfq).and_then(|r| r.profile.as_ref()).and_then(|p| p.stats_share_of_scheduler_pct),
+        kernel: k(KernelSched::Bfq)
+            .and_then(|r| r.profile.as_ref())
+            .and_then(|p| p.stats_share_of_scheduler_pct),
         model: m(B, 0).and_then(|r| r.stats_share_of_scheduler_pct),
         unit: "%",
     });
     v.push(SideBySide {
         what: "group statistics' share of the scheduler's work, bfq (model: debug-off)".into(),
-        kernel: k(KernelSched::Bfq).and_then(|r| r.profile.as_ref()).and_then(|p| p.stats_share_of_scheduler_pct),
+        kernel: k(KernelSched::Bfq)
+            .and_then(|r| r.profile.as_ref())
+            .and_then(|p| p.stats_share_of_scheduler_pct),
         model: m("debug-off", 0).and_then(|r| r.stats_share_of_scheduler_pct),
         unit: "%",
     });
@@ -1567,7 +1979,10 @@ pub fn cleanup() -> Result<Vec<String>, ExperimentError> {
     }
     let (done, problems) = system::cleanup_stale(&[]);
     if let Some(p) = problems.first() {
-        return Err(ExperimentError::run_failed(format!("clean-up: {p} ({} problem(s))", problems.len())));
+        return Err(ExperimentError::run_failed(format!(
+            "clean-up: {p} ({} problem(s))",
+            problems.len()
+        )));
     }
     Ok(done)
 }
@@ -1613,11 +2028,16 @@ mod tests {
         let mut notes = Vec::new();
         let mut attempts = 0;
         let own_stop = move |_: Instant, _: Instant| own.map(Duration::from_secs_f64);
-        let r = rerun_while_stopped("kernel bfq round 1", &flag, &mut notes, &own_stop, itself, || {
-            let fio = fio_stops[attempts.min(fio_stops.len() - 1)];
-            attempts += 1;
-            Ok(Some(KernelRun { round: attempts, stopped_s: fio, ..run_with_others(Some(0.0)) }))
-        });
+        let r =
+            rerun_while_stopped("kernel bfq round 1", &flag, &mut notes, &own_stop, itself, || {
+                let fio = fio_stops[attempts.min(fio_stops.len() - 1)];
+                attempts += 1;
+                Ok(Some(KernelRun {
+                    round: attempts,
+                    stopped_s: fio,
+                    ..run_with_others(Some(0.0))
+                }))
+            });
         (r, attempts, notes)
     }
 
@@ -1632,9 +2052,16 @@ mod tests {
         let (r, attempts, notes) = rerun(&[Some(2.0), Some(1.5), None], None, false);
         let r = r.unwrap().unwrap();
         assert_eq!((attempts, r.round, r.stopped_s, r.reruns_stopped), (3, 3, None, 2));
-        assert!(notes.len() == 1 && notes[0].contains("kernel bfq round 1") && notes[0].contains("run again 2 time"), "{notes:?}");
+        assert!(
+            notes.len() == 1
+                && notes[0].contains("kernel bfq round 1")
+                && notes[0].contains("run again 2 time"),
+            "{notes:?}"
+        );
         // Stopped every time (this process, fio, or both): kept after the bound, flagged.
-        for (fio, own, want) in [(None, Some(2.0), 2.0), (Some(3.0), None, 3.0), (Some(1.0), Some(2.5), 2.5)] {
+        for (fio, own, want) in
+            [(None, Some(2.0), 2.0), (Some(3.0), None, 3.0), (Some(1.0), Some(2.5), 2.5)]
+        {
             let (r, attempts, notes) = rerun(&[fio], own, false);
             let r = r.unwrap().unwrap();
             assert_eq!(attempts as u32, STOPPED_RETRIES + 1);
@@ -1653,23 +2080,42 @@ mod tests {
         let mut attempts = 0;
         // Failed while this process was stopped (a bound passed in the stop), then fine.
         let stopped_once = std::cell::Cell::new(true);
-        let own_stop = |_: Instant, _: Instant| stopped_once.replace(false).then_some(Duration::from_secs(40));
+        let own_stop =
+            |_: Instant, _: Instant| stopped_once.replace(false).then_some(Duration::from_secs(40));
         let r = rerun_while_stopped("calibration", &flag, &mut notes, &own_stop, itself, || {
             attempts += 1;
             let slow = "the recorder did not stop within 30 s of SIGINT";
-            if attempts == 1 { Err(failed(slow)) } else { Ok(Some(run_with_others(None))) }
+            if attempts == 1 {
+                Err(failed(slow))
+            } else {
+                Ok(Some(run_with_others(None)))
+            }
         });
         assert_eq!((attempts, r.unwrap().unwrap().reruns_stopped), (2, 1));
         assert!(notes[0].contains("failed while this process was stopped"), "{notes:?}");
         // A failure with no stop is the run's failure, at once.
         let mut attempts = 0;
-        let r = rerun_while_stopped("calibration", &flag, &mut Vec::new(), &|_, _| None, itself, || {
-            attempts += 1;
-            Err::<Option<KernelRun>, _>(failed("fio failed"))
-        });
+        let r = rerun_while_stopped(
+            "calibration",
+            &flag,
+            &mut Vec::new(),
+            &|_, _| None,
+            itself,
+            || {
+                attempts += 1;
+                Err::<Option<KernelRun>, _>(failed("fio failed"))
+            },
+        );
         assert_eq!((attempts, r.unwrap_err()), (1, failed("fio failed")));
         // A stop of the experiment mid-run: `None` passed on, no re-run.
-        let r = rerun_while_stopped("calibration", &flag, &mut Vec::new(), &|_, _| Some(Duration::from_secs(1)), itself, || Ok(None));
+        let r = rerun_while_stopped(
+            "calibration",
+            &flag,
+            &mut Vec::new(),
+            &|_, _| Some(Duration::from_secs(1)),
+            itself,
+            || Ok(None),
+        );
         assert!(matches!(r, Ok(None)));
     }
 
@@ -1678,14 +2124,22 @@ mod tests {
     #[test]
     fn the_injection_and_the_fidelity_table_model_the_same_bfq() {
         assert_eq!(inject::MODEL_ENTRY, fidelity::MODEL_BFQ);
-        assert!(schedlab_variants::info(inject::MODEL_ENTRY).is_some(), "{} is not a registered variant", inject::MODEL_ENTRY);
+        assert!(
+            schedlab_variants::info(inject::MODEL_ENTRY).is_some(),
+            "{} is not a registered variant",
+            inject::MODEL_ENTRY
+        );
     }
 
     #[test]
     fn kernel_runs_beside_other_load_are_flagged_as_the_models_are() {
-        let w = kernel_load_warning(&run_with_others(Some(1.2))).expect("1.2 CPUs of other load is flagged");
+        let w = kernel_load_warning(&run_with_others(Some(1.2)))
+            .expect("1.2 CPUs of other load is flagged");
         assert!(w.contains("1.2 CPU"), "{w}");
-        assert_eq!(kernel_load_warning(&run_with_others(Some(workload::OTHERS_DISTURB_CPUS * 0.5))), None);
+        assert_eq!(
+            kernel_load_warning(&run_with_others(Some(workload::OTHERS_DISTURB_CPUS * 0.5))),
+            None
+        );
         // Unmeasured (no accounting cgroup): nothing to say.
         assert_eq!(kernel_load_warning(&run_with_others(None)), None);
     }
@@ -1730,7 +2184,16 @@ mod tests {
 
     /// A report of the real type, serialised: `--inject --model-from` reads its points back.
     fn report_with_sites(main_pads: schedlab_core::SitePads) -> String {
-        let calibration = |pads| sites::SiteCalibration { cpu_per_io_us: 9.0, samples: 100, sites: Vec::new(), gaps_us: [0.1, 0.2, 0.3], model_own_hold_us: Vec::new(), pads, holds_at: "this point".into(), basis: "test".into() };
+        let calibration = |pads| sites::SiteCalibration {
+            cpu_per_io_us: 9.0,
+            samples: 100,
+            sites: Vec::new(),
+            gaps_us: [0.1, 0.2, 0.3],
+            model_own_hold_us: Vec::new(),
+            pads,
+            holds_at: "this point".into(),
+            basis: "test".into(),
+        };
         let other = |threads, sites| PointResult {
             point: Point { threads, iodepth: 32, ioengine: "io_uring" },
             model_outside_ns: 4000 + threads as u64,
@@ -1752,7 +2215,13 @@ mod tests {
             side_by_side: Vec::new(),
             elevator: None,
             sites: Some(calibration(main_pads)),
-            points: vec![other(1, None), other(3, Some(calibration(schedlab_core::SitePads { hold_ns: [9; 5], gap_ns: [8; 3] })))],
+            points: vec![
+                other(1, None),
+                other(
+                    3,
+                    Some(calibration(schedlab_core::SitePads { hold_ns: [9; 5], gap_ns: [8; 3] })),
+                ),
+            ],
             fidelity: Vec::new(),
             model_inputs: Vec::new(),
             warnings: Vec::new(),
@@ -1765,7 +2234,8 @@ mod tests {
 
     #[test]
     fn inject_takes_the_judged_models_inputs_from_a_kernel_report() {
-        let pads = schedlab_core::SitePads { hold_ns: [100, 200, 300, 400, 500], gap_ns: [10, 20, 30] };
+        let pads =
+            schedlab_core::SitePads { hold_ns: [100, 200, 300, 400, 500], gap_ns: [10, 20, 30] };
         let text = report_with_sites(pads);
         let file = Path::new("k.json");
         // The main point (config: 2 jobs × iodepth 32).
@@ -1773,9 +2243,16 @@ mod tests {
         assert_eq!((m.outside_ns, m.elevator_ns, m.pads), (5000, 700, pads));
         // Another point of the axis.
         let m = inject::model_from_report(file, &text, 3, 32).unwrap();
-        assert_eq!((m.outside_ns, m.elevator_ns, m.pads.hold_ns, m.pads.gap_ns), (4003, 300, [9; 5], [8; 3]));
+        assert_eq!(
+            (m.outside_ns, m.elevator_ns, m.pads.hold_ns, m.pads.gap_ns),
+            (4003, 300, [9; 5], [8; 3])
+        );
         // A point without a site calibration, a point not in the report, and not a report: one line each.
-        for (threads, iodepth, words) in [(1, 32, "no site calibration"), (4, 32, "no point of 4 jobs"), (2, 1, "no point of 2 jobs × iodepth 1")] {
+        for (threads, iodepth, words) in [
+            (1, 32, "no site calibration"),
+            (4, 32, "no point of 4 jobs"),
+            (2, 1, "no point of 2 jobs × iodepth 1"),
+        ] {
             let e = inject::model_from_report(file, &text, threads, iodepth).unwrap_err().message;
             assert!(e.contains(words) && e.contains("k.json") && !e.contains('\n'), "{e}");
         }
@@ -1784,7 +2261,10 @@ mod tests {
             assert!(e.contains("not a schedlab kernel JSON report"), "{bad}: {e}");
         }
         // A pad beyond the bound is refused, not spun.
-        let text = report_with_sites(schedlab_core::SitePads { hold_ns: [inject::MAX_PAD_NS + 1, 0, 0, 0, 0], gap_ns: [0; 3] });
+        let text = report_with_sites(schedlab_core::SitePads {
+            hold_ns: [inject::MAX_PAD_NS + 1, 0, 0, 0, 0],
+            gap_ns: [0; 3],
+        });
         let e = inject::model_from_report(file, &text, 2, 32).unwrap_err().message;
         assert!(e.contains("more than"), "{e}");
     }

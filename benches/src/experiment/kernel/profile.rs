@@ -3,9 +3,9 @@
 //! by `crate::driver::profile::write_flamegraph`), and the shares of BFQ's and the group statistics'
 //! frames.
 
+use crate::driver::profile::Folded;
 use crate::error::failed;
 use crate::error::ExperimentError;
-use crate::driver::profile::Folded;
 use schedlab_core::sync::{AtomicBool, Ordering};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -54,16 +54,28 @@ pub fn fold_perf_script_until(
             let _addr = parts.next();
             let rest: Vec<&str> = parts.collect();
             // "sym+0x1f (dso)" or "sym (dso)" or "[unknown] ([kernel.kallsyms])"
-            let sym = rest.iter().take_while(|p| !p.starts_with('(')).copied().collect::<Vec<_>>().join(" ");
+            let sym = rest
+                .iter()
+                .take_while(|p| !p.starts_with('('))
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" ");
             let sym = sym.split("+0x").next().unwrap_or(&sym).trim();
-            frames.push(if sym.is_empty() { "[unknown]".to_string() } else { sym.replace(';', ":") });
+            frames.push(if sym.is_empty() {
+                "[unknown]".to_string()
+            } else {
+                sym.replace(';', ":")
+            });
         } else {
             flush(&mut comm, &mut frames);
             headers += 1;
             // "comm  pid/tid  [cpu]  time: event:" — the command name may hold spaces: it ends
             // where the first field made of digits (and a '/') starts.
             let tokens: Vec<&str> = line.split_whitespace().collect();
-            let end = tokens.iter().position(|t| t.chars().all(|c| c.is_ascii_digit() || c == '/') && t.chars().any(|c| c.is_ascii_digit()));
+            let end = tokens.iter().position(|t| {
+                t.chars().all(|c| c.is_ascii_digit() || c == '/')
+                    && t.chars().any(|c| c.is_ascii_digit())
+            });
             let name = match end {
                 Some(0) | None => tokens.first().copied().unwrap_or("[unknown]").to_string(),
                 Some(e) => tokens[..e].join(" "),
@@ -84,7 +96,10 @@ const LINES_PER_POLL: usize = 16 * 1024;
 
 /// Whether a kernel function is BFQ's (bfq-iosched.c, bfq-wf2q.c, bfq-cgroup.c).
 pub fn is_bfq(frame: &str) -> bool {
-    frame.starts_with("bfq_") || frame.starts_with("bfqg_") || frame.starts_with("bfqq_") || frame.starts_with("__bfq")
+    frame.starts_with("bfq_")
+        || frame.starts_with("bfqg_")
+        || frame.starts_with("bfqq_")
+        || frame.starts_with("__bfq")
 }
 
 /// Whether a kernel function updates or flushes group statistics: BFQ's own (`bfqg_stats_*`,
@@ -107,7 +122,13 @@ pub fn is_experiment_sample(frames: &[&str]) -> bool {
     let comm = frames.first().copied().unwrap_or("");
     const COMMS: [&str; 5] = ["fio", "kworker", "ksoftirqd", "iou-", "loop"];
     COMMS.iter().any(|c| comm.starts_with(c))
-        || frames.iter().skip(1).any(|f| is_bfq(f) || is_deadline(f) || f.starts_with("blk_") || f.starts_with("__blk_") || f.starts_with("bio_"))
+        || frames.iter().skip(1).any(|f| {
+            is_bfq(f)
+                || is_deadline(f)
+                || f.starts_with("blk_")
+                || f.starts_with("__blk_")
+                || f.starts_with("bio_")
+        })
 }
 
 /// The scheduler lock's spinning, as the flamegraph shows it.
@@ -171,7 +192,9 @@ impl KernelShares {
             let frames: Vec<&str> = stack.split(';').collect();
             // An idle CPU (the idle task, `swapper/N`) is not time anybody spent, unless it was
             // interrupted to run the block layer (a completion on an idle CPU: the experiment's).
-            if frames.first().is_some_and(|comm| comm.starts_with("swapper")) && !is_experiment_sample(&frames) {
+            if frames.first().is_some_and(|comm| comm.starts_with("swapper"))
+                && !is_experiment_sample(&frames)
+            {
                 continue;
             }
             if !is_experiment_sample(&frames) {
@@ -216,9 +239,14 @@ impl KernelShares {
         let mut stats_functions: Vec<_> = by_fn.into_iter().collect();
         stats_functions.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         stats_functions.truncate(6);
-        let mut bfq_entries_pct: Vec<(String, f64)> = by_entry.into_iter().map(|(f, n)| (f, pct(n))).collect();
+        let mut bfq_entries_pct: Vec<(String, f64)> =
+            by_entry.into_iter().map(|(f, n)| (f, pct(n))).collect();
         bfq_entries_pct.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let mut frames_pct: Vec<(String, f64)> = by_frame.into_iter().map(|(f, n)| (f.to_string(), pct(n))).filter(|(_, p)| *p >= FRAME_MIN_PCT).collect();
+        let mut frames_pct: Vec<(String, f64)> = by_frame
+            .into_iter()
+            .map(|(f, n)| (f.to_string(), pct(n)))
+            .filter(|(_, p)| *p >= FRAME_MIN_PCT)
+            .collect();
         frames_pct.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         Ok(KernelShares {
             samples: total,
@@ -229,7 +257,8 @@ impl KernelShares {
             group_stats_pct: pct(stats),
             bfq_lock_spin_pct: pct(spin),
             // Only where BFQ ran: without it, blk-cgroup's own statistics are no scheduler's.
-            stats_share_of_scheduler_pct: (bfq > 0 && either > 0).then(|| 100.0 * stats as f64 / either as f64),
+            stats_share_of_scheduler_pct: (bfq > 0 && either > 0)
+                .then(|| 100.0 * stats as f64 / either as f64),
             stats_functions,
             bfq_entries_pct,
         })
@@ -245,7 +274,10 @@ mod tests {
         let text = "fio  8050/8050  [001]   320.246305: cpu-clock:ppp: \n\tffffffff8163bb71 bfqg_stats_update_legacy_io+0x1f ([kernel.kallsyms])\n\tffffffff81675fb6 bfq_insert_requests ([kernel.kallsyms])\n\t6df9 [unknown] (/usr/bin/fio)\n\nkworker/1:1H-kb    44/44    [001]   320.248309: cpu-clock:ppp: \n\tffffffff8130f5b3 read_tsc\n\n";
         let f = fold_perf_script(text).unwrap();
         assert_eq!(f.samples(), 2);
-        assert_eq!(f.stacks.get("fio;[unknown];bfq_insert_requests;bfqg_stats_update_legacy_io"), Some(&1));
+        assert_eq!(
+            f.stacks.get("fio;[unknown];bfq_insert_requests;bfqg_stats_update_legacy_io"),
+            Some(&1)
+        );
         assert_eq!(f.stacks.get("kworker/1:1H-kb;read_tsc"), Some(&1));
         assert!(fold_perf_script("").is_err());
     }
@@ -265,7 +297,10 @@ mod tests {
     fn shares_count_bfq_statistics_and_spinning_frames() {
         let mut f = Folded::default();
         f.stacks.insert("fio;bfq_insert_requests;bfqg_stats_update_legacy_io".into(), 2);
-        f.stacks.insert("fio;bfq_dispatch_request;_raw_spin_lock_irq;__pv_queued_spin_lock_slowpath".into(), 3);
+        f.stacks.insert(
+            "fio;bfq_dispatch_request;_raw_spin_lock_irq;__pv_queued_spin_lock_slowpath".into(),
+            3,
+        );
         f.stacks.insert("fio;submit_bio;blk_cgroup_bio_start".into(), 1);
         f.stacks.insert("fio;read_tsc".into(), 4);
         f.stacks.insert("swapper/0;do_idle;default_idle".into(), 100);
@@ -280,7 +315,10 @@ mod tests {
         assert!((s.stats_share_of_scheduler_pct.unwrap() - 100.0).abs() < 1e-9);
         assert_eq!(s.stats_functions[0], ("bfqg_stats_update_legacy_io".to_string(), 2));
         assert_eq!(s.bfq_entries_pct[0].0, "bfq_dispatch_request");
-        assert!((s.bfq_entries_pct[0].1 - 30.0).abs() < 1e-9 && (s.bfq_entries_pct[1].1 - 20.0).abs() < 1e-9);
+        assert!(
+            (s.bfq_entries_pct[0].1 - 30.0).abs() < 1e-9
+                && (s.bfq_entries_pct[1].1 - 20.0).abs() < 1e-9
+        );
         // Without BFQ, blk-cgroup's statistics are no scheduler's share.
         let mut none = Folded::default();
         none.stacks.insert("fio;submit_bio;blk_cgroup_bio_start".into(), 1);

@@ -53,7 +53,13 @@ pub struct Point {
 impl Point {
     /// "2 jobs × iodepth 32 (io_uring)".
     pub fn label(&self) -> String {
-        format!("{} job{} × iodepth {} ({})", self.threads, if self.threads == 1 { "" } else { "s" }, self.iodepth, self.ioengine)
+        format!(
+            "{} job{} × iodepth {} ({})",
+            self.threads,
+            if self.threads == 1 { "" } else { "s" },
+            self.iodepth,
+            self.ioengine
+        )
     }
 
     /// The axis `--points auto` measures: {1, threads} × {1, iodepth} with the engine given, the
@@ -226,9 +232,15 @@ impl ElevatorCost {
         let find = |c: KernelSched| profiled.iter().find(|p| p.config == c);
         let none = find(KernelSched::None)?;
         let experiment = profiled.iter().all(|p| p.run.experiment_cpu_per_io_us.is_some());
-        let cpu = |p: &Profiled| if experiment { p.run.experiment_cpu_per_io_us } else { p.run.cpu_per_io_us }.filter(|v| *v > 0.0);
+        let cpu = |p: &Profiled| {
+            if experiment { p.run.experiment_cpu_per_io_us } else { p.run.cpu_per_io_us }
+                .filter(|v| *v > 0.0)
+        };
         let none_cpu = cpu(none)?;
-        let cost = |c: KernelSched, own: fn(&KernelShares) -> f64, is_own: fn(&str) -> bool| -> Option<SchedulerCost> {
+        let cost = |c: KernelSched,
+                    own: fn(&KernelShares) -> f64,
+                    is_own: fn(&str) -> bool|
+         -> Option<SchedulerCost> {
             let p = find(c)?;
             let sched_cpu = cpu(p)?;
             // Shares are of the experiment's samples (other processes' left out): their µs per
@@ -242,14 +254,26 @@ impl ElevatorCost {
                 .iter()
                 .filter(|(f, _)| !is_own(f) && !f.contains("spin_lock") && f != "[unknown]")
                 .map(|(f, pct)| {
-                    let before = none.shares.frames_pct.iter().find(|(g, _)| g == f).map_or(0.0, |(_, p)| p / 100.0 * none_cpu);
+                    let before = none
+                        .shares
+                        .frames_pct
+                        .iter()
+                        .find(|(g, _)| g == f)
+                        .map_or(0.0, |(_, p)| p / 100.0 * none_cpu);
                     (f.clone(), pct / 100.0 * sched_cpu - before)
                 })
                 .filter(|(_, d)| *d > 0.0)
                 .collect();
             largest.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
             largest.truncate(6);
-            Some(SchedulerCost { cpu_per_io_us: sched_cpu, own_pct, own_us, extra_us, elevator_us: (extra_us - own_us).max(0.0), largest })
+            Some(SchedulerCost {
+                cpu_per_io_us: sched_cpu,
+                own_pct,
+                own_us,
+                extra_us,
+                elevator_us: (extra_us - own_us).max(0.0),
+                largest,
+            })
         };
         Some(ElevatorCost {
             basis: if experiment { "experiment" } else { "all CPUs" },

@@ -91,7 +91,10 @@ fn base(frame: &str) -> &str {
 }
 
 fn gap_of(frames: &[&str]) -> Option<usize> {
-    frames.iter().rev().find_map(|f| GAP_FUNCTIONS.iter().find(|(name, _)| *name == base(f)).map(|(_, g)| *g))?
+    frames
+        .iter()
+        .rev()
+        .find_map(|f| GAP_FUNCTIONS.iter().find(|(name, _)| *name == base(f)).map(|(_, g)| *g))?
 }
 
 fn is_release_or_spin(frame: &str) -> bool {
@@ -126,7 +129,9 @@ impl SiteSamples {
             match entry {
                 Some(i) => {
                     let site = site_of(frames[i]).and_then(PadSite::from_name);
-                    if let Some(site) = site.filter(|_| frames[i + 1..].iter().any(|f| is_release_or_spin(f))) {
+                    if let Some(site) =
+                        site.filter(|_| frames[i + 1..].iter().any(|f| is_release_or_spin(f)))
+                    {
                         add(&mut out.locked[site as usize], n)?;
                     }
                 }
@@ -226,7 +231,13 @@ impl SiteCalibration {
     /// From a profile's samples at this point, its run's CPU per I/O, the recorded waits (if
     /// any), the uncontended point's profile where the holds are measured (if made) and the
     /// model's own holds (if measured). The gaps are always this point's.
-    pub fn of(samples: &SiteSamples, cpu_per_io_us: f64, waits: Option<[f64; 5]>, uncontended: Option<Uncontended>, model_own_hold_us: Vec<(String, f64)>) -> SiteCalibration {
+    pub fn of(
+        samples: &SiteSamples,
+        cpu_per_io_us: f64,
+        waits: Option<[f64; 5]>,
+        uncontended: Option<Uncontended>,
+        model_own_hold_us: Vec<(String, f64)>,
+    ) -> SiteCalibration {
         let per_io = |n: u64| us_per_io(samples, cpu_per_io_us, n);
         let sites: Vec<SiteTime> = PadSite::ALL
             .iter()
@@ -234,16 +245,28 @@ impl SiteCalibration {
                 let i = s as usize;
                 let locked_us = per_io(samples.locked[i]);
                 let wait_us = waits.map(|w| w[i]);
-                let uncontended = uncontended.as_ref().map(|u| UncontendedSite { locked_us: us_per_io(&u.samples, u.cpu_per_io_us, u.samples.locked[i]), samples: u.samples.locked[i], wait_us: u.waits.map(|w| w[i]) });
+                let uncontended = uncontended.as_ref().map(|u| UncontendedSite {
+                    locked_us: us_per_io(&u.samples, u.cpu_per_io_us, u.samples.locked[i]),
+                    samples: u.samples.locked[i],
+                    wait_us: u.waits.map(|w| w[i]),
+                });
                 let hold_us = match &uncontended {
                     Some(u) => (u.locked_us - u.wait_us.unwrap_or(0.0)).max(0.0),
                     None => (locked_us - wait_us.unwrap_or(0.0)).max(0.0),
                 };
-                SiteTime { site: s.name(), locked_us, samples: samples.locked[i], wait_us, hold_us, uncontended }
+                SiteTime {
+                    site: s.name(),
+                    locked_us,
+                    samples: samples.locked[i],
+                    wait_us,
+                    hold_us,
+                    uncontended,
+                }
             })
             .collect();
         let gaps_us = [per_io(samples.gaps[0]), per_io(samples.gaps[1]), per_io(samples.gaps[2])];
-        let own = |site: &str| model_own_hold_us.iter().find(|(s, _)| s == site).map_or(0.0, |(_, h)| *h);
+        let own =
+            |site: &str| model_own_hold_us.iter().find(|(s, _)| s == site).map_or(0.0, |(_, h)| *h);
         let ns = |us: f64| (us * 1e3).round().max(0.0) as u64;
         let mut hold_ns = [0u64; 5];
         for (i, t) in sites.iter().enumerate() {
@@ -260,7 +283,16 @@ impl SiteCalibration {
             (false, true) => "hold = locked time (profile) − wait (recorded run) at this point; the recorder lengthens waits, so a lower bound".to_string(),
             (false, false) => "hold = locked time (profile), waits not recorded: an upper bound".to_string(),
         };
-        SiteCalibration { cpu_per_io_us, samples: samples.samples, sites, gaps_us, model_own_hold_us, pads, holds_at, basis }
+        SiteCalibration {
+            cpu_per_io_us,
+            samples: samples.samples,
+            sites,
+            gaps_us,
+            model_own_hold_us,
+            pads,
+            holds_at,
+            basis,
+        }
     }
 }
 
@@ -270,7 +302,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn folded(lines: &[(&str, u64)]) -> Folded {
-        let stacks: BTreeMap<String, u64> = lines.iter().map(|(s, n)| (s.to_string(), *n)).collect();
+        let stacks: BTreeMap<String, u64> =
+            lines.iter().map(|(s, n)| (s.to_string(), *n)).collect();
         Folded { stacks, ..Folded::default() }
     }
 
@@ -303,7 +336,10 @@ mod tests {
         let own = vec![("insert".to_string(), 0.3)];
         let c = SiteCalibration::of(&s, 9.0, Some(waits), None, own);
         let insert = &c.sites[PadSite::Insert as usize];
-        assert!((insert.locked_us - 2.0).abs() < 1e-9 && (insert.hold_us - 1.5).abs() < 1e-9, "{insert:?}");
+        assert!(
+            (insert.locked_us - 2.0).abs() < 1e-9 && (insert.hold_us - 1.5).abs() < 1e-9,
+            "{insert:?}"
+        );
         // The pad is the kernel's hold less the model's own work there.
         assert_eq!(c.pads.hold(PadSite::Insert), 1200);
         assert_eq!(c.pads.hold(PadSite::Completion), 1200);
@@ -321,8 +357,19 @@ mod tests {
         let here = SiteSamples { samples: 100, locked: [10, 10, 10, 10, 10], gaps: [5, 0, 0] };
         // At this point every site waited as long as it was locked: no hold left.
         let waits_here = [1.0; 5];
-        let quiet = Uncontended { point: "1 job × iodepth 1 (io_uring)".into(), samples: SiteSamples { samples: 200, locked: [20, 0, 0, 40, 0], gaps: [0, 50, 0] }, cpu_per_io_us: 20.0, waits: Some([0.1, 0.0, 0.0, 0.0, 0.0]) };
-        let c = SiteCalibration::of(&here, 10.0, Some(waits_here), Some(quiet), vec![("dispatch".to_string(), 0.5)]);
+        let quiet = Uncontended {
+            point: "1 job × iodepth 1 (io_uring)".into(),
+            samples: SiteSamples { samples: 200, locked: [20, 0, 0, 40, 0], gaps: [0, 50, 0] },
+            cpu_per_io_us: 20.0,
+            waits: Some([0.1, 0.0, 0.0, 0.0, 0.0]),
+        };
+        let c = SiteCalibration::of(
+            &here,
+            10.0,
+            Some(waits_here),
+            Some(quiet),
+            vec![("dispatch".to_string(), 0.5)],
+        );
         // Bio merge: 20 of 200 samples of 20 µs = 2 µs locked, less 0.1 waited.
         let bio = &c.sites[PadSite::BioMerge as usize];
         assert!((bio.hold_us - 1.9).abs() < 1e-9 && (bio.locked_us - 1.0).abs() < 1e-9, "{bio:?}");
@@ -344,7 +391,8 @@ mod tests {
     #[test]
     fn sample_counts_that_add_up_past_the_largest_are_refused() {
         let insert_locked = "fio;blk_mq_dispatch_list;bfq_insert_requests;_raw_spin_unlock_irq";
-        let s = SiteSamples::of(&folded(&[(insert_locked, u64::MAX - 1), ("fio;read_tsc", 1)])).unwrap();
+        let s = SiteSamples::of(&folded(&[(insert_locked, u64::MAX - 1), ("fio;read_tsc", 1)]))
+            .unwrap();
         assert_eq!(s.samples, u64::MAX);
         let past = folded(&[(insert_locked, u64::MAX), ("fio;read_tsc", 1)]);
         let e = SiteSamples::of(&past).unwrap_err().message;

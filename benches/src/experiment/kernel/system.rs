@@ -285,10 +285,7 @@ pub struct FileId {
 
 impl FileId {
     pub fn of(meta: &std::fs::Metadata) -> FileId {
-        FileId {
-            dev: meta.dev(),
-            ino: meta.ino(),
-        }
+        FileId { dev: meta.dev(), ino: meta.ino() }
     }
 
     /// What is at `path` now, a final link not followed (`None`: nothing there).
@@ -310,10 +307,7 @@ pub struct DevNum {
 
 impl DevNum {
     pub fn of_rdev(rdev: u64) -> DevNum {
-        DevNum {
-            major: libc::major(rdev),
-            minor: libc::minor(rdev),
-        }
+        DevNum { major: libc::major(rdev), minor: libc::minor(rdev) }
     }
 
     /// `/sys/dev/block/MAJ:MIN`: the device itself, whatever its name.
@@ -344,10 +338,7 @@ impl RunId {
     /// This process.
     pub fn own() -> RunId {
         let pid = std::process::id();
-        RunId {
-            pid,
-            start_time: proc_stat(pid).map_or(0, |(_, _, start)| start),
-        }
+        RunId { pid, start_time: proc_stat(pid).map_or(0, |(_, _, start)| start) }
     }
 
     /// A live process, as it is now.
@@ -406,30 +397,17 @@ impl std::fmt::Display for Change {
         match self {
             Change::PrivateDir { path, .. } => write!(f, "directory {}", path.display()),
             Change::BackingFile { path, .. } => write!(f, "backing file {}", path.display()),
-            Change::LoopDevice {
-                backing_path,
-                device,
-                ..
-            } => match device {
+            Change::LoopDevice { backing_path, device, .. } => match device {
                 Some(d) => write!(f, "loop device {d} over {}", backing_path.display()),
                 None => write!(f, "loop devices over {}", backing_path.display()),
             },
-            Change::QueueState {
-                device,
-                scheduler,
-                knobs,
-                ..
-            } => write!(
-                f,
-                "{device}: scheduler {scheduler} and {} knob(s)",
-                knobs.len()
-            ),
+            Change::QueueState { device, scheduler, knobs, .. } => {
+                write!(f, "{device}: scheduler {scheduler} and {} knob(s)", knobs.len())
+            }
             Change::Cgroup { path, .. } => write!(f, "cgroup {}", path.display()),
-            Change::Process { process } => write!(
-                f,
-                "process {} (start time {})",
-                process.pid, process.start_time
-            ),
+            Change::Process { process } => {
+                write!(f, "process {} (start time {})", process.pid, process.start_time)
+            }
         }
     }
 }
@@ -459,11 +437,7 @@ pub fn private_dir(dir: &Path, uid: u32) -> Result<(), ExperimentError> {
     }
     let meta = std::fs::symlink_metadata(dir)
         .map_err(|e| failed(format!("cannot stat {}: {e}", dir.display())))?;
-    let kind = if meta.file_type().is_symlink() {
-        "a symbolic link"
-    } else {
-        "not a directory"
-    };
+    let kind = if meta.file_type().is_symlink() { "a symbolic link" } else { "not a directory" };
     if !meta.is_dir() {
         return Err(refused(format!(
             "{} is {kind} (owner uid {}): it must be a directory of uid {uid}",
@@ -606,11 +580,7 @@ fn own_devices(changes: &[Change]) -> Vec<DevNum> {
     changes
         .iter()
         .filter_map(|c| match c {
-            Change::QueueState {
-                device,
-                loop_backing: None,
-                ..
-            } => Some(*device),
+            Change::QueueState { device, loop_backing: None, .. } => Some(*device),
             _ => None,
         })
         .collect()
@@ -631,29 +601,20 @@ fn undo(change: &Change, held: &[DevNum]) -> Result<Undone, ExperimentError> {
     match change {
         Change::PrivateDir { path, id } => remove_if_same(path, *id, true),
         Change::BackingFile { path, id } => remove_if_same(path, *id, false),
-        Change::LoopDevice {
-            backing,
-            backing_path,
-            ..
-        } => detach_loops_over(*backing, backing_path, LOOP_RELEASE).map(|n| {
-            if n > 0 {
-                Undone::PutBack
-            } else {
-                Undone::Gone
-            }
-        }),
+        Change::LoopDevice { backing, backing_path, .. } => {
+            detach_loops_over(*backing, backing_path, LOOP_RELEASE).map(|n| {
+                if n > 0 {
+                    Undone::PutBack
+                } else {
+                    Undone::Gone
+                }
+            })
+        }
         Change::Cgroup { path, id } => remove_cgroup(path, *id),
-        Change::Process { process } => Ok(if kill_recorded(*process) {
-            Undone::PutBack
-        } else {
-            Undone::Gone
-        }),
-        Change::QueueState {
-            device,
-            loop_backing,
-            scheduler,
-            knobs,
-        } => {
+        Change::Process { process } => {
+            Ok(if kill_recorded(*process) { Undone::PutBack } else { Undone::Gone })
+        }
+        Change::QueueState { device, loop_backing, scheduler, knobs } => {
             match loop_backing {
                 // A loop device of this run's: only while it is still over the run's file.
                 Some(backing) if loop_backing_of(*device).ok().flatten() != Some(*backing) => {
@@ -689,8 +650,9 @@ fn restore_queue(
     if !queue.join("scheduler").exists() {
         return Ok(Undone::Gone);
     }
-    std::fs::write(queue.join("scheduler"), scheduler)
-        .map_err(|e| failed(format!("cannot restore {device}'s scheduler to `{scheduler}`: {e}")))?;
+    std::fs::write(queue.join("scheduler"), scheduler).map_err(|e| {
+        failed(format!("cannot restore {device}'s scheduler to `{scheduler}`: {e}"))
+    })?;
     let mut not_restored = Vec::new();
     for (knob, value) in knobs {
         if std::fs::write(queue.join("iosched").join(knob), value).is_err() {
@@ -722,11 +684,7 @@ fn remove_if_same(path: &Path, id: Option<FileId>, dir: bool) -> Result<Undone, 
     if now != id || meta.file_type().is_symlink() || meta.is_dir() != dir {
         return Ok(Undone::Gone);
     }
-    let removed = if dir {
-        std::fs::remove_dir(path)
-    } else {
-        std::fs::remove_file(path)
-    };
+    let removed = if dir { std::fs::remove_dir(path) } else { std::fs::remove_file(path) };
     match removed {
         Ok(()) => Ok(Undone::PutBack),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Undone::Gone),
@@ -745,30 +703,14 @@ pub fn record_queue_state(
     let mut knobs = Vec::new();
     if let Ok(entries) = std::fs::read_dir(queue.join("iosched")) {
         for e in entries.flatten() {
-            let writable = e
-                .metadata()
-                .is_ok_and(|m| m.permissions().mode() & 0o200 != 0);
+            let writable = e.metadata().is_ok_and(|m| m.permissions().mode() & 0o200 != 0);
             if let (true, Ok(v)) = (writable, std::fs::read_to_string(e.path())) {
-                knobs.push((
-                    e.file_name().to_string_lossy().into_owned(),
-                    v.trim().to_string(),
-                ));
+                knobs.push((e.file_name().to_string_lossy().into_owned(), v.trim().to_string()));
             }
         }
     }
-    let scheduler = if scheduler.is_empty() {
-        "none".into()
-    } else {
-        scheduler
-    };
-    ledger
-        .record(Change::QueueState {
-            device,
-            loop_backing,
-            scheduler,
-            knobs,
-        })
-        .map(|_| ())
+    let scheduler = if scheduler.is_empty() { "none".into() } else { scheduler };
+    ledger.record(Change::QueueState { device, loop_backing, scheduler, knobs }).map(|_| ())
 }
 
 /// Puts back this process's own changes from its ledger file, for a process about to exit without
@@ -831,27 +773,17 @@ fn loop_backing_fd(fd: &std::fs::File) -> Result<Option<FileId>, ExperimentError
     // SAFETY: LOOP_GET_STATUS64 writes one loop_info64 (layout as linux/loop.h, 232 bytes) into
     // the struct we own for the whole call; the descriptor is open.
     let rc = unsafe {
-        libc::ioctl(
-            fd.as_raw_fd(),
-            LOOP_GET_STATUS64 as _,
-            &mut info as *mut LoopInfo64,
-        )
+        libc::ioctl(fd.as_raw_fd(), LOOP_GET_STATUS64 as _, &mut info as *mut LoopInfo64)
     };
     if rc == 0 {
         // The kernel encodes the device with new_encode_dev, as glibc's makedev does below 4096
         // majors.
         let dev = libc::makedev(libc::major(info.lo_device), libc::minor(info.lo_device));
-        return Ok(Some(FileId {
-            dev,
-            ino: info.lo_inode,
-        }));
+        return Ok(Some(FileId { dev, ino: info.lo_inode }));
     }
     match std::io::Error::last_os_error().raw_os_error() {
         Some(libc::ENXIO) => Ok(None),
-        _ => Err(failed(format!(
-            "LOOP_GET_STATUS64: {}",
-            std::io::Error::last_os_error()
-        ))),
+        _ => Err(failed(format!("LOOP_GET_STATUS64: {}", std::io::Error::last_os_error()))),
     }
 }
 
@@ -859,13 +791,10 @@ fn loop_backing_fd(fd: &std::fs::File) -> Result<Option<FileId>, ExperimentError
 /// it: a block device (not a link) of that number.
 fn checked_dev_node(device: DevNum) -> Result<PathBuf, ExperimentError> {
     let node = dev_node(device)?;
-    let meta = std::fs::symlink_metadata(&node)
-        .map_err(|e| failed(format!("{}: {e}", node.display())))?;
+    let meta =
+        std::fs::symlink_metadata(&node).map_err(|e| failed(format!("{}: {e}", node.display())))?;
     if !meta.file_type().is_block_device() || DevNum::of_rdev(meta.rdev()) != device {
-        return Err(failed(format!(
-            "{} is not the block device {device}",
-            node.display()
-        )));
+        return Err(failed(format!("{} is not the block device {device}", node.display())));
     }
     Ok(node)
 }
@@ -878,14 +807,10 @@ fn open_dev_node(device: DevNum) -> Result<(PathBuf, std::fs::File), ExperimentE
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&node)
         .map_err(|e| failed(format!("cannot open {}: {e}", node.display())))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| failed(format!("cannot stat {}: {e}", node.display())))?;
+    let meta =
+        file.metadata().map_err(|e| failed(format!("cannot stat {}: {e}", node.display())))?;
     if !meta.file_type().is_block_device() || DevNum::of_rdev(meta.rdev()) != device {
-        return Err(failed(format!(
-            "{} is not the block device {device}",
-            node.display()
-        )));
+        return Err(failed(format!("{} is not the block device {device}", node.display())));
     }
     Ok((node, file))
 }
@@ -922,10 +847,7 @@ fn bound_loop_devices() -> Vec<DevNum> {
         .filter_map(|e| std::fs::read_to_string(e.path().join("dev")).ok())
         .filter_map(|d| {
             let (major, minor) = d.trim().split_once(':')?;
-            Some(DevNum {
-                major: major.parse().ok()?,
-                minor: minor.parse().ok()?,
-            })
+            Some(DevNum { major: major.parse().ok()?, minor: minor.parse().ok()? })
         })
         .collect()
 }
@@ -967,10 +889,8 @@ fn detach_loops_over(
         while is_bound_to(*device, backing_path) {
             if Instant::now() > end {
                 let holders = holders_of(node);
-                let held: Vec<String> = holders
-                    .iter()
-                    .map(|(pid, comm)| format!("{comm} (pid {pid})"))
-                    .collect();
+                let held: Vec<String> =
+                    holders.iter().map(|(pid, comm)| format!("{comm} (pid {pid})")).collect();
                 return Err(failed(format!(
                     "{} is still bound {} s after its detach: {}; the kernel detaches it when it \
                      is closed",
@@ -1078,10 +998,7 @@ fn remove_cgroup(path: &Path, id: Option<FileId>) -> Result<Undone, ExperimentEr
                     e.to_string()
                 } else {
                     let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
-                    format!(
-                        "it holds processes this tool did not start (pid {})",
-                        list.join(", ")
-                    )
+                    format!("it holds processes this tool did not start (pid {})", list.join(", "))
                 };
                 return Err(failed(format!("left cgroup {}: {why}", path.display())));
             }
@@ -1094,10 +1011,7 @@ fn remove_cgroup(path: &Path, id: Option<FileId>) -> Result<Undone, ExperimentEr
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum CgroupIo {
     /// cgroup v1: the blkio hierarchy's mount point; cpuacct's, if mounted separately.
-    V1 {
-        blkio: PathBuf,
-        cpuacct: Option<PathBuf>,
-    },
+    V1 { blkio: PathBuf, cpuacct: Option<PathBuf> },
     /// cgroup v2: the unified mount point (with `io` available).
     V2 { root: PathBuf },
 }
@@ -1177,10 +1091,8 @@ fn cleanup_stale_in(dir: &Path, held: &[DevNum]) -> (Vec<String>, Vec<String>) {
             Err(e) => {
                 // An earlier version's ledger (`<pid>.json`, names only): never acted on; said
                 // unless its process still runs.
-                let pid = path
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .and_then(|s| s.parse::<u32>().ok());
+                let pid =
+                    path.file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse::<u32>().ok());
                 if pid.is_some_and(|pid| RunId::of(pid).is_some()) {
                     continue;
                 }
@@ -1199,11 +1111,7 @@ fn cleanup_stale_in(dir: &Path, held: &[DevNum]) -> (Vec<String>, Vec<String>) {
         let pid = ledger.run.pid;
         let mut kept = Vec::new();
         for change in ledger.changes.iter().rev() {
-            let verb = if matches!(change, Change::Process { .. }) {
-                "killed"
-            } else {
-                "put back"
-            };
+            let verb = if matches!(change, Change::Process { .. }) { "killed" } else { "put back" };
             match undo(change, held) {
                 Ok(Undone::PutBack) => done.push(format!("{verb} {change} (left by pid {pid})")),
                 Ok(Undone::Gone) => {}
@@ -1218,11 +1126,8 @@ fn cleanup_stale_in(dir: &Path, held: &[DevNum]) -> (Vec<String>, Vec<String>) {
             let _ = std::fs::remove_file(&path);
         } else {
             kept.reverse();
-            let text = serde_json::to_string_pretty(&LedgerFile {
-                run: ledger.run,
-                changes: kept,
-            })
-            .unwrap_or_default();
+            let text = serde_json::to_string_pretty(&LedgerFile { run: ledger.run, changes: kept })
+                .unwrap_or_default();
             let _ = write_private(&path, text.as_bytes());
         }
     }
@@ -1291,12 +1196,7 @@ impl BlockDevice {
             )));
         }
         let node = checked_dev_node(num)?;
-        Ok(BlockDevice {
-            given: path.to_path_buf(),
-            node,
-            num,
-            bytes: sectors.saturating_mul(512),
-        })
+        Ok(BlockDevice { given: path.to_path_buf(), node, num, bytes: sectors.saturating_mul(512) })
     }
 }
 
@@ -1311,11 +1211,7 @@ pub struct DeviceLock {
 /// Takes the device's lock, or refuses (one line) when another run holds it.
 pub fn lock_device(device: &BlockDevice) -> Result<DeviceLock, ExperimentError> {
     private_dir(Path::new(STATE_DIR), euid())?;
-    lock_device_in(
-        Path::new(STATE_DIR),
-        device.num,
-        &device.given.display().to_string(),
-    )
+    lock_device_in(Path::new(STATE_DIR), device.num, &device.given.display().to_string())
 }
 
 fn lock_device_in(dir: &Path, device: DevNum, given: &str) -> Result<DeviceLock, ExperimentError> {
@@ -1336,11 +1232,8 @@ fn lock_device_in(dir: &Path, device: DevNum, given: &str) -> Result<DeviceLock,
         let mut holder = String::new();
         let _ = file.read_to_string(&mut holder);
         let holder = holder.trim();
-        let holder = if holder.is_empty() {
-            "another run".to_string()
-        } else {
-            format!("pid {holder}")
-        };
+        let holder =
+            if holder.is_empty() { "another run".to_string() } else { format!("pid {holder}") };
         return Err(refused(format!(
             "another schedlab kernel run ({holder}) holds {given} ({device}); run again \
              once it has ended"
@@ -1349,10 +1242,7 @@ fn lock_device_in(dir: &Path, device: DevNum, given: &str) -> Result<DeviceLock,
     let _ = file.set_len(0);
     let _ = file.rewind();
     let _ = write!(file, "{}", std::process::id());
-    Ok(DeviceLock {
-        _file: file,
-        device,
-    })
+    Ok(DeviceLock { _file: file, device })
 }
 
 /// The schedulers a queue offers and the one in use (`none mq-deadline [bfq]`).
@@ -1398,11 +1288,7 @@ pub fn mounted(device: &BlockDevice) -> Result<Option<String>, ExperimentError> 
             m.file_type().is_block_device() && ids.contains(&DevNum::of_rdev(m.rdev()).to_string())
         })
     };
-    if swaps
-        .lines()
-        .skip(1)
-        .any(|l| l.split_whitespace().next().is_some_and(is_ours))
-    {
+    if swaps.lines().skip(1).any(|l| l.split_whitespace().next().is_some_and(is_ours)) {
         return Ok(Some("swap".into()));
     }
     Ok(None)
@@ -1425,25 +1311,16 @@ pub struct LoopDevice {
 /// name (another name is drawn then).
 fn make_private_dir(ledger: &mut Ledger, parent: &Path) -> Result<PathBuf, ExperimentError> {
     for _ in 0..16 {
-        let path = parent.join(format!(
-            "{PREFIX}{}-{:016x}",
-            std::process::id(),
-            rand::random::<u64>()
-        ));
-        let index = ledger.record(Change::PrivateDir {
-            path: path.clone(),
-            id: None,
-        })?;
+        let path =
+            parent.join(format!("{PREFIX}{}-{:016x}", std::process::id(), rand::random::<u64>()));
+        let index = ledger.record(Change::PrivateDir { path: path.clone(), id: None })?;
         match std::fs::DirBuilder::new().mode(0o700).create(&path) {
             Ok(()) => {
                 let meta = std::fs::symlink_metadata(&path)
                     .map_err(|e| failed(format!("cannot stat {}: {e}", path.display())))?;
                 ledger.update(
                     index,
-                    Change::PrivateDir {
-                        path: path.clone(),
-                        id: Some(FileId::of(&meta)),
-                    },
+                    Change::PrivateDir { path: path.clone(), id: Some(FileId::of(&meta)) },
                 )?;
                 return Ok(path);
             }
@@ -1469,10 +1346,7 @@ pub fn make_loop_device(
 ) -> Result<LoopDevice, ExperimentError> {
     let dir = make_private_dir(ledger, Path::new(TMPFS_DIR))?;
     let backing = dir.join("backing.img");
-    let index = ledger.record(Change::BackingFile {
-        path: backing.clone(),
-        id: None,
-    })?;
+    let index = ledger.record(Change::BackingFile { path: backing.clone(), id: None })?;
     let file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -1481,17 +1355,9 @@ pub fn make_loop_device(
         .open(&backing)
         .map_err(|e| failed(format!("cannot create {}: {e}", backing.display())))?;
     let backing_id = FileId::of(
-        &file
-            .metadata()
-            .map_err(|e| failed(format!("cannot stat {}: {e}", backing.display())))?,
+        &file.metadata().map_err(|e| failed(format!("cannot stat {}: {e}", backing.display())))?,
     );
-    ledger.update(
-        index,
-        Change::BackingFile {
-            path: backing.clone(),
-            id: Some(backing_id),
-        },
-    )?;
+    ledger.update(index, Change::BackingFile { path: backing.clone(), id: Some(backing_id) })?;
     file.set_len(size_bytes)
         .map_err(|e| failed(format!("cannot size {}: {e}", backing.display())))?;
     drop(file);
@@ -1506,15 +1372,11 @@ pub fn make_loop_device(
         .output()
         .map_err(|e| failed(format!("cannot run losetup: {e}")))?;
     if !out.status.success() {
-        return Err(failed(format!(
-            "losetup -f: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(failed(format!("losetup -f: {}", String::from_utf8_lossy(&out.stderr).trim())));
     }
     let said = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    let rdev = std::fs::metadata(&said)
-        .map_err(|e| failed(format!("{}: {e}", said.display())))?
-        .rdev();
+    let rdev =
+        std::fs::metadata(&said).map_err(|e| failed(format!("{}: {e}", said.display())))?.rdev();
     let num = DevNum::of_rdev(rdev);
     ledger.update(
         index,
@@ -1534,14 +1396,7 @@ pub fn make_loop_device(
     }
     let direct_io =
         std::fs::read_to_string(num.sys_dir().join("loop/dio")).is_ok_and(|s| s.trim() == "1");
-    Ok(LoopDevice {
-        device,
-        num,
-        backing,
-        backing_id,
-        size_bytes,
-        direct_io,
-    })
+    Ok(LoopDevice { device, num, backing, backing_id, size_bytes, direct_io })
 }
 
 /// Whether a free loop device can be had (`losetup -f` finds one, or loop-control can add one).
@@ -1553,10 +1408,7 @@ pub fn free_loop_device() -> Result<(), ExperimentError> {
     if out.status.success() && !out.stdout.is_empty() {
         Ok(())
     } else {
-        Err(failed(format!(
-            "no free loop device: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )))
+        Err(failed(format!("no free loop device: {}", String::from_utf8_lossy(&out.stderr).trim())))
     }
 }
 
@@ -1576,10 +1428,7 @@ pub struct Cgroups {
 /// Makes one cgroup directory of this run's: recorded first, then `mkdir`, which must make it
 /// (an existing name is someone else's: refused with its owner), then its inode recorded.
 fn make_cgroup_dir(ledger: &mut Ledger, path: &Path) -> Result<PathBuf, ExperimentError> {
-    let index = ledger.record(Change::Cgroup {
-        path: path.to_path_buf(),
-        id: None,
-    })?;
+    let index = ledger.record(Change::Cgroup { path: path.to_path_buf(), id: None })?;
     match std::fs::create_dir(path) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -1597,13 +1446,8 @@ fn make_cgroup_dir(ledger: &mut Ledger, path: &Path) -> Result<PathBuf, Experime
     }
     let meta = std::fs::symlink_metadata(path)
         .map_err(|e| failed(format!("cannot stat {}: {e}", path.display())))?;
-    ledger.update(
-        index,
-        Change::Cgroup {
-            path: path.to_path_buf(),
-            id: Some(FileId::of(&meta)),
-        },
-    )?;
+    ledger
+        .update(index, Change::Cgroup { path: path.to_path_buf(), id: Some(FileId::of(&meta)) })?;
     Ok(path.to_path_buf())
 }
 
@@ -1656,20 +1500,17 @@ pub fn make_cgroups(
         CgroupIo::V2 { root } => {
             let parent = make_cgroup_dir(ledger, &root.join(&name))?;
             if groups > 0 {
-                std::fs::write(parent.join("cgroup.subtree_control"), "+io")
-                    .map_err(|e| failed(format!("cannot enable io in {}: {e}", parent.display())))?;
+                std::fs::write(parent.join("cgroup.subtree_control"), "+io").map_err(|e| {
+                    failed(format!("cannot enable io in {}: {e}", parent.display()))
+                })?;
             }
             // No accounting cgroup: v2 keeps processes out of a cgroup that enables a
             // controller for its children, and the CPU per I/O comes from /proc/stat anyway.
             (parent, None, "io.bfq.weight")
         }
     };
-    let mut out = Cgroups {
-        io: io.clone(),
-        parent: parent.clone(),
-        groups: Vec::new(),
-        accounting,
-    };
+    let mut out =
+        Cgroups { io: io.clone(), parent: parent.clone(), groups: Vec::new(), accounting };
     for i in 0..groups {
         let g = make_cgroup_dir(ledger, &parent.join(format!("g{i}")))?;
         let w = weights[i % weights.len()];
@@ -1689,7 +1530,10 @@ pub fn accounting_ns(cg: &Path) -> Option<u64> {
         return t.trim().parse().ok();
     }
     let stat = std::fs::read_to_string(cg.join("cpu.stat")).ok()?;
-    stat.lines().find_map(|l| l.strip_prefix("usage_usec ")).and_then(|v| v.trim().parse::<u64>().ok()).map(|us| us * 1000)
+    stat.lines()
+        .find_map(|l| l.strip_prefix("usage_usec "))
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(|us| us * 1000)
 }
 
 /// The root of the accounting hierarchy (v1's cpuacct, or blkio's where they share a mount; v2's
@@ -1710,7 +1554,9 @@ pub fn kthreads_runtime_ns() -> std::collections::BTreeMap<u32, u64> {
     let mut out = std::collections::BTreeMap::new();
     let Ok(entries) = std::fs::read_dir("/proc") else { return out };
     for e in entries.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
         let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
         // The fields after the command name (which may hold spaces and parentheses).
         let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
@@ -1719,7 +1565,10 @@ pub fn kthreads_runtime_ns() -> std::collections::BTreeMap<u32, u64> {
         if flags & PF_KTHREAD == 0 {
             continue;
         }
-        if let Some(ns) = std::fs::read_to_string(e.path().join("schedstat")).ok().and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok())) {
+        if let Some(ns) = std::fs::read_to_string(e.path().join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
+        {
             out.insert(pid, ns);
         }
     }
@@ -1771,7 +1620,13 @@ pub struct CpuSplit {
 
 impl CpuSplit {
     /// From the deltas over one window, ns (machine busy time in seconds).
-    pub fn of(machine_s: f64, root_ns: u64, fio_ns: u64, kthreads_ns: u64, own_ns: u64) -> CpuSplit {
+    pub fn of(
+        machine_s: f64,
+        root_ns: u64,
+        fio_ns: u64,
+        kthreads_ns: u64,
+        own_ns: u64,
+    ) -> CpuSplit {
         // Summed wider (issue 43): three measured times cannot wrap a u128.
         let tasked_ns = u128::from(fio_ns) + u128::from(kthreads_ns) + u128::from(own_ns);
         let others_ns = u128::from(root_ns).saturating_sub(tasked_ns);
@@ -1779,7 +1634,11 @@ impl CpuSplit {
         // a window of seconds they differ by a few ticks, and the experiment's share is clamped
         // to at least fio's and the kernel threads' own.
         let untasked_s = (machine_s - root_ns as f64 / 1e9).max(0.0);
-        CpuSplit { machine_s, experiment_s: (fio_ns as f64 + kthreads_ns as f64) / 1e9 + untasked_s, others_s: others_ns as f64 / 1e9 }
+        CpuSplit {
+            machine_s,
+            experiment_s: (fio_ns as f64 + kthreads_ns as f64) / 1e9 + untasked_s,
+            others_s: others_ns as f64 / 1e9,
+        }
     }
 }
 
@@ -1861,9 +1720,13 @@ pub fn preflight(
              --contention off",
         ));
     }
-    if need_bpftrace && !Path::new("/sys/kernel/tracing/events/lock/contention_begin").exists() && !Path::new("/sys/kernel/debug/tracing/events/lock/contention_begin").exists() {
+    if need_bpftrace
+        && !Path::new("/sys/kernel/tracing/events/lock/contention_begin").exists()
+        && !Path::new("/sys/kernel/debug/tracing/events/lock/contention_begin").exists()
+    {
         // tracefs may just not be mounted yet.
-        let _ = Command::new("mount").args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"]).output();
+        let _ =
+            Command::new("mount").args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"]).output();
         if !Path::new("/sys/kernel/tracing/events/lock/contention_begin").exists() {
             return Err(refused(
                 "this kernel has no lock:contention_begin tracepoint (Linux 5.19 or later, \
@@ -1934,7 +1797,8 @@ fn bfq_available() -> bool {
         }
     }
     // No loop device yet to ask: the module list is the next best witness.
-    !any && std::fs::read_to_string("/proc/modules").is_ok_and(|m| m.lines().any(|l| l.starts_with("bfq ")))
+    !any && std::fs::read_to_string("/proc/modules")
+        .is_ok_and(|m| m.lines().any(|l| l.starts_with("bfq ")))
 }
 
 fn is_tmpfs(path: &Path) -> bool {
@@ -1951,7 +1815,10 @@ fn is_tmpfs(path: &Path) -> bool {
 pub fn on_path(tool: &str) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::env::var_os("PATH").is_some_and(|p| {
-        std::env::split_paths(&p).any(|d| std::fs::metadata(d.join(tool)).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+        std::env::split_paths(&p).any(|d| {
+            std::fs::metadata(d.join(tool))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
     })
 }
 
@@ -1969,10 +1836,7 @@ mod tests {
         assert!((s.experiment_s - 2.2).abs() < 1e-9, "{s:?}");
         // Ticks behind runtimes: never less than fio's and the kernel threads' own.
         let s = CpuSplit::of(1.0, 2_000_000_000, 1_500_000_000, 500_000_000, 0);
-        assert!(
-            (s.experiment_s - 2.0).abs() < 1e-9 && s.others_s == 0.0,
-            "{s:?}"
-        );
+        assert!((s.experiment_s - 2.0).abs() < 1e-9 && s.others_s == 0.0, "{s:?}");
     }
 
     #[test]
@@ -1980,10 +1844,7 @@ mod tests {
         let now = kthreads_runtime_ns();
         // Every Linux machine has kernel threads (kthreadd, ksoftirqd, kworkers).
         assert!(!now.is_empty());
-        assert!(
-            !now.contains_key(&std::process::id()),
-            "this process is no kernel thread"
-        );
+        assert!(!now.contains_key(&std::process::id()), "this process is no kernel thread");
         let before = std::collections::BTreeMap::from([(1, 100), (2, 50), (3, 7)]);
         let after = std::collections::BTreeMap::from([(1, 150), (2, 50), (4, 30)]);
         assert_eq!(
@@ -2016,11 +1877,7 @@ mod tests {
 
     fn ledger_at(dir: &Path, run: RunId, changes: Vec<Change>) {
         let text = serde_json::to_string(&LedgerFile { run, changes }).unwrap();
-        std::fs::write(
-            dir.join(format!("{}-{}.json", run.pid, run.start_time)),
-            text,
-        )
-        .unwrap();
+        std::fs::write(dir.join(format!("{}-{}.json", run.pid, run.start_time)), text).unwrap();
     }
 
     fn id_of(path: &Path) -> FileId {
@@ -2089,10 +1946,7 @@ mod tests {
         assert!(own.start_time > 0);
         assert!(run_alive(own));
         assert!(
-            !run_alive(RunId {
-                start_time: own.start_time + 1,
-                ..own
-            }),
+            !run_alive(RunId { start_time: own.start_time + 1, ..own }),
             "same pid, another start time: another process"
         );
         let (mut child, run) = sleeper();
@@ -2114,26 +1968,17 @@ mod tests {
             std::fs::write(f, "x").unwrap();
         }
         let own = RunId::own();
-        let dead = RunId {
-            start_time: own.start_time + 1,
-            ..own
-        };
+        let dead = RunId { start_time: own.start_time + 1, ..own };
         ledger_at(
             state.path(),
             dead,
-            vec![Change::BackingFile {
-                path: dead_file.clone(),
-                id: Some(id_of(&dead_file)),
-            }],
+            vec![Change::BackingFile { path: dead_file.clone(), id: Some(id_of(&dead_file)) }],
         );
         let (mut child, live) = sleeper();
         ledger_at(
             state.path(),
             live,
-            vec![Change::BackingFile {
-                path: live_file.clone(),
-                id: Some(id_of(&live_file)),
-            }],
+            vec![Change::BackingFile { path: live_file.clone(), id: Some(id_of(&live_file)) }],
         );
         let (done, problems) = cleanup_stale_in(state.path(), &[]);
         child.kill().unwrap();
@@ -2143,17 +1988,11 @@ mod tests {
         assert!(!dead_file.exists(), "the dead run's file is left");
         assert!(live_file.exists(), "the live run's file was removed");
         assert!(decoy.exists(), "a file named like the tool's was removed");
-        let left: Vec<_> = std::fs::read_dir(state.path())
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name())
-            .collect();
+        let left: Vec<_> =
+            std::fs::read_dir(state.path()).unwrap().flatten().map(|e| e.file_name()).collect();
         assert_eq!(
             left,
-            vec![std::ffi::OsString::from(format!(
-                "{}-{}.json",
-                live.pid, live.start_time
-            ))]
+            vec![std::ffi::OsString::from(format!("{}-{}.json", live.pid, live.start_time))]
         );
     }
 
@@ -2168,13 +2007,7 @@ mod tests {
         std::fs::write(&other, "theirs").unwrap();
         std::fs::rename(&other, &path).unwrap();
         assert_eq!(
-            undo(
-                &Change::BackingFile {
-                    path: path.clone(),
-                    id: Some(ours)
-                },
-                &[]
-            ),
+            undo(&Change::BackingFile { path: path.clone(), id: Some(ours) }, &[]),
             Ok(Undone::Gone)
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "theirs");
@@ -2185,13 +2018,7 @@ mod tests {
         std::os::unix::fs::symlink(&victim, &path).unwrap();
         let victim_id = id_of(&victim);
         assert_eq!(
-            undo(
-                &Change::BackingFile {
-                    path: path.clone(),
-                    id: Some(victim_id)
-                },
-                &[]
-            ),
+            undo(&Change::BackingFile { path: path.clone(), id: Some(victim_id) }, &[]),
             Ok(Undone::Gone)
         );
         assert!(
@@ -2202,27 +2029,14 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         std::fs::write(&path, "ours").unwrap();
         assert_eq!(
-            undo(
-                &Change::BackingFile {
-                    path: path.clone(),
-                    id: Some(id_of(&path))
-                },
-                &[]
-            ),
+            undo(&Change::BackingFile { path: path.clone(), id: Some(id_of(&path)) }, &[]),
             Ok(Undone::PutBack)
         );
         assert!(!path.exists());
         // Never identified (its run died between the open and the record): left, said.
         std::fs::write(&path, "?").unwrap();
-        let e = undo(
-            &Change::BackingFile {
-                path: path.clone(),
-                id: None,
-            },
-            &[],
-        )
-        .unwrap_err()
-        .message;
+        let e =
+            undo(&Change::BackingFile { path: path.clone(), id: None }, &[]).unwrap_err().message;
         assert!(e.contains("left") && path.exists(), "{e}");
     }
 
@@ -2237,41 +2051,20 @@ mod tests {
         std::fs::create_dir(&other).unwrap();
         std::fs::rename(&other, &dir).unwrap();
         assert_eq!(
-            undo(
-                &Change::PrivateDir {
-                    path: dir.clone(),
-                    id: Some(ours)
-                },
-                &[]
-            ),
+            undo(&Change::PrivateDir { path: dir.clone(), id: Some(ours) }, &[]),
             Ok(Undone::Gone)
         );
         assert!(dir.exists(), "another directory at the name was removed");
         // Ours, holding something it did not record: left, said.
         let ours = id_of(&dir);
         std::fs::write(dir.join("notes.txt"), "x").unwrap();
-        let e = undo(
-            &Change::PrivateDir {
-                path: dir.clone(),
-                id: Some(ours),
-            },
-            &[],
-        )
-        .unwrap_err()
-        .message;
-        assert!(
-            e.contains("cannot remove") && dir.join("notes.txt").exists(),
-            "{e}"
-        );
+        let e = undo(&Change::PrivateDir { path: dir.clone(), id: Some(ours) }, &[])
+            .unwrap_err()
+            .message;
+        assert!(e.contains("cannot remove") && dir.join("notes.txt").exists(), "{e}");
         std::fs::remove_file(dir.join("notes.txt")).unwrap();
         assert_eq!(
-            undo(
-                &Change::PrivateDir {
-                    path: dir.clone(),
-                    id: Some(ours)
-                },
-                &[]
-            ),
+            undo(&Change::PrivateDir { path: dir.clone(), id: Some(ours) }, &[]),
             Ok(Undone::PutBack)
         );
         assert!(!dir.exists());
@@ -2281,22 +2074,13 @@ mod tests {
     fn a_recorded_process_is_signalled_only_while_its_start_time_matches() {
         use std::os::unix::process::ExitStatusExt;
         let (mut child, run) = sleeper();
-        let other = RunId {
-            start_time: run.start_time + 1,
-            ..run
-        };
-        assert_eq!(
-            undo(&Change::Process { process: other }, &[]),
-            Ok(Undone::Gone)
-        );
+        let other = RunId { start_time: run.start_time + 1, ..run };
+        assert_eq!(undo(&Change::Process { process: other }, &[]), Ok(Undone::Gone));
         assert!(
             child.try_wait().unwrap().is_none(),
             "a process with another start time was signalled"
         );
-        assert_eq!(
-            undo(&Change::Process { process: run }, &[]),
-            Ok(Undone::PutBack)
-        );
+        assert_eq!(undo(&Change::Process { process: run }, &[]), Ok(Undone::PutBack));
         assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
     }
 
@@ -2317,10 +2101,7 @@ mod tests {
         // A link named like a device, to the regular file: judged by what it points at.
         let sda = tmp.path().join("sda");
         std::os::unix::fs::symlink(&loop0, &sda).unwrap();
-        assert!(BlockDevice::open(&sda)
-            .unwrap_err()
-            .message
-            .contains("a regular file"));
+        assert!(BlockDevice::open(&sda).unwrap_err().message.contains("a regular file"));
     }
 
     /// Detaches a scratch loop device when dropped (a failed test leaves none bound).
@@ -2340,39 +2121,18 @@ mod tests {
             .tempfile_in(TMPFS_DIR)
             .unwrap()
             .into_temp_path();
-        std::fs::File::options()
-            .write(true)
-            .open(&file)
-            .unwrap()
-            .set_len(1 << 20)
-            .unwrap();
-        let out = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(&file)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        std::fs::File::options().write(true).open(&file).unwrap().set_len(1 << 20).unwrap();
+        let out = Command::new("losetup").args(["-f", "--show"]).arg(&file).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let node = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        (
-            DevNum::of_rdev(std::fs::metadata(&node).unwrap().rdev()),
-            Detach(node),
-            file,
-        )
+        (DevNum::of_rdev(std::fs::metadata(&node).unwrap().rdev()), Detach(node), file)
     }
 
     #[test]
     #[ignore = "needs root and a free loop device: scripts/test.sh runs it (kernel peer)"]
     fn an_unbound_loop_device_is_refused_for_its_size_0() {
         let out = Command::new("losetup").arg("-f").output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let free = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
         let e = BlockDevice::open(&free).unwrap_err().message;
         assert!(e.contains("size 0"), "{e}");
@@ -2387,10 +2147,7 @@ mod tests {
         std::fs::write(device.queue().join("scheduler"), "none").unwrap();
         // A first run recorded `none` and switched to mq-deadline, then died.
         let own = RunId::own();
-        let dead = RunId {
-            start_time: own.start_time + 1,
-            ..own
-        };
+        let dead = RunId { start_time: own.start_time + 1, ..own };
         let before = Change::QueueState {
             device,
             loop_backing: None,
@@ -2404,10 +2161,7 @@ mod tests {
         let lock = lock_device_in(state.path(), device, &node.display().to_string()).unwrap();
         let ExperimentError { kind, message: again } =
             lock_device_in(state.path(), device, "again").unwrap_err();
-        assert!(
-            kind == ErrorKind::BadInput && again.contains("holds"),
-            "{again}"
-        );
+        assert!(kind == ErrorKind::BadInput && again.contains("holds"), "{again}");
         let (done, problems) = cleanup_stale_in(state.path(), &[lock.device]);
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(done.len(), 1, "{done:?}");
@@ -2420,20 +2174,13 @@ mod tests {
         let (device, detach, file) = scratch_loop_device();
         let node = &detach.0;
         // A holder the detach must wait out (it is not recorded, so it is not signalled).
-        let mut holder = Command::new("sh")
-            .args(["-c", "exec 3<\"$0\"; sleep 2"])
-            .arg(node)
-            .spawn()
-            .unwrap();
+        let mut holder =
+            Command::new("sh").args(["-c", "exec 3<\"$0\"; sleep 2"]).arg(node).spawn().unwrap();
         let end = Instant::now() + Duration::from_secs(30);
         while holders_of(node).is_empty() && Instant::now() < end {
             std::thread::sleep(Duration::from_millis(10));
         }
-        assert!(
-            !holders_of(node).is_empty(),
-            "the holder never opened {}",
-            node.display()
-        );
+        assert!(!holders_of(node).is_empty(), "the holder never opened {}", node.display());
         assert_eq!(detach_loops_over(id_of(&file), &file, LOOP_RELEASE), Ok(1));
         assert!(
             holder.try_wait().unwrap().is_some(),
@@ -2476,10 +2223,7 @@ mod tests {
         // A file of the same name elsewhere is not the backing file: nothing detached.
         let elsewhere = dir.path().join("elsewhere.img");
         std::fs::write(&elsewhere, "x").unwrap();
-        assert_eq!(
-            detach_loops_over(id_of(&elsewhere), &elsewhere, Duration::ZERO),
-            Ok(0)
-        );
+        assert_eq!(detach_loops_over(id_of(&elsewhere), &elsewhere, Duration::ZERO), Ok(0));
         assert!(is_bound_to(device, &file));
         let e = detach_loops_over(id_of(&file), &file, Duration::from_secs(1)).unwrap_err().message;
         assert!(e.contains("held open by fio"), "{e}");
@@ -2493,10 +2237,7 @@ mod tests {
         while is_bound_to(device, &file) && Instant::now() < end {
             std::thread::sleep(Duration::from_millis(50));
         }
-        assert!(
-            !is_bound_to(device, &file),
-            "still bound once its holder was gone"
-        );
+        assert!(!is_bound_to(device, &file), "still bound once its holder was gone");
     }
 
     #[test]
@@ -2519,10 +2260,7 @@ mod tests {
         let (mut stranger, stranger_id) = sleeper();
         std::fs::write(path.join("cgroup.procs"), stranger.id().to_string()).unwrap();
         let e = undo(&recorded, &[]).unwrap_err().message;
-        assert!(
-            e.contains("did not start") && e.contains(&stranger.id().to_string()),
-            "{e}"
-        );
+        assert!(e.contains("did not start") && e.contains(&stranger.id().to_string()), "{e}");
         assert!(run_alive(stranger_id), "the stranger was signalled");
         assert!(path.exists(), "the cgroup was removed");
         stranger.kill().unwrap();
@@ -2535,9 +2273,7 @@ mod tests {
     // ---- The inventory: the notes list it, and every class has tests that exist and run ----
 
     fn workspace_file(relative: &str) -> String {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
-            .join(relative);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(relative);
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
@@ -2572,17 +2308,15 @@ mod tests {
         for row in rows {
             assert!(!row.tests.is_empty(), "{}: no test", row.what);
             for test in row.tests {
-                let (file, name) = test
-                    .split_once("::")
-                    .unwrap_or_else(|| panic!("{test}: not file::name"));
+                let (file, name) =
+                    test.split_once("::").unwrap_or_else(|| panic!("{test}: not file::name"));
                 let source = workspace_file(test_source(file));
                 let at = source
                     .find(&format!("fn {name}()"))
                     .unwrap_or_else(|| panic!("{}: no test {test}", row.what));
                 let before = &source[..at];
-                let attributes = &before[before
-                    .rfind("#[test]")
-                    .unwrap_or_else(|| panic!("{test} is no #[test]"))..];
+                let attributes = &before
+                    [before.rfind("#[test]").unwrap_or_else(|| panic!("{test} is no #[test]"))..];
                 if attributes.contains("#[ignore") {
                     let line = runs_ignored(file)
                         .unwrap_or_else(|| panic!("{test} is ignored and nothing runs it"));
@@ -2661,11 +2395,7 @@ mod tests {
             assert_eq!(row.len(), 5, "{}: five cells", entry.what);
             assert_eq!(row[1], entry.class.name(), "{}: its class", entry.what);
             for test in entry.tests {
-                assert!(
-                    row[4].contains(test),
-                    "{}: the notes do not name {test}",
-                    entry.what
-                );
+                assert!(row[4].contains(test), "{}: the notes do not name {test}", entry.what);
             }
         }
     }
@@ -2683,18 +2413,10 @@ mod tests {
                 scheduler: "none".into(),
                 knobs: vec![("slice_idle".into(), "8".into())],
             },
-            Change::Process {
-                process: RunId {
-                    pid: 12,
-                    start_time: 34,
-                },
-            },
+            Change::Process { process: RunId { pid: 12, start_time: 34 } },
         ];
         let text = serde_json::to_string(&LedgerFile {
-            run: RunId {
-                pid: 1,
-                start_time: 2,
-            },
+            run: RunId { pid: 1, start_time: 2 },
             changes: changes.clone(),
         })
         .unwrap();
@@ -2735,7 +2457,11 @@ pub(crate) fn descendants(pid: u32) -> Vec<(u32, u64)> {
     let all: Vec<(u32, u32, u64)> = entries
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|p| proc_stat(p).filter(|s| s.1 != 'Z' && s.1 != 'X').map(|(ppid, _, start)| (p, ppid, start)))
+        .filter_map(|p| {
+            proc_stat(p)
+                .filter(|s| s.1 != 'Z' && s.1 != 'X')
+                .map(|(ppid, _, start)| (p, ppid, start))
+        })
         .collect();
     let mut found = Vec::new();
     let mut parents = vec![pid];
@@ -2752,7 +2478,11 @@ pub(crate) fn descendants(pid: u32) -> Vec<(u32, u64)> {
 
 /// Waits for a child up to `limit` (or until `stop`), then kills it with everything under it
 /// ([`kill_tree`]). Its exit status, if it exited by itself.
-pub(crate) fn wait_bounded(child: &mut std::process::Child, limit: Duration, stop: Option<&std::sync::atomic::AtomicBool>) -> Option<std::process::ExitStatus> {
+pub(crate) fn wait_bounded(
+    child: &mut std::process::Child,
+    limit: Duration,
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> Option<std::process::ExitStatus> {
     let end = Instant::now() + limit;
     loop {
         match child.try_wait() {
@@ -2760,13 +2490,19 @@ pub(crate) fn wait_bounded(child: &mut std::process::Child, limit: Duration, sto
             Ok(None) => {}
             Err(_) => return None,
         }
-        if Instant::now() > end || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
+        if Instant::now() > end
+            || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+        {
             // fio's job processes are its children in sessions of their own (each calls
             // `setsid()`): killed with it, by pid, or they run to the end of their runtime
             // holding fio's output pipes (which the caller reads to their end) and the loop
             // device. Waited for too, before the loop device under them is detached.
             if !kill_tree(child, KILL_WAIT) {
-                tracing::warn!("pid {} or a process under it was still alive {} s after SIGKILL", child.id(), KILL_WAIT.as_secs());
+                tracing::warn!(
+                    "pid {} or a process under it was still alive {} s after SIGKILL",
+                    child.id(),
+                    KILL_WAIT.as_secs()
+                );
             }
             return None;
         }
@@ -2799,7 +2535,9 @@ pub(crate) fn kill_tree(child: &mut std::process::Child, limit: Duration) -> boo
     let _ = child.wait();
     let end = Instant::now() + limit;
     loop {
-        let alive = under.iter().any(|&(p, start)| proc_stat(p).is_some_and(|(_, state, s)| s == start && state != 'Z' && state != 'X'));
+        let alive = under.iter().any(|&(p, start)| {
+            proc_stat(p).is_some_and(|(_, state, s)| s == start && state != 'Z' && state != 'X')
+        });
         if !alive && !group_has_live_process(pid) {
             return true;
         }

@@ -1,13 +1,15 @@
 //! `schedlab compare`'s options (and plain `schedlab`'s): every variant side by side
 //! ([`crate::experiment::compare`]).
 
-use super::workload::WorkloadArgs;
 use super::context::Context;
 use super::parse::{bad_input, parse_inserts, parse_locks, parse_variants, seconds};
 use super::units;
+use super::workload::WorkloadArgs;
 use crate::driver::workload::entry_name;
-use crate::experiment::compare::{baseline, precision, Baseline, CompareConfig, Measure, Precision};
 use crate::error::ExperimentError;
+use crate::experiment::compare::{
+    baseline, precision, Baseline, CompareConfig, Measure, Precision,
+};
 use schedlab_core::InsertPathKind;
 
 /// `--duration` is 0.5 s here after a `--ramp` of 0.1 s (2 s and 0.25 s for the other commands
@@ -101,16 +103,30 @@ impl CompareOptions {
         }
         let max_time = args.max_time.map(|s| seconds("max-time", s, false)).transpose()?;
         let precision = match (args.precision, args.rounds) {
-            (Some(target), _) => Some(Precision { target, max_time: max_time.unwrap_or(precision::DEFAULT.max_time) }),
-            (None, None) => Some(Precision { max_time: max_time.unwrap_or(precision::DEFAULT.max_time), ..precision::DEFAULT }),
+            (Some(target), _) => Some(Precision {
+                target,
+                max_time: max_time.unwrap_or(precision::DEFAULT.max_time),
+            }),
+            (None, None) => Some(Precision {
+                max_time: max_time.unwrap_or(precision::DEFAULT.max_time),
+                ..precision::DEFAULT
+            }),
             (None, Some(_)) => {
                 if args.max_time.is_some() {
-                    cx.no_effect("--max-time", ": --rounds without --precision runs exactly that many rounds");
+                    cx.no_effect(
+                        "--max-time",
+                        ": --rounds without --precision runs exactly that many rounds",
+                    );
                 }
                 None
             }
         };
-        let measure = Measure::from_name(&args.measure).ok_or_else(|| bad_input(format!("unknown --measure `{}` (known: plain, lockstat, both)", args.measure)))?;
+        let measure = Measure::from_name(&args.measure).ok_or_else(|| {
+            bad_input(format!(
+                "unknown --measure `{}` (known: plain, lockstat, both)",
+                args.measure
+            ))
+        })?;
         if args.include_unlocked && args.workload.jobs.churn > 0.0 {
             return Err(bad_input("--include-unlocked cannot run with --churn: `unlocked` is unsafe under group removal"));
         }
@@ -120,16 +136,25 @@ impl CompareOptions {
         let mut workload_args = args.workload.clone();
         workload_args.jobs.insert = InsertPathKind::Direct.name().into();
         let variants = parse_variants(args.variants.as_deref(), args.include_unlocked)?;
-        let entries: Vec<&'static str> = paths.iter().flat_map(|&path| variants.iter().map(move |&v| entry_name(v, path))).collect();
+        let entries: Vec<&'static str> = paths
+            .iter()
+            .flat_map(|&path| variants.iter().map(move |&v| entry_name(v, path)))
+            .collect();
         // Options that only mean something beside a --measure: said, not refused (scripts pass them).
         if args.lockstat_duration.is_some() && measure != Measure::Both {
             cx.no_effect(
                 "--lockstat-duration",
-                format_args!(": only --measure both makes separately instrumented runs (--measure is {})", args.measure),
+                format_args!(
+                    ": only --measure both makes separately instrumented runs (--measure is {})",
+                    args.measure
+                ),
             );
         }
         if args.no_aa && !variants.contains(&crate::experiment::compare::AA_REFERENCE) {
-            cx.no_effect("--no-aa", ": sched-lock is not among the variants, so there is no A/A pair to leave out");
+            cx.no_effect(
+                "--no-aa",
+                ": sched-lock is not among the variants, so there is no A/A pair to leave out",
+            );
         }
         if measure == Measure::Plain {
             let defaults: WorkloadArgs = super::parse::defaults();
@@ -157,7 +182,11 @@ impl CompareOptions {
             locks,
             rounds: rounds as usize,
             measure,
-            lockstat_duration: seconds("lockstat-duration", args.lockstat_duration.unwrap_or(1.0), false)?,
+            lockstat_duration: seconds(
+                "lockstat-duration",
+                args.lockstat_duration.unwrap_or(1.0),
+                false,
+            )?,
             lockstat_window: std::time::Duration::from_millis(100),
             lockstat_mode: args.lockstat_mode.unwrap_or(schedlab_core::lockstat::Mode::Sampled),
             sum_sampling: args.workload.sum_sampling()?,
@@ -183,7 +212,9 @@ mod tests {
     fn configure(args: &[&str]) -> (Option<Precision>, usize, Duration, Vec<String>) {
         use clap::{Args, FromArgMatches};
         let argv = std::iter::once("compare").chain(args.iter().copied());
-        let matches = CompareOptions::augment_args(clap::Command::new("compare")).try_get_matches_from(argv).unwrap();
+        let matches = CompareOptions::augment_args(clap::Command::new("compare"))
+            .try_get_matches_from(argv)
+            .unwrap();
         let options = CompareOptions::from_arg_matches(&matches).unwrap();
         let stop = AtomicBool::new(false);
         let mut cx = Context::new(&stop, &|_: &std::path::Path| Ok(()));
@@ -196,10 +227,15 @@ mod tests {
         let (p, rounds, duration, _) = configure(&[]);
         assert_eq!((p, rounds), (Some(precision::DEFAULT), 3));
         assert_eq!(p.map(|p| (p.target, p.max_time)), Some((0.03, Duration::from_secs(60))));
-        assert_eq!(duration, Duration::from_millis(500), "compare's runs are 0.5 s, so that rounds fit in a placement");
+        assert_eq!(
+            duration,
+            Duration::from_millis(500),
+            "compare's runs are 0.5 s, so that rounds fit in a placement"
+        );
         let (p, rounds, _, _) = configure(&["--rounds", "5"]);
         assert_eq!((p, rounds), (None, 5), "--rounds alone: exactly that many");
-        let (p, rounds, _, _) = configure(&["--rounds", "5", "--precision", "2%", "--max-time", "2m"]);
+        let (p, rounds, _, _) =
+            configure(&["--rounds", "5", "--precision", "2%", "--max-time", "2m"]);
         assert_eq!(p, Some(Precision { target: 0.02, max_time: Duration::from_secs(120) }));
         assert_eq!(rounds, 5, "with --precision, --rounds is the fewest");
         let (p, _, _, said) = configure(&["--rounds", "5", "--max-time", "2m"]);

@@ -14,12 +14,11 @@ pub struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
-    pub fn new(stop: &'a AtomicBool, declared_input: &'a dyn Fn(&Path) -> Result<(), ExperimentError>) -> Self {
-        Context {
-            stop,
-            declared_input,
-            warnings: Vec::new(),
-        }
+    pub fn new(
+        stop: &'a AtomicBool,
+        declared_input: &'a dyn Fn(&Path) -> Result<(), ExperimentError>,
+    ) -> Self {
+        Context { stop, declared_input, warnings: Vec::new() }
     }
 
     /// Says that `flag` has no effect, and why.

@@ -5,8 +5,8 @@ use super::parse::{bad_input, parse_insert, parse_kernel, parse_lock};
 use super::units;
 use crate::driver::profile;
 use crate::driver::workload::{entry_name, split_entry, WorkloadConfig};
-use crate::experiment::flamegraph::{FlamegraphConfig, FoldedConfig};
 use crate::error::ExperimentError;
+use crate::experiment::flamegraph::{FlamegraphConfig, FoldedConfig};
 use schedlab_core::InsertPathKind;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -86,7 +86,10 @@ fn known(name: &str, insert: InsertPathKind) -> Result<&'static str, ExperimentE
     let (variant, path) = split_entry(name)?;
     let info = schedlab_variants::info(variant).ok_or_else(|| {
         let names: Vec<_> = schedlab_variants::ALL.iter().map(|v| v.name).collect();
-        bad_input(format!("unknown variant `{variant}` (known: {}, or all; NAME+lists for the 2024 insert path)", names.join(", ")))
+        bad_input(format!(
+            "unknown variant `{variant}` (known: {}, or all; NAME+lists for the 2024 insert path)",
+            names.join(", ")
+        ))
     })?;
     Ok(entry_name(info.name, path.unwrap_or(insert)))
 }
@@ -100,7 +103,10 @@ impl FlamegraphOptions {
             return Err(bad_input(format!("--threads must be 1..=1024, got {}", args.threads)));
         }
         if !(args.duration > 0.0 && args.duration <= 3600.0) {
-            return Err(bad_input(format!("--duration must be more than 0 and at most 3600 seconds, got {}", args.duration)));
+            return Err(bad_input(format!(
+                "--duration must be more than 0 and at most 3600 seconds, got {}",
+                args.duration
+            )));
         }
         if !(0..=4096).contains(&args.groups) {
             return Err(bad_input(format!("--groups must be 0..=4096, got {}", args.groups)));

@@ -5,15 +5,16 @@ use super::parse::{bad_input, parse_bs, seconds};
 use super::units;
 use crate::driver::completion::CompletionMode;
 use crate::driver::workload::Rw;
+use crate::error::ExperimentError;
 use crate::experiment::kernel::inject::InjectConfig;
 use crate::experiment::kernel::{self, KernelConfig, ModelOutside, Point};
-use crate::error::ExperimentError;
 use schedlab_core::LockKind;
 
 /// What `--inject`'s one long run does not make or use: refused beside it, and beside the
 /// options that need it (clap drops a requirement whose required option conflicts with one
 /// given, so `requires` alone is not enough).
-const NOT_WITH_INJECT: &[&str] = &["points", "contention", "no_profile", "flamegraphs", "model_elevator_ns"];
+const NOT_WITH_INJECT: &[&str] =
+    &["points", "contention", "no_profile", "flamegraphs", "model_elevator_ns"];
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct KernelOptions {
@@ -124,7 +125,12 @@ impl KernelOptions {
     /// [`KernelOptions::inject_config`]).
     pub fn config(&self) -> Result<KernelConfig, ExperimentError> {
         let args = self;
-        let rw = Rw::from_name(&args.rw).ok_or_else(|| bad_input(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", args.rw)))?;
+        let rw = Rw::from_name(&args.rw).ok_or_else(|| {
+            bad_input(format!(
+                "unknown --rw `{}` (known: randread, randwrite, read, write)",
+                args.rw
+            ))
+        })?;
         let groups = args.groups as usize;
         let (list, in_turn) = match &args.weights {
             None => ("100,200,300", true),
@@ -139,11 +145,9 @@ impl KernelOptions {
         let mut weights = list
             .split(',')
             .map(|w| {
-                w.trim()
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|w| (1..=1000).contains(w))
-                    .ok_or_else(|| bad_input(format!("--weights must be numbers 1..=1000, got `{w}`")))
+                w.trim().parse::<u64>().ok().filter(|w| (1..=1000).contains(w)).ok_or_else(|| {
+                    bad_input(format!("--weights must be numbers 1..=1000, got `{w}`"))
+                })
             })
             .collect::<Result<Vec<_>, _>>()?;
         if in_turn && groups > 0 {
@@ -152,21 +156,38 @@ impl KernelOptions {
         let ioengine = match args.ioengine.as_str() {
             "io_uring" => "io_uring",
             "psync" => "psync",
-            other => return Err(bad_input(format!("unknown --ioengine `{other}` (known: io_uring, psync)"))),
+            other => {
+                return Err(bad_input(format!(
+                    "unknown --ioengine `{other}` (known: io_uring, psync)"
+                )))
+            }
         };
         let contention = match args.contention.as_str() {
             "on" => true,
             "off" => false,
-            other => return Err(bad_input(format!("--contention must be on or off, got `{other}`"))),
+            other => {
+                return Err(bad_input(format!("--contention must be on or off, got `{other}`")))
+            }
         };
-        let model_lock = LockKind::from_name(&args.model_lock).ok_or_else(|| bad_input(format!("unknown --model-lock `{}` (known: fair-spin, parking-lot)", args.model_lock)))?;
+        let model_lock = LockKind::from_name(&args.model_lock).ok_or_else(|| {
+            bad_input(format!(
+                "unknown --model-lock `{}` (known: fair-spin, parking-lot)",
+                args.model_lock
+            ))
+        })?;
         let model_outside = match args.model_outside_ns.as_str() {
             "kernel" => ModelOutside::Kernel,
-            n => ModelOutside::Fixed(units::count::<0, 1_000_000_000>(n).map_err(|e| bad_input(format!("--model-outside-ns: {e} (or `kernel`)")))?),
+            n => ModelOutside::Fixed(
+                units::count::<0, 1_000_000_000>(n)
+                    .map_err(|e| bad_input(format!("--model-outside-ns: {e} (or `kernel`)")))?,
+            ),
         };
         let model_elevator = match args.model_elevator_ns.as_str() {
             "kernel" => ModelOutside::Kernel,
-            n => ModelOutside::Fixed(units::count::<0, 1_000_000_000>(n).map_err(|e| bad_input(format!("--model-elevator-ns: {e} (or `kernel`)")))?),
+            n => ModelOutside::Fixed(
+                units::count::<0, 1_000_000_000>(n)
+                    .map_err(|e| bad_input(format!("--model-elevator-ns: {e} (or `kernel`)")))?,
+            ),
         };
         if args.no_profile && args.flamegraphs.is_some() {
             return Err(bad_input("--flamegraphs needs the profiles: leave out --no-profile"));
@@ -174,11 +195,8 @@ impl KernelOptions {
         if let Some(dir) = &args.flamegraphs {
             crate::files::output::check_dir(dir).map_err(bad_input)?;
         }
-        let main = Point {
-            threads: args.threads as usize,
-            iodepth: args.iodepth as usize,
-            ioengine,
-        };
+        let main =
+            Point { threads: args.threads as usize, iodepth: args.iodepth as usize, ioengine };
         let points = match args.points.as_str() {
             "auto" => Point::auto(main.threads, main.iodepth, ioengine),
             "main" => vec![main],
@@ -215,8 +233,14 @@ impl KernelOptions {
             model_outside,
             model_elevator,
             model_kernel: kernel::running_kernel_profile(),
-            model_completion: CompletionMode::from_name(&args.model_completion)
-                .ok_or_else(|| bad_input(format!("unknown --model-completion `{}` (known: context, inline)", args.model_completion)))?,
+            model_completion: CompletionMode::from_name(&args.model_completion).ok_or_else(
+                || {
+                    bad_input(format!(
+                        "unknown --model-completion `{}` (known: context, inline)",
+                        args.model_completion
+                    ))
+                },
+            )?,
         })
     }
 
@@ -225,7 +249,10 @@ impl KernelOptions {
         let Some(list) = &self.inject else { return Ok(None) };
         let costs_ns = list
             .split(',')
-            .map(|c| units::count::<0, { kernel::inject::MAX_COST_NS }>(c.trim()).map_err(|e| bad_input(format!("--inject: {e}"))))
+            .map(|c| {
+                units::count::<0, { kernel::inject::MAX_COST_NS }>(c.trim())
+                    .map_err(|e| bad_input(format!("--inject: {e}")))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         if let Some(dir) = &self.inject_raw {
             crate::files::output::check_dir(dir).map_err(bad_input)?;
@@ -246,7 +273,9 @@ impl KernelOptions {
 
 /// `2x32` or `1x1:psync`: jobs × iodepth, and the engine (default: `--ioengine`'s).
 fn parse_point(item: &str, ioengine: &'static str) -> Result<Point, ExperimentError> {
-    let bad = || bad_input(format!("--points: `{item}` is not JOBSxDEPTH[:ENGINE] (e.g. 2x32, 1x1:psync), or auto, or main"));
+    let bad = || {
+        bad_input(format!("--points: `{item}` is not JOBSxDEPTH[:ENGINE] (e.g. 2x32, 1x1:psync), or auto, or main"))
+    };
     let (shape, engine) = match item.split_once(':') {
         Some((s, "io_uring")) => (s, "io_uring"),
         Some((s, "psync")) => (s, "psync"),
@@ -256,9 +285,5 @@ fn parse_point(item: &str, ioengine: &'static str) -> Result<Point, ExperimentEr
     let (t, d) = shape.split_once('x').ok_or_else(bad)?;
     let threads = units::count::<1, 256>(t).map_err(|_| bad())?;
     let iodepth = units::count::<1, 1024>(d).map_err(|_| bad())?;
-    Ok(Point {
-        threads: threads as usize,
-        iodepth: iodepth as usize,
-        ioengine: engine,
-    })
+    Ok(Point { threads: threads as usize, iodepth: iodepth as usize, ioengine: engine })
 }

@@ -8,8 +8,11 @@ use std::time::Duration;
 
 /// The value every option of `T` takes when none is given (clap's defaults: the documented ones).
 pub fn defaults<T: clap::Args>() -> T {
-    let matches = T::augment_args(clap::Command::new("schedlab")).try_get_matches_from(["schedlab"]);
-    matches.and_then(|m| T::from_arg_matches(&m)).unwrap_or_else(|e| unreachable!("the options' defaults parse: {e}"))
+    let matches =
+        T::augment_args(clap::Command::new("schedlab")).try_get_matches_from(["schedlab"]);
+    matches
+        .and_then(|m| T::from_arg_matches(&m))
+        .unwrap_or_else(|e| unreachable!("the options' defaults parse: {e}"))
 }
 
 pub(super) fn bad_input(message: impl Into<String>) -> ExperimentError {
@@ -28,7 +31,9 @@ pub fn parse_bs(s: &str) -> Result<u32, ExperimentError> {
     // Checked: `18446744073709551615k` wrapped (release) or panicked (debug) here.
     let bytes = digits.map_err(|_| bad_size())?.checked_mul(mult).unwrap_or(u64::MAX);
     if bytes == 0 || bytes % 512 != 0 || bytes > 128 * 1024 {
-        return Err(bad_input(format!("--bs must be a multiple of 512 bytes up to 128k, got `{s}`")));
+        return Err(bad_input(format!(
+            "--bs must be a multiple of 512 bytes up to 128k, got `{s}`"
+        )));
     }
     Ok((bytes / 512) as u32)
 }
@@ -50,7 +55,9 @@ pub fn seconds(name: &str, v: f64, allow_zero: bool) -> Result<Duration, Experim
 
 /// `--lock`: one kind.
 pub fn parse_lock(s: &str) -> Result<LockKind, ExperimentError> {
-    LockKind::from_name(s).ok_or_else(|| bad_input(format!("unknown lock kind `{s}` (known: fair-spin, parking-lot)")))
+    LockKind::from_name(s).ok_or_else(|| {
+        bad_input(format!("unknown lock kind `{s}` (known: fair-spin, parking-lot)"))
+    })
 }
 
 /// `--lock`: one kind or `both`.
@@ -58,9 +65,9 @@ pub fn parse_locks(s: &str) -> Result<Vec<LockKind>, ExperimentError> {
     if s == "both" {
         return Ok(LockKind::ALL.to_vec());
     }
-    LockKind::from_name(s)
-        .map(|k| vec![k])
-        .ok_or_else(|| bad_input(format!("unknown lock kind `{s}` (known: fair-spin, parking-lot, both)")))
+    LockKind::from_name(s).map(|k| vec![k]).ok_or_else(|| {
+        bad_input(format!("unknown lock kind `{s}` (known: fair-spin, parking-lot, both)"))
+    })
 }
 
 /// `--insert`: one path, or with `both_allowed` also `both` (every path).
@@ -72,7 +79,10 @@ pub fn parse_inserts(s: &str, both_allowed: bool) -> Result<Vec<InsertPathKind>,
 }
 
 /// `--variants` (comma-separated; none: every safe variant), adding `unlocked` if asked.
-pub fn parse_variants(list: Option<&str>, include_unlocked: bool) -> Result<Vec<&'static str>, ExperimentError> {
+pub fn parse_variants(
+    list: Option<&str>,
+    include_unlocked: bool,
+) -> Result<Vec<&'static str>, ExperimentError> {
     let mut names: Vec<&'static str> = match list {
         None => schedlab_variants::safe().map(|v| v.name).collect(),
         Some(list) => list
@@ -105,11 +115,16 @@ pub const MAX_LIST_VALUES: u64 = 4096;
 /// "1,2,4", "1-4", or a mix, each `0..=max`, without repeats (thread counts, slot counts, ns), at
 /// most [`MAX_LIST_VALUES`] values.
 pub fn parse_list(name: &str, s: &str, max: u64) -> Result<Vec<u64>, ExperimentError> {
-    let bad = || bad_input(format!("--{name} must be a list like 1,2,4 or 1-4 (each 0..={max}), got `{s}`"));
+    let bad = || {
+        bad_input(format!("--{name} must be a list like 1,2,4 or 1-4 (each 0..={max}), got `{s}`"))
+    };
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (a.trim().parse::<u64>().map_err(|_| bad())?, b.trim().parse::<u64>().map_err(|_| bad())?),
+            Some((a, b)) => (
+                a.trim().parse::<u64>().map_err(|_| bad())?,
+                b.trim().parse::<u64>().map_err(|_| bad())?,
+            ),
             None => {
                 let v = part.parse::<u64>().map_err(|_| bad())?;
                 (v, v)
@@ -119,7 +134,9 @@ pub fn parse_list(name: &str, s: &str, max: u64) -> Result<Vec<u64>, ExperimentE
             return Err(bad());
         }
         if (out.len() as u64).saturating_add(hi - lo + 1) > MAX_LIST_VALUES {
-            return Err(bad_input(format!("--{name} expands to more than {MAX_LIST_VALUES} values, got `{s}`")));
+            return Err(bad_input(format!(
+                "--{name} expands to more than {MAX_LIST_VALUES} values, got `{s}`"
+            )));
         }
         for v in lo..=hi {
             if !out.contains(&v) {
@@ -148,7 +165,8 @@ pub fn parse_kernel(s: &str) -> Result<KernelProfile, ExperimentError> {
 
 /// Parses `--inject-ns` and `--at`.
 pub fn parse_inject(ns: u64, at: &str, cx: &mut Context) -> Result<Inject, ExperimentError> {
-    let at = InjectSite::from_name(at).ok_or_else(|| bad_input(format!("unknown --at `{at}` (known: inside, outside)")))?;
+    let at = InjectSite::from_name(at)
+        .ok_or_else(|| bad_input(format!("unknown --at `{at}` (known: inside, outside)")))?;
     if ns == 0 && at == InjectSite::Outside {
         cx.no_effect("--at", " with --inject-ns 0: nothing is injected");
     }
@@ -182,7 +200,8 @@ mod tests {
         assert!(parse_list("threads", "x", 8).is_err());
         assert!(parse_list("threads", "9", 8).is_err());
         // A range is bounded before it is expanded, and so are many of them.
-        let e = parse_list("sweep-outside-ns", "0-1000000000", 1_000_000_000).unwrap_err().to_string();
+        let e =
+            parse_list("sweep-outside-ns", "0-1000000000", 1_000_000_000).unwrap_err().to_string();
         assert!(e.contains("more than 4096 values") && !e.contains('\n'), "{e}");
         assert!(parse_list("outside-list", "0-4095", 1_000_000_000).is_ok());
         assert!(parse_list("outside-list", "0-4095,5000", 1_000_000_000).is_err());

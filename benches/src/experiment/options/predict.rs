@@ -1,12 +1,12 @@
 //! `schedlab predict`'s options: KIOPS against threads for machines this one is not, from a
 //! calibrated simulation, and `--validate` ([`crate::experiment::predict`]).
 
-use super::workload::WorkloadArgs;
 use super::context::Context;
 use super::parse::{parse_inserts, parse_list, parse_locks, parse_threads, parse_variants};
 use super::units;
-use crate::experiment::predict::{CalibrationFile, PredictConfig, ValidationSettings};
+use super::workload::WorkloadArgs;
 use crate::error::ExperimentError;
+use crate::experiment::predict::{CalibrationFile, PredictConfig, ValidationSettings};
 use crate::model::calibrate::CalibrationSettings;
 use crate::model::topology::Topology;
 use crate::model::{CalibrationSet, Wanted};
@@ -104,7 +104,8 @@ impl PredictOptions {
         if args.workload.sum_sampling != defaults.sum_sampling {
             cx.no_effect("--sum-sampling", " on predict: neither the calibration nor the validation times the counter-sum locks");
         }
-        let threads = args.threads.as_deref().map(|t| parse_threads("threads", t, 1024)).transpose()?;
+        let threads =
+            args.threads.as_deref().map(|t| parse_threads("threads", t, 1024)).transpose()?;
         let calibration = match &args.calibration {
             Some(path) => {
                 (cx.declared_input)(path)?;

@@ -3,8 +3,8 @@
 
 use super::parse::{lockstat_mode, parse_lock};
 use super::units;
-use crate::experiment::roundtrip::RoundtripConfig;
 use crate::error::ExperimentError;
+use crate::experiment::roundtrip::RoundtripConfig;
 use schedlab_core::lockstat;
 
 #[derive(clap::Args, Debug, Clone)]

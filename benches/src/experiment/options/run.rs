@@ -1,9 +1,9 @@
 //! `schedlab run`'s options: one variant, one configuration ([`crate::experiment::run`]).
 
-use super::workload::{RunShape, WorkloadFlags};
 use super::context::Context;
 use super::parse::{lockstat_mode, parse_lock, seconds};
 use super::units;
+use super::workload::{RunShape, WorkloadFlags};
 use crate::error::ExperimentError;
 use crate::experiment::run::RunConfig;
 

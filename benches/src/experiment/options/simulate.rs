@@ -4,8 +4,8 @@
 use super::parse::{bad_input, parse_bs};
 use super::units;
 use crate::driver::workload::Rw;
-use crate::experiment::simulate::SimulateConfig;
 use crate::error::ExperimentError;
+use crate::experiment::simulate::SimulateConfig;
 use crate::policy_sim::{DeviceModel, IdlingDecision, SimConfig};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -59,7 +59,11 @@ pub struct SimulateOptions {
 
 /// A duration in ns: a number with a unit (ns, us, µs, ms, s); a bare number is `bare_unit_ns`
 /// nanoseconds each when given, otherwise only `0` may go without a unit.
-fn parse_duration(name: &str, text: &str, bare_unit_ns: Option<f64>) -> Result<u64, ExperimentError> {
+fn parse_duration(
+    name: &str,
+    text: &str,
+    bare_unit_ns: Option<f64>,
+) -> Result<u64, ExperimentError> {
     let s = text.trim();
     let example = if bare_unit_ns.is_some() { "10, 2.5s or 500ms" } else { "8ms, 500us, 1s or 0" };
     let bad = || bad_input(format!("--{name} must be a duration like {example}, got `{text}`"));
@@ -73,7 +77,11 @@ fn parse_duration(name: &str, text: &str, bare_unit_ns: Option<f64>) -> Result<u
         "" => match bare_unit_ns {
             Some(ns) => ns,
             None if value == 0.0 => 1.0,
-            None => return Err(bad_input(format!("--{name} needs a unit (ns, us, ms, s), got `{text}`"))),
+            None => {
+                return Err(bad_input(format!(
+                    "--{name} needs a unit (ns, us, ms, s), got `{text}`"
+                )))
+            }
         },
         "ns" => 1.0,
         "us" | "µs" => 1e3,
@@ -94,24 +102,42 @@ fn count(name: &str, v: u64) -> Result<usize, ExperimentError> {
 
 impl SimulateOptions {
     pub fn config(&self) -> Result<SimulateConfig, ExperimentError> {
-        Ok(SimulateConfig {
-            sim: self.sim_config()?,
-            variant: self.variant.clone(),
-        })
+        Ok(SimulateConfig { sim: self.sim_config()?, variant: self.variant.clone() })
     }
 
     /// The simulation's own configuration (the variant aside: it changes no virtual-time result).
     pub fn sim_config(&self) -> Result<SimConfig, ExperimentError> {
         let args = self;
-        let mut device = DeviceModel::from_name(&args.device).ok_or_else(|| bad_input(format!("unknown --device `{}` (known: {})", args.device, DeviceModel::NAMES.join(", "))))?;
+        let mut device = DeviceModel::from_name(&args.device).ok_or_else(|| {
+            bad_input(format!(
+                "unknown --device `{}` (known: {})",
+                args.device,
+                DeviceModel::NAMES.join(", ")
+            ))
+        })?;
         if let Some(p) = args.parallelism {
             match &mut device {
                 DeviceModel::Ssd(m) => m.units = count("parallelism", p)?,
-                other => return Err(bad_input(format!("--parallelism applies to --device ssd only, not `{}`", other.name()))),
+                other => {
+                    return Err(bad_input(format!(
+                        "--parallelism applies to --device ssd only, not `{}`",
+                        other.name()
+                    )))
+                }
             }
         }
-        let rw = Rw::from_name(&args.rw).ok_or_else(|| bad_input(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", args.rw)))?;
-        let decision = IdlingDecision::from_name(&args.idle_decision).ok_or_else(|| bad_input(format!("unknown --idle-decision `{}` (known: registered, init)", args.idle_decision)))?;
+        let rw = Rw::from_name(&args.rw).ok_or_else(|| {
+            bad_input(format!(
+                "unknown --rw `{}` (known: randread, randwrite, read, write)",
+                args.rw
+            ))
+        })?;
+        let decision = IdlingDecision::from_name(&args.idle_decision).ok_or_else(|| {
+            bad_input(format!(
+                "unknown --idle-decision `{}` (known: registered, init)",
+                args.idle_decision
+            ))
+        })?;
         let weights = args
             .weights
             .split(',')
@@ -123,7 +149,10 @@ impl SimulateOptions {
             .collect::<Result<Vec<_>, _>>()?;
         let runtime_ns = parse_duration("runtime", &args.runtime, Some(1e9))?;
         if runtime_ns == 0 {
-            return Err(bad_input(format!("--runtime must be greater than zero, got `{}`", args.runtime)));
+            return Err(bad_input(format!(
+                "--runtime must be greater than zero, got `{}`",
+                args.runtime
+            )));
         }
         Ok(SimConfig {
             device,
@@ -135,7 +164,11 @@ impl SimulateOptions {
             think_ns: parse_duration("think", &args.think, None)?,
             groups: count("groups", args.groups)?,
             weights,
-            slice_idle_ns: args.slice_idle.as_deref().map(|s| parse_duration("slice-idle", s, None)).transpose()?,
+            slice_idle_ns: args
+                .slice_idle
+                .as_deref()
+                .map(|s| parse_duration("slice-idle", s, None))
+                .transpose()?,
             decision,
             seed: args.seed,
         })

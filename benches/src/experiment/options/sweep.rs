@@ -1,12 +1,12 @@
 //! `schedlab sweep`'s options: KIOPS against thread count per variant and lock kind, with the
 //! model's prediction ([`crate::experiment::sweep`]).
 
-use super::workload::WorkloadArgs;
 use super::context::Context;
 use super::parse::{bad_input, parse_list, parse_locks, parse_threads, parse_variants, seconds};
 use super::units;
-use crate::experiment::sweep::{self, ModelSettings, SweepConfig};
+use super::workload::WorkloadArgs;
 use crate::error::ExperimentError;
+use crate::experiment::sweep::{self, ModelSettings, SweepConfig};
 use crate::model::topology::Topology;
 use std::path::PathBuf;
 
@@ -78,8 +78,10 @@ impl SweepOptions {
     pub fn config(&self, cx: &mut Context) -> Result<SweepConfig, ExperimentError> {
         let args = self;
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let listed = args.threads.as_deref().map(|list| parse_threads("threads", list, 1024)).transpose()?;
-        let threads = sweep::thread_counts(listed, cpus, args.oversubscribe_to.map(|n| n as usize))?;
+        let listed =
+            args.threads.as_deref().map(|list| parse_threads("threads", list, 1024)).transpose()?;
+        let threads =
+            sweep::thread_counts(listed, cpus, args.oversubscribe_to.map(|n| n as usize))?;
         if args.include_unlocked && args.workload.jobs.churn > 0.0 {
             return Err(bad_input("--include-unlocked cannot run with --churn: `unlocked` is unsafe under group removal"));
         }
@@ -90,7 +92,9 @@ impl SweepOptions {
             return Err(bad_input("--resume with --inject-ns: the CSV does not record the injected cost; run the sweep whole"));
         }
         let slots = match &args.sweep_slots {
-            Some(list) => parse_list("sweep-slots", list, 64)?.into_iter().map(|s| s as usize).collect(),
+            Some(list) => {
+                parse_list("sweep-slots", list, 64)?.into_iter().map(|s| s as usize).collect()
+            }
             None => vec![workload.slots],
         };
         let outside_ns = match &args.sweep_outside_ns {
@@ -136,7 +140,10 @@ impl SweepOptions {
                 ("--sum-sampling", args.workload.sum_sampling != defaults.sum_sampling),
             ];
             for (flag, _) in model_flags.iter().filter(|(_, set)| *set) {
-                cx.no_effect(flag, ": --lockstat-duration 0 makes no instrumented run and no model");
+                cx.no_effect(
+                    flag,
+                    ": --lockstat-duration 0 makes no instrumented run and no model",
+                );
             }
         }
         cfg.model = (!no_model).then(|| ModelSettings {

@@ -142,7 +142,9 @@ pub fn count<const LO: u64, const HI: u64>(text: &str) -> Result<u64, NumberErro
     let v = match s.parse::<u64>() {
         Ok(v) => v,
         Err(_) => match s.parse::<f64>() {
-            Ok(f) if f.is_finite() && f.fract() == 0.0 && f >= 0.0 && f <= u64::MAX as f64 => f as u64,
+            Ok(f) if f.is_finite() && f.fract() == 0.0 && f >= 0.0 && f <= u64::MAX as f64 => {
+                f as u64
+            }
             _ => return Err(range()),
         },
     };

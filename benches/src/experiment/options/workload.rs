@@ -5,8 +5,8 @@ use super::context::Context;
 use super::parse::{bad_input, parse_bs, parse_inject, parse_insert, parse_kernel, seconds};
 use super::units;
 use crate::driver::workload::{Rw, WorkloadConfig};
-use crate::experiment::compare::NoisePolicy;
 use crate::error::ExperimentError;
+use crate::experiment::compare::NoisePolicy;
 use schedlab_core::LockKind;
 
 /// What the jobs do (everything but how many, how long and which lock).
@@ -89,12 +89,25 @@ pub struct RunShape {
 impl WorkloadFlags {
     /// The workload config (checked here for its own flags; the caller validates it against the
     /// variant with `WorkloadConfig::validate`).
-    pub fn config(&self, shape: RunShape, cx: &mut Context) -> Result<WorkloadConfig, ExperimentError> {
-        let rw = Rw::from_name(&self.rw).ok_or_else(|| bad_input(format!("unknown --rw `{}` (known: randread, randwrite, read, write)", self.rw)))?;
+    pub fn config(
+        &self,
+        shape: RunShape,
+        cx: &mut Context,
+    ) -> Result<WorkloadConfig, ExperimentError> {
+        let rw = Rw::from_name(&self.rw).ok_or_else(|| {
+            bad_input(format!(
+                "unknown --rw `{}` (known: randread, randwrite, read, write)",
+                self.rw
+            ))
+        })?;
         let weights = self
             .weights
             .split(',')
-            .map(|w| w.trim().parse::<i64>().map_err(|_| bad_input(format!("--weights must be numbers, got `{w}`"))))
+            .map(|w| {
+                w.trim()
+                    .parse::<i64>()
+                    .map_err(|_| bad_input(format!("--weights must be numbers, got `{w}`")))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         if let Some(bad) = weights.iter().find(|w| !(1..=1000).contains(*w)) {
             return Err(bad_input(format!("group weight must be 1..=1000, got {bad}")));
@@ -158,7 +171,11 @@ pub struct WorkloadArgs {
 
 impl WorkloadArgs {
     /// The workload for `threads` jobs (validated against variants by the caller).
-    pub fn config(&self, threads: usize, cx: &mut Context) -> Result<WorkloadConfig, ExperimentError> {
+    pub fn config(
+        &self,
+        threads: usize,
+        cx: &mut Context,
+    ) -> Result<WorkloadConfig, ExperimentError> {
         self.jobs.config(
             RunShape {
                 threads,
@@ -174,21 +191,24 @@ impl WorkloadArgs {
 
     pub fn noise_policy(&self) -> Result<NoisePolicy, ExperimentError> {
         if !(self.max_other_cpus.is_finite() && self.max_other_cpus >= 0.0) {
-            return Err(bad_input(format!("--max-other-cpus must be >= 0, got {}", self.max_other_cpus)));
+            return Err(bad_input(format!(
+                "--max-other-cpus must be >= 0, got {}",
+                self.max_other_cpus
+            )));
         }
         if self.retries > 10 {
             return Err(bad_input(format!("--retries must be 0..=10, got {}", self.retries)));
         }
-        Ok(NoisePolicy {
-            max_other_cpus: self.max_other_cpus,
-            retries: self.retries as u32,
-        })
+        Ok(NoisePolicy { max_other_cpus: self.max_other_cpus, retries: self.retries as u32 })
     }
 
     pub fn sum_sampling(&self) -> Result<u32, ExperimentError> {
         match u32::try_from(self.sum_sampling) {
             Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
-            _ => Err(bad_input(format!("--sum-sampling must be 1..=1000000, got {}", self.sum_sampling))),
+            _ => Err(bad_input(format!(
+                "--sum-sampling must be 1..=1000000, got {}",
+                self.sum_sampling
+            ))),
         }
     }
 }

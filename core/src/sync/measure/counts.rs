@@ -24,7 +24,9 @@ impl std::fmt::Debug for Histogram {
 }
 
 pub(super) fn new_hdr() -> Box<hdrhistogram::Histogram<u64>> {
-    Box::new(hdrhistogram::Histogram::new_with_bounds(1, HIGHEST, 2).expect("valid histogram bounds"))
+    Box::new(
+        hdrhistogram::Histogram::new_with_bounds(1, HIGHEST, 2).expect("valid histogram bounds"),
+    )
 }
 
 impl Histogram {
@@ -86,7 +88,9 @@ impl Histogram {
     /// exact min and max); 0 when empty.
     pub fn quantile(&self, q: f64) -> u64 {
         match &self.hdr {
-            Some(h) if self.count > 0 => h.value_at_quantile(q.clamp(0.0, 1.0)).clamp(self.min, self.max),
+            Some(h) if self.count > 0 => {
+                h.value_at_quantile(q.clamp(0.0, 1.0)).clamp(self.min, self.max)
+            }
             _ => 0,
         }
     }

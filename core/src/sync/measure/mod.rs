@@ -65,9 +65,9 @@ mod sampler;
 mod table;
 
 pub use counts::{ClassStats, Histogram, LockStats, PathStats};
-pub use table::{flush, reset, snapshot};
 use sampler::*;
 use table::*;
+pub use table::{flush, reset, snapshot};
 
 use super::lock_ticks;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -111,9 +111,14 @@ impl LockClass {
         if let Some(i) = names.iter().position(|n| *n == Some(name)) {
             return LockClass(i as u8);
         }
-        let i = (FIRST_DYNAMIC as usize..MAX_CLASSES)
-            .find(|&i| names[i].is_none())
-            .unwrap_or_else(|| panic!("at most {} registered lock classes; cannot add `{name}`", MAX_CLASSES - FIRST_DYNAMIC as usize));
+        let i = (FIRST_DYNAMIC as usize..MAX_CLASSES).find(|&i| names[i].is_none()).unwrap_or_else(
+            || {
+                panic!(
+                    "at most {} registered lock classes; cannot add `{name}`",
+                    MAX_CLASSES - FIRST_DYNAMIC as usize
+                )
+            },
+        );
         names[i] = Some(name);
         LockClass(i as u8)
     }
@@ -208,7 +213,8 @@ pub const DEFAULT_HOLD_SAMPLING: u32 = 256;
 /// The largest hold sampling period.
 pub const MAX_SAMPLING: u32 = 1_000_000;
 
-static PERIOD: [AtomicU32; MAX_CLASSES] = [const { AtomicU32::new(DEFAULT_HOLD_SAMPLING) }; MAX_CLASSES];
+static PERIOD: [AtomicU32; MAX_CLASSES] =
+    [const { AtomicU32::new(DEFAULT_HOLD_SAMPLING) }; MAX_CLASSES];
 
 /// Times one hold in `period` (on average, independently per acquisition) for `class`; 1 times
 /// every hold. Counts and contended waits stay exact.
@@ -224,7 +230,8 @@ pub fn hold_sampling(class: LockClass) -> u32 {
 /// Default wait sampling: one contended wait in this many is timed.
 pub const DEFAULT_WAIT_SAMPLING: u32 = 8;
 
-static WAIT_PERIOD: [AtomicU32; MAX_CLASSES] = [const { AtomicU32::new(DEFAULT_WAIT_SAMPLING) }; MAX_CLASSES];
+static WAIT_PERIOD: [AtomicU32; MAX_CLASSES] =
+    [const { AtomicU32::new(DEFAULT_WAIT_SAMPLING) }; MAX_CLASSES];
 
 /// Times one contended wait in `period` (on average, independently per contended acquisition)
 /// for `class`; 1 times every contended wait. Contentions stay counted exactly.
@@ -263,7 +270,9 @@ pub fn set_span_hooks(hooks: SpanHooks) {
 #[inline(always)]
 pub fn traced(mode: u8) -> bool {
     use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
-    mode & MODE_SPANS != 0 && tracing::Level::TRACE <= STATIC_MAX_LEVEL && tracing::Level::TRACE <= LevelFilter::current()
+    mode & MODE_SPANS != 0
+        && tracing::Level::TRACE <= STATIC_MAX_LEVEL
+        && tracing::Level::TRACE <= LevelFilter::current()
 }
 
 /// The hold span of `class` on the calling thread's path (`None` if not traced).
@@ -378,7 +387,17 @@ pub fn waited(class: LockClass, flags: u8, wait: u64) {
     let f = fast();
     // The classes held while it waited (this one is not counted as held yet).
     let outer = f.held_bits() & !(1 << class.index());
-    keep(f, Pending { class, flags: flags & (F_WAIT_TIMED | F_WAIT_SAMPLED | F_EXACT), path: f.path.get(), outer, hold: 0, wait });
+    keep(
+        f,
+        Pending {
+            class,
+            flags: flags & (F_WAIT_TIMED | F_WAIT_SAMPLED | F_EXACT),
+            path: f.path.get(),
+            outer,
+            hold: 0,
+            wait,
+        },
+    );
 }
 
 /// Called by a measured lock right after it was acquired (the caller holds it). `owner` is the
@@ -506,7 +525,10 @@ mod tests {
             let mean = sum as f64 / n as f64;
             // Standard error of the mean of a geometric(1/p) variable: sqrt(p(p-1)/n); 6 sigma.
             let se = ((period as f64) * (period as f64 - 1.0) / n as f64).sqrt();
-            assert!((mean - period as f64).abs() <= 6.0 * se + 1e-9, "period {period}: mean gap {mean}");
+            assert!(
+                (mean - period as f64).abs() <= 6.0 * se + 1e-9,
+                "period {period}: mean gap {mean}"
+            );
         }
     }
 

@@ -156,7 +156,8 @@ pub(super) const PENDING: usize = 16;
 /// (two at most in practice: eight counter sums per scheduler hold, one in 256 sampled) draw inline.
 pub(super) const SPARE_GAPS: usize = 4;
 #[cfg_attr(loom, allow(dead_code))]
-pub(super) const NO_PENDING: Pending = Pending { class: LockClass::NONE, flags: 0, path: 0, outer: 0, hold: 0, wait: 0 };
+pub(super) const NO_PENDING: Pending =
+    Pending { class: LockClass::NONE, flags: 0, path: 0, outer: 0, hold: 0, wait: 0 };
 
 #[cfg(not(loom))]
 thread_local! {
@@ -216,7 +217,9 @@ pub(super) fn fast<'a>() -> &'a Fast {
 pub(super) fn register_thread(f: &Fast) -> u32 {
     let id = NEXT_THREAD_ID.fetch_add(1, Ordering::Relaxed).max(1);
     f.id.set(id);
-    let seed = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ lock_ticks() ^ ((&f.rng as *const _ as u64) << 17);
+    let seed = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ lock_ticks()
+        ^ ((&f.rng as *const _ as u64) << 17);
     f.rng.set(seed | 1);
     for c in 0..MAX_CLASSES {
         f.wait_countdown[c].set(draw_wait_gap(f, c));
@@ -435,7 +438,14 @@ pub(super) fn keep(f: &Fast, r: Pending) {
 #[inline(never)]
 pub(super) fn record(f: &Fast, class: LockClass, flags: u8, hold: u64, outer: u16) {
     f.timing.set(f.timing.get().saturating_sub(1));
-    let record = Pending { class, flags: flags & (F_TIMED | F_SAMPLED | F_EXACT), path: f.path.get(), outer, hold, wait: 0 };
+    let record = Pending {
+        class,
+        flags: flags & (F_TIMED | F_SAMPLED | F_EXACT),
+        path: f.path.get(),
+        outer,
+        hold,
+        wait: 0,
+    };
     if !f.holds_none() {
         // Still inside another measured lock: fold once out of it.
         keep(f, record);

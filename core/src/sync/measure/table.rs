@@ -136,7 +136,8 @@ pub(super) struct Global {
     pub(super) classes: [Option<Box<ClassStats>>; MAX_CLASSES],
 }
 
-pub(super) static GLOBAL: Mutex<Global> = Mutex::new(Global { generation: 1, classes: [const { None }; MAX_CLASSES] });
+pub(super) static GLOBAL: Mutex<Global> =
+    Mutex::new(Global { generation: 1, classes: [const { None }; MAX_CLASSES] });
 
 pub(super) fn merge_global(acc: &Acc) {
     let mut g = GLOBAL.lock().unwrap_or_else(|e| e.into_inner());
