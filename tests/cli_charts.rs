@@ -27,6 +27,8 @@ fn compare_roundtrip_and_simulate_write_their_charts() {
     let (c, r, s) = (dir.path().join("c.svg"), dir.path().join("r.svg"), dir.path().join("s.svg"));
     let compare = [
         "compare",
+        "--placement",
+        "pool",
         "--threads",
         "1",
         "--rounds",

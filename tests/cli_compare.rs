@@ -23,6 +23,8 @@ fn compare_writes_the_keys_with_consistent_results_and_prints_the_ratios() {
     let json = dir.join("c.json");
     let out = schedlab(&[
         "compare",
+        "--placement",
+        "pool",
         "--threads",
         "2",
         "--duration",
@@ -114,6 +116,8 @@ fn compare_gives_every_ratio_an_interval_and_the_run_its_noise_floor() {
     let json = dir.join("c.json");
     let base = [
         "compare",
+        "--placement",
+        "pool",
         "--threads",
         "1",
         "--variants",
@@ -198,6 +202,8 @@ fn compare_adds_rounds_until_its_precision_or_time_and_compares_with_a_baseline(
     let json = dir.join("c.json");
     let out = schedlab(&[
         "compare",
+        "--placement",
+        "pool",
         "--threads",
         "1",
         "--variants",
@@ -295,6 +301,8 @@ fn a_bad_baseline_or_precision_is_one_line_and_exit_code_2_before_any_run() {
     let missing = dir.join("missing.json");
     let same = [
         "compare",
+        "--placement",
+        "pool",
         "--variants",
         "sched-lock,no-stats,epoch",
         "--lock",
@@ -312,6 +320,8 @@ fn a_bad_baseline_or_precision_is_one_line_and_exit_code_2_before_any_run() {
         (
             vec![
                 "compare",
+                "--placement",
+                "pool",
                 "--variants",
                 "sched-lock,no-stats",
                 "--lock",

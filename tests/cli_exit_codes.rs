@@ -73,6 +73,8 @@ fn compare_and_sweep_keep_their_tables_and_exit_by_the_failure() {
     let (csv, svg) = (csv.to_str().unwrap(), svg.to_str().unwrap());
     let compare = [
         "compare",
+        "--placement",
+        "pool",
         "--threads",
         "1",
         "--rounds",

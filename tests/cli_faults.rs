@@ -467,6 +467,8 @@ fn devices_as_outputs_stay_devices() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = schedlab(&[
         "compare",
+        "--placement",
+        "pool",
         "--threads",
         "1",
         "--duration",
@@ -611,6 +613,8 @@ fn a_signal_stops_compare_and_keeps_every_finished_run_marked() {
         let mut p = Running::start(&[
             "-v",
             "compare",
+            "--placement",
+            "pool",
             "--threads",
             "2",
             "--duration",
@@ -667,6 +671,8 @@ fn long_compare(json: &Path) -> Vec<String> {
     [
         "-v",
         "compare",
+        "--placement",
+        "pool",
         "--threads",
         "2",
         "--duration",
@@ -783,6 +789,8 @@ fn a_compare_run_stopped_by_job_control_is_run_again() {
     let mut p = Running::start(&[
         "-v",
         "compare",
+        "--placement",
+        "pool",
         "--rounds",
         "1",
         "--variants",
@@ -1221,7 +1229,17 @@ fn more_jobs_than_cpus_on_the_fair_lock_is_said_plainly() {
             "{}",
             text(&out.stderr)
         );
-        let out = schedlab(&["compare", "--threads", &n, "--lock", "both", "--rounds", "1"]);
+        let out = schedlab(&[
+            "compare",
+            "--placement",
+            "pool",
+            "--threads",
+            &n,
+            "--lock",
+            "both",
+            "--rounds",
+            "1",
+        ]);
         assert_eq!(
             out.status.code(),
             Some(2),
@@ -1303,6 +1321,8 @@ fn a_measurement_without_a_completed_request_says_so_instead_of_zeros() {
         vec!["run", "--variant", "no-stats", "--threads", "1", "--json", run_json],
         vec![
             "compare",
+            "--placement",
+            "pool",
             "--rounds",
             "1",
             "--variants",

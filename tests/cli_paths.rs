@@ -643,6 +643,8 @@ fn every_subcommand_has_a_cheapest_invocation_and_its_path_options_are_found() {
         "variants",
         "run",
         "compare",
+        "--placement",
+        "pool",
         "sweep",
         "predict",
         "roundtrip",

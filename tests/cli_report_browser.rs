@@ -253,7 +253,21 @@ fn every_kind_of_report_opens_in_chromium_without_errors() {
     let compare = report(
         d,
         "compare",
-        &[&["compare", "--rounds", "1", "--variants", "sched-lock,debug-off"], &tiny[..]].concat(),
+        "--placement",
+        "pool",
+        &[
+            &[
+                "compare",
+                "--placement",
+                "pool",
+                "--rounds",
+                "1",
+                "--variants",
+                "sched-lock,debug-off",
+            ],
+            &tiny[..],
+        ]
+        .concat(),
     );
     check_page(&chromium, d, &compare, "compare", &["sched-lock", "debug-off", "KIOPS"], 0);
     let sweep = report(

@@ -135,6 +135,8 @@ fn long(sub: &str) -> Option<Long> {
             "compare" => (
                 vec![
                     "compare",
+                    "--placement",
+                    "pool",
                     "--threads",
                     "1",
                     "--rounds",

@@ -46,6 +46,7 @@ pub use baseline::{Baseline, BaselineComparison, ChangeVerdict};
 use cells::{entry_index, paired, Cell};
 pub use cells::{Measure, AA_LABEL, AA_REFERENCE, SCHEMA_VERSION};
 pub use cost::{CostVerdict, LockstatCost};
+pub use placement::PlacementRule;
 pub use precision::{Precision, StopReason};
 
 use crate::driver::host::other_runnable_threads;
@@ -89,6 +90,8 @@ pub struct CompareConfig {
     /// report's `baseline` names it).
     #[serde(skip)]
     pub baseline: Option<Baseline>,
+    /// What is done with the rounds whose CPUs the probes place (`compare::placement`).
+    pub placement: PlacementRule,
 }
 
 impl CompareConfig {
@@ -118,6 +121,7 @@ impl CompareConfig {
             aa: true,
             precision: Some(precision::DEFAULT),
             baseline: None,
+            placement: PlacementRule::Separate,
         }
     }
 
@@ -558,7 +562,7 @@ fn run_timed(
     // The rounds kept (a round whose CPUs moved while it ran is left out and made again:
     // `placement`), and every run's placement probes.
     let mut kept: Vec<usize> = Vec::new();
-    let mut tracker = placement::Tracker::default();
+    let mut tracker = placement::Tracker { rule: cfg.placement, ..Default::default() };
     let runs_per_round = cfg.total_runs() / cfg.rounds;
     'rounds: for round in 0..precision::MAX_ROUNDS {
         // `round` rounds made so far; the rounds asked are all made once each is kept or left
@@ -682,7 +686,7 @@ fn run_timed(
         }
         // A round whose CPUs moved while it ran is never kept: its ratios would pair runs made in
         // both placements.
-        match tracker.round(round) {
+        match tracker.decided(round) {
             placement::RoundPlacement::Changed if tracker.run_again.len() < cfg.rounds => {
                 placement::leave_out(&mut cells, &[round]);
                 tracker.run_again.push(round);
@@ -1134,6 +1138,46 @@ mod tests {
         assert_eq!(report.placement.reported, Some(placement::Placement::Near));
         let note = report.placement.note().expect("the move is told");
         assert!(note.contains("round(s) 2 changed placement") && note.contains("160 ns"), "{note}");
+    }
+
+    #[test]
+    fn with_the_placements_pooled_every_round_is_kept_and_that_is_said() {
+        // The probes of the test above (round 2 moves while it runs), and a round 1 entirely in
+        // the far placement: pooled, no round is made again or left out, and the note says that
+        // the ratios pool both placements.
+        let cfg = CompareConfig {
+            placement: PlacementRule::Pool,
+            ..small(vec!["sched-lock", "no-stats"], 3)
+        };
+        let far_at = |call| match call {
+            0..=3 | 6 => 160.0,
+            _ => 34.0,
+        };
+        let probe = probe_by_call(far_at);
+        let runner = pinned(|v, _| if v == "no-stats" { 2.0 } else { 1.0 });
+        let mut recorder = Recorder::default();
+        let report =
+            run_with(&runner, &probe, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
+        let placement = &report.placement;
+        assert_eq!(report.rounds_completed, 3);
+        assert_eq!(recorder.steps, 9, "3 rounds made, 3 kept");
+        assert!(placement.rounds_run_again.is_empty(), "{:?}", placement.rounds_run_again);
+        assert!(placement.rounds_left_out.is_empty() && placement.rounds_moved_left_out.is_empty());
+        assert_eq!((placement.reported, placement.rule), (None, PlacementRule::Pool));
+        let note = placement.note().expect("the probes saw both placements");
+        assert!(note.contains("--placement pool") && note.contains("160 ns"), "{note}");
+        // Separate, the same probes cost round 2 a remake and round 1 its place in the figures.
+        let separate = CompareConfig { placement: PlacementRule::Separate, ..cfg };
+        let report = run_with(
+            &runner,
+            &probe_by_call(far_at),
+            &separate,
+            &AtomicBool::new(false),
+            &mut Silent,
+        )
+        .unwrap();
+        assert_eq!(report.placement.rounds_run_again, vec![1]);
+        assert_eq!(report.placement.rounds_left_out, vec![0]);
     }
 
     #[test]

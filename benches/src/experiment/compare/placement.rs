@@ -78,6 +78,40 @@ pub fn steady(trials_ns: &[f64]) -> Option<f64> {
 /// How a comparison measures placement: [`probe_here`], or a stand-in in tests.
 pub type Probe<'a> = &'a dyn Fn(&AtomicBool) -> Option<f64>;
 
+/// What a comparison does with the rounds the probes place (`--placement`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlacementRule {
+    /// A round whose probes changed placement is left out and made again; at the end the ratios
+    /// come from the placement more kept rounds ran in (this module's doc).
+    #[default]
+    Separate,
+    /// Every round is kept and the ratios pool both placements: for a machine whose CPUs do not
+    /// move (bare metal, pinned vCPUs), and for a functional run that must keep what it made on
+    /// a loaded machine, where a probe that another process stretched reads as "far". The
+    /// probes are still measured and reported.
+    Pool,
+}
+
+impl PlacementRule {
+    pub const NAMES: &'static str = "separate, pool";
+
+    pub fn from_name(name: &str) -> Option<PlacementRule> {
+        match name {
+            "separate" => Some(PlacementRule::Separate),
+            "pool" => Some(PlacementRule::Pool),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PlacementRule::Separate => "separate",
+            PlacementRule::Pool => "pool",
+        }
+    }
+}
+
 /// Which of the two placements a probe saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -132,6 +166,8 @@ pub struct Tracker {
     pub made: usize,
     /// Rounds the comparison asked for.
     pub asked: usize,
+    /// What is done with the rounds the probes place.
+    pub rule: PlacementRule,
 }
 
 impl Tracker {
@@ -169,6 +205,15 @@ impl Tracker {
         }
     }
 
+    /// What `round`'s probes decide under the comparison's rule: with [`PlacementRule::Pool`]
+    /// no round changed placement, whatever its probes read.
+    pub fn decided(&self, round: usize) -> RoundPlacement {
+        match (self.rule, self.round(round)) {
+            (PlacementRule::Pool, RoundPlacement::Changed) => RoundPlacement::Unknown,
+            (_, placement) => placement,
+        }
+    }
+
     /// At the end: the placement the ratios come from (the one more kept rounds settled in; near
     /// on a tie) and the kept rounds settled in the other, to be left out.
     pub fn minority(&self, kept: &[usize]) -> (Option<Placement>, Vec<usize>) {
@@ -179,6 +224,9 @@ impl Tracker {
                 _ => None,
             })
             .collect();
+        if self.rule == PlacementRule::Pool {
+            return (None, Vec::new());
+        }
         let far = settled.iter().filter(|(_, p)| *p == Placement::Far).count();
         let near = settled.len() - far;
         if settled.is_empty() {
@@ -250,6 +298,8 @@ pub struct PlacementReport {
     /// Rounds asked (the config's `rounds`), to say when fewer were kept.
     #[serde(skip)]
     pub rounds_asked: usize,
+    /// What was done with the rounds the probes placed (`--placement`).
+    pub rule: PlacementRule,
     /// Why nothing was measured (one CPU).
     pub not_measured: Option<String>,
     /// Every run's probes.
@@ -275,6 +325,7 @@ impl PlacementReport {
             rounds_left_out: left_out,
             rounds_made: tracker.made,
             rounds_asked: tracker.asked,
+            rule: tracker.rule,
             not_measured: near_ns.is_none().then(|| why_no_probe(&tracker.runs).to_string()),
             runs: tracker.runs,
         }
@@ -291,6 +342,13 @@ impl PlacementReport {
             "the machine moved its CPUs during the comparison: a cache-line transfer between them took \
              {near:.0} ns (near) and up to {far:.0} ns (far), and a lock-bound variant's KIOPS follow it"
         )];
+        if self.rule == PlacementRule::Pool {
+            parts.push(
+                "--placement pool: every round is kept, and each ratio pools rounds from both \
+                 placements (its interval includes the difference between them)"
+                    .to_string(),
+            );
+        }
         if !self.rounds_run_again.is_empty() {
             parts.push(format!(
                 "round(s) {} changed placement while running and were made again",

@@ -8,7 +8,7 @@ use super::workload::WorkloadArgs;
 use crate::driver::workload::entry_name;
 use crate::error::ExperimentError;
 use crate::experiment::compare::{
-    baseline, precision, Baseline, CompareConfig, Measure, Precision,
+    baseline, precision, Baseline, CompareConfig, Measure, PlacementRule, Precision,
 };
 use schedlab_core::InsertPathKind;
 
@@ -81,6 +81,12 @@ pub struct CompareOptions {
     /// unreliable. Said to have no effect when sched-lock is not compared.
     #[arg(long)]
     no_aa: bool,
+    /// What to do with a round whose CPUs the host moved while it ran (a cache-line probe between
+    /// every two runs tells): separate (made again, and the ratios from the placement more rounds
+    /// ran in) or pool (every round kept, the ratios over both; for a machine whose CPUs stay
+    /// put, or a functional run on a loaded machine, where other processes stretch the probes).
+    #[arg(long, default_value = "separate")]
+    placement: String,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     /// Leave out the per-lock lockstat tables.
@@ -167,6 +173,13 @@ impl CompareOptions {
                 cx.no_effect(flag, ": --measure plain makes no instrumented run (no lock tables)");
             }
         }
+        let placement = PlacementRule::from_name(&args.placement).ok_or_else(|| {
+            bad_input(format!(
+                "unknown --placement `{}` (known: {})",
+                args.placement,
+                PlacementRule::NAMES
+            ))
+        })?;
         let locks = parse_locks(&args.lock)?;
         let threshold = args.baseline_threshold.unwrap_or(baseline::DEFAULT_THRESHOLD);
         let baseline = match &args.baseline {
@@ -194,6 +207,7 @@ impl CompareOptions {
             aa: !args.no_aa,
             precision,
             baseline,
+            placement,
         };
         cfg.validate()?;
         Ok(cfg)
