@@ -119,7 +119,7 @@ impl super::contract::Report for CompareReport {
 
     fn text(&self, view: View) -> String {
         let tables = text_of_tables(&tables_of(self, view.brief, self.judge(view)));
-        format!("{}\n\n{tables}\n{}", self.provenance.one_line(), text_of_outcome(&self.outcome()))
+        format!("{}\n\n{tables}\n{}", self.provenance.head(), text_of_outcome(&self.outcome()))
     }
 
     fn tables(&self, judge: Judge) -> Vec<Table> {

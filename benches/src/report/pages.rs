@@ -35,7 +35,7 @@ impl super::contract::Report for FlamegraphReport {
     }
 
     fn text(&self, _view: super::contract::View) -> String {
-        let mut out = format!("{}\n", self.provenance.one_line());
+        let mut out = format!("{}\n", self.provenance.head());
         for line in self.lines.iter().filter(|l| !l.starts_with("wrote ")) {
             out.push_str(line);
             out.push('\n');

@@ -455,7 +455,7 @@ impl super::contract::Report for PredictReport {
         let tables = super::contract::text_of_tables(&self.tables(self.judge(view)));
         let outcome = super::contract::text_of_outcome(&self.outcome());
         let caveat = "schedlab predict: MODEL, not measured — a discrete-event simulation calibrated on single-threaded runs";
-        format!("{caveat}\n{}\n\n{tables}{outcome}", self.provenance.one_line())
+        format!("{caveat}\n{}\n\n{tables}{outcome}", self.provenance.head())
     }
 
     fn tables(&self, judge: Judge) -> Vec<Table> {

@@ -52,7 +52,7 @@ impl super::contract::Report for RoundtripReport {
     fn text(&self, view: super::contract::View) -> String {
         let tables = super::contract::text_of_tables(&self.tables(self.judge(view)));
         let outcome = super::contract::text_of_outcome(&self.outcome());
-        format!("{}\n\n{tables}{outcome}", self.provenance.one_line())
+        format!("{}\n\n{tables}{outcome}", self.provenance.head())
     }
 
     fn tables(&self, _judge: super::contract::Judge) -> Vec<Table> {
