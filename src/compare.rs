@@ -26,8 +26,11 @@ pub fn default_args() -> CompareArgs {
 
 /// Every path `compare` reads or writes (`paths.rs`): its outputs and `--baseline`.
 pub(crate) fn paths(args: &CompareArgs) -> Result<crate::paths::Paths, ExperimentError> {
-    let baseline = args.options.baseline.as_deref();
-    Ok(args.outputs.declare(crate::paths::Paths::default().input("--baseline", baseline)))
+    let baselines = args.options.baseline.iter();
+    let paths = baselines.fold(crate::paths::Paths::default(), |paths, baseline| {
+        paths.input("--baseline", Some(baseline.as_path()))
+    });
+    Ok(args.outputs.declare(paths))
 }
 
 pub(crate) fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentError> {

@@ -2,7 +2,7 @@
 //! (the keys the issue names, consistent results, sane lock counters, the seeds' ratios printed),
 //! a short sweep writing its CSV and SVG, an interrupted sweep keeping its points, bad input.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -299,6 +299,11 @@ fn a_bad_baseline_or_precision_is_one_line_and_exit_code_2_before_any_run() {
     let text = dir.join("notes.txt");
     std::fs::write(&text, "not a report\n").unwrap();
     let missing = dir.join("missing.json");
+    // The fixture again, as a run of another build: refused beside the fixture itself.
+    let other_build = dir.join("other-build.json");
+    let commit = fixture.split("\"commit\": \"").nth(1).and_then(|t| t.split('"').next());
+    let commit = commit.expect("the fixture names its commit");
+    std::fs::write(&other_build, fixture.replacen(commit, "0123456", 1)).unwrap();
     let same = [
         "compare",
         "--placement",
@@ -317,6 +322,10 @@ fn a_bad_baseline_or_precision_is_one_line_and_exit_code_2_before_any_run() {
         (with(&same, &text), "not a `schedlab compare --json` report"),
         (with(&same, &sweep), "schema is `schedlab-sweep`"),
         (with(&same, &old_version), "schema_version 3"),
+        (
+            [with(&same, Path::new(BASELINE)), with(&["--baseline"], &other_build)].concat(),
+            "one build",
+        ),
         (
             vec![
                 "compare",

@@ -570,6 +570,7 @@ mod compare_tables {
                 ("change", "%"),
                 ("95% lo", "%"),
                 ("95% hi", "%"),
+                ("floor", "%"),
                 ("verdict", ""),
             ],
         );
@@ -594,19 +595,29 @@ mod compare_tables {
                 Cell::num(100.0 * c.change, 1),
                 lo,
                 hi,
+                match c.between_run_floor {
+                    Some(f) => Cell::num(100.0 * f, 1),
+                    None => Cell::missing("-"),
+                },
                 verdict,
             ]);
             note_once(&mut t, "95% lo, hi", c.no_interval.as_deref());
         }
+        if let Some(why) = &b.floor_not_measured {
+            t.note(format!("floor: not measured: {why}"));
+        }
         for n in &b.not_compared {
             t.note(format!("not compared: {n}"));
         }
+        let files = std::iter::once(b.file.as_str()).chain(b.more_files.iter().map(String::as_str));
         t.note(format!(
             "Baseline {} (commit {}, {}, {} rounds). Change: this run's median of the per-round \
                 ratio ÷ the baseline's − 1, with its 95 % bootstrap interval (each side's rounds \
-                resampled apart: the two ran at different times). Improved or regressed only when \
-                the whole interval lies beyond ±{:.1} %; no change otherwise.",
-            b.file,
+                resampled apart: the two ran at different times). Floor: the largest \
+                change between two of the baseline's runs. Improved or regressed only when the \
+                whole interval lies beyond ±{:.1} %, or beyond ±the floor where \
+                that is wider; no change otherwise.",
+            files.collect::<Vec<_>>().join(", "),
             b.commit,
             b.date,
             b.rounds,

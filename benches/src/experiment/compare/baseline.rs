@@ -14,6 +14,18 @@
 //! by several per cent), and *no change* otherwise: a change inside the band, or one the
 //! rounds cannot resolve. A higher ratio is an improvement: the numerator gained on its
 //! denominator.
+//!
+//! ## The between-run floor
+//!
+//! A run's interval is over its own rounds, a minute of one machine state; runs minutes apart
+//! differ by more than that on a shared virtual machine (four runs of one build: a ratio's
+//! median moved by up to 18 %, `notes/results/2026-12-05-short-rounds.md`), and one baseline run
+//! cannot say by how much. So `--baseline` may be given again with further runs of the same
+//! build ([`Baseline::with_runs`]). Then each ratio's *between-run floor* is the largest change
+//! between any two of the baseline's runs (their medians), the rounds of all of them are the
+//! "then" side, and the no-change band is the wider of ±threshold and ±floor: a change no larger
+//! than the build's own runs showed between themselves is no change. With one baseline run the
+//! floor is not measured and the comparison says so.
 
 use super::cells::{AA_REFERENCE, SCHEMA_VERSION};
 use crate::error::ExperimentError;
@@ -48,6 +60,17 @@ pub struct Baseline {
     pub ratios: Vec<RatioRuns>,
     /// The no-change band's half-width, a fraction (0.05: ±5 %).
     pub threshold: f64,
+    /// Further runs of the same build (`--baseline` given again), whose spread with the first
+    /// is the between-run floor.
+    pub more_runs: Vec<BaselineRun>,
+}
+
+/// One more run of the baseline's build.
+#[derive(Clone, Debug)]
+pub struct BaselineRun {
+    pub file: PathBuf,
+    pub rounds: usize,
+    pub ratios: Vec<RatioRuns>,
 }
 
 #[derive(Deserialize)]
@@ -227,33 +250,95 @@ impl Baseline {
             rounds: parsed.rounds_completed,
             ratios,
             threshold,
+            more_runs: Vec::new(),
         })
     }
 
-    /// Every ratio of a report (`compare::baseline_ratio_runs`) against the baseline's.
+    /// The baseline with further runs of its build (`--baseline` given again, in order): each
+    /// must be of the same commit as the first (else its changes would be in the floor), and of
+    /// the same variants and lock kinds (checked as it was parsed).
+    pub fn with_runs(mut self, more: Vec<Baseline>) -> Result<Baseline, ExperimentError> {
+        for b in more {
+            if b.commit != self.commit {
+                return Err(ExperimentError::bad_input(format!(
+                    "--baseline {} is of commit {}, and the first, {}, of {}: the runs given \
+                     together must be of one build (their spread is taken as run-to-run noise)",
+                    b.file.display(),
+                    b.commit,
+                    self.file.display(),
+                    self.commit
+                )));
+            }
+            if b.file == self.file || self.more_runs.iter().any(|r| r.file == b.file) {
+                return Err(ExperimentError::bad_input(format!(
+                    "--baseline {} is given twice: a run against itself says nothing of the \
+                     spread between runs",
+                    b.file.display()
+                )));
+            }
+            self.more_runs.push(BaselineRun { file: b.file, rounds: b.rounds, ratios: b.ratios });
+        }
+        Ok(self)
+    }
+
+    /// Every run of the baseline's build: the first, then the ones given after it.
+    fn runs(&self) -> impl Iterator<Item = (&Path, &[RatioRuns])> {
+        std::iter::once((self.file.as_path(), self.ratios.as_slice()))
+            .chain(self.more_runs.iter().map(|r| (r.file.as_path(), r.ratios.as_slice())))
+    }
+
+    /// Every ratio of a report (`compare::baseline_ratio_runs`) against the baseline's: its
+    /// rounds in every run of the build, and the band widened to the ratio's between-run floor.
     pub fn compare(&self, now: &[RatioRuns]) -> BaselineComparison {
         let mut changes = Vec::new();
         let mut not_compared = Vec::new();
         for current in now {
-            match self.ratios.iter().find(|b| b.ratio == current.ratio && b.lock == current.lock) {
-                Some(then) => changes.push(compare_ratio(current, &then.runs, self.threshold)),
-                None => not_compared.push(format!(
-                    "{} ({}): not in the baseline",
+            let same = |b: &&RatioRuns| b.ratio == current.ratio && b.lock == current.lock;
+            let then: Vec<&RatioRuns> =
+                self.runs().filter_map(|(_, ratios)| ratios.iter().find(same)).collect();
+            if then.len() < 1 + self.more_runs.len() {
+                not_compared.push(format!(
+                    "{} ({}): not in every baseline run",
                     current.ratio,
                     current.lock.name()
-                )),
+                ));
+                continue;
             }
+            let medians: Vec<f64> = then.iter().map(|r| median(&r.runs)).collect();
+            let floor = between_run_floor(&medians);
+            let band = floor.map_or(self.threshold, |f| f.max(self.threshold));
+            let pooled: Vec<f64> = then.iter().flat_map(|r| r.runs.iter().copied()).collect();
+            let mut change = compare_ratio(current, &pooled, band);
+            change.between_run_floor = floor;
+            changes.push(change);
         }
         BaselineComparison {
             file: self.file.display().to_string(),
+            more_files: self.more_runs.iter().map(|r| r.file.display().to_string()).collect(),
             commit: self.commit.clone(),
             date: self.date.clone(),
-            rounds: self.rounds,
+            rounds: self.rounds + self.more_runs.iter().map(|r| r.rounds).sum::<usize>(),
             threshold: self.threshold,
+            floor_not_measured: self.more_runs.is_empty().then(|| {
+                "one baseline run: how far runs of one build differ is not measured (give \
+                 --baseline again with another run of the baseline's build)"
+                    .to_string()
+            }),
             changes,
             not_compared,
         }
     }
+}
+
+/// The largest change between any two runs' medians of one ratio (`|a ÷ b − 1|` over every
+/// ordered pair, so the larger of the two directions); `None` with fewer than two runs.
+pub fn between_run_floor(medians: &[f64]) -> Option<f64> {
+    let finite: Vec<f64> = medians.iter().copied().filter(|m| m.is_finite() && *m > 0.0).collect();
+    if finite.len() < 2 || finite.len() < medians.len() {
+        return None;
+    }
+    let pairs = finite.iter().flat_map(|a| finite.iter().map(move |b| (a / b - 1.0).abs()));
+    pairs.reduce(f64::max)
 }
 
 /// A change's verdict against the no-change band.
@@ -304,10 +389,16 @@ pub struct RatioChange {
     pub interval: Option<Interval>,
     /// Why `interval` is null (either side has fewer than 3 rounds); then no verdict.
     pub no_interval: Option<String>,
+    /// The largest change between two of the baseline's runs ([`between_run_floor`]); `null`
+    /// with one baseline run.
+    pub between_run_floor: Option<f64>,
+    /// The no-change band's half-width the verdict used: the threshold, or the floor where wider.
+    pub band: f64,
     pub verdict: Option<ChangeVerdict>,
 }
 
-/// One ratio's change: `current`'s rounds against the baseline's `then` ([`judge_change`]).
+/// One ratio's change: `current`'s rounds against the baseline's `then` ([`judge_change`] with
+/// the band ±`threshold`).
 pub fn compare_ratio(current: &RatioRuns, then: &[f64], threshold: f64) -> RatioChange {
     let (now_median, then_median) = (median(&current.runs), median(then));
     let change = |a: &mut [f64], b: &mut [f64]| median_in_place(a) / median_in_place(b) - 1.0;
@@ -323,6 +414,8 @@ pub fn compare_ratio(current: &RatioRuns, then: &[f64], threshold: f64) -> Ratio
         no_interval: interval
             .is_none()
             .then(|| format!("no interval: fewer than {BOOTSTRAP_MIN_VALUES} rounds on a side")),
+        between_run_floor: None,
+        band: threshold,
         verdict: interval.map(|i| judge_change(i, threshold)),
     }
 }
@@ -331,12 +424,17 @@ pub fn compare_ratio(current: &RatioRuns, then: &[f64], threshold: f64) -> Ratio
 #[derive(Clone, Debug, Serialize)]
 pub struct BaselineComparison {
     pub file: String,
+    /// Further runs of the same build given with `--baseline` after the first.
+    pub more_files: Vec<String>,
     /// The baseline's build and date (its provenance), and its finished rounds.
     pub commit: String,
     pub date: String,
+    /// Rounds of every baseline run together.
     pub rounds: usize,
-    /// The no-change band's half-width (fraction).
+    /// The no-change band's half-width (fraction), before any ratio's between-run floor.
     pub threshold: f64,
+    /// Why no ratio has a between-run floor (one baseline run).
+    pub floor_not_measured: Option<String>,
     pub changes: Vec<RatioChange>,
     /// Ratios of this run the baseline does not have (a variant that did not run there).
     pub not_compared: Vec<String>,
@@ -451,6 +549,94 @@ mod tests {
                 Some(ChangeVerdict::NoChange)
             );
         }
+    }
+
+    #[test]
+    fn the_floor_is_the_largest_change_between_two_runs_either_way() {
+        assert_eq!(between_run_floor(&[1.0]), None, "one run measures no spread");
+        assert_eq!(between_run_floor(&[]), None);
+        assert_eq!(between_run_floor(&[1.0, f64::NAN]), None, "a run without a median");
+        let f = between_run_floor(&[1.0, 1.1, 0.95]).unwrap();
+        assert!((f - (1.1 / 0.95 - 1.0)).abs() < 1e-12, "{f}");
+        assert_eq!(between_run_floor(&[1.2, 1.2]), Some(0.0));
+    }
+
+    /// The fixture as a second run of its build, every ratio scaled by `by` (a run that
+    /// differed from the first by that much).
+    fn another_run(b: &Baseline, file: &str, by: f64) -> Baseline {
+        let scaled = |r: &RatioRuns| RatioRuns {
+            runs: r.runs.iter().map(|x| x * by).collect(),
+            ..r.clone()
+        };
+        Baseline {
+            file: file.into(),
+            ratios: b.ratios.iter().map(scaled).collect(),
+            more_runs: Vec::new(),
+            ..b.clone()
+        }
+    }
+
+    /// A baseline of two ratios whose rounds agree within 2 % (so that what the verdicts turn
+    /// on is the band, not a wide interval).
+    fn tight() -> Baseline {
+        Baseline {
+            ratios: vec![
+                runs("no-stats ÷ sched-lock", &[1.50, 1.51, 1.49, 1.50, 1.52]),
+                runs("epoch ÷ sched-lock", &[1.20, 1.19, 1.21, 1.20, 1.22]),
+            ],
+            ..fixture()
+        }
+    }
+
+    #[test]
+    fn a_change_no_larger_than_the_builds_runs_differ_by_is_no_change() {
+        let first = tight();
+        let second = another_run(&first, "old2.json", 1.12);
+        let both = first.clone().with_runs(vec![second]).expect("two runs of one build");
+        // Now: the first run's rounds scaled by 1.15, 15 % up on it, 3 % on the second.
+        let now: Vec<RatioRuns> = first
+            .ratios
+            .iter()
+            .map(|r| RatioRuns { runs: r.runs.iter().map(|x| x * 1.15).collect(), ..r.clone() })
+            .collect();
+        let against_one = first.compare(&now);
+        let against_both = both.compare(&now);
+        assert!(
+            against_one.floor_not_measured.is_some() && against_both.floor_not_measured.is_none()
+        );
+        assert_eq!(against_both.more_files, ["old2.json"]);
+        for (one, two) in against_one.changes.iter().zip(&against_both.changes) {
+            assert_eq!(one.verdict, Some(ChangeVerdict::Improved), "one run: {one:?}");
+            assert_eq!(one.between_run_floor, None);
+            let floor = two.between_run_floor.expect("two runs measure a floor");
+            assert!((floor - 0.12).abs() < 1e-9, "{two:?}");
+            assert_eq!((two.band, two.verdict), (floor, Some(ChangeVerdict::NoChange)), "{two:?}");
+        }
+        // Twice as fast is beyond any floor the two runs show.
+        let doubled: Vec<RatioRuns> = first
+            .ratios
+            .iter()
+            .map(|r| RatioRuns { runs: r.runs.iter().map(|x| x * 2.0).collect(), ..r.clone() })
+            .collect();
+        for c in both.compare(&doubled).changes {
+            assert_eq!(c.verdict, Some(ChangeVerdict::Improved), "{c:?}");
+        }
+        // A floor below the threshold leaves the threshold as the band.
+        let close = first.clone().with_runs(vec![another_run(&first, "old3.json", 1.01)]).unwrap();
+        for c in close.compare(&first.ratios).changes {
+            assert_eq!((c.band, c.verdict), (first.threshold, Some(ChangeVerdict::NoChange)));
+        }
+    }
+
+    #[test]
+    fn runs_of_another_build_or_the_same_file_again_are_refused() {
+        let first = fixture();
+        let other = Baseline { commit: "0000000".into(), ..another_run(&first, "new.json", 1.0) };
+        let e = first.clone().with_runs(vec![other]).unwrap_err().to_string();
+        assert!(e.contains("new.json") && e.contains("one build"), "{e}");
+        let again = another_run(&first, "baseline.json", 1.0);
+        let e = first.with_runs(vec![again]).unwrap_err().to_string();
+        assert!(e.contains("given twice"), "{e}");
     }
 
     #[test]

@@ -45,9 +45,11 @@ pub struct CompareOptions {
     max_time: Option<f64>,
     /// An earlier `schedlab compare --json` report of the same variants and lock kinds: print
     /// each ratio's change against it with its 95 % interval and improved / regressed / no
-    /// change. Read before any run; any other file is refused.
+    /// change. Give it again with more runs of the same build to measure how far runs of one
+    /// build differ: a change within that is no change. Read before any run; any other file is
+    /// refused.
     #[arg(long, value_name = "FILE")]
-    pub baseline: Option<std::path::PathBuf>,
+    pub baseline: Vec<std::path::PathBuf>,
     /// With --baseline: the no-change band, a fraction (0.05) or a percent (5%), above 0 and
     /// below 100 %: a change is improved or regressed only when its whole interval lies beyond
     /// ±this (default 5%, generous: ratios of runs minutes apart move by a few per cent).
@@ -182,11 +184,14 @@ impl CompareOptions {
         })?;
         let locks = parse_locks(&args.lock)?;
         let threshold = args.baseline_threshold.unwrap_or(baseline::DEFAULT_THRESHOLD);
-        let baseline = match &args.baseline {
-            Some(path) => {
-                (cx.declared_input)(path)?;
-                Some(Baseline::load(path, &entries, &locks, threshold, cx.stop)?)
-            }
+        let mut runs = Vec::new();
+        for path in &args.baseline {
+            (cx.declared_input)(path)?;
+            runs.push(Baseline::load(path, &entries, &locks, threshold, cx.stop)?);
+        }
+        let mut runs = runs.into_iter();
+        let baseline = match runs.next() {
+            Some(first) => Some(first.with_runs(runs.collect())?),
             None => None,
         };
         let cfg = CompareConfig {
