@@ -223,6 +223,8 @@ fn quick(sub: &str, fx: &Fixture) -> Option<Inv> {
         "compare" => Inv::new(
             sub,
             &[
+                "--placement",
+                "pool",
                 "--threads",
                 "1",
                 "--rounds",
@@ -643,8 +645,6 @@ fn every_subcommand_has_a_cheapest_invocation_and_its_path_options_are_found() {
         "variants",
         "run",
         "compare",
-        "--placement",
-        "pool",
         "sweep",
         "predict",
         "roundtrip",

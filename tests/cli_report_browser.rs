@@ -253,8 +253,6 @@ fn every_kind_of_report_opens_in_chromium_without_errors() {
     let compare = report(
         d,
         "compare",
-        "--placement",
-        "pool",
         &[
             &[
                 "compare",
