@@ -966,6 +966,127 @@ mod tests {
         assert_eq!(ops[0].2, vec![g1, g2]);
     }
 
+    fn sched_with_two_groups(
+    ) -> (schedlab_core::sync::Arc<Scheduler<SchedLock>>, Recorder, GroupId, GroupId) {
+        let (clock, _) = SchedClock::manual_ticking(1);
+        let cfg = SchedConfig { slots: 1, ..SchedConfig::default() };
+        let sched = Scheduler::<SchedLock>::new(LockKind::FairSpin, cfg, clock);
+        let rec = Recorder::start(sched.root());
+        let g1 = rec.create(&sched, sched.root()).unwrap();
+        let g2 = rec.create(&sched, sched.root()).unwrap();
+        (sched, rec, g1, g2)
+    }
+
+    /// The main thread issues a request in G1, spawns a dispatcher, and moves its process to G2;
+    /// the dispatcher dispatches it after the move in real time, but nothing the model records
+    /// orders the two (it waits on a channel the recorder does not see), so the facts leave two
+    /// candidate groups. After the join, a read of each group. The request went with its queue:
+    /// G2 was charged.
+    fn run_dispatch_concurrent_with_its_issuers_move(
+    ) -> (schedlab_core::sync::Arc<Scheduler<SchedLock>>, Recorder, GroupId, GroupId) {
+        let (sched, rec, g1, g2) = sched_with_two_groups();
+        let p = sched.spawn_process(g1).unwrap();
+        rec.insert(&p, g1, rq(0, 1));
+        let (moved, wait) = std::sync::mpsc::channel::<()>();
+        let dispatcher = rec.spawn(&sched, move |sched, rec| {
+            wait.recv().unwrap();
+            assert!(rec.dispatch(sched));
+        });
+        rec.move_to(&p, g2).unwrap();
+        moved.send(()).unwrap();
+        rec.join(dispatcher);
+        drop(p);
+        rec.read(&sched, g1);
+        rec.read(&sched, g2);
+        rec.drain(&sched);
+        (sched, rec, g1, g2)
+    }
+
+    #[test]
+    fn a_read_after_a_dispatch_concurrent_with_its_issuers_move_bounds_by_both_groups() {
+        let (sched, rec, g1, g2) = run_dispatch_concurrent_with_its_issuers_move();
+        let facts = rec.with(|f| Snapshot::of(f));
+        // The facts are what the fixture says: one charge, either group, before both reads.
+        let ops = facts.charging_ops::<SchedLock>();
+        assert_eq!(ops.len(), 1);
+        assert_eq!(ops[0].2, vec![g1, g2]);
+        assert!(facts.reads.iter().all(|r| ops[0].0.before(&r.span)));
+        let seen: Vec<i64> =
+            facts.reads.iter().map(|r| StatsSnapshot::total(&r.snapshot.io_serviced)).collect();
+        assert_eq!(seen, vec![0, 1]);
+        // G1 saw nothing: the charge may have gone to G2, so it is not in G1's lower bound. G2
+        // saw it: it may have gone to G2, so it is in G2's upper bound.
+        rec.check(&sched);
+        // Either group would have done: the same reads, swapped, pass too.
+        rec.with(|f| {
+            let (a, b) = (f.reads[0].group, f.reads[1].group);
+            f.reads[0].group = b;
+            f.reads[1].group = a;
+        });
+        rec.check_reads::<SchedLock>();
+        // But not a read of G1 that saw it twice.
+        rec.with(|f| f.reads[1].snapshot.io_serviced[0] += 1);
+        fails("read against its past", move || rec.check_reads::<SchedLock>());
+    }
+
+    /// The main thread puts its process in G2 and back in G1 before it issues there; another
+    /// thread (spawned after the issue, joined before the dispatch) moves its own process to G2.
+    /// Neither move is the request's: it is charged to G1.
+    fn run_with_moves_not_the_requests(
+    ) -> (schedlab_core::sync::Arc<Scheduler<SchedLock>>, Recorder, GroupId, GroupId) {
+        let (sched, rec, g1, g2) = sched_with_two_groups();
+        let p = sched.spawn_process(g1).unwrap();
+        rec.move_to(&p, g2).unwrap();
+        rec.move_to(&p, g1).unwrap();
+        rec.insert(&p, g1, rq(0, 1));
+        let other = rec.spawn(&sched, move |sched, rec| {
+            let q = sched.spawn_process(g1).unwrap();
+            rec.move_to(&q, g2).unwrap();
+        });
+        rec.join(other);
+        rec.dispatch(&sched);
+        drop(p);
+        rec.read(&sched, g1);
+        rec.drain(&sched);
+        (sched, rec, g1, g2)
+    }
+
+    #[test]
+    fn another_threads_move_and_the_issuers_earlier_ones_are_not_the_requests_path() {
+        let (sched, rec, g1, _) = run_with_moves_not_the_requests();
+        let facts = rec.with(|f| Snapshot::of(f));
+        assert_eq!(facts.moves.len(), 3);
+        assert_eq!(facts.charging_ops::<SchedLock>()[0].2, vec![g1]);
+        assert_eq!(StatsSnapshot::total(&sched.group_stats(g1).unwrap().io_serviced), 1);
+        rec.check(&sched);
+    }
+
+    #[test]
+    fn exactly_4096_choices_are_still_tried_one_by_one() {
+        let (sched, _, g1) = run();
+        let g2 = sched.root();
+        let charge = Charge { serviced: 1, bytes: 4096, merged: 0 };
+        let exact: HashMap<GroupId, Charge> =
+            [(g1, Charge::default()), (g2, Charge::default())].into();
+        // 12 two-way candidates: 4096 choices.
+        let twelve = vec![Candidate { charge, groups: vec![g1, g2] }; 12];
+        let kept = |a: Charge, b: Charge| -> HashMap<GroupId, Charge> { [(g1, a), (g2, b)].into() };
+        let times = |n: i64| Charge { serviced: n, bytes: 4096 * n, merged: 0 };
+        assert!(feasible(&exact, &twelve, &kept(times(5), times(7))));
+        // The totals agree, and no group keeps less service than its certain part, but no choice
+        // gives G1 six requests and seven requests' bytes: only the exhaustive check sees it.
+        let more_bytes = Charge { bytes: 7 * 4096, ..times(6) };
+        let less_bytes = Charge { bytes: 5 * 4096, ..times(6) };
+        assert!(!feasible(&exact, &twelve, &kept(more_bytes, less_bytes)));
+        // One candidate more and the fallback takes it.
+        let thirteen = vec![Candidate { charge, groups: vec![g1, g2] }; 13];
+        assert!(feasible(
+            &exact,
+            &thirteen,
+            &kept(more_bytes, Charge { bytes: 6 * 4096, ..times(7) })
+        ));
+    }
+
     #[test]
     fn a_move_leaves_two_candidates_and_orders_settle_them() {
         let (sched, _, g1) = run();
