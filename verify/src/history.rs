@@ -1061,6 +1061,21 @@ mod tests {
         rec.check(&sched);
     }
 
+    /// `feasible` compares both ways: a group charged that keeps nothing (absent from what the
+    /// groups keep), and a group that keeps something nobody charged (absent from the charges),
+    /// each fail, while every group present in both agrees.
+    #[test]
+    fn a_group_on_one_side_only_is_not_feasible() {
+        let (sched, _, g1) = run();
+        let g2 = sched.root();
+        let charge = Charge { serviced: 1, bytes: 4096, merged: 0 };
+        let only_g1: HashMap<GroupId, Charge> = [(g1, charge)].into();
+        let both: HashMap<GroupId, Charge> = [(g1, charge), (g2, charge)].into();
+        assert!(feasible(&only_g1, &[], &only_g1));
+        assert!(!feasible(&only_g1, &[], &both), "G2 keeps a charge nobody made");
+        assert!(!feasible(&both, &[], &only_g1), "G2 was charged and keeps nothing");
+    }
+
     #[test]
     fn exactly_4096_choices_are_still_tried_one_by_one() {
         let (sched, _, g1) = run();
