@@ -5,6 +5,7 @@ oracle's own tests run against it.
 
     python3 scripts/mutants-oracles.py [--list] [OUTPUT-DIR]      (default target/mutants-oracles)
     SCHEDLAB_ORACLE_MUTANTS=REGEX python3 scripts/mutants-oracles.py ...   (only those functions)
+    SCHEDLAB_MUTANTS_ROUND_ROBIN=1 ...   (one mutant of each function in turn: a stopped run samples all)
 
 The functions and the tests that must catch their mutants:
 
@@ -19,22 +20,42 @@ Operators (one occurrence at a time, outside string literals and comments): `==`
 ` - `->` + `, `.all(`<->`.any(`, a leading `!` removed, `return true`<->`return false`.
 A mutant that does not build is unviable; one whose tests fail is caught; one whose tests pass
 survived. The source file is restored after every mutant (and on exit). Results: OUTPUT-DIR/
-mutants.tsv (one line per mutant) and the score on stdout. Builds with `-j 2` in the default
-target directory (debug profile), so that the deps are built once.
+mutants.tsv (one line per mutant) and the score on stdout. Builds with `-j 2` (or
+`SCHEDLAB_MUTANTS_JOBS`) in cargo's target directory (`CARGO_TARGET_DIR` if set; debug profile),
+so that the deps are built once.
+
+`SCHEDLAB_MUTANTS_SET=core-new` takes, instead of the oracles, the core's paths added in round
+four and after (issue 45, item 6), with the same operators:
+
+| function | file | test command |
+| --- | --- | --- |
+| `Process::submit`, `bio_merge_body`, `limit_depth_body`, `count_at_submit` | core/src/scheduler.rs | core's unit tests, then `variants/tests/scheduler_behaviour.rs` |
+| `lookup_bio_group`, `charge_allocated`, `bio_merge`, `find_front_merge`, `over_limit`, `nr_requests`, `back_merge` | core/src/state/mod.rs | the same |
+| `submit_sites`, `has`, `sched_lock_sites`, `lock_sequence` | core/src/profile.rs | the same |
+| mq-deadline's `dir_of` ... `queued` | core/src/deadline.rs | the same |
+| `Mainline::route`, `run_deferred` | variants/src/mainline.rs | the same |
 """
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-CORE_TEST = ["cargo", "test", "-q", "-j", "2", "-p", "schedlab-core", "--lib", "consistency_conditions"]
-VERIFY_TEST = ["cargo", "test", "-q", "-j", "2", "-p", "schedlab-verify", "--test", "oracle_conditions"]
-HISTORY_TEST = ["cargo", "test", "-q", "-j", "2", "-p", "schedlab-verify", "--lib", "history"]
+JOBS = os.environ.get("SCHEDLAB_MUTANTS_JOBS", "2")
+CARGO_TEST = ["cargo", "test", "-q", "-j", JOBS]
+# A test command is a list of cargo invocations, run in order; the first that fails decides.
+CORE_TEST = [CARGO_TEST + ["-p", "schedlab-core", "--lib", "consistency_conditions"]]
+VERIFY_TEST = [CARGO_TEST + ["-p", "schedlab-verify", "--test", "oracle_conditions"]]
+HISTORY_TEST = [CARGO_TEST + ["-p", "schedlab-verify", "--lib", "history"]]
+CORE_NEW_TEST = [
+    CARGO_TEST + ["-p", "schedlab-core", "--lib"],
+    CARGO_TEST + ["-p", "schedlab-variants", "--test", "scheduler_behaviour"],
+]
 
-REGIONS = [
+ORACLE_REGIONS = [
     ("core/src/scheduler.rs", "pub fn check_consistency(", CORE_TEST),
     ("verify/src/scenarios.rs", "pub fn conservation_failures(", VERIFY_TEST),
     ("verify/src/scenarios.rs", "pub fn alive_failures(", VERIFY_TEST),
@@ -45,6 +66,26 @@ REGIONS = [
     ("verify/src/history.rs", "fn descendants(", HISTORY_TEST),
     ("verify/src/history.rs", "fn groups_during(", HISTORY_TEST),
 ]
+
+CORE_NEW_REGIONS = [
+    (path, signature, CORE_NEW_TEST)
+    for path, signatures in [
+        ("core/src/scheduler.rs", ["pub fn submit(", "fn bio_merge_body(", "fn limit_depth_body(",
+                                   "fn count_at_submit("]),
+        ("core/src/state/mod.rs", ["fn lookup_bio_group(", "fn charge_allocated(", "pub(crate) fn bio_merge(",
+                                   "fn find_front_merge(", "fn over_limit(", "fn nr_requests(",
+                                   "fn back_merge("]),
+        ("core/src/profile.rs", ["pub fn submit_sites(", "pub fn has(", "pub fn sched_lock_sites(",
+                                 "pub fn lock_sequence("]),
+        ("core/src/deadline.rs", ["fn dir_of(", "fn back_candidate(", "fn front_candidate(", "fn try_merge(",
+                                  "    fn insert(&mut self", "fn fifo_expired(", "    fn dispatch(&mut self",
+                                  "pub fn bio_merge(", "pub fn insert(", "pub fn dispatch(", "pub fn queued("]),
+        ("variants/src/mainline.rs", ["fn route(", "fn run_deferred("]),
+    ]
+    for signature in signatures
+]
+
+REGIONS = CORE_NEW_REGIONS if os.environ.get("SCHEDLAB_MUTANTS_SET") == "core-new" else ORACLE_REGIONS
 
 OPERATORS = [
     ("==", "!="), ("!=", "=="), ("&&", "||"), ("||", "&&"), (">=", ">"), ("<=", "<"),
@@ -104,13 +145,31 @@ def mutants_of(lines, rng):
                 yield n, line[:at] + line[at + 1:], "! removed"
 
 
-def run(cmd, log):
-    try:
-        p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
-        log.write(p.stdout.decode(errors="replace")[-4000:])
-        return p.returncode
-    except subprocess.TimeoutExpired:
-        return "timeout"
+# A test run (not a build) past this many seconds is a timeout: a mutant that makes a loop endless
+# (the core's walks up the hierarchy) costs this much, so the core's set, whose tests take
+# seconds, waits 120 s rather than the oracles' 600.
+TEST_TIMEOUT = int(os.environ.get("SCHEDLAB_MUTANTS_TEST_TIMEOUT",
+                                  "120" if REGIONS is CORE_NEW_REGIONS else "600"))
+
+
+def run(cmds, log, suffix=()):
+    """Runs each cargo invocation of `cmds` (with `suffix` appended) in order: the first nonzero
+    status, or 0."""
+    for cmd in cmds:
+        timeout = 600 if "--no-run" in suffix else TEST_TIMEOUT
+        # A session of its own, so that a timeout ends the test binary too, not only cargo.
+        p = subprocess.Popen(list(cmd) + list(suffix), cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            out, _ = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            return "timeout"
+        log.write(out.decode(errors="replace")[-4000:])
+        if p.returncode != 0:
+            return p.returncode
+    return 0
 
 
 def main():
@@ -127,6 +186,14 @@ def main():
         lines = open(os.path.join(ROOT, path)).read().split("\n")
         for n, mutated, what in mutants_of(lines, body_lines(lines, signature)):
             plan.append((path, signature, test, n, mutated, what))
+    if os.environ.get("SCHEDLAB_MUTANTS_ROUND_ROBIN"):
+        # One mutant of each function in turn, so that a run stopped early is a sample spread
+        # over every function rather than the first functions' mutants only.
+        by_function = {}
+        for p in plan:
+            by_function.setdefault((p[0], p[1]), []).append(p)
+        queues = list(by_function.values())
+        plan = [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
     if listing:
         for path, signature, _, n, mutated, what in plan:
             print(f"{path}:{n + 1}\t{signature.strip('(<')}\t{what}\t{mutated.strip()}")
@@ -134,9 +201,9 @@ def main():
         return
     # The unmutated tests must pass first.
     with open(os.path.join(out, "baseline.log"), "w") as log:
-        for test in {tuple(p[2]) for p in plan}:
-            if run(list(test), log) != 0:
-                sys.exit(f"baseline failed: {' '.join(test)} (see {out}/baseline.log)")
+        for test in {tuple(map(tuple, p[2])) for p in plan}:
+            if run(test, log) != 0:
+                sys.exit(f"baseline failed: {test} (see {out}/baseline.log)")
     counts = {"caught": 0, "missed": 0, "unviable": 0, "timeout": 0}
     with open(os.path.join(out, "mutants.tsv"), "w") as tsv, open(os.path.join(out, "mutants.log"), "w") as log:
         tsv.write("outcome\tfile:line\tfunction\tmutation\tmutated line\tseconds\n")
@@ -149,7 +216,7 @@ def main():
             try:
                 open(full, "w").write("\n".join(lines))
                 log.write(f"\n==== {path}:{n + 1} {what}: {mutated.strip()}\n")
-                build = run(test + ["--no-run"], log)
+                build = run(test, log, ["--no-run"])
                 if build == "timeout":
                     outcome = "timeout"
                 elif build != 0:
