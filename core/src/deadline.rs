@@ -322,6 +322,88 @@ mod tests {
         assert_eq!(dd.queued(), 0);
     }
 
+    /// Every request dispatched, by tag: (tag, sector, sectors, the tags it absorbed).
+    fn drain(dd: &Deadline, now: u64) -> Vec<(u64, u64, u32, Vec<u64>)> {
+        let mut all: Vec<_> = std::iter::from_fn(|| dd.dispatch(now))
+            .map(|d| (d.tag, d.sector, d.sectors, d.absorbed))
+            .collect();
+        all.sort_unstable();
+        all
+    }
+
+    /// A merge grows the request by the bio's sectors, at the back (insert and bio) and in front
+    /// (bio); up to `max_merge_sectors` it is made, past it not; a bio that ends short of the
+    /// next request does not join it.
+    #[test]
+    fn merges_grow_the_request_up_to_the_limit_and_only_when_adjacent() {
+        let dd = Deadline::new(
+            LockKind::FairSpin,
+            DeadlineConfig { max_merge_sectors: 256, ..DeadlineConfig::default() },
+        );
+        let read = |sector, sectors, tag| DeadlineRequest { sectors, ..rq(sector, false, tag) };
+        dd.insert(&read(1000, 8, 1), 0);
+        dd.insert(&read(1008, 8, 11), 0);
+        assert!(dd.bio_merge(&read(992, 8, 12)));
+        // At the back: 240 + 16 is the limit, 8 more is past it (then a request of its own).
+        dd.insert(&read(5000, 240, 2), 0);
+        assert!(dd.bio_merge(&read(5240, 16, 21)));
+        assert!(!dd.bio_merge(&read(5256, 8, 22)));
+        // In front, the same.
+        dd.insert(&read(9000, 240, 3), 0);
+        assert!(dd.bio_merge(&read(8984, 16, 31)));
+        assert!(!dd.bio_merge(&read(8976, 8, 32)));
+        // 20000..20008 ends short of the request at 30000.
+        dd.insert(&read(30_000, 8, 4), 0);
+        assert!(!dd.bio_merge(&read(20_000, 8, 41)));
+        let expected = [
+            (1, 992, 24, vec![11, 12]),
+            (2, 5000, 256, vec![21]),
+            (3, 8984, 256, vec![31]),
+            (4, 30_000, 8, vec![]),
+        ];
+        assert_eq!(drain(&dd, 1), expected);
+    }
+
+    /// A batch goes on in sector order from the end of the request just dispatched, not from its
+    /// start: the request at 292, below the FIFO head at 300, waits until the sector order has
+    /// nothing ahead.
+    #[test]
+    fn a_batch_goes_on_from_where_the_last_request_ended() {
+        let dd = Deadline::new(LockKind::FairSpin, DeadlineConfig::default());
+        for (sector, tag) in [(300, 1), (292, 2), (1000, 3)] {
+            dd.insert(&rq(sector, false, tag), 0);
+        }
+        let order: Vec<u64> = std::iter::from_fn(|| dd.dispatch(1).map(|d| d.tag)).collect();
+        assert_eq!(order, [1, 3, 2]);
+    }
+
+    /// When the batch changes direction it starts at the new direction's FIFO head (the write
+    /// at 100, issued first), not in sector order from where the reads ended (the write at 5000).
+    #[test]
+    fn a_new_direction_starts_at_its_fifo_head() {
+        let dd = Deadline::new(LockKind::FairSpin, DeadlineConfig::default());
+        dd.insert(&rq(100, true, 1), 0);
+        dd.insert(&rq(5000, true, 2), 0);
+        dd.insert(&rq(1000, false, 3), 0);
+        let order: Vec<u64> = std::iter::from_fn(|| dd.dispatch(1).map(|d| d.tag)).collect();
+        assert_eq!(order, [3, 1, 2]);
+    }
+
+    /// A FIFO head whose deadline is exactly now has expired.
+    #[test]
+    fn a_deadline_reached_exactly_has_expired() {
+        let dd = Deadline::new(
+            LockKind::FairSpin,
+            DeadlineConfig { fifo_batch: 1, read_expire_ns: 10, ..DeadlineConfig::default() },
+        );
+        dd.insert(&rq(900, false, 1), 0);
+        dd.insert(&rq(100, false, 2), 5);
+        dd.insert(&rq(950, false, 3), 5);
+        assert_eq!(dd.dispatch(6).unwrap().tag, 1);
+        // Tag 2 is due at 15: at 15 it goes before 950 in sector order.
+        assert_eq!(dd.dispatch(15).unwrap().tag, 2);
+    }
+
     #[test]
     fn an_expired_fifo_head_starts_the_next_batch() {
         let dd = Deadline::new(
