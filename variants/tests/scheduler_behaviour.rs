@@ -1018,6 +1018,28 @@ fn accounting_paths<P: StatsPolicy>() {
         );
         assert_eq!(gs.io_serviced, [4, 1, 5, 0], "{name}");
     }
+    if !full {
+        // What a variant does not keep stays zero: its policy's route skips the debug kinds (a
+        // lock-only kind routed to be deferred would be applied under the lock instead).
+        for id in [root, g] {
+            let s = sched.group_stats(id).unwrap();
+            let rw = [s.queued, s.merged, s.service_time, s.wait_time].concat();
+            let since = [s.start_group_wait_time, s.start_idle_time, s.start_empty_time];
+            let scalars = [
+                s.time,
+                s.avg_queue_size_sum,
+                s.avg_queue_size_samples,
+                s.dequeue,
+                s.group_wait_time,
+                s.idle_time,
+                s.empty_time,
+            ];
+            let kept_nothing = rw.iter().chain(&scalars).all(|&v| v == 0)
+                && since.iter().all(|&v| v == 0)
+                && s.flags == 0;
+            assert!(kept_nothing, "{name}: debug statistics kept in {id}: {s:?}");
+        }
+    }
     drop((p1, p2));
 }
 
