@@ -62,27 +62,27 @@ fn writes_flamegraphs_a_differential_and_the_time_table() {
     assert_eq!(json["rows"].as_array().unwrap().len(), 2);
     assert!(json["provenance"]["commit"].is_string());
 
-    // The table: a row per variant, shares adding up to 100 %, the seed figure beside sched-lock.
+    // The table: a row per variant, shares adding up to 100 %, the seed figure beside
+    // sched-lock; the terminal text is drawn from the same rows as the JSON (issue 44).
+    let rows = json["rows"].as_array().unwrap();
     let row = |name: &str| {
-        stdout
-            .lines()
-            .find(|l| l.starts_with(name))
-            .unwrap_or_else(|| panic!("no {name} row in:\n{stdout}"))
+        rows.iter()
+            .find(|r| r["variant"] == name)
+            .unwrap_or_else(|| panic!("no {name} row in {json}"))
     };
-    let sched_row = row("sched-lock ");
-    assert!(sched_row.contains("100.0%") && sched_row.contains("40 %"), "{sched_row}");
-    let pcts = |line: &str| -> Vec<f64> {
-        line.split_whitespace()
-            .filter_map(|w| w.strip_suffix('%'))
-            .filter_map(|w| w.parse().ok())
-            .collect()
-    };
-    // core, stats, lock, outside, other, total, stats/work, unsampled (the sums are in parentheses).
-    let p = pcts(sched_row);
-    assert!((p[0] + p[1] + p[2] + p[3] + p[4] - 100.0).abs() < 0.3, "{sched_row}");
-    assert!(p[1] > 0.0, "sched-lock's stats share is 0: {sched_row}");
-    let p = pcts(row("no-stats "));
-    assert_eq!(p[1], 0.0, "no-stats has a stats share");
+    let pct = |r: &serde_json::Value, field: &str| r[field].as_f64().unwrap();
+    let sched = row("sched-lock");
+    let parts = ["core_pct", "stats_pct", "lock_pct", "outside_pct", "other_pct"];
+    let sum: f64 = parts.iter().map(|f| pct(sched, f)).sum();
+    assert!((sum - 100.0).abs() < 0.3, "{sched}");
+    assert!((pct(sched, "total_pct") - 100.0).abs() < 0.3, "{sched}");
+    assert!(pct(sched, "stats_pct") > 0.0, "sched-lock's stats share is 0: {sched}");
+    assert_eq!(pct(row("no-stats"), "stats_pct"), 0.0, "no-stats has a stats share");
+    for name in ["sched-lock ", "no-stats "] {
+        assert!(stdout.lines().any(|l| l.starts_with(name)), "no {name}row in:\n{stdout}");
+    }
+    let seed = stdout.lines().find(|l| l.starts_with("sched-lock ") && l.contains("40 %"));
+    assert!(seed.is_some(), "no seed figure beside sched-lock in:\n{stdout}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -151,7 +151,11 @@ fn profiles_a_variant_on_the_insertion_lists() {
             "attempt {attempt}: no insertion-list frame sampled in rstat+lists; running it again"
         );
     }
-    assert!(seen > 0, "no insertion-list frame in rstat+lists in {ATTEMPTS} profiled runs: it is not profiled on the lists path");
+    assert!(
+        seen > 0,
+        "no insertion-list frame in rstat+lists in {ATTEMPTS} profiled \
+        runs: it is not profiled on the lists path"
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //! atomically (`files::output`); a file that cannot be written is a failure the report carries
 //! (exit 3 in the CLI), not the end of the experiment.
 
-use crate::driver::profile::{self, profile_named, Category, Folded, TimeShares, VariantProfile};
+use crate::driver::profile::{self, profile_named, Category, Folded, VariantProfile};
 use crate::driver::workload::{self, WorkloadConfig};
 use crate::error::{ErrorKind, ExperimentError};
 use crate::experiment::observer::{Event, Observer};
@@ -41,7 +41,10 @@ impl FlamegraphConfig {
     /// an output directory that can be written.
     pub fn validate(&self) -> Result<(), ExperimentError> {
         if self.entries.is_empty() {
-            return Err(ExperimentError::bad_input("say what to profile: --variant NAME|all, or --diff A B (or --folded FILE to render one)"));
+            return Err(ExperimentError::bad_input(
+                "say what to profile: --variant \
+                NAME|all, or --diff A B (or --folded FILE to render one)",
+            ));
         }
         if !(1..=1000).contains(&self.frequency) {
             return Err(ExperimentError::bad_input(format!(
@@ -97,13 +100,26 @@ pub struct ShareRow {
     pub lock_pct: f64,
     pub outside_pct: f64,
     pub other_pct: f64,
+    /// Every category's share added up: 100 with any sample, 0 without.
+    pub total_pct: f64,
     pub stats_of_work_pct: f64,
     /// 95 % intervals of the two stats shares from their sample counts (Wilson; a lower bound
     /// on the uncertainty: one run's samples are not independent).
     pub stats_pct_interval: Option<crate::stats::Interval>,
     pub stats_of_work_pct_interval: Option<crate::stats::Interval>,
     pub unsampled_cpu_share: Option<f64>,
+    /// The process's CPU time during the run, when it could be read.
+    pub cpu_s: Option<f64>,
+    /// The CPU time the samples stand for (samples ÷ frequency).
+    pub sampled_s: f64,
     pub consistent: bool,
+}
+
+/// A file the experiment wrote: what it holds ("sched-lock's flamegraph") and where.
+#[derive(Clone, Debug, Serialize)]
+pub struct WrittenFile {
+    pub what: String,
+    pub path: String,
 }
 
 /// What `time-shares.json` holds.
@@ -122,8 +138,9 @@ pub struct FlamegraphReport {
     /// Each profile with its entry name (the run reports the variant alone, not its insert path).
     pub profiles: Vec<(&'static str, VariantProfile)>,
     pub rows: Vec<ShareRow>,
-    /// One line per file written or entry profiled, in order (`<entry>: 12.3 KIOPS, ... -> path`).
-    pub lines: Vec<String>,
+    /// Each file written, in order (the report's table of files, not a line of text: the
+    /// terminal text is drawn from the tables).
+    pub files: Vec<WrittenFile>,
     /// Each flamegraph drawn (written or not), as (title, SVG), in order: for `--report`.
     pub svgs: Vec<(String, String)>,
     /// Files that could not be written (already told to the observer as failures).
@@ -139,9 +156,8 @@ impl FlamegraphReport {
         self.profiles.iter().all(|(_, p)| p.run.consistent && p.run.groups_live_after == 0)
     }
 
-    /// The rows of the time table, as `profile::format_table` takes them.
-    pub fn table_rows(&self) -> Vec<(&str, &TimeShares)> {
-        self.profiles.iter().map(|(entry, p)| (*entry, &p.shares)).collect()
+    fn wrote(&mut self, what: impl Into<String>, path: &Path) {
+        self.files.push(WrittenFile { what: what.into(), path: path.display().to_string() });
     }
 }
 
@@ -187,10 +203,13 @@ fn share_row(entry: &'static str, p: &VariantProfile) -> ShareRow {
         lock_pct: p.shares.share(Category::Lock),
         outside_pct: p.shares.share(Category::Outside),
         other_pct: p.shares.share(Category::Other),
+        total_pct: p.shares.total_share(),
         stats_of_work_pct: p.shares.stats_of_work(),
         stats_pct_interval: p.shares.stats_interval(),
         stats_of_work_pct_interval: p.shares.stats_of_work_interval(),
         unsampled_cpu_share: p.folded.unsampled_share(),
+        cpu_s: p.shares.cpu_s,
+        sampled_s: p.shares.sampled_s,
         consistent: p.run.consistent,
     }
 }
@@ -218,7 +237,7 @@ pub fn run(
         provenance,
         profiles: Vec::new(),
         rows: Vec::new(),
-        lines: Vec::new(),
+        files: Vec::new(),
         svgs: Vec::new(),
         write_failures: Vec::new(),
         run_failures: Vec::new(),
@@ -243,7 +262,8 @@ pub fn run(
             w.lock, w.threads, report.provenance.commit
         );
         let subtitle = format!(
-            "{} samples at {} Hz over {:.1} s, {:.1} KIOPS; stats {:.1}% of samples ({:.1}% of the scheduler's work)",
+            "{} samples at {} Hz over {:.1} s, {:.1} KIOPS; stats {:.1}% of samples \
+                ({:.1}% of the scheduler's work)",
             p.folded.samples(),
             cfg.frequency,
             p.run.measured_s,
@@ -255,30 +275,29 @@ pub fn run(
         // A run too short for one sample has no flamegraph: said, not fatal.
         let draw = |out: &mut Vec<u8>| profile::write_flamegraph(&p.folded, &title, &subtitle, out);
         match write_kept(&svg, &mut report.write_failures, observer, draw) {
-            Ok((_, bytes)) => {
+            Ok((written, bytes)) => {
+                if written {
+                    report.wrote(format!("{name}'s flamegraph"), &svg);
+                }
                 report.svgs.push((title.clone(), String::from_utf8_lossy(&bytes).into_owned()))
             }
             Err(e) => observer.event(Event::Warning(&format!("{name}: no flamegraph: {e}"))),
         }
         let folded = cfg.out.join(format!("{name}.folded"));
-        write_file(&folded, &mut report.write_failures, observer, |out| {
+        let written = write_file(&folded, &mut report.write_failures, observer, |out| {
             out.extend_from_slice(p.folded.to_text().as_bytes());
             Ok(())
         })?;
+        if written {
+            report.wrote(format!("{name}'s folded stacks"), &folded);
+        }
         let unsampled = p
             .folded
             .unsampled_share()
             .map_or(String::new(), |u| format!(", {:.0}% of CPU time unsampled", u * 100.0));
-        report.lines.push(format!(
-            "{name}: {:.1} KIOPS, {} samples{unsampled} -> {}",
-            p.run.kiops,
-            p.folded.samples(),
-            svg.display()
-        ));
-        observer.event(Event::StepDone {
-            done: done + 1,
-            summary: report.lines.last().map_or("", String::as_str),
-        });
+        let summary =
+            format!("{name}: {:.1} KIOPS, {} samples{unsampled}", p.run.kiops, p.folded.samples());
+        observer.event(Event::StepDone { done: done + 1, summary: &summary });
         report.rows.push(share_row(name, &p));
         report.profiles.push((name, p));
     }
@@ -301,7 +320,7 @@ pub fn run(
         Ok(())
     })?;
     if written {
-        report.lines.push(format!("wrote {}", path.display()));
+        report.wrote("the time table", &path);
     }
     report.interrupted =
         report.profiles.iter().any(|(_, p)| p.run.interrupted) || stop.load(Ordering::Relaxed);
@@ -330,7 +349,11 @@ fn write_differential(
     // Per request: a path that costs the same per request in both is neutral.
     let (ra, rb) = (pa.run.requests.completed, pb.run.requests.completed);
     let per_request = (ra > 0 && rb > 0).then(|| ra as f64 / rb as f64);
-    let subtitle = format!("width: {a}'s {} samples; blue: less CPU time per request in {b} (what {b} removes), red: more in {b}", pa.folded.samples());
+    let subtitle = format!(
+        "width: {a}'s {} samples; blue: less CPU time per request in \
+        {b} (what {b} removes), red: more in {b}",
+        pa.folded.samples()
+    );
     let mut failures = Vec::new();
     let draw = |out: &mut Vec<u8>| {
         profile::write_differential(&pa.folded, &pb.folded, per_request, &title, &subtitle, out)
@@ -341,7 +364,7 @@ fn write_differential(
         report.svgs.push((title.clone(), String::from_utf8_lossy(bytes).into_owned()));
     }
     match written.map(|(w, _)| w) {
-        Ok(true) => report.lines.push(format!("diff {a} against {b} -> {}", svg.display())),
+        Ok(true) => report.wrote(format!("{a} against {b}, differential"), &svg),
         Ok(false) => {}
         Err(e) => observer.event(Event::Warning(&format!("no differential flamegraph: {e}"))),
     }

@@ -3,21 +3,25 @@
 //! `schedlab trace-summary` (an excerpt and the longest wait), and their JSON.
 
 use crate::experiment::flamegraph::FlamegraphReport;
+#[cfg(test)]
+use crate::experiment::flamegraph::{ShareRow, WrittenFile};
 use crate::experiment::trace_summary::TraceSummaryReport;
 use crate::files::provenance::Provenance;
 
-/// The report contract (`report::contract`) of `schedlab flamegraph`: where the time goes as a
-/// table, each flamegraph interactive; its drawings are written to `--out`, so `--svg` is not
-/// its (refused before the work).
+/// The report contract (`report::contract`) of `schedlab flamegraph`: where the time goes as
+/// tables drawn from the rows `time-shares.json` holds (the terminal text is drawn from the same
+/// tables, so a figure reads the same in the terminal, on the page and in the JSON), each
+/// flamegraph interactive; its drawings are written to `--out`, so `--svg` is not its (refused
+/// before the work).
 impl serde::Serialize for FlamegraphReport {
-    /// The time table's rows, the lines and the failures (the profiles themselves are in the
-    /// files written to `--out`).
+    /// The time table's rows, the files written and the failures (the profiles themselves are
+    /// in the files written to `--out`).
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let mut s = serializer.serialize_struct("Flamegraph", 6)?;
         s.serialize_field("provenance", &self.provenance)?;
         s.serialize_field("rows", &self.rows)?;
-        s.serialize_field("lines", &self.lines)?;
+        s.serialize_field("files", &self.files)?;
         s.serialize_field("write_failures", &self.write_failures)?;
         s.serialize_field("run_failures", &self.run_failures)?;
         s.serialize_field("interrupted", &self.interrupted)?;
@@ -25,82 +29,136 @@ impl serde::Serialize for FlamegraphReport {
     }
 }
 
+/// The titles of the flamegraph report's tables.
+pub mod flamegraph_tables {
+    pub const SHARES: &str = "Where the time goes (percent of on-CPU samples)";
+    pub const STATS: &str = "The statistics' share, with what its sample count allows";
+    pub const CPU: &str = "CPU time beside the time the samples stand for";
+    pub const FILES: &str = "Files written";
+    /// Every table, in the order the report gives them.
+    pub const ALL: [&str; 4] = [SHARES, STATS, CPU, FILES];
+}
+
 impl super::contract::Report for FlamegraphReport {
     const COMMAND: &'static str = "flamegraph";
-    const SCHEMA_VERSION: u32 = 1;
+    /// 2: the files written are `files` (what, path), no longer `lines` of text.
+    const SCHEMA_VERSION: u32 = 2;
     const DRAWS: bool = false;
 
     fn provenance(&self) -> Provenance {
         self.provenance.clone()
     }
 
-    fn text(&self, _view: super::contract::View) -> String {
-        let mut out = format!("{}\n", self.provenance.head());
-        for line in self.lines.iter().filter(|l| !l.starts_with("wrote ")) {
-            out.push_str(line);
-            out.push('\n');
-        }
-        out.push_str("\nwhere the time goes (percent of on-CPU samples; stats/work = stats / (core + stats)):\n");
-        out.push_str(&crate::driver::profile::format_table(&self.table_rows()));
-        out.push('\n');
-        for line in self.lines.iter().filter(|l| l.starts_with("wrote ")) {
-            out.push_str(line);
-            out.push('\n');
-        }
-        if self.interrupted {
-            out.push_str("(interrupted: the profiles cover the part that ran)\n");
-        }
-        out
+    fn text(&self, view: super::contract::View) -> String {
+        let tables = super::contract::text_of_tables(&self.tables(self.judge(view)));
+        let outcome = super::contract::text_of_outcome(&self.outcome());
+        format!("{}\n\n{tables}{outcome}", self.provenance.head())
     }
 
     fn tables(&self, _judge: super::contract::Judge) -> Vec<super::table::Table> {
         use super::table::{Cell, Table};
-        use crate::driver::profile::Category;
-        let mut t = Table::new(
-            "Where the time goes (percent of on-CPU samples)",
+        use flamegraph_tables::{CPU, FILES, SHARES, STATS};
+        let mut shares = Table::new(
+            SHARES,
             &[
                 ("variant", ""),
                 ("samples", ""),
                 ("core", "%"),
                 ("stats", "%"),
-                ("stats 95 %", "%"),
                 ("counter sums", "%"),
                 ("lock", "%"),
                 ("outside", "%"),
                 ("other", "%"),
-                ("stats of the work", "%"),
-                ("stats of the work 95 %", "%"),
-                ("CPU", "s"),
-                ("sampled", "s"),
+                ("total", "%"),
             ],
         );
-        // A share read from tens of samples says little: its interval says how little.
-        let interval = |i: Option<crate::stats::Interval>| {
-            i.map_or_else(
-                || Cell::missing("not estimable: no samples"),
-                |i| Cell::text(format!("{:.1} to {:.1}", i.lo, i.hi)),
-            )
+        let mut stats = Table::new(
+            STATS,
+            &[
+                ("variant", ""),
+                ("stats", "%"),
+                ("95% low", "%"),
+                ("95% high", "%"),
+                ("stats of the work", "%"),
+                ("work 95% low", "%"),
+                ("work 95% high", "%"),
+                ("seed", ""),
+            ],
+        );
+        let mut cpu = Table::new(
+            CPU,
+            &[
+                ("variant", ""),
+                ("KIOPS", "KIOPS"),
+                ("CPU", "s"),
+                ("sampled", "s"),
+                ("unsampled", "% of CPU time"),
+            ],
+        );
+        // A share read from tens of samples says little: its interval says how little. Of no
+        // sample at all (a run too short for one), no share is estimable.
+        const NONE: &str = "no samples";
+        let bounds = |i: Option<crate::stats::Interval>| match i {
+            Some(i) => [Cell::num(i.lo, 1), Cell::num(i.hi, 1)],
+            None => [Cell::missing(NONE), Cell::missing(NONE)],
         };
-        for (name, s) in self.table_rows() {
-            t.row(vec![
-                Cell::text(name),
-                Cell::num(s.samples as f64, 0),
-                Cell::num(s.share(Category::Core), 1),
-                Cell::num(s.share(Category::Stats), 1),
-                interval(s.stats_interval()),
-                Cell::num(s.sums_share(), 1),
-                Cell::num(s.share(Category::Lock), 1),
-                Cell::num(s.share(Category::Outside), 1),
-                Cell::num(s.share(Category::Other), 1),
-                Cell::num(s.stats_of_work(), 1),
-                interval(s.stats_of_work_interval()),
-                Cell::opt(s.cpu_s, 2),
-                Cell::num(s.sampled_s, 2),
+        for r in &self.rows {
+            let share =
+                |pct: f64| if r.samples == 0 { Cell::missing(NONE) } else { Cell::num(pct, 1) };
+            shares.row(vec![
+                Cell::text(r.variant),
+                Cell::num(r.samples as f64, 0),
+                share(r.core_pct),
+                share(r.stats_pct),
+                share(r.sums_pct),
+                share(r.lock_pct),
+                share(r.outside_pct),
+                share(r.other_pct),
+                share(r.total_pct),
+            ]);
+            let [stats_lo, stats_hi] = bounds(r.stats_pct_interval);
+            let [work_lo, work_hi] = bounds(r.stats_of_work_pct_interval);
+            let seed = if r.variant == "sched-lock" {
+                Cell::text(format!("{} of BFQ", crate::driver::profile::SEED_STATS_SHARE))
+            } else {
+                Cell::missing("-")
+            };
+            stats.row(vec![
+                Cell::text(r.variant),
+                share(r.stats_pct),
+                stats_lo,
+                stats_hi,
+                share(r.stats_of_work_pct),
+                work_lo,
+                work_hi,
+                seed,
+            ]);
+            cpu.row(vec![
+                Cell::text(r.variant),
+                Cell::num(r.kiops, 1),
+                Cell::opt(r.cpu_s, 2),
+                Cell::num(r.sampled_s, 2),
+                Cell::opt(r.unsampled_cpu_share.map(|u| 100.0 * u), 1),
             ]);
         }
-        t.note("stats of the work = stats ÷ (core + stats)");
-        t.note("95 %: the Wilson interval of a share from its sample count; one run's samples are not independent, so the true uncertainty is larger");
-        vec![t]
+        if self.rows.iter().any(|r| r.samples == 0) {
+            let why = "no samples: not estimable, the run was too short for one sample";
+            shares.note(why);
+            stats.note(why);
+        }
+        shares.note("counter sums: the samples inside a sum over every slot of a counter");
+        stats.note("stats of the work = stats ÷ (core + stats)");
+        stats.note(
+            "95%: the Wilson interval of a share from its sample count; one run's samples are not \
+             independent, so the true uncertainty is larger",
+        );
+        stats.note("seed: the seeds' share of the statistics in BFQ's execution time (kernel)");
+        cpu.note("sampled: samples ÷ frequency; unsampled: the CPU time that left no sample");
+        let mut files = Table::new(FILES, &[("what", ""), ("file", "")]);
+        for f in &self.files {
+            files.row(vec![Cell::text(f.what.clone()), Cell::text(f.path.clone())]);
+        }
+        vec![shares, stats, cpu, files]
     }
 
     fn charts(&self) -> Vec<super::contract::Chart> {
@@ -349,6 +407,74 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&page.json(None).unwrap()).unwrap();
         assert_eq!(json["overview"]["by_name"][0]["name"], "bfq_insert_request");
         assert_eq!(json["overview"]["slices"], 4);
+    }
+
+    fn share_row(variant: &'static str, samples: u64, stats: u64) -> ShareRow {
+        let pct = |n: u64| if samples == 0 { 0.0 } else { 100.0 * n as f64 / samples as f64 };
+        let core = samples - stats;
+        ShareRow {
+            variant,
+            kiops: 812.25,
+            samples,
+            core_pct: pct(core),
+            stats_pct: pct(stats),
+            sums_pct: pct(stats / 3),
+            lock_pct: 0.0,
+            outside_pct: 0.0,
+            other_pct: 0.0,
+            total_pct: pct(samples),
+            stats_of_work_pct: pct(stats),
+            stats_pct_interval: crate::stats::wilson_interval_pct(stats, samples),
+            stats_of_work_pct_interval: crate::stats::wilson_interval_pct(stats, samples),
+            unsampled_cpu_share: (samples > 0).then_some(0.037),
+            cpu_s: Some(0.6125),
+            sampled_s: samples as f64 / 100.0,
+            consistent: true,
+        }
+    }
+
+    fn flamegraphs() -> FlamegraphReport {
+        let file = |what: &str, path: &str| WrittenFile { what: what.into(), path: path.into() };
+        FlamegraphReport {
+            provenance: Provenance::collect(),
+            profiles: Vec::new(),
+            // 61 samples, as on the loaded machine of issue 44; and a run too short for one.
+            rows: vec![share_row("sched-lock", 61, 23), share_row("no-stats", 0, 0)],
+            files: vec![
+                file("sched-lock's flamegraph", "fg/sched-lock.svg"),
+                file("the time table", "fg/time-shares.json"),
+            ],
+            svgs: Vec::new(),
+            write_failures: Vec::new(),
+            run_failures: Vec::new(),
+            interrupted: false,
+        }
+    }
+
+    /// Issue 44, item 1: the flamegraph's terminal text was aligned by hand (150 columns and
+    /// more) and had drifted from its page (the seed, the unsampled share and the KIOPS only in
+    /// the text). Now both, and the JSON, are drawn from the same rows.
+    #[test]
+    fn the_flamegraph_text_is_drawn_from_its_tables_within_130_columns() {
+        let report = flamegraphs();
+        renderings_agree(&report).unwrap();
+        let text = report.text(View::default());
+        let widest = crate::report::contract::widest_line(&text, 1);
+        assert!(widest <= 130, "a line of {widest} columns:\n{text}");
+        for t in flamegraph_tables::ALL {
+            assert!(text.contains(t), "no table {t:?} in:\n{text}");
+        }
+        let seed = format!("{} of BFQ", crate::driver::profile::SEED_STATS_SHARE);
+        let html = report.page(View::default()).render();
+        for shown in [seed.as_str(), "fg/time-shares.json", "812.2", "3.7"] {
+            assert!(text.contains(shown) && html.contains(shown), "{shown:?} missing:\n{text}");
+        }
+        let none = text.lines().filter(|l| l.starts_with("no-stats ") && l.contains("no samples"));
+        assert_eq!(none.count(), 2, "a run without samples has no share:\n{text}");
+        assert!(text.contains("no samples: not estimable"), "{text}");
+        let json: serde_json::Value = serde_json::from_str(&report.json(None).unwrap()).unwrap();
+        assert_eq!(json["files"][1]["path"], "fg/time-shares.json");
+        assert_eq!(json["rows"][0]["samples"], 61);
     }
 
     #[test]

@@ -92,8 +92,8 @@ pub(crate) fn is_lock(frame: &str) -> bool {
 }
 
 pub(crate) fn is_outside(frame: &str) -> bool {
-    // `spin_for` lives in `driver/workload.rs`; the name from before that move still counts, so that
-    // folded stacks written earlier classify the same.
+    // `spin_for` lives in `driver/workload.rs`; the name from before that move still counts, so
+    // that folded stacks written earlier classify the same.
     frame.starts_with("schedlab_benches::driver::workload::spin_for")
         || frame.starts_with("schedlab_benches::workload::spin_for")
 }
@@ -219,39 +219,3 @@ impl TimeShares {
 
 /// The seeds' figure for `sched-lock` (kernel-bfq.md §1): stats ≈ 40 % of BFQ's execution time.
 pub const SEED_STATS_SHARE: &str = "≈ 40 %";
-
-/// The time table: one row per variant, shares of all samples, stats of the scheduler's work, the
-/// CPU time that left no sample, and the CPU time measured beside the time the samples stand for.
-pub fn format_table(rows: &[(&str, &TimeShares)]) -> String {
-    let mut out = format!(
-        "{:<11} {:>7} {:>7} {:>7} {:>8} {:>7} {:>8} {:>7} {:>7} {:>11} {:>10} {:>7} {:>9}  {:<24}  {}\n",
-        "variant", "samples", "core", "stats", "(sums)", "lock", "outside", "other", "total", "stats/work", "unsampled", "cpu s", "sampled s", "stats/work 95 % interval", "seed"
-    );
-    for (name, t) in rows {
-        let seed = if *name == "sched-lock" {
-            format!("stats {SEED_STATS_SHARE} of BFQ")
-        } else {
-            String::new()
-        };
-        let unsampled = t.unsampled.map_or("-".to_string(), |u| format!("{:.0}%", u * 100.0));
-        out.push_str(&format!(
-            "{:<11} {:>7} {:>6.1}% {:>6.1}% {:>7} {:>6.1}% {:>7.1}% {:>6.1}% {:>6.1}% {:>10.1}% {:>10} {:>7} {:>9.2}  {:<24}  {}\n",
-            name,
-            t.samples,
-            t.share(Category::Core),
-            t.share(Category::Stats),
-            format!("({:.1}%)", t.sums_share()),
-            t.share(Category::Lock),
-            t.share(Category::Outside),
-            t.share(Category::Other),
-            t.total_share(),
-            t.stats_of_work(),
-            unsampled,
-            t.cpu_s.map_or("-".to_string(), |c| format!("{c:.2}")),
-            t.sampled_s,
-            t.stats_of_work_interval().map_or("-".to_string(), |i| format!("{:.1} to {:.1}", i.lo, i.hi)),
-            seed
-        ));
-    }
-    out.trim_end().to_string()
-}
