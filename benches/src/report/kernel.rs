@@ -74,8 +74,14 @@ fn settings_table(r: &KernelReport) -> Table {
         t.row(vec![Cell::text(setting), value]);
     }
     t.note(format!("bs: {} B a request", c.bs_sectors * 512));
-    t.note("model completions: inline (on the dispatching job) or context (a completion context per CPU, run by the jobs at their interrupt points)");
-    t.note("model jobs beyond the CPUs: more jobs than CPUs take turns on them, never preempted holding the lock, as the kernel's tasks (driver/turns.rs)");
+    t.note(
+        "model completions: inline (on the dispatching job) or context (a completion \
+        context per CPU, run by the jobs at their interrupt points)",
+    );
+    t.note(
+        "model jobs beyond the CPUs: more jobs than CPUs take turns on them, never \
+        preempted holding the lock, as the kernel's tasks (driver/turns.rs)",
+    );
     t
 }
 
@@ -689,6 +695,40 @@ mod tests {
     use crate::report::contract::{renderings_agree, Report, View};
     use crate::stats::Spread;
     use std::time::Duration;
+
+    /// Issue 44, item 3: "a value of −51.90 µs is judged as if real". bfq's CPU per I/O below
+    /// none's (two noisy profiled runs) is no cost: the page and the text say "not estimable"
+    /// with the figure, and no table shows it as a number.
+    #[test]
+    fn an_elevator_cheaper_than_none_is_not_estimable() {
+        let bfq = rows::SchedulerCost {
+            cpu_per_io_us: 40.1,
+            own_pct: 2.0,
+            own_us: 0.8,
+            extra_us: -51.9,
+            elevator_us: 0.0,
+            largest: Vec::new(),
+        };
+        let e = rows::ElevatorCost {
+            basis: "experiment",
+            none_cpu_per_io_us: 92.0,
+            bfq: Some(bfq),
+            mq_deadline: None,
+        };
+        let [cost, _] = super::elevator_tables(&e, "");
+        let text = cost.to_text();
+        assert!(text.contains("not estimable: -51.90 µs is below 0"), "{text}");
+        let numbers: Vec<f64> = cost
+            .rows
+            .iter()
+            .flatten()
+            .filter_map(|c| match c {
+                crate::report::table::Cell::Number { value, .. } => Some(*value),
+                _ => None,
+            })
+            .collect();
+        assert!(numbers.iter().all(|v| *v >= 0.0), "{numbers:?}");
+    }
 
     fn fixture(name: &str) -> String {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -43,6 +43,75 @@ pub struct Column {
     pub unit: Option<String>,
 }
 
+/// Units of quantities that cannot be below 0: a time, a rate, a ratio of two such, a count of
+/// things. A figure below 0 in one of them is noise larger than the effect (a cost measured as
+/// the difference of two noisy times), never a value.
+pub const AT_LEAST_ZERO_UNITS: &[&str] = &[
+    "ns",
+    "µs",
+    "ms",
+    "s",
+    "µs per I/O",
+    "ns/request",
+    "ns×lines",
+    "KIOPS",
+    "IOPS",
+    "IO/s",
+    "KiB/s",
+    "×",
+    "CPUs",
+    "per I/O",
+    "requests",
+    "runs",
+    "groups",
+    "B",
+    "sectors",
+    "hits",
+];
+
+/// A share of a whole ("% of samples", "% of span"): between 0 and 100.
+pub const SHARE_UNIT_PREFIX: &str = "% of ";
+
+/// What a quantity's unit allows its figures to be (issue 44, item 3: a figure that breaks its
+/// physical bound is "not estimable" with its reason, whichever table it is in).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// Any real number: a change, an error, a plain "%", a column without a unit.
+    Any,
+    /// At least 0 ([`AT_LEAST_ZERO_UNITS`]).
+    AtLeastZero,
+    /// A share of a whole, 0 to 100 ([`SHARE_UNIT_PREFIX`]).
+    Share,
+}
+
+impl Column {
+    /// The bound its unit sets on its figures.
+    pub fn bound(&self) -> Bound {
+        match self.unit.as_deref() {
+            Some(u) if AT_LEAST_ZERO_UNITS.contains(&u) => Bound::AtLeastZero,
+            Some(u) if u.starts_with(SHARE_UNIT_PREFIX) => Bound::Share,
+            _ => Bound::Any,
+        }
+    }
+
+    /// Why `value` (shown as `shown`) cannot be a figure of this column, if it cannot. A figure
+    /// that rounds to 0 or 100 where it is shown is within the bound (a float's last bit is
+    /// not a physical claim).
+    pub fn refuses(&self, value: f64, shown: &str) -> Option<String> {
+        let as_shown = shown.parse::<f64>().unwrap_or(value);
+        let unit = self.unit.as_deref().unwrap_or("");
+        let below = value < 0.0 && as_shown < 0.0;
+        let above = self.bound() == Bound::Share && value > 100.0 && as_shown > 100.0;
+        match self.bound() {
+            Bound::AtLeastZero | Bound::Share if below => {
+                Some(format!("not estimable: {shown} {unit} is below 0"))
+            }
+            Bound::Share if above => Some(format!("not estimable: {shown} {unit} is above 100")),
+            _ => None,
+        }
+    }
+}
+
 /// A judgement a cell carries, styled so that a reader sees it at a glance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -200,7 +269,9 @@ impl Table {
     }
 
     /// Adds a row; it must have one cell per column (a short one is padded with "-", a long one
-    /// cut, so that a caller's slip cannot shift the columns of the rows after it).
+    /// cut, so that a caller's slip cannot shift the columns of the rows after it). A number
+    /// its column's unit does not allow ([`Column::refuses`]: a time below 0, a share above its
+    /// whole) becomes "not estimable" with the reason.
     pub fn row(&mut self, mut cells: Vec<Cell>) -> &mut Table {
         debug_assert_eq!(
             cells.len(),
@@ -211,6 +282,14 @@ impl Table {
             self.columns.len()
         );
         cells.resize_with(self.columns.len(), || Cell::missing("-"));
+        // A figure its quantity cannot have never reaches the table as a number.
+        for (cell, column) in cells.iter_mut().zip(&self.columns) {
+            if let Cell::Number { value, shown } = cell {
+                if let Some(why) = column.refuses(*value, shown) {
+                    *cell = Cell::missing(why);
+                }
+            }
+        }
         self.rows.push(cells);
         self
     }
@@ -323,7 +402,13 @@ mod tests {
         let text = t.to_text();
         assert_eq!(
             text,
-            "Locks\nlock   hold avg (ns)  occupancy (%)\nsched             85           41.2\nqueue           1200  n/e\n  n/e: not estimable\n"
+            concat!(
+                "Locks\n",
+                "lock   hold avg (ns)  occupancy (%)\n",
+                "sched             85           41.2\n",
+                "queue           1200  n/e\n",
+                "  n/e: not estimable\n"
+            )
         );
     }
 
@@ -397,6 +482,48 @@ mod tests {
         let rejoined: Vec<&str> = notes.iter().flat_map(|l| l.split_whitespace()).collect();
         assert_eq!(rejoined.join(" "), words, "no word lost or cut");
         assert_eq!(wrap("one\ntwo", 80), ["one", "two"]);
+    }
+
+    /// Issue 44, item 3, for every unit at once: a figure below 0 in a quantity that cannot be
+    /// (a time, a rate, a ratio, a count), or a share above its whole, is "not estimable" with
+    /// the figure and the bound it breaks; a figure at the bound stays; a column of changes or
+    /// errors (a plain "%", no unit) keeps its negative figures.
+    #[test]
+    fn a_figure_that_breaks_its_units_bound_is_not_estimable_in_every_unit() {
+        let shares = ["% of samples", "% of span", "% of busy samples", "% of CPU time"];
+        let bounded = AT_LEAST_ZERO_UNITS.iter().chain(&shares);
+        for unit in bounded {
+            let mut t = Table::new("t", &[("cost", unit)]);
+            t.row(vec![Cell::num(-51.9, 2)]);
+            t.row(vec![Cell::num(0.0, 1)]);
+            t.row(vec![Cell::num(-0.004, 2)]);
+            t.row(vec![Cell::shown(-3.0, "-3 ±1")]);
+            let shown: Vec<&str> = t.rows.iter().map(|r| r[0].shown_text()).collect();
+            assert_eq!(
+                shown,
+                [
+                    format!("not estimable: -51.90 {unit} is below 0").as_str(),
+                    "0.0",
+                    "-0.00",
+                    format!("not estimable: -3 ±1 {unit} is below 0").as_str(),
+                ],
+                "{unit}: a figure that rounds to 0 is at the bound, not below it"
+            );
+        }
+        for unit in shares {
+            let mut t = Table::new("t", &[("held", unit)]);
+            t.row(vec![Cell::num(163.04, 1)]).row(vec![Cell::num(100.0, 1)]);
+            assert_eq!(
+                t.rows[0][0],
+                Cell::missing(format!("not estimable: 163.0 {unit} is above 100"))
+            );
+            assert_eq!(t.rows[1][0].shown_text(), "100.0");
+        }
+        for unit in ["%", ""] {
+            let mut t = Table::new("t", &[("change", unit)]);
+            t.row(vec![Cell::num(-7.1, 1)]).row(vec![Cell::num(163.0, 1)]);
+            assert_eq!((t.rows[0][0].shown_text(), t.rows[1][0].shown_text()), ("-7.1", "163.0"));
+        }
     }
 
     #[test]
