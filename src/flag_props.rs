@@ -23,31 +23,27 @@ fn base(sub: &str) -> Vec<&'static str> {
 
 /// What the command will do, as text: its configuration and the arguments it reads beside it.
 /// `Err` when the configuration refuses the arguments.
-fn effect(cli: &Cli) -> Result<String, String> {
-    let e = |r: schedlab_benches::experiment::ExperimentError| r.message;
+fn effect(cli: &Cli) -> Result<String, schedlab_benches::experiment::ExperimentError> {
     Ok(match &cli.command {
         None | Some(Command::Variants) => String::new(),
-        Some(Command::Run(a)) => format!("{:?}", crate::run::config(a).map_err(e)?),
+        Some(Command::Run(a)) => format!("{:?}", crate::run::config(a)?),
         Some(Command::Compare(a)) => {
-            format!("{:?} {}", crate::compare::config(a).map_err(e)?, a.options.brief)
+            format!("{:?} {}", crate::compare::config(a)?, a.options.brief)
         }
         Some(Command::Sweep(a)) => {
-            format!("{:?} {}", crate::sweep::config(a).map_err(e)?, a.options.resume)
+            format!("{:?} {}", crate::sweep::config(a)?, a.options.resume)
         }
-        Some(Command::Predict(a)) => format!("{:?}", crate::predict::config(a).map_err(e)?),
-        Some(Command::Roundtrip(a)) => format!("{:?}", crate::roundtrip::config(a).map_err(e)?),
+        Some(Command::Predict(a)) => format!("{:?}", crate::predict::config(a)?),
+        Some(Command::Roundtrip(a)) => format!("{:?}", crate::roundtrip::config(a)?),
         Some(Command::Simulate(a)) => {
-            format!("{:?} {}", crate::simulate::config(a).map_err(e)?.sim, a.options.variant)
+            format!("{:?} {}", crate::simulate::config(a)?.sim, a.options.variant)
         }
-        Some(Command::Flamegraph(a)) => format!("{:?}", crate::flamegraph::config(a).map_err(e)?),
+        Some(Command::Flamegraph(a)) => format!("{:?}", crate::flamegraph::config(a)?),
         // Its only configuration is its paths and the excerpt's window (which needs --svg).
         Some(Command::TraceSummary(_)) => String::new(),
-        Some(Command::Kernel(a)) => format!(
-            "{:?} {:?} {}",
-            crate::kernel::config(a).map_err(e)?,
-            a.options.inject,
-            a.cleanup
-        ),
+        Some(Command::Kernel(a)) => {
+            format!("{:?} {:?} {}", crate::kernel::config(a)?, a.options.inject, a.cleanup)
+        }
     })
 }
 
@@ -135,7 +131,11 @@ fn every_option_changes_something_or_is_declared_refused_or_warned() {
         }
     }
     assert!(tried > 100, "every option of every subcommand: {tried}");
-    assert!(ignored.is_empty(), "options that change nothing, and are neither refused nor said to have no effect: {ignored:#?}");
+    assert!(
+        ignored.is_empty(),
+        "options that change nothing, and are neither refused \
+        nor said to have no effect: {ignored:#?}"
+    );
 }
 
 fn parse(sub: &str, options: &[(String, Option<String>)]) -> Result<Cli, clap::Error> {
@@ -215,8 +215,14 @@ fn every_option_given_without_the_one_it_needs_is_refused_in_one_line() {
                 let Some(other_long) = other.get_long() else { continue };
                 let (Some(v), Some(w)) = (value_of(long), value_of(other_long)) else { continue };
                 match parse(name, &[(long.to_string(), v), (other_long.to_string(), w)]) {
-                    Ok(_) => problems.push(format!("{name} --{long} and --{other_long} are declared to conflict but are accepted together")),
-                    Err(e) if clap_error_line(&e).contains('\n') => problems.push(format!("{name} --{long} --{other_long}: not one line")),
+                    Ok(_) => problems.push(format!(
+                        "{name} --{long} and --{other_long} \
+                        are declared to conflict but are accepted together"
+                    )),
+                    Err(e) if clap_error_line(&e).contains('\n') => problems.push(format!(
+                        "{name} --{long} --{other_long}: not one \
+                        line"
+                    )),
                     Err(_) => {}
                 }
             }

@@ -124,7 +124,7 @@ impl Start {
             None => LogRequest::logs(self.verbose),
         };
         let (logging, problem) = init(&request);
-        problem.map_err(ExperimentError::bad_input)?;
+        problem.map_err(|bad| ExperimentError::bad_input(bad.to_string()))?;
         tracing::debug!(command = %self.parsed, "parsed");
         Ok(logging)
     }
@@ -133,7 +133,8 @@ impl Start {
 /// How the run was asked to log.
 struct LogRequest<'a> {
     pub verbose: u8,
-    /// `run --trace FILE`: where the trace goes (an output stream, checked and opened by the caller).
+    /// `run --trace FILE`: where the trace goes (an output stream, checked and opened by the
+    /// caller).
     pub trace_file: Option<StreamWriter>,
     /// `run --trace-filter`: which targets and levels the trace keeps (env-filter syntax).
     pub trace_filter: &'a str,
@@ -149,10 +150,32 @@ impl LogRequest<'_> {
     }
 }
 
-/// Installs the process's subscriber. The error is one line for the user (a bad `RUST_LOG`, a
-/// trace file that cannot be created); the subscriber is installed even then, so that the caller
-/// can report it through `tracing::error!`.
-fn init(request: &LogRequest<'_>) -> (Logging, Result<(), String>) {
+/// A filter the user gave that `tracing` cannot read: bad input, said in one line.
+#[derive(Debug)]
+enum BadFilter {
+    /// `RUST_LOG`, and the first line of the parser's complaint.
+    RustLog { why: String },
+    /// `--trace-filter`, as given, and the first line of the parser's complaint.
+    TraceFilter { filter: String, why: String },
+}
+
+impl fmt::Display for BadFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadFilter::RustLog { why } => write!(f, "RUST_LOG is not a valid filter: {why}"),
+            BadFilter::TraceFilter { filter, why } => {
+                write!(f, "--trace-filter `{filter}` is not a valid filter: {why}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BadFilter {}
+
+/// Installs the process's subscriber. The error is one line for the user (a bad `RUST_LOG` or
+/// `--trace-filter`); the subscriber is installed even then, so that the caller can report it
+/// through `tracing::error!`.
+fn init(request: &LogRequest<'_>) -> (Logging, Result<(), BadFilter>) {
     let mut problem = Ok(());
     let from_env = std::env::var_os("RUST_LOG").is_some_and(|v| !v.is_empty());
     let default_level = match request.verbose {
@@ -164,8 +187,7 @@ fn init(request: &LogRequest<'_>) -> (Logging, Result<(), String>) {
     let filter = if from_env {
         EnvFilter::builder().with_default_directive(default_level.into()).from_env().unwrap_or_else(
             |e| {
-                problem =
-                    Err(format!("RUST_LOG is not a valid filter: {}", first_line(&e.to_string())));
+                problem = Err(BadFilter::RustLog { why: first_line(&e.to_string()).to_string() });
                 EnvFilter::new(default_level.to_string())
             },
         )
@@ -193,11 +215,10 @@ fn init(request: &LogRequest<'_>) -> (Logging, Result<(), String>) {
     let trace: Option<Box<dyn Layer<Registry> + Send + Sync>> = match request.trace_file.clone() {
         Some(file) if problem.is_ok() => match EnvFilter::builder().parse(request.trace_filter) {
             Err(e) => {
-                problem = Err(format!(
-                    "--trace-filter `{}` is not a valid filter: {}",
-                    request.trace_filter,
-                    first_line(&e.to_string())
-                ));
+                problem = Err(BadFilter::TraceFilter {
+                    filter: request.trace_filter.to_string(),
+                    why: first_line(&e.to_string()).to_string(),
+                });
                 None
             }
             Ok(targets) => {

@@ -76,12 +76,37 @@ pub fn ignore_file_size_signal() {
     }
 }
 
+/// Why the stops cannot be watched: the system refused signal-hook's registration, or the
+/// watcher thread. Either way no signal would reach the experiments, so nothing is started.
+#[derive(Debug)]
+pub enum InstallError {
+    Handlers(std::io::Error),
+    Watcher(std::io::Error),
+}
+
+impl std::fmt::Display for InstallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InstallError::Handlers(e) => write!(f, "cannot install the signal handlers: {e}"),
+            InstallError::Watcher(e) => write!(f, "cannot start the signal watcher: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for InstallError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            InstallError::Handlers(e) | InstallError::Watcher(e) => Some(e),
+        }
+    }
+}
+
 /// Installs the handlers and starts the watcher thread.
-pub fn install() -> Result<(), String> {
+pub fn install() -> Result<(), InstallError> {
     // SIGCONT is watched, not a stop: it ends a job-control stop, which makes the run in progress
     // a disturbed one (`schedlab_benches::driver::stopped`).
     let mut signals = SignalsInfo::<WithOrigin>::new([SIGINT, SIGTERM, SIGHUP, SIGCONT])
-        .map_err(|e| format!("cannot install the signal handlers: {e}"))?;
+        .map_err(InstallError::Handlers)?;
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || {
@@ -123,7 +148,7 @@ pub fn install() -> Result<(), String> {
             }
         })
         .map(drop)
-        .map_err(|e| format!("cannot start the signal watcher: {e}"))
+        .map_err(InstallError::Watcher)
 }
 
 /// The first signal received, if any.
