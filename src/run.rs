@@ -13,7 +13,7 @@ use schedlab_benches::experiment::options::run::RunOptions;
 use schedlab_benches::experiment::run::{self, RunConfig};
 use schedlab_benches::experiment::{ExperimentError, Failures};
 use schedlab_benches::files::output::Stream;
-use schedlab_benches::report::run::RunReport;
+use schedlab_benches::report::run::{RunReport, TraceWritten};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -102,14 +102,14 @@ fn finish_trace(
     logging: &mut logging::Logging,
     path: PathBuf,
     window: Duration,
-) -> Result<(PathBuf, String), ExperimentError> {
+) -> Result<TraceWritten, ExperimentError> {
     logging.finish(stream.writer_thread());
     stream.commit().map_err(ExperimentError::output_failed)?;
-    let covers = format!(
-        "{:.0} ms after the ramp-up; not comparable with untraced KIOPS: every tracing site \
-         consulted the recorder during the whole run",
-        window.as_secs_f64() * 1e3
+    let window_ms = window.as_secs_f64() * 1e3;
+    outln!(
+        "wrote trace {} ({window_ms:.0} ms after the ramp-up; not comparable with untraced \
+         KIOPS: every tracing site consulted the recorder during the whole run)",
+        path.display()
     );
-    outln!("wrote trace {} ({covers})", path.display());
-    Ok((path, covers))
+    Ok(TraceWritten { path, window_ms })
 }

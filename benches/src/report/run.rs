@@ -41,6 +41,21 @@ pub struct RunJson<'a> {
     config: &'a WorkloadConfig,
     /// The named locks' counters (empty without --lockstat).
     locks: &'a [schedlab_core::lockstat::LockSummary],
+    /// The trace `--trace` wrote, if it did (set by [`RunReport`]'s JSON; `null` otherwise).
+    trace: Option<&'a TraceWritten>,
+}
+
+/// The trace `run --trace` wrote: its file, and the window after the ramp-up it covers.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceWritten {
+    /// Any bytes the name holds: written as text, lossily where it is not UTF-8.
+    #[serde(serialize_with = "lossy_path")]
+    pub path: std::path::PathBuf,
+    pub window_ms: f64,
+}
+
+fn lossy_path<S: serde::Serializer>(path: &std::path::Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&path.to_string_lossy())
 }
 
 impl<'a> RunJson<'a> {
@@ -70,6 +85,7 @@ impl<'a> RunJson<'a> {
             consistency: &r.consistency,
             config,
             locks: &r.locks,
+            trace: None,
         }
     }
 }
@@ -79,13 +95,14 @@ pub struct RunReport {
     pub provenance: Provenance,
     pub result: RunResult,
     pub config: WorkloadConfig,
-    /// The trace written, and what it covers.
-    pub trace: Option<(std::path::PathBuf, String)>,
+    /// The trace written, and the window it covers.
+    pub trace: Option<TraceWritten>,
 }
 
 impl Serialize for RunReport {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        RunJson::of(&self.result, &self.config, &self.provenance).serialize(serializer)
+        let json = RunJson::of(&self.result, &self.config, &self.provenance);
+        RunJson { trace: self.trace.as_ref(), ..json }.serialize(serializer)
     }
 }
 
@@ -108,17 +125,8 @@ impl super::contract::Report for RunReport {
         self.tables_of(false)
     }
 
-    fn prose(&self) -> Vec<(String, String)> {
-        self.trace
-            .iter()
-            .map(|(path, covers)| {
-                ("What the trace covers".to_string(), format!("{}: {covers}", path.display()))
-            })
-            .collect()
-    }
-
     fn trace(&self) -> Option<&std::path::Path> {
-        self.trace.as_ref().map(|(path, _)| path.as_path())
+        self.trace.as_ref().map(|t| t.path.as_path())
     }
 
     fn outcome(&self) -> super::contract::Outcome {
@@ -140,6 +148,18 @@ impl super::contract::Report for RunReport {
     }
 }
 
+/// The trace written: a table, so that the terminal, the page and the JSON say the same (it was
+/// a line of prose on the page alone).
+fn trace_table(trace: &TraceWritten) -> Table {
+    let mut t = Table::new("The trace", &[("file", ""), ("window after the ramp-up", "ms")]);
+    t.row(vec![Cell::text(trace.path.display().to_string()), Cell::num(trace.window_ms, 0)]);
+    t.note(
+        "not comparable with untraced KIOPS: every tracing site consulted the recorder during \
+         the whole run",
+    );
+    t
+}
+
 impl RunReport {
     /// Whether the run passed its end-of-run checks and freed every group and queue.
     fn checked(&self) -> bool {
@@ -150,6 +170,9 @@ impl RunReport {
     /// The tables: with `brief`, the lock statistics' summary without their detail.
     fn tables_of(&self, brief: bool) -> Vec<Table> {
         let mut tables = vec![self.run_table(), self.requests_table(), self.cpus_table()];
+        if let Some(trace) = &self.trace {
+            tables.push(trace_table(trace));
+        }
         if !self.result.consistent {
             tables.push(self.consistency_table());
         }
@@ -316,6 +339,26 @@ mod tests {
             crate::driver::workload::run_named("queue-lock", &config, &AtomicBool::new(false))
                 .unwrap();
         RunReport { provenance: Provenance::collect(), result, config, trace: None }
+    }
+
+    /// Issue 44: what the trace covers was a line of prose on the page alone (132 columns in
+    /// its `<pre>`), in neither the terminal text nor the JSON. Now it is a table like the others.
+    #[test]
+    fn the_trace_written_is_a_table_in_every_rendering() {
+        let mut report = run_with_lockstat();
+        report.trace = Some(TraceWritten { path: "t.json".into(), window_ms: 100.0 });
+        renderings_agree(&report).unwrap();
+        let text = report.text(View::default());
+        let page = report.page(View::default()).render();
+        for shown in ["The trace", "window after the ramp-up (ms)", "not comparable"] {
+            assert!(text.contains(shown) && page.contains(shown), "{shown}:\n{text}");
+        }
+        let widest = crate::report::contract::widest_line(&text, 0);
+        assert!(widest <= 130, "a line of {widest} columns:\n{text}");
+        assert!(!page.contains("What the trace covers"), "the prose is gone");
+        let json: serde_json::Value = serde_json::from_str(&report.json(None).unwrap()).unwrap();
+        assert_eq!(json["trace"]["window_ms"], 100.0, "{json}");
+        assert_eq!(json["trace"]["path"], "t.json", "{json}");
     }
 
     #[test]
