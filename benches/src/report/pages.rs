@@ -270,8 +270,10 @@ impl super::contract::Report for TraceSummaryPage {
                 Cell::num(n.mean_us, 2),
             ]);
         }
+        // In two, so that each fits 130 columns of a terminal: the holds and waits, then what
+        // happens between two holds.
         let mut locks = Table::new(
-            "Locks in the trace",
+            "Locks in the trace: holds and waits",
             &[
                 ("lock", ""),
                 ("holds", ""),
@@ -281,6 +283,12 @@ impl super::contract::Report for TraceSummaryPage {
                 ("waits", ""),
                 ("wait p50", "µs"),
                 ("wait p90", "µs"),
+            ],
+        );
+        let mut handovers = Table::new(
+            "Locks in the trace: from one hold to the next",
+            &[
+                ("lock", ""),
                 ("hand-overs", ""),
                 ("re-acquired", ""),
                 ("gap p50", "µs"),
@@ -290,7 +298,7 @@ impl super::contract::Report for TraceSummaryPage {
         );
         for l in &self.report.locks {
             // One lock is held at most the whole traced time; above it the holds overlap, and
-            // the share is no figure.
+            // the share is no figure (the table says so: "% of span" is a share of a whole).
             let held = if l.held_pct > 100.0 {
                 Cell::missing(format!("not estimable: {:.0}% (holds overlap)", l.held_pct))
             } else {
@@ -305,6 +313,9 @@ impl super::contract::Report for TraceSummaryPage {
                 Cell::num(l.waits as f64, 0),
                 Cell::num(l.wait_median_us, 2),
                 Cell::num(l.wait_p90_us, 2),
+            ]);
+            handovers.row(vec![
+                Cell::text(l.lock.clone()),
                 Cell::num(l.handovers as f64, 0),
                 Cell::num(l.reacquisitions as f64, 0),
                 Cell::num(l.handover_gap_median_us, 2),
@@ -312,8 +323,8 @@ impl super::contract::Report for TraceSummaryPage {
                 Cell::check(l.overlapping_holds == 0, l.overlapping_holds.to_string()),
             ]);
         }
-        locks.note("gap: from one thread's release to the next thread's acquisition");
-        vec![trace, tracks, names, locks]
+        handovers.note("gap: from one thread's release to the next thread's acquisition");
+        vec![trace, tracks, names, locks, handovers]
     }
 
     fn charts(&self) -> Vec<super::contract::Chart> {
@@ -390,6 +401,9 @@ mod tests {
         let page = summary_of(EVENTS);
         renderings_agree(&page).unwrap();
         let text = page.text(View::default());
+        // The locks' table was 160 columns wide: now two, each within a terminal's 130.
+        let widest = crate::report::contract::widest_line(&text, 0);
+        assert!(widest <= 130, "a line of {widest} columns:\n{text}");
         // The summary was printed twice on the page (a prose block and the terminal text):
         // now the page draws tables only, and the text is drawn from the same tables.
         let html = page.page(View::default()).render();
