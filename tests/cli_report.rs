@@ -65,7 +65,10 @@ fn a_report_holds_the_command_line_and_the_tables() {
             && html.contains("<td class=\"word\">sched-lock</td>"),
         "the table, as a table"
     );
-    assert!(html.contains("<th title=\"click to sort\">median (ns)</th>"), "units in the header");
+    assert!(
+        html.contains("<th title=\"click to sort\" data-unit=\"ns\">median (ns)</th>"),
+        "units in the header"
+    );
     // The one script is the page's own column sorting: nothing is fetched, nothing else runs.
     assert_eq!(html.matches("<script").count(), 1, "one script");
     assert!(

@@ -1,10 +1,10 @@
 //! Every kind of `--report` page opened in a real browser (headless Chromium, Debian's `chromium`
-//! package): each experiment runs tiny, writes its report, and Chromium loads it offline twice, once
-//! for a screenshot and once for the DOM, with its console on stderr. A page fails on a console
-//! line (an uncaught error, in the page or in a flamegraph's frame), on a reference to anything
-//! that is not in the file itself (a missing image cannot happen then), and on a blank page: a
-//! screenshot missing or tiny, or a DOM without its tables. Where Chromium is not installed the
-//! test says so and passes. `SCHEDLAB_REPORT_SHOTS=DIR` keeps the screenshots (notes/reports/).
+//! package): each experiment runs tiny, writes its report, and Chromium loads it offline twice,
+//! once for a screenshot and once for the DOM, with its console on stderr. A page fails on a
+//! console line (an uncaught error, in the page or in a flamegraph's frame), on a reference to
+//! anything that is not in the file itself (a missing image cannot happen then), and on a blank
+//! page: a screenshot missing or tiny, or a DOM without its tables. Where Chromium is not installed
+//! the test says so and passes. `SCHEDLAB_REPORT_SHOTS=DIR` keeps the screenshots (notes/reports/).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -182,6 +182,11 @@ fn check_page(
         !dom.contains("<th title=\"click to sort\"></th>"),
         "{kind}: a column without a header"
     );
+    let unitless = unitless_columns(&dom);
+    assert!(unitless.is_empty(), "{kind}: figures without their unit in the header: {unitless:?}");
+    // The terminal text and every block of text on the page within 130 columns.
+    let (widest, line) = widest_pre(&source);
+    assert!(widest <= 130, "{kind}: a <pre> line of {widest} columns: {line}");
     // A 13-inch screen: at 1280 px the page itself never scrolls sideways (a wide table scrolls
     // in its own box). Measured by a probe in a copy of the page, read from the console.
     let probe = "<script>window.addEventListener('load',function(){var e=document.documentElement;\
@@ -208,6 +213,105 @@ console.log('probe: overflow='+(e.scrollWidth-e.clientWidth));});</script></body
         .and_then(|v| v.parse().ok())
         .unwrap_or(i64::MAX);
     assert!(overflow <= 0, "{kind}: the page scrolls sideways by {overflow} px at 1280 px: {line}");
+}
+
+/// The cells of each data table of `dom`: its headings (their `th` tags whole) and its rows.
+fn data_tables(dom: &str) -> Vec<(Vec<&str>, Vec<Vec<&str>>)> {
+    let mut tables = Vec::new();
+    for table in dom.split("<table class=\"data\">").skip(1) {
+        let table = table.split("</table>").next().unwrap_or("");
+        let (head, body) = table.split_once("</thead>").unwrap_or((table, ""));
+        let headings = head.split("<th ").skip(1).map(|th| th.split("</th>").next().unwrap_or(""));
+        let rows = body.split("<tr>").skip(1).map(|tr| {
+            let tr = tr.split("</tr>").next().unwrap_or("");
+            tr.split("<td").skip(1).map(|td| td.split("</td>").next().unwrap_or("")).collect()
+        });
+        tables.push((headings.collect(), rows.collect()));
+    }
+    tables
+}
+
+/// The headings of the data tables' columns that hold a figure with decimals (a measured
+/// quantity, not a count) but name no unit: no `data-unit`, or a heading without it. A table
+/// with a column "unit" (figures of several units, one a row) says them there.
+fn unitless_columns(dom: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (headings, rows) in data_tables(dom) {
+        let text = |tag: &str| tag.split_once('>').map_or("", |(_, t)| t).trim().to_string();
+        if headings.iter().any(|h| text(h) == "unit") {
+            continue;
+        }
+        for (i, heading) in headings.iter().enumerate() {
+            let measured = rows
+                .iter()
+                .filter_map(|r| r.get(i))
+                .any(|td| td.starts_with(" class=\"num\"") && text(td).contains('.'));
+            let unit = heading.split("data-unit=\"").nth(1).and_then(|u| u.split('"').next());
+            let named = unit.is_some_and(|u| !u.is_empty() && text(heading).contains(u));
+            if measured && !named {
+                found.push(text(heading));
+            }
+        }
+    }
+    found
+}
+
+/// The widest line of the page's `<pre>` blocks in columns (its entities read as the one
+/// character each stands for), and the line.
+fn widest_pre(html: &str) -> (usize, String) {
+    let mut widest = (0, String::new());
+    for pre in html.split("<pre>").skip(1) {
+        let pre = pre.split("</pre>").next().unwrap_or("");
+        for line in pre.lines() {
+            let shown = line
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&quot;", "\"")
+                .replace("&#39;", "'")
+                .replace("&amp;", "&");
+            let columns = shown.chars().count();
+            if columns > widest.0 {
+                widest = (columns, shown);
+            }
+        }
+    }
+    widest
+}
+
+/// The page checks themselves can fail (a check that cannot fail proves nothing): a column of
+/// measured figures without its unit, and a `<pre>` line past 130 columns, are seen; a count, a
+/// column with its unit and a table of several units (a "unit" column) pass.
+#[test]
+fn a_figure_without_its_unit_and_a_wide_pre_are_caught() {
+    let table = |head: &str, cells: &str| {
+        let head = format!("<table class=\"data\"><thead><tr>{head}</tr></thead>");
+        format!("{head}<tbody><tr>{cells}</tr></tbody></table>")
+    };
+    let th = |unit: Option<&str>, text: &str| match unit {
+        Some(u) => format!("<th title=\"click to sort\" data-unit=\"{u}\">{text}</th>"),
+        None => format!("<th title=\"click to sort\">{text}</th>"),
+    };
+    let num = |v: &str| format!("<td class=\"num\" data-v=\"{v}\">{v}</td>");
+    let good = table(
+        &[th(None, "samples"), th(Some("µs"), "hold (µs)"), th(Some("KIOPS"), "KIOPS")].concat(),
+        &[num("61"), num("2.50"), num("812.2")].concat(),
+    );
+    assert_eq!(unitless_columns(&good), Vec::<String>::new());
+    let bad = table(
+        &[th(None, "samples"), th(None, "hold")].concat(),
+        &[num("61"), num("2.50")].concat(),
+    );
+    assert_eq!(unitless_columns(&bad), ["hold"]);
+    let said_not_shown = table(&th(Some("µs"), "hold"), &num("2.50"));
+    assert_eq!(unitless_columns(&said_not_shown), ["hold"]);
+    let rows_of_units = table(
+        &[th(None, "figure"), th(None, "unit"), th(None, "kernel")].concat(),
+        &["<td>CPU per I/O</td><td>µs</td>".to_string(), num("6.9")].concat(),
+    );
+    assert_eq!(unitless_columns(&rows_of_units), Vec::<String>::new());
+    let wide = format!("<pre>a &lt;b&gt;\n{}</pre>", "x".repeat(131));
+    assert_eq!(widest_pre(&wide).0, 131);
+    assert_eq!(widest_pre("<pre>&lt;&amp;&gt;</pre>"), (3, "<&>".to_string()));
 }
 
 /// The items of the page's "Read this first" box, as text, the prefixes a printed copy
@@ -244,7 +348,10 @@ fn report(dir: &Path, kind: &str, args: &[&str]) -> PathBuf {
 #[test]
 fn every_kind_of_report_opens_in_chromium_without_errors() {
     let Some(chromium) = chromium() else {
-        eprintln!("skipped: no Chromium (install Debian's `chromium` package, or set SCHEDLAB_CHROMIUM) to open the reports in");
+        eprintln!(
+            "skipped: no Chromium (install Debian's `chromium` package, or set \
+            SCHEDLAB_CHROMIUM) to open the reports in"
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -374,8 +481,8 @@ fn a_broken_page_is_caught() {
     );
 }
 
-/// A flamegraph in a report still zooms and searches: the page's frame is given a probe that,
-/// once loaded, clicks the Search button (its prompt answering `lock`) and then a frame and logs what
+/// A flamegraph in a report still zooms and searches: the page's frame is given a probe that, once
+/// loaded, clicks the Search button (its prompt answering `lock`) and then a frame and logs what
 /// happened; the log must show frames hidden by the zoom and the share the search matched.
 #[test]
 fn a_flamegraph_in_a_report_zooms_and_searches() {

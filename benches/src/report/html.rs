@@ -325,8 +325,17 @@ fn render_table(h: &mut String, table: &Table) {
         escape(&table.title)
     );
     h.push_str("<thead><tr>");
+    // The unit also as an attribute, so that a test of the page can tell a column that names
+    // its unit from one that does not, whatever the heading's words.
     for column in &table.columns {
-        let _ = write!(h, "<th title=\"click to sort\">{}</th>", escape(&Table::heading(column)));
+        let heading = escape(&Table::heading(column));
+        let _ = match &column.unit {
+            Some(unit) => {
+                let unit = escape(unit);
+                write!(h, "<th title=\"click to sort\" data-unit=\"{unit}\">{heading}</th>")
+            }
+            None => write!(h, "<th title=\"click to sort\">{heading}</th>"),
+        };
     }
     h.push_str("</tr></thead>\n<tbody>\n");
     for row in &table.rows {
