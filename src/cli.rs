@@ -9,11 +9,13 @@ use crate::{compare, flamegraph, kernel, paths, predict, roundtrip, run, simulat
 use clap::{Parser, Subcommand};
 use schedlab_benches::experiment::ExperimentError;
 
-const EXIT_CODES_HELP: &str = "Exit codes: 0 done; 1 a check failed (inconsistent run, overlapping lock holds); 2 bad input \
-(arguments, input files, output paths: checked before any work); 3 an output could not be written; 4 a run failed (the \
-others are kept). Signals: SIGINT (Ctrl-C) exits 130, SIGTERM 143, SIGHUP 129, after keeping what finished (tables, \
-JSON, CSV, SVG and trace, marked interrupted); a second stop (another Ctrl-C, or another sender's signal over 0.3 s \
-later) exits at once; a supervisor's signal to the process and then its group is one stop.";
+const EXIT_CODES_HELP: &str =
+    "Exit codes: 0 done; 1 a check failed (inconsistent run, overlapping lock holds); 2 bad input \
+(arguments, input files, output paths: checked before any work); 3 an output could not be \
+written; 4 a run failed (the others are kept). Signals: SIGINT (Ctrl-C) exits 130, SIGTERM \
+143, SIGHUP 129, after keeping what finished (tables, JSON, CSV, SVG and trace, marked \
+interrupted); a second stop (another Ctrl-C, or another sender's signal over 0.3 s later) \
+exits at once; a supervisor's signal to the process and then its group is one stop.";
 
 #[derive(Parser, Debug)]
 #[command(name = "schedlab", version, about = "Lock-contention workbench: a BFQ-style scheduler with swappable group-statistics policies", after_help = EXIT_CODES_HELP)]

@@ -55,7 +55,8 @@ pub fn cmd(args: &FlamegraphArgs, log: crate::logging::Start) -> Result<(), Expe
     let claimed = args.outputs.outputs().claim::<flamegraph::FlamegraphReport>()?;
     let w = &cfg.workload;
     outln!(
-        "schedlab flamegraph: {} threads, {} lock, {} groups, kernel {}, outside {} ns, {:.1} s per variant, on-CPU samples at {} Hz",
+        "schedlab flamegraph: {} threads, {} lock, {} groups, kernel {}, outside {} ns, \
+            {:.1} s per variant, on-CPU samples at {} Hz",
         w.threads,
         w.lock,
         w.groups,

@@ -142,10 +142,22 @@ fn claim(identity: FileIdentity, shown: String, used: Use) -> Result<(), Experim
     {
         let there = &earlier.shown;
         return Err(bad_input(match (earlier.used, used) {
-            (Use::Read, _) => format!("cannot write {shown}: it is the input {there}, which writing would destroy"),
-            (_, Use::Read) => format!("cannot read {shown}: it is the output {there}, which the command replaces"),
-            (Use::Dir, _) | (_, Use::Dir) => format!("cannot write {shown}: it is the same path as {there} (a directory and a file)"),
-            _ => format!("cannot write {shown}: it is the same file as the output {there} (one would replace the other)"),
+            (Use::Read, _) => format!(
+                "cannot write {shown}: it is the input {there}, \
+                which writing would destroy"
+            ),
+            (_, Use::Read) => format!(
+                "cannot read {shown}: it is the output {there}, \
+                which the command replaces"
+            ),
+            (Use::Dir, _) | (_, Use::Dir) => format!(
+                "cannot write {shown}: it is the \
+                same path as {there} (a directory and a file)"
+            ),
+            _ => format!(
+                "cannot write {shown}: it is the same file as the output \
+                {there} (one would replace the other)"
+            ),
         }));
     }
     claims.push(Claim { identity, shown, used });
@@ -199,7 +211,10 @@ pub fn declare(paths: &Paths) -> Result<(), ExperimentError> {
                     let what =
                         format!("{} (written into {})", file.display(), shown(d.flag, &d.path));
                     if name.len() > NAME_MAX {
-                        return Err(bad_input(format!("cannot write {what}: its name is longer than the {NAME_MAX} bytes a file name may have")));
+                        return Err(bad_input(format!(
+                            "cannot write {what}: its name is \
+                            longer than the {NAME_MAX} bytes a file name may have"
+                        )));
                     }
                     // An existing file there must be one that can be replaced (not a directory).
                     if std::fs::symlink_metadata(&file).is_ok() {

@@ -33,7 +33,8 @@ impl Observer for Bar {
         match event {
             Event::Planned { steps, estimated_s } => {
                 crate::out::progress(format_args!(
-                    "{}: {steps} {}, about {estimated_s:.0} s (Ctrl-C, SIGTERM or SIGHUP stops it and keeps what finished)\n",
+                    "{}: {steps} {}, about {estimated_s:.0} s (Ctrl-C, SIGTERM or \
+                        SIGHUP stops it and keeps what finished)\n",
                     self.title, self.unit
                 ));
                 let bar = ProgressBar::new(steps as u64);

@@ -481,7 +481,8 @@ fn run_with_lockstat_prints_and_writes_the_lock_table() {
             && stdout.contains("owner changes"),
         "{stdout}"
     );
-    // Sampled holds are marked as estimates: the notes say so, the holds table says one in how many.
+    // Sampled holds are marked as estimates: the notes say so, the holds table says one in how
+    // many.
     let flat = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         flat.contains("estimated from sampled waits and holds") && flat.contains("timed one in"),

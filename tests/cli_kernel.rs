@@ -115,7 +115,10 @@ fn without_root_it_refuses() {
     let Some(setpriv) =
         ["/usr/bin/setpriv", "/bin/setpriv"].into_iter().find(|p| Path::new(p).exists())
     else {
-        eprintln!("setpriv not installed: the non-root refusal is checked by the case above on non-root machines only");
+        eprintln!(
+            "setpriv not installed: the non-root refusal is checked by the case \
+            above on non-root machines only"
+        );
         return;
     };
     let out = Command::new(setpriv)
@@ -222,7 +225,8 @@ const SHORT: &[&str] = &[
 ];
 
 #[test]
-#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: \
+    scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
 fn a_short_run_prints_both_halves_writes_the_json_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("k.json");
@@ -301,7 +305,8 @@ fn a_short_run_prints_both_halves_writes_the_json_and_leaves_nothing() {
 }
 
 #[test]
-#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: \
+    scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
 fn sigint_in_the_middle_keeps_what_finished_and_puts_everything_back() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("k.json");
@@ -328,7 +333,8 @@ fn sigint_in_the_middle_keeps_what_finished_and_puts_everything_back() {
 }
 
 #[test]
-#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: \
+    scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
 fn after_a_sigkill_cleanup_removes_what_was_left() {
     let mut args = SHORT.to_vec();
     args.extend(["--rounds", "20", "--no-profile"]);
@@ -369,7 +375,8 @@ fn after_a_sigkill_cleanup_removes_what_was_left() {
 }
 
 #[test]
-#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: \
+    scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
 fn an_existing_device_is_only_read_and_its_scheduler_put_back() {
     // A device this test makes, set to mq-deadline with a non-default knob: the command must put
     // both back.
@@ -409,7 +416,8 @@ fn an_existing_device_is_only_read_and_its_scheduler_put_back() {
 }
 
 #[test]
-#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: \
+    scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
 fn a_device_with_a_mounted_filesystem_is_refused() {
     // The device under `/`, from mountinfo's major:minor.
     let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
@@ -734,7 +742,8 @@ const INJECT: &[&str] = &[
 ];
 
 #[test]
-#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: \
+    scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
 fn inject_verifies_its_sites_measures_every_cost_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("i.json");
@@ -790,7 +799,8 @@ fn inject_verifies_its_sites_measures_every_cost_and_leaves_nothing() {
 }
 
 #[test]
-#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: \
+    scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
 fn inject_stopped_by_sigint_mid_phases_puts_everything_back() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("i.json");
@@ -818,7 +828,8 @@ fn inject_stopped_by_sigint_mid_phases_puts_everything_back() {
 }
 
 #[test]
-#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+#[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: \
+    scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
 fn inject_after_a_sigkill_cleanup_removes_what_was_left() {
     let mut args = INJECT.to_vec();
     args.extend(["--inject-cycles", "200"]);

@@ -99,7 +99,8 @@ fn subcommands() -> Vec<String> {
         .collect()
 }
 
-/// An invocation: the subcommand and its (option, value) pairs in order; a positional has no option.
+/// An invocation: the subcommand and its (option, value) pairs in order; a positional has no
+/// option.
 #[derive(Clone, Debug)]
 struct Inv {
     sub: String,
@@ -676,7 +677,10 @@ impl FullFs {
     fn mount() -> Option<FullFs> {
         // SAFETY: geteuid reads the process's credentials; no memory is involved.
         if unsafe { libc::geteuid() } != 0 {
-            println!("not root: the full file-system test is skipped (/dev/full stands in for it in `awkward`)");
+            println!(
+                "not root: the full file-system test is skipped (/dev/full stands \
+                in for it in `awkward`)"
+            );
             return None;
         }
         let dir = tempfile::Builder::new().prefix("schedlab-full-").tempdir().unwrap();
@@ -1051,7 +1055,8 @@ fn kernel_quick(opt: &Opt, _fx: &Fixture) -> Option<Inv> {
 /// real kernel: ignored here, run by scripts/test.sh where scripts/kernel-ready.sh finds root,
 /// fio, perf, bpftrace and BFQ (its refusals run everywhere: `aliasing::kernel`).
 mod kernel_real {
-    const WHY: &str = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them";
+    const WHY: &str = "needs root, a free loop device, BFQ, fio, perf and bpftrace: \
+        scripts/test.sh runs it where scripts/kernel-ready.sh finds them";
 
     fn ready() {
         let ready = std::process::Command::new("bash")

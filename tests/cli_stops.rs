@@ -1,11 +1,12 @@
 //! Stops, for every subcommand (issue 33, items 2 and 7), generated from the CLI's definition
-//! (`SCHEDLAB_DESCRIBE=cli`: a new subcommand fails here until it has a long invocation in
-//! [`long`] and a test in the `per_subcommand!` table, which must name exactly the CLI's
-//! subcommands). `kernel`'s test needs root, fio, perf, bpftrace and BFQ: it is `#[ignore]`d and
-//! run by `scripts/test.sh` where `scripts/kernel-ready.sh` finds them. Each one, given a long invocation with its outputs, is stopped at
-//! several points of its longest phase: just after it parsed its arguments, after its first line
-//! at `-vv`, and after each of its first finished steps (the `schedlab::progress` lines that say
-//! a run, point or measurement is done), by SIGINT and SIGTERM in turn. Each must:
+//! (`SCHEDLAB_DESCRIBE=cli`: a new subcommand fails here until it has a long invocation in [`long`]
+//! and a test in the `per_subcommand!` table, which must name exactly the CLI's subcommands).
+//! `kernel`'s test needs root, fio, perf, bpftrace and BFQ: it is `#[ignore]`d and run by
+//! `scripts/test.sh` where `scripts/kernel-ready.sh` finds them. Each one, given a long invocation
+//! with its outputs, is stopped at several points of its longest phase: just after it parsed its
+//! arguments, after its first line at `-vv`, and after each of its first finished steps (the
+//! `schedlab::progress` lines that say a run, point or measurement is done), by SIGINT and SIGTERM
+//! in turn. Each must:
 //! - exit 128 + the signal (130, 143), the stop said on stderr, no panic;
 //! - leave every output it wrote whole (JSON that parses, a CSV of whole lines, an SVG or HTML
 //!   page that ends), no temporary or lock file behind;
@@ -65,10 +66,10 @@ fn long(sub: &str) -> Option<Long> {
             "variants" => return None,
             // fio's runs are its longest phase: a stop must kill fio and its job processes (which
             // are in sessions of their own). First with runs of 600 s, stopped at set-up and in the
-            // calibration's run: a stop that waited for fio would outlast the watchdog. Then with runs
-            // of 3 s, stopped in each configuration's runs, with and without the contention recorder
-            // (bpftrace), in the cgroups, and in the model's runs; the steps done are the kernel
-            // configurations measured before the point.
+            // calibration's run: a stop that waited for fio would outlast the watchdog. Then with
+            // runs of 3 s, stopped in each configuration's runs, with and without the contention
+            // recorder (bpftrace), in the cgroups, and in the model's runs; the steps done are the
+            // kernel configurations measured before the point.
             "kernel" => {
                 let run = |duration| {
                     vec![
@@ -462,7 +463,10 @@ fn stopped(
                     stepped |= line.contains("schedlab::progress:") && line.contains(text);
                 }
             }
-            Err(_) => panic!("{args:?}: ended or went silent before {point:?} (a long invocation must outlast the test)"),
+            Err(_) => panic!(
+                "{args:?}: ended or went silent before {point:?} (a long \
+                invocation must outlast the test)"
+            ),
         }
     }
     if let Point::Step(text) = point {
@@ -559,7 +563,10 @@ fn stops_at_every_point(sub: &str) {
     };
     if sub == "kernel" {
         if let Err(why) = kernel_ready() {
-            panic!("kernel: cannot run here ({why}); this test is ignored where scripts/kernel-ready.sh fails");
+            panic!(
+                "kernel: cannot run here ({why}); this test is ignored where \
+                scripts/kernel-ready.sh fails"
+            );
         }
     }
     let mut points: Vec<(Point, &[&str], &[(&str, usize)])> =
@@ -681,6 +688,7 @@ per_subcommand! {
     simulate: "simulate",
     flamegraph: "flamegraph",
     trace_summary: "trace-summary",
-    #[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
+    #[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: \
+        scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
     kernel: "kernel",
 }

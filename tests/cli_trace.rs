@@ -1,7 +1,8 @@
 //! `schedlab run --trace`: the file is a Chrome / Perfetto trace (a JSON array of trace events,
 //! every slice closed and nested), it has a track with slices for every worker thread, and the
 //! scheduler lock's hold slices never overlap (mutual exclusion, seen from the timeline). Plus the
-//! logging path: `-v` and RUST_LOG show progress, errors stay one line, bad trace flags leave no file.
+//! logging path: `-v` and RUST_LOG show progress, errors stay one line, bad trace flags leave no
+//! file.
 
 use schedlab_benches::files::trace_check::{self, Slice, Trace};
 use std::path::PathBuf;

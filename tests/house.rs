@@ -13,9 +13,10 @@ use std::process::Command;
 const MAX_COLUMNS: usize = 100;
 
 /// Lines wider than [`MAX_COLUMNS`] in the workspace's `.rs` files when this rule was made
-/// (2 824 by bytes before the tree was formatted; 617 characters wide after). Lower it when you
+/// (2 824 by bytes before the tree was formatted; 617 characters wide after; 541 once the
+/// messages and comments of the reports, the CLI and its tests were wrapped). Lower it when you
 /// wrap some; raising it is what the rule exists to stop.
-const LONG_LINES_CEILING: usize = 617;
+const LONG_LINES_CEILING: usize = 541;
 
 /// The folders whose `.rs` files are the workspace's sources (`target/` and the mirrors are not).
 const SOURCE_DIRS: &[&str] = &["core", "variants", "verify", "benches", "src", "tests"];

@@ -94,13 +94,19 @@ impl PredictConfig {
         let bad = |m: String| Err(ExperimentError::bad_input(m));
         let w = &self.workload;
         if w.iodepth != 1 {
-            return bad(format!("--iodepth {}: the model runs the workload's iodepth 1 (one request per job in flight)", w.iodepth));
+            return bad(format!(
+                "--iodepth {}: the model runs the workload's iodepth 1 \
+                (one request per job in flight)",
+                w.iodepth
+            ));
         }
         if w.churn_per_sec > 0.0 {
             return bad("--churn: the model has no group churn (predict runs without it)".into());
         }
         if w.slice_idle_ns > 0 {
-            return bad("--slice-idle-ns: the model has no idling (predict runs with slice_idle 0, as the seeds)".into());
+            return bad("--slice-idle-ns: the model has no idling (predict runs with \
+                slice_idle 0, as the seeds)"
+                .into());
         }
         if self.wanted.entries().is_empty() {
             return bad("nothing to predict: no variant, lock kind or insert path".into());
@@ -112,7 +118,8 @@ impl PredictConfig {
             for (v, lock, insert) in self.wanted.entries() {
                 if file.set.find(v, lock, insert).is_none() {
                     return bad(format!(
-                        "{} has no calibration of {v} on {lock} ({insert}): calibrate it (without --calibration) or ask for what it holds",
+                        "{} has no calibration of {v} on {lock} ({insert}): calibrate \
+                            it (without --calibration) or ask for what it holds",
                         file.path.display()
                     ));
                 }
@@ -134,11 +141,18 @@ impl PredictConfig {
             None => default_threads(if self.topology.is_some() { cpus } else { here }),
         };
         if let Some(&n) = threads.iter().find(|&&n| n > cpus) {
-            return bad(format!("--threads {n}: {modelled} has {cpus} logical CPUs (the model runs one job per CPU)"));
+            return bad(format!(
+                "--threads {n}: {modelled} has {cpus} logical CPUs (the \
+                model runs one job per CPU)"
+            ));
         }
         if self.validation.is_some() {
             if let Some(&n) = threads.iter().find(|&&n| n > here) {
-                return bad(format!("--validate --threads {n}: this machine has {here} CPUs; measured points above that are oversubscribed (they measure the OS scheduler)"));
+                return bad(format!(
+                    "--validate --threads {n}: this machine has {here} \
+                    CPUs; measured points above that are oversubscribed (they measure \
+                    the OS scheduler)"
+                ));
             }
         }
         if let Some(v) = self.validation_config(&threads) {
@@ -340,7 +354,8 @@ pub fn run(
     let topology = cfg.topology.clone().unwrap_or_else(|| set.machine.clone());
     if let Some(&n) = threads.iter().find(|&&n| n > topology.cpus()) {
         return Err(ExperimentError::run_failed(format!(
-            "--threads {n}: `{}` was measured with {} logical CPUs (the model runs one job per CPU)",
+            "--threads {n}: `{}` was measured with {} logical CPUs (the model runs one \
+                job per CPU)",
             topology.name,
             topology.cpus()
         )));

@@ -101,7 +101,10 @@ pub fn thread_counts(
         Some(n) => threads.extend(cpus + 1..=n),
         None => {
             if let Some(&t) = threads.iter().find(|&&t| t > cpus) {
-                return Err(ExperimentError::bad_input(format!("--threads {t} is more than the {cpus} CPUs: oversubscribed points need --oversubscribe-to")));
+                return Err(ExperimentError::bad_input(format!(
+                    "--threads {t} is more \
+                    than the {cpus} CPUs: oversubscribed points need --oversubscribe-to"
+                )));
             }
         }
     }
@@ -705,7 +708,8 @@ impl CsvWriter {
             // A CSV not there yet is a sweep starting afresh; one that is is read with a cap.
             if path.exists() {
                 let text = read_input(path, "sweep CSV", caps::CSV, stop)?;
-                // A CSV up to its cap takes a second to parse: on a thread, a stop honoured meanwhile.
+                // A CSV up to its cap takes a second to parse: on a thread, a stop honoured
+                // meanwhile.
                 let wanted = settings.clone();
                 let parse = move || parse_csv(&text, &wanted);
                 let shown = path.display();
@@ -881,8 +885,8 @@ fn measure(
         let mut noise = NoiseCount::default();
         let measured = run_clean(&key.variant, &w, stop, cfg.noise, &mut noise, &mut rerun_budget)
             .and_then(|plain| {
-                // The lock counters of a point are the first round's: its later rounds add spread to
-                // the KIOPS, which the ratios need, not to the counters.
+                // The lock counters of a point are the first round's: its later rounds add spread
+                // to the KIOPS, which the ratios need, not to the counters.
                 if plain.interrupted || cfg.lockstat_duration.is_zero() || key.round > 0 {
                     return Ok((plain, None));
                 }

@@ -71,12 +71,17 @@ fn draw_svg_into(
     let (body, foot) = root.split_vertically(panel_h * locks.len() as u32);
     for (i, line) in [
         "thin lines: linear scaling from 1 thread; dashed: MODEL (schedlab predict), not measured;",
-        "numbers: model at 8/16/64; shaded: model ± its largest error where measured; x: oversubscribed",
+        "numbers: model at 8/16/64; shaded: model ± its largest error where measured; \
+            x: oversubscribed",
     ]
     .iter()
     .enumerate()
     {
-        foot.draw(&Text::new(line.to_string(), (12, 2 + 14 * i as i32), ("sans-serif", 11).into_font().color(&BLACK.mix(0.7))))?;
+        foot.draw(&Text::new(
+            line.to_string(),
+            (12, 2 + 14 * i as i32),
+            ("sans-serif", 11).into_font().color(&BLACK.mix(0.7)),
+        ))?;
     }
     if !footer.is_empty() {
         foot.draw(&Text::new(

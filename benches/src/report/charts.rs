@@ -332,12 +332,19 @@ fn compare_kiops_panel(report: &CompareReport) -> Bars {
     // One group per lock kind and insert path, in the order the groups first appear.
     bars.sort_by_key(|b| b.key);
     Bars {
-        title: format!("KIOPS per variant, {} thread(s), {} round(s)", report.results.first().map_or(0, |r| r.threads), report.rounds_completed),
+        title: format!(
+            "KIOPS per variant, {} thread(s), {} \
+            round(s)",
+            report.results.first().map_or(0, |r| r.threads),
+            report.rounds_completed
+        ),
         x_desc: "KIOPS (median; bar: min–max over rounds)".into(),
         legend: groups,
         stacked: false,
         bars,
-        note: "black marks: a seed's ratio × sched-lock's median here (or the named variant's; kernel-bfq.md §1)".into(),
+        note: "black marks: a seed's ratio × sched-lock's median here (or the named \
+            variant's; kernel-bfq.md §1)"
+            .into(),
         whole_labels: false,
     }
 }

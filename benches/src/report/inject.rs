@@ -265,7 +265,10 @@ impl super::contract::Report for InjectReport {
                 row.push(Cell::num(kc.cycle_ratio_median, 3));
                 t.row(row);
             }
-            t.note("IOPS pooled over cycles; ratio: inside ÷ outside, its 95% bootstrap interval over cycles;");
+            t.note(
+                "IOPS pooled over cycles; ratio: inside ÷ outside, its 95% bootstrap \
+                interval over cycles;",
+            );
             t.note("median: of the per-cycle ratios");
             tables.push(t);
         }
@@ -298,7 +301,8 @@ impl super::contract::Report for InjectReport {
             self.model_outside_ns
         ));
         side.note(format!(
-            "the model's interval: min..max over {} rounds; model within: its value inside the kernel's interval",
+            "the model's interval: min..max over {} rounds; model within: its value \
+                inside the kernel's interval",
             self.config.rounds
         ));
         tables.push(side);

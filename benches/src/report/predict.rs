@@ -214,7 +214,10 @@ fn time_table(predictions: &[Prediction], threads: &[usize]) -> Table {
             Cell::text(busy.join(", ")),
         ]);
     }
-    t.note("ns per request per job (its share of the job's time); hand-off: lock line + data lines + wake calls");
+    t.note(
+        "ns per request per job (its share of the job's time); hand-off: lock line + \
+        data lines + wake calls",
+    );
     t
 }
 
@@ -454,7 +457,8 @@ impl super::contract::Report for PredictReport {
     fn text(&self, view: super::contract::View) -> String {
         let tables = super::contract::text_of_tables(&self.tables(self.judge(view)));
         let outcome = super::contract::text_of_outcome(&self.outcome());
-        let caveat = "schedlab predict: MODEL, not measured — a discrete-event simulation calibrated on single-threaded runs";
+        let caveat = "schedlab predict: MODEL, not measured — a discrete-event \
+            simulation calibrated on single-threaded runs";
         format!("{caveat}\n{}\n\n{tables}{outcome}", self.provenance.head())
     }
 

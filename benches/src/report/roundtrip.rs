@@ -31,12 +31,16 @@ fn cost_table(report: &RoundtripReport, mode: &str) -> Table {
         ]);
     }
     t.note(format!(
-        "statistics on ({mode}) against off in {} alternating windows of {} round trips on one scheduler,",
+        "statistics on ({mode}) against off in {} alternating windows of {} round trips \
+            on one scheduler,",
         2 * WINDOW_PAIRS + 1,
         report.window
     ));
     t.note("each on window against its two off neighbours; per round the median over its windows;");
-    t.note("shown: the median over rounds, the range of the rounds, and the 95% interval of the median");
+    t.note(
+        "shown: the median over rounds, the range of the rounds, and the 95% \
+        interval of the median",
+    );
     t
 }
 
@@ -67,7 +71,8 @@ impl super::contract::Report for RoundtripReport {
         ];
         let mut t = Table::new(ROUND_TRIPS, &columns);
         t.note(format!(
-            "round trip = insert + dispatch + completion on 1 thread, {}; median over {} of {} rounds of {} round trips",
+            "round trip = insert + dispatch + completion on 1 thread, {}; median over \
+                {} of {} rounds of {} round trips",
             self.lock, self.rounds_done, self.rounds, self.iterations
         ));
         if self.rounds_done == 0 {
@@ -87,7 +92,9 @@ impl super::contract::Report for RoundtripReport {
         }
         t.note(match self.variants.iter().find_map(|v| v.no_interval.as_deref()) {
             Some(why) => format!("95%: {why}"),
-            None => "95%: bootstrap over rounds of the median of the per-round ratios (÷ no-stats within each round)".into(),
+            None => "95%: bootstrap over rounds of the median of the per-round ratios \
+                (÷ no-stats within each round)"
+                .into(),
         });
         let mut tables = vec![t];
         if let Some(mode) = self.lockstat {

@@ -86,7 +86,10 @@ fn settings_table(cfg: &SimConfig, r: &SimResult) -> Table {
         Cell::num(cfg.seed as f64, 0),
         Cell::text(r.variant),
     ]);
-    t.note("decided: where slice_idle came from (registered: after the device's probe; init: before it; explicit: given)");
+    t.note(
+        "decided: where slice_idle came from (registered: after the device's probe; \
+        init: before it; explicit: given)",
+    );
     if r.interrupted {
         t.note(format!("interrupted at {:.6} virtual s: the figures cover that time", r.runtime_s));
     }

@@ -230,7 +230,10 @@ fn lock_table(points: &[SweepPoint]) -> Option<Table> {
         ]);
         t.row(row);
     }
-    t.note("contended: % of acquisitions that waited; owner changes: % of acquisitions by another thread than the last");
+    t.note(
+        "contended: % of acquisitions that waited; owner changes: % of acquisitions \
+        by another thread than the last",
+    );
     t.scale_time_columns();
     Some(t)
 }
