@@ -155,8 +155,8 @@ fn run_simulate_and_flamegraph_exit_by_the_failure() {
         case(&simulate, RUN, 4, ""),
         case(&simulate, CHECK, 1, "IOPS="),
         case(&["simulate", "--runtime", "0.01", "--json", "/dev/full"], None, 3, "IOPS="),
-        case(&flamegraph, RUN, 4, "where the time goes"),
-        case(&flamegraph, CHECK, 1, "where the time goes"),
+        case(&flamegraph, RUN, 4, "Where the time goes"),
+        case(&flamegraph, CHECK, 1, "Where the time goes"),
     ]);
 }
 
