@@ -18,6 +18,9 @@ fn cost_table(report: &RoundtripReport, mode: &str) -> Table {
         ("95% high", "%"),
     ];
     let mut t = Table::new(format!("The cost of lock statistics ({mode})"), &columns);
+    // The median cost cannot be below 0 (issue 44: "-7.1 ... -15.7 %" printed with no note); a
+    // round's min and the interval's low end may, as the spread of a cost near 0.
+    t.at_least_zero(&["cost"]);
     for v in &report.variants {
         let (on, cost) = (v.lockstat_ns.as_ref(), v.lockstat_cost_pct.as_ref());
         t.row(vec![
@@ -148,6 +151,12 @@ mod tests {
         ] {
             assert!(text.contains(said), "{said:?} is not in the text:\n{text}");
         }
+        let mut below = report;
+        for v in &mut below.variants {
+            v.lockstat_cost_pct.as_mut().expect("a cost with --lockstat").median = -7.1;
+        }
+        let text = below.text(View::default());
+        assert!(text.contains("not estimable: -7.1 % < 0"), "{text}");
         // Without the statistics, no cost table; with no round finished, why nothing is measured.
         let cfg = RoundtripConfig { lockstat: None, rounds: 1, ..cfg };
         let report = run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();

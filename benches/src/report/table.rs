@@ -41,6 +41,9 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 pub struct Column {
     pub name: String,
     pub unit: Option<String>,
+    /// A quantity that cannot be below 0 whatever its unit says ([`Table::at_least_zero`]).
+    #[serde(skip)]
+    pub at_least_zero: bool,
 }
 
 /// Units of quantities that cannot be below 0: a time, a rate, a ratio of two such, a count of
@@ -88,8 +91,9 @@ impl Column {
     /// The bound its unit sets on its figures.
     pub fn bound(&self) -> Bound {
         match self.unit.as_deref() {
-            Some(u) if AT_LEAST_ZERO_UNITS.contains(&u) => Bound::AtLeastZero,
             Some(u) if u.starts_with(SHARE_UNIT_PREFIX) => Bound::Share,
+            Some(u) if AT_LEAST_ZERO_UNITS.contains(&u) => Bound::AtLeastZero,
+            _ if self.at_least_zero => Bound::AtLeastZero,
             _ => Bound::Any,
         }
     }
@@ -104,9 +108,9 @@ impl Column {
         let above = self.bound() == Bound::Share && value > 100.0 && as_shown > 100.0;
         match self.bound() {
             Bound::AtLeastZero | Bound::Share if below => {
-                Some(format!("not estimable: {shown} {unit} is below 0"))
+                Some(format!("not estimable: {shown} {unit} < 0"))
             }
-            Bound::Share if above => Some(format!("not estimable: {shown} {unit} is above 100")),
+            Bound::Share if above => Some(format!("not estimable: {shown} {unit} > 100")),
             _ => None,
         }
     }
@@ -261,6 +265,7 @@ impl Table {
                 .map(|(name, unit)| Column {
                     name: name.to_string(),
                     unit: (!unit.is_empty()).then(|| unit.to_string()),
+                    at_least_zero: false,
                 })
                 .collect(),
             rows: Vec::new(),
@@ -291,6 +296,16 @@ impl Table {
             }
         }
         self.rows.push(cells);
+        self
+    }
+
+    /// Marks the columns named `names` as quantities that cannot be below 0 although their
+    /// unit allows it: a cost in "%" (a median cost below 0 is noise larger than the effect),
+    /// where the same unit's change or error may be. Before the rows: [`Table::row`] refuses.
+    pub fn at_least_zero(&mut self, names: &[&str]) -> &mut Table {
+        for column in self.columns.iter_mut().filter(|c| names.contains(&c.name.as_str())) {
+            column.at_least_zero = true;
+        }
         self
     }
 
@@ -502,10 +517,10 @@ mod tests {
             assert_eq!(
                 shown,
                 [
-                    format!("not estimable: -51.90 {unit} is below 0").as_str(),
+                    format!("not estimable: -51.90 {unit} < 0").as_str(),
                     "0.0",
                     "-0.00",
-                    format!("not estimable: -3 ±1 {unit} is below 0").as_str(),
+                    format!("not estimable: -3 ±1 {unit} < 0").as_str(),
                 ],
                 "{unit}: a figure that rounds to 0 is at the bound, not below it"
             );
@@ -513,10 +528,7 @@ mod tests {
         for unit in shares {
             let mut t = Table::new("t", &[("held", unit)]);
             t.row(vec![Cell::num(163.04, 1)]).row(vec![Cell::num(100.0, 1)]);
-            assert_eq!(
-                t.rows[0][0],
-                Cell::missing(format!("not estimable: 163.0 {unit} is above 100"))
-            );
+            assert_eq!(t.rows[0][0], Cell::missing(format!("not estimable: 163.0 {unit} > 100")));
             assert_eq!(t.rows[1][0].shown_text(), "100.0");
         }
         for unit in ["%", ""] {
@@ -524,6 +536,12 @@ mod tests {
             t.row(vec![Cell::num(-7.1, 1)]).row(vec![Cell::num(163.0, 1)]);
             assert_eq!((t.rows[0][0].shown_text(), t.rows[1][0].shown_text()), ("-7.1", "163.0"));
         }
+        // A cost in "%" is declared so: its negative median is refused, the change beside it
+        // is not.
+        let mut t = Table::new("t", &[("cost", "%"), ("change", "%")]);
+        t.at_least_zero(&["cost"]).row(vec![Cell::num(-7.1, 1), Cell::num(-7.1, 1)]);
+        assert_eq!(t.rows[0][0], Cell::missing("not estimable: -7.1 % < 0"));
+        assert_eq!(t.rows[0][1].shown_text(), "-7.1");
     }
 
     #[test]
