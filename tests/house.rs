@@ -6,7 +6,10 @@
 //! - lines that `rustfmt` cannot wrap (a long string literal, a comment) may only get fewer: their
 //!   count is held at a ceiling that is lowered as they are wrapped, never raised.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod common;
+use common::rust_files;
 use std::process::Command;
 
 /// The widest a line may be, in characters (not bytes: `÷` and `µ` are one column each).
@@ -18,23 +21,8 @@ const MAX_COLUMNS: usize = 100;
 /// wrap some; raising it is what the rule exists to stop.
 const LONG_LINES_CEILING: usize = 541;
 
-/// The folders whose `.rs` files are the workspace's sources (`target/` and the mirrors are not).
+/// The folders whose `.rs` files are the workspace's sources.
 const SOURCE_DIRS: &[&str] = &["core", "variants", "verify", "benches", "src", "tests"];
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.file_name().is_some_and(|n| n == "target") {
-            continue;
-        }
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// The lines of `text` wider than [`MAX_COLUMNS`] characters, numbered from 1.
 fn long_lines(text: &str) -> Vec<usize> {
@@ -45,10 +33,7 @@ fn long_lines(text: &str) -> Vec<usize> {
 #[test]
 fn long_lines_only_get_fewer() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    for dir in SOURCE_DIRS {
-        rust_files(&root.join(dir), &mut files);
-    }
+    let files: Vec<_> = SOURCE_DIRS.iter().flat_map(|dir| rust_files(&root.join(dir))).collect();
     assert!(files.len() > 150, "too few source files read: {}", files.len());
     let mut count = 0;
     let mut worst: Vec<(usize, String)> = Vec::new();

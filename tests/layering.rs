@@ -22,6 +22,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+mod common;
+use common::rust_files;
+
 /// Module → the modules it names, and the items of the crate root it names.
 #[derive(Default)]
 struct Graph {
@@ -454,24 +457,6 @@ fn string_errors(text: &str) -> Vec<(usize, String)> {
         }
     }
     found
-}
-
-/// Every `.rs` file under `dir`.
-fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    let mut folders = vec![dir.to_path_buf()];
-    while let Some(dir) = folders.pop() {
-        for entry in std::fs::read_dir(&dir).expect("read a source folder") {
-            let path = entry.expect("a directory entry").path();
-            if path.is_dir() {
-                folders.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
 }
 
 #[test]
