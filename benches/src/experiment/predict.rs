@@ -194,6 +194,12 @@ pub struct ValidationReport {
     /// Other processes' CPUs above which a run counted as disturbed.
     #[serde(skip)]
     pub max_other_cpus: f64,
+    /// The transfer the repetitions run in another placement than the calibration were
+    /// predicted with (their probes' median), one-way ns; `None` when none ran there.
+    pub other_placement_transfer_ns: Option<f64>,
+    /// The transfer the calibration measured (the machine's), against which each run's placement
+    /// is told, one-way ns.
+    pub calibration_transfer_ns: Option<f64>,
 }
 
 impl ValidationReport {
@@ -363,6 +369,91 @@ pub fn run(
 
     // 2. The predictions (deterministic for the seed).
     let seed = cfg.workload.seed;
+    let predictions = predict_entries(cfg, &set, &topology, &threads, stop)?;
+    let top = *threads.iter().max().unwrap_or(&1);
+    let ratios = model::seed_ratios(&predictions, top);
+
+    // 3. The validation.
+    let mut interrupted = false;
+    let validation = match validation {
+        None => None,
+        Some(vcfg) => {
+            for &lock in &vcfg.wanted.locks {
+                if let Some(w) = fair_lock_warning_before(lock, top, other_runnable_threads()) {
+                    observer.event(Event::Warning(&w));
+                }
+            }
+            let (measured, stopped) = validate::measure(&vcfg, stop, observer, calibration_steps)?;
+            interrupted = stopped || stop.load(Ordering::Relaxed);
+            // Each repetition is held against the prediction for the placement it ran in: the
+            // runs the host placed elsewhere than the calibration are predicted again with the
+            // transfer their own probes read (issue 41, item 2).
+            let reference_ns = Some(topology.transfer.core_ns);
+            let other = match validate::other_transfer_ns(&measured, reference_ns) {
+                Some(ns) => {
+                    let there =
+                        topology.with_core_transfer(ns, "the validation's placement probes");
+                    // A stopped validation keeps what it measured: its few simulations run to
+                    // the end (a second stop exits at once, `signals`).
+                    let finish = AtomicBool::new(false);
+                    Some((ns, predict_entries(cfg, &set, &there, &vcfg.threads, &finish)?))
+                }
+                None => None,
+            };
+            let against = validate::ValidationPredictions {
+                as_calibrated: &predictions,
+                reference_ns,
+                other: other.as_ref().map(|(ns, p)| (*ns, p.as_slice())),
+            };
+            let rows = validate::rows(&measured, against, GOAL_PCT);
+            let orderings = validate::orderings(&rows);
+            let (median_abs_error_pct, max_abs_error_pct) = validate::error_summary(&rows);
+            // The hand-offs are priced with the transfer measured with the calibration: say how
+            // many runs the host ran elsewhere.
+            let placement = validate::placement_basis(&measured, reference_ns);
+            let error_basis = validate::error_basis(&rows, vcfg.rounds, GOAL_PCT) + &placement;
+            Some(ValidationReport {
+                rounds: vcfg.rounds as u64,
+                duration_s: vcfg.workload.duration.as_secs_f64(),
+                rows,
+                orderings,
+                median_abs_error_pct,
+                max_abs_error_pct,
+                error_basis,
+                goal_pct: GOAL_PCT,
+                threads: vcfg.threads.clone(),
+                max_other_cpus: vcfg.noise.max_other_cpus,
+                other_placement_transfer_ns: other.map(|(ns, _)| ns),
+                calibration_transfer_ns: reference_ns,
+            })
+        }
+    };
+    observer.event(Event::Finished);
+    Ok(PredictReport {
+        provenance: Provenance::collect(),
+        topology,
+        calibration: set,
+        seed,
+        outside_is_work: cfg.outside_is_work,
+        predictions,
+        ratios,
+        validation,
+        interrupted,
+        wanted: cfg.wanted.clone(),
+        threads,
+    })
+}
+
+/// Every wanted entry predicted at `threads` on `topology`, for each outside work: the
+/// simulation of the workload's request path (deterministic for the seed).
+fn predict_entries(
+    cfg: &PredictConfig,
+    set: &CalibrationSet,
+    topology: &Topology,
+    threads: &[usize],
+    stop: &AtomicBool,
+) -> Result<Vec<Prediction>, ExperimentError> {
+    let seed = cfg.workload.seed;
     let mut predictions = Vec::new();
     for (v, lock, insert) in cfg.wanted.entries() {
         let cal = set.find(v, lock, insert).ok_or_else(|| {
@@ -379,8 +470,8 @@ pub fn run(
                 model::RequestPath { pads: cfg.workload.pads, completion: cfg.workload.completion };
             let predicted = model::predict_padded_until(
                 cal,
-                &topology,
-                &threads,
+                topology,
+                threads,
                 outside,
                 seed,
                 cfg.outside_is_work,
@@ -400,56 +491,7 @@ pub fn run(
             predictions.extend(predicted);
         }
     }
-    let top = *threads.iter().max().unwrap_or(&1);
-    let ratios = model::seed_ratios(&predictions, top);
-
-    // 3. The validation.
-    let mut interrupted = false;
-    let validation = match validation {
-        None => None,
-        Some(vcfg) => {
-            for &lock in &vcfg.wanted.locks {
-                if let Some(w) = fair_lock_warning_before(lock, top, other_runnable_threads()) {
-                    observer.event(Event::Warning(&w));
-                }
-            }
-            let (measured, stopped) = validate::measure(&vcfg, stop, observer, calibration_steps)?;
-            interrupted = stopped || stop.load(Ordering::Relaxed);
-            let rows = validate::rows(&measured, &predictions, GOAL_PCT);
-            let orderings = validate::orderings(&rows);
-            let (median_abs_error_pct, max_abs_error_pct) = validate::error_summary(&rows);
-            // The hand-offs are priced with the transfer measured with the calibration: say how
-            // many runs the host ran elsewhere.
-            let placement = validate::placement_basis(&measured, Some(topology.transfer.core_ns));
-            let error_basis = validate::error_basis(&rows, vcfg.rounds, GOAL_PCT) + &placement;
-            Some(ValidationReport {
-                rounds: vcfg.rounds as u64,
-                duration_s: vcfg.workload.duration.as_secs_f64(),
-                rows,
-                orderings,
-                median_abs_error_pct,
-                max_abs_error_pct,
-                error_basis,
-                goal_pct: GOAL_PCT,
-                threads: vcfg.threads.clone(),
-                max_other_cpus: vcfg.noise.max_other_cpus,
-            })
-        }
-    };
-    observer.event(Event::Finished);
-    Ok(PredictReport {
-        provenance: Provenance::collect(),
-        topology,
-        calibration: set,
-        seed,
-        outside_is_work: cfg.outside_is_work,
-        predictions,
-        ratios,
-        validation,
-        interrupted,
-        wanted: cfg.wanted.clone(),
-        threads,
-    })
+    Ok(predictions)
 }
 
 /// The entry's name in the tables and the chart: the variant, with `+path` for another insert
@@ -608,6 +650,7 @@ mod tests {
             other_cpus_max: 0.0,
             reruns: 0,
             failures: Vec::new(),
+            placement: Default::default(),
         };
         ValidationReport {
             rounds: 3,
@@ -620,6 +663,8 @@ mod tests {
             goal_pct: GOAL_PCT,
             threads: vec![1],
             max_other_cpus: 0.5,
+            other_placement_transfer_ns: None,
+            calibration_transfer_ns: None,
         }
     }
 

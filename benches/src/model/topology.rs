@@ -117,6 +117,23 @@ impl Topology {
         }
     }
 
+    /// This machine with another transfer between cores, `core_ns`, measured by `how`: the
+    /// placement a virtual machine's host gave its vCPUs while some runs ran (the same cores,
+    /// sharing a cache or not: notes/results/2026-12-04-placement.md). Siblings keep theirs
+    /// (a hyperthread pair is one core wherever the host puts it).
+    pub fn with_core_transfer(&self, core_ns: f64, how: &str) -> Topology {
+        let mut there = self.clone();
+        there.transfer.core_ns = core_ns;
+        if self.threads_per_core == 1 {
+            // No hyperthread pair: the profile sets siblings to the cores' figure, never used.
+            there.transfer.sibling_ns = core_ns;
+        }
+        there.name = format!("{} in another placement ({core_ns:.0} ns between cores)", self.name);
+        there.source.retain(|s| !s.starts_with("transfer.core_ns"));
+        there.source.push(format!("transfer.core_ns: {core_ns:.1} ns, {how}"));
+        there
+    }
+
     /// Checks the figures; the message is one line.
     pub fn validate(&self) -> Result<(), ExperimentError> {
         if self.cores == 0 || self.cores > MAX_CPUS {

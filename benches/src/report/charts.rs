@@ -1061,6 +1061,7 @@ mod tests {
             other_cpus_max: 0.0,
             reruns: 0,
             failures: Vec::new(),
+            placement: Default::default(),
         };
         let v = ValidationReport {
             rounds: 2,
@@ -1076,6 +1077,8 @@ mod tests {
             goal_pct: 15.0,
             threads: vec![2],
             max_other_cpus: 0.5,
+            other_placement_transfer_ns: None,
+            calibration_transfer_ns: None,
         };
         let p = Provenance::collect();
         let svg = validation_svg(&v, &p).unwrap();
@@ -1196,6 +1199,7 @@ mod tests {
                                 other_cpus_max: 0.0,
                                 reruns: 0,
                                 failures: Vec::new(),
+                                placement: Default::default(),
                             });
                         }
                     }
@@ -1213,6 +1217,8 @@ mod tests {
             goal_pct: 15.0,
             threads: (1..=8).collect(),
             max_other_cpus: 0.5,
+            other_placement_transfer_ns: None,
+            calibration_transfer_ns: None,
         };
         time_draw(&format!("predict --validate, {} bars", v.rows.len()), &|| {
             validation_svg(&v, &p).unwrap()

@@ -223,6 +223,12 @@ fn time_table(predictions: &[Prediction], threads: &[usize]) -> Table {
 
 /// The validation's measured points beside the predicted ones.
 fn measured_table(v: &ValidationReport) -> Table {
+    // The placement other than the calibration's, by its transfer: on this machine kind the
+    // calibration is usually near and the other placement far, but either can be either.
+    let other_placement = match (v.other_placement_transfer_ns, v.calibration_transfer_ns) {
+        (Some(other), Some(reference)) if other < reference => "near",
+        _ => "far",
+    };
     let columns = [
         ("variant", ""),
         ("lock", ""),
@@ -232,7 +238,8 @@ fn measured_table(v: &ValidationReport) -> Table {
         ("low", "KIOPS"),
         ("high", "KIOPS"),
         ("model", "KIOPS"),
-        ("others", "CPUs"),
+        (other_placement, "runs"),
+        ("load", "CPUs"),
     ];
     let mut t = Table::new(VALIDATION, &columns);
     for r in &v.rows {
@@ -253,6 +260,7 @@ fn measured_table(v: &ValidationReport) -> Table {
             bound(r.measured_interval, false, 0),
             bound(r.measured_interval, true, 0),
             Cell::num(r.predicted, 0),
+            Cell::num(r.placement.other as f64, 0),
             Cell::num(r.other_cpus_max, 2),
         ]);
     }
@@ -260,8 +268,24 @@ fn measured_table(v: &ValidationReport) -> Table {
         "measured: the median of {} round(s); low, high: its 95% bootstrap interval over them",
         v.rounds
     ));
-    t.note("model: the prediction at the same point");
-    t.note("others: the most CPUs other processes used during a kept run");
+    t.note("model: the prediction at the same point, for the placement each run ran in");
+    let calibrated = v.calibration_transfer_ns.map_or("-".to_string(), |ns| format!("{ns:.0} ns"));
+    match v.other_placement_transfer_ns {
+        Some(ns) => t.note(format!(
+            "{other_placement}: runs whose placement probes read another transfer than the \
+             calibration's {calibrated}, predicted with theirs ({ns:.0} ns)"
+        )),
+        None => t.note(format!(
+            "{other_placement}: runs in another placement than the calibration's (none here)"
+        )),
+    };
+    let moved: usize = v.rows.iter().map(|r| r.placement.moved).sum();
+    if moved > 0 {
+        t.note(format!(
+            "left out: {moved} run(s) whose probes disagree (the host moved the CPUs while it ran)"
+        ));
+    }
+    t.note("load: the most CPUs other processes used during a kept run");
     for r in v.rows.iter().filter(|r| !r.failures.is_empty()) {
         t.note(format!(
             "FAILED: {} at {} threads: {}",
@@ -609,6 +633,7 @@ mod tests {
                 other_cpus_max: if disturbed { 1.5 } else { 0.05 },
                 reruns: 0,
                 failures: Vec::new(),
+                placement: Default::default(),
             });
         }
         let orderings = validate::orderings(&rows);
@@ -623,6 +648,8 @@ mod tests {
             goal_pct: 15.0,
             threads: report.threads.clone(),
             max_other_cpus: 0.5,
+            other_placement_transfer_ns: None,
+            calibration_transfer_ns: None,
         });
         report
     }
