@@ -38,6 +38,7 @@
 //!   policy_sim/   `schedlab simulate`: the scheduler on a virtual clock: mod.rs, device.rs
 //! 2 driver/       ONE run: workload.rs, host.rs (CPUs, pinning, CPU accounting),
 //!                   noise.rs (re-runs of disturbed runs), roundtrip.rs,
+//!                   child.rs (one run by a schedlab executable, as a child process),
 //!                   profile/ (sampling, folded, flamegraph, shares, criterion)
 //! 1 files/        no measurement: output.rs (safe writes), trace_check.rs, provenance.rs,
 //!                   input.rs (capped, polled reads), stop.rs (work that cannot poll)

@@ -76,6 +76,48 @@ pub struct WorkloadFlags {
     pub at: String,
 }
 
+impl WorkloadFlags {
+    /// These flags as `schedlab run` takes them, each that differs from its default (so that an
+    /// older build without a newer flag still runs the workloads that leave it at its default):
+    /// the jobs of a run made by a schedlab executable as a child process (`driver::child`).
+    pub fn run_args(&self) -> Vec<String> {
+        let d: WorkloadFlags = super::parse::defaults();
+        let mut args = Vec::new();
+        let mut flag = |name: &str, differs: bool, value: String| {
+            if differs {
+                args.push(format!("--{name}"));
+                args.push(value);
+            }
+        };
+        flag("groups", self.groups != d.groups, self.groups.to_string());
+        flag("weights", self.weights != d.weights, self.weights.clone());
+        flag("churn", self.churn != d.churn, self.churn.to_string());
+        flag("stats-reads", self.stats_reads != d.stats_reads, self.stats_reads.to_string());
+        flag("slots", self.slots != d.slots, self.slots.to_string());
+        flag("seed", self.seed != d.seed, self.seed.to_string());
+        flag("rw", self.rw != d.rw, self.rw.clone());
+        flag("bs", self.bs != d.bs, self.bs.clone());
+        flag("iodepth", self.iodepth != d.iodepth, self.iodepth.to_string());
+        flag("outside-ns", self.outside_ns != d.outside_ns, self.outside_ns.to_string());
+        flag(
+            "slice-idle-ns",
+            self.slice_idle_ns != d.slice_idle_ns,
+            self.slice_idle_ns.to_string(),
+        );
+        flag("insert", self.insert != d.insert, self.insert.clone());
+        flag("kernel", self.kernel != d.kernel, self.kernel.clone());
+        flag("elevator-ns", self.elevator_ns != d.elevator_ns, self.elevator_ns.to_string());
+        // `--at` needs `--inject-ns`: the two go together.
+        let injected = self.inject_ns != d.inject_ns || self.at != d.at;
+        flag("inject-ns", injected, self.inject_ns.to_string());
+        flag("at", injected, self.at.clone());
+        if self.pin {
+            args.push("--pin".into());
+        }
+        args
+    }
+}
+
 /// How many jobs, for how long, on which lock: what each command decides itself.
 pub struct RunShape {
     pub threads: usize,
@@ -215,6 +257,56 @@ impl WorkloadArgs {
 
 #[cfg(test)]
 mod tests {
+    use super::WorkloadFlags;
+
+    fn parse(args: &[String]) -> Result<WorkloadFlags, clap::Error> {
+        use clap::{Args, FromArgMatches};
+        let argv = std::iter::once("x".to_string()).chain(args.iter().cloned());
+        let matches =
+            WorkloadFlags::augment_args(clap::Command::new("x")).try_get_matches_from(argv)?;
+        WorkloadFlags::from_arg_matches(&matches)
+    }
+
+    /// Generated from the flags' own definition: every flag, set alone to a value other than
+    /// its default, goes into `run_args`, and the arguments read back give the same flags (so
+    /// that a flag added to the jobs and not to `run_args` fails here).
+    #[test]
+    fn every_job_flag_that_differs_from_its_default_goes_to_the_child_run() {
+        use clap::Args;
+        let defaults = format!("{:?}", parse(&[]).unwrap());
+        assert!(super::super::parse::defaults::<WorkloadFlags>().run_args().is_empty());
+        let candidates =
+            ["2", "3", "7", "0.5", "1,2", "100,200", "randwrite", "8k", "lists", "6.18", "outside"];
+        let command = WorkloadFlags::augment_args(clap::Command::new("x"));
+        let mut tried = 0;
+        for arg in command.get_arguments() {
+            let long = arg.get_long().expect("every job flag is long");
+            if matches!(long, "help" | "version") {
+                continue;
+            }
+            let values: Vec<Option<&str>> = if arg.get_action().takes_values() {
+                candidates.iter().map(|c| Some(*c)).collect()
+            } else {
+                vec![None]
+            };
+            let set = values.iter().find_map(|value| {
+                let mut args = vec![format!("--{long}")];
+                args.extend(value.map(str::to_string));
+                // `--at` is taken only beside `--inject-ns`.
+                let with_inject = [vec!["--inject-ns".to_string(), "7".into()], args.clone()];
+                let flags = parse(&args).or_else(|_| parse(&with_inject.concat())).ok()?;
+                (format!("{flags:?}") != defaults).then_some(flags)
+            });
+            let flags = set.unwrap_or_else(|| panic!("--{long}: no value tried differs"));
+            let args = flags.run_args();
+            assert!(args.contains(&format!("--{long}")), "--{long} left out: {args:?}");
+            let back = parse(&args).unwrap_or_else(|e| panic!("--{long}: {args:?}: {e}"));
+            assert_eq!(format!("{back:?}"), format!("{flags:?}"), "--{long}: {args:?}");
+            tried += 1;
+        }
+        assert!(tried >= 17, "the job flags were found: {tried}");
+    }
+
     #[test]
     fn defaults_are_the_documented_ones() {
         let w: super::WorkloadArgs = super::super::parse::defaults();
