@@ -24,13 +24,16 @@ pub fn default_args() -> CompareArgs {
     schedlab_benches::experiment::options::defaults()
 }
 
-/// Every path `compare` reads or writes (`paths.rs`): its outputs and `--baseline`.
+/// Every path `compare` reads or writes (`paths.rs`): its outputs and `--baseline`, and with an
+/// old build as `--baseline` the temporary directory, where the two builds' runs write their
+/// JSON.
 pub(crate) fn paths(args: &CompareArgs) -> Result<crate::paths::Paths, ExperimentError> {
     let baselines = args.options.baseline.iter();
-    let paths = baselines.fold(crate::paths::Paths::default(), |paths, baseline| {
+    let paths = baselines.clone().fold(crate::paths::Paths::default(), |paths, baseline| {
         paths.input("--baseline", Some(baseline.as_path()))
     });
-    Ok(args.outputs.declare(paths))
+    let old_build = baselines.clone().any(|b| schedlab_benches::driver::child::is_program(b));
+    Ok(args.outputs.declare(paths.temporary(old_build)))
 }
 
 pub(crate) fn config(args: &CompareArgs) -> Result<CompareConfig, ExperimentError> {

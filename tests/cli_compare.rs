@@ -541,3 +541,132 @@ fn bad_compare_and_sweep_input_is_one_line_and_exit_code_2() {
         assert!(out.stdout.is_empty(), "{args:?} printed results");
     }
 }
+
+/// The arguments of a quick comparison of sched-lock, no-stats and epoch (a ratio of each to
+/// sched-lock, and a seed's ratio between the two others where one is registered).
+const QUICK_BUILDS: [&str; 14] = [
+    "compare",
+    "--placement",
+    "pool",
+    "--threads",
+    "1",
+    "--variants",
+    "sched-lock,no-stats,epoch",
+    "--lock",
+    "parking-lot",
+    "--duration",
+    "0.05",
+    "--ramp",
+    "0",
+    "--retries",
+];
+
+#[test]
+fn compare_against_an_old_build_gives_every_ratio_a_change_and_a_verdict() {
+    let dir = scratch("old-build");
+    let json = dir.join("builds.json");
+    let old = env!("CARGO_BIN_EXE_schedlab");
+    let args = [&QUICK_BUILDS[..], &["0", "--rounds", "3", "--baseline", old]].concat();
+    let out = schedlab(&[&args[..], &["--json", json.to_str().unwrap()]].concat());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("Against the baseline build"), "{stdout}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["config"]["measure"], "plain", "an old build takes plain runs");
+    assert_eq!(v["failures"].as_array().map(Vec::len), Some(0), "{:#}", v["failures"]);
+    let b = &v["builds"];
+    assert_eq!(b["baseline_exe"], old);
+    assert!(b["baseline_version"].as_str().is_some_and(|s| s.starts_with("schedlab ")), "{b:#}");
+    let changes = b["changes"].as_array().expect("builds.changes[]");
+    // Every ratio the report gives a variant against sched-lock has its change.
+    let ratios: Vec<String> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["variant"] != "sched-lock")
+        .map(|r| format!("{} ÷ sched-lock", r["variant"].as_str().unwrap()))
+        .collect();
+    assert_eq!(ratios.len(), 2);
+    for ratio in &ratios {
+        assert!(changes.iter().any(|c| c["ratio"] == ratio.as_str()), "{ratio}: {b:#}");
+    }
+    for c in changes {
+        assert_eq!(c["lock"], "parking-lot", "{c:#}");
+        assert_eq!(c["rounds"], 3, "paired in every round: {c:#}");
+        assert!(c["change"].is_f64(), "{c:#}");
+        assert!(c["interval"]["lo"].is_f64() && c["interval"]["hi"].is_f64(), "{c:#}");
+        let verdict = c["verdict"].as_str().unwrap_or_default();
+        let verdicts = ["improved", "regressed", "no-change", "inconclusive"];
+        assert!(judged_or_disturbed(&v, &verdicts, verdict), "{c:#}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn an_old_build_that_cannot_serve_is_one_line_and_exit_code_2_before_any_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("bad-old-build");
+    let script = |name: &str, body: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    };
+    let not_executable = dir.join("schedlab-644");
+    std::fs::copy(env!("CARGO_BIN_EXE_schedlab"), &not_executable).unwrap();
+    std::fs::set_permissions(&not_executable, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let not_schedlab = script("hello", "echo hello");
+    // A schedlab by its --version, whose `run --json` is of a schema version this build lacks.
+    let unreadable = script(
+        "schedlab-v9",
+        "[ \"$1\" = --version ] && { echo 'schedlab 9.9.9'; exit 0; }\n\
+         while [ $# -gt 0 ]; do [ \"$1\" = --json ] && out=$2; shift; done\n\
+         echo '{\"schema\": \"schedlab-run\", \"schema_version\": 9}' > \"$out\"",
+    );
+    // One that refuses the runs' arguments, as an older build refuses a newer flag.
+    let refusing = script(
+        "schedlab-old",
+        "[ \"$1\" = --version ] && { echo 'schedlab 0.0.1'; exit 0; }\n\
+         echo 'schedlab: unexpected argument --kernel' >&2; exit 2",
+    );
+    let fixture = Path::new(BASELINE);
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let quick = |extra: &[String]| -> Vec<String> {
+        let base = QUICK_BUILDS.iter().map(|s| s.to_string()).chain(["0".to_string()]);
+        base.chain(extra.iter().cloned()).collect()
+    };
+    let baseline = |p: &Path| quick(&["--baseline".into(), path(p)]);
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (baseline(&not_executable), "not executable"),
+        (baseline(&not_schedlab), "is not a schedlab"),
+        (baseline(&unreadable), "cannot read its `run --json`"),
+        (baseline(&refusing), "unexpected argument --kernel"),
+        (
+            quick(&["--baseline".into(), path(&not_schedlab), "--baseline".into(), path(fixture)]),
+            "give it alone",
+        ),
+        (
+            quick(&[
+                "--baseline".into(),
+                env!("CARGO_BIN_EXE_schedlab").into(),
+                "--measure".into(),
+                "lockstat".into(),
+            ]),
+            "--measure plain",
+        ),
+    ];
+    for (args, said) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = schedlab(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(said) && !stderr.contains("panicked"),
+            "{args:?}: `{said}` not in {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?} printed results");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -31,18 +31,23 @@
 //! How many rounds: exactly `rounds`, or with a [`Precision`] (`--precision`, and by default
 //! when `--rounds` is not given) `rounds` at least and then more, until every ratio's interval is
 //! within the target or the time limit comes ([`precision`]). What the statistics cost carries
-//! its own interval and "at most 5 %" verdict ([`cost`]). With a [`Baseline`] (`--baseline`),
-//! every ratio is compared with an earlier comparison's ([`baseline`]).
+//! its own interval and "at most 5 %" verdict ([`cost`]). With a [`Baseline`] (`--baseline
+//! old.json`), every ratio is compared with an earlier comparison's ([`baseline`]); with a
+//! [`BuildPair`] (`--baseline EXE`), every round runs each entry with this build and with the
+//! old one, both as child processes, and each ratio's change is taken within rounds
+//! ([`builds`]).
 //!
 //! The JSON written by the CLI is documented in `notes/compare-schema.md`.
 
 pub mod baseline;
+pub mod builds;
 mod cells;
 pub mod cost;
 pub mod placement;
 pub mod precision;
 
 pub use baseline::{Baseline, BaselineComparison, ChangeVerdict};
+pub use builds::{BuildComparison, BuildPair, Side};
 use cells::{entry_index, paired, Cell};
 pub use cells::{Measure, AA_LABEL, AA_REFERENCE, SCHEMA_VERSION};
 pub use cost::{CostVerdict, LockstatCost};
@@ -90,6 +95,11 @@ pub struct CompareConfig {
     /// report's `baseline` names it).
     #[serde(skip)]
     pub baseline: Option<Baseline>,
+    /// An old build to interleave with this one (`--baseline EXE`): then every run is a child
+    /// process of one of the two, and the measure is plain (not in the JSON's `config`: the
+    /// report's `builds` names them).
+    #[serde(skip)]
+    pub builds: Option<BuildPair>,
     /// What is done with the rounds whose CPUs the probes place (`compare::placement`).
     pub placement: PlacementRule,
 }
@@ -121,6 +131,7 @@ impl CompareConfig {
             aa: true,
             precision: Some(precision::DEFAULT),
             baseline: None,
+            builds: None,
             placement: PlacementRule::Separate,
         }
     }
@@ -162,6 +173,12 @@ impl CompareConfig {
         if self.measure == Measure::Both && self.lockstat_duration.is_zero() {
             return bad("--lockstat-duration must be greater than zero");
         }
+        if self.builds.is_some() && self.measure != Measure::Plain {
+            return bad(
+                "a comparison with an old build runs each variant as `schedlab run` child \
+                 processes, which give plain KIOPS only: --measure plain",
+            );
+        }
         if let Some(p) = &self.precision {
             if !(p.target > 0.0 && p.target < 1.0) {
                 return bad(&format!(
@@ -182,10 +199,15 @@ impl CompareConfig {
         Ok(())
     }
 
+    /// The builds each entry runs with in a round: this one, and the old one with `builds`.
+    fn sides(&self) -> usize {
+        1 + usize::from(self.builds.is_some())
+    }
+
     /// Runs the comparison will make.
     pub fn total_runs(&self) -> usize {
         let per = usize::from(self.measure.plain()) + usize::from(self.measure.lockstat());
-        self.rounds * self.locks.len() * self.entries().len() * per
+        self.rounds * self.locks.len() * self.entries().len() * per * self.sides()
     }
 
     /// Seconds the comparison will take, roughly (measured windows and ramps).
@@ -200,17 +222,26 @@ impl CompareConfig {
             Measure::Lockstat => w.duration.as_secs_f64() + w.ramp.as_secs_f64(),
             Measure::Both => self.lockstat_duration.as_secs_f64() + w.ramp.as_secs_f64(),
         };
-        per_variant * (self.rounds * self.locks.len() * self.entries().len()) as f64
+        let runs = self.rounds * self.locks.len() * self.entries().len() * self.sides();
+        per_variant * runs as f64
     }
 }
 
-/// What the observer is told a run is: "round 2 fair-spin sched-lock (lockstat)".
-fn run_label(round: usize, lock: LockKind, variant: &str, instrumented: bool) -> String {
+/// What the observer is told a run is: "round 2 fair-spin sched-lock (lockstat)", and with two
+/// builds which one ran it: "round 2 fair-spin sched-lock (baseline build)".
+fn run_label(
+    round: usize,
+    lock: LockKind,
+    variant: &str,
+    instrumented: bool,
+    build: Option<Side>,
+) -> String {
     format!(
-        "round {} {} {variant}{}",
+        "round {} {} {variant}{}{}",
         round + 1,
         lock.name(),
-        if instrumented { " (lockstat)" } else { "" }
+        if instrumented { " (lockstat)" } else { "" },
+        build.map(|b| format!(" ({})", b.label())).unwrap_or_default()
     )
 }
 
@@ -445,6 +476,9 @@ pub struct CompareReport {
     pub precision: Option<precision::Outcome>,
     /// With a [`Baseline`]: every ratio's change against it.
     pub baseline: Option<BaselineComparison>,
+    /// With a [`BuildPair`] (`--baseline EXE`): every ratio's change between the two builds,
+    /// measured within rounds ([`builds`]). The other figures of the report are this build's.
+    pub builds: Option<BuildComparison>,
     /// Where the machine put the CPUs, run by run, and the rounds that left out
     /// ([`placement`]).
     pub placement: placement::PlacementReport,
@@ -457,6 +491,8 @@ pub struct RunFailure {
     pub variant: &'static str,
     pub lock: LockKind,
     pub instrumented: bool,
+    /// With two builds: which one's run failed (`null` with one build).
+    pub build: Option<Side>,
     pub error: String,
 }
 
@@ -492,13 +528,38 @@ impl CompareReport {
 /// Runs the comparison (the experiment shape of [`crate::experiment`]). `stop` (a signal) stops
 /// it: the run in progress ends early and is dropped; every finished run is kept and reported. A
 /// run that fails is told to the observer, recorded in `failures`, and the comparison goes on.
-/// The only error is a configuration that [`CompareConfig::validate`] refuses.
+/// The only errors are a configuration that [`CompareConfig::validate`] refuses, and, with two
+/// builds, no temporary directory for their runs' files.
 pub fn run(
     cfg: &CompareConfig,
     stop: &AtomicBool,
     observer: &mut dyn Observer,
 ) -> Result<CompareReport, ExperimentError> {
-    run_with(&run_named, &placement::probe_here, cfg, stop, observer)
+    let Some(pair) = &cfg.builds else {
+        return run_with(&run_named, &placement::probe_here, cfg, stop, observer);
+    };
+    cfg.validate()?;
+    let dir = tempfile::Builder::new().prefix("schedlab-builds-").tempdir().map_err(|e| {
+        ExperimentError::run_failed(format!("no temporary directory for the runs' files: {e}"))
+    })?;
+    let this = |v: &str, w: &WorkloadConfig, s: &AtomicBool| pair.this.run(v, w, dir.path(), s);
+    let old = |v: &str, w: &WorkloadConfig, s: &AtomicBool| pair.baseline.run(v, w, dir.path(), s);
+    run_builds_with(&this, &old, &placement::probe_here, cfg, stop, observer)
+}
+
+/// [`run`] with two builds (`cfg.builds`), each run of this build made by `this` and each of
+/// the old one by `baseline`.
+pub fn run_builds_with(
+    this: Runner<'_>,
+    baseline: Runner<'_>,
+    probe: placement::Probe<'_>,
+    cfg: &CompareConfig,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<CompareReport, ExperimentError> {
+    let started = Instant::now();
+    let clock = || started.elapsed();
+    run_timed(this, Some(baseline), probe, &clock, cfg, stop, observer)
 }
 
 /// The fair lock's warning before runs of this many jobs, for each lock kind compared.
@@ -520,16 +581,35 @@ pub fn run_with(
     observer: &mut dyn Observer,
 ) -> Result<CompareReport, ExperimentError> {
     let started = Instant::now();
-    run_timed(runner, probe, &|| started.elapsed(), cfg, stop, observer)
+    run_timed(runner, None, probe, &|| started.elapsed(), cfg, stop, observer)
 }
 
 /// The time since the comparison began, as its time limit reads it: the wall clock, or a
 /// stand-in in tests (so that no test of the limit waits for it or depends on how fast it runs).
 type Clock<'a> = &'a dyn Fn() -> Duration;
 
-/// [`run_with`], with the time limit read from `clock`.
+/// Every ratio the precision's stop rule reads: the report's ([`precision::reported_ratios`],
+/// leaving out the rounds in `except`), and with two builds each ratio's change between them.
+fn ratios_to_make_precise(
+    cells: &[Vec<Cell>],
+    baseline_cells: Option<&[Vec<Cell>]>,
+    entries: &[(&'static str, &'static str)],
+    cfg: &CompareConfig,
+    except: &[usize],
+) -> Vec<(String, Spread)> {
+    let (locks, variants) = (&cfg.locks, &cfg.variants);
+    let mut ratios = precision::reported_ratios(cells, entries, locks, variants, except);
+    if let (Some(old), Some(pair)) = (baseline_cells, &cfg.builds) {
+        let changes = builds::compare(cells, old, entries, variants, locks, pair);
+        ratios.extend(changes.spreads);
+    }
+    ratios
+}
+
+/// [`run_with`] (with `baseline`, [`run_builds_with`]), the time limit read from `clock`.
 fn run_timed(
     runner: Runner<'_>,
+    baseline: Option<Runner<'_>>,
     probe: placement::Probe<'_>,
     clock: Clock<'_>,
     cfg: &CompareConfig,
@@ -549,8 +629,13 @@ fn run_timed(
     warn_before_runs(cfg, observer);
     let entries = cfg.entries();
     let ne = entries.len();
-    let mut cells: Vec<Vec<Cell>> =
-        cfg.locks.iter().map(|_| (0..ne).map(|_| Cell::default()).collect()).collect();
+    let new_cells = || -> Vec<Vec<Cell>> {
+        cfg.locks.iter().map(|_| (0..ne).map(|_| Cell::default()).collect()).collect()
+    };
+    let mut cells = new_cells();
+    // The old build's runs, with two builds (`builds`); empty otherwise.
+    let mut baseline_cells = new_cells();
+    let two_builds = baseline.is_some() && cfg.builds.is_some();
     let mut index = 0;
     let mut interrupted = false;
     let mut rounds_completed = 0;
@@ -575,9 +660,8 @@ fn run_timed(
             // placement: the time limit holds however many rounds are left out.
             Some(p) => {
                 let (_, minority) = tracker.minority(&kept);
-                let (locks, variants) = (&cfg.locks, &cfg.variants);
-                let except = &minority;
-                let ratios = precision::reported_ratios(&cells, &entries, locks, variants, except);
+                let old = two_builds.then_some(baseline_cells.as_slice());
+                let ratios = ratios_to_make_precise(&cells, old, &entries, cfg, &minority);
                 widest = precision::widest(&ratios);
                 let (settled, elapsed) = (kept.len() - minority.len(), clock());
                 let asked = cfg.rounds;
@@ -600,11 +684,18 @@ fn run_timed(
                 let vi = (k + round) % ne;
                 let (variant, runs_as) = entries[vi];
                 let modes = [(false, cfg.measure.plain()), (true, cfg.measure.lockstat())];
-                for (instrumented, wanted) in modes {
-                    if !wanted {
-                        continue;
-                    }
-                    let label = run_label(round, lock, variant, instrumented);
+                let wanted_runs = modes.into_iter().filter(|(_, wanted)| *wanted);
+                // With two builds, each run is made by both, in the round's order.
+                let sides =
+                    if two_builds { builds::order(round).to_vec() } else { vec![Side::This] };
+                let runs = wanted_runs.flat_map(|(i, _)| sides.iter().map(move |side| (i, *side)));
+                for (instrumented, side) in runs {
+                    let (run_by, side_cells) = match (side, baseline) {
+                        (Side::Baseline, Some(old)) => (old, &mut baseline_cells),
+                        _ => (runner, &mut cells),
+                    };
+                    let build = two_builds.then_some(side);
+                    let label = run_label(round, lock, variant, instrumented, build);
                     observer.event(Event::Step { done: index, label: &label });
                     let mut w = cfg.workload.clone();
                     w.lock = lock;
@@ -618,12 +709,12 @@ fn run_timed(
                     }
                     let before_ns = probe_after_last.take().unwrap_or_else(|| probe(stop));
                     let r = match run_clean_with(
-                        runner,
+                        run_by,
                         runs_as,
                         &w,
                         stop,
                         cfg.noise,
-                        &mut cells[li][vi].noise,
+                        &mut side_cells[li][vi].noise,
                         &mut rerun_budget,
                     ) {
                         Ok(r) => r,
@@ -633,12 +724,13 @@ fn run_timed(
                                 index + 1
                             );
                             observer.event(Event::Failure(&told));
-                            cells[li][vi].failed += 1;
+                            side_cells[li][vi].failed += 1;
                             failures.push(RunFailure {
                                 round,
                                 variant,
                                 lock,
                                 instrumented,
+                                build,
                                 error: error.to_string(),
                             });
                             index += 1;
@@ -675,7 +767,7 @@ fn run_timed(
                         if r.consistent { "consistent" } else { "INCONSISTENT" }
                     );
                     observer.event(Event::StepDone { done: index, summary: &summary });
-                    let cell = &mut cells[li][vi];
+                    let cell = &mut side_cells[li][vi];
                     if instrumented {
                         cell.lockstat.push((round, r));
                     } else {
@@ -689,6 +781,7 @@ fn run_timed(
         match tracker.decided(round) {
             placement::RoundPlacement::Changed if tracker.run_again.len() < cfg.rounds => {
                 placement::leave_out(&mut cells, &[round]);
+                placement::leave_out(&mut baseline_cells, &[round]);
                 tracker.run_again.push(round);
                 total += runs_per_round;
                 let note = format!("round {}: the CPUs moved while it ran; made again", round + 1);
@@ -696,6 +789,7 @@ fn run_timed(
             }
             placement::RoundPlacement::Changed => {
                 placement::leave_out(&mut cells, &[round]);
+                placement::leave_out(&mut baseline_cells, &[round]);
                 tracker.moved_left_out.push(round);
                 let note = format!("round {}: the CPUs moved while it ran; left out", round + 1);
                 observer.event(Event::Progress { steps: total, note: &note });
@@ -707,6 +801,7 @@ fn run_timed(
     // The ratios come from the placement more rounds ran in; the others' runs are left out.
     let (reported_placement, left_out) = tracker.minority(&kept);
     placement::leave_out(&mut cells, &left_out);
+    placement::leave_out(&mut baseline_cells, &left_out);
     rounds_completed -= left_out.len();
     tracker.made = kept.len() + tracker.run_again.len() + tracker.moved_left_out.len();
     tracker.asked = cfg.rounds;
@@ -718,13 +813,8 @@ fn run_timed(
             None => StopReason::RoundLimitReached,
         };
         if reason != StopReason::PrecisionReached {
-            widest = precision::widest(&precision::reported_ratios(
-                &cells,
-                &entries,
-                &cfg.locks,
-                &cfg.variants,
-                &[],
-            ));
+            let old = two_builds.then_some(baseline_cells.as_slice());
+            widest = precision::widest(&ratios_to_make_precise(&cells, old, &entries, cfg, &[]));
         }
         precision::Outcome::new(p, reason, rounds_completed, clock(), widest.clone())
     });
@@ -756,9 +846,13 @@ fn run_timed(
         failures,
         precision,
         baseline: None,
+        builds: None,
         placement: placement::PlacementReport::new(tracker, reported_placement, left_out),
     };
     report.baseline = cfg.baseline.as_ref().map(|b| b.compare(&baseline_ratio_runs(&report)));
+    report.builds = cfg.builds.as_ref().filter(|_| two_builds).map(|pair| {
+        builds::compare(&cells, &baseline_cells, &entries, &cfg.variants, &cfg.locks, pair)
+    });
     Ok(report)
 }
 
@@ -1293,7 +1387,7 @@ mod tests {
         let probe = probe_by_call(|call| if call % 4 == 2 { 160.0 } else { 34.0 });
         let (runner, clock) = timed_runs(10, |v, _| if v == "no-stats" { 2.0 } else { 1.0 });
         let stop = AtomicBool::new(false);
-        let report = run_timed(&runner, &probe, &clock, &cfg, &stop, &mut Silent).unwrap();
+        let report = run_timed(&runner, None, &probe, &clock, &cfg, &stop, &mut Silent).unwrap();
         (report, clock())
     }
 
@@ -1440,6 +1534,106 @@ mod tests {
         assert_eq!(verdict(&changed, "epoch ÷ sched-lock"), Some(ChangeVerdict::Regressed));
         assert_eq!(verdict(&changed, "no-stats ÷ sched-lock"), Some(ChangeVerdict::NoChange));
         assert!(changed.regressions().iter().any(|l| l.contains("epoch ÷ sched-lock")));
+    }
+
+    /// A comparison of two builds with its runners pinned: this build and the baseline give
+    /// `kiops(variant, round)` times the machine's state of the round (the same for both).
+    fn two_builds(
+        rounds: usize,
+        this: impl Fn(&str, usize) -> f64 + Sync,
+        baseline: impl Fn(&str, usize) -> f64 + Sync,
+        fail_baseline_call: Option<usize>,
+    ) -> (CompareReport, Vec<(Side, String)>) {
+        let mut cfg = small(vec!["sched-lock", "no-stats", "epoch"], rounds);
+        cfg.workload.duration = Duration::from_millis(10);
+        let build = |exe: &str| crate::driver::child::Build {
+            exe: exe.into(),
+            version: format!("schedlab {exe}"),
+            job_args: Vec::new(),
+        };
+        cfg.builds =
+            Some(BuildPair { this: build("new"), baseline: build("old"), threshold: 0.05 });
+        let calls = std::sync::Mutex::new(Vec::new());
+        let (this, baseline) = (pinned(this), pinned(baseline));
+        let this_runner = |v: &str, w: &WorkloadConfig, i: &AtomicBool| {
+            calls.lock().unwrap().push((Side::This, v.to_string()));
+            this(v, w, i)
+        };
+        let baseline_runner = |v: &str, w: &WorkloadConfig, i: &AtomicBool| {
+            let mut calls = calls.lock().unwrap();
+            calls.push((Side::Baseline, v.to_string()));
+            let n = calls.iter().filter(|(s, _)| *s == Side::Baseline).count();
+            drop(calls);
+            if Some(n) == fail_baseline_call {
+                return Err(ExperimentError::run_failed("the old build's run: injected failure"));
+            }
+            baseline(v, w, i)
+        };
+        let stop = AtomicBool::new(false);
+        let report =
+            run_builds_with(&this_runner, &baseline_runner, &no_probe, &cfg, &stop, &mut Silent)
+                .unwrap();
+        (report, calls.into_inner().unwrap())
+    }
+
+    /// KIOPS whose reference moves by 25 % from one call to the next (the machine's state,
+    /// moving the ratios too: the reference loses more in the slow state), alike for both
+    /// builds, which make the same calls in the same order.
+    fn state(v: &str, round: usize) -> f64 {
+        let fast = round % 2 == 1;
+        match v {
+            "sched-lock" if !fast => 0.8,
+            "no-stats" => 2.0,
+            "epoch" => 1.5,
+            _ => 1.0,
+        }
+    }
+
+    #[test]
+    fn two_builds_run_each_entry_back_to_back_taking_turns_and_pair_their_ratios_by_round() {
+        let (report, calls) = two_builds(4, state, state, None);
+        let b = report.builds.as_ref().expect("two builds compared");
+        // 4 rounds × 4 entries (three variants, the A/A copy) × 2 builds.
+        assert_eq!(calls.len(), 32);
+        for (pair, round) in calls.chunks(2).zip((0..4).flat_map(|r| [r; 4])) {
+            let sides = [pair[0].0, pair[1].0];
+            assert_eq!(sides, builds::order(round), "round {round}: {calls:?}");
+            assert_eq!(pair[0].1, pair[1].1, "one entry with both builds back to back");
+        }
+        let names: Vec<&str> = b.changes.iter().map(|c| c.ratio.as_str()).collect();
+        assert_eq!(names, ["no-stats ÷ sched-lock", "epoch ÷ sched-lock"]);
+        for c in &b.changes {
+            assert_eq!((c.rounds, c.change), (4, Some(0.0)), "{c:?}");
+            assert_eq!(c.verdict, Some(ChangeVerdict::NoChange), "{c:?}");
+        }
+        assert_eq!(
+            (b.this_version.as_str(), b.baseline_version.as_str()),
+            ("schedlab new", "schedlab old")
+        );
+        // The rest of the report is this build's.
+        let no_stats = report.results.iter().find(|r| r.variant == "no-stats").unwrap();
+        assert_eq!((no_stats.runs, no_stats.status), (4, "complete"));
+        // This build's epoch 20 % slower in every round: regressed.
+        let slower = |v: &str, round: usize| state(v, round) * if v == "epoch" { 0.8 } else { 1.0 };
+        let (report, _) = two_builds(4, slower, state, None);
+        let b = report.builds.unwrap();
+        let verdict = |ratio: &str| b.changes.iter().find(|c| c.ratio == ratio).unwrap().verdict;
+        assert_eq!(verdict("epoch ÷ sched-lock"), Some(ChangeVerdict::Regressed));
+        assert_eq!(verdict("no-stats ÷ sched-lock"), Some(ChangeVerdict::NoChange));
+        assert_eq!(b.regressions().len(), 1, "{:?}", b.regressions());
+    }
+
+    #[test]
+    fn a_failed_run_of_the_old_build_is_reported_and_its_round_pairs_nothing() {
+        let (report, calls) = two_builds(3, state, state, Some(2));
+        assert_eq!(calls.len(), 24, "the comparison went on");
+        assert_eq!(report.failures.len(), 1);
+        let f = &report.failures[0];
+        assert_eq!((f.build, f.round), (Some(Side::Baseline), 0));
+        assert!(f.error.contains("injected failure"), "{f:?}");
+        let b = report.builds.unwrap();
+        let rounds: Vec<usize> = b.changes.iter().map(|c| c.rounds).collect();
+        assert!(rounds.contains(&2), "the failed run's round is not paired: {rounds:?}");
     }
 
     #[test]

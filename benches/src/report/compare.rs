@@ -79,6 +79,9 @@ fn tables_of(report: &CompareReport, brief: bool, judge: Judge) -> Vec<Table> {
     if report.baseline.is_some() {
         tables.push(t::baseline(report, judge));
     }
+    if report.builds.is_some() {
+        tables.push(t::builds(report, judge));
+    }
     tables.push(t::cost(report, judge));
     tables.push(t::cpus(report));
     if !report.failures.is_empty() {
@@ -208,6 +211,19 @@ impl CompareReport {
                 Warning::rows(WarningKind::Regression, row, message)
             }));
         }
+        if let Some(b) = &self.builds {
+            let regressed =
+                b.changes.iter().filter(|c| c.verdict == Some(ChangeVerdict::Regressed));
+            out.extend(regressed.map(|c| {
+                let row = vec![format!("{} ({})", c.ratio, c.lock.name())];
+                let change = 100.0 * c.change.unwrap_or(f64::NAN);
+                let message = format!(
+                    "regressed against the baseline build {}: {change:+.1} %",
+                    b.baseline_exe
+                );
+                Warning::rows(WarningKind::Regression, row, message)
+            }));
+        }
         let moved = self.placement.note();
         out.extend(moved.map(|m| Warning::run(WarningKind::PlacementMoved, m)));
         out
@@ -221,9 +237,10 @@ impl CompareReport {
             .then(|| p.line())
     }
 
-    /// One line per ratio that regressed against the baseline.
+    /// One line per ratio that regressed against the baseline (a saved run or an old build).
     pub fn regressions(&self) -> Vec<String> {
-        let Some(b) = &self.baseline else { return Vec::new() };
+        let builds = self.builds.as_ref().map(BuildComparison::regressions).unwrap_or_default();
+        let Some(b) = &self.baseline else { return builds };
         b.changes
             .iter()
             .filter(|c| c.verdict == Some(ChangeVerdict::Regressed))
@@ -581,6 +598,7 @@ mod compare_tables {
                     match v {
                         ChangeVerdict::Improved | ChangeVerdict::NoChange => Verdict::Met,
                         ChangeVerdict::Regressed => Verdict::Missed,
+                        ChangeVerdict::Inconclusive => Verdict::Inconclusive,
                     },
                     v.label(),
                 ),
@@ -621,6 +639,70 @@ mod compare_tables {
             b.commit,
             b.date,
             b.rounds,
+            100.0 * b.threshold
+        ));
+        t
+    }
+
+    /// `--baseline EXE`: each ratio's change between the builds, paired within rounds.
+    pub fn builds(report: &CompareReport, judge: Judge) -> Table {
+        let mut t = Table::new(
+            "Against the baseline build",
+            &[
+                ("ratio", ""),
+                ("lock", ""),
+                ("baseline build", "×"),
+                ("this build", "×"),
+                ("rounds", ""),
+                ("change", "%"),
+                ("95% lo", "%"),
+                ("95% hi", "%"),
+                ("verdict", ""),
+            ],
+        );
+        let Some(b) = &report.builds else { return t };
+        let figure = |x: Option<f64>, scale: f64, digits: usize| match x {
+            Some(x) => Cell::num(scale * x, digits),
+            None => Cell::missing("-"),
+        };
+        for c in &b.changes {
+            let verdict = match c.verdict {
+                Some(v) => judge.cell(
+                    match v {
+                        ChangeVerdict::Improved | ChangeVerdict::NoChange => Verdict::Met,
+                        ChangeVerdict::Regressed => Verdict::Missed,
+                        ChangeVerdict::Inconclusive => Verdict::Inconclusive,
+                    },
+                    v.label(),
+                ),
+                None => Cell::missing("-"),
+            };
+            let [lo, hi] = interval_cells(c.interval, 1, 100.0);
+            t.row(vec![
+                Cell::text(c.ratio.clone()),
+                Cell::text(c.lock.name()),
+                figure(c.baseline, 1.0, 2),
+                figure(c.current, 1.0, 2),
+                Cell::num(c.rounds as f64, 0),
+                figure(c.change, 100.0, 1),
+                lo,
+                hi,
+                verdict,
+            ]);
+            note_once(&mut t, "95% lo, hi", c.no_interval.as_deref());
+        }
+        t.note(format!(
+            "Baseline build {} ({}) against this build {} ({}), interleaved in the same rounds: \
+             {}; every run of either is a `run` child process with the same arguments. Change: \
+             the median over rounds of this build's ratio ÷ the baseline build's in the same \
+             round − 1, with its 95 % bootstrap interval over rounds. Improved or regressed when \
+             the whole interval lies beyond ±{:.1} %, no change when it lies inside, \
+             inconclusive when it reaches across (more rounds would tell).",
+            b.baseline_exe,
+            b.baseline_version,
+            b.this_exe,
+            b.this_version,
+            b.order,
             100.0 * b.threshold
         ));
         t
@@ -755,7 +837,11 @@ mod compare_tables {
                 Cell::num((f.round + 1) as f64, 0),
                 Cell::text(f.variant),
                 Cell::text(f.lock.name()),
-                Cell::text(if f.instrumented { "instrumented" } else { "plain" }),
+                Cell::text(match (f.instrumented, f.build) {
+                    (true, _) => "instrumented".to_string(),
+                    (false, None) => "plain".to_string(),
+                    (false, Some(build)) => format!("plain, {}", build.label()),
+                }),
                 Cell::text(f.error.clone()),
             ]);
         }

@@ -349,8 +349,12 @@ pub enum ChangeVerdict {
     Improved,
     /// The whole interval is below −threshold: the ratio fell.
     Regressed,
-    /// The interval meets the band: no change the runs can tell.
+    /// The interval meets the band: no change the runs can tell. Between builds interleaved
+    /// in one run ([`judge_paired_change`]): the whole interval lies inside the band.
     NoChange,
+    /// Between builds interleaved in one run only ([`judge_paired_change`]): the interval
+    /// reaches across the band's edge, so more rounds would tell.
+    Inconclusive,
 }
 
 impl ChangeVerdict {
@@ -359,6 +363,7 @@ impl ChangeVerdict {
             ChangeVerdict::Improved => "improved",
             ChangeVerdict::Regressed => "regressed",
             ChangeVerdict::NoChange => "no change",
+            ChangeVerdict::Inconclusive => "inconclusive",
         }
     }
 }
@@ -372,6 +377,21 @@ pub fn judge_change(interval: Interval, threshold: f64) -> ChangeVerdict {
         ChangeVerdict::Regressed
     } else {
         ChangeVerdict::NoChange
+    }
+}
+
+/// The verdict of a change measured within rounds, between two builds interleaved in one run
+/// (`--baseline EXE`, `compare::builds`): as [`judge_change`], except that *no change* needs
+/// the whole interval inside the band, and an interval reaching across its edge is
+/// *inconclusive*. Against a saved run such an interval says no change, since more rounds of
+/// this run would not narrow the difference between two runs made apart; within rounds they
+/// would, so the answer waits for them.
+pub fn judge_paired_change(interval: Interval, threshold: f64) -> ChangeVerdict {
+    match judge_change(interval, threshold) {
+        ChangeVerdict::NoChange if interval.lo < -threshold || interval.hi > threshold => {
+            ChangeVerdict::Inconclusive
+        }
+        verdict => verdict,
     }
 }
 
@@ -492,6 +512,20 @@ mod tests {
             ChangeVerdict::NoChange,
             "touching the band is inside it"
         );
+    }
+
+    #[test]
+    fn between_interleaved_builds_no_change_needs_the_whole_interval_inside_the_band() {
+        let i = |lo, hi| Interval { lo, hi };
+        assert_eq!(judge_paired_change(i(0.06, 0.20), 0.05), ChangeVerdict::Improved);
+        assert_eq!(judge_paired_change(i(-0.20, -0.06), 0.05), ChangeVerdict::Regressed);
+        assert_eq!(judge_paired_change(i(-0.02, 0.03), 0.05), ChangeVerdict::NoChange);
+        assert_eq!(judge_paired_change(i(-0.05, 0.05), 0.05), ChangeVerdict::NoChange, "bounds");
+        let straddles = [i(0.02, 0.09), i(-0.09, 0.0), i(-0.30, 0.30)];
+        for s in straddles {
+            assert_eq!(judge_paired_change(s, 0.05), ChangeVerdict::Inconclusive, "{s:?}");
+            assert_eq!(judge_change(s, 0.05), ChangeVerdict::NoChange, "a saved run: {s:?}");
+        }
     }
 
     #[test]

@@ -96,16 +96,31 @@ pub(super) fn paired_except(
     den: &str,
     except: &[usize],
 ) -> Option<Spread> {
+    let ratios: Vec<f64> = paired_rounds(cells, entries, num, den)?
+        .into_iter()
+        .filter(|(round, _)| !except.contains(round))
+        .map(|(_, ratio)| ratio)
+        .collect();
+    (!ratios.is_empty()).then(|| Spread::of(ratios))
+}
+
+/// The per-round ratio of two entries' main-run KIOPS, each with its round (finite ones only,
+/// in the order the numerator's runs finished); `None` when either entry is not compared.
+pub(super) fn paired_rounds(
+    cells: &[Cell],
+    entries: &[(&'static str, &'static str)],
+    num: &str,
+    den: &str,
+) -> Option<Vec<(usize, f64)>> {
     let ni = entry_index(entries, num)?;
     let di = entry_index(entries, den)?;
     let (n, d) = (cells[ni].main_runs(), cells[di].main_runs());
-    let ratios: Vec<f64> = n
+    let ratios = n
         .iter()
-        .filter(|(round, _)| !except.contains(round))
         .filter_map(|(round, rn)| {
-            d.iter().find(|(r2, _)| r2 == round).map(|(_, rd)| rn.kiops / rd.kiops)
+            d.iter().find(|(r2, _)| r2 == round).map(|(_, rd)| (*round, rn.kiops / rd.kiops))
         })
-        .filter(|x| x.is_finite())
+        .filter(|(_, x)| x.is_finite())
         .collect();
-    (!ratios.is_empty()).then(|| Spread::of(ratios))
+    Some(ratios)
 }

@@ -5,10 +5,11 @@ use super::context::Context;
 use super::parse::{bad_input, parse_inserts, parse_locks, parse_variants, seconds};
 use super::units;
 use super::workload::WorkloadArgs;
+use crate::driver::child;
 use crate::driver::workload::entry_name;
 use crate::error::ExperimentError;
 use crate::experiment::compare::{
-    baseline, precision, Baseline, CompareConfig, Measure, PlacementRule, Precision,
+    baseline, precision, Baseline, BuildPair, CompareConfig, Measure, PlacementRule, Precision,
 };
 use schedlab_core::InsertPathKind;
 
@@ -43,16 +44,23 @@ pub struct CompareOptions {
     /// 2m), more than 0, at most a day; no round starts that would end past it (default 60 s).
     #[arg(long, value_parser = units::seconds, allow_hyphen_values = true)]
     max_time: Option<f64>,
-    /// An earlier `schedlab compare --json` report of the same variants and lock kinds: print
-    /// each ratio's change against it with its 95 % interval and improved / regressed / no
-    /// change. Give it again with more runs of the same build to measure how far runs of one
-    /// build differ: a change within that is no change. Read before any run; any other file is
-    /// refused.
-    #[arg(long, value_name = "FILE")]
+    /// An earlier `schedlab compare --json` report of the same variants and lock kinds, or the
+    /// old build's `schedlab` executable: print each ratio's change against it with its 95 %
+    /// interval and a verdict. A report: improved / regressed / no change; give it again with
+    /// more runs of the same build to measure how far runs of one build differ (a change within
+    /// that is no change). An executable (told apart by its first bytes; given alone): every
+    /// round runs each variant with this build and with it, both as `schedlab run` child
+    /// processes with the same arguments and their order alternated round to round, and each
+    /// ratio's change is taken within rounds, where the machine's state cancels: improved /
+    /// regressed / no change / inconclusive; plain KIOPS only. Checked before any run: a report
+    /// is read, an executable must be a schedlab whose `run --json` this build reads (a short
+    /// run of every variant); anything else is refused.
+    #[arg(long, value_name = "FILE|EXE")]
     pub baseline: Vec<std::path::PathBuf>,
     /// With --baseline: the no-change band, a fraction (0.05) or a percent (5%), above 0 and
     /// below 100 %: a change is improved or regressed only when its whole interval lies beyond
-    /// ±this (default 5%, generous: ratios of runs minutes apart move by a few per cent).
+    /// ±this (default 5%, generous: ratios of runs minutes apart move by a few per cent); with
+    /// an old build, no change only when its whole interval lies within ±this.
     #[arg(long, value_parser = units::fraction, allow_hyphen_values = true, requires = "baseline")]
     baseline_threshold: Option<f64>,
     /// Lock kind of the scheduler and queue locks: fair-spin, parking-lot or both.
@@ -67,8 +75,9 @@ pub struct CompareOptions {
     /// lockstat (one run per variant and round: KIOPS and lock counters from the same run, the
     /// statistics switched on and off in alternating 100 ms windows whose pairs give their cost),
     /// both (two runs: plain KIOPS + separately instrumented counters) or plain (KIOPS only).
-    #[arg(long, default_value = "lockstat")]
-    measure: String,
+    /// Default: lockstat; plain with an old build as --baseline (the only one it takes).
+    #[arg(long)]
+    measure: Option<String>,
     /// How instrumented runs time lock holds: sampled (one in 256, estimated; the default) or
     /// exact. Said to have no effect with --measure plain.
     #[arg(long, value_parser = super::parse::lockstat_mode)]
@@ -94,6 +103,58 @@ pub struct CompareOptions {
     /// Leave out the per-lock lockstat tables.
     #[arg(long)]
     pub brief: bool,
+}
+
+/// What an old build given as `--baseline` must run: the comparison's entries under its lock
+/// kinds and workload.
+struct BuildCheck<'a> {
+    entries: &'a [&'static str],
+    locks: &'a [schedlab_core::LockKind],
+    workload: &'a crate::driver::workload::WorkloadConfig,
+}
+
+impl BuildCheck<'_> {
+    /// This build and the old one at `exe`, each checked before any work: an executable
+    /// schedlab (its `--version`), and for the old one a short run of every entry under every
+    /// lock kind that this build reads back (`driver::child`). Any failure is one line of bad
+    /// input naming `--baseline`.
+    fn pair(
+        &self,
+        exe: &std::path::Path,
+        job_args: Vec<String>,
+        threshold: f64,
+        stop: &schedlab_core::sync::AtomicBool,
+    ) -> Result<BuildPair, ExperimentError> {
+        let refused = |why: String| bad_input(format!("--baseline {} {why}", exe.display()));
+        let version = child::version_of(exe).map_err(|e| refused(e.to_string()))?;
+        let baseline = child::Build { exe: exe.to_path_buf(), version, job_args: job_args.clone() };
+        let this_exe = std::env::current_exe()
+            .map_err(|e| bad_input(format!("this schedlab cannot find its own executable: {e}")))?;
+        let this_version = child::version_of(&this_exe)
+            .map_err(|e| bad_input(format!("this schedlab ({}) {e}", this_exe.display())))?;
+        let this = child::Build { exe: this_exe, version: this_version, job_args };
+        let dir = tempfile::Builder::new()
+            .prefix("schedlab-build-check-")
+            .tempdir()
+            .map_err(|e| bad_input(format!("no temporary directory for the check's runs: {e}")))?;
+        // As short as a run may be: what is checked is that the build takes the arguments and
+        // writes what this build reads, not its figures.
+        let short = crate::driver::workload::WorkloadConfig {
+            duration: std::time::Duration::from_millis(10),
+            ramp: std::time::Duration::ZERO,
+            ..self.workload.clone()
+        };
+        for &lock in self.locks {
+            for entry in self.entries {
+                let w = crate::driver::workload::WorkloadConfig { lock, ..short.clone() };
+                baseline.run(entry, &w, dir.path(), stop).map_err(|e| {
+                    let what = format!("`run --variant {entry} --lock {}`", lock.name());
+                    refused(format!("cannot make the run {what}: {}", e.message))
+                })?;
+            }
+        }
+        Ok(BuildPair { this, baseline, threshold })
+    }
 }
 
 impl CompareOptions {
@@ -129,12 +190,29 @@ impl CompareOptions {
                 None
             }
         };
-        let measure = Measure::from_name(&args.measure).ok_or_else(|| {
-            bad_input(format!(
-                "unknown --measure `{}` (known: plain, lockstat, both)",
-                args.measure
-            ))
+        // An executable among the --baseline files is an old build to interleave with this one.
+        let old_build = args.baseline.iter().find(|p| child::is_program(p));
+        if let Some(exe) = old_build.filter(|_| args.baseline.len() > 1) {
+            return Err(bad_input(format!(
+                "--baseline {} is an executable (an old build): give it alone, not beside other \
+                 --baseline files",
+                exe.display()
+            )));
+        }
+        let measure_name = match (&args.measure, old_build) {
+            (Some(name), _) => name.as_str(),
+            (None, Some(_)) => "plain",
+            (None, None) => "lockstat",
+        };
+        let measure = Measure::from_name(measure_name).ok_or_else(|| {
+            bad_input(format!("unknown --measure `{measure_name}` (known: plain, lockstat, both)"))
         })?;
+        if old_build.is_some() && measure != Measure::Plain {
+            return Err(bad_input(format!(
+                "--measure {measure_name} cannot run against an old build: each run is a \
+                 `schedlab run` child process, which gives plain KIOPS only (--measure plain)"
+            )));
+        }
         if args.include_unlocked && args.workload.jobs.churn > 0.0 {
             return Err(bad_input("--include-unlocked cannot run with --churn: `unlocked` is unsafe under group removal"));
         }
@@ -154,7 +232,7 @@ impl CompareOptions {
                 "--lockstat-duration",
                 format_args!(
                     ": only --measure both makes separately instrumented runs (--measure is {})",
-                    args.measure
+                    measure_name
                 ),
             );
         }
@@ -185,7 +263,7 @@ impl CompareOptions {
         let locks = parse_locks(&args.lock)?;
         let threshold = args.baseline_threshold.unwrap_or(baseline::DEFAULT_THRESHOLD);
         let mut runs = Vec::new();
-        for path in &args.baseline {
+        for path in args.baseline.iter().filter(|_| old_build.is_none()) {
             (cx.declared_input)(path)?;
             runs.push(Baseline::load(path, &entries, &locks, threshold, cx.stop)?);
         }
@@ -194,8 +272,18 @@ impl CompareOptions {
             Some(first) => Some(first.with_runs(runs.collect())?),
             None => None,
         };
+        let workload = workload_args.config(threads, cx)?;
+        let builds = match old_build {
+            Some(exe) => {
+                (cx.declared_input)(exe)?;
+                let job_args = workload_args.jobs.run_args();
+                let check = BuildCheck { entries: &entries, locks: &locks, workload: &workload };
+                Some(check.pair(exe, job_args, threshold, cx.stop)?)
+            }
+            None => None,
+        };
         let cfg = CompareConfig {
-            workload: workload_args.config(threads, cx)?,
+            workload,
             variants: entries,
             locks,
             rounds: rounds as usize,
@@ -212,6 +300,7 @@ impl CompareOptions {
             aa: !args.no_aa,
             precision,
             baseline,
+            builds,
             placement,
         };
         cfg.validate()?;
