@@ -197,9 +197,17 @@ impl Build {
         let text = std::fs::read_to_string(&json);
         let _ = std::fs::remove_file(&json);
         let last_line = || said.lines().last().unwrap_or("").trim().to_string();
-        let text = text.map_err(|_| {
-            failed(format!("`run` exited with {status} and wrote no JSON: {}", last_line()))
-        })?;
+        let text = match text {
+            Ok(text) => text,
+            // Stopped before it had anything to keep (during its start): a stop, not a failure.
+            Err(_) if told => return Err(ExperimentError::stopped("the run was stopped")),
+            Err(_) => {
+                let said = last_line();
+                return Err(failed(format!(
+                    "`run` exited with {status} and wrote no JSON: {said}"
+                )));
+            }
+        };
         let mut r = read_run_json(&text, w)
             .map_err(|why| failed(format!("this build cannot read its `run --json`: {why}")))?;
         r.interrupted |= told;

@@ -718,6 +718,11 @@ fn run_timed(
                         &mut rerun_budget,
                     ) {
                         Ok(r) => r,
+                        // A run the stop ended before it kept anything: nothing failed.
+                        Err(error) if error.kind == crate::error::ErrorKind::Stopped => {
+                            interrupted = true;
+                            break 'rounds;
+                        }
                         Err(error) => {
                             let told = format!(
                                 "run {} of {total} failed (the comparison goes on): {error}",
