@@ -144,7 +144,7 @@ fn main() -> ExitCode {
         Some(Command::Kernel(args)) => kernel::cmd(&args, log),
     };
     if let Err(e) = &result {
-        if !e.message.is_empty() {
+        if !e.said_as_it_happened {
             out::error(e);
         }
     }
@@ -158,14 +158,16 @@ fn finish(result: Result<(), ExperimentError>) -> ExitCode {
     paths::release();
     let mut failures = Failures::default();
     if let Err(e) = result {
-        failures.add(ExperimentError::already_told(e.kind));
+        failures.add(e.told());
     }
     if let Some(e) = out::finish() {
-        out::error(format_args!("cannot write to standard output: {e}"));
-        failures.add(ExperimentError::already_told(ErrorKind::OutputFailed));
+        let message = format!("cannot write to standard output: {e}");
+        out::error(&message);
+        failures.add(ExperimentError::output_failed(message).told());
     }
-    if signals::received().is_some() {
-        failures.add(ExperimentError::already_told(ErrorKind::Stopped));
+    if let Some(signal) = signals::received() {
+        let stopped = format!("stopped by {}", signals::name(signal));
+        failures.add(ExperimentError::stopped(stopped).told());
     }
     match failures.finish() {
         Ok(()) => ExitCode::SUCCESS,

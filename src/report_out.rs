@@ -14,16 +14,13 @@ use schedlab_benches::report::contract::{Report, View};
 use schedlab_benches::report::html::Page;
 use std::path::PathBuf;
 
-/// Writes an output; on failure says one line and returns false (the caller adds an output
-/// failure, exit 3, and prints no "wrote" line).
-fn write_output(out: &OutputFile, bytes: &[u8]) -> bool {
-    match out.write(bytes) {
-        Ok(()) => true,
-        Err(e) => {
-            crate::out::error(e);
-            false
-        }
-    }
+/// Writes an output; on failure says one line and returns the output failure (exit 3), told
+/// (the caller adds it and prints no "wrote" line).
+fn write_output(out: &OutputFile, bytes: &[u8]) -> Result<(), ExperimentError> {
+    out.write(bytes).map_err(|e| {
+        crate::out::error(&e);
+        ExperimentError::output_failed(e.to_string()).told()
+    })
 }
 
 /// Says that `out` was written.
@@ -37,22 +34,22 @@ pub fn json(file: &OutputFile, value: &impl serde::Serialize, failures: &mut Fai
     let written = match serde_json::to_string_pretty(value) {
         Ok(text) => write_output(file, (text + "\n").as_bytes()),
         Err(e) => {
-            crate::out::error(format_args!("cannot serialise {}: {e}", file.path().display()));
-            false
+            let message = format!("cannot serialise {}: {e}", file.path().display());
+            crate::out::error(&message);
+            Err(ExperimentError::output_failed(message).told())
         }
     };
-    if !written {
-        failures.add(ExperimentError::output_failed(String::new()));
-    }
-    written
+    written.map_err(|e| failures.add(e)).is_ok()
 }
 
 /// Writes a drawn chart to `file` and says `wrote PATH`; a chart that could not be drawn or
 /// written is an output failure added to `failures` (the reason said or in its message).
 fn svg(file: &OutputFile, drawn: Result<String, ChartError>, failures: &mut Failures) {
     match drawn {
-        Ok(text) if write_output(file, text.as_bytes()) => wrote(file),
-        Ok(_) => failures.add(ExperimentError::output_failed(String::new())),
+        Ok(text) => match write_output(file, text.as_bytes()) {
+            Ok(()) => wrote(file),
+            Err(e) => failures.add(e),
+        },
         // Stopped before anything was measured: nothing to draw is the stop's doing, said, and
         // the stop's exit code stands (not an output failure's).
         Err(e) if crate::signals::received().is_some() => {
@@ -68,10 +65,9 @@ pub fn write(out: Option<&OutputFile>, page: impl FnOnce() -> Page, failures: &m
     let Some(out) = out else { return };
     let mut page = page();
     page.warnings(crate::out::kept());
-    if write_output(out, page.render().as_bytes()) {
-        wrote(out);
-    } else {
-        failures.add(ExperimentError::output_failed(String::new()));
+    match write_output(out, page.render().as_bytes()) {
+        Ok(()) => wrote(out),
+        Err(e) => failures.add(e),
     }
 }
 
@@ -150,8 +146,10 @@ pub fn emit<R: Report>(
     out!("{}", report.text(view));
     if let Some(out) = &claimed.json {
         match report.json(crate::signals::received().map(crate::signals::name)) {
-            Ok(text) if write_output(out, text.as_bytes()) => wrote(out),
-            Ok(_) => failures.add(ExperimentError::output_failed(String::new())),
+            Ok(text) => match write_output(out, text.as_bytes()) {
+                Ok(()) => wrote(out),
+                Err(e) => failures.add(e),
+            },
             Err(e) => failures.add(ExperimentError::output_failed(e.to_string())),
         }
     }

@@ -48,12 +48,15 @@ impl ErrorKind {
     }
 }
 
-/// An experiment's error: its kind and one line for the user (empty when the user was already
-/// told: [`ExperimentError::already_told`]).
+/// An experiment's error: its kind, one line for the user, and whether the user has had that
+/// line already ([`ExperimentError::told`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExperimentError {
     pub kind: ErrorKind,
     pub message: String,
+    /// The user was told as it happened (an observer or the CLI printed the message then): the
+    /// kind is left to give the exit code, and no one prints the message again.
+    pub said_as_it_happened: bool,
 }
 
 /// A run that failed (exit 4): a tool that did not start, finish or say what was expected, a
@@ -64,29 +67,34 @@ pub fn failed(message: impl Into<String>) -> ExperimentError {
 
 impl ExperimentError {
     pub fn bad_input(message: impl Into<String>) -> Self {
-        ExperimentError { kind: ErrorKind::BadInput, message: message.into() }
+        ExperimentError::new(ErrorKind::BadInput, message)
     }
 
     pub fn run_failed(message: impl Into<String>) -> Self {
-        ExperimentError { kind: ErrorKind::RunFailed, message: message.into() }
+        ExperimentError::new(ErrorKind::RunFailed, message)
     }
 
     pub fn check_failed(message: impl Into<String>) -> Self {
-        ExperimentError { kind: ErrorKind::CheckFailed, message: message.into() }
+        ExperimentError::new(ErrorKind::CheckFailed, message)
     }
 
     pub fn output_failed(message: impl Into<String>) -> Self {
-        ExperimentError { kind: ErrorKind::OutputFailed, message: message.into() }
+        ExperimentError::new(ErrorKind::OutputFailed, message)
     }
 
     pub fn stopped(message: impl Into<String>) -> Self {
-        ExperimentError { kind: ErrorKind::Stopped, message: message.into() }
+        ExperimentError::new(ErrorKind::Stopped, message)
     }
 
-    /// A failure the user has already been told about (an observer printed it as it happened):
-    /// only its kind is left to give the exit code, so its message is empty and not printed again.
-    pub fn already_told(kind: ErrorKind) -> Self {
-        ExperimentError { kind, message: String::new() }
+    /// An error of `kind` saying `message`, not yet said to the user.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ExperimentError { kind, message: message.into(), said_as_it_happened: false }
+    }
+
+    /// The same error, said to the user as it happened (printed when it was met): its kind
+    /// still gives the exit code; [`Failures`] and the CLI do not print it again.
+    pub fn told(self) -> Self {
+        ExperimentError { said_as_it_happened: true, ..self }
     }
 
     pub fn exit_code(&self) -> u8 {
@@ -96,11 +104,15 @@ impl ExperimentError {
 
 /// Collects the failures a command meets after its work (an output not written, a check that
 /// failed, a run that failed) and ends with one error: the kind that decides the exit code, and
-/// every message that was not already told, in order, so that none is lost.
+/// every message that was not already told, in order, so that none is lost and none is said
+/// twice.
 #[derive(Debug, Default)]
 pub struct Failures {
     worst: Option<ErrorKind>,
-    messages: Vec<String>,
+    /// The messages still to say.
+    untold: Vec<String>,
+    /// The messages said as they happened: the error's when nothing is left to say.
+    told: Vec<String>,
 }
 
 impl Failures {
@@ -109,16 +121,21 @@ impl Failures {
             Some(worst) if worst.rank() >= error.kind.rank() => worst,
             _ => error.kind,
         });
-        if !error.message.is_empty() {
-            self.messages.push(error.message);
+        if error.said_as_it_happened {
+            self.told.push(error.message);
+        } else {
+            self.untold.push(error.message);
         }
     }
 
-    /// `Ok` when nothing failed.
+    /// `Ok` when nothing failed; otherwise the worst kind with the messages still to say, or,
+    /// when every one was said as it happened, with those (told: the CLI prints none again).
     pub fn finish(self) -> Result<(), ExperimentError> {
-        match self.worst {
-            None => Ok(()),
-            Some(kind) => Err(ExperimentError { kind, message: self.messages.join("; ") }),
+        let Some(kind) = self.worst else { return Ok(()) };
+        if self.untold.is_empty() {
+            Err(ExperimentError::new(kind, self.told.join("; ")).told())
+        } else {
+            Err(ExperimentError::new(kind, self.untold.join("; ")))
         }
     }
 }
@@ -158,16 +175,26 @@ mod tests {
         failures.add(ExperimentError::run_failed("run"));
         failures.add(ExperimentError::check_failed("check"));
         failures.add(ExperimentError::run_failed("run 2"));
-        assert_eq!(
-            failures.finish(),
-            Err(ExperimentError {
-                kind: ErrorKind::CheckFailed,
-                message: "run; check; run 2".into()
-            })
-        );
+        assert_eq!(failures.finish(), Err(ExperimentError::check_failed("run; check; run 2")));
         let mut failures = Failures::default();
         failures.add(ExperimentError::check_failed("check"));
         failures.add(ExperimentError::output_failed("json"));
         assert_eq!(failures.finish().map_err(|e| e.kind), Err(ErrorKind::OutputFailed));
+    }
+
+    #[test]
+    fn a_told_failure_is_not_said_again_and_an_untold_one_is_not_lost() {
+        let mut failures = Failures::default();
+        failures.add(ExperimentError::output_failed("cannot write a.svg").told());
+        failures.add(ExperimentError::run_failed("run 3 failed"));
+        let e = failures.finish().unwrap_err();
+        assert_eq!((e.kind, e.message.as_str()), (ErrorKind::OutputFailed, "run 3 failed"));
+        assert!(!e.said_as_it_happened, "an untold message must still be said");
+        let mut failures = Failures::default();
+        failures.add(ExperimentError::output_failed("cannot write a.svg").told());
+        failures.add(ExperimentError::run_failed("run 3 failed").told());
+        let e = failures.finish().unwrap_err();
+        assert!(e.said_as_it_happened, "said as it happened, not to be said again: {e:?}");
+        assert_eq!(e.kind, ErrorKind::OutputFailed);
     }
 }

@@ -10,7 +10,7 @@
 
 use crate::driver::profile::{self, profile_named, Category, Folded, VariantProfile};
 use crate::driver::workload::{self, WorkloadConfig};
-use crate::error::{ErrorKind, ExperimentError};
+use crate::error::ExperimentError;
 use crate::experiment::observer::{Event, Observer};
 use crate::files::input::{caps, read_input};
 use crate::files::output::{check_dir, OutputFile};
@@ -430,7 +430,7 @@ pub fn render_folded(
         Ok(())
     })?;
     match failures.pop() {
-        Some(_) if !written => Err(ExperimentError::already_told(ErrorKind::OutputFailed)),
+        Some(told) if !written => Err(ExperimentError::output_failed(told).told()),
         _ => Ok(format!("{} -> {}", path.display(), svg.display())),
     }
 }

@@ -8,7 +8,7 @@
 //! known after the parse: the summary is kept and the drawing is a failed output (exit 3) that
 //! says why.
 
-use crate::error::{ErrorKind, ExperimentError};
+use crate::error::ExperimentError;
 use crate::experiment::observer::{Event, Observer};
 use crate::files::input::{caps, read_input};
 use crate::files::output::OutputFile;
@@ -172,8 +172,8 @@ pub fn run(
 /// The failures a finished summary ends with: a drawing not written, then overlapping holds.
 pub fn outcome(report: &TraceSummaryReport, file: &std::path::Path) -> Result<(), ExperimentError> {
     let mut failures = crate::error::Failures::default();
-    if !report.write_failures.is_empty() {
-        failures.add(ExperimentError::already_told(ErrorKind::OutputFailed));
+    for told in &report.write_failures {
+        failures.add(ExperimentError::output_failed(told.clone()).told());
     }
     for why in &report.not_drawn {
         failures.add(ExperimentError::output_failed(why.clone()));
@@ -190,6 +190,7 @@ pub fn outcome(report: &TraceSummaryReport, file: &std::path::Path) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     #[test]
     fn a_trace_without_events_is_refused_at_load() {

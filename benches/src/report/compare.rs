@@ -4,7 +4,9 @@
 //! The terminal text is drawn from the same tables as the page and the JSON, so a figure reads
 //! the same in all three (`contract::renderings_agree`).
 
-use super::contract::{text_of_outcome, text_of_tables, Judge, View, Warning, WarningKind};
+use super::contract::{
+    text_of_outcome, text_of_tables, Failure, Judge, View, Warning, WarningKind,
+};
 use super::table::Table;
 use crate::driver::workload::{FAIR_LOCK_ADVICE, OTHERS_DISTURB_CPUS};
 use crate::experiment::compare::*;
@@ -180,10 +182,18 @@ impl super::contract::Report for CompareReport {
             warnings: self.warnings(),
             disturbed,
             failed_checks,
-            failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
+            // Said as each run failed (`experiment::compare`).
+            failed_runs: self.failures.iter().map(told_failure).collect(),
             failed_outputs: vec![],
         }
     }
+}
+
+/// A failed run as the outcome names it (said as it happened, so only the JSON shows it).
+fn told_failure(f: &RunFailure) -> Failure {
+    let run = if f.instrumented { "instrumented" } else { "plain" };
+    let (round, lock) = (f.round + 1, f.lock.name());
+    Failure::told(format!("round {round}, {} {run} on {lock}: {}", f.variant, f.error))
 }
 
 impl CompareReport {

@@ -32,7 +32,7 @@
 use super::charts::ChartError;
 use super::html::Page;
 pub use super::outcome::{
-    merged, Judge, Outcome, Scope, Undisturbed, Warning, WarningKind, NOT_JUDGED_DISTURBED,
+    merged, Failure, Judge, Outcome, Scope, Undisturbed, Warning, WarningKind, NOT_JUDGED_DISTURBED,
 };
 #[cfg(test)]
 use super::table::Verdict;
@@ -273,13 +273,7 @@ pub trait Report: Serialize + Sized {
     fn page(&self, view: View) -> Page {
         let mut page = Page::new(format!("schedlab {}", Self::COMMAND), &self.provenance());
         let o = self.outcome();
-        let failed: Vec<String> = o
-            .failed_checks
-            .iter()
-            .chain(&o.failed_runs)
-            .chain(&o.failed_outputs)
-            .cloned()
-            .collect();
+        let failed = o.failures_to_say();
         page.outcome(o.interrupted, &o.disturbed, &failed, &merged(&o.warnings));
         let charts = self.charts();
         let mut placed = vec![false; charts.len()];
@@ -450,7 +444,7 @@ pub fn text_of_tables(tables: &[Table]) -> String {
 }
 
 /// The outcome in the terminal, after the tables: the stop, each disturbed run, each failure
-/// with a message (an empty one was said as it happened), each warning, wrapped like a table's
+/// not said as it happened ([`Outcome::failures_to_say`]), each warning, wrapped like a table's
 /// notes; empty when there is nothing to say. The page says the same in its box at the top.
 pub fn text_of_outcome(outcome: &Outcome) -> String {
     let mut said = Vec::new();
@@ -458,9 +452,7 @@ pub fn text_of_outcome(outcome: &Outcome) -> String {
         said.push("interrupted: the figures cover the part that ran".to_string());
     }
     said.extend(outcome.disturbed.iter().map(|d| format!("disturbed: {d}")));
-    let failed =
-        outcome.failed_checks.iter().chain(&outcome.failed_runs).chain(&outcome.failed_outputs);
-    said.extend(failed.filter(|m| !m.is_empty()).map(|m| format!("FAILED: {m}")));
+    said.extend(outcome.failures_to_say().iter().map(|m| format!("FAILED: {m}")));
     said.extend(merged(&outcome.warnings).iter().map(|w| format!("warning: {}", w.line())));
     let mut out = String::new();
     // Each line of a message starts at the left; a line wrapped goes on indented.
@@ -573,6 +565,66 @@ mod tests {
         let text = text_of_outcome(&outcome);
         assert_eq!(text.matches("warning: ").count(), 3, "the renderer's prefix, once: {text}");
         assert_eq!(text.matches(loaded).count(), 1, "{text}");
+    }
+
+    /// A report of nothing but an outcome: what every report's outcome is rendered by.
+    #[derive(Serialize)]
+    struct OnlyOutcome {
+        #[serde(skip)]
+        outcome: Outcome,
+    }
+
+    impl Report for OnlyOutcome {
+        const COMMAND: &'static str = "test";
+        const SCHEMA_VERSION: u32 = 1;
+        fn provenance(&self) -> Provenance {
+            Provenance::collect()
+        }
+        fn text(&self, _view: View) -> String {
+            text_of_outcome(&self.outcome)
+        }
+        fn tables(&self, _judge: Judge) -> Vec<Table> {
+            Vec::new()
+        }
+        fn outcome(&self) -> Outcome {
+            self.outcome.clone()
+        }
+    }
+
+    #[test]
+    fn a_failure_told_as_it_happened_is_not_said_again_and_an_untold_one_is_never_lost() {
+        let (told_run, told_output) = ("run 3 of 9 failed: no such device", "cannot write a.svg");
+        let (untold_run, untold_output) = ("2 validation run(s) failed", "no chart: no points");
+        let report = OnlyOutcome {
+            outcome: Outcome {
+                failed_runs: vec![Failure::told(told_run), Failure::untold(untold_run)],
+                failed_outputs: vec![Failure::untold(untold_output), Failure::told(told_output)],
+                ..Outcome::default()
+            },
+        };
+        let text = report.text(View::default());
+        let page = report.page(View::default()).render();
+        for told in [told_run, told_output] {
+            assert!(!text.contains(told), "said as it happened, again in the text: {text}");
+            assert!(!page.contains(&super::super::html::escape(told)), "again on the page");
+        }
+        for untold in [untold_run, untold_output] {
+            assert_eq!(text.matches(untold).count(), 1, "said once in the text: {text}");
+            let shown = super::super::html::escape(untold);
+            assert_eq!(page.matches(&shown).count(), 2, "in the box and the folded text");
+        }
+        let json: serde_json::Value = serde_json::from_str(&report.json(None).unwrap()).unwrap();
+        let outcome = &json["outcome"];
+        assert_eq!(outcome["failed_runs"], serde_json::json!([told_run, untold_run]));
+        assert_eq!(outcome["failed_outputs"], serde_json::json!([untold_output, told_output]));
+        let exit = report.outcome().failures().finish().unwrap_err();
+        assert_eq!(exit.message, format!("{untold_run}; {untold_output}"));
+        assert!(!exit.said_as_it_happened, "the untold ones are still to say: {exit:?}");
+        let failed_outputs = vec![Failure::told(told_output)];
+        let told_only = OnlyOutcome { outcome: Outcome { failed_outputs, ..Outcome::default() } };
+        assert_eq!(told_only.text(View::default()), "", "nothing left to say");
+        let exit = told_only.outcome().failures().finish().unwrap_err();
+        assert!(exit.said_as_it_happened && exit.exit_code() == 3, "{exit:?}");
     }
 
     #[test]

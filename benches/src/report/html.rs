@@ -127,7 +127,7 @@ impl Page {
     }
 
     /// What the reader must know before any figure, in the box at the top: the work was
-    /// interrupted, runs were disturbed (each said), failures (each said, empty ones left out);
+    /// interrupted, runs were disturbed (each said), failures still to say (each once);
     /// `warnings` (merged: `outcome::merged`) lead the warnings' list.
     pub fn outcome(
         &mut self,
@@ -139,7 +139,7 @@ impl Page {
         self.outcome.interrupted |= interrupted;
         // Each run said once, however many of the report's parts name it.
         push_new(&mut self.outcome.disturbed, disturbed.iter());
-        push_new(&mut self.outcome.failed, failed.iter().filter(|m| !m.is_empty()));
+        push_new(&mut self.outcome.failed, failed.iter());
         self.typed.extend(warnings.iter().cloned());
         self
     }

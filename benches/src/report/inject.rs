@@ -5,7 +5,7 @@
 //! ([`super::contract::text_of_tables`]).
 
 use super::charts::ChartError;
-use super::contract::{Warning, WarningKind};
+use super::contract::{Failure, Warning, WarningKind};
 use super::table::{Cell, Table, Verdict};
 use crate::experiment::kernel::inject::{InjectKernel, InjectReport, Interval, CAL_ITERS};
 
@@ -382,12 +382,8 @@ impl super::contract::Report for InjectReport {
             interrupted: self.interrupted,
             warnings: self.warnings.iter().map(|w| inject_warning(w)).collect(),
             // Told on stderr as they were collected (`experiment::kernel::inject::run`).
-            failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
-            failed_outputs: if self.output_failures.is_empty() {
-                vec![]
-            } else {
-                vec![String::new()]
-            },
+            failed_runs: self.failures.iter().map(Failure::told).collect(),
+            failed_outputs: self.output_failures.iter().map(Failure::told).collect(),
             ..Default::default()
         }
     }

@@ -4,7 +4,7 @@
 //! and the fidelity table, as tables; the terminal text is drawn from the same tables
 //! ([`super::contract::text_of_tables`]).
 
-use super::contract::{Judge, Scope, Warning, WarningKind};
+use super::contract::{Failure, Judge, Scope, Warning, WarningKind};
 use super::table::{Cell, Table, Verdict};
 use crate::driver::workload::OTHERS_DISTURB_CPUS;
 use crate::experiment::kernel::fidelity::{FidelityRow, Verdict as FigureVerdict};
@@ -594,12 +594,8 @@ impl super::contract::Report for KernelReport {
                 vec![]
             },
             // Told on stderr as they were collected (`experiment::kernel::run`).
-            failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
-            failed_outputs: if self.output_failures.is_empty() {
-                vec![]
-            } else {
-                vec![String::new()]
-            },
+            failed_runs: self.failures.iter().map(Failure::told).collect(),
+            failed_outputs: self.output_failures.iter().map(Failure::told).collect(),
             ..Default::default()
         }
     }

@@ -23,10 +23,44 @@ pub struct Outcome {
     pub disturbed: Vec<String>,
     /// End-of-run checks that failed (exit 1).
     pub failed_checks: Vec<String>,
-    /// Runs that failed (exit 4); an empty message when the user was told as it happened.
-    pub failed_runs: Vec<String>,
+    /// Runs that failed (exit 4), each said once ([`Failure`]).
+    pub failed_runs: Vec<Failure>,
     /// Outputs the work itself writes (a CSV, a drawing) that failed (exit 3); as above.
-    pub failed_outputs: Vec<String>,
+    pub failed_outputs: Vec<Failure>,
+}
+
+/// A failed run or output: what happened, and whether the user was told as it happened (an
+/// observer printed it then: the terminal has the line above the report, the page lists it
+/// among what the run said). The outcome's lines in the text and the page's box say only the
+/// failures still to say ([`Failure::to_say`]), so that none is said twice and none is lost;
+/// the JSON, which no one printed, names every one (its message, as a string).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    pub message: String,
+    pub said_as_it_happened: bool,
+}
+
+impl Failure {
+    /// A failure printed when it happened.
+    pub fn told(message: impl Into<String>) -> Failure {
+        Failure { message: message.into(), said_as_it_happened: true }
+    }
+
+    /// A failure no one has said yet: the report says it.
+    pub fn untold(message: impl Into<String>) -> Failure {
+        Failure { message: message.into(), said_as_it_happened: false }
+    }
+
+    /// Its message, if the report must say it (it was not said as it happened).
+    pub fn to_say(&self) -> Option<&str> {
+        (!self.said_as_it_happened).then_some(self.message.as_str())
+    }
+}
+
+impl Serialize for Failure {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.message)
+    }
 }
 
 impl Outcome {
@@ -40,16 +74,27 @@ impl Outcome {
     /// signal).
     pub fn failures(&self) -> Failures {
         let mut failures = Failures::default();
-        for (kind, messages) in [
-            (ErrorKind::CheckFailed, &self.failed_checks),
+        for message in &self.failed_checks {
+            failures.add(ExperimentError::check_failed(message.clone()));
+        }
+        for (kind, failed) in [
             (ErrorKind::RunFailed, &self.failed_runs),
             (ErrorKind::OutputFailed, &self.failed_outputs),
         ] {
-            for message in messages {
-                failures.add(ExperimentError { kind, message: message.clone() });
+            for f in failed {
+                let error = ExperimentError::new(kind, f.message.clone());
+                failures.add(if f.said_as_it_happened { error.told() } else { error });
             }
         }
         failures
+    }
+
+    /// The failures the report must say itself, in order: the failed checks, then the runs and
+    /// outputs that were not said as they happened.
+    pub fn failures_to_say(&self) -> Vec<String> {
+        let unsaid =
+            self.failed_runs.iter().chain(&self.failed_outputs).filter_map(Failure::to_say);
+        self.failed_checks.iter().map(String::as_str).chain(unsaid).map(str::to_string).collect()
     }
 }
 

@@ -186,8 +186,13 @@ impl super::contract::Report for FlamegraphReport {
                 vec!["a profiled run failed its end-of-run checks (see `schedlab run --variant V`)"
                     .into()]
             },
-            failed_runs: self.run_failures.iter().map(|_| String::new()).collect(),
-            failed_outputs: self.write_failures.iter().map(|_| String::new()).collect(),
+            // Said as they happened (`experiment::flamegraph`).
+            failed_runs: self.run_failures.iter().map(super::contract::Failure::told).collect(),
+            failed_outputs: self
+                .write_failures
+                .iter()
+                .map(super::contract::Failure::told)
+                .collect(),
             ..Default::default()
         }
     }
@@ -354,8 +359,8 @@ impl super::contract::Report for TraceSummaryPage {
                 .report
                 .write_failures
                 .iter()
-                .map(|_| String::new())
-                .chain(self.report.not_drawn.iter().cloned())
+                .map(super::contract::Failure::told)
+                .chain(self.report.not_drawn.iter().map(super::contract::Failure::untold))
                 .collect(),
             ..Default::default()
         }

@@ -553,7 +553,8 @@ impl super::contract::Report for PredictReport {
             }
             let failed = v.failed_runs();
             if failed > 0 {
-                outcome.failed_runs.push(format!("{failed} validation run(s) failed"));
+                let failed = format!("{failed} validation run(s) failed");
+                outcome.failed_runs.push(super::contract::Failure::untold(failed));
             }
         }
         outcome

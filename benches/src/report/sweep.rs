@@ -4,7 +4,7 @@
 //! ([`super::contract::text_of_tables`]), then the outcome (failed, disturbed or noisy points).
 //! The chart itself is [`crate::report::chart`].
 
-use super::contract::{Warning, WarningKind};
+use super::contract::{Failure, Warning, WarningKind};
 use super::table::{Cell, Table};
 use crate::driver::workload::{FAIR_LOCK_ADVICE, OTHERS_DISTURB_CPUS};
 use crate::experiment::sweep::{SweepPoint, SweepReport, USL_MIN_POINTS};
@@ -113,8 +113,9 @@ impl super::contract::Report for SweepReport {
             } else {
                 vec!["a point failed its end-of-run checks (INCONSISTENT points above)".into()]
             },
-            failed_runs: if self.failures.is_empty() { vec![] } else { vec![String::new()] },
-            failed_outputs: self.csv_error.iter().cloned().collect(),
+            // Said as each point failed (`experiment::sweep`); the CSV's failure is not.
+            failed_runs: self.failures.iter().map(Failure::told).collect(),
+            failed_outputs: self.csv_error.iter().map(Failure::untold).collect(),
         }
     }
 }

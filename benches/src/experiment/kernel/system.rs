@@ -1911,7 +1911,7 @@ mod tests {
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).unwrap();
         let link = tmp.path().join("link");
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        let ExperimentError { kind, message: e } = private_dir(&link, me).unwrap_err();
+        let ExperimentError { kind, message: e, .. } = private_dir(&link, me).unwrap_err();
         assert!(
             kind == ErrorKind::BadInput
                 && e.contains("symbolic link")
@@ -1928,14 +1928,14 @@ mod tests {
         let open = tmp.path().join("open");
         std::fs::create_dir(&open).unwrap();
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-        let ExperimentError { kind, message: e } = private_dir(&open, me).unwrap_err();
+        let ExperimentError { kind, message: e, .. } = private_dir(&open, me).unwrap_err();
         assert!(kind == ErrorKind::BadInput && e.contains("mode 777"), "{e}");
         // Another user's directory (as root, one chowned to nobody): refused, its owner said.
         if is_root() {
             let theirs = tmp.path().join("theirs");
             std::fs::create_dir(&theirs).unwrap();
             std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
-            let ExperimentError { kind, message: e } = private_dir(&theirs, me).unwrap_err();
+            let ExperimentError { kind, message: e, .. } = private_dir(&theirs, me).unwrap_err();
             assert!(kind == ErrorKind::BadInput && e.contains("uid 65534"), "{e}");
         }
     }
@@ -2159,7 +2159,7 @@ mod tests {
         // The second run holds the device, then puts back the dead run's setting before it records
         // its own "before".
         let lock = lock_device_in(state.path(), device, &node.display().to_string()).unwrap();
-        let ExperimentError { kind, message: again } =
+        let ExperimentError { kind, message: again, .. } =
             lock_device_in(state.path(), device, "again").unwrap_err();
         assert!(kind == ErrorKind::BadInput && again.contains("holds"), "{again}");
         let (done, problems) = cleanup_stale_in(state.path(), &[lock.device]);
