@@ -770,7 +770,7 @@ pub fn kernel_svg(report: &KernelReport) -> Result<String, ChartError> {
     if let Some(e) = &report.elevator {
         for (name, c) in [("bfq", &e.bfq), ("mq-deadline", &e.mq_deadline)] {
             if let Some(c) = c {
-                extra.push((format!("elevator machinery, {name}"), Some(c.elevator_us), None));
+                extra.push((format!("elevator machinery, {name}"), c.elevator_us, None));
             }
         }
     }

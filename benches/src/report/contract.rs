@@ -6,7 +6,8 @@
 //! - its **text** for the terminal ([`Report::text`]; a [`View`] says what the user asked to
 //!   leave out);
 //! - its **JSON** ([`Report::json`]): the report's own fields, serde's, inside one envelope that
-//!   names the schema and its version and the signal that stopped the run, if one did;
+//!   names the schema and its version and the signal that stopped the run, if one did; a figure
+//!   its tables refuse as not estimable is `null` there with its reason, never its raw value;
 //! - its **tables** as data ([`Report::tables`]: typed cells, columns with units), which the HTML
 //!   page draws as real tables;
 //! - its **charts** ([`Report::charts`]: SVG or why none), the first of which is `--svg`'s;
@@ -130,9 +131,27 @@ struct Envelope<'a, R: Serialize> {
     outcome: Outcome,
     /// Every verdict cell of the report's tables, as the page and the text show it.
     judgements: Vec<JudgementRow>,
+    /// Every figure the report's tables refused as one its quantity cannot have; in the
+    /// report's own fields each is `null`, with `<field>_not_estimable` beside it
+    /// ([`refuse_numbers`]).
+    not_estimable: Vec<NotEstimableRow>,
     #[serde(flatten)]
     report: &'a R,
 }
+
+/// A refused figure in the JSON: where it stands in the tables and why, never its value.
+#[derive(Serialize)]
+struct NotEstimableRow {
+    table: String,
+    /// The row's first cell (its name).
+    row: String,
+    column: String,
+    why: String,
+}
+
+/// The envelope's own fields: the report's are the others.
+const ENVELOPE_FIELDS: [&str; 5] =
+    ["schema", "schema_version", "outcome", "judgements", "not_estimable"];
 
 /// A verdict cell in the JSON: where it stands and what it says.
 #[derive(Serialize)]
@@ -157,6 +176,71 @@ fn unjudge_fields(value: &mut serde_json::Value, fields: &[&str]) {
                 } else {
                     unjudge_fields(v, fields);
                 }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every figure `tables` refused: where, and why (the rows), and the values refused.
+fn refusals(tables: &[Table]) -> (Vec<NotEstimableRow>, Vec<(f64, String)>) {
+    let mut rows = Vec::new();
+    let mut values = Vec::new();
+    for table in tables {
+        for r in &table.refused {
+            let row = table.rows.get(r.row).and_then(|cells| cells.first());
+            rows.push(NotEstimableRow {
+                table: table.title.clone(),
+                row: row.map_or("", Cell::shown_text).to_string(),
+                column: table.columns.get(r.column).map_or("", |c| c.name.as_str()).to_string(),
+                why: r.why.clone(),
+            });
+            values.push((r.value, r.why.clone()));
+        }
+    }
+    (rows, values)
+}
+
+/// Whether the JSON number `x` is the refused figure `value`: the same in the table's unit,
+/// or scaled by a power of 1000 (a time kept in ns, shown in µs) or by 100 (a fraction shown
+/// as a percentage), to within rounding in the last bits.
+fn same_figure(x: f64, value: f64) -> bool {
+    const SCALES: [f64; 9] = [1.0, 1e3, 1e-3, 1e6, 1e-6, 1e9, 1e-9, 100.0, 1e-2];
+    SCALES.iter().any(|scale| (x * scale - value).abs() <= 1e-9 * value.abs())
+}
+
+/// Each number at any depth of `value` that is one of the `refused` figures made `null`, and,
+/// in an object, `<key>_not_estimable` beside it saying why (unless the report already says
+/// why there), as the reports that refuse a figure where they compute it write it: the JSON
+/// says "not estimable" wherever the tables do, and never carries the value refused.
+fn refuse_numbers(value: &mut serde_json::Value, refused: &[(f64, String)]) {
+    use serde_json::Value;
+    let why_refused = |v: &Value| {
+        let x = v.as_f64()?;
+        refused.iter().find(|(figure, _)| same_figure(x, *figure)).map(|(_, why)| why.clone())
+    };
+    match value {
+        Value::Array(items) => {
+            for v in items {
+                match why_refused(v) {
+                    Some(_) => *v = Value::Null,
+                    None => refuse_numbers(v, refused),
+                }
+            }
+        }
+        Value::Object(map) => {
+            let mut reasons = Vec::new();
+            for (key, v) in map.iter_mut() {
+                match why_refused(v) {
+                    Some(why) => {
+                        *v = Value::Null;
+                        reasons.push((format!("{key}_not_estimable"), why));
+                    }
+                    None => refuse_numbers(v, refused),
+                }
+            }
+            for (key, why) in reasons {
+                map.entry(key).or_insert(Value::String(why));
             }
         }
         _ => {}
@@ -188,7 +272,8 @@ fn judgements(tables: &[Table]) -> Vec<JudgementRow> {
 pub trait Report: Serialize + Sized {
     /// The subcommand (`compare`): the page's title and the JSON schema's name.
     const COMMAND: &'static str;
-    /// The JSON schema's version.
+    /// The JSON schema's version (raised when a field changes meaning or goes; compare's stays
+    /// at 4 with `--baseline` files: its bounded figures were already `null` with their reason).
     const SCHEMA_VERSION: u32;
     /// Whether the command draws a chart for `--svg` (known before any work, so that `--svg` on
     /// a command that draws none is refused then).
@@ -249,19 +334,38 @@ pub trait Report: Serialize + Sized {
         let mut outcome = self.outcome();
         outcome.warnings = merged(&outcome.warnings);
         let judge = self.judge(view);
-        let judgements = judgements(&self.tables(judge));
+        let tables = self.tables(judge);
+        let judgements = judgements(&tables);
+        let (not_estimable, refused) = refusals(&tables);
         let schema = format!("schedlab-{}", Self::COMMAND);
-        let version = Self::SCHEMA_VERSION;
-        let envelope =
-            Envelope { schema, schema_version: version, signal, outcome, judgements, report: self };
+        let schema_version = Self::SCHEMA_VERSION;
+        let envelope = Envelope {
+            schema,
+            schema_version,
+            signal,
+            outcome,
+            judgements,
+            not_estimable,
+            report: self,
+        };
         let cannot = |source| SerialiseError { command: Self::COMMAND, source };
-        if !judge.judges() {
-            // The report's own verdict fields too (the fields then come in alphabetical order).
+        if !judge.judges() || !refused.is_empty() {
+            // The report's own verdict fields and refused figures too (the fields then come in
+            // alphabetical order).
             let mut value = serde_json::to_value(&envelope).map_err(cannot)?;
             if let serde_json::Value::Object(fields) = &mut value {
-                let envelope_own = ["judgements", "outcome"];
-                let own = fields.iter_mut().filter(|(k, _)| !envelope_own.contains(&k.as_str()));
-                own.for_each(|(_, v)| unjudge_fields(v, Self::VERDICT_FIELDS));
+                // The envelope's own fields set aside: the rest are the report's, at any depth.
+                let envelope: Vec<_> =
+                    ENVELOPE_FIELDS.iter().filter_map(|k| fields.remove_entry(*k)).collect();
+                let mut own = serde_json::Value::Object(std::mem::take(fields));
+                if !judge.judges() {
+                    unjudge_fields(&mut own, Self::VERDICT_FIELDS);
+                }
+                refuse_numbers(&mut own, &refused);
+                if let serde_json::Value::Object(own) = own {
+                    *fields = own;
+                }
+                fields.extend(envelope);
             }
             return serde_json::to_string_pretty(&value).map(|text| text + "\n").map_err(cannot);
         }
@@ -478,8 +582,10 @@ fn add_chart(page: &mut Page, chart: &Chart) {
 /// Whether a report's three renderings agree on its figures: every number and verdict of its
 /// tables shows the same in the terminal text, on the page and in the JSON (a JSON number that
 /// rounds to what the cell shows, in the table's unit or scaled by a power of 1000, the scale a
-/// column may choose). The error names the first figure that does not. For the reports whose
-/// text is drawn from their tables ([`text_of_tables`]), and the tests that hold them to it.
+/// column may choose), and every figure its tables refused as not estimable is refused in the
+/// JSON too (listed in `not_estimable`, its value in no number of the report's own fields). The
+/// error names the first figure that does not. For the reports whose text is drawn from their
+/// tables ([`text_of_tables`]), and the tests that hold them to it.
 pub fn renderings_agree<R: Report>(report: &R) -> Result<(), ContractViolation> {
     let breach = ContractViolation::of::<R>;
     let text = report.text(View::default());
@@ -489,7 +595,26 @@ pub fn renderings_agree<R: Report>(report: &R) -> Result<(), ContractViolation> 
         serde_json::from_str(&json).map_err(|e| breach(format!("the JSON does not parse: {e}")))?;
     let mut numbers = Vec::new();
     collect_numbers(&value, &mut numbers);
+    let mut own_numbers = Vec::new();
+    if let serde_json::Value::Object(fields) = &value {
+        let own = fields.iter().filter(|(k, _)| !ENVELOPE_FIELDS.contains(&k.as_str()));
+        own.for_each(|(_, v)| collect_numbers(v, &mut own_numbers));
+    }
+    let listed = value["not_estimable"].as_array().cloned().unwrap_or_default();
     for table in report.tables(report.judge(View::default())) {
+        for r in &table.refused {
+            let column = table.columns.get(r.column).map_or("", |c| c.name.as_str());
+            let at = format!("{:?}, row {}, column {column:?} ({})", table.title, r.row, r.why);
+            if let Some(x) = own_numbers.iter().find(|x| same_figure(**x, r.value)) {
+                return Err(breach(format!("{at}: refused in the tables, {x} in the JSON")));
+            }
+            let said = |n: &serde_json::Value| {
+                n["table"] == table.title.as_str() && n["column"] == column && n["why"] == *r.why
+            };
+            if !listed.iter().any(said) {
+                return Err(breach(format!("{at}: not in the JSON's `not_estimable`")));
+            }
+        }
         for (row, cells) in table.rows.iter().enumerate() {
             for (column, cell) in table.columns.iter().zip(cells) {
                 let shown = cell.shown_text();
@@ -625,6 +750,88 @@ mod tests {
         assert_eq!(told_only.text(View::default()), "", "nothing left to say");
         let exit = told_only.outcome().failures().finish().unwrap_err();
         assert!(exit.said_as_it_happened && exit.exit_code() == 3, "{exit:?}");
+    }
+
+    /// A report with figures its table refuses: a cost below 0 in a field and in a list.
+    #[derive(Serialize)]
+    struct Costs {
+        extra_us: f64,
+        per_point_us: Vec<f64>,
+        own_us: f64,
+    }
+
+    impl Report for Costs {
+        const COMMAND: &'static str = "test";
+        const SCHEMA_VERSION: u32 = 1;
+        fn provenance(&self) -> Provenance {
+            Provenance::collect()
+        }
+        fn text(&self, view: View) -> String {
+            text_of_tables(&self.tables(self.judge(view)))
+        }
+        fn tables(&self, _judge: Judge) -> Vec<Table> {
+            let mut t = Table::new("Costs", &[("what", ""), ("cost", "µs")]);
+            t.row(vec![Cell::text("extra"), Cell::num(self.extra_us, 2)]);
+            for (i, us) in self.per_point_us.iter().enumerate() {
+                t.row(vec![Cell::text(format!("point {i}")), Cell::num(*us, 2)]);
+            }
+            t.row(vec![Cell::text("own"), Cell::num(self.own_us, 2)]);
+            vec![t]
+        }
+        fn outcome(&self) -> Outcome {
+            Outcome::default()
+        }
+    }
+
+    /// The same report with a JSON that carries the raw figures: what the check must catch.
+    #[derive(Serialize)]
+    struct RawJson(Costs);
+
+    impl Report for RawJson {
+        const COMMAND: &'static str = "test";
+        const SCHEMA_VERSION: u32 = 1;
+        fn provenance(&self) -> Provenance {
+            self.0.provenance()
+        }
+        fn text(&self, view: View) -> String {
+            self.0.text(view)
+        }
+        fn tables(&self, judge: Judge) -> Vec<Table> {
+            self.0.tables(judge)
+        }
+        fn outcome(&self) -> Outcome {
+            self.0.outcome()
+        }
+        fn json_in(&self, _signal: Option<&str>, _view: View) -> Result<String, SerialiseError> {
+            let cannot = |source| SerialiseError { command: "test", source };
+            serde_json::to_string_pretty(&self.0).map_err(cannot)
+        }
+    }
+
+    fn costs() -> Costs {
+        Costs { extra_us: -51.9, per_point_us: vec![3.25, -0.5], own_us: 2.5 }
+    }
+
+    #[test]
+    fn a_figure_the_tables_refuse_is_refused_in_the_json_never_carried_raw() {
+        let report = costs();
+        renderings_agree(&report).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&report.json(None).unwrap()).unwrap();
+        assert_eq!(json["extra_us"], serde_json::Value::Null, "{json}");
+        assert_eq!(json["extra_us_not_estimable"], "not estimable: -51.90 µs < 0");
+        assert_eq!(json["per_point_us"], serde_json::json!([3.25, null]));
+        assert_eq!(json["own_us"], 2.5, "a figure within its bound stays");
+        let listed: Vec<(&str, &str)> = json["not_estimable"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| (n["row"].as_str().unwrap(), n["why"].as_str().unwrap()))
+            .collect();
+        let why = |shown: &str| format!("not estimable: {shown} µs < 0");
+        let (extra, point) = (why("-51.90"), why("-0.50"));
+        assert_eq!(listed, [("extra", extra.as_str()), ("point 1", point.as_str())]);
+        let e = renderings_agree(&RawJson(costs())).unwrap_err().to_string();
+        assert!(e.contains("refused in the tables, -51.9 in the JSON"), "{e}");
     }
 
     #[test]

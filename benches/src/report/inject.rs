@@ -216,7 +216,8 @@ pub fn inject_svg(r: &InjectReport) -> Result<String, ChartError> {
 /// the ratio beside the model's with its verdict, the slopes; the chart beside the ratios.
 impl super::contract::Report for InjectReport {
     const COMMAND: &'static str = "kernel";
-    const SCHEMA_VERSION: u32 = 1;
+    /// 2: a figure its tables refuse is `null` here too (`contract::Report::json_in`).
+    const SCHEMA_VERSION: u32 = 2;
     const VERDICT_FIELDS: &'static [&'static str] = &["model_within", "verdict"];
 
     fn provenance(&self) -> crate::files::provenance::Provenance {

@@ -285,7 +285,10 @@ pub fn elevator_tables(e: &ElevatorCost, at: &str) -> [Table; 2] {
             Cell::num(c.extra_us, 2),
             Cell::num(c.own_us, 2),
             Cell::num(c.own_pct, 1),
-            Cell::num(c.elevator_us, 2),
+            match (c.elevator_us, &c.elevator_not_estimable) {
+                (Some(us), _) => Cell::num(us, 2),
+                (None, why) => Cell::missing(why.as_deref().unwrap_or("-")),
+            },
         ]);
         for (frame, us) in &c.largest {
             grew.row(vec![Cell::text(name), Cell::text(frame.clone()), Cell::num(*us, 2)]);
@@ -515,7 +518,9 @@ fn fidelity_tables(rows: &[FidelityRow], judge: Judge) -> [Table; 2] {
 /// the panels' chart beside the fidelity table.
 impl super::contract::Report for KernelReport {
     const COMMAND: &'static str = "kernel";
-    const SCHEMA_VERSION: u32 = 1;
+    /// 2: a figure its tables refuse is `null` here too (`contract::Report::json_in`); the
+    /// elevator machinery's cost is `null` below 0, with `elevator_not_estimable`.
+    const SCHEMA_VERSION: u32 = 2;
     const VERDICT_FIELDS: &'static [&'static str] =
         &["verdict", "within", "within_interval", "null_within", "constant_within"];
 
@@ -704,7 +709,8 @@ mod tests {
             own_pct: 2.0,
             own_us: 0.8,
             extra_us: -51.9,
-            elevator_us: 0.0,
+            elevator_us: None,
+            elevator_not_estimable: Some("not estimable: -52.70 µs < 0".into()),
             largest: Vec::new(),
         };
         let e = rows::ElevatorCost {
@@ -716,6 +722,7 @@ mod tests {
         let [cost, _] = super::elevator_tables(&e, "");
         let text = cost.to_text();
         assert!(text.contains("not estimable: -51.90 µs < 0"), "{text}");
+        assert!(text.contains("not estimable: -52.70 µs < 0"), "the elevator's, refused: {text}");
         let numbers: Vec<f64> = cost
             .rows
             .iter()

@@ -41,8 +41,9 @@ pub mod flamegraph_tables {
 
 impl super::contract::Report for FlamegraphReport {
     const COMMAND: &'static str = "flamegraph";
-    /// 2: the files written are `files` (what, path), no longer `lines` of text.
-    const SCHEMA_VERSION: u32 = 2;
+    /// 2: the files written are `files` (what, path), no longer `lines` of text; 3: a figure
+    /// its tables refuse is `null` here too (`contract::Report::json_in`).
+    const SCHEMA_VERSION: u32 = 3;
     const DRAWS: bool = false;
 
     fn provenance(&self) -> Provenance {
@@ -226,7 +227,8 @@ impl serde::Serialize for TraceSummaryPage {
 /// and the trace's link.
 impl super::contract::Report for TraceSummaryPage {
     const COMMAND: &'static str = "trace-summary";
-    const SCHEMA_VERSION: u32 = 2;
+    /// 3: a figure its tables refuse is `null` here too (`contract::Report::json_in`).
+    const SCHEMA_VERSION: u32 = 3;
 
     fn provenance(&self) -> Provenance {
         self.provenance.clone()

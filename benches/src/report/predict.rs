@@ -471,7 +471,8 @@ fn goal_table(v: &ValidationReport, judge: Judge) -> Table {
 /// validation as tables, the validation's chart beside its table, the outcome.
 impl super::contract::Report for PredictReport {
     const COMMAND: &'static str = "predict";
-    const SCHEMA_VERSION: u32 = 1;
+    /// 2: a figure its tables refuse is `null` here too (`contract::Report::json_in`).
+    const SCHEMA_VERSION: u32 = 2;
     const VERDICT_FIELDS: &'static [&'static str] = &["within_goal"];
 
     fn provenance(&self) -> crate::files::provenance::Provenance {

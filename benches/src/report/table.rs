@@ -253,6 +253,20 @@ pub struct Table {
     pub rows: Vec<Vec<Cell>>,
     /// Lines under the table (what a figure means, why one is missing).
     pub notes: Vec<String>,
+    /// The figures [`Table::row`] refused, with the values refused: what the JSON is held to
+    /// (`contract::Report::json_in` says each is not estimable there too).
+    #[serde(skip)]
+    pub refused: Vec<Refusal>,
+}
+
+/// A figure its column cannot have ([`Column::refuses`]): where it would have stood, the value
+/// refused (in the column's unit as the row gave it) and why, as its cell shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refusal {
+    pub row: usize,
+    pub column: usize,
+    pub value: f64,
+    pub why: String,
 }
 
 impl Table {
@@ -270,6 +284,7 @@ impl Table {
                 .collect(),
             rows: Vec::new(),
             notes: Vec::new(),
+            refused: Vec::new(),
         }
     }
 
@@ -288,9 +303,11 @@ impl Table {
         );
         cells.resize_with(self.columns.len(), || Cell::missing("-"));
         // A figure its quantity cannot have never reaches the table as a number.
-        for (cell, column) in cells.iter_mut().zip(&self.columns) {
+        for (i, (cell, column)) in cells.iter_mut().zip(&self.columns).enumerate() {
             if let Cell::Number { value, shown } = cell {
                 if let Some(why) = column.refuses(*value, shown) {
+                    let (row, value) = (self.rows.len(), *value);
+                    self.refused.push(Refusal { row, column: i, value, why: why.clone() });
                     *cell = Cell::missing(why);
                 }
             }

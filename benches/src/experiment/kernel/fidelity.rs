@@ -468,7 +468,8 @@ pub fn model_inputs(
     {
         v.push(Calibrated {
             input: "elevator cost, deadline row".into(),
-            value: dd.elevator_us * 1e3,
+            // Not estimable (below 0): the model ran without one (`super::run`'s pads).
+            value: dd.elevator_us.unwrap_or(0.0) * 1e3,
             unit: "ns",
             from: vec![Figure::DeadlineCpuPerIo, Figure::NoneCpuPerIo],
         });
@@ -604,7 +605,7 @@ pub fn rows(
     };
     let elevator_of =
         |c: &dyn Fn(&super::rows::ElevatorCost) -> Option<&super::rows::SchedulerCost>| {
-            r.elevator.as_ref().and_then(c).map(|s| s.elevator_us * 1e3)
+            r.elevator.as_ref().and_then(c).map(|s| s.elevator_us.unwrap_or(0.0) * 1e3)
         };
     let bfq_elevator = elevator_of(&|e| e.bfq.as_ref()).unwrap_or(r.model_elevator_ns as f64);
     let dd_elevator = elevator_of(&|e| e.mq_deadline.as_ref()).unwrap_or(0.0);

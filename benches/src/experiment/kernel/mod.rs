@@ -1421,7 +1421,8 @@ fn run_point(
                 } else {
                     elevator.as_ref().and_then(|e| e.bfq.as_ref())
                 };
-                cost.map_or(0, |c| (c.elevator_us * 1e3).round() as u64)
+                // Not estimable (below 0): no elevator cost to pad with.
+                cost.and_then(|c| c.elevator_us).map_or(0, |us| (us * 1e3).round() as u64)
             }
         }
     };

@@ -197,8 +197,11 @@ pub struct SchedulerCost {
     pub own_us: f64,
     /// More than `none`, µs per I/O.
     pub extra_us: f64,
-    /// The elevator machinery's: `extra_us − own_us`, µs per I/O (at least 0).
-    pub elevator_us: f64,
+    /// The elevator machinery's: `extra_us − own_us`, µs per I/O; `None` when that comes out
+    /// below 0 (why in `elevator_not_estimable`): a cost cannot be negative, so the two noisy
+    /// profiled runs' difference says nothing of it (refused here, never clamped to 0).
+    pub elevator_us: Option<f64>,
+    pub elevator_not_estimable: Option<String>,
     /// The frames (other than the scheduler's own) whose inclusive µs per I/O grew most over
     /// `none`'s, µs per I/O: what the elevator cost is made of. Nested frames overlap.
     pub largest: Vec<(String, f64)>,
@@ -266,12 +269,20 @@ impl ElevatorCost {
                 .collect();
             largest.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
             largest.truncate(6);
+            let elevator_us = extra_us - own_us;
+            let below_zero = elevator_us < 0.0;
             Some(SchedulerCost {
                 cpu_per_io_us: sched_cpu,
                 own_pct,
                 own_us,
                 extra_us,
-                elevator_us: (extra_us - own_us).max(0.0),
+                elevator_us: (!below_zero).then_some(elevator_us),
+                elevator_not_estimable: below_zero.then(|| {
+                    format!(
+                        "not estimable: {elevator_us:.2} µs < 0 (over none {extra_us:.2} µs, \
+                         own functions {own_us:.2} µs)"
+                    )
+                }),
                 largest,
             })
         };
@@ -281,5 +292,51 @@ impl ElevatorCost {
             bfq: cost(KernelSched::Bfq, |p| p.bfq_pct, profile::is_bfq),
             mq_deadline: cost(KernelSched::MqDeadline, |p| p.deadline_pct, profile::is_deadline),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(cpu_per_io_us: f64) -> KernelRun {
+        KernelRun {
+            round: 0,
+            iops: 1e5,
+            ios: 100_000,
+            runtime_s: 1.0,
+            cpu_per_io_us: Some(cpu_per_io_us),
+            fio_cpu_per_io_us: None,
+            experiment_cpu_per_io_us: Some(cpu_per_io_us),
+            other_cpus: Some(0.0),
+            contention: None,
+            stopped_s: None,
+            reruns_stopped: 0,
+        }
+    }
+
+    /// The elevator machinery's cost of bfq at 11 µs per I/O over none's 10, its own functions
+    /// on `bfq_pct` of the samples.
+    fn bfq_elevator(bfq_pct: f64) -> SchedulerCost {
+        let (none_run, bfq_run) = (run(10.0), run(11.0));
+        let none_shares = KernelShares::default();
+        let bfq_shares = KernelShares { bfq_pct, ..KernelShares::default() };
+        let profiled = [
+            Profiled { config: KernelSched::None, shares: &none_shares, run: &none_run },
+            Profiled { config: KernelSched::Bfq, shares: &bfq_shares, run: &bfq_run },
+        ];
+        ElevatorCost::of(&profiled).and_then(|e| e.bfq).expect("bfq and none were profiled")
+    }
+
+    #[test]
+    fn an_elevator_cost_below_zero_is_refused_where_it_is_computed_not_clamped() {
+        // Own functions 2.2 µs of the 1 µs over none: the difference is noise, not a cost.
+        let refused = bfq_elevator(20.0);
+        assert_eq!(refused.elevator_us, None);
+        let why = refused.elevator_not_estimable.unwrap_or_default();
+        assert!(why.starts_with("not estimable: -1.20 µs < 0"), "{why}");
+        let kept = bfq_elevator(5.0);
+        assert!(kept.elevator_us.is_some_and(|us| (us - 0.45).abs() < 1e-9), "{kept:?}");
+        assert_eq!(kept.elevator_not_estimable, None);
     }
 }
