@@ -285,8 +285,14 @@ pub trait Report: Serialize + Sized {
 
     fn provenance(&self) -> Provenance;
 
-    /// The terminal text; its verdicts are [`Report::judge`]'s of `view`.
-    fn text(&self, view: View) -> String;
+    /// The terminal text; its verdicts are [`Report::judge`]'s of `view`. By default the
+    /// provenance line, then the tables ([`text_of_tables`]) and the outcome
+    /// ([`text_of_outcome`]): a text that shows no figure its page and JSON lack.
+    fn text(&self, view: View) -> String {
+        let tables = text_of_tables(&self.tables(self.judge(view)));
+        let outcome = text_of_outcome(&self.outcome());
+        format!("{}\n\n{tables}{outcome}", self.provenance().head())
+    }
 
     /// The tables, as data; their verdict cells made by `judge` (see the module documentation).
     fn tables(&self, judge: Judge) -> Vec<Table>;

@@ -528,12 +528,6 @@ impl super::contract::Report for KernelReport {
         self.provenance.clone()
     }
 
-    fn text(&self, view: super::contract::View) -> String {
-        let tables = super::contract::text_of_tables(&self.tables(self.judge(view)));
-        let outcome = super::contract::text_of_outcome(&self.outcome());
-        format!("{}\n\n{tables}{outcome}", self.provenance.head())
-    }
-
     fn tables(&self, judge: Judge) -> Vec<Table> {
         let mut tables = vec![environment_table(self), settings_table(self)];
         tables.extend(kernel_tables(&self.kernel).into_iter().filter(|t| !t.rows.is_empty()));

@@ -50,12 +50,6 @@ impl super::contract::Report for FlamegraphReport {
         self.provenance.clone()
     }
 
-    fn text(&self, view: super::contract::View) -> String {
-        let tables = super::contract::text_of_tables(&self.tables(self.judge(view)));
-        let outcome = super::contract::text_of_outcome(&self.outcome());
-        format!("{}\n\n{tables}{outcome}", self.provenance.head())
-    }
-
     fn tables(&self, _judge: super::contract::Judge) -> Vec<super::table::Table> {
         use super::table::{Cell, Table};
         use flamegraph_tables::{CPU, FILES, SHARES, STATS};

@@ -57,12 +57,6 @@ impl super::contract::Report for RoundtripReport {
         self.provenance.clone()
     }
 
-    fn text(&self, view: super::contract::View) -> String {
-        let tables = super::contract::text_of_tables(&self.tables(self.judge(view)));
-        let outcome = super::contract::text_of_outcome(&self.outcome());
-        format!("{}\n\n{tables}{outcome}", self.provenance.head())
-    }
-
     fn tables(&self, _judge: super::contract::Judge) -> Vec<Table> {
         let columns = [
             ("variant", ""),
