@@ -1,11 +1,8 @@
 //! The CLI as a user meets it: the variant list, one run per safe variant with group churn, and
 //! bad input (one line on stderr, exit code 2, never a panic).
 
-use std::process::Command;
-
-fn schedlab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).output().expect("the binary runs")
-}
+mod invoke;
+use invoke::{assert_bad_input, schedlab, words};
 
 #[test]
 fn variants_lists_every_registered_name_tab_separated() {
@@ -77,27 +74,13 @@ fn bad_input_is_one_line_and_exit_code_2() {
     ];
     for args in cases {
         let out = schedlab(args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
-        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-        assert!(out.stdout.is_empty(), "{args:?} printed results");
+        assert_bad_input(args, &out);
     }
 }
 
 #[test]
 fn unlocked_runs_without_churn() {
-    let out = schedlab(&[
-        "run",
-        "--variant",
-        "unlocked",
-        "--threads",
-        "2",
-        "--duration",
-        "0.5",
-        "--groups",
-        "3",
-    ]);
+    let out = schedlab(&words("run --variant unlocked --threads 2 --duration 0.5 --groups 3"));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     // The run's table ends with its checks: passed.

@@ -3,11 +3,9 @@
 //! refuses `--svg` without `--validate` before any work.
 
 use std::path::Path;
-use std::process::Command;
 
-fn schedlab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).output().expect("schedlab runs")
-}
+mod invoke;
+use invoke::{schedlab, words};
 
 /// Runs the command, checks it succeeded and said `wrote PATH`, and returns the SVG's text.
 fn chart(args: &[&str], svg: &Path) -> String {
@@ -25,24 +23,11 @@ fn chart(args: &[&str], svg: &Path) -> String {
 fn compare_roundtrip_and_simulate_write_their_charts() {
     let dir = tempfile::tempdir().unwrap();
     let (c, r, s) = (dir.path().join("c.svg"), dir.path().join("r.svg"), dir.path().join("s.svg"));
-    let compare = [
-        "compare",
-        "--placement",
-        "pool",
-        "--threads",
-        "1",
-        "--rounds",
-        "1",
-        "--variants",
-        "no-stats,sched-lock",
-        "--duration",
-        "0.05",
-        "--ramp",
-        "0",
-        "--retries",
-        "0",
-        "--svg",
-    ];
+    let compare = words(
+        "compare --placement pool --threads 1 --rounds 1 \
+        --variants no-stats,sched-lock --duration 0.05 --ramp 0 \
+        --retries 0 --svg",
+    );
     let text = chart(&[&compare[..], &[c.to_str().unwrap()]].concat(), &c);
     for name in ["no-stats", "sched-lock", "lock fair-spin", "KIOPS per variant"] {
         assert!(text.contains(name), "compare's chart lacks {name}");

@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-fn schedlab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).output().expect("the binary runs")
-}
+mod invoke;
+use invoke::{assert_bad_input, schedlab, words, words_and};
 
 fn scratch(name: &str) -> PathBuf {
     let dir =
@@ -114,27 +113,12 @@ fn compare_writes_the_keys_with_consistent_results_and_prints_the_ratios() {
 fn compare_gives_every_ratio_an_interval_and_the_run_its_noise_floor() {
     let dir = scratch("interval");
     let json = dir.join("c.json");
-    let base = [
-        "compare",
-        "--placement",
-        "pool",
-        "--threads",
-        "1",
-        "--variants",
-        "sched-lock,queue-lock",
-        "--duration",
-        "0.1",
-        "--ramp",
-        "0",
-        "--rounds",
-        "3",
-        "--measure",
-        "plain",
-        "--retries",
-        "0",
-        "--json",
-        json.to_str().unwrap(),
-    ];
+    let base = words_and(
+        "compare --placement pool --threads 1 \
+        --variants sched-lock,queue-lock --duration 0.1 --ramp 0 \
+        --rounds 3 --measure plain --retries 0 --json",
+        &[json.to_str().unwrap()],
+    );
     let out = schedlab(&base);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
@@ -200,31 +184,13 @@ const BASELINE: &str =
 fn compare_adds_rounds_until_its_precision_or_time_and_compares_with_a_baseline() {
     let dir = scratch("precision");
     let json = dir.join("c.json");
-    let out = schedlab(&[
-        "compare",
-        "--placement",
-        "pool",
-        "--threads",
-        "1",
-        "--variants",
-        "sched-lock,no-stats,epoch",
-        "--lock",
-        "parking-lot",
-        "--duration",
-        "0.3",
-        "--ramp",
-        "0",
-        "--retries",
-        "0",
-        "--precision",
-        "1%",
-        "--max-time",
-        "1s",
-        "--baseline",
-        BASELINE,
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let out = schedlab(&words_and(
+        "compare --placement pool --threads 1 \
+        --variants sched-lock,no-stats,epoch --lock parking-lot \
+        --duration 0.3 --ramp 0 --retries 0 --precision 1% --max-time 1s \
+        --baseline",
+        &[BASELINE, "--json", json.to_str().unwrap()],
+    ));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -304,16 +270,10 @@ fn a_bad_baseline_or_precision_is_one_line_and_exit_code_2_before_any_run() {
     let commit = fixture.split("\"commit\": \"").nth(1).and_then(|t| t.split('"').next());
     let commit = commit.expect("the fixture names its commit");
     std::fs::write(&other_build, fixture.replacen(commit, "0123456", 1)).unwrap();
-    let same = [
-        "compare",
-        "--placement",
-        "pool",
-        "--variants",
-        "sched-lock,no-stats,epoch",
-        "--lock",
-        "parking-lot",
-        "--baseline",
-    ];
+    let same = words(
+        "compare --placement pool --variants sched-lock,no-stats,epoch \
+        --lock parking-lot --baseline",
+    );
     fn with<'a>(same: &[&'a str], file: &'a std::path::Path) -> Vec<&'a str> {
         [same, &[file.to_str().unwrap()]].concat()
     }
@@ -327,17 +287,11 @@ fn a_bad_baseline_or_precision_is_one_line_and_exit_code_2_before_any_run() {
             "one build",
         ),
         (
-            vec![
-                "compare",
-                "--placement",
-                "pool",
-                "--variants",
-                "sched-lock,no-stats",
-                "--lock",
-                "parking-lot",
-                "--baseline",
-                BASELINE,
-            ],
+            words_and(
+                "compare --placement pool --variants sched-lock,no-stats \
+                --lock parking-lot --baseline",
+                &[BASELINE],
+            ),
             "other variants",
         ),
         (
@@ -368,27 +322,12 @@ fn a_bad_baseline_or_precision_is_one_line_and_exit_code_2_before_any_run() {
 fn sweep_writes_csv_and_svg() {
     let dir = scratch("sweep");
     let (csv, svg) = (dir.join("s.csv"), dir.join("s.svg"));
-    let out = schedlab(&[
-        "sweep",
-        "--threads",
-        "1,2",
-        "--variants",
-        "sched-lock,no-stats",
-        "--rounds",
-        "1",
-        "--duration",
-        "0.2",
-        "--lockstat-duration",
-        "0.1",
-        "--ramp",
-        "0",
-        "--retries",
-        "0",
-        "--csv",
-        csv.to_str().unwrap(),
-        "--svg",
-        svg.to_str().unwrap(),
-    ]);
+    let out = schedlab(&words_and(
+        "sweep --threads 1,2 --variants sched-lock,no-stats --rounds 1 \
+        --duration 0.2 --lockstat-duration 0.1 --ramp 0 --retries 0 \
+        --csv",
+        &[csv.to_str().unwrap(), "--svg", svg.to_str().unwrap()],
+    ));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(&csv).unwrap();
@@ -412,29 +351,13 @@ fn interrupted_sweep_keeps_its_points() {
     // 5 variants x 64 slot counts x 0.25 s: far more than the test needs before it interrupts (so
     // the signal cannot come after the end, whatever the machine's load).
     let child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args([
-            "sweep",
-            "--threads",
-            "1",
-            "--variants",
-            "sched-lock,queue-lock,epoch,debug-off,no-stats",
-            "--duration",
-            "0.2",
-            "--lockstat-duration",
-            "0.05",
-            "--sweep-slots",
-            "1-64",
-            "--ramp",
-            "0",
-            "--retries",
-            "0",
-            "--transfer-ns",
-            "34",
-            "--csv",
-            csv.to_str().unwrap(),
-            "--svg",
-            svg.to_str().unwrap(),
-        ])
+        .args(words_and(
+            "sweep --threads 1 \
+            --variants sched-lock,queue-lock,epoch,debug-off,no-stats \
+            --duration 0.2 --lockstat-duration 0.05 --sweep-slots 1-64 \
+            --ramp 0 --retries 0 --transfer-ns 34 --csv",
+            &[csv.to_str().unwrap(), "--svg", svg.to_str().unwrap()],
+        ))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -463,16 +386,10 @@ fn interrupted_sweep_keeps_its_points() {
 fn run_with_lockstat_prints_and_writes_the_lock_table() {
     let dir = scratch("run");
     let json = dir.join("r.json");
-    let out = schedlab(&[
-        "run",
-        "--variant",
-        "queue-lock",
-        "--duration",
-        "0.3",
-        "--lockstat",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let out = schedlab(&words_and(
+        "run --variant queue-lock --duration 0.3 --lockstat --json",
+        &[json.to_str().unwrap()],
+    ));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -534,11 +451,7 @@ fn bad_compare_and_sweep_input_is_one_line_and_exit_code_2() {
     ];
     for args in cases {
         let out = schedlab(args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
-        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-        assert!(out.stdout.is_empty(), "{args:?} printed results");
+        assert_bad_input(args, &out);
     }
 }
 

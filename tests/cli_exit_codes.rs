@@ -8,6 +8,9 @@
 
 use std::process::{Command, Output};
 
+mod invoke;
+use invoke::{words, words_and};
+
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 const CALIBRATION: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -71,47 +74,19 @@ fn compare_and_sweep_keep_their_tables_and_exit_by_the_failure() {
     let dir = tempfile::tempdir().unwrap();
     let (csv, svg) = (dir.path().join("s.csv"), dir.path().join("s.svg"));
     let (csv, svg) = (csv.to_str().unwrap(), svg.to_str().unwrap());
-    let compare = [
-        "compare",
-        "--placement",
-        "pool",
-        "--threads",
-        "1",
-        "--rounds",
-        "1",
-        "--variants",
-        "no-stats",
-        "--duration",
-        "0.05",
-        "--ramp",
-        "0",
-        "--retries",
-        "0",
-        "--measure",
-        "plain",
-    ];
+    let compare = words(
+        "compare --placement pool --threads 1 --rounds 1 \
+        --variants no-stats --duration 0.05 --ramp 0 --retries 0 \
+        --measure plain",
+    );
     let with = |base: &[&str], extra: &[&str]| -> Vec<String> {
         base.iter().chain(extra).map(|s| s.to_string()).collect()
     };
-    let sweep = [
-        "sweep",
-        "--threads",
-        "1",
-        "--variants",
-        "no-stats",
-        "--duration",
-        "0.05",
-        "--ramp",
-        "0",
-        "--retries",
-        "0",
-        "--lockstat-duration",
-        "0",
-        "--csv",
-        csv,
-        "--svg",
-        svg,
-    ];
+    let sweep = words_and(
+        "sweep --threads 1 --variants no-stats --duration 0.05 --ramp 0 \
+        --retries 0 --lockstat-duration 0 --csv",
+        &[csv, "--svg", svg],
+    );
     let mut cases = vec![
         // A failed run is reported in the tables (FAILED) and the rest is kept.
         case(&compare, RUN, 4, "FAILED"),

@@ -13,6 +13,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+mod invoke;
+use invoke::{words, words_and};
+
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 
 fn schedlab(args: &[&str]) -> Output {
@@ -62,40 +65,19 @@ fn a_full_device_is_a_one_line_error_and_exit_3_never_a_success() {
     let cases: [(&[&str], i32); 4] = [
         (&["run", "--variant", "epoch", "--duration", "0.1", "--json", "/dev/full"], 3),
         (
-            &[
-                "run",
-                "--variant",
-                "epoch",
-                "--duration",
-                "0.1",
-                "--trace",
-                "/dev/full",
-                "--trace-window",
-                "0.05",
-            ],
+            &words(
+                "run --variant epoch --duration 0.1 --trace /dev/full \
+                --trace-window 0.05",
+            ),
             3,
         ),
         (&["simulate", "--runtime", "10ms", "--json", "/dev/full"], 3),
         (
-            &[
-                "sweep",
-                "--threads",
-                "1",
-                "--variants",
-                "no-stats",
-                "--duration",
-                "0.05",
-                "--lockstat-duration",
-                "0",
-                "--ramp",
-                "0",
-                "--transfer-ns",
-                "34",
-                "--csv",
-                "/dev/full",
-                "--svg",
-                "/dev/null",
-            ],
+            &words(
+                "sweep --threads 1 --variants no-stats --duration 0.05 \
+                --lockstat-duration 0 --ramp 0 --transfer-ns 34 --csv /dev/full \
+                --svg /dev/null",
+            ),
             2,
         ),
     ];
@@ -151,15 +133,10 @@ fn bad_output_paths_are_refused_before_any_work() {
         vec!["simulate", "--runtime", "3600", "--json", &missing],
         vec!["sweep", "--duration", "60", "--csv", &d],
         vec!["sweep", "--duration", "60", "--csv", &csv, "--svg", unwritable],
-        vec![
-            "flamegraph",
-            "--variant",
-            "epoch",
-            "--duration",
-            "60",
-            "--out",
-            "/proc/schedlab-never",
-        ],
+        words(
+            "flamegraph --variant epoch --duration 60 \
+            --out /proc/schedlab-never",
+        ),
         vec!["trace-summary", "/dev/null", "--svg", unwritable],
     ];
     for args in &cases {
@@ -383,15 +360,10 @@ fn symlinks_are_kept_and_written_through() {
     let csv_link = dir.path().join("s.csv");
     std::os::unix::fs::symlink(&csv_target, &csv_link).unwrap();
     for json in [&link, &null_link] {
-        let out = schedlab(&[
-            "run",
-            "--variant",
-            "no-stats",
-            "--duration",
-            "0.05",
-            "--json",
-            json.to_str().unwrap(),
-        ]);
+        let out = schedlab(&words_and(
+            "run --variant no-stats --duration 0.05 --json",
+            &[json.to_str().unwrap()],
+        ));
         no_panic(&out, "symlink");
         assert!(out.status.success(), "{}", text(&out.stderr));
         assert!(
@@ -407,27 +379,11 @@ fn symlinks_are_kept_and_written_through() {
         std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(),
         "/dev/null is still a device"
     );
-    let out = schedlab(&[
-        "sweep",
-        "--threads",
-        "1",
-        "--variants",
-        "no-stats",
-        "--duration",
-        "0.05",
-        "--lockstat-duration",
-        "0",
-        "--ramp",
-        "0",
-        "--rounds",
-        "1",
-        "--transfer-ns",
-        "34",
-        "--csv",
-        csv_link.to_str().unwrap(),
-        "--svg",
-        dir.path().join("s.svg").to_str().unwrap(),
-    ]);
+    let out = schedlab(&words_and(
+        "sweep --threads 1 --variants no-stats --duration 0.05 \
+        --lockstat-duration 0 --ramp 0 --rounds 1 --transfer-ns 34 --csv",
+        &[csv_link.to_str().unwrap(), "--svg", dir.path().join("s.svg").to_str().unwrap()],
+    ));
     no_panic(&out, "sweep through a symlink");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
@@ -444,48 +400,18 @@ fn symlinks_are_kept_and_written_through() {
 #[test]
 fn devices_as_outputs_stay_devices() {
     let dir = scratch("devices");
-    let out = schedlab(&[
-        "sweep",
-        "--threads",
-        "1",
-        "--variants",
-        "no-stats",
-        "--duration",
-        "0.05",
-        "--lockstat-duration",
-        "0",
-        "--ramp",
-        "0",
-        "--transfer-ns",
-        "34",
-        "--csv",
-        "/dev/null",
-        "--svg",
-        "/dev/null",
-    ]);
+    let out = schedlab(&words(
+        "sweep --threads 1 --variants no-stats --duration 0.05 \
+        --lockstat-duration 0 --ramp 0 --transfer-ns 34 --csv /dev/null \
+        --svg /dev/null",
+    ));
     no_panic(&out, "sweep to /dev/null");
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let out = schedlab(&[
-        "compare",
-        "--placement",
-        "pool",
-        "--threads",
-        "1",
-        "--duration",
-        "0.05",
-        "--lockstat-duration",
-        "0.05",
-        "--ramp",
-        "0",
-        "--rounds",
-        "1",
-        "--variants",
-        "no-stats",
-        "--retries",
-        "0",
-        "--json",
-        "/dev/null",
-    ]);
+    let out = schedlab(&words(
+        "compare --placement pool --threads 1 --duration 0.05 \
+        --lockstat-duration 0.05 --ramp 0 --rounds 1 --variants no-stats \
+        --retries 0 --json /dev/null",
+    ));
     no_panic(&out, "compare to /dev/null");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
@@ -500,15 +426,10 @@ fn an_existing_file_is_replaced_whole_and_no_temporary_file_stays() {
     let dir = scratch("replace");
     let json = dir.path().join("r.json");
     std::fs::write(&json, "previous content").unwrap();
-    let out = schedlab(&[
-        "run",
-        "--variant",
-        "no-stats",
-        "--duration",
-        "0.05",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let out = schedlab(&words_and(
+        "run --variant no-stats --duration 0.05 --json",
+        &[json.to_str().unwrap()],
+    ));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -610,26 +531,11 @@ fn a_signal_stops_compare_and_keeps_every_finished_run_marked() {
     ] {
         let dir = scratch("compare-signal");
         let json = dir.path().join("c.json");
-        let mut p = Running::start(&[
-            "-v",
-            "compare",
-            "--placement",
-            "pool",
-            "--threads",
-            "2",
-            "--duration",
-            "0.3",
-            "--lockstat-duration",
-            "0.1",
-            "--ramp",
-            "0",
-            "--rounds",
-            "50",
-            "--retries",
-            "0",
-            "--json",
-            json.to_str().unwrap(),
-        ]);
+        let mut p = Running::start(&words_and(
+            "-v compare --placement pool --threads 2 --duration 0.3 \
+            --lockstat-duration 0.1 --ramp 0 --rounds 50 --retries 0 --json",
+            &[json.to_str().unwrap()],
+        ));
         p.wait_for("run done");
         p.signal(signal);
         let (status, stdout, stderr) = p.finish();
@@ -668,25 +574,10 @@ fn a_signal_stops_compare_and_keeps_every_finished_run_marked() {
 
 /// The compare run both stop tests use, and the checks of what it must have kept.
 fn long_compare(json: &Path) -> Vec<String> {
-    [
-        "-v",
-        "compare",
-        "--placement",
-        "pool",
-        "--threads",
-        "2",
-        "--duration",
-        "0.3",
-        "--lockstat-duration",
-        "0.1",
-        "--ramp",
-        "0",
-        "--rounds",
-        "50",
-        "--retries",
-        "0",
-        "--json",
-    ]
+    words(
+        "-v compare --placement pool --threads 2 --duration 0.3 \
+        --lockstat-duration 0.1 --ramp 0 --rounds 50 --retries 0 --json",
+    )
     .iter()
     .map(|s| s.to_string())
     .chain([json.to_str().unwrap().to_string()])
@@ -786,30 +677,12 @@ fn a_run_stopped_by_job_control_is_flagged() {
 fn a_compare_run_stopped_by_job_control_is_run_again() {
     let dir = scratch("stopped-compare");
     let json = dir.path().join("c.json");
-    let mut p = Running::start(&[
-        "-v",
-        "compare",
-        "--placement",
-        "pool",
-        "--rounds",
-        "1",
-        "--variants",
-        "no-stats",
-        "--threads",
-        "1",
-        "--duration",
-        "2",
-        "--ramp",
-        "0",
-        "--retries",
-        "1",
-        "--max-other-cpus",
-        "1024",
-        "--measure",
-        "plain",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let mut p = Running::start(&words_and(
+        "-v compare --placement pool --rounds 1 --variants no-stats \
+        --threads 1 --duration 2 --ramp 0 --retries 1 \
+        --max-other-cpus 1024 --measure plain --json",
+        &[json.to_str().unwrap()],
+    ));
     stop_and_continue_while_measuring(&mut p);
     let (status, _, stderr) = p.finish();
     assert_eq!(status, Some(0), "{stderr}");
@@ -848,23 +721,11 @@ fn flags_are_honoured_or_refused_never_ignored() {
     let svg = dir.path().join("s.svg");
     let (csv, svg) = (csv.to_str().unwrap(), svg.to_str().unwrap());
     let sweep = |extra: &[&str]| {
-        let mut args = vec![
-            "sweep",
-            "--threads",
-            "1",
-            "--duration",
-            "0.05",
-            "--ramp",
-            "0",
-            "--variants",
-            "no-stats",
-            "--retries",
-            "0",
-            "--csv",
-            csv,
-            "--svg",
-            svg,
-        ];
+        let mut args = words_and(
+            "sweep --threads 1 --duration 0.05 --ramp 0 --variants no-stats \
+            --retries 0 --csv",
+            &[csv, "--svg", svg],
+        );
         args.extend_from_slice(extra);
         schedlab(&args)
     };
@@ -907,22 +768,11 @@ fn a_signal_during_a_traced_run_leaves_a_valid_trace_marked_interrupted() {
     let dir = scratch("trace-signal");
     let trace = dir.path().join("t.json");
     let json = dir.path().join("r.json");
-    let mut p = Running::start(&[
-        "-v",
-        "run",
-        "--variant",
-        "queue-lock",
-        "--threads",
-        "2",
-        "--duration",
-        "60",
-        "--trace-window",
-        "60",
-        "--trace",
-        trace.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let mut p = Running::start(&words_and(
+        "-v run --variant queue-lock --threads 2 --duration 60 \
+        --trace-window 60 --trace",
+        &[trace.to_str().unwrap(), "--json", json.to_str().unwrap()],
+    ));
     p.wait_for("trace window open");
     p.signal(libc::SIGTERM);
     let (status, stdout, stderr) = p.finish();
@@ -963,28 +813,12 @@ fn roundtrip_simulate_and_sweep_stop_on_a_signal() {
 
     // sweep, on SIGHUP (a closed terminal): the CSV keeps its points, whole rows only.
     let csv = dir.path().join("p.csv");
-    let mut p = Running::start(&[
-        "-v",
-        "sweep",
-        "--threads",
-        "1",
-        "--sweep-slots",
-        "1-64",
-        "--duration",
-        "0.1",
-        "--lockstat-duration",
-        "0",
-        "--ramp",
-        "0",
-        "--retries",
-        "0",
-        "--transfer-ns",
-        "34",
-        "--csv",
-        csv.to_str().unwrap(),
-        "--svg",
-        dir.path().join("p.svg").to_str().unwrap(),
-    ]);
+    let mut p = Running::start(&words_and(
+        "-v sweep --threads 1 --sweep-slots 1-64 --duration 0.1 \
+        --lockstat-duration 0 --ramp 0 --retries 0 --transfer-ns 34 \
+        --csv",
+        &[csv.to_str().unwrap(), "--svg", dir.path().join("p.svg").to_str().unwrap()],
+    ));
     p.wait_for("point done");
     p.signal(libc::SIGHUP);
     let (status, _, stderr) = p.finish();
@@ -1052,17 +886,10 @@ fn out_of_range_numbers_get_one_clear_line_and_exit_2() {
 fn durations_take_units() {
     let dir = scratch("units");
     let json = dir.path().join("r.json");
-    let out = schedlab(&[
-        "run",
-        "--variant",
-        "no-stats",
-        "--duration",
-        "150ms",
-        "--ramp",
-        "10ms",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let out = schedlab(&words_and(
+        "run --variant no-stats --duration 150ms --ramp 10ms --json",
+        &[json.to_str().unwrap()],
+    ));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -1278,25 +1105,15 @@ fn more_jobs_than_cpus_on_the_fair_lock_is_said_plainly() {
 #[test]
 fn tables_print_no_nan() {
     let dir = scratch("nan");
-    let out = schedlab(&[
-        "sweep",
-        "--threads",
-        "1",
-        "--variants",
-        "no-stats",
-        "--duration",
-        "0.05",
-        "--lockstat-duration",
-        "0",
-        "--ramp",
-        "0",
-        "--transfer-ns",
-        "34",
-        "--csv",
-        dir.path().join("s.csv").to_str().unwrap(),
-        "--svg",
-        dir.path().join("s.svg").to_str().unwrap(),
-    ]);
+    let out = schedlab(&words_and(
+        "sweep --threads 1 --variants no-stats --duration 0.05 \
+        --lockstat-duration 0 --ramp 0 --transfer-ns 34 --csv",
+        &[
+            dir.path().join("s.csv").to_str().unwrap(),
+            "--svg",
+            dir.path().join("s.svg").to_str().unwrap(),
+        ],
+    ));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("no-stats") && !stdout.contains("NaN"), "{stdout}");
@@ -1319,36 +1136,15 @@ fn a_measurement_without_a_completed_request_says_so_instead_of_zeros() {
     let run_json = run_json.to_str().unwrap();
     let cases: Vec<Vec<&str>> = vec![
         vec!["run", "--variant", "no-stats", "--threads", "1", "--json", run_json],
-        vec![
-            "compare",
-            "--placement",
-            "pool",
-            "--rounds",
-            "1",
-            "--variants",
-            "no-stats",
-            "--threads",
-            "1",
-            "--measure",
-            "plain",
-            "--retries",
-            "0",
-        ],
-        vec![
-            "sweep",
-            "--threads",
-            "1",
-            "--variants",
-            "no-stats",
-            "--retries",
-            "0",
-            "--lockstat-duration",
-            "0",
-            "--csv",
-            csv.to_str().unwrap(),
-            "--svg",
-            svg.to_str().unwrap(),
-        ],
+        words(
+            "compare --placement pool --rounds 1 --variants no-stats \
+            --threads 1 --measure plain --retries 0",
+        ),
+        words_and(
+            "sweep --threads 1 --variants no-stats --retries 0 \
+            --lockstat-duration 0 --csv",
+            &[csv.to_str().unwrap(), "--svg", svg.to_str().unwrap()],
+        ),
     ];
     for mut args in cases {
         args.extend_from_slice(&slow);

@@ -6,11 +6,9 @@
 //! thread, half a second per variant.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn schedlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).output().expect("the binary runs")
-}
+mod invoke;
+use invoke::{assert_bad_input, schedlab, words_and};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("schedlab-cli-fg-{}-{name}", std::process::id()));
@@ -21,20 +19,11 @@ fn scratch(name: &str) -> PathBuf {
 #[test]
 fn writes_flamegraphs_a_differential_and_the_time_table() {
     let dir = scratch("run");
-    let out = schedlab(&[
-        "flamegraph",
-        "--variant",
-        "no-stats",
-        "--diff",
-        "sched-lock",
-        "no-stats",
-        "--threads",
-        "1",
-        "--duration",
-        "0.5",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let out = schedlab(&words_and(
+        "flamegraph --variant no-stats --diff sched-lock no-stats \
+        --threads 1 --duration 0.5 --out",
+        &[dir.to_str().unwrap()],
+    ));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
 
@@ -102,20 +91,11 @@ fn profiles_a_variant_on_the_insertion_lists() {
     let mut seen = 0;
     for attempt in 1..=ATTEMPTS {
         let dir = scratch(&format!("lists-{attempt}"));
-        let out = schedlab(&[
-            "flamegraph",
-            "--variant",
-            "rstat+lists",
-            "--diff",
-            "rstat",
-            "rstat+lists",
-            "--threads",
-            "1",
-            "--duration",
-            "1",
-            "--out",
-            dir.to_str().unwrap(),
-        ]);
+        let out = schedlab(&words_and(
+            "flamegraph --variant rstat+lists --diff rstat rstat+lists \
+            --threads 1 --duration 1 --out",
+            &[dir.to_str().unwrap()],
+        ));
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
         let read = |name: &str| {
@@ -181,11 +161,7 @@ fn bad_input_is_one_line_and_exit_code_2() {
         let mut args = args.to_vec();
         args.extend_from_slice(&["--out", out_dir]);
         let out = schedlab(&args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
-        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-        assert!(out.stdout.is_empty(), "{args:?} printed results");
+        assert_bad_input(&args, &out);
     }
     assert!(!dir.exists(), "bad input created the output directory");
 }

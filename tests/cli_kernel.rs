@@ -10,9 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn schedlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).output().expect("the binary runs")
-}
+mod invoke;
+use invoke::{schedlab, words};
 
 fn one_line_exit_2(out: &Output, what: &str) -> String {
     let err = String::from_utf8_lossy(&out.stderr).to_string();
@@ -196,6 +195,49 @@ fn wait_for_ledger(pid: u32, limit: Duration) -> bool {
     false
 }
 
+/// The binary started with `args`, its stdout and stderr piped.
+fn spawn_piped(args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Runs `args`, lets it work for `past` once its ledger says it started, stops it with SIGINT,
+/// and checks what an interrupted run must leave: exit 130, its JSON (`json`) marked
+/// interrupted by SIGINT, nothing of its own left behind.
+fn interrupted_after(args: &[&str], past: Duration, json: &Path) {
+    let child = spawn_piped(args);
+    let pid = child.id();
+    assert!(wait_for_ledger(pid, Duration::from_secs(60)), "the run never started");
+    std::thread::sleep(past);
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], true);
+    assert_eq!(v["signal"], "SIGINT");
+    assert_eq!(leftovers(pid), Vec::<String>::new(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Kills `child` (SIGKILL: nothing of its own clean-up runs), checks that it left its set-up
+/// behind (else the test that calls this checks nothing), and runs `kernel --cleanup`, which
+/// must succeed: its output.
+fn killed_then_cleaned_up(child: &mut std::process::Child, pid: u32) -> Output {
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !leftovers(pid).is_empty(),
+        "a SIGKILL leaves its set-up behind (else this test checks nothing)"
+    );
+    let out = schedlab(&["kernel", "--cleanup"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
 /// Waits until `path` names a file that exists, up to `limit`.
 fn wait_for(path: &Path, limit: Duration) -> bool {
     let end = Instant::now() + limit;
@@ -208,21 +250,8 @@ fn wait_for(path: &Path, limit: Duration) -> bool {
     false
 }
 
-const SHORT: &[&str] = &[
-    "kernel",
-    "--threads",
-    "2",
-    "--duration",
-    "0.3",
-    "--ramp",
-    "0",
-    "--groups",
-    "2",
-    "--size-mib",
-    "64",
-    "--points",
-    "main",
-];
+const SHORT: &str = "kernel --threads 2 --duration 0.3 --ramp 0 --groups 2 \
+    --size-mib 64 --points main";
 
 #[test]
 #[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: \
@@ -233,7 +262,8 @@ fn a_short_run_prints_both_halves_writes_the_json_and_leaves_nothing() {
     let fg = dir.path().join("fg");
     std::fs::create_dir(&fg).unwrap();
     // Two points: the main one and 1 job at iodepth 1.
-    let mut args: Vec<&str> = SHORT.iter().map(|a| if *a == "main" { "1x1" } else { a }).collect();
+    let mut args: Vec<&str> =
+        words(SHORT).into_iter().map(|a| if a == "main" { "1x1" } else { a }).collect();
     args.extend([
         "--rounds",
         "1",
@@ -242,12 +272,7 @@ fn a_short_run_prints_both_halves_writes_the_json_and_leaves_nothing() {
         "--flamegraphs",
         fg.to_str().unwrap(),
     ]);
-    let child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args(&args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(&args);
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -310,33 +335,17 @@ fn a_short_run_prints_both_halves_writes_the_json_and_leaves_nothing() {
 fn sigint_in_the_middle_keeps_what_finished_and_puts_everything_back() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("k.json");
-    let mut args = SHORT.to_vec();
+    let mut args = words(SHORT);
     args.extend(["--rounds", "20", "--no-profile", "--json", json.to_str().unwrap()]);
-    let child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args(&args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
     // Interrupt once the machine is set up and a few runs went by.
-    assert!(wait_for_ledger(pid, Duration::from_secs(60)), "the run never started");
-    std::thread::sleep(Duration::from_secs(4));
-    // SAFETY: a signal to our own child.
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!(v["interrupted"], true);
-    assert_eq!(v["signal"], "SIGINT");
-    assert_eq!(leftovers(pid), Vec::<String>::new(), "{}", String::from_utf8_lossy(&out.stderr));
+    interrupted_after(&args, Duration::from_secs(4), &json);
 }
 
 #[test]
 #[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: \
     scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
 fn after_a_sigkill_cleanup_removes_what_was_left() {
-    let mut args = SHORT.to_vec();
+    let mut args = words(SHORT);
     args.extend(["--rounds", "20", "--no-profile"]);
     let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
         .args(&args)
@@ -357,14 +366,7 @@ fn after_a_sigkill_cleanup_removes_what_was_left() {
         )
     );
     std::thread::sleep(Duration::from_millis(1500));
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert!(
-        !leftovers(pid).is_empty(),
-        "a SIGKILL leaves its set-up behind (else this test checks nothing)"
-    );
-    let out = schedlab(&["kernel", "--cleanup"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = killed_then_cleaned_up(&mut child, pid);
     // fio's orphaned workers may hold the loop device a moment: the kernel detaches it when they
     // close it (the cleanup's losetup -d sets autoclear).
     let end = Instant::now() + Duration::from_secs(10);
@@ -441,24 +443,8 @@ fn a_device_with_a_mounted_filesystem_is_refused() {
 
 // ---- What the tool does with privilege (issue 43): planted names, decoys, devices ----
 
-const QUICK: &[&str] = &[
-    "--threads",
-    "1",
-    "--duration",
-    "0.3",
-    "--ramp",
-    "0",
-    "--rounds",
-    "1",
-    "--groups",
-    "0",
-    "--points",
-    "main",
-    "--no-model",
-    "--no-profile",
-    "--contention",
-    "off",
-];
+const QUICK: &str = "--threads 1 --duration 0.3 --ramp 0 --rounds 1 --groups 0 \
+    --points main --no-model --no-profile --contention off";
 
 /// `setpriv` to run a command as user 65534 (nobody), where installed.
 fn setpriv() -> &'static str {
@@ -528,7 +514,7 @@ fn links_and_fifos_planted_at_the_old_backing_name_are_never_followed() {
         ("link", format!("{nobody} ln -s {} /dev/shm/schedlab-kernel-$$.img", victim.display())),
         ("fifo", format!("{nobody} mkfifo /dev/shm/schedlab-kernel-$$.img")),
     ] {
-        let (pid, out) = kernel_after(&plant, QUICK);
+        let (pid, out) = kernel_after(&plant, &words(QUICK));
         let planted = PathBuf::from(format!("/dev/shm/schedlab-kernel-{pid}.img"));
         let kept = std::fs::symlink_metadata(&planted)
             .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 65534);
@@ -554,7 +540,7 @@ fn links_and_fifos_planted_at_the_old_backing_name_are_never_followed() {
 #[ignore = "root, a loop device, BFQ, fio, perf, bpftrace: scripts/test.sh runs it where ready"]
 fn a_cgroup_planted_at_the_runs_name_is_refused_naming_its_owner() {
     let root = cgroup_root();
-    let mut args = QUICK.to_vec();
+    let mut args = words(QUICK);
     let groups = args.iter().position(|a| *a == "--groups").unwrap();
     args[groups + 1] = "2";
     // Made before the run, as a delegated user could: owned by 65534.
@@ -639,7 +625,7 @@ fn a_file_named_after_a_device_is_refused_before_the_work() {
     std::fs::write(&loop0, vec![0u8; 1 << 20]).unwrap();
     let before = scheduler_of("/dev/loop0");
     let mut args = vec!["--device", loop0.to_str().unwrap()];
-    args.extend(QUICK);
+    args.extend(words(QUICK));
     let child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
         .arg("kernel")
         .args(&args)
@@ -656,7 +642,7 @@ fn a_file_named_after_a_device_is_refused_before_the_work() {
     let free = Command::new("losetup").arg("-f").output().unwrap();
     let free = String::from_utf8_lossy(&free.stdout).trim().to_string();
     let mut args = vec!["--device", free.as_str()];
-    args.extend(QUICK);
+    args.extend(words(QUICK));
     let mut argv = vec!["kernel"];
     argv.extend(args);
     let err = one_line_exit_2(&schedlab(&argv), "an unbound loop device");
@@ -688,7 +674,7 @@ fn a_second_run_on_a_locked_device_is_refused_in_one_line() {
     let locked = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     assert_eq!(locked, 0);
     let mut argv = vec!["kernel", "--device", device.as_str()];
-    argv.extend(QUICK);
+    argv.extend(words(QUICK));
     let out = schedlab(&argv);
     let scheduler = scheduler_of(&device);
     drop(lock);
@@ -723,23 +709,8 @@ fn inject_processes() -> Vec<String> {
     left
 }
 
-const INJECT: &[&str] = &[
-    "kernel",
-    "--inject",
-    "0,2000",
-    "--threads",
-    "2",
-    "--groups",
-    "2",
-    "--rounds",
-    "1",
-    "--duration",
-    "0.3",
-    "--ramp",
-    "0",
-    "--size-mib",
-    "64",
-];
+const INJECT: &str = "kernel --inject 0,2000 --threads 2 --groups 2 --rounds 1 \
+    --duration 0.3 --ramp 0 --size-mib 64";
 
 #[test]
 #[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: \
@@ -747,14 +718,9 @@ const INJECT: &[&str] = &[
 fn inject_verifies_its_sites_measures_every_cost_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("i.json");
-    let mut args = INJECT.to_vec();
+    let mut args = words(INJECT);
     args.extend(["--inject-cycles", "4", "--json", json.to_str().unwrap()]);
-    let child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args(&args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(&args);
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -804,26 +770,10 @@ fn inject_verifies_its_sites_measures_every_cost_and_leaves_nothing() {
 fn inject_stopped_by_sigint_mid_phases_puts_everything_back() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("i.json");
-    let mut args = INJECT.to_vec();
+    let mut args = words(INJECT);
     args.extend(["--inject-cycles", "200", "--json", json.to_str().unwrap()]);
-    let child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args(&args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    assert!(wait_for_ledger(pid, Duration::from_secs(60)), "the run never started");
     // Past the lock search and the verification (about 10 s), into the phases.
-    std::thread::sleep(Duration::from_secs(15));
-    // SAFETY: a signal to our own child.
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!(v["interrupted"], true);
-    assert_eq!(v["signal"], "SIGINT");
-    assert_eq!(leftovers(pid), Vec::<String>::new(), "{}", String::from_utf8_lossy(&out.stderr));
+    interrupted_after(&args, Duration::from_secs(15), &json);
     assert_eq!(inject_processes(), Vec::<String>::new());
 }
 
@@ -831,7 +781,7 @@ fn inject_stopped_by_sigint_mid_phases_puts_everything_back() {
 #[ignore = "needs root, a free loop device, BFQ, fio, perf and bpftrace: \
     scripts/test.sh runs it where scripts/kernel-ready.sh finds them"]
 fn inject_after_a_sigkill_cleanup_removes_what_was_left() {
-    let mut args = INJECT.to_vec();
+    let mut args = words(INJECT);
     args.extend(["--inject-cycles", "200"]);
     let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
         .args(&args)
@@ -842,14 +792,7 @@ fn inject_after_a_sigkill_cleanup_removes_what_was_left() {
     let pid = child.id();
     assert!(wait_for_ledger(pid, Duration::from_secs(60)), "the run never started");
     std::thread::sleep(Duration::from_secs(12));
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert!(
-        !leftovers(pid).is_empty(),
-        "a SIGKILL leaves its set-up behind (else this test checks nothing)"
-    );
-    let out = schedlab(&["kernel", "--cleanup"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = killed_then_cleaned_up(&mut child, pid);
     let end = Instant::now() + Duration::from_secs(10);
     while (!leftovers(pid).is_empty() || !inject_processes().is_empty()) && Instant::now() < end {
         std::thread::sleep(Duration::from_millis(100));

@@ -27,6 +27,9 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod invoke;
+use invoke::words;
+
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 /// A `schedlab kernel --json` report of 2 jobs × iodepth 32 with its lock sites (`--model-from`).
 const KERNEL_REPORT: &str =
@@ -223,47 +226,18 @@ fn quick(sub: &str, fx: &Fixture) -> Option<Inv> {
         // The variants and lock kind of `COMPARE_REPORT`, which `--baseline` reads.
         "compare" => Inv::new(
             sub,
-            &[
-                "--placement",
-                "pool",
-                "--threads",
-                "1",
-                "--rounds",
-                "1",
-                "--variants",
-                "sched-lock,no-stats,epoch",
-                "--lock",
-                "parking-lot",
-                "--duration",
-                "0.05",
-                "--ramp",
-                "0",
-                "--retries",
-                "0",
-                "--measure",
-                "plain",
-            ],
+            &words(
+                "--placement pool --threads 1 --rounds 1 \
+                --variants sched-lock,no-stats,epoch --lock parking-lot \
+                --duration 0.05 --ramp 0 --retries 0 --measure plain",
+            ),
         ),
         "sweep" => Inv::new(
             sub,
-            &[
-                "--threads",
-                "1",
-                "--variants",
-                "no-stats",
-                "--duration",
-                "0.05",
-                "--ramp",
-                "0",
-                "--retries",
-                "0",
-                "--lockstat-duration",
-                "0",
-                "--csv",
-                "s.csv",
-                "--svg",
-                "s.svg",
-            ],
+            &words(
+                "--threads 1 --variants no-stats --duration 0.05 --ramp 0 \
+                --retries 0 --lockstat-duration 0 --csv s.csv --svg s.svg",
+            ),
         ),
         "predict" => Inv::new(
             sub,
@@ -990,19 +964,10 @@ macro_rules! per_subcommand {
 /// `--no-profile`, which it conflicts with), and `--inject`'s shortest run for `--inject-raw`.
 /// `--device` is left out: a block device cannot be copied under an awkward name.
 fn kernel_quick(opt: &Opt, _fx: &Fixture) -> Option<Inv> {
-    let short = [
-        "--rounds",
-        "1",
-        "--duration",
-        "0.2",
-        "--ramp",
-        "0",
-        "--groups",
-        "0",
-        "--no-model",
-        "--size-mib",
-        "64",
-    ];
+    let short = words(
+        "--rounds 1 --duration 0.2 --ramp 0 --groups 0 --no-model \
+        --size-mib 64",
+    );
     let head: &[&str] = match opt.name.as_str() {
         "--device" => return None,
         "--inject-raw" => &["--inject", "0,500", "--inject-cycles", "4"],
@@ -1010,40 +975,17 @@ fn kernel_quick(opt: &Opt, _fx: &Fixture) -> Option<Inv> {
         "--model-from" => {
             return Some(Inv::new(
                 "kernel",
-                &[
-                    "--inject",
-                    "0,500",
-                    "--inject-cycles",
-                    "4",
-                    "--rounds",
-                    "1",
-                    "--duration",
-                    "0.2",
-                    "--ramp",
-                    "0",
-                    "--groups",
-                    "0",
-                    "--size-mib",
-                    "64",
-                ],
+                &words(
+                    "--inject 0,500 --inject-cycles 4 --rounds 1 --duration 0.2 \
+                    --ramp 0 --groups 0 --size-mib 64",
+                ),
             ))
         }
         // The recorded kernel half has these costs; only the model's half runs.
         "--kernel-from" => {
             return Some(Inv::new(
                 "kernel",
-                &[
-                    "--inject",
-                    "0,2000",
-                    "--rounds",
-                    "1",
-                    "--duration",
-                    "0.2",
-                    "--ramp",
-                    "0",
-                    "--groups",
-                    "0",
-                ],
+                &words("--inject 0,2000 --rounds 1 --duration 0.2 --ramp 0 --groups 0"),
             ))
         }
         _ => &["--points", "main", "--contention", "off", "--no-profile"],
@@ -1153,31 +1095,14 @@ fn a_second_sweep_on_one_csv_is_refused_while_the_first_writes() {
     let csv = fx.path().join("s.csv");
     let sweep = |extra: &[&str]| -> Command {
         let mut c = Command::new(BIN);
-        c.args([
-            "sweep",
-            "--threads",
-            "1",
-            "--variants",
-            "no-stats",
-            "--duration",
-            "0.2",
-            "--ramp",
-            "0",
-            "--retries",
-            "0",
-            "--lockstat-duration",
-            "0",
-        ])
-        .args([
-            "--sweep-slots",
-            "1-64",
-            "--sweep-outside-ns",
-            "0,500,1000",
-            "--csv",
-            "s.csv",
-            "--svg",
-            "s.svg",
-        ])
+        c.args(words(
+            "sweep --threads 1 --variants no-stats --duration 0.2 --ramp 0 \
+            --retries 0 --lockstat-duration 0",
+        ))
+        .args(words(
+            "--sweep-slots 1-64 --sweep-outside-ns 0,500,1000 --csv s.csv \
+            --svg s.svg",
+        ))
         .args(extra)
         .current_dir(fx.path())
         .env_remove("RUST_LOG")

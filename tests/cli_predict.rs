@@ -4,11 +4,9 @@
 //! decides them).
 
 use std::path::PathBuf;
-use std::process::Command;
 
-fn schedlab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).output().expect("the binary runs")
-}
+mod invoke;
+use invoke::{assert_bad_input, schedlab, words_and};
 
 fn repo(path: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path).to_str().unwrap().to_string()
@@ -131,11 +129,7 @@ fn bad_input_is_one_line_and_exit_code_2() {
     ];
     for args in cases {
         let out = schedlab(&args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
-        assert!(out.stdout.is_empty(), "{args:?}: nothing is printed before the input is checked");
+        assert_bad_input(&args, &out);
     }
 }
 
@@ -145,34 +139,13 @@ fn calibrating_and_validating_here_prints_measured_beside_predicted() {
     let dir = tempfile::tempdir().unwrap();
     let cal = dir.path().join("c.json");
     let json = dir.path().join("p.json");
-    let out = schedlab(&[
-        "predict",
-        "--validate",
-        "--variants",
-        "no-stats",
-        "--lock",
-        "parking-lot",
-        "--threads",
-        "1",
-        "--outside-list",
-        "0",
-        "--rounds",
-        "1",
-        "--duration",
-        "0.2",
-        "--ramp",
-        "0",
-        "--retries",
-        "0",
-        "--calibration-windows",
-        "1",
-        "--calibration-rounds",
-        "300",
-        "--save-calibration",
-        cal.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let out = schedlab(&words_and(
+        "predict --validate --variants no-stats --lock parking-lot \
+        --threads 1 --outside-list 0 --rounds 1 --duration 0.2 --ramp 0 \
+        --retries 0 --calibration-windows 1 --calibration-rounds 300 \
+        --save-calibration",
+        &[cal.to_str().unwrap(), "--json", json.to_str().unwrap()],
+    ));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}\n{text}", String::from_utf8_lossy(&out.stderr));
     for table in

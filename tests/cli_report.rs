@@ -2,11 +2,8 @@
 //! when it cannot be written or names another output's file (exit 2), an output failure when the
 //! write fails after the work (exit 3), and a page that holds the command line and the tables.
 
-use std::process::{Command, Output};
-
-fn schedlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).output().expect("the binary runs")
-}
+mod invoke;
+use invoke::{schedlab, words_and};
 
 #[test]
 fn a_report_in_a_missing_directory_is_refused_before_the_work() {
@@ -43,17 +40,11 @@ fn a_report_holds_the_command_line_and_the_tables() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.html");
     let p = path.to_str().unwrap();
-    let out = schedlab(&[
-        "roundtrip",
-        "--rounds",
-        "1",
-        "--iterations",
-        "100",
-        "--variant",
-        "sched-lock",
-        "--report",
-        p,
-    ]);
+    let out = schedlab(&words_and(
+        "roundtrip --rounds 1 --iterations 100 --variant sched-lock \
+        --report",
+        &[p],
+    ));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.ends_with(&format!("wrote {p}\n")), "{stdout}");
@@ -121,29 +112,12 @@ fn the_json_of_sweep_and_roundtrip_carries_each_ratios_interval() {
     let path = dir.path().join("s.json");
     let p = path.to_str().unwrap();
     let (csv, svg) = (dir.path().join("s.csv"), dir.path().join("s.svg"));
-    let sweep = [
-        "sweep",
-        "--threads",
-        "1",
-        "--variants",
-        "sched-lock,no-stats",
-        "--rounds",
-        "3",
-        "--duration",
-        "0.05",
-        "--ramp",
-        "0",
-        "--retries",
-        "0",
-        "--lockstat-duration",
-        "0",
-        "--json",
-        p,
-        "--csv",
-        csv.to_str().unwrap(),
-        "--svg",
-        svg.to_str().unwrap(),
-    ];
+    let sweep = words_and(
+        "sweep --threads 1 --variants sched-lock,no-stats --rounds 3 \
+        --duration 0.05 --ramp 0 --retries 0 --lockstat-duration 0 \
+        --json",
+        &[p, "--csv", csv.to_str().unwrap(), "--svg", svg.to_str().unwrap()],
+    );
     let out = schedlab(&sweep);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();

@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod invoke;
+use invoke::words;
+
 /// The longest one Chromium call may take before it is killed and the test fails.
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -76,14 +79,10 @@ fn run_bounded(cmd: &mut Command, limit: Duration) -> Option<Output> {
 /// Chromium's common flags: headless, no sandbox (CI runs as root), no GPU, its own profile.
 fn browser(chromium: &Path, profile: &Path) -> Command {
     let mut cmd = Command::new(chromium);
-    cmd.args([
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--enable-logging=stderr",
-        "--v=0",
-    ])
+    cmd.args(words(
+        "--headless=new --no-sandbox --disable-gpu --no-first-run \
+        --enable-logging=stderr --v=0",
+    ))
     .arg(format!("--user-data-dir={}", profile.display()));
     cmd
 }
@@ -361,15 +360,10 @@ fn every_kind_of_report_opens_in_chromium_without_errors() {
         d,
         "compare",
         &[
-            &[
-                "compare",
-                "--placement",
-                "pool",
-                "--rounds",
-                "1",
-                "--variants",
-                "sched-lock,debug-off",
-            ],
+            &words(
+                "compare --placement pool --rounds 1 \
+                --variants sched-lock,debug-off",
+            ),
             &tiny[..],
         ]
         .concat(),
@@ -379,17 +373,10 @@ fn every_kind_of_report_opens_in_chromium_without_errors() {
         d,
         "sweep",
         &[
-            &[
-                "sweep",
-                "--variants",
-                "sched-lock",
-                "--lockstat-duration",
-                "0",
-                "--csv",
-                "s.csv",
-                "--svg",
-                "s.svg",
-            ],
+            &words(
+                "sweep --variants sched-lock --lockstat-duration 0 --csv s.csv \
+                --svg s.svg",
+            ),
             &tiny[..],
         ]
         .concat(),
@@ -398,19 +385,10 @@ fn every_kind_of_report_opens_in_chromium_without_errors() {
     let predict = report(
         d,
         "predict",
-        &[
-            "predict",
-            "--threads",
-            "1,2",
-            "--variants",
-            "sched-lock",
-            "--lock",
-            "fair-spin",
-            "--calibration-windows",
-            "1",
-            "--calibration-rounds",
-            "100",
-        ],
+        &words(
+            "predict --threads 1,2 --variants sched-lock --lock fair-spin \
+            --calibration-windows 1 --calibration-rounds 100",
+        ),
     );
     check_page(&chromium, d, &predict, "predict", &["sched-lock"], 0);
     let simulate = report(d, "simulate", &["simulate", "--runtime", "0.1"]);
@@ -421,36 +399,19 @@ fn every_kind_of_report_opens_in_chromium_without_errors() {
         &["roundtrip", "--rounds", "1", "--iterations", "1000", "--variant", "sched-lock"],
     );
     check_page(&chromium, d, &roundtrip, "roundtrip", &["sched-lock"], 0);
-    let flame = [
-        "flamegraph",
-        "--variant",
-        "sched-lock",
-        "--diff",
-        "sched-lock",
-        "debug-off",
-        "--threads",
-        "1",
-        "--duration",
-        "0.3",
-        "--out",
-        "fg",
-    ];
+    let flame = words(
+        "flamegraph --variant sched-lock --diff sched-lock debug-off \
+        --threads 1 --duration 0.3 --out fg",
+    );
     let flamegraph = report(d, "flamegraph", &flame);
     check_page(&chromium, d, &flamegraph, "flamegraph", &["Where the time goes"], 3);
     let run = report(
         d,
         "run",
-        &[
-            "run",
-            "--variant",
-            "sched-lock",
-            "--threads",
-            "1",
-            "--duration",
-            "0.1",
-            "--trace",
-            "t.json",
-        ],
+        &words(
+            "run --variant sched-lock --threads 1 --duration 0.1 \
+            --trace t.json",
+        ),
     );
     check_page(&chromium, d, &run, "run", &["ui.perfetto.dev", "checks"], 0);
     let trace = report(d, "trace-summary", &["trace-summary", "t.json", "--svg", "excerpt.svg"]);
@@ -493,17 +454,10 @@ fn a_flamegraph_in_a_report_zooms_and_searches() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let out = schedlab(
-        &[
-            "flamegraph",
-            "--variant",
-            "sched-lock",
-            "--threads",
-            "1",
-            "--duration",
-            "0.3",
-            "--out",
-            "fg",
-        ],
+        &words(
+            "flamegraph --variant sched-lock --threads 1 --duration 0.3 \
+            --out fg",
+        ),
         d,
     );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

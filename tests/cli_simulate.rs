@@ -3,11 +3,9 @@
 //! exit code 2, never a panic).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn schedlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).output().expect("the binary runs")
-}
+mod invoke;
+use invoke::{schedlab, words, words_and};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("schedlab-cli-sim-{}-{name}", std::process::id()));
@@ -39,26 +37,14 @@ fn simulate(args: &[&str], json: &Path) -> (String, String, serde_json::Value) {
 /// The issue's command (virtual seconds shortened in unoptimised builds to keep the file fast).
 fn issue_command(slice_idle: &str, seed: &str) -> Vec<String> {
     let runtime = if cfg!(debug_assertions) { "2" } else { "10" };
-    [
-        "--device",
-        "ssd",
-        "--jobs",
-        "10",
-        "--iodepth",
-        "64",
-        "--rw",
-        "randread",
-        "--bs",
-        "4k",
-        "--runtime",
-        runtime,
-        "--slice-idle",
-        slice_idle,
-        "--seed",
-        seed,
-    ]
+    words_and(
+        "--device ssd --jobs 10 --iodepth 64 --rw randread --bs 4k \
+        --runtime",
+        &[runtime, "--slice-idle", slice_idle, "--seed", seed],
+    )
+    .into_iter()
     .map(String::from)
-    .to_vec()
+    .collect()
 }
 
 fn strs(v: &[String]) -> Vec<&str> {
@@ -94,20 +80,10 @@ fn idling_off_gives_clearly_more_iops_on_the_ssd() {
 #[test]
 fn the_same_seed_gives_the_same_output() {
     let dir = scratch("same");
-    let args = [
-        "--jobs",
-        "4",
-        "--iodepth",
-        "16",
-        "--runtime",
-        "1",
-        "--seed",
-        "11",
-        "--groups",
-        "2",
-        "--weights",
-        "100,300",
-    ];
+    let args = words(
+        "--jobs 4 --iodepth 16 --runtime 1 --seed 11 --groups 2 \
+        --weights 100,300",
+    );
     let (_, text_a, mut a) = simulate(&args, &dir.join("a.json"));
     let (_, text_b, mut b) = simulate(&args, &dir.join("b.json"));
     assert_eq!(text_a, text_b);

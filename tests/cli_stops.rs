@@ -22,6 +22,9 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+mod invoke;
+use invoke::words;
+
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 const CALIBRATION: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -118,71 +121,27 @@ fn long(sub: &str) -> Option<Long> {
             ),
             // One run: its stop points are before and during it.
             "run" => (
-                vec![
-                    "run",
-                    "--variant",
-                    "no-stats",
-                    "--threads",
-                    "1",
-                    "--duration",
-                    "1h",
-                    "--json",
-                    "r.json",
-                ],
+                words("run --variant no-stats --threads 1 --duration 1h --json r.json"),
                 0,
                 &[],
                 &[],
             ),
             "compare" => (
-                vec![
-                    "compare",
-                    "--placement",
-                    "pool",
-                    "--threads",
-                    "1",
-                    "--rounds",
-                    "1000",
-                    "--variants",
-                    "no-stats",
-                    "--duration",
-                    "0.2",
-                    "--ramp",
-                    "0",
-                    "--retries",
-                    "0",
-                    "--measure",
-                    "plain",
-                    "--json",
-                    "c.json",
-                ],
+                words(
+                    "compare --placement pool --threads 1 --rounds 1000 \
+                    --variants no-stats --duration 0.2 --ramp 0 --retries 0 \
+                    --measure plain --json c.json",
+                ),
                 3,
                 &["c.json"],
                 &[],
             ),
             "sweep" => (
-                vec![
-                    "sweep",
-                    "--threads",
-                    "1",
-                    "--variants",
-                    "no-stats",
-                    "--duration",
-                    "0.2",
-                    "--ramp",
-                    "0",
-                    "--retries",
-                    "0",
-                    "--lockstat-duration",
-                    "0",
-                    "--sweep-slots",
-                    "1-64",
-                    "--sweep-outside-ns",
-                    "0,500,1000",
-                    "--csv",
-                    "s.csv",
-                    "--svg",
-                    "s.svg",
-                ],
+                words(
+                    "sweep --threads 1 --variants no-stats --duration 0.2 --ramp 0 \
+                    --retries 0 --lockstat-duration 0 --sweep-slots 1-64 \
+                    --sweep-outside-ns 0,500,1000 --csv s.csv --svg s.svg",
+                ),
                 3,
                 &["s.csv", "s.svg"],
                 &[],
@@ -219,17 +178,10 @@ fn long(sub: &str) -> Option<Long> {
                 &[],
             ),
             "roundtrip" => (
-                vec![
-                    "roundtrip",
-                    "--variant",
-                    "no-stats",
-                    "--rounds",
-                    "1000",
-                    "--iterations",
-                    "2000000",
-                    "--svg",
-                    "r.svg",
-                ],
+                words(
+                    "roundtrip --variant no-stats --rounds 1000 --iterations 2000000 \
+                    --svg r.svg",
+                ),
                 2,
                 &["r.svg"],
                 &[],
@@ -238,17 +190,7 @@ fn long(sub: &str) -> Option<Long> {
             "simulate" => (vec!["simulate", "--runtime", "300", "--json", "s.json"], 0, &[], &[]),
             // Every safe variant, half a second each: a stop after the first keeps its files.
             "flamegraph" => (
-                vec![
-                    "flamegraph",
-                    "--variant",
-                    "all",
-                    "--duration",
-                    "0.5",
-                    "--threads",
-                    "1",
-                    "--out",
-                    "fg",
-                ],
+                words("flamegraph --variant all --duration 0.5 --threads 1 --out fg"),
                 1,
                 &["fg/"],
                 &[],
