@@ -3,8 +3,8 @@
 //! with this build and with the old one, so that neither side is favoured by running in the
 //! comparing process (`experiment::compare::builds`).
 //!
-//! What is read back is the `schedlab-run` JSON of schema version [`RUN_SCHEMA_VERSION`] (its
-//! fields: `report::run::RunJson`); the run's figures that a comparison uses (KIOPS, requests,
+//! What is read back is the `schedlab-run` JSON of a schema version in [`RUN_SCHEMA_VERSIONS`]
+//! (its fields: `report::run::RunJson`); the run's figures that a comparison uses (KIOPS, requests,
 //! the end-of-run checks, other processes' CPUs, steal, stops) are taken, and the workload the
 //! child says it ran (`config`) must equal the one asked wherever both builds name a field, so
 //! that a flag the old build reads otherwise cannot pass unseen. A stop (the flag) is handed on
@@ -20,8 +20,10 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 
-/// The `schedlab-run` JSON schema version this build reads (`report::run::RunReport`'s).
-pub const RUN_SCHEMA_VERSION: u64 = 1;
+/// The `schedlab-run` JSON schema versions this build reads: up to `report::run::RunReport`'s
+/// own (a test there holds the two together). Version 2 only nulls a figure its tables refuse,
+/// never one read here, so an older build's version 1 reads the same.
+pub const RUN_SCHEMA_VERSIONS: std::ops::RangeInclusive<u64> = 1..=2;
 
 /// How long `EXE --version` may take before the executable is taken for something else.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
@@ -298,11 +300,12 @@ pub fn read_run_json(text: &str, asked: &WorkloadConfig) -> Result<RunResult, Un
     // The schema first: a file of another version may lack what this one reads.
     let schema = value.get("schema").and_then(|s| s.as_str()).unwrap_or("no schema");
     let version = value.get("schema_version").and_then(|v| v.as_u64());
-    if schema != "schedlab-run" || version != Some(RUN_SCHEMA_VERSION) {
+    if schema != "schedlab-run" || !version.is_some_and(|v| RUN_SCHEMA_VERSIONS.contains(&v)) {
         let version = version.map_or("no version".to_string(), |v| format!("version {v}"));
         return Err(UnreadableRun(format!(
-            "it writes {schema} {version}, this build reads schedlab-run version \
-             {RUN_SCHEMA_VERSION}"
+            "it writes {schema} {version}, this build reads schedlab-run versions {} to {}",
+            RUN_SCHEMA_VERSIONS.start(),
+            RUN_SCHEMA_VERSIONS.end()
         )));
     }
     let file: RunFile =
@@ -376,11 +379,13 @@ mod tests {
             })
             .to_string()
         };
-        let r = read_run_json(&file("schedlab-run", 1, &config), &w).expect("readable");
-        assert_eq!((r.variant, r.kiops, r.requests.completed), ("no-stats", 12.5, 9));
+        for version in [1, 2] {
+            let r = read_run_json(&file("schedlab-run", version, &config), &w).expect("readable");
+            assert_eq!((r.variant, r.kiops, r.requests.completed), ("no-stats", 12.5, 9));
+        }
         let refused = |text: &str| read_run_json(text, &w).unwrap_err().to_string();
-        let e = refused(&file("schedlab-run", 2, &config));
-        assert!(e.contains("version 2"), "{e}");
+        let e = refused(&file("schedlab-run", 3, &config));
+        assert!(e.contains("version 3"), "{e}");
         let e = refused(&file("schedlab-compare", 1, &config));
         assert!(e.contains("schedlab-compare"), "{e}");
         let mut other = config.clone();

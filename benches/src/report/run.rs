@@ -329,6 +329,15 @@ mod tests {
     use crate::report::contract::{renderings_agree, Report, View};
     use schedlab_core::sync::AtomicBool;
 
+    /// `compare --baseline EXE` reads a child's `run --json` (`driver::child`): the newest
+    /// version it reads is the one this build writes, so a bump here cannot leave this very
+    /// build unable to serve as its own baseline (it did once, when the schema went to 2).
+    #[test]
+    fn the_child_reader_reads_the_run_schema_this_build_writes() {
+        let newest = *crate::driver::child::RUN_SCHEMA_VERSIONS.end();
+        assert_eq!(u64::from(<RunReport as Report>::SCHEMA_VERSION), newest);
+    }
+
     fn run_with_lockstat() -> RunReport {
         let config = WorkloadConfig {
             threads: 2,
