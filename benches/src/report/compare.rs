@@ -446,6 +446,22 @@ mod compare_tables {
 
     pub const NOISE_FLOOR: &str = "The run's noise floor (A/A pair)";
 
+    /// A change's verdict as a cell (`--baseline`, saved or a build): improved and no change are
+    /// what the comparison hoped for, regressed is not, inconclusive says so; `None`, no interval.
+    fn change_verdict_cell(judge: Judge, verdict: Option<ChangeVerdict>) -> Cell {
+        match verdict {
+            Some(v) => judge.cell(
+                match v {
+                    ChangeVerdict::Improved | ChangeVerdict::NoChange => Verdict::Met,
+                    ChangeVerdict::Regressed => Verdict::Missed,
+                    ChangeVerdict::Inconclusive => Verdict::Inconclusive,
+                },
+                v.label(),
+            ),
+            None => Cell::missing("-"),
+        }
+    }
+
     pub fn noise_floor(report: &CompareReport, judge: Judge) -> Table {
         let mut t = Table::new(
             NOISE_FLOOR,
@@ -603,17 +619,7 @@ mod compare_tables {
         );
         let Some(b) = &report.baseline else { return t };
         for c in &b.changes {
-            let verdict = match c.verdict {
-                Some(v) => judge.cell(
-                    match v {
-                        ChangeVerdict::Improved | ChangeVerdict::NoChange => Verdict::Met,
-                        ChangeVerdict::Regressed => Verdict::Missed,
-                        ChangeVerdict::Inconclusive => Verdict::Inconclusive,
-                    },
-                    v.label(),
-                ),
-                None => Cell::missing("-"),
-            };
+            let verdict = change_verdict_cell(judge, c.verdict);
             let [lo, hi] = interval_cells(c.interval, 1, 100.0);
             t.row(vec![
                 Cell::text(c.ratio.clone()),
@@ -676,17 +682,7 @@ mod compare_tables {
             None => Cell::missing("-"),
         };
         for c in &b.changes {
-            let verdict = match c.verdict {
-                Some(v) => judge.cell(
-                    match v {
-                        ChangeVerdict::Improved | ChangeVerdict::NoChange => Verdict::Met,
-                        ChangeVerdict::Regressed => Verdict::Missed,
-                        ChangeVerdict::Inconclusive => Verdict::Inconclusive,
-                    },
-                    v.label(),
-                ),
-                None => Cell::missing("-"),
-            };
+            let verdict = change_verdict_cell(judge, c.verdict);
             let [lo, hi] = interval_cells(c.interval, 1, 100.0);
             t.row(vec![
                 Cell::text(c.ratio.clone()),
@@ -858,7 +854,6 @@ mod compare_tables {
         t
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
