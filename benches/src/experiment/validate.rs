@@ -575,18 +575,18 @@ pub fn placement_basis(measured: &[Measured], reference_ns: Option<f64>) -> Stri
 mod tests {
     use super::*;
 
+    /// The no-stats point on the fair lock, direct insert, no outside work, at `threads`.
+    fn no_stats_key(threads: usize) -> Key {
+        let insert = schedlab_core::InsertPathKind::Direct;
+        Key { variant: "no-stats", lock: LockKind::FairSpin, insert, outside_ns: 0, threads }
+    }
+
     /// Issue 43, item 7: a validation stopped before any run measured nothing: its rows' figures
     /// and the median and largest error are null in the JSON, not 0.0 (a 0.0 % error read as a
     /// perfect prediction).
     #[test]
     fn a_validation_that_measured_nothing_has_no_error_not_zero() {
-        let key = Key {
-            variant: "no-stats",
-            lock: LockKind::FairSpin,
-            insert: schedlab_core::InsertPathKind::Direct,
-            outside_ns: 0,
-            threads: 1,
-        };
+        let key = no_stats_key(1);
         let nothing = Measured {
             key,
             kiops: Vec::new(),
@@ -672,13 +672,7 @@ mod tests {
 
     #[test]
     fn the_basis_says_how_many_repetitions_ran_in_another_placement() {
-        let key = Key {
-            variant: "no-stats",
-            lock: LockKind::FairSpin,
-            insert: schedlab_core::InsertPathKind::Direct,
-            outside_ns: 0,
-            threads: 2,
-        };
+        let key = no_stats_key(2);
         let mut m = Measured {
             key,
             kiops: vec![1000.0, 400.0, 1000.0],
@@ -737,13 +731,7 @@ mod tests {
     /// the same runs are off by 0 % to +100 % and the median error is not 0.
     #[test]
     fn each_repetition_is_held_against_its_own_placements_prediction() {
-        let key = Key {
-            variant: "no-stats",
-            lock: LockKind::FairSpin,
-            insert: schedlab_core::InsertPathKind::Direct,
-            outside_ns: 0,
-            threads: 2,
-        };
+        let key = no_stats_key(2);
         let (near, far, moved) =
             ([Some(33.0), Some(34.0)], [Some(158.0), Some(162.0)], [Some(33.0), Some(160.0)]);
         let m = Measured {
