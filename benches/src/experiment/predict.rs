@@ -651,6 +651,7 @@ mod tests {
             reruns: 0,
             failures: Vec::new(),
             placement: Default::default(),
+            left_out_kiops: Vec::new(),
         };
         ValidationReport {
             rounds: 3,

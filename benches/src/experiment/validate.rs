@@ -227,6 +227,10 @@ pub struct Row {
     pub failures: Vec<String>,
     /// Where the repetitions ran, and so which prediction each is held against.
     pub placement: PointPlacement,
+    /// The throughput of the repetitions left out because their placement moved during the run
+    /// (`placement.moved` of them), KIOPS: measured, kept in the report and drawn apart, never
+    /// held against a prediction.
+    pub left_out_kiops: Vec<f64>,
 }
 
 /// Where one point's repetitions ran, by their placement probes ([`RunPlacement`]).
@@ -399,6 +403,8 @@ fn row(m: &Measured, per_run: &[Option<f64>], reference_ns: Option<f64>, goal_pc
     }
     let (kiops, predicted): (Vec<f64>, Vec<f64>) =
         m.kiops.iter().zip(per_run).filter_map(|(&k, p)| p.map(|p| (k, p))).unzip();
+    let left_out_kiops: Vec<f64> =
+        m.kiops.iter().zip(per_run).filter(|(_, p)| p.is_none()).map(|(&k, _)| k).collect();
     let measured = Spread::of(kiops.clone());
     let errors = repetition_errors(&kiops, &predicted);
     let error_pct = if !kiops.is_empty() && errors.len() == kiops.len() && measured.median > 0.0 {
@@ -428,6 +434,7 @@ fn row(m: &Measured, per_run: &[Option<f64>], reference_ns: Option<f64>, goal_pc
         reruns: m.noise.rerun,
         failures: m.failures.clone(),
         placement,
+        left_out_kiops,
     }
 }
 

@@ -485,20 +485,38 @@ fn validation_svg(v: &ValidationReport, provenance: &Provenance) -> Result<Strin
             locks.push(r.lock.name());
         }
     }
+    // A point whose every repetition was left out (its placement moved during the run) was
+    // measured but is held against nothing: its bar is drawn in a key of its own, without the
+    // model's mark.
+    let left_out_key = locks.len();
+    let mut any_left_out = false;
     let bars = v
         .rows
         .iter()
-        .filter(|r| !r.measured.runs.is_empty())
+        .filter(|r| !r.measured.runs.is_empty() || !r.left_out_kiops.is_empty())
         .map(|r| {
             let lock = if locks.len() > 1 { format!(" {}", r.lock.name()) } else { String::new() };
             let insert =
                 if r.insert == "direct" { String::new() } else { format!("+{}", r.insert) };
+            let label = format!("{}{insert}{lock} {}t {}ns", r.variant, r.threads, r.outside_ns);
+            if r.measured.runs.is_empty() {
+                any_left_out = true;
+                let left_out = crate::stats::Spread::of(r.left_out_kiops.clone());
+                return Bar {
+                    label,
+                    key: left_out_key,
+                    segments: vec![left_out.median],
+                    range: Some((left_out.min, left_out.max)),
+                    value_text: "left out".into(),
+                    ..Bar::default()
+                };
+            }
             let band = (
                 r.predicted * (1.0 - v.goal_pct / 100.0),
                 r.predicted * (1.0 + v.goal_pct / 100.0),
             );
             Bar {
-                label: format!("{}{insert}{lock} {}t {}ns", r.variant, r.threads, r.outside_ns),
+                label,
                 key: locks.iter().position(|l| *l == r.lock.name()).unwrap_or(0),
                 segments: vec![r.measured.median],
                 range: Some((r.measured.min, r.measured.max)),
@@ -508,13 +526,17 @@ fn validation_svg(v: &ValidationReport, provenance: &Provenance) -> Result<Strin
             }
         })
         .collect();
+    let mut legend: Vec<String> = locks.iter().map(|l| format!("measured, {l}")).collect();
+    if any_left_out {
+        legend.push("left out: the placement moved during every run".into());
+    }
     let panel = Bars {
         title: match v.median_abs_error_pct {
             Some(e) => format!("Measured against the model (median |error| {e:.0}%)"),
             None => "Measured against the model (nothing measured)".to_string(),
         },
         x_desc: "KIOPS (bar: measured median, min–max; mark: model)".into(),
-        legend: locks.iter().map(|l| format!("measured, {l}")).collect(),
+        legend,
         stacked: false,
         bars,
         note: format!(
@@ -1062,6 +1084,7 @@ mod tests {
             reruns: 0,
             failures: Vec::new(),
             placement: Default::default(),
+            left_out_kiops: Vec::new(),
         };
         let v = ValidationReport {
             rounds: 2,
@@ -1083,6 +1106,20 @@ mod tests {
         let p = Provenance::collect();
         let svg = validation_svg(&v, &p).unwrap();
         check(&svg, &p.commit, &["no-stats 2t", "epoch 2t", "model", "± 15%", "lock fair-spin"]);
+        let marked = |svg: &str| svg.split(['<', '>']).any(|text| text.trim() == "model");
+        assert!(!svg.contains("left out") && marked(&svg), "{svg}");
+
+        // A point whose every run was left out (placement moved) is still drawn, apart and
+        // without the model: a loaded machine must not cost the chart its only point.
+        let mut moved = row("sched-lock", Vec::new(), f64::NAN);
+        moved.left_out_kiops = vec![640.0, 655.0];
+        moved.placement.moved = 2;
+        let only_moved = ValidationReport { rows: vec![moved.clone()], ..v.clone() };
+        let svg = validation_svg(&only_moved, &p).unwrap();
+        check(&svg, &p.commit, &["sched-lock 2t", "left out: the placement moved"]);
+        assert!(!marked(&svg), "a left-out point has no model mark: {svg}");
+        let nothing = ValidationReport { rows: vec![row("epoch", Vec::new(), 1.0)], ..v };
+        assert!(validation_svg(&nothing, &p).is_err(), "no run finished: nothing to draw");
     }
 
     #[test]
@@ -1200,6 +1237,7 @@ mod tests {
                                 reruns: 0,
                                 failures: Vec::new(),
                                 placement: Default::default(),
+                                left_out_kiops: Vec::new(),
                             });
                         }
                     }

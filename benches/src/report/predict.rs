@@ -243,11 +243,14 @@ fn measured_table(v: &ValidationReport) -> Table {
     ];
     let mut t = Table::new(VALIDATION, &columns);
     for r in &v.rows {
-        let measured = if r.measured.runs.is_empty() {
+        let every_run = r.measured.runs.iter().chain(&r.left_out_kiops);
+        let measured = if r.measured.runs.is_empty() && r.left_out_kiops.is_empty() {
             Cell::missing("-")
-        } else if r.measured.max == 0.0 {
+        } else if every_run.fold(0.0, |most: f64, &k| most.max(k)) == 0.0 {
             // Zeros would read as a measurement (and an error of -100 %): say what happened.
             Cell::missing("no requests completed")
+        } else if r.measured.runs.is_empty() {
+            Cell::missing("left out: placement moved")
         } else {
             Cell::num(r.measured.median, 0)
         };
@@ -636,6 +639,7 @@ mod tests {
                 reruns: 0,
                 failures: Vec::new(),
                 placement: Default::default(),
+                left_out_kiops: Vec::new(),
             });
         }
         let orderings = validate::orderings(&rows);
@@ -654,6 +658,26 @@ mod tests {
             calibration_transfer_ns: None,
         });
         report
+    }
+
+    /// A point whose every run was left out says so, unless no run completed a request: the
+    /// text does not depend on where the host put the CPUs (a loaded machine moves them).
+    #[test]
+    fn a_point_left_out_for_its_placement_says_so_and_zeros_stay_zeros() {
+        let mut report = validated(predicted(), false);
+        let v = report.validation.as_mut().unwrap();
+        let point = &mut v.rows[0];
+        point.measured = Spread::of(Vec::new());
+        point.placement.moved = 2;
+        for (left_out, said) in [
+            (vec![640.0, 0.0], "left out: placement moved"),
+            (vec![0.0, 0.0], "no requests completed"),
+        ] {
+            report.validation.as_mut().unwrap().rows[0].left_out_kiops = left_out;
+            renderings_agree(&report).unwrap();
+            let text = report.text(View::default());
+            assert!(text.contains(said), "{said:?} is not in the text:\n{text}");
+        }
     }
 
     fn widest(text: &str) -> usize {
