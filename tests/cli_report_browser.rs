@@ -499,3 +499,23 @@ window.addEventListener("load", function() { setTimeout(function() {
     assert!(!probe_line.contains("hidden=0 "), "the click did not zoom: {probe_line}");
     assert!(probe_line.contains("Matched: "), "the search matched nothing: {probe_line}");
 }
+
+/// The kernel page, which `schedlab kernel --report` makes only as root on a machine with BFQ:
+/// rendered by the same code from recorded kernel outputs (one BFQ run's fio, bpftrace and perf
+/// files, `benches/tests/fixtures/kernel`, beside made-up none and model rows) and held to every
+/// page's checks. Saved as `kernel-fixture`, so that a kept screenshot never passes for a
+/// measurement.
+#[test]
+fn the_kernel_page_from_recorded_kernel_outputs_opens_in_chromium() {
+    use schedlab_benches::report::contract::{Report, View};
+    let Some(chromium) = chromium() else {
+        eprintln!("skipped: no Chromium to open the kernel page in");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("kernel-fixture.html");
+    let report = schedlab_benches::report::kernel_fixture::recorded();
+    std::fs::write(&page, report.page(View::default()).render()).unwrap();
+    let tables = ["Fidelity: the model against the kernel", "bfq_dispatch_request", "6.18.44"];
+    check_page(&chromium, dir.path(), &page, "kernel-fixture", &tables, 0);
+}

@@ -8,6 +8,8 @@ pub mod contract;
 pub mod html;
 pub mod inject;
 pub mod kernel;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod kernel_fixture;
 pub mod locks;
 pub mod outcome;
 pub mod pages;
