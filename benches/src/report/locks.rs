@@ -6,7 +6,7 @@
 //! text, the page and the JSON draw on the same figures.
 
 use super::table::{Cell, Table};
-use schedlab_core::lockstat::LockSummary;
+use schedlab_core::lockstat::{LockSummary, PathSummary};
 
 /// The title of the summary table ([`LockTables::summary`]).
 pub const SUMMARY: &str = "Locks: contention and occupancy";
@@ -31,8 +31,8 @@ pub struct LockTables {
 /// The tables of `sets`, each row led by the set's key under `key_columns` (`(name, unit)`).
 pub fn lock_tables(key_columns: &[(&str, &str)], sets: &[LockSet]) -> LockTables {
     let mut detail = vec![
-        waits(key_columns, sets),
-        holds(key_columns, sets),
+        timed(Timed::Waits, key_columns, sets),
+        timed(Timed::Holds, key_columns, sets),
         by_path(key_columns, sets),
         inside(key_columns, sets),
     ];
@@ -66,53 +66,69 @@ fn ns(value: u64) -> Cell {
     Cell::num(value as f64, 0)
 }
 
-fn summary(key_columns: &[(&str, &str)], sets: &[LockSet]) -> Table {
-    let mut t = table(
-        SUMMARY,
-        key_columns,
-        &[
-            ("class", ""),
-            ("acquisitions", ""),
-            ("contended", "%"),
-            ("owner changes", ""),
-            ("wait avg", "ns"),
-            ("hold avg", "ns"),
-            ("occupancy", "%"),
-        ],
-    );
+/// A table of `columns` after `key_columns`, with a row for each of the rows `cells` gives a lock
+/// of `sets` (none, one or several), each led by its set's key, and `footnote` under it. `cells`
+/// may add notes about a lock: they stand before the footnote, in the order they came.
+fn per_lock<R: IntoIterator<Item = Vec<Cell>>>(
+    title: &str,
+    key_columns: &[(&str, &str)],
+    columns: &[(&str, &str)],
+    sets: &[LockSet],
+    footnote: &str,
+    mut cells: impl FnMut(&LockSet, &LockSummary, &mut Vec<String>) -> R,
+) -> Table {
+    let mut t = table(title, key_columns, columns);
+    let mut notes = Vec::new();
     for set in sets {
         for l in set.locks {
-            let occupancy = l
-                .hold_occupancy
-                .map_or_else(|| Cell::missing("not estimable"), |o| Cell::num(100.0 * o, 1));
-            if let Some(why) = &l.hold_occupancy_not_estimable {
-                t.note(format!("{}{}: occupancy {why}", prefix(set), l.name));
+            for cells in cells(set, l, &mut notes) {
+                t.row(row(&set.key, cells));
             }
-            let wait = if l.contentions == 0 {
-                Cell::missing("no contention")
-            } else {
-                Cell::num(l.wait_ns.avg, 0)
-            };
-            t.row(row(
-                &set.key,
-                [
-                    Cell::text(l.name),
-                    ns(l.acquisitions),
-                    Cell::num(l.contention_pct, 1),
-                    ns(l.owner_changes),
-                    wait,
-                    Cell::num(l.hold_ns.avg, 0),
-                    occupancy,
-                ],
-            ));
         }
     }
-    t.note(
-        "wait: per contended acquisition; hold: per acquisition; occupancy: hold total ÷ the \
-        measured time (a class of many locks, as stats-sum, may pass 100 %). Acquisitions, \
+    for note in notes {
+        t.note(note);
+    }
+    t.note(footnote);
+    t
+}
+
+fn summary(key_columns: &[(&str, &str)], sets: &[LockSet]) -> Table {
+    let columns = [
+        ("class", ""),
+        ("acquisitions", ""),
+        ("contended", "%"),
+        ("owner changes", ""),
+        ("wait avg", "ns"),
+        ("hold avg", "ns"),
+        ("occupancy", "%"),
+    ];
+    let footnote = "wait: per contended acquisition; hold: per acquisition; occupancy: hold total \
+        ÷ the measured time (a class of many locks, as stats-sum, may pass 100 %). Acquisitions, \
         contentions and owner changes are exact; wait and hold figures are estimated from sampled \
-        waits and holds unless the tables of waits and holds say every one was timed (one in 1).",
-    );
+        waits and holds unless the tables of waits and holds say every one was timed (one in 1).";
+    let mut t = per_lock(SUMMARY, key_columns, &columns, sets, footnote, |set, l, notes| {
+        let occupancy = l
+            .hold_occupancy
+            .map_or_else(|| Cell::missing("not estimable"), |o| Cell::num(100.0 * o, 1));
+        if let Some(why) = &l.hold_occupancy_not_estimable {
+            notes.push(format!("{}{}: occupancy {why}", prefix(set), l.name));
+        }
+        let wait = if l.contentions == 0 {
+            Cell::missing("no contention")
+        } else {
+            Cell::num(l.wait_ns.avg, 0)
+        };
+        [vec![
+            Cell::text(l.name),
+            ns(l.acquisitions),
+            Cell::num(l.contention_pct, 1),
+            ns(l.owner_changes),
+            wait,
+            Cell::num(l.hold_ns.avg, 0),
+            occupancy,
+        ]]
+    });
     t.scale_time_columns();
     t
 }
@@ -126,201 +142,158 @@ fn prefix(set: &LockSet) -> String {
     }
 }
 
-fn waits(key_columns: &[(&str, &str)], sets: &[LockSet]) -> Table {
-    let mut t = table(
-        "Locks: waits (contended acquisitions)",
-        key_columns,
-        &[
-            ("class", ""),
-            ("contended", ""),
-            ("total", "ns"),
-            ("p50", "ns"),
-            ("p99", "ns"),
-            ("max", "ns"),
-            ("timed", ""),
-            ("one in", ""),
-        ],
-    );
-    for set in sets {
-        for l in set.locks.iter().filter(|l| l.contentions > 0) {
-            let w = &l.wait_ns;
-            t.row(row(
-                &set.key,
-                [
-                    Cell::text(l.name),
-                    ns(l.contentions),
-                    ns(w.total),
-                    ns(w.p50),
-                    ns(w.p99),
-                    ns(w.max),
-                    ns(l.waits_timed),
-                    Cell::num(l.wait_sampled_1_in, 0),
-                ],
-            ));
-        }
-    }
-    t.note(
-        "timed: the waits the figures rest on, one in so many contended acquisitions (1: every \
-        wait timed, exact); the total is their mean × the contentions.",
-    );
-    t.scale_time_columns();
-    t
+/// The waits or the holds of each lock: their distribution, and the ones it rests on.
+#[derive(Clone, Copy)]
+enum Timed {
+    Waits,
+    Holds,
 }
 
-fn holds(key_columns: &[(&str, &str)], sets: &[LockSet]) -> Table {
-    let mut t = table(
-        "Locks: holds",
-        key_columns,
-        &[
-            ("class", ""),
-            ("total", "ns"),
-            ("p50", "ns"),
-            ("p99", "ns"),
-            ("max", "ns"),
-            ("timed", ""),
-            ("one in", ""),
-        ],
-    );
-    for set in sets {
-        for l in set.locks {
-            let h = &l.hold_ns;
-            t.row(row(
-                &set.key,
-                [
-                    Cell::text(l.name),
-                    ns(h.total),
-                    ns(h.p50),
-                    ns(h.p99),
-                    ns(h.max),
-                    ns(l.holds_timed),
-                    Cell::opt((l.holds_timed > 0).then_some(l.hold_sampled_1_in), 0),
-                ],
-            ));
-        }
-    }
-    t.note(
-        "timed: the holds the figures rest on, one in so many acquisitions (1: every hold \
-        timed, exact); the total is their mean × the acquisitions.",
-    );
+/// The table of [`Timed`] waits or holds: the waits only of the locks that were contended, and
+/// with how many contentions; "one in" only where a hold was timed.
+fn timed(what: Timed, key_columns: &[(&str, &str)], sets: &[LockSet]) -> Table {
+    let (title, counted, footnote) = match what {
+        Timed::Waits => (
+            "Locks: waits (contended acquisitions)",
+            &[("contended", "")][..],
+            "timed: the waits the figures rest on, one in so many contended acquisitions (1: \
+            every wait timed, exact); the total is their mean × the contentions.",
+        ),
+        Timed::Holds => (
+            "Locks: holds",
+            &[][..],
+            "timed: the holds the figures rest on, one in so many acquisitions (1: every hold \
+            timed, exact); the total is their mean × the acquisitions.",
+        ),
+    };
+    let columns = [
+        &[("class", "")][..],
+        counted,
+        &[("total", "ns"), ("p50", "ns"), ("p99", "ns"), ("max", "ns")],
+        &[("timed", ""), ("one in", "")],
+    ]
+    .concat();
+    let mut t = per_lock(title, key_columns, &columns, sets, footnote, |_, l, _| {
+        let (figures, count, timed, one_in) = match what {
+            Timed::Waits if l.contentions == 0 => return None,
+            Timed::Waits => (
+                &l.wait_ns,
+                Some(ns(l.contentions)),
+                l.waits_timed,
+                Cell::num(l.wait_sampled_1_in, 0),
+            ),
+            Timed::Holds => (
+                &l.hold_ns,
+                None,
+                l.holds_timed,
+                Cell::opt((l.holds_timed > 0).then_some(l.hold_sampled_1_in), 0),
+            ),
+        };
+        let distribution = [figures.total, figures.p50, figures.p99, figures.max].map(ns);
+        Some(
+            [Cell::text(l.name)]
+                .into_iter()
+                .chain(count)
+                .chain(distribution)
+                .chain([ns(timed), one_in])
+                .collect(),
+        )
+    });
     t.scale_time_columns();
     t
 }
 
 fn by_path(key_columns: &[(&str, &str)], sets: &[LockSet]) -> Table {
-    let mut t = table(
-        "Locks: where each path held and waited",
-        key_columns,
-        &[
-            ("class", ""),
-            ("path", ""),
-            ("hold", "ns"),
-            ("of holds", "%"),
-            ("wait", "ns"),
-            ("of waits", "%"),
-        ],
-    );
+    let columns = [
+        ("class", ""),
+        ("path", ""),
+        ("hold", "ns"),
+        ("of holds", "%"),
+        ("wait", "ns"),
+        ("of waits", "%"),
+    ];
+    let footnote = "of holds, of waits: the path's part of the class's hold and wait time \
+        (estimated like them when sampled).";
     let share = |s: Option<f64>| s.map_or_else(|| Cell::missing("-"), |s| Cell::num(100.0 * s, 0));
-    for set in sets {
-        for l in set.locks {
-            for p in &l.paths {
-                t.row(row(
-                    &set.key,
-                    [
-                        Cell::text(l.name),
-                        Cell::text(p.path.name()),
-                        ns(p.hold_ns),
-                        share(p.hold_share),
-                        ns(p.wait_ns),
-                        share(p.wait_share),
-                    ],
-                ));
-            }
-        }
-    }
-    t.note(
-        "of holds, of waits: the path's part of the class's hold and wait time (estimated like \
-        them when sampled).",
-    );
+    let title = "Locks: where each path held and waited";
+    let mut t = per_lock(title, key_columns, &columns, sets, footnote, |_, l, _| {
+        let row = |p: &PathSummary| {
+            vec![
+                Cell::text(l.name),
+                Cell::text(p.path.name()),
+                ns(p.hold_ns),
+                share(p.hold_share),
+                ns(p.wait_ns),
+                share(p.wait_share),
+            ]
+        };
+        l.paths.iter().map(row).collect::<Vec<_>>()
+    });
     t.scale_time_columns();
     t
 }
 
 fn inside(key_columns: &[(&str, &str)], sets: &[LockSet]) -> Table {
-    let mut t = table(
-        "Locks: time inside another lock",
-        key_columns,
-        &[("class", ""), ("inside", ""), ("hold", "ns"), ("wait", "ns")],
-    );
-    for set in sets {
-        for l in set.locks {
-            for i in &l.inside {
-                let hold = match &i.hold_not_estimable {
-                    Some(why) => {
-                        t.note(format!("{}{} inside {}: hold {why}", prefix(set), l.name, i.outer));
-                        Cell::missing("not estimable")
-                    }
-                    None => ns(i.hold_ns),
-                };
-                t.row(row(
-                    &set.key,
-                    [Cell::text(l.name), Cell::text(i.outer), hold, ns(i.wait_ns)],
-                ));
-            }
+    let columns = [("class", ""), ("inside", ""), ("hold", "ns"), ("wait", "ns")];
+    let footnote =
+        "Hold and wait of a class while the same thread held the other (estimated when sampled).";
+    let title = "Locks: time inside another lock";
+    let mut t = per_lock(title, key_columns, &columns, sets, footnote, |set, l, notes| {
+        let mut rows = Vec::new();
+        for i in &l.inside {
+            let hold = match &i.hold_not_estimable {
+                Some(why) => {
+                    notes.push(format!("{}{} inside {}: hold {why}", prefix(set), l.name, i.outer));
+                    Cell::missing("not estimable")
+                }
+                None => ns(i.hold_ns),
+            };
+            rows.push(vec![Cell::text(l.name), Cell::text(i.outer), hold, ns(i.wait_ns)]);
         }
-    }
-    t.note(
-        "Hold and wait of a class while the same thread held the other (estimated when sampled).",
-    );
+        rows
+    });
     t.scale_time_columns();
     t
 }
 
 fn sampled_estimates(key_columns: &[(&str, &str)], sets: &[LockSet]) -> Table {
-    let mut t = table(
-        "Locks: the sampled mode's estimate beside the exact figures",
-        key_columns,
-        &[
-            ("class", ""),
-            ("of", ""),
-            ("from", ""),
-            ("figure", ""),
-            ("sampled estimate", "ns"),
-            ("exact", "ns"),
-        ],
-    );
-    for set in sets {
-        for l in set.locks {
-            let estimates = [
-                ("waits", &l.wait_sampled_estimate, l.wait_sampled_estimate_n, &l.wait_ns),
-                ("holds", &l.hold_sampled_estimate, l.hold_sampled_estimate_n, &l.hold_ns),
-            ];
-            for (what, estimate, n, exact) in estimates {
-                let Some(e) = estimate else { continue };
-                for (figure, sampled, measured) in [
-                    ("avg", e.avg, exact.avg),
-                    ("p99", e.p99 as f64, exact.p99 as f64),
-                    ("total", e.total as f64, exact.total as f64),
-                ] {
-                    t.row(row(
-                        &set.key,
-                        [
-                            Cell::text(l.name),
-                            Cell::text(what),
-                            ns(n),
-                            Cell::text(figure),
-                            Cell::num(sampled, 0),
-                            Cell::num(measured, 0),
-                        ],
-                    ));
-                }
+    let columns = [
+        ("class", ""),
+        ("of", ""),
+        ("from", ""),
+        ("figure", ""),
+        ("sampled estimate", "ns"),
+        ("exact", "ns"),
+    ];
+    let footnote = "Exact mode times every hold and wait; the sampled mode's estimate from the \
+        same run (the ones its sampler picked, scaled the same way) shows how far the default \
+        mode is off.";
+    let title = "Locks: the sampled mode's estimate beside the exact figures";
+    per_lock(title, key_columns, &columns, sets, footnote, |_, l, _| {
+        let estimates = [
+            ("waits", &l.wait_sampled_estimate, l.wait_sampled_estimate_n, &l.wait_ns),
+            ("holds", &l.hold_sampled_estimate, l.hold_sampled_estimate_n, &l.hold_ns),
+        ];
+        let mut rows = Vec::new();
+        for (what, estimate, n, exact) in estimates {
+            let Some(e) = estimate else { continue };
+            for (figure, sampled, measured) in [
+                ("avg", e.avg, exact.avg),
+                ("p99", e.p99 as f64, exact.p99 as f64),
+                ("total", e.total as f64, exact.total as f64),
+            ] {
+                rows.push(vec![
+                    Cell::text(l.name),
+                    Cell::text(what),
+                    ns(n),
+                    Cell::text(figure),
+                    Cell::num(sampled, 0),
+                    Cell::num(measured, 0),
+                ]);
             }
         }
-    }
-    t.note(
-        "Exact mode times every hold and wait; the sampled mode's estimate from the same run \
-        (the ones its sampler picked, scaled the same way) shows how far the default mode is off.",
-    );
-    t
+        rows
+    })
 }
 
 fn stats_sections(key_columns: &[(&str, &str)], sets: &[LockSet]) -> Table {
