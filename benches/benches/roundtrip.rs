@@ -7,11 +7,11 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use schedlab_benches::driver::profile::criterion_config;
-use schedlab_core::{LockKind, Op, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy};
+use schedlab_benches::driver::roundtrip::round_trip;
+use schedlab_core::{LockKind, SchedClock, SchedConfig, Scheduler, StatsPolicy};
 use schedlab_variants::VariantVisitor;
-use std::hint::black_box;
 
 struct RoundTrip<'a> {
     c: &'a mut Criterion,
@@ -32,16 +32,7 @@ impl VariantVisitor for RoundTrip<'_> {
         group.bench_function(P::NAME, |b| {
             b.iter(|| {
                 tag += 1;
-                let sector = rng.random_range(0..(1u64 << 28)) * 8;
-                process.insert(RequestSpec {
-                    sector,
-                    sectors: 8,
-                    op: Op::READ_SYNC,
-                    at_head: false,
-                    tag,
-                });
-                let rq = sched.dispatch().expect("the request just inserted");
-                black_box(rq.complete());
+                round_trip(&sched, &process, &mut rng, tag);
             })
         });
         group.finish();

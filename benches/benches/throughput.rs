@@ -10,8 +10,9 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
-use schedlab_core::{LockKind, Op, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy};
+use rand::SeedableRng;
+use schedlab_benches::driver::roundtrip::random_read_4k;
+use schedlab_core::{LockKind, SchedClock, SchedConfig, Scheduler, StatsPolicy};
 use schedlab_variants::VariantVisitor;
 use std::hint::black_box;
 use std::sync::Barrier;
@@ -45,14 +46,7 @@ fn run_threads<P: StatsPolicy>(
                     barrier.wait();
                     let start = Instant::now();
                     for tag in 0..iters {
-                        let sector = rng.random_range(0..(1u64 << 28)) * 8;
-                        process.insert(RequestSpec {
-                            sector,
-                            sectors: 8,
-                            op: Op::READ_SYNC,
-                            at_head: false,
-                            tag,
-                        });
+                        process.insert(random_read_4k(&mut rng, tag));
                         if let Some(rq) = sched.dispatch() {
                             black_box(rq.complete());
                         }

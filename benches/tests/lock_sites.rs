@@ -6,12 +6,12 @@
 //!
 //! One test function: the lock statistics are global to the process.
 
+use schedlab_benches::driver::roundtrip::read_4k;
 use schedlab_benches::model::calibrate::lock_order;
 use schedlab_benches::model::harness::Call;
 use schedlab_core::lockstat::{self, LockPath};
 use schedlab_core::{
-    InsertPathKind, KernelProfile, LockKind, Op, RequestSpec, SchedClock, SchedConfig, Scheduler,
-    StatsPolicy,
+    InsertPathKind, KernelProfile, LockKind, SchedClock, SchedConfig, Scheduler, StatsPolicy,
 };
 use schedlab_variants::VariantVisitor;
 use std::collections::BTreeMap;
@@ -85,13 +85,7 @@ impl VariantVisitor for Sites {
         let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, SchedClock::real());
         let group = sched.create_group(sched.root(), 200).unwrap();
         let process = sched.spawn_process(group).unwrap();
-        let spec = |i: u64| RequestSpec {
-            sector: 1_000_000 * (i + 1),
-            sectors: 8,
-            op: Op::READ_SYNC,
-            at_head: false,
-            tag: i,
-        };
+        let spec = |i: u64| read_4k(1_000_000 * (i + 1), i);
         // A queued request first, so that the queue is active and the depth limit walks it.
         process.submit(spec(0));
         let first = sched.dispatch().expect("the first request");

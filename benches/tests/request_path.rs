@@ -10,12 +10,13 @@
 //! A site out of order, a pad on another site or a gap before another site, in the core or in the
 //! simulation alone, fails here.
 
+use schedlab_benches::driver::roundtrip::read_4k;
 use schedlab_benches::model::calibrate::{lock_order, Calibration, CallModel, Segment};
 use schedlab_benches::model::harness::Call;
 use schedlab_benches::model::sim::{PathStep, Program};
 use schedlab_core::{
-    Clock, InsertPathKind, KernelProfile, LockKind, ManualClock, Op, PadSite, RequestSpec,
-    SchedClock, SchedConfig, Scheduler, SitePads, StatsPolicy,
+    Clock, InsertPathKind, KernelProfile, LockKind, ManualClock, PadSite, SchedClock, SchedConfig,
+    Scheduler, SitePads, StatsPolicy,
 };
 use schedlab_variants::VariantVisitor;
 use std::sync::{Arc, Mutex};
@@ -174,13 +175,7 @@ impl VariantVisitor for CorePath {
         let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, clock.clone());
         let group = sched.create_group(sched.root(), 200).unwrap();
         let process = sched.spawn_process(group).unwrap();
-        let spec = |i: u64| RequestSpec {
-            sector: 1_000_000 * (i + 1),
-            sectors: 8,
-            op: Op::READ_SYNC,
-            at_head: false,
-            tag: i,
-        };
+        let spec = |i: u64| read_4k(1_000_000 * (i + 1), i);
         // One request first, so that the traced one meets a scheduler that has run.
         process.submit(spec(0));
         drop(sched.dispatch().expect("the first request").complete());

@@ -10,10 +10,34 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use schedlab_core::sync::{AtomicBool, Ordering};
 use schedlab_core::{
-    lockstat, LockKind, Op, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy,
+    lockstat, LockKind, Op, Process, RequestSpec, SchedClock, SchedConfig, Scheduler, StatsPolicy,
 };
 use schedlab_variants::VariantVisitor;
 use std::time::Instant;
+
+/// A 4 KiB synchronous read (8 sectors) at `sector`, queued at the tail: the request of the
+/// round trips, and of the tests that follow a request through the scheduler.
+pub fn read_4k(sector: u64, tag: u64) -> RequestSpec {
+    RequestSpec { sector, sectors: 8, op: Op::READ_SYNC, at_head: false, tag }
+}
+
+/// [`read_4k`] at a random 4 KiB-aligned sector of the first TiB, as fio's randread picks one.
+pub fn random_read_4k(rng: &mut impl Rng, tag: u64) -> RequestSpec {
+    read_4k(rng.random_range(0..(1u64 << 28)) * 8, tag)
+}
+
+/// One round trip of the scenario: `process` inserts a random read tagged `tag`, the scheduler
+/// dispatches it (the only request queued) and it completes.
+pub fn round_trip<P: StatsPolicy>(
+    sched: &Scheduler<P>,
+    process: &Process<'_, P>,
+    rng: &mut impl Rng,
+    tag: u64,
+) {
+    process.insert(random_read_4k(rng, tag));
+    let rq = sched.dispatch().expect("the request just inserted");
+    std::hint::black_box(rq.complete());
+}
 
 /// Nanoseconds per round trip over `iterations` round trips (after `iterations / 10` warm-up).
 pub fn measure<P: StatsPolicy>(iterations: u64, lock: LockKind) -> f64 {
@@ -50,16 +74,7 @@ fn with_round_trips<P: StatsPolicy, R>(
             if tag % 1024 == 0 && interrupt.load(Ordering::Relaxed) {
                 return false;
             }
-            let sector = rng.random_range(0..(1u64 << 28)) * 8;
-            process.insert(RequestSpec {
-                sector,
-                sectors: 8,
-                op: Op::READ_SYNC,
-                at_head: false,
-                tag,
-            });
-            let rq = sched.dispatch().expect("the request just inserted");
-            std::hint::black_box(rq.complete());
+            round_trip(&sched, &process, &mut rng, tag);
             tag += 1;
         }
         true
