@@ -78,6 +78,18 @@ pub fn is_scheduler_function(frame: &str) -> bool {
         || frame.starts_with("kyber_")
 }
 
+/// The aggregation's entry for a bpftrace key (lock address and stack), empty the first time the
+/// key is seen; `None` when the key does not parse.
+fn site_of<'a>(
+    sites: &'a mut BTreeMap<(u64, Vec<String>), Site>,
+    key: &str,
+) -> Option<&'a mut Site> {
+    let (lock_addr, stack) = parse_key(key)?;
+    let empty =
+        Site { lock_addr, stack: stack.clone(), contentions: 0, wait_total_ns: 0, wait_max_ns: 0 };
+    Some(sites.entry((lock_addr, stack)).or_insert(empty))
+}
+
 /// Parses bpftrace's `-f json` output of [`BPFTRACE_PROGRAM`] (one JSON object per line).
 pub fn parse_bpftrace(text: &str) -> Result<Vec<Site>, ExperimentError> {
     let mut sites: BTreeMap<(u64, Vec<String>), Site> = BTreeMap::new();
@@ -101,16 +113,9 @@ pub fn parse_bpftrace(text: &str) -> Result<Vec<Site>, ExperimentError> {
                 };
                 saw_wait = true;
                 for (key, v) in map {
-                    let (addr, stack) = parse_key(key).ok_or_else(|| bad_key(key))?;
+                    let site = site_of(&mut sites, key).ok_or_else(|| bad_key(key))?;
                     let count = v.get("count").and_then(|c| c.as_u64()).unwrap_or(0);
                     let total = v.get("total").and_then(|c| c.as_u64()).unwrap_or(0);
-                    let site = sites.entry((addr, stack.clone())).or_insert(Site {
-                        lock_addr: addr,
-                        stack,
-                        contentions: 0,
-                        wait_total_ns: 0,
-                        wait_max_ns: 0,
-                    });
                     // One key may come on several lines: its counts add up checked (issue 43).
                     let what = |counts: &str| format!("{at}: {counts}");
                     let add_to = crate::counts::add_to;
@@ -124,15 +129,8 @@ pub fn parse_bpftrace(text: &str) -> Result<Vec<Site>, ExperimentError> {
                     continue;
                 };
                 for (key, v) in map {
-                    let (addr, stack) = parse_key(key).ok_or_else(|| bad_key(key))?;
+                    let site = site_of(&mut sites, key).ok_or_else(|| bad_key(key))?;
                     let max = v.as_u64().unwrap_or(0);
-                    let site = sites.entry((addr, stack.clone())).or_insert(Site {
-                        lock_addr: addr,
-                        stack,
-                        contentions: 0,
-                        wait_total_ns: 0,
-                        wait_max_ns: 0,
-                    });
                     site.wait_max_ns = site.wait_max_ns.max(max);
                 }
             }
