@@ -418,6 +418,19 @@ pub(crate) fn widest_line(text: &str, skip: usize) -> usize {
     text.lines().skip(skip).map(|l| l.chars().count()).max().unwrap_or(0)
 }
 
+/// A report's terminal text, held to what every report's test holds it to: its three
+/// renderings agree ([`renderings_agree`]), and no line of the text but its first `skip` (the
+/// provenance line) is wider than 130 columns. Panics with the breach, or with the text.
+#[cfg(test)]
+#[track_caller]
+pub(crate) fn text_within_contract<R: Report>(report: &R, skip: usize) -> String {
+    renderings_agree(report).unwrap();
+    let text = report.text(View::default());
+    let widest = widest_line(&text, skip);
+    assert!(widest <= 130, "a line of {widest} columns:\n{text}");
+    text
+}
+
 /// The judgements and warnings of a report rendered in `view` (issue 44, item 2), for the
 /// tests of every kind of report: where the report judges a figure on undisturbed runs, a
 /// disturbed rendering (a disturbed outcome, or `view.disturbed`) shows "not judged: disturbed"

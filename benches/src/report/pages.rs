@@ -367,7 +367,7 @@ impl super::contract::Report for TraceSummaryPage {
 mod tests {
     use super::*;
     use crate::files::trace_check;
-    use crate::report::contract::{renderings_agree, Report, View};
+    use crate::report::contract::{renderings_agree, text_within_contract, Report, View};
 
     fn summary_of(events: &str) -> TraceSummaryPage {
         let trace = trace_check::parse(events).expect("a well-formed trace");
@@ -400,11 +400,8 @@ mod tests {
     #[test]
     fn the_trace_summary_says_each_figure_once_and_the_same_in_every_rendering() {
         let page = summary_of(EVENTS);
-        renderings_agree(&page).unwrap();
-        let text = page.text(View::default());
         // The locks' table was 160 columns wide: now two, each within a terminal's 130.
-        let widest = crate::report::contract::widest_line(&text, 0);
-        assert!(widest <= 130, "a line of {widest} columns:\n{text}");
+        let text = text_within_contract(&page, 0);
         // The summary was printed twice on the page (a prose block and the terminal text):
         // now the page draws tables only, and the text is drawn from the same tables.
         let html = page.page(View::default()).render();
@@ -472,10 +469,7 @@ mod tests {
     #[test]
     fn the_flamegraph_text_is_drawn_from_its_tables_within_130_columns() {
         let report = flamegraphs();
-        renderings_agree(&report).unwrap();
-        let text = report.text(View::default());
-        let widest = crate::report::contract::widest_line(&text, 1);
-        assert!(widest <= 130, "a line of {widest} columns:\n{text}");
+        let text = text_within_contract(&report, 1);
         for t in flamegraph_tables::ALL {
             assert!(text.contains(t), "no table {t:?} in:\n{text}");
         }

@@ -201,7 +201,7 @@ mod tests {
     use crate::experiment::observer::Silent;
     use crate::experiment::simulate::{run, SimulateConfig};
     use crate::policy_sim::{DeviceModel, SimConfig};
-    use crate::report::contract::{renderings_agree, Report, View};
+    use crate::report::contract::text_within_contract;
     use schedlab_core::sync::AtomicBool;
 
     fn simulated(sim: SimConfig) -> crate::experiment::simulate::SimulateReport {
@@ -228,10 +228,7 @@ mod tests {
             [(ssd, "randread: IOPS="), (hdd, "IOPS="), (nothing, "no requests completed")]
         {
             let report = simulated(sim);
-            renderings_agree(&report).unwrap();
-            let text = report.text(View::default());
-            let widest = crate::report::contract::widest_line(&text, 0);
-            assert!(widest <= 130, "a line of {widest} columns:\n{text}");
+            let text = text_within_contract(&report, 0);
             assert_eq!(text.matches(said).count(), 1, "fio's line, once:\n{text}");
             for table in ["The run, as fio reports it", "The settings", "The device", "Jobs"] {
                 assert!(text.contains(table), "{table}:\n{text}");
