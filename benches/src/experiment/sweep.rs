@@ -1481,6 +1481,15 @@ pub(crate) mod tests {
         assert!(e.contains("groups = 8") && e.contains("groups = 4"), "{e}");
     }
 
+    /// The model of each series of `points` from [`calibrations`] of sched-lock, inserted
+    /// directly with nothing injected, on [`topology`] of 64 cores, seed 1: the model the tests
+    /// of the sweep and of its chart hold their points against.
+    pub(crate) fn sched_lock_models(points: &[SweepPoint]) -> Vec<SeriesModel> {
+        let cal = calibrations("sched-lock");
+        let none = schedlab_core::Inject::NONE;
+        models(points, &cal, InsertPathKind::Direct, none, &topology(64), 1)
+    }
+
     /// A calibration set with `variant` on the fair lock: 250 ns held, 250 ns outside per request.
     pub(crate) fn calibrations(variant: &str) -> Vec<(usize, CalibrationSet)> {
         use crate::model::calibrate::{Calibration, CallModel, Segment};
@@ -1561,14 +1570,7 @@ pub(crate) mod tests {
             point("sched-lock", 2, 3600.0),
             point("epoch", 1, 900.0),
         ];
-        let ms = models(
-            &pts,
-            &calibrations("sched-lock"),
-            InsertPathKind::Direct,
-            schedlab_core::Inject::NONE,
-            &topology(64),
-            1,
-        );
+        let ms = sched_lock_models(&pts);
         assert_eq!(ms.len(), 1, "epoch has no calibration: no model");
         let m = &ms[0];
         assert!((m.model(1.0) - 2000.0).abs() < 2.0, "{}", m.model(1.0));
@@ -1641,11 +1643,7 @@ pub(crate) mod tests {
             pts.push(in_round("sched-lock", 1, 1800.0 * f, round));
             pts.push(in_round("sched-lock", 2, 3600.0 * f, round));
         }
-        let model_of = |pts: &[SweepPoint]| {
-            let cal = calibrations("sched-lock");
-            let none = schedlab_core::Inject::NONE;
-            models(pts, &cal, InsertPathKind::Direct, none, &topology(64), 1).remove(0)
-        };
+        let model_of = |pts: &[SweepPoint]| sched_lock_models(pts).remove(0);
         let m = &model_of(&pts);
         let e = m.error_pct.unwrap();
         let i = m.error_interval_pct.expect("five rounds");

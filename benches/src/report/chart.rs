@@ -261,9 +261,7 @@ fn draw_svg_into(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::sweep::models;
-    use crate::experiment::sweep::tests::{calibrations, point, topology};
-    use schedlab_core::InsertPathKind;
+    use crate::experiment::sweep::tests::{point, sched_lock_models};
 
     #[test]
     fn svg_is_drawn_with_text() {
@@ -272,14 +270,7 @@ mod tests {
             point("sched-lock", 2, 1000.0),
             point("epoch", 1, 900.0),
         ];
-        let ms = models(
-            &pts,
-            &calibrations("sched-lock"),
-            InsertPathKind::Direct,
-            schedlab_core::Inject::NONE,
-            &topology(64),
-            1,
-        );
+        let ms = sched_lock_models(&pts);
         let text = draw_svg(&pts, &ms, "test").unwrap();
         assert!(text.starts_with("<svg"), "{}", &text[..80.min(text.len())]);
         assert!(
@@ -299,14 +290,7 @@ mod tests {
     #[test]
     fn a_model_with_no_line_to_draw_is_not_in_the_legend() {
         let pts = vec![point("sched-lock", 1, 800.0), point("sched-lock", 2, 1000.0)];
-        let mut ms = models(
-            &pts,
-            &calibrations("sched-lock"),
-            InsertPathKind::Direct,
-            schedlab_core::Inject::NONE,
-            &topology(64),
-            1,
-        );
+        let mut ms = sched_lock_models(&pts);
         let named = "MODEL (simulation calibrated";
         assert!(draw_svg(&pts, &ms, "test").unwrap().contains(named), "a drawn model is named");
         for m in &mut ms {
