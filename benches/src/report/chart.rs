@@ -1,21 +1,10 @@
 //! The chart of `schedlab sweep`: KIOPS against threads, one colour per variant and lock kind,
 //! the model's line beside the measured points.
 
-use super::charts::ChartError;
+use super::charts::{colour, ChartError};
 use crate::experiment::sweep::{SeriesModel, SweepPoint};
 use crate::stats::median;
 use schedlab_core::LockKind;
-
-const PALETTE: [(u8, u8, u8); 8] = [
-    (31, 119, 180),
-    (214, 39, 40),
-    (44, 160, 44),
-    (148, 103, 189),
-    (255, 127, 14),
-    (23, 190, 207),
-    (140, 86, 75),
-    (227, 119, 194),
-];
 
 /// Draws KIOPS against threads (log scale, 1 to 64), one panel per lock kind: measured points
 /// (solid; crosses when oversubscribed), a linear-scaling reference from each 1-thread point
@@ -134,8 +123,7 @@ fn draw_svg_into(
         let multi =
             series_names.iter().any(|(_, s, o)| (*s, *o) != (series_names[0].1, series_names[0].2));
         for (i, (variant, slots, outside)) in series_names.iter().enumerate() {
-            let (r, g, b) = PALETTE[i % PALETTE.len()];
-            let color = RGBColor(r, g, b);
+            let color = colour(i);
             let name = if multi {
                 format!("{variant} (slots {slots}, outside {outside} ns)")
             } else {
@@ -310,19 +298,9 @@ mod tests {
         use schedlab_core::LockKind;
         // sweep: every variant, both locks, 1-64 threads, 3 slot counts × 3 outside works
         // (8 × 2 × 64 × 9 = 9216 points), and the model's line for every series.
-        let variants = [
-            "sched-lock",
-            "queue-lock",
-            "unlocked",
-            "epoch",
-            "debug-off",
-            "rstat",
-            "mainline",
-            "no-stats",
-        ];
         let mut points = Vec::new();
         let mut models = Vec::new();
-        for variant in variants {
+        for variant in schedlab_variants::ALL.iter().map(|v| v.name) {
             for lock in [LockKind::FairSpin, LockKind::ParkingLot] {
                 for slots in [1, 8, 64] {
                     for outside_ns in [0, 500, 2000] {

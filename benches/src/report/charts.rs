@@ -59,7 +59,8 @@ const PALETTE: [(u8, u8, u8); 8] = [
     (23, 190, 207),
 ];
 
-fn colour(i: usize) -> RGBColor {
+/// The colour of the `i`th series or bar of a chart, the same in every chart.
+pub(super) fn colour(i: usize) -> RGBColor {
     let (r, g, b) = PALETTE[i % PALETTE.len()];
     RGBColor(r, g, b)
 }
@@ -1202,20 +1203,10 @@ mod tests {
     fn measure_the_longest_chart_draws() {
         let p = Provenance::collect();
         // The sweep's chart is timed beside it (`chart::tests`, the same filter).
-        let variants = [
-            "sched-lock",
-            "queue-lock",
-            "unlocked",
-            "epoch",
-            "debug-off",
-            "rstat",
-            "mainline",
-            "no-stats",
-        ];
         // predict --validate: a bar per measured row; every variant on both insert paths and both
         // locks at 1-8 threads and six outside works (1536 rows, each a measured run).
         let mut rows = Vec::new();
-        for variant in variants {
+        for variant in schedlab_variants::ALL.iter().map(|v| v.name) {
             for insert in ["direct", "lists"] {
                 for lock in [LockKind::FairSpin, LockKind::ParkingLot] {
                     for threads in 1..=8 {
