@@ -1073,19 +1073,8 @@ pub fn model_threads(cpus: usize) -> Vec<usize> {
 }
 
 /// The model of every series whose variant, lock kind and slot count has a calibration in
-/// `calibrations` (one set per slot count), simulated on `topo` with `seed`.
-pub fn models(
-    points: &[SweepPoint],
-    calibrations: &[(usize, CalibrationSet)],
-    insert: InsertPathKind,
-    inject: schedlab_core::Inject,
-    topo: &Topology,
-    seed: u64,
-) -> Vec<SeriesModel> {
-    models_until(points, calibrations, insert, inject, topo, seed, &AtomicBool::new(false))
-}
-
-/// [`models`], giving way to `stop` (a series stopped has no model).
+/// `calibrations` (one set per slot count), simulated on `topo` with `seed`, giving way to
+/// `stop` (a series stopped has no model).
 pub fn models_until(
     points: &[SweepPoint],
     calibrations: &[(usize, CalibrationSet)],
@@ -1487,7 +1476,8 @@ pub(crate) mod tests {
     pub(crate) fn sched_lock_models(points: &[SweepPoint]) -> Vec<SeriesModel> {
         let cal = calibrations("sched-lock");
         let none = schedlab_core::Inject::NONE;
-        models(points, &cal, InsertPathKind::Direct, none, &topology(64), 1)
+        let never = AtomicBool::new(false);
+        models_until(points, &cal, InsertPathKind::Direct, none, &topology(64), 1, &never)
     }
 
     /// A calibration set with `variant` on the fair lock: 250 ns held, 250 ns outside per request.
