@@ -89,38 +89,8 @@ fn with_round_trips<P: StatsPolicy, R>(
     body(&mut timed)
 }
 
-/// What the lock statistics cost inside one run: after a warm-up, `pairs` windows with the
-/// statistics on (in `mode`), each between two windows with them off, all of `window` round trips
-/// on the same scheduler (off, on, off, on, ..., off). Returns the off windows' and the on
-/// windows' ns per round trip, in order. The statistics are reset first and off at the end.
-pub fn lockstat_windows_until<P: StatsPolicy>(
-    window: u64,
-    pairs: u64,
-    lock: LockKind,
-    mode: lockstat::Mode,
-    interrupt: &AtomicBool,
-) -> Option<(Vec<f64>, Vec<f64>)> {
-    lockstat::set_enabled(false);
-    lockstat::set_mode(mode);
-    lockstat::reset();
-    let result = with_round_trips::<P, _>(lock, window.max(1000), interrupt, |timed| {
-        let (mut off, mut on) = (Vec::new(), Vec::new());
-        off.push(timed(window)?);
-        for _ in 0..pairs {
-            lockstat::set_enabled(true);
-            let m = timed(window);
-            lockstat::set_enabled(false);
-            on.push(m?);
-            off.push(timed(window)?);
-        }
-        Some((off, on))
-    });
-    lockstat::set_enabled(false);
-    result
-}
-
-/// The per-window costs of [`lockstat_windows_until`]'s result: each on window ÷ the mean of its
-/// two off neighbours.
+/// The per-window costs of [`lockstat_windows_named_until`]'s result: each on window ÷ the mean
+/// of its two off neighbours.
 pub fn window_ratios(off: &[f64], on: &[f64]) -> Vec<f64> {
     on.iter()
         .enumerate()
@@ -140,12 +110,33 @@ struct Windows<'a> {
 impl VariantVisitor for Windows<'_> {
     type Output = Option<(Vec<f64>, Vec<f64>)>;
     fn visit<P: StatsPolicy>(self) -> Self::Output {
-        lockstat_windows_until::<P>(self.window, self.pairs, self.lock, self.mode, self.interrupt)
+        lockstat::set_enabled(false);
+        lockstat::set_mode(self.mode);
+        lockstat::reset();
+        let window = self.window;
+        let result =
+            with_round_trips::<P, _>(self.lock, window.max(1000), self.interrupt, |timed| {
+                let (mut off, mut on) = (Vec::new(), Vec::new());
+                off.push(timed(window)?);
+                for _ in 0..self.pairs {
+                    lockstat::set_enabled(true);
+                    let m = timed(window);
+                    lockstat::set_enabled(false);
+                    on.push(m?);
+                    off.push(timed(window)?);
+                }
+                Some((off, on))
+            });
+        lockstat::set_enabled(false);
+        result
     }
 }
 
-/// [`lockstat_windows_until`] for the variant called `name` (`None`: no such variant, or
-/// interrupted).
+/// What the lock statistics cost inside one run of the variant called `name`: after a warm-up,
+/// `pairs` windows with the statistics on (in `mode`), each between two windows with them off,
+/// all of `window` round trips on the same scheduler (off, on, off, on, ..., off). Returns the
+/// off windows' and the on windows' ns per round trip, in order; `None`: no such variant, or
+/// interrupted. The statistics are reset first and off at the end.
 pub fn lockstat_windows_named_until(
     name: &str,
     window: u64,
