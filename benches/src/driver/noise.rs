@@ -1,7 +1,7 @@
 //! Re-runs of a run that other processes disturbed: the machine is shared, and a run during which
 //! they used the CPUs measures them rather than the variant.
 
-use crate::driver::workload::{run_named, RunResult, WorkloadConfig};
+use crate::driver::workload::{RunResult, WorkloadConfig};
 use crate::error::ExperimentError;
 use schedlab_core::sync::AtomicBool;
 use serde::Serialize;
@@ -36,25 +36,15 @@ pub struct NoiseCount {
     pub kept_noisy: u32,
 }
 
-/// Runs `variant` under `policy`: re-runs it while it is noisy, up to `policy.retries` times and
-/// while `budget` (re-runs left for the whole comparison or sweep, so that a busy machine cannot
-/// stretch it without bound) lasts.
-pub fn run_clean(
-    variant: &str,
-    cfg: &WorkloadConfig,
-    interrupt: &AtomicBool,
-    policy: NoisePolicy,
-    noise: &mut NoiseCount,
-    budget: &mut u32,
-) -> Result<RunResult, ExperimentError> {
-    run_clean_with(&run_named, variant, cfg, interrupt, policy, noise, budget)
-}
-
-/// How a comparison makes one run: [`run_named`], or a stand-in in tests (to make a run fail).
+/// How a comparison makes one run: [`run_named`](crate::driver::workload::run_named), or a
+/// stand-in in tests (to make a run fail).
 pub type Runner<'a> =
     &'a dyn Fn(&str, &WorkloadConfig, &AtomicBool) -> Result<RunResult, ExperimentError>;
 
-pub(crate) fn run_clean_with(
+/// Runs `variant`, made by `runner` (a [`Runner`]), under `policy`: re-runs it while it is noisy,
+/// up to `policy.retries` times and while `budget` (re-runs left for the whole comparison or
+/// sweep, so that a busy machine cannot stretch it without bound) lasts.
+pub fn run_clean(
     runner: Runner<'_>,
     variant: &str,
     cfg: &WorkloadConfig,

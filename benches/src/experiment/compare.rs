@@ -245,7 +245,6 @@ fn run_label(
     )
 }
 
-use crate::driver::noise::run_clean_with;
 pub use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy, Runner};
 pub use crate::seeds::{Seed, SEEDS};
 pub use crate::stats::{
@@ -708,7 +707,7 @@ fn run_timed(
                         w.lockstat_toggle = Some(cfg.lockstat_window);
                     }
                     let before_ns = probe_after_last.take().unwrap_or_else(|| probe(stop));
-                    let r = match run_clean_with(
+                    let r = match run_clean(
                         run_by,
                         runs_as,
                         &w,

@@ -35,7 +35,7 @@
 
 use crate::driver::host::other_runnable_threads;
 use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy};
-use crate::driver::workload::{fair_lock_warning_before, RunResult, WorkloadConfig};
+use crate::driver::workload::{fair_lock_warning_before, run_named, RunResult, WorkloadConfig};
 use crate::error::ExperimentError;
 use crate::experiment::observer::{Event, Observer};
 use crate::files::input::{caps, read_input};
@@ -883,20 +883,28 @@ fn measure(
         w.outside_ns = key.outside_ns;
         w.lockstat = false;
         let mut noise = NoiseCount::default();
-        let measured = run_clean(&key.variant, &w, stop, cfg.noise, &mut noise, &mut rerun_budget)
-            .and_then(|plain| {
-                // The lock counters of a point are the first round's: its later rounds add spread
-                // to the KIOPS, which the ratios need, not to the counters.
-                if plain.interrupted || cfg.lockstat_duration.is_zero() || key.round > 0 {
-                    return Ok((plain, None));
-                }
-                let mut wi = w.clone();
-                wi.lockstat = true;
-                wi.duration = cfg.lockstat_duration;
-                let r =
-                    run_clean(&key.variant, &wi, stop, cfg.noise, &mut noise, &mut rerun_budget)?;
-                Ok((plain, Some(r)))
-            });
+        let measured =
+            run_clean(&run_named, &key.variant, &w, stop, cfg.noise, &mut noise, &mut rerun_budget)
+                .and_then(|plain| {
+                    // The lock counters of a point are the first round's: its later rounds add
+                    // spread to the KIOPS, which the ratios need, not to the counters.
+                    if plain.interrupted || cfg.lockstat_duration.is_zero() || key.round > 0 {
+                        return Ok((plain, None));
+                    }
+                    let mut wi = w.clone();
+                    wi.lockstat = true;
+                    wi.duration = cfg.lockstat_duration;
+                    let r = run_clean(
+                        &run_named,
+                        &key.variant,
+                        &wi,
+                        stop,
+                        cfg.noise,
+                        &mut noise,
+                        &mut rerun_budget,
+                    )?;
+                    Ok((plain, Some(r)))
+                });
         let (plain, instrumented) = match measured {
             Ok(m) => m,
             Err(e) => {

@@ -27,7 +27,7 @@
 use super::compare::placement::{probe_here, FAR_FACTOR};
 use super::observer::{Event, Observer};
 use crate::driver::noise::{run_clean, NoiseCount, NoisePolicy};
-use crate::driver::workload::{entry_name, WorkloadConfig};
+use crate::driver::workload::{entry_name, run_named, WorkloadConfig};
 use crate::error::ExperimentError;
 use crate::model::{Prediction, Wanted};
 use crate::stats::{bootstrap_interval, judge_within, median, median_in_place, NoInterval};
@@ -173,7 +173,15 @@ pub fn measure(
             let entry = entry_name(key.variant, key.insert);
             let m = &mut out[idx];
             let before = probe_after_last.take().unwrap_or_else(|| probe_here(stop));
-            let summary = match run_clean(entry, &w, stop, cfg.noise, &mut m.noise, &mut budget) {
+            let summary = match run_clean(
+                &run_named,
+                entry,
+                &w,
+                stop,
+                cfg.noise,
+                &mut m.noise,
+                &mut budget,
+            ) {
                 Ok(r) if r.interrupted => return Ok((out, true)),
                 Ok(r) => {
                     let after = probe_here(stop);
