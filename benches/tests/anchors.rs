@@ -11,7 +11,7 @@
 //! catch it.
 
 use schedlab_benches::model::topology::Topology;
-use schedlab_benches::model::CalibrationSet;
+use schedlab_benches::model::{predict_one, CalibrationSet, PredictSettings};
 use schedlab_core::{InsertPathKind, KernelProfile, LockKind};
 use serde::Deserialize;
 use serde_json::Value;
@@ -331,15 +331,9 @@ fn every_represented_anchor_is_predicted_and_the_same_twice() {
             let insert = InsertPathKind::from_name(&side.insert).expect("its insert path");
             let cal = set.find(&side.variant, lock, insert).expect("its calibration entry");
             let kiops = || {
-                let points = schedlab_benches::model::predict_one(
-                    cal,
-                    &topology,
-                    &[m.jobs],
-                    m.outside_ns,
-                    1,
-                    false,
-                    schedlab_core::Inject::NONE,
-                );
+                let settings =
+                    PredictSettings { outside_ns: m.outside_ns, seed: 1, ..Default::default() };
+                let points = predict_one(cal, &topology, &[m.jobs], settings);
                 let points = points.unwrap_or_else(|e| panic!("{}: {}", anchor.name, e.message));
                 assert_eq!(points.len(), 1, "{}: one point at {} jobs", anchor.name, m.jobs);
                 points[0].result.kiops

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use schedlab_benches::driver::profile::Folded;
 use schedlab_benches::experiment::sweep::parse_csv;
 use schedlab_benches::files::trace_check;
-use schedlab_benches::model::{predict_one, topology::Topology, CalibrationSet};
+use schedlab_benches::model::{predict_one, topology::Topology, CalibrationSet, PredictSettings};
 use std::path::Path;
 
 const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../notes/results");
@@ -135,7 +135,8 @@ proptest! {
         if let Err(e) = &calibration { one_line(&e.message); }
         if let (Ok(topology), Ok(set)) = (topology, calibration) {
             let Some(cal) = set.calibrations.first() else { return Ok(()) };
-            if let Err(e) = predict_one(cal, &topology, &[1, 2], 0, 1, false, schedlab_core::Inject::NONE) { one_line(&e.message); }
+            let settings = PredictSettings { seed: 1, ..Default::default() };
+            if let Err(e) = predict_one(cal, &topology, &[1, 2], settings) { one_line(&e.message); }
         }
     }
 }

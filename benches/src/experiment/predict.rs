@@ -468,26 +468,23 @@ fn predict_entries(
             // The workload's request path: its per-site pads and where its requests complete.
             let path =
                 model::RequestPath { pads: cfg.workload.pads, completion: cfg.workload.completion };
-            let predicted = model::predict_padded_until(
-                cal,
-                topology,
-                threads,
-                outside,
+            let settings = model::PredictSettings {
+                outside_ns: outside,
                 seed,
-                cfg.outside_is_work,
-                cfg.workload.inject,
+                outside_is_work: cfg.outside_is_work,
+                inject: cfg.workload.inject,
                 path,
-                stop,
-            )
-            .map_err(|e| {
-                if stop.load(Ordering::Relaxed) {
-                    ExperimentError::stopped(
-                        "stopped while simulating the model: no prediction to report",
-                    )
-                } else {
-                    e
-                }
-            })?;
+            };
+            let predicted =
+                model::predict_until(cal, topology, threads, settings, stop).map_err(|e| {
+                    if stop.load(Ordering::Relaxed) {
+                        ExperimentError::stopped(
+                            "stopped while simulating the model: no prediction to report",
+                        )
+                    } else {
+                        e
+                    }
+                })?;
             predictions.extend(predicted);
         }
     }

@@ -1116,9 +1116,9 @@ pub fn models_until(
         else {
             continue;
         };
-        let Ok(pred) =
-            model::predict_one_until(cal, topo, &threads, p.outside_ns, seed, false, inject, stop)
-        else {
+        let settings =
+            model::PredictSettings { outside_ns: p.outside_ns, seed, inject, ..Default::default() };
+        let Ok(pred) = model::predict_until(cal, topo, &threads, settings, stop) else {
             continue;
         };
         let predicted: Vec<(usize, f64)> =

@@ -289,44 +289,22 @@ pub struct Prediction {
     pub result: SimResult,
 }
 
-/// Simulates `cal` at each thread count the topology has CPUs for.
-/// `inject`: a known cost per request inside or outside the scheduler lock
-/// ([`Program::with_inject`]).
-pub fn predict_one(
-    cal: &Calibration,
-    topo: &Topology,
-    threads: &[usize],
-    outside_ns: u64,
-    seed: u64,
-    outside_is_work: bool,
-    inject: schedlab_core::Inject,
-) -> Result<Vec<Prediction>, ExperimentError> {
-    predict_one_until(
-        cal,
-        topo,
-        threads,
-        outside_ns,
-        seed,
-        outside_is_work,
-        inject,
-        &AtomicBool::new(false),
-    )
-}
-
-/// [`predict_one`], giving way to `stop` (the error is then `sim::STOPPED`).
-#[allow(clippy::too_many_arguments)]
-pub fn predict_one_until(
-    cal: &Calibration,
-    topo: &Topology,
-    threads: &[usize],
-    outside_ns: u64,
-    seed: u64,
-    outside_is_work: bool,
-    inject: schedlab_core::Inject,
-    stop: &AtomicBool,
-) -> Result<Vec<Prediction>, ExperimentError> {
-    let path = RequestPath::default();
-    predict_padded_until(cal, topo, threads, outside_ns, seed, outside_is_work, inject, path, stop)
+/// How a calibration is simulated ([`predict_one`]), beyond the machine and the thread counts.
+/// The default: no outside work, seed 0, nothing injected, the plain request path.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PredictSettings {
+    /// Work per request outside the scheduler's locks, ns.
+    pub outside_ns: u64,
+    pub seed: u64,
+    /// The outside work is real work (slowed by a busy sibling), not the workload's timed spin
+    /// ([`SimConfig::outside_is_work`]).
+    pub outside_is_work: bool,
+    /// A known cost per request inside or outside the scheduler lock (`--inject-ns`, `--at`;
+    /// [`Program::with_inject`]).
+    pub inject: schedlab_core::Inject,
+    /// The workload's request path: the kernel's per-site pads (placed as the core spins them:
+    /// [`Program::with_pads`]) and completion contexts ([`SimConfig::completion`]).
+    pub path: RequestPath,
 }
 
 /// What a workload's request path adds to a calibration: the kernel's per-site pads and where a
@@ -337,21 +315,25 @@ pub struct RequestPath {
     pub completion: CompletionMode,
 }
 
-/// [`predict_one_until`] with the workload's request path: the kernel's per-site pads (placed
-/// as the core spins them: [`Program::with_pads`]) and completion contexts
-/// ([`SimConfig::completion`]).
-#[allow(clippy::too_many_arguments)]
-pub fn predict_padded_until(
+/// Simulates `cal` on `topo` at each of `threads`, as `settings` say.
+pub fn predict_one(
     cal: &Calibration,
     topo: &Topology,
     threads: &[usize],
-    outside_ns: u64,
-    seed: u64,
-    outside_is_work: bool,
-    inject: schedlab_core::Inject,
-    path: RequestPath,
+    settings: PredictSettings,
+) -> Result<Vec<Prediction>, ExperimentError> {
+    predict_until(cal, topo, threads, settings, &AtomicBool::new(false))
+}
+
+/// [`predict_one`], giving way to `stop` (the error is then `sim::STOPPED`).
+pub fn predict_until(
+    cal: &Calibration,
+    topo: &Topology,
+    threads: &[usize],
+    settings: PredictSettings,
     stop: &AtomicBool,
 ) -> Result<Vec<Prediction>, ExperimentError> {
+    let PredictSettings { outside_ns, seed, outside_is_work, inject, path } = settings;
     threads
         .iter()
         .map(|&n| {
