@@ -926,6 +926,109 @@ mod tests {
         }
     }
 
+    /// 10 ms of `jobs` jobs on the simulated SSD, the rest as `SimConfig`'s defaults.
+    fn ten_ms(jobs: usize) -> crate::policy_sim::SimConfig {
+        crate::policy_sim::SimConfig {
+            runtime_ns: 10_000_000,
+            jobs,
+            ..crate::policy_sim::SimConfig::default()
+        }
+    }
+
+    /// `schedlab simulate`'s report of `sim`, for no-stats.
+    fn simulated(sim: crate::policy_sim::SimConfig) -> crate::experiment::simulate::SimulateReport {
+        let cfg = crate::experiment::simulate::SimulateConfig { sim, variant: "no-stats".into() };
+        crate::experiment::simulate::run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap()
+    }
+
+    /// A row of `predict --validate` measured as `measured` (KIOPS) beside `predicted`: an error
+    /// of 5 %, no interval, no verdict, no re-run or failure.
+    fn validation_row(
+        variant: &'static str,
+        lock: LockKind,
+        insert: &'static str,
+        outside_ns: u64,
+        threads: usize,
+        measured: Vec<f64>,
+        predicted: f64,
+    ) -> Row {
+        Row {
+            variant,
+            lock,
+            insert,
+            outside_ns,
+            threads,
+            measured: Spread::of(measured),
+            predicted,
+            error_pct: 5.0,
+            measured_interval: None,
+            error_interval_pct: None,
+            no_interval: None,
+            within_goal: None,
+            other_cpus_max: 0.0,
+            reruns: 0,
+            failures: Vec::new(),
+            placement: Default::default(),
+            left_out_kiops: Vec::new(),
+        }
+    }
+
+    /// `predict --validate`'s report of `rows` at `threads`: 3 rounds of 2 s, errors of 5 %
+    /// (median) and 8 % (largest) against a goal of 15 %.
+    fn validation(rows: Vec<Row>, threads: Vec<usize>) -> ValidationReport {
+        ValidationReport {
+            rounds: 3,
+            duration_s: 2.0,
+            rows,
+            orderings: Vec::new(),
+            median_abs_error_pct: Some(5.0),
+            max_abs_error_pct: Some(8.0),
+            error_basis: String::new(),
+            goal_pct: 15.0,
+            threads,
+            max_other_cpus: 0.5,
+            other_placement_transfer_ns: None,
+            calibration_transfer_ns: None,
+        }
+    }
+
+    /// A row of the kernel's fidelity table at 2 jobs × iodepth 32 (io_uring): `kernel` and
+    /// `model` in `unit`, judged `Outside` its `band`, nothing else known.
+    fn fidelity_row(
+        figure: String,
+        unit: &'static str,
+        kernel: Option<f64>,
+        model: Option<f64>,
+        band: Band,
+    ) -> FidelityRow {
+        use crate::experiment::kernel::fidelity::{Figure, Verdict};
+        FidelityRow {
+            point: crate::experiment::kernel::Point {
+                threads: 2,
+                iodepth: 32,
+                ioengine: "io_uring",
+            },
+            figure,
+            unit,
+            kernel,
+            model,
+            model_over_kernel: None,
+            band,
+            within: None,
+            source: String::new(),
+            id: Figure::StatsShare,
+            null_model: None,
+            null_within: None,
+            constant: None,
+            constant_within: None,
+            model_rounds: None,
+            model_interval: None,
+            model_no_interval: None,
+            within_interval: None,
+            verdict: Verdict::Outside,
+        }
+    }
+
     #[test]
     fn compare_charts_carry_every_variant_and_the_provenance() {
         let cfg = CompareConfig {
@@ -1005,16 +1108,7 @@ mod tests {
 
     #[test]
     fn simulate_chart_sets_runs_beside_the_seed() {
-        let cfg = crate::experiment::simulate::SimulateConfig {
-            sim: crate::policy_sim::SimConfig {
-                runtime_ns: 10_000_000,
-                jobs: 2,
-                ..crate::policy_sim::SimConfig::default()
-            },
-            variant: "no-stats".into(),
-        };
-        let one =
-            crate::experiment::simulate::run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let one = simulated(ten_ms(2));
         // 2 jobs is not the seed's job: its table is not drawn, and the axis names this run's.
         let svg = simulate_svg(std::slice::from_ref(&one)).unwrap();
         check(
@@ -1027,17 +1121,7 @@ mod tests {
                 && svg.contains("is not drawn: it ran fio randread 4k, 10 jobs"),
             "{svg}"
         );
-        let seed_job = crate::experiment::simulate::SimulateConfig {
-            sim: crate::policy_sim::SimConfig {
-                runtime_ns: 10_000_000,
-                jobs: 10,
-                ..crate::policy_sim::SimConfig::default()
-            },
-            variant: "no-stats".into(),
-        };
-        let seeds =
-            crate::experiment::simulate::run(&seed_job, &AtomicBool::new(false), &mut Silent)
-                .unwrap();
+        let seeds = simulated(ten_ms(10));
         let svg = simulate_svg(std::slice::from_ref(&seeds)).unwrap();
         check(
             &svg,
@@ -1048,15 +1132,8 @@ mod tests {
                 "sim ssd 10×64, idling off",
             ],
         );
-        let hdd = crate::experiment::simulate::SimulateConfig {
-            sim: crate::policy_sim::SimConfig {
-                device: crate::policy_sim::DeviceModel::from_name("hdd").unwrap(),
-                ..seed_job.sim.clone()
-            },
-            variant: "no-stats".into(),
-        };
-        let hdd =
-            crate::experiment::simulate::run(&hdd, &AtomicBool::new(false), &mut Silent).unwrap();
+        let hdd = crate::policy_sim::DeviceModel::from_name("hdd").unwrap();
+        let hdd = simulated(crate::policy_sim::SimConfig { device: hdd, ..ten_ms(10) });
         let svg = simulate_svg(std::slice::from_ref(&hdd)).unwrap();
         assert!(
             !svg.contains("seed: cloud SSD") && svg.contains("this is a simulated hdd"),
@@ -1069,41 +1146,14 @@ mod tests {
     #[test]
     fn validation_chart_marks_the_model_with_its_band() {
         let row = |variant: &'static str, measured: Vec<f64>, predicted: f64| Row {
-            variant,
-            lock: LockKind::FairSpin,
-            insert: "direct",
-            outside_ns: 0,
-            threads: 2,
-            measured: Spread::of(measured),
-            predicted,
-            error_pct: 5.0,
-            measured_interval: None,
-            error_interval_pct: None,
             no_interval: Some("no interval: fewer than 3 repetitions".into()),
-            within_goal: None,
-            other_cpus_max: 0.0,
-            reruns: 0,
-            failures: Vec::new(),
-            placement: Default::default(),
-            left_out_kiops: Vec::new(),
+            ..validation_row(variant, LockKind::FairSpin, "direct", 0, 2, measured, predicted)
         };
-        let v = ValidationReport {
-            rounds: 2,
-            duration_s: 0.1,
-            rows: vec![
-                row("no-stats", vec![900.0, 1000.0], 1050.0),
-                row("epoch", vec![700.0, 750.0], 690.0),
-            ],
-            orderings: Vec::new(),
-            median_abs_error_pct: Some(5.0),
-            max_abs_error_pct: Some(8.0),
-            error_basis: String::new(),
-            goal_pct: 15.0,
-            threads: vec![2],
-            max_other_cpus: 0.5,
-            other_placement_transfer_ns: None,
-            calibration_transfer_ns: None,
-        };
+        let rows = vec![
+            row("no-stats", vec![900.0, 1000.0], 1050.0),
+            row("epoch", vec![700.0, 750.0], 690.0),
+        ];
+        let v = ValidationReport { rounds: 2, duration_s: 0.1, ..validation(rows, vec![2]) };
         let p = Provenance::collect();
         let svg = validation_svg(&v, &p).unwrap();
         check(&svg, &p.commit, &["no-stats 2t", "epoch 2t", "model", "± 15%", "lock fair-spin"]);
@@ -1125,28 +1175,8 @@ mod tests {
 
     #[test]
     fn kernel_chart_draws_one_panel_per_unit_with_whole_labels() {
-        use crate::experiment::kernel::Point;
-        let point = Point { threads: 2, iodepth: 32, ioengine: "io_uring" };
-        let row = |figure: &str, unit: &'static str, kernel, model, band| FidelityRow {
-            point,
-            figure: figure.into(),
-            unit,
-            kernel,
-            model,
-            model_over_kernel: None,
-            band,
-            within: None,
-            source: String::new(),
-            id: crate::experiment::kernel::fidelity::Figure::StatsShare,
-            null_model: None,
-            null_within: None,
-            constant: None,
-            constant_within: None,
-            model_rounds: None,
-            model_interval: None,
-            model_no_interval: None,
-            within_interval: None,
-            verdict: crate::experiment::kernel::fidelity::Verdict::Outside,
+        let row = |figure: &str, unit, kernel, model, band| {
+            fidelity_row(figure.into(), unit, kernel, model, band)
         };
         let rows = [
             row("bfq ÷ none, IOPS", "×", Some(0.6), Some(0.85), Band::Within { pct: 10.0 }),
@@ -1211,77 +1241,32 @@ mod tests {
                 for lock in [LockKind::FairSpin, LockKind::ParkingLot] {
                     for threads in 1..=8 {
                         for outside_ns in [0, 100, 200, 300, 400, 500] {
-                            rows.push(Row {
-                                variant,
-                                lock,
-                                insert,
-                                outside_ns,
-                                threads,
-                                measured: Spread::of(vec![900.0, 1000.0, 950.0]),
-                                predicted: 1000.0,
-                                error_pct: 5.0,
-                                measured_interval: None,
-                                error_interval_pct: None,
-                                no_interval: None,
-                                within_goal: None,
-                                other_cpus_max: 0.0,
-                                reruns: 0,
-                                failures: Vec::new(),
-                                placement: Default::default(),
-                                left_out_kiops: Vec::new(),
-                            });
+                            let measured = vec![900.0, 1000.0, 950.0];
+                            rows.push(validation_row(
+                                variant, lock, insert, outside_ns, threads, measured, 1000.0,
+                            ));
                         }
                     }
                 }
             }
         }
-        let v = ValidationReport {
-            rounds: 3,
-            duration_s: 2.0,
-            rows,
-            orderings: Vec::new(),
-            median_abs_error_pct: Some(5.0),
-            max_abs_error_pct: Some(8.0),
-            error_basis: String::new(),
-            goal_pct: 15.0,
-            threads: (1..=8).collect(),
-            max_other_cpus: 0.5,
-            other_placement_transfer_ns: None,
-            calibration_transfer_ns: None,
-        };
+        let v =
+            ValidationReport { rounds: 3, duration_s: 2.0, ..validation(rows, (1..=8).collect()) };
         time_draw(&format!("predict --validate, {} bars", v.rows.len()), &|| {
             validation_svg(&v, &p).unwrap()
         });
         // kernel: the main point's fidelity table (11 figures) drawn as kernel and model bars;
         // here four times that.
-        use crate::experiment::kernel::Point;
-        let point = Point { threads: 2, iodepth: 32, ioengine: "io_uring" };
         let units: [&'static str; 4] = ["×", "µs", "per I/O", "%"];
         let fidelity: Vec<FidelityRow> = (0..44)
-            .map(|i| FidelityRow {
-                point,
-                figure: if units[i % 4] == "per I/O" {
+            .map(|i| {
+                let figure = if units[i % 4] == "per I/O" {
                     format!("contended acquisitions per I/O at site {i}")
                 } else {
                     format!("figure {i}")
-                },
-                unit: units[i % 4],
-                kernel: Some(1.0 + i as f64),
-                model: Some(1.5 + i as f64),
-                model_over_kernel: None,
-                band: Band::Within { pct: 25.0 },
-                within: None,
-                source: String::new(),
-                id: crate::experiment::kernel::fidelity::Figure::StatsShare,
-                null_model: None,
-                null_within: None,
-                constant: None,
-                constant_within: None,
-                model_rounds: None,
-                model_interval: None,
-                model_no_interval: None,
-                within_interval: None,
-                verdict: crate::experiment::kernel::fidelity::Verdict::Outside,
+                };
+                let (kernel, model) = (Some(1.0 + i as f64), Some(1.5 + i as f64));
+                fidelity_row(figure, units[i % 4], kernel, model, Band::Within { pct: 25.0 })
             })
             .collect();
         let refs: Vec<&FidelityRow> = fidelity.iter().collect();
