@@ -273,28 +273,24 @@ pub fn wake(
 /// The length of one `std::hint::spin_loop()` (a `pause` on x86), ns: the median of 7 timings of
 /// 100 000.
 pub fn pause_ns() -> f64 {
-    let trials: Vec<f64> = (0..7)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..100_000 {
-                std::hint::spin_loop();
-            }
-            start.elapsed().as_nanos() as f64 / 100_000.0
-        })
-        .collect();
-    median(&trials)
+    median_ns_per_call(100_000, std::hint::spin_loop)
 }
 
 /// The length of one `std::thread::yield_now()` with nothing else to run on the CPU (what a
 /// spinning parking_lot waiter pays per yield), ns: the median of 7 timings of 2 000.
 pub fn yield_ns() -> f64 {
+    median_ns_per_call(2_000, std::thread::yield_now)
+}
+
+/// One call of `call`, ns: the median of 7 timings of `calls` calls in a row.
+fn median_ns_per_call(calls: u32, mut call: impl FnMut()) -> f64 {
     let trials: Vec<f64> = (0..7)
         .map(|_| {
             let start = Instant::now();
-            for _ in 0..2_000 {
-                std::thread::yield_now();
+            for _ in 0..calls {
+                call();
             }
-            start.elapsed().as_nanos() as f64 / 2_000.0
+            start.elapsed().as_nanos() as f64 / f64::from(calls)
         })
         .collect();
     median(&trials)
