@@ -299,6 +299,11 @@ mod tests {
         }
     }
 
+    /// The tags of every request dispatched at `now`, in dispatch order.
+    fn dispatch_order(dd: &Deadline, now: u64) -> Vec<u64> {
+        std::iter::from_fn(|| dd.dispatch(now).map(|d| d.tag)).collect()
+    }
+
     #[test]
     fn reads_first_in_sector_batches_merges_and_starved_writes_get_their_turn() {
         let dd = Deadline::new(
@@ -314,7 +319,7 @@ mod tests {
         assert!(!dd.bio_merge(&rq(1000, false, 12)));
         dd.insert(&rq(1000, false, 12), 0);
         // The first batch starts at the read FIFO head (300), then goes on in sector order.
-        let order: Vec<u64> = std::iter::from_fn(|| dd.dispatch(1).map(|d| d.tag)).collect();
+        let order = dispatch_order(&dd, 1);
         assert_eq!(order[..2], [0, 12]);
         // One read batch passed the write over: it goes next, then the remaining reads.
         assert_eq!(order[2], 9, "{order:?}");
@@ -373,8 +378,7 @@ mod tests {
         for (sector, tag) in [(300, 1), (292, 2), (1000, 3)] {
             dd.insert(&rq(sector, false, tag), 0);
         }
-        let order: Vec<u64> = std::iter::from_fn(|| dd.dispatch(1).map(|d| d.tag)).collect();
-        assert_eq!(order, [1, 3, 2]);
+        assert_eq!(dispatch_order(&dd, 1), [1, 3, 2]);
     }
 
     /// When the batch changes direction it starts at the new direction's FIFO head (the write
@@ -385,36 +389,24 @@ mod tests {
         dd.insert(&rq(100, true, 1), 0);
         dd.insert(&rq(5000, true, 2), 0);
         dd.insert(&rq(1000, false, 3), 0);
-        let order: Vec<u64> = std::iter::from_fn(|| dd.dispatch(1).map(|d| d.tag)).collect();
-        assert_eq!(order, [3, 1, 2]);
+        assert_eq!(dispatch_order(&dd, 1), [3, 1, 2]);
     }
 
-    /// A FIFO head whose deadline is exactly now has expired.
+    /// A FIFO head expires at its deadline, exactly, and from then on starts the next batch:
+    /// tag 2, issued at 5 with a read expiry of 10, is due at 15. Before 15 the batch after
+    /// tag 1 (at 900) goes on in sector order (950); at 15 and after, tag 2 goes first.
     #[test]
-    fn a_deadline_reached_exactly_has_expired() {
-        let dd = Deadline::new(
-            LockKind::FairSpin,
-            DeadlineConfig { fifo_batch: 1, read_expire_ns: 10, ..DeadlineConfig::default() },
-        );
-        dd.insert(&rq(900, false, 1), 0);
-        dd.insert(&rq(100, false, 2), 5);
-        dd.insert(&rq(950, false, 3), 5);
-        assert_eq!(dd.dispatch(6).unwrap().tag, 1);
-        // Tag 2 is due at 15: at 15 it goes before 950 in sector order.
-        assert_eq!(dd.dispatch(15).unwrap().tag, 2);
-    }
-
-    #[test]
-    fn an_expired_fifo_head_starts_the_next_batch() {
-        let dd = Deadline::new(
-            LockKind::FairSpin,
-            DeadlineConfig { fifo_batch: 1, read_expire_ns: 10, ..DeadlineConfig::default() },
-        );
-        dd.insert(&rq(900, false, 1), 0);
-        dd.insert(&rq(100, false, 2), 5);
-        dd.insert(&rq(950, false, 3), 5);
-        assert_eq!(dd.dispatch(6).unwrap().tag, 1);
-        // At 20 the head (tag 2, due at 15) has expired: it goes before 950 in sector order.
-        assert_eq!(dd.dispatch(20).unwrap().tag, 2);
+    fn an_expired_fifo_head_starts_the_next_batch_from_its_deadline_on() {
+        for (now, first) in [(14, 3), (15, 2), (20, 2)] {
+            let dd = Deadline::new(
+                LockKind::FairSpin,
+                DeadlineConfig { fifo_batch: 1, read_expire_ns: 10, ..DeadlineConfig::default() },
+            );
+            dd.insert(&rq(900, false, 1), 0);
+            dd.insert(&rq(100, false, 2), 5);
+            dd.insert(&rq(950, false, 3), 5);
+            assert_eq!(dd.dispatch(6).unwrap().tag, 1);
+            assert_eq!(dd.dispatch(now).unwrap().tag, first, "the next batch at {now}");
+        }
     }
 }
