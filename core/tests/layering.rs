@@ -11,18 +11,10 @@
 //! a depth-first search looks for a cycle and names it.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("read core/src") {
-        let path = entry.expect("dir entry").path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
+mod common;
+use common::files_with_extension;
 
 /// The source without comments (line comments, doc comments, block comments).
 fn strip_comments(text: &str) -> String {
@@ -100,7 +92,7 @@ fn crate_references(text: &str) -> BTreeSet<String> {
 fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    files_with_extension(&src, "rs", &mut files);
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in files {
         let rel = file.strip_prefix(&src).unwrap();

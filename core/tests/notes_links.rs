@@ -18,6 +18,9 @@
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
+mod common;
+use common::files_with_extension;
+
 /// One reference found in a note: where it is, what it says, and the repository-relative path it
 /// resolves to.
 #[derive(Debug)]
@@ -155,17 +158,6 @@ fn missing(found: &[Reference], exists: impl Fn(&Path) -> bool) -> Vec<String> {
         .collect()
 }
 
-fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("read a notes folder") {
-        let path = entry.expect("dir entry").path();
-        if path.is_dir() {
-            markdown_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "md") {
-            out.push(path);
-        }
-    }
-}
-
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("core/ has a parent").to_path_buf()
 }
@@ -187,7 +179,7 @@ fn notes_name_only_files_that_exist() {
     let tops = top_folders(&root);
     assert!(tops.contains("notes") && tops.contains("core"), "top-level folders: {tops:?}");
     let mut files = vec![root.join("README.md")];
-    markdown_files(&root.join("notes"), &mut files);
+    files_with_extension(&root.join("notes"), "md", &mut files);
     files.sort();
     let mut found = Vec::new();
     for path in &files {
@@ -376,7 +368,7 @@ fn notes_state_the_registered_number_of_variants() {
     let registered = registered_variants(&root);
     assert!(registered >= 2, "{registered} variant files in variants/src");
     let mut files = vec![root.join("README.md")];
-    markdown_files(&root.join("notes"), &mut files);
+    files_with_extension(&root.join("notes"), "md", &mut files);
     let mut wrong = Vec::new();
     let mut stated = 0;
     for path in files.iter().filter(|p| !p.starts_with(root.join("notes/results"))) {
