@@ -64,18 +64,12 @@ pub fn cmd(args: &KernelArgs, log: crate::logging::Start) -> Result<(), Experime
     }
     let cfg = config(args)?;
     let Some(inject) = args.options.inject_config()? else {
-        let claimed = args.outputs.claim::<kernel::KernelReport>()?;
-        let report = kernel::run(
-            &cfg,
-            &INTERRUPT,
-            &mut crate::progress::Bar::new("schedlab kernel", "runs"),
-        )?;
-        return crate::report_out::emit(&report, Default::default(), &claimed, Default::default());
+        return crate::report_out::run_and_emit(&args.outputs, "schedlab kernel", "runs", |bar| {
+            kernel::run(&cfg, &INTERRUPT, bar)
+        });
     };
     cfg.validate()?;
-    let claimed = args.outputs.claim::<kernel::inject::InjectReport>()?;
-    let mut bar = crate::progress::Bar::new("schedlab kernel --inject", "steps");
-    let report = kernel::inject::run(&cfg.inject_settings(), &inject, &INTERRUPT, &mut bar)?;
-    drop(bar);
-    crate::report_out::emit(&report, Default::default(), &claimed, Default::default())
+    crate::report_out::run_and_emit(&args.outputs, "schedlab kernel --inject", "steps", |bar| {
+        kernel::inject::run(&cfg.inject_settings(), &inject, &INTERRUPT, bar)
+    })
 }

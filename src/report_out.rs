@@ -7,7 +7,7 @@
 //! `wrote PATH`.
 
 use crate::paths::{check_output, Paths};
-use schedlab_benches::experiment::{ExperimentError, Failures};
+use schedlab_benches::experiment::{ExperimentError, Failures, Observer};
 use schedlab_benches::files::output::OutputFile;
 use schedlab_benches::report::charts::ChartError;
 use schedlab_benches::report::contract::{Report, View};
@@ -132,6 +132,22 @@ impl OutputArgs {
             report: check_output(self.base.report.as_deref())?,
         })
     }
+}
+
+/// The whole of a command that adds nothing of its own around its one call: the outputs
+/// claimed before any work, the call under a progress bar titled `title` that counts `unit`s,
+/// the bar closed before the report is printed, then every output through [`emit`].
+pub fn run_and_emit<R: Report>(
+    outputs: &OutputArgs,
+    title: &'static str,
+    unit: &'static str,
+    run: impl FnOnce(&mut dyn Observer) -> Result<R, ExperimentError>,
+) -> Result<(), ExperimentError> {
+    let claimed = outputs.claim::<R>()?;
+    let mut bar = crate::progress::Bar::new(title, unit);
+    let report = run(&mut bar)?;
+    drop(bar);
+    emit(&report, View::default(), &claimed, Failures::default())
 }
 
 /// Every output of a finished report: its text on stdout, then the JSON, the chart and the page

@@ -31,11 +31,7 @@ pub(crate) fn config(args: &RoundtripArgs) -> Result<RoundtripConfig, Experiment
 pub fn cmd(args: &RoundtripArgs, log: crate::logging::Start) -> Result<(), ExperimentError> {
     let _logging = log.logs()?;
     let cfg = config(args)?;
-    let claimed = args.outputs.claim::<roundtrip::RoundtripReport>()?;
-    let report = roundtrip::run(
-        &cfg,
-        &INTERRUPT,
-        &mut crate::progress::Bar::new("schedlab roundtrip", "measurements"),
-    )?;
-    crate::report_out::emit(&report, Default::default(), &claimed, Default::default())
+    crate::report_out::run_and_emit(&args.outputs, "schedlab roundtrip", "measurements", |bar| {
+        roundtrip::run(&cfg, &INTERRUPT, bar)
+    })
 }

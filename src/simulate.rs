@@ -31,11 +31,7 @@ pub(crate) fn config(args: &SimulateArgs) -> Result<SimulateConfig, ExperimentEr
 pub fn cmd(args: &SimulateArgs, log: crate::logging::Start) -> Result<(), ExperimentError> {
     let _logging = log.logs()?;
     let cfg = config(args)?;
-    let claimed = args.outputs.claim::<simulate::SimulateReport>()?;
-    let report = simulate::run(
-        &cfg,
-        &INTERRUPT,
-        &mut crate::progress::Bar::new("schedlab simulate", "simulations"),
-    )?;
-    crate::report_out::emit(&report, Default::default(), &claimed, Default::default())
+    crate::report_out::run_and_emit(&args.outputs, "schedlab simulate", "simulations", |bar| {
+        simulate::run(&cfg, &INTERRUPT, bar)
+    })
 }
