@@ -130,26 +130,44 @@ macro_rules! model_passes {
     };
 }
 
-/// The generated suite of one variant: every scenario of [`crate::scenarios`] as a model that
-/// must pass. Invoked by [`models_for_every_variant!`] for each line of the variant registry.
+/// Every model body by name, whichever list it comes from: the scenarios of [`crate::scenarios`]
+/// and the shuttle-sized workloads of [`crate::workloads`], so that one callback,
+/// [`models_for_variant!`], turns either list into tests.
+pub mod models {
+    pub use crate::scenarios::*;
+    pub use crate::workloads::*;
+}
+
+/// The generated suite of one variant: every model named ([`crate::for_each_scenario!`] and
+/// [`crate::for_each_workload!`] call this with their lists) as a model that must pass. Invoked by
+/// [`models_for_every_variant!`] for each line of the variant registry.
 #[macro_export]
 macro_rules! models_for_variant {
-    ($variant:ty; $($scenario:ident),* $(,)?) => {
+    ($variant:ty; $($model:ident),* $(,)?) => {
         $(
-            $crate::model_passes!($scenario, $crate::scenarios::$scenario::<$variant>);
+            $crate::model_passes!($model, $crate::harness::models::$model::<$variant>);
         )*
     };
 }
 
 /// One module of models per registered variant (`schedlab_variants::with_registry!` calls this
-/// with the registry's lines): adding a variant file and its registry line adds its models, with
-/// no edit here or in the test files.
+/// with the registry's lines): every scenario, and under shuttle every workload as well (they are
+/// sized for shuttle's random schedules, not for loom's exhaustive search). Adding a variant file
+/// and its registry line adds its models, with no edit here or in the test files.
 #[macro_export]
 macro_rules! models_for_every_variant {
     ($($file:literal => $module:ident :: $variant:ident),* $(,)?) => {
         $(
             mod $module {
-                $crate::for_each_scenario!($crate::models_for_variant, schedlab_variants::$module::$variant);
+                $crate::for_each_scenario!(
+                    $crate::models_for_variant,
+                    schedlab_variants::$module::$variant
+                );
+                #[cfg(shuttle)]
+                $crate::for_each_workload!(
+                    $crate::models_for_variant,
+                    schedlab_variants::$module::$variant
+                );
             }
         )*
     };

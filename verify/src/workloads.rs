@@ -210,7 +210,8 @@ pub fn spawned_creators_movers_readers<P: StatsPolicy>() {
     finish(sched, census, Moves::WithRequestsQueued);
 }
 
-/// Calls `$callback!($variant; workload, ...)` with every workload (shuttle's generated suite).
+/// Calls `$callback!($variant; workload, ...)` with every workload (shuttle's generated suite,
+/// [`crate::models_for_every_variant!`]).
 #[macro_export]
 macro_rules! for_each_workload {
     ($($callback:ident)::+, $variant:ty) => {
@@ -220,28 +221,5 @@ macro_rules! for_each_workload {
             four_threads_no_removal,
             spawned_creators_movers_readers,
         }
-    };
-}
-
-/// The generated shuttle suite of one variant: the small scenarios and the workloads.
-#[macro_export]
-macro_rules! shuttle_models_for_variant {
-    ($variant:ty; $($workload:ident),* $(,)?) => {
-        $(
-            $crate::model_passes!($workload, $crate::workloads::$workload::<$variant>);
-        )*
-    };
-}
-
-/// One module per registered variant, with every scenario and every workload.
-#[macro_export]
-macro_rules! shuttle_models_for_every_variant {
-    ($($file:literal => $module:ident :: $variant:ident),* $(,)?) => {
-        $(
-            mod $module {
-                $crate::for_each_scenario!($crate::models_for_variant, schedlab_variants::$module::$variant);
-                $crate::for_each_workload!($crate::shuttle_models_for_variant, schedlab_variants::$module::$variant);
-            }
-        )*
     };
 }

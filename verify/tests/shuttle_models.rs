@@ -4,4 +4,4 @@
 //! count) in its own process.
 #![cfg(shuttle)]
 
-schedlab_variants::with_registry!(schedlab_verify::shuttle_models_for_every_variant);
+schedlab_variants::with_registry!(schedlab_verify::models_for_every_variant);
