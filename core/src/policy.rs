@@ -54,6 +54,31 @@ pub enum Route {
     Skip,
 }
 
+impl Route {
+    /// The 4.15 split: updates of the kinds that may be deferred ([`StatKind::deferrable`]) go
+    /// to the batch, the others are applied under the lock. The route of every variant that
+    /// defers all it can.
+    #[inline]
+    pub fn defer_if_deferrable(kind: StatKind) -> Route {
+        if kind.deferrable() {
+            Route::Defer
+        } else {
+            Route::Now
+        }
+    }
+
+    /// The debug statistics not recorded (`CONFIG_BFQ_CGROUP_DEBUG` off), io_service_bytes and
+    /// io_serviced routed to `kept`. The route of the variants that keep only those two.
+    #[inline]
+    pub fn legacy_only(kind: StatKind, kept: Route) -> Route {
+        if kind.is_debug() {
+            Route::Skip
+        } else {
+            kept
+        }
+    }
+}
+
 /// Room in one path's batch: the scheduler emits at most 3 deferrable updates on insert (a merge
 /// that absorbs the next request) and 4 on dispatch; the rest is for what `dispatch_end` adds.
 pub const BATCH_CAPACITY: usize = 16;
@@ -136,6 +161,18 @@ impl DeferredBatch {
     ) {
         // SAFETY: as in `apply`.
         unsafe { self.apply_with_unchecked(f) }
+    }
+
+    /// Adds every io_service_bytes/io_serviced update to `lists`, blk-cgroup's per-CPU rstat
+    /// (`objects/rstat.rs`), instead of to the group's counters, then empties the batch. Each
+    /// group is resolved as [`DeferredBatch::apply`] does, under the same kind of witness; the
+    /// rstat variants route no other kind to the batch, and any other is dropped.
+    pub fn apply_to_rstat<W: Witness>(&mut self, protection: &W, lists: &RstatLists) {
+        self.apply_with(protection, |group, update| {
+            if let StatUpdate::LegacyIo { op, bytes } = *update {
+                lists.add(group, op, bytes);
+            }
+        });
     }
 
     /// [`DeferredBatch::apply`] without a witness.

@@ -28,11 +28,7 @@ impl StatsPolicy for DebugOff {
 
     #[inline]
     fn route(&self, kind: StatKind) -> Route {
-        if kind.is_debug() {
-            Route::Skip
-        } else {
-            Route::Now
-        }
+        Route::legacy_only(kind, Route::Now)
     }
 
     fn dispatch_begin(&self, _view: &LockedView<'_>) {}

@@ -19,7 +19,7 @@
 //! under the lock; the kernel's source and its tracepoints say they run outside it. This is the
 //! row the kernel peer holds against this machine's BFQ.
 
-use schedlab_core::{DeferredBatch, DeferredCx, GracePeriod, LockedView, Route, StatKind, StatUpdate, StatsKept, StatsPolicy};
+use schedlab_core::{DeferredBatch, DeferredCx, GracePeriod, LockedView, Route, StatKind, StatsKept, StatsPolicy};
 
 /// The legacy counters counted at submission, before the scheduler lock, on per-CPU rstat lists.
 #[derive(Debug, Default)]
@@ -41,11 +41,7 @@ impl StatsPolicy for Mainline {
 
     #[inline]
     fn route(&self, kind: StatKind) -> Route {
-        if kind.is_debug() {
-            Route::Skip
-        } else {
-            Route::Defer
-        }
+        Route::legacy_only(kind, Route::Defer)
     }
 
     fn dispatch_begin(&self, _view: &LockedView<'_>) {}
@@ -54,16 +50,11 @@ impl StatsPolicy for Mainline {
         // Why everything this touches still exists (notes/invariants.md):
         // - the event's queue: pinned by the submitting process, which runs this before its
         //   insert (I1a);
-        // - the queue's group: loaded from the queue by `apply_with` while this thread is pinned;
-        //   a group retired meanwhile is freed only after the pin ends (I1d), and only after its
-        //   release has drained the pending lists, so the entry this update may push never
-        //   outlives the group (I3, schedlab_core::objects::rstat).
+        // - the queue's group: loaded from the queue by `apply_to_rstat` while this thread is
+        //   pinned; a group retired meanwhile is freed only after the pin ends (I1d), and only
+        //   after its release has drained the pending lists, so the entry this update may push
+        //   never outlives the group (I3, schedlab_core::objects::rstat).
         let pin = cx.pin();
-        let lists = cx.rstat();
-        batch.apply_with(&pin, |group, update| {
-            if let StatUpdate::LegacyIo { op, bytes } = *update {
-                lists.add(group, op, bytes);
-            }
-        });
+        batch.apply_to_rstat(&pin, cx.rstat());
     }
 }

@@ -35,11 +35,7 @@ impl StatsPolicy for QueueLock {
 
     #[inline]
     fn route(&self, kind: StatKind) -> Route {
-        if kind.deferrable() {
-            Route::Defer
-        } else {
-            Route::Now
-        }
+        Route::defer_if_deferrable(kind)
     }
 
     fn dispatch_begin(&self, _view: &LockedView<'_>) {}

@@ -13,7 +13,7 @@
 //! per-CPU add, the sum is paid by the reader — to set beside `debug-off`, which keeps the same two
 //! counters under the scheduler lock.
 
-use schedlab_core::{DeferredBatch, DeferredCx, GracePeriod, LockedView, Route, StatKind, StatUpdate, StatsKept, StatsPolicy};
+use schedlab_core::{DeferredBatch, DeferredCx, GracePeriod, LockedView, Route, StatKind, StatsKept, StatsPolicy};
 
 /// The legacy counters on per-CPU rstat lists, flushed on read.
 #[derive(Debug, Default)]
@@ -34,11 +34,7 @@ impl StatsPolicy for Rstat {
 
     #[inline]
     fn route(&self, kind: StatKind) -> Route {
-        if kind.is_debug() {
-            Route::Skip
-        } else {
-            Route::Defer
-        }
+        Route::legacy_only(kind, Route::Defer)
     }
 
     fn dispatch_begin(&self, _view: &LockedView<'_>) {}
@@ -46,16 +42,11 @@ impl StatsPolicy for Rstat {
     fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
         // Why everything this touches still exists (notes/invariants.md):
         // - each event's queue: pinned by its request (I1a);
-        // - each queue's group: loaded from the queue by `apply_with` while this thread is pinned;
-        //   a group retired meanwhile is freed only after the pin ends (I1d), and only after its
-        //   release has drained the pending lists, so the entry this update may push never
-        //   outlives the group (I3, schedlab_core::objects::rstat).
+        // - each queue's group: loaded from the queue by `apply_to_rstat` while this thread is
+        //   pinned; a group retired meanwhile is freed only after the pin ends (I1d), and only
+        //   after its release has drained the pending lists, so the entry this update may push
+        //   never outlives the group (I3, schedlab_core::objects::rstat).
         let pin = cx.pin();
-        let lists = cx.rstat();
-        batch.apply_with(&pin, |group, update| {
-            if let StatUpdate::LegacyIo { op, bytes } = *update {
-                lists.add(group, op, bytes);
-            }
-        });
+        batch.apply_to_rstat(&pin, cx.rstat());
     }
 }

@@ -35,15 +35,6 @@ use schedlab_core::{
     StatsKept, StatsPolicy,
 };
 
-/// Deferred kinds go to the batch, the others are applied under the lock (the 4.15 split).
-fn defer_deferrable(kind: StatKind) -> Route {
-    if kind.deferrable() {
-        Route::Defer
-    } else {
-        Route::Now
-    }
-}
-
 /// `unlocked` as it would be if it claimed the protection of a variant that defers nothing: the
 /// scheduler then lets groups be removed under it.
 #[derive(Debug, Default)]
@@ -62,7 +53,7 @@ impl StatsPolicy for UnlockedUnderRemoval {
         UnlockedUnderRemoval
     }
     fn route(&self, kind: StatKind) -> Route {
-        defer_deferrable(kind)
+        Route::defer_if_deferrable(kind)
     }
     fn dispatch_begin(&self, _: &LockedView<'_>) {}
     fn run_deferred(&self, cx: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
@@ -90,7 +81,7 @@ impl StatsPolicy for QueueLockWrongRemoval {
         QueueLockWrongRemoval
     }
     fn route(&self, kind: StatKind) -> Route {
-        defer_deferrable(kind)
+        Route::defer_if_deferrable(kind)
     }
     fn dispatch_begin(&self, _: &LockedView<'_>) {}
     fn run_deferred(&self, cx: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
@@ -121,7 +112,7 @@ impl StatsPolicy for QueueLockCompletionUnlocked {
         QueueLockCompletionUnlocked
     }
     fn route(&self, kind: StatKind) -> Route {
-        defer_deferrable(kind)
+        Route::defer_if_deferrable(kind)
     }
     fn dispatch_begin(&self, _: &LockedView<'_>) {}
     fn run_deferred(&self, cx: &DeferredCx<'_, QueueLock>, batch: &mut DeferredBatch) {
@@ -192,7 +183,7 @@ impl StatsPolicy for LosesServicedBytes {
         LosesServicedBytes
     }
     fn route(&self, kind: StatKind) -> Route {
-        defer_deferrable(kind)
+        Route::defer_if_deferrable(kind)
     }
     fn dispatch_begin(&self, _: &LockedView<'_>) {}
     fn run_deferred(&self, cx: &DeferredCx<'_, QueueLock>, batch: &mut DeferredBatch) {
@@ -243,7 +234,7 @@ impl StatsPolicy for CapturedInServiceQueue {
         match kind {
             // This variant computes idle_time itself, from its capture.
             StatKind::IdleTime => Route::Skip,
-            kind => defer_deferrable(kind),
+            kind => Route::defer_if_deferrable(kind),
         }
     }
     fn dispatch_begin(&self, view: &LockedView<'_>) -> InServiceCapture {
@@ -290,7 +281,7 @@ impl StatsPolicy for RevalidatedInServiceQueue {
     fn route(&self, kind: StatKind) -> Route {
         match kind {
             StatKind::IdleTime => Route::Skip,
-            kind => defer_deferrable(kind),
+            kind => Route::defer_if_deferrable(kind),
         }
     }
     fn dispatch_begin(&self, view: &LockedView<'_>) -> InServiceCapture {
@@ -398,7 +389,7 @@ macro_rules! pin_counting_variant {
                 $name
             }
             fn route(&self, kind: StatKind) -> Route {
-                defer_deferrable(kind)
+                Route::defer_if_deferrable(kind)
             }
             fn dispatch_begin(&self, _: &LockedView<'_>) {}
             fn dispatch_end(&self, view: &LockedView<'_>, _: (), _: &mut DeferredBatch) {
@@ -454,7 +445,7 @@ impl StatsPolicy for MissingIoRemove {
     fn route(&self, kind: StatKind) -> Route {
         match kind {
             StatKind::IoRemove => Route::Skip,
-            kind => defer_deferrable(kind),
+            kind => Route::defer_if_deferrable(kind),
         }
     }
     fn dispatch_begin(&self, _: &LockedView<'_>) {}
@@ -512,7 +503,7 @@ impl StatsPolicy for EscapingDeferral {
         EscapingDeferral { escaped: AtomicUsize::new(0) }
     }
     fn route(&self, kind: StatKind) -> Route {
-        defer_deferrable(kind)
+        Route::defer_if_deferrable(kind)
     }
     fn dispatch_begin(&self, _: &LockedView<'_>) {}
     fn run_deferred(&self, cx: &DeferredCx<'_, NoRemoval>, batch: &mut DeferredBatch) {
@@ -541,7 +532,7 @@ impl StatsPolicy for EscapingDeferral {
 macro_rules! grace_period_route {
     () => {
         fn route(&self, kind: StatKind) -> Route {
-            defer_deferrable(kind)
+            Route::defer_if_deferrable(kind)
         }
         fn dispatch_begin(&self, _: &LockedView<'_>) {}
     };
@@ -755,7 +746,7 @@ macro_rules! pending_list_variant {
                 $name { held: OracleMutex::new(Vec::new()) }
             }
             fn route(&self, kind: StatKind) -> Route {
-                defer_deferrable(kind)
+                Route::defer_if_deferrable(kind)
             }
             fn dispatch_begin(&self, _: &LockedView<'_>) {}
             fn run_deferred(&self, cx: &DeferredCx<'_, QueueLock>, batch: &mut DeferredBatch) {
