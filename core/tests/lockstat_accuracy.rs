@@ -69,7 +69,8 @@ fn wait_for(cond: impl Fn() -> bool, give_up: &AtomicBool) -> bool {
 }
 
 /// Runs the two threads for at most `rounds` rounds or `budget`; returns the rounds finished and
-/// the class's statistics.
+/// the class's statistics, once it has checked what every mode must give: a thousand rounds at
+/// least, and counts that are exact ([`assert_counts_exact`]).
 fn run(class: LockClass, mode: Mode, rounds: u64, budget: Duration) -> (u64, ClassStats) {
     lockstat::set_mode(mode);
     lockstat::set_hold_sampling(class, PERIOD);
@@ -121,7 +122,10 @@ fn run(class: LockClass, mode: Mode, rounds: u64, budget: Duration) -> (u64, Cla
     lockstat::set_mode(Mode::Sampled);
     let stats = lockstat::snapshot();
     assert_eq!(*lock.lock(), 2 * finished);
-    (finished, stats.class(class).expect("the class was measured").clone())
+    assert!(finished >= 1_000, "only {finished} rounds ran in {budget:?}");
+    let stats = stats.class(class).expect("the class was measured").clone();
+    assert_counts_exact(finished, &stats);
+    (finished, stats)
 }
 
 fn assert_counts_exact(rounds: u64, s: &ClassStats) {
@@ -215,8 +219,6 @@ fn sampled_hold_and_wait_estimates_agree_with_the_exact_ones_of_the_same_run() {
     // waits, so that four standard errors of the waits' mean stay near 5 % even with the
     // preemption tail (with 20 000 rounds one run in a few needed 11 %).
     let (rounds, s) = run(class, Mode::Exact, 60_000, Duration::from_secs(20));
-    assert!(rounds >= 1_000, "only {rounds} rounds ran in 20 s");
-    assert_counts_exact(rounds, &s);
     assert_eq!(s.hold.count(), s.acquisitions, "exact mode times every hold");
     assert_eq!(s.wait.count(), s.contentions, "exact mode times every contended wait");
     eprintln!("{rounds} rounds");
@@ -238,8 +240,6 @@ fn the_sampled_mode_counts_exactly_and_times_one_hold_in_n() {
     let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let class = lockstat::register("accuracy-test-sampled");
     let (rounds, s) = run(class, Mode::Sampled, 20_000, Duration::from_secs(20));
-    assert!(rounds >= 1_000, "only {rounds} rounds ran in 20 s");
-    assert_counts_exact(rounds, &s);
     assert!(
         s.hold_sample.count() == 0 && s.wait_sample.count() == 0,
         "the shadow samples are kept in exact mode only"
