@@ -261,77 +261,26 @@ fn measured_counts_body<L: ModelLock + RawLockWait>() {
 
 // ---- broken raw locks (negative controls) ----
 
-/// A test-and-set lock: the first attempt and every poll swap the flag; the release clears it.
-/// It excludes and publishes, but whoever polls first after a release enters: not FIFO.
-pub struct Barging {
+/// A test-and-set lock: the first attempt and every poll test the flag and set it; the release
+/// clears it. With `ONE_STEP` the test and the set are one swap ([`Barging`]); without, they are
+/// two steps, a load and then a store ([`SplitTestAndSet`]). The rest is the same lock.
+pub struct TestAndSet<const ONE_STEP: bool> {
     locked: AtomicBool,
 }
 
-// SAFETY: claimed, as a real test-and-set lock would claim it: the swap admits one holder at a
-// time, Acquire on the swap pairs with the Release clear. What it does not give is FIFO order,
-// which `fifo_handoff` checks.
-unsafe impl RawMutex for Barging {
-    const INIT: Self = panic!("the lock models build their locks with ModelLock::make");
-    type Guard = GuardNoSend;
-
-    fn lock(&self) -> GuardNoSend {
-        match self.lock_or_queue() {
-            Ok(g) => g,
-            Err(()) => self.wait_queued(()),
-        }
-    }
-
-    fn try_lock(&self) -> Option<GuardNoSend> {
-        (!self.locked.swap(true, Ordering::Acquire)).then(GuardNoSend::new)
-    }
-
-    unsafe fn unlock(&self, _guard: GuardNoSend) {
-        self.locked.store(false, Ordering::Release);
-    }
-
-    fn is_locked(&self) -> bool {
-        self.locked.load(Ordering::Relaxed)
-    }
-}
-
-// SAFETY: `Ok` and `wait_queued`'s return both come from a successful swap (see above).
-unsafe impl RawLockWait for Barging {
-    type Queued = ();
-
-    fn lock_or_queue(&self) -> Result<GuardNoSend, ()> {
-        self.try_lock().ok_or(())
-    }
-
-    fn wait_queued(&self, (): ()) -> GuardNoSend {
-        loop {
-            if let Some(g) = self.try_lock() {
-                return g;
-            }
-            thread::yield_now();
-        }
-    }
-}
-
-impl ModelLock for Barging {
-    fn make() -> Self {
-        Barging { locked: AtomicBool::new(false) }
-    }
-
-    /// A test-and-set lock keeps no queue: a waiter is known only by its own flag (unused here).
-    fn has_waiters(&self) -> bool {
-        false
-    }
-}
+/// A real test-and-set lock. It excludes and publishes, but whoever polls first after a release
+/// enters: not FIFO.
+pub type Barging = TestAndSet<true>;
 
 /// A test-and-set whose test and set are two steps (a load, then a store): two threads can both
 /// see the lock free and both enter.
-pub struct SplitTestAndSet {
-    locked: AtomicBool,
-}
+pub type SplitTestAndSet = TestAndSet<false>;
 
-// SAFETY: claimed, and wrong: the load and the store are not one atomic step, so the lock does
-// not exclude (`exclusion_and_publication` rejects it).
-unsafe impl RawMutex for SplitTestAndSet {
+// SAFETY: claimed. With `ONE_STEP`, as a real test-and-set lock would claim it: the swap admits
+// one holder at a time, Acquire on the swap pairs with the Release clear. What it does not give is
+// FIFO order, which `fifo_handoff` checks. Without, wrongly: the load and the store are not one
+// atomic step, so the lock does not exclude (`exclusion_and_publication` rejects it).
+unsafe impl<const ONE_STEP: bool> RawMutex for TestAndSet<ONE_STEP> {
     const INIT: Self = panic!("the lock models build their locks with ModelLock::make");
     type Guard = GuardNoSend;
 
@@ -343,6 +292,9 @@ unsafe impl RawMutex for SplitTestAndSet {
     }
 
     fn try_lock(&self) -> Option<GuardNoSend> {
+        if ONE_STEP {
+            return (!self.locked.swap(true, Ordering::Acquire)).then(GuardNoSend::new);
+        }
         if self.locked.load(Ordering::Acquire) {
             return None;
         }
@@ -359,8 +311,9 @@ unsafe impl RawMutex for SplitTestAndSet {
     }
 }
 
-// SAFETY: claimed, and wrong (see `RawMutex` above).
-unsafe impl RawLockWait for SplitTestAndSet {
+// SAFETY: `Ok` and `wait_queued`'s return both come from a successful `try_lock`: as right, or
+// as wrong, as the `RawMutex` claim above.
+unsafe impl<const ONE_STEP: bool> RawLockWait for TestAndSet<ONE_STEP> {
     type Queued = ();
 
     fn lock_or_queue(&self) -> Result<GuardNoSend, ()> {
@@ -377,11 +330,12 @@ unsafe impl RawLockWait for SplitTestAndSet {
     }
 }
 
-impl ModelLock for SplitTestAndSet {
+impl<const ONE_STEP: bool> ModelLock for TestAndSet<ONE_STEP> {
     fn make() -> Self {
-        SplitTestAndSet { locked: AtomicBool::new(false) }
+        TestAndSet { locked: AtomicBool::new(false) }
     }
 
+    /// A test-and-set lock keeps no queue: a waiter is known only by its own flag (unused here).
     fn has_waiters(&self) -> bool {
         false
     }
