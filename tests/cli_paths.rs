@@ -482,6 +482,25 @@ fn done(out: &Output, what: &str) {
     assert_eq!(out.status.code(), Some(0), "{what}: {stderr}");
 }
 
+/// Makes `log` a file holding `before`, for a run to append to; returns its inode.
+fn file_to_append_to(log: &Path, before: &str) -> u64 {
+    std::fs::write(log, before).unwrap();
+    std::fs::metadata(log).unwrap().ino()
+}
+
+/// The run appended to `log` where it was: `before` is still at its start with more after it
+/// (bytes, not text: the output need not be UTF-8), and its inode is still `ino` (never renamed
+/// over).
+fn assert_appended_in_place(log: &Path, before: &str, ino: u64, what: &str) {
+    let after = std::fs::read(log).unwrap();
+    assert!(
+        after.starts_with(before.as_bytes()) && after.len() > before.len(),
+        "{what}: keeps what was there and appends: {:?}",
+        String::from_utf8_lossy(&after)
+    );
+    assert_eq!(std::fs::metadata(log).unwrap().ino(), ino, "{what}: is never renamed over");
+}
+
 /// Every output option of `sub` written through descriptors and under awkward names; every input
 /// read under a non-UTF-8 name.
 fn awkward_paths_work(sub: &str) {
@@ -536,27 +555,14 @@ fn awkward_paths_work_with(sub: &str, quick_for: &dyn Fn(&Opt, &Fixture) -> Opti
         }
         // /dev/stdout, stdout being a file opened for append: written after what was there.
         let log = s.join("stdout.txt");
-        std::fs::write(&log, "before\n").unwrap();
-        let ino = std::fs::metadata(&log).unwrap().ino();
+        let ino = file_to_append_to(&log, "before\n");
         let file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
         let out = with(OsStr::new("/dev/stdout")).command(fx.path()).stdout(file).output().unwrap();
         done(&out, &what("/dev/stdout"));
-        let after = std::fs::read_to_string(&log).unwrap();
-        assert!(
-            after.starts_with("before\n") && after.len() > 7,
-            "{}: {after:?}",
-            what("/dev/stdout keeps what was there")
-        );
-        assert_eq!(
-            std::fs::metadata(&log).unwrap().ino(),
-            ino,
-            "{}",
-            what("/dev/stdout is never renamed over")
-        );
+        assert_appended_in_place(&log, "before\n", ino, &what("/dev/stdout"));
         // /dev/fd/3 opened for append.
         let log = s.join("fd3.txt");
-        std::fs::write(&log, "kept\n").unwrap();
-        let ino = std::fs::metadata(&log).unwrap().ino();
+        let ino = file_to_append_to(&log, "kept\n");
         let out = with_fd3(
             &with(OsStr::new("/dev/fd/3")),
             fx.path(),
@@ -564,18 +570,7 @@ fn awkward_paths_work_with(sub: &str, quick_for: &dyn Fn(&Opt, &Fixture) -> Opti
             &[("LOG", &log)],
         );
         done(&out, &what("/dev/fd/3 opened for append"));
-        let after = std::fs::read(&log).unwrap();
-        assert!(
-            after.starts_with(b"kept\n") && after.len() > 5,
-            "{}",
-            what("/dev/fd/3 appended to")
-        );
-        assert_eq!(
-            std::fs::metadata(&log).unwrap().ino(),
-            ino,
-            "{}",
-            what("/dev/fd/3 is never renamed over")
-        );
+        assert_appended_in_place(&log, "kept\n", ino, &what("/dev/fd/3 opened for append"));
         // /dev/fd/3 a pipe (as process substitution gives).
         let sink = s.join("sink");
         let out = with_fd3(
