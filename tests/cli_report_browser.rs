@@ -24,7 +24,8 @@ fn schedlab(args: &[&str], dir: &Path) -> Output {
         .expect("the binary runs")
 }
 
-/// The Chromium binary, when one answers `--version`.
+/// The Chromium binary, when one answers `--version`; when none does, says that the test is
+/// skipped and how to have it run.
 fn chromium() -> Option<PathBuf> {
     let candidates = std::env::var_os("SCHEDLAB_CHROMIUM")
         .map(PathBuf::from)
@@ -37,6 +38,10 @@ fn chromium() -> Option<PathBuf> {
             }
         }
     }
+    eprintln!(
+        "skipped: no Chromium (install Debian's `chromium` package, or set SCHEDLAB_CHROMIUM) \
+        to open the pages in"
+    );
     None
 }
 
@@ -346,13 +351,7 @@ fn report(dir: &Path, kind: &str, args: &[&str]) -> PathBuf {
 
 #[test]
 fn every_kind_of_report_opens_in_chromium_without_errors() {
-    let Some(chromium) = chromium() else {
-        eprintln!(
-            "skipped: no Chromium (install Debian's `chromium` package, or set \
-            SCHEDLAB_CHROMIUM) to open the reports in"
-        );
-        return;
-    };
+    let Some(chromium) = chromium() else { return };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let tiny = ["--threads", "1", "--duration", "0.05"];
@@ -420,10 +419,7 @@ fn every_kind_of_report_opens_in_chromium_without_errors() {
 
 #[test]
 fn a_broken_page_is_caught() {
-    let Some(chromium) = chromium() else {
-        eprintln!("skipped: no Chromium to open the pages in");
-        return;
-    };
+    let Some(chromium) = chromium() else { return };
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("broken.html");
     std::fs::write(&page, "<html><body><pre>x</pre><script>not_defined();</script></body></html>")
@@ -447,10 +443,7 @@ fn a_broken_page_is_caught() {
 /// happened; the log must show frames hidden by the zoom and the share the search matched.
 #[test]
 fn a_flamegraph_in_a_report_zooms_and_searches() {
-    let Some(chromium) = chromium() else {
-        eprintln!("skipped: no Chromium to open the pages in");
-        return;
-    };
+    let Some(chromium) = chromium() else { return };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let out = schedlab(
