@@ -9,13 +9,9 @@
 use std::process::{Command, Output};
 
 mod invoke;
-use invoke::{words, words_and};
+use invoke::{words, words_and, CALIBRATION};
 
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
-const CALIBRATION: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/notes/results/2026-12-01-predict/calibration-3f2494e.json"
-);
 
 fn schedlab(args: &[&str], forced: Option<&str>) -> Output {
     let mut cmd = Command::new(BIN);
@@ -149,37 +145,10 @@ fn predict_and_trace_summary_exit_by_the_failure() {
     let trace = overlapping.to_str().unwrap();
     let predict =
         ["predict", "--calibration", CALIBRATION, "--variants", "no-stats", "--threads", "1"];
-    let validate = [
-        "predict",
-        "--calibration",
-        CALIBRATION,
-        "--variants",
-        "no-stats",
-        "--threads",
-        "1",
-        "--validate",
-        "--rounds",
-        "1",
-        "--duration",
-        "0.05",
-    ];
+    let predict_and = |more: &[&'static str]| [&predict[..], more].concat();
+    let validate = predict_and(&["--validate", "--rounds", "1", "--duration", "0.05"]);
     check(vec![
-        case(
-            &[
-                "predict",
-                "--calibration",
-                CALIBRATION,
-                "--variants",
-                "no-stats",
-                "--threads",
-                "1",
-                "--json",
-                "/dev/full",
-            ],
-            None,
-            3,
-            "no-stats",
-        ),
+        case(&predict_and(&["--json", "/dev/full"]), None, 3, "no-stats"),
         case(&validate, RUN, 4, "no-stats"),
         // The prediction alone runs nothing: nothing to force.
         case(&predict, RUN, 0, "no-stats"),

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 mod invoke;
-use invoke::words;
+use invoke::{words, words_and, CALIBRATION, TOPOLOGY};
 
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 /// A `schedlab kernel --json` report of 2 jobs × iodepth 32 with its lock sites (`--model-from`).
@@ -42,14 +42,6 @@ const INJECT_REPORT: &str =
 /// (`compare --baseline`: the quick comparison below runs the same).
 const COMPARE_REPORT: &str =
     concat!(env!("CARGO_MANIFEST_DIR"), "/benches/tests/fixtures/compare/baseline.json");
-const CALIBRATION: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/notes/results/2026-12-01-predict/calibration-3f2494e.json"
-);
-const TOPOLOGY: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/notes/results/2026-12-01-predict/topology-4747bb8-without-interruptions.json"
-);
 
 /// A trace with one wait and two holds that do not overlap: a valid trace to summarise and draw.
 const TRACE: &str = r#"[{"ph":"B","name":"sched lock: wait","cat":"lock","tid":2,"ts":1.0},{"ph":"B","name":"sched lock: hold","cat":"lock","tid":1,"ts":1.0},
@@ -241,29 +233,11 @@ fn quick(sub: &str, fx: &Fixture) -> Option<Inv> {
         ),
         "predict" => Inv::new(
             sub,
-            &[
-                "--calibration",
-                CALIBRATION,
-                "--topology",
-                TOPOLOGY,
-                "--variants",
-                "no-stats",
-                "--threads",
-                "1",
-                "--lock",
-                "fair-spin",
-                "--validate",
-                "--rounds",
-                "1",
-                "--duration",
-                "0.05",
-                "--ramp",
-                "0",
-                "--retries",
-                "0",
-                "--outside-list",
-                "0",
-            ],
+            &words_and(
+                "--variants no-stats --threads 1 --lock fair-spin --validate --rounds 1 \
+                --duration 0.05 --ramp 0 --retries 0 --outside-list 0",
+                &["--calibration", CALIBRATION, "--topology", TOPOLOGY],
+            ),
         ),
         "roundtrip" => {
             Inv::new(sub, &["--variant", "no-stats", "--rounds", "1", "--iterations", "1000"])

@@ -23,17 +23,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 mod invoke;
-use invoke::words;
+use invoke::{words, words_and, CALIBRATION, TOPOLOGY};
 
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
-const CALIBRATION: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/notes/results/2026-12-01-predict/calibration-3f2494e.json"
-);
-const TOPOLOGY: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/notes/results/2026-12-01-predict/topology-4747bb8-without-interruptions.json"
-);
 
 fn subcommands() -> Vec<String> {
     let out = Command::new(BIN).env("SCHEDLAB_DESCRIBE", "cli").output().unwrap();
@@ -147,32 +139,12 @@ fn long(sub: &str) -> Option<Long> {
                 &[],
             ),
             "predict" => (
-                vec![
-                    "predict",
-                    "--calibration",
-                    CALIBRATION,
-                    "--topology",
-                    TOPOLOGY,
-                    "--variants",
-                    "no-stats",
-                    "--threads",
-                    "1",
-                    "--lock",
-                    "fair-spin",
-                    "--validate",
-                    "--rounds",
-                    "100",
-                    "--duration",
-                    "0.3",
-                    "--ramp",
-                    "0",
-                    "--retries",
-                    "0",
-                    "--outside-list",
-                    "0,100,200,300,400,500",
-                    "--json",
-                    "p.json",
-                ],
+                words_and(
+                    "predict --variants no-stats --threads 1 --lock fair-spin --validate \
+                    --rounds 100 --duration 0.3 --ramp 0 --retries 0 \
+                    --outside-list 0,100,200,300,400,500 --json p.json",
+                    &["--calibration", CALIBRATION, "--topology", TOPOLOGY],
+                ),
                 3,
                 &["p.json"],
                 &[],

@@ -8,6 +8,18 @@
 
 use std::process::{Command, Output};
 
+/// The committed calibration that `predict` reads instead of calibrating (tests that predict, or
+/// validate, in a fraction of a second).
+pub const CALIBRATION: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/notes/results/2026-12-01-predict/calibration-3f2494e.json"
+);
+/// The committed topology profile of the same machine, for `predict --topology`.
+pub const TOPOLOGY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/notes/results/2026-12-01-predict/topology-4747bb8-without-interruptions.json"
+);
+
 /// The words of `line`, split at white space: a literal command line's arguments, in order.
 /// Only for words written in the test: a path or a value made at run time goes through
 /// [`words_and`], which does not split it.
