@@ -32,19 +32,11 @@ fn body(out: &std::process::Output) -> String {
 #[test]
 fn a_prediction_from_files_is_the_same_every_time_and_changes_with_the_seed() {
     let (cal, topo) = files();
-    let args = [
-        "predict",
-        "--calibration",
-        &cal,
-        "--topology",
-        &topo,
-        "--lock",
-        "both",
-        "--threads",
-        "1,4,8",
-        "--variants",
-        "sched-lock,no-stats",
-    ];
+    let from_files = ["--calibration", &cal, "--topology", &topo];
+    let args = words_and(
+        "predict --lock both --threads 1,4,8 --variants sched-lock,no-stats",
+        &from_files,
+    );
     let a = schedlab(&args);
     assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
     let b = schedlab(&args);
@@ -57,7 +49,7 @@ fn a_prediction_from_files_is_the_same_every_time_and_changes_with_the_seed() {
         ratio.trim_end().ends_with(" 1.55"),
         "the seeds' ratio is set beside the prediction: {text}"
     );
-    let mut seeded: Vec<&str> = args.to_vec();
+    let mut seeded = args.clone();
     seeded.extend(["--seed", "2"]);
     let c = schedlab(&seeded);
     assert!(c.status.success());
@@ -69,23 +61,10 @@ fn the_json_holds_the_inputs_and_every_point() {
     let (cal, topo) = files();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("p.json");
-    let out = schedlab(&[
-        "predict",
-        "--calibration",
-        &cal,
-        "--topology",
-        &topo,
-        "--lock",
-        "fair-spin",
-        "--threads",
-        "2,8",
-        "--variants",
-        "queue-lock",
-        "--outside-list",
-        "0,1000",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let out = schedlab(&words_and(
+        "predict --lock fair-spin --threads 2,8 --variants queue-lock --outside-list 0,1000",
+        &["--calibration", &cal, "--topology", &topo, "--json", json.to_str().unwrap()],
+    ));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let points = v["predictions"].as_array().unwrap();
