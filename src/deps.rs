@@ -51,6 +51,18 @@ pub(crate) enum Alone {
     Other,
 }
 
+/// What a subcommand's configuration cannot do without: the file `trace-summary` reads, the one
+/// variant `run` and `flamegraph` measure (the cheapest, `no-stats`). The in-process tests
+/// (`flag_props.rs`, `path_props.rs`) start their argument vectors from these.
+#[cfg(test)]
+pub(crate) fn needed_by_config(sub: &str) -> Vec<&'static str> {
+    match sub {
+        "run" | "flamegraph" => vec!["--variant", "no-stats"],
+        "trace-summary" => vec!["t.json"],
+        _ => vec![],
+    }
+}
+
 /// The argument vector `schedlab SUB [FILE] ARGS...`: only the positional clap requires.
 pub(crate) fn minimal(sub: &str, args: &[(String, Option<String>)]) -> Vec<String> {
     let mut argv = vec!["schedlab".to_string(), sub.to_string()];

@@ -8,16 +8,13 @@
 //! registry's (`path_props.rs`). Nothing runs: the configuration is built, not used.
 
 use crate::cli::{clap_error_line, parse_from, Cli, Command};
-use crate::deps::{minimal, options_alone, Alone, CANDIDATES};
+use crate::deps::{minimal, needed_by_config, options_alone, Alone, CANDIDATES};
 
 /// The cheapest arguments each subcommand's configuration accepts.
 fn base(sub: &str) -> Vec<&'static str> {
     match sub {
-        "run" => vec!["--variant", "no-stats"],
-        "flamegraph" => vec!["--variant", "no-stats"],
-        "trace-summary" => vec!["t.json"],
         "sweep" => vec!["--csv", "/tmp/schedlab-flag-props.csv"],
-        _ => vec![],
+        _ => needed_by_config(sub),
     }
 }
 

@@ -10,14 +10,11 @@ use crate::paths::Role;
 /// The cheapest arguments that make each subcommand's declaration possible.
 fn base(sub: &str) -> Vec<&'static str> {
     match sub {
-        "run" => vec!["--variant", "no-stats"],
-        "flamegraph" => vec!["--variant", "no-stats"],
-        "trace-summary" => vec!["t.json"],
         // `--inject-raw` needs `--inject`; the others do not mind it.
         "kernel" => vec!["--inject", "0,500"],
         // `--svg` draws the validation.
         "predict" => vec!["--validate"],
-        _ => vec![],
+        _ => crate::deps::needed_by_config(sub),
     }
 }
 
