@@ -5,7 +5,7 @@
 //! The profiler runs in the `schedlab` subprocess (pprof samples a whole process), one workload
 //! thread, half a second per variant.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 mod invoke;
 use invoke::{assert_bad_input, schedlab, words_and};
@@ -16,20 +16,27 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// Runs `schedlab` with the words of `line` and `--out dir`; it must succeed. Its stdout.
+fn flamegraph_into(dir: &Path, line: &str) -> String {
+    let out = schedlab(&words_and(line, &["--out", dir.to_str().unwrap()]));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
+/// The file `name` that a run wrote into `dir`.
+fn written(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
 #[test]
 fn writes_flamegraphs_a_differential_and_the_time_table() {
     let dir = scratch("run");
-    let out = schedlab(&words_and(
-        "flamegraph --variant no-stats --diff sched-lock no-stats \
-        --threads 1 --duration 0.5 --out",
-        &[dir.to_str().unwrap()],
-    ));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-
-    let read = |name: &str| {
-        std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-    };
+    let stdout = flamegraph_into(
+        &dir,
+        "flamegraph --variant no-stats --diff sched-lock no-stats --threads 1 --duration 0.5",
+    );
+    let read = |name: &str| written(&dir, name);
     let sched = read("sched-lock.svg");
     let none = read("no-stats.svg");
     let diff = read("diff-sched-lock-vs-no-stats.svg");
@@ -91,16 +98,11 @@ fn profiles_a_variant_on_the_insertion_lists() {
     let mut seen = 0;
     for attempt in 1..=ATTEMPTS {
         let dir = scratch(&format!("lists-{attempt}"));
-        let out = schedlab(&words_and(
-            "flamegraph --variant rstat+lists --diff rstat rstat+lists \
-            --threads 1 --duration 1 --out",
-            &[dir.to_str().unwrap()],
-        ));
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-        let read = |name: &str| {
-            std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-        };
+        let stdout = flamegraph_into(
+            &dir,
+            "flamegraph --variant rstat+lists --diff rstat rstat+lists --threads 1 --duration 1",
+        );
+        let read = |name: &str| written(&dir, name);
         let lists = read("rstat+lists.folded");
         let direct = read("rstat.folded");
         assert!(
