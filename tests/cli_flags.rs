@@ -166,21 +166,23 @@ fn refused(cases: &[Case]) -> Vec<String> {
     })
 }
 
-#[test]
-fn every_option_without_the_one_it_needs_is_refused_by_the_binary_before_any_work() {
-    let cases = requires_cases();
-    // The dependencies declared in main::command and the commands' flags (notes/reliability.md).
-    assert!(cases.len() >= 15, "the dependent options were found: {cases:?}");
-    let problems = refused(&cases);
-    println!("{} dependent options, each refused alone by the binary", cases.len());
+/// The cases were found (15 at least: the CLI declares more), and the binary refuses each
+/// ([`refused`]); `what` names them in the messages.
+fn assert_every_case_refused(cases: &[Case], what: &str) {
+    assert!(cases.len() >= 15, "the {what} were found: {cases:?}");
+    let problems = refused(cases);
+    println!("{} {what}, each refused by the binary", cases.len());
     assert!(problems.is_empty(), "{problems:#?}");
 }
 
 #[test]
+fn every_option_without_the_one_it_needs_is_refused_by_the_binary_before_any_work() {
+    // The dependencies declared in main::command and the commands' flags (notes/reliability.md),
+    // each option given alone.
+    assert_every_case_refused(&requires_cases(), "dependent options");
+}
+
+#[test]
 fn every_declared_conflict_is_refused_by_the_binary_before_any_work() {
-    let cases = conflict_cases();
-    assert!(cases.len() >= 15, "the declared conflicts were found: {cases:?}");
-    let problems = refused(&cases);
-    println!("{} conflicting pairs, each refused by the binary", cases.len());
-    assert!(problems.is_empty(), "{problems:#?}");
+    assert_every_case_refused(&conflict_cases(), "conflicting pairs");
 }
