@@ -1257,65 +1257,55 @@ fn group_depth_counts_the_levels_below_the_root() {
 /// joined and count as merges charged to the issuing group (I2, I7 hold); a bio next to nothing
 /// makes no merge. The depth limit: a queue whose group is at its share of the device's requests
 /// is over the limit, the same queue with room is not, and an idle queue is never looked at.
-struct BioMergeAndDepthLimit;
-
-impl schedlab_variants::VariantVisitor for BioMergeAndDepthLimit {
-    type Output = ();
-    fn visit<P: StatsPolicy>(self) {
-        let name = P::NAME;
-        let cfg = SchedConfig { slots: 2, nr_requests: 8, ..SchedConfig::default() };
-        let (sched, _hand) = manual_sched::<P>(cfg);
-        let g = sched.create_group(sched.root(), 100).unwrap();
-        let other = sched.create_group(sched.root(), 300).unwrap();
-        let p = sched.spawn_process(g).unwrap();
-        let q = sched.spawn_process(other).unwrap();
-        assert!(!p.limit_depth(), "{name}: an idle queue is not over any limit");
-        assert!(matches!(p.insert(spec(1000, 8, Op::READ_SYNC, 1)), InsertOutcome::Queued { .. }));
-        assert!(p.bio_merge(spec(992, 8, Op::READ_SYNC, 2)), "{name}: front merge");
-        assert!(p.bio_merge(spec(1008, 8, Op::READ_SYNC, 3)), "{name}: back merge");
-        assert!(!p.bio_merge(spec(5000, 8, Op::READ_SYNC, 4)), "{name}: nothing adjacent");
-        assert!(
-            !p.bio_merge(spec(1016, 8, Op::WRITE_SYNC, 5)),
-            "{name}: a write never joins a read"
-        );
-        let c = sched.counters();
-        assert_eq!((c.bio_merged, c.merged, c.inserted), (2, 2, 3), "{name}: {c:?}");
-        // Weights 100 and 300 at the root: g's share of 8 requests is 2. It has 1 allocated.
-        assert!(q
-            .insert(spec(90_000, 8, Op::READ_SYNC, 6))
-            .eq(&InsertOutcome::Queued { idle_timer_disabled: false }));
-        assert!(!p.limit_depth(), "{name}: one request of a share of two");
-        p.insert(spec(50_000, 8, Op::READ_SYNC, 7));
-        assert!(p.limit_depth(), "{name}: two requests of a share of two");
-        assert!(!q.limit_depth(), "{name}: the heavier group has room (1 of 6)");
-        assert_eq!(sched.counters().over_limit, 1);
-        let mut absorbed = Vec::new();
-        while let Some(rq) = sched.dispatch() {
-            if rq.tag == 1 {
-                assert_eq!((rq.sector, rq.sectors), (992, 24), "{name}: the merged request");
-            }
-            let done = rq.complete();
-            absorbed.extend(done.absorbed);
+fn bio_merge_and_depth_limit<P: StatsPolicy>() {
+    let name = P::NAME;
+    let cfg = SchedConfig { slots: 2, nr_requests: 8, ..SchedConfig::default() };
+    let (sched, _hand) = manual_sched::<P>(cfg);
+    let g = sched.create_group(sched.root(), 100).unwrap();
+    let other = sched.create_group(sched.root(), 300).unwrap();
+    let p = sched.spawn_process(g).unwrap();
+    let q = sched.spawn_process(other).unwrap();
+    assert!(!p.limit_depth(), "{name}: an idle queue is not over any limit");
+    assert!(matches!(p.insert(spec(1000, 8, Op::READ_SYNC, 1)), InsertOutcome::Queued { .. }));
+    assert!(p.bio_merge(spec(992, 8, Op::READ_SYNC, 2)), "{name}: front merge");
+    assert!(p.bio_merge(spec(1008, 8, Op::READ_SYNC, 3)), "{name}: back merge");
+    assert!(!p.bio_merge(spec(5000, 8, Op::READ_SYNC, 4)), "{name}: nothing adjacent");
+    assert!(!p.bio_merge(spec(1016, 8, Op::WRITE_SYNC, 5)), "{name}: a write never joins a read");
+    let c = sched.counters();
+    assert_eq!((c.bio_merged, c.merged, c.inserted), (2, 2, 3), "{name}: {c:?}");
+    // Weights 100 and 300 at the root: g's share of 8 requests is 2. It has 1 allocated.
+    assert!(q
+        .insert(spec(90_000, 8, Op::READ_SYNC, 6))
+        .eq(&InsertOutcome::Queued { idle_timer_disabled: false }));
+    assert!(!p.limit_depth(), "{name}: one request of a share of two");
+    p.insert(spec(50_000, 8, Op::READ_SYNC, 7));
+    assert!(p.limit_depth(), "{name}: two requests of a share of two");
+    assert!(!q.limit_depth(), "{name}: the heavier group has room (1 of 6)");
+    assert_eq!(sched.counters().over_limit, 1);
+    let mut absorbed = Vec::new();
+    while let Some(rq) = sched.dispatch() {
+        if rq.tag == 1 {
+            assert_eq!((rq.sector, rq.sectors), (992, 24), "{name}: the merged request");
         }
-        absorbed.sort_unstable();
-        assert_eq!(absorbed, vec![2, 3], "{name}");
-        assert!(!p.limit_depth(), "{name}: idle again");
-        drop((p, q));
-        assert!(
-            sched.quiesce_until_reclaimed(Duration::from_secs(10)),
-            "{name}: grace periods never ended"
-        );
-        let c = sched.check_consistency();
-        assert!(c.ok, "{name}: {c:?}");
-        assert_eq!(c.counters.inserted, c.counters.completed + c.counters.merged, "{name}");
+        let done = rq.complete();
+        absorbed.extend(done.absorbed);
     }
+    absorbed.sort_unstable();
+    assert_eq!(absorbed, vec![2, 3], "{name}");
+    assert!(!p.limit_depth(), "{name}: idle again");
+    drop((p, q));
+    assert!(
+        sched.quiesce_until_reclaimed(Duration::from_secs(10)),
+        "{name}: grace periods never ended"
+    );
+    let c = sched.check_consistency();
+    assert!(c.ok, "{name}: {c:?}");
+    assert_eq!(c.counters.inserted, c.counters.completed + c.counters.merged, "{name}");
 }
 
 #[test]
 fn bio_merge_and_depth_limit_on_every_variant() {
-    for info in schedlab_variants::ALL {
-        schedlab_variants::visit(info.name, BioMergeAndDepthLimit).unwrap();
-    }
+    for_every_variant!(bio_merge_and_depth_limit);
 }
 
 /// What the bio merge and the merge after it refuse, at their edges: a flush or priority bio
@@ -1323,70 +1313,63 @@ fn bio_merge_and_depth_limit_on_every_variant() {
 /// front; a merge up to `max_merge_sectors` is made, one past it is not (in front, and for the
 /// request a back merge grows into, `attempt_back_merge`); a grown request does not absorb a
 /// write. Each request is then dispatched with exactly the sectors and tags it took.
-struct BioMergeEdges;
-
-impl schedlab_variants::VariantVisitor for BioMergeEdges {
-    type Output = ();
-    fn visit<P: StatsPolicy>(self) {
-        let name = P::NAME;
-        let cfg = SchedConfig { slots: 2, max_merge_sectors: 256, ..SchedConfig::default() };
-        let (sched, _hand) = manual_sched::<P>(cfg);
-        let g = sched.create_group(sched.root(), 100).unwrap();
-        let p = sched.spawn_process(g).unwrap();
-        let read = |sector, sectors, tag| spec(sector, sectors, Op::READ_SYNC, tag);
-        let queued = |outcome| matches!(outcome, InsertOutcome::Queued { .. });
-        assert!(queued(p.insert(read(1000, 8, 1))), "{name}");
-        let flush = RequestSpec { at_head: true, ..read(1008, 8, 101) };
-        assert!(!p.bio_merge(flush), "{name}: an at-head bio never merges");
-        assert!(!p.bio_merge(read(900, 8, 102)), "{name}: a bio ending short of 1000");
-        // In front: up to the limit, not past it.
-        assert!(queued(p.insert(read(5000, 240, 2))), "{name}");
-        assert!(p.bio_merge(read(4984, 16, 103)), "{name}: 240 + 16 is the limit");
-        assert!(!p.bio_merge(read(4976, 8, 104)), "{name}: 256 + 8 is past it");
-        // At the back, then the grown request meets the next one: a write it does not take.
-        assert!(queued(p.insert(read(10_000, 8, 3))), "{name}");
-        assert!(queued(p.insert(spec(10_016, 8, Op::WRITE_SYNC, 4))), "{name}");
-        assert!(p.bio_merge(read(10_008, 8, 105)), "{name}");
-        // A read it takes up to the limit, and one past the limit it does not.
-        assert!(queued(p.insert(read(20_000, 8, 5))), "{name}");
-        assert!(queued(p.insert(read(20_016, 240, 6))), "{name}");
-        assert!(p.bio_merge(read(20_008, 8, 106)), "{name}");
-        assert!(queued(p.insert(read(30_000, 8, 7))), "{name}");
-        assert!(queued(p.insert(read(30_016, 248, 8))), "{name}");
-        assert!(p.bio_merge(read(30_008, 8, 107)), "{name}");
-        let mut dispatched = Vec::new();
-        while let Some(rq) = sched.dispatch() {
-            let (tag, sector, sectors) = (rq.tag, rq.sector, rq.sectors);
-            let mut absorbed = rq.complete().absorbed;
-            absorbed.sort_unstable();
-            dispatched.push((tag, sector, sectors, absorbed));
-        }
-        dispatched.sort_unstable();
-        let expected = [
-            (1, 1000, 8, vec![]),
-            (2, 4984, 256, vec![103]),
-            (3, 10_000, 16, vec![105]),
-            (4, 10_016, 8, vec![]),
-            (5, 20_000, 256, vec![6, 106]),
-            (7, 30_000, 16, vec![107]),
-            (8, 30_016, 248, vec![]),
-        ];
-        assert_eq!(dispatched, expected, "{name}");
-        drop(p);
-        assert!(
-            sched.quiesce_until_reclaimed(Duration::from_secs(10)),
-            "{name}: grace periods never ended"
-        );
-        let c = sched.check_consistency();
-        assert!(c.ok, "{name}: {c:?}");
+fn bio_merge_edges<P: StatsPolicy>() {
+    let name = P::NAME;
+    let cfg = SchedConfig { slots: 2, max_merge_sectors: 256, ..SchedConfig::default() };
+    let (sched, _hand) = manual_sched::<P>(cfg);
+    let g = sched.create_group(sched.root(), 100).unwrap();
+    let p = sched.spawn_process(g).unwrap();
+    let read = |sector, sectors, tag| spec(sector, sectors, Op::READ_SYNC, tag);
+    let queued = |outcome| matches!(outcome, InsertOutcome::Queued { .. });
+    assert!(queued(p.insert(read(1000, 8, 1))), "{name}");
+    let flush = RequestSpec { at_head: true, ..read(1008, 8, 101) };
+    assert!(!p.bio_merge(flush), "{name}: an at-head bio never merges");
+    assert!(!p.bio_merge(read(900, 8, 102)), "{name}: a bio ending short of 1000");
+    // In front: up to the limit, not past it.
+    assert!(queued(p.insert(read(5000, 240, 2))), "{name}");
+    assert!(p.bio_merge(read(4984, 16, 103)), "{name}: 240 + 16 is the limit");
+    assert!(!p.bio_merge(read(4976, 8, 104)), "{name}: 256 + 8 is past it");
+    // At the back, then the grown request meets the next one: a write it does not take.
+    assert!(queued(p.insert(read(10_000, 8, 3))), "{name}");
+    assert!(queued(p.insert(spec(10_016, 8, Op::WRITE_SYNC, 4))), "{name}");
+    assert!(p.bio_merge(read(10_008, 8, 105)), "{name}");
+    // A read it takes up to the limit, and one past the limit it does not.
+    assert!(queued(p.insert(read(20_000, 8, 5))), "{name}");
+    assert!(queued(p.insert(read(20_016, 240, 6))), "{name}");
+    assert!(p.bio_merge(read(20_008, 8, 106)), "{name}");
+    assert!(queued(p.insert(read(30_000, 8, 7))), "{name}");
+    assert!(queued(p.insert(read(30_016, 248, 8))), "{name}");
+    assert!(p.bio_merge(read(30_008, 8, 107)), "{name}");
+    let mut dispatched = Vec::new();
+    while let Some(rq) = sched.dispatch() {
+        let (tag, sector, sectors) = (rq.tag, rq.sector, rq.sectors);
+        let mut absorbed = rq.complete().absorbed;
+        absorbed.sort_unstable();
+        dispatched.push((tag, sector, sectors, absorbed));
     }
+    dispatched.sort_unstable();
+    let expected = [
+        (1, 1000, 8, vec![]),
+        (2, 4984, 256, vec![103]),
+        (3, 10_000, 16, vec![105]),
+        (4, 10_016, 8, vec![]),
+        (5, 20_000, 256, vec![6, 106]),
+        (7, 30_000, 16, vec![107]),
+        (8, 30_016, 248, vec![]),
+    ];
+    assert_eq!(dispatched, expected, "{name}");
+    drop(p);
+    assert!(
+        sched.quiesce_until_reclaimed(Duration::from_secs(10)),
+        "{name}: grace periods never ended"
+    );
+    let c = sched.check_consistency();
+    assert!(c.ok, "{name}: {c:?}");
 }
 
 #[test]
 fn bio_merge_edges_on_every_variant() {
-    for info in schedlab_variants::ALL {
-        schedlab_variants::visit(info.name, BioMergeEdges).unwrap();
-    }
+    for_every_variant!(bio_merge_edges);
 }
 
 /// `mainline` counts io_serviced when a request is submitted (before the scheduler lock, as
