@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 mod invoke;
-use invoke::{assert_bad_input, schedlab, words, words_and};
+use invoke::{assert_bad_input, assert_refused_saying, schedlab, words, words_and};
 
 fn scratch(name: &str) -> PathBuf {
     let dir =
@@ -303,17 +303,9 @@ fn a_bad_baseline_or_precision_is_one_line_and_exit_code_2_before_any_run() {
         (vec!["compare", "--precision", "150%"], "--precision"),
         (vec!["compare", "--max-time", "-1"], "--max-time"),
     ];
+    // One line and nothing else: no run was announced or made.
     for (args, said) in cases {
-        let out = schedlab(&args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        // One line and nothing else: no run was announced or made.
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
-        assert!(
-            stderr.contains(said) && !stderr.contains("panicked"),
-            "{args:?}: `{said}` not in {stderr}"
-        );
-        assert!(out.stdout.is_empty(), "{args:?} printed results");
+        assert_refused_saying(&args, said);
     }
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -571,15 +563,7 @@ fn an_old_build_that_cannot_serve_is_one_line_and_exit_code_2_before_any_run() {
     ];
     for (args, said) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = schedlab(&args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
-        assert!(
-            stderr.contains(said) && !stderr.contains("panicked"),
-            "{args:?}: `{said}` not in {stderr}"
-        );
-        assert!(out.stdout.is_empty(), "{args:?} printed results");
+        assert_refused_saying(&args, said);
     }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -48,3 +48,12 @@ pub fn assert_bad_input(args: &[&str], out: &Output) {
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     assert!(out.stdout.is_empty(), "{args:?} printed results");
 }
+
+/// Runs the binary with `args`, which it must refuse as bad input ([`assert_bad_input`]), in a
+/// line that says `said`.
+pub fn assert_refused_saying(args: &[&str], said: &str) {
+    let out = schedlab(args);
+    assert_bad_input(args, &out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(said), "{args:?}: `{said}` not in {stderr}");
+}
