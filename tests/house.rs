@@ -17,9 +17,10 @@ const MAX_COLUMNS: usize = 100;
 
 /// Lines wider than [`MAX_COLUMNS`] in the workspace's `.rs` files when this rule was made
 /// (2 824 by bytes before the tree was formatted; 617 characters wide after; 541 once the
-/// messages and comments of the reports, the CLI and its tests were wrapped). Lower it when you
-/// wrap some; raising it is what the rule exists to stop.
-const LONG_LINES_CEILING: usize = 541;
+/// messages and comments of the reports, the CLI and its tests were wrapped; 537 after the
+/// duplicated blocks were folded). Lower it when you wrap some; raising it is what the rule
+/// exists to stop.
+const LONG_LINES_CEILING: usize = 537;
 
 /// The folders whose `.rs` files are the workspace's sources.
 const SOURCE_DIRS: &[&str] = &["core", "variants", "verify", "benches", "src", "tests"];
