@@ -107,7 +107,8 @@ pub struct CompareConfig {
 impl CompareConfig {
     /// The defaults of `schedlab compare` (and of plain `cargo run --release`): every safe
     /// variant, all cores, one 1 s run each per round (statistics on and off in 100 ms windows),
-    /// sched-lock's A/A copy, the fair lock; 3 rounds at least, then rounds until every ratio is
+    /// sched-lock's A/A copy, the fair lock; [`precision::MIN_ROUNDS`] rounds at least (6, the
+    /// fewest with a 95 % interval), then rounds until every ratio is
     /// within ±3 % or a minute has passed ([`precision::DEFAULT`]). 30 to 60 s on 2 CPUs.
     pub fn defaults() -> Self {
         let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -121,7 +122,7 @@ impl CompareConfig {
             },
             variants: schedlab_variants::safe().map(|v| v.name).collect(),
             locks: vec![LockKind::FairSpin],
-            rounds: 3,
+            rounds: precision::MIN_ROUNDS,
             measure: Measure::Lockstat,
             lockstat_duration: Duration::from_secs(1),
             lockstat_window: Duration::from_millis(100),
@@ -264,7 +265,7 @@ pub struct NoiseFloor {
     pub ratio: Option<Spread>,
     /// Its 95 % bootstrap interval over rounds ([`ratio_interval`]).
     pub interval: Option<Interval>,
-    /// Why `interval` is null ("no interval: fewer than 3 rounds").
+    /// Why `interval` is null ("no interval: fewer than 6 rounds").
     pub no_interval: Option<String>,
     /// Set when the interval excludes 1: two copies of one variant differed beyond what the
     /// rounds' spread explains, so every other ratio of this lock kind is suspect. Says what the
@@ -430,7 +431,7 @@ pub struct RatioByLock {
     pub measured: Spread,
     /// The 95 % bootstrap interval of `measured` over rounds ([`ratio_interval`]).
     pub interval: Option<Interval>,
-    /// Why `interval` is null ("no interval: fewer than 3 rounds"); then neither verdict is
+    /// Why `interval` is null ("no interval: fewer than 6 rounds"); then neither verdict is
     /// given.
     pub no_interval: Option<String>,
     /// The interval against the seeds' range ([`judge_range`]); `None` without a range, without
@@ -1348,7 +1349,7 @@ mod tests {
         let ratio = no_stats.vs_sched_lock.as_ref().unwrap();
         assert_eq!(ratio.runs, vec![2.0, 2.0], "the moved round's 1.5 is not among them");
         let why = no_stats.vs_sched_lock_no_interval.as_deref();
-        assert_eq!(why, Some("no interval: fewer than 3 rounds"));
+        assert_eq!(why, Some("no interval: fewer than 6 rounds"));
         let note = placement.note().expect("the moves are told");
         let moved = "round(s) 4 changed placement while running and are left out";
         let kept = "4 of 6 rounds left out: every figure rests on the 2 kept, in the near \
@@ -1397,12 +1398,14 @@ mod tests {
 
     #[test]
     fn rounds_that_keep_moving_stop_at_the_time_limit_however_few_are_kept() {
-        // A limit of 100 s: the 3 rounds asked are made (90 s), all made again for their
-        // placement, and a fourth would end past the limit.
+        // A limit of 100 s: the 6 rounds a precision makes at least (the fewest for an interval,
+        // `precision::MIN_ROUNDS`) are made (180 s), the first 3 made again for their placement,
+        // and a seventh is not begun past the limit.
         let (report, took) = always_moving(100);
         let p = report.precision.clone().expect("a precision outcome");
         assert_eq!(p.stopped, StopReason::TimeLimitReached, "{}", p.line());
-        assert_eq!(took, Duration::from_secs(90), "3 rounds of 3 runs, and no more");
+        assert_eq!(precision::MIN_ROUNDS, 6);
+        assert_eq!(took, Duration::from_secs(180), "6 rounds of 3 runs, and no more");
         assert_eq!(report.placement.rounds_run_again, vec![0, 1, 2]);
         assert_eq!(report.rounds_completed, 0);
     }
@@ -1439,26 +1442,27 @@ mod tests {
         assert_eq!(p.stopped, StopReason::PrecisionReached, "{}", p.line());
         assert_eq!(
             (p.rounds, report.rounds_completed),
-            (3, 3),
-            "three rounds give every ratio its interval"
+            (precision::MIN_ROUNDS, precision::MIN_ROUNDS),
+            "six rounds give every ratio its interval"
         );
         assert_eq!(p.widest.as_ref().and_then(|w| w.half_width), Some(0.0));
         assert!(p.line().starts_with("precision reached"), "{}", p.line());
-        assert_eq!(recorder.steps, 9, "3 rounds x (2 variants + the A/A copy)");
+        assert_eq!(recorder.steps, 18, "6 rounds x (2 variants + the A/A copy)");
     }
 
     #[test]
     fn ratios_that_never_agree_stop_at_the_time_limit_and_say_so() {
         let mut cfg = small(vec!["sched-lock", "no-stats"], 3);
         cfg.workload.duration = Duration::from_millis(10);
-        // A limit already passed when the three first rounds end: no round is added.
+        // A limit already passed when the first rounds end: none is added past the six an
+        // interval needs (3 asked, never fewer than `precision::MIN_ROUNDS`).
         cfg.precision = precise(0.03, Duration::from_millis(1));
         let runner = pinned(|v, round| if v == "no-stats" && round % 2 == 1 { 3.0 } else { 1.0 });
         let report =
             run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
         let p = report.precision.clone().expect("a precision outcome");
         assert_eq!(p.stopped, StopReason::TimeLimitReached, "{}", p.line());
-        assert_eq!(p.rounds, 3);
+        assert_eq!(p.rounds, precision::MIN_ROUNDS);
         let widest = p.widest.clone().expect("a widest ratio");
         assert!(widest.half_width.unwrap() > 0.03, "{widest:?}");
         assert!(
@@ -1485,7 +1489,7 @@ mod tests {
 
     #[test]
     fn a_comparison_against_its_own_json_says_no_change_and_a_changed_one_regressed() {
-        let mut cfg = small(vec!["sched-lock", "no-stats", "epoch"], 4);
+        let mut cfg = small(vec!["sched-lock", "no-stats", "epoch"], 6);
         cfg.workload.duration = Duration::from_millis(10);
         let steady = |v: &str, round: usize| match v {
             "no-stats" => 2.0 + 0.02 * (round % 2) as f64,
@@ -1595,11 +1599,11 @@ mod tests {
 
     #[test]
     fn two_builds_run_each_entry_back_to_back_taking_turns_and_pair_their_ratios_by_round() {
-        let (report, calls) = two_builds(4, state, state, None);
+        let (report, calls) = two_builds(6, state, state, None);
         let b = report.builds.as_ref().expect("two builds compared");
-        // 4 rounds × 4 entries (three variants, the A/A copy) × 2 builds.
-        assert_eq!(calls.len(), 32);
-        for (pair, round) in calls.chunks(2).zip((0..4).flat_map(|r| [r; 4])) {
+        // 6 rounds × 4 entries (three variants, the A/A copy) × 2 builds.
+        assert_eq!(calls.len(), 48);
+        for (pair, round) in calls.chunks(2).zip((0..6).flat_map(|r| [r; 4])) {
             let sides = [pair[0].0, pair[1].0];
             assert_eq!(sides, builds::order(round), "round {round}: {calls:?}");
             assert_eq!(pair[0].1, pair[1].1, "one entry with both builds back to back");
@@ -1607,7 +1611,7 @@ mod tests {
         let names: Vec<&str> = b.changes.iter().map(|c| c.ratio.as_str()).collect();
         assert_eq!(names, ["no-stats ÷ sched-lock", "epoch ÷ sched-lock"]);
         for c in &b.changes {
-            assert_eq!((c.rounds, c.change), (4, Some(0.0)), "{c:?}");
+            assert_eq!((c.rounds, c.change), (6, Some(0.0)), "{c:?}");
             assert_eq!(c.verdict, Some(ChangeVerdict::NoChange), "{c:?}");
         }
         assert_eq!(
@@ -1616,10 +1620,10 @@ mod tests {
         );
         // The rest of the report is this build's.
         let no_stats = report.results.iter().find(|r| r.variant == "no-stats").unwrap();
-        assert_eq!((no_stats.runs, no_stats.status), (4, "complete"));
+        assert_eq!((no_stats.runs, no_stats.status), (6, "complete"));
         // This build's epoch 20 % slower in every round: regressed.
         let slower = |v: &str, round: usize| state(v, round) * if v == "epoch" { 0.8 } else { 1.0 };
-        let (report, _) = two_builds(4, slower, state, None);
+        let (report, _) = two_builds(6, slower, state, None);
         let b = report.builds.unwrap();
         let verdict = |ratio: &str| b.changes.iter().find(|c| c.ratio == ratio).unwrap().verdict;
         assert_eq!(verdict("epoch ÷ sched-lock"), Some(ChangeVerdict::Regressed));
@@ -1678,7 +1682,7 @@ mod tests {
 
     #[test]
     fn a_goal_is_judged_only_on_runs_that_were_not_disturbed() {
-        let mut cfg = small(vec!["epoch", "debug-off"], 3);
+        let mut cfg = small(vec!["epoch", "debug-off"], 6);
         cfg.workload.duration = Duration::from_millis(10);
         let verdict = |others: f64| {
             // Real runs, with their throughput pinned: the verdict logic is under test, and a
@@ -1704,7 +1708,7 @@ mod tests {
         assert_eq!(
             quiet.interval,
             Some(Interval { lo: 2.0, hi: 2.0 }),
-            "three rounds of 2.0: the interval is 2.0"
+            "six rounds of 2.0: the interval is 2.0"
         );
         assert_eq!(quiet.meets_goal, Some(GoalVerdict::Met), "2.0 against a goal of 0.95");
         let busy = verdict(1.5);
@@ -1712,7 +1716,7 @@ mod tests {
         assert_eq!(busy.seed_range_overlap, None);
         assert!(busy.interval.is_some(), "the interval is still reported");
         let why = busy.not_judged.expect("said why");
-        assert!(why.starts_with("disturbed: 6 of 6 runs"), "{why}");
+        assert!(why.starts_with("disturbed: 12 of 12 runs"), "{why}");
     }
 
     #[test]
@@ -1791,7 +1795,7 @@ mod tests {
 
     #[test]
     fn the_aa_pair_gives_the_noise_floor_and_no_aa_leaves_it_out() {
-        let mut cfg = small(vec!["sched-lock", "no-stats"], 3);
+        let mut cfg = small(vec!["sched-lock", "no-stats"], 6);
         cfg.workload.duration = Duration::from_millis(10);
         // Throughput pinned (the floor's arithmetic is under test, not this machine's noise).
         let runner = |v: &str, w: &WorkloadConfig, i: &AtomicBool| {
@@ -1804,35 +1808,35 @@ mod tests {
         let mut recorder = Recorder::default();
         let report =
             run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut recorder).unwrap();
-        assert_eq!(recorder.steps, 9, "3 rounds x (2 variants + the copy)");
+        assert_eq!(recorder.steps, 18, "6 rounds x (2 variants + the copy)");
         let names: Vec<&str> = report.results.iter().map(|r| r.variant).collect();
         assert_eq!(names, ["sched-lock", "no-stats"], "the copy is not a variant's row");
         assert_eq!(report.noise_floor.len(), 1);
         let floor = &report.noise_floor[0];
-        assert_eq!((floor.copy.variant, floor.copy.runs), (AA_LABEL, 3));
-        assert_eq!(floor.ratio.as_ref().map(|r| r.runs.len()), Some(3));
+        assert_eq!((floor.copy.variant, floor.copy.runs), (AA_LABEL, 6));
+        assert_eq!(floor.ratio.as_ref().map(|r| r.runs.len()), Some(6));
         assert_eq!(floor.interval, Some(Interval { lo: 1.0, hi: 1.0 }));
         assert_eq!(floor.unreliable, None);
         assert!(report.unreliable().is_empty() && report.noise_floor_not_measured.is_none());
         let sched = &report.results[0];
         assert_eq!(sched.vs_sched_lock_interval, Some(Interval { lo: 1.0, hi: 1.0 }));
 
-        let two = run_with(
+        let five = run_with(
             &runner,
             &no_probe,
-            &CompareConfig { rounds: 2, ..cfg.clone() },
+            &CompareConfig { rounds: 5, ..cfg.clone() },
             &AtomicBool::new(false),
             &mut Silent,
         )
         .unwrap();
-        assert_eq!(two.noise_floor[0].interval, None);
+        assert_eq!(five.noise_floor[0].interval, None);
         assert_eq!(
-            two.noise_floor[0].no_interval.as_deref(),
-            Some("no interval: fewer than 3 rounds")
+            five.noise_floor[0].no_interval.as_deref(),
+            Some("no interval: fewer than 6 rounds")
         );
         assert_eq!(
-            two.results[1].vs_sched_lock_no_interval.as_deref(),
-            Some("no interval: fewer than 3 rounds")
+            five.results[1].vs_sched_lock_no_interval.as_deref(),
+            Some("no interval: fewer than 6 rounds")
         );
 
         let mut recorder = Recorder::default();
@@ -1844,7 +1848,7 @@ mod tests {
             &mut recorder,
         )
         .unwrap();
-        assert_eq!(recorder.steps, 6);
+        assert_eq!(recorder.steps, 12);
         assert!(off.noise_floor.is_empty());
         assert_eq!(off.noise_floor_not_measured.as_deref(), Some("--no-aa"));
     }

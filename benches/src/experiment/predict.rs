@@ -208,7 +208,7 @@ impl ValidationReport {
     /// wholly outside it or an ordering differs, inconclusive otherwise (some interval reaches
     /// across a bound). [`GoalNotJudged`] when it is not judged: some row kept a run that other
     /// processes disturbed (above `driver::workload::OTHERS_DISTURB_CPUS`), no point has an error
-    /// to judge, or a measured point has no interval (fewer than 3 repetitions).
+    /// to judge, or a measured point has no interval (fewer than 6 repetitions).
     pub fn goal_verdict(&self) -> Result<GoalVerdict, GoalNotJudged> {
         if let Some(why) = self.disturbed() {
             return Err(GoalNotJudged::Disturbed(why));
@@ -642,7 +642,7 @@ mod tests {
             error_interval_pct: within_goal.map(|_| Interval { lo: 10.0, hi: 10.0 }),
             no_interval: within_goal
                 .is_none()
-                .then(|| "no interval: fewer than 3 repetitions".into()),
+                .then(|| crate::stats::no_interval_reason("repetitions")),
             within_goal,
             other_cpus_max: 0.0,
             reruns: 0,

@@ -11,7 +11,7 @@
 //! A variant's ratio to `no-stats` is taken within each round (the two measurements shared the
 //! machine's state) and carries the 95 % bootstrap interval over rounds of its median
 //! ([`crate::stats::ratio_interval`]); so does the cost of the lock statistics, a ratio within
-//! each measurement. Fewer than 3 rounds: no interval, and the reason.
+//! each measurement. Fewer than 6 rounds: no interval, and the reason.
 
 use super::observer::{Event, Observer};
 use crate::driver::roundtrip::{lockstat_windows_named_until, measure_named_until, window_ratios};
@@ -88,7 +88,7 @@ pub struct VariantRoundtrip {
     pub vs_no_stats: Option<Spread>,
     /// The 95 % bootstrap interval of `vs_no_stats`'s median over rounds.
     pub vs_no_stats_interval: Option<Interval>,
-    /// Why the intervals are null ("no interval: fewer than 3 rounds").
+    /// Why the intervals are null ("no interval: fewer than 6 rounds").
     pub no_interval: Option<String>,
 }
 
@@ -268,21 +268,22 @@ mod tests {
         // The machine's speed drifts 3x over the rounds; sched-lock costs 1.5x no-stats in every
         // round. Paired within rounds the ratio is 1.5 exactly, an interval of one point.
         let names = ["sched-lock", "no-stats"];
-        let no_stats = vec![100.0, 200.0, 300.0, 150.0, 250.0];
+        let no_stats = vec![100.0, 200.0, 300.0, 150.0, 250.0, 120.0];
         let sched: Vec<f64> = no_stats.iter().map(|x| 1.5 * x).collect();
-        let costs = vec![vec![4.0, 6.0, 5.0, 5.5, 4.5], vec![1.0; 5]];
+        let costs = vec![vec![4.0, 6.0, 5.0, 5.5, 4.5, 5.2], vec![1.0; 6]];
         let v = summarise(&names, &[sched, no_stats], &[Vec::new(), Vec::new()], &costs);
         let sched = &v[0];
         assert_eq!(sched.vs_no_stats.as_ref().map(|r| r.median), Some(1.5));
         assert_eq!(sched.vs_no_stats_interval, Some(Interval { lo: 1.5, hi: 1.5 }));
-        let cost = sched.lockstat_cost_interval_pct.expect("five rounds");
+        let cost = sched.lockstat_cost_interval_pct.expect("six rounds");
         assert!(cost.lo >= 4.0 && cost.hi <= 6.0 && cost.lo < 5.0 && cost.hi > 5.0, "{cost:?}");
         assert_eq!(sched.no_interval, None);
-        // Two rounds: the figures, and no interval with its reason.
+        // Five rounds: the figures, and no interval with its reason.
         let none = [Vec::new(), Vec::new()];
-        let v = summarise(&names, &[vec![150.0, 300.0], vec![100.0, 200.0]], &none, &none);
+        let (plain, sched_five) = (vec![100.0, 200.0, 300.0, 150.0, 250.0], vec![150.0; 5]);
+        let v = summarise(&names, &[sched_five, plain], &none, &none);
         assert_eq!((v[0].vs_no_stats_interval, v[0].lockstat_cost_interval_pct), (None, None));
-        assert_eq!(v[0].no_interval.as_deref(), Some("no interval: fewer than 3 rounds"));
+        assert_eq!(v[0].no_interval.as_deref(), Some("no interval: fewer than 6 rounds"));
         let json = serde_json::to_value(&v[0]).unwrap();
         assert!(json["vs_no_stats_interval"].is_null(), "{json}");
         assert!(json["no_interval"].is_string(), "{json}");

@@ -30,7 +30,7 @@
 //! is taken within each round (the two runs were minutes apart at most, on the same machine
 //! state) and reported as the median of those per-round ratios with the 95 % bootstrap interval
 //! over rounds ([`crate::stats::ratio_interval`]); the model's error has the interval of the same
-//! resampling of whole rounds ([`crate::stats::bootstrap_rounds`]). Fewer than 3 rounds: no
+//! resampling of whole rounds ([`crate::stats::bootstrap_rounds`]). Fewer than 6 rounds: no
 //! interval, and the reason in its place.
 
 use crate::driver::host::other_runnable_threads;
@@ -1032,7 +1032,7 @@ pub struct SeriesModel {
     /// The 95 % bootstrap interval of `error_pct` over rounds (whole rounds resampled, the same
     /// statistic of each resample; [`model_error_interval`]).
     pub error_interval_pct: Option<Interval>,
-    /// Why `error_interval_pct` is null ("no interval: fewer than 3 rounds").
+    /// Why `error_interval_pct` is null ("no interval: fewer than 6 rounds").
     pub no_interval: Option<String>,
     /// (threads, model KIOPS) at 8, 16, 64 (those the machine has).
     pub at: Vec<(usize, f64)>,
@@ -1243,7 +1243,7 @@ pub struct SweepRatio {
     /// The 95 % bootstrap interval of the ratio's median over rounds
     /// ([`crate::stats::ratio_interval`]).
     pub interval: Option<Interval>,
-    /// Why `interval` is null ("no interval: fewer than 3 rounds").
+    /// Why `interval` is null ("no interval: fewer than 6 rounds").
     pub no_interval: Option<String>,
 }
 
@@ -1600,8 +1600,8 @@ pub(crate) mod tests {
 
     #[test]
     fn a_ratio_is_paired_within_rounds_with_an_interval_over_them() {
-        // The machine's speed drifts 4x over five rounds; epoch is 1.2x sched-lock in each.
-        let speeds = [100.0, 400.0, 200.0, 300.0, 250.0];
+        // The machine's speed drifts 4x over six rounds; epoch is 1.2x sched-lock in each.
+        let speeds = [100.0, 400.0, 200.0, 300.0, 250.0, 150.0];
         let mut pts = Vec::new();
         for (round, s) in speeds.iter().enumerate() {
             pts.push(in_round("sched-lock", 2, *s, round));
@@ -1616,16 +1616,16 @@ pub(crate) mod tests {
         assert_eq!(r.len(), 2);
         assert_eq!((r[1].threads, r[1].ratio.as_ref().map(|s| s.median)), (1, Some(0.5)));
         let ratio = r[0].ratio.as_ref().unwrap();
-        assert!((ratio.median - 1.2).abs() < 1e-9 && ratio.runs.len() == 5);
-        let i = r[0].interval.expect("five rounds");
+        assert!((ratio.median - 1.2).abs() < 1e-9 && ratio.runs.len() == 6);
+        let i = r[0].interval.expect("six rounds");
         assert!((i.lo - 1.2).abs() < 1e-9 && (i.hi - 1.2).abs() < 1e-9, "paired: no spread, {i:?}");
         assert_eq!(r[0].no_interval, None);
-        // Two rounds: the ratio, no interval, and why.
-        let first_two = |p: &&SweepPoint| p.round < 2 && p.threads == 2;
-        let two: Vec<SweepPoint> = pts.iter().filter(first_two).cloned().collect();
-        let r = ratios(&two, "sched-lock");
+        // Five rounds: the ratio, no interval, and why.
+        let first_five = |p: &&SweepPoint| p.round < 5 && p.threads == 2;
+        let five: Vec<SweepPoint> = pts.iter().filter(first_five).cloned().collect();
+        let r = ratios(&five, "sched-lock");
         assert!(r[0].ratio.is_some() && r[0].interval.is_none());
-        assert_eq!(r[0].no_interval.as_deref(), Some("no interval: fewer than 3 rounds"));
+        assert_eq!(r[0].no_interval.as_deref(), Some("no interval: fewer than 6 rounds"));
         let json = serde_json::to_value(&r[0]).unwrap();
         assert!(json["interval"].is_null() && json["no_interval"].is_string(), "{json}");
         assert_eq!(reference_variant(&["epoch", "sched-lock"]), Some("sched-lock"));
@@ -1637,20 +1637,20 @@ pub(crate) mod tests {
     fn the_models_error_has_an_interval_over_rounds() {
         // The model says 2000 and ~4000 KIOPS; the rounds measure around 1800 and 3600.
         let mut pts = Vec::new();
-        for (round, f) in [1.0, 0.95, 1.05, 0.9, 1.1].iter().enumerate() {
+        for (round, f) in [1.0, 0.95, 1.05, 0.9, 1.1, 0.97].iter().enumerate() {
             pts.push(in_round("sched-lock", 1, 1800.0 * f, round));
             pts.push(in_round("sched-lock", 2, 3600.0 * f, round));
         }
         let model_of = |pts: &[SweepPoint]| sched_lock_models(pts).remove(0);
         let m = &model_of(&pts);
         let e = m.error_pct.unwrap();
-        let i = m.error_interval_pct.expect("five rounds");
+        let i = m.error_interval_pct.expect("six rounds");
         assert!(i.lo <= e && e <= i.hi && i.hi > i.lo, "{e} {i:?}");
         assert_eq!(m.no_interval, None);
-        let few: Vec<SweepPoint> = pts.iter().filter(|p| p.round < 2).cloned().collect();
+        let few: Vec<SweepPoint> = pts.iter().filter(|p| p.round < 5).cloned().collect();
         let m = model_of(&few);
         assert_eq!(m.error_interval_pct, None);
-        assert_eq!(m.no_interval.as_deref(), Some("no interval: fewer than 3 rounds"));
+        assert_eq!(m.no_interval.as_deref(), Some("no interval: fewer than 6 rounds"));
     }
 
     #[test]

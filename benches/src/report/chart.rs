@@ -355,7 +355,7 @@ mod tests {
                             predicted,
                             error_pct: Some(12.0),
                             error_interval_pct: None,
-                            no_interval: Some("no interval: fewer than 3 rounds".into()),
+                            no_interval: Some("no interval: fewer than 6 rounds".into()),
                             usl: Some((0.05, 0.001)),
                             measured_thread_counts: 2,
                         });

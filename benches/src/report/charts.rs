@@ -1146,7 +1146,7 @@ mod tests {
     #[test]
     fn validation_chart_marks_the_model_with_its_band() {
         let row = |variant: &'static str, measured: Vec<f64>, predicted: f64| Row {
-            no_interval: Some("no interval: fewer than 3 repetitions".into()),
+            no_interval: Some("no interval: fewer than 6 repetitions".into()),
             ..validation_row(variant, LockKind::FairSpin, "direct", 0, 2, measured, predicted)
         };
         let rows = vec![

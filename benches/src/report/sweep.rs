@@ -281,9 +281,10 @@ fn ratios_table(report: &SweepReport) -> Option<Table> {
         ]);
     }
     t.note(format!("KIOPS ÷ {reference}'s in the same round; median, min and max over rounds"));
-    t.note(
-        "95%: the percentile-bootstrap interval of the median over rounds (none below 3 rounds)",
-    );
+    t.note(format!(
+        "95%: the percentile-bootstrap interval of the median over rounds (none below {} rounds)",
+        crate::stats::BOOTSTRAP_MIN_VALUES
+    ));
     note_whys(
         &mut t,
         report.ratios.iter().filter(|r| r.interval.is_none()).map(|r| r.no_interval.as_ref()),

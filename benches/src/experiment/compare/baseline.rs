@@ -407,7 +407,8 @@ pub struct RatioChange {
     pub change: f64,
     /// Its 95 % two-sample bootstrap interval (fractions, as `change`).
     pub interval: Option<Interval>,
-    /// Why `interval` is null (either side has fewer than 3 rounds); then no verdict.
+    /// Why `interval` is null (either side has fewer than [`BOOTSTRAP_MIN_VALUES`] rounds); then
+    /// no verdict.
     pub no_interval: Option<String>,
     /// The largest change between two of the baseline's runs ([`between_run_floor`]); `null`
     /// with one baseline run.
@@ -470,7 +471,7 @@ mod tests {
 
     #[test]
     fn a_ratio_against_itself_is_no_change() {
-        let r = runs("queue-lock ÷ sched-lock", &[1.02, 1.10, 0.97, 1.05, 1.01]);
+        let r = runs("queue-lock ÷ sched-lock", &[1.02, 1.10, 0.97, 1.05, 1.01, 1.03]);
         let c = compare_ratio(&r, &r.runs, DEFAULT_THRESHOLD);
         assert_eq!(c.change, 0.0);
         assert!(c.interval.unwrap().contains(0.0), "{c:?}");
@@ -479,19 +480,19 @@ mod tests {
 
     #[test]
     fn a_ratio_that_moved_beyond_the_band_is_improved_or_regressed() {
-        let then = [1.00, 1.02, 0.98, 1.01, 0.99];
-        let down = runs("epoch ÷ sched-lock", &[0.80, 0.82, 0.79, 0.81, 0.80]);
+        let then = [1.00, 1.02, 0.98, 1.01, 0.99, 1.00];
+        let down = runs("epoch ÷ sched-lock", &[0.80, 0.82, 0.79, 0.81, 0.80, 0.81]);
         let c = compare_ratio(&down, &then, DEFAULT_THRESHOLD);
         assert_eq!(c.verdict, Some(ChangeVerdict::Regressed), "{c:?}");
         assert!((c.change + 0.2).abs() < 0.02, "{c:?}");
-        let up = runs("epoch ÷ sched-lock", &[1.20, 1.22, 1.19, 1.21, 1.18]);
+        let up = runs("epoch ÷ sched-lock", &[1.20, 1.22, 1.19, 1.21, 1.18, 1.20]);
         assert_eq!(
             compare_ratio(&up, &then, DEFAULT_THRESHOLD).verdict,
             Some(ChangeVerdict::Improved)
         );
         // 3 % up is inside a ±5 % band, and beyond a ±1 % one.
-        let slight = runs("epoch ÷ sched-lock", &[1.03, 1.03, 1.03, 1.03, 1.03]);
-        let flat = [1.0; 5];
+        let slight = runs("epoch ÷ sched-lock", &[1.03; 6]);
+        let flat = [1.0; 6];
         assert_eq!(compare_ratio(&slight, &flat, 0.05).verdict, Some(ChangeVerdict::NoChange));
         assert_eq!(compare_ratio(&slight, &flat, 0.01).verdict, Some(ChangeVerdict::Improved));
     }
@@ -529,14 +530,16 @@ mod tests {
     }
 
     #[test]
-    fn two_rounds_on_a_side_give_no_interval_and_no_verdict() {
-        let c = compare_ratio(&runs("x ÷ sched-lock", &[1.0, 1.1]), &[1.0, 1.0, 1.0], 0.05);
+    fn five_rounds_on_a_side_give_no_interval_and_no_verdict() {
+        let five = [1.0, 1.1, 1.0, 1.1, 1.0];
+        let c = compare_ratio(&runs("x ÷ sched-lock", &five), &[1.0; 6], 0.05);
         assert_eq!((c.interval, c.verdict), (None, None));
-        assert_eq!(c.no_interval.as_deref(), Some("no interval: fewer than 3 rounds on a side"));
+        assert_eq!(c.no_interval.as_deref(), Some("no interval: fewer than 6 rounds on a side"));
     }
 
     /// The committed fixture: `schedlab compare --threads 1 --variants sched-lock,no-stats,epoch
-    /// --rounds 3 ... --json` (benches/tests/fixtures/compare/).
+    /// --rounds 10 --duration 0.2 ... --json` (benches/tests/fixtures/compare/): more than the 6 rounds
+    /// a 95 % interval needs ([`crate::stats::BOOTSTRAP_MIN_VALUES`]).
     const FIXTURE: &str = include_str!("../../../tests/fixtures/compare/baseline.json");
     const FIXTURE_VARIANTS: [&str; 3] = ["sched-lock", "no-stats", "epoch"];
 
@@ -615,8 +618,8 @@ mod tests {
     fn tight() -> Baseline {
         Baseline {
             ratios: vec![
-                runs("no-stats ÷ sched-lock", &[1.50, 1.51, 1.49, 1.50, 1.52]),
-                runs("epoch ÷ sched-lock", &[1.20, 1.19, 1.21, 1.20, 1.22]),
+                runs("no-stats ÷ sched-lock", &[1.50, 1.51, 1.49, 1.50, 1.52, 1.51]),
+                runs("epoch ÷ sched-lock", &[1.20, 1.19, 1.21, 1.20, 1.22, 1.21]),
             ],
             ..fixture()
         }

@@ -87,7 +87,8 @@ pub struct BuildChange {
     pub round_changes: Vec<f64>,
     /// The 95 % bootstrap interval of `change` over the paired rounds.
     pub interval: Option<Interval>,
-    /// Why `interval` is null (fewer than 3 paired rounds); then no verdict.
+    /// Why `interval` is null (fewer than [`crate::stats::BOOTSTRAP_MIN_VALUES`] paired rounds);
+    /// then no verdict.
     pub no_interval: Option<String>,
     /// The no-change band's half-width (fraction).
     pub band: f64,
@@ -302,7 +303,7 @@ mod tests {
 
     #[test]
     fn a_ratio_that_moved_in_every_round_is_improved_or_regressed() {
-        let state = [1.0, 1.2, 0.8, 1.1];
+        let state = [1.0, 1.2, 0.8, 1.1, 0.9, 1.05];
         let baseline = ratios_of(&state, 130.0, 100.0);
         let slower = ratios_of(&state, 100.0, 100.0);
         let c = paired_change("v ÷ sched-lock".into(), LOCK, &slower, &baseline, 0.05);
@@ -318,9 +319,10 @@ mod tests {
 
     #[test]
     fn an_interval_across_the_bands_edge_is_inconclusive() {
-        // Changes of 0, +8, +3, +9, −1 %: the interval reaches from inside the band to beyond it.
-        let baseline = rounds(&[1.0; 5]);
-        let this = rounds(&[1.0, 1.08, 1.03, 1.09, 0.99]);
+        // Changes of 0, +8, +3, +9, −1, +6 %: the interval reaches from inside the band to
+        // beyond it.
+        let baseline = rounds(&[1.0; 6]);
+        let this = rounds(&[1.0, 1.08, 1.03, 1.09, 0.99, 1.06]);
         let c = paired_change("v ÷ sched-lock".into(), LOCK, &this, &baseline, 0.05);
         let i = c.interval.unwrap();
         assert!(i.lo < 0.05 && i.hi > 0.05, "{c:?}");
@@ -329,13 +331,14 @@ mod tests {
 
     #[test]
     fn a_round_only_one_build_finished_pairs_with_nothing() {
-        let this = vec![(0, 1.0), (1, 1.0), (2, 1.0), (3, 5.0)];
-        let baseline = vec![(0, 1.0), (1, 1.0), (2, 1.0)];
+        let this: Vec<(usize, f64)> = (0..6).map(|r| (r, 1.0)).chain([(6, 5.0)]).collect();
+        let baseline: Vec<(usize, f64)> = (0..6).map(|r| (r, 1.0)).collect();
         let c = paired_change("v ÷ sched-lock".into(), LOCK, &this, &baseline, 0.05);
-        assert_eq!((c.rounds, c.change), (3, Some(0.0)), "round 3 has no pair: {c:?}");
-        let two = paired_change("v ÷ sched-lock".into(), LOCK, &this[..2], &baseline, 0.05);
-        assert_eq!((two.interval, two.verdict), (None, None));
-        assert_eq!(two.no_interval.as_deref(), Some("no interval: fewer than 3 rounds"));
+        assert_eq!((c.rounds, c.change), (6, Some(0.0)), "round 6 has no pair: {c:?}");
+        assert!(c.interval.is_some(), "six paired rounds: {c:?}");
+        let five = paired_change("v ÷ sched-lock".into(), LOCK, &this[..5], &baseline, 0.05);
+        assert_eq!((five.interval, five.verdict), (None, None));
+        assert_eq!(five.no_interval.as_deref(), Some("no interval: fewer than 6 rounds"));
     }
 
     #[test]

@@ -75,8 +75,8 @@ pub fn judge_cost(interval: Interval, limit: f64) -> Result<CostVerdict, CostBel
 }
 
 /// The 95 % bootstrap interval over rounds of the median of pooled window comparisons: `rounds`
-/// holds each round's comparisons (%); a round with none is left out. Fewer than 3 rounds with
-/// comparisons: no interval.
+/// holds each round's comparisons (%); a round with none is left out. Fewer than
+/// [`crate::stats::BOOTSTRAP_MIN_VALUES`] rounds with comparisons: no interval.
 pub fn pooled_cost_interval(rounds: &[Vec<f64>]) -> Result<Interval, NoInterval> {
     let rounds: Vec<&Vec<f64>> =
         rounds.iter().filter(|r| r.iter().any(|c| c.is_finite())).collect();
@@ -110,7 +110,7 @@ pub struct LockstatCost {
     /// The 95 % bootstrap interval of `pct` over rounds.
     #[serde(rename = "lockstat_overhead_interval")]
     pub interval: Option<Interval>,
-    /// Why `interval` is null ("no interval: fewer than 3 rounds").
+    /// Why `interval` is null ("no interval: fewer than 6 rounds").
     #[serde(rename = "lockstat_overhead_no_interval")]
     pub no_interval: Option<String>,
     /// Why `pct` is null although the cost was measured: it came out below 0.
@@ -234,17 +234,19 @@ mod tests {
 
     #[test]
     fn the_interval_resamples_rounds_and_pools_their_windows() {
-        // Three rounds of identical windows: the interval is that figure.
-        let same = vec![vec![2.0, 2.0, 2.0]; 3];
+        // Six rounds of identical windows: the interval is that figure.
+        let same = vec![vec![2.0, 2.0, 2.0]; 6];
         assert_eq!(pooled_cost_interval(&same), Ok(i(2.0, 2.0)));
-        // One round at 10 %, two at 1 %: resampled rounds reach both.
-        let rounds = vec![vec![1.0, 1.0], vec![10.0, 10.0], vec![1.0, 1.0], vec![1.0, 1.0]];
+        // Two rounds at 10 %, four at 1 %: resampled rounds reach both.
+        let (low, high) = (vec![1.0, 1.0], vec![10.0, 10.0]);
+        let rounds = vec![low.clone(), high.clone(), low.clone(), low.clone(), high, low];
         let wide = pooled_cost_interval(&rounds).unwrap();
         assert!(wide.lo == 1.0 && wide.hi == 10.0, "{wide:?}");
         assert_eq!(judge_cost(wide, COST_LIMIT_PCT), Ok(CostVerdict::Inconclusive));
-        let two = vec![vec![1.0; 8], vec![2.0; 8], vec![]];
-        let none = pooled_cost_interval(&two).map_err(|why| why.to_string());
-        let fewer = Err("no interval: fewer than 3 rounds".to_string());
+        let five =
+            vec![vec![1.0; 8], vec![2.0; 8], vec![1.0; 8], vec![2.0; 8], vec![1.0; 8], vec![]];
+        let none = pooled_cost_interval(&five).map_err(|why| why.to_string());
+        let fewer = Err("no interval: fewer than 6 rounds".to_string());
         assert_eq!(none, fewer, "an empty round is no round");
     }
 

@@ -27,7 +27,8 @@ use schedlab_core::LockKind;
 use serde::Serialize;
 use std::time::Duration;
 
-/// The fewest rounds of a comparison that runs until its ratios are precise: an interval needs 3.
+/// The fewest rounds of a comparison that runs until its ratios are precise: an interval needs
+/// [`crate::stats::BOOTSTRAP_MIN_VALUES`] (6).
 pub const MIN_ROUNDS: usize = crate::stats::BOOTSTRAP_MIN_VALUES;
 
 /// The most rounds a comparison runs (the range of `--rounds`).
@@ -85,7 +86,7 @@ pub fn relative_half_width(median: f64, interval: Interval) -> f64 {
 }
 
 /// The least precise of some ratios: its name and relative half-width; `None` in `half_width`
-/// when some ratio has no interval yet (fewer than 3 rounds).
+/// when some ratio has no interval yet (fewer than [`MIN_ROUNDS`] rounds).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Widest {
     pub ratio: String,
@@ -278,13 +279,13 @@ mod tests {
     fn ratios_that_converge_stop_with_the_precision_reached() {
         let p = rule(0.03, 60);
         // Rounds of a steady ratio: 1.00 ± 1 %.
-        let steady = [1.00, 1.01, 0.99, 1.00, 1.01];
+        let steady = [1.00, 1.01, 0.99, 1.00, 1.01, 0.99, 1.00, 1.01];
         let mut stopped = None;
         for n in 1..=steady.len() {
             let w = widest(&ratios(&steady[..n]));
-            stopped = decide(&p, n, n, 3, w.as_ref(), Duration::from_secs(5 * n as u64));
+            stopped = decide(&p, n, n, 1, w.as_ref(), Duration::from_secs(5 * n as u64));
             if stopped.is_some() {
-                assert_eq!(n, 3, "stops as soon as three rounds give an interval");
+                assert_eq!(n, MIN_ROUNDS, "stops as soon as six rounds give an interval");
                 break;
             }
         }
@@ -311,18 +312,19 @@ mod tests {
     }
 
     #[test]
-    fn no_round_stops_before_three_and_the_round_limit_stops_the_rest() {
+    fn no_round_stops_before_six_and_the_round_limit_stops_the_rest() {
         let p = rule(0.03, 1_000_000);
-        let exact = widest(&ratios(&[1.0, 1.0]));
-        assert_eq!(exact.as_ref().unwrap().half_width, None, "two rounds: no interval yet");
-        assert_eq!(decide(&p, 2, 2, 1, exact.as_ref(), Duration::from_secs(1)), None);
-        let wide = widest(&ratios(&[0.8, 1.2, 0.8, 1.2])).unwrap();
+        let exact = widest(&ratios(&[1.0; 5]));
+        assert_eq!(exact.as_ref().unwrap().half_width, None, "five rounds: no interval yet");
+        assert_eq!(decide(&p, 5, 5, 1, exact.as_ref(), Duration::from_secs(1)), None);
+        assert_eq!(decide(&p, 5, 5, 1, None, Duration::from_secs(1)), None, "never below six");
+        let wide = widest(&ratios(&[0.8, 1.2, 0.8, 1.2, 0.8, 1.2])).unwrap();
         assert_eq!(
             decide(&p, MAX_ROUNDS, MAX_ROUNDS, 3, Some(&wide), Duration::from_secs(1)),
             Some(StopReason::RoundLimitReached)
         );
         assert_eq!(
-            decide(&p, 4, 4, 3, None, Duration::from_secs(1)),
+            decide(&p, 6, 6, 3, None, Duration::from_secs(1)),
             Some(StopReason::PrecisionReached),
             "no ratio: nothing to wait for"
         );
@@ -331,23 +333,23 @@ mod tests {
     #[test]
     fn rounds_left_out_neither_reach_the_precision_nor_lift_the_time_limit() {
         let p = rule(0.03, 100);
-        let exact = widest(&ratios(&[2.0, 2.0, 2.0]));
+        let exact = widest(&ratios(&[2.0; 6]));
         let exact = exact.as_ref();
-        // Three rounds made in 90 s, none kept (each left out for its placement): a fourth
+        // Six rounds made in 90 s, none kept (each left out for its placement): a seventh
         // would end past 100 s.
-        let after = |made, kept, s| decide(&p, made, kept, 3, exact, Duration::from_secs(s));
-        assert_eq!(after(3, 0, 90), Some(StopReason::TimeLimitReached));
-        // Within the limit another is made: two kept rounds are not the three asked, however
+        let after = |made, kept, s| decide(&p, made, kept, 6, exact, Duration::from_secs(s));
+        assert_eq!(after(6, 0, 90), Some(StopReason::TimeLimitReached));
+        // Within the limit another is made: five kept rounds are not the six asked, however
         // close their ratios.
-        assert_eq!(after(3, 2, 30), None);
-        assert_eq!(after(4, 3, 40), Some(StopReason::PrecisionReached));
+        assert_eq!(after(6, 5, 60), None);
+        assert_eq!(after(7, 6, 70), Some(StopReason::PrecisionReached));
     }
 
     #[test]
     fn the_widest_ratio_is_the_least_precise_and_one_without_interval_is_widest() {
         let list = vec![
-            ("tight".to_string(), Spread::of(vec![1.0, 1.01, 0.99])),
-            ("loose".to_string(), Spread::of(vec![1.0, 1.3, 0.7])),
+            ("tight".to_string(), Spread::of(vec![1.0, 1.01, 0.99, 1.0, 1.01, 0.99])),
+            ("loose".to_string(), Spread::of(vec![1.0, 1.3, 0.7, 1.0, 1.3, 0.7])),
         ];
         let w = widest(&list).unwrap();
         assert_eq!(w.ratio, "loose");

@@ -36,7 +36,7 @@
 //!   ([`FidelityRow::with_model_rounds`]); such a row is judged on that interval: within when the
 //!   whole interval is inside the band, outside when the whole interval is out of it,
 //!   [`Verdict::Inconclusive`] when it reaches across a bound, and not judged without an
-//!   interval (fewer than 3 rounds).
+//!   interval (fewer than 6 rounds).
 
 use super::rows::{KernelRow, KernelSched, Point, PointResult};
 use crate::stats::{
@@ -241,7 +241,7 @@ pub struct FidelityRow {
     pub model_rounds: Option<Spread>,
     /// Their 95 % bootstrap interval over rounds ([`crate::stats::ratio_interval`]).
     pub model_interval: Option<Interval>,
-    /// Why `model_interval` is null ("no interval: fewer than 3 rounds", "not a ratio over
+    /// Why `model_interval` is null ("no interval: fewer than 6 rounds", "not a ratio over
     /// rounds").
     pub model_no_interval: Option<String>,
     /// The model's interval against the band: met (within), missed (outside), inconclusive.
@@ -905,8 +905,8 @@ mod tests {
             let with_rounds = row(median(&ratios)).with_model_rounds(ratios);
             with_rounds.judge(Some(1.0), None, &[], None)
         };
-        let tight = judged(vec![0.79, 0.80, 0.81, 0.80, 0.80]);
-        let i = tight.model_interval.expect("five rounds");
+        let tight = judged(vec![0.79, 0.80, 0.81, 0.80, 0.80, 0.81]);
+        let i = tight.model_interval.expect("six rounds");
         assert!(i.lo >= 0.79 && i.hi <= 0.81, "{i:?}");
         assert_eq!(tight.within_interval, Some(GoalVerdict::Met));
         assert_eq!(tight.verdict, Verdict::Evidence);
@@ -918,15 +918,18 @@ mod tests {
         let counts = summary(std::slice::from_ref(&wide));
         assert_eq!(counts, (0, 0, 0), "inconclusive is not counted as judged");
         // Wholly above the band: outside.
-        let high = judged(vec![1.19, 1.2, 1.21]);
+        let high = judged(vec![1.19, 1.2, 1.21, 1.2, 1.19, 1.21]);
         assert_eq!(high.within_interval, Some(GoalVerdict::Missed));
         assert_eq!(high.verdict, Verdict::Outside);
-        // Two rounds: no interval, not judged, and why; the point figure alone would be within.
-        let two = judged(vec![0.80, 0.80]);
-        assert_eq!((two.model_interval, two.within, two.within_interval), (None, Some(true), None));
-        let why = "no interval: fewer than 3 rounds".to_string();
-        assert_eq!(two.verdict, Verdict::NotJudged { why });
-        let json = serde_json::to_value(&two).unwrap();
+        // Five rounds: no interval, not judged, and why; the point figure alone would be within.
+        let five = judged(vec![0.80; 5]);
+        assert_eq!(
+            (five.model_interval, five.within, five.within_interval),
+            (None, Some(true), None)
+        );
+        let why = "no interval: fewer than 6 rounds".to_string();
+        assert_eq!(five.verdict, Verdict::NotJudged { why });
+        let json = serde_json::to_value(&five).unwrap();
         assert!(json["model_interval"].is_null(), "{json}");
         assert!(json["model_no_interval"].is_string(), "{json}");
     }

@@ -29,7 +29,8 @@ pub struct CompareOptions {
     threads: Option<u64>,
     /// Rounds, 1..=1000; each runs every variant once per lock kind, in a rotated order. Given
     /// without --precision: exactly this many. With --precision, or when neither is given: the
-    /// fewest (default 3, and never fewer than 3), then more until the precision or --max-time.
+    /// fewest (default 6, and never fewer than 6: the fewest rounds whose 95 % interval covers
+    /// 95 %), then more until the precision or --max-time.
     #[arg(long, value_parser = units::count::<1, 1000>, allow_negative_numbers = true)]
     rounds: Option<u64>,
     /// Add interleaved rounds until every ratio's 95 % interval is within ±P of its median (each
@@ -166,7 +167,7 @@ impl CompareOptions {
             Some(t) if (1..=1024).contains(&t) => t as usize,
             Some(t) => return Err(bad_input(format!("--threads must be 1..=1024, got {t}"))),
         };
-        let rounds = args.rounds.unwrap_or(3);
+        let rounds = args.rounds.unwrap_or(precision::MIN_ROUNDS as u64);
         if !(1..=1000).contains(&rounds) {
             return Err(bad_input(format!("--rounds must be 1..=1000, got {rounds}")));
         }
@@ -333,7 +334,7 @@ mod tests {
     #[test]
     fn the_main_command_aims_for_3_percent_within_a_minute_and_rounds_alone_runs_exactly() {
         let (p, rounds, duration, _) = configure(&[]);
-        assert_eq!((p, rounds), (Some(precision::DEFAULT), 3));
+        assert_eq!((p, rounds), (Some(precision::DEFAULT), precision::MIN_ROUNDS));
         assert_eq!(p.map(|p| (p.target, p.max_time)), Some((0.03, Duration::from_secs(60))));
         assert_eq!(
             duration,

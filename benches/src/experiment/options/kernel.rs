@@ -28,7 +28,8 @@ pub struct KernelOptions {
     #[arg(long, default_value = "0.25", value_parser = units::seconds, allow_hyphen_values = true)]
     ramp: f64,
     /// Rounds, 1..=100; each runs every configuration and model row once, in a rotated order.
-    #[arg(long, default_value_t = 3, value_parser = units::count::<1, 100>, allow_negative_numbers = true)]
+    /// Default 6: the fewest whose 95 % interval covers 95 % (fewer: no interval).
+    #[arg(long, default_value_t = crate::stats::BOOTSTRAP_MIN_VALUES as u64, value_parser = units::count::<1, 100>, allow_negative_numbers = true)]
     rounds: u64,
     /// Groups, 0..=64: cgroups for the `bfq-groups` configuration (jobs in turn), groups for the
     /// model's grouped rows; 0 leaves both out.

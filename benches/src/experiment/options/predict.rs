@@ -50,7 +50,8 @@ pub struct PredictOptions {
     #[arg(long)]
     validate: bool,
     /// Rounds of the validation's runs, 1..=100 (the order rotates each round; medians reported).
-    #[arg(long, default_value_t = 3, value_parser = units::count::<1, 100>, allow_negative_numbers = true, requires = "validate")]
+    /// Default 6: the fewest whose 95 % interval covers 95 % (fewer: no interval, no verdict).
+    #[arg(long, default_value_t = crate::stats::BOOTSTRAP_MIN_VALUES as u64, value_parser = units::count::<1, 100>, allow_negative_numbers = true, requires = "validate")]
     rounds: u64,
     /// Calibration windows, 1..=100 (each figure is the median over windows).
     #[arg(long, default_value_t = 5, value_parser = units::count::<1, 100>, allow_negative_numbers = true, conflicts_with = "calibration")]

@@ -23,10 +23,11 @@ pub struct SweepOptions {
     #[arg(long)]
     variants: Option<String>,
     /// Rounds, 1..=100: every point measured once per round, interleaved; each ratio to the
-    /// reference variant is taken within a round, with a 95 % interval over rounds (none below 3).
+    /// reference variant is taken within a round, with a 95 % interval over rounds (none below 6,
+    /// the fewest whose interval covers 95 %; default 6).
     #[arg(
         long,
-        default_value_t = 3,
+        default_value_t = crate::stats::BOOTSTRAP_MIN_VALUES as u64,
         value_parser = units::count::<1, 100>,
         allow_negative_numbers = true
     )]
