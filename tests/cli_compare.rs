@@ -116,7 +116,7 @@ fn compare_gives_every_ratio_an_interval_and_the_run_its_noise_floor() {
     let base = words_and(
         "compare --placement pool --threads 1 \
         --variants sched-lock,queue-lock --duration 0.1 --ramp 0 \
-        --rounds 3 --measure plain --retries 0 --json",
+        --rounds 6 --measure plain --retries 0 --json",
         &[json.to_str().unwrap()],
     );
     let out = schedlab(&base);
@@ -137,7 +137,7 @@ fn compare_gives_every_ratio_an_interval_and_the_run_its_noise_floor() {
     assert!(lo <= hi, "{lo} {hi}");
     let floor = &v["noise_floor"][0];
     assert_eq!(floor["copy"]["variant"], "sched-lock (A/A)");
-    assert_eq!(floor["copy"]["runs"], 3);
+    assert_eq!(floor["copy"]["runs"], 6);
     let (lo, hi) = interval(&floor["interval"]);
     assert!(lo <= hi && floor["unreliable"].is_null() == (lo <= 1.0 && 1.0 <= hi), "{floor}");
     let deferred = v["ratios"]
@@ -471,7 +471,7 @@ fn compare_against_an_old_build_gives_every_ratio_a_change_and_a_verdict() {
     let dir = scratch("old-build");
     let json = dir.join("builds.json");
     let old = env!("CARGO_BIN_EXE_schedlab");
-    let args = [&QUICK_BUILDS[..], &["0", "--rounds", "3", "--baseline", old]].concat();
+    let args = [&QUICK_BUILDS[..], &["0", "--rounds", "6", "--baseline", old]].concat();
     let out = schedlab(&[&args[..], &["--json", json.to_str().unwrap()]].concat());
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -498,7 +498,7 @@ fn compare_against_an_old_build_gives_every_ratio_a_change_and_a_verdict() {
     }
     for c in changes {
         assert_eq!(c["lock"], "parking-lot", "{c:#}");
-        assert_eq!(c["rounds"], 3, "paired in every round: {c:#}");
+        assert_eq!(c["rounds"], 6, "paired in every round: {c:#}");
         assert!(c["change"].is_f64(), "{c:#}");
         assert!(c["interval"]["lo"].is_f64() && c["interval"]["hi"].is_f64(), "{c:#}");
         let verdict = c["verdict"].as_str().unwrap_or_default();

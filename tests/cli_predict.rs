@@ -139,7 +139,7 @@ fn calibrating_and_validating_here_prints_measured_beside_predicted() {
     for key in ["measured_interval", "error_interval_pct", "no_interval", "within_goal"] {
         assert!(row.get(key).is_some(), "the validation's row lacks {key}: {row}");
     }
-    assert_eq!(row["no_interval"], "no interval: fewer than 3 repetitions");
+    assert_eq!(row["no_interval"], "no interval: fewer than 6 repetitions");
     assert!(report["validation"]["error_basis"].is_string(), "{}", report["validation"]);
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&cal).unwrap()).unwrap();
     let c = &v["calibrations"][0];

@@ -146,5 +146,5 @@ fn the_json_of_sweep_and_roundtrip_carries_each_ratios_interval() {
         assert!(first.get(key).is_some(), "roundtrip's variant lacks {key}: {first}");
     }
     assert!(first["vs_no_stats_interval"].is_null(), "two rounds: no interval");
-    assert_eq!(first["no_interval"], "no interval: fewer than 3 rounds");
+    assert_eq!(first["no_interval"], "no interval: fewer than 6 rounds");
 }
