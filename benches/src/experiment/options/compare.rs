@@ -15,8 +15,10 @@ use schedlab_core::InsertPathKind;
 
 /// `--duration` is 0.5 s here after a `--ramp` of 0.1 s (2 s and 0.25 s for the other commands
 /// that take them): with sched-lock's A/A copy the default 8 runs of a round take about 5 s, so
-/// that three rounds fit inside one placement of this machine kind's vCPUs (the shortest spell
-/// seen held 17 s: `compare::placement`), and a minute holds about 11 rounds. With 1 s runs a
+/// that one placement of this machine kind's vCPUs holds at least three rounds (the shortest
+/// spell seen held 17 s: `compare::placement`), and a minute holds about 11: room for the 6
+/// rounds a 95 % interval needs (`stats::BOOTSTRAP_MIN_VALUES`) and for rounds made again after
+/// a change of placement. With 1 s runs a
 /// round took 10 s, and two of three default runs kept a single round
 /// (`notes/results/2026-12-04-placement.md`); with 0.5 s runs three of three kept 3 to 8
 /// (`notes/results/2026-12-05-short-rounds.md`).
