@@ -538,8 +538,8 @@ mod tests {
     }
 
     /// The committed fixture: `schedlab compare --threads 1 --variants sched-lock,no-stats,epoch
-    /// --rounds 10 --duration 0.2 ... --json` (benches/tests/fixtures/compare/): more than the 6 rounds
-    /// a 95 % interval needs ([`crate::stats::BOOTSTRAP_MIN_VALUES`]).
+    /// --rounds 10 --duration 0.2 ... --json` (benches/tests/fixtures/compare/): more than the 6
+    /// rounds a 95 % interval needs ([`crate::stats::BOOTSTRAP_MIN_VALUES`]).
     const FIXTURE: &str = include_str!("../../../tests/fixtures/compare/baseline.json");
     const FIXTURE_VARIANTS: [&str; 3] = ["sched-lock", "no-stats", "epoch"];
 
