@@ -11,7 +11,7 @@
 //! Every file must be a compare report of the same variants and lock kinds as the first. Bad
 //! input: one line and exit 2.
 
-use schedlab_benches::experiment::compare::baseline::{RatioRuns, DEFAULT_THRESHOLD};
+use schedlab_benches::experiment::compare::baseline::DEFAULT_THRESHOLD;
 use schedlab_benches::experiment::compare::{Baseline, ChangeVerdict};
 use schedlab_core::LockKind;
 use std::path::{Path, PathBuf};
@@ -26,12 +26,14 @@ fn shape(text: &str) -> Option<(Vec<String>, Vec<LockKind>)> {
     Some((variants, locks))
 }
 
-/// One line per false change, and the count: `now` against `baseline`.
-fn replay(now: &[RatioRuns], baseline: &Baseline, label: &str) -> (usize, usize) {
-    let comparison = baseline.compare(now);
+/// One line per ratio, and the count of false changes: `now` (its ratios and placement)
+/// against `baseline`. Against runs made in another placement nothing is judged ("not judged").
+fn replay(now: &Baseline, baseline: &Baseline, label: &str) -> (usize, usize) {
+    let comparison = baseline.compare(&now.ratios, now.placement_ns);
+    let unjudged = if comparison.not_judged.is_some() { "not judged" } else { "no interval" };
     let mut flagged = 0;
     for c in &comparison.changes {
-        let verdict = c.verdict.map_or("no interval", ChangeVerdict::label);
+        let verdict = c.verdict.map_or(unjudged, ChangeVerdict::label);
         if matches!(c.verdict, Some(ChangeVerdict::Improved | ChangeVerdict::Regressed)) {
             flagged += 1;
         }
@@ -88,7 +90,7 @@ fn main() -> ExitCode {
             runs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, b)| b).collect();
         for b in &others {
             let label = format!("{} ÷ {}", name(&now.file), name(&b.file));
-            let (f, n) = replay(&now.ratios, b, &label);
+            let (f, n) = replay(now, b, &label);
             one = (one.0 + f, one.1 + n);
         }
         for (k, a) in others.iter().enumerate() {
@@ -102,7 +104,7 @@ fn main() -> ExitCode {
                     }
                 };
                 let label = format!("{} ÷ {}+{}", name(&now.file), name(&a.file), name(&b.file));
-                let (f, n) = replay(&now.ratios, &pair, &label);
+                let (f, n) = replay(now, &pair, &label);
                 two = (two.0 + f, two.1 + n);
             }
         }

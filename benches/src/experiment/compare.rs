@@ -647,7 +647,9 @@ fn run_timed(
     // The rounds kept (a round whose CPUs moved while it ran is left out and made again:
     // `placement`), and every run's placement probes.
     let mut kept: Vec<usize> = Vec::new();
-    let mut tracker = placement::Tracker { rule: cfg.placement, ..Default::default() };
+    // With a saved baseline, the rounds in its placement are the ones kept (`placement`).
+    let prefer_ns = cfg.baseline.as_ref().and_then(|b| b.placement_ns);
+    let mut tracker = placement::Tracker { rule: cfg.placement, prefer_ns, ..Default::default() };
     let runs_per_round = cfg.total_runs() / cfg.rounds;
     'rounds: for round in 0..precision::MAX_ROUNDS {
         // `round` rounds made so far; the rounds asked are all made once each is kept or left
@@ -854,7 +856,20 @@ fn run_timed(
         builds: None,
         placement: placement::PlacementReport::new(tracker, reported_placement, left_out),
     };
-    report.baseline = cfg.baseline.as_ref().map(|b| b.compare(&baseline_ratio_runs(&report)));
+    // With `--placement pool` the probes are not held to (a loaded machine stretches them), so
+    // neither is the baseline's placement.
+    let pooled = cfg.placement == placement::PlacementRule::Pool;
+    let now_ns = if pooled { None } else { report.placement.reported_ns };
+    report.baseline = cfg.baseline.as_ref().map(|b| {
+        let mut against = b.compare(&baseline_ratio_runs(&report), now_ns);
+        if pooled {
+            against.placement_not_compared = Some(
+                "--placement pool: the probes are not held to, and every baseline run counts"
+                    .to_string(),
+            );
+        }
+        against
+    });
     report.builds = cfg.builds.as_ref().filter(|_| two_builds).map(|pair| {
         builds::compare(&cells, &baseline_cells, &entries, &cfg.variants, &cfg.locks, pair)
     });
@@ -1542,6 +1557,53 @@ mod tests {
         assert_eq!(verdict(&changed, "epoch ÷ sched-lock"), Some(ChangeVerdict::Regressed));
         assert_eq!(verdict(&changed, "no-stats ÷ sched-lock"), Some(ChangeVerdict::NoChange));
         assert!(changed.regressions().iter().any(|l| l.contains("epoch ÷ sched-lock")));
+    }
+
+    #[test]
+    fn against_a_baseline_the_rounds_in_its_placement_are_kept_and_another_is_not_judged() {
+        let mut cfg = small(vec!["sched-lock", "no-stats"], 12);
+        cfg.workload.duration = Duration::from_millis(10);
+        // no-stats ÷ sched-lock is 1.5 in the far placement and 2 in the near one; every other
+        // round is far (6 of 12: enough for an interval either way).
+        let far_round = |round: usize| round % 2 == 0;
+        let runner = pinned(|v, round| match v {
+            "no-stats" if far_round(round) => 1.5,
+            "no-stats" => 2.0,
+            _ => 1.0,
+        });
+        // Three runs a round (sched-lock, no-stats and the A/A copy): four probes.
+        let probe = probe_by_call(|call| if far_round(call / 4) { 160.0 } else { 34.0 });
+        let baseline_of = |report: &CompareReport| {
+            let mut envelope = serde_json::to_value(report).unwrap();
+            envelope["schema"] = "schedlab-compare".into();
+            envelope["schema_version"] = SCHEMA_VERSION.into();
+            let path = std::path::Path::new("old.json");
+            let (variants, locks) = (&cfg.variants, &cfg.locks);
+            Baseline::parse(path, &envelope.to_string(), variants, locks, 0.05).unwrap()
+        };
+        let stop = AtomicBool::new(false);
+        // The baseline ran wholly in the far placement (its ratio 1.5).
+        let far = run_with(&runner, &probe_by_call(|_| 160.0), &cfg, &stop, &mut Silent).unwrap();
+        assert_eq!(far.placement.reported_ns, Some(160.0));
+        let far_baseline = baseline_of(&far);
+        assert_eq!(far_baseline.placement_ns, Some(160.0));
+        // This run: half its rounds near. Alone, it keeps the near ones (a tie goes near).
+        let alone = run_with(&runner, &probe, &cfg, &stop, &mut Silent).unwrap();
+        assert_eq!(alone.placement.reported_ns, Some(34.0));
+        // Against the far baseline it keeps the far rounds, and judges them: no change.
+        cfg.baseline = Some(far_baseline);
+        let against_far = run_with(&runner, &probe, &cfg, &stop, &mut Silent).unwrap();
+        assert_eq!(against_far.placement.reported_ns, Some(160.0));
+        let b = against_far.baseline.as_ref().unwrap();
+        assert!(b.not_judged.is_none(), "{b:?}");
+        assert!(b.changes.iter().all(|c| c.verdict == Some(ChangeVerdict::NoChange)), "{b:?}");
+        // Against a baseline made only in the near placement, from a run only in the far one:
+        // the 33 % the placement makes is not judged a change.
+        cfg.baseline = Some(baseline_of(&alone));
+        let only_far = run_with(&runner, &probe_by_call(|_| 160.0), &cfg, &stop, &mut Silent);
+        let b = only_far.unwrap().baseline.unwrap();
+        assert!(b.not_judged.as_deref().is_some_and(|w| w.contains("placements differ")), "{b:?}");
+        assert!(b.changes.iter().all(|c| c.verdict.is_none()), "{b:?}");
     }
 
     /// A comparison of two builds with its runners pinned: this build and the baseline give

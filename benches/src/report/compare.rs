@@ -619,7 +619,10 @@ mod compare_tables {
         );
         let Some(b) = &report.baseline else { return t };
         for c in &b.changes {
-            let verdict = change_verdict_cell(judge, c.verdict);
+            let verdict = match &b.not_judged {
+                Some(_) => Cell::missing("not judged: placement"),
+                None => change_verdict_cell(judge, c.verdict),
+            };
             let [lo, hi] = interval_cells(c.interval, 1, 100.0);
             t.row(vec![
                 Cell::text(c.ratio.clone()),
@@ -636,6 +639,20 @@ mod compare_tables {
                 verdict,
             ]);
             note_once(&mut t, "95% lo, hi", c.no_interval.as_deref());
+        }
+        if let Some(why) = &b.not_judged {
+            t.note(format!("not judged: placement: {why}"));
+        }
+        if !b.placement_left_out.is_empty() {
+            let now = b.current_placement_ns.unwrap_or(f64::NAN);
+            t.note(format!(
+                "left out: baseline run(s) {} made in another placement than this run's {now:.0} \
+                 ns transfer",
+                b.placement_left_out.join(", ")
+            ));
+        }
+        if let Some(why) = &b.placement_not_compared {
+            t.note(format!("placement: not compared: {why}"));
         }
         if let Some(why) = &b.floor_not_measured {
             t.note(format!("floor: not measured: {why}"));

@@ -28,6 +28,7 @@
 //! floor is not measured and the comparison says so.
 
 use super::cells::{AA_REFERENCE, SCHEMA_VERSION};
+use super::placement;
 use crate::error::ExperimentError;
 use crate::stats::{
     bootstrap_interval_two, median, median_in_place, Interval, BOOTSTRAP_MIN_VALUES,
@@ -63,6 +64,9 @@ pub struct Baseline {
     /// Further runs of the same build (`--baseline` given again), whose spread with the first
     /// is the between-run floor.
     pub more_runs: Vec<BaselineRun>,
+    /// The cache-line transfer its figures ran with (`placement.reported_ns`), ns; `None` when
+    /// its report does not say (one CPU, or made before the field).
+    pub placement_ns: Option<f64>,
 }
 
 /// One more run of the baseline's build.
@@ -71,6 +75,7 @@ pub struct BaselineRun {
     pub file: PathBuf,
     pub rounds: usize,
     pub ratios: Vec<RatioRuns>,
+    pub placement_ns: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -111,12 +116,51 @@ struct FileConfig {
 }
 
 #[derive(Deserialize)]
+struct FileProbe {
+    round: usize,
+    before_ns: Option<f64>,
+    after_ns: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct FilePlacement {
+    #[serde(default)]
+    reported_ns: Option<f64>,
+    #[serde(default)]
+    rounds_run_again: Vec<usize>,
+    #[serde(default)]
+    rounds_moved_left_out: Vec<usize>,
+    #[serde(default)]
+    rounds_left_out: Vec<usize>,
+    #[serde(default)]
+    runs: Vec<FileProbe>,
+}
+
+impl FilePlacement {
+    /// The transfer the report's figures ran with: its `reported_ns`, or, in a report made
+    /// before that was written, the median probe of its rounds not left out, as it is computed
+    /// now (`placement::PlacementReport::new`).
+    fn reported_ns(&self) -> Option<f64> {
+        if self.reported_ns.is_some() {
+            return self.reported_ns;
+        }
+        let left_out = [&self.rounds_run_again, &self.rounds_moved_left_out, &self.rounds_left_out];
+        let kept = |r: &&FileProbe| !left_out.iter().any(|rounds| rounds.contains(&r.round));
+        placement::median_probe(
+            self.runs.iter().filter(kept).flat_map(|r| [r.before_ns, r.after_ns]).flatten(),
+        )
+    }
+}
+
+#[derive(Deserialize)]
 struct CompareFile {
     provenance: FileProvenance,
     config: FileConfig,
     rounds_completed: usize,
     results: Vec<FileRow>,
     ratios: Vec<FileRatio>,
+    #[serde(default)]
+    placement: Option<FilePlacement>,
 }
 
 /// The name of a variant's ratio to the reference, and of a seed's ratio.
@@ -251,6 +295,7 @@ impl Baseline {
             ratios,
             threshold,
             more_runs: Vec::new(),
+            placement_ns: parsed.placement.as_ref().and_then(FilePlacement::reported_ns),
         })
     }
 
@@ -276,27 +321,75 @@ impl Baseline {
                     b.file.display()
                 )));
             }
-            self.more_runs.push(BaselineRun { file: b.file, rounds: b.rounds, ratios: b.ratios });
+            self.more_runs.push(BaselineRun {
+                file: b.file,
+                rounds: b.rounds,
+                ratios: b.ratios,
+                placement_ns: b.placement_ns,
+            });
         }
         Ok(self)
     }
 
-    /// Every run of the baseline's build: the first, then the ones given after it.
-    fn runs(&self) -> impl Iterator<Item = (&Path, &[RatioRuns])> {
-        std::iter::once((self.file.as_path(), self.ratios.as_slice()))
-            .chain(self.more_runs.iter().map(|r| (r.file.as_path(), r.ratios.as_slice())))
+    /// Every run of the baseline's build: the first, then the ones given after it, each with
+    /// its placement's transfer.
+    fn runs(&self) -> impl Iterator<Item = (&Path, &[RatioRuns], Option<f64>)> {
+        std::iter::once((self.file.as_path(), self.ratios.as_slice(), self.placement_ns)).chain(
+            self.more_runs.iter().map(|r| (r.file.as_path(), r.ratios.as_slice(), r.placement_ns)),
+        )
     }
 
     /// Every ratio of a report (`compare::baseline_ratio_runs`) against the baseline's: its
-    /// rounds in every run of the build, and the band widened to the ratio's between-run floor.
-    pub fn compare(&self, now: &[RatioRuns]) -> BaselineComparison {
+    /// rounds in every run of the build made in this run's placement (`now_ns`, this run's
+    /// `placement.reported_ns`), and the band widened to the ratio's between-run floor.
+    ///
+    /// A lock-bound ratio follows the cache-line transfer between the CPUs, which the host
+    /// changes between runs (`placement`): four default comparisons of one build gave
+    /// mainline ÷ sched-lock 1.03–1.06 in the far placement and 1.21 in the near one
+    /// (`notes/results/2026-12-05-baseline-placement.md`). So a baseline run whose transfer is
+    /// not within [`placement::FAR_FACTOR`] of this run's is left out, and when every one is,
+    /// no change is judged: the comparison says the placements differ.
+    pub fn compare(&self, now: &[RatioRuns], now_ns: Option<f64>) -> BaselineComparison {
+        let comparable = |then_ns: Option<f64>| match (then_ns, now_ns) {
+            (Some(then), Some(now)) => placement::same_placement(then, now),
+            _ => true,
+        };
+        let runs: Vec<_> = self.runs().filter(|(_, _, ns)| comparable(*ns)).collect();
+        let placement_left_out: Vec<String> = self
+            .runs()
+            .filter(|(_, _, ns)| !comparable(*ns))
+            .map(|(file, _, ns)| {
+                format!("{} ({:.0} ns)", file.display(), ns.expect("left out: measured"))
+            })
+            .collect();
+        let not_judged = runs.is_empty().then(|| {
+            let then = self.placement_ns.unwrap_or(f64::NAN);
+            let now = now_ns.unwrap_or(f64::NAN);
+            format!(
+                "the placements differ: the baseline ran with a {then:.0} ns cache-line transfer \
+                 between the CPUs, this run with {now:.0} ns, and a lock-bound ratio follows it; \
+                 run again when the machine is back in the baseline's placement, or give a \
+                 baseline made in this one"
+            )
+        });
+        // Judged against every run when none is comparable, for the figures; no verdict then.
+        let runs = if runs.is_empty() { self.runs().collect() } else { runs };
+        let placement_not_compared = match (now_ns, self.runs().all(|(_, _, ns)| ns.is_some())) {
+            (None, _) => Some("this run measured no placement probe".to_string()),
+            (Some(_), false) => Some(
+                "a baseline run does not record its placement (`placement.reported_ns`): made \
+                 before it was recorded, or on one CPU"
+                    .to_string(),
+            ),
+            (Some(_), true) => None,
+        };
         let mut changes = Vec::new();
         let mut not_compared = Vec::new();
         for current in now {
             let same = |b: &&RatioRuns| b.ratio == current.ratio && b.lock == current.lock;
             let then: Vec<&RatioRuns> =
-                self.runs().filter_map(|(_, ratios)| ratios.iter().find(same)).collect();
-            if then.len() < 1 + self.more_runs.len() {
+                runs.iter().filter_map(|(_, ratios, _)| ratios.iter().find(same)).collect();
+            if then.len() < runs.len() {
                 not_compared.push(format!(
                     "{} ({}): not in every baseline run",
                     current.ratio,
@@ -310,6 +403,9 @@ impl Baseline {
             let pooled: Vec<f64> = then.iter().flat_map(|r| r.runs.iter().copied()).collect();
             let mut change = compare_ratio(current, &pooled, band);
             change.between_run_floor = floor;
+            if not_judged.is_some() {
+                change.verdict = None;
+            }
             changes.push(change);
         }
         BaselineComparison {
@@ -319,11 +415,22 @@ impl Baseline {
             date: self.date.clone(),
             rounds: self.rounds + self.more_runs.iter().map(|r| r.rounds).sum::<usize>(),
             threshold: self.threshold,
-            floor_not_measured: self.more_runs.is_empty().then(|| {
-                "one baseline run: how far runs of one build differ is not measured (give \
-                 --baseline again with another run of the baseline's build)"
-                    .to_string()
+            floor_not_measured: (runs.len() < 2).then(|| {
+                let one = if self.more_runs.is_empty() {
+                    "one baseline run"
+                } else {
+                    "one baseline run in this run's placement"
+                };
+                format!(
+                    "{one}: how far runs of one build differ is not measured (give --baseline \
+                     again with another run of the baseline's build)"
+                )
             }),
+            placement_ns: self.placement_ns,
+            current_placement_ns: now_ns,
+            placement_left_out,
+            placement_not_compared,
+            not_judged,
             changes,
             not_compared,
         }
@@ -456,6 +563,17 @@ pub struct BaselineComparison {
     pub threshold: f64,
     /// Why no ratio has a between-run floor (one baseline run).
     pub floor_not_measured: Option<String>,
+    /// The cache-line transfer the (first) baseline run's figures ran with, and this run's, ns.
+    pub placement_ns: Option<f64>,
+    pub current_placement_ns: Option<f64>,
+    /// Baseline runs left out because they ran in another placement than this run ("file
+    /// (160 ns)").
+    pub placement_left_out: Vec<String>,
+    /// Why the placements were not compared (a side without a probe); `null` when they were.
+    pub placement_not_compared: Option<String>,
+    /// Why no change is judged: every baseline run was made in another placement. Then every
+    /// `verdict` is `null`.
+    pub not_judged: Option<String>,
     pub changes: Vec<RatioChange>,
     /// Ratios of this run the baseline does not have (a variant that did not run there).
     pub not_compared: Vec<String>,
@@ -636,8 +754,8 @@ mod tests {
             .iter()
             .map(|r| RatioRuns { runs: r.runs.iter().map(|x| x * 1.15).collect(), ..r.clone() })
             .collect();
-        let against_one = first.compare(&now);
-        let against_both = both.compare(&now);
+        let against_one = first.compare(&now, None);
+        let against_both = both.compare(&now, None);
         assert!(
             against_one.floor_not_measured.is_some() && against_both.floor_not_measured.is_none()
         );
@@ -655,14 +773,44 @@ mod tests {
             .iter()
             .map(|r| RatioRuns { runs: r.runs.iter().map(|x| x * 2.0).collect(), ..r.clone() })
             .collect();
-        for c in both.compare(&doubled).changes {
+        for c in both.compare(&doubled, None).changes {
             assert_eq!(c.verdict, Some(ChangeVerdict::Improved), "{c:?}");
         }
         // A floor below the threshold leaves the threshold as the band.
         let close = first.clone().with_runs(vec![another_run(&first, "old3.json", 1.01)]).unwrap();
-        for c in close.compare(&first.ratios).changes {
+        for c in close.compare(&first.ratios, None).changes {
             assert_eq!((c.band, c.verdict), (first.threshold, Some(ChangeVerdict::NoChange)));
         }
+    }
+
+    #[test]
+    fn a_change_is_judged_only_against_runs_made_in_this_runs_placement() {
+        let far = Baseline { placement_ns: Some(160.0), ..tight() };
+        let near = Baseline { placement_ns: Some(33.0), ..another_run(&far, "near.json", 1.18) };
+        // This run: the far run's rounds again, in the far placement.
+        let now = far.ratios.clone();
+        let against_far = far.compare(&now, Some(150.0));
+        assert!(against_far.not_judged.is_none() && against_far.placement_left_out.is_empty());
+        assert!(against_far.changes.iter().all(|c| c.verdict == Some(ChangeVerdict::NoChange)));
+        // Against the near run alone: the 18 % the placement made is not judged a change.
+        let against_near = near.compare(&now, Some(150.0));
+        let why = against_near.not_judged.as_deref().expect("the placements differ");
+        assert!(why.contains("33 ns") && why.contains("150 ns"), "{why}");
+        assert!(against_near.changes.iter().all(|c| c.verdict.is_none()), "{against_near:?}");
+        // Against both: the near run is left out, of the verdicts and of the floor.
+        let both = far.clone().with_runs(vec![near.clone()]).expect("one build");
+        let against_both = both.compare(&now, Some(150.0));
+        assert_eq!(against_both.placement_left_out, ["near.json (33 ns)"]);
+        assert!(against_both.floor_not_measured.is_some(), "one run left in this placement");
+        for c in &against_both.changes {
+            assert_eq!((c.band, c.verdict), (far.threshold, Some(ChangeVerdict::NoChange)));
+        }
+        // Without a placement on a side, every run counts, and the comparison says why.
+        let unplaced = both.compare(&now, None);
+        assert!(unplaced.placement_left_out.is_empty() && unplaced.not_judged.is_none());
+        assert!(unplaced.placement_not_compared.is_some());
+        let floor = unplaced.changes[0].between_run_floor.expect("both runs count");
+        assert!((floor - 0.18).abs() < 1e-9, "{floor}");
     }
 
     #[test]

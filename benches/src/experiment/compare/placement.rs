@@ -19,17 +19,21 @@
 //!
 //! Before and after every run (a run's probe after is the next run's before, within a round),
 //! [`probe_here`] measures one cache-line transfer between the first two allowed CPUs (least of
-//! [`TRIALS`] short ping-pongs: preemption only ever adds time). A
-//! probe is *far* when it takes more than [`FAR_FACTOR`] times the run's fastest probe so far,
-//! *near* otherwise. A round whose probes are not all in one placement changed placement while
-//! it ran: its runs are left out of every figure, and the round is made again (at most as many
-//! times as the comparison has rounds, and with a precision only within its time limit; past
-//! that it is left out all the same, never kept: its ratios would pair runs from both
-//! placements). At the end, when the kept rounds ran in both placements, the ratios come from
-//! the placement more of them ran in, and the others are left out and named. What was measured,
-//! what was left out and why, and how many rounds the figures rest on is in the report's
-//! `placement` and its warning ([`PlacementReport::note`]), which also says when too few rounds
-//! were kept for the rounds asked or for an interval.
+//! [`TRIALS`] short ping-pongs: preemption only ever adds time). The probes so far split at the
+//! widest gap between two of them in order of size, when that gap is more than [`FAR_FACTOR`]: a
+//! probe above it is *far*, one below it *near* ([`Tracker::far_above`]); without such a gap
+//! every probe is of one placement. (Not against the fastest probe alone: one odd 15 ns probe
+//! among 31–34 ns ones made them all "far" on 2026-12-05,
+//! `notes/results/2026-12-05-baseline-placement.md`.) A round whose probes are not all in one
+//! placement changed placement while it ran: its runs are left out of every figure, and the
+//! round is made again (at most as many times as the comparison has rounds, and with a precision
+//! only within its time limit; past that it is left out all the same, never kept: its ratios
+//! would pair runs from both placements). At the end, when the kept rounds ran in both
+//! placements, the ratios come from the placement more of them ran in (with a saved baseline,
+//! the baseline's, when some ran in it: [`Tracker::prefer_ns`]), and the others are left out and
+//! named. What was measured, what was left out and why, and how many rounds the figures rest on
+//! is in the report's `placement` and its warning ([`PlacementReport::note`]), which also says
+//! when too few rounds were kept for the rounds asked or for an interval.
 
 use super::cells::Cell;
 use schedlab_core::sync::AtomicBool;
@@ -37,10 +41,12 @@ use schedlab_core::LockKind;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
-/// A probe is in the far placement when its transfer takes more than this many times the
-/// comparison's fastest probe. The two placements measured here differ by a factor of about 4.8
-/// (34 and 162 ns); a probe that preemption lengthened in all of its trials is rarer than that.
-pub const FAR_FACTOR: f64 = 2.0;
+/// Two probes are of two placements only when one takes more than this many times the other
+/// with no probe between them ([`Tracker::far_above`]). The two placements measured here differ
+/// by a factor of about 4.8 (32 and 157 ns); within one, probes differ by up to 2.1 (an odd
+/// 15 ns probe among 31–34 ns ones, 2026-12-05), and a probe that preemption lengthened in all
+/// of its trials is rarer than either.
+pub const FAR_FACTOR: f64 = 3.0;
 
 /// Short ping-pongs per probe; the least is kept.
 pub const TRIALS: usize = 5;
@@ -116,7 +122,8 @@ impl PlacementRule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Placement {
-    /// Within [`FAR_FACTOR`] of the fastest probe.
+    /// Below the widest gap between the probes ([`Tracker::far_above`]), or every probe when
+    /// there is no gap wider than [`FAR_FACTOR`].
     Near,
     /// Slower than that.
     Far,
@@ -168,6 +175,10 @@ pub struct Tracker {
     pub asked: usize,
     /// What is done with the rounds the probes place.
     pub rule: PlacementRule,
+    /// The transfer time of the placement to keep when the kept rounds ran in both: a saved
+    /// baseline's ([`PlacementReport::reported_ns`]), so that a change against it is taken
+    /// within one placement. `None`: the placement more rounds ran in.
+    pub prefer_ns: Option<f64>,
 }
 
 impl Tracker {
@@ -180,22 +191,38 @@ impl Tracker {
         self.probes().reduce(f64::min)
     }
 
-    /// The slowest probe in the far placement, if any.
-    pub fn far_ns(&self) -> Option<f64> {
-        let near = self.near_ns()?;
-        self.probes().filter(|&p| classify(p, near) == Placement::Far).reduce(f64::max)
+    /// The time above which a probe is far: the geometric middle of the widest gap between two
+    /// probes next to each other in order of size, when that gap is more than [`FAR_FACTOR`];
+    /// `None` while every probe is of one placement.
+    pub fn far_above(&self) -> Option<f64> {
+        let mut sorted: Vec<f64> = self.probes().collect();
+        sorted.sort_by(f64::total_cmp);
+        let widest = sorted.windows(2).max_by(|a, b| (a[1] / a[0]).total_cmp(&(b[1] / b[0])))?;
+        (widest[1] > FAR_FACTOR * widest[0]).then(|| (widest[0] * widest[1]).sqrt())
     }
 
-    /// What `round`'s probes say, judged against the fastest probe so far.
+    /// The slowest probe in the far placement, if any.
+    pub fn far_ns(&self) -> Option<f64> {
+        let above = self.far_above()?;
+        self.probes().filter(|&p| p > above).reduce(f64::max)
+    }
+
+    /// The median of `round`'s probes, ns; `None` when none counted.
+    pub fn round_ns(&self, round: usize) -> Option<f64> {
+        let probes = self.runs.iter().filter(|r| r.round == round);
+        median_probe(probes.flat_map(|r| [r.before_ns, r.after_ns]).flatten())
+    }
+
+    /// What `round`'s probes say, judged against every probe so far ([`Tracker::far_above`]).
     pub fn round(&self, round: usize) -> RoundPlacement {
-        let Some(near) = self.near_ns() else { return RoundPlacement::Unknown };
+        let far_above = self.far_above();
         let classes: BTreeSet<_> = self
             .runs
             .iter()
             .filter(|r| r.round == round)
             .flat_map(|r| [r.before_ns, r.after_ns])
             .flatten()
-            .map(|p| classify(p, near) == Placement::Far)
+            .map(|p| far_above.is_some_and(|above| p > above))
             .collect();
         match (classes.contains(&false), classes.contains(&true)) {
             (true, true) => RoundPlacement::Changed,
@@ -215,7 +242,8 @@ impl Tracker {
     }
 
     /// At the end: the placement the ratios come from (the one more kept rounds settled in; near
-    /// on a tie) and the kept rounds settled in the other, to be left out.
+    /// on a tie; with [`Tracker::prefer_ns`], the one whose rounds took about that transfer, when
+    /// any did) and the kept rounds settled in the other, to be left out.
     pub fn minority(&self, kept: &[usize]) -> (Option<Placement>, Vec<usize>) {
         let settled: Vec<(usize, Placement)> = kept
             .iter()
@@ -227,24 +255,40 @@ impl Tracker {
         if self.rule == PlacementRule::Pool {
             return (None, Vec::new());
         }
+        // The preferred transfer's rounds, when some kept round took it.
+        let preferred = self.prefer_ns.and_then(|want| {
+            let matching = |r: &usize| self.round_ns(*r).is_some_and(|ns| same_placement(ns, want));
+            let first = settled.iter().find(|(r, _)| matching(r))?;
+            Some(first.1)
+        });
         let far = settled.iter().filter(|(_, p)| *p == Placement::Far).count();
         let near = settled.len() - far;
         if settled.is_empty() {
             return (None, Vec::new());
         }
-        let majority = if far > near { Placement::Far } else { Placement::Near };
+        let majority = match preferred {
+            Some(p) => p,
+            None if far > near => Placement::Far,
+            None => Placement::Near,
+        };
         let left_out = settled.iter().filter(|(_, p)| *p != majority).map(|(r, _)| *r).collect();
         (Some(majority), left_out)
     }
 }
 
-/// Which placement a probe of `ns` is in, when the fastest probe took `near_ns`.
-pub fn classify(ns: f64, near_ns: f64) -> Placement {
-    if ns > FAR_FACTOR * near_ns {
-        Placement::Far
-    } else {
-        Placement::Near
-    }
+/// Whether two transfer times, from runs made apart, are of one placement: within
+/// [`FAR_FACTOR`] of each other. A comparison's own near and far are relative to its fastest
+/// probe, and a comparison that ran wholly in the far placement calls it near; the times are
+/// what two comparisons can be held to.
+pub fn same_placement(a_ns: f64, b_ns: f64) -> bool {
+    let (lo, hi) = if a_ns <= b_ns { (a_ns, b_ns) } else { (b_ns, a_ns) };
+    lo > 0.0 && hi <= FAR_FACTOR * lo
+}
+
+/// The median of some probes, ns; `None` without one.
+pub(super) fn median_probe(probes: impl Iterator<Item = f64>) -> Option<f64> {
+    let all: Vec<f64> = probes.filter(|p| p.is_finite() && *p > 0.0).collect();
+    (!all.is_empty()).then(|| crate::stats::median(&all))
 }
 
 /// Drops every run of `rounds` from the cells (their ratios would pair runs made in different
@@ -276,11 +320,14 @@ pub struct PlacementReport {
     pub probe: &'static str,
     /// The fastest probe, ns (one way).
     pub near_ns: Option<f64>,
-    /// The slowest probe past [`FAR_FACTOR`] × `near_ns`, if any.
+    /// The slowest far probe ([`Tracker::far_above`]), if any.
     pub far_ns: Option<f64>,
     pub far_factor: f64,
     /// The placement the reported rounds ran in; `null` when no probe measured.
     pub reported: Option<Placement>,
+    /// The median probe of the reported rounds, ns: the transfer every figure ran with, which a
+    /// later comparison against this one as its baseline is held to ([`same_placement`]).
+    pub reported_ns: Option<f64>,
     /// Rounds (0-based) whose placement changed while they ran, left out and made again.
     pub rounds_run_again: Vec<usize>,
     /// Rounds whose placement changed while they ran, left out of every figure and not made
@@ -300,6 +347,9 @@ pub struct PlacementReport {
     pub rounds_asked: usize,
     /// What was done with the rounds the probes placed (`--placement`).
     pub rule: PlacementRule,
+    /// With a saved baseline: its transfer, ns, which chose the placement kept when the rounds
+    /// ran in both ([`Tracker::prefer_ns`]).
+    pub baseline_ns: Option<f64>,
     /// Why nothing was measured (one CPU).
     pub not_measured: Option<String>,
     /// Every run's probes.
@@ -313,8 +363,17 @@ impl PlacementReport {
         left_out: Vec<usize>,
     ) -> PlacementReport {
         let near_ns = tracker.near_ns();
+        let not_reported = |round: &usize| {
+            [&tracker.run_again, &tracker.moved_left_out, &left_out]
+                .iter()
+                .any(|rounds| rounds.contains(round))
+        };
+        let reported_runs = tracker.runs.iter().filter(|r| !not_reported(&r.round));
+        let reported_ns =
+            median_probe(reported_runs.flat_map(|r| [r.before_ns, r.after_ns]).flatten());
         PlacementReport {
             probe: PROBE,
+            reported_ns,
             far_ns: tracker.far_ns(),
             near_ns,
             far_factor: FAR_FACTOR,
@@ -326,6 +385,7 @@ impl PlacementReport {
             rounds_made: tracker.made,
             rounds_asked: tracker.asked,
             rule: tracker.rule,
+            baseline_ns: tracker.prefer_ns,
             not_measured: near_ns.is_none().then(|| why_no_probe(&tracker.runs).to_string()),
             runs: tracker.runs,
         }
@@ -368,7 +428,16 @@ impl PlacementReport {
         };
         if !self.rounds_left_out.is_empty() {
             let rounds = rounds(&self.rounds_left_out);
-            parts.push(format!("round(s) {rounds} ran in the {other} placement and are left out"));
+            let why = match (self.baseline_ns, self.reported_ns) {
+                (Some(then), Some(now)) if same_placement(then, now) => format!(
+                    " (the baseline ran with a {then:.0} ns transfer: the rounds in its placement \
+                     are kept)"
+                ),
+                _ => String::new(),
+            };
+            parts.push(format!(
+                "round(s) {rounds} ran in the {other} placement and are left out{why}"
+            ));
         }
         parts.extend(self.rounds_kept_line());
         Some(parts.join("; "))
@@ -452,6 +521,55 @@ mod tests {
         assert_eq!(tracker.minority(&[0, 3, 4]), (Some(Placement::Far), vec![4]));
         // A tie goes to the near placement (the machine's own, with both CPUs sharing a cache).
         assert_eq!(tracker.minority(&[0, 1]), (Some(Placement::Near), vec![0]));
+    }
+
+    #[test]
+    fn with_a_baseline_the_rounds_in_its_placement_are_kept_even_when_fewer() {
+        let runs = vec![
+            probe(0, 160.0, 161.0),
+            probe(1, 34.0, 35.0),
+            probe(2, 36.0, 34.0),
+            probe(3, 163.0, 160.0),
+            probe(4, 35.0, 33.0),
+        ];
+        let kept = [0, 1, 2, 3, 4];
+        let far_baseline =
+            Tracker { runs: runs.clone(), prefer_ns: Some(150.0), ..Tracker::default() };
+        assert_eq!(far_baseline.minority(&kept), (Some(Placement::Far), vec![1, 2, 4]));
+        let near_baseline = Tracker { prefer_ns: Some(30.0), ..far_baseline };
+        assert_eq!(near_baseline.minority(&kept), (Some(Placement::Near), vec![0, 3]));
+        // No kept round in the baseline's placement: the majority, as without one.
+        let elsewhere = Tracker { prefer_ns: Some(600.0), ..near_baseline };
+        assert_eq!(elsewhere.minority(&kept), (Some(Placement::Near), vec![0, 3]));
+        // The transfer the figures ran with: the median probe of the rounds reported.
+        let (reported, left_out) = elsewhere.minority(&kept);
+        let report = PlacementReport::new(elsewhere, reported, left_out);
+        assert_eq!(report.reported_ns, Some(34.5));
+        assert_eq!(report.baseline_ns, Some(600.0));
+    }
+
+    #[test]
+    fn two_transfers_are_one_placement_within_the_far_factor_either_way() {
+        assert!(same_placement(33.0, 60.0) && same_placement(160.0, 90.0));
+        assert!(!same_placement(33.0, 160.0) && !same_placement(160.0, 33.0));
+        assert!(!same_placement(0.0, 0.0), "no transfer measured is no placement");
+    }
+
+    #[test]
+    fn one_odd_fast_probe_does_not_make_the_others_far() {
+        // 2026-12-05: a 15 ns probe among 31–34 ns ones, and a round at 151 ns.
+        let mut runs: Vec<RunProbe> = (1..6).map(|r| probe(r, 32.0, 33.0)).collect();
+        runs.push(probe(0, 15.0, 32.0));
+        let steady = Tracker { runs: runs.clone(), ..Tracker::default() };
+        assert_eq!(steady.far_above(), None, "15 and 32 ns are one placement");
+        assert!((0..6).all(|r| steady.round(r) == RoundPlacement::Settled(Placement::Near)));
+        runs.push(probe(6, 151.0, 149.0));
+        let moved = Tracker { runs, ..Tracker::default() };
+        let above = moved.far_above().expect("151 ns is another placement");
+        assert!(33.0 < above && above < 149.0, "{above}");
+        assert!((0..6).all(|r| moved.round(r) == RoundPlacement::Settled(Placement::Near)));
+        assert_eq!(moved.round(6), RoundPlacement::Settled(Placement::Far));
+        assert_eq!(moved.far_ns(), Some(151.0));
     }
 
     #[test]
