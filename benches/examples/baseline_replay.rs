@@ -8,6 +8,9 @@
 //! cargo run --release -p schedlab-benches --example baseline_replay -- r1.json r2.json r3.json
 //! ```
 //!
+//! `--ignore-placement` first: every baseline run counts whatever placement it ran in, as before
+//! `--baseline` held runs to their placement (the control for that rule).
+//!
 //! Every file must be a compare report of the same variants and lock kinds as the first. Bad
 //! input: one line and exit 2.
 
@@ -28,8 +31,8 @@ fn shape(text: &str) -> Option<(Vec<String>, Vec<LockKind>)> {
 
 /// One line per ratio, and the count of false changes: `now` (its ratios and placement)
 /// against `baseline`. Against runs made in another placement nothing is judged ("not judged").
-fn replay(now: &Baseline, baseline: &Baseline, label: &str) -> (usize, usize) {
-    let comparison = baseline.compare(&now.ratios, now.placement_ns);
+fn replay(now: &Baseline, baseline: &Baseline, label: &str, placed: bool) -> (usize, usize) {
+    let comparison = baseline.compare(&now.ratios, now.placement_ns.filter(|_| placed));
     let unjudged = if comparison.not_judged.is_some() { "not judged" } else { "no interval" };
     let mut flagged = 0;
     for c in &comparison.changes {
@@ -52,7 +55,12 @@ fn replay(now: &Baseline, baseline: &Baseline, label: &str) -> (usize, usize) {
 }
 
 fn main() -> ExitCode {
-    let files: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let placed = args.first().is_none_or(|a| a != "--ignore-placement");
+    if !placed {
+        args.remove(0);
+    }
+    let files: Vec<PathBuf> = args.into_iter().map(PathBuf::from).collect();
     if files.len() < 3 {
         eprintln!("baseline_replay: give three or more compare --json reports of one build");
         return ExitCode::from(2);
@@ -90,7 +98,7 @@ fn main() -> ExitCode {
             runs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, b)| b).collect();
         for b in &others {
             let label = format!("{} ÷ {}", name(&now.file), name(&b.file));
-            let (f, n) = replay(now, b, &label);
+            let (f, n) = replay(now, b, &label, placed);
             one = (one.0 + f, one.1 + n);
         }
         for (k, a) in others.iter().enumerate() {
@@ -104,7 +112,7 @@ fn main() -> ExitCode {
                     }
                 };
                 let label = format!("{} ÷ {}+{}", name(&now.file), name(&a.file), name(&b.file));
-                let (f, n) = replay(now, &pair, &label);
+                let (f, n) = replay(now, &pair, &label, placed);
                 two = (two.0 + f, two.1 + n);
             }
         }
