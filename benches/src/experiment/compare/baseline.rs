@@ -69,6 +69,14 @@ pub struct Baseline {
     pub placement_ns: Option<f64>,
 }
 
+/// One run of the baseline's build, as [`Baseline::compare`] reads it.
+struct RunView<'a> {
+    file: &'a Path,
+    ratios: &'a [RatioRuns],
+    placement_ns: Option<f64>,
+    rounds: usize,
+}
+
 /// One more run of the baseline's build.
 #[derive(Clone, Debug)]
 pub struct BaselineRun {
@@ -331,12 +339,20 @@ impl Baseline {
         Ok(self)
     }
 
-    /// Every run of the baseline's build: the first, then the ones given after it, each with
-    /// its placement's transfer.
-    fn runs(&self) -> impl Iterator<Item = (&Path, &[RatioRuns], Option<f64>)> {
-        std::iter::once((self.file.as_path(), self.ratios.as_slice(), self.placement_ns)).chain(
-            self.more_runs.iter().map(|r| (r.file.as_path(), r.ratios.as_slice(), r.placement_ns)),
-        )
+    /// Every run of the baseline's build: the first, then the ones given after it.
+    fn runs(&self) -> impl Iterator<Item = RunView<'_>> {
+        let first = RunView {
+            file: &self.file,
+            ratios: &self.ratios,
+            placement_ns: self.placement_ns,
+            rounds: self.rounds,
+        };
+        std::iter::once(first).chain(self.more_runs.iter().map(|r| RunView {
+            file: &r.file,
+            ratios: &r.ratios,
+            placement_ns: r.placement_ns,
+            rounds: r.rounds,
+        }))
     }
 
     /// Every ratio of a report (`compare::baseline_ratio_runs`) against the baseline's: its
@@ -354,13 +370,11 @@ impl Baseline {
             (Some(then), Some(now)) => placement::same_placement(then, now),
             _ => true,
         };
-        let runs: Vec<_> = self.runs().filter(|(_, _, ns)| comparable(*ns)).collect();
+        let runs: Vec<RunView> = self.runs().filter(|r| comparable(r.placement_ns)).collect();
         let placement_left_out: Vec<String> = self
             .runs()
-            .filter(|(_, _, ns)| !comparable(*ns))
-            .map(|(file, _, ns)| {
-                format!("{} ({:.0} ns)", file.display(), ns.expect("left out: measured"))
-            })
+            .filter(|r| !comparable(r.placement_ns))
+            .map(|r| format!("{} ({:.0} ns)", r.file.display(), r.placement_ns.unwrap_or(f64::NAN)))
             .collect();
         let not_judged = runs.is_empty().then(|| {
             let then = self.placement_ns.unwrap_or(f64::NAN);
@@ -374,7 +388,7 @@ impl Baseline {
         });
         // Judged against every run when none is comparable, for the figures; no verdict then.
         let runs = if runs.is_empty() { self.runs().collect() } else { runs };
-        let placement_not_compared = match (now_ns, self.runs().all(|(_, _, ns)| ns.is_some())) {
+        let placement_not_compared = match (now_ns, self.runs().all(|r| r.placement_ns.is_some())) {
             (None, _) => Some("this run measured no placement probe".to_string()),
             (Some(_), false) => Some(
                 "a baseline run does not record its placement (`placement.reported_ns`): made \
@@ -388,7 +402,7 @@ impl Baseline {
         for current in now {
             let same = |b: &&RatioRuns| b.ratio == current.ratio && b.lock == current.lock;
             let then: Vec<&RatioRuns> =
-                runs.iter().filter_map(|(_, ratios, _)| ratios.iter().find(same)).collect();
+                runs.iter().filter_map(|r| r.ratios.iter().find(same)).collect();
             if then.len() < runs.len() {
                 not_compared.push(format!(
                     "{} ({}): not in every baseline run",
@@ -413,7 +427,7 @@ impl Baseline {
             more_files: self.more_runs.iter().map(|r| r.file.display().to_string()).collect(),
             commit: self.commit.clone(),
             date: self.date.clone(),
-            rounds: self.rounds + self.more_runs.iter().map(|r| r.rounds).sum::<usize>(),
+            rounds: runs.iter().map(|r| r.rounds).sum(),
             threshold: self.threshold,
             floor_not_measured: (runs.len() < 2).then(|| {
                 let one = if self.more_runs.is_empty() {
@@ -557,7 +571,8 @@ pub struct BaselineComparison {
     /// The baseline's build and date (its provenance), and its finished rounds.
     pub commit: String,
     pub date: String,
-    /// Rounds of every baseline run together.
+    /// Rounds of the baseline runs compared with together (those in this run's placement; all,
+    /// when none is and nothing is judged).
     pub rounds: usize,
     /// The no-change band's half-width (fraction), before any ratio's between-run floor.
     pub threshold: f64,
@@ -801,6 +816,7 @@ mod tests {
         let both = far.clone().with_runs(vec![near.clone()]).expect("one build");
         let against_both = both.compare(&now, Some(150.0));
         assert_eq!(against_both.placement_left_out, ["near.json (33 ns)"]);
+        assert_eq!(against_both.rounds, far.rounds, "the near run's rounds are not counted");
         assert!(against_both.floor_not_measured.is_some(), "one run left in this placement");
         for c in &against_both.changes {
             assert_eq!((c.band, c.verdict), (far.threshold, Some(ChangeVerdict::NoChange)));
