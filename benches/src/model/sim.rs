@@ -72,8 +72,9 @@
 //! has this machine kind's figures). With a profile's
 //! `interruptions`, every piece a CPU runs (work or a hold) is lengthened by those that land in
 //! it, drawn as a Poisson process per CPU with the measured lengths; an interrupted holder keeps
-//! its lock. A FIFO hand-off to a waiter that is inside an interruption at that instant waits for
-//! the rest of it (the lock-waiter preemption of fair locks in virtual machines); a parking_lot
+//! its lock. A FIFO hand-off to a waiter that is inside an interruption at that instant (one that
+//! began during its wait: the CPU's own process, carried through the wait) waits for the rest of
+//! it (the lock-waiter preemption of fair locks in virtual machines); a parking_lot
 //! waiter's interruption costs nothing, since anyone else may take the lock. Without them two jobs whose cycles fit between each other's holds can stay in that
 //! phase for ever in the simulation, while on a machine the first interruption breaks it: the
 //! simulated result then depended on the seed (the starting phase), by up to a factor of two
@@ -712,9 +713,11 @@ impl<'a> Sim<'a> {
     /// How much longer a piece of `dur` ns that starts now on `cpu` takes because the CPU is
     /// interrupted meanwhile (the profile's `interruptions`: a Poisson process per CPU, each
     /// interruption one of the measured lengths). The piece's end moves by each one, and an
-    /// interruption can land in that extra time too. A CPU waiting for a lock is not charged: the
-    /// next interruption is drawn afresh when its next piece starts (memoryless, so that is the
-    /// same as ignoring those that fell in the wait).
+    /// interruption can land in that extra time too. A CPU waiting for a lock is not charged here:
+    /// a FIFO waiter's process is carried through its wait at the hand-off
+    /// ([`Sim::waiter_interrupted`]); otherwise the next interruption is drawn afresh when its
+    /// next piece starts (memoryless, so that is the same as ignoring those that fell in the
+    /// wait).
     fn interrupted(&mut self, cpu: usize, dur: f64) -> f64 {
         let Some(int) = &self.topo.interruptions else { return 0.0 };
         if int.rate_per_s <= 0.0 || int.durations_ns.is_empty() {
@@ -734,28 +737,39 @@ impl<'a> Sim<'a> {
         extra
     }
 
-    /// What is left, at a given instant, of an interruption of a CPU that was waiting (not
-    /// running a piece): with the chance that a CPU is inside an interruption at any instant
-    /// (`rate × mean length ÷ (1 + rate × mean length)`), the rest of one, drawn as an instant
-    /// falls in a renewal process: the interruption by its length (longer ones are likelier to
-    /// be the one in progress), the instant uniformly within it. 0 otherwise. A FIFO waiter pays
-    /// this when the lock is handed to it: the lock waits for it.
-    fn interruption_in_progress(&mut self) -> f64 {
+    /// What is left at `at` of an interruption of `cpu`, which has been waiting for a lock (not
+    /// running a piece) since `since`: the CPU's own Poisson process ([`Sim::interrupted`]'s, the
+    /// same next instant) carried through the wait. An interruption that began during the wait
+    /// and is still running at `at` delays the waiter to its end; one that ended before costs
+    /// nothing. A FIFO waiter pays this when the lock is handed to it: the lock waits for it.
+    ///
+    /// The chance is that of an interruption *beginning within the wait* (about `rate × wait`),
+    /// not the share of all time a CPU spends interrupted (`rate × mean length`): the waiter was
+    /// running when it began to wait, and the interruptions of the pieces it ran are already in
+    /// their lengths. With the share of all time instead (as before 2026-12-05), every hand-off
+    /// drew anew from that chance: 88 ns per hand-off on this machine kind's profile, whose
+    /// CPUs are interrupted 0.85 % of their time, and at two threads with nothing outside the
+    /// lock the hand-offs' stalls filled 30–37 % of the simulated time
+    /// (notes/results/2026-12-05-predict-wait.md).
+    fn waiter_interrupted(&mut self, cpu: usize, since: f64, at: f64) -> f64 {
         let Some(int) = &self.topo.interruptions else { return 0.0 };
         if int.rate_per_s <= 0.0 || int.durations_ns.is_empty() {
             return 0.0;
         }
-        let total: f64 = int.durations_ns.iter().sum();
-        let busy = int.rate_per_s / 1e9 * total / int.durations_ns.len() as f64;
-        if self.rng.random::<f64>() >= busy / (1.0 + busy) {
-            return 0.0;
+        let mean_gap_ns = 1e9 / int.rate_per_s;
+        let gap = |rng: &mut SmallRng| -(1.0 - rng.random::<f64>()).ln() * mean_gap_ns;
+        if self.next_interruption[cpu] < since {
+            self.next_interruption[cpu] = since + gap(&mut self.rng);
         }
-        let mut pick = self.rng.random::<f64>() * total;
-        let length = int.durations_ns.iter().copied().find(|&l| {
-            pick -= l;
-            pick < 0.0
-        });
-        length.unwrap_or(int.durations_ns[int.durations_ns.len() - 1]) * self.rng.random::<f64>()
+        while self.next_interruption[cpu] < at {
+            let length = int.durations_ns[self.rng.random_range(0..int.durations_ns.len())];
+            let end = self.next_interruption[cpu] + length;
+            self.next_interruption[cpu] = end + gap(&mut self.rng);
+            if end > at {
+                return end - at;
+            }
+        }
+        0.0
     }
 
     fn schedule(&mut self, t: f64, kind: EvKind) {
@@ -1252,7 +1266,7 @@ impl<'a> Sim<'a> {
                         at += period - phase;
                     }
                 }
-                at += self.interruption_in_progress();
+                at += self.waiter_interrupted(self.threads[j].cpu, since, at);
                 self.account(Cat::Wait, at - xfer - since);
                 self.account(Cat::Handoff, xfer);
                 self.take(j, lock, at);
@@ -1476,4 +1490,93 @@ pub fn simulate_until(
         measured_ns: window,
         events: sim.events,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::topology::{Interruptions, Parking, Smt, Transfer};
+
+    /// A variant whose only lock is held `hold_ns` per request, in the dispatch, with nothing
+    /// else in its cycle and no lines to pull.
+    fn one_hold(hold_ns: f64) -> Calibration {
+        let seg = |lock: Option<&str>, ns: f64| Segment {
+            lock: lock.map(str::to_string),
+            ns,
+            lines: 0.0,
+            probability: 1.0,
+        };
+        let call = |call: Call, segments: Vec<Segment>| CallModel {
+            call,
+            total_ns: segments.iter().map(|s| s.ns).sum(),
+            cv: 0.0,
+            segments,
+        };
+        let calls = vec![
+            call(Call::Insert, vec![seg(None, 0.0)]),
+            call(Call::Dispatch, vec![seg(Some("sched"), hold_ns)]),
+            call(Call::Complete, vec![seg(None, 0.0)]),
+            call(Call::Credit, vec![seg(None, 0.0)]),
+            call(Call::EmptyDispatch, vec![seg(Some("sched"), 0.0)]),
+        ];
+        Calibration {
+            variant: "test".into(),
+            lock: LockKind::FairSpin,
+            insert: "direct".into(),
+            kernel: KernelProfile::Seeds,
+            transfer_ns: 0.0,
+            relayed: true,
+            loop_ns: 0.0,
+            solo_cycle_ns: hold_ns,
+            timing_ns: 0.0,
+            solo: calls.clone(),
+            pair: calls,
+            raw: Vec::new(),
+            windows: 1,
+            rounds_per_window: 1,
+            anomalies: 0,
+        }
+    }
+
+    /// Two cores, no transfer cost, a `sched_yield` that takes no time (no yield phase delays a
+    /// hand-off), and `interruptions`.
+    fn two_cores(interruptions: Option<Interruptions>) -> Topology {
+        Topology {
+            name: "test".into(),
+            cores: 2,
+            threads_per_core: 1,
+            transfer: Transfer { sibling_ns: 0.0, core_ns: 0.0 },
+            smt: Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 },
+            parking: Parking {
+                pause_ns: 5.0,
+                yield_ns: 0.0,
+                wake_latency_ns: 5000.0,
+                unpark_cost_ns: 1000.0,
+            },
+            compute_scale: 1.0,
+            interruptions,
+            source: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_fifo_lock_loses_to_interruptions_about_the_time_they_take() {
+        // Two jobs keep a FIFO lock held 250 ns per request busy: 4000 KIOPS. Each CPU is then
+        // interrupted 1000 times a second for 20 µs, 2 % of its time. Every interruption of
+        // either CPU stops the lock for about its length, whether it lands in a hold (the holder
+        // keeps the lock) or in a wait of about 255 ns (the hand-off waits for its end), and no
+        // more: about 4 % lost, 1e6 / (255.1 + 5.1) = 3843 KIOPS. Charging each hand-off the
+        // chance that a CPU is interrupted at any instant (2 % / 1.02, for half of one, 10 µs)
+        // instead, 196 ns per hand-off, would give 1e6 / (255 + 196) = 2217.
+        let cal = one_hold(250.0);
+        let prog = Program::new(&cal, 2, 0.0).expect("a program");
+        let quiet = simulate(&prog, &two_cores(None), &SimConfig::new(2, 1)).expect("simulated");
+        assert!((quiet.kiops - 4000.0).abs() < 40.0, "{} KIOPS without interruptions", quiet.kiops);
+        let interrupted = Interruptions { rate_per_s: 1000.0, durations_ns: vec![20_000.0] };
+        let topo = two_cores(Some(interrupted));
+        for seed in [1, 2, 3] {
+            let x = simulate(&prog, &topo, &SimConfig::new(2, seed)).expect("simulated").kiops;
+            assert!((x - 3843.0).abs() < 0.02 * 3843.0, "seed {seed}: {x} KIOPS, about 3843");
+        }
+    }
 }
