@@ -447,6 +447,20 @@ impl Program {
             + self.inject_outside_ns
     }
 
+    /// Where the submission's request becomes dispatchable: the number of its leading pieces
+    /// that run before (through the hold of the insert site; without labelled sites, through
+    /// the first hold; without holds, all of them).
+    ///
+    /// Before 2026-12-05 it was after the submission's first hold, which was the insert's until
+    /// the kernel profiles put the bio merge (and 6.18's depth limit) before it: another job
+    /// could then dispatch, complete and credit a request between its bio merge and its insert.
+    pub fn submit_split(&self) -> usize {
+        let insert_site = self.insert.iter().position(|s| s.site == Some(PadSite::Insert));
+        insert_site
+            .or_else(|| self.insert.iter().position(|s| s.lock.is_some()))
+            .map_or(self.insert.len(), |k| k + 1)
+    }
+
     /// The submission's half of the outside work less the gaps the scheduler spins (`job_loop`).
     fn submission_outside_ns(&self) -> f64 {
         (self.outside_ns / 2.0 - self.pads.gaps() as f64).max(0.0)
@@ -870,14 +884,12 @@ impl<'a> Sim<'a> {
                     pad: 0.0,
                 });
             }
-            let before = ops.len();
-            Self::push_segs(&mut ops, &prog.insert, &prog.spreads, &mut self.rng, false);
-            // Dispatchable once the insert's first lock is released (direct: the scheduler lock;
-            // lists: the insertion lock).
-            match ops.iter().skip(before).position(|o| matches!(o, Op::Release(_))) {
-                Some(p) => ops.insert(before + p + 1, Op::Submit),
-                None => ops.push_back(Op::Submit),
-            }
+            // Dispatchable once the insert site's hold is released (direct: the scheduler lock;
+            // lists: the insertion lock), not after the bio merge or the depth limit before it.
+            let split = prog.submit_split();
+            Self::push_segs(&mut ops, &prog.insert[..split], &prog.spreads, &mut self.rng, false);
+            ops.push_back(Op::Submit);
+            Self::push_segs(&mut ops, &prog.insert[split..], &prog.spreads, &mut self.rng, false);
             // blk-mq's way from the insert to running the hardware queue (`job_loop`).
             if prog.pads.gap_ns[2] > 0 {
                 let pad = prog.pads.gap_ns[2] as f64;
@@ -1535,6 +1547,60 @@ mod tests {
             windows: 1,
             rounds_per_window: 1,
             anomalies: 0,
+        }
+    }
+
+    /// A calibration whose calls hold the locks the core's order names for `path` and
+    /// `profile` (`lock_sequence`), 10 ns each, with 5 ns free before each hold.
+    fn on_the_core_path(path: InsertPathKind, profile: KernelProfile) -> Calibration {
+        let segments = |call: CycleCall| {
+            let mut out = Vec::new();
+            for lock in lock_sequence(call, path, profile) {
+                out.push(Segment { lock: None, ns: 5.0, lines: 0.0, probability: 1.0 });
+                let lock = Some(lock.to_string());
+                out.push(Segment { lock, ns: 10.0, lines: 0.0, probability: 1.0 });
+            }
+            out
+        };
+        let call = |call: Call, segments: Vec<Segment>| CallModel {
+            call,
+            total_ns: segments.iter().map(|s| s.ns).sum(),
+            cv: 0.0,
+            segments,
+        };
+        let mut cal = one_hold(10.0);
+        let calls = vec![
+            call(Call::Insert, segments(CycleCall::Submit)),
+            call(Call::Dispatch, segments(CycleCall::Dispatch)),
+            call(Call::Complete, segments(CycleCall::Complete)),
+            call(Call::Credit, Vec::new()),
+            call(Call::EmptyDispatch, segments(CycleCall::EmptyDispatch)),
+        ];
+        cal.insert = path.name().to_string();
+        cal.kernel = profile;
+        cal.solo = calls.clone();
+        cal.pair = calls;
+        cal
+    }
+
+    #[test]
+    fn a_request_is_dispatchable_once_its_insert_site_is_released() {
+        // On every insert path and kernel profile: the submission's pieces before the request
+        // becomes dispatchable end with the insert site's hold, and no bio merge or depth limit
+        // hold comes after it (another job could otherwise take the request before its insert).
+        for &path in InsertPathKind::ALL {
+            for profile in KernelProfile::ALL {
+                let prog = Program::new(&on_the_core_path(path, profile), 2, 0.0).expect("program");
+                let split = prog.submit_split();
+                let what = format!("{} {}: split {split} of {:?}", path.name(), profile.name(), {
+                    prog.insert.iter().map(|s| s.site).collect::<Vec<_>>()
+                });
+                assert!(split > 0, "{what}");
+                assert_eq!(prog.insert[split - 1].site, Some(PadSite::Insert), "{what}");
+                let later = &prog.insert[split..];
+                let early = [Some(PadSite::BioMerge), Some(PadSite::LimitDepth)];
+                assert!(later.iter().all(|s| !early.contains(&s.site)), "{what}");
+            }
         }
     }
 
