@@ -763,7 +763,7 @@ impl<'a> Sim<'a> {
     /// their lengths. With the share of all time instead (as before 2026-12-05), every hand-off
     /// drew anew from that chance: 88 ns per hand-off on this machine kind's profile, whose
     /// CPUs are interrupted 0.85 % of their time, and at two threads with nothing outside the
-    /// lock the hand-offs' stalls filled 30–37 % of the simulated time
+    /// lock the hand-offs' stalls filled 24–37 % of the simulated time
     /// (notes/results/2026-12-05-predict-wait.md).
     fn waiter_interrupted(&mut self, cpu: usize, since: f64, at: f64) -> f64 {
         let Some(int) = &self.topo.interruptions else { return 0.0 };
