@@ -152,10 +152,9 @@ impl FilePlacement {
         if self.reported_ns.is_some() {
             return self.reported_ns;
         }
-        let left_out = [&self.rounds_run_again, &self.rounds_moved_left_out, &self.rounds_left_out];
-        let kept = |r: &&FileProbe| !left_out.iter().any(|rounds| rounds.contains(&r.round));
-        placement::median_probe(
-            self.runs.iter().filter(kept).flat_map(|r| [r.before_ns, r.after_ns]).flatten(),
+        placement::reported_ns(
+            self.runs.iter().map(|r| (r.round, r.before_ns, r.after_ns)),
+            [&self.rounds_run_again, &self.rounds_moved_left_out, &self.rounds_left_out],
         )
     }
 }

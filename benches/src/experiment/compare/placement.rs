@@ -286,9 +286,21 @@ pub fn same_placement(a_ns: f64, b_ns: f64) -> bool {
 }
 
 /// The median of some probes, ns; `None` without one.
-pub(super) fn median_probe(probes: impl Iterator<Item = f64>) -> Option<f64> {
+fn median_probe(probes: impl Iterator<Item = f64>) -> Option<f64> {
     let all: Vec<f64> = probes.filter(|p| p.is_finite() && *p > 0.0).collect();
     (!all.is_empty()).then(|| crate::stats::median(&all))
+}
+
+/// The transfer the reported rounds ran with ([`PlacementReport::reported_ns`]): the median
+/// probe of every run (`(round, before, after)`) whose round is in none of `left_out` (made
+/// again, moved and left out, settled in the other placement). Also how `--baseline` reads it
+/// from a report made before the field was written.
+pub(super) fn reported_ns(
+    runs: impl Iterator<Item = (usize, Option<f64>, Option<f64>)>,
+    left_out: [&[usize]; 3],
+) -> Option<f64> {
+    let kept = runs.filter(|(round, _, _)| !left_out.iter().any(|rounds| rounds.contains(round)));
+    median_probe(kept.flat_map(|(_, before, after)| [before, after]).flatten())
 }
 
 /// Drops every run of `rounds` from the cells (their ratios would pair runs made in different
@@ -363,14 +375,10 @@ impl PlacementReport {
         left_out: Vec<usize>,
     ) -> PlacementReport {
         let near_ns = tracker.near_ns();
-        let not_reported = |round: &usize| {
-            [&tracker.run_again, &tracker.moved_left_out, &left_out]
-                .iter()
-                .any(|rounds| rounds.contains(round))
-        };
-        let reported_runs = tracker.runs.iter().filter(|r| !not_reported(&r.round));
-        let reported_ns =
-            median_probe(reported_runs.flat_map(|r| [r.before_ns, r.after_ns]).flatten());
+        let reported_ns = reported_ns(
+            tracker.runs.iter().map(|r| (r.round, r.before_ns, r.after_ns)),
+            [&tracker.run_again, &tracker.moved_left_out, &left_out],
+        );
         PlacementReport {
             probe: PROBE,
             reported_ns,
