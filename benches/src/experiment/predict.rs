@@ -13,7 +13,7 @@
 //! [`ErrorKind::Stopped`]: crate::error::ErrorKind::Stopped
 
 use super::observer::{Event, Observer};
-use super::validate::{self, OrderCheck, Row, ValidationConfig};
+use super::validate::{self, OrderCheck, OrderVerdict, Row, ValidationConfig};
 use crate::driver::host::{allowed_cpus, other_runnable_threads};
 use crate::driver::noise::NoisePolicy;
 use crate::driver::workload::{fair_lock_warning_before, WorkloadConfig};
@@ -204,11 +204,14 @@ pub struct ValidationReport {
 
 impl ValidationReport {
     /// The goal's verdict, taken on the points' intervals: met when every point's error interval
-    /// is within the band and every ordering the same, missed when some point's interval is
-    /// wholly outside it or an ordering differs, inconclusive otherwise (some interval reaches
-    /// across a bound). [`GoalNotJudged`] when it is not judged: some row kept a run that other
-    /// processes disturbed (above `driver::workload::OTHERS_DISTURB_CPUS`), no point has an error
-    /// to judge, or a measured point has no interval (fewer than 6 repetitions).
+    /// is within the band and every group's order right, missed when some point's interval is
+    /// wholly outside it or some group's order wrong, inconclusive otherwise (some interval
+    /// reaches across a bound, or some group's order is not judged). A group's order is judged
+    /// on the pairs of variants its measurement orders ([`validate::pair_order`]): two variants
+    /// whose measured ratio's interval reaches across 1 cannot be put in the wrong order.
+    /// [`GoalNotJudged`] when it is not judged: some row kept a run that other processes disturbed
+    /// (above `driver::workload::OTHERS_DISTURB_CPUS`), no point has an error to judge, or a
+    /// measured point has no interval (fewer than 6 repetitions).
     pub fn goal_verdict(&self) -> Result<GoalVerdict, GoalNotJudged> {
         if let Some(why) = self.disturbed() {
             return Err(GoalNotJudged::Disturbed(why));
@@ -223,9 +226,11 @@ impl ValidationReport {
             return Err(GoalNotJudged::NoInterval { without, of: with.len(), why });
         }
         let verdicts: Vec<GoalVerdict> = with.iter().filter_map(|r| r.within_goal).collect();
-        Ok(if verdicts.contains(&GoalVerdict::Missed) || self.orderings.iter().any(|o| !o.same) {
+        let order = |v| self.orderings.iter().any(|o| o.verdict == v);
+        Ok(if verdicts.contains(&GoalVerdict::Missed) || order(OrderVerdict::Wrong) {
             GoalVerdict::Missed
-        } else if verdicts.iter().all(|v| *v == GoalVerdict::Met) {
+        } else if verdicts.iter().all(|v| *v == GoalVerdict::Met) && !order(OrderVerdict::NotJudged)
+        {
             GoalVerdict::Met
         } else {
             GoalVerdict::Inconclusive
@@ -649,6 +654,7 @@ mod tests {
             failures: Vec::new(),
             placement: Default::default(),
             left_out_kiops: Vec::new(),
+            repetitions: Vec::new(),
         };
         ValidationReport {
             rounds: 3,

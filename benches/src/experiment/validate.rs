@@ -107,6 +107,9 @@ impl ValidationConfig {
 pub struct Measured {
     pub key: Key,
     pub kiops: Vec<f64>,
+    /// The round each kept run ran in (the same index as `kiops`): the variants of one round ran
+    /// one after another and are compared as a pair ([`pair_order`]).
+    pub rounds: Vec<usize>,
     /// Other processes' CPUs during each kept run.
     pub other_cpus: Vec<f64>,
     /// The placement probes before and after each kept run, one-way ns
@@ -149,6 +152,7 @@ pub fn measure(
         .map(|k| Measured {
             key: k.clone(),
             kiops: Vec::new(),
+            rounds: Vec::new(),
             other_cpus: Vec::new(),
             transfer_ns: Vec::new(),
             noise: NoiseCount::default(),
@@ -187,6 +191,7 @@ pub fn measure(
                     let after = probe_here(stop);
                     probe_after_last = Some(after);
                     m.kiops.push(r.kiops);
+                    m.rounds.push(round);
                     m.other_cpus.push(r.other_cpus.unwrap_or(f64::NAN));
                     m.transfer_ns.push([before, after]);
                     format!("{label}: {:.0} KIOPS", r.kiops)
@@ -239,6 +244,21 @@ pub struct Row {
     /// (`placement.moved` of them), KIOPS: measured, kept in the report and drawn apart, never
     /// held against a prediction.
     pub left_out_kiops: Vec<f64>,
+    /// Every kept repetition with its round, placement and prediction: what the order of two
+    /// variants is judged on, round by round ([`pair_order`]).
+    pub repetitions: Vec<Repetition>,
+}
+
+/// One kept repetition of a point.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Repetition {
+    /// The round it ran in: the variants of one round ran one after another.
+    pub round: usize,
+    pub kiops: f64,
+    pub placement: RunPlacement,
+    /// The prediction it is held against (its placement's); `None` when its placement moved
+    /// while it ran (left out).
+    pub predicted: Option<f64>,
 }
 
 /// Where one point's repetitions ran, by their placement probes ([`RunPlacement`]).
@@ -408,6 +428,17 @@ fn row(m: &Measured, per_run: &[Option<f64>], reference_ns: Option<f64>, goal_pc
             RunPlacement::Moved => placement.moved += 1,
         }
     }
+    let repetitions: Vec<Repetition> = (0..m.kiops.len())
+        .map(|i| Repetition {
+            round: m.rounds.get(i).copied().unwrap_or(i),
+            kiops: m.kiops[i],
+            placement: RunPlacement::of(
+                m.transfer_ns.get(i).copied().unwrap_or([None, None]),
+                reference_ns,
+            ),
+            predicted: per_run.get(i).copied().flatten(),
+        })
+        .collect();
     let (kiops, predicted): (Vec<f64>, Vec<f64>) =
         m.kiops.iter().zip(per_run).filter_map(|(&k, p)| p.map(|p| (k, p))).unzip();
     let left_out_kiops: Vec<f64> =
@@ -442,23 +473,116 @@ fn row(m: &Measured, per_run: &[Option<f64>], reference_ns: Option<f64>, goal_pc
         failures: m.failures.clone(),
         placement,
         left_out_kiops,
+        repetitions,
     }
 }
 
+/// How the prediction orders two variants beside how the measurement does ([`pair_order`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PairOrder {
+    /// The measurement orders the pair (its interval clears 1) and the prediction agrees.
+    Agree,
+    /// The measurement orders the pair and the prediction puts them the other way (or level).
+    Disagree,
+    /// The pair's measured ratio has an interval that reaches across 1: the measurement does not
+    /// tell which is faster, so no prediction can be wrong about it.
+    WithinNoise,
+    /// Fewer than [`crate::stats::BOOTSTRAP_MIN_VALUES`] rounds in which both ran in one
+    /// placement: no interval, not judged.
+    NoInterval,
+}
+
+/// How the prediction orders variants `a` and `b` (one group: the same lock, path, outside work
+/// and threads), judged as every other verdict is (issue 42): on an interval. The pair is
+/// compared round by round, over the rounds in which both ran in the same placement and neither
+/// moved (the variants of one round share the machine's state; a ratio across placements is the
+/// host's, not the variants'): the measured ratio a ÷ b's 95 % bootstrap interval of its median
+/// ([`bootstrap_interval`]) orders the pair when it clears 1, and the prediction agrees when the
+/// median of its own per-round ratios is on the same side of 1.
+pub fn pair_order(a: &Row, b: &Row) -> PairOrder {
+    let mut measured = Vec::new();
+    let mut predicted = Vec::new();
+    for ra in &a.repetitions {
+        let partner = b.repetitions.iter().find(|rb| rb.round == ra.round);
+        let Some(rb) = partner.filter(|rb| rb.placement == ra.placement) else { continue };
+        let (Some(pa), Some(pb)) = (ra.predicted, rb.predicted) else { continue };
+        if ra.kiops > 0.0 && rb.kiops > 0.0 && pa.is_finite() && pb > 0.0 {
+            measured.push(ra.kiops / rb.kiops);
+            predicted.push(pa / pb);
+        }
+    }
+    let Some(interval) =
+        bootstrap_interval(&measured, median_in_place, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
+    else {
+        return PairOrder::NoInterval;
+    };
+    let a_faster = if interval.lo > 1.0 {
+        true
+    } else if interval.hi < 1.0 {
+        false
+    } else {
+        return PairOrder::WithinNoise;
+    };
+    let p = median(&predicted);
+    if (a_faster && p > 1.0) || (!a_faster && p < 1.0) {
+        PairOrder::Agree
+    } else {
+        PairOrder::Disagree
+    }
+}
+
+/// A group's order, judged on the pairs the measurement orders ([`OrderCheck::verdict`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OrderVerdict {
+    /// Every pair has an interval, at least one is ordered by the measurement, and the
+    /// prediction agrees with every pair that is.
+    Right,
+    /// The prediction puts some pair the other way from a measured order that clears the noise.
+    Wrong,
+    /// Some pair has no interval, or the measurement orders no pair: nothing to hold it to.
+    NotJudged,
+}
+
 /// The variants ranked by measured and by predicted KIOPS, for one lock kind, insert path,
-/// outside work and thread count.
+/// outside work and thread count, and the order judged pair by pair.
 #[derive(Clone, Debug, Serialize)]
 pub struct OrderCheck {
     pub lock: LockKind,
     pub insert: &'static str,
     pub outside_ns: u64,
     pub threads: usize,
-    /// Fastest first.
+    /// Fastest first, by the points' medians.
     pub measured: Vec<&'static str>,
     pub predicted: Vec<&'static str>,
+    /// The two rankings are the same, place for place (variants whose medians differ by less
+    /// than the noise included: a figure, not the verdict).
     pub same: bool,
-    /// Pairs of variants ordered alike ÷ all pairs.
+    /// Pairs of variants ordered alike by the medians ÷ all pairs.
     pub pairs_agreeing: f64,
+    /// The pairs by [`pair_order`]: how many agree, disagree, are within the noise, have no
+    /// interval.
+    pub pairs_agree: usize,
+    pub pairs_disagree: usize,
+    pub pairs_within_noise: usize,
+    pub pairs_no_interval: usize,
+    /// The group's order judged on those pairs.
+    pub verdict: OrderVerdict,
+}
+
+impl OrderCheck {
+    /// The verdict the pair counts give: wrong on one disagreement; not judged where a pair has
+    /// no interval or none is ordered; right otherwise.
+    fn judge(agree: usize, disagree: usize, no_interval: usize) -> OrderVerdict {
+        if disagree > 0 {
+            OrderVerdict::Wrong
+        } else if no_interval > 0 || agree == 0 {
+            OrderVerdict::NotJudged
+        } else {
+            OrderVerdict::Right
+        }
+    }
 }
 
 pub fn orderings(rows: &[Row]) -> Vec<OrderCheck> {
@@ -495,6 +619,7 @@ pub fn orderings(rows: &[Row]) -> Vec<OrderCheck> {
             let predicted = rank(&|r: &Row| r.predicted);
             let mut agree = 0;
             let mut pairs = 0;
+            let mut by_pair = Vec::new();
             for (i, a) in rs.iter().enumerate() {
                 for b in &rs[i + 1..] {
                     pairs += 1;
@@ -503,8 +628,13 @@ pub fn orderings(rows: &[Row]) -> Vec<OrderCheck> {
                     {
                         agree += 1;
                     }
+                    by_pair.push(pair_order(a, b));
                 }
             }
+            let count = |which| by_pair.iter().filter(|&&p| p == which).count();
+            let pairs_agree = count(PairOrder::Agree);
+            let pairs_disagree = count(PairOrder::Disagree);
+            let pairs_no_interval = count(PairOrder::NoInterval);
             Some(OrderCheck {
                 lock,
                 insert,
@@ -514,6 +644,11 @@ pub fn orderings(rows: &[Row]) -> Vec<OrderCheck> {
                 measured,
                 predicted,
                 pairs_agreeing: agree as f64 / pairs.max(1) as f64,
+                pairs_agree,
+                pairs_disagree,
+                pairs_within_noise: count(PairOrder::WithinNoise),
+                pairs_no_interval,
+                verdict: OrderCheck::judge(pairs_agree, pairs_disagree, pairs_no_interval),
             })
         })
         .collect()
@@ -607,6 +742,7 @@ mod tests {
         let nothing = Measured {
             key,
             kiops: Vec::new(),
+            rounds: Vec::new(),
             other_cpus: Vec::new(),
             transfer_ns: Vec::new(),
             noise: NoiseCount::default(),
@@ -633,6 +769,7 @@ mod tests {
         let m = Measured {
             key,
             kiops: kiops.to_vec(),
+            rounds: (0..kiops.len()).collect(),
             other_cpus,
             transfer_ns,
             noise,
@@ -693,6 +830,7 @@ mod tests {
         let mut m = Measured {
             key,
             kiops: vec![1000.0, 400.0, 1000.0],
+            rounds: (0..3).collect(),
             other_cpus: vec![0.0; 3],
             transfer_ns: vec![
                 [Some(33.0), Some(34.0)],
@@ -754,6 +892,7 @@ mod tests {
         let m = Measured {
             key,
             kiops: vec![1000.0, 500.0, 1000.0, 500.0, 1000.0, 500.0, 20.0],
+            rounds: (0..7).collect(),
             other_cpus: vec![0.0; 7],
             transfer_ns: vec![near, far, near, far, near, far, moved],
             noise: NoiseCount::default(),
@@ -790,5 +929,82 @@ mod tests {
         assert_eq!(of([Some(70.0), Some(400.0)]), RunPlacement::Moved);
         assert_eq!(of([None, None]), RunPlacement::Unprobed);
         assert_eq!(RunPlacement::of([Some(158.0), None], None), RunPlacement::Unprobed);
+    }
+
+    /// A two-thread point of `variant` measured `kiops` in rounds 0, 1, ..., each in placement
+    /// `placements[i]` (as calibrated where the list is short), predicted `predicted`.
+    fn point(
+        variant: &'static str,
+        kiops: &[f64],
+        placements: &[RunPlacement],
+        predicted: f64,
+    ) -> Row {
+        let key = Key { variant, ..no_stats_key(2) };
+        let probes = |p: Option<&RunPlacement>| match p {
+            Some(RunPlacement::Other) => [Some(160.0), Some(158.0)],
+            Some(RunPlacement::Moved) => [Some(33.0), Some(160.0)],
+            _ => [Some(33.0), Some(34.0)],
+        };
+        let m = Measured {
+            key,
+            kiops: kiops.to_vec(),
+            rounds: (0..kiops.len()).collect(),
+            other_cpus: vec![0.0; kiops.len()],
+            transfer_ns: (0..kiops.len()).map(|i| probes(placements.get(i))).collect(),
+            noise: NoiseCount::default(),
+            failures: Vec::new(),
+        };
+        let per_run: Vec<Option<f64>> = (0..kiops.len())
+            .map(|i| (placements.get(i) != Some(&RunPlacement::Moved)).then_some(predicted))
+            .collect();
+        row(&m, &per_run, Some(32.0), 15.0)
+    }
+
+    /// Issue 41's order, judged as issue 42 judges every verdict: on an interval. Two variants
+    /// the measurement orders (every round a ÷ b ≈ 1.2) are in the right order only when the
+    /// prediction puts them so; two whose rounds go either way cannot be in the wrong order.
+    #[test]
+    fn a_pair_is_ordered_only_where_its_paired_interval_clears_one() {
+        let b = point("b", &[1000.0, 900.0, 1100.0, 1000.0, 950.0, 1050.0], &[], 1000.0);
+        let faster = [1200.0, 1085.0, 1310.0, 1190.0, 1150.0, 1265.0];
+        assert_eq!(pair_order(&point("a", &faster, &[], 1300.0), &b), PairOrder::Agree);
+        assert_eq!(pair_order(&point("a", &faster, &[], 900.0), &b), PairOrder::Disagree);
+        assert_eq!(pair_order(&b, &point("a", &faster, &[], 900.0)), PairOrder::Disagree);
+        // Faster in half the rounds, slower in the other half: within the noise, whatever the
+        // medians say and whatever the prediction.
+        let either = [1050.0, 850.0, 1160.0, 950.0, 1000.0, 1000.0];
+        for predicted in [500.0, 1000.0, 2000.0] {
+            let a = point("a", &either, &[], predicted);
+            assert_eq!(pair_order(&a, &b), PairOrder::WithinNoise);
+        }
+        // Two rounds in which `a` ran in the other placement are not paired with `b`'s: four
+        // rounds are too few for an interval.
+        let other = [RunPlacement::Other, RunPlacement::AsCalibrated, RunPlacement::Other];
+        assert_eq!(pair_order(&point("a", &faster, &other, 1300.0), &b), PairOrder::NoInterval);
+        let moved = [RunPlacement::Moved];
+        let a = point("a", &faster[..6], &moved, 1300.0);
+        assert_eq!(pair_order(&a, &b), PairOrder::NoInterval, "a moved round is left out");
+    }
+
+    #[test]
+    fn a_group_is_wrong_on_one_ordered_pair_and_not_judged_without_intervals() {
+        let b = point("b", &[1000.0, 900.0, 1100.0, 1000.0, 950.0, 1050.0], &[], 1000.0);
+        let faster = [1200.0, 1085.0, 1310.0, 1190.0, 1150.0, 1265.0];
+        let either = [1050.0, 850.0, 1160.0, 950.0, 1000.0, 1000.0];
+        let group = |rows: &[Row]| orderings(rows).remove(0);
+        let right = group(&[point("a", &faster, &[], 1300.0), b.clone()]);
+        assert_eq!((right.verdict, right.pairs_agree), (OrderVerdict::Right, 1));
+        let wrong = group(&[point("a", &faster, &[], 900.0), b.clone()]);
+        assert_eq!((wrong.verdict, wrong.pairs_disagree), (OrderVerdict::Wrong, 1));
+        // `a` and `b` have level medians (1000 each) and the prediction puts `b` first; the
+        // measurement does not order them, so they cannot be in the wrong order.
+        let level =
+            group(&[point("a", &either, &[], 900.0), b.clone(), point("c", &faster, &[], 1300.0)]);
+        assert_eq!(level.pairs_within_noise, 1);
+        assert_eq!(level.verdict, OrderVerdict::Right, "{level:?}");
+        let alone = group(&[point("a", &either, &[], 900.0), b.clone()]);
+        assert_eq!(alone.verdict, OrderVerdict::NotJudged, "nothing ordered");
+        let few = group(&[point("a", &faster[..5], &[], 1300.0), b]);
+        assert_eq!((few.verdict, few.pairs_no_interval), (OrderVerdict::NotJudged, 1));
     }
 }

@@ -970,6 +970,7 @@ mod tests {
             failures: Vec::new(),
             placement: Default::default(),
             left_out_kiops: Vec::new(),
+            repetitions: Vec::new(),
         }
     }
 
