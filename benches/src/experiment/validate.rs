@@ -873,6 +873,7 @@ mod tests {
                 per_thread_max: kiops / 2.0,
                 breakdown: Breakdown::default(),
                 lock_busy: Vec::new(),
+                lock_owners: Vec::new(),
                 completions: 1,
                 measured_ns: 1.0,
                 events: 1,

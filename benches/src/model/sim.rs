@@ -559,10 +559,21 @@ pub struct SimResult {
     pub breakdown: Breakdown,
     /// Share of the window each lock was held (its hand-off lines included), by lock.
     pub lock_busy: Vec<(String, f64)>,
+    /// Each lock's acquisitions in the window, and how many of them went to another thread than
+    /// the one before (the lock statistics' owner changes), by lock.
+    pub lock_owners: Vec<LockOwners>,
     /// Requests completed and virtual time measured, ns.
     pub completions: u64,
     pub measured_ns: f64,
     pub events: u64,
+}
+
+/// One lock's acquisitions in the measured window and its changes of owner ([`SimResult`]).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct LockOwners {
+    pub lock: String,
+    pub acquisitions: u64,
+    pub owner_changes: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -656,6 +667,11 @@ struct LockState {
     /// Bumped at every acquisition: a compare-and-swap that saw the lock free at an older
     /// version fails.
     version: u64,
+    /// The thread of the last acquisition (`None` before the first).
+    last_owner: Option<usize>,
+    /// In the measured window: acquisitions, and those by another thread than the one before.
+    acquisitions: u64,
+    owner_changes: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -1144,6 +1160,11 @@ impl<'a> Sim<'a> {
         l.last_cpu = Some(cpu);
         l.acquired_at = at;
         l.version += 1;
+        if self.measuring {
+            l.acquisitions += 1;
+            l.owner_changes += u64::from(l.last_owner != Some(i));
+        }
+        l.last_owner = Some(i);
     }
 
     /// Thread `i` asks for `lock` now. Returns true if it must wait for an event (the line's
@@ -1498,6 +1519,16 @@ pub fn simulate_until(
             outside_ns: sim.acc[3] * scale,
         },
         lock_busy,
+        lock_owners: prog
+            .locks
+            .iter()
+            .zip(&sim.locks)
+            .map(|(name, l)| LockOwners {
+                lock: name.clone(),
+                acquisitions: l.acquisitions,
+                owner_changes: l.owner_changes,
+            })
+            .collect(),
         completions: sim.completions,
         measured_ns: window,
         events: sim.events,

@@ -1,0 +1,244 @@
+//! How often a waiter takes a lock from a holder that re-takes it: measured on this machine with
+//! the workload's own lock, and simulated with `predict`'s discipline for the same loop (issue
+//! 41: at two threads the simulated parking_lot spinner almost never wins, 0.0 % owner changes
+//! against 4.6 % measured in the workload, notes/results/2026-12-05-predict-wait.md).
+//!
+//! ```sh
+//! cargo run --release -p schedlab-benches --example barging -- CALIBRATION.json [LOCK] [SECONDS] [ROUNDS]
+//! ```
+//!
+//! Two threads each loop: take the lock, spin HOLD ns, release, spin GAP ns. A single-purpose
+//! measurement: no scheduler, no statistics, one lock. Every (hold, gap) point runs once per
+//! round, interleaved. Measured: acquisitions per µs and the share that changed owner. Simulated:
+//! the same loop as a one-lock program (the hold in the dispatch, the gap as outside work, no
+//! lines but the lock's own), on the machine of the calibration file with the transfer probed
+//! before each point (the host moves the vCPUs). Prints a table (median over rounds, min–max).
+//! LOCK: parking-lot (default) or fair-spin. Bad input: one line and exit 2.
+
+use schedlab_benches::experiment::compare::placement::probe_here;
+use schedlab_benches::model::calibrate::{Calibration, CallModel, Segment};
+use schedlab_benches::model::harness::Call;
+use schedlab_benches::model::sim::{simulate, Program, SimConfig};
+use schedlab_benches::model::CalibrationSet;
+use schedlab_core::sync::{AtomicBool, Lock, Ordering};
+use schedlab_core::{KernelProfile, LockKind, SchedClock};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Barrier;
+use std::time::Duration;
+
+const HOLDS_NS: [u64; 2] = [100, 300];
+const GAPS_NS: [u64; 5] = [0, 25, 50, 100, 200];
+
+fn usage(why: &str) -> ExitCode {
+    eprintln!(
+        "barging: {why} (usage: barging CALIBRATION.json [parking-lot|fair-spin] [SECONDS] [ROUNDS])"
+    );
+    ExitCode::from(2)
+}
+
+/// Spins `ns` on `clock`.
+fn spin(clock: &SchedClock, ns: u64) {
+    if ns == 0 {
+        return;
+    }
+    let end = clock.now_ns() + ns;
+    while clock.now_ns() < end {
+        std::hint::spin_loop();
+    }
+}
+
+/// What the lock guards: the last taker and the counts.
+struct Owners {
+    last: usize,
+    acquisitions: u64,
+    changes: u64,
+}
+
+/// Two threads on `kind`'s lock for `seconds`: (acquisitions per µs, owner changes %).
+fn measure(kind: LockKind, hold_ns: u64, gap_ns: u64, seconds: f64) -> (f64, f64) {
+    let lock = Lock::new(kind, Owners { last: usize::MAX, acquisitions: 0, changes: 0 });
+    let stop = AtomicBool::new(false);
+    let start = Barrier::new(3);
+    let clock = SchedClock::real();
+    std::thread::scope(|s| {
+        for me in 0..2 {
+            let (lock, stop, start, clock) = (&lock, &stop, &start, &clock);
+            s.spawn(move || {
+                start.wait();
+                while !stop.load(Ordering::Relaxed) {
+                    {
+                        let mut owners = lock.lock();
+                        owners.changes += u64::from(owners.last != me);
+                        owners.last = me;
+                        owners.acquisitions += 1;
+                        spin(clock, hold_ns);
+                    }
+                    spin(clock, gap_ns);
+                }
+            });
+        }
+        // Counted from a short warm-up on.
+        start.wait();
+        std::thread::sleep(Duration::from_millis(50));
+        let (a0, c0) = {
+            let o = lock.lock();
+            (o.acquisitions, o.changes)
+        };
+        let t0 = clock.now_ns();
+        std::thread::sleep(Duration::from_secs_f64(seconds));
+        let (a1, c1) = {
+            let o = lock.lock();
+            (o.acquisitions, o.changes)
+        };
+        let t1 = clock.now_ns();
+        stop.store(true, Ordering::Relaxed);
+        let acquisitions = (a1 - a0) as f64;
+        let per_us = acquisitions / ((t1 - t0) as f64 / 1e3);
+        (per_us, 100.0 * (c1 - c0) as f64 / acquisitions.max(1.0))
+    })
+}
+
+/// The loop as a one-lock program: the hold in the dispatch (the deciding hold), nothing else in
+/// the calls, the gap as outside work.
+fn one_lock(kind: LockKind, hold_ns: u64) -> Calibration {
+    let seg = |lock: Option<&str>, ns: f64| Segment {
+        lock: lock.map(str::to_string),
+        ns,
+        lines: 0.0,
+        probability: 1.0,
+    };
+    let call = |call: Call, segments: Vec<Segment>| CallModel {
+        call,
+        total_ns: segments.iter().map(|s| s.ns).sum(),
+        cv: 0.0,
+        segments,
+    };
+    let hold = hold_ns as f64;
+    let calls = vec![
+        call(Call::Insert, vec![seg(None, 0.0)]),
+        call(Call::Dispatch, vec![seg(Some("sched"), hold)]),
+        call(Call::Complete, vec![seg(None, 0.0)]),
+        call(Call::Credit, vec![seg(None, 0.0)]),
+        call(Call::EmptyDispatch, vec![seg(Some("sched"), hold)]),
+    ];
+    Calibration {
+        variant: "barging".into(),
+        lock: kind,
+        insert: "direct".into(),
+        kernel: KernelProfile::Seeds,
+        transfer_ns: 0.0,
+        relayed: true,
+        loop_ns: 0.0,
+        solo_cycle_ns: hold,
+        timing_ns: 0.0,
+        solo: calls.clone(),
+        pair: calls,
+        raw: Vec::new(),
+        windows: 1,
+        rounds_per_window: 1,
+        anomalies: 0,
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(file) = args.first() else { return usage("no calibration file") };
+    let set = match CalibrationSet::load(Path::new(file)) {
+        Ok(set) => set,
+        Err(e) => return usage(&format!("{file}: {e}")),
+    };
+    let kind = match args.get(1).map(String::as_str) {
+        None | Some("parking-lot") => LockKind::ParkingLot,
+        Some("fair-spin") => LockKind::FairSpin,
+        Some(other) => return usage(&format!("unknown lock kind `{other}`")),
+    };
+    let seconds: f64 = match args.get(2).map(|s| s.parse()) {
+        None => 1.0,
+        Some(Ok(s)) if s > 0.0 && s <= 60.0 => s,
+        _ => return usage("SECONDS: more than 0, at most 60"),
+    };
+    let rounds: usize = match args.get(3).map(|s| s.parse()) {
+        None => 3,
+        Some(Ok(r)) if (1..=50).contains(&r) => r,
+        _ => return usage("ROUNDS: 1 to 50"),
+    };
+    let points: Vec<(u64, u64)> =
+        HOLDS_NS.iter().flat_map(|&h| GAPS_NS.iter().map(move |&g| (h, g))).collect();
+    // Per point: measured (rate, changes) and simulated (rate, changes), one per round.
+    let mut results = vec![Vec::new(); points.len()];
+    let never = AtomicBool::new(false);
+    for round in 0..rounds {
+        for j in 0..points.len() {
+            let idx = (j + round) % points.len();
+            let (hold, gap) = points[idx];
+            let transfer = probe_here(&never);
+            let measured = measure(kind, hold, gap, seconds);
+            let machine = match transfer {
+                Some(ns) => set.machine.clone().with_core_transfer(ns, "probed before the point"),
+                None => set.machine.clone(),
+            };
+            let simulated = Program::new(&one_lock(kind, hold), 2, gap as f64)
+                .and_then(|prog| simulate(&prog, &machine, &SimConfig::new(2, 1 + round as u64)));
+            let simulated = match simulated {
+                Ok(r) => {
+                    let owners = &r.lock_owners[0];
+                    let per_us = owners.acquisitions as f64 / (r.measured_ns / 1e3);
+                    let changes =
+                        100.0 * owners.owner_changes as f64 / owners.acquisitions.max(1) as f64;
+                    (per_us, changes)
+                }
+                Err(e) => return usage(&format!("the simulation failed: {e}")),
+            };
+            eprintln!(
+                "round {} hold {hold} gap {gap}: transfer {:.0} ns, measured {:.2}/µs {:.2} %, \
+                 simulated {:.2}/µs {:.2} %",
+                round + 1,
+                transfer.unwrap_or(f64::NAN),
+                measured.0,
+                measured.1,
+                simulated.0,
+                simulated.1
+            );
+            results[idx].push((transfer.unwrap_or(f64::NAN), measured, simulated));
+        }
+    }
+    println!(
+        "lock {}; median of {rounds} round(s) of {seconds} s each; min–max in brackets",
+        kind.name()
+    );
+    println!(
+        "| hold (ns) | gap (ns) | transfer (ns) | measured (per µs) | simulated (per µs) | \
+         measured owner changes (%) | simulated owner changes (%) |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    for (&(hold, gap), r) in points.iter().zip(&results) {
+        let figure = |f: &dyn Fn(&(f64, (f64, f64), (f64, f64))) -> f64, places: usize| {
+            let mut v: Vec<f64> = r.iter().map(f).filter(|x| x.is_finite()).collect();
+            if v.is_empty() {
+                return "-".to_string();
+            }
+            let (lo, hi) = v.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+            format!("{:.*} [{lo:.*}, {hi:.*}]", places, median(&mut v), places, places)
+        };
+        println!(
+            "| {hold} | {gap} | {} | {} | {} | {} | {} |",
+            figure(&|x| x.0, 0),
+            figure(&|x| x.1 .0, 2),
+            figure(&|x| x.2 .0, 2),
+            figure(&|x| x.1 .1, 2),
+            figure(&|x| x.2 .1, 2),
+        );
+    }
+    ExitCode::SUCCESS
+}
