@@ -38,6 +38,14 @@ else
   echo "the kernel peer's page was not made (it needs root, BFQ, fio, perf and bpftrace):" \
     "kernel.png is left as it was" >&2
 fi
+# The kernel peer's --inject page needs none of that when its kernel half is read from a recorded
+# run (--kernel-from: 2 jobs on this machine kind's BFQ, 2026-12-04): the model's half runs here,
+# and the page says where the kernel's came from.
+recorded=$root/notes/results/2026-12-04-fidelity
+if "$bin" kernel --inject 0,2000 --threads 2 --kernel-from "$recorded/inject-2.json" \
+  --model-from "$recorded/check.json" --svg kernel-inject.svg --report kernel-inject.html; then
+  kinds="$kinds kernel-inject"
+fi
 shoot() { # shoot FILE PNG WIDTH HEIGHT
   chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars --screenshot="$2" \
     --window-size="$3,$4" "file://$work/$1" >/dev/null 2>&1
