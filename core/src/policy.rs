@@ -300,7 +300,12 @@ impl LockedView<'_> {
 }
 
 /// A stats variant. See the module documentation for the contract.
-pub trait StatsPolicy: Send + Sync + Sized + 'static {
+///
+/// A variant writes what it decides (its names, what it keeps, its protection, `route` and, if it
+/// defers anything, `run_deferred`) and only the hooks it changes: the others have defaults (no
+/// capture, no edit of the batch, nothing when a group goes offline, a retired group handed
+/// straight to the protection). One policy is made per scheduler instance, by [`Default`].
+pub trait StatsPolicy: Default + Send + Sync + Sized + 'static {
     /// The name used on the command line and in reports.
     const NAME: &'static str;
     /// One line on what the variant changes.
@@ -322,22 +327,23 @@ pub trait StatsPolicy: Send + Sync + Sized + 'static {
     /// What keeps a group allocated while a deferred update reaches it; the scheduler takes the
     /// locks, refuses the operations and frees groups as this protection says (protection.rs).
     type Protection: Protection;
-    /// What `dispatch_begin` captures for `dispatch_end`.
-    type DispatchCapture: Copy;
+    /// What `dispatch_begin` captures for `dispatch_end` (`()` for a variant that writes neither).
+    type DispatchCapture: Copy + Default;
     /// State the policy keeps per group (`()` for none), reachable through
     /// [`GroupShared::policy_state`] from any hook that holds a live group.
     type GroupState: Default + Send + Sync + 'static;
 
-    /// Makes the policy for one scheduler instance.
-    fn new() -> Self;
-
     /// Where updates of `kind` go. Called under the scheduler lock; should be a constant match.
     fn route(&self, kind: StatKind) -> Route;
 
-    /// Called under the scheduler lock at the start of dispatch, before any scheduling work.
-    fn dispatch_begin(&self, _view: &LockedView<'_>) -> Self::DispatchCapture;
+    /// Called under the scheduler lock at the start of dispatch, before any scheduling work. The
+    /// default captures nothing (the capture's `Default`).
+    fn dispatch_begin(&self, _view: &LockedView<'_>) -> Self::DispatchCapture {
+        Self::DispatchCapture::default()
+    }
 
-    /// Called under the scheduler lock at the end of dispatch; may edit the batch.
+    /// Called under the scheduler lock at the end of dispatch; may edit the batch. The default does
+    /// nothing.
     fn dispatch_end(
         &self,
         _view: &LockedView<'_>,
@@ -348,7 +354,19 @@ pub trait StatsPolicy: Send + Sync + Sized + 'static {
 
     /// Applies a non-empty batch, outside the scheduler lock: take the protection's witness from
     /// `cx` and call [`DeferredBatch::apply`].
-    fn run_deferred(&self, cx: &DeferredCx<'_, Self::Protection>, batch: &mut DeferredBatch);
+    ///
+    /// The default is for a variant that defers nothing: a build that uses it under a protection
+    /// with a witness ([`Protection::MAY_DEFER`]: all but `SchedLockOnly`) fails, and it panics if
+    /// handed a batch (the variant routed an update there with nothing to apply it under).
+    fn run_deferred(&self, _cx: &DeferredCx<'_, Self::Protection>, batch: &mut DeferredBatch) {
+        const {
+            assert!(
+                !<Self::Protection as Protection>::MAY_DEFER,
+                "a variant whose protection may defer must write its own `run_deferred`"
+            )
+        };
+        unreachable!("{} defers nothing, got {} updates", Self::NAME, batch.len());
+    }
 
     /// Called under the scheduler lock when a group goes offline, after its queues moved to the
     /// parent and its statistics were transferred.

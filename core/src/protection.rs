@@ -49,6 +49,9 @@ pub trait Protection: sealed::Sealed + Send + Sync + 'static {
     const REMOVAL_HOLDS_QUEUE_LOCK: bool;
     /// Whether a retired group is freed after a grace period rather than at once.
     const AFTER_GRACE_PERIOD: bool;
+    /// Whether it has a witness, so that a variant may defer updates under it (all but
+    /// [`SchedLockOnly`], under which nothing may be deferred).
+    const MAY_DEFER: bool;
 
     /// Makes whatever progress on deferred reclamation is possible now, without blocking (for a
     /// grace-period protection: one pin, flush and collection attempt). Models call it from a
@@ -92,6 +95,7 @@ impl Protection for SchedLockOnly {
     const ALLOWS_REMOVAL: bool = true;
     const REMOVAL_HOLDS_QUEUE_LOCK: bool = false;
     const AFTER_GRACE_PERIOD: bool = false;
+    const MAY_DEFER: bool = false;
 }
 
 impl sealed::Sealed for QueueLock {
@@ -109,6 +113,7 @@ impl Protection for QueueLock {
     const ALLOWS_REMOVAL: bool = true;
     const REMOVAL_HOLDS_QUEUE_LOCK: bool = true;
     const AFTER_GRACE_PERIOD: bool = false;
+    const MAY_DEFER: bool = true;
 }
 
 /// Frees a group retired under [`GracePeriod`] once its grace period has ended, and sends a
@@ -146,6 +151,7 @@ impl Protection for GracePeriod {
     const ALLOWS_REMOVAL: bool = true;
     const REMOVAL_HOLDS_QUEUE_LOCK: bool = false;
     const AFTER_GRACE_PERIOD: bool = true;
+    const MAY_DEFER: bool = true;
 
     fn reclaim_step() {
         epoch::flush();
@@ -174,6 +180,7 @@ impl Protection for NoRemoval {
     const ALLOWS_REMOVAL: bool = false;
     const REMOVAL_HOLDS_QUEUE_LOCK: bool = false;
     const AFTER_GRACE_PERIOD: bool = false;
+    const MAY_DEFER: bool = true;
 }
 
 /// Proof that the holder may apply a deferred batch: the protection's side of the agreement is

@@ -232,7 +232,7 @@ impl<P: StatsPolicy> Scheduler<P> {
             in_service_hint: state.in_service_hint.clone(),
             state: Lock::named(lock, LockClass::SCHED, state),
             queue_lock: Lock::named(lock, LockClass::QUEUE, ()),
-            policy: P::new(),
+            policy: P::default(),
             clock,
             census,
             next_pid: AtomicU64::new(1),
@@ -1118,18 +1118,8 @@ mod consistency_conditions {
         type DispatchCapture = ();
         type GroupState = ();
 
-        fn new() -> Self {
-            Self::default()
-        }
-
         fn route(&self, _kind: StatKind) -> Route {
             Route::Now
-        }
-
-        fn dispatch_begin(&self, _view: &LockedView<'_>) {}
-
-        fn run_deferred(&self, _cx: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
-            unreachable!("nothing is deferred, got {} updates", batch.len());
         }
 
         fn retire_group(&self, group: RetiredGroup, reclaim: &Reclaimer<'_, SchedLockOnly>) {
@@ -1222,15 +1212,9 @@ mod consistency_conditions {
         type DispatchCapture = ();
         type GroupState = ();
 
-        fn new() -> Self {
-            AtSubmit
-        }
-
         fn route(&self, _kind: StatKind) -> Route {
             Route::Now
         }
-
-        fn dispatch_begin(&self, _view: &LockedView<'_>) {}
 
         fn run_deferred(
             &self,
@@ -1427,6 +1411,7 @@ mod found_by_models {
 
     /// Every update under the scheduler lock (the bug below is in the locked state, whatever the
     /// variant).
+    #[derive(Default)]
     struct Locked;
 
     impl StatsPolicy for Locked {
@@ -1437,18 +1422,8 @@ mod found_by_models {
         type DispatchCapture = ();
         type GroupState = ();
 
-        fn new() -> Self {
-            Locked
-        }
-
         fn route(&self, _kind: StatKind) -> Route {
             Route::Now
-        }
-
-        fn dispatch_begin(&self, _view: &LockedView<'_>) {}
-
-        fn run_deferred(&self, _cx: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
-            unreachable!("nothing is deferred, got {} updates", batch.len());
         }
     }
 

@@ -12,7 +12,7 @@
 //! Why it exists: every statistic, with the same values as `sched-lock`, at (the goal) the cost of
 //! `debug-off` — the design the kernel did not have.
 
-use schedlab_core::{DeferredBatch, DeferredCx, GracePeriod, LockedView, Route, StatKind, StatsKept, StatsPolicy};
+use schedlab_core::{DeferredBatch, DeferredCx, GracePeriod, Route, StatKind, StatsKept, StatsPolicy};
 
 /// Deferred statistics protected by epoch-based reclamation.
 #[derive(Debug, Default)]
@@ -26,16 +26,10 @@ impl StatsPolicy for Epoch {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        Epoch
-    }
-
     #[inline]
     fn route(&self, kind: StatKind) -> Route {
         Route::defer_if_deferrable(kind)
     }
-
-    fn dispatch_begin(&self, _view: &LockedView<'_>) {}
 
     fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
         // Why everything this touches still exists (notes/invariants.md):

@@ -19,7 +19,7 @@
 //! under the lock; the kernel's source and its tracepoints say they run outside it. This is the
 //! row the kernel peer holds against this machine's BFQ.
 
-use schedlab_core::{DeferredBatch, DeferredCx, GracePeriod, LockedView, Route, StatKind, StatsKept, StatsPolicy};
+use schedlab_core::{DeferredBatch, DeferredCx, GracePeriod, Route, StatKind, StatsKept, StatsPolicy};
 
 /// The legacy counters counted at submission, before the scheduler lock, on per-CPU rstat lists.
 #[derive(Debug, Default)]
@@ -35,16 +35,10 @@ impl StatsPolicy for Mainline {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        Mainline
-    }
-
     #[inline]
     fn route(&self, kind: StatKind) -> Route {
         Route::legacy_only(kind, Route::Defer)
     }
-
-    fn dispatch_begin(&self, _view: &LockedView<'_>) {}
 
     fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
         // Why everything this touches still exists (notes/invariants.md):

@@ -6,7 +6,7 @@
 //! Why it exists: the seeds' upper bound (404 KIOPS, +55 % over `sched-lock`), and the floor of
 //! the per-request cost.
 
-use schedlab_core::{DeferredBatch, DeferredCx, LockedView, Route, SchedLockOnly, StatKind, StatsKept, StatsPolicy};
+use schedlab_core::{Route, SchedLockOnly, StatKind, StatsKept, StatsPolicy};
 
 /// No statistics.
 #[derive(Debug, Default)]
@@ -20,18 +20,8 @@ impl StatsPolicy for NoStats {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        NoStats
-    }
-
     #[inline]
     fn route(&self, _kind: StatKind) -> Route {
         Route::Skip
-    }
-
-    fn dispatch_begin(&self, _view: &LockedView<'_>) {}
-
-    fn run_deferred(&self, _cx: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
-        unreachable!("no-stats defers nothing, got {} updates", batch.len());
     }
 }

@@ -15,7 +15,7 @@
 //! like the other deferred updates, because a completion can race with group removal just as an
 //! insert can (kernel-map.md D33). It costs one more queue-lock acquisition per request.
 
-use schedlab_core::{DeferredBatch, DeferredCx, LockedView, QueueLock as QueueLockHeldByRemoval, Route, StatKind, StatsKept, StatsPolicy};
+use schedlab_core::{DeferredBatch, DeferredCx, QueueLock as QueueLockHeldByRemoval, Route, StatKind, StatsKept, StatsPolicy};
 
 /// Deferred statistics under the queue lock.
 #[derive(Debug, Default)]
@@ -29,16 +29,10 @@ impl StatsPolicy for QueueLock {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        QueueLock
-    }
-
     #[inline]
     fn route(&self, kind: StatKind) -> Route {
         Route::defer_if_deferrable(kind)
     }
-
-    fn dispatch_begin(&self, _view: &LockedView<'_>) {}
 
     fn run_deferred(&self, cx: &DeferredCx<'_, QueueLockHeldByRemoval>, batch: &mut DeferredBatch) {
         // Why everything this touches still exists (notes/invariants.md):

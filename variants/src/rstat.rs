@@ -13,7 +13,7 @@
 //! per-CPU add, the sum is paid by the reader — to set beside `debug-off`, which keeps the same two
 //! counters under the scheduler lock.
 
-use schedlab_core::{DeferredBatch, DeferredCx, GracePeriod, LockedView, Route, StatKind, StatsKept, StatsPolicy};
+use schedlab_core::{DeferredBatch, DeferredCx, GracePeriod, Route, StatKind, StatsKept, StatsPolicy};
 
 /// The legacy counters on per-CPU rstat lists, flushed on read.
 #[derive(Debug, Default)]
@@ -28,16 +28,10 @@ impl StatsPolicy for Rstat {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        Rstat
-    }
-
     #[inline]
     fn route(&self, kind: StatKind) -> Route {
         Route::legacy_only(kind, Route::Defer)
     }
-
-    fn dispatch_begin(&self, _view: &LockedView<'_>) {}
 
     fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
         // Why everything this touches still exists (notes/invariants.md):

@@ -11,7 +11,7 @@
 //! so that this is the fully serial end of the range. The update points are the 4.15 ones for all
 //! variants (notes/kernel-map.md), so that final values are comparable field by field.
 
-use schedlab_core::{DeferredBatch, DeferredCx, LockedView, Route, SchedLockOnly, StatKind, StatsKept, StatsPolicy};
+use schedlab_core::{Route, SchedLockOnly, StatKind, StatsKept, StatsPolicy};
 
 /// Every statistics update under the scheduler lock.
 #[derive(Debug, Default)]
@@ -26,18 +26,8 @@ impl StatsPolicy for SchedLock {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        SchedLock
-    }
-
     #[inline]
     fn route(&self, _kind: StatKind) -> Route {
         Route::Now
-    }
-
-    fn dispatch_begin(&self, _view: &LockedView<'_>) {}
-
-    fn run_deferred(&self, _cx: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
-        unreachable!("sched-lock defers nothing, got {} updates", batch.len());
     }
 }

@@ -9,7 +9,7 @@
 //!
 //! Why it exists: to measure what the queue lock itself costs.
 
-use schedlab_core::{DeferredBatch, DeferredCx, LockedView, NoRemoval, Route, StatKind, StatsKept, StatsPolicy};
+use schedlab_core::{DeferredBatch, DeferredCx, NoRemoval, Route, StatKind, StatsKept, StatsPolicy};
 
 /// Deferred statistics with no lock (unsafe under group removal, which is therefore refused).
 #[derive(Debug, Default)]
@@ -23,16 +23,10 @@ impl StatsPolicy for Unlocked {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        Unlocked
-    }
-
     #[inline]
     fn route(&self, kind: StatKind) -> Route {
         Route::defer_if_deferrable(kind)
     }
-
-    fn dispatch_begin(&self, _view: &LockedView<'_>) {}
 
     fn run_deferred(&self, cx: &DeferredCx<'_, NoRemoval>, batch: &mut DeferredBatch) {
         // Why everything this touches still exists (notes/invariants.md):

@@ -49,13 +49,9 @@ impl StatsPolicy for UnlockedUnderRemoval {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        UnlockedUnderRemoval
-    }
     fn route(&self, kind: StatKind) -> Route {
         Route::defer_if_deferrable(kind)
     }
-    fn dispatch_begin(&self, _: &LockedView<'_>) {}
     fn run_deferred(&self, cx: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
         // SAFETY: none — this is the negative control. A concurrent removal can reparent the
         // queue and free its old group between the load of the group and its use.
@@ -77,13 +73,9 @@ impl StatsPolicy for QueueLockWrongRemoval {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        QueueLockWrongRemoval
-    }
     fn route(&self, kind: StatKind) -> Route {
         Route::defer_if_deferrable(kind)
     }
-    fn dispatch_begin(&self, _: &LockedView<'_>) {}
     fn run_deferred(&self, cx: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
         let _queue_lock = cx.queue_lock();
         // SAFETY: none — the queue lock excludes nothing that frees groups here (it is a plain
@@ -108,13 +100,9 @@ impl StatsPolicy for QueueLockCompletionUnlocked {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        QueueLockCompletionUnlocked
-    }
     fn route(&self, kind: StatKind) -> Route {
         Route::defer_if_deferrable(kind)
     }
-    fn dispatch_begin(&self, _: &LockedView<'_>) {}
     fn run_deferred(&self, cx: &DeferredCx<'_, QueueLock>, batch: &mut DeferredBatch) {
         if batch.path() == Path::Completion {
             // SAFETY: none — the queue is pinned by the request (I1a), but its group is kept only
@@ -148,13 +136,9 @@ impl StatsPolicy for DefersEveryKind {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        DefersEveryKind
-    }
     fn route(&self, _kind: StatKind) -> Route {
         Route::Defer
     }
-    fn dispatch_begin(&self, _: &LockedView<'_>) {}
     fn run_deferred(&self, cx: &DeferredCx<'_, QueueLock>, batch: &mut DeferredBatch) {
         // What this touches still exists as for `queue-lock` (I1a, I1b, I4): every event in the
         // batch names a queue the path pins, because the scheduler applied the lock-only kinds,
@@ -179,13 +163,9 @@ impl StatsPolicy for LosesServicedBytes {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        LosesServicedBytes
-    }
     fn route(&self, kind: StatKind) -> Route {
         Route::defer_if_deferrable(kind)
     }
-    fn dispatch_begin(&self, _: &LockedView<'_>) {}
     fn run_deferred(&self, cx: &DeferredCx<'_, QueueLock>, batch: &mut DeferredBatch) {
         let events: Vec<StatEvent> = batch.events().copied().collect();
         batch.clear();
@@ -227,9 +207,6 @@ impl StatsPolicy for CapturedInServiceQueue {
     type DispatchCapture = InServiceCapture;
     type GroupState = ();
 
-    fn new() -> Self {
-        CapturedInServiceQueue
-    }
     fn route(&self, kind: StatKind) -> Route {
         match kind {
             // This variant computes idle_time itself, from its capture.
@@ -275,9 +252,6 @@ impl StatsPolicy for RevalidatedInServiceQueue {
     type DispatchCapture = InServiceCapture;
     type GroupState = ();
 
-    fn new() -> Self {
-        RevalidatedInServiceQueue
-    }
     fn route(&self, kind: StatKind) -> Route {
         match kind {
             StatKind::IdleTime => Route::Skip,
@@ -385,13 +359,9 @@ macro_rules! pin_counting_variant {
             type DispatchCapture = ();
             type GroupState = $state;
 
-            fn new() -> Self {
-                $name
-            }
             fn route(&self, kind: StatKind) -> Route {
                 Route::defer_if_deferrable(kind)
             }
-            fn dispatch_begin(&self, _: &LockedView<'_>) {}
             fn dispatch_end(&self, view: &LockedView<'_>, _: (), _: &mut DeferredBatch) {
                 // Under the scheduler lock: take a reference on the in-service group for the
                 // bookkeeping of this dispatch, and drop it.
@@ -439,16 +409,12 @@ impl StatsPolicy for MissingIoRemove {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        MissingIoRemove
-    }
     fn route(&self, kind: StatKind) -> Route {
         match kind {
             StatKind::IoRemove => Route::Skip,
             kind => Route::defer_if_deferrable(kind),
         }
     }
-    fn dispatch_begin(&self, _: &LockedView<'_>) {}
     fn run_deferred(&self, cx: &DeferredCx<'_, QueueLock>, batch: &mut DeferredBatch) {
         let queue_lock = cx.lock_queue();
         batch.apply(&queue_lock, cx.now());
@@ -467,15 +433,8 @@ impl StatsPolicy for LeakOnRetire {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        LeakOnRetire
-    }
     fn route(&self, _: StatKind) -> Route {
         Route::Now
-    }
-    fn dispatch_begin(&self, _: &LockedView<'_>) {}
-    fn run_deferred(&self, _: &DeferredCx<'_, SchedLockOnly>, batch: &mut DeferredBatch) {
-        assert!(batch.is_empty(), "nothing is deferred");
     }
     /// Lets the RetiredGroup go without handing it over: the group it owns is leaked.
     fn retire_group(&self, _leaked: RetiredGroup, _: &Reclaimer<'_, SchedLockOnly>) {}
@@ -490,6 +449,12 @@ pub struct EscapingDeferral {
     escaped: AtomicUsize,
 }
 
+impl Default for EscapingDeferral {
+    fn default() -> Self {
+        EscapingDeferral { escaped: AtomicUsize::new(0) }
+    }
+}
+
 impl StatsPolicy for EscapingDeferral {
     const NAME: &'static str = "broken-escaping-deferral";
     const SUMMARY: &'static str =
@@ -499,13 +464,9 @@ impl StatsPolicy for EscapingDeferral {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        EscapingDeferral { escaped: AtomicUsize::new(0) }
-    }
     fn route(&self, kind: StatKind) -> Route {
         Route::defer_if_deferrable(kind)
     }
-    fn dispatch_begin(&self, _: &LockedView<'_>) {}
     fn run_deferred(&self, cx: &DeferredCx<'_, NoRemoval>, batch: &mut DeferredBatch) {
         if batch.is_empty() || self.escaped.fetch_add(1, Ordering::Relaxed) > 0 {
             // As `unlocked` does (I1a, I1c): the path pins the queues, groups stay.
@@ -534,7 +495,6 @@ macro_rules! grace_period_route {
         fn route(&self, kind: StatKind) -> Route {
             Route::defer_if_deferrable(kind)
         }
-        fn dispatch_begin(&self, _: &LockedView<'_>) {}
     };
 }
 
@@ -550,9 +510,6 @@ impl StatsPolicy for EpochWithoutPin {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        EpochWithoutPin
-    }
     grace_period_route!();
     fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
         // SAFETY: none — without a pin, nothing holds a retired group's grace period open.
@@ -573,9 +530,6 @@ impl StatsPolicy for EpochCompletionWithoutPin {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        EpochCompletionWithoutPin
-    }
     grace_period_route!();
     fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
         if batch.path() == Path::Completion {
@@ -602,9 +556,6 @@ impl StatsPolicy for EpochFreesAtOnce {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        EpochFreesAtOnce
-    }
     grace_period_route!();
     fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
         let pin = cx.pin();
@@ -628,9 +579,6 @@ impl StatsPolicy for EpochPinDroppedEarly {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        EpochPinDroppedEarly
-    }
     grace_period_route!();
     fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
         let pin = cx.pin();
@@ -657,6 +605,12 @@ pub struct EpochWrongDomain {
     own: crossbeam_epoch::Collector,
 }
 
+impl Default for EpochWrongDomain {
+    fn default() -> Self {
+        EpochWrongDomain { own: crossbeam_epoch::Collector::new() }
+    }
+}
+
 impl std::fmt::Debug for EpochWrongDomain {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("EpochWrongDomain")
@@ -671,9 +625,6 @@ impl StatsPolicy for EpochWrongDomain {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        EpochWrongDomain { own: crossbeam_epoch::Collector::new() }
-    }
     grace_period_route!();
     fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
         let participant = self.own.register();
@@ -695,9 +646,6 @@ impl StatsPolicy for ParentFreedAtOnce {
     type DispatchCapture = ();
     type GroupState = ();
 
-    fn new() -> Self {
-        ParentFreedAtOnce
-    }
     grace_period_route!();
     fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
         let pin = cx.pin();
@@ -742,13 +690,9 @@ macro_rules! pending_list_variant {
             type DispatchCapture = ();
             type GroupState = PendingFlush;
 
-            fn new() -> Self {
-                $name { held: OracleMutex::new(Vec::new()) }
-            }
             fn route(&self, kind: StatKind) -> Route {
                 Route::defer_if_deferrable(kind)
             }
-            fn dispatch_begin(&self, _: &LockedView<'_>) {}
             fn run_deferred(&self, cx: &DeferredCx<'_, QueueLock>, batch: &mut DeferredBatch) {
                 let now = cx.now();
                 let queue_lock = cx.lock_queue();
