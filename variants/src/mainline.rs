@@ -19,12 +19,14 @@
 //! under the lock; the kernel's source and its tracepoints say they run outside it. This is the
 //! row the kernel peer holds against this machine's BFQ.
 
+use crate::rstat::Rstat;
 use schedlab_core::{DeferredBatch, DeferredCx, GracePeriod, Route, StatKind, StatsKept, StatsPolicy};
 
 /// The legacy counters counted at submission, before the scheduler lock, on per-CPU rstat lists.
 #[derive(Debug, Default)]
 pub struct Mainline;
 
+/// `rstat` with `LEGACY_IO_AT_SUBMIT`: the route and the deferred update are `rstat`'s.
 impl StatsPolicy for Mainline {
     const NAME: &'static str = "mainline";
     const SUMMARY: &'static str = "io_service_bytes/io_serviced per-CPU at submission, before the scheduler lock, flushed on read (Linux 5.x-6.18)";
@@ -37,18 +39,14 @@ impl StatsPolicy for Mainline {
 
     #[inline]
     fn route(&self, kind: StatKind) -> Route {
-        Route::legacy_only(kind, Route::Defer)
+        Rstat.route(kind)
     }
 
     fn run_deferred(&self, cx: &DeferredCx<'_, GracePeriod>, batch: &mut DeferredBatch) {
         // Why everything this touches still exists (notes/invariants.md):
         // - the event's queue: pinned by the submitting process, which runs this before its
         //   insert (I1a);
-        // - the queue's group: loaded from the queue by `apply_to_rstat` while this thread is
-        //   pinned; a group retired meanwhile is freed only after the pin ends (I1d), and only
-        //   after its release has drained the pending lists, so the entry this update may push
-        //   never outlives the group (I3, schedlab_core::objects::rstat).
-        let pin = cx.pin();
-        batch.apply_to_rstat(&pin, cx.rstat());
+        // - the queue's group: as for `rstat`, under its pin (I1d, I3).
+        Rstat.run_deferred(cx, batch);
     }
 }
