@@ -220,43 +220,51 @@ pub fn stats_section() -> SectionGuard {
 // ---------------------------------------------------------------------------------------------
 // Spans (injected into the facade).
 
+/// The span of a lock of class `$class` held or waited for (`$what`: "hold" or "wait") on the
+/// path numbered `$path`. A macro because a span's name is fixed where the span is written: the two
+/// functions below are each one callsite per class.
+macro_rules! lock_span {
+    ($what:literal, $class:expr, $path:expr) => {{
+        let path = LockPath::from_u8($path).name();
+        match $class {
+            LockClass::SCHED => tracing::trace_span!(
+                target: crate::trace::LOCKS,
+                concat!("sched lock: ", $what),
+                lock = %"sched",
+                path = %path
+            ),
+            LockClass::QUEUE => tracing::trace_span!(
+                target: crate::trace::LOCKS,
+                concat!("queue lock: ", $what),
+                lock = %"queue",
+                path = %path
+            ),
+            LockClass::STATS_SUM | LockClass::STATS_SECTION | LockClass::NONE => {
+                tracing::Span::none()
+            }
+            class => tracing::trace_span!(
+                target: crate::trace::LOCKS,
+                concat!("lock: ", $what),
+                lock = %class.name(),
+                path = %path
+            ),
+        }
+    }};
+}
+
 /// The span of a hold of a lock of `class`: made before the lock is taken and entered once it
 /// is. `Span::none()` for the counter-sum locks: they nest inside the statistics span that takes
 /// them (`bfqg_stats_update_avg_queue_size` sums every slot), which already shows their time, and
 /// would triple the records per request.
 #[inline(never)]
 fn lock_hold_span(class: LockClass, path: u8) -> tracing::Span {
-    let path = LockPath::from_u8(path).name();
-    match class {
-        LockClass::SCHED => {
-            tracing::trace_span!(target: crate::trace::LOCKS, "sched lock: hold", lock = %"sched", path = %path)
-        }
-        LockClass::QUEUE => {
-            tracing::trace_span!(target: crate::trace::LOCKS, "queue lock: hold", lock = %"queue", path = %path)
-        }
-        LockClass::STATS_SUM | LockClass::STATS_SECTION | LockClass::NONE => tracing::Span::none(),
-        _ => {
-            tracing::trace_span!(target: crate::trace::LOCKS, "lock: hold", lock = %class.name(), path = %path)
-        }
-    }
+    lock_span!("hold", class, path)
 }
 
 /// The span of a contended acquisition of a lock of `class` (a class [`lock_hold_span`] traces).
 #[inline(never)]
 fn lock_wait_span(class: LockClass, path: u8) -> tracing::Span {
-    let path = LockPath::from_u8(path).name();
-    match class {
-        LockClass::SCHED => {
-            tracing::trace_span!(target: crate::trace::LOCKS, "sched lock: wait", lock = %"sched", path = %path)
-        }
-        LockClass::QUEUE => {
-            tracing::trace_span!(target: crate::trace::LOCKS, "queue lock: wait", lock = %"queue", path = %path)
-        }
-        LockClass::STATS_SUM | LockClass::STATS_SECTION | LockClass::NONE => tracing::Span::none(),
-        _ => {
-            tracing::trace_span!(target: crate::trace::LOCKS, "lock: wait", lock = %class.name(), path = %path)
-        }
-    }
+    lock_span!("wait", class, path)
 }
 
 // ---------------------------------------------------------------------------------------------
