@@ -748,16 +748,34 @@ mod tests {
         RequestSpec { sector, sectors: 8, op: Op::READ_SYNC, at_head: false, tag }
     }
 
+    type Sched = schedlab_core::sync::Arc<Scheduler<SchedLock>>;
+
+    /// One dispatch slot: requests are dispatched one at a time.
+    fn one_slot() -> SchedConfig {
+        SchedConfig { slots: 1, ..SchedConfig::default() }
+    }
+
+    /// A `sched-lock` scheduler with `cfg` on a ticking manual clock (as the scenarios', which
+    /// this module, below them, does not import), and a recorder started at its root.
+    fn recorded(cfg: SchedConfig) -> (Sched, Recorder) {
+        let (clock, _) = SchedClock::manual_ticking(1);
+        let sched = Scheduler::<SchedLock>::new(LockKind::FairSpin, cfg, clock);
+        let rec = Recorder::start(sched.root());
+        (sched, rec)
+    }
+
+    /// [`recorded`], with two groups G1 and G2 under the root, their creation recorded.
+    fn with_two_groups(cfg: SchedConfig) -> (Sched, Recorder, GroupId, GroupId) {
+        let (sched, rec) = recorded(cfg);
+        let g1 = rec.create(&sched, sched.root()).unwrap();
+        let g2 = rec.create(&sched, sched.root()).unwrap();
+        (sched, rec, g1, g2)
+    }
+
     /// A recorded run: in G, a request, one merged into it, and one apart; one dispatched before
     /// a read of G, the rest after; then a read of G and of the root.
-    fn run() -> (schedlab_core::sync::Arc<Scheduler<SchedLock>>, Recorder, GroupId) {
-        let (clock, _) = SchedClock::manual_ticking(1);
-        let sched = Scheduler::<SchedLock>::new(
-            LockKind::FairSpin,
-            SchedConfig { slots: 1, ..SchedConfig::default() },
-            clock,
-        );
-        let rec = Recorder::start(sched.root());
+    fn run() -> (Sched, Recorder, GroupId) {
+        let (sched, rec) = recorded(one_slot());
         let g = rec.create(&sched, sched.root()).unwrap();
         {
             let p = sched.spawn_process(g).unwrap();
@@ -787,53 +805,54 @@ mod tests {
         rec.check(&sched);
     }
 
+    /// [`run`] with its facts edited by `edit` (given G): the reads' check must fail.
+    fn reads_fail_once(edit: impl FnOnce(&mut Facts, GroupId)) {
+        let (_, rec, g) = run();
+        rec.with(|f| edit(f, g));
+        fails("read against its past", move || rec.check_reads::<SchedLock>());
+    }
+
+    /// [`run`] with its facts edited by `edit` (given the root): the I7 check must fail.
+    fn attribution_fails_once(edit: impl FnOnce(&mut Facts, GroupId)) {
+        let (sched, rec, _) = run();
+        let root = sched.root();
+        rec.with(|f| edit(f, root));
+        fails("I7 (issuers' ledger)", move || rec.check_attribution(&sched));
+    }
+
     #[test]
     fn a_read_missing_what_happened_before_it_fails() {
-        let (_, rec, _) = run();
-        rec.with(|f| f.reads[0].snapshot.io_serviced = [0; 4]);
-        fails("read against its past", move || rec.check_reads::<SchedLock>());
+        reads_fail_once(|f, _| f.reads[0].snapshot.io_serviced = [0; 4]);
     }
 
     #[test]
     fn a_read_missing_bytes_fails() {
-        let (_, rec, _) = run();
-        rec.with(|f| f.reads[1].snapshot.io_service_bytes[0] -= 512);
-        fails("read against its past", move || rec.check_reads::<SchedLock>());
+        reads_fail_once(|f, _| f.reads[1].snapshot.io_service_bytes[0] -= 512);
     }
 
     #[test]
     fn a_read_seeing_what_had_not_happened_fails() {
-        let (_, rec, _) = run();
         // The first read came before the second dispatch: it cannot have seen two.
-        rec.with(|f| f.reads[0].snapshot.io_serviced[0] += 1);
-        fails("read against its past", move || rec.check_reads::<SchedLock>());
+        reads_fail_once(|f, _| f.reads[0].snapshot.io_serviced[0] += 1);
     }
 
     #[test]
     fn a_read_of_another_group_bounds_it_from_above() {
-        let (_, rec, g) = run();
         // The root saw nothing of G's (G is online: nothing of it reaches the root).
-        rec.with(|f| {
+        reads_fail_once(|f, g| {
             let r = f.reads.iter_mut().find(|r| r.group != g).unwrap();
             r.snapshot.io_serviced[0] += 1;
         });
-        fails("read against its past", move || rec.check_reads::<SchedLock>());
     }
 
     #[test]
     fn service_issued_elsewhere_fails_attribution() {
-        let (sched, rec, _) = run();
-        let root = sched.root();
-        rec.with(|f| f.issues[2].group = root);
-        fails("I7 (issuers' ledger)", move || rec.check_attribution(&sched));
+        attribution_fails_once(|f, root| f.issues[2].group = root);
     }
 
     #[test]
     fn a_merge_issued_elsewhere_fails_attribution() {
-        let (sched, rec, _) = run();
-        let root = sched.root();
-        rec.with(|f| f.issues[1].group = root);
-        fails("I7 (issuers' ledger)", move || rec.check_attribution(&sched));
+        attribution_fails_once(|f, root| f.issues[1].group = root);
     }
 
     #[test]
@@ -845,17 +864,8 @@ mod tests {
 
     /// In G1 a request dispatched before the move (charged to G1), then a move to G2 and a
     /// request dispatched after it (charged to G2).
-    fn run_with_a_move(
-    ) -> (schedlab_core::sync::Arc<Scheduler<SchedLock>>, Recorder, GroupId, GroupId) {
-        let (clock, _) = SchedClock::manual_ticking(1);
-        let sched = Scheduler::<SchedLock>::new(
-            LockKind::FairSpin,
-            SchedConfig { slots: 1, ..SchedConfig::default() },
-            clock,
-        );
-        let rec = Recorder::start(sched.root());
-        let g1 = rec.create(&sched, sched.root()).unwrap();
-        let g2 = rec.create(&sched, sched.root()).unwrap();
+    fn run_with_a_move() -> (Sched, Recorder, GroupId, GroupId) {
+        let (sched, rec, g1, g2) = with_two_groups(one_slot());
         {
             let p = sched.spawn_process(g1).unwrap();
             rec.insert(&p, g1, rq(0, 1));
@@ -883,18 +893,9 @@ mod tests {
     /// dispatched, the one at 64 left queued in G1), a move to G2, and a request listed at 72
     /// that merges into it at the next splice (a merge into another group's request, made by the
     /// dispatcher, charged to G2).
-    fn run_lists_merge_after_a_move(
-    ) -> (schedlab_core::sync::Arc<Scheduler<SchedLock>>, Recorder, GroupId, GroupId) {
-        let (clock, _) = SchedClock::manual_ticking(1);
-        let cfg = SchedConfig {
-            slots: 1,
-            insert: schedlab_core::InsertPathKind::Lists,
-            ..SchedConfig::default()
-        };
-        let sched = Scheduler::<SchedLock>::new(LockKind::FairSpin, cfg, clock);
-        let rec = Recorder::start(sched.root());
-        let g1 = rec.create(&sched, sched.root()).unwrap();
-        let g2 = rec.create(&sched, sched.root()).unwrap();
+    fn run_lists_merge_after_a_move() -> (Sched, Recorder, GroupId, GroupId) {
+        let lists = SchedConfig { insert: schedlab_core::InsertPathKind::Lists, ..one_slot() };
+        let (sched, rec, g1, g2) = with_two_groups(lists);
         {
             let p = sched.spawn_process(g1).unwrap();
             assert_eq!(rec.insert(&p, g1, rq(0, 1)), InsertOutcome::Listed);
@@ -927,15 +928,7 @@ mod tests {
     /// then X is dispatched. The dispatch's facts are then made concurrent with the move (as a
     /// dispatcher thread's would be: no edge of the model orders them).
     fn run_merge_after_a_move_dispatched_concurrently() -> (Snapshot, GroupId, GroupId) {
-        let (sched, rec, g1, g2) = {
-            let (clock, _) = SchedClock::manual_ticking(1);
-            let cfg = SchedConfig { slots: 1, ..SchedConfig::default() };
-            let sched = Scheduler::<SchedLock>::new(LockKind::FairSpin, cfg, clock);
-            let rec = Recorder::start(sched.root());
-            let g1 = rec.create(&sched, sched.root()).unwrap();
-            let g2 = rec.create(&sched, sched.root()).unwrap();
-            (sched, rec, g1, g2)
-        };
+        let (sched, rec, g1, g2) = with_two_groups(one_slot());
         {
             let p = sched.spawn_process(g1).unwrap();
             rec.insert(&p, g1, rq(16, 1));
@@ -966,25 +959,13 @@ mod tests {
         assert_eq!(ops[0].2, vec![g1, g2]);
     }
 
-    fn sched_with_two_groups(
-    ) -> (schedlab_core::sync::Arc<Scheduler<SchedLock>>, Recorder, GroupId, GroupId) {
-        let (clock, _) = SchedClock::manual_ticking(1);
-        let cfg = SchedConfig { slots: 1, ..SchedConfig::default() };
-        let sched = Scheduler::<SchedLock>::new(LockKind::FairSpin, cfg, clock);
-        let rec = Recorder::start(sched.root());
-        let g1 = rec.create(&sched, sched.root()).unwrap();
-        let g2 = rec.create(&sched, sched.root()).unwrap();
-        (sched, rec, g1, g2)
-    }
-
     /// The main thread issues a request in G1, spawns a dispatcher, and moves its process to G2;
     /// the dispatcher dispatches it after the move in real time, but nothing the model records
     /// orders the two (it waits on a channel the recorder does not see), so the facts leave two
     /// candidate groups. After the join, a read of each group. The request went with its queue:
     /// G2 was charged.
-    fn run_dispatch_concurrent_with_its_issuers_move(
-    ) -> (schedlab_core::sync::Arc<Scheduler<SchedLock>>, Recorder, GroupId, GroupId) {
-        let (sched, rec, g1, g2) = sched_with_two_groups();
+    fn run_dispatch_concurrent_with_its_issuers_move() -> (Sched, Recorder, GroupId, GroupId) {
+        let (sched, rec, g1, g2) = with_two_groups(one_slot());
         let p = sched.spawn_process(g1).unwrap();
         rec.insert(&p, g1, rq(0, 1));
         let (moved, wait) = std::sync::mpsc::channel::<()>();
@@ -1032,9 +1013,8 @@ mod tests {
     /// The main thread puts its process in G2 and back in G1 before it issues there; another
     /// thread (spawned after the issue, joined before the dispatch) moves its own process to G2.
     /// Neither move is the request's: it is charged to G1.
-    fn run_with_moves_not_the_requests(
-    ) -> (schedlab_core::sync::Arc<Scheduler<SchedLock>>, Recorder, GroupId, GroupId) {
-        let (sched, rec, g1, g2) = sched_with_two_groups();
+    fn run_with_moves_not_the_requests() -> (Sched, Recorder, GroupId, GroupId) {
+        let (sched, rec, g1, g2) = with_two_groups(one_slot());
         let p = sched.spawn_process(g1).unwrap();
         rec.move_to(&p, g2).unwrap();
         rec.move_to(&p, g1).unwrap();

@@ -64,9 +64,7 @@ pub fn request_at(sector: u64, tag: u64) -> RequestSpec {
 /// A scheduler on a ticking manual clock (every read moves it by 1 ns, so every interval a
 /// statistic measures is at least 1 ns), and its census.
 pub fn scheduler<P: StatsPolicy>(cfg: SchedConfig) -> (Arc<Scheduler<P>>, OracleArc<Census>) {
-    let (clock, _) = SchedClock::manual_ticking(1);
-    let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, clock);
-    let census = sched.census();
+    let (sched, census, _) = manual_scheduler(cfg);
     (sched, census)
 }
 
@@ -367,7 +365,8 @@ fn idle_in_service<'s, P: StatsPolicy>(
     p
 }
 
-fn manual_scheduler<P: StatsPolicy>(
+/// [`scheduler`], with the handle of its manual clock (to move it past an idle slice).
+pub fn manual_scheduler<P: StatsPolicy>(
     cfg: SchedConfig,
 ) -> (Arc<Scheduler<P>>, OracleArc<Census>, Arc<schedlab_core::ManualClock>) {
     let (clock, manual) = SchedClock::manual_ticking(1);

@@ -9,11 +9,12 @@
 //! notes/verify-budget.md.
 
 use crate::history::Recorder;
-use crate::scenarios::{finish, quiesce, reclaim_step, remove_or_refused, require, Moves, IDLE_NS};
-use schedlab_core::sync::{thread, violation};
-use schedlab_core::{
-    GroupId, LockKind, Op, RequestSpec, SchedClock, SchedConfig, SchedError, Scheduler, StatsPolicy,
+use crate::scenarios::{
+    finish, manual_scheduler, quiesce, reclaim_step, remove_or_refused, require, scheduler, Moves,
+    IDLE_NS,
 };
+use schedlab_core::sync::{thread, violation};
+use schedlab_core::{GroupId, Op, RequestSpec, SchedConfig, SchedError, StatsPolicy};
 
 /// Requests each job inserts.
 const REQUESTS_PER_JOB: u64 = 8;
@@ -31,9 +32,7 @@ fn spec(job: u64, i: u64) -> RequestSpec {
 /// reclamation progress. Jobs whose group is gone start in the root (a stale handle is refused).
 pub fn mixed_churn<P: StatsPolicy>() {
     let cfg = SchedConfig { slots: 2, slice_idle_ns: IDLE_NS, ..SchedConfig::default() };
-    let (clock, manual) = SchedClock::manual_ticking(1);
-    let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, clock);
-    let census = sched.census();
+    let (sched, census, manual) = manual_scheduler::<P>(cfg);
     let root = sched.root();
     let a = sched.create_group(root, 200).unwrap();
     let a1 = sched.create_group(a, 100).unwrap();
@@ -93,9 +92,7 @@ pub fn mixed_churn<P: StatsPolicy>() {
 /// including those that refuse removal.
 pub fn four_threads_no_removal<P: StatsPolicy>() {
     let cfg = SchedConfig { slots: 2, slice_idle_ns: IDLE_NS, ..SchedConfig::default() };
-    let (clock, manual) = SchedClock::manual_ticking(1);
-    let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, clock);
-    let census = sched.census();
+    let (sched, census, manual) = manual_scheduler::<P>(cfg);
     let root = sched.root();
     let g = sched.create_group(root, 100).unwrap();
     let h = sched.create_group(g, 100).unwrap();
@@ -145,9 +142,7 @@ pub fn four_threads_no_removal<P: StatsPolicy>() {
 /// thread, and may be retired by a third. Variants that refuse removal (or moves) see refusals.
 pub fn spawned_creators_movers_readers<P: StatsPolicy>() {
     let cfg = SchedConfig { slots: 2, ..SchedConfig::default() };
-    let (clock, _manual) = SchedClock::manual_ticking(1);
-    let sched = Scheduler::<P>::new(LockKind::FairSpin, cfg, clock);
-    let census = sched.census();
+    let (sched, census) = scheduler::<P>(cfg);
     let root = sched.root();
     // Every thread records what it does (crate::history): I7 is checked from the issuers' facts
     // across the moves with requests in flight, and every read against its past.
