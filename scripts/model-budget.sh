@@ -19,22 +19,26 @@ time_binary() { # target-dir, test file
   done
 }
 
+time_table() { # target-dir, test file... : one table of every model of these files
+  local dir=$1 file
+  shift
+  echo "| test file | model | result | seconds |"
+  echo "| --- | --- | --- | --- |"
+  for file in "$@"; do time_binary "$dir" "$file"; done
+}
+
 echo "## loom (LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS:-2}, one model at a time)"
 echo
 export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
 RUSTFLAGS="--cfg loom --cfg crossbeam_loom --cfg crossbeam_sanitize -C debug-assertions=on" CARGO_TARGET_DIR=target/loom \
   cargo test -p schedlab-verify --release --no-run 2>&1 | tail -1 >&2
-echo "| test file | model | result | seconds |"
-echo "| --- | --- | --- | --- |"
-for file in loom_models loom_controls; do time_binary target/loom "$file"; done
+time_table target/loom loom_models loom_controls
 echo
 echo "## shuttle (PCT depth 3, then random; 2000 schedules each unless a control is caught first)"
 echo
 RUSTFLAGS="--cfg shuttle -C debug-assertions=on" CARGO_TARGET_DIR=target/shuttle \
   cargo test -p schedlab-verify --release --test shuttle_models --test shuttle_controls --no-run 2>&1 | tail -1 >&2
-echo "| test file | model | result | seconds |"
-echo "| --- | --- | --- | --- |"
-for file in shuttle_models shuttle_controls; do time_binary target/shuttle "$file"; done
+time_table target/shuttle shuttle_models shuttle_controls
 echo
 echo "## shuttle detection rates ($schedules schedules per scheduler and control)"
 echo
