@@ -247,51 +247,29 @@ impl WorkloadConfig {
         if self.weights.is_empty() {
             return Err(ExperimentError::bad_input("at least one group weight is needed"));
         }
-        if !(self.stats_reads_per_sec.is_finite()
-            && (0.0..=MAX_STATS_READS_PER_SEC).contains(&self.stats_reads_per_sec))
-        {
-            return Err(ExperimentError::bad_input(format!(
-                "--stats-reads must be a rate in 0..={MAX_STATS_READS_PER_SEC} per second, got {}",
-                self.stats_reads_per_sec
-            )));
+        // The rates and the bounded counts, each refused the same way.
+        for (flag, rate, max) in [
+            ("--stats-reads", self.stats_reads_per_sec, MAX_STATS_READS_PER_SEC),
+            ("--churn", self.churn_per_sec, MAX_CHURN_PER_SEC),
+        ] {
+            if !(rate.is_finite() && (0.0..=max).contains(&rate)) {
+                return Err(ExperimentError::bad_input(format!(
+                    "{flag} must be a rate in 0..={max} per second, got {rate}"
+                )));
+            }
         }
-        if !(self.churn_per_sec.is_finite()
-            && (0.0..=MAX_CHURN_PER_SEC).contains(&self.churn_per_sec))
-        {
-            return Err(ExperimentError::bad_input(format!(
-                "--churn must be a rate in 0..={MAX_CHURN_PER_SEC} per second, got {}",
-                self.churn_per_sec
-            )));
-        }
-        if self.groups > MAX_GROUPS {
-            return Err(ExperimentError::bad_input(format!(
-                "--groups must be 0..={MAX_GROUPS}, got {}",
-                self.groups
-            )));
-        }
-        if self.outside_ns > MAX_OUTSIDE_NS {
-            return Err(ExperimentError::bad_input(format!(
-                "--outside-ns must be 0..={MAX_OUTSIDE_NS}, got {}",
-                self.outside_ns
-            )));
-        }
-        if self.elevator_ns > MAX_OUTSIDE_NS {
-            return Err(ExperimentError::bad_input(format!(
-                "--elevator-ns must be 0..={MAX_OUTSIDE_NS}, got {}",
-                self.elevator_ns
-            )));
-        }
-        if self.inject.ns > MAX_INJECT_NS {
-            return Err(ExperimentError::bad_input(format!(
-                "--inject-ns must be 0..={MAX_INJECT_NS}, got {}",
-                self.inject.ns
-            )));
-        }
-        if self.slice_idle_ns > MAX_SLICE_IDLE_NS {
-            return Err(ExperimentError::bad_input(format!(
-                "--slice-idle-ns must be 0..={MAX_SLICE_IDLE_NS}, got {}",
-                self.slice_idle_ns
-            )));
+        for (flag, value, max) in [
+            ("--groups", self.groups as u64, MAX_GROUPS as u64),
+            ("--outside-ns", self.outside_ns, MAX_OUTSIDE_NS),
+            ("--elevator-ns", self.elevator_ns, MAX_OUTSIDE_NS),
+            ("--inject-ns", self.inject.ns, MAX_INJECT_NS),
+            ("--slice-idle-ns", self.slice_idle_ns, MAX_SLICE_IDLE_NS),
+        ] {
+            if value > max {
+                return Err(ExperimentError::bad_input(format!(
+                    "{flag} must be 0..={max}, got {value}"
+                )));
+            }
         }
         if self.duration > MAX_DURATION || self.ramp > MAX_DURATION {
             return Err(ExperimentError::bad_input("--duration and --ramp must be at most a day"));
