@@ -1216,6 +1216,15 @@ mod tests {
         }
     }
 
+    /// A comparison made to its end with no stop and nothing watching: what most tests read.
+    fn run_quietly(
+        runner: Runner<'_>,
+        probe: placement::Probe<'_>,
+        cfg: &CompareConfig,
+    ) -> CompareReport {
+        run_with(runner, probe, cfg, &AtomicBool::new(false), &mut Silent).unwrap()
+    }
+
     /// No placement probe (one CPU, as far as the rounds' logic can tell).
     fn no_probe(_: &AtomicBool) -> Option<f64> {
         None
@@ -1282,14 +1291,7 @@ mod tests {
         assert!(note.contains("--placement pool") && note.contains("160 ns"), "{note}");
         // Separate, the same probes cost round 2 a remake and round 1 its place in the figures.
         let separate = CompareConfig { placement: PlacementRule::Separate, ..cfg };
-        let report = run_with(
-            &runner,
-            &probe_by_call(far_at),
-            &separate,
-            &AtomicBool::new(false),
-            &mut Silent,
-        )
-        .unwrap();
+        let report = run_quietly(&runner, &probe_by_call(far_at), &separate);
         assert_eq!(report.placement.rounds_run_again, vec![1]);
         assert_eq!(report.placement.rounds_left_out, vec![0]);
     }
@@ -1305,7 +1307,7 @@ mod tests {
             ("no-stats", _) => 2.0,
             _ => 1.0,
         });
-        let report = run_with(&runner, &probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let report = run_quietly(&runner, &probe, &cfg);
         assert_eq!(report.placement.rounds_left_out, vec![0]);
         assert!(report.placement.rounds_run_again.is_empty());
         assert_eq!(report.rounds_completed, 2);
@@ -1314,9 +1316,7 @@ mod tests {
         assert_eq!(ratio.runs, vec![2.0, 2.0], "the far round's 1.5 is not among them");
         assert_eq!(no_stats.status, "complete");
         // With a probe that sees one placement throughout, the same runs keep every round.
-        let steady =
-            run_with(&runner, &probe_by_call(|_| 34.0), &cfg, &AtomicBool::new(false), &mut Silent)
-                .unwrap();
+        let steady = run_quietly(&runner, &probe_by_call(|_| 34.0), &cfg);
         assert_eq!(steady.rounds_completed, 3);
         assert!(steady.placement.note().is_none());
         // Runs that other processes disturbed: their probes measured those processes, and
@@ -1329,8 +1329,7 @@ mod tests {
         };
         let cfg = CompareConfig { noise: NoisePolicy { max_other_cpus: 0.3, retries: 0 }, ..cfg };
         let probe = probe_by_call(|call| if call < 4 { 160.0 } else { 34.0 });
-        let disturbed =
-            run_with(&busy, &probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let disturbed = run_quietly(&busy, &probe, &cfg);
         assert_eq!(disturbed.rounds_completed, 3);
         assert!(
             disturbed.placement.rounds_left_out.is_empty() && disturbed.placement.near_ns.is_none()
@@ -1473,8 +1472,7 @@ mod tests {
         // interval needs (3 asked, never fewer than `precision::MIN_ROUNDS`).
         cfg.precision = precise(0.03, Duration::from_millis(1));
         let runner = pinned(|v, round| if v == "no-stats" && round % 2 == 1 { 3.0 } else { 1.0 });
-        let report =
-            run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let report = run_quietly(&runner, &no_probe, &cfg);
         let p = report.precision.clone().expect("a precision outcome");
         assert_eq!(p.stopped, StopReason::TimeLimitReached, "{}", p.line());
         assert_eq!(p.rounds, precision::MIN_ROUNDS);
@@ -1491,14 +1489,7 @@ mod tests {
             run_with(&runner, &no_probe, &cfg, &AtomicBool::new(true), &mut Silent).unwrap();
         assert_eq!(stopped.precision.map(|p| p.stopped), Some(StopReason::Stopped));
         // Without a precision: exactly the rounds asked, and no outcome.
-        let fixed = run_with(
-            &runner,
-            &no_probe,
-            &CompareConfig { precision: None, ..cfg },
-            &AtomicBool::new(false),
-            &mut Silent,
-        )
-        .unwrap();
+        let fixed = run_quietly(&runner, &no_probe, &CompareConfig { precision: None, ..cfg });
         assert!(fixed.precision.is_none() && fixed.rounds_completed == 3);
     }
 
@@ -1511,9 +1502,7 @@ mod tests {
             "epoch" => 1.5,
             _ => 1.0,
         };
-        let first =
-            run_with(&pinned(steady), &no_probe, &cfg, &AtomicBool::new(false), &mut Silent)
-                .unwrap();
+        let first = run_quietly(&pinned(steady), &no_probe, &cfg);
         // The JSON as `--json` writes it: the report's fields in the envelope that names the
         // schema (report::contract; built here, since an experiment does not import its report:
         // tests/cli_compare.rs goes through the real `--json` and `--baseline`).
@@ -1531,9 +1520,7 @@ mod tests {
             )
         };
         cfg.baseline = Some(load(&json).expect("its own JSON is a baseline"));
-        let again =
-            run_with(&pinned(steady), &no_probe, &cfg, &AtomicBool::new(false), &mut Silent)
-                .unwrap();
+        let again = run_quietly(&pinned(steady), &no_probe, &cfg);
         let against = again.baseline.expect("compared");
         assert_eq!(
             against.changes.len(),
@@ -1548,9 +1535,7 @@ mod tests {
         );
         // epoch 20 % slower than in the baseline: regressed; no-stats unchanged.
         let slower = |v: &str, round: usize| if v == "epoch" { 1.2 } else { steady(v, round) };
-        let changed =
-            run_with(&pinned(slower), &no_probe, &cfg, &AtomicBool::new(false), &mut Silent)
-                .unwrap();
+        let changed = run_quietly(&pinned(slower), &no_probe, &cfg);
         let verdict = |r: &CompareReport, ratio: &str| {
             r.baseline.as_ref().unwrap().changes.iter().find(|c| c.ratio == ratio).unwrap().verdict
         };
@@ -1756,8 +1741,7 @@ mod tests {
                     r
                 })
             };
-            let report =
-                run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+            let report = run_quietly(&runner, &no_probe, &cfg);
             let ratio = report
                 .ratios
                 .iter()
@@ -1883,14 +1867,7 @@ mod tests {
         let sched = &report.results[0];
         assert_eq!(sched.vs_sched_lock_interval, Some(Interval { lo: 1.0, hi: 1.0 }));
 
-        let five = run_with(
-            &runner,
-            &no_probe,
-            &CompareConfig { rounds: 5, ..cfg.clone() },
-            &AtomicBool::new(false),
-            &mut Silent,
-        )
-        .unwrap();
+        let five = run_quietly(&runner, &no_probe, &CompareConfig { rounds: 5, ..cfg.clone() });
         assert_eq!(five.noise_floor[0].interval, None);
         assert_eq!(
             five.noise_floor[0].no_interval.as_deref(),
@@ -1925,8 +1902,7 @@ mod tests {
                 run_named(v, w, i)
             }
         };
-        let report =
-            run_with(&runner, &no_probe, &cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+        let report = run_quietly(&runner, &no_probe, &cfg);
         let epoch = report.results.iter().find(|r| r.variant == "epoch").unwrap();
         assert_eq!(epoch.status, "failed");
         assert!(epoch.kiops.is_none() && epoch.consistent.is_none());
