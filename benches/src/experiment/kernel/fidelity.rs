@@ -609,65 +609,54 @@ pub fn rows(
         };
     let bfq_elevator = elevator_of(&|e| e.bfq.as_ref()).unwrap_or(r.model_elevator_ns as f64);
     let dd_elevator = elevator_of(&|e| e.mq_deadline.as_ref()).unwrap_or(0.0);
-    let mut out = Vec::new();
-    let (band, why) = throughput_band(10.0, &kratios(KernelSched::Bfq, KernelSched::None));
-    out.push(
-        FidelityRow::new(
-            point,
-            Figure::BfqOverNoneIops,
-            "bfq ÷ none, IOPS",
-            "×",
-            kr(KernelSched::Bfq, KernelSched::None),
-            mr(MODEL_BFQ, 0, "none", 0),
-            band,
-            format!("median of within-round ratios; model {MODEL_BFQ} ÷ none; {why}"),
-        )
-        .with_model_rounds(mratios(MODEL_BFQ, 0, "none", 0))
-        .judge(
-            null_ratio(r.model_outside_ns, bfq_elevator),
-            None,
-            inputs,
-            not_cpu_bound(KernelSched::Bfq, KernelSched::None),
-        ),
-    );
+    // A throughput ratio: the kernel's a ÷ b beside the model's (entry, groups) ÷ (entry,
+    // groups), within-round; its band from the kernel's own rounds (`how` is told why), judged
+    // on the model's per-round interval, and only where the kernel kept the CPUs busy.
+    let throughput_row = |figure: Figure,
+                          label: String,
+                          (ka, kb): (KernelSched, KernelSched),
+                          (ma, ga, mb, gb): (&str, usize, &str, usize),
+                          how: &dyn Fn(&str) -> String,
+                          (null, constant): (Option<f64>, Option<f64>)| {
+        let (band, why) = throughput_band(10.0, &kratios(ka, kb));
+        FidelityRow::new(point, figure, label, "×", kr(ka, kb), mr(ma, ga, mb, gb), band, how(&why))
+            .with_model_rounds(mratios(ma, ga, mb, gb))
+            .judge(null, constant, inputs, not_cpu_bound(ka, kb))
+    };
+    let mut out = vec![throughput_row(
+        Figure::BfqOverNoneIops,
+        "bfq ÷ none, IOPS".into(),
+        (KernelSched::Bfq, KernelSched::None),
+        (MODEL_BFQ, 0, "none", 0),
+        &|why| format!("median of within-round ratios; model {MODEL_BFQ} ÷ none; {why}"),
+        (null_ratio(r.model_outside_ns, bfq_elevator), None),
+    )];
     let deadline =
         if m(MODEL_DEADLINE, 0).is_some() { MODEL_DEADLINE } else { MODEL_DEADLINE_STAND_IN };
-    let (band, why) = throughput_band(10.0, &kratios(KernelSched::MqDeadline, KernelSched::None));
-    out.push(
-        FidelityRow::new(
-            point,
-            Figure::DeadlineOverNoneIops,
-            "mq-deadline ÷ none, IOPS",
-            "×",
-            kr(KernelSched::MqDeadline, KernelSched::None),
-            mr(deadline, 0, "none", 0),
-            band,
+    out.push(throughput_row(
+        Figure::DeadlineOverNoneIops,
+        "mq-deadline ÷ none, IOPS".into(),
+        (KernelSched::MqDeadline, KernelSched::None),
+        (deadline, 0, "none", 0),
+        &|why| {
             if deadline == MODEL_DEADLINE {
                 format!("model {MODEL_DEADLINE} ÷ none; {why}")
             } else {
                 format!("model {MODEL_DEADLINE_STAND_IN} ÷ none: a stand-in, the model has no `{MODEL_DEADLINE}` row; {why}")
-            },
-        )
-        .with_model_rounds(mratios(deadline, 0, "none", 0))
-        .judge(null_ratio(r.model_outside_ns, dd_elevator), None, inputs, not_cpu_bound(KernelSched::MqDeadline, KernelSched::None)),
-    );
+            }
+        },
+        (null_ratio(r.model_outside_ns, dd_elevator), None),
+    ));
     if groups > 0 {
-        let (band, why) = throughput_band(10.0, &kratios(KernelSched::BfqGroups, KernelSched::Bfq));
-        out.push(
-            FidelityRow::new(
-                point,
-                Figure::GroupsOverNoGroupsIops,
-                format!("{groups} groups ÷ no groups, IOPS"),
-                "×",
-                kr(KernelSched::BfqGroups, KernelSched::Bfq),
-                mr(MODEL_BFQ, groups, MODEL_BFQ, 0),
-                band,
-                format!("kernel bfq in {groups} cgroups ÷ bfq; model {MODEL_BFQ} at {groups} groups ÷ at 0; {why}"),
-            )
-            .with_model_rounds(mratios(MODEL_BFQ, groups, MODEL_BFQ, 0))
+        out.push(throughput_row(
+            Figure::GroupsOverNoGroupsIops,
+            format!("{groups} groups ÷ no groups, IOPS"),
+            (KernelSched::BfqGroups, KernelSched::Bfq),
+            (MODEL_BFQ, groups, MODEL_BFQ, 0),
+            &|why| format!("kernel bfq in {groups} cgroups ÷ bfq; model {MODEL_BFQ} at {groups} groups ÷ at 0; {why}"),
             // The null model has no groups: its ratio is 1, as the constant answer's.
-            .judge(Some(1.0), Some(1.0), inputs, not_cpu_bound(KernelSched::BfqGroups, KernelSched::Bfq)),
-        );
+            (Some(1.0), Some(1.0)),
+        ));
     }
     let experiment = r.elevator.as_ref().is_some_and(|e| e.basis == "experiment");
     let kcpu = |c| {
