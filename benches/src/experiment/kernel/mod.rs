@@ -1952,22 +1952,18 @@ pub fn side_by_side(kernel: &[KernelRow], model: &[ModelRow], groups: usize) -> 
         model: m(B, 0).and_then(|r| r.sched_wait_avg_ns),
         unit: "ns",
     });
-    v.push(SideBySide {
-        what: format!("group statistics' share of the scheduler's work, bfq (model: {B})"),
-        kernel: k(KernelSched::Bfq)
-            .and_then(|r| r.profile.as_ref())
-            .and_then(|p| p.stats_share_of_scheduler_pct),
-        model: m(B, 0).and_then(|r| r.stats_share_of_scheduler_pct),
-        unit: "%",
-    });
-    v.push(SideBySide {
-        what: "group statistics' share of the scheduler's work, bfq (model: debug-off)".into(),
-        kernel: k(KernelSched::Bfq)
-            .and_then(|r| r.profile.as_ref())
-            .and_then(|p| p.stats_share_of_scheduler_pct),
-        model: m("debug-off", 0).and_then(|r| r.stats_share_of_scheduler_pct),
-        unit: "%",
-    });
+    // The kernel's group statistics' share, beside the model's BFQ and its debug-off build.
+    let kernel_stats_share = k(KernelSched::Bfq)
+        .and_then(|r| r.profile.as_ref())
+        .and_then(|p| p.stats_share_of_scheduler_pct);
+    for entry in [B, "debug-off"] {
+        v.push(SideBySide {
+            what: format!("group statistics' share of the scheduler's work, bfq (model: {entry})"),
+            kernel: kernel_stats_share,
+            model: m(entry, 0).and_then(|r| r.stats_share_of_scheduler_pct),
+            unit: "%",
+        });
+    }
     v
 }
 
