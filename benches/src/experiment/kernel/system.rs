@@ -1214,17 +1214,23 @@ pub fn lock_device(device: &BlockDevice) -> Result<DeviceLock, ExperimentError> 
     lock_device_in(Path::new(STATE_DIR), device.num, &device.given.display().to_string())
 }
 
+/// How the files this module makes are opened: readable and writable by their owner alone,
+/// never through a symlink, and not inherited by the programs it runs.
+fn owner_only_file() -> std::fs::OpenOptions {
+    let mut options = std::fs::OpenOptions::new();
+    options.mode(0o600).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    options
+}
+
 fn lock_device_in(dir: &Path, device: DevNum, given: &str) -> Result<DeviceLock, ExperimentError> {
     use std::io::{Read, Seek, Write};
     use std::os::unix::io::AsRawFd;
     let path = dir.join(format!("device-{device}.lock"));
-    let mut file = std::fs::OpenOptions::new()
+    let mut file = owner_only_file()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&path)
         .map_err(|e| failed(format!("cannot open the device lock {}: {e}", path.display())))?;
     // SAFETY: flock on a descriptor we own; no memory is involved.
@@ -1347,11 +1353,9 @@ pub fn make_loop_device(
     let dir = make_private_dir(ledger, Path::new(TMPFS_DIR))?;
     let backing = dir.join("backing.img");
     let index = ledger.record(Change::BackingFile { path: backing.clone(), id: None })?;
-    let file = std::fs::OpenOptions::new()
+    let file = owner_only_file()
         .write(true)
         .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&backing)
         .map_err(|e| failed(format!("cannot create {}: {e}", backing.display())))?;
     let backing_id = FileId::of(
