@@ -1,10 +1,9 @@
 //! `schedlab kernel`'s options: this machine's own BFQ beside the model
 //! ([`crate::experiment::kernel`]), and `--inject`'s one long run.
 
-use super::parse::{bad_input, parse_bs, seconds};
+use super::parse::{bad_input, parse_bs, parse_rw, seconds};
 use super::units;
 use crate::driver::completion::CompletionMode;
-use crate::driver::workload::Rw;
 use crate::error::ExperimentError;
 use crate::experiment::kernel::inject::InjectConfig;
 use crate::experiment::kernel::{self, KernelConfig, ModelOutside, Point};
@@ -126,12 +125,7 @@ impl KernelOptions {
     /// [`KernelOptions::inject_config`]).
     pub fn config(&self) -> Result<KernelConfig, ExperimentError> {
         let args = self;
-        let rw = Rw::from_name(&args.rw).ok_or_else(|| {
-            bad_input(format!(
-                "unknown --rw `{}` (known: randread, randwrite, read, write)",
-                args.rw
-            ))
-        })?;
+        let rw = parse_rw(&args.rw)?;
         let groups = args.groups as usize;
         let (list, in_turn) = match &args.weights {
             None => ("100,200,300", true),

@@ -2,6 +2,7 @@
 //! lists, each refusing bad input in one line that names its flag.
 
 use super::context::Context;
+use crate::driver::workload::Rw;
 use crate::error::ExperimentError;
 use schedlab_core::{Inject, InjectSite, InsertPathKind, KernelProfile, LockKind};
 use std::time::Duration;
@@ -36,6 +37,13 @@ pub fn parse_bs(s: &str) -> Result<u32, ExperimentError> {
         )));
     }
     Ok((bytes / 512) as u32)
+}
+
+/// `--rw`: the I/O pattern.
+pub fn parse_rw(s: &str) -> Result<Rw, ExperimentError> {
+    Rw::from_name(s).ok_or_else(|| {
+        bad_input(format!("unknown --rw `{s}` (known: randread, randwrite, read, write)"))
+    })
 }
 
 /// A time option's value (already a finite, non-negative number of seconds: [`units::seconds`]),

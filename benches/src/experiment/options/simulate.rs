@@ -1,9 +1,8 @@
 //! `schedlab simulate`'s options: fio-like jobs against the scheduler and a device model in
 //! virtual time ([`crate::experiment::simulate`]).
 
-use super::parse::{bad_input, parse_bs};
+use super::parse::{bad_input, parse_bs, parse_rw};
 use super::units;
-use crate::driver::workload::Rw;
 use crate::error::ExperimentError;
 use crate::experiment::simulate::SimulateConfig;
 use crate::policy_sim::{DeviceModel, IdlingDecision, SimConfig};
@@ -126,12 +125,7 @@ impl SimulateOptions {
                 }
             }
         }
-        let rw = Rw::from_name(&args.rw).ok_or_else(|| {
-            bad_input(format!(
-                "unknown --rw `{}` (known: randread, randwrite, read, write)",
-                args.rw
-            ))
-        })?;
+        let rw = parse_rw(&args.rw)?;
         let decision = IdlingDecision::from_name(&args.idle_decision).ok_or_else(|| {
             bad_input(format!(
                 "unknown --idle-decision `{}` (known: registered, init)",

@@ -2,9 +2,11 @@
 //! into a [`WorkloadConfig`]: one definition, so the commands cannot drift apart.
 
 use super::context::Context;
-use super::parse::{bad_input, parse_bs, parse_inject, parse_insert, parse_kernel, seconds};
+use super::parse::{
+    bad_input, parse_bs, parse_inject, parse_insert, parse_kernel, parse_rw, seconds,
+};
 use super::units;
-use crate::driver::workload::{Rw, WorkloadConfig};
+use crate::driver::workload::WorkloadConfig;
 use crate::error::ExperimentError;
 use crate::experiment::compare::NoisePolicy;
 use schedlab_core::LockKind;
@@ -136,12 +138,7 @@ impl WorkloadFlags {
         shape: RunShape,
         cx: &mut Context,
     ) -> Result<WorkloadConfig, ExperimentError> {
-        let rw = Rw::from_name(&self.rw).ok_or_else(|| {
-            bad_input(format!(
-                "unknown --rw `{}` (known: randread, randwrite, read, write)",
-                self.rw
-            ))
-        })?;
+        let rw = parse_rw(&self.rw)?;
         let weights = self
             .weights
             .split(',')
