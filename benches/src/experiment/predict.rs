@@ -518,39 +518,46 @@ pub fn curves(predictions: &[Prediction]) -> Vec<(String, LockKind, u64)> {
     seen
 }
 
+/// `variants` on the fair lock at `threads`, predicted from the committed calibration for the
+/// seeds' machine (`notes/results/2026-12-01-predict`, `notes/topology/i7-4850hq.json`): what the
+/// tests of the prediction and of its report start from.
+#[cfg(test)]
+pub(crate) fn from_committed_files(
+    variants: Vec<&'static str>,
+    threads: Vec<usize>,
+) -> PredictConfig {
+    let repo = |path: &str| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
+    let path = repo("notes/results/2026-12-01-predict/calibration.json");
+    let set = CalibrationSet::load(&path).expect("the committed calibration");
+    let topology =
+        Topology::load(&repo("notes/topology/i7-4850hq.json")).expect("the seeds' profile");
+    PredictConfig {
+        workload: WorkloadConfig::default(),
+        wanted: Wanted {
+            variants,
+            locks: vec![LockKind::FairSpin],
+            inserts: vec![schedlab_core::InsertPathKind::Direct],
+        },
+        outside_ns: vec![0],
+        threads: Some(threads),
+        topology: Some(topology),
+        calibration: Some(CalibrationFile { path, set }),
+        calibration_settings: CalibrationSettings::default(),
+        outside_is_work: false,
+        validation: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::experiment::observer::Recorder;
     use crate::experiment::testing::assert_refused;
     use schedlab_core::{InsertPathKind, LockKind};
-    use std::path::Path;
-
-    fn repo(path: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
-    }
 
     /// Queue-lock on the fair lock, from the committed calibration, for the seeds' machine.
     fn from_files() -> PredictConfig {
-        let path = repo("notes/results/2026-12-01-predict/calibration.json");
-        let set = CalibrationSet::load(&path).expect("the committed calibration");
-        let topology =
-            Topology::load(&repo("notes/topology/i7-4850hq.json")).expect("the seeds' profile");
-        PredictConfig {
-            workload: WorkloadConfig::default(),
-            wanted: Wanted {
-                variants: vec!["queue-lock"],
-                locks: vec![LockKind::FairSpin],
-                inserts: vec![InsertPathKind::Direct],
-            },
-            outside_ns: vec![0],
-            threads: Some(vec![1, 2, 8]),
-            topology: Some(topology),
-            calibration: Some(CalibrationFile { path, set }),
-            calibration_settings: CalibrationSettings::default(),
-            outside_is_work: false,
-            validation: None,
-        }
+        from_committed_files(vec!["queue-lock"], vec![1, 2, 8])
     }
 
     #[test]

@@ -585,44 +585,17 @@ const PREDICTED: &str = "Predicted KIOPS (model, not measured) against threads";
 
 #[cfg(test)]
 mod tests {
-    use crate::driver::workload::WorkloadConfig;
     use crate::experiment::observer::Silent;
-    use crate::experiment::predict::{
-        run, CalibrationFile, PredictConfig, PredictReport, ValidationReport,
-    };
+    use crate::experiment::predict::{from_committed_files, run, PredictReport, ValidationReport};
     use crate::experiment::validate::{self, Row};
-    use crate::model::calibrate::CalibrationSettings;
-    use crate::model::topology::Topology;
-    use crate::model::{CalibrationSet, Wanted};
     use crate::report::contract::{renderings_agree, Report, View};
     use crate::stats::{GoalVerdict, Interval, Spread};
     use schedlab_core::sync::AtomicBool;
-    use schedlab_core::{InsertPathKind, LockKind};
-    use std::path::Path;
 
     /// sched-lock and no-stats on the fair lock, from the committed calibration, predicted for
     /// the seeds' machine at 1, 2 and 4 threads.
     fn predicted() -> PredictReport {
-        let repo = |path: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
-        let path = repo("notes/results/2026-12-01-predict/calibration.json");
-        let set = CalibrationSet::load(&path).expect("the committed calibration");
-        let topology =
-            Topology::load(&repo("notes/topology/i7-4850hq.json")).expect("the seeds' profile");
-        let cfg = PredictConfig {
-            workload: WorkloadConfig::default(),
-            wanted: Wanted {
-                variants: vec!["sched-lock", "no-stats"],
-                locks: vec![LockKind::FairSpin],
-                inserts: vec![InsertPathKind::Direct],
-            },
-            outside_ns: vec![0],
-            threads: Some(vec![1, 2, 4]),
-            topology: Some(topology),
-            calibration: Some(CalibrationFile { path, set }),
-            calibration_settings: CalibrationSettings::default(),
-            outside_is_work: false,
-            validation: None,
-        };
+        let cfg = from_committed_files(vec!["sched-lock", "no-stats"], vec![1, 2, 4]);
         run(&cfg, &AtomicBool::new(false), &mut Silent).expect("predicted")
     }
 
