@@ -552,7 +552,7 @@ pub(crate) fn from_committed_files(
 mod tests {
     use super::*;
     use crate::experiment::observer::Recorder;
-    use crate::experiment::testing::assert_refused;
+    use crate::experiment::testing::assert_each_refused;
     use schedlab_core::{InsertPathKind, LockKind};
 
     /// Queue-lock on the fair lock, from the committed calibration, for the seeds' machine.
@@ -625,9 +625,7 @@ mod tests {
                 "--threads 1024",
             ),
         ];
-        for (cfg, says) in cases {
-            assert_refused(|stop, observer| run(&cfg, stop, observer), says);
-        }
+        assert_each_refused(cases, run);
     }
 
     #[test]

@@ -221,7 +221,7 @@ fn summarise(
 mod tests {
     use super::*;
     use crate::experiment::observer::Recorder;
-    use crate::experiment::testing::assert_refused;
+    use crate::experiment::testing::assert_each_refused;
 
     fn one() -> RoundtripConfig {
         RoundtripConfig {
@@ -243,9 +243,7 @@ mod tests {
             (RoundtripConfig { rounds: 0, ..one() }, "--rounds"),
             (RoundtripConfig { iterations: 0, ..one() }, "--iterations"),
         ];
-        for (cfg, says) in cases {
-            assert_refused(|stop, observer| run(&cfg, stop, observer), says);
-        }
+        assert_each_refused(cases, run);
     }
 
     #[test]

@@ -69,7 +69,7 @@ pub fn run(
 mod tests {
     use super::*;
     use crate::experiment::observer::Recorder;
-    use crate::experiment::testing::assert_refused;
+    use crate::experiment::testing::assert_each_refused;
     use crate::policy_sim::DeviceModel;
 
     fn short() -> SimulateConfig {
@@ -96,9 +96,7 @@ mod tests {
                 "--think",
             ),
         ];
-        for (cfg, says) in cases {
-            assert_refused(|stop, observer| run(&cfg, stop, observer), says);
-        }
+        assert_each_refused(cases, run);
     }
 
     #[test]

@@ -28,6 +28,17 @@ pub fn assert_refused<R: std::fmt::Debug>(
     check_refused(&e, &recorder, says);
 }
 
+/// [`assert_refused`] for each of `cases`: an experiment's `run` on each configuration refuses
+/// it as bad input whose message names the text beside it, before any step.
+pub fn assert_each_refused<'a, C, R: std::fmt::Debug>(
+    cases: impl IntoIterator<Item = (C, &'a str)>,
+    run: impl Fn(&C, &AtomicBool, &mut dyn Observer) -> Result<R, ExperimentError>,
+) {
+    for (cfg, says) in cases {
+        assert_refused(|stop, observer| run(&cfg, stop, observer), says);
+    }
+}
+
 /// Checks that `run` refuses every one of `configs` as bad input, in one line, before its
 /// observer hears of any work.
 pub fn assert_refused_before_any_work<C, R>(
