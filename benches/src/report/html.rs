@@ -458,16 +458,21 @@ fn svg_height(svg: &str) -> Option<u32> {
         .map(|h| h.min(10_000.0) as u32)
 }
 
-/// Bytes outside the unreserved set percent-encoded, for a `data:` URL.
-fn percent_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() * 2);
+/// Appends `text` to `out` with every byte percent-encoded but ASCII letters, digits and `keep`.
+fn percent_encode_onto(out: &mut String, text: &str, keep: &[u8]) {
     for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~/=;,()".contains(&b) {
+        if b.is_ascii_alphanumeric() || keep.contains(&b) {
             out.push(b as char);
         } else {
             let _ = write!(out, "%{b:02X}");
         }
     }
+}
+
+/// Bytes outside the unreserved set percent-encoded, for a `data:` URL.
+fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    percent_encode_onto(&mut out, text, b"-_.~/=;,()");
     out
 }
 
@@ -476,13 +481,7 @@ fn file_url(path: &str) -> String {
     let abs =
         std::path::absolute(path).map_or_else(|_| path.to_string(), |p| p.display().to_string());
     let mut url = String::from("file://");
-    for b in abs.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~/".contains(&b) {
-            url.push(b as char);
-        } else {
-            let _ = write!(url, "%{b:02X}");
-        }
-    }
+    percent_encode_onto(&mut url, &abs, b"-_.~/");
     url
 }
 
