@@ -1432,6 +1432,20 @@ pub fn run_reference(
                 let depth = cfg.iodepth as u64;
                 let in_flight =
                     |submitted: u64| submitted - completed[index].load(Ordering::Acquire);
+                // With its whole depth in flight, the job serves this CPU's context's due
+                // completions, then sleeps (its turn given up) until one of its own requests
+                // completes, a completion waits in this context, or the run stops.
+                let wait_for_room = |turn: &mut Option<Turn<'_>>,
+                                     issuer: &Issuer<'_, (u64, Vec<u64>)>,
+                                     submitted: u64| {
+                    issuer.serve_before_idle(complete);
+                    let ready = || {
+                        in_flight(submitted) < depth
+                            || issuer.has_pending()
+                            || stop.load(Ordering::Relaxed)
+                    };
+                    sleep_off_turn(turn, stop, || wakers.wait(index, ready));
+                };
                 if let (None, Some(issuer)) = (deadline, &issuer) {
                     // The null device with completion contexts: a request is issued once the
                     // submission's half is spun, and completes in its context.
@@ -1449,13 +1463,7 @@ pub fn run_reference(
                             tag += 1;
                             submitted += 1;
                         }
-                        issuer.serve_before_idle(complete);
-                        let ready = || {
-                            in_flight(submitted) < depth
-                                || issuer.has_pending()
-                                || stop.load(Ordering::Relaxed)
-                        };
-                        sleep_off_turn(&mut turn, stop, || wakers.wait(index, ready));
+                        wait_for_room(&mut turn, issuer, submitted);
                     }
                     lockstat::flush();
                     return;
@@ -1531,13 +1539,7 @@ pub fn run_reference(
                             spin_for(clock, half, stop);
                         }
                         (None, Some(issuer)) if in_flight(submitted) >= depth => {
-                            issuer.serve_before_idle(complete);
-                            let ready = || {
-                                in_flight(submitted) < depth
-                                    || issuer.has_pending()
-                                    || stop.load(Ordering::Relaxed)
-                            };
-                            sleep_off_turn(&mut turn, stop, || wakers.wait(index, ready));
+                            wait_for_room(&mut turn, issuer, submitted);
                         }
                         (None, _) => std::thread::yield_now(),
                     }
