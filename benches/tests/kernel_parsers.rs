@@ -200,6 +200,11 @@ fn the_fidelity_table_counts_the_kernels_sites_from_the_recorded_run() {
     assert!((r.kernel.unwrap() - (0.6 + 220.0 / 360.0) / 2.0).abs() < 1e-9);
     assert!((r.model.unwrap() - (220.0 / 260.0 + 0.86) / 2.0).abs() < 1e-9);
     assert_eq!(r.within, Some(false), "0.85 against 0.61 is not within 10 %");
+    // The model's own within-round ratios go with the row, for the interval it is judged on
+    // (two rounds here: too few for one, and the row says why).
+    let rounds = r.model_rounds.as_ref().unwrap_or_else(|| panic!("no model rounds: {r:?}"));
+    assert_eq!(rounds.runs.len(), 2, "{rounds:?}");
+    assert!(r.model_no_interval.is_some(), "{r:?}");
     // Acquisitions per I/O: the kernel's 5 sites against the model's 3.
     let a = row("scheduler-lock acquisitions per I/O");
     assert_eq!((a.kernel, a.model, a.within), (Some(5.0), Some(3.0), Some(false)));
