@@ -20,7 +20,7 @@ const MAX_COLUMNS: usize = 100;
 /// messages and comments of the reports, the CLI and its tests were wrapped; 537 after the
 /// duplicated blocks were folded). Lower it when you wrap some; raising it is what the rule
 /// exists to stop.
-const LONG_LINES_CEILING: usize = 537;
+const LONG_LINES_CEILING: usize = 527;
 
 /// The folders whose `.rs` files are the workspace's sources.
 const SOURCE_DIRS: &[&str] = &["core", "variants", "verify", "benches", "src", "tests"];

@@ -16,12 +16,12 @@
 //! LOCK: parking-lot (default) or fair-spin. Bad input: one line and exit 2.
 
 use schedlab_benches::experiment::compare::placement::probe_here;
-use schedlab_benches::model::calibrate::{Calibration, CallModel, Segment};
-use schedlab_benches::model::harness::Call;
+use schedlab_benches::model::calibrate::{Calibration, OneHold};
 use schedlab_benches::model::sim::{simulate, Program, SimConfig};
 use schedlab_benches::model::CalibrationSet;
+use schedlab_benches::stats::median;
 use schedlab_core::sync::{AtomicBool, Lock, Ordering};
-use schedlab_core::{KernelProfile, LockKind, SchedClock};
+use schedlab_core::{LockKind, SchedClock};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Barrier;
@@ -99,58 +99,6 @@ fn measure(kind: LockKind, hold_ns: u64, gap_ns: u64, seconds: f64) -> (f64, f64
     })
 }
 
-/// The loop as a one-lock program: the hold in the dispatch (the deciding hold), nothing else in
-/// the calls, the gap as outside work.
-fn one_lock(kind: LockKind, hold_ns: u64) -> Calibration {
-    let seg = |lock: Option<&str>, ns: f64| Segment {
-        lock: lock.map(str::to_string),
-        ns,
-        lines: 0.0,
-        probability: 1.0,
-    };
-    let call = |call: Call, segments: Vec<Segment>| CallModel {
-        call,
-        total_ns: segments.iter().map(|s| s.ns).sum(),
-        cv: 0.0,
-        segments,
-    };
-    let hold = hold_ns as f64;
-    let calls = vec![
-        call(Call::Insert, vec![seg(None, 0.0)]),
-        call(Call::Dispatch, vec![seg(Some("sched"), hold)]),
-        call(Call::Complete, vec![seg(None, 0.0)]),
-        call(Call::Credit, vec![seg(None, 0.0)]),
-        call(Call::EmptyDispatch, vec![seg(Some("sched"), hold)]),
-    ];
-    Calibration {
-        variant: "barging".into(),
-        lock: kind,
-        insert: "direct".into(),
-        kernel: KernelProfile::Seeds,
-        transfer_ns: 0.0,
-        relayed: true,
-        loop_ns: 0.0,
-        solo_cycle_ns: hold,
-        timing_ns: 0.0,
-        solo: calls.clone(),
-        pair: calls,
-        raw: Vec::new(),
-        windows: 1,
-        rounds_per_window: 1,
-        anomalies: 0,
-    }
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(file) = args.first() else { return usage("no calibration file") };
@@ -188,8 +136,14 @@ fn main() -> ExitCode {
                 Some(ns) => set.machine.clone().with_core_transfer(ns, "probed before the point"),
                 None => set.machine.clone(),
             };
-            let simulated = Program::new(&one_lock(kind, hold), 2, gap as f64)
-                .and_then(|prog| simulate(&prog, &machine, &SimConfig::new(2, 1 + round as u64)));
+            // The hold as the dispatch's deciding hold (also when the other job took the
+            // request), the gap as outside work.
+            let hold_ns = hold as f64;
+            let one_hold = OneHold { ns: hold_ns, lines: 0.0, empty_ns: hold_ns };
+            let simulated =
+                Program::new(&Calibration::one_lock(kind, one_hold, 0.0), 2, gap as f64).and_then(
+                    |prog| simulate(&prog, &machine, &SimConfig::new(2, 1 + round as u64)),
+                );
             let simulated = match simulated {
                 Ok(r) => {
                     let owners = &r.lock_owners[0];
@@ -224,12 +178,12 @@ fn main() -> ExitCode {
     println!("| --- | --- | --- | --- | --- | --- | --- |");
     for (&(hold, gap), r) in points.iter().zip(&results) {
         let figure = |f: &dyn Fn(&(f64, (f64, f64), (f64, f64))) -> f64, places: usize| {
-            let mut v: Vec<f64> = r.iter().map(f).filter(|x| x.is_finite()).collect();
+            let v: Vec<f64> = r.iter().map(f).filter(|x| x.is_finite()).collect();
             if v.is_empty() {
                 return "-".to_string();
             }
             let (lo, hi) = v.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
-            format!("{:.*} [{lo:.*}, {hi:.*}]", places, median(&mut v), places, places)
+            format!("{:.*} [{lo:.*}, {hi:.*}]", places, median(&v), places, places)
         };
         println!(
             "| {hold} | {gap} | {} | {} | {} | {} | {} |",

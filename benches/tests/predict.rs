@@ -3,7 +3,7 @@
 //! scaling until saturation; and the calibration's files and the topology's profiles. No test
 //! here measures time or depends on a race: the simulation runs in virtual time.
 
-use schedlab_benches::model::calibrate::{Calibration, CallModel, Segment};
+use schedlab_benches::model::calibrate::{Calibration, CallModel, OneHold, Segment};
 use schedlab_benches::model::harness::Call;
 use schedlab_benches::model::sim::{simulate, Program, SimConfig};
 use schedlab_benches::model::topology::{Interruptions, Parking, Smt, Topology, Transfer};
@@ -13,10 +13,6 @@ fn free(ns: f64) -> Segment {
     Segment { lock: None, ns, lines: 0.0, probability: 1.0 }
 }
 
-fn hold(ns: f64, lines: f64) -> Segment {
-    Segment { lock: Some("sched".into()), ns, lines, probability: 1.0 }
-}
-
 fn call(call: Call, segments: Vec<Segment>) -> CallModel {
     CallModel { call, total_ns: segments.iter().map(|s| s.ns).sum(), cv: 0.0, segments }
 }
@@ -24,30 +20,7 @@ fn call(call: Call, segments: Vec<Segment>) -> CallModel {
 /// A variant whose only lock is held `s` ns per request (in the dispatch, pulling `lines` lines
 /// when it changed CPUs), with `z` ns of work outside it (in the insert), nothing else.
 fn one_lock(kind: LockKind, s: f64, lines: f64, z: f64) -> Calibration {
-    let calls = vec![
-        call(Call::Insert, vec![free(z)]),
-        call(Call::Dispatch, vec![hold(s, lines)]),
-        call(Call::Complete, vec![free(0.0)]),
-        call(Call::Credit, vec![free(0.0)]),
-        call(Call::EmptyDispatch, vec![hold(0.0, 0.0)]),
-    ];
-    Calibration {
-        variant: "test".into(),
-        lock: kind,
-        insert: "direct".into(),
-        kernel: schedlab_core::KernelProfile::Seeds,
-        transfer_ns: 0.0,
-        relayed: true,
-        loop_ns: 0.0,
-        solo_cycle_ns: s + z,
-        timing_ns: 0.0,
-        solo: calls.clone(),
-        pair: calls,
-        raw: Vec::new(),
-        windows: 1,
-        rounds_per_window: 1,
-        anomalies: 0,
-    }
+    Calibration::one_lock(kind, OneHold { ns: s, lines, empty_ns: 0.0 }, z)
 }
 
 /// A machine of `cores` cores, no SMT, `transfer` ns per line, and a `sched_yield` that takes no

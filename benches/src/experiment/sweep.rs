@@ -1490,43 +1490,11 @@ pub(crate) mod tests {
 
     /// A calibration set with `variant` on the fair lock: 250 ns held, 250 ns outside per request.
     pub(crate) fn calibrations(variant: &str) -> Vec<(usize, CalibrationSet)> {
-        use crate::model::calibrate::{Calibration, CallModel, Segment};
-        use crate::model::harness::Call;
-        let seg = |lock: Option<&str>, ns: f64| Segment {
-            lock: lock.map(String::from),
-            ns,
-            lines: 0.0,
-            probability: 1.0,
-        };
-        let call = |c: Call, s: Vec<Segment>| CallModel {
-            call: c,
-            total_ns: s.iter().map(|x| x.ns).sum(),
-            cv: 0.0,
-            segments: s,
-        };
-        let calls = vec![
-            call(Call::Insert, vec![seg(None, 250.0)]),
-            call(Call::Dispatch, vec![seg(Some("sched"), 250.0)]),
-            call(Call::Complete, vec![seg(None, 0.0)]),
-            call(Call::EmptyDispatch, vec![seg(Some("sched"), 0.0)]),
-        ];
-        let cal = Calibration {
-            variant: variant.into(),
-            lock: LockKind::FairSpin,
-            insert: "direct".into(),
-            kernel: schedlab_core::KernelProfile::Seeds,
-            transfer_ns: 0.0,
-            relayed: false,
-            loop_ns: 0.0,
-            solo_cycle_ns: 500.0,
-            timing_ns: 0.0,
-            solo: calls.clone(),
-            pair: calls,
-            raw: Vec::new(),
-            windows: 1,
-            rounds_per_window: 1,
-            anomalies: 0,
-        };
+        use crate::model::calibrate::{Calibration, OneHold};
+        let hold = OneHold { ns: 250.0, lines: 0.0, empty_ns: 0.0 };
+        let mut cal = Calibration::one_lock(LockKind::FairSpin, hold, 250.0);
+        cal.variant = variant.into();
+        cal.relayed = false;
         let machine = crate::model::topology::measure_here(Some(0.0), &AtomicBool::new(false));
         vec![(
             8,

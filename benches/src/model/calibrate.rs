@@ -384,6 +384,59 @@ impl Calibration {
         let set = if pair { &self.pair } else { &self.solo };
         set.iter().find(|c| c.call == call)
     }
+
+    /// A made calibration, not a measured one: a cycle that holds one lock (`sched`) of `kind`
+    /// once per request. The dispatch holds it `hold.ns` and pulls `hold.lines` when it changed
+    /// CPUs, a dispatch that finds nothing holds it `empty_hold_ns`, the insert works `free_ns`
+    /// outside it, and nothing else costs anything. For where a textbook lock is the point, not
+    /// a variant's calls: the simulation's tests and the barging probe
+    /// (`benches/examples/barging.rs`).
+    pub fn one_lock(kind: LockKind, hold: OneHold, free_ns: f64) -> Calibration {
+        let seg = |lock: Option<&str>, ns: f64, lines: f64| Segment {
+            lock: lock.map(str::to_string),
+            ns,
+            lines,
+            probability: 1.0,
+        };
+        let call = |call: Call, segments: Vec<Segment>| CallModel {
+            call,
+            total_ns: segments.iter().map(|s| s.ns).sum(),
+            cv: 0.0,
+            segments,
+        };
+        let calls = vec![
+            call(Call::Insert, vec![seg(None, free_ns, 0.0)]),
+            call(Call::Dispatch, vec![seg(Some("sched"), hold.ns, hold.lines)]),
+            call(Call::Complete, vec![seg(None, 0.0, 0.0)]),
+            call(Call::Credit, vec![seg(None, 0.0, 0.0)]),
+            call(Call::EmptyDispatch, vec![seg(Some("sched"), hold.empty_ns, 0.0)]),
+        ];
+        Calibration {
+            variant: "one-lock".into(),
+            lock: kind,
+            insert: InsertPathKind::Direct.name().into(),
+            kernel: KernelProfile::Seeds,
+            transfer_ns: 0.0,
+            relayed: true,
+            loop_ns: 0.0,
+            solo_cycle_ns: hold.ns + free_ns,
+            timing_ns: 0.0,
+            solo: calls.clone(),
+            pair: calls,
+            raw: Vec::new(),
+            windows: 1,
+            rounds_per_window: 1,
+            anomalies: 0,
+        }
+    }
+}
+
+/// The hold of [`Calibration::one_lock`]: ns and lines with a request, ns without one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OneHold {
+    pub ns: f64,
+    pub lines: f64,
+    pub empty_ns: f64,
 }
 
 /// The modelled locks a call takes, in program order: the core's one description

@@ -1543,42 +1543,8 @@ mod tests {
     /// A variant whose only lock is held `hold_ns` per request, in the dispatch, with nothing
     /// else in its cycle and no lines to pull.
     fn one_hold(hold_ns: f64) -> Calibration {
-        let seg = |lock: Option<&str>, ns: f64| Segment {
-            lock: lock.map(str::to_string),
-            ns,
-            lines: 0.0,
-            probability: 1.0,
-        };
-        let call = |call: Call, segments: Vec<Segment>| CallModel {
-            call,
-            total_ns: segments.iter().map(|s| s.ns).sum(),
-            cv: 0.0,
-            segments,
-        };
-        let calls = vec![
-            call(Call::Insert, vec![seg(None, 0.0)]),
-            call(Call::Dispatch, vec![seg(Some("sched"), hold_ns)]),
-            call(Call::Complete, vec![seg(None, 0.0)]),
-            call(Call::Credit, vec![seg(None, 0.0)]),
-            call(Call::EmptyDispatch, vec![seg(Some("sched"), 0.0)]),
-        ];
-        Calibration {
-            variant: "test".into(),
-            lock: LockKind::FairSpin,
-            insert: "direct".into(),
-            kernel: KernelProfile::Seeds,
-            transfer_ns: 0.0,
-            relayed: true,
-            loop_ns: 0.0,
-            solo_cycle_ns: hold_ns,
-            timing_ns: 0.0,
-            solo: calls.clone(),
-            pair: calls,
-            raw: Vec::new(),
-            windows: 1,
-            rounds_per_window: 1,
-            anomalies: 0,
-        }
+        let hold = crate::model::calibrate::OneHold { ns: hold_ns, lines: 0.0, empty_ns: 0.0 };
+        Calibration::one_lock(LockKind::FairSpin, hold, 0.0)
     }
 
     /// A calibration whose calls hold the locks the core's order names for `path` and
