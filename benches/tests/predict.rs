@@ -6,7 +6,7 @@
 use schedlab_benches::model::calibrate::{Calibration, CallModel, OneHold, Segment};
 use schedlab_benches::model::harness::Call;
 use schedlab_benches::model::sim::{simulate, Program, SimConfig};
-use schedlab_benches::model::topology::{Interruptions, Parking, Smt, Topology, Transfer};
+use schedlab_benches::model::topology::{Interruptions, Topology};
 use schedlab_core::LockKind;
 
 fn free(ns: f64) -> Segment {
@@ -26,22 +26,7 @@ fn one_lock(kind: LockKind, s: f64, lines: f64, z: f64) -> Calibration {
 /// A machine of `cores` cores, no SMT, `transfer` ns per line, and a `sched_yield` that takes no
 /// time (so that a ticket waiter's yields never delay a hand-off: the textbook FIFO lock).
 fn machine(cores: usize, transfer: f64) -> Topology {
-    Topology {
-        name: "test".into(),
-        cores,
-        threads_per_core: 1,
-        transfer: Transfer { sibling_ns: transfer, core_ns: transfer },
-        smt: Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 },
-        parking: Parking {
-            pause_ns: 5.0,
-            yield_ns: 0.0,
-            wake_latency_ns: 5000.0,
-            unpark_cost_ns: 1000.0,
-        },
-        compute_scale: 1.0,
-        interruptions: None,
-        source: Vec::new(),
-    }
+    Topology::textbook(cores, transfer)
 }
 
 fn kiops(cal: &Calibration, topo: &Topology, threads: usize, seed: u64) -> f64 {

@@ -1508,23 +1508,14 @@ pub(crate) mod tests {
     }
 
     pub(crate) fn topology(cores: usize) -> Topology {
-        use crate::model::topology::{Parking, Smt, Transfer};
-        Topology {
-            name: "test".into(),
-            cores,
-            threads_per_core: 1,
-            transfer: Transfer { sibling_ns: 0.0, core_ns: 0.0 },
-            smt: Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 },
-            parking: Parking {
-                pause_ns: 5.0,
-                yield_ns: 100.0,
-                wake_latency_ns: 1000.0,
-                unpark_cost_ns: 500.0,
-            },
-            compute_scale: 1.0,
-            interruptions: None,
-            source: Vec::new(),
-        }
+        use crate::model::topology::Parking;
+        let parking = Parking {
+            pause_ns: 5.0,
+            yield_ns: 100.0,
+            wake_latency_ns: 1000.0,
+            unpark_cost_ns: 500.0,
+        };
+        Topology { parking, ..Topology::textbook(cores, 0.0) }
     }
 
     #[test]

@@ -1538,7 +1538,7 @@ pub fn simulate_until(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::topology::{Interruptions, Parking, Smt, Transfer};
+    use crate::model::topology::Interruptions;
 
     /// A variant whose only lock is held `hold_ns` per request, in the dispatch, with nothing
     /// else in its cycle and no lines to pull.
@@ -1604,22 +1604,7 @@ mod tests {
     /// Two cores, no transfer cost, a `sched_yield` that takes no time (no yield phase delays a
     /// hand-off), and `interruptions`.
     fn two_cores(interruptions: Option<Interruptions>) -> Topology {
-        Topology {
-            name: "test".into(),
-            cores: 2,
-            threads_per_core: 1,
-            transfer: Transfer { sibling_ns: 0.0, core_ns: 0.0 },
-            smt: Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 },
-            parking: Parking {
-                pause_ns: 5.0,
-                yield_ns: 0.0,
-                wake_latency_ns: 5000.0,
-                unpark_cost_ns: 1000.0,
-            },
-            compute_scale: 1.0,
-            interruptions,
-            source: Vec::new(),
-        }
+        Topology { interruptions, ..Topology::textbook(2, 0.0) }
     }
 
     #[test]

@@ -90,6 +90,30 @@ const MAX_CPUS: usize = 1024;
 const MAX_NS: f64 = 1e8;
 
 impl Topology {
+    /// A made machine, not a measured one: `cores` cores without SMT, `transfer_ns` per line
+    /// between any two CPUs, a 5 ns pause, a `sched_yield` that takes no time (so that a ticket
+    /// waiter's yields never delay a hand-off: the textbook FIFO lock), a 5 µs wake-up and a 1 µs
+    /// wake call, no interruptions. For where the lock discipline is the point: the simulation's
+    /// tests (with [`super::calibrate::Calibration::one_lock`]).
+    pub fn textbook(cores: usize, transfer_ns: f64) -> Topology {
+        Topology {
+            name: "test".into(),
+            cores,
+            threads_per_core: 1,
+            transfer: Transfer { sibling_ns: transfer_ns, core_ns: transfer_ns },
+            smt: Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 },
+            parking: Parking {
+                pause_ns: 5.0,
+                yield_ns: 0.0,
+                wake_latency_ns: 5000.0,
+                unpark_cost_ns: 1000.0,
+            },
+            compute_scale: 1.0,
+            interruptions: None,
+            source: Vec::new(),
+        }
+    }
+
     /// Logical CPUs.
     pub fn cpus(&self) -> usize {
         self.cores * self.threads_per_core
