@@ -1,0 +1,299 @@
+//! Do two jobs that meet on a lock keep meeting? The request path's *phase* (several holds close
+//! together, then work outside every lock) run by two threads on the workload's own lock, measured
+//! on this machine and simulated with `predict`'s discipline for the same loop (issue 41: the
+//! simulated jobs convoy, the scheduler lock changing owner on 83–94 % of acquisitions, where the
+//! machine's change it on 32–35 %; notes/results/2026-12-05-convoy.md).
+//!
+//! ```sh
+//! cargo run --release -p schedlab-benches --example phases -- \
+//!     CALIBRATION.json [LOCK] [SECONDS] [ROUNDS]
+//! ```
+//!
+//! Each thread loops: spin OUTSIDE/2 ns; then HOLDS times: take the lock, spin HOLD ns, walk
+//! LINES cache lines of the guarded data (each line's load names the next, so a line last written
+//! on the other CPU costs one transfer after the other), write each, release, spin GAP ns; then
+//! spin OUTSIDE/2 ns. A single-purpose measurement: no scheduler, no statistics, one lock. Every
+//! point runs once per round, interleaved. Measured: phases per µs, the share of acquisitions that
+//! changed owner, and the share of releases that found a waiter queued. Simulated: the same loop
+//! as a one-lock program (HOLDS − 1 holds in the submission with their gaps, the last as the
+//! dispatch's deciding hold, each pulling LINES lines when the previous holder was on the other
+//! CPU), on the machine of the calibration file with the transfer probed before each point.
+//! LOCK: fair-spin (default) or parking-lot. Bad input: one line and exit 2.
+
+use schedlab_benches::experiment::compare::placement::probe_here;
+use schedlab_benches::model::calibrate::{Calibration, CallModel, OneHold, Segment};
+use schedlab_benches::model::harness::Call;
+use schedlab_benches::model::sim::{simulate, Program, SimConfig};
+use schedlab_benches::model::topology::Topology;
+use schedlab_benches::model::CalibrationSet;
+use schedlab_benches::stats::median;
+use schedlab_core::sync::{AtomicBool, Lock, Ordering};
+use schedlab_core::{LockKind, SchedClock};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Barrier;
+use std::time::Duration;
+
+/// Holds per phase: the 4.12 path's bio merge, insert, dispatch and completion.
+const HOLDS: usize = 4;
+const HOLD_NS: u64 = 60;
+const GAP_NS: u64 = 10;
+const LINES: [usize; 3] = [0, 3, 6];
+const OUTSIDE_NS: [u64; 4] = [0, 500, 1000, 2000];
+const MAX_LINES: usize = 8;
+
+fn usage(why: &str) -> ExitCode {
+    eprintln!(
+        "phases: {why} (usage: phases CALIBRATION.json [fair-spin|parking-lot] [SECONDS] [ROUNDS])"
+    );
+    ExitCode::from(2)
+}
+
+/// Spins `ns` on `clock`.
+fn spin(clock: &SchedClock, ns: u64) {
+    if ns == 0 {
+        return;
+    }
+    let end = clock.now_ns() + ns;
+    while clock.now_ns() < end {
+        std::hint::spin_loop();
+    }
+}
+
+/// One cache line of the guarded data: the index of the next line to visit, and a counter.
+#[repr(align(64))]
+#[derive(Clone, Copy)]
+struct Line {
+    next: usize,
+    count: u64,
+}
+
+/// What the lock guards: the last taker, the counts, and the lines a hold walks.
+struct Guarded {
+    last: usize,
+    acquisitions: u64,
+    changes: u64,
+    handoffs: u64,
+    phases: u64,
+    lines: [Line; MAX_LINES],
+}
+
+/// Walks `n` lines from the first, each load naming the next, and writes each.
+fn walk(lines: &mut [Line; MAX_LINES], n: usize) {
+    let mut at = 0;
+    for _ in 0..n {
+        let line = &mut lines[at];
+        line.count = line.count.wrapping_add(1);
+        at = line.next;
+    }
+}
+
+/// One round of a point: the transfer probed, measured, simulated (per µs, owner changes %), and
+/// the simulated owner changes without interruptions.
+type Row = (f64, Counts, (f64, f64), f64);
+
+/// What one measured point gave.
+#[derive(Clone, Copy)]
+struct Counts {
+    phases_per_us: f64,
+    owner_changes_pct: f64,
+    handoffs_pct: f64,
+}
+
+/// Two threads on `kind`'s lock for `seconds`.
+fn measure(kind: LockKind, lines: usize, outside_ns: u64, seconds: f64) -> Counts {
+    let mut chain = [Line { next: 0, count: 0 }; MAX_LINES];
+    // Visit the lines in a fixed scattered order, so that no prefetcher walks them for us.
+    for (i, line) in chain.iter_mut().enumerate() {
+        line.next = (i * 5 + 3) % MAX_LINES;
+    }
+    let guarded = Guarded {
+        last: usize::MAX,
+        acquisitions: 0,
+        changes: 0,
+        handoffs: 0,
+        phases: 0,
+        lines: chain,
+    };
+    let lock = Lock::new(kind, guarded);
+    let stop = AtomicBool::new(false);
+    let start = Barrier::new(3);
+    let clock = SchedClock::real();
+    std::thread::scope(|s| {
+        for me in 0..2 {
+            let (lock, stop, start, clock) = (&lock, &stop, &start, &clock);
+            s.spawn(move || {
+                start.wait();
+                while !stop.load(Ordering::Relaxed) {
+                    spin(clock, outside_ns / 2);
+                    for hold in 0..HOLDS {
+                        {
+                            let mut g = lock.lock();
+                            g.changes += u64::from(g.last != me);
+                            g.last = me;
+                            g.acquisitions += 1;
+                            g.phases += u64::from(hold == 0);
+                            spin(clock, HOLD_NS);
+                            walk(&mut g.lines, lines);
+                            g.handoffs += u64::from(lock.has_waiters());
+                        }
+                        spin(clock, GAP_NS);
+                    }
+                    spin(clock, outside_ns - outside_ns / 2);
+                }
+            });
+        }
+        start.wait();
+        std::thread::sleep(Duration::from_millis(50));
+        let read = || {
+            let g = lock.lock();
+            (g.acquisitions, g.changes, g.handoffs, g.phases, clock.now_ns())
+        };
+        let (a0, c0, h0, p0, t0) = read();
+        std::thread::sleep(Duration::from_secs_f64(seconds));
+        let (a1, c1, h1, p1, t1) = read();
+        stop.store(true, Ordering::Relaxed);
+        let acquisitions = ((a1 - a0) as f64).max(1.0);
+        Counts {
+            phases_per_us: (p1 - p0) as f64 / ((t1 - t0) as f64 / 1e3),
+            owner_changes_pct: 100.0 * (c1 - c0) as f64 / acquisitions,
+            handoffs_pct: 100.0 * (h1 - h0) as f64 / acquisitions,
+        }
+    })
+}
+
+/// The same loop as a made calibration: HOLDS − 1 holds in the submission, the last as the
+/// dispatch's deciding hold, each `HOLD_NS` and `lines` lines.
+fn program_calibration(kind: LockKind, lines: usize) -> Calibration {
+    let mut cal = Calibration::one_lock(
+        kind,
+        OneHold { ns: HOLD_NS as f64, lines: lines as f64, empty_ns: HOLD_NS as f64 },
+        0.0,
+    );
+    let mut segments = Vec::new();
+    for _ in 0..HOLDS - 1 {
+        segments.push(Segment {
+            lock: Some("sched".into()),
+            ns: HOLD_NS as f64,
+            lines: lines as f64,
+            probability: 1.0,
+        });
+        segments.push(Segment { lock: None, ns: GAP_NS as f64, lines: 0.0, probability: 1.0 });
+    }
+    let total_ns = segments.iter().map(|s| s.ns).sum();
+    let insert = CallModel { call: Call::Insert, total_ns, cv: 0.0, segments };
+    for set in [&mut cal.solo, &mut cal.pair] {
+        for m in set.iter_mut().filter(|m| m.call == Call::Insert) {
+            *m = insert.clone();
+        }
+    }
+    cal
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(file) = args.first() else { return usage("no calibration file") };
+    let set = match CalibrationSet::load(Path::new(file)) {
+        Ok(set) => set,
+        Err(e) => return usage(&format!("{file}: {e}")),
+    };
+    let kind = match args.get(1).map(String::as_str) {
+        None | Some("fair-spin") => LockKind::FairSpin,
+        Some("parking-lot") => LockKind::ParkingLot,
+        Some(other) => return usage(&format!("unknown lock kind `{other}`")),
+    };
+    let seconds: f64 = match args.get(2).map(|s| s.parse()) {
+        None => 1.0,
+        Some(Ok(s)) if s > 0.0 && s <= 60.0 => s,
+        _ => return usage("SECONDS: more than 0, at most 60"),
+    };
+    let rounds: usize = match args.get(3).map(|s| s.parse()) {
+        None => 3,
+        Some(Ok(r)) if (1..=50).contains(&r) => r,
+        _ => return usage("ROUNDS: 1 to 50"),
+    };
+    let points: Vec<(usize, u64)> =
+        LINES.iter().flat_map(|&l| OUTSIDE_NS.iter().map(move |&o| (l, o))).collect();
+    let mut results: Vec<Vec<Row>> = vec![Vec::new(); points.len()];
+    let never = AtomicBool::new(false);
+    for round in 0..rounds {
+        for j in 0..points.len() {
+            let idx = (j + round) % points.len();
+            let (lines, outside) = points[idx];
+            let transfer = probe_here(&never);
+            let measured = measure(kind, lines, outside, seconds);
+            let machine = match transfer {
+                Some(ns) => set.machine.clone().with_core_transfer(ns, "probed before the point"),
+                None => set.machine.clone(),
+            };
+            let sim = |machine: &Topology| {
+                Program::new(&program_calibration(kind, lines), 2, outside as f64)
+                    .and_then(|prog| simulate(&prog, machine, &SimConfig::new(2, 1 + round as u64)))
+                    .map(|r| {
+                        let owners = &r.lock_owners[0];
+                        // One completion per phase.
+                        let per_us = r.completions as f64 / (r.measured_ns / 1e3);
+                        let changes =
+                            100.0 * owners.owner_changes as f64 / owners.acquisitions.max(1) as f64;
+                        (per_us, changes)
+                    })
+            };
+            let simulated = match sim(&machine) {
+                Ok(r) => r,
+                Err(e) => return usage(&format!("the simulation failed: {e}")),
+            };
+            // The same without interruptions: the simulated pair's own dynamics.
+            let uninterrupted = Topology { interruptions: None, ..machine.clone() };
+            let steady = match sim(&uninterrupted) {
+                Ok(r) => r.1,
+                Err(e) => return usage(&format!("the simulation failed: {e}")),
+            };
+            eprintln!(
+                "round {} lines {lines} outside {outside}: transfer {:.0} ns, measured {:.3}/µs \
+                 {:.1} % changes {:.1} % hand-offs, simulated {:.3}/µs {:.1} % changes \
+                 ({:.1} % without interruptions)",
+                round + 1,
+                transfer.unwrap_or(f64::NAN),
+                measured.phases_per_us,
+                measured.owner_changes_pct,
+                measured.handoffs_pct,
+                simulated.0,
+                simulated.1,
+                steady
+            );
+            results[idx].push((transfer.unwrap_or(f64::NAN), measured, simulated, steady));
+        }
+    }
+    println!(
+        "lock {}; {HOLDS} holds of {HOLD_NS} ns a phase, {GAP_NS} ns apart; median of {rounds} \
+         round(s) of {seconds} s each; min–max in brackets",
+        kind.name()
+    );
+    println!(
+        "| lines | outside (ns) | transfer (ns) | measured phases (per µs) | simulated (per µs) | \
+         measured owner changes (%) | simulated owner changes (%) | simulated, no \
+         interruptions (%) | measured releases with a waiter (%) |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    for (&(lines, outside), r) in points.iter().zip(&results) {
+        let figure = |f: &dyn Fn(&Row) -> f64, places: usize| {
+            let v: Vec<f64> = r.iter().map(f).filter(|x| x.is_finite()).collect();
+            if v.is_empty() {
+                return "-".to_string();
+            }
+            let (lo, hi) = v.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+            format!("{:.*} [{lo:.*}, {hi:.*}]", places, median(&v), places, places)
+        };
+        println!(
+            "| {lines} | {outside} | {} | {} | {} | {} | {} | {} | {} |",
+            figure(&|x| x.0, 0),
+            figure(&|x| x.1.phases_per_us, 3),
+            figure(&|x| x.2 .0, 3),
+            figure(&|x| x.1.owner_changes_pct, 1),
+            figure(&|x| x.2 .1, 1),
+            figure(&|x| x.3, 1),
+            figure(&|x| x.1.handoffs_pct, 1),
+        );
+    }
+    ExitCode::SUCCESS
+}
