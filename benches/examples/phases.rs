@@ -18,11 +18,13 @@
 //! as a one-lock program (HOLDS − 1 holds in the submission with their gaps, the last as the
 //! dispatch's deciding hold, each pulling LINES lines when the previous holder was on the other
 //! CPU), on the machine of the calibration file with the transfer probed before each point.
+//! For fair-spin it then takes the FIFO hand-off beyond one transfer from the convoy point alone
+//! (no lines, no outside work: one hold and one hand-off an acquisition) and simulates every point
+//! again with it (`transfer.handoff_extra_ns`): the other points check it.
 //! LOCK: fair-spin (default) or parking-lot. Bad input: one line and exit 2.
 
 use schedlab_benches::experiment::compare::placement::probe_here;
-use schedlab_benches::model::calibrate::{Calibration, CallModel, OneHold, Segment};
-use schedlab_benches::model::harness::Call;
+use schedlab_benches::model::calibrate::{Calibration, OneHold};
 use schedlab_benches::model::sim::{simulate, Program, SimConfig};
 use schedlab_benches::model::topology::Topology;
 use schedlab_benches::model::CalibrationSet;
@@ -88,9 +90,19 @@ fn walk(lines: &mut [Line; MAX_LINES], n: usize) {
     }
 }
 
-/// One round of a point: the transfer probed, measured, simulated (per µs, owner changes %), and
-/// the simulated owner changes without interruptions.
-type Row = (f64, Counts, (f64, f64), f64);
+/// One round of a point.
+#[derive(Clone)]
+struct Row {
+    /// The transfer probed before it, ns.
+    transfer: f64,
+    measured: Counts,
+    /// Simulated: phases per µs, owner changes %.
+    simulated: (f64, f64),
+    /// The simulated owner changes without interruptions.
+    steady: f64,
+    /// Simulated with the hand-off measured at the convoy point (fair-spin only).
+    with_handoff: (f64, f64),
+}
 
 /// What one measured point gave.
 #[derive(Clone, Copy)]
@@ -162,32 +174,28 @@ fn measure(kind: LockKind, lines: usize, outside_ns: u64, seconds: f64) -> Count
     })
 }
 
-/// The same loop as a made calibration: HOLDS − 1 holds in the submission, the last as the
-/// dispatch's deciding hold, each `HOLD_NS` and `lines` lines.
-fn program_calibration(kind: LockKind, lines: usize) -> Calibration {
-    let mut cal = Calibration::one_lock(
-        kind,
-        OneHold { ns: HOLD_NS as f64, lines: lines as f64, empty_ns: HOLD_NS as f64 },
-        0.0,
-    );
-    let mut segments = Vec::new();
-    for _ in 0..HOLDS - 1 {
-        segments.push(Segment {
-            lock: Some("sched".into()),
-            ns: HOLD_NS as f64,
-            lines: lines as f64,
-            probability: 1.0,
-        });
-        segments.push(Segment { lock: None, ns: GAP_NS as f64, lines: 0.0, probability: 1.0 });
-    }
-    let total_ns = segments.iter().map(|s| s.ns).sum();
-    let insert = CallModel { call: Call::Insert, total_ns, cv: 0.0, segments };
-    for set in [&mut cal.solo, &mut cal.pair] {
-        for m in set.iter_mut().filter(|m| m.call == Call::Insert) {
-            *m = insert.clone();
-        }
-    }
-    cal
+/// The same loop as a made calibration (module documentation).
+fn phase_calibration(kind: LockKind, lines: usize) -> Calibration {
+    let hold = OneHold { ns: HOLD_NS as f64, lines: lines as f64, empty_ns: HOLD_NS as f64 };
+    Calibration::one_lock_phases(kind, HOLDS, hold, GAP_NS as f64)
+}
+
+/// The simulation of one point on `machine`: (phases per µs, owner changes %).
+fn simulate_point(
+    kind: LockKind,
+    lines: usize,
+    outside: u64,
+    machine: &Topology,
+    seed: u64,
+) -> Result<(f64, f64), String> {
+    let prog = Program::new(&phase_calibration(kind, lines), 2, outside as f64)
+        .map_err(|e| e.to_string())?;
+    let r = simulate(&prog, machine, &SimConfig::new(2, seed)).map_err(|e| e.to_string())?;
+    let owners = &r.lock_owners[0];
+    // One completion per phase.
+    let per_us = r.completions as f64 / (r.measured_ns / 1e3);
+    let changes = 100.0 * owners.owner_changes as f64 / owners.acquisitions.max(1) as f64;
+    Ok((per_us, changes))
 }
 
 fn main() -> ExitCode {
@@ -226,25 +234,14 @@ fn main() -> ExitCode {
                 Some(ns) => set.machine.clone().with_core_transfer(ns, "probed before the point"),
                 None => set.machine.clone(),
             };
-            let sim = |machine: &Topology| {
-                Program::new(&program_calibration(kind, lines), 2, outside as f64)
-                    .and_then(|prog| simulate(&prog, machine, &SimConfig::new(2, 1 + round as u64)))
-                    .map(|r| {
-                        let owners = &r.lock_owners[0];
-                        // One completion per phase.
-                        let per_us = r.completions as f64 / (r.measured_ns / 1e3);
-                        let changes =
-                            100.0 * owners.owner_changes as f64 / owners.acquisitions.max(1) as f64;
-                        (per_us, changes)
-                    })
-            };
-            let simulated = match sim(&machine) {
+            let seed = 1 + round as u64;
+            let simulated = match simulate_point(kind, lines, outside, &machine, seed) {
                 Ok(r) => r,
                 Err(e) => return usage(&format!("the simulation failed: {e}")),
             };
             // The same without interruptions: the simulated pair's own dynamics.
             let uninterrupted = Topology { interruptions: None, ..machine.clone() };
-            let steady = match sim(&uninterrupted) {
+            let steady = match simulate_point(kind, lines, outside, &uninterrupted, seed) {
                 Ok(r) => r.1,
                 Err(e) => return usage(&format!("the simulation failed: {e}")),
             };
@@ -261,7 +258,40 @@ fn main() -> ExitCode {
                 simulated.1,
                 steady
             );
-            results[idx].push((transfer.unwrap_or(f64::NAN), measured, simulated, steady));
+            results[idx].push(Row {
+                transfer: transfer.unwrap_or(f64::NAN),
+                measured,
+                simulated,
+                steady,
+                with_handoff: (f64::NAN, f64::NAN),
+            });
+        }
+    }
+    // The hand-off beyond one transfer, from the convoy point (no lines, no outside work: every
+    // acquisition a FIFO hand-off, one hold and one hand-off each), then every point simulated
+    // again with it: the other points are the check.
+    let convoy = points.iter().position(|&p| p == (0, 0)).expect("the convoy point");
+    let extras: Vec<f64> = results[convoy]
+        .iter()
+        .filter(|r| r.transfer.is_finite() && r.measured.phases_per_us > 0.0)
+        .map(|r| 1e3 / (HOLDS as f64 * r.measured.phases_per_us) - HOLD_NS as f64 - r.transfer)
+        .collect();
+    let extra = if extras.is_empty() { 0.0 } else { median(&extras).max(0.0) };
+    if kind == LockKind::FairSpin {
+        for (&(lines, outside), rows) in points.iter().zip(results.iter_mut()) {
+            for (round, row) in rows.iter_mut().enumerate() {
+                let mut machine = match row.transfer {
+                    ns if ns.is_finite() => {
+                        set.machine.clone().with_core_transfer(ns, "probed before the point")
+                    }
+                    _ => set.machine.clone(),
+                };
+                machine.transfer.handoff_extra_ns = extra;
+                match simulate_point(kind, lines, outside, &machine, 1 + round as u64) {
+                    Ok(r) => row.with_handoff = r,
+                    Err(e) => return usage(&format!("the simulation failed: {e}")),
+                }
+            }
         }
     }
     println!(
@@ -269,12 +299,21 @@ fn main() -> ExitCode {
          round(s) of {seconds} s each; min–max in brackets",
         kind.name()
     );
+    if kind == LockKind::FairSpin {
+        println!(
+            "hand-off beyond one transfer, from the convoy point (0 lines, 0 ns outside): \
+             {extra:.0} ns (median of {} round(s)); the last two columns simulate every point \
+             with it",
+            extras.len()
+        );
+    }
     println!(
         "| lines | outside (ns) | transfer (ns) | measured phases (per µs) | simulated (per µs) | \
          measured owner changes (%) | simulated owner changes (%) | simulated, no \
-         interruptions (%) | measured releases with a waiter (%) |"
+         interruptions (%) | measured releases with a waiter (%) | simulated with the hand-off \
+         (per µs) | simulated with the hand-off, owner changes (%) |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for (&(lines, outside), r) in points.iter().zip(&results) {
         let figure = |f: &dyn Fn(&Row) -> f64, places: usize| {
             let v: Vec<f64> = r.iter().map(f).filter(|x| x.is_finite()).collect();
@@ -285,14 +324,16 @@ fn main() -> ExitCode {
             format!("{:.*} [{lo:.*}, {hi:.*}]", places, median(&v), places, places)
         };
         println!(
-            "| {lines} | {outside} | {} | {} | {} | {} | {} | {} | {} |",
-            figure(&|x| x.0, 0),
-            figure(&|x| x.1.phases_per_us, 3),
-            figure(&|x| x.2 .0, 3),
-            figure(&|x| x.1.owner_changes_pct, 1),
-            figure(&|x| x.2 .1, 1),
-            figure(&|x| x.3, 1),
-            figure(&|x| x.1.handoffs_pct, 1),
+            "| {lines} | {outside} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            figure(&|x| x.transfer, 0),
+            figure(&|x| x.measured.phases_per_us, 3),
+            figure(&|x| x.simulated.0, 3),
+            figure(&|x| x.measured.owner_changes_pct, 1),
+            figure(&|x| x.simulated.1, 1),
+            figure(&|x| x.steady, 1),
+            figure(&|x| x.measured.handoffs_pct, 1),
+            figure(&|x| x.with_handoff.0, 3),
+            figure(&|x| x.with_handoff.1, 1),
         );
     }
     ExitCode::SUCCESS

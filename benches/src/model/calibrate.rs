@@ -432,6 +432,38 @@ impl Calibration {
     }
 }
 
+impl Calibration {
+    /// [`Calibration::one_lock`] with a *phase* of `holds` holds of the lock a request, `gap_ns`
+    /// apart: `holds − 1` in the submission, each followed by its gap, and the dispatch's deciding
+    /// hold last; every hold `hold.ns` long, pulling `hold.lines` when it changed CPUs. The
+    /// request path's shape without its calls: the phase probe (`benches/examples/phases.rs`)
+    /// and the simulation's tests of two jobs' phases.
+    pub fn one_lock_phases(
+        kind: LockKind,
+        holds: usize,
+        hold: OneHold,
+        gap_ns: f64,
+    ) -> Calibration {
+        let mut cal = Calibration::one_lock(kind, hold, 0.0);
+        let mut segments = Vec::new();
+        for _ in 1..holds.max(1) {
+            let lock = Some("sched".to_string());
+            segments.push(Segment { lock, ns: hold.ns, lines: hold.lines, probability: 1.0 });
+            segments.push(Segment { lock: None, ns: gap_ns, lines: 0.0, probability: 1.0 });
+        }
+        if segments.is_empty() {
+            segments.push(Segment { lock: None, ns: 0.0, lines: 0.0, probability: 1.0 });
+        }
+        let total_ns = segments.iter().map(|s| s.ns).sum();
+        let insert = CallModel { call: Call::Insert, total_ns, cv: 0.0, segments };
+        for m in cal.solo.iter_mut().chain(cal.pair.iter_mut()).filter(|m| m.call == Call::Insert) {
+            *m = insert.clone();
+        }
+        cal.solo_cycle_ns = total_ns + hold.ns;
+        cal
+    }
+}
+
 /// The hold of [`Calibration::one_lock`]: ns and lines with a request, ns without one.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OneHold {

@@ -54,8 +54,9 @@
 //! **fair-spin** (the ticket lock of `core/src/sync/real.rs`): FIFO. An acquirer finding the lock
 //! free takes it after pulling the lock's line from its last holder; otherwise it queues and
 //! spins. A release hands the lock to the head of the queue, which sees it one line transfer
-//! later, or, if it is inside one of its `sched_yield`s (one after every 64 polls, as the ticket
-//! waiter does), when that returns.
+//! later (plus the profile's `transfer.handoff_extra_ns` when it is on another CPU: a machine's
+//! releaser takes the line back from the spinning reader first), or, if it is inside one of its
+//! `sched_yield`s (one after every 64 polls, as the ticket waiter does), when that returns.
 //!
 //! **parking-lot** (parking_lot 0.13's `RawMutex`): barging. A release frees the lock at once;
 //! whoever tries first takes it, the releaser included. A waiter checks the lock between the steps
@@ -1286,8 +1287,11 @@ impl<'a> Sim<'a> {
         match self.prog.kind {
             LockKind::FairSpin => {
                 let Some(j) = self.locks[lock].fifo.pop_front() else { return };
-                // j sees the new `serving` one transfer later, or when its yield returns.
+                // j sees the new `serving` one transfer later (and the profile's hand-off
+                // extra, on another CPU), or when its yield returns.
                 let xfer = self.topo.transfer(cpu, self.threads[j].cpu);
+                let xfer =
+                    if xfer > 0.0 { xfer + self.topo.transfer.handoff_extra_ns } else { xfer };
                 let p = &self.topo.parking;
                 let spin = TICKET_SPINS_BEFORE_YIELD * p.pause_ns;
                 let period = spin + p.yield_ns;
@@ -1625,6 +1629,35 @@ mod tests {
         for seed in [1, 2, 3] {
             let x = simulate(&prog, &topo, &SimConfig::new(2, seed)).expect("simulated").kiops;
             assert!((x - 3843.0).abs() < 0.02 * 3843.0, "seed {seed}: {x} KIOPS, about 3843");
+        }
+    }
+
+    /// Two jobs whose lock phases (four 60 ns holds 10 ns apart, then 1000 ns outside) meet on a
+    /// FIFO lock. With a hand-off that costs one transfer, as an uncontended pull does, a pair
+    /// that starts in step stays in step for ever: the follower comes back exactly when the
+    /// leader releases its first hold, and every acquisition changes owner. A hand-off longer
+    /// than the gap between holds breaks the tie: the leader takes its second hold before the
+    /// follower is handed the lock, the follower falls a hold further behind each phase, and
+    /// the jobs drift apart until their phases no longer meet, one owner change a phase
+    /// (notes/results/2026-12-05-phases.md, where the machine does the latter).
+    #[test]
+    fn a_handoff_longer_than_the_gaps_drives_two_jobs_phases_apart() {
+        let hold = crate::model::calibrate::OneHold { ns: 60.0, lines: 0.0, empty_ns: 60.0 };
+        let cal = Calibration::one_lock_phases(LockKind::FairSpin, 4, hold, 10.0);
+        let prog = Program::new(&cal, 2, 1000.0).expect("a program");
+        let owner_changes = |extra: f64, seed: u64| {
+            let mut topo = Topology::textbook(2, 33.0);
+            topo.transfer.handoff_extra_ns = extra;
+            let r = simulate(&prog, &topo, &SimConfig::new(2, seed)).expect("simulated");
+            let owners = &r.lock_owners[0];
+            owners.owner_changes as f64 / owners.acquisitions as f64
+        };
+        let seeds = 1..=6;
+        let in_step = seeds.clone().filter(|&seed| owner_changes(0.0, seed) > 0.95).count();
+        assert!(in_step > 0, "without the extra some start should stay in step");
+        for seed in seeds {
+            let apart = owner_changes(30.0, seed);
+            assert!((apart - 0.25).abs() < 0.02, "seed {seed}: {apart} owner changes, about 1/4");
         }
     }
 }

@@ -41,6 +41,18 @@ use serde::{Deserialize, Serialize};
 pub struct Transfer {
     pub sibling_ns: f64,
     pub core_ns: f64,
+    /// What a FIFO hand-off to a waiter spinning on another CPU takes beyond one line transfer,
+    /// ns: the releaser's store must first take the line back from the spinning reader, and the
+    /// waiter notices between its pauses. 0 (the default): one transfer, as an uncontended pull.
+    /// Two jobs whose lock phases meet drift apart only when this is longer than the gaps
+    /// between their holds (notes/results/2026-12-05-phases.md). Not measured by `predict`'s own
+    /// probes yet: set in a profile, from `benches/examples/phases.rs`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub handoff_extra_ns: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// Hyperthreading's effect on a thread's speed.
@@ -100,7 +112,11 @@ impl Topology {
             name: "test".into(),
             cores,
             threads_per_core: 1,
-            transfer: Transfer { sibling_ns: transfer_ns, core_ns: transfer_ns },
+            transfer: Transfer {
+                sibling_ns: transfer_ns,
+                core_ns: transfer_ns,
+                handoff_extra_ns: 0.0,
+            },
             smt: Smt { busy_slowdown: 1.0, spin_slowdown: 1.0 },
             parking: Parking {
                 pause_ns: 5.0,
@@ -454,7 +470,7 @@ pub fn measure_here(transfer_core_ns: Option<f64>, stop: &AtomicBool) -> Topolog
         ),
         cores,
         threads_per_core,
-        transfer: Transfer { sibling_ns, core_ns },
+        transfer: Transfer { sibling_ns, core_ns, handoff_extra_ns: 0.0 },
         smt,
         parking: Parking { pause_ns, yield_ns, wake_latency_ns, unpark_cost_ns },
         compute_scale: 1.0,
@@ -472,7 +488,7 @@ mod tests {
             name: "t".into(),
             cores: 4,
             threads_per_core: 2,
-            transfer: Transfer { sibling_ns: 10.0, core_ns: 40.0 },
+            transfer: Transfer { sibling_ns: 10.0, core_ns: 40.0, handoff_extra_ns: 0.0 },
             smt: Smt { busy_slowdown: 1.6, spin_slowdown: 1.1 },
             parking: Parking {
                 pause_ns: 4.0,
