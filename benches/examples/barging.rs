@@ -15,38 +15,20 @@
 //! before each point (the host moves the vCPUs). Prints a table (median over rounds, min–max).
 //! LOCK: parking-lot (default) or fair-spin. Bad input: one line and exit 2.
 
+mod common;
+
+use common::ProbeArgs;
 use schedlab_benches::experiment::compare::placement::probe_here;
 use schedlab_benches::model::calibrate::{Calibration, OneHold};
 use schedlab_benches::model::sim::{simulate, Program, SimConfig};
-use schedlab_benches::model::CalibrationSet;
-use schedlab_benches::stats::median;
 use schedlab_core::sync::{AtomicBool, Lock, Ordering};
 use schedlab_core::{LockKind, SchedClock};
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Barrier;
 use std::time::Duration;
 
 const HOLDS_NS: [u64; 2] = [100, 300];
 const GAPS_NS: [u64; 5] = [0, 25, 50, 100, 200];
-
-fn usage(why: &str) -> ExitCode {
-    eprintln!(
-        "barging: {why} (usage: barging CALIBRATION.json [parking-lot|fair-spin] [SECONDS] [ROUNDS])"
-    );
-    ExitCode::from(2)
-}
-
-/// Spins `ns` on `clock`.
-fn spin(clock: &SchedClock, ns: u64) {
-    if ns == 0 {
-        return;
-    }
-    let end = clock.now_ns() + ns;
-    while clock.now_ns() < end {
-        std::hint::spin_loop();
-    }
-}
 
 /// What the lock guards: the last taker and the counts.
 struct Owners {
@@ -72,9 +54,9 @@ fn measure(kind: LockKind, hold_ns: u64, gap_ns: u64, seconds: f64) -> (f64, f64
                         owners.changes += u64::from(owners.last != me);
                         owners.last = me;
                         owners.acquisitions += 1;
-                        spin(clock, hold_ns);
+                        common::spin(clock, hold_ns);
                     }
-                    spin(clock, gap_ns);
+                    common::spin(clock, gap_ns);
                 }
             });
         }
@@ -100,27 +82,11 @@ fn measure(kind: LockKind, hold_ns: u64, gap_ns: u64, seconds: f64) -> (f64, f64
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(file) = args.first() else { return usage("no calibration file") };
-    let set = match CalibrationSet::load(Path::new(file)) {
-        Ok(set) => set,
-        Err(e) => return usage(&format!("{file}: {e}")),
-    };
-    let kind = match args.get(1).map(String::as_str) {
-        None | Some("parking-lot") => LockKind::ParkingLot,
-        Some("fair-spin") => LockKind::FairSpin,
-        Some(other) => return usage(&format!("unknown lock kind `{other}`")),
-    };
-    let seconds: f64 = match args.get(2).map(|s| s.parse()) {
-        None => 1.0,
-        Some(Ok(s)) if s > 0.0 && s <= 60.0 => s,
-        _ => return usage("SECONDS: more than 0, at most 60"),
-    };
-    let rounds: usize = match args.get(3).map(|s| s.parse()) {
-        None => 3,
-        Some(Ok(r)) if (1..=50).contains(&r) => r,
-        _ => return usage("ROUNDS: 1 to 50"),
-    };
+    let ProbeArgs { set, kind, seconds, rounds } =
+        match common::parse("barging", LockKind::ParkingLot) {
+            Ok(args) => args,
+            Err(code) => return code,
+        };
     let points: Vec<(u64, u64)> =
         HOLDS_NS.iter().flat_map(|&h| GAPS_NS.iter().map(move |&g| (h, g))).collect();
     // Per point: measured (rate, changes) and simulated (rate, changes), one per round.
@@ -132,10 +98,7 @@ fn main() -> ExitCode {
             let (hold, gap) = points[idx];
             let transfer = probe_here(&never);
             let measured = measure(kind, hold, gap, seconds);
-            let machine = match transfer {
-                Some(ns) => set.machine.clone().with_core_transfer(ns, "probed before the point"),
-                None => set.machine.clone(),
-            };
+            let machine = common::machine_at(&set, transfer);
             // The hold as the dispatch's deciding hold (also when the other job took the
             // request), the gap as outside work.
             let hold_ns = hold as f64;
@@ -152,7 +115,7 @@ fn main() -> ExitCode {
                         100.0 * owners.owner_changes as f64 / owners.acquisitions.max(1) as f64;
                     (per_us, changes)
                 }
-                Err(e) => return usage(&format!("the simulation failed: {e}")),
+                Err(e) => return common::usage("barging", &format!("the simulation failed: {e}")),
             };
             eprintln!(
                 "round {} hold {hold} gap {gap}: transfer {:.0} ns, measured {:.2}/µs {:.2} %, \
@@ -178,12 +141,7 @@ fn main() -> ExitCode {
     println!("| --- | --- | --- | --- | --- | --- | --- |");
     for (&(hold, gap), r) in points.iter().zip(&results) {
         let figure = |f: &dyn Fn(&(f64, (f64, f64), (f64, f64))) -> f64, places: usize| {
-            let v: Vec<f64> = r.iter().map(f).filter(|x| x.is_finite()).collect();
-            if v.is_empty() {
-                return "-".to_string();
-            }
-            let (lo, hi) = v.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
-            format!("{:.*} [{lo:.*}, {hi:.*}]", places, median(&v), places, places)
+            common::cell(r.iter().map(f), places)
         };
         println!(
             "| {hold} | {gap} | {} | {} | {} | {} | {} |",

@@ -23,15 +23,16 @@
 //! again with it (`transfer.handoff_extra_ns`): the other points check it.
 //! LOCK: fair-spin (default) or parking-lot. Bad input: one line and exit 2.
 
+mod common;
+
+use common::ProbeArgs;
 use schedlab_benches::experiment::compare::placement::probe_here;
 use schedlab_benches::model::calibrate::{Calibration, OneHold};
 use schedlab_benches::model::sim::{simulate, Program, SimConfig};
 use schedlab_benches::model::topology::Topology;
-use schedlab_benches::model::CalibrationSet;
 use schedlab_benches::stats::median;
 use schedlab_core::sync::{AtomicBool, Lock, Ordering};
 use schedlab_core::{LockKind, SchedClock};
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Barrier;
 use std::time::Duration;
@@ -43,24 +44,6 @@ const GAP_NS: u64 = 10;
 const LINES: [usize; 3] = [0, 3, 6];
 const OUTSIDE_NS: [u64; 4] = [0, 500, 1000, 2000];
 const MAX_LINES: usize = 8;
-
-fn usage(why: &str) -> ExitCode {
-    eprintln!(
-        "phases: {why} (usage: phases CALIBRATION.json [fair-spin|parking-lot] [SECONDS] [ROUNDS])"
-    );
-    ExitCode::from(2)
-}
-
-/// Spins `ns` on `clock`.
-fn spin(clock: &SchedClock, ns: u64) {
-    if ns == 0 {
-        return;
-    }
-    let end = clock.now_ns() + ns;
-    while clock.now_ns() < end {
-        std::hint::spin_loop();
-    }
-}
 
 /// One cache line of the guarded data: the index of the next line to visit, and a counter.
 #[repr(align(64))]
@@ -137,7 +120,7 @@ fn measure(kind: LockKind, lines: usize, outside_ns: u64, seconds: f64) -> Count
             s.spawn(move || {
                 start.wait();
                 while !stop.load(Ordering::Relaxed) {
-                    spin(clock, outside_ns / 2);
+                    common::spin(clock, outside_ns / 2);
                     for hold in 0..HOLDS {
                         {
                             let mut g = lock.lock();
@@ -145,13 +128,13 @@ fn measure(kind: LockKind, lines: usize, outside_ns: u64, seconds: f64) -> Count
                             g.last = me;
                             g.acquisitions += 1;
                             g.phases += u64::from(hold == 0);
-                            spin(clock, HOLD_NS);
+                            common::spin(clock, HOLD_NS);
                             walk(&mut g.lines, lines);
                             g.handoffs += u64::from(lock.has_waiters());
                         }
-                        spin(clock, GAP_NS);
+                        common::spin(clock, GAP_NS);
                     }
-                    spin(clock, outside_ns - outside_ns / 2);
+                    common::spin(clock, outside_ns - outside_ns / 2);
                 }
             });
         }
@@ -199,26 +182,10 @@ fn simulate_point(
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(file) = args.first() else { return usage("no calibration file") };
-    let set = match CalibrationSet::load(Path::new(file)) {
-        Ok(set) => set,
-        Err(e) => return usage(&format!("{file}: {e}")),
-    };
-    let kind = match args.get(1).map(String::as_str) {
-        None | Some("fair-spin") => LockKind::FairSpin,
-        Some("parking-lot") => LockKind::ParkingLot,
-        Some(other) => return usage(&format!("unknown lock kind `{other}`")),
-    };
-    let seconds: f64 = match args.get(2).map(|s| s.parse()) {
-        None => 1.0,
-        Some(Ok(s)) if s > 0.0 && s <= 60.0 => s,
-        _ => return usage("SECONDS: more than 0, at most 60"),
-    };
-    let rounds: usize = match args.get(3).map(|s| s.parse()) {
-        None => 3,
-        Some(Ok(r)) if (1..=50).contains(&r) => r,
-        _ => return usage("ROUNDS: 1 to 50"),
+    let ProbeArgs { set, kind, seconds, rounds } = match common::parse("phases", LockKind::FairSpin)
+    {
+        Ok(args) => args,
+        Err(code) => return code,
     };
     let points: Vec<(usize, u64)> =
         LINES.iter().flat_map(|&l| OUTSIDE_NS.iter().map(move |&o| (l, o))).collect();
@@ -230,20 +197,17 @@ fn main() -> ExitCode {
             let (lines, outside) = points[idx];
             let transfer = probe_here(&never);
             let measured = measure(kind, lines, outside, seconds);
-            let machine = match transfer {
-                Some(ns) => set.machine.clone().with_core_transfer(ns, "probed before the point"),
-                None => set.machine.clone(),
-            };
+            let machine = common::machine_at(&set, transfer);
             let seed = 1 + round as u64;
             let simulated = match simulate_point(kind, lines, outside, &machine, seed) {
                 Ok(r) => r,
-                Err(e) => return usage(&format!("the simulation failed: {e}")),
+                Err(e) => return common::usage("phases", &format!("the simulation failed: {e}")),
             };
             // The same without interruptions: the simulated pair's own dynamics.
             let uninterrupted = Topology { interruptions: None, ..machine.clone() };
             let steady = match simulate_point(kind, lines, outside, &uninterrupted, seed) {
                 Ok(r) => r.1,
-                Err(e) => return usage(&format!("the simulation failed: {e}")),
+                Err(e) => return common::usage("phases", &format!("the simulation failed: {e}")),
             };
             eprintln!(
                 "round {} lines {lines} outside {outside}: transfer {:.0} ns, measured {:.3}/µs \
@@ -280,16 +244,14 @@ fn main() -> ExitCode {
     if kind == LockKind::FairSpin {
         for (&(lines, outside), rows) in points.iter().zip(results.iter_mut()) {
             for (round, row) in rows.iter_mut().enumerate() {
-                let mut machine = match row.transfer {
-                    ns if ns.is_finite() => {
-                        set.machine.clone().with_core_transfer(ns, "probed before the point")
-                    }
-                    _ => set.machine.clone(),
-                };
+                let probed = row.transfer.is_finite().then_some(row.transfer);
+                let mut machine = common::machine_at(&set, probed);
                 machine.transfer.handoff_extra_ns = extra;
                 match simulate_point(kind, lines, outside, &machine, 1 + round as u64) {
                     Ok(r) => row.with_handoff = r,
-                    Err(e) => return usage(&format!("the simulation failed: {e}")),
+                    Err(e) => {
+                        return common::usage("phases", &format!("the simulation failed: {e}"))
+                    }
                 }
             }
         }
@@ -315,14 +277,7 @@ fn main() -> ExitCode {
     );
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for (&(lines, outside), r) in points.iter().zip(&results) {
-        let figure = |f: &dyn Fn(&Row) -> f64, places: usize| {
-            let v: Vec<f64> = r.iter().map(f).filter(|x| x.is_finite()).collect();
-            if v.is_empty() {
-                return "-".to_string();
-            }
-            let (lo, hi) = v.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
-            format!("{:.*} [{lo:.*}, {hi:.*}]", places, median(&v), places, places)
-        };
+        let figure = |f: &dyn Fn(&Row) -> f64, places: usize| common::cell(r.iter().map(f), places);
         println!(
             "| {lines} | {outside} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             figure(&|x| x.transfer, 0),
