@@ -16,7 +16,8 @@ pub struct DebugOff;
 
 impl StatsPolicy for DebugOff {
     const NAME: &'static str = "debug-off";
-    const SUMMARY: &'static str = "only io_service_bytes and io_serviced, under the scheduler lock (seed patch 4/4)";
+    const SUMMARY: &'static str =
+        "only io_service_bytes and io_serviced, under the scheduler lock (seed patch 4/4)";
     const KEPT: StatsKept = StatsKept::Legacy;
     type Protection = SchedLockOnly;
     type DispatchCapture = ();

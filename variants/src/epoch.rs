@@ -12,7 +12,9 @@
 //! Why it exists: every statistic, with the same values as `sched-lock`, at (the goal) the cost of
 //! `debug-off` — the design the kernel did not have.
 
-use schedlab_core::{DeferredBatch, DeferredCx, GracePeriod, Route, StatKind, StatsKept, StatsPolicy};
+use schedlab_core::{
+    DeferredBatch, DeferredCx, GracePeriod, Route, StatKind, StatsKept, StatsPolicy,
+};
 
 /// Deferred statistics protected by epoch-based reclamation.
 #[derive(Debug, Default)]

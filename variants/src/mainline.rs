@@ -20,7 +20,9 @@
 //! row the kernel peer holds against this machine's BFQ.
 
 use crate::rstat::Rstat;
-use schedlab_core::{DeferredBatch, DeferredCx, GracePeriod, Route, StatKind, StatsKept, StatsPolicy};
+use schedlab_core::{
+    DeferredBatch, DeferredCx, GracePeriod, Route, StatKind, StatsKept, StatsPolicy,
+};
 
 /// The legacy counters counted at submission, before the scheduler lock, on per-CPU rstat lists.
 #[derive(Debug, Default)]

@@ -15,7 +15,10 @@
 //! like the other deferred updates, because a completion can race with group removal just as an
 //! insert can (kernel-map.md D33). It costs one more queue-lock acquisition per request.
 
-use schedlab_core::{DeferredBatch, DeferredCx, QueueLock as QueueLockHeldByRemoval, Route, StatKind, StatsKept, StatsPolicy};
+use schedlab_core::{
+    DeferredBatch, DeferredCx, QueueLock as QueueLockHeldByRemoval, Route, StatKind, StatsKept,
+    StatsPolicy,
+};
 
 /// Deferred statistics under the queue lock.
 #[derive(Debug, Default)]

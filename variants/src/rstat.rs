@@ -13,7 +13,9 @@
 //! per-CPU add, the sum is paid by the reader — to set beside `debug-off`, which keeps the same two
 //! counters under the scheduler lock.
 
-use schedlab_core::{DeferredBatch, DeferredCx, GracePeriod, Route, StatKind, StatsKept, StatsPolicy};
+use schedlab_core::{
+    DeferredBatch, DeferredCx, GracePeriod, Route, StatKind, StatsKept, StatsPolicy,
+};
 
 /// The legacy counters on per-CPU rstat lists, flushed on read.
 #[derive(Debug, Default)]

@@ -9,7 +9,9 @@
 //!
 //! Why it exists: to measure what the queue lock itself costs.
 
-use schedlab_core::{DeferredBatch, DeferredCx, NoRemoval, Route, StatKind, StatsKept, StatsPolicy};
+use schedlab_core::{
+    DeferredBatch, DeferredCx, NoRemoval, Route, StatKind, StatsKept, StatsPolicy,
+};
 
 /// Deferred statistics with no lock (unsafe under group removal, which is therefore refused).
 #[derive(Debug, Default)]
@@ -17,7 +19,8 @@ pub struct Unlocked;
 
 impl StatsPolicy for Unlocked {
     const NAME: &'static str = "unlocked";
-    const SUMMARY: &'static str = "stats deferred with no lock at all; unsafe under group removal (refused with churn)";
+    const SUMMARY: &'static str =
+        "stats deferred with no lock at all; unsafe under group removal (refused with churn)";
     const KEPT: StatsKept = StatsKept::Full;
     type Protection = NoRemoval;
     type DispatchCapture = ();
