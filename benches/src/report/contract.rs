@@ -7,7 +7,9 @@
 //!   leave out);
 //! - its **JSON** ([`Report::json`]): the report's own fields, serde's, inside one envelope that
 //!   names the schema and its version and the signal that stopped the run, if one did; a figure
-//!   its tables refuse as not estimable is `null` there with its reason, never its raw value;
+//!   its tables refuse as not estimable is `null` there with its reason, never its raw value, at
+//!   the path its cell names (`super::table::Cell::at`), set where the row is built from the
+//!   report;
 //! - its **tables** as data ([`Report::tables`]: typed cells, columns with units), which the HTML
 //!   page draws as real tables;
 //! - its **charts** ([`Report::charts`]: SVG or why none), the first of which is `--svg`'s;
@@ -132,8 +134,8 @@ struct Envelope<'a, R: Serialize> {
     /// Every verdict cell of the report's tables, as the page and the text show it.
     judgements: Vec<JudgementRow>,
     /// Every figure the report's tables refused as one its quantity cannot have; in the
-    /// report's own fields each is `null`, with `<field>_not_estimable` beside it
-    /// ([`refuse_numbers`]).
+    /// report's own fields each is `null` at its path, with `<field>_not_estimable` beside it
+    /// ([`refuse_at`]).
     not_estimable: Vec<NotEstimableRow>,
     #[serde(flatten)]
     report: &'a R,
@@ -147,6 +149,9 @@ struct NotEstimableRow {
     row: String,
     column: String,
     why: String,
+    /// The report's field that held it, as a JSON Pointer into the report's own fields (now
+    /// `null` there); `null` for a figure the table derives, which no field holds.
+    path: Option<String>,
 }
 
 /// The envelope's own fields: the report's are the others.
@@ -182,10 +187,11 @@ fn unjudge_fields(value: &mut serde_json::Value, fields: &[&str]) {
     }
 }
 
-/// Every figure `tables` refused: where, and why (the rows), and the values refused.
-fn refusals(tables: &[Table]) -> (Vec<NotEstimableRow>, Vec<(f64, String)>) {
+/// Every figure `tables` refused: where, and why (the rows), and the paths of the report's JSON
+/// that hold them, with why (those the table derives have none).
+fn refusals(tables: &[Table]) -> (Vec<NotEstimableRow>, Vec<(String, String)>) {
     let mut rows = Vec::new();
-    let mut values = Vec::new();
+    let mut paths = Vec::new();
     for table in tables {
         for r in &table.refused {
             let row = table.rows.get(r.row).and_then(|cells| cells.first());
@@ -194,11 +200,14 @@ fn refusals(tables: &[Table]) -> (Vec<NotEstimableRow>, Vec<(f64, String)>) {
                 row: row.map_or("", Cell::shown_text).to_string(),
                 column: table.columns.get(r.column).map_or("", |c| c.name.as_str()).to_string(),
                 why: r.why.clone(),
+                path: r.json_path.clone(),
             });
-            values.push((r.value, r.why.clone()));
+            if let Some(path) = &r.json_path {
+                paths.push((path.clone(), r.why.clone()));
+            }
         }
     }
-    (rows, values)
+    (rows, paths)
 }
 
 /// Whether the JSON number `x` is the refused figure `value`: the same in the table's unit,
@@ -209,41 +218,28 @@ fn same_figure(x: f64, value: f64) -> bool {
     SCALES.iter().any(|scale| (x * scale - value).abs() <= 1e-9 * value.abs())
 }
 
-/// Each number at any depth of `value` that is one of the `refused` figures made `null`, and,
-/// in an object, `<key>_not_estimable` beside it saying why (unless the report already says
-/// why there), as the reports that refuse a figure where they compute it write it: the JSON
-/// says "not estimable" wherever the tables do, and never carries the value refused.
-fn refuse_numbers(value: &mut serde_json::Value, refused: &[(f64, String)]) {
+/// The field a JSON Pointer ends in, unescaped (RFC 6901: `~1` is `/`, `~0` is `~`), and the
+/// pointer of the value that holds it.
+fn split_pointer(path: &str) -> Option<(&str, String)> {
+    let (parent, key) = path.rsplit_once('/')?;
+    Some((parent, key.replace("~1", "/").replace("~0", "~")))
+}
+
+/// The figure at each of the `refused` paths of `own` (the report's own fields) made `null`,
+/// and, where an object holds it, `<field>_not_estimable` beside it saying why (unless the
+/// report already says why there), as the reports that refuse a figure where they compute it
+/// write it: the JSON says "not estimable" wherever the tables do, and never carries the value
+/// refused. Only those paths: another field that happens to hold the same number stays. A path
+/// that leads nowhere changes nothing ([`renderings_agree`] fails on it).
+fn refuse_at(own: &mut serde_json::Value, refused: &[(String, String)]) {
     use serde_json::Value;
-    let why_refused = |v: &Value| {
-        let x = v.as_f64()?;
-        refused.iter().find(|(figure, _)| same_figure(x, *figure)).map(|(_, why)| why.clone())
-    };
-    match value {
-        Value::Array(items) => {
-            for v in items {
-                match why_refused(v) {
-                    Some(_) => *v = Value::Null,
-                    None => refuse_numbers(v, refused),
-                }
-            }
+    for (path, why) in refused {
+        let Some(figure) = own.pointer_mut(path) else { continue };
+        *figure = Value::Null;
+        let Some((parent, key)) = split_pointer(path) else { continue };
+        if let Some(Value::Object(map)) = own.pointer_mut(parent) {
+            map.entry(format!("{key}_not_estimable")).or_insert(Value::String(why.clone()));
         }
-        Value::Object(map) => {
-            let mut reasons = Vec::new();
-            for (key, v) in map.iter_mut() {
-                match why_refused(v) {
-                    Some(why) => {
-                        *v = Value::Null;
-                        reasons.push((format!("{key}_not_estimable"), why));
-                    }
-                    None => refuse_numbers(v, refused),
-                }
-            }
-            for (key, why) in reasons {
-                map.entry(key).or_insert(Value::String(why));
-            }
-        }
-        _ => {}
     }
 }
 
@@ -342,7 +338,7 @@ pub trait Report: Serialize + Sized {
         let judge = self.judge(view);
         let tables = self.tables(judge);
         let judgements = judgements(&tables);
-        let (not_estimable, refused) = refusals(&tables);
+        let (not_estimable, refused_paths) = refusals(&tables);
         let schema = format!("schedlab-{}", Self::COMMAND);
         let schema_version = Self::SCHEMA_VERSION;
         let envelope = Envelope {
@@ -355,7 +351,7 @@ pub trait Report: Serialize + Sized {
             report: self,
         };
         let cannot = |source| SerialiseError { command: Self::COMMAND, source };
-        if !judge.judges() || !refused.is_empty() {
+        if !judge.judges() || !refused_paths.is_empty() {
             // The report's own verdict fields and refused figures too (the fields then come in
             // alphabetical order).
             let mut value = serde_json::to_value(&envelope).map_err(cannot)?;
@@ -367,7 +363,7 @@ pub trait Report: Serialize + Sized {
                 if !judge.judges() {
                     unjudge_fields(&mut own, Self::VERDICT_FIELDS);
                 }
-                refuse_numbers(&mut own, &refused);
+                refuse_at(&mut own, &refused_paths);
                 if let serde_json::Value::Object(own) = own {
                     *fields = own;
                 }
@@ -602,9 +598,14 @@ fn add_chart(page: &mut Page, chart: &Chart) {
 /// tables shows the same in the terminal text, on the page and in the JSON (a JSON number that
 /// rounds to what the cell shows, in the table's unit or scaled by a power of 1000, the scale a
 /// column may choose), and every figure its tables refused as not estimable is refused in the
-/// JSON too (listed in `not_estimable`, its value in no number of the report's own fields). The
-/// error names the first figure that does not. For the reports whose text is drawn from their
-/// tables ([`text_of_tables`]), and the tests that hold them to it.
+/// JSON too: listed in `not_estimable` with its path, and `null` at that path, where the
+/// report's own fields as serde writes them hold the figure refused (so the path is the
+/// figure's, not a neighbour's; the path of a figure shown is checked so too, before a run
+/// refuses it). A refused figure without a path ([`Cell::at`]) claims that no field holds it:
+/// its value must then be in no number of the report's own fields (a field that held it would
+/// keep the raw figure in the JSON: its cell needs its path). The error names the first figure
+/// that does not agree. For the reports whose text is drawn from their tables
+/// ([`text_of_tables`]), and the tests that hold them to it.
 pub fn renderings_agree<R: Report>(report: &R) -> Result<(), ContractViolation> {
     let breach = ContractViolation::of::<R>;
     let text = report.text(View::default());
@@ -620,15 +621,45 @@ pub fn renderings_agree<R: Report>(report: &R) -> Result<(), ContractViolation> 
         own.for_each(|(_, v)| collect_numbers(v, &mut own_numbers));
     }
     let listed = value["not_estimable"].as_array().cloned().unwrap_or_default();
+    // The report's own fields before any is refused: what each refusal's path must lead to.
+    let raw = serde_json::to_value(report).map_err(|e| breach(e.to_string()))?;
     for table in report.tables(report.judge(View::default())) {
         for r in &table.refused {
             let column = table.columns.get(r.column).map_or("", |c| c.name.as_str());
             let at = format!("{:?}, row {}, column {column:?} ({})", table.title, r.row, r.why);
-            if let Some(x) = own_numbers.iter().find(|x| same_figure(**x, r.value)) {
-                return Err(breach(format!("{at}: refused in the tables, {x} in the JSON")));
+            match &r.json_path {
+                Some(path) => {
+                    let held = raw.pointer(path).and_then(serde_json::Value::as_f64);
+                    if !held.is_some_and(|x| same_figure(x, r.value)) {
+                        let held = raw.pointer(path).map_or("nothing".into(), |v| v.to_string());
+                        return Err(breach(format!(
+                            "{at}: its path {path} holds {held} in the report, not {}",
+                            r.value
+                        )));
+                    }
+                    match value.pointer(path) {
+                        Some(serde_json::Value::Null) => {}
+                        Some(x) => {
+                            let shown = format!("{at}: refused in the tables, {x} at {path}");
+                            return Err(breach(format!("{shown} in the JSON")));
+                        }
+                        None => return Err(breach(format!("{at}: no {path} in the JSON"))),
+                    }
+                }
+                None => {
+                    if let Some(x) = own_numbers.iter().find(|x| same_figure(**x, r.value)) {
+                        return Err(breach(format!(
+                            "{at}: refused in the tables, {x} in the JSON (a figure a field \
+                             holds needs that field's path: Cell::at)"
+                        )));
+                    }
+                }
             }
             let said = |n: &serde_json::Value| {
-                n["table"] == table.title.as_str() && n["column"] == column && n["why"] == *r.why
+                n["table"] == table.title.as_str()
+                    && n["column"] == column
+                    && n["why"] == *r.why
+                    && n["path"].as_str() == r.json_path.as_deref()
             };
             if !listed.iter().any(said) {
                 return Err(breach(format!("{at}: not in the JSON's `not_estimable`")));
@@ -645,9 +676,17 @@ pub fn renderings_agree<R: Report>(report: &R) -> Result<(), ContractViolation> 
                 if !page.contains(&super::html::escape(shown)) {
                     return Err(breach(format!("{} is not on the page", at())));
                 }
-                if let super::table::Cell::Number { .. } = cell {
+                if let super::table::Cell::Number { value, json_path, .. } = cell {
                     if !json_has(&numbers, shown) {
                         return Err(breach(format!("{} is in no JSON number", at())));
+                    }
+                    // The path a figure would be refused at is its own, refused or not.
+                    let held = json_path.as_deref().map(|path| (path, raw.pointer(path)));
+                    if let Some((path, held)) = held {
+                        if !held.and_then(|v| v.as_f64()).is_some_and(|x| same_figure(x, *value)) {
+                            let held = held.map_or("nothing".into(), |v| v.to_string());
+                            return Err(breach(format!("{}: its path {path} holds {held}", at())));
+                        }
                     }
                 }
             }
@@ -771,12 +810,17 @@ mod tests {
         assert!(exit.said_as_it_happened && exit.exit_code() == 3, "{exit:?}");
     }
 
-    /// A report with figures its table refuses: a cost below 0 in a field and in a list.
+    /// A report with figures its table refuses: a cost below 0 in a field and in a list; and a
+    /// change, which may be below 0, in a table of its own.
     #[derive(Serialize)]
     struct Costs {
         extra_us: f64,
         per_point_us: Vec<f64>,
         own_us: f64,
+        change_pct: f64,
+        /// The path extra's cell names (a test names another field's).
+        #[serde(skip)]
+        extra_at: &'static str,
     }
 
     impl Report for Costs {
@@ -790,23 +834,32 @@ mod tests {
         }
         fn tables(&self, _judge: Judge) -> Vec<Table> {
             let mut t = Table::new("Costs", &[("what", ""), ("cost", "µs")]);
-            t.row(vec![Cell::text("extra"), Cell::num(self.extra_us, 2)]);
+            t.row(vec![Cell::text("extra"), Cell::num(self.extra_us, 2).at(self.extra_at)]);
             for (i, us) in self.per_point_us.iter().enumerate() {
-                t.row(vec![Cell::text(format!("point {i}")), Cell::num(*us, 2)]);
+                let cost = Cell::num(*us, 2).at(format!("/per_point_us/{i}"));
+                t.row(vec![Cell::text(format!("point {i}")), cost]);
             }
-            t.row(vec![Cell::text("own"), Cell::num(self.own_us, 2)]);
-            vec![t]
+            t.row(vec![Cell::text("own"), Cell::num(self.own_us, 2).at("/own_us")]);
+            let mut changes = Table::new("Changes", &[("what", ""), ("change", "%")]);
+            changes.row(vec![Cell::text("extra"), Cell::num(self.change_pct, 1).at("/change_pct")]);
+            vec![t, changes]
         }
         fn outcome(&self) -> Outcome {
             Outcome::default()
         }
     }
 
-    /// The same report with a JSON that carries the raw figures: what the check must catch.
-    #[derive(Serialize)]
-    struct RawJson(Costs);
+    /// The same report with its JSON changed by `edit` after the envelope made it: what the
+    /// check must catch.
+    struct Doctored(Costs, fn(&mut serde_json::Value));
 
-    impl Report for RawJson {
+    impl Serialize for Doctored {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            self.0.serialize(s)
+        }
+    }
+
+    impl Report for Doctored {
         const COMMAND: &'static str = "test";
         const SCHEMA_VERSION: u32 = 1;
         fn provenance(&self) -> Provenance {
@@ -821,14 +874,22 @@ mod tests {
         fn outcome(&self) -> Outcome {
             self.0.outcome()
         }
-        fn json_in(&self, _signal: Option<&str>, _view: View) -> Result<String, SerialiseError> {
-            let cannot = |source| SerialiseError { command: "test", source };
-            serde_json::to_string_pretty(&self.0).map_err(cannot)
+        fn json_in(&self, signal: Option<&str>, view: View) -> Result<String, SerialiseError> {
+            let json = self.0.json_in(signal, view)?;
+            let mut value: serde_json::Value = serde_json::from_str(&json).expect("its JSON");
+            (self.1)(&mut value);
+            Ok(value.to_string())
         }
     }
 
     fn costs() -> Costs {
-        Costs { extra_us: -51.9, per_point_us: vec![3.25, -0.5], own_us: 2.5 }
+        Costs {
+            extra_us: -51.9,
+            per_point_us: vec![3.25, -0.5],
+            own_us: 2.5,
+            change_pct: 3.0,
+            extra_at: "/extra_us",
+        }
     }
 
     #[test]
@@ -840,17 +901,50 @@ mod tests {
         assert_eq!(json["extra_us_not_estimable"], "not estimable: -51.90 µs < 0");
         assert_eq!(json["per_point_us"], serde_json::json!([3.25, null]));
         assert_eq!(json["own_us"], 2.5, "a figure within its bound stays");
-        let listed: Vec<(&str, &str)> = json["not_estimable"]
+        let listed: Vec<(&str, &str, &str)> = json["not_estimable"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|n| (n["row"].as_str().unwrap(), n["why"].as_str().unwrap()))
+            .map(|n| {
+                let text = |key: &str| n[key].as_str().unwrap();
+                (text("row"), text("why"), text("path"))
+            })
             .collect();
         let why = |shown: &str| format!("not estimable: {shown} µs < 0");
         let (extra, point) = (why("-51.90"), why("-0.50"));
-        assert_eq!(listed, [("extra", extra.as_str()), ("point 1", point.as_str())]);
-        let e = renderings_agree(&RawJson(costs())).unwrap_err().to_string();
-        assert!(e.contains("refused in the tables, -51.9 in the JSON"), "{e}");
+        assert_eq!(
+            listed,
+            [
+                ("extra", extra.as_str(), "/extra_us"),
+                ("point 1", point.as_str(), "/per_point_us/1")
+            ]
+        );
+        // The check fails on a JSON that carries the raw figure at its path, or does not list
+        // it, or on a path that leads to another figure than the one refused.
+        let raw = Doctored(costs(), |json| json["extra_us"] = serde_json::json!(-51.9));
+        let e = renderings_agree(&raw).unwrap_err().to_string();
+        assert!(e.contains("refused in the tables, -51.9 at /extra_us in the JSON"), "{e}");
+        let unlisted = Doctored(costs(), |json| json["not_estimable"] = serde_json::json!([]));
+        let e = renderings_agree(&unlisted).unwrap_err().to_string();
+        assert!(e.contains("not in the JSON's `not_estimable`"), "{e}");
+        let misplaced = Costs { extra_at: "/own_us", ..costs() };
+        let e = renderings_agree(&misplaced).unwrap_err().to_string();
+        assert!(e.contains("its path /own_us holds 2.5 in the report, not -51.9"), "{e}");
+    }
+
+    /// The figure refused is nulled where its cell says the report holds it, not wherever its
+    /// value is: a change of -51.9 %, beside a cost of -51.9 µs refused, stays in the JSON
+    /// (matching by value nulled both, and the check then found the change in no JSON number).
+    #[test]
+    fn a_field_that_holds_the_same_number_as_a_refused_figure_stays() {
+        let report = Costs { change_pct: -51.9, ..costs() };
+        renderings_agree(&report).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&report.json(None).unwrap()).unwrap();
+        assert_eq!(json["extra_us"], serde_json::Value::Null, "{json}");
+        assert_eq!(json["change_pct"], -51.9, "{json}");
+        assert!(json.get("change_pct_not_estimable").is_none(), "{json}");
+        let listed = json["not_estimable"].as_array().unwrap();
+        assert!(listed.iter().all(|n| n["path"] != "/change_pct"), "{json}");
     }
 
     #[test]

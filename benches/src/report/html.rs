@@ -347,7 +347,7 @@ fn render_table(h: &mut String, table: &Table) {
                     write!(h, "<td class=\"word\">{}</td>", escape(text))
                 }
                 Cell::Text { text } => write!(h, "<td>{}</td>", escape(text)),
-                Cell::Number { value, shown } => {
+                Cell::Number { value, shown, .. } => {
                     write!(h, "<td class=\"num\" data-v=\"{value}\">{}</td>", escape(shown))
                 }
                 Cell::Missing { why } => write!(h, "<td class=\"missing\">{}</td>", escape(why)),

@@ -90,8 +90,9 @@ fn nothing_completed() -> Cell {
     Cell::missing("no requests completed")
 }
 
-/// The kernel's rows: throughput and CPU, contention on the locks, the profile's shares.
-fn kernel_tables(rows: &[KernelRow]) -> [Table; 3] {
+/// The kernel's rows: throughput and CPU, contention on the locks, the profile's shares. `json`:
+/// where the report's JSON holds `rows` (`/kernel`), the paths of the figures a row may refuse.
+fn kernel_tables(rows: &[KernelRow], json: &str) -> [Table; 3] {
     let columns = [
         ("scheduler", ""),
         ("KIOPS", "KIOPS"),
@@ -119,7 +120,8 @@ fn kernel_tables(rows: &[KernelRow]) -> [Table; 3] {
         ("statistics of the scheduler", "%"),
     ];
     let mut profile = Table::new("The kernel's profile", &columns);
-    for r in rows {
+    for (i, r) in rows.iter().enumerate() {
+        let at = |field: &str| format!("{json}/{i}/{field}");
         let name = Cell::text(r.config.name());
         if r.kiops.max == 0.0 {
             speed.row(vec![
@@ -133,26 +135,29 @@ fn kernel_tables(rows: &[KernelRow]) -> [Table; 3] {
         }
         speed.row(vec![
             name.clone(),
-            Cell::num(r.kiops.median, 1),
-            Cell::num(r.kiops.min, 1),
-            Cell::num(r.kiops.max, 1),
-            cpu_cell(r.cpu_per_io_us.median),
+            Cell::num(r.kiops.median, 1).at(at("kiops/median")),
+            Cell::num(r.kiops.min, 1).at(at("kiops/min")),
+            Cell::num(r.kiops.max, 1).at(at("kiops/max")),
+            cpu_cell(r.cpu_per_io_us.median).at(at("cpu_per_io_us/median")),
         ]);
         locks.row(vec![
             name.clone(),
-            Cell::opt(r.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
-            Cell::opt(r.sched_wait_avg_ns, 0),
-            Cell::opt(r.sched_wait_max_ns.map(|n| n as f64 / 1e3), 1),
-            Cell::opt(r.other_contentions_per_io.as_ref().map(|s| s.median), 3),
-            Cell::opt(r.recording_cost_pct, 1),
+            Cell::opt(r.sched_contentions_per_io.as_ref().map(|s| s.median), 3)
+                .at(at("sched_contentions_per_io/median")),
+            Cell::opt(r.sched_wait_avg_ns, 0).at(at("sched_wait_avg_ns")),
+            Cell::opt(r.sched_wait_max_ns.map(|n| n as f64 / 1e3), 1).at(at("sched_wait_max_ns")),
+            Cell::opt(r.other_contentions_per_io.as_ref().map(|s| s.median), 3)
+                .at(at("other_contentions_per_io/median")),
+            Cell::opt(r.recording_cost_pct, 1).at(at("recording_cost_pct")),
         ]);
         if let Some(p) = &r.profile {
             profile.row(vec![
                 name,
-                Cell::num(p.samples as f64, 0),
-                Cell::num(p.bfq_pct, 1),
-                Cell::num(p.group_stats_pct, 1),
-                Cell::opt(p.stats_share_of_scheduler_pct, 1),
+                Cell::num(p.samples as f64, 0).at(at("profile/samples")),
+                Cell::num(p.bfq_pct, 1).at(at("profile/bfq_pct")),
+                Cell::num(p.group_stats_pct, 1).at(at("profile/group_stats_pct")),
+                Cell::opt(p.stats_share_of_scheduler_pct, 1)
+                    .at(at("profile/stats_share_of_scheduler_pct")),
             ]);
         }
     }
@@ -200,7 +205,8 @@ fn bfq_tables(bfq: &KernelRow) -> Vec<Table> {
 }
 
 /// The model's rows: throughput, CPU and its checks; contention on its scheduler's lock.
-fn model_tables(rows: &[ModelRow]) -> [Table; 2] {
+/// `json`: where the report's JSON holds `rows` (`/model`).
+fn model_tables(rows: &[ModelRow], json: &str) -> [Table; 2] {
     let columns = [
         ("entry", ""),
         ("groups", ""),
@@ -219,7 +225,8 @@ fn model_tables(rows: &[ModelRow]) -> [Table; 2] {
         ("statistics of the scheduler", "%"),
     ];
     let mut locks = Table::new("The model's lock contention", &columns);
-    for m in rows {
+    for (i, m) in rows.iter().enumerate() {
+        let at = |field: &str| format!("{json}/{i}/{field}");
         let (entry, groups) = (Cell::text(m.entry), Cell::num(m.groups as f64, 0));
         let consistent = Cell::check(m.consistent, if m.consistent { "yes" } else { "NO" });
         if m.kiops.max == 0.0 {
@@ -230,18 +237,19 @@ fn model_tables(rows: &[ModelRow]) -> [Table; 2] {
         speed.row(vec![
             entry.clone(),
             groups.clone(),
-            Cell::num(m.kiops.median, 1),
-            Cell::num(m.kiops.min, 1),
-            Cell::num(m.kiops.max, 1),
-            cpu_cell(m.cpu_per_io_us.median),
+            Cell::num(m.kiops.median, 1).at(at("kiops/median")),
+            Cell::num(m.kiops.min, 1).at(at("kiops/min")),
+            Cell::num(m.kiops.max, 1).at(at("kiops/max")),
+            cpu_cell(m.cpu_per_io_us.median).at(at("cpu_per_io_us/median")),
             consistent,
         ]);
         locks.row(vec![
             entry,
             groups,
-            Cell::opt(m.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
-            Cell::opt(m.sched_wait_avg_ns, 0),
-            Cell::opt(m.stats_share_of_scheduler_pct, 1),
+            Cell::opt(m.sched_contentions_per_io.as_ref().map(|s| s.median), 3)
+                .at(at("sched_contentions_per_io/median")),
+            Cell::opt(m.sched_wait_avg_ns, 0).at(at("sched_wait_avg_ns")),
+            Cell::opt(m.stats_share_of_scheduler_pct, 1).at(at("stats_share_of_scheduler_pct")),
         ]);
     }
     [speed, locks]
@@ -249,8 +257,9 @@ fn model_tables(rows: &[ModelRow]) -> [Table; 2] {
 
 /// The elevator's own cost: per scheduler, its CPU per I/O over none's, its own functions' and
 /// the rest (blk-mq's machinery); then the frames that grew most. `at`: the point, for another
-/// point's ("" at the main one).
-pub fn elevator_tables(e: &ElevatorCost, at: &str) -> [Table; 2] {
+/// point's ("" at the main one); `json`: where the report's JSON holds `e` (`/elevator`, or
+/// `/points/<i>/elevator`), the paths of the figures a row may refuse.
+pub fn elevator_tables(e: &ElevatorCost, at: &str, json: &str) -> [Table; 2] {
     let columns = [
         ("scheduler", ""),
         ("CPU per I/O", "µs"),
@@ -263,7 +272,7 @@ pub fn elevator_tables(e: &ElevatorCost, at: &str) -> [Table; 2] {
     let none = || Cell::missing("-");
     cost.row(vec![
         Cell::text("none"),
-        Cell::num(e.none_cpu_per_io_us, 2),
+        Cell::num(e.none_cpu_per_io_us, 2).at(format!("{json}/none_cpu_per_io_us")),
         none(),
         none(),
         none(),
@@ -273,7 +282,9 @@ pub fn elevator_tables(e: &ElevatorCost, at: &str) -> [Table; 2] {
         format!("The frames that grew most over none{at}"),
         &[("scheduler", ""), ("frame", ""), ("more", "µs")],
     );
-    for (name, c) in [("bfq", &e.bfq), ("mq-deadline", &e.mq_deadline)] {
+    for (name, field, c) in [("bfq", "bfq", &e.bfq), ("mq-deadline", "mq_deadline", &e.mq_deadline)]
+    {
+        let json = format!("{json}/{field}");
         let Some(c) = c else {
             cost.row(vec![Cell::text(name), none(), none(), none(), none(), none()]);
             cost.note(format!("{name}: no figures; they need its profile and none's runs"));
@@ -281,17 +292,19 @@ pub fn elevator_tables(e: &ElevatorCost, at: &str) -> [Table; 2] {
         };
         cost.row(vec![
             Cell::text(name),
-            Cell::num(c.cpu_per_io_us, 2),
-            Cell::num(c.extra_us, 2),
-            Cell::num(c.own_us, 2),
-            Cell::num(c.own_pct, 1),
+            Cell::num(c.cpu_per_io_us, 2).at(format!("{json}/cpu_per_io_us")),
+            Cell::num(c.extra_us, 2).at(format!("{json}/extra_us")),
+            Cell::num(c.own_us, 2).at(format!("{json}/own_us")),
+            Cell::num(c.own_pct, 1).at(format!("{json}/own_pct")),
             match (c.elevator_us, &c.elevator_not_estimable) {
-                (Some(us), _) => Cell::num(us, 2),
+                (Some(us), _) => Cell::num(us, 2).at(format!("{json}/elevator_us")),
                 (None, why) => Cell::missing(why.as_deref().unwrap_or("-")),
             },
         ]);
-        for (frame, us) in &c.largest {
-            grew.row(vec![Cell::text(name), Cell::text(frame.clone()), Cell::num(*us, 2)]);
+        for (i, (frame, us)) in c.largest.iter().enumerate() {
+            // A (frame, µs) pair is a two-item list in the JSON: the figure is its second.
+            let more = Cell::num(*us, 2).at(format!("{json}/largest/{i}/1"));
+            grew.row(vec![Cell::text(name), Cell::text(frame.clone()), more]);
         }
     }
     cost.note(format!("µs per I/O, on {} CPU; over none: in these profiled runs", e.basis));
@@ -380,11 +393,12 @@ fn points_tables(r: &KernelReport) -> Vec<Table> {
     ];
     let mut model = Table::new("The other points: the model", &columns);
     let mut more = Vec::new();
-    for p in &r.points {
+    for (i, p) in r.points.iter().enumerate() {
         let label = Cell::text(p.point.label());
         let ns = |n: u64| Cell::num(n as f64, 0);
         points.row(vec![label.clone(), ns(p.model_outside_ns), ns(p.model_elevator_ns)]);
-        for k in &p.kernel {
+        for (j, k) in p.kernel.iter().enumerate() {
+            let at = |field: &str| format!("/points/{i}/kernel/{j}/{field}");
             let mut row = vec![label.clone(), Cell::text(k.config.name())];
             if k.kiops.max == 0.0 {
                 row.extend([
@@ -395,30 +409,34 @@ fn points_tables(r: &KernelReport) -> Vec<Table> {
                 ]);
             } else {
                 row.extend([
-                    Cell::num(k.kiops.median, 1),
-                    cpu_cell(k.cpu_per_io_us.median),
-                    Cell::opt(k.experiment_cpu_per_io_us.as_ref().map(|s| s.median), 2),
-                    Cell::opt(k.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
+                    Cell::num(k.kiops.median, 1).at(at("kiops/median")),
+                    cpu_cell(k.cpu_per_io_us.median).at(at("cpu_per_io_us/median")),
+                    Cell::opt(k.experiment_cpu_per_io_us.as_ref().map(|s| s.median), 2)
+                        .at(at("experiment_cpu_per_io_us/median")),
+                    Cell::opt(k.sched_contentions_per_io.as_ref().map(|s| s.median), 3)
+                        .at(at("sched_contentions_per_io/median")),
                 ]);
             }
             kernel.row(row);
         }
-        for m in &p.model {
+        for (j, m) in p.model.iter().enumerate() {
+            let at = |field: &str| format!("/points/{i}/model/{j}/{field}");
             let mut row = vec![label.clone(), Cell::text(m.entry), Cell::num(m.groups as f64, 0)];
             if m.kiops.max == 0.0 {
                 row.extend([nothing_completed(), Cell::missing("-"), Cell::missing("-")]);
             } else {
                 row.extend([
-                    Cell::num(m.kiops.median, 1),
-                    cpu_cell(m.cpu_per_io_us.median),
-                    Cell::opt(m.sched_contentions_per_io.as_ref().map(|s| s.median), 3),
+                    Cell::num(m.kiops.median, 1).at(at("kiops/median")),
+                    cpu_cell(m.cpu_per_io_us.median).at(at("cpu_per_io_us/median")),
+                    Cell::opt(m.sched_contentions_per_io.as_ref().map(|s| s.median), 3)
+                        .at(at("sched_contentions_per_io/median")),
                 ]);
             }
             model.row(row);
         }
         let at = format!(" at {}", p.point.label());
         if let Some(e) = &p.elevator {
-            more.extend(elevator_tables(e, &at));
+            more.extend(elevator_tables(e, &at, &format!("/points/{i}/elevator")));
         }
         if let Some(c) = &p.sites {
             more.extend(site_tables(c, &at));
@@ -530,12 +548,16 @@ impl super::contract::Report for KernelReport {
 
     fn tables(&self, judge: Judge) -> Vec<Table> {
         let mut tables = vec![environment_table(self), settings_table(self)];
-        tables.extend(kernel_tables(&self.kernel).into_iter().filter(|t| !t.rows.is_empty()));
+        tables.extend(
+            kernel_tables(&self.kernel, "/kernel").into_iter().filter(|t| !t.rows.is_empty()),
+        );
         if let Some(bfq) = self.kernel.iter().find(|r| r.config == KernelSched::Bfq) {
             tables.extend(bfq_tables(bfq));
         }
         if !self.model.is_empty() {
-            tables.extend(model_tables(&self.model).into_iter().filter(|t| !t.rows.is_empty()));
+            tables.extend(
+                model_tables(&self.model, "/model").into_iter().filter(|t| !t.rows.is_empty()),
+            );
         }
         let mut side = Table::new(
             "Side by side",
@@ -552,7 +574,7 @@ impl super::contract::Report for KernelReport {
         }
         tables.push(side);
         if let Some(e) = &self.elevator {
-            tables.extend(elevator_tables(e, ""));
+            tables.extend(elevator_tables(e, "", "/elevator"));
         }
         if let Some(c) = &self.sites {
             tables.extend(site_tables(c, ""));
@@ -702,7 +724,7 @@ mod tests {
             bfq: Some(bfq),
             mq_deadline: None,
         };
-        let [cost, _] = super::elevator_tables(&e, "");
+        let [cost, _] = super::elevator_tables(&e, "", "/elevator");
         let text = cost.to_text();
         assert!(text.contains("not estimable: -51.90 µs < 0"), "{text}");
         assert!(text.contains("not estimable: -52.70 µs < 0"), "the elevator's, refused: {text}");
@@ -740,6 +762,16 @@ mod tests {
         for s in said {
             assert!(text.contains(s), "{s:?} is not in the text:\n{text}");
         }
+        // The fixture's recording cost below 0 is refused in the JSON at its own field.
+        let json: serde_json::Value = serde_json::from_str(&report.json(None).unwrap()).unwrap();
+        let listed = json["not_estimable"].as_array().unwrap();
+        let recording = listed.iter().find(|n| n["column"] == "recording cost").unwrap();
+        let path = recording["path"].as_str().unwrap();
+        assert!(path.ends_with("/recording_cost_pct"), "{recording}");
+        assert_eq!(json.pointer(path), Some(&serde_json::Value::Null), "{json}");
+        let (row, _) = path.rsplit_once('/').unwrap();
+        let why = &json.pointer(row).unwrap()["recording_cost_pct_not_estimable"];
+        assert_eq!(*why, recording["why"], "{json}");
     }
 
     #[test]

@@ -176,7 +176,16 @@ pub enum Cell {
     /// Words: a name, a status.
     Text { text: String },
     /// A number and how it is shown (its digits, a spread after it); sorted by `value`.
-    Number { value: f64, shown: String },
+    Number {
+        value: f64,
+        shown: String,
+        /// Where the report's JSON holds this figure, if a field of the report holds it: a
+        /// JSON Pointer into the report's own fields (`/points/2/bfq/extra_us`), set with
+        /// [`Cell::at`] where the row is built from the report. A figure the row refuses
+        /// ([`Table::row`]) is `null` at that path in the JSON, and nowhere else.
+        #[serde(skip)]
+        json_path: Option<String>,
+    },
     /// No figure, and why ("-", "not estimable: ...").
     Missing { why: String },
     /// A verdict on measured figures, with its words (see [`Judgement`]: none on disturbed
@@ -195,7 +204,7 @@ impl Cell {
     /// A number shown with `digits` decimals; a non-finite one is missing.
     pub fn num(value: f64, digits: usize) -> Cell {
         if value.is_finite() {
-            Cell::Number { value, shown: format!("{value:.digits$}") }
+            Cell::Number { value, shown: format!("{value:.digits$}"), json_path: None }
         } else {
             Cell::missing("-")
         }
@@ -204,7 +213,7 @@ impl Cell {
     /// A number shown as the caller wrote it (a spread after it, a unit prefix).
     pub fn shown(value: f64, shown: impl Into<String>) -> Cell {
         if value.is_finite() {
-            Cell::Number { value, shown: shown.into() }
+            Cell::Number { value, shown: shown.into(), json_path: None }
         } else {
             Cell::missing("-")
         }
@@ -213,6 +222,17 @@ impl Cell {
     /// `Some(v)` as [`Cell::num`], `None` as "-".
     pub fn opt(value: Option<f64>, digits: usize) -> Cell {
         value.map_or_else(|| Cell::missing("-"), |v| Cell::num(v, digits))
+    }
+
+    /// The number cell as the figure at `json_path` of the report's JSON (a JSON Pointer into
+    /// the report's own fields: `format!("{at}/extra_us")`): the field the JSON says is not
+    /// estimable if the table refuses the figure. Any other cell is left as it is (a
+    /// non-finite figure is already missing).
+    pub fn at(mut self, json_path: impl Into<String>) -> Cell {
+        if let Cell::Number { json_path: path, .. } = &mut self {
+            *path = Some(json_path.into());
+        }
+        self
     }
 
     pub fn missing(why: impl Into<String>) -> Cell {
@@ -253,20 +273,24 @@ pub struct Table {
     pub rows: Vec<Vec<Cell>>,
     /// Lines under the table (what a figure means, why one is missing).
     pub notes: Vec<String>,
-    /// The figures [`Table::row`] refused, with the values refused: what the JSON is held to
-    /// (`contract::Report::json_in` says each is not estimable there too).
+    /// The figures [`Table::row`] refused, with the values refused and where the report's JSON
+    /// holds them: what the JSON is held to (`contract::Report::json_in` says each is not
+    /// estimable there too).
     #[serde(skip)]
     pub refused: Vec<Refusal>,
 }
 
 /// A figure its column cannot have ([`Column::refuses`]): where it would have stood, the value
-/// refused (in the column's unit as the row gave it) and why, as its cell shows it.
+/// refused (in the column's unit as the row gave it), why, as its cell shows it, and the path
+/// of the report's JSON field that holds it ([`Cell::at`]; `None` for a figure the table
+/// derives, which no field of the report holds).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Refusal {
     pub row: usize,
     pub column: usize,
     pub value: f64,
     pub why: String,
+    pub json_path: Option<String>,
 }
 
 impl Table {
@@ -304,11 +328,12 @@ impl Table {
         cells.resize_with(self.columns.len(), || Cell::missing("-"));
         // A figure its quantity cannot have never reaches the table as a number.
         for (i, (cell, column)) in cells.iter_mut().zip(&self.columns).enumerate() {
-            if let Cell::Number { value, shown } = cell {
+            if let Cell::Number { value, shown, json_path } = cell {
                 if let Some(why) = column.refuses(*value, shown) {
-                    let (row, value) = (self.rows.len(), *value);
-                    self.refused.push(Refusal { row, column: i, value, why: why.clone() });
-                    *cell = Cell::missing(why);
+                    let (row, value, json_path) = (self.rows.len(), *value, json_path.take());
+                    let why_shown = why.clone();
+                    self.refused.push(Refusal { row, column: i, value, why, json_path });
+                    *cell = Cell::missing(why_shown);
                 }
             }
         }
@@ -346,7 +371,7 @@ impl Table {
             let mut largest = 0.0_f64;
             let mut plain = true;
             for row in &self.rows {
-                if let Some(Cell::Number { value, shown }) = row.get(i) {
+                if let Some(Cell::Number { value, shown, .. }) = row.get(i) {
                     plain &= shown.parse::<f64>().is_ok();
                     largest = largest.max(value.abs());
                 }
@@ -363,8 +388,13 @@ impl Table {
             let factor = from.1 / to.1;
             let digits = if in_ns / to.1 < 10.0 { 2 } else { 1 };
             for row in &mut self.rows {
-                if let Some(Cell::Number { value, .. }) = row.get(i) {
-                    row[i] = Cell::num(value * factor, digits);
+                if let Some(Cell::Number { value, json_path, .. }) = row.get(i) {
+                    let scaled = Cell::num(value * factor, digits);
+                    // The JSON keeps the figure in the report's unit: its path stays.
+                    row[i] = match json_path.clone() {
+                        Some(path) => scaled.at(path),
+                        None => scaled,
+                    };
                 }
             }
             column.unit = Some(to.0.to_string());
