@@ -21,16 +21,18 @@ fn cost_table(report: &RoundtripReport, mode: &str) -> Table {
     // The median cost cannot be below 0 (issue 44: "-7.1 ... -15.7 %" printed with no note); a
     // round's min and the interval's low end may, as the spread of a cost near 0.
     t.at_least_zero(&["cost"]);
-    for v in &report.variants {
+    for (i, v) in report.variants.iter().enumerate() {
+        let at = |field: &str| format!("/variants/{i}/{field}");
         let (on, cost) = (v.lockstat_ns.as_ref(), v.lockstat_cost_pct.as_ref());
+        let interval = v.lockstat_cost_interval_pct;
         t.row(vec![
             Cell::text(v.variant),
-            Cell::opt(on.map(|o| o.median), 0),
-            Cell::opt(cost.map(|c| c.median), 1),
-            Cell::opt(cost.map(|c| c.min), 1),
-            Cell::opt(cost.map(|c| c.max), 1),
-            Cell::opt(v.lockstat_cost_interval_pct.map(|i| i.lo), 1),
-            Cell::opt(v.lockstat_cost_interval_pct.map(|i| i.hi), 1),
+            Cell::opt(on.map(|o| o.median), 0).at(at("lockstat_ns/median")),
+            Cell::opt(cost.map(|c| c.median), 1).at(at("lockstat_cost_pct/median")),
+            Cell::opt(cost.map(|c| c.min), 1).at(at("lockstat_cost_pct/min")),
+            Cell::opt(cost.map(|c| c.max), 1).at(at("lockstat_cost_pct/max")),
+            Cell::opt(interval.map(|i| i.lo), 1).at(at("lockstat_cost_interval_pct/lo")),
+            Cell::opt(interval.map(|i| i.hi), 1).at(at("lockstat_cost_interval_pct/hi")),
         ]);
     }
     t.note(format!(
@@ -77,15 +79,17 @@ impl super::contract::Report for RoundtripReport {
             t.note("no round finished: nothing measured");
             return vec![t];
         }
-        for v in &self.variants {
+        for (i, v) in self.variants.iter().enumerate() {
+            let at = |field: &str| format!("/variants/{i}/{field}");
+            let interval = v.vs_no_stats_interval;
             t.row(vec![
                 Cell::text(v.variant),
-                Cell::num(v.ns.median, 0),
-                Cell::num(v.ns.min, 0),
-                Cell::num(v.ns.max, 0),
-                Cell::opt(self.against_no_stats(v), 2),
-                Cell::opt(v.vs_no_stats_interval.map(|i| i.lo), 2),
-                Cell::opt(v.vs_no_stats_interval.map(|i| i.hi), 2),
+                Cell::num(v.ns.median, 0).at(at("ns/median")),
+                Cell::num(v.ns.min, 0).at(at("ns/min")),
+                Cell::num(v.ns.max, 0).at(at("ns/max")),
+                Cell::opt(self.against_no_stats(v), 2).at(at("vs_no_stats/median")),
+                Cell::opt(interval.map(|i| i.lo), 2).at(at("vs_no_stats_interval/lo")),
+                Cell::opt(interval.map(|i| i.hi), 2).at(at("vs_no_stats_interval/hi")),
             ]);
         }
         t.note(match self.variants.iter().find_map(|v| v.no_interval.as_deref()) {
@@ -118,7 +122,7 @@ const ROUND_TRIPS: &str = "Round trips per variant";
 mod tests {
     use crate::experiment::observer::Silent;
     use crate::experiment::roundtrip::{run, RoundtripConfig};
-    use crate::report::contract::{text_within_contract, Report, View};
+    use crate::report::contract::{renderings_agree, text_within_contract, Report, View};
     use schedlab_core::sync::AtomicBool;
     use schedlab_core::LockKind;
 
@@ -149,6 +153,21 @@ mod tests {
         }
         let text = below.text(View::default());
         assert!(text.contains("not estimable: -7.1 % < 0"), "{text}");
+        // Refused in the JSON too, at each variant's median cost and there only: the round's
+        // min and max beside it keep their figures.
+        renderings_agree(&below).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&below.json(None).unwrap()).unwrap();
+        for (i, v) in below.variants.iter().enumerate() {
+            let cost = &json["variants"][i]["lockstat_cost_pct"];
+            assert_eq!(cost["median"], serde_json::Value::Null, "{cost}");
+            assert_eq!(cost["median_not_estimable"], "not estimable: -7.1 % < 0", "{cost}");
+            let min = v.lockstat_cost_pct.as_ref().unwrap().min;
+            let kept = cost["min"].as_f64().is_some_and(|x| (x - min).abs() <= 1e-9 * min.abs());
+            assert!(kept, "the min stays: {cost}");
+        }
+        let listed = json["not_estimable"].as_array().unwrap();
+        assert_eq!(listed.len(), below.variants.len(), "{json}");
+        assert_eq!(listed[0]["path"], "/variants/0/lockstat_cost_pct/median");
         // Without the statistics, no cost table; with no round finished, why nothing is measured.
         let cfg = RoundtripConfig { lockstat: None, rounds: 1, ..cfg };
         let report = run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();
