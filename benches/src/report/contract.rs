@@ -930,6 +930,10 @@ mod tests {
         let misplaced = Costs { extra_at: "/own_us", ..costs() };
         let e = renderings_agree(&misplaced).unwrap_err().to_string();
         assert!(e.contains("its path /own_us holds 2.5 in the report, not -51.9"), "{e}");
+        // A figure within its bound is held to its path too, before a run refuses it.
+        let shown_misplaced = Costs { extra_us: 1.0, extra_at: "/own_us", ..costs() };
+        let e = renderings_agree(&shown_misplaced).unwrap_err().to_string();
+        assert!(e.contains("\"1.00\": its path /own_us holds 2.5"), "{e}");
     }
 
     /// The figure refused is nulled where its cell says the report holds it, not wherever its

@@ -315,7 +315,8 @@ impl Table {
     /// Adds a row; it must have one cell per column (a short one is padded with "-", a long one
     /// cut, so that a caller's slip cannot shift the columns of the rows after it). A number
     /// its column's unit does not allow ([`Column::refuses`]: a time below 0, a share above its
-    /// whole) becomes "not estimable" with the reason.
+    /// whole) becomes "not estimable" with the reason, and its [`Refusal`] keeps the cell's
+    /// JSON path ([`Cell::at`]): the one field the report's JSON nulls for it.
     pub fn row(&mut self, mut cells: Vec<Cell>) -> &mut Table {
         debug_assert_eq!(
             cells.len(),
