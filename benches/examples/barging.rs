@@ -21,11 +21,9 @@ use common::ProbeArgs;
 use schedlab_benches::experiment::compare::placement::probe_here;
 use schedlab_benches::model::calibrate::{Calibration, OneHold};
 use schedlab_benches::model::sim::{simulate, Program, SimConfig};
-use schedlab_core::sync::{AtomicBool, Lock, Ordering};
+use schedlab_core::sync::{AtomicBool, Lock};
 use schedlab_core::{LockKind, SchedClock};
 use std::process::ExitCode;
-use std::sync::Barrier;
-use std::time::Duration;
 
 const HOLDS_NS: [u64; 2] = [100, 300];
 const GAPS_NS: [u64; 5] = [0, 25, 50, 100, 200];
@@ -40,45 +38,21 @@ struct Owners {
 /// Two threads on `kind`'s lock for `seconds`: (acquisitions per µs, owner changes %).
 fn measure(kind: LockKind, hold_ns: u64, gap_ns: u64, seconds: f64) -> (f64, f64) {
     let lock = Lock::new(kind, Owners { last: usize::MAX, acquisitions: 0, changes: 0 });
-    let stop = AtomicBool::new(false);
-    let start = Barrier::new(3);
-    let clock = SchedClock::real();
-    std::thread::scope(|s| {
-        for me in 0..2 {
-            let (lock, stop, start, clock) = (&lock, &stop, &start, &clock);
-            s.spawn(move || {
-                start.wait();
-                while !stop.load(Ordering::Relaxed) {
-                    {
-                        let mut owners = lock.lock();
-                        owners.changes += u64::from(owners.last != me);
-                        owners.last = me;
-                        owners.acquisitions += 1;
-                        common::spin(clock, hold_ns);
-                    }
-                    common::spin(clock, gap_ns);
-                }
-            });
+    let iteration = |me: usize, clock: &SchedClock| {
+        {
+            let mut owners = lock.lock();
+            owners.changes += u64::from(owners.last != me);
+            owners.last = me;
+            owners.acquisitions += 1;
+            common::spin(clock, hold_ns);
         }
-        // Counted from a short warm-up on.
-        start.wait();
-        std::thread::sleep(Duration::from_millis(50));
-        let (a0, c0) = {
-            let o = lock.lock();
-            (o.acquisitions, o.changes)
-        };
-        let t0 = clock.now_ns();
-        std::thread::sleep(Duration::from_secs_f64(seconds));
-        let (a1, c1) = {
-            let o = lock.lock();
-            (o.acquisitions, o.changes)
-        };
-        let t1 = clock.now_ns();
-        stop.store(true, Ordering::Relaxed);
-        let acquisitions = (a1 - a0) as f64;
-        let per_us = acquisitions / ((t1 - t0) as f64 / 1e3);
-        (per_us, 100.0 * (c1 - c0) as f64 / acquisitions.max(1.0))
-    })
+        common::spin(clock, gap_ns);
+    };
+    let read = |o: &Owners| (o.acquisitions, o.changes);
+    let ((a0, c0), (a1, c1), ns) = common::two_threads(&lock, seconds, iteration, read);
+    let acquisitions = (a1 - a0) as f64;
+    let per_us = acquisitions / (ns / 1e3);
+    (per_us, 100.0 * (c1 - c0) as f64 / acquisitions.max(1.0))
 }
 
 fn main() -> ExitCode {

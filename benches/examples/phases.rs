@@ -31,11 +31,9 @@ use schedlab_benches::model::calibrate::{Calibration, OneHold};
 use schedlab_benches::model::sim::{simulate, Program, SimConfig};
 use schedlab_benches::model::topology::Topology;
 use schedlab_benches::stats::median;
-use schedlab_core::sync::{AtomicBool, Lock, Ordering};
+use schedlab_core::sync::{AtomicBool, Lock};
 use schedlab_core::{LockKind, SchedClock};
 use std::process::ExitCode;
-use std::sync::Barrier;
-use std::time::Duration;
 
 /// Holds per phase: the 4.12 path's bio merge, insert, dispatch and completion.
 const HOLDS: usize = 4;
@@ -111,50 +109,32 @@ fn measure(kind: LockKind, lines: usize, outside_ns: u64, seconds: f64) -> Count
         lines: chain,
     };
     let lock = Lock::new(kind, guarded);
-    let stop = AtomicBool::new(false);
-    let start = Barrier::new(3);
-    let clock = SchedClock::real();
-    std::thread::scope(|s| {
-        for me in 0..2 {
-            let (lock, stop, start, clock) = (&lock, &stop, &start, &clock);
-            s.spawn(move || {
-                start.wait();
-                while !stop.load(Ordering::Relaxed) {
-                    common::spin(clock, outside_ns / 2);
-                    for hold in 0..HOLDS {
-                        {
-                            let mut g = lock.lock();
-                            g.changes += u64::from(g.last != me);
-                            g.last = me;
-                            g.acquisitions += 1;
-                            g.phases += u64::from(hold == 0);
-                            common::spin(clock, HOLD_NS);
-                            walk(&mut g.lines, lines);
-                            g.handoffs += u64::from(lock.has_waiters());
-                        }
-                        common::spin(clock, GAP_NS);
-                    }
-                    common::spin(clock, outside_ns - outside_ns / 2);
-                }
-            });
+    let iteration = |me: usize, clock: &SchedClock| {
+        common::spin(clock, outside_ns / 2);
+        for hold in 0..HOLDS {
+            {
+                let mut g = lock.lock();
+                g.changes += u64::from(g.last != me);
+                g.last = me;
+                g.acquisitions += 1;
+                g.phases += u64::from(hold == 0);
+                common::spin(clock, HOLD_NS);
+                walk(&mut g.lines, lines);
+                g.handoffs += u64::from(lock.has_waiters());
+            }
+            common::spin(clock, GAP_NS);
         }
-        start.wait();
-        std::thread::sleep(Duration::from_millis(50));
-        let read = || {
-            let g = lock.lock();
-            (g.acquisitions, g.changes, g.handoffs, g.phases, clock.now_ns())
-        };
-        let (a0, c0, h0, p0, t0) = read();
-        std::thread::sleep(Duration::from_secs_f64(seconds));
-        let (a1, c1, h1, p1, t1) = read();
-        stop.store(true, Ordering::Relaxed);
-        let acquisitions = ((a1 - a0) as f64).max(1.0);
-        Counts {
-            phases_per_us: (p1 - p0) as f64 / ((t1 - t0) as f64 / 1e3),
-            owner_changes_pct: 100.0 * (c1 - c0) as f64 / acquisitions,
-            handoffs_pct: 100.0 * (h1 - h0) as f64 / acquisitions,
-        }
-    })
+        common::spin(clock, outside_ns - outside_ns / 2);
+    };
+    let read = |g: &Guarded| (g.acquisitions, g.changes, g.handoffs, g.phases);
+    let ((a0, c0, h0, p0), (a1, c1, h1, p1), ns) =
+        common::two_threads(&lock, seconds, iteration, read);
+    let acquisitions = ((a1 - a0) as f64).max(1.0);
+    Counts {
+        phases_per_us: (p1 - p0) as f64 / (ns / 1e3),
+        owner_changes_pct: 100.0 * (c1 - c0) as f64 / acquisitions,
+        handoffs_pct: 100.0 * (h1 - h0) as f64 / acquisitions,
+    }
 }
 
 /// The same loop as a made calibration (module documentation).

@@ -5,9 +5,12 @@
 use schedlab_benches::model::topology::Topology;
 use schedlab_benches::model::CalibrationSet;
 use schedlab_benches::stats::median;
+use schedlab_core::sync::{AtomicBool, Lock, Ordering};
 use schedlab_core::{LockKind, SchedClock};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Barrier;
+use std::time::Duration;
 
 /// A probe's arguments.
 pub struct ProbeArgs {
@@ -80,4 +83,38 @@ pub fn cell(values: impl Iterator<Item = f64>, places: usize) -> String {
     }
     let (lo, hi) = v.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
     format!("{:.*} [{lo:.*}, {hi:.*}]", places, median(&v), places, places)
+}
+
+/// Two threads (0 and 1) each run `iteration` in a loop on `lock`'s machine for `seconds`, after a
+/// 50 ms warm-up; `read` takes the guarded counts under the lock before and after. Returns both
+/// reads and the ns between them.
+pub fn two_threads<T: Send, R>(
+    lock: &Lock<T>,
+    seconds: f64,
+    iteration: impl Fn(usize, &SchedClock) + Sync,
+    read: impl Fn(&T) -> R,
+) -> (R, R, f64) {
+    let stop = AtomicBool::new(false);
+    let start = Barrier::new(3);
+    let clock = SchedClock::real();
+    std::thread::scope(|s| {
+        for me in 0..2 {
+            let (stop, start, clock, iteration) = (&stop, &start, &clock, &iteration);
+            s.spawn(move || {
+                start.wait();
+                while !stop.load(Ordering::Relaxed) {
+                    iteration(me, clock);
+                }
+            });
+        }
+        start.wait();
+        std::thread::sleep(Duration::from_millis(50));
+        let before = read(&lock.lock());
+        let t0 = clock.now_ns();
+        std::thread::sleep(Duration::from_secs_f64(seconds));
+        let after = read(&lock.lock());
+        let t1 = clock.now_ns();
+        stop.store(true, Ordering::Relaxed);
+        (before, after, (t1 - t0) as f64)
+    })
 }
