@@ -297,34 +297,37 @@ impl super::contract::Report for TraceSummaryPage {
                 ("overlaps", ""),
             ],
         );
-        for l in &self.report.locks {
-            // One lock is held at most the whole traced time; above it the holds overlap, and
-            // the share is no figure (the table says so: "% of span" is a share of a whole).
-            let held = if l.held_pct > 100.0 {
-                Cell::missing(format!("not estimable: {:.0}% (holds overlap)", l.held_pct))
-            } else {
-                Cell::num(l.held_pct, 1)
+        for (i, l) in self.report.locks.iter().enumerate() {
+            // Each figure at its JSON path, so that one a table refuses is refused there too:
+            // one lock is held at most the whole traced time (above it the holds overlap and
+            // "% of span", a share of a whole, is no figure), and overlapping holds give a
+            // hand-over gap below 0.
+            let num = |value: f64, places: usize, field: &str| {
+                Cell::num(value, places).at(format!("/locks/{i}/{field}"))
             };
             locks.row(vec![
                 Cell::text(l.lock.clone()),
-                Cell::num(l.holds as f64, 0),
-                Cell::num(l.hold_median_us, 2),
-                Cell::num(l.hold_p90_us, 2),
-                held,
-                Cell::num(l.waits as f64, 0),
-                Cell::num(l.wait_median_us, 2),
-                Cell::num(l.wait_p90_us, 2),
+                num(l.holds as f64, 0, "holds"),
+                num(l.hold_median_us, 2, "hold_median_us"),
+                num(l.hold_p90_us, 2, "hold_p90_us"),
+                num(l.held_pct, 1, "held_pct"),
+                num(l.waits as f64, 0, "waits"),
+                num(l.wait_median_us, 2, "wait_median_us"),
+                num(l.wait_p90_us, 2, "wait_p90_us"),
             ]);
             handovers.row(vec![
                 Cell::text(l.lock.clone()),
-                Cell::num(l.handovers as f64, 0),
-                Cell::num(l.reacquisitions as f64, 0),
-                Cell::num(l.handover_gap_median_us, 2),
-                Cell::num(l.handover_gap_p90_us, 2),
+                num(l.handovers as f64, 0, "handovers"),
+                num(l.reacquisitions as f64, 0, "reacquisitions"),
+                num(l.handover_gap_median_us, 2, "handover_gap_median_us"),
+                num(l.handover_gap_p90_us, 2, "handover_gap_p90_us"),
                 Cell::check(l.overlapping_holds == 0, l.overlapping_holds.to_string()),
             ]);
         }
         handovers.note("gap: from one thread's release to the next thread's acquisition");
+        if self.report.locks.iter().any(|l| l.held_pct > 100.0) {
+            locks.note("held above 100 % of the span: the lock's holds overlap in the trace");
+        }
         vec![trace, tracks, names, locks, handovers]
     }
 
@@ -419,6 +422,31 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&page.json(None).unwrap()).unwrap();
         assert_eq!(json["overview"]["by_name"][0]["name"], "bfq_insert_request");
         assert_eq!(json["overview"]["slices"], 4);
+    }
+
+    /// Two threads that both hold the scheduler lock over the same 4 µs (a trace whose holds
+    /// overlap): held 200 % of the span, which is no share, and a hand-over gap below 0. Each
+    /// refused alike in the text, on the page and in the JSON, at its own path, and listed.
+    #[test]
+    fn a_held_share_above_the_span_is_refused_at_its_json_path() {
+        const OVERLAPPING: &str = r#"[
+            {"ph":"B","name":"sched lock: hold","cat":"schedlab::lock","tid":1,"ts":0.0},
+            {"ph":"B","name":"sched lock: hold","cat":"schedlab::lock","tid":2,"ts":0.0},
+            {"ph":"E","name":"sched lock: hold","cat":"schedlab::lock","tid":1,"ts":4.0},
+            {"ph":"E","name":"sched lock: hold","cat":"schedlab::lock","tid":2,"ts":4.0}
+        ]"#;
+        let page = summary_of(OVERLAPPING);
+        assert!(page.report.locks[0].held_pct > 100.0, "{}", page.report.locks[0].held_pct);
+        let text = text_within_contract(&page, 0);
+        assert!(text.contains("not estimable") && text.contains("overlap"), "{text}");
+        let json: serde_json::Value = serde_json::from_str(&page.json(None).unwrap()).unwrap();
+        // The hand-over from one overlapping hold to the other is a gap below 0: refused too.
+        for field in ["held_pct", "handover_gap_median_us"] {
+            assert!(json["locks"][0][field].is_null(), "{field}: {}", json["locks"][0]);
+            let listed = json["not_estimable"].as_array().expect("a list");
+            let path = format!("/locks/0/{field}");
+            assert!(listed.iter().any(|r| r["path"] == path.as_str()), "{path}: {listed:?}");
+        }
     }
 
     fn share_row(variant: &'static str, samples: u64, stats: u64) -> ShareRow {
